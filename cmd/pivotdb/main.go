@@ -1,0 +1,140 @@
+// Command pivotdb is the PivotDB server and its tools.
+//
+//	pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [...]
+//	pivotdb logictest --addr HOST:PORT FILE...
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/pivotdb/pivotdb/server"
+	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/tests/logictest"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "logictest":
+		return logictest.Main(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "pivotdb: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
+  pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
+`)
+}
+
+func serve(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "./data", "data directory")
+	listen := fs.String("listen", server.DefaultListen, "address to listen on")
+	maxMsg := fs.Int("max-message-size", server.DefaultMaxMessageSize, "largest protocol message accepted, in bytes")
+	noSync := fs.Bool("unsafe-no-sync", false, "do not fsync commits (a crash may lose acknowledged writes)")
+	shutdownGrace := fs.Duration("shutdown-timeout", 30*time.Second, "how long SIGINT/SIGTERM waits for running statements")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+
+	if err := checkTrustedListen(*listen); err != nil {
+		log.Error("refusing to start", "err", err)
+		return 1
+	}
+
+	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}})
+	if err != nil {
+		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
+		return 1
+	}
+	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log}, server.FromSQL(eng))
+	if err := srv.Listen(); err != nil {
+		log.Error("cannot listen", "addr", *listen, "err", err)
+		eng.Close()
+		return 1
+	}
+	log.Info("PivotDB is ready", "addr", srv.Addr().String(), "data_dir", *dataDir)
+
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	code := 0
+	select {
+	case sig := <-sigs:
+		log.Info("shutting down", "signal", sig.String())
+		ctx, cancel := context.WithTimeout(context.Background(), *shutdownGrace)
+		go func() {
+			// A second signal stops waiting for running statements.
+			<-sigs
+			cancel()
+		}()
+		if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("shutdown", "err", err)
+		}
+		cancel()
+		<-done
+	case err := <-done:
+		if err != nil && !errors.Is(err, server.ErrServerClosed) {
+			log.Error("server stopped", "err", err)
+			code = 1
+		}
+	}
+	if err := eng.Close(); err != nil {
+		log.Error("closing storage", "err", err)
+		return 1
+	}
+	log.Info("stopped cleanly")
+	return code
+}
+
+// checkTrustedListen refuses trust authentication on a non-loopback address
+// (design.md §2): without passwords, only local clients may connect.
+func checkTrustedListen(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("bad --listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("listening on %q needs password authentication, which is not available yet; listen on a loopback address", addr)
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// Column describes one output column of a node.
+type Column struct {
+	Name string
+	Type types.Type
+	// Table and Index identify the source table column of a plain column
+	// reference (for RowDescription); Table is nil otherwise.
+	Table *catalog.Table
+	Index int
+	// Hidden columns are carried for sorting but not returned to clients.
+	Hidden bool
+}
+
+// Node is a logical plan node.
+type Node interface {
+	// Columns describes the rows the node produces.
+	Columns() []Column
+	// Children returns the node's inputs.
+	Children() []Node
+}
+
+// Scan reads the rows of a table in primary key order. Its rows have one
+// value per table column (hidden ones included), in catalog order.
+type Scan struct {
+	Table *catalog.Table
+	// KeyPrefix fixes the first len(KeyPrefix) key columns to the values of
+	// these expressions (constants or parameters).
+	KeyPrefix []expr.Expr
+	// Filter is applied to every row read; nil means no filter.
+	Filter expr.Expr
+	Cols   []Column
+}
+
+// Values produces constant rows (SELECT without FROM, INSERT ... VALUES).
+type Values struct {
+	Rows [][]expr.Expr
+	Cols []Column
+}
+
+// Filter passes rows for which Cond is true.
+type Filter struct {
+	Input Node
+	Cond  expr.Expr
+}
+
+// Project computes one output column per expression.
+type Project struct {
+	Input Node
+	Exprs []expr.Expr
+	Cols  []Column
+}
+
+// Aggregate groups its input by GroupBy and computes Aggs per group. Its
+// rows are the group values followed by the aggregate results. Without
+// GroupBy it produces exactly one row, even for empty input.
+type Aggregate struct {
+	Input   Node
+	GroupBy []expr.Expr
+	Aggs    []*expr.AggSpec
+	Cols    []Column
+}
+
+// SortKey orders by the column at Index of the input.
+type SortKey struct {
+	Index int
+	Desc  bool
+}
+
+// Sort orders its input. NULL sorts first ascending and last descending,
+// as in keys (YQL's order).
+type Sort struct {
+	Input Node
+	Keys  []SortKey
+}
+
+// Limit skips Offset rows and then passes at most Count rows. Either may be
+// nil; both are constant or parameter expressions.
+type Limit struct {
+	Input         Node
+	Count, Offset expr.Expr
+}
+
+// Distinct removes duplicate rows, comparing the first N columns.
+type Distinct struct {
+	Input Node
+	N     int
+}
+
+// Generate produces rows computed by the SQL layer at execution time: system
+// views and SHOW output.
+type Generate struct {
+	Name string
+	Cols []Column
+	Rows func() ([][]types.Value, error)
+}
+
+func (n *Scan) Columns() []Column      { return n.Cols }
+func (n *Values) Columns() []Column    { return n.Cols }
+func (n *Filter) Columns() []Column    { return n.Input.Columns() }
+func (n *Project) Columns() []Column   { return n.Cols }
+func (n *Aggregate) Columns() []Column { return n.Cols }
+func (n *Sort) Columns() []Column      { return n.Input.Columns() }
+func (n *Limit) Columns() []Column     { return n.Input.Columns() }
+func (n *Distinct) Columns() []Column  { return n.Input.Columns() }
+func (n *Generate) Columns() []Column  { return n.Cols }
+
+func (n *Scan) Children() []Node      { return nil }
+func (n *Values) Children() []Node    { return nil }
+func (n *Filter) Children() []Node    { return []Node{n.Input} }
+func (n *Project) Children() []Node   { return []Node{n.Input} }
+func (n *Aggregate) Children() []Node { return []Node{n.Input} }
+func (n *Sort) Children() []Node      { return []Node{n.Input} }
+func (n *Limit) Children() []Node     { return []Node{n.Input} }
+func (n *Distinct) Children() []Node  { return []Node{n.Input} }
+func (n *Generate) Children() []Node  { return nil }
+
+// Explain renders the plan tree, one node per line, children indented.
+func Explain(n Node) []string {
+	var out []string
+	explain(n, 0, &out)
+	return out
+}
+
+func explain(n Node, depth int, out *[]string) {
+	pad := strings.Repeat("  ", depth)
+	line := pad + describe(n)
+	*out = append(*out, line)
+	for _, c := range n.Children() {
+		explain(c, depth+1, out)
+	}
+}
+
+func describe(n Node) string {
+	switch n := n.(type) {
+	case *Scan:
+		s := "Scan " + n.Table.Name
+		if len(n.KeyPrefix) > 0 {
+			s += " key prefix (" + joinExprs(n.KeyPrefix) + ")"
+		} else {
+			s += " full"
+		}
+		if n.Filter != nil {
+			s += " filter: " + n.Filter.String()
+		}
+		return s
+	case *Values:
+		return fmt.Sprintf("Values %d rows", len(n.Rows))
+	case *Filter:
+		return "Filter " + n.Cond.String()
+	case *Project:
+		return "Project " + joinExprs(n.Exprs)
+	case *Aggregate:
+		parts := []string{}
+		for _, a := range n.Aggs {
+			parts = append(parts, a.String())
+		}
+		return "Aggregate group by (" + joinExprs(n.GroupBy) + ") " + strings.Join(parts, ", ")
+	case *Sort:
+		parts := []string{}
+		for _, k := range n.Keys {
+			d := "asc"
+			if k.Desc {
+				d = "desc"
+			}
+			parts = append(parts, fmt.Sprintf("#%d %s", k.Index+1, d))
+		}
+		return "Sort " + strings.Join(parts, ", ")
+	case *Limit:
+		s := "Limit"
+		if n.Count != nil {
+			s += " " + n.Count.String()
+		}
+		if n.Offset != nil {
+			s += " offset " + n.Offset.String()
+		}
+		return s
+	case *Distinct:
+		return "Distinct"
+	case *Generate:
+		return "Generate " + n.Name
+	}
+	return fmt.Sprintf("%T", n)
+}
+
+func joinExprs(es []expr.Expr) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, ", ")
+}

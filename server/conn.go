@@ -1,0 +1,457 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// connState is where a connection's goroutine is, as Shutdown sees it.
+type connState uint8
+
+const (
+	// stateStartup: reading startup packets; no session yet.
+	stateStartup connState = iota
+	// stateIdle: blocked waiting for the client's next message. Shutdown may
+	// end an idle connection from its own goroutine.
+	stateIdle
+	// stateBusy: processing a message. Shutdown leaves it alone until it is
+	// idle again (or the deadline passes).
+	stateBusy
+	// stateClosed: the connection is ending; nobody may write to it any more
+	// except the goroutine that moved it here.
+	stateClosed
+)
+
+// The causes with which statement contexts are cancelled; errorFor uses
+// them to tell a CancelRequest from a shutdown.
+var (
+	errCancelRequest = errors.New("server: statement cancelled by CancelRequest")
+	errShutdown      = errors.New("server: shutting down")
+)
+
+// flushThreshold is how many bytes of rows may pile up in the output buffer
+// before they are written, so that a large result streams instead of being
+// held in memory whole.
+const flushThreshold = 64 << 10
+
+// directWriteTimeout bounds writes made outside the command loop (the FATAL
+// sent to an idle connection at shutdown, the report of a panic), so that a
+// client that stopped reading cannot block them.
+const directWriteTimeout = time.Second
+
+// conn is one client connection. Everything except mu's fields is owned by
+// the connection's goroutine.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	log    *slog.Logger
+	pid    uint32
+	secret []byte // set during startup, before the key is published
+
+	// ctx lives as long as the connection; every statement context derives
+	// from it, so cancelling it (hard stop) cancels whatever runs.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	be   *pgproto3.Backend // nil until the startup packet is accepted
+	sess Session           // nil until the session is open
+
+	stmts      map[string]*statement
+	portals    map[string]*portal
+	skipToSync bool // after an error in the extended protocol
+	pending    int  // bytes of rows sent since the last flush
+	rowBuf     []byte
+	rowVals    [][]byte
+
+	mu      sync.Mutex
+	state   connState
+	running context.CancelCauseFunc // cancels the running statement; nil when none
+}
+
+func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
+	cctx, cancel := context.WithCancelCause(ctx)
+	return &conn{
+		srv:     s,
+		nc:      nc,
+		log:     s.log.With("pid", pid, "remote", nc.RemoteAddr().String()),
+		pid:     pid,
+		ctx:     cctx,
+		cancel:  cancel,
+		stmts:   make(map[string]*statement),
+		portals: make(map[string]*portal),
+		rowBuf:  make([]byte, 0, 1024),
+	}
+}
+
+// connError wraps an error after which the connection cannot continue: the
+// socket failed, or a FATAL error has already been sent.
+type connError struct{ err error }
+
+func (e connError) Error() string { return e.err.Error() }
+func (e connError) Unwrap() error { return e.err }
+
+// serve runs the connection to its end: startup, then the command loop.
+func (c *conn) serve() {
+	defer c.srv.unregister(c)
+	defer c.cleanup()
+	defer c.recoverPanic()
+	if !c.startup() {
+		return
+	}
+	c.commandLoop()
+}
+
+// recoverPanic turns a panic in this connection into an XX000 for its
+// client; the server and the other connections carry on.
+func (c *conn) recoverPanic() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	c.log.Error("server: panic in connection", "panic", r, "stack", string(debug.Stack()))
+	c.mu.Lock()
+	c.state = stateClosed
+	c.mu.Unlock()
+	c.writeDirect(&sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("internal error: %v", r), Fatal: true})
+}
+
+// cleanup releases everything the connection holds. It runs after
+// recoverPanic, and the session may be in any state (after a panic, say),
+// so each step is shielded: a panic here must not take the server down.
+func (c *conn) cleanup() {
+	c.cancel(errShutdown)
+	c.nc.Close()
+	c.shielded("closing portals", c.closeAllPortals)
+	if c.sess != nil {
+		c.shielded("closing session", c.sess.Close)
+	}
+}
+
+func (c *conn) shielded(what string, fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("server: panic "+what, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	fn()
+}
+
+// commandLoop reads and handles messages until the client leaves, the
+// protocol breaks, or the server shuts down.
+func (c *conn) commandLoop() {
+	for {
+		if !c.becomeIdle() {
+			return
+		}
+		msg, err := c.be.Receive()
+		if !c.becomeBusy() {
+			return
+		}
+		if err != nil {
+			c.receiveFailed(err)
+			return
+		}
+		if err := c.dispatch(msg); err != nil {
+			return
+		}
+	}
+}
+
+// becomeIdle marks the connection as waiting for input. A draining server
+// ends it here instead, so a connection that was busy when Shutdown began
+// ends as soon as its statement is done.
+func (c *conn) becomeIdle() bool {
+	c.mu.Lock()
+	if c.state == stateClosed {
+		c.mu.Unlock()
+		return false
+	}
+	if c.srv.draining.Load() {
+		c.state = stateClosed
+		c.mu.Unlock()
+		c.send(errorResponse(adminShutdown()))
+		c.flush()
+		return false
+	}
+	c.state = stateIdle
+	c.mu.Unlock()
+	return true
+}
+
+// becomeBusy marks the connection as processing a message, unless Shutdown
+// ended it while it waited.
+func (c *conn) becomeBusy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateClosed {
+		return false
+	}
+	c.state = stateBusy
+	return true
+}
+
+// endIfIdle is Shutdown's first pass: an idle connection gets FATAL 57P01
+// and is closed from the caller's goroutine (its own goroutine is blocked in
+// a read, which the close ends); a busy one is left to finish.
+func (c *conn) endIfIdle() {
+	c.mu.Lock()
+	prev := c.state
+	if prev == stateIdle || prev == stateStartup {
+		c.state = stateClosed
+	}
+	c.mu.Unlock()
+	switch prev {
+	case stateIdle:
+		c.writeDirect(adminShutdown())
+		c.nc.Close()
+	case stateStartup:
+		c.nc.Close()
+	}
+}
+
+// forceClose is the end of a shutdown deadline (or a hard stop): whatever
+// runs is cancelled and the socket closed.
+func (c *conn) forceClose() {
+	c.mu.Lock()
+	c.state = stateClosed
+	c.mu.Unlock()
+	c.cancel(errShutdown)
+	c.nc.Close()
+}
+
+// setRunning records the cancel function of the statement now running (nil
+// when it ends), for CancelRequest.
+func (c *conn) setRunning(cancel context.CancelCauseFunc) {
+	c.mu.Lock()
+	c.running = cancel
+	c.mu.Unlock()
+}
+
+// cancelRunning is what a CancelRequest does: cancel the running statement,
+// if any. A request that arrives between statements does nothing, as in
+// PostgreSQL.
+func (c *conn) cancelRunning() {
+	c.mu.Lock()
+	if c.running != nil {
+		c.running(errCancelRequest)
+	}
+	c.mu.Unlock()
+}
+
+// statementContext returns a context for one statement and registers it as
+// the running one; the returned func ends it.
+func (c *conn) statementContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	c.setRunning(cancel)
+	return ctx, func() {
+		c.setRunning(nil)
+		cancel(nil)
+	}
+}
+
+func adminShutdown() *sqlerr.Error {
+	return &sqlerr.Error{Code: sqlerr.AdminShutdown, Message: "terminating connection due to administrator command", Fatal: true}
+}
+
+// receiveFailed reports why the next message could not be read and ends
+// the connection. The report is best effort: the client may be gone.
+func (c *conn) receiveFailed(err error) {
+	var tooLong *pgproto3.ExceededMaxBodyLenErr
+	var e *sqlerr.Error
+	switch {
+	case errors.Is(err, net.ErrClosed):
+		return
+	case errors.As(err, &tooLong):
+		e = &sqlerr.Error{Code: sqlerr.ProtocolViolation, Fatal: true,
+			Message: fmt.Sprintf("invalid message length: %d bytes exceeds the limit of %d bytes", tooLong.ActualBodyLen, tooLong.MaxExpectedBodyLen)}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		e = &sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: "unexpected EOF on client connection", Fatal: true}
+	default:
+		var ne net.Error
+		if errors.As(err, &ne) {
+			return
+		}
+		// pgproto3's decode errors: unknown message types, bodies that
+		// do not parse.
+		e = &sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: "invalid frontend message: " + err.Error(), Fatal: true}
+	}
+	c.log.Debug("server: closing connection", "err", err)
+	c.send(errorResponse(e))
+	c.flush()
+}
+
+// send queues a message; flush writes the queue.
+func (c *conn) send(msg pgproto3.BackendMessage) { c.be.Send(msg) }
+
+func (c *conn) flush() error {
+	c.pending = 0
+	if err := c.be.Flush(); err != nil {
+		return connError{err}
+	}
+	return nil
+}
+
+// writeDirect writes one error straight to the socket, bypassing the
+// backend's buffer, for callers that are not the command loop or that
+// cannot trust the buffer's state.
+func (c *conn) writeDirect(e *sqlerr.Error) {
+	buf, err := errorResponse(e).Encode(nil)
+	if err != nil {
+		return
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(directWriteTimeout))
+	c.nc.Write(buf)
+}
+
+// sendSessionEvents forwards what the session has to tell the client
+// between statements: notices, then changed parameters.
+func (c *conn) sendSessionEvents() {
+	for _, n := range c.sess.TakeNotices() {
+		sev := n.Severity
+		if sev == "" {
+			sev = "NOTICE"
+		}
+		code := n.Code
+		if code == "" {
+			code = sqlerr.SuccessfulCompletion
+		}
+		c.send(&pgproto3.NoticeResponse{Severity: sev, SeverityUnlocalized: sev, Code: code, Message: n.Message})
+	}
+	for _, p := range c.sess.TakeParameterChanges() {
+		c.send(&pgproto3.ParameterStatus{Name: p.Name, Value: p.Value})
+	}
+}
+
+// readyForQuery ends a command cycle (a simple Query or a Sync).
+func (c *conn) readyForQuery() error {
+	c.sendSessionEvents()
+	status := c.sess.TxStatus()
+	if status == 'I' {
+		// Portals live no longer than their transaction; outside a
+		// transaction block each cycle is its own implicit transaction.
+		c.closeAllPortals()
+	}
+	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
+	return c.flush()
+}
+
+// dispatch handles one message. A non-nil error ends the connection.
+func (c *conn) dispatch(msg pgproto3.FrontendMessage) error {
+	if c.skipToSync {
+		// After an error in the extended protocol everything up to the
+		// next Sync is discarded, so that the rest of a pipeline does not
+		// run against a state the client did not expect.
+		switch msg.(type) {
+		case *pgproto3.Sync, *pgproto3.Terminate:
+		default:
+			return nil
+		}
+	}
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		return c.handleQuery(m.String)
+	case *pgproto3.Parse:
+		return c.handleParse(m)
+	case *pgproto3.Bind:
+		return c.handleBind(m)
+	case *pgproto3.Describe:
+		return c.handleDescribe(m)
+	case *pgproto3.Execute:
+		return c.handleExecute(m)
+	case *pgproto3.Close:
+		return c.handleClose(m)
+	case *pgproto3.Sync:
+		c.skipToSync = false
+		return c.readyForQuery()
+	case *pgproto3.Flush:
+		return c.flush()
+	case *pgproto3.Terminate:
+		return connError{io.EOF}
+	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		// PostgreSQL ignores these outside COPY: a client may still be
+		// sending the tail of a COPY the server already failed.
+		return nil
+	case *pgproto3.FunctionCall:
+		if err := c.commandError(nil, sqlerr.NotSupported("the function call protocol")); err != nil {
+			return err
+		}
+		return c.readyForQuery()
+	default:
+		e := &sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf("unexpected message type %T", msg), Fatal: true}
+		c.send(errorResponse(e))
+		c.flush()
+		return connError{e}
+	}
+}
+
+// commandError reports an error raised while running a command. It returns
+// nil when the connection carries on, or a connError when it must end (the
+// socket failed, or the error was FATAL). ctx is the statement's context, if
+// any, to recognise cancellation.
+func (c *conn) commandError(ctx context.Context, err error) error {
+	var ce connError
+	if errors.As(err, &ce) {
+		return err
+	}
+	e := c.errorFor(ctx, err)
+	c.send(errorResponse(e))
+	c.sess.FailTransaction()
+	if e.Fatal {
+		c.flush()
+		return connError{e}
+	}
+	return nil
+}
+
+// errorFor turns err into what the client sees. A statement that failed
+// because its context was cancelled reports why it was cancelled, in
+// PostgreSQL's words, whatever error the engine returned for it.
+func (c *conn) errorFor(ctx context.Context, err error) *sqlerr.Error {
+	if ctx != nil && ctx.Err() != nil {
+		var se *sqlerr.Error
+		isSQL := errors.As(err, &se)
+		if !isSQL || se.Code == sqlerr.QueryCanceled || errors.Is(err, context.Canceled) {
+			if c.ctx.Err() != nil {
+				return adminShutdown()
+			}
+			if context.Cause(ctx) == errCancelRequest {
+				return &sqlerr.Error{Code: sqlerr.QueryCanceled, Message: "canceling statement due to user request"}
+			}
+		}
+	}
+	return sqlerr.As(err)
+}
+
+// errorResponse renders e as PostgreSQL does.
+func errorResponse(e *sqlerr.Error) *pgproto3.ErrorResponse {
+	sev := "ERROR"
+	if e.Fatal {
+		sev = "FATAL"
+	}
+	code := e.Code
+	if len(code) != 5 {
+		code = sqlerr.InternalError
+	}
+	r := &pgproto3.ErrorResponse{
+		Severity:            sev,
+		SeverityUnlocalized: sev,
+		Code:                code,
+		Message:             e.Message,
+		Detail:              e.Detail,
+		Hint:                e.Hint,
+	}
+	if e.Position > 0 {
+		r.Position = int32(min(e.Position, 1<<31-1))
+	}
+	return r
+}

@@ -1,0 +1,90 @@
+// Package server speaks the PostgreSQL wire protocol (version 3.0) so that
+// psql, pgx, lib/pq, JDBC and pgbench can talk to PivotDB. It owns the
+// sockets, the protocol state machine and the translation between wire
+// formats and types.Value; everything SQL happens in a Session of the
+// engine, which the server reaches only through the Engine and Session
+// interfaces in engine.go (FromSQL adapts *sql.Engine).
+//
+// # Layers
+//
+//	listener (server.go)     Serve accepts; one goroutine per connection.
+//	  └ conn (conn.go)       the connection's state and command loop.
+//	      ├ startup.go       SSLRequest/GSSENCRequest ('N'), CancelRequest,
+//	      │                  the startup packet, trust auth, the Session,
+//	      │                  ParameterStatus, BackendKeyData, ReadyForQuery.
+//	      ├ query.go         simple protocol: Query → statements in turn.
+//	      ├ extended.go      Parse/Bind/Describe/Execute/Close/Sync/Flush,
+//	      │                  prepared statements and portals.
+//	      └ rows.go          RowDescription and DataRow; binary.go and
+//	                         numeric.go hold the binary formats.
+//
+// The connection's goroutine does everything for its client: it reads a
+// message, runs it against the session, writes the answer, and only then
+// reads the next one. That is also how PostgreSQL's backends work, and it
+// keeps the session single-threaded as its contract requires. Pipelining
+// needs nothing more: pgproto3 buffers what the client sent ahead, and
+// answers are buffered until Sync, Flush, a simple Query's end, or 64 KiB of
+// rows (so a large result streams instead of piling up in memory).
+//
+// # Ownership
+//
+// The connection creates its Session after the startup packet and closes it
+// when the connection ends, however it ends (Terminate, EOF, protocol error,
+// shutdown, panic); Session.Close rolls back an open transaction. Prepared
+// statements and portals belong to the connection. A portal holds the
+// sql.Result of a statement suspended by a row limit and closes it when the
+// portal goes: on Close, when a new unnamed portal replaces it, at a Sync or
+// simple Query that leaves the session outside a transaction block (each
+// such cycle is an implicit transaction), and when the connection ends.
+//
+// # Cancellation
+//
+// Each connection has a context derived from Serve's. Each statement runs
+// under a context derived from the connection's, and while it runs its
+// cancel function is registered on the connection (conn.running). A portal's
+// context lives as long as the portal, because the engine may tie a Result
+// to the context it was executed with and a suspended portal is resumed by a
+// later Execute.
+//
+// A CancelRequest arrives on a new connection. startup.go reads it before
+// any pgproto3 state exists, looks the target up by process id, compares
+// the secret (4 random bytes from crypto/rand, compared in constant time),
+// and calls the target's registered cancel function with errCancelRequest as
+// the cause. The engine aborts; errorFor sees the cause and reports 57014
+// "canceling statement due to user request". A request that arrives between
+// statements finds nothing registered and does nothing, as in PostgreSQL.
+// The requester gets no answer either way.
+//
+// # Shutdown
+//
+// Shutdown stops accepting, then ends every idle connection (one blocked
+// reading its next message) with FATAL 57P01, writing straight to the socket
+// from Shutdown's goroutine. A busy connection finishes its message and
+// ends itself on its way back to idle (becomeIdle checks the draining flag
+// under the same lock that endIfIdle takes, so no connection slips between
+// the two). When Shutdown's context ends first, every connection's context
+// is cancelled with errShutdown and its socket closed. Cancelling Serve's
+// context is that hard stop directly.
+//
+// # Errors
+//
+// Errors the client may see are *sqlerr.Error; anything else is reported as
+// XX000. An error inside the extended protocol makes the connection discard
+// messages until Sync. Errors a client cannot recover from (a message longer
+// than Config.MaxMessageSize, a length below 4, an unknown message type, a
+// body that does not decode, EOF inside a message) are reported as FATAL
+// 08P01 and close that connection only. A panic in a connection is
+// recovered, logged with its stack, reported to that client as FATAL XX000,
+// and the connection is closed; the server carries on.
+//
+// Memory per connection is bounded by MaxMessageSize for input: pgproto3
+// checks the length prefix before it allocates for the body. Startup packets
+// are capped at PostgreSQL's 10,000 bytes.
+//
+// # Debugging
+//
+// Config.Logger receives connection-level errors at debug level and
+// recovered panics at error level, each with the connection's pid (the
+// process id the client saw in BackendKeyData). pgproto3's Backend.Trace can
+// be attached in conn.acceptStartupMessage to print every message.
+package server

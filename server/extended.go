@@ -1,0 +1,301 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// SQLSTATEs the protocol layer raises that sqlerr does not name.
+const (
+	codeDuplicateCursor    = "42P03"
+	codeInvalidCursorName  = "34000"
+	codeObjectNotInPrereqs = "55000"
+)
+
+// statement is a prepared statement created by Parse.
+type statement struct {
+	prep *sql.Prepared
+	// paramOIDs are the types the client declared in Parse; it may be
+	// shorter than prep.ParamTypes, and 0 means "infer".
+	paramOIDs []uint32
+}
+
+// paramOID is the type of parameter i on the wire: what ParameterDescription
+// reports and what a binary value is decoded as. A declared type wins, as in
+// PostgreSQL, because the client encodes with the type it declared.
+func (s *statement) paramOID(i int) uint32 {
+	if i < len(s.paramOIDs) {
+		if oid := s.paramOIDs[i]; oid != 0 && oid != types.OIDUnknown {
+			return oid
+		}
+	}
+	return s.prep.ParamTypes[i].OID()
+}
+
+// portal is a statement bound to parameters by Bind. Its Result stays open
+// between Execute messages when a row limit suspends it.
+type portal struct {
+	prep    *sql.Prepared // kept even if the statement is closed, as in PostgreSQL
+	params  []types.Value
+	formats []int16 // result format per column
+	// ctx lives as long as the portal, because the engine may tie the
+	// Result to the context it was executed with; CancelRequest cancels it
+	// while an Execute on this portal runs.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	res       sql.Result // nil before the first Execute and after the last
+	suspended bool       // a row limit stopped an Execute early
+	done      bool       // ran to completion; tag holds its command tag
+	failed    bool       // an Execute failed; the portal cannot run again
+	tag       string
+}
+
+func (p *portal) close() {
+	if p.res != nil {
+		p.res.Close()
+		p.res = nil
+	}
+	p.cancel(nil)
+}
+
+func (c *conn) closePortal(name string) {
+	if p, ok := c.portals[name]; ok {
+		delete(c.portals, name)
+		p.close()
+	}
+}
+
+func (c *conn) closeAllPortals() {
+	for name, p := range c.portals {
+		delete(c.portals, name)
+		p.close()
+	}
+}
+
+// extendedError reports an error in the extended protocol and discards
+// messages until the next Sync.
+func (c *conn) extendedError(ctx context.Context, err error) error {
+	c.skipToSync = true
+	return c.commandError(ctx, err)
+}
+
+func (c *conn) handleParse(m *pgproto3.Parse) error {
+	if m.Name == "" {
+		// The unnamed statement goes even when the new one fails to parse.
+		delete(c.stmts, "")
+	} else if _, ok := c.stmts[m.Name]; ok {
+		return c.extendedError(nil, sqlerr.New(sqlerr.DuplicatePreparedStatement, "prepared statement \"%s\" already exists", m.Name))
+	}
+	ctx, done := c.statementContext()
+	prep, err := c.sess.Prepare(ctx, m.Query, m.ParameterOIDs)
+	if err != nil {
+		err = c.extendedError(ctx, err)
+		done()
+		return err
+	}
+	done()
+	// Parse's fields belong to pgproto3's reused message; keep a copy.
+	c.stmts[m.Name] = &statement{prep: prep, paramOIDs: slices.Clone(m.ParameterOIDs)}
+	c.send(&pgproto3.ParseComplete{})
+	c.sendSessionEvents()
+	return nil
+}
+
+func (c *conn) handleBind(m *pgproto3.Bind) error {
+	st, ok := c.stmts[m.PreparedStatement]
+	if !ok {
+		return c.extendedError(nil, sqlerr.New(sqlerr.InvalidSQLStatementName, "prepared statement \"%s\" does not exist", m.PreparedStatement))
+	}
+	if m.DestinationPortal == "" {
+		c.closePortal("")
+	} else if _, ok := c.portals[m.DestinationPortal]; ok {
+		return c.extendedError(nil, sqlerr.New(codeDuplicateCursor, "portal \"%s\" already exists", m.DestinationPortal))
+	}
+	params, err := bindParams(st, m)
+	if err != nil {
+		return c.extendedError(nil, err)
+	}
+	formats, err := resultFormats(m.ResultFormatCodes, len(st.prep.Columns))
+	if err != nil {
+		return c.extendedError(nil, err)
+	}
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	c.portals[m.DestinationPortal] = &portal{prep: st.prep, params: params, formats: formats, ctx: ctx, cancel: cancel}
+	c.send(&pgproto3.BindComplete{})
+	return nil
+}
+
+// bindParams checks a Bind message's parameters against the statement and
+// decodes them into values of the statement's parameter types.
+func bindParams(st *statement, m *pgproto3.Bind) ([]types.Value, error) {
+	n := len(st.prep.ParamTypes)
+	if len(m.Parameters) != n {
+		return nil, &sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf(
+			"bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, n)}
+	}
+	codes := m.ParameterFormatCodes
+	if len(codes) > 1 && len(codes) != n {
+		return nil, &sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf(
+			"bind message has %d parameter formats but %d parameters", len(codes), n)}
+	}
+	params := make([]types.Value, n)
+	for i, b := range m.Parameters {
+		f := formatText
+		switch len(codes) {
+		case 1:
+			f = codes[0]
+		case n:
+			f = codes[i]
+		}
+		if f != formatText && f != formatBinary {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unsupported format code: %d", f)
+		}
+		if b == nil {
+			continue // NULL; the zero Value
+		}
+		v, err := decodeParam(st.prep.ParamTypes[i], st.paramOID(i), f, b, i+1)
+		if err != nil {
+			return nil, err
+		}
+		params[i] = v
+	}
+	return params, nil
+}
+
+func (c *conn) handleDescribe(m *pgproto3.Describe) error {
+	switch m.ObjectType {
+	case 'S':
+		st, ok := c.stmts[m.Name]
+		if !ok {
+			return c.extendedError(nil, sqlerr.New(sqlerr.InvalidSQLStatementName, "prepared statement \"%s\" does not exist", m.Name))
+		}
+		oids := make([]uint32, len(st.prep.ParamTypes))
+		for i := range oids {
+			oids[i] = st.paramOID(i)
+		}
+		c.send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
+		c.describeColumns(st.prep.Columns, nil)
+	case 'P':
+		p, ok := c.portals[m.Name]
+		if !ok {
+			return c.extendedError(nil, sqlerr.New(codeInvalidCursorName, "portal \"%s\" does not exist", m.Name))
+		}
+		c.describeColumns(p.prep.Columns, p.formats)
+	default:
+		return c.extendedError(nil, sqlerr.New(sqlerr.ProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType))
+	}
+	return nil
+}
+
+func (c *conn) describeColumns(cols []sql.ResultColumn, formats []int16) {
+	if cols == nil {
+		c.send(&pgproto3.NoData{})
+		return
+	}
+	c.send(rowDescription(cols, formats))
+}
+
+func (c *conn) handleExecute(m *pgproto3.Execute) error {
+	p, ok := c.portals[m.Portal]
+	if !ok {
+		return c.extendedError(nil, sqlerr.New(codeInvalidCursorName, "portal \"%s\" does not exist", m.Portal))
+	}
+	switch {
+	case p.prep.Empty:
+		c.send(&pgproto3.EmptyQueryResponse{})
+		return nil
+	case p.failed:
+		return c.extendedError(nil, sqlerr.New(codeObjectNotInPrereqs, "portal \"%s\" cannot be run", m.Portal))
+	case p.done:
+		// Running a finished portal again fetches nothing more.
+		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tagWithRows(p.tag, 0))})
+		return nil
+	}
+
+	c.setRunning(p.cancel)
+	err := c.executePortal(p, int(m.MaxRows))
+	c.setRunning(nil)
+	if err != nil {
+		p.failed = true
+		if p.res != nil {
+			p.res.Close()
+			p.res = nil
+		}
+		return c.extendedError(p.ctx, err)
+	}
+	c.sendSessionEvents()
+	return nil
+}
+
+// executePortal runs p, or resumes it, sending at most maxRows rows (0: no
+// limit). It ends with CommandComplete, or PortalSuspended when the limit
+// stopped it.
+func (c *conn) executePortal(p *portal, maxRows int) error {
+	if p.res == nil {
+		res, err := c.sess.Execute(p.ctx, p.prep, p.params)
+		if err != nil {
+			return err
+		}
+		p.res = res
+	}
+	cols := p.prep.Columns
+	for n := 0; ; n++ {
+		if maxRows > 0 && n == maxRows {
+			p.suspended = true
+			c.send(&pgproto3.PortalSuspended{})
+			return nil
+		}
+		row, err := p.res.Next(p.ctx)
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			p.tag = p.res.Tag()
+			p.res.Close()
+			p.res = nil
+			p.done = true
+			tag := p.tag
+			if p.suspended {
+				// PostgreSQL counts the rows of this Execute only.
+				tag = tagWithRows(tag, n)
+			}
+			c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			return nil
+		}
+		if err := c.sendRow(cols, p.formats, row); err != nil {
+			return err
+		}
+	}
+}
+
+// tagWithRows replaces the row count of a SELECT tag.
+func tagWithRows(tag string, n int) string {
+	if strings.HasPrefix(tag, "SELECT ") {
+		return "SELECT " + strconv.Itoa(n)
+	}
+	return tag
+}
+
+func (c *conn) handleClose(m *pgproto3.Close) error {
+	switch m.ObjectType {
+	case 'S':
+		// Portals made from the statement live on; closing a name that
+		// does not exist is not an error.
+		delete(c.stmts, m.Name)
+	case 'P':
+		c.closePortal(m.Name)
+	default:
+		return c.extendedError(nil, sqlerr.New(sqlerr.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType))
+	}
+	c.send(&pgproto3.CloseComplete{})
+	return nil
+}

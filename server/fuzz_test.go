@@ -1,0 +1,115 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// encodeFrontend encodes client messages as they appear on the wire.
+func encodeFrontend(msgs ...pgproto3.FrontendMessage) []byte {
+	var buf bytes.Buffer
+	fe := pgproto3.NewFrontend(nil, &buf)
+	for _, m := range msgs {
+		fe.Send(m)
+	}
+	if err := fe.Flush(); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+var fuzzStartup = encodeFrontend(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber,
+	Parameters: map[string]string{"user": "pivotdb"}})
+
+// fuzzSeeds are client streams (after startup) that exercise every message.
+func fuzzSeeds() [][]byte {
+	return [][]byte{
+		encodeFrontend(&pgproto3.Query{String: "select 1; select 'a' as b"}),
+		encodeFrontend(&pgproto3.Query{String: "begin; select 1/0"}, &pgproto3.Query{String: "rollback"}),
+		encodeFrontend(
+			&pgproto3.Parse{Name: "s", Query: "select $1::int8, $2", ParameterOIDs: []uint32{20}},
+			&pgproto3.Describe{ObjectType: 'S', Name: "s"},
+			&pgproto3.Bind{PreparedStatement: "s", ParameterFormatCodes: []int16{1, 0},
+				Parameters: [][]byte{{0, 0, 0, 0, 0, 0, 0, 1}, []byte("x")}, ResultFormatCodes: []int16{1}},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{MaxRows: 1},
+			&pgproto3.Close{ObjectType: 'S', Name: "s"},
+			&pgproto3.Sync{},
+		),
+		encodeFrontend(
+			&pgproto3.Parse{Query: "select generate_series(1, 5)"},
+			&pgproto3.Bind{DestinationPortal: "p"},
+			&pgproto3.Execute{Portal: "p", MaxRows: 2},
+			&pgproto3.Flush{},
+			&pgproto3.Execute{Portal: "p"},
+			&pgproto3.Close{ObjectType: 'P', Name: "p"},
+			&pgproto3.Sync{},
+			&pgproto3.Terminate{},
+		),
+		encodeFrontend(
+			&pgproto3.Parse{Query: "select $1::numeric"},
+			&pgproto3.Bind{ParameterFormatCodes: []int16{1}, Parameters: [][]byte{{0, 1, 0, 0, 0, 0, 0, 0, 0, 7}}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		),
+		{'z', 0, 0, 0, 4},
+		{'Q', 0x7f, 0xff, 0xff, 0xff},
+	}
+}
+
+// runStream runs one connection over net.Pipe with data as everything the
+// client sends, and reports whether the connection ended. The client side
+// drains the server's output so the server never blocks writing.
+func runStream(t testing.TB, withStartup bool, data []byte) bool {
+	fake := newFakeEngine()
+	fake.noSleep = true // nothing may outlive the client
+	s := New(Config{MaxMessageSize: 1 << 16, StartupTimeout: testTimeout, Logger: slog.New(slog.DiscardHandler)}, fake)
+	client, srv := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.serveConn(context.Background(), srv)
+	}()
+	go io.Copy(io.Discard, client)
+	if withStartup {
+		client.Write(fuzzStartup)
+	}
+	client.Write(data)
+	client.Close()
+	select {
+	case <-done:
+	case <-time.After(testTimeout):
+		return false
+	}
+	if n := fake.openResults.Load(); n != 0 {
+		t.Fatalf("%d results left open for input %q", n, data)
+	}
+	if n := fake.openSessions.Load(); n != 0 {
+		t.Fatalf("%d sessions left open for input %q", n, data)
+	}
+	fake.checkViolations(t)
+	return true
+}
+
+// FuzzConn feeds arbitrary bytes to a connection as its client stream,
+// optionally after a valid startup packet. The connection must end without
+// a panic escaping, a hang, or a leaked session or result.
+func FuzzConn(f *testing.F) {
+	for _, seed := range fuzzSeeds() {
+		f.Add(true, seed)
+	}
+	f.Add(false, fuzzStartup)
+	f.Add(false, []byte{0, 0, 0, 8, 4, 0xd2, 0x16, 0x2f})
+	f.Fuzz(func(t *testing.T, withStartup bool, data []byte) {
+		if !runStream(t, withStartup, data) {
+			t.Fatalf("connection did not end for input %q", data)
+		}
+	})
+}

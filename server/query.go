@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// handleQuery runs a simple-protocol Query: every statement of the string in
+// turn, each answered with RowDescription, DataRows and CommandComplete in
+// text format; the first error skips the rest of the string. One
+// ReadyForQuery ends the cycle.
+func (c *conn) handleQuery(text string) error {
+	// A simple Query replaces the unnamed statement and portal, as in
+	// PostgreSQL.
+	c.closePortal("")
+	delete(c.stmts, "")
+
+	ctx, done := c.statementContext()
+	err := c.runScript(ctx, text)
+	done()
+	if err != nil {
+		return err
+	}
+	return c.readyForQuery()
+}
+
+// runScript returns a non-nil error only when the connection must end.
+func (c *conn) runScript(ctx context.Context, text string) error {
+	stmts, err := c.sess.PrepareScript(ctx, text)
+	if err != nil {
+		return c.commandError(ctx, err)
+	}
+	ran := false
+	for _, p := range stmts {
+		if p.Empty {
+			continue
+		}
+		ran = true
+		err := c.runSimpleStatement(ctx, p)
+		if err != nil {
+			return c.commandError(ctx, err)
+		}
+		c.sendSessionEvents()
+	}
+	if !ran {
+		c.send(&pgproto3.EmptyQueryResponse{})
+	}
+	return nil
+}
+
+func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
+	if len(p.ParamTypes) > 0 {
+		// Only the extended protocol can supply parameters.
+		return sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $1")
+	}
+	res, err := c.sess.Execute(ctx, p, nil)
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	cols := res.Columns()
+	if cols != nil {
+		c.send(rowDescription(cols, nil))
+	}
+	for {
+		row, err := res.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			break
+		}
+		if err := c.sendRow(cols, nil, row); err != nil {
+			return err
+		}
+	}
+	c.send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag())})
+	return nil
+}

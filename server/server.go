@@ -1,0 +1,295 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultListen         = "127.0.0.1:5433"
+	DefaultMaxMessageSize = 64 << 20
+	DefaultStartupTimeout = time.Minute
+)
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("server: closed")
+
+// Config configures a Server. The zero value is usable: every zero field
+// takes its default.
+type Config struct {
+	// Listen is the TCP address to listen on (DefaultListen when empty).
+	Listen string
+	// MaxMessageSize bounds the body of one client message in bytes. A
+	// longer length prefix ends that connection with 08P01 before any of the
+	// body is read, so one client cannot make the server allocate more than
+	// this per connection. Default DefaultMaxMessageSize (64 MiB).
+	MaxMessageSize int
+	// StartupTimeout bounds the time a new connection may take to complete
+	// its startup packets, so that idle sockets that never speak do not pin
+	// a goroutine forever. Default DefaultStartupTimeout.
+	StartupTimeout time.Duration
+	// Logger receives connection errors and recovered panics. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.MaxMessageSize <= 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.StartupTimeout <= 0 {
+		c.StartupTimeout = DefaultStartupTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Server accepts PostgreSQL connections and runs each one on its own
+// goroutine against a session of the engine.
+type Server struct {
+	cfg    Config
+	engine Engine
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*conn]struct{}
+	byPID   map[uint32]*conn // connections that completed startup, for CancelRequest
+	nextPID uint32
+	serving bool
+	wg      sync.WaitGroup // one per connection goroutine
+
+	// draining is set (under mu, so that register sees it) by Shutdown and
+	// by a hard stop: no new connections, idle ones end. Connections read
+	// it without mu on their way to idle.
+	draining atomic.Bool
+}
+
+// New returns a server for engine. Nothing listens until Listen or
+// ListenAndServe.
+func New(cfg Config, engine Engine) *Server {
+	cfg = cfg.withDefaults()
+	return &Server{
+		cfg:    cfg,
+		engine: engine,
+		log:    cfg.Logger,
+		conns:  make(map[*conn]struct{}),
+		byPID:  make(map[uint32]*conn),
+	}
+}
+
+// Listen binds Config.Listen. Addr is valid afterwards, which is how callers
+// listening on port 0 learn the port before Serve runs.
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln != nil {
+		ln.Close()
+		return errors.New("server: already listening")
+	}
+	if s.draining.Load() {
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr is the address the server listens on, or nil before Listen.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// ListenAndServe is Listen followed by Serve.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// Serve accepts connections on the listener bound by Listen until Shutdown
+// (it then returns ErrServerClosed) or until ctx is done. Cancelling ctx is
+// the hard stop: running statements are cancelled and every connection is
+// closed at once; Serve returns ctx.Err() once their goroutines are gone.
+// Use Shutdown for a graceful stop.
+func (s *Server) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	ln := s.ln
+	switch {
+	case s.draining.Load():
+		s.mu.Unlock()
+		return ErrServerClosed
+	case ln == nil:
+		s.mu.Unlock()
+		return errors.New("server: Serve called before Listen")
+	case s.serving:
+		s.mu.Unlock()
+		return errors.New("server: Serve called twice")
+	}
+	s.serving = true
+	s.mu.Unlock()
+
+	stop := context.AfterFunc(ctx, func() {
+		ln.Close()
+		s.forceCloseAll()
+	})
+	defer stop()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				s.wg.Wait()
+				return ctx.Err()
+			}
+			if s.draining.Load() || errors.Is(err, net.ErrClosed) {
+				return ErrServerClosed
+			}
+			// Accept errors such as EMFILE are transient: wait a little
+			// rather than spin or give up, as net/http does.
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("server: accept error, retrying", "err", err, "backoff", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		c, ok := s.register(ctx, nc)
+		if !ok {
+			nc.Close()
+			continue
+		}
+		go c.serve()
+	}
+}
+
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// serveConn runs one connection on the calling goroutine. Tests use it to
+// drive a connection over net.Pipe without a listener.
+func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
+	c, ok := s.register(ctx, nc)
+	if !ok {
+		nc.Close()
+		return
+	}
+	c.serve()
+}
+
+// register creates the conn for a new socket and counts it, unless the
+// server is shutting down.
+func (s *Server) register(ctx context.Context, nc net.Conn) (*conn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining.Load() {
+		return nil, false
+	}
+	s.nextPID++
+	if s.nextPID == 0 {
+		s.nextPID = 1
+	}
+	c := newConn(ctx, s, nc, s.nextPID)
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return c, true
+}
+
+// unregister forgets a finished connection.
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	if s.byPID[c.pid] == c {
+		delete(s.byPID, c.pid)
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// publishKey makes a connection reachable by CancelRequest; it is called
+// just before BackendKeyData tells the client its key.
+func (s *Server) publishKey(c *conn) {
+	s.mu.Lock()
+	s.byPID[c.pid] = c
+	s.mu.Unlock()
+}
+
+func (s *Server) snapshot() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Shutdown stops the server gracefully: it stops accepting, ends idle
+// connections at once with FATAL 57P01, and lets connections that are
+// running a statement finish it (each ends with 57P01 as soon as it is idle
+// again). When ctx is done first, running statements are cancelled and the
+// remaining connections closed; Shutdown then waits for their goroutines to
+// return (the session must honour cancellation) and returns ctx.Err().
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining.Store(true)
+	ln := s.ln
+	s.mu.Unlock()
+	if ln != nil {
+		ln.Close()
+	}
+	for _, c := range s.snapshot() {
+		c.endIfIdle()
+	}
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.forceCloseAll()
+	<-done
+	return ctx.Err()
+}
+
+// forceCloseAll cancels every running statement and closes every socket.
+func (s *Server) forceCloseAll() {
+	s.mu.Lock()
+	s.draining.Store(true)
+	s.mu.Unlock()
+	for _, c := range s.snapshot() {
+		c.forceClose()
+	}
+}

@@ -1,0 +1,236 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// analyser turns one parsed statement into a statementPlan against one
+// catalog snapshot, inferring parameter types on the way.
+type analyser struct {
+	s      *Session
+	snap   *catalog.Snapshot
+	stmt   *parser.Statement
+	params []types.Type
+}
+
+func (a *analyser) plan() (statementPlan, error) {
+	st := a.stmt
+	switch {
+	case st.Txn != nil:
+		return &txnPlan{stmt: st.Txn}, nil
+	case st.Set != nil:
+		return &setPlan{stmt: st.Set}, nil
+	case st.Show != nil:
+		return a.planShowVar(st.Show)
+	case st.Reset != nil:
+		return &resetPlan{stmt: st.Reset}, nil
+	case st.Deallocate != nil:
+		return &deallocatePlan{stmt: st.Deallocate}, nil
+	case st.Discard != nil:
+		return &discardPlan{target: st.Discard.Target}, nil
+	case st.Settings != nil:
+		return nil, sqlerr.NotSupported("ALTER TABLE ... SET/RESET of table settings")
+	case st.AST == nil:
+		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
+	}
+	switch n := st.AST.(type) {
+	case *ast.SelectStmt:
+		node, err := a.buildSelect(n)
+		if err != nil {
+			return nil, err
+		}
+		return &selectPlan{node: node}, nil
+	case *ast.SetOprStmt:
+		return nil, sqlerr.NotSupported("UNION, EXCEPT and INTERSECT")
+	case *ast.InsertStmt:
+		return a.planInsert(n)
+	case *ast.UpdateStmt:
+		return a.planUpdate(n)
+	case *ast.DeleteStmt:
+		return a.planDelete(n)
+	case *ast.CreateTableStmt:
+		return a.planCreateTable(n)
+	case *ast.DropTableStmt:
+		if n.IsView {
+			return nil, sqlerr.NotSupported("DROP VIEW")
+		}
+		return &dropTablePlan{stmt: n}, nil
+	case *ast.CreateDatabaseStmt:
+		return &createDatabasePlan{stmt: n}, nil
+	case *ast.DropDatabaseStmt:
+		return &dropDatabasePlan{stmt: n}, nil
+	case *ast.ShowStmt:
+		return a.planShow(n)
+	case *ast.ExplainStmt:
+		return a.planExplain(n)
+	}
+	return nil, sqlerr.NotSupported("statement %s", statementName(st.AST))
+}
+
+// statementName names a statement kind for "not supported" errors.
+func statementName(n ast.StmtNode) string {
+	name := fmt.Sprintf("%T", n)
+	name = strings.TrimPrefix(name, "*ast.")
+	name = strings.TrimSuffix(name, "Stmt")
+	return name
+}
+
+// restore renders an AST node back to SQL text.
+func restore(n ast.Node) string {
+	var sb strings.Builder
+	if err := n.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &sb)); err != nil {
+		return fmt.Sprintf("%T", n)
+	}
+	return sb.String()
+}
+
+// scopeColumn is one column visible to expressions.
+type scopeColumn struct {
+	table  string // table name or alias, lower case
+	name   string
+	typ    types.Type
+	hidden bool
+}
+
+// scope resolves column names against the columns of an input row.
+type scope struct {
+	cols []scopeColumn
+}
+
+func (sc *scope) ResolveColumn(table, name string) (int, types.Type, error) {
+	found := -1
+	for i, c := range sc.cols {
+		if !strings.EqualFold(c.name, name) || (table != "" && !strings.EqualFold(c.table, table)) {
+			continue
+		}
+		if found >= 0 {
+			return 0, types.Type{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", name)
+		}
+		found = i
+	}
+	if found < 0 {
+		if table != "" {
+			return 0, types.Type{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s does not exist", table, name)
+		}
+		return 0, types.Type{}, sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", name)
+	}
+	return found, sc.cols[found].typ, nil
+}
+
+func tableScope(t *catalog.Table, alias string) *scope {
+	if alias == "" {
+		alias = t.Name
+	}
+	sc := &scope{}
+	for _, c := range t.Columns {
+		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type, hidden: c.Hidden})
+	}
+	return sc
+}
+
+// build translates an expression in a scope; replace may substitute nodes
+// (aggregates, GROUP BY expressions).
+func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
+	if sc == nil {
+		sc = &scope{}
+	}
+	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex, Replace: replace}
+	e, err := b.Build(n)
+	a.params = b.ParamTypes
+	return e, err
+}
+
+// paramNumber returns the $n of a parameter marker node, or 0.
+func (a *analyser) paramNumber(n ast.ExprNode) int {
+	pm, ok := n.(*test_driver.ParamMarkerExpr)
+	if !ok {
+		return 0
+	}
+	if pm.Order < len(a.stmt.ParamIndex) {
+		return a.stmt.ParamIndex[pm.Order]
+	}
+	return pm.Order + 1
+}
+
+// hintParam sets the type of a bare parameter used where a value of type t
+// is expected (an INSERT value, a SET assignment, LIMIT), unless the client
+// declared one.
+func (a *analyser) hintParam(n ast.ExprNode, t types.Type) {
+	k := a.paramNumber(n)
+	if k == 0 {
+		return
+	}
+	for len(a.params) < k {
+		a.params = append(a.params, types.TypeUnknown)
+	}
+	if f := a.params[k-1].Family; f == types.Unknown || f == types.Null {
+		a.params[k-1] = t
+	}
+}
+
+// lookupTable resolves a table name of the session's database.
+func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
+	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.s.db.Name) && !strings.EqualFold(schema, "public") {
+		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
+	}
+	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
+	}
+	return t, nil
+}
+
+func resultColumns(cols []planner.Column) []ResultColumn {
+	var out []ResultColumn
+	for _, c := range cols {
+		if c.Hidden {
+			continue
+		}
+		rc := ResultColumn{Name: c.Name, Type: c.Type}
+		if c.Table != nil {
+			rc.TableOID = uint32(c.Table.ID)
+			rc.ColumnNumber = int16(c.Index + 1)
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+// selectPlan runs a query plan.
+type selectPlan struct {
+	node planner.Node
+}
+
+func (p *selectPlan) columns() []ResultColumn { return resultColumns(p.node.Columns()) }
+
+func (p *selectPlan) execute(ctx context.Context, s *Session, params []types.Value) (Result, error) {
+	it, err := s.iterate(ctx, p.node, params)
+	if err != nil {
+		return nil, err
+	}
+	visible := len(p.columns())
+	return &rowsResult{
+		cols: p.columns(),
+		next: func() ([]types.Value, error) {
+			row, err := it.Next()
+			if row == nil || err != nil {
+				return nil, err
+			}
+			return row[:visible], nil
+		},
+		close: it.Close,
+	}, nil
+}

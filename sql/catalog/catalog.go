@@ -1,0 +1,379 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// DefaultDatabase is created on first start and is what `make run` serves.
+const DefaultDatabase = "pivotdb"
+
+// Database is a namespace of tables.
+type Database struct {
+	ID   uint64 `json:"id"`
+	Name string `json:"name"`
+}
+
+// Column is one column of a table.
+type Column struct {
+	// ID is stable for the life of the column and is what row values are
+	// keyed by, so columns can be added and dropped without rewriting rows.
+	ID      int        `json:"id"`
+	Name    string     `json:"name"`
+	Type    types.Type `json:"type"`
+	NotNull bool       `json:"not_null,omitempty"`
+	// Default is the SQL text of the DEFAULT expression; empty for none.
+	Default string `json:"default,omitempty"`
+	// Computed is the SQL text of a computed column's expression.
+	Computed string `json:"computed,omitempty"`
+	// Hidden columns (the generated key of a table without PRIMARY KEY) are
+	// not returned by SELECT *.
+	Hidden bool `json:"hidden,omitempty"`
+}
+
+// Table describes a table.
+type Table struct {
+	ID         uint64   `json:"id"`
+	DatabaseID uint64   `json:"database_id"`
+	Name       string   `json:"name"`
+	Columns    []Column `json:"columns"`
+	// PrimaryKey lists indexes into Columns, in key order.
+	PrimaryKey   []int `json:"primary_key"`
+	NextColumnID int   `json:"next_column_id"`
+}
+
+// ColumnIndex returns the position of the named column, or -1.
+func (t *Table) ColumnIndex(name string) int {
+	for i := range t.Columns {
+		if strings.EqualFold(t.Columns[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// IsKeyColumn reports whether column i is part of the primary key.
+func (t *Table) IsKeyColumn(i int) bool {
+	for _, k := range t.PrimaryKey {
+		if k == i {
+			return true
+		}
+	}
+	return false
+}
+
+// KeyTypes returns the types of the primary key columns in key order.
+func (t *Table) KeyTypes() []types.Type {
+	out := make([]types.Type, len(t.PrimaryKey))
+	for i, k := range t.PrimaryKey {
+		out[i] = t.Columns[k].Type
+	}
+	return out
+}
+
+// KeyColumnNames returns the names of the primary key columns in key order.
+func (t *Table) KeyColumnNames() []string {
+	out := make([]string, len(t.PrimaryKey))
+	for i, k := range t.PrimaryKey {
+		out[i] = t.Columns[k].Name
+	}
+	return out
+}
+
+// Snapshot is an immutable view of the whole catalog.
+type Snapshot struct {
+	databases map[string]*Database // by lower-case name
+	tables    map[uint64]*Table
+	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
+	nextID    uint64
+}
+
+// Database returns the named database.
+func (s *Snapshot) Database(name string) (*Database, bool) {
+	d, ok := s.databases[strings.ToLower(name)]
+	return d, ok
+}
+
+// Databases lists every database ordered by name.
+func (s *Snapshot) Databases() []*Database {
+	out := make([]*Database, 0, len(s.databases))
+	for _, d := range s.databases {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Table returns the named table of a database.
+func (s *Snapshot) Table(dbID uint64, name string) (*Table, bool) {
+	t, ok := s.byName[dbID][strings.ToLower(name)]
+	return t, ok
+}
+
+// TableByID returns a table by id.
+func (s *Snapshot) TableByID(id uint64) (*Table, bool) {
+	t, ok := s.tables[id]
+	return t, ok
+}
+
+// Tables lists the tables of a database ordered by name.
+func (s *Snapshot) Tables(dbID uint64) []*Table {
+	out := make([]*Table, 0, len(s.byName[dbID]))
+	for _, t := range s.byName[dbID] {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (s *Snapshot) clone() *Snapshot {
+	c := &Snapshot{
+		databases: make(map[string]*Database, len(s.databases)),
+		tables:    make(map[uint64]*Table, len(s.tables)),
+		byName:    make(map[uint64]map[string]*Table, len(s.byName)),
+		nextID:    s.nextID,
+	}
+	for k, v := range s.databases {
+		c.databases[k] = v
+	}
+	for k, v := range s.tables {
+		c.tables[k] = v
+	}
+	for db, m := range s.byName {
+		cm := make(map[string]*Table, len(m))
+		for k, v := range m {
+			cm[k] = v
+		}
+		c.byName[db] = cm
+	}
+	return c
+}
+
+// Catalog owns the current snapshot and serialises schema changes.
+type Catalog struct {
+	// mu serialises schema changes (Change ... Install).
+	mu      sync.Mutex
+	current struct {
+		sync.RWMutex
+		snap *Snapshot
+	}
+}
+
+var (
+	seqKey      = sysKey("cat/seq")
+	dbPrefix    = sysKey("cat/db/")
+	tablePrefix = sysKey("cat/tbl/")
+)
+
+func sysKey(s string) []byte { return append([]byte{storage.SystemPrefix}, s...) }
+
+func idKey(prefix []byte, id uint64) []byte {
+	k := append([]byte(nil), prefix...)
+	return binary.BigEndian.AppendUint64(k, id)
+}
+
+// Load reads the catalog from the engine, creating the default database on
+// an empty data directory.
+func Load(eng *storage.Engine) (*Catalog, error) {
+	snap := &Snapshot{
+		databases: map[string]*Database{},
+		tables:    map[uint64]*Table{},
+		byName:    map[uint64]map[string]*Table{},
+		nextID:    1,
+	}
+	if v, ok, err := eng.Get(seqKey); err != nil {
+		return nil, err
+	} else if ok {
+		n, err := strconv.ParseUint(string(v), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: corrupt sequence %q", v)
+		}
+		snap.nextID = n
+	}
+	if err := scanRecords(eng, dbPrefix, func(v []byte) error {
+		var d Database
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("catalog: corrupt database record: %w", err)
+		}
+		snap.databases[strings.ToLower(d.Name)] = &d
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := scanRecords(eng, tablePrefix, func(v []byte) error {
+		var t Table
+		if err := json.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("catalog: corrupt table record: %w", err)
+		}
+		snap.tables[t.ID] = &t
+		if snap.byName[t.DatabaseID] == nil {
+			snap.byName[t.DatabaseID] = map[string]*Table{}
+		}
+		snap.byName[t.DatabaseID][strings.ToLower(t.Name)] = &t
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	c := &Catalog{}
+	c.current.snap = snap
+	if _, ok := snap.Database(DefaultDatabase); !ok {
+		ch := c.Begin()
+		ch.CreateDatabase(DefaultDatabase)
+		b := eng.NewBatch()
+		defer b.Close()
+		if err := ch.Write(b); err != nil {
+			ch.Abort()
+			return nil, err
+		}
+		if err := b.Commit(); err != nil {
+			ch.Abort()
+			return nil, err
+		}
+		ch.Install()
+	}
+	return c, nil
+}
+
+func scanRecords(eng *storage.Engine, prefix []byte, fn func(v []byte) error) error {
+	it, err := eng.NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// Snapshot returns the current catalog snapshot.
+func (c *Catalog) Snapshot() *Snapshot {
+	c.current.RLock()
+	defer c.current.RUnlock()
+	return c.current.snap
+}
+
+// Change is a schema change in progress. It holds the catalog's change lock
+// from Begin until Install or Abort.
+type Change struct {
+	c       *Catalog
+	snap    *Snapshot
+	puts    map[string][]byte
+	deletes map[string]bool
+	seq     bool
+}
+
+// Begin starts a schema change on a copy of the current snapshot.
+func (c *Catalog) Begin() *Change {
+	c.mu.Lock()
+	return &Change{c: c, snap: c.Snapshot().clone(), puts: map[string][]byte{}, deletes: map[string]bool{}}
+}
+
+// Snapshot is the changed catalog as it will be after Install.
+func (ch *Change) Snapshot() *Snapshot { return ch.snap }
+
+// NewID allocates an object id.
+func (ch *Change) NewID() uint64 {
+	id := ch.snap.nextID
+	ch.snap.nextID++
+	ch.seq = true
+	return id
+}
+
+// CreateDatabase adds a database.
+func (ch *Change) CreateDatabase(name string) *Database {
+	d := &Database{ID: ch.NewID(), Name: name}
+	ch.snap.databases[strings.ToLower(name)] = d
+	ch.put(idKey(dbPrefix, d.ID), d)
+	return d
+}
+
+// DropDatabase removes a database and returns its tables (the caller removes
+// their data in the same batch).
+func (ch *Change) DropDatabase(d *Database) []*Table {
+	tables := ch.snap.Tables(d.ID)
+	for _, t := range tables {
+		ch.DropTable(t)
+	}
+	delete(ch.snap.databases, strings.ToLower(d.Name))
+	delete(ch.snap.byName, d.ID)
+	ch.del(idKey(dbPrefix, d.ID))
+	return tables
+}
+
+// PutTable adds or replaces a table descriptor.
+func (ch *Change) PutTable(t *Table) {
+	if old, ok := ch.snap.tables[t.ID]; ok && !strings.EqualFold(old.Name, t.Name) {
+		delete(ch.snap.byName[old.DatabaseID], strings.ToLower(old.Name))
+	}
+	ch.snap.tables[t.ID] = t
+	if ch.snap.byName[t.DatabaseID] == nil {
+		ch.snap.byName[t.DatabaseID] = map[string]*Table{}
+	}
+	ch.snap.byName[t.DatabaseID][strings.ToLower(t.Name)] = t
+	ch.put(idKey(tablePrefix, t.ID), t)
+}
+
+// DropTable removes a table descriptor.
+func (ch *Change) DropTable(t *Table) {
+	delete(ch.snap.tables, t.ID)
+	delete(ch.snap.byName[t.DatabaseID], strings.ToLower(t.Name))
+	ch.del(idKey(tablePrefix, t.ID))
+}
+
+func (ch *Change) put(key []byte, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Descriptors are plain data; failing to marshal one is a bug.
+		panic(fmt.Sprintf("catalog: marshal %T: %v", v, err))
+	}
+	delete(ch.deletes, string(key))
+	ch.puts[string(key)] = b
+}
+
+func (ch *Change) del(key []byte) {
+	delete(ch.puts, string(key))
+	ch.deletes[string(key)] = true
+}
+
+// Write adds the change's records to a batch.
+func (ch *Change) Write(b *storage.Batch) error {
+	if ch.seq {
+		if err := b.Set(seqKey, []byte(strconv.FormatUint(ch.snap.nextID, 10))); err != nil {
+			return err
+		}
+	}
+	for k, v := range ch.puts {
+		if err := b.Set([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	for k := range ch.deletes {
+		if err := b.Delete([]byte(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Install makes the change current. Call it only after the batch holding
+// the change's records committed.
+func (ch *Change) Install() {
+	ch.c.current.Lock()
+	ch.c.current.snap = ch.snap
+	ch.c.current.Unlock()
+	ch.c.mu.Unlock()
+}
+
+// Abort drops the change.
+func (ch *Change) Abort() { ch.c.mu.Unlock() }

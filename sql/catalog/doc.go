@@ -1,0 +1,17 @@
+// Package catalog holds PivotDB's schema descriptors — databases, tables,
+// columns and their settings — and persists them as JSON records under the
+// storage system prefix, in the same Pebble instance as the data, so that a
+// schema change and the data it affects commit in one atomic batch.
+//
+// Layout of catalog records (see storage/keys.go for the prefixes):
+//
+//	<SystemPrefix> "cat/seq"            next object id (decimal text)
+//	<SystemPrefix> "cat/db/"  <id BE8>  Database JSON
+//	<SystemPrefix> "cat/tbl/" <id BE8>  Table JSON
+//
+// The in-memory Catalog is a copy-on-write snapshot: readers take the current
+// *Snapshot (no locking on the statement path) and schema changes build a
+// new Snapshot which is installed only after its batch committed. Names of
+// databases, tables and columns compare case-insensitively (as unquoted
+// identifiers do in PostgreSQL) and keep the spelling they were created with.
+package catalog

@@ -1,0 +1,327 @@
+package sql
+
+import (
+	"context"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// hiddenKeyName is the generated key column of a table created without
+// PRIMARY KEY (design.md §3.2). It is never shown by SELECT *.
+const hiddenKeyName = "__pivot_rowid"
+
+// parseExpr parses the SQL text of one expression (a stored DEFAULT).
+func parseExpr(text string) (ast.ExprNode, error) {
+	stmts, err := parser.Parse("SELECT " + text)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) != 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "invalid expression %q", text)
+	}
+	sel, ok := stmts[0].AST.(*ast.SelectStmt)
+	if !ok || len(sel.Fields.Fields) != 1 || sel.Fields.Fields[0].Expr == nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "invalid expression %q", text)
+	}
+	return sel.Fields.Fields[0].Expr, nil
+}
+
+// ddl runs a schema change: fn edits the catalog change and may add data
+// changes to the batch; both commit atomically. Inside a transaction block a
+// schema change takes effect at once, on its own, and is not undone by
+// ROLLBACK (PivotDB does not have transactional DDL yet); a NOTICE says so.
+func (s *Session) ddl(fn func(ch *catalog.Change, b *storage.Batch) error) error {
+	if s.txn != nil {
+		s.notice("NOTICE", sqlerr.FeatureNotSupported,
+			"schema changes inside a transaction block take effect immediately and are not rolled back")
+	}
+	ch := s.e.catalog.Begin()
+	b := s.e.storage.NewBatch()
+	defer b.Close()
+	if err := fn(ch, b); err != nil {
+		ch.Abort()
+		return err
+	}
+	if err := ch.Write(b); err != nil {
+		ch.Abort()
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		ch.Abort()
+		return err
+	}
+	ch.Install()
+	return nil
+}
+
+// createTablePlan creates a table from a validated descriptor.
+type createTablePlan struct {
+	table       *catalog.Table
+	ifNotExists bool
+}
+
+func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error) {
+	switch {
+	case n.ReferTable != nil:
+		return nil, sqlerr.NotSupported("CREATE TABLE ... LIKE")
+	case n.Select != nil:
+		return nil, sqlerr.NotSupported("CREATE TABLE ... AS SELECT")
+	case n.TemporaryKeyword != ast.TemporaryNone:
+		return nil, sqlerr.NotSupported("temporary tables")
+	case len(n.Options) > 0:
+		return nil, sqlerr.NotSupported("MySQL table option %s", restore(n.Options[0]))
+	case n.Partition != nil:
+		return nil, sqlerr.NotSupported("PARTITION BY (use WITH (UNIFORM_PARTITIONS = N) or PARTITION_AT_KEYS)")
+	}
+	if len(a.stmt.With) > 0 {
+		// Settings arrive with table partitioning (issue 3); until then a
+		// setting is refused rather than silently ignored.
+		return nil, sqlerr.NotSupported("table setting %s", a.stmt.With[0].Name)
+	}
+	if schema := n.Table.Schema.O; schema != "" && !strings.EqualFold(schema, a.s.db.Name) && !strings.EqualFold(schema, "public") {
+		return nil, sqlerr.NotSupported("creating a table in another database (%s)", schema)
+	}
+	t := &catalog.Table{DatabaseID: a.s.db.ID, Name: n.Table.Name.O}
+	var pk []string
+	pkDeclared := false
+	for _, cd := range n.Cols {
+		typ, err := parser.ColumnType(cd)
+		if err != nil {
+			return nil, err
+		}
+		if t.ColumnIndex(cd.Name.Name.O) >= 0 {
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", cd.Name.Name.O)
+		}
+		if strings.EqualFold(cd.Name.Name.O, hiddenKeyName) {
+			return nil, sqlerr.New(sqlerr.InvalidColumnDefinition, "column name %q is reserved", cd.Name.Name.O)
+		}
+		t.NextColumnID++
+		col := catalog.Column{ID: t.NextColumnID, Name: cd.Name.Name.O, Type: typ}
+		for _, opt := range cd.Options {
+			switch opt.Tp {
+			case ast.ColumnOptionNotNull:
+				col.NotNull = true
+			case ast.ColumnOptionNull:
+				col.NotNull = false
+			case ast.ColumnOptionPrimaryKey:
+				if pkDeclared {
+					return nil, multiplePK(t.Name)
+				}
+				pkDeclared = true
+				pk = []string{col.Name}
+			case ast.ColumnOptionDefaultValue:
+				text, err := a.checkDefault(opt.Expr, typ)
+				if err != nil {
+					return nil, err
+				}
+				col.Default = text
+			case ast.ColumnOptionGenerated:
+				return nil, sqlerr.NotSupported("computed column %q", col.Name)
+			default:
+				return nil, sqlerr.NotSupported("column option %s", restore(cd))
+			}
+		}
+		t.Columns = append(t.Columns, col)
+	}
+	for _, c := range n.Constraints {
+		switch c.Tp {
+		case ast.ConstraintPrimaryKey:
+			if pkDeclared {
+				return nil, multiplePK(t.Name)
+			}
+			pkDeclared = true
+			for _, k := range c.Keys {
+				if k.Expr != nil || k.Length > 0 {
+					return nil, sqlerr.NotSupported("expressions and prefix lengths in PRIMARY KEY")
+				}
+				pk = append(pk, k.Column.Name.O)
+			}
+		case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+			return nil, sqlerr.NotSupported("secondary indexes")
+		default:
+			return nil, sqlerr.NotSupported("table constraint %s", restore(c))
+		}
+	}
+	if len(t.Columns) == 0 {
+		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "table %q must have at least one column", t.Name)
+	}
+	for _, name := range pk {
+		i := t.ColumnIndex(name)
+		if i < 0 {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q named in key does not exist", name)
+		}
+		if t.IsKeyColumn(i) {
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in primary key constraint", name)
+		}
+		if !keyable(t.Columns[i].Type) {
+			return nil, sqlerr.New(sqlerr.InvalidTableDefinition,
+				"column %q of type %s cannot be part of the primary key", name, t.Columns[i].Type)
+		}
+		t.PrimaryKey = append(t.PrimaryKey, i)
+	}
+	if !pkDeclared {
+		t.NextColumnID++
+		t.Columns = append(t.Columns, catalog.Column{ID: t.NextColumnID, Name: hiddenKeyName, Type: types.TypeUint64, NotNull: true, Hidden: true})
+		t.PrimaryKey = []int{len(t.Columns) - 1}
+	}
+	return &createTablePlan{table: t, ifNotExists: n.IfNotExists}, nil
+}
+
+// keyable reports whether a type may be part of a primary key (design §3.1).
+func keyable(t types.Type) bool {
+	switch t.Family {
+	case types.Float, types.Double, types.Json, types.Interval:
+		return false
+	}
+	return true
+}
+
+func multiplePK(table string) error {
+	return sqlerr.New(sqlerr.InvalidTableDefinition, "multiple primary keys for table %q are not allowed", table)
+}
+
+// checkDefault validates a DEFAULT expression: it must not reference
+// columns, and a constant must convert to the column type. It returns the
+// SQL text stored in the catalog.
+func (a *analyser) checkDefault(n ast.ExprNode, typ types.Type) (string, error) {
+	e, err := a.build(nil, n, nil)
+	if err != nil {
+		return "", err
+	}
+	if expr.HasParams(e) {
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "parameters in DEFAULT are not supported")
+	}
+	if expr.IsRowIndependent(e) && expr.IsDeterministic(e) {
+		v, err := e.Eval(&expr.Context{Ctx: context.Background(), Now: a.s.e.opts.Now()}, nil)
+		if err != nil {
+			return "", err
+		}
+		if _, err := types.Cast(v, typ); err != nil {
+			return "", err
+		}
+	}
+	return restore(n), nil
+}
+
+func (p *createTablePlan) columns() []ResultColumn { return nil }
+
+func (p *createTablePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+		if _, exists := ch.Snapshot().Table(s.db.ID, p.table.Name); exists {
+			if p.ifNotExists {
+				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.table.Name)
+				return nil
+			}
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.table.Name)
+		}
+		t := *p.table
+		t.ID = ch.NewID()
+		ch.PutTable(&t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "CREATE TABLE"}, nil
+}
+
+type dropTablePlan struct{ stmt *ast.DropTableStmt }
+
+func (p *dropTablePlan) columns() []ResultColumn { return nil }
+
+func (p *dropTablePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+		for _, tn := range p.stmt.Tables {
+			if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, s.db.Name) && !strings.EqualFold(schema, "public") {
+				return sqlerr.NotSupported("dropping a table of another database (%s)", schema)
+			}
+			t, ok := ch.Snapshot().Table(s.db.ID, tn.Name.O)
+			if !ok {
+				if p.stmt.IfExists {
+					s.notice("NOTICE", sqlerr.UndefinedTable, "table %q does not exist, skipping", tn.Name.O)
+					continue
+				}
+				return sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", tn.Name.O)
+			}
+			ch.DropTable(t)
+			if err := b.DeleteRange(storage.TableSpan(t.ID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "DROP TABLE"}, nil
+}
+
+type createDatabasePlan struct{ stmt *ast.CreateDatabaseStmt }
+
+func (p *createDatabasePlan) columns() []ResultColumn { return nil }
+
+func (p *createDatabasePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	if len(p.stmt.Options) > 0 {
+		return nil, sqlerr.NotSupported("CREATE DATABASE options")
+	}
+	name := p.stmt.Name.O
+	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+		if _, exists := ch.Snapshot().Database(name); exists {
+			if p.stmt.IfNotExists {
+				s.notice("NOTICE", sqlerr.DuplicateDatabase, "database %q already exists, skipping", name)
+				return nil
+			}
+			return sqlerr.New(sqlerr.DuplicateDatabase, "database %q already exists", name)
+		}
+		ch.CreateDatabase(name)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "CREATE DATABASE"}, nil
+}
+
+type dropDatabasePlan struct{ stmt *ast.DropDatabaseStmt }
+
+func (p *dropDatabasePlan) columns() []ResultColumn { return nil }
+
+func (p *dropDatabasePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	name := p.stmt.Name.O
+	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+		d, ok := ch.Snapshot().Database(name)
+		if !ok {
+			if p.stmt.IfExists {
+				s.notice("NOTICE", sqlerr.UndefinedDatabase, "database %q does not exist, skipping", name)
+				return nil
+			}
+			return sqlerr.New(sqlerr.UndefinedDatabase, "database %q does not exist", name)
+		}
+		if d.ID == s.db.ID {
+			return sqlerr.New(sqlerr.ObjectInUse, "cannot drop the currently open database")
+		}
+		if n := s.e.databaseInUse(d.ID, s); n > 0 {
+			return &sqlerr.Error{Code: sqlerr.ObjectInUse,
+				Message: "database \"" + name + "\" is being accessed by other users",
+				Detail:  "There are other sessions using the database."}
+		}
+		for _, t := range ch.DropDatabase(d) {
+			if err := b.DeleteRange(storage.TableSpan(t.ID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "DROP DATABASE"}, nil
+}

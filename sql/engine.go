@@ -1,0 +1,124 @@
+package sql
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// Options configure an Engine.
+type Options struct {
+	DataDir string
+	// NoSync skips fsync on commit (--unsafe-no-sync): faster, and a crash
+	// may lose the last acknowledged commits.
+	NoSync bool
+	// Now is the clock (tests inject one); nil means time.Now.
+	Now func() time.Time
+	// Logger receives storage log lines; nil means Pebble's default.
+	Logger storage.Logger
+}
+
+// Engine is one PivotDB instance: a storage engine, its catalog, and the
+// transaction manager shared by all sessions.
+type Engine struct {
+	opts    Options
+	storage *storage.Engine
+	catalog *catalog.Catalog
+	txns    *txn.Manager
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+	closed   bool
+	nextPID  atomic.Uint32
+}
+
+// Open opens (creating if needed) the data directory.
+func Open(opts Options) (*Engine, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Load(st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &Engine{
+		opts:     opts,
+		storage:  st,
+		catalog:  cat,
+		txns:     txn.NewManager(st),
+		sessions: map[*Session]struct{}{},
+	}, nil
+}
+
+// Close releases the storage engine. Open sessions are closed (their open
+// transactions roll back) first.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	sessions := make([]*Session, 0, len(e.sessions))
+	for s := range e.sessions {
+		sessions = append(sessions, s)
+	}
+	e.mu.Unlock()
+	for _, s := range sessions {
+		s.Close()
+	}
+	return e.storage.Close()
+}
+
+// Storage exposes the storage engine (benchmarks, tests).
+func (e *Engine) Storage() *storage.Engine { return e.storage }
+
+// NewSession opens a session on database for user. A missing database gives
+// a FATAL 3D000 error.
+func (e *Engine) NewSession(database, user string) (*Session, error) {
+	db, ok := e.catalog.Snapshot().Database(database)
+	if !ok {
+		return nil, &sqlerr.Error{Code: sqlerr.UndefinedDatabase,
+			Message: "database \"" + database + "\" does not exist", Fatal: true}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, &sqlerr.Error{Code: sqlerr.AdminShutdown, Message: "the database system is shutting down", Fatal: true}
+	}
+	s := newSession(e, db, user)
+	e.sessions[s] = struct{}{}
+	return s, nil
+}
+
+func (e *Engine) removeSession(s *Session) {
+	e.mu.Lock()
+	delete(e.sessions, s)
+	e.mu.Unlock()
+}
+
+// databaseInUse reports whether a session other than self is connected to db.
+func (e *Engine) databaseInUse(dbID uint64, self *Session) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for s := range e.sessions {
+		if s != self && s.db.ID == dbID {
+			n++
+		}
+	}
+	return n
+}
+
+func lower(s string) string { return strings.ToLower(s) }

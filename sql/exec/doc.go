@@ -1,0 +1,10 @@
+// Package exec turns logical plans (package planner) into pull-based row
+// iterators and runs them. Each plan node becomes one iterator; Next returns
+// the next row or nil at the end.
+//
+// Rows returned by Next are owned by the caller only until the next call:
+// operators that keep rows (Sort, Aggregate, Distinct) copy them.
+//
+// Cancellation: scans check the statement context every few hundred rows and
+// return its error, which the session maps to 57014.
+package exec

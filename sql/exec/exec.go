@@ -1,0 +1,520 @@
+package exec
+
+import (
+	"context"
+	"sort"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// Context is what iterators need at run time.
+type Context struct {
+	Ctx    context.Context
+	Eval   *expr.Context
+	Reader storage.Reader
+}
+
+// Iter is a row iterator.
+type Iter interface {
+	// Next returns the next row, or nil at the end.
+	Next() (expr.Row, error)
+	Close()
+}
+
+// Build returns the iterator for a plan.
+func Build(c *Context, n planner.Node) (Iter, error) {
+	switch n := n.(type) {
+	case *planner.Scan:
+		return newScan(c, n)
+	case *planner.Values:
+		return &valuesIter{c: c, n: n}, nil
+	case *planner.Generate:
+		rows, err := n.Rows()
+		if err != nil {
+			return nil, err
+		}
+		return &sliceIter{rows: rows}, nil
+	case *planner.Filter:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &filterIter{c: c, in: in, cond: n.Cond}, nil
+	case *planner.Project:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &projectIter{c: c, in: in, exprs: n.Exprs, out: make(expr.Row, len(n.Exprs))}, nil
+	case *planner.Aggregate:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &aggIter{c: c, in: in, n: n}, nil
+	case *planner.Sort:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &sortIter{c: c, in: in, keys: n.Keys}, nil
+	case *planner.Limit:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return newLimit(c, in, n)
+	case *planner.Distinct:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &distinctIter{in: in, n: n.N, seen: map[string]struct{}{}}, nil
+	}
+	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
+}
+
+// Drain runs an iterator to the end, copying every row.
+func Drain(it Iter) ([]expr.Row, error) {
+	defer it.Close()
+	var rows []expr.Row
+	for {
+		r, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return rows, nil
+		}
+		rows = append(rows, append(expr.Row(nil), r...))
+	}
+}
+
+// isTrue evaluates a condition: only TRUE passes (NULL and FALSE do not).
+func isTrue(c *Context, cond expr.Expr, row expr.Row) (bool, error) {
+	v, err := cond.Eval(c.Eval, row)
+	if err != nil {
+		return false, err
+	}
+	return !v.IsNull() && v.Bool(), nil
+}
+
+// scanIter reads a table's rows in key order.
+type scanIter struct {
+	c     *Context
+	n     *planner.Scan
+	it    *storage.Iterator
+	row   expr.Row
+	count int
+	empty bool
+}
+
+func newScan(c *Context, n *planner.Scan) (Iter, error) {
+	span, ok, err := ScanSpan(c, n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return &scanIter{empty: true}, nil
+	}
+	it, err := c.Reader.NewIter(span)
+	if err != nil {
+		return nil, err
+	}
+	it.First()
+	return &scanIter{c: c, n: n, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
+}
+
+// ScanSpan computes the key span a scan reads. ok is false when the key
+// constraint cannot match any row (a key value of the wrong range, NULL).
+func ScanSpan(c *Context, n *planner.Scan) (span storage.Span, ok bool, err error) {
+	if len(n.KeyPrefix) == 0 {
+		return storage.TableSpan(n.Table.ID), true, nil
+	}
+	vals := make([]types.Value, len(n.KeyPrefix))
+	for i, e := range n.KeyPrefix {
+		v, err := e.Eval(c.Eval, nil)
+		if err != nil {
+			return storage.Span{}, false, err
+		}
+		if v.IsNull() {
+			return storage.Span{}, false, nil
+		}
+		colType := n.Table.Columns[n.Table.PrimaryKey[i]].Type
+		cv, err := types.Cast(v, colType)
+		if err != nil || types.Compare(cv, v) != 0 {
+			// No value of the column's type equals v (out of range, or a
+			// fraction for an integer column): the equality matches nothing.
+			return storage.Span{}, false, nil
+		}
+		vals[i] = cv
+	}
+	start := rowenc.EncodeKeyPrefix(n.Table, vals)
+	return storage.Span{Start: start, End: storage.PrefixEnd(start)}, true, nil
+}
+
+func (s *scanIter) Next() (expr.Row, error) {
+	if s.empty {
+		return nil, nil
+	}
+	for ; s.it.Valid(); s.it.Next() {
+		s.count++
+		if s.count%256 == 0 {
+			if err := s.c.Ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		for i := range s.row {
+			s.row[i] = types.NullValue
+		}
+		if err := rowenc.DecodeKey(s.n.Table, s.it.Key(), s.row); err != nil {
+			return nil, err
+		}
+		if err := rowenc.DecodeValue(s.n.Table, s.it.Value(), s.row); err != nil {
+			return nil, err
+		}
+		if s.n.Filter != nil {
+			ok, err := isTrue(s.c, s.n.Filter, s.row)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		s.it.Next()
+		return s.row, nil
+	}
+	return nil, s.it.Error()
+}
+
+func (s *scanIter) Close() {
+	if s.it != nil {
+		s.it.Close()
+		s.it = nil
+	}
+}
+
+type valuesIter struct {
+	c   *Context
+	n   *planner.Values
+	pos int
+}
+
+func (v *valuesIter) Next() (expr.Row, error) {
+	if v.pos >= len(v.n.Rows) {
+		return nil, nil
+	}
+	exprs := v.n.Rows[v.pos]
+	v.pos++
+	row := make(expr.Row, len(exprs))
+	for i, e := range exprs {
+		val, err := e.Eval(v.c.Eval, nil)
+		if err != nil {
+			return nil, err
+		}
+		row[i] = val
+	}
+	return row, nil
+}
+
+func (v *valuesIter) Close() {}
+
+type sliceIter struct {
+	rows [][]types.Value
+	pos  int
+}
+
+func (s *sliceIter) Next() (expr.Row, error) {
+	if s.pos >= len(s.rows) {
+		return nil, nil
+	}
+	s.pos++
+	return s.rows[s.pos-1], nil
+}
+
+func (s *sliceIter) Close() {}
+
+type filterIter struct {
+	c    *Context
+	in   Iter
+	cond expr.Expr
+}
+
+func (f *filterIter) Next() (expr.Row, error) {
+	for {
+		r, err := f.in.Next()
+		if err != nil || r == nil {
+			return r, err
+		}
+		ok, err := isTrue(f.c, f.cond, r)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return r, nil
+		}
+	}
+}
+
+func (f *filterIter) Close() { f.in.Close() }
+
+type projectIter struct {
+	c     *Context
+	in    Iter
+	exprs []expr.Expr
+	out   expr.Row
+}
+
+func (p *projectIter) Next() (expr.Row, error) {
+	r, err := p.in.Next()
+	if err != nil || r == nil {
+		return nil, err
+	}
+	for i, e := range p.exprs {
+		v, err := e.Eval(p.c.Eval, r)
+		if err != nil {
+			return nil, err
+		}
+		p.out[i] = v
+	}
+	return p.out, nil
+}
+
+func (p *projectIter) Close() { p.in.Close() }
+
+type aggGroup struct {
+	key  expr.Row
+	aggs []expr.AggFunc
+}
+
+type aggIter struct {
+	c      *Context
+	in     Iter
+	n      *planner.Aggregate
+	result []expr.Row
+	pos    int
+	done   bool
+}
+
+func (a *aggIter) run() error {
+	groups := map[string]*aggGroup{}
+	var order []*aggGroup
+	newGroup := func(key expr.Row) *aggGroup {
+		g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(a.n.Aggs))}
+		for i, s := range a.n.Aggs {
+			g.aggs[i] = s.New()
+		}
+		order = append(order, g)
+		return g
+	}
+	if len(a.n.GroupBy) == 0 {
+		groups[""] = newGroup(nil)
+	}
+	keyVals := make(expr.Row, len(a.n.GroupBy))
+	var buf []byte
+	for n := 0; ; n++ {
+		if n%256 == 255 {
+			if err := a.c.Ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r, err := a.in.Next()
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			break
+		}
+		buf = buf[:0]
+		for i, e := range a.n.GroupBy {
+			v, err := e.Eval(a.c.Eval, r)
+			if err != nil {
+				return err
+			}
+			keyVals[i] = v
+			buf = types.AppendGroupKey(buf, v)
+		}
+		g, ok := groups[string(buf)]
+		if !ok {
+			g = newGroup(append(expr.Row(nil), keyVals...))
+			groups[string(buf)] = g
+		}
+		for i, s := range a.n.Aggs {
+			var v types.Value
+			if s.Arg != nil {
+				if v, err = s.Arg.Eval(a.c.Eval, r); err != nil {
+					return err
+				}
+			}
+			if err := g.aggs[i].Add(v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, g := range order {
+		row := make(expr.Row, 0, len(g.key)+len(g.aggs))
+		row = append(row, g.key...)
+		for _, f := range g.aggs {
+			v, err := f.Result()
+			if err != nil {
+				return err
+			}
+			row = append(row, v)
+		}
+		a.result = append(a.result, row)
+	}
+	return nil
+}
+
+func (a *aggIter) Next() (expr.Row, error) {
+	if !a.done {
+		a.done = true
+		if err := a.run(); err != nil {
+			return nil, err
+		}
+	}
+	if a.pos >= len(a.result) {
+		return nil, nil
+	}
+	a.pos++
+	return a.result[a.pos-1], nil
+}
+
+func (a *aggIter) Close() { a.in.Close() }
+
+type sortIter struct {
+	c    *Context
+	in   Iter
+	keys []planner.SortKey
+	rows []expr.Row
+	pos  int
+	done bool
+}
+
+func (s *sortIter) Next() (expr.Row, error) {
+	if !s.done {
+		s.done = true
+		rows, err := Drain(s.in)
+		if err != nil {
+			return nil, err
+		}
+		sort.SliceStable(rows, func(i, j int) bool {
+			for _, k := range s.keys {
+				c := types.Compare(rows[i][k.Index], rows[j][k.Index])
+				if c != 0 {
+					if k.Desc {
+						return c > 0
+					}
+					return c < 0
+				}
+			}
+			return false
+		})
+		s.rows = rows
+	}
+	if s.pos >= len(s.rows) {
+		return nil, nil
+	}
+	s.pos++
+	return s.rows[s.pos-1], nil
+}
+
+func (s *sortIter) Close() { s.in.Close() }
+
+type limitIter struct {
+	in            Iter
+	count, offset int64 // count < 0: unlimited
+	seen          int64
+}
+
+func newLimit(c *Context, in Iter, n *planner.Limit) (Iter, error) {
+	l := &limitIter{in: in, count: -1}
+	eval := func(e expr.Expr, what string) (int64, error) {
+		v, err := e.Eval(c.Eval, nil)
+		if err != nil {
+			return 0, err
+		}
+		if v.IsNull() {
+			return -1, nil
+		}
+		iv, err := types.Cast(v, types.TypeInt64)
+		if err != nil {
+			return 0, err
+		}
+		if iv.Int() < 0 {
+			return 0, sqlerr.New(sqlerr.InvalidParameterValue, "%s must not be negative", what)
+		}
+		return iv.Int(), nil
+	}
+	var err error
+	if n.Count != nil {
+		if l.count, err = eval(n.Count, "LIMIT"); err != nil {
+			in.Close()
+			return nil, err
+		}
+	}
+	if n.Offset != nil {
+		if l.offset, err = eval(n.Offset, "OFFSET"); err != nil {
+			in.Close()
+			return nil, err
+		}
+		if l.offset < 0 {
+			l.offset = 0
+		}
+	}
+	return l, nil
+}
+
+func (l *limitIter) Next() (expr.Row, error) {
+	for l.offset > 0 {
+		r, err := l.in.Next()
+		if err != nil || r == nil {
+			return nil, err
+		}
+		l.offset--
+	}
+	if l.count >= 0 && l.seen >= l.count {
+		return nil, nil
+	}
+	r, err := l.in.Next()
+	if err != nil || r == nil {
+		return nil, err
+	}
+	l.seen++
+	return r, nil
+}
+
+func (l *limitIter) Close() { l.in.Close() }
+
+type distinctIter struct {
+	in   Iter
+	n    int
+	seen map[string]struct{}
+	buf  []byte
+}
+
+func (d *distinctIter) Next() (expr.Row, error) {
+	for {
+		r, err := d.in.Next()
+		if err != nil || r == nil {
+			return nil, err
+		}
+		d.buf = d.buf[:0]
+		for _, v := range r[:d.n] {
+			d.buf = types.AppendGroupKey(d.buf, v)
+		}
+		if _, ok := d.seen[string(d.buf)]; ok {
+			continue
+		}
+		d.seen[string(d.buf)] = struct{}{}
+		return r, nil
+	}
+}
+
+func (d *distinctIter) Close() { d.in.Close() }

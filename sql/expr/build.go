@@ -1,0 +1,805 @@
+package expr
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// Scope resolves column names for a Builder.
+type Scope interface {
+	// ResolveColumn resolves [table.]name to a position in the input row.
+	// Names are passed as written (the scope decides case sensitivity).
+	// Errors: 42703 column does not exist, 42702 ambiguous.
+	ResolveColumn(table, name string) (index int, typ types.Type, err error)
+}
+
+// MaxDepth bounds the nesting of expressions the Builder accepts (54001
+// beyond), so that evaluation, which recurses, never exhausts the stack.
+const MaxDepth = 2000
+
+// Builder translates TiDB AST expressions into Expr trees: it resolves
+// columns through Scope, types every node, resolves untyped literals and
+// parameters from context, and folds constant subtrees. A Builder is used
+// for one statement by one goroutine; it may build several expressions.
+type Builder struct {
+	Scope Scope
+	// ParamTypes are the types of $1..$n: declared types in (zero or
+	// TypeUnknown when not declared), inferred types out (TypeUnknown where
+	// nothing decided). It grows as parameters are seen.
+	ParamTypes []types.Type
+	// ParamIndex maps the Order of a TiDB ParamMarkerExpr to its $n
+	// (1-based), as the dialect front computed it; nil means the i-th
+	// marker is $(i+1).
+	ParamIndex []int
+	// Replace, when set, is tried on every node before the default
+	// translation; the SELECT builder uses it to substitute aggregate calls
+	// and GROUP BY expressions with references to aggregated columns.
+	// ok=false falls through to the default translation.
+	Replace func(n ast.ExprNode) (e Expr, ok bool, err error)
+	// Subquery, when set, builds subquery nodes: *ast.SubqueryExpr,
+	// *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr and
+	// *ast.PatternInExpr with Sel set. When nil they are 0A000.
+	Subquery func(n ast.ExprNode) (Expr, error)
+	// Position, when set, maps a node's offset in the parsed text to the
+	// 1-based position in the client's statement reported with errors.
+	Position func(offset int) int
+
+	depth int
+}
+
+// Build translates n. A result that is still untyped (a lone string
+// literal or parameter) becomes Utf8, as PostgreSQL types an unknown
+// output column as text.
+func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
+	return b.BuildTyped(n, types.TypeUtf8)
+}
+
+// BuildTyped translates n with an expected type: an untyped literal or
+// parameter, or a NULL, becomes t (INSERT values, UPDATE SET, defaults).
+// Other types are returned as they are; use AssignCast to convert them.
+func (b *Builder) BuildTyped(n ast.ExprNode, t types.Type) (Expr, error) {
+	e, err := b.BuildUntyped(n)
+	if err != nil {
+		return nil, err
+	}
+	switch e.Type().Family {
+	case types.Unknown:
+		if e, err = b.resolve(e, t); err != nil {
+			return nil, b.withPos(err, n)
+		}
+	case types.Null:
+		if _, ok := e.(*Const); ok && t.Family != types.Unknown {
+			e = NullOf(t)
+		}
+	}
+	b.fixParams(e)
+	return e, nil
+}
+
+// BuildAssign translates n for storing into column `column` of type t
+// (INSERT, UPDATE SET): BuildTyped then AssignCast.
+func (b *Builder) BuildAssign(n ast.ExprNode, t types.Type, column string) (Expr, error) {
+	e, err := b.BuildTyped(n, t)
+	if err != nil {
+		return nil, err
+	}
+	e, err = b.AssignCast(e, t, column)
+	if err != nil {
+		return nil, b.withPos(err, n)
+	}
+	return e, nil
+}
+
+// BuildBool translates a condition (WHERE, HAVING, ON, CHECK): the result
+// must be boolean; clause names the clause in the 42804 error.
+func (b *Builder) BuildBool(n ast.ExprNode, clause string) (Expr, error) {
+	e, err := b.BuildUntyped(n)
+	if err != nil {
+		return nil, err
+	}
+	if e, err = b.boolOperand(e, clause); err != nil {
+		return nil, b.withPos(err, n)
+	}
+	b.fixParams(e)
+	return e, nil
+}
+
+// BuildUntyped translates n leaving an untyped result untyped, for callers
+// that unify several expressions themselves (VALUES rows, UNION arms) with
+// CommonType and Coerce.
+func (b *Builder) BuildUntyped(n ast.ExprNode) (Expr, error) {
+	e, err := b.build(n)
+	if err != nil {
+		return nil, err
+	}
+	b.fixParams(e)
+	return e, nil
+}
+
+// fixParams types the occurrences of a parameter built before a later
+// occurrence decided its type.
+func (b *Builder) fixParams(e Expr) {
+	Walk(e, func(x Expr) bool {
+		if p, ok := x.(*Param); ok && p.Typ.Family == types.Unknown && p.N <= len(b.ParamTypes) {
+			if t := b.ParamTypes[p.N-1]; t.Family != types.Unknown && t.Family != types.Null {
+				p.Typ = t
+			}
+		}
+		return true
+	})
+}
+
+func (b *Builder) setParamType(n int, t types.Type) {
+	if b == nil || n < 1 {
+		return
+	}
+	b.growParams(n)
+	b.ParamTypes[n-1] = t
+}
+
+func (b *Builder) growParams(n int) {
+	for len(b.ParamTypes) < n {
+		b.ParamTypes = append(b.ParamTypes, types.TypeUnknown)
+	}
+}
+
+func (b *Builder) withPos(err error, n ast.Node) error {
+	if b.Position == nil || n == nil {
+		return err
+	}
+	return sqlerr.WithPosition(err, b.Position(n.OriginTextPosition()))
+}
+
+func (b *Builder) build(n ast.ExprNode) (Expr, error) {
+	b.depth++
+	defer func() { b.depth-- }()
+	if b.depth > MaxDepth {
+		return nil, b.withPos(sqlerr.New(codeStatementTooComplex,
+			"stack depth limit exceeded: expression nests more than %d levels", MaxDepth), n)
+	}
+	if b.Replace != nil {
+		e, ok, err := b.Replace(n)
+		if err != nil {
+			return nil, b.withPos(err, n)
+		}
+		if ok {
+			return e, nil
+		}
+	}
+	e, err := b.translate(n)
+	if err != nil {
+		return nil, b.withPos(err, n)
+	}
+	return fold(e), nil
+}
+
+func (b *Builder) buildList(ns []ast.ExprNode) ([]Expr, error) {
+	out := make([]Expr, len(ns))
+	for i, n := range ns {
+		e, err := b.build(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func notSupported(what string) error { return sqlerr.NotSupported("%s", what) }
+
+func (b *Builder) translate(n ast.ExprNode) (Expr, error) {
+	switch n := n.(type) {
+	case *ast.ParenthesesExpr:
+		return b.build(n.Expr)
+	case *test_driver.ParamMarkerExpr:
+		return b.param(n)
+	case *test_driver.ValueExpr:
+		return literal(n)
+	case *ast.ColumnNameExpr:
+		return b.column(n.Name)
+	case *ast.BinaryOperationExpr:
+		return b.binary(n)
+	case *ast.UnaryOperationExpr:
+		return b.unary(n)
+	case *ast.IsNullExpr:
+		e, err := b.build(n.Expr)
+		if err != nil {
+			return nil, err
+		}
+		return &IsNull{E: e, Negate: n.Not}, nil
+	case *ast.IsTruthExpr:
+		e, err := b.build(n.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.boolOperand(e, "IS TRUE"); err != nil {
+			return nil, err
+		}
+		return &IsTruth{E: e, Truth: n.True != 0, Negate: n.Not}, nil
+	case *ast.PatternInExpr:
+		if n.Sel != nil {
+			return b.subquery(n)
+		}
+		return b.in(n)
+	case *ast.BetweenExpr:
+		return b.between(n)
+	case *ast.PatternLikeOrIlikeExpr:
+		return b.like(n)
+	case *ast.CaseExpr:
+		return b.caseExpr(n)
+	case *ast.FuncCallExpr:
+		return b.funcCall(n)
+	case *ast.FuncCastExpr:
+		return b.funcCast(n)
+	case *ast.RowExpr:
+		return nil, notSupported("a row expression outside a comparison or IN")
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
+		return b.subquery(n)
+	case *ast.AggregateFuncExpr:
+		return nil, aggNotAllowed(strings.ToLower(n.F))
+	case *ast.WindowFuncExpr:
+		return nil, notSupported("window function " + strings.ToLower(n.Name))
+	case *ast.DefaultExpr:
+		return nil, notSupported("DEFAULT in an expression")
+	case *ast.VariableExpr:
+		return nil, notSupported("variable @" + n.Name)
+	case *ast.PatternRegexpExpr:
+		return nil, notSupported("REGEXP")
+	case *ast.PositionExpr:
+		return nil, notSupported("a column position in an expression")
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", n), "*ast."), "Expr")
+	return nil, notSupported(name + " expression")
+}
+
+func aggNotAllowed(name string) error {
+	return sqlerr.New(codeGroupingError, "aggregate function %s() is not allowed here", name)
+}
+
+func (b *Builder) subquery(n ast.ExprNode) (Expr, error) {
+	if b.Subquery == nil {
+		return nil, notSupported("a subquery in this context")
+	}
+	return b.Subquery(n)
+}
+
+func (b *Builder) column(c *ast.ColumnName) (Expr, error) {
+	name := c.Name.O
+	if b.Scope == nil {
+		return nil, sqlerr.New(codeUndefinedColumn, "column %q does not exist", name)
+	}
+	idx, t, err := b.Scope.ResolveColumn(c.Table.O, name)
+	if err != nil {
+		return nil, err
+	}
+	display := name
+	if c.Table.O != "" {
+		display = c.Table.O + "." + name
+	}
+	return &ColumnRef{Index: idx, Name: display, Typ: t}, nil
+}
+
+func (b *Builder) param(p *test_driver.ParamMarkerExpr) (Expr, error) {
+	n := p.Order + 1
+	if b.ParamIndex != nil {
+		if p.Order < 0 || p.Order >= len(b.ParamIndex) {
+			return nil, sqlerr.New(sqlerr.InternalError, "expr: parameter marker %d has no number", p.Order)
+		}
+		n = b.ParamIndex[p.Order]
+	}
+	if n < 1 {
+		return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", n)
+	}
+	b.growParams(n)
+	t := b.ParamTypes[n-1]
+	if t.Family == types.Null {
+		t = types.TypeUnknown
+		b.ParamTypes[n-1] = t
+	}
+	return &Param{N: n, Typ: t}, nil
+}
+
+// literal translates a constant. Integers are Int64 (Uint64 when only
+// that fits), numbers with a point are exact Decimals as in PostgreSQL,
+// numbers with an exponent are Double, quoted strings are untyped until
+// their context types them, TRUE/FALSE are Bool, x'..' is String.
+func literal(v *test_driver.ValueExpr) (Expr, error) {
+	switch x := v.GetValue().(type) {
+	case nil:
+		return NewConst(types.NullValue), nil
+	case int64:
+		if v.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
+			return NewConst(types.NewBool(x != 0)), nil
+		}
+		return NewConst(types.NewInt64(x)), nil
+	case uint64:
+		return NewConst(types.NewUint64(x)), nil
+	case float64:
+		return NewConst(types.NewDouble(x)), nil
+	case float32:
+		return NewConst(types.NewDouble(float64(x))), nil
+	case string:
+		return NewConst(types.NewUnknown(x)), nil
+	case []byte:
+		return NewConst(types.NewString(string(x))), nil
+	case *test_driver.MyDecimal:
+		d, _, err := apd.NewFromString(x.String())
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", x.String())
+		}
+		return NewConst(types.NewDecimal(d)), nil
+	case test_driver.BinaryLiteral:
+		return NewConst(types.NewString(string(x))), nil
+	}
+	return nil, notSupported("this kind of literal")
+}
+
+// boolOperand checks that e can be used as a condition: Bool or NULL;
+// untyped literals and parameters become Bool.
+func (b *Builder) boolOperand(e Expr, context string) (Expr, error) {
+	e, err := b.resolve(e, types.TypeBool)
+	if err != nil {
+		return nil, err
+	}
+	switch e.Type().Family {
+	case types.Bool, types.Null:
+		return e, nil
+	}
+	return nil, sqlerr.New(codeDatatypeMismatch, "argument of %s must be type boolean, not type %s", context, TypeName(e.Type()))
+}
+
+func (b *Builder) binary(n *ast.BinaryOperationExpr) (Expr, error) {
+	switch n.Op {
+	case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+		return b.comparison(cmpOpOf(n.Op), n.L, n.R)
+	}
+	l, err := b.build(n.L)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.build(n.R)
+	if err != nil {
+		return nil, err
+	}
+	switch n.Op {
+	case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+		name := map[opcode.Op]string{opcode.LogicAnd: "AND", opcode.LogicOr: "OR", opcode.LogicXor: "XOR"}[n.Op]
+		if l, err = b.boolOperand(l, name); err != nil {
+			return nil, err
+		}
+		if r, err = b.boolOperand(r, name); err != nil {
+			return nil, err
+		}
+		switch n.Op {
+		case opcode.LogicAnd:
+			return &And{L: l, R: r}, nil
+		case opcode.LogicOr:
+			return &Or{L: l, R: r}, nil
+		}
+		// a XOR b is a <> b on booleans, NULL when either is NULL.
+		return &Compare{Op: NE, L: l, R: r}, nil
+	case opcode.Plus:
+		return b.arithExprs(Add, l, r)
+	case opcode.Minus:
+		return b.arithExprs(Sub, l, r)
+	case opcode.Mul:
+		return b.arithExprs(Mul, l, r)
+	case opcode.Div:
+		return b.arithExprs(Div, l, r)
+	case opcode.Mod:
+		return b.arithExprs(Mod, l, r)
+	case opcode.IntDiv:
+		return b.arithExprs(IntDiv, l, r)
+	}
+	return nil, notSupported("operator " + n.Op.String())
+}
+
+func cmpOpOf(op opcode.Op) CmpOp {
+	switch op {
+	case opcode.NE:
+		return NE
+	case opcode.LT:
+		return LT
+	case opcode.LE:
+		return LE
+	case opcode.GT:
+		return GT
+	case opcode.GE:
+		return GE
+	case opcode.NullEQ:
+		return NullSafeEQ
+	}
+	return EQ
+}
+
+// comparison builds l op r for scalars and rows.
+func (b *Builder) comparison(op CmpOp, ln, rn ast.ExprNode) (Expr, error) {
+	lr, lok := unparen(ln).(*ast.RowExpr)
+	rr, rok := unparen(rn).(*ast.RowExpr)
+	if lok || rok {
+		if !lok || !rok {
+			if _, sub := unparen(rn).(*ast.SubqueryExpr); sub {
+				return b.subquery(&ast.CompareSubqueryExpr{L: ln, Op: opOfCmp(op), R: rn})
+			}
+			return nil, sqlerr.New(sqlerr.SyntaxError, "cannot compare a row with a scalar")
+		}
+		return b.rowComparison(op, lr.Values, rr.Values)
+	}
+	l, err := b.build(ln)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.build(rn)
+	if err != nil {
+		return nil, err
+	}
+	return b.compareExprs(op, l, r)
+}
+
+func opOfCmp(op CmpOp) opcode.Op {
+	return map[CmpOp]opcode.Op{EQ: opcode.EQ, NE: opcode.NE, LT: opcode.LT, LE: opcode.LE,
+		GT: opcode.GT, GE: opcode.GE, NullSafeEQ: opcode.NullEQ}[op]
+}
+
+func unparen(n ast.ExprNode) ast.ExprNode {
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			return n
+		}
+		n = p.Expr
+	}
+}
+
+// compareExprs type-checks l op r: untyped sides take the other side's
+// type, and the families must be comparable (42883 otherwise, worded as
+// PostgreSQL's "operator does not exist: integer = text").
+func (b *Builder) compareExprs(op CmpOp, l, r Expr) (Expr, error) {
+	l, r, err := b.resolvePair(l, r)
+	if err != nil {
+		return nil, err
+	}
+	if !Comparable(l.Type(), r.Type()) {
+		sym := op.String()
+		if op == NullSafeEQ {
+			sym = "="
+		}
+		return nil, opNotExist(sym, l.Type(), r.Type())
+	}
+	return &Compare{Op: op, L: l, R: r}, nil
+}
+
+// rowComparison: (a, b) = (1, 2) is (a = 1) AND (b = 2), <> is the OR of
+// <>, IS NOT DISTINCT FROM the AND of the pairs; <, <=, >, >= compare
+// lexicographically with RowCompare.
+func (b *Builder) rowComparison(op CmpOp, ln, rn []ast.ExprNode) (Expr, error) {
+	if len(ln) != len(rn) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "unequal number of entries in row expressions")
+	}
+	ls, err := b.buildList(ln)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := b.buildList(rn)
+	if err != nil {
+		return nil, err
+	}
+	pairs := make([]Expr, len(ls))
+	for i := range ls {
+		c, err := b.compareExprs(op, ls[i], rs[i])
+		if err != nil {
+			return nil, err
+		}
+		cmp := c.(*Compare)
+		ls[i], rs[i] = cmp.L, cmp.R
+		pairs[i] = fold(c)
+	}
+	switch op {
+	case EQ, NullSafeEQ:
+		return conjoin(pairs, false), nil
+	case NE:
+		return conjoin(pairs, true), nil
+	}
+	return &RowCompare{Op: op, L: ls, R: rs}, nil
+}
+
+// conjoin joins es with AND (or OR) into a left-deep tree.
+func conjoin(es []Expr, or bool) Expr {
+	e := es[0]
+	for _, x := range es[1:] {
+		if or {
+			e = fold(&Or{L: e, R: x})
+		} else {
+			e = fold(&And{L: e, R: x})
+		}
+	}
+	return e
+}
+
+// arithExprs type-checks l op r. An untyped operand takes the other's type
+// (a time minus an untyped literal is tried as a time first, then as an
+// interval, as PostgreSQL does); two untyped operands are ambiguous.
+func (b *Builder) arithExprs(op ArithOp, l, r Expr) (Expr, error) {
+	lu, ru := l.Type().Family == types.Unknown, r.Type().Family == types.Unknown
+	var err error
+	switch {
+	case lu && ru, lu && r.Type().Family == types.Null, ru && l.Type().Family == types.Null:
+		return nil, sqlerr.New(codeAmbiguousFunction, "operator is not unique: %s %s %s",
+			TypeName(l.Type()), op, TypeName(r.Type()))
+	case lu:
+		l, err = b.resolveArith(op, l, r.Type())
+	case ru:
+		r, err = b.resolveArith(op, r, l.Type())
+	}
+	if err != nil {
+		return nil, err
+	}
+	l, r = adoptUnsigned(l, r), adoptUnsigned(r, l)
+	return NewArith(op, l, r)
+}
+
+// adoptUnsigned makes a non-negative integer constant next to an unsigned
+// operand unsigned too, so that `u - 1` and `farm_hash(k) % 16` compute in
+// Uint64 instead of the mixed-signedness Int64 (where hashes above 2^63
+// would be out of range).
+func adoptUnsigned(k, other Expr) Expr {
+	c, ok := k.(*Const)
+	if !ok || !other.Type().Family.IsUnsigned() {
+		return k
+	}
+	if f := c.Value.Family(); f.IsInteger() && !f.IsUnsigned() && c.Value.Int() >= 0 {
+		return &Const{Value: types.NewUint64(uint64(c.Value.Int())), Typ: types.TypeUint64}
+	}
+	return k
+}
+
+func (b *Builder) resolveArith(op ArithOp, unknown Expr, other types.Type) (Expr, error) {
+	f := other.Family
+	switch {
+	case f.IsTime() && op == Sub:
+		if e, err := b.resolve(unknown, BaseType(other)); err == nil {
+			return e, nil
+		}
+		return b.resolve(unknown, types.TypeInterval)
+	case f.IsTime():
+		return b.resolve(unknown, types.TypeInterval)
+	case f == types.Interval && (op == Mul || op == Div):
+		return b.resolve(unknown, types.TypeDouble)
+	}
+	return b.resolve(unknown, BaseType(other))
+}
+
+func (b *Builder) unary(n *ast.UnaryOperationExpr) (Expr, error) {
+	e, err := b.build(n.V)
+	if err != nil {
+		return nil, err
+	}
+	switch n.Op {
+	case opcode.Not, opcode.Not2:
+		if e, err = b.boolOperand(e, "NOT"); err != nil {
+			return nil, err
+		}
+		return &Not{E: e}, nil
+	case opcode.Plus:
+		// +x is x for every type, as in SQLite and MySQL (PostgreSQL
+		// accepts it only on numbers); the sqllogictest corpus writes
+		// `+ col` on text columns.
+		return e, nil
+	case opcode.Minus:
+		op, sym := Neg, "-"
+		if e.Type().Family == types.Unknown {
+			if e, err = b.resolve(e, types.TypeDecimal); err != nil {
+				return nil, err
+			}
+		}
+		t, ok := UnaryType(op, e.Type())
+		if !ok {
+			return nil, opNotExist1(sym, e.Type())
+		}
+		return &Unary{Op: op, E: e, Typ: t}, nil
+	}
+	return nil, notSupported("operator " + n.Op.String())
+}
+
+// in builds E [NOT] IN (list): the elements are typed against E (or E
+// against the first typed element) and must be comparable with it.
+func (b *Builder) in(n *ast.PatternInExpr) (Expr, error) {
+	if row, ok := unparen(n.Expr).(*ast.RowExpr); ok {
+		return b.rowIn(row.Values, n.List, n.Not)
+	}
+	e, err := b.build(n.Expr)
+	if err != nil {
+		return nil, err
+	}
+	list, err := b.buildList(n.List)
+	if err != nil {
+		return nil, err
+	}
+	e, list, err = b.unifyIn(e, list)
+	if err != nil {
+		return nil, err
+	}
+	return NewIn(e, list, n.Not), nil
+}
+
+func (b *Builder) unifyIn(e Expr, list []Expr) (Expr, []Expr, error) {
+	var err error
+	if e.Type().Family == types.Unknown {
+		target := types.TypeUtf8
+		for _, x := range list {
+			if f := x.Type().Family; f != types.Unknown && f != types.Null {
+				target = BaseType(x.Type())
+				break
+			}
+		}
+		if e, err = b.resolve(e, target); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i, x := range list {
+		if x, err = b.resolve(x, resolveTarget(e.Type())); err != nil {
+			return nil, nil, err
+		}
+		if !Comparable(e.Type(), x.Type()) {
+			return nil, nil, opNotExist("=", e.Type(), x.Type())
+		}
+		list[i] = x
+	}
+	return e, list, nil
+}
+
+func (b *Builder) rowIn(ln []ast.ExprNode, items []ast.ExprNode, negate bool) (Expr, error) {
+	ls, err := b.buildList(ln)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]Expr, len(items))
+	for i, item := range items {
+		r, ok := unparen(item).(*ast.RowExpr)
+		if !ok || len(r.Values) != len(ls) {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "IN list element %d does not have %d entries", i+1, len(ls))
+		}
+		if rows[i], err = b.buildList(r.Values); err != nil {
+			return nil, err
+		}
+	}
+	for col := range ls {
+		column := make([]Expr, len(rows))
+		for i := range rows {
+			column[i] = rows[i][col]
+		}
+		if ls[col], column, err = b.unifyIn(ls[col], column); err != nil {
+			return nil, err
+		}
+		for i := range rows {
+			rows[i][col] = column[i]
+		}
+	}
+	return &RowIn{L: ls, List: rows, Negate: negate}, nil
+}
+
+// between desugars E BETWEEN a AND b into (E >= a) AND (E <= b), and NOT
+// BETWEEN into (E < a) OR (E > b), so that the planner sees plain
+// comparisons. E is shared by both comparisons (evaluated twice, as in
+// PostgreSQL).
+func (b *Builder) between(n *ast.BetweenExpr) (Expr, error) {
+	e, err := b.build(n.Expr)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := b.build(n.Left)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := b.build(n.Right)
+	if err != nil {
+		return nil, err
+	}
+	if e.Type().Family == types.Unknown {
+		t, err := CommonType("BETWEEN", lo.Type(), hi.Type())
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.resolve(e, BaseType(t)); err != nil {
+			return nil, err
+		}
+	}
+	opLo, opHi := GE, LE
+	if n.Not {
+		opLo, opHi = LT, GT
+	}
+	l, err := b.compareExprs(opLo, e, lo)
+	if err != nil {
+		return nil, err
+	}
+	h, err := b.compareExprs(opHi, e, hi)
+	if err != nil {
+		return nil, err
+	}
+	if n.Not {
+		return &Or{L: fold(l), R: fold(h)}, nil
+	}
+	return &And{L: fold(l), R: fold(h)}, nil
+}
+
+func (b *Builder) like(n *ast.PatternLikeOrIlikeExpr) (Expr, error) {
+	e, err := b.build(n.Expr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.build(n.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	if e, p, err = b.resolvePair(e, p); err != nil {
+		return nil, err
+	}
+	op := "~~"
+	if !n.IsLike {
+		op = "~~*"
+	}
+	for _, x := range []Expr{e, p} {
+		switch x.Type().Family {
+		case types.Utf8, types.String, types.Null:
+		default:
+			return nil, opNotExist(op, e.Type(), p.Type())
+		}
+	}
+	return NewLike(e, p, rune(n.Escape), n.Not, !n.IsLike)
+}
+
+func (b *Builder) caseExpr(n *ast.CaseExpr) (Expr, error) {
+	c := &Case{}
+	var err error
+	if n.Value != nil {
+		if c.Operand, err = b.build(n.Value); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]Expr, 0, len(n.WhenClauses)+1)
+	for _, w := range n.WhenClauses {
+		cond, err := b.build(w.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if c.Operand != nil {
+			cmp, err := b.compareExprs(EQ, c.Operand, cond)
+			if err != nil {
+				return nil, err
+			}
+			c.Operand, cond = cmp.(*Compare).L, cmp.(*Compare).R
+		} else if cond, err = b.boolOperand(cond, "CASE/WHEN"); err != nil {
+			return nil, err
+		}
+		res, err := b.build(w.Result)
+		if err != nil {
+			return nil, err
+		}
+		c.Whens = append(c.Whens, When{Cond: cond, Result: res})
+		results = append(results, res)
+	}
+	if n.ElseClause != nil {
+		if c.Else, err = b.build(n.ElseClause); err != nil {
+			return nil, err
+		}
+		results = append(results, c.Else)
+	}
+	if c.Typ, err = b.commonArgs("CASE", results, 0); err != nil {
+		return nil, err
+	}
+	for i := range c.Whens {
+		c.Whens[i].Result = results[i]
+	}
+	if c.Else != nil {
+		c.Else = results[len(results)-1]
+	}
+	return c, nil
+}

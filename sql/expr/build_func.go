@@ -1,0 +1,196 @@
+package expr
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/charset"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	tidbtypes "github.com/pingcap/tidb/pkg/parser/types"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// CastFuncName is the function the dialect front rewrites casts into:
+// x::T, CAST(x AS T) and YQL typed literals such as Interval("PT1H")
+// become pivot_cast(x, 'T').
+const CastFuncName = "pivot_cast"
+
+func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
+	name := n.FnName.L
+	switch name {
+	case CastFuncName:
+		return b.pivotCast(n)
+	case ast.DateLiteral:
+		return b.typedLiteral(n, types.T(types.Date))
+	case ast.TimestampLiteral:
+		return b.typedLiteral(n, types.TypeTimestamp)
+	case ast.TimeLiteral:
+		return nil, notSupported("type time")
+	case ast.Concat:
+		if isPipes(n) {
+			return b.pipes(n)
+		}
+	case "trim":
+		if len(n.Args) == 3 {
+			if dir, ok := n.Args[2].(*ast.TrimDirectionExpr); ok {
+				switch dir.Direction {
+				case ast.TrimLeading:
+					name = "ltrim"
+				case ast.TrimTrailing:
+					name = "rtrim"
+				default:
+					name = "btrim"
+				}
+				n = &ast.FuncCallExpr{FnName: n.FnName, Args: n.Args[:2]}
+			}
+		}
+	}
+	if IsAggregate(name) {
+		return nil, aggNotAllowed(name)
+	}
+	args, err := b.buildList(n.Args)
+	if err != nil {
+		return nil, err
+	}
+	return b.callFunc(name, n.FnName.O, args)
+}
+
+// isPipes tells a || b from a call concat(a, b): TiDB parses both into
+// FuncCallExpr "concat", but the operator's node starts where its first
+// operand starts, while a call's arguments start after "concat(".
+func isPipes(n *ast.FuncCallExpr) bool {
+	return n.FnName.O == ast.Concat && len(n.Args) == 2 &&
+		n.OriginTextPosition() == n.Args[0].OriginTextPosition()
+}
+
+// pipes builds a || b: NULL-propagating concatenation; one side must be a
+// string (or untyped), the other is rendered as text.
+func (b *Builder) pipes(n *ast.FuncCallExpr) (Expr, error) {
+	l, err := b.build(n.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.build(n.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	isStr := func(t types.Type) bool {
+		f := t.Family
+		return f == types.Utf8 || f == types.String || f == types.Unknown
+	}
+	if !isStr(l.Type()) && !isStr(r.Type()) {
+		return nil, opNotExist("||", l.Type(), r.Type())
+	}
+	target := types.TypeUtf8
+	if l.Type().Family == types.String || r.Type().Family == types.String {
+		target = types.TypeString
+	}
+	if l, err = b.resolve(l, target); err != nil {
+		return nil, err
+	}
+	if r, err = b.resolve(r, target); err != nil {
+		return nil, err
+	}
+	return &Concat{L: l, R: r, Typ: ConcatType(l.Type(), r.Type())}, nil
+}
+
+// pivotCast builds pivot_cast(x, 'Type'). Casting a literal parses it now,
+// so `'abc'::Int32` fails at build time with 22P02, as in PostgreSQL.
+func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
+	if len(n.Args) != 2 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%s takes an expression and a type name", CastFuncName)
+	}
+	tv, ok := n.Args[1].(*test_driver.ValueExpr)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%s: the type must be a string literal", CastFuncName)
+	}
+	name, ok := tv.GetValue().(string)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%s: the type must be a string literal", CastFuncName)
+	}
+	t, err := types.ParseTypeName(name)
+	if err != nil {
+		return nil, err
+	}
+	e, err := b.build(n.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	return b.castTo(e, t)
+}
+
+func (b *Builder) castTo(e Expr, t types.Type) (Expr, error) {
+	switch e.Type().Family {
+	case types.Unknown:
+		return b.resolve(e, t)
+	case types.Null:
+		if _, ok := e.(*Const); ok {
+			return NullOf(t), nil
+		}
+	}
+	return NewCast(e, t)
+}
+
+// typedLiteral builds DATE '...' and TIMESTAMP '...'.
+func (b *Builder) typedLiteral(n *ast.FuncCallExpr, t types.Type) (Expr, error) {
+	if len(n.Args) != 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "malformed %s literal", t)
+	}
+	e, err := b.build(n.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	return b.castTo(e, t)
+}
+
+// funcCast builds TiDB's own CAST(x AS type) when the dialect front left
+// one: MySQL cast types map to the nearest family.
+func (b *Builder) funcCast(n *ast.FuncCastExpr) (Expr, error) {
+	t, err := mysqlCastType(n.Tp)
+	if err != nil {
+		return nil, err
+	}
+	e, err := b.build(n.Expr)
+	if err != nil {
+		return nil, err
+	}
+	return b.castTo(e, t)
+}
+
+func mysqlCastType(ft *tidbtypes.FieldType) (types.Type, error) {
+	unsigned := ft.GetFlag()&mysql.UnsignedFlag != 0
+	switch ft.GetType() {
+	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong:
+		if unsigned {
+			return types.TypeUint64, nil
+		}
+		return types.TypeInt64, nil
+	case mysql.TypeNewDecimal:
+		// TiDB gives a bare DECIMAL MySQL's default (10,0); PivotDB reads
+		// it as PostgreSQL's unconstrained numeric instead.
+		if p := ft.GetFlen(); p > 0 && p != tidbtypes.UnspecifiedLength && !(p == 10 && ft.GetDecimal() == 0) {
+			d := max(ft.GetDecimal(), 0)
+			return types.Type{Family: types.Decimal, Precision: p, Scale: d}, nil
+		}
+		return types.TypeDecimal, nil
+	case mysql.TypeFloat:
+		return types.T(types.Float), nil
+	case mysql.TypeDouble:
+		return types.TypeDouble, nil
+	case mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeString, mysql.TypeBlob,
+		mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
+		if ft.GetCharset() == charset.CharsetBin {
+			return types.TypeString, nil
+		}
+		return types.TypeUtf8, nil
+	case mysql.TypeDate:
+		return types.T(types.Date), nil
+	case mysql.TypeDatetime:
+		return types.T(types.Datetime), nil
+	case mysql.TypeTimestamp:
+		return types.TypeTimestamp, nil
+	case mysql.TypeJSON:
+		return types.T(types.Json), nil
+	}
+	return types.Type{}, notSupported("CAST to " + ft.String())
+}

@@ -1,0 +1,73 @@
+package expr
+
+import (
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// SQLSTATE codes that sqlerr does not name.
+const (
+	codeAmbiguousFunction      = "42725"
+	codeInvalidArgumentForLog  = "2201E"
+	codeInvalidArgumentForPow  = "2201F"
+	codeSubstringError         = "22011"
+	codeInvalidRegularExpr     = sqlerr.InvalidRegularExpression
+	codeProgramLimitExceeded   = sqlerr.ProgramLimitExceeded
+	codeStatementTooComplex    = sqlerr.StatementTooComplex
+	codeInvalidEscapeSequence  = sqlerr.InvalidEscapeSequence
+	codeCannotCoerce           = "42846"
+	codeIndeterminateDatatype  = sqlerr.IndeterminateDatatype
+	codeDatatypeMismatch       = sqlerr.DatatypeMismatch
+	codeUndefinedFunction      = sqlerr.UndefinedFunction
+	codeFeatureNotSupported    = sqlerr.FeatureNotSupported
+	codeGroupingError          = sqlerr.GroupingError
+	codeUndefinedColumn        = sqlerr.UndefinedColumn
+	codeInvalidParameterValue  = sqlerr.InvalidParameterValue
+	codeNumericValueOutOfRange = sqlerr.NumericValueOutOfRange
+)
+
+// TypeName is how error messages name a type: PostgreSQL's name where
+// PostgreSQL has the type, the YQL name otherwise (Uint32, Datetime).
+func TypeName(t types.Type) string {
+	switch f := t.Family; {
+	case f.IsUnsigned(), f == types.Datetime:
+		return t.Family.String()
+	case f == types.Decimal:
+		return "numeric"
+	case f == types.Utf8 && t.Width > 0:
+		return "character varying"
+	}
+	return t.PGName()
+}
+
+func typeList(ts []types.Type) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = TypeName(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+// opNotExist is PostgreSQL's error for a binary operator with no
+// implementation for the operand types.
+func opNotExist(op string, l, r types.Type) error {
+	return sqlerr.New(codeUndefinedFunction, "operator does not exist: %s %s %s", TypeName(l), op, TypeName(r))
+}
+
+func opNotExist1(op string, t types.Type) error {
+	return sqlerr.New(codeUndefinedFunction, "operator does not exist: %s %s", op, TypeName(t))
+}
+
+func funcNotExist(name string, args []types.Type) error {
+	return sqlerr.New(codeUndefinedFunction, "function %s(%s) does not exist", name, typeList(args))
+}
+
+func exprTypes(es []Expr) []types.Type {
+	ts := make([]types.Type, len(es))
+	for i, e := range es {
+		ts[i] = e.Type()
+	}
+	return ts
+}

@@ -1,0 +1,357 @@
+package expr
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// Numeric functions. abs, sign, round, trunc, floor and ceil keep the kind
+// of their argument (integers give Int64 or Uint64, Decimal gives Decimal,
+// floating point gives Double); the transcendental functions compute in
+// float64 and return Double, also for Decimal arguments. Domain errors
+// (sqrt(-1), ln(0)) are errors with PostgreSQL's codes, not NULLs.
+
+func init() {
+	register(&funcDef{1, 1, buildAbs}, "abs")
+	register(&funcDef{1, 1, buildSign}, "sign")
+	register(&funcDef{1, 2, buildRounding(roundHalf)}, "round")
+	register(&funcDef{1, 2, buildRounding(roundTrunc)}, "trunc", "truncate")
+	register(&funcDef{1, 1, buildRounding(roundFloor)}, "floor")
+	register(&funcDef{1, 1, buildRounding(roundCeil)}, "ceil", "ceiling")
+	register(&funcDef{2, 2, buildMod}, "mod")
+	register(&funcDef{1, 1, floatFunc(sqrtF)}, "sqrt")
+	register(&funcDef{1, 1, floatFunc(cbrtF)}, "cbrt")
+	register(&funcDef{1, 1, floatFunc(expF)}, "exp")
+	register(&funcDef{1, 1, floatFunc(lnF)}, "ln")
+	register(&funcDef{1, 1, floatFunc(log10F)}, "log10")
+	register(&funcDef{1, 2, buildLog}, "log")
+	register(&funcDef{2, 2, floatFunc2(powF)}, "power", "pow")
+	register(&funcDef{2, 2, floatFunc2(func(y, x float64) (float64, error) { return math.Atan2(y, x), nil })}, "atan2")
+	for name, f := range map[string]func(float64) float64{
+		"sin": math.Sin, "cos": math.Cos, "tan": math.Tan, "asin": math.Asin, "acos": math.Acos,
+		"atan": math.Atan, "degrees": func(x float64) float64 { return x * 180 / math.Pi },
+		"radians": func(x float64) float64 { return x * math.Pi / 180 },
+		"cot": func(x float64) float64 { return 1 / math.Tan(x) },
+	} {
+		register(&funcDef{1, 1, floatFunc(func(x float64) (float64, error) { return f(x), nil })}, name)
+	}
+	register(&funcDef{0, 0, func(_ *Builder, name string, args []Expr) (Expr, error) {
+		return newFunc(name, types.TypeDouble, args, true, func(*Context, []types.Value) (types.Value, error) {
+			return types.NewDouble(math.Pi), nil
+		}), nil
+	}}, "pi")
+	register(&funcDef{0, 0, func(_ *Builder, name string, args []Expr) (Expr, error) {
+		f := newFunc(name, types.TypeDouble, args, true, func(*Context, []types.Value) (types.Value, error) {
+			return types.NewDouble(rand.Float64()), nil
+		})
+		f.Deterministic = false
+		return f, nil
+	}}, "random", "rand")
+}
+
+// numResult is the result type of abs/round/... on an argument of type t.
+func numResult(t types.Type) types.Type {
+	switch f := t.Family; {
+	case f.IsUnsigned():
+		return types.TypeUint64
+	case f.IsInteger():
+		return types.TypeInt64
+	case f.IsFloat():
+		return types.TypeDouble
+	case f == types.Decimal:
+		return types.TypeDecimal
+	}
+	return types.TypeDouble
+}
+
+func buildAbs(b *Builder, name string, args []Expr) (Expr, error) {
+	if err := b.numArg(args, 0, types.TypeDecimal); err != nil {
+		return nil, err
+	}
+	return newFunc(name, numResult(args[0].Type()), args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		v := a[0]
+		switch f := v.Family(); {
+		case f.IsUnsigned():
+			return types.NewUint64(v.Uint()), nil
+		case f.IsInteger():
+			if v.Int() == math.MinInt64 {
+				return types.Value{}, intOutOfRange(types.Int64)
+			}
+			if v.Int() < 0 {
+				return types.NewInt64(-v.Int()), nil
+			}
+			return types.NewInt64(v.Int()), nil
+		case f.IsFloat():
+			return types.NewDouble(math.Abs(v.Float())), nil
+		}
+		return types.NewDecimal(new(apd.Decimal).Abs(v.Dec())), nil
+	}), nil
+}
+
+func buildSign(b *Builder, name string, args []Expr) (Expr, error) {
+	if err := b.numArg(args, 0, types.TypeDecimal); err != nil {
+		return nil, err
+	}
+	t := numResult(args[0].Type())
+	if t.Family == types.Uint64 {
+		t = types.TypeInt64
+	}
+	return newFunc(name, t, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		v := a[0]
+		var s int
+		switch f := v.Family(); {
+		case f.IsUnsigned():
+			if v.Uint() > 0 {
+				s = 1
+			}
+		case f.IsInteger():
+			s = int(min(max(v.Int(), -1), 1))
+		case f.IsFloat():
+			switch x := v.Float(); {
+			case math.IsNaN(x):
+				return types.NewDouble(x), nil
+			case x > 0:
+				s = 1
+			case x < 0:
+				s = -1
+			}
+			return types.NewDouble(float64(s)), nil
+		default:
+			return types.NewDecimal(apd.New(int64(v.Dec().Sign()), 0)), nil
+		}
+		return types.NewInt64(int64(s)), nil
+	}), nil
+}
+
+type roundMode uint8
+
+const (
+	roundHalf roundMode = iota // half away from zero
+	roundTrunc
+	roundFloor
+	roundCeil
+)
+
+func buildRounding(mode roundMode) func(b *Builder, name string, args []Expr) (Expr, error) {
+	return func(b *Builder, name string, args []Expr) (Expr, error) {
+		if err := b.numArg(args, 0, types.TypeDecimal); err != nil {
+			return nil, err
+		}
+		if len(args) == 2 {
+			if err := b.intArg(args, 1); err != nil {
+				return nil, err
+			}
+		}
+		res := numResult(args[0].Type())
+		return newFunc(name, res, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+			digits := int64(0)
+			if len(a) == 2 {
+				digits = a[1].Int()
+				if a[1].Family().IsUnsigned() && a[1].Uint() > math.MaxInt32 {
+					digits = math.MaxInt32
+				}
+			}
+			return roundValue(mode, a[0], max(min(digits, decMaxScale), -decMaxScale), res.Family)
+		}), nil
+	}
+}
+
+func roundValue(mode roundMode, v types.Value, digits int64, res types.Family) (types.Value, error) {
+	f := v.Family()
+	switch {
+	case f.IsInteger():
+		if digits >= 0 {
+			if f.IsUnsigned() {
+				return types.NewUint64(v.Uint()), nil
+			}
+			return types.NewInt64(v.Int()), nil
+		}
+		d, err := roundDecimal(mode, v.AsDecimal(), int(digits))
+		if err != nil {
+			return types.Value{}, err
+		}
+		r, err := types.Cast(types.NewDecimal(d), types.T(res))
+		if err != nil {
+			return types.Value{}, intOutOfRange(res)
+		}
+		return r, nil
+	case f.IsFloat():
+		x := v.Float()
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return types.NewDouble(x), nil
+		}
+		if digits == 0 {
+			switch mode {
+			case roundHalf:
+				return types.NewDouble(math.Round(x)), nil
+			case roundTrunc:
+				return types.NewDouble(math.Trunc(x)), nil
+			case roundFloor:
+				return types.NewDouble(math.Floor(x)), nil
+			}
+			return types.NewDouble(math.Ceil(x)), nil
+		}
+		// Round the shortest decimal rendering of x, so round(2.675, 2)
+		// is 2.68 as the user reads the number, not 2.67 as its binary
+		// approximation would give.
+		d := new(apd.Decimal)
+		if _, err := d.SetFloat64(x); err != nil {
+			return types.NewDouble(x), nil
+		}
+		r, err := roundDecimal(mode, d, int(digits))
+		if err != nil {
+			return types.Value{}, err
+		}
+		y, _ := r.Float64()
+		return types.NewDouble(y), nil
+	}
+	d, err := roundDecimal(mode, v.Dec(), int(digits))
+	if err != nil {
+		return types.Value{}, err
+	}
+	return types.NewDecimal(d), nil
+}
+
+func roundDecimal(mode roundMode, d *apd.Decimal, digits int) (*apd.Decimal, error) {
+	switch mode {
+	case roundHalf:
+		return decRound(d, digits)
+	case roundTrunc:
+		return decTrunc(d, digits)
+	}
+	if d.Form != apd.Finite {
+		return d, nil
+	}
+	r := new(apd.Decimal)
+	ctx := types.DecimalContext()
+	var err error
+	if mode == roundFloor {
+		_, err = ctx.Floor(r, d)
+	} else {
+		_, err = ctx.Ceil(r, d)
+	}
+	if err != nil {
+		return nil, decErr(err)
+	}
+	return r, nil
+}
+
+func buildMod(b *Builder, _ string, args []Expr) (Expr, error) {
+	return b.arithExprs(Mod, args[0], args[1])
+}
+
+// floatFunc defines a function of one float64.
+func floatFunc(f func(float64) (float64, error)) func(b *Builder, name string, args []Expr) (Expr, error) {
+	return func(b *Builder, name string, args []Expr) (Expr, error) {
+		if err := b.numArg(args, 0, types.TypeDouble); err != nil {
+			return nil, err
+		}
+		return newFunc(name, types.TypeDouble, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+			x, err := f(a[0].AsFloat())
+			if err != nil {
+				return types.Value{}, err
+			}
+			return types.NewDouble(x), nil
+		}), nil
+	}
+}
+
+func floatFunc2(f func(x, y float64) (float64, error)) func(b *Builder, name string, args []Expr) (Expr, error) {
+	return func(b *Builder, name string, args []Expr) (Expr, error) {
+		for i := range args {
+			if err := b.numArg(args, i, types.TypeDouble); err != nil {
+				return nil, err
+			}
+		}
+		return newFunc(name, types.TypeDouble, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+			x, err := f(a[0].AsFloat(), a[1].AsFloat())
+			if err != nil {
+				return types.Value{}, err
+			}
+			return types.NewDouble(x), nil
+		}), nil
+	}
+}
+
+func floatOverflow(x, y float64) error {
+	if math.IsInf(y, 0) && !math.IsInf(x, 0) {
+		return sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: overflow")
+	}
+	return nil
+}
+
+func sqrtF(x float64) (float64, error) {
+	if x < 0 {
+		return 0, sqlerr.New(codeInvalidArgumentForPow, "cannot take square root of a negative number")
+	}
+	return math.Sqrt(x), nil
+}
+
+func cbrtF(x float64) (float64, error) { return math.Cbrt(x), nil }
+
+func expF(x float64) (float64, error) {
+	y := math.Exp(x)
+	return y, floatOverflow(x, y)
+}
+
+func checkLogArg(x float64) error {
+	switch {
+	case x == 0:
+		return sqlerr.New(codeInvalidArgumentForLog, "cannot take logarithm of zero")
+	case x < 0:
+		return sqlerr.New(codeInvalidArgumentForLog, "cannot take logarithm of a negative number")
+	}
+	return nil
+}
+
+func lnF(x float64) (float64, error) {
+	if err := checkLogArg(x); err != nil {
+		return 0, err
+	}
+	return math.Log(x), nil
+}
+
+func log10F(x float64) (float64, error) {
+	if err := checkLogArg(x); err != nil {
+		return 0, err
+	}
+	return math.Log10(x), nil
+}
+
+// buildLog is PostgreSQL's log: log(x) is the base-10 logarithm, log(b, x)
+// the base-b one.
+func buildLog(b *Builder, name string, args []Expr) (Expr, error) {
+	if len(args) == 1 {
+		return floatFunc(log10F)(b, name, args)
+	}
+	return floatFunc2(func(base, x float64) (float64, error) {
+		if err := checkLogArg(base); err != nil {
+			return 0, err
+		}
+		if err := checkLogArg(x); err != nil {
+			return 0, err
+		}
+		if base == 1 {
+			return 0, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
+		}
+		return math.Log(x) / math.Log(base), nil
+	})(b, name, args)
+}
+
+func powF(x, y float64) (float64, error) {
+	switch {
+	case x == 0 && y < 0:
+		return 0, sqlerr.New(codeInvalidArgumentForPow, "zero raised to a negative power is undefined")
+	case x < 0 && y != math.Trunc(y):
+		return 0, sqlerr.New(codeInvalidArgumentForPow, "a negative number raised to a non-integer power yields a complex result")
+	}
+	r := math.Pow(x, y)
+	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+		return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: overflow")
+	}
+	return r, nil
+}

@@ -1,0 +1,249 @@
+package sql
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// txnPlan is BEGIN / COMMIT / ROLLBACK and their spellings.
+type txnPlan struct{ stmt *parser.TxnStmt }
+
+func (p *txnPlan) columns() []ResultColumn { return nil }
+
+func (p *txnPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	st := p.stmt
+	if iso := st.Isolation; iso != "" {
+		if _, err := normalizeIsolation(iso); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case st.Access == parser.AccessReadOnly:
+		return nil, sqlerr.NotSupported("READ ONLY transactions")
+	case st.Deferrable:
+		return nil, sqlerr.NotSupported("DEFERRABLE transactions")
+	case st.Chain:
+		return nil, sqlerr.NotSupported("COMMIT/ROLLBACK AND CHAIN")
+	}
+	switch st.Kind {
+	case parser.TxnSavepoint, parser.TxnRelease, parser.TxnRollbackTo:
+		return nil, sqlerr.NotSupported("savepoints")
+	case parser.TxnSetCharacteristics:
+		if st.Session && st.Isolation != "" {
+			if err := s.vars.set("default_transaction_isolation", st.Isolation); err != nil {
+				return nil, err
+			}
+		}
+		return &tagResult{tag: "SET"}, nil
+	case parser.TxnBegin:
+		if s.txn != nil {
+			s.notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress")
+			return &tagResult{tag: "BEGIN"}, nil
+		}
+		s.txn = s.e.txns.Begin()
+		s.failed = false
+		return &tagResult{tag: "BEGIN"}, nil
+	case parser.TxnCommit:
+		if s.txn == nil {
+			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
+			return &tagResult{tag: "COMMIT"}, nil
+		}
+		t, failed := s.txn, s.failed
+		s.txn, s.failed = nil, false
+		if failed {
+			// COMMIT of a failed block rolls back, as in PostgreSQL.
+			t.Rollback()
+			return &tagResult{tag: "ROLLBACK"}, nil
+		}
+		if err := t.Commit(); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "COMMIT"}, nil
+	case parser.TxnRollback:
+		if s.txn == nil {
+			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
+			return &tagResult{tag: "ROLLBACK"}, nil
+		}
+		s.txn.Rollback()
+		s.txn, s.failed = nil, false
+		return &tagResult{tag: "ROLLBACK"}, nil
+	}
+	return nil, sqlerr.New(sqlerr.InternalError, "sql: unknown transaction statement %v", p.stmt.Kind)
+}
+
+// setPlan is SET name = value.
+type setPlan struct{ stmt *parser.SetVar }
+
+func (p *setPlan) columns() []ResultColumn { return nil }
+
+func (p *setPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	if p.stmt.Local {
+		return nil, sqlerr.NotSupported("SET LOCAL")
+	}
+	value := strings.Join(p.stmt.Values, ", ")
+	if p.stmt.Default {
+		if err := s.vars.reset(p.stmt.Name); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "SET"}, nil
+	}
+	if err := s.vars.set(p.stmt.Name, value); err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "SET"}, nil
+}
+
+// resetPlan is RESET name / RESET ALL.
+type resetPlan struct{ stmt *parser.ResetVar }
+
+func (p *resetPlan) columns() []ResultColumn { return nil }
+
+func (p *resetPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	if p.stmt.All {
+		s.vars.resetAll()
+	} else if err := s.vars.reset(p.stmt.Name); err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "RESET"}, nil
+}
+
+// planShowVar is SHOW name / SHOW ALL.
+func (a *analyser) planShowVar(st *parser.ShowVar) (statementPlan, error) {
+	if st.All {
+		cols := []ResultColumn{{Name: "name", Type: types.TypeUtf8}, {Name: "setting", Type: types.TypeUtf8}}
+		return &generatedPlan{cols: cols, tag: "SHOW", rows: func(s *Session) ([][]types.Value, error) {
+			var names []string
+			for n := range sessionVarDefs {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			rows := make([][]types.Value, len(names))
+			for i, n := range names {
+				rows[i] = []types.Value{types.NewUtf8(displayName(n)), types.NewUtf8(s.vars.values[n])}
+			}
+			return rows, nil
+		}}, nil
+	}
+	name := strings.ToLower(st.Name)
+	if _, ok := sessionVarDefs[name]; !ok {
+		return nil, unknownVar(st.Name)
+	}
+	cols := []ResultColumn{{Name: name, Type: types.TypeUtf8}}
+	return &generatedPlan{cols: cols, tag: "SHOW", rows: func(s *Session) ([][]types.Value, error) {
+		v, err := s.vars.get(name)
+		if err != nil {
+			return nil, err
+		}
+		return [][]types.Value{{types.NewUtf8(v)}}, nil
+	}}, nil
+}
+
+// generatedPlan returns rows computed at execution time.
+type generatedPlan struct {
+	cols []ResultColumn
+	tag  string
+	rows func(s *Session) ([][]types.Value, error)
+}
+
+func (p *generatedPlan) columns() []ResultColumn { return p.cols }
+
+func (p *generatedPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	rows, err := p.rows(s)
+	if err != nil {
+		return nil, err
+	}
+	return staticRows(p.cols, rows, p.tag), nil
+}
+
+// deallocatePlan is SQL-level DEALLOCATE. PivotDB has no SQL-level PREPARE
+// (drivers prepare through the protocol), so only DEALLOCATE ALL succeeds.
+type deallocatePlan struct{ stmt *parser.Deallocate }
+
+func (p *deallocatePlan) columns() []ResultColumn { return nil }
+
+func (p *deallocatePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	if p.stmt.All {
+		return &tagResult{tag: "DEALLOCATE ALL"}, nil
+	}
+	return nil, sqlerr.New(sqlerr.InvalidSQLStatementName, "prepared statement %q does not exist", p.stmt.Name)
+}
+
+// discardPlan is DISCARD ALL: reset the session's settings.
+type discardPlan struct{ target string }
+
+func (p *discardPlan) columns() []ResultColumn { return nil }
+
+func (p *discardPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	if p.target != "all" {
+		return nil, sqlerr.NotSupported("DISCARD %s", strings.ToUpper(p.target))
+	}
+	if s.txn != nil {
+		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+	}
+	s.vars.resetAll()
+	return &tagResult{tag: "DISCARD ALL"}, nil
+}
+
+// planShow handles the MySQL-style SHOW statements TiDB parses.
+func (a *analyser) planShow(n *ast.ShowStmt) (statementPlan, error) {
+	switch n.Tp {
+	case ast.ShowTables:
+		cols := []ResultColumn{{Name: "table_name", Type: types.TypeUtf8}}
+		return &generatedPlan{cols: cols, tag: "SHOW", rows: func(s *Session) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, t := range s.e.catalog.Snapshot().Tables(s.db.ID) {
+				rows = append(rows, []types.Value{types.NewUtf8(t.Name)})
+			}
+			return rows, nil
+		}}, nil
+	case ast.ShowDatabases:
+		cols := []ResultColumn{{Name: "database_name", Type: types.TypeUtf8}}
+		return &generatedPlan{cols: cols, tag: "SHOW", rows: func(s *Session) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, d := range s.e.catalog.Snapshot().Databases() {
+				rows = append(rows, []types.Value{types.NewUtf8(d.Name)})
+			}
+			return rows, nil
+		}}, nil
+	}
+	return nil, sqlerr.NotSupported("this SHOW statement")
+}
+
+// planExplain renders the plan of a query.
+func (a *analyser) planExplain(n *ast.ExplainStmt) (statementPlan, error) {
+	if n.Analyze {
+		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
+	}
+	sel, ok := n.Stmt.(*ast.SelectStmt)
+	if !ok {
+		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
+	}
+	node, err := a.buildSelect(sel)
+	if err != nil {
+		return nil, err
+	}
+	lines := planner.Explain(node)
+	cols := []ResultColumn{{Name: "QUERY PLAN", Type: types.TypeUtf8}}
+	return &generatedPlan{cols: cols, tag: "EXPLAIN", rows: func(*Session) ([][]types.Value, error) {
+		rows := make([][]types.Value, len(lines))
+		for i, l := range lines {
+			rows[i] = []types.Value{types.NewUtf8(l)}
+		}
+		return rows, nil
+	}}, nil
+}
+
+// systemTable resolves names of system views. ok is false for ordinary
+// tables. The system views (sys.partitions and the PostgreSQL catalogs)
+// arrive with their issues; until then they are reported as missing.
+func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+	return nil, nil, false, nil
+}

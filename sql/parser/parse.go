@@ -1,0 +1,202 @@
+package parser
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// Parse splits a script into statements and parses each one. It returns
+// the statements in order, none for a script of only whitespace and
+// comments. On error it returns no statements: like PostgreSQL, a syntax
+// error anywhere rejects the whole script before any of it runs.
+//
+// Every error is a *sqlerr.Error with a SQLSTATE; syntax errors (42601)
+// read `syntax error at or near "x"` or `syntax error at end of input` and
+// carry the 1-based character position in sql.
+func Parse(sql string) ([]Statement, error) {
+	if len(sql) >= math.MaxInt32 {
+		return nil, sqlerr.New(sqlerr.ProgramLimitExceeded, "statement too long")
+	}
+	sc := &scanner{lex: lexer{src: sql}, rp: runePos{src: sql}}
+	var out []Statement
+	for {
+		st, err := sc.next()
+		if err != nil {
+			return nil, finishError(sql, err)
+		}
+		if st == nil {
+			return out, nil
+		}
+		if st.n() == 0 {
+			continue
+		}
+		stmt, err := buildStatement(st)
+		if err != nil {
+			return nil, finishError(sql, err)
+		}
+		out = append(out, stmt)
+	}
+}
+
+// buildStatement parses one statement: the YQL-only and session statements
+// here, everything else by TiDB after the rewrite.
+func buildStatement(s *stmtToks) (Statement, error) {
+	first, last := s.toks[0], s.toks[s.n()-1]
+	stmt := Statement{Text: s.src[first.start:last.end], Offset: int(first.start)}
+	if s.isKind(0, tkIdent) {
+		var err error
+		handled := true
+		switch strings.ToLower(s.text(0)) {
+		case "set":
+			stmt.Set, stmt.Txn, handled, err = s.parseSet()
+		case "show":
+			stmt.Show, handled = s.parseShow()
+		case "reset":
+			stmt.Reset, err = s.parseReset()
+		case "deallocate":
+			stmt.Deallocate, err = s.parseDeallocate()
+		case "discard":
+			stmt.Discard, err = s.parseDiscard()
+		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
+			stmt.Txn, handled, err = s.parseTxn()
+		case "alter":
+			stmt.Settings, handled, err = s.alterSettings()
+		default:
+			handled = false
+		}
+		if err != nil {
+			return Statement{}, err
+		}
+		if handled {
+			return stmt, nil
+		}
+	}
+	return tidbStatement(s, stmt)
+}
+
+// tidbStatement rewrites the statement and has TiDB parse the result.
+func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
+	r := newRewriter(s)
+	ok, with, err := r.createTable()
+	if !ok {
+		ok, err = r.alterTable()
+	}
+	if !ok {
+		ok, err = r.upsertStatement()
+		stmt.Upsert = ok
+	}
+	if !ok {
+		err = r.seq(0, s.n())
+	}
+	if err != nil {
+		return Statement{}, err
+	}
+	text := string(r.out.buf)
+	node, err := parseTiDB(text)
+	if err != nil {
+		return Statement{}, r.tidbError(err)
+	}
+	orderParams(node, r.paramOffs)
+	markColumns(node)
+	stmt.AST = node
+	stmt.TiDBText = text
+	stmt.With = with
+	stmt.NumParams = r.numParams
+	stmt.ParamIndex = r.params
+	return stmt, nil
+}
+
+// TiDB parsers are reused; one holds its last input and AST until the
+// next use, so parsers that read huge statements are dropped instead.
+var tidbParsers = sync.Pool{New: func() any { return parser.New() }}
+
+const maxPooledInput = 1 << 20
+
+// parseTiDB parses one rewritten statement with TiDB's parser.
+func parseTiDB(text string) (node ast.StmtNode, err error) {
+	p := tidbParsers.Get().(*parser.Parser)
+	defer func() {
+		if rec := recover(); rec != nil {
+			// A bug in TiDB's parser; the parser's state is unknown, so it
+			// is not reused.
+			node, err = nil, &sqlerr.Error{Code: sqlerr.InternalError,
+				Message: fmt.Sprintf("parser: TiDB parser panicked: %v", rec)}
+			return
+		}
+		if len(text) <= maxPooledInput {
+			tidbParsers.Put(p)
+		}
+	}()
+	p.SetSQLMode(mysql.ModeNoBackslashEscapes | mysql.ModePipesAsConcat)
+	stmts, _, err := p.ParseSQL(text)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) != 1 {
+		return nil, &sqlerr.Error{Code: sqlerr.InternalError,
+			Message: fmt.Sprintf("parser: TiDB read %d statements from one", len(stmts))}
+	}
+	return stmts[0], nil
+}
+
+// paramOrderer numbers parameter markers by their position among all
+// markers of the rewritten text (TiDB's parser leaves Order at 0).
+type paramOrderer struct{ offs []int }
+
+func (v *paramOrderer) Enter(n ast.Node) (ast.Node, bool) {
+	if pm, ok := n.(*test_driver.ParamMarkerExpr); ok {
+		if k := sort.SearchInts(v.offs, pm.Offset); k < len(v.offs) && v.offs[k] == pm.Offset {
+			pm.SetOrder(k)
+		}
+	}
+	return n, false
+}
+
+func (v *paramOrderer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func orderParams(node ast.StmtNode, offs []int) {
+	if len(offs) > 0 {
+		node.Accept(&paramOrderer{offs: offs})
+	}
+}
+
+// markColumns moves the type marker of every column definition from its
+// COMMENT option (always the first option, right after BLOB) into the
+// column's FieldType, where ColumnType finds it.
+func markColumns(node ast.StmtNode) {
+	switch n := node.(type) {
+	case *ast.CreateTableStmt:
+		for _, c := range n.Cols {
+			moveMarker(c)
+		}
+	case *ast.AlterTableStmt:
+		for _, spec := range n.Specs {
+			for _, c := range spec.NewColumns {
+				moveMarker(c)
+			}
+		}
+	}
+}
+
+func moveMarker(c *ast.ColumnDef) {
+	if len(c.Options) == 0 || c.Options[0].Tp != ast.ColumnOptionComment || c.Tp == nil {
+		return
+	}
+	v, ok := c.Options[0].Expr.(ast.ValueExpr)
+	if !ok || !strings.HasPrefix(v.GetString(), markerPrefix) {
+		return
+	}
+	c.Tp.SetElems([]string{v.GetString()})
+	c.Options = slices.Delete(c.Options, 0, 1)
+}

@@ -1,0 +1,189 @@
+package parser
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// TestParse runs the data-driven files in testdata/parse. Commands:
+//
+//	parse        every statement: text, TiDB text, restored AST, params,
+//	             column types, casts and the YQL-only statement fields
+//	parse brief  only the TiDB text (or the YQL-only fields)
+//
+// An error prints as "error CODE at POS: message".
+func TestParse(t *testing.T) {
+	datadriven.Walk(t, "testdata/parse", func(t *testing.T, path string) {
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "parse":
+				return formatParse(d.Input, d.HasArg("brief"))
+			}
+			t.Fatalf("unknown command %q", d.Cmd)
+			return ""
+		})
+	})
+}
+
+func formatParse(sql string, brief bool) string {
+	stmts, err := Parse(sql)
+	if err != nil {
+		return formatError(err)
+	}
+	if len(stmts) == 0 {
+		return "no statements\n"
+	}
+	var b strings.Builder
+	for k, st := range stmts {
+		if sql[st.Offset:st.Offset+len(st.Text)] != st.Text {
+			fmt.Fprintf(&b, "BUG: Text does not match Offset\n")
+		}
+		if !brief || len(stmts) > 1 {
+			fmt.Fprintf(&b, "stmt %d at %d: %s\n", k, st.Offset, st.Text)
+		}
+		formatStatement(&b, st, brief)
+	}
+	return b.String()
+}
+
+func formatError(err error) string {
+	var e *sqlerr.Error
+	if !errors.As(err, &e) {
+		return fmt.Sprintf("error without SQLSTATE: %v\n", err)
+	}
+	s := fmt.Sprintf("error %s at %d: %s\n", e.Code, e.Position, e.Message)
+	if e.Detail != "" {
+		s += "detail: " + e.Detail + "\n"
+	}
+	if e.Hint != "" {
+		s += "hint: " + e.Hint + "\n"
+	}
+	return s
+}
+
+func restore(n ast.Node) string {
+	var sb strings.Builder
+	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordUppercase | format.RestoreNameBackQuotes |
+		format.RestoreStringWithoutCharset
+	if err := n.Restore(format.NewRestoreCtx(flags, &sb)); err != nil {
+		return "restore error: " + err.Error()
+	}
+	return sb.String()
+}
+
+func formatValue(v Value) string {
+	switch v.Kind {
+	case ValueTuple:
+		var items []string
+		for _, it := range v.Items {
+			items = append(items, formatValue(it))
+		}
+		return "(" + strings.Join(items, ", ") + ")"
+	case ValueTyped:
+		s := fmt.Sprintf("typed %s %q", v.Type, v.Str)
+		if v.On != "" {
+			s += " on " + v.On
+		}
+		if v.Unit != "" {
+			s += " as " + v.Unit
+		}
+		return s
+	}
+	return fmt.Sprintf("%s %q", v.Kind, v.Str)
+}
+
+func formatSettings(b *strings.Builder, label string, set []Setting) {
+	for _, s := range set {
+		fmt.Fprintf(b, "%s: %s (pos %d) = %s (pos %d, text %q)\n", label, s.Name, s.Pos, formatValue(s.Value), s.Value.Pos, s.Value.Text)
+	}
+}
+
+// castLister collects pivot_cast calls.
+type castLister struct{ out []string }
+
+func (c *castLister) Enter(n ast.Node) (ast.Node, bool) {
+	if call, ok := n.(*ast.FuncCallExpr); ok {
+		if expr, typ, ok, err := CastTarget(call); ok {
+			if err != nil {
+				c.out = append(c.out, "cast error: "+formatError(err))
+			} else {
+				c.out = append(c.out, fmt.Sprintf("cast: %s -> %s", restore(expr), typ))
+			}
+		}
+	}
+	return n, false
+}
+
+func (c *castLister) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func formatStatement(b *strings.Builder, st Statement, brief bool) {
+	switch {
+	case st.AST != nil:
+		fmt.Fprintf(b, "tidb: %s\n", st.TiDBText)
+		if brief {
+			formatSettings(b, "with", st.With)
+			return
+		}
+		fmt.Fprintf(b, "ast: %T %s\n", st.AST, restore(st.AST))
+		if st.Upsert {
+			fmt.Fprintf(b, "upsert\n")
+		}
+		if st.NumParams > 0 || len(st.ParamIndex) > 0 {
+			fmt.Fprintf(b, "params: %d %v\n", st.NumParams, st.ParamIndex)
+		}
+		var cols []*ast.ColumnDef
+		switch n := st.AST.(type) {
+		case *ast.CreateTableStmt:
+			cols = n.Cols
+		case *ast.AlterTableStmt:
+			for _, sp := range n.Specs {
+				cols = append(cols, sp.NewColumns...)
+			}
+		}
+		for _, c := range cols {
+			typ, err := ColumnType(c)
+			if err != nil {
+				fmt.Fprintf(b, "column %s: %s", c.Name.Name.O, formatError(err))
+			} else {
+				fmt.Fprintf(b, "column %s: %s\n", c.Name.Name.O, typ)
+			}
+		}
+		cl := &castLister{}
+		st.AST.Accept(cl)
+		for _, s := range cl.out {
+			fmt.Fprintln(b, s)
+		}
+		formatSettings(b, "with", st.With)
+	case st.Settings != nil:
+		a := st.Settings
+		fmt.Fprintf(b, "alter settings: table %s.%s\n", a.Table.Schema.O, a.Table.Name.O)
+		formatSettings(b, "set", a.Set)
+		for _, r := range a.Reset {
+			fmt.Fprintf(b, "reset: %s (pos %d)\n", r.Name, r.Pos)
+		}
+	case st.Set != nil:
+		fmt.Fprintf(b, "set %s = %q default=%v local=%v\n", st.Set.Name, st.Set.Values, st.Set.Default, st.Set.Local)
+	case st.Show != nil:
+		fmt.Fprintf(b, "show %q all=%v\n", st.Show.Name, st.Show.All)
+	case st.Reset != nil:
+		fmt.Fprintf(b, "reset %q all=%v\n", st.Reset.Name, st.Reset.All)
+	case st.Txn != nil:
+		x := st.Txn
+		fmt.Fprintf(b, "txn %s isolation=%q access=%s deferrable=%v chain=%v savepoint=%q session=%v\n",
+			x.Kind, x.Isolation, x.Access, x.Deferrable, x.Chain, x.Savepoint, x.Session)
+	case st.Deallocate != nil:
+		fmt.Fprintf(b, "deallocate %q all=%v\n", st.Deallocate.Name, st.Deallocate.All)
+	case st.Discard != nil:
+		fmt.Fprintf(b, "discard %s\n", st.Discard.Target)
+	default:
+		fmt.Fprintf(b, "BUG: empty statement\n")
+	}
+}

@@ -1,0 +1,191 @@
+package parser
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Table settings: CREATE TABLE ... WITH (k = v, ...) and YQL's ALTER TABLE
+// t SET (k = v, ...) / SET k v / RESET (k, ...). Settings are parsed here,
+// never by TiDB: their values (Interval("PT1H") ON ts, tuples of keys) are
+// not MySQL. This package checks only their shape (see Value); names and
+// value ranges are the catalog's business.
+
+// settingList parses "(name = value, ...)" opening at open.
+func (s *stmtToks) settingList(open int) ([]Setting, error) {
+	close := int(s.match[open])
+	var out []Setting
+	for _, el := range s.split(open+1, close) {
+		st, err := s.setting(el[0], el[1], true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	if len(out) == 0 {
+		return nil, s.errAtTok(close)
+	}
+	return out, nil
+}
+
+// setting parses "name = value" in [a, b); with needEq false the '=' may
+// be left out (ALTER TABLE t SET name value).
+func (s *stmtToks) setting(a, b int, needEq bool) (Setting, error) {
+	if a >= b || !s.isKind(a, tkIdent) {
+		return Setting{}, s.errAtTok(a)
+	}
+	j := a + 1
+	if s.isOp(j, "=") && j < b {
+		j++
+	} else if needEq {
+		return Setting{}, s.errAtTok(j)
+	}
+	v, err := s.value(j, b)
+	if err != nil {
+		return Setting{}, err
+	}
+	return Setting{Name: s.text(a), Pos: s.rp.pos(s.start(a)), Value: v}, nil
+}
+
+// value parses a setting value that must fill [a, b).
+func (s *stmtToks) value(a, b int) (Value, error) {
+	v, next, err := s.valueAt(a, b)
+	if err != nil {
+		return Value{}, err
+	}
+	if next != b {
+		return Value{}, s.errAtTok(next)
+	}
+	return v, nil
+}
+
+// valueAt parses the value at i (bounded by hi) and returns the index after
+// it.
+func (s *stmtToks) valueAt(i, hi int) (Value, int, error) {
+	if i >= hi {
+		return Value{}, i, s.errAtTok(i)
+	}
+	v := Value{Pos: s.rp.pos(s.start(i))}
+	end := i + 1
+	switch t := s.toks[i]; {
+	case t.kind == tkIdent:
+		lit, ok, err := s.typedLiteralAt(i, hi)
+		if err != nil {
+			return Value{}, i, err
+		}
+		if !ok {
+			v.Kind, v.Str = ValueIdent, s.text(i)
+			break
+		}
+		v.Kind, v.Type, v.Str = ValueTyped, lit.name, s.strs[s.toks[lit.strTok].aux]
+		end = lit.end
+		if s.isWord(end, "on") {
+			if end+1 >= hi || !s.isKind(end+1, tkIdent) && !s.isKind(end+1, tkQuotedIdent) {
+				return Value{}, i, s.errAtTok(end + 1)
+			}
+			v.On = s.unquoteIdent(end + 1)
+			end += 2
+			if s.isWord(end, "as") {
+				if end+1 >= hi || !s.isKind(end+1, tkIdent) {
+					return Value{}, i, s.errAtTok(end + 1)
+				}
+				v.Unit = s.text(end + 1)
+				end += 2
+			}
+		}
+	case t.kind == tkNumber:
+		v.Kind, v.Str = ValueNumber, s.text(i)
+	case (s.isOp(i, "-") || s.isOp(i, "+")) && i+1 < hi && s.isKind(i+1, tkNumber):
+		v.Kind, v.Str = ValueNumber, s.text(i+1)
+		if s.isOp(i, "-") {
+			v.Str = "-" + v.Str
+		}
+		end = i + 2
+	case t.kind == tkString:
+		v.Kind, v.Str = ValueString, s.strs[t.aux]
+	case s.isOp(i, "("):
+		close := int(s.match[i])
+		v.Kind = ValueTuple
+		for _, el := range s.split(i+1, close) {
+			item, err := s.value(el[0], el[1])
+			if err != nil {
+				return Value{}, i, err
+			}
+			v.Items = append(v.Items, item)
+		}
+		end = close + 1
+	default:
+		return Value{}, i, s.errAtTok(i)
+	}
+	v.Text = s.src[s.start(i):s.toks[end-1].end]
+	return v, end, nil
+}
+
+// tableName parses a table name (name or schema.name) at i.
+func (s *stmtToks) tableName(i int) (*ast.TableName, int, error) {
+	end, parts, ok := s.nameChain(i)
+	if !ok {
+		return nil, i, s.errAtTok(i)
+	}
+	switch len(parts) {
+	case 1:
+		return &ast.TableName{Name: ast.NewCIStr(parts[0])}, end, nil
+	case 2:
+		return &ast.TableName{Schema: ast.NewCIStr(parts[0]), Name: ast.NewCIStr(parts[1])}, end, nil
+	}
+	return nil, i, s.errAtTok(i + 4)
+}
+
+// alterSettings parses YQL's ALTER TABLE name SET ... / RESET ...; ok is
+// false for every other statement.
+func (s *stmtToks) alterSettings() (as *AlterSettings, ok bool, err error) {
+	if !s.isWord(0, "alter") || !s.isWord(1, "table") {
+		return nil, false, nil
+	}
+	end, _, named := s.nameChain(2)
+	if !named || !s.isWord(end, "set") && !s.isWord(end, "reset") {
+		return nil, false, nil
+	}
+	tn, _, err := s.tableName(2)
+	if err != nil {
+		return nil, true, err
+	}
+	as = &AlterSettings{Table: tn}
+	j, n := end+1, s.n()
+	whole := s.isOp(j, "(") && int(s.match[j]) == n-1
+	if s.isOp(j, "(") && !whole {
+		// Only one parenthesised list may follow: ALTER TABLE t SET (...),
+		// ADD COLUMN ... is not supported.
+		return nil, true, s.errAtTok(int(s.match[j]) + 1)
+	}
+	if s.isWord(end, "set") {
+		if whole {
+			as.Set, err = s.settingList(j)
+		} else {
+			var st Setting
+			st, err = s.setting(j, n, false)
+			as.Set = []Setting{st}
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		return as, true, nil
+	}
+	names := [][2]int{{j, n}}
+	if whole {
+		names = s.split(j+1, n-1)
+		if len(names) == 0 {
+			return nil, true, s.errAtTok(n - 1)
+		}
+	}
+	for _, el := range names {
+		if el[1]-el[0] != 1 || !s.isKind(el[0], tkIdent) {
+			bad := el[0]
+			if el[1] > el[0] && s.isKind(el[0], tkIdent) {
+				bad = el[0] + 1
+			}
+			return nil, true, s.errAtTok(bad)
+		}
+		as.Reset = append(as.Reset, SettingName{Name: s.text(el[0]), Pos: s.rp.pos(s.start(el[0]))})
+	}
+	return as, true, nil
+}

@@ -1,0 +1,240 @@
+package parser
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Statement is one parsed statement of a script. Exactly one of AST,
+// Settings, Set, Show, Reset, Txn, Deallocate and Discard is set.
+type Statement struct {
+	// Text is this statement's original text: from its first token to its
+	// last, without the terminating ';' and without surrounding comments.
+	Text string
+	// Offset is the byte offset of Text in the script.
+	Offset int
+	// AST is TiDB's tree for the rewritten text; nil for the YQL-only and
+	// session statements below.
+	AST ast.StmtNode
+	// TiDBText is the rewritten text handed to TiDB's parser ("" when AST
+	// is nil). It is for debugging and tests; positions in AST nodes
+	// (ParamMarkerExpr.Offset, OriginTextPosition) refer to it.
+	TiDBText string
+	// Upsert is set for YQL's UPSERT INTO (also under EXPLAIN), which is
+	// handed to TiDB as INSERT INTO: AST is then an *ast.InsertStmt (or an
+	// *ast.ExplainStmt around one).
+	Upsert bool
+	// With holds the settings of CREATE TABLE ... WITH (...), in order.
+	With []Setting
+	// NumParams is the highest $n in the statement (a gap such as $1, $3
+	// still gives 3).
+	NumParams int
+	// ParamIndex maps a parameter marker to the $n it stands for:
+	// ParamIndex[k] = n for the marker whose ParamMarkerExpr.Order is k.
+	// Parse sets Order to the marker's position among all markers in text
+	// order, so $1 used twice has two markers that both map to 1.
+	ParamIndex []int
+
+	Settings   *AlterSettings
+	Set        *SetVar
+	Show       *ShowVar
+	Reset      *ResetVar
+	Txn        *TxnStmt
+	Deallocate *Deallocate
+	Discard    *Discard
+}
+
+// Setting is one "name = value" of CREATE TABLE ... WITH (...) or
+// ALTER TABLE ... SET.
+type Setting struct {
+	// Name is the setting name as written; compare it case-insensitively.
+	Name string
+	// Pos is the 1-based character position of Name in the script.
+	Pos   int
+	Value Value
+}
+
+// ValueKind is the shape of a setting value.
+type ValueKind uint8
+
+// The shapes a setting value can take.
+const (
+	// ValueIdent is a bare word such as ENABLED; Str is it as written.
+	ValueIdent ValueKind = iota + 1
+	// ValueNumber is a numeric literal; Str is its text with any sign
+	// ("-5", "1.5").
+	ValueNumber
+	// ValueString is a string literal; Str is the decoded string.
+	ValueString
+	// ValueTyped is a YQL typed literal such as Interval("PT1H"); Type is
+	// its type name as written (with "(p,s)" for Decimal("1.5", 10, 2)),
+	// Str the decoded string. On and Unit hold TTL's "ON col [AS unit]".
+	ValueTyped
+	// ValueTuple is "(v, ...)"; Items holds the elements, which may be
+	// tuples themselves: ((10), (100, "abc")).
+	ValueTuple
+)
+
+func (k ValueKind) String() string {
+	switch k {
+	case ValueIdent:
+		return "ident"
+	case ValueNumber:
+		return "number"
+	case ValueString:
+		return "string"
+	case ValueTyped:
+		return "typed"
+	case ValueTuple:
+		return "tuple"
+	}
+	return "invalid"
+}
+
+// Value is a setting value: its original text plus a small tree of its
+// shape. Values are literals only; parameters and expressions are syntax
+// errors.
+type Value struct {
+	Kind ValueKind
+	// Text is the value's original source text ("Interval(\"PT1H\") ON ts").
+	Text string
+	// Pos is the 1-based character position of the value in the script.
+	Pos   int
+	Str   string
+	Type  string
+	Items []Value
+	// On is the column after ON, Unit the word after AS (as written; ""
+	// when absent). Only a ValueTyped value has them.
+	On, Unit string
+}
+
+// AlterSettings is YQL's ALTER TABLE t SET (k = v, ...), ALTER TABLE t SET
+// k v and ALTER TABLE t RESET (k, ...).
+type AlterSettings struct {
+	Table *ast.TableName
+	// Set holds the settings to change; Reset the names to reset. One of
+	// them is empty.
+	Set   []Setting
+	Reset []SettingName
+}
+
+// SettingName is a setting named in ALTER TABLE ... RESET.
+type SettingName struct {
+	Name string // as written
+	Pos  int    // 1-based character position in the script
+}
+
+// SetVar is a session SET: SET [SESSION|LOCAL] name {=|TO} value[, ...],
+// SET TIME ZONE value (Name "timezone") and SET NAMES value (Name
+// "client_encoding").
+type SetVar struct {
+	// Name is the lowercased variable name, dotted for custom variables.
+	Name string
+	// Values are the values as written; strings are unquoted and decoded,
+	// numbers keep their sign ("-1").
+	Values []string
+	// Default is set for "= DEFAULT", "TO DEFAULT" and SET TIME ZONE
+	// LOCAL/DEFAULT; Values is then empty.
+	Default bool
+	// Local is set for SET LOCAL (for the current transaction only).
+	Local bool
+}
+
+// ShowVar is SHOW name, SHOW ALL, SHOW TIME ZONE ("timezone") and SHOW
+// TRANSACTION ISOLATION LEVEL ("transaction_isolation").
+type ShowVar struct {
+	Name string // lowercased; "" with All
+	All  bool
+}
+
+// ResetVar is RESET name and RESET ALL.
+type ResetVar struct {
+	Name string // lowercased; "" with All
+	All  bool
+}
+
+// TxnKind is the kind of a transaction control statement.
+type TxnKind uint8
+
+// The transaction statements.
+const (
+	// TxnBegin is BEGIN [WORK|TRANSACTION] [modes] or START TRANSACTION
+	// [modes].
+	TxnBegin TxnKind = iota + 1
+	// TxnCommit is COMMIT or END [WORK|TRANSACTION] [AND [NO] CHAIN].
+	TxnCommit
+	// TxnRollback is ROLLBACK or ABORT [WORK|TRANSACTION] [AND [NO] CHAIN].
+	TxnRollback
+	// TxnSavepoint is SAVEPOINT name.
+	TxnSavepoint
+	// TxnRelease is RELEASE [SAVEPOINT] name.
+	TxnRelease
+	// TxnRollbackTo is ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name.
+	TxnRollbackTo
+	// TxnSetCharacteristics is SET TRANSACTION modes (Session false) or SET
+	// SESSION CHARACTERISTICS AS TRANSACTION modes (Session true).
+	TxnSetCharacteristics
+)
+
+var txnKindNames = map[TxnKind]string{
+	TxnBegin: "begin", TxnCommit: "commit", TxnRollback: "rollback", TxnSavepoint: "savepoint",
+	TxnRelease: "release", TxnRollbackTo: "rollback to", TxnSetCharacteristics: "set characteristics",
+}
+
+func (k TxnKind) String() string {
+	if s, ok := txnKindNames[k]; ok {
+		return s
+	}
+	return "invalid"
+}
+
+// TxnAccess is a transaction's access mode.
+type TxnAccess uint8
+
+// Access modes; AccessDefault means the statement did not say.
+const (
+	AccessDefault TxnAccess = iota
+	AccessReadWrite
+	AccessReadOnly
+)
+
+func (a TxnAccess) String() string {
+	switch a {
+	case AccessReadWrite:
+		return "read write"
+	case AccessReadOnly:
+		return "read only"
+	}
+	return "default"
+}
+
+// TxnStmt is a transaction control statement.
+type TxnStmt struct {
+	Kind TxnKind
+	// Isolation is the requested isolation level, lowercased and single
+	// spaced ("serializable", "repeatable read", "read committed", "read
+	// uncommitted"); "" when not given.
+	Isolation string
+	Access    TxnAccess
+	// Deferrable is set for DEFERRABLE (NOT DEFERRABLE leaves it false).
+	Deferrable bool
+	// Chain is set for COMMIT/ROLLBACK AND CHAIN.
+	Chain bool
+	// Savepoint is the savepoint name (lowercased unless quoted).
+	Savepoint string
+	// Session distinguishes SET SESSION CHARACTERISTICS from SET
+	// TRANSACTION.
+	Session bool
+}
+
+// Deallocate is DEALLOCATE [PREPARE] name | ALL.
+type Deallocate struct {
+	// Name is the prepared statement's name: a bare name lowercased (as
+	// PostgreSQL folds identifiers), a quoted one as written.
+	Name string
+	All  bool
+}
+
+// Discard is DISCARD ALL | PLANS | SEQUENCES | TEMP | TEMPORARY.
+type Discard struct {
+	Target string // lowercased; "temporary" is reported as "temp"
+}

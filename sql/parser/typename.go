@@ -1,0 +1,141 @@
+package parser
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// typeContinuation are the words that continue a multiword type name
+// ("double precision", "character varying").
+var typeContinuation = map[string]bool{"precision": true, "varying": true}
+
+// parseTypeAt reads a type name starting at token i, bounded by hi:
+//
+//	word [word...] [(n [, n])] [with|without time zone] [[]]
+//
+// such as Uint64, varchar(20), double precision, character varying(10),
+// timestamp(3) with time zone, pg_catalog.int4. The name is checked with
+// types.ParseTypeName; array types are 0A000. It returns the type and the
+// index after the name.
+func (s *stmtToks) parseTypeAt(i, hi int) (types.Type, int, error) {
+	if i >= hi || s.toks[i].kind != tkIdent {
+		return types.Type{}, i, s.errAtTok(i)
+	}
+	words := []string{s.text(i)}
+	j := i + 1
+	if s.isOp(j, ".") && j+1 < hi && s.isKind(j+1, tkIdent) {
+		words[0] += "." + s.text(j+1)
+		j += 2
+	}
+	args := ""
+	words, j = s.typeWords(words, j, hi)
+	if j < hi && s.isOp(j, "(") {
+		close := int(s.match[j])
+		if close >= hi {
+			return types.Type{}, i, s.errAtTok(j)
+		}
+		var nums []string
+		wantNum := true
+		for k := j + 1; k < close; k++ {
+			if wantNum && !s.isKind(k, tkNumber) || !wantNum && !s.isOp(k, ",") {
+				return types.Type{}, i, s.errAtTok(k)
+			}
+			if wantNum {
+				nums = append(nums, s.text(k))
+			}
+			wantNum = !wantNum
+		}
+		if wantNum {
+			return types.Type{}, i, s.errAtTok(close)
+		}
+		args = "(" + strings.Join(nums, ",") + ")"
+		j = close + 1
+		words, j = s.typeWords(words, j, hi)
+	}
+	if j < hi && (s.isOp(j, "[") || s.isWord(j, "array")) {
+		return types.Type{}, i, errAt(sqlerr.FeatureNotSupported, s.start(j), "array types are not supported")
+	}
+	t, err := types.ParseTypeName(strings.Join(words, " ") + args)
+	if err != nil {
+		return types.Type{}, i, withOffset(err, s.start(i))
+	}
+	return t, j, nil
+}
+
+// typeWords appends the continuation words of a type name at j.
+func (s *stmtToks) typeWords(words []string, j, hi int) ([]string, int) {
+	for j < hi && s.toks[j].kind == tkIdent {
+		w := strings.ToLower(s.text(j))
+		switch {
+		case typeContinuation[w]:
+			words = append(words, s.text(j))
+			j++
+			continue
+		case (w == "with" || w == "without") && j+2 < hi && s.isWord(j+1, "time") && s.isWord(j+2, "zone"):
+			words = append(words, s.text(j), s.text(j+1), s.text(j+2))
+			j += 3
+			continue
+		}
+		break
+	}
+	return words, j
+}
+
+// markerPrefix starts the text that carries a YQL type through TiDB: the
+// COMMENT of a rewritten column type and the type argument of pivot_cast.
+const markerPrefix = "pivot:"
+
+// typeText spells t so that types.ParseTypeName reads it back exactly:
+// YQL names, with varchar(n) for a bounded Utf8 (which YQL cannot spell).
+func typeText(t types.Type) string {
+	if t.Family == types.Utf8 && t.Width > 0 {
+		return fmt.Sprintf("varchar(%d)", t.Width)
+	}
+	return t.String()
+}
+
+// yqlLiteralTypes are the YQL type names that form typed literals such as
+// Date("2024-01-01") when called with a string.
+var yqlLiteralTypes = map[string]bool{
+	"bool": true, "int8": true, "int16": true, "int32": true, "int64": true, "uint8": true, "uint16": true,
+	"uint32": true, "uint64": true, "float": true, "double": true, "decimal": true, "string": true, "utf8": true,
+	"json": true, "date": true, "datetime": true, "timestamp": true, "interval": true,
+}
+
+// typedLiteral is a YQL typed literal found at some token.
+type typedLiteral struct {
+	name   string     // the type name as written, with "(p,s)" for Decimal
+	t      types.Type // its type
+	strTok int        // the token of the string argument
+	end    int        // the index after the closing parenthesis
+}
+
+// typedLiteralAt recognises Type("string") and Decimal("1.5", p, s) at
+// token i (bounded by hi). ok is false when the tokens have another shape;
+// err is set when they have the shape but the type is invalid.
+func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err error) {
+	if !s.isKind(i, tkIdent) || !yqlLiteralTypes[strings.ToLower(s.text(i))] || !s.isOp(i+1, "(") {
+		return lit, false, nil
+	}
+	close := int(s.match[i+1])
+	if close >= hi || !s.isKind(i+2, tkString) {
+		return lit, false, nil
+	}
+	name := s.text(i)
+	switch {
+	case close == i+3:
+	case close == i+7 && strings.EqualFold(name, "decimal") && s.isOp(i+3, ",") && s.isKind(i+4, tkNumber) &&
+		s.isOp(i+5, ",") && s.isKind(i+6, tkNumber):
+		name += "(" + s.text(i+4) + "," + s.text(i+6) + ")"
+	default:
+		return lit, false, nil
+	}
+	t, err := types.ParseTypeName(name)
+	if err != nil {
+		return lit, true, withOffset(err, s.start(i))
+	}
+	return typedLiteral{name: name, t: t, strTok: i + 2, end: close + 1}, true, nil
+}

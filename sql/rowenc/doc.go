@@ -1,0 +1,18 @@
+// Package rowenc turns table rows into Pebble keys and values and back.
+//
+// A row lives at
+//
+//	<table prefix> <key column 1> ... <key column n>
+//
+// where each key column uses storage's order-preserving encoding (NULL sorts
+// first), so byte order equals SQL order and a key prefix is a key range.
+//
+// The value holds the non-key columns, each as
+//
+//	uvarint(column id) · wire tag · payload
+//
+// NULL columns are left out. The wire tag makes every payload self-delimiting
+// (varint, fixed 8 bytes, or length-prefixed bytes), so a reader can skip a
+// column it does not know — one dropped or added after the row was written —
+// without a schema.
+package rowenc

@@ -1,0 +1,324 @@
+package rowenc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// ErrCorruptValue reports a row value that cannot be decoded.
+var ErrCorruptValue = errors.New("rowenc: corrupt row value")
+
+// AppendKeyValue appends the order-preserving key encoding of one value.
+func AppendKeyValue(buf []byte, v types.Value) []byte {
+	switch f := v.Family(); {
+	case v.IsNull():
+		return storage.AppendNull(buf)
+	case f == types.Bool:
+		return storage.AppendBool(buf, v.Bool())
+	case f.IsUnsigned():
+		return storage.AppendUint64(buf, v.Uint())
+	case f.IsInteger():
+		return storage.AppendInt64(buf, v.Int())
+	case f.IsTime():
+		// Times compare across families in microseconds, so the key does too:
+		// a Date pivot then bounds a Timestamp column correctly.
+		return storage.AppendInt64(buf, v.Micros())
+	case f == types.Interval:
+		return storage.AppendInt64(buf, v.Int())
+	case f.IsFloat():
+		return storage.AppendFloat64(buf, v.Float())
+	case f == types.Decimal:
+		return appendDecimalKey(buf, v.Dec())
+	default: // String, Utf8, Json, Unknown
+		return storage.AppendString(buf, v.Str())
+	}
+}
+
+func appendDecimalKey(buf []byte, d *apd.Decimal) []byte {
+	switch d.Form {
+	case apd.NaN, apd.NaNSignaling:
+		return storage.AppendDecimalNaN(buf)
+	case apd.Infinite:
+		return storage.AppendDecimalInf(buf, d.Negative)
+	}
+	return storage.AppendDecimal(buf, d.Negative && !d.IsZero(), d.Coeff.String(), d.Exponent)
+}
+
+// DecodeKeyValue decodes one key column of type t.
+func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
+	if storage.PeekNull(b) {
+		rest, err := storage.DecodeNull(b)
+		return types.NullValue, rest, err
+	}
+	switch f := t.Family; {
+	case f == types.Bool:
+		v, rest, err := storage.DecodeBool(b)
+		return types.NewBool(v), rest, err
+	case f.IsUnsigned():
+		v, rest, err := storage.DecodeUint64(b)
+		return types.NewUint(f, v), rest, err
+	case f.IsInteger():
+		v, rest, err := storage.DecodeInt64(b)
+		return types.NewInt(f, v), rest, err
+	case f.IsTime():
+		v, rest, err := storage.DecodeInt64(b)
+		if err != nil {
+			return types.Value{}, nil, err
+		}
+		switch f {
+		case types.Date:
+			return types.NewDate(v / 86400e6), rest, nil
+		case types.Datetime:
+			return types.NewDatetime(v / 1e6), rest, nil
+		}
+		return types.NewTimestamp(v), rest, nil
+	case f == types.Interval:
+		v, rest, err := storage.DecodeInt64(b)
+		return types.NewInterval(v), rest, err
+	case f.IsFloat():
+		v, rest, err := storage.DecodeFloat64(b)
+		if f == types.Float {
+			return types.NewFloat(v), rest, err
+		}
+		return types.NewDouble(v), rest, err
+	case f == types.Decimal:
+		d, rest, err := storage.DecodeDecimal(b)
+		if err != nil {
+			return types.Value{}, nil, err
+		}
+		return types.NewDecimal(decimalFromKey(d)), rest, nil
+	}
+	s, rest, err := storage.DecodeString(b)
+	if err != nil {
+		return types.Value{}, nil, err
+	}
+	switch t.Family {
+	case types.String:
+		return types.NewString(s), rest, nil
+	case types.Json:
+		return types.NewJson(s), rest, nil
+	}
+	return types.NewUtf8(s), rest, nil
+}
+
+func decimalFromKey(d storage.Decimal) *apd.Decimal {
+	switch d.Form {
+	case storage.DecimalNaN:
+		return &apd.Decimal{Form: apd.NaN}
+	case storage.DecimalInfinite:
+		return &apd.Decimal{Form: apd.Infinite, Negative: d.Neg}
+	}
+	r := new(apd.Decimal)
+	r.Coeff.SetString(d.Coeff, 10)
+	r.Exponent = d.Exponent
+	r.Negative = d.Neg
+	return r
+}
+
+// EncodeKey returns the key of a row: table prefix plus key columns.
+func EncodeKey(t *catalog.Table, row []types.Value) []byte {
+	key := storage.TablePrefix(t.ID)
+	for _, k := range t.PrimaryKey {
+		key = AppendKeyValue(key, row[k])
+	}
+	return key
+}
+
+// EncodeKeyPrefix encodes the given values (a prefix of the key columns).
+func EncodeKeyPrefix(t *catalog.Table, vals []types.Value) []byte {
+	key := storage.TablePrefix(t.ID)
+	for _, v := range vals {
+		key = AppendKeyValue(key, v)
+	}
+	return key
+}
+
+// DecodeKey decodes a row key into the key columns of row.
+func DecodeKey(t *catalog.Table, key []byte, row []types.Value) error {
+	b := key[len(storage.TablePrefix(t.ID)):]
+	for _, k := range t.PrimaryKey {
+		v, rest, err := DecodeKeyValue(b, t.Columns[k].Type)
+		if err != nil {
+			return err
+		}
+		row[k] = v
+		b = rest
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("rowenc: %d trailing bytes in key of table %d", len(b), t.ID)
+	}
+	return nil
+}
+
+// Wire tags of value payloads.
+const (
+	wireVarint  = 0 // zig-zag varint (signed, bool, times)
+	wireUvarint = 1 // unsigned varint
+	wireFixed64 = 2 // 8 bytes little-endian (floats)
+	wireBytes   = 3 // uvarint length then bytes (strings, decimals as text)
+)
+
+// EncodeValue encodes the non-key columns of a row.
+func EncodeValue(buf []byte, t *catalog.Table, row []types.Value) []byte {
+	for i := range t.Columns {
+		v := row[i]
+		if v.IsNull() || t.IsKeyColumn(i) {
+			continue
+		}
+		buf = binary.AppendUvarint(buf, uint64(t.Columns[i].ID))
+		switch f := v.Family(); {
+		case f == types.Bool:
+			buf = append(buf, wireVarint)
+			buf = binary.AppendVarint(buf, v.Int())
+		case f.IsUnsigned():
+			buf = append(buf, wireUvarint)
+			buf = binary.AppendUvarint(buf, v.Uint())
+		case f.IsInteger() || f.IsTime() || f == types.Interval:
+			buf = append(buf, wireVarint)
+			buf = binary.AppendVarint(buf, v.Int())
+		case f.IsFloat():
+			buf = append(buf, wireFixed64)
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.Float()))
+		case f == types.Decimal:
+			s := v.Dec().Text('E')
+			buf = append(buf, wireBytes)
+			buf = binary.AppendUvarint(buf, uint64(len(s)))
+			buf = append(buf, s...)
+		default:
+			s := v.Str()
+			buf = append(buf, wireBytes)
+			buf = binary.AppendUvarint(buf, uint64(len(s)))
+			buf = append(buf, s...)
+		}
+	}
+	return buf
+}
+
+// DecodeValue decodes a row value into the non-key columns of row; columns
+// not present stay NULL. row must be all NULL in those positions on entry.
+func DecodeValue(t *catalog.Table, val []byte, row []types.Value) error {
+	for len(val) > 0 {
+		id, n := binary.Uvarint(val)
+		if n <= 0 || len(val) < n+1 {
+			return ErrCorruptValue
+		}
+		wire := val[n]
+		val = val[n+1:]
+		col := columnByID(t, int(id))
+		switch wire {
+		case wireVarint:
+			x, n := binary.Varint(val)
+			if n <= 0 {
+				return ErrCorruptValue
+			}
+			val = val[n:]
+			if col >= 0 {
+				row[col] = fromInt(t.Columns[col].Type.Family, x)
+			}
+		case wireUvarint:
+			x, n := binary.Uvarint(val)
+			if n <= 0 {
+				return ErrCorruptValue
+			}
+			val = val[n:]
+			if col >= 0 {
+				row[col] = types.NewUint(t.Columns[col].Type.Family, x)
+			}
+		case wireFixed64:
+			if len(val) < 8 {
+				return ErrCorruptValue
+			}
+			f := math.Float64frombits(binary.LittleEndian.Uint64(val))
+			val = val[8:]
+			if col >= 0 {
+				if t.Columns[col].Type.Family == types.Float {
+					row[col] = types.NewFloat(f)
+				} else {
+					row[col] = types.NewDouble(f)
+				}
+			}
+		case wireBytes:
+			l, n := binary.Uvarint(val)
+			if n <= 0 || uint64(len(val)-n) < l {
+				return ErrCorruptValue
+			}
+			s := string(val[n : n+int(l)])
+			val = val[n+int(l):]
+			if col >= 0 {
+				v, err := fromBytes(t.Columns[col].Type, s)
+				if err != nil {
+					return err
+				}
+				row[col] = v
+			}
+		default:
+			return ErrCorruptValue
+		}
+	}
+	return nil
+}
+
+func columnByID(t *catalog.Table, id int) int {
+	// Columns are few and usually stored in id order, so try the position
+	// id-1 first.
+	if id-1 < len(t.Columns) && id-1 >= 0 && t.Columns[id-1].ID == id {
+		return id - 1
+	}
+	for i := range t.Columns {
+		if t.Columns[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func fromInt(f types.Family, x int64) types.Value {
+	switch f {
+	case types.Bool:
+		return types.NewBool(x != 0)
+	case types.Date:
+		return types.NewDate(x)
+	case types.Datetime:
+		return types.NewDatetime(x)
+	case types.Timestamp:
+		return types.NewTimestamp(x)
+	case types.Interval:
+		return types.NewInterval(x)
+	}
+	return types.NewInt(f, x)
+}
+
+func fromBytes(t types.Type, s string) (types.Value, error) {
+	switch t.Family {
+	case types.Decimal:
+		d, _, err := apd.NewFromString(s)
+		if err != nil {
+			return types.Value{}, ErrCorruptValue
+		}
+		return types.NewDecimal(d), nil
+	case types.String:
+		return types.NewString(s), nil
+	case types.Json:
+		return types.NewJson(s), nil
+	}
+	return types.NewUtf8(s), nil
+}
+
+// DecodeRow decodes a whole row (key and value) into a new slice.
+func DecodeRow(t *catalog.Table, key, val []byte) ([]types.Value, error) {
+	row := make([]types.Value, len(t.Columns))
+	if err := DecodeKey(t, key, row); err != nil {
+		return nil, err
+	}
+	if err := DecodeValue(t, val, row); err != nil {
+		return nil, err
+	}
+	return row, nil
+}

@@ -1,0 +1,478 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// buildSelect plans a SELECT:
+//
+//	Scan/Values → (WHERE in the scan) → Aggregate → Filter (HAVING)
+//	  → Project (visible columns, then hidden ORDER BY columns)
+//	  → Distinct → Sort → Limit
+//
+// Hidden columns come last so that callers return row[:visible].
+func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
+	switch {
+	case sel.With != nil:
+		return nil, sqlerr.NotSupported("WITH (common table expressions)")
+	case sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone:
+		return nil, sqlerr.NotSupported("SELECT ... FOR UPDATE")
+	case sel.WindowSpecs != nil:
+		return nil, sqlerr.NotSupported("window functions")
+	case sel.Kind != ast.SelectStmtKindSelect:
+		return nil, sqlerr.NotSupported("VALUES and TABLE statements")
+	}
+
+	var input planner.Node
+	var sc *scope
+	if sel.From == nil {
+		input = &planner.Values{Rows: [][]expr.Expr{{}}}
+		sc = &scope{}
+	} else {
+		var err error
+		input, sc, err = a.buildFrom(sel.From.TableRefs)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if sel.Where != nil {
+		cond, err := a.buildCondition(sc, sel.Where, "WHERE")
+		if err != nil {
+			return nil, err
+		}
+		if scan, ok := input.(*planner.Scan); ok {
+			scan.Filter = cond
+			scan.KeyPrefix = planner.KeyPrefix(scan.Table, cond)
+		} else {
+			input = &planner.Filter{Input: input, Cond: cond}
+		}
+	}
+
+	fields := sel.Fields.Fields
+	aggregating := sel.GroupBy != nil || sel.Having != nil || hasAggregate(fields, sel.OrderBy)
+	outScope := expr.Scope(sc)
+	var replace func(ast.ExprNode) (expr.Expr, bool, error)
+	if aggregating {
+		agg, err := a.newAggregation(sc, sel)
+		if err != nil {
+			return nil, err
+		}
+		replace = agg.replace
+		outScope = agg
+		// Aggregates found later (select list, HAVING, ORDER BY) are added
+		// to the node as they are built.
+		input = agg.node(input)
+	}
+
+	// Select list.
+	var exprs []expr.Expr
+	var cols []planner.Column
+	for _, f := range fields {
+		if f.WildCard != nil {
+			if aggregating {
+				return nil, sqlerr.New(sqlerr.GroupingError, "SELECT * is not allowed with GROUP BY or aggregates")
+			}
+			n := 0
+			for i, c := range sc.cols {
+				if c.hidden || (f.WildCard.Table.O != "" && !strings.EqualFold(c.table, f.WildCard.Table.O)) {
+					continue
+				}
+				n++
+				exprs = append(exprs, &expr.ColumnRef{Index: i, Name: c.name, Typ: c.typ})
+				cols = append(cols, a.sourceColumn(input, i, c))
+			}
+			if n == 0 && f.WildCard.Table.O != "" {
+				return nil, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", f.WildCard.Table.O)
+			}
+			continue
+		}
+		e, err := a.build(outScope, f.Expr, replace)
+		if err != nil {
+			return nil, err
+		}
+		col := planner.Column{Name: outputName(f), Type: e.Type()}
+		if ref, ok := e.(*expr.ColumnRef); ok && !aggregating {
+			col = a.sourceColumn(input, ref.Index, sc.cols[ref.Index])
+			col.Name = outputName(f)
+		}
+		exprs = append(exprs, e)
+		cols = append(cols, col)
+	}
+	visible := len(exprs)
+
+	if sel.Having != nil {
+		cond, err := a.buildConditionWith(outScope, sel.Having.Expr, "HAVING", replace)
+		if err != nil {
+			return nil, err
+		}
+		input = &planner.Filter{Input: input, Cond: cond}
+	}
+
+	// ORDER BY: ordinals and output names refer to the select list; other
+	// expressions become hidden columns.
+	var keys []planner.SortKey
+	if sel.OrderBy != nil {
+		for _, item := range sel.OrderBy.Items {
+			idx, err := a.orderByTarget(item.Expr, fields, visible)
+			if err != nil {
+				return nil, err
+			}
+			if idx < 0 {
+				e, err := a.build(outScope, item.Expr, replace)
+				if err != nil {
+					return nil, err
+				}
+				if sel.Distinct {
+					return nil, sqlerr.New(sqlerr.InvalidColumnReference, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+				}
+				idx = len(exprs)
+				exprs = append(exprs, e)
+				cols = append(cols, planner.Column{Name: "?order?", Type: e.Type(), Hidden: true})
+			}
+			keys = append(keys, planner.SortKey{Index: idx, Desc: item.Desc})
+		}
+	}
+
+	var node planner.Node = &planner.Project{Input: input, Exprs: exprs, Cols: cols}
+	if sel.Distinct {
+		node = &planner.Distinct{Input: node, N: visible}
+	}
+	if len(keys) > 0 {
+		node = &planner.Sort{Input: node, Keys: keys}
+	}
+	if sel.Limit != nil {
+		lim := &planner.Limit{Input: node}
+		var err error
+		if sel.Limit.Count != nil {
+			if lim.Count, err = a.buildLimit(sel.Limit.Count); err != nil {
+				return nil, err
+			}
+		}
+		if sel.Limit.Offset != nil {
+			if lim.Offset, err = a.buildLimit(sel.Limit.Offset); err != nil {
+				return nil, err
+			}
+		}
+		node = lim
+	}
+	return node, nil
+}
+
+// sourceColumn describes output column i of the input for RowDescription.
+func (a *analyser) sourceColumn(input planner.Node, i int, c scopeColumn) planner.Column {
+	col := planner.Column{Name: c.name, Type: c.typ}
+	if scan, ok := input.(*planner.Scan); ok {
+		col.Table = scan.Table
+		col.Index = i
+	}
+	return col
+}
+
+func (a *analyser) buildLimit(n ast.ExprNode) (expr.Expr, error) {
+	a.hintParam(n, types.TypeInt64)
+	e, err := a.build(nil, n, nil)
+	if err != nil {
+		return nil, err
+	}
+	if f := e.Type().Family; !f.IsInteger() && f != types.Null {
+		return nil, sqlerr.New(sqlerr.DatatypeMismatch, "argument of LIMIT must be type bigint, not type %s", e.Type().PGName())
+	}
+	return e, nil
+}
+
+func (a *analyser) buildCondition(sc expr.Scope, n ast.ExprNode, clause string) (expr.Expr, error) {
+	return a.buildConditionWith(sc, n, clause, nil)
+}
+
+func (a *analyser) buildConditionWith(sc expr.Scope, n ast.ExprNode, clause string, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
+	a.hintParam(n, types.TypeBool)
+	e, err := a.build(sc, n, replace)
+	if err != nil {
+		return nil, err
+	}
+	switch e.Type().Family {
+	case types.Bool, types.Null:
+		return e, nil
+	case types.Unknown:
+		return expr.NewCast(e, types.TypeBool)
+	}
+	return nil, sqlerr.New(sqlerr.DatatypeMismatch, "argument of %s must be type boolean, not type %s", clause, e.Type().PGName())
+}
+
+// buildFrom plans the FROM clause. Joins come with issue 8.
+func (a *analyser) buildFrom(j *ast.Join) (planner.Node, *scope, error) {
+	if j.Right != nil {
+		return nil, nil, sqlerr.NotSupported("JOIN")
+	}
+	ts, ok := j.Left.(*ast.TableSource)
+	if !ok {
+		if inner, ok := j.Left.(*ast.Join); ok {
+			return a.buildFrom(inner)
+		}
+		return nil, nil, sqlerr.NotSupported("this FROM clause")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil, nil, sqlerr.NotSupported("subqueries in FROM")
+	}
+	if node, sc, ok, err := a.systemTable(tn, ts.AsName.O); ok || err != nil {
+		return node, sc, err
+	}
+	t, err := a.lookupTable(tn)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := tableScope(t, ts.AsName.O)
+	cols := make([]planner.Column, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = planner.Column{Name: c.Name, Type: c.Type, Table: t, Index: i, Hidden: c.Hidden}
+	}
+	return &planner.Scan{Table: t, Cols: cols}, sc, nil
+}
+
+// outputName is the column name PostgreSQL gives a select-list item.
+func outputName(f *ast.SelectField) string {
+	if f.AsName.O != "" {
+		return f.AsName.O
+	}
+	return exprName(f.Expr)
+}
+
+func exprName(n ast.ExprNode) string {
+	switch n := n.(type) {
+	case *ast.ColumnNameExpr:
+		return n.Name.Name.O
+	case *ast.AggregateFuncExpr:
+		return strings.ToLower(n.F)
+	case *ast.FuncCallExpr:
+		name := n.FnName.L
+		if name == "pivot_cast" && len(n.Args) == 2 {
+			// PostgreSQL names a cast column after the type as written.
+			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
+				name, _, _ := strings.Cut(v.GetString(), "(")
+				return strings.ToLower(strings.TrimSpace(name))
+			}
+			return exprName(n.Args[0])
+		}
+		return name
+	case *ast.ParenthesesExpr:
+		return exprName(n.Expr)
+	case *ast.CaseExpr:
+		return "case"
+	}
+	return "?column?"
+}
+
+// orderByTarget resolves an ORDER BY item that names a select-list entry
+// (an ordinal or an output column name); -1 means "an expression".
+func (a *analyser) orderByTarget(n ast.ExprNode, fields []*ast.SelectField, visible int) (int, error) {
+	switch n := n.(type) {
+	case *ast.PositionExpr:
+		if n.P != nil {
+			return -1, nil
+		}
+		if n.N < 1 || n.N > visible {
+			return 0, sqlerr.New(sqlerr.InvalidColumnReference, "ORDER BY position %d is not in select list", n.N)
+		}
+		return n.N - 1, nil
+	case *ast.ColumnNameExpr:
+		if n.Name.Table.O != "" {
+			return -1, nil
+		}
+		pos := 0
+		for _, f := range fields {
+			if f.WildCard != nil {
+				// Names under a wildcard resolve as input columns instead.
+				return -1, nil
+			}
+			if f.AsName.O != "" && strings.EqualFold(f.AsName.O, n.Name.Name.O) {
+				return pos, nil
+			}
+			pos++
+		}
+	}
+	return -1, nil
+}
+
+// hasAggregate reports whether any select-list or ORDER BY expression calls
+// an aggregate function (outside subqueries).
+func hasAggregate(fields []*ast.SelectField, orderBy *ast.OrderByClause) bool {
+	v := &aggFinder{}
+	for _, f := range fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if orderBy != nil {
+		for _, item := range orderBy.Items {
+			item.Expr.Accept(v)
+		}
+	}
+	return v.found
+}
+
+type aggFinder struct{ found bool }
+
+func (v *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr:
+		v.found = true
+		return n, true
+	case *ast.SubqueryExpr:
+		return n, true
+	}
+	return n, v.found
+}
+
+func (v *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// aggregation builds an Aggregate node: its rows are the GROUP BY values
+// followed by one value per aggregate call. It is also the scope of the
+// expressions above it, in which a bare column that is not grouped is an
+// error.
+type aggregation struct {
+	a        *analyser
+	input    *scope
+	groupAST []ast.ExprNode
+	groupKey []string
+	groups   []expr.Expr
+	aggs     []*expr.AggSpec
+	aggKeys  []string
+	agg      *planner.Aggregate
+}
+
+func (a *analyser) newAggregation(sc *scope, sel *ast.SelectStmt) (*aggregation, error) {
+	g := &aggregation{a: a, input: sc}
+	if sel.GroupBy != nil {
+		for _, item := range sel.GroupBy.Items {
+			n := item.Expr
+			// GROUP BY 2 and GROUP BY alias refer to the select list.
+			if p, ok := n.(*ast.PositionExpr); ok && p.P == nil {
+				if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].WildCard != nil {
+					return nil, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", p.N)
+				}
+				n = sel.Fields.Fields[p.N-1].Expr
+			} else if c, ok := n.(*ast.ColumnNameExpr); ok && c.Name.Table.O == "" {
+				if _, _, err := sc.ResolveColumn("", c.Name.Name.O); err != nil {
+					for _, f := range sel.Fields.Fields {
+						if f.AsName.O != "" && strings.EqualFold(f.AsName.O, c.Name.Name.O) {
+							n = f.Expr
+							break
+						}
+					}
+				}
+			}
+			e, err := a.build(sc, n, nil)
+			if err != nil {
+				return nil, err
+			}
+			g.groupAST = append(g.groupAST, n)
+			g.groupKey = append(g.groupKey, g.key(n))
+			g.groups = append(g.groups, e)
+		}
+	}
+	return g, nil
+}
+
+// key identifies an expression for matching select-list expressions with
+// GROUP BY ones: a column by its resolved position, anything else by text.
+func (g *aggregation) key(n ast.ExprNode) string {
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		n = p.Expr
+	}
+	if c, ok := n.(*ast.ColumnNameExpr); ok {
+		if i, _, err := g.input.ResolveColumn(c.Name.Table.O, c.Name.Name.O); err == nil {
+			return "#" + strconv.Itoa(i)
+		}
+	}
+	return strings.ToLower(restore(n))
+}
+
+func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
+	k := g.key(n)
+	for i, gk := range g.groupKey {
+		if gk == k {
+			return &expr.ColumnRef{Index: i, Name: exprName(n), Typ: g.groups[i].Type()}, true, nil
+		}
+	}
+	switch n := n.(type) {
+	case *ast.AggregateFuncExpr:
+		for i, ak := range g.aggKeys {
+			if ak == k {
+				return &expr.ColumnRef{Index: len(g.groups) + i, Name: strings.ToLower(n.F), Typ: g.aggs[i].Typ}, true, nil
+			}
+		}
+		var arg expr.Expr
+		star := false
+		if len(n.Args) > 1 {
+			return nil, false, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", strings.ToLower(n.F), len(n.Args))
+		}
+		if len(n.Args) == 1 {
+			v := &aggFinder{}
+			n.Args[0].Accept(v)
+			if v.found {
+				return nil, false, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested")
+			}
+			var err error
+			if arg, err = g.a.build(g.input, n.Args[0], nil); err != nil {
+				return nil, false, err
+			}
+		} else {
+			star = true
+		}
+		spec, err := expr.NewAggSpec(strings.ToLower(n.F), n.Distinct, star, arg)
+		if err != nil {
+			return nil, false, err
+		}
+		g.aggs = append(g.aggs, spec)
+		g.aggKeys = append(g.aggKeys, k)
+		if g.agg != nil {
+			g.agg.Aggs = g.aggs
+			g.agg.Cols = append(g.agg.Cols, planner.Column{Name: strings.ToLower(n.F), Type: spec.Typ})
+		}
+		return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: strings.ToLower(n.F), Typ: spec.Typ}, true, nil
+	case *ast.ColumnNameExpr:
+		if _, _, err := g.input.ResolveColumn(n.Name.Table.O, n.Name.Name.O); err != nil {
+			return nil, false, err
+		}
+		name := n.Name.Name.O
+		if n.Name.Table.O != "" {
+			name = n.Name.Table.O + "." + name
+		}
+		return nil, false, sqlerr.New(sqlerr.GroupingError,
+			"column %q must appear in the GROUP BY clause or be used in an aggregate function", name)
+	}
+	return nil, false, nil
+}
+
+// ResolveColumn is reached only for columns replace did not handle, which
+// replace already rejected; it exists so aggregation is a Scope.
+func (g *aggregation) ResolveColumn(table, name string) (int, types.Type, error) {
+	return 0, types.Type{}, sqlerr.New(sqlerr.GroupingError,
+		"column %q must appear in the GROUP BY clause or be used in an aggregate function", name)
+}
+
+// node creates the Aggregate plan node over input. Aggregates found later
+// (in the select list, HAVING, ORDER BY) are appended to it as they are
+// built.
+func (g *aggregation) node(input planner.Node) planner.Node {
+	g.agg = &planner.Aggregate{Input: input, GroupBy: g.groups, Aggs: g.aggs}
+	for i, e := range g.groups {
+		g.agg.Cols = append(g.agg.Cols, planner.Column{Name: exprName(g.groupAST[i]), Type: e.Type()})
+	}
+	return g.agg
+}

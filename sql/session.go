@@ -1,0 +1,372 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// Session is one client's SQL session: settings, transaction state and
+// prepared plans. A session is used by one goroutine at a time.
+type Session struct {
+	e    *Engine
+	db   *catalog.Database
+	user string
+
+	vars    *sessionVars
+	notices []Notice
+
+	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
+	// one. failed marks a block in which a statement failed: everything but
+	// COMMIT/ROLLBACK is refused with 25P02 until it ends.
+	txn    *txn.Txn
+	failed bool
+	closed bool
+}
+
+func newSession(e *Engine, db *catalog.Database, user string) *Session {
+	return &Session{e: e, db: db, user: user, vars: newSessionVars()}
+}
+
+// Close ends the session, rolling back an open transaction.
+func (s *Session) Close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if s.txn != nil {
+		s.txn.Rollback()
+		s.txn = nil
+	}
+	s.e.removeSession(s)
+}
+
+// Database returns the name of the session's database.
+func (s *Session) Database() string { return s.db.Name }
+
+// TxStatus is the ReadyForQuery status: 'I' idle, 'T' in a transaction
+// block, 'E' in a failed transaction block.
+func (s *Session) TxStatus() byte {
+	switch {
+	case s.txn == nil:
+		return 'I'
+	case s.failed:
+		return 'E'
+	}
+	return 'T'
+}
+
+// FailTransaction marks an open transaction block as failed, for errors the
+// protocol layer detects itself (a bad Bind, say) while in a block.
+func (s *Session) FailTransaction() {
+	if s.txn != nil {
+		s.failed = true
+	}
+}
+
+// TakeNotices returns (and forgets) the notices raised since the last call.
+func (s *Session) TakeNotices() []Notice {
+	n := s.notices
+	s.notices = nil
+	return n
+}
+
+func (s *Session) notice(severity, code, format string, args ...any) {
+	s.notices = append(s.notices, Notice{Severity: severity, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// preparedPlan is the analysed form of a statement, rebuilt when the
+// catalog changed since it was built.
+type preparedPlan struct {
+	stmt parser.Statement
+	snap *catalog.Snapshot
+	plan statementPlan
+}
+
+// statementPlan is implemented by each kind of analysed statement.
+type statementPlan interface {
+	// columns describes the result rows (nil for none).
+	columns() []ResultColumn
+	// execute runs the statement.
+	execute(ctx context.Context, s *Session, params []types.Value) (Result, error)
+}
+
+// Prepare parses and analyses exactly one statement (or none) for the
+// extended protocol. paramOIDs are the types the client declared; missing or
+// zero entries are inferred.
+func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
+	stmts, err := parser.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	switch len(stmts) {
+	case 0:
+		return &Prepared{SQL: text, Empty: true}, nil
+	case 1:
+	default:
+		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	declared := make([]types.Type, len(paramOIDs))
+	for i, oid := range paramOIDs {
+		t, ok := types.FromOID(oid)
+		if !ok {
+			return nil, sqlerr.New(sqlerr.UndefinedObject, "type with OID %d is not supported yet", oid)
+		}
+		declared[i] = t
+	}
+	return s.analyse(stmts[0], declared)
+}
+
+// PrepareScript parses a simple-protocol query string, which may hold several
+// statements separated by semicolons. A syntax error anywhere fails the whole
+// string before anything runs, as in PostgreSQL. Zero statements means an
+// empty query.
+func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, error) {
+	stmts, err := parser.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Prepared, len(stmts))
+	for i, st := range stmts {
+		// Analysis needs the catalog as the earlier statements leave it
+		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute.
+		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st}, deferred: true}
+	}
+	return out, nil
+}
+
+func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared, error) {
+	snap := s.e.catalog.Snapshot()
+	params := make([]types.Type, max(st.NumParams, len(declared)))
+	for i := range params {
+		params[i] = types.TypeUnknown
+	}
+	copy(params, declared)
+	a := &analyser{s: s, snap: snap, stmt: &st, params: params}
+	plan, err := a.plan()
+	if err != nil {
+		return nil, sqlerr.WithPosition(err, 0)
+	}
+	for i, t := range a.params {
+		if t.Family == types.Unknown || t.Family == types.Null {
+			// PostgreSQL resolves a parameter nothing constrains as text.
+			a.params[i] = types.TypeUtf8
+		}
+	}
+	return &Prepared{
+		SQL:        st.Text,
+		ParamTypes: a.params,
+		Columns:    plan.columns(),
+		plan:       preparedPlan{stmt: st, snap: snap, plan: plan},
+	}, nil
+}
+
+// Execute runs a prepared statement with bound parameters (one per
+// ParamTypes entry, already converted to those types, NULL allowed).
+// Cancelling ctx aborts it with 57014.
+func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value) (Result, error) {
+	if p.Empty {
+		return &emptyResult{}, nil
+	}
+	st := p.plan.stmt
+	if s.failed && !endsTransaction(st) {
+		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
+			"current transaction is aborted, commands ignored until end of transaction block")
+	}
+	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
+		fresh, err := s.analyse(st, p.ParamTypes)
+		if err != nil {
+			s.onError()
+			return nil, err
+		}
+		if !p.deferred && !sameColumns(fresh.Columns, p.Columns) {
+			s.onError()
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
+		}
+		p.plan = fresh.plan
+		p.Columns = fresh.Columns
+		p.deferred = false
+		if len(params) < len(fresh.ParamTypes) {
+			return nil, sqlerr.New(sqlerr.ProtocolViolation,
+				"bind message supplies %d parameters, but prepared statement requires %d", len(params), len(fresh.ParamTypes))
+		}
+	}
+	ctx, cancel := s.statementContext(ctx)
+	res, err := p.plan.plan.execute(ctx, s, params)
+	if err != nil {
+		cancel()
+		err = s.mapError(ctx, err)
+		s.onError()
+		return nil, err
+	}
+	return &sessionResult{Result: res, s: s, ctx: ctx, cancel: cancel}, nil
+}
+
+func endsTransaction(st parser.Statement) bool {
+	return st.Txn != nil && (st.Txn.Kind == parser.TxnCommit || st.Txn.Kind == parser.TxnRollback)
+}
+
+func sameColumns(a, b []ResultColumn) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type {
+			return false
+		}
+	}
+	return true
+}
+
+// statementContext applies statement_timeout.
+func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.vars.statementTimeout(); d > 0 {
+		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+var errStatementTimeout = errors.New("statement timeout")
+
+// mapError turns context errors into 57014 with PostgreSQL's wording.
+func (s *Session) mapError(ctx context.Context, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if errors.Is(context.Cause(ctx), errStatementTimeout) {
+			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")
+		}
+		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
+	}
+	if errors.Is(err, storage.ErrClosed) {
+		return &sqlerr.Error{Code: sqlerr.AdminShutdown, Message: "terminating connection due to administrator command", Fatal: true}
+	}
+	return err
+}
+
+// onError fails an open transaction block, as any error does in PostgreSQL.
+func (s *Session) onError() {
+	if s.txn != nil {
+		s.failed = true
+	}
+}
+
+// reader is what a statement reads: the open transaction's view, or the
+// latest committed data.
+func (s *Session) reader() storage.Reader {
+	if s.txn != nil {
+		return s.txn.Reader()
+	}
+	return s.e.storage
+}
+
+// writeTxn runs fn in the open transaction, or in a transaction of its own
+// that commits when fn succeeds (autocommit).
+func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error {
+	if s.txn != nil {
+		return fn(s.txn)
+	}
+	t := s.e.txns.Begin()
+	if err := fn(t); err != nil {
+		t.Rollback()
+		return err
+	}
+	return t.Commit()
+}
+
+func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now()}
+}
+
+// sessionResult maps errors raised while rows stream (cancel, timeout) and
+// fails the transaction block on them.
+type sessionResult struct {
+	Result
+	s      *Session
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
+	row, err := r.Result.Next(r.ctx)
+	if err != nil {
+		err = r.s.mapError(r.ctx, err)
+		r.s.onError()
+	}
+	return row, err
+}
+
+func (r *sessionResult) Close() {
+	r.Result.Close()
+	r.cancel()
+}
+
+type emptyResult struct{}
+
+func (emptyResult) Columns() []ResultColumn                      { return nil }
+func (emptyResult) Next(context.Context) ([]types.Value, error) { return nil, nil }
+func (emptyResult) Tag() string                                  { return "" }
+func (emptyResult) Close()                                       {}
+
+// tagResult is the result of a statement that returns no rows.
+type tagResult struct{ tag string }
+
+func (r *tagResult) Columns() []ResultColumn                      { return nil }
+func (r *tagResult) Next(context.Context) ([]types.Value, error) { return nil, nil }
+func (r *tagResult) Tag() string                                  { return r.tag }
+func (r *tagResult) Close()                                       {}
+
+// rowsResult streams rows from a function.
+type rowsResult struct {
+	cols  []ResultColumn
+	next  func() ([]types.Value, error)
+	close func()
+	count int
+	verb  string
+}
+
+func (r *rowsResult) Columns() []ResultColumn { return r.cols }
+
+func (r *rowsResult) Next(ctx context.Context) ([]types.Value, error) {
+	row, err := r.next()
+	if row != nil {
+		r.count++
+	}
+	return row, err
+}
+
+func (r *rowsResult) Tag() string {
+	if r.verb == "" {
+		return fmt.Sprintf("SELECT %d", r.count)
+	}
+	return r.verb
+}
+
+func (r *rowsResult) Close() {
+	if r.close != nil {
+		r.close()
+		r.close = nil
+	}
+}
+
+// staticRows returns a result holding precomputed rows.
+func staticRows(cols []ResultColumn, rows [][]types.Value, verb string) *rowsResult {
+	i := 0
+	return &rowsResult{cols: cols, verb: verb, next: func() ([]types.Value, error) {
+		if i >= len(rows) {
+			return nil, nil
+		}
+		i++
+		return rows[i-1], nil
+	}}
+}
+
+// deadline is a helper for tests and callers needing a bounded wait.
+var _ = time.Second

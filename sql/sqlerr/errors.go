@@ -1,0 +1,141 @@
+// Package sqlerr defines the errors a client can see: each carries a
+// PostgreSQL SQLSTATE code, a message worded like PostgreSQL's, and, where the
+// parser knows it, a 1-based character position in the statement text.
+//
+// Errors from lower layers that do not carry a code are reported as XX000
+// (internal_error): that code means a bug, never a user mistake.
+package sqlerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// SQLSTATE codes used by PivotDB. Names follow PostgreSQL's errcodes.txt.
+const (
+	SuccessfulCompletion         = "00000"
+	Warning                      = "01000"
+	FeatureNotSupported          = "0A000"
+	CardinalityViolation         = "21000"
+	DataException                = "22000"
+	StringDataRightTruncation    = "22001"
+	NumericValueOutOfRange       = "22003"
+	InvalidDatetimeFormat        = "22007"
+	DatetimeFieldOverflow        = "22008"
+	DivisionByZero               = "22012"
+	InvalidParameterValue        = "22023"
+	InvalidTextRepresentation    = "22P02"
+	InvalidBinaryRepresentation  = "22P03"
+	NotNullViolation             = "23502"
+	UniqueViolation              = "23505"
+	InvalidCursorState           = "24000"
+	InvalidTransactionState      = "25000"
+	ActiveSQLTransaction         = "25001"
+	NoActiveSQLTransaction       = "25P01"
+	InFailedSQLTransaction       = "25P02"
+	InvalidSQLStatementName      = "26000"
+	InvalidAuthorizationSpec     = "28000"
+	InvalidPassword              = "28P01"
+	SerializationFailure         = "40001"
+	DeadlockDetected             = "40P01"
+	SyntaxError                  = "42601"
+	InsufficientPrivilege        = "42501"
+	UndefinedColumn              = "42703"
+	UndefinedFunction            = "42883"
+	UndefinedTable               = "42P01"
+	UndefinedParameter           = "42P02"
+	UndefinedObject              = "42704"
+	DuplicateColumn              = "42701"
+	DuplicateDatabase            = "42P04"
+	DuplicateTable               = "42P07"
+	DuplicateObject              = "42710"
+	AmbiguousColumn              = "42702"
+	DatatypeMismatch             = "42804"
+	GroupingError                = "42803"
+	InvalidColumnReference       = "42P10"
+	InvalidTableDefinition       = "42P16"
+	InvalidColumnDefinition      = "42611"
+	InvalidObjectDefinition      = "42P17"
+	UndefinedDatabase            = "3D000"
+	ProtocolViolation            = "08P01"
+	ConnectionException          = "08000"
+	TooManyConnections           = "53300"
+	OutOfMemory                  = "53200"
+	ProgramLimitExceeded         = "54000"
+	StatementTooComplex          = "54001"
+	QueryCanceled                = "57014"
+	AdminShutdown                = "57P01"
+	InternalError                = "XX000"
+	CantChangeRuntimeParam       = "55P02"
+	InvalidPreparedStatementDef  = "42P14"
+	DuplicatePreparedStatement   = "42P05"
+	IndeterminateDatatype        = "42P18"
+	InvalidSchemaName            = "3F000"
+	ObjectInUse                  = "55006"
+	CheckViolation               = "23514"
+	InvalidRegularExpression     = "2201B"
+	ReadOnlySQLTransaction       = "25006"
+	InvalidCatalogName           = "3D000"
+	ConfigurationLimitExceeded   = "53400"
+	IdleInTransactionTimeout     = "25P03"
+	InvalidEscapeSequence        = "22025"
+	CharacterNotInRepertoire     = "22021"
+	InvalidDatetimeFormatOverflw = "22008"
+)
+
+// Error is an error with a SQLSTATE. It is what the wire protocol turns into
+// an ErrorResponse.
+type Error struct {
+	Code     string
+	Message  string
+	Detail   string
+	Hint     string
+	Position int // 1-based character offset into the statement; 0 if unknown
+	// Fatal makes the server report severity FATAL and close the connection.
+	Fatal bool
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// New returns an error with the given code and formatted message.
+func New(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotSupported is the error for a feature PivotDB does not have yet.
+func NotSupported(format string, args ...any) *Error {
+	return &Error{Code: FeatureNotSupported, Message: fmt.Sprintf(format, args...) + " is not supported yet"}
+}
+
+// WithPosition returns a copy of err positioned at pos when err is an *Error
+// without a position; other errors are returned unchanged.
+func WithPosition(err error, pos int) error {
+	var e *Error
+	if errors.As(err, &e) && e.Position == 0 && pos > 0 {
+		c := *e
+		c.Position = pos
+		return &c
+	}
+	return err
+}
+
+// As returns err as an *Error. Errors without a code become XX000 so that
+// they are reported, never swallowed; their text keeps the original message.
+func As(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: InternalError, Message: err.Error()}
+}
+
+// Code returns the SQLSTATE of err (XX000 for errors without one).
+func Code(err error) string {
+	if err == nil {
+		return SuccessfulCompletion
+	}
+	return As(err).Code
+}

@@ -1,0 +1,19 @@
+// Package txn provides transactions over the storage engine: a write buffer
+// (an indexed Pebble batch, so a transaction reads its own writes), and a
+// lock table of exclusive per-key locks held until commit or rollback.
+//
+// Isolation is READ COMMITTED with write locks: a statement reads the latest
+// committed data plus its own transaction's writes; every key a transaction
+// writes (or checks for existence before an INSERT) is locked first, so two
+// transactions never both insert the same key and a read-modify-write of a
+// row (UPSERT of some columns, UPDATE) sees the row as the last committer
+// left it. Readers never wait.
+//
+// Lock waits form a wait-for graph; a wait that would close a cycle fails at
+// once with 40P01 (deadlock detected) rather than hanging, and waits honour
+// the statement's context (cancel, statement_timeout).
+//
+// Commit writes the batch with one synced Pebble commit: all of a
+// transaction's writes, across every table and shard, become visible and
+// durable together or not at all.
+package txn

@@ -1,0 +1,97 @@
+package txn
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// Manager creates transactions on one storage engine.
+type Manager struct {
+	eng    *storage.Engine
+	locks  *LockTable
+	nextID atomic.Uint64
+}
+
+// NewManager returns a transaction manager for eng.
+func NewManager(eng *storage.Engine) *Manager {
+	return &Manager{eng: eng, locks: NewLockTable()}
+}
+
+// Engine returns the storage engine.
+func (m *Manager) Engine() *storage.Engine { return m.eng }
+
+// Txn is an open transaction. It is used by one goroutine at a time.
+type Txn struct {
+	m     *Manager
+	id    uint64
+	batch *storage.Batch
+	keys  []string
+	done  bool
+}
+
+// Begin starts a transaction.
+func (m *Manager) Begin() *Txn {
+	return &Txn{m: m, id: m.nextID.Add(1), batch: m.eng.NewBatch()}
+}
+
+// ID identifies the transaction in lock waits.
+func (t *Txn) ID() uint64 { return t.id }
+
+// Lock takes the exclusive lock of key for the rest of the transaction.
+func (t *Txn) Lock(ctx context.Context, key []byte) error {
+	k := string(key)
+	taken, err := t.m.locks.acquire(ctx, t.id, k)
+	if taken {
+		t.keys = append(t.keys, k)
+	}
+	return err
+}
+
+// Reader returns the view of the transaction: committed data with the
+// transaction's own writes on top.
+func (t *Txn) Reader() storage.Reader { return t.batch }
+
+// Get reads a key through the transaction.
+func (t *Txn) Get(key []byte) ([]byte, bool, error) { return t.batch.Get(key) }
+
+// Set writes a key. The caller must hold its lock.
+func (t *Txn) Set(key, value []byte) error { return t.batch.Set(key, value) }
+
+// Delete deletes a key. The caller must hold its lock.
+func (t *Txn) Delete(key []byte) error { return t.batch.Delete(key) }
+
+// Batch exposes the write batch for schema changes that add catalog records
+// to the same atomic commit.
+func (t *Txn) Batch() *storage.Batch { return t.batch }
+
+// HasWrites reports whether the transaction wrote anything.
+func (t *Txn) HasWrites() bool { return !t.batch.Empty() }
+
+// Commit makes every write durable and visible at once, then releases locks.
+func (t *Txn) Commit() error {
+	if t.done {
+		return nil
+	}
+	var err error
+	if !t.batch.Empty() {
+		err = t.batch.Commit()
+	}
+	t.finish()
+	return err
+}
+
+// Rollback discards the writes and releases locks.
+func (t *Txn) Rollback() {
+	if !t.done {
+		t.finish()
+	}
+}
+
+func (t *Txn) finish() {
+	t.done = true
+	t.batch.Close()
+	t.m.locks.release(t.id, t.keys)
+	t.keys = nil
+}

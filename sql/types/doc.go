@@ -1,0 +1,22 @@
+// Package types defines PivotDB's SQL types and values: the YQL type families
+// of design.md §3.1 with their PostgreSQL synonyms and wire OIDs, the Value
+// that carries one datum through the executor, and the conversions between
+// values and text (PostgreSQL output format), and between types (casts with
+// range checks).
+//
+// A Value is a small struct passed by value. The zero Value is NULL. The
+// representation per family:
+//
+//	Bool                      i = 0 or 1
+//	Int8..Int64               i
+//	Uint8..Uint64             i holds the unsigned bits (read with Uint())
+//	Float, Double             f (Float values are rounded to float32)
+//	Decimal                   d (*apd.Decimal, never mutated once built)
+//	String, Utf8, Json        s (String is raw bytes kept in a Go string)
+//	Date                      i = days since 1970-01-01
+//	Datetime                  i = seconds since 1970-01-01 00:00:00 UTC
+//	Timestamp                 i = microseconds since 1970-01-01 00:00:00 UTC
+//	Interval                  i = microseconds (signed)
+//
+// Values are immutable; sharing them between rows and goroutines is safe.
+package types

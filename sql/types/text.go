@@ -1,0 +1,370 @@
+package types
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// Text renders v in PostgreSQL's text output format (what psql prints and
+// what the wire protocol sends in text mode). NULL renders as "NULL"; the wire
+// layer sends NULL as a null field instead of calling Text.
+func (v Value) Text() string {
+	switch v.fam {
+	case Null:
+		return "NULL"
+	case Bool:
+		if v.i != 0 {
+			return "t"
+		}
+		return "f"
+	case Int8, Int16, Int32, Int64:
+		return strconv.FormatInt(v.i, 10)
+	case Uint8, Uint16, Uint32, Uint64:
+		return strconv.FormatUint(uint64(v.i), 10)
+	case Float:
+		return formatFloat(v.f, 32)
+	case Double:
+		return formatFloat(v.f, 64)
+	case Decimal:
+		return v.d.Text('f')
+	case String:
+		return `\x` + hex.EncodeToString([]byte(v.s))
+	case Utf8, Json, Unknown:
+		return v.s
+	case Date:
+		return FormatDate(v.i)
+	case Datetime:
+		return FormatTimestamp(v.i * 1e6)
+	case Timestamp:
+		return FormatTimestamp(v.i)
+	case Interval:
+		return FormatInterval(v.i)
+	}
+	return fmt.Sprintf("<%v>", v.fam)
+}
+
+// String is for debugging and test output: text with strings quoted.
+func (v Value) String() string {
+	switch v.fam {
+	case Utf8, Unknown, Json:
+		return strconv.Quote(v.s)
+	case String:
+		return "b" + strconv.Quote(v.s)
+	}
+	return v.Text()
+}
+
+// formatFloat prints the shortest representation that round-trips, as
+// PostgreSQL 12+ does with extra_float_digits = 1 (its default for clients
+// that set it, and what drivers set).
+func formatFloat(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	s := strconv.FormatFloat(f, 'g', -1, bits)
+	// PostgreSQL switches to exponent notation at the same points as %g with
+	// the shortest digits, and writes exponents with at least two digits.
+	if i := strings.IndexByte(s, 'e'); i >= 0 {
+		mant, exp := s[:i], s[i+1:]
+		sign := exp[0]
+		digits := exp[1:]
+		if len(digits) < 2 {
+			digits = "0" + digits
+		}
+		s = mant + "e" + string(sign) + digits
+	}
+	return s
+}
+
+const microsPerDay = 86400 * 1e6
+
+// FormatDate prints days since the epoch as YYYY-MM-DD.
+func FormatDate(days int64) string {
+	t := time.Unix(days*86400, 0).UTC()
+	return formatYear(t.Year()) + t.Format("-01-02") + bcSuffix(t.Year())
+}
+
+// FormatTimestamp prints microseconds since the epoch as
+// "YYYY-MM-DD HH:MM:SS[.ffffff]" with trailing zeros of the fraction removed.
+func FormatTimestamp(micros int64) string {
+	secs := floorDiv(micros, 1e6)
+	frac := micros - secs*1e6
+	t := time.Unix(secs, 0).UTC()
+	s := formatYear(t.Year()) + t.Format("-01-02 15:04:05")
+	if frac != 0 {
+		fs := fmt.Sprintf("%06d", frac)
+		s += "." + strings.TrimRight(fs, "0")
+	}
+	return s + bcSuffix(t.Year())
+}
+
+func formatYear(y int) string {
+	if y <= 0 {
+		y = 1 - y
+	}
+	return fmt.Sprintf("%04d", y)
+}
+
+func bcSuffix(y int) string {
+	if y <= 0 {
+		return " BC"
+	}
+	return ""
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// FormatInterval prints an interval in PostgreSQL's "postgres" style:
+// "1 day 02:03:04.5", "-00:00:01", "00:00:00".
+func FormatInterval(micros int64) string {
+	neg := micros < 0
+	u := uint64(micros)
+	if neg {
+		u = uint64(-micros)
+	}
+	days := u / uint64(microsPerDay)
+	rest := u % uint64(microsPerDay)
+	var b strings.Builder
+	if days > 0 {
+		if neg {
+			b.WriteByte('-')
+		}
+		fmt.Fprintf(&b, "%d day", days)
+		if days != 1 {
+			b.WriteByte('s')
+		}
+		if rest == 0 {
+			return b.String()
+		}
+		b.WriteByte(' ')
+	}
+	if neg {
+		b.WriteByte('-')
+	}
+	h := rest / 3600e6
+	m := rest / 60e6 % 60
+	s := rest / 1e6 % 60
+	frac := rest % 1e6
+	fmt.Fprintf(&b, "%02d:%02d:%02d", h, m, s)
+	if frac != 0 {
+		b.WriteString("." + strings.TrimRight(fmt.Sprintf("%06d", frac), "0"))
+	}
+	return b.String()
+}
+
+// ParseText converts text (a string literal, a text-format parameter, a cast
+// from text) to a value of type t. Errors carry 22P02/22007/22003 as
+// PostgreSQL reports them.
+func ParseText(t Type, s string) (Value, error) {
+	switch t.Family {
+	case Null, Unknown:
+		return NewUnknown(s), nil
+	case Bool:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "t", "true", "yes", "y", "on", "1":
+			return NewBool(true), nil
+		case "f", "false", "no", "n", "off", "0":
+			return NewBool(false), nil
+		}
+		return Value{}, invalidInput("boolean", s)
+	case Int8, Int16, Int32, Int64:
+		i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				return Value{}, outOfRange(t)
+			}
+			return Value{}, invalidInput(t.PGName(), s)
+		}
+		return IntToFamily(t.Family, i)
+	case Uint8, Uint16, Uint32, Uint64:
+		ts := strings.TrimSpace(s)
+		u, err := strconv.ParseUint(ts, 10, 64)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				return Value{}, outOfRange(t)
+			}
+			if strings.HasPrefix(ts, "-") {
+				if _, err2 := strconv.ParseInt(ts, 10, 64); err2 == nil {
+					return Value{}, outOfRange(t)
+				}
+			}
+			return Value{}, invalidInput(t.String(), s)
+		}
+		return UintToFamily(t.Family, u)
+	case Float, Double:
+		ts := strings.TrimSpace(s)
+		var f float64
+		switch strings.ToLower(ts) {
+		case "nan":
+			f = math.NaN()
+		case "infinity", "inf", "+infinity", "+inf":
+			f = math.Inf(1)
+		case "-infinity", "-inf":
+			f = math.Inf(-1)
+		default:
+			var err error
+			bits := 64
+			if t.Family == Float {
+				bits = 32
+			}
+			f, err = strconv.ParseFloat(ts, bits)
+			if err != nil {
+				if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+					return Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "%q is out of range for type %s", s, t.PGName())
+				}
+				return Value{}, invalidInput(t.PGName(), s)
+			}
+		}
+		if t.Family == Float {
+			return NewFloat(f), nil
+		}
+		return NewDouble(f), nil
+	case Decimal:
+		d, _, err := apd.NewFromString(strings.TrimSpace(s))
+		if err != nil {
+			return Value{}, invalidInput("numeric", s)
+		}
+		return CastDecimal(t, d)
+	case String:
+		return NewString(parseBytea(s)), nil
+	case Utf8:
+		if !utf8.ValidString(s) {
+			return Value{}, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+		}
+		if t.Width > 0 && utf8.RuneCountInString(s) > t.Width {
+			return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+		}
+		return NewUtf8(s), nil
+	case Json:
+		return ParseJSON(s)
+	case Date:
+		days, err := ParseDate(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewDate(days), nil
+	case Datetime:
+		m, err := ParseTimestamp(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewDatetime(floorDiv(m, 1e6)), nil
+	case Timestamp:
+		m, err := ParseTimestamp(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewTimestamp(m), nil
+	case Interval:
+		m, err := ParseInterval(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewInterval(m), nil
+	}
+	return Value{}, sqlerr.New(sqlerr.InternalError, "types: no text input for %v", t)
+}
+
+func invalidInput(typ, s string) error {
+	return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", typ, s)
+}
+
+func outOfRange(t Type) error {
+	return sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range for type %s", t.String())
+}
+
+// parseBytea accepts PostgreSQL's hex format (\x...) and otherwise takes the
+// text's bytes as they are, with the escape format's \\ and \nnn decoded.
+func parseBytea(s string) string {
+	if strings.HasPrefix(s, `\x`) {
+		if b, err := hex.DecodeString(s[2:]); err == nil {
+			return string(b)
+		}
+	}
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			if s[i+1] == '\\' {
+				b.WriteByte('\\')
+				i++
+				continue
+			}
+			if i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+				b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// ParseDate parses YYYY-MM-DD (optionally followed by a time, which must be
+// midnight-free of meaning and is ignored as PostgreSQL's date input does).
+func ParseDate(s string) (int64, error) {
+	ts := strings.TrimSpace(s)
+	if len(ts) > 10 && (ts[10] == ' ' || ts[10] == 'T') {
+		ts = ts[:10]
+	}
+	t, err := time.Parse("2006-01-02", ts)
+	if err != nil {
+		return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type date: %q", s)
+	}
+	return floorDiv(t.Unix(), 86400), nil
+}
+
+var timestampLayouts = []string{
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999Z07",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999Z07",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04Z07:00",
+	"2006-01-02 15:04",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+// ParseTimestamp parses an ISO 8601 / PostgreSQL timestamp. A zone offset or
+// Z converts the time to UTC; without one the time is taken as UTC.
+func ParseTimestamp(s string) (int64, error) {
+	ts := strings.TrimSpace(s)
+	if strings.HasSuffix(ts, " UTC") || strings.HasSuffix(ts, "+00") && !strings.Contains(ts[len(ts)-4:], ":") {
+		ts = strings.TrimSuffix(ts, " UTC")
+	}
+	for _, layout := range timestampLayouts {
+		if t, err := time.Parse(layout, ts); err == nil {
+			if t.Year() < -4713 || t.Year() > 294276 {
+				break
+			}
+			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
+		}
+	}
+	return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type timestamp: %q", s)
+}

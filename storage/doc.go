@@ -1,0 +1,57 @@
+// Package storage is PivotDB's only door to Pebble: one engine per data
+// directory holding every table, and the byte layout of the keys stored in it.
+//
+// # Layers
+//
+// Bottom up:
+//
+//   - Key encoding (encoding.go, decimal.go). Append* functions turn column
+//     values into bytes whose bytes.Compare order is the SQL order of the
+//     values, NULL first; a tuple of them compares like the tuple, column by
+//     column. Decode* functions invert them. The <Max> marker (AppendMax) is a
+//     bound sorting after every value at its position, so the planner's
+//     ranges such as [(20, 3, <Max>) .. (20, <Max>)) are plain byte spans.
+//   - Key layout (keys.go). The first byte of a key says what it is: 0x01 the
+//     system area (catalog, shard maps, settings), 0x02 table rows, as
+//     0x02 <table id, 8 bytes big-endian> <encoded primary key>. Row values
+//     are opaque here: the sql package encodes them.
+//   - Spans (span.go). Every range is a half-open Span [Start, End); a nil End
+//     is unbounded.
+//   - Engine (engine.go, batch.go, snapshot.go, iterator.go). Engine wraps one
+//     *pebble.DB. Reads go through the Reader interface, which Engine (latest
+//     committed state), Batch (its own writes over the latest state) and
+//     Snapshot (a fixed past state) share; writes go through a Batch and
+//     become visible atomically on Commit.
+//
+// # Lifecycle
+//
+// Open → NewBatch / NewSnapshot / NewIter … Close each … → Engine.Close.
+// Iterators must be closed before the batch or snapshot they came from, and
+// everything before the engine (Pebble reports leaks from Engine.Close).
+// Batch, Snapshot, Iterator and Engine Close are all safe to call twice.
+//
+// # Invariants
+//
+//   - Byte order is SQL order: for values a, b of one type,
+//     sign(bytes.Compare(enc(a), enc(b))) = sign(compare(a, b)), and decoding
+//     enc(a) yields a and consumes exactly enc(a). No encoding is a proper
+//     prefix of another of the same type, which is what makes tuple order
+//     column-major. The randomized tests in encoding_test.go check both for
+//     every type; testdata/encoding pins the exact bytes, because they are the
+//     on-disk format: changing them breaks every existing data directory.
+//   - Decoders are total: on any input they return a value or an error
+//     wrapping ErrCorruptEncoding, never panic (FuzzDecode), and accept only
+//     canonical encodings, so decode followed by encode is the identity.
+//   - Iterators return keys strictly ascending (Next) or descending (Prev),
+//     always inside their span. In race and invariants builds every step is
+//     checked and a violation panics (invariants_on.go).
+//   - Commit is durable once it returns (WAL fsync) unless Options.NoSync.
+//
+// # Debugging
+//
+// FormatKey renders a key as /System/<hex> or /Table/<id>/<hex of the
+// primary key>; Span.String uses it. Engine.Metrics exposes Pebble's LSM,
+// compaction and block-cache counters. Pebble's own log lines go to
+// Options.Logger. A data directory can be inspected offline with Pebble's
+// tool (github.com/cockroachdb/pebble/v2/cmd/pebble: "db scan", "lsm").
+package storage

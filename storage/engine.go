@@ -1,0 +1,281 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Default sizes, chosen for a server process that owns the machine's memory
+// budget for one data directory.
+const (
+	// DefaultCacheSizeBytes is the block cache size when Options leave it 0.
+	DefaultCacheSizeBytes = 64 << 20
+	// DefaultMemTableSizeBytes is the memtable size when Options leave it 0.
+	// Larger than Pebble's 4 MB default (CockroachDB uses 64 MB) so that bulk
+	// UPSERTs and pre-split loads flush fewer, larger L0 files.
+	DefaultMemTableSizeBytes = 64 << 20
+)
+
+// Options configure Open. The zero value is a durable engine on the OS
+// filesystem with default sizes.
+type Options struct {
+	// NoSync makes Commit return once the batch is written to the WAL without
+	// waiting for fsync. Committed writes then survive a crash of the process
+	// but not of the machine. It is the server's --unsafe-no-sync; every other
+	// configuration syncs, as design §4 requires.
+	NoSync bool
+	// CacheSizeBytes is the size of the block cache of uncompressed sstable
+	// blocks; 0 means DefaultCacheSizeBytes.
+	CacheSizeBytes int64
+	// MemTableSizeBytes is the size of one memtable; 0 means
+	// DefaultMemTableSizeBytes.
+	MemTableSizeBytes uint64
+	// FS is the filesystem holding the data directory; nil means the OS's.
+	// Tests use NewMemFS, which survives Close/Open but not the process.
+	FS FS
+	// Logger receives Pebble's log lines; nil means Pebble's default, the Go
+	// standard logger.
+	Logger Logger
+}
+
+// FS is the filesystem interface Pebble runs on. It is an alias so that tests
+// of other packages can use an in-memory engine without importing Pebble.
+type FS = vfs.FS
+
+// NewMemFS returns an empty in-memory filesystem for Options.FS.
+func NewMemFS() FS { return vfs.NewMem() }
+
+// Logger is the logging interface Pebble needs (pebble.Logger's method set).
+type Logger interface {
+	Infof(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Engine is the one Pebble instance of a data directory. Every table, the
+// catalog and the shard maps live in it (see keys.go for the layout).
+//
+// An Engine is safe for concurrent use. Batches, snapshots and iterators made
+// from it are not, and must all be closed before the Engine is.
+type Engine struct {
+	db        *pebble.DB
+	writeOpts *pebble.WriteOptions
+
+	mu     sync.Mutex // Serialises Close.
+	closed bool
+}
+
+// Reader is the read side shared by Engine (the latest committed state),
+// Batch (its own writes over the latest state) and Snapshot (a fixed past
+// state), so that read paths are written once.
+type Reader interface {
+	// Get returns a copy of the value stored at key; found is false if there
+	// is none.
+	Get(key []byte) (value []byte, found bool, err error)
+	// NewIter returns an unpositioned iterator over the keys in span.
+	NewIter(span Span) (*Iterator, error)
+}
+
+var (
+	_ Reader = (*Engine)(nil)
+	_ Reader = (*Batch)(nil)
+	_ Reader = (*Snapshot)(nil)
+)
+
+// Open opens the engine in dir, creating it if it does not exist.
+func Open(dir string, opts Options) (*Engine, error) {
+	db, err := pebble.Open(dir, opts.pebbleOptions())
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	e := &Engine{db: db, writeOpts: pebble.Sync}
+	if opts.NoSync {
+		e.writeOpts = pebble.NoSync
+	}
+	return e, nil
+}
+
+// pebbleOptions translates Options into Pebble's configuration.
+func (o Options) pebbleOptions() *pebble.Options {
+	p := &pebble.Options{
+		CacheSize:    o.CacheSizeBytes,
+		MemTableSize: o.MemTableSizeBytes,
+		FS:           o.FS,
+		// New stores get the newest on-disk format; existing ones are
+		// ratcheted up to it on open. PivotDB has no older binaries that
+		// would need to read its directories.
+		FormatMajorVersion: pebble.FormatNewest,
+		// Pebble's default of one compaction at a time falls behind under
+		// sustained writes on a multi-core server; allow up to four when
+		// there is a backlog.
+		CompactionConcurrencyRange: func() (int, int) {
+			return 1, min(4, max(1, runtime.GOMAXPROCS(0)))
+		},
+	}
+	if p.CacheSize == 0 {
+		p.CacheSize = DefaultCacheSizeBytes
+	}
+	if p.MemTableSize == 0 {
+		p.MemTableSize = DefaultMemTableSizeBytes
+	}
+	if o.Logger != nil {
+		p.Logger = o.Logger
+	}
+	// The comparer stays Pebble's default, plain bytes.Compare: the key
+	// encoding (encoding.go) is built so that byte order is SQL order, and
+	// keys have no MVCC suffix to split off.
+	//
+	// Bloom filters stay off (EnsureDefaults leaves every level at
+	// NoFilterPolicy). Most reads are range scans, which filters do not help,
+	// and KEY_BLOOM_FILTER (design §9) turns them on per table, not globally.
+	p.EnsureDefaults()
+	return p
+}
+
+// Close flushes the memtables to sstables, so that the next Open need not
+// replay the WAL, and closes the engine. Closing twice is harmless: the second
+// call does nothing and returns nil. Pebble reports (as an error) iterators
+// and snapshots that were left open.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var flushErr error
+	if err := e.db.Flush(); err != nil {
+		flushErr = fmt.Errorf("storage: flush on close: %w", err)
+	}
+	if err := e.db.Close(); err != nil {
+		return errors.Join(flushErr, fmt.Errorf("storage: close: %w", err))
+	}
+	return flushErr
+}
+
+// Get returns a copy of the latest committed value at key.
+func (e *Engine) Get(key []byte) (value []byte, found bool, err error) {
+	return get(e.db, key)
+}
+
+// NewIter returns an iterator over the latest committed state of span. The
+// iterator reads a consistent view as of its creation: later commits are not
+// visible to it.
+func (e *Engine) NewIter(span Span) (*Iterator, error) {
+	return newIterator(e.db, span)
+}
+
+// NewBatch returns an empty indexed batch: writes made to it are visible to
+// its own Get and NewIter, merged over the latest committed state, until
+// Commit applies them atomically.
+func (e *Engine) NewBatch() *Batch {
+	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts}
+}
+
+// NewSnapshot returns a consistent, unchanging view of the current committed
+// state. Close it promptly: it keeps compactions from dropping the versions it
+// can see.
+func (e *Engine) NewSnapshot() *Snapshot {
+	return &Snapshot{s: e.db.NewSnapshot()}
+}
+
+// Flush writes the memtables to sstables. It is not needed for durability
+// (the WAL gives that); tests use it to make size estimates and compactions
+// see the data.
+func (e *Engine) Flush() error {
+	return e.db.Flush()
+}
+
+// EstimateDiskUsage estimates the bytes the sstables of span take on disk.
+// Data still in the memtables is not counted, so the estimate lags writes
+// until a flush. An unbounded End is resolved to the last key in the engine.
+func (e *Engine) EstimateDiskUsage(span Span) (uint64, error) {
+	start, end, ok, err := e.resolveSpan(span)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return e.db.EstimateDiskUsage(start, end)
+}
+
+// Compact compacts span down to the bottom level of the LSM, dropping deleted
+// and overwritten data. It blocks until done; cancel ctx to give up. An
+// unbounded End is resolved to the last key in the engine, so Compact(ctx,
+// Span{}) compacts everything.
+func (e *Engine) Compact(ctx context.Context, span Span) error {
+	start, end, ok, err := e.resolveSpan(span)
+	if err != nil || !ok {
+		return err
+	}
+	return e.db.Compact(ctx, start, end, true /* parallelize */)
+}
+
+// Metrics returns Pebble's metrics: LSM shape, compactions, block cache hits
+// and misses, and so on. The sys views and the benchmarks read it.
+func (e *Engine) Metrics() *pebble.Metrics {
+	return e.db.Metrics()
+}
+
+// resolveSpan turns span into the explicit [start, end) that Pebble's
+// range operations need: a nil Start becomes the empty key and a nil End the
+// successor of the last key at or after Start. ok is false when there is
+// nothing to operate on.
+func (e *Engine) resolveSpan(span Span) (start, end []byte, ok bool, err error) {
+	if err := span.validate(); err != nil {
+		return nil, nil, false, err
+	}
+	start, end = span.Start, span.End
+	if start == nil {
+		start = []byte{}
+	}
+	if end == nil {
+		it, err := newIterator(e.db, Span{Start: start})
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if it.Last() {
+			// The immediate successor of the last key: the smallest key
+			// that is greater, so [start, end) covers exactly up to it.
+			end = append(bytes.Clone(it.Key()), 0)
+		}
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return nil, nil, false, err
+		}
+		if end == nil {
+			return nil, nil, false, nil
+		}
+	}
+	return start, end, bytes.Compare(start, end) < 0, nil
+}
+
+// pebbleReader is the read side of pebble's DB, Batch and Snapshot.
+type pebbleReader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// get implements Reader.Get over any pebbleReader. Pebble's value is only
+// valid until its closer is closed, so it is copied out; an empty value comes
+// back as a non-nil empty slice.
+func get(r pebbleReader, key []byte) (value []byte, found bool, err error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	value = make([]byte, len(v))
+	copy(value, v)
+	if err := closer.Close(); err != nil {
+		return nil, false, err
+	}
+	return value, true, nil
+}

@@ -1,0 +1,72 @@
+package tests
+
+import (
+	"flag"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of golden tests")
+
+// runPsql runs psql against the server with the given arguments and returns
+// its combined output.
+func runPsql(t *testing.T, srv *testServer, args ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("psql is not installed (make deps installs it)")
+	}
+	host, port, _ := net.SplitHostPort(srv.addr)
+	base := []string{"-X", "-h", host, "-p", port, "-U", "pivotdb", "-d", "pivotdb", "-v", "VERBOSITY=default"}
+	cmd := exec.Command(path, append(base, args...)...)
+	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PAGER=", "PSQL_PAGER=", "PGTZ=UTC", "LC_ALL=C")
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+func TestPsqlCommand(t *testing.T) {
+	srv := startServer(t)
+	out := runPsql(t, srv, "-At", "-c", "SELECT 1 + 2")
+	if strings.TrimSpace(out) != "3" {
+		t.Fatalf("psql -c: %q", out)
+	}
+	out = runPsql(t, srv, "-c", "SELEC 1")
+	if !strings.Contains(out, `syntax error at or near "SELEC"`) {
+		t.Fatalf("psql error output: %q", out)
+	}
+}
+
+// TestPsqlScripts runs each tests/psql/*.sql with `psql -f` (echoing every
+// statement, as pg_regress does) and compares the output with the .out file
+// beside it. Run `go test ./tests -run TestPsqlScripts -rewrite` to update
+// the expectations, then read the diff.
+func TestPsqlScripts(t *testing.T) {
+	files, _ := filepath.Glob("psql/*.sql")
+	if len(files) == 0 {
+		t.Fatal("no psql scripts")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			srv := startServer(t)
+			got := runPsql(t, srv, "-a", "-f", f)
+			expFile := strings.TrimSuffix(f, ".sql") + ".out"
+			if *rewrite {
+				if err := os.WriteFile(expFile, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(expFile)
+			if err != nil {
+				t.Fatalf("%v (run with -rewrite to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output of %s differs from %s:\n--- got ---\n%s", f, expFile, got)
+			}
+		})
+	}
+}
