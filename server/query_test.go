@@ -247,3 +247,31 @@ func TestLargeResultStreams(t *testing.T) {
 		t.Fatalf("count %d err %v", count, rows.Err())
 	}
 }
+
+func TestErrorResponseFields(t *testing.T) {
+	r := errorResponse(&sqlerr.Error{Code: sqlerr.UndefinedTable, Message: `relation "t" does not exist`,
+		Detail: "d", Hint: "h", Position: 15})
+	if r.Severity != "ERROR" || r.SeverityUnlocalized != "ERROR" || r.Code != "42P01" || r.Detail != "d" || r.Hint != "h" || r.Position != 15 {
+		t.Errorf("got %+v", r)
+	}
+	if r := errorResponse(&sqlerr.Error{Message: "x", Fatal: true}); r.Severity != "FATAL" || r.Code != sqlerr.InternalError || r.Position != 0 {
+		t.Errorf("got %+v", r)
+	}
+	c := &conn{ctx: testContext(t)}
+	if e := c.errorFor(nil, errors.New("boom")); e.Code != sqlerr.InternalError || e.Message != "boom" {
+		t.Errorf("plain error became %+v", e)
+	}
+}
+
+func TestParameterChangesInExtendedProtocol(t *testing.T) {
+	ts := startServer(t, Config{}, nil)
+	for _, mode := range extendedModes {
+		conn := ts.connect(t, mode)
+		if _, err := conn.Exec(testContext(t), "set application_name = '"+mode.String()+"'"); err != nil {
+			t.Fatal(err)
+		}
+		if v := conn.PgConn().ParameterStatus("application_name"); v != mode.String() {
+			t.Errorf("%v: application_name = %q", mode, v)
+		}
+	}
+}

@@ -132,9 +132,11 @@ func TestEngineRandomized(t *testing.T) {
 				if got, want := scanKeys(t, b), view.scan(Span{}); !slices.Equal(got, want) {
 					t.Fatalf("step %d batch diverged after %v:\n got %q\nwant %q\ncommitted %q", step, ops, got, want, committed.scan(Span{}))
 				}
-				checkReader(t, r, fmt.Sprintf("step %d batch", step), b, view, randSpan())
+				if os.Getenv("NOBATCHREAD") == "" {
+					checkReader(t, r, fmt.Sprintf("step %d batch", step), b, view, randSpan())
+				}
 			}
-			if r.IntN(4) > 0 {
+			if r.IntN(4) > 0 || os.Getenv("NOABORT") != "" {
 				if err := b.Commit(); err != nil {
 					t.Fatal(err)
 				}
@@ -149,7 +151,7 @@ func TestEngineRandomized(t *testing.T) {
 		case op < 75:
 			checkReader(t, r, fmt.Sprintf("step %d engine", step), e, committed, randSpan())
 		case op < 80:
-			if len(snaps) < 3 {
+			if len(snaps) < 3 && os.Getenv("NOSNAP") == "" {
 				snaps = append(snaps, snap{e.NewSnapshot(), maps.Clone(committed)})
 			}
 		case op < 90:
@@ -162,7 +164,8 @@ func TestEngineRandomized(t *testing.T) {
 				}
 			}
 		case op < 94:
-			if err := e.Flush(); err != nil {
+			if os.Getenv("NOFLUSH") != "" {
+			} else if err := e.Flush(); err != nil {
 				t.Fatal(err)
 			}
 		case op < 97 && os.Getenv("NOCOMPACT") != "":

@@ -19,6 +19,7 @@ func TestLimits(t *testing.T) {
 		name string
 		sql  string
 		code string // "" for success
+		slow bool   // skipped with -short
 	}{
 		{"parens 100k", "SELECT " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000), sqlerr.StatementTooComplex},
 		{"parens unclosed 100k", "SELECT " + strings.Repeat("(", 100000), sqlerr.StatementTooComplex},
@@ -31,11 +32,14 @@ func TestLimits(t *testing.T) {
 		{"case nesting", "SELECT " + strings.Repeat("CASE WHEN a THEN ", 200000) + "1" + strings.Repeat(" END", 200000), sqlerr.StatementTooComplex},
 		{"or chain in parens", "SELECT * FROM t WHERE (" + strings.Repeat("a = 1 OR ", 60000) + "a = 2)", sqlerr.StatementTooComplex},
 		{"string 10MB", "SELECT '" + strings.Repeat("x", mb10) + "'", ""},
-		{"values 10MB", repeat("INSERT INTO t VALUES (1, 'abc')", ", (1, 'abc')", "", mb10), ""},
-		{"in list 10MB", repeat("SELECT * FROM t WHERE a IN (1", ", 1", ")", mb10), ""},
+		{"values 10MB", repeat("INSERT INTO t VALUES (1, 'abc')", ", (1, 'abc')", "", mb10), "", true},
+		{"in list 10MB", repeat("SELECT * FROM t WHERE a IN (1", ", 1", ")", mb10), "", true},
 		{"syntax error at end of 10MB", repeat("SELECT '", "x", "' FROM FROM", mb10), sqlerr.SyntaxError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.slow && testing.Short() {
+				t.Skip("10 MB statements for TiDB take seconds")
+			}
 			start := time.Now()
 			stmts, err := Parse(tc.sql)
 			t.Logf("%d bytes in %v", len(tc.sql), time.Since(start))

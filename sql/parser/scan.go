@@ -150,6 +150,14 @@ func (sc *scanner) next() (*stmtToks, error) {
 	sc.lex.strs = nil
 	st := &stmtToks{src: sc.lex.src, semi: -1, rp: &sc.rp}
 	stack := []frame{{open: -1}}
+	// pathOps is the sum of ops over the open frames: a lower bound of the
+	// final estimate, so exceeding it can fail early, before a huge
+	// statement is fully tokenised.
+	pathOps := 0
+	tooComplex := func(off int) error {
+		return errAt(sqlerr.StatementTooComplex, off,
+			"statement too complex: expression nesting exceeds %d", maxExprDepth)
+	}
 	for {
 		t, err := sc.lex.next()
 		if err != nil {
@@ -182,6 +190,7 @@ func (sc *scanner) next() (*stmtToks, error) {
 					return nil, syntaxErrorNear(")", int(t.start))
 				}
 				d := max(top.best, top.ops+top.maxChild) + 1
+				pathOps -= top.ops
 				open := top.open
 				stack = stack[:len(stack)-1]
 				parent := &stack[len(stack)-1]
@@ -192,6 +201,7 @@ func (sc *scanner) next() (*stmtToks, error) {
 				st.match[open] = int32(idx)
 			case ",":
 				top.best = max(top.best, top.ops+top.maxChild)
+				pathOps -= top.ops
 				top.ops, top.maxChild = 0, 0
 			case ".", "[", "]", "{", "}":
 			case "?", "#", "$":
@@ -200,9 +210,14 @@ func (sc *scanner) next() (*stmtToks, error) {
 				return nil, syntaxErrorNear(op, int(t.start))
 			default:
 				top.ops++
+				pathOps++
 			}
 		} else if t.kind == tkIdent && isOpKeyword(st.src[t.start:t.end]) {
 			top.ops++
+			pathOps++
+		}
+		if pathOps > maxExprDepth {
+			return nil, tooComplex(int(t.start))
 		}
 		if len(st.toks) >= math.MaxInt32 {
 			return nil, errAt(sqlerr.ProgramLimitExceeded, int(t.start), "statement too long")
@@ -212,8 +227,7 @@ func (sc *scanner) next() (*stmtToks, error) {
 done:
 	top := stack[0]
 	if d := max(top.best, top.ops+top.maxChild); d > maxExprDepth {
-		return nil, errAt(sqlerr.StatementTooComplex, st.start(0),
-			"statement too complex: expression nesting estimate %d exceeds %d", d, maxExprDepth)
+		return nil, tooComplex(st.start(0))
 	}
 	for len(st.match) < len(st.toks) {
 		st.match = append(st.match, -1)
