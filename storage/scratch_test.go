@@ -25,27 +25,29 @@ func TestScratchPebbleRandom(t *testing.T) {
 	}
 	m := map[string]bool{}
 	for step := range 3000 {
-		b := db.NewBatch()
-		k := randKey()
-		switch r.IntN(4) {
-		case 0:
-			a, c := randKey(), randKey()
-			if a > c {
-				a, c = c, a
-			}
-			c += "\x00"
-			b.DeleteRange([]byte(a), []byte(c), nil)
-			for x := range m {
-				if x >= a && x < c {
-					delete(m, x)
+		b := db.NewIndexedBatch()
+		for range 1 + r.IntN(8) {
+			k := randKey()
+			switch r.IntN(4) {
+			case 0:
+				a, c := randKey(), randKey()
+				if a > c {
+					a, c = c, a
 				}
+				c += "\x00"
+				b.DeleteRange([]byte(a), []byte(c), nil)
+				for x := range m {
+					if x >= a && x < c {
+						delete(m, x)
+					}
+				}
+			case 1:
+				b.Delete([]byte(k), nil)
+				delete(m, k)
+			default:
+				b.Set([]byte(k), []byte("v"), nil)
+				m[k] = true
 			}
-		case 1:
-			b.Delete([]byte(k), nil)
-			delete(m, k)
-		default:
-			b.Set([]byte(k), []byte("v"), nil)
-			m[k] = true
 		}
 		if err := b.Commit(pebble.Sync); err != nil {
 			t.Fatal(err)
