@@ -1,12 +1,9 @@
 package server
 
 import (
-	"context"
 	"math/rand/v2"
 	"net"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,37 +139,6 @@ func randomBytes(seed uint64, n int) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
-}
-
-func TestPsql(t *testing.T) {
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		psql = "/usr/bin/psql"
-	}
-	if _, err := exec.LookPath(psql); err != nil {
-		t.Skip("psql not installed")
-	}
-	ts := startServer(t, Config{}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, psql, "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(ts.port()), "-U", "pivotdb",
-		"-c", "select 1", "-c", "select 'psql' as who")
-	cmd.Env = append(cmd.Environ(), "PGCONNECT_TIMEOUT=10", "PGSSLMODE=prefer")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("psql: %v\n%s", err, out)
-	}
-	for _, want := range []string{"?column?", " 1\n", "(1 row)", "who", "psql"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("psql output lacks %q:\n%s", want, out)
-		}
-	}
-	// The psql error path: a FATAL at connect time.
-	cmd = exec.CommandContext(ctx, psql, "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(ts.port()), "-U", "pivotdb", "-d", "nope", "-c", "select 1")
-	out, err = cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), `database "nope" does not exist`) {
-		t.Fatalf("psql against a missing database: %v\n%s", err, out)
-	}
 }
 
 // TestRandomStreams feeds mutated valid client streams into connections

@@ -11,7 +11,7 @@ import (
 
 func TestScratchPebbleRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	db, err := pebble.Open("x", &pebble.Options{FS: vfs.NewMem(), Logger: quietLogger{}, MemTableSize: 64 << 10, FormatMajorVersion: pebble.FormatNewest})
+	db, err := pebble.Open("x", Options{FS: vfs.NewMem(), Logger: quietLogger{}, MemTableSizeBytes: 64 << 10}.pebbleOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +35,9 @@ func TestScratchPebbleRandom(t *testing.T) {
 					a, c = c, a
 				}
 				c += "\x00"
+			if r.IntN(3) == 0 {
+				a = "\x00"
+			}
 				b.DeleteRange([]byte(a), []byte(c), nil)
 				for x := range m {
 					if x >= a && x < c {
@@ -49,14 +52,37 @@ func TestScratchPebbleRandom(t *testing.T) {
 				m[k] = true
 			}
 		}
-		if err := b.Commit(pebble.Sync); err != nil {
+		if err := b.Commit(pebble.NoSync); err != nil {
 			t.Fatal(err)
 		}
 		b.Close()
 		if step%50 == 0 && r.IntN(2) == 0 {
 			db.Flush()
 		}
+		for range 5 {
+			v, c, err := db.Get([]byte(randKey()))
+			_ = v
+			if err == nil {
+				c.Close()
+			}
+		}
 		it, _ := db.NewIter(nil)
+		for range 20 {
+			switch r.IntN(4) {
+			case 0:
+				it.SeekGE([]byte(randKey()))
+			case 1:
+				it.SeekLT([]byte(randKey()))
+			case 2:
+				if it.Valid() {
+					it.Prev()
+				}
+			case 3:
+				if it.Valid() {
+					it.Next()
+				}
+			}
+		}
 		var got []string
 		for ok := it.First(); ok; ok = it.Next() {
 			got = append(got, string(it.Key()))

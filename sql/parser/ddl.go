@@ -142,6 +142,9 @@ func (s *stmtToks) looksLikeType(i, hi int) bool {
 // rewritten generically, so typed literals and casts work in them.
 func (r *rewriter) columnDef(a, b int) error {
 	s := r.s
+	if a >= b {
+		return s.errAtTok(a)
+	}
 	switch s.toks[a].kind {
 	case tkIdent:
 		r.emit(a, backquote(s.text(a)))
