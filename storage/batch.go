@@ -1,6 +1,10 @@
 package storage
 
-import "github.com/cockroachdb/pebble/v2"
+import (
+	"bytes"
+
+	"github.com/cockroachdb/pebble/v2"
+)
 
 // Batch collects writes and applies them atomically on Commit. It is indexed:
 // its Get and NewIter see the batch's own writes merged over the latest
@@ -32,18 +36,25 @@ func (b *Batch) check() error {
 }
 
 // Set writes value at key. The batch copies both, so the caller may reuse
-// them once Set returns.
+// them once Set returns. The empty key is not a valid key (ErrEmptyKey).
 func (b *Batch) Set(key, value []byte) error {
 	if err := b.check(); err != nil {
 		return err
 	}
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
 	return b.b.Set(key, value, nil)
 }
 
-// Delete removes key. Deleting a key that does not exist is not an error.
+// Delete removes key. Deleting a key that does not exist is not an error; the
+// empty key is never valid (ErrEmptyKey).
 func (b *Batch) Delete(key []byte) error {
 	if err := b.check(); err != nil {
 		return err
+	}
+	if len(key) == 0 {
+		return ErrEmptyKey
 	}
 	return b.b.Delete(key, nil)
 }
@@ -62,12 +73,9 @@ func (b *Batch) DeleteRange(span Span) error {
 	if span.End == nil {
 		return ErrUnboundedSpan
 	}
-	if span.Empty() {
-		return nil
-	}
-	start := span.Start
-	if start == nil {
-		start = []byte{}
+	start := rangeStart(span.Start)
+	if bytes.Compare(start, span.End) >= 0 {
+		return nil // Empty, or [empty key, 0x00), which holds no valid key.
 	}
 	return b.b.DeleteRange(start, span.End, nil)
 }

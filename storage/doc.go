@@ -46,6 +46,9 @@
 //     always inside their span. In race and invariants builds every step is
 //     checked and a violation panics (invariants_on.go).
 //   - Commit is durable once it returns (WAL fsync) unless Options.NoSync.
+//   - The empty key is never written (ErrEmptyKey), so range operations on a
+//     span from the start of the key space begin at 0x00; Pebble can lose
+//     range tombstones that start at the empty key (see rangeStart).
 //
 // # Debugging
 //

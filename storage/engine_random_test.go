@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -91,7 +90,14 @@ func TestEngineRandomized(t *testing.T) {
 			t.Logf("history: %s", strings.Join(history[max(0, len(history)-15):], " "))
 		}
 	}()
-	for step := range 3000 {
+	// Pebble's invariant checks (on under -race) record a stack trace per
+	// sstable reference, which makes long histories slow; shorter ones
+	// still cover every operation many times.
+	steps := 3000
+	if raceEnabled || testing.Short() {
+		steps = 800
+	}
+	for step := range steps {
 		op := r.IntN(100)
 		history = append(history, fmt.Sprintf("%d:%d", step, op))
 		switch {
@@ -121,22 +127,11 @@ func TestEngineRandomized(t *testing.T) {
 					}
 				}
 				ops = append(ops, mo)
-				if step == 65 {
-					t.Logf("op %q %q %s", mo.kind, mo.key, mo.span)
-				}
 				view := maps.Clone(committed)
 				view.apply(ops)
-				if got, want := scanKeys(t, e), committed.scan(Span{}); !slices.Equal(got, want) {
-					t.Fatalf("step %d engine diverged:\n got %q\nwant %q", step, got, want)
-				}
-				if got, want := scanKeys(t, b), view.scan(Span{}); !slices.Equal(got, want) {
-					t.Fatalf("step %d batch diverged after %v:\n got %q\nwant %q\ncommitted %q", step, ops, got, want, committed.scan(Span{}))
-				}
-				if os.Getenv("NOBATCHREAD") == "" {
-					checkReader(t, r, fmt.Sprintf("step %d batch", step), b, view, randSpan())
-				}
+				checkReader(t, r, fmt.Sprintf("step %d batch", step), b, view, randSpan())
 			}
-			if r.IntN(4) > 0 || os.Getenv("NOABORT") != "" {
+			if r.IntN(4) > 0 {
 				if err := b.Commit(); err != nil {
 					t.Fatal(err)
 				}
@@ -151,7 +146,7 @@ func TestEngineRandomized(t *testing.T) {
 		case op < 75:
 			checkReader(t, r, fmt.Sprintf("step %d engine", step), e, committed, randSpan())
 		case op < 80:
-			if len(snaps) < 3 && os.Getenv("NOSNAP") == "" {
+			if len(snaps) < 3 {
 				snaps = append(snaps, snap{e.NewSnapshot(), maps.Clone(committed)})
 			}
 		case op < 90:
@@ -164,16 +159,13 @@ func TestEngineRandomized(t *testing.T) {
 				}
 			}
 		case op < 94:
-			if os.Getenv("NOFLUSH") != "" {
-			} else if err := e.Flush(); err != nil {
+			if err := e.Flush(); err != nil {
 				t.Fatal(err)
 			}
-		case op < 97 && os.Getenv("NOCOMPACT") != "":
 		case op < 97:
-			if err := e.Compact(t.Context(), randSpan()); os.Getenv("NOCOMPACT") == "" && err != nil {
+			if err := e.Compact(t.Context(), randSpan()); err != nil {
 				t.Fatal(err)
 			}
-		case os.Getenv("NORESTART") != "":
 		default: // Restart.
 			for _, s := range snaps {
 				s.s.Close()

@@ -201,6 +201,18 @@ func TestBatchLifecycle(t *testing.T) {
 		t.Error("closed batch is not empty")
 	}
 
+	b = e.NewBatch()
+	if err := b.Set(nil, []byte("v")); !errors.Is(err, ErrEmptyKey) {
+		t.Errorf("Set of the empty key: %v, want ErrEmptyKey", err)
+	}
+	if err := b.Delete([]byte{}); !errors.Is(err, ErrEmptyKey) {
+		t.Errorf("Delete of the empty key: %v, want ErrEmptyKey", err)
+	}
+	if err := b.DeleteRange(Span{End: []byte{0x00}}); err != nil || !b.Empty() {
+		t.Errorf("DeleteRange [/Min, 0x00): %v, Empty %v", err, b.Empty())
+	}
+	b.Close()
+
 	// An abandoned batch leaves no trace.
 	b = e.NewBatch()
 	set(t, b, "z", "26")

@@ -15,6 +15,11 @@ var (
 	// ErrBatchCommitted reports a use of a Batch after Commit other than
 	// Close, Empty, Len and Count.
 	ErrBatchCommitted = errors.New("storage: batch already committed")
+	// ErrEmptyKey reports a write of the empty key. Every PivotDB key starts
+	// with a layout prefix (keys.go), and banning the empty key lets range
+	// operations start at 0x00 rather than at the empty key, which Pebble
+	// handles badly (see rangeStart).
+	ErrEmptyKey = errors.New("storage: empty key")
 	// ErrClosed reports a use of a Batch, Snapshot or Iterator after Close.
 	ErrClosed = errors.New("storage: use after close")
 )
