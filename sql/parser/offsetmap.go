@@ -16,10 +16,11 @@ import (
 // in the rewritten text maps back to a token, and from there to a byte
 // offset and a token text in the original script:
 //
-//	original:  SELECT $1::int FROM
-//	           0      7 9     15
+//	original:  SELECT $1::int FROM        tokens: SELECT=0 $1=1 ::=2 int=3 FROM=4
 //	rewritten: SELECT pivot_cast(?, 'Int32') FROM
-//	segments:  [0 tok0] [7 tok1] [18 tok2] [19 tok3] [31 tok4]
+//	segments:  [0 tok0] [7 tok1] [19 tok2] [30 tok4]
+//
+// ("pivot_cast(?" comes from $1, ", 'Int32')" from the "::").
 //
 // Offsets in the rewritten text past its end mean "end of input".
 

@@ -12,7 +12,8 @@ import (
 //   - every string literal becomes a standard '...' literal;
 //   - $n becomes ? (ParamIndex remembers n);
 //   - expr::type and CAST(expr AS type) become pivot_cast(expr, 'Type');
-//   - YQL typed literals Date("...") become pivot_cast('...', 'Date');
+//   - YQL typed literals Date("...") and PostgreSQL's DATE '...' become
+//     pivot_cast('...', 'Date');
 //   - == becomes =;
 //   - the reserved words key, index, order and group are backtick-quoted
 //     where they are column names (see identText);

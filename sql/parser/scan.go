@@ -67,15 +67,15 @@ func (s *stmtToks) endOff() int {
 }
 
 func (s *stmtToks) isWord(i int, w string) bool {
-	return i < len(s.toks) && s.toks[i].kind == tkIdent && strings.EqualFold(s.text(i), w)
+	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tkIdent && strings.EqualFold(s.text(i), w)
 }
 
 func (s *stmtToks) isOp(i int, op string) bool {
-	return i < len(s.toks) && s.toks[i].kind == tkOp && s.text(i) == op
+	return i >= 0 && i < len(s.toks) && s.toks[i].kind == tkOp && s.text(i) == op
 }
 
 func (s *stmtToks) isKind(i int, k tokKind) bool {
-	return i < len(s.toks) && s.toks[i].kind == k
+	return i >= 0 && i < len(s.toks) && s.toks[i].kind == k
 }
 
 // skip returns the index after the item at i: a whole parenthesised group

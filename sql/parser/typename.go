@@ -105,7 +105,21 @@ var yqlLiteralTypes = map[string]bool{
 	"json": true, "date": true, "datetime": true, "timestamp": true, "interval": true,
 }
 
-// typedLiteral is a YQL typed literal found at some token.
+// pgLiteralTypes are the type names that form PostgreSQL's typed literals
+// such as DATE '2024-01-01' (a type name followed by a string). The list is
+// short on purpose: in MySQL a string after a word can be an alias.
+var pgLiteralTypes = map[string]bool{"date": true, "timestamp": true, "timestamptz": true, "interval": true}
+
+// intervalUnits follow the string of MySQL's INTERVAL '1' DAY, which TiDB
+// parses itself.
+var intervalUnits = map[string]bool{
+	"year": true, "quarter": true, "month": true, "week": true, "day": true, "hour": true, "minute": true,
+	"second": true, "microsecond": true, "day_hour": true, "day_minute": true, "day_second": true,
+	"hour_minute": true, "hour_second": true, "minute_second": true, "year_month": true,
+	"day_microsecond": true, "hour_microsecond": true, "minute_microsecond": true, "second_microsecond": true,
+}
+
+// typedLiteral is a typed literal found at some token.
 type typedLiteral struct {
 	name   string     // the type name as written, with "(p,s)" for Decimal
 	t      types.Type // its type
@@ -113,10 +127,23 @@ type typedLiteral struct {
 	end    int        // the index after the closing parenthesis
 }
 
-// typedLiteralAt recognises Type("string") and Decimal("1.5", p, s) at
-// token i (bounded by hi). ok is false when the tokens have another shape;
+// typedLiteralAt recognises Type("string"), Decimal("1.5", p, s) and
+// PostgreSQL's DATE 'string' at token i (bounded by hi). ok is false when the tokens have another shape;
 // err is set when they have the shape but the type is invalid.
 func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err error) {
+	if s.isKind(i, tkIdent) && i+1 < hi && s.isKind(i+1, tkString) {
+		// PostgreSQL's DATE '...', TIMESTAMP '...', INTERVAL '...'.
+		w := strings.ToLower(s.text(i))
+		if !pgLiteralTypes[w] || w == "interval" && i+2 < hi && s.isKind(i+2, tkIdent) &&
+			intervalUnits[strings.ToLower(s.text(i+2))] {
+			return lit, false, nil
+		}
+		t, err := types.ParseTypeName(s.text(i))
+		if err != nil {
+			return lit, true, withOffset(err, s.start(i))
+		}
+		return typedLiteral{name: s.text(i), t: t, strTok: i + 1, end: i + 2}, true, nil
+	}
 	if !s.isKind(i, tkIdent) || !yqlLiteralTypes[strings.ToLower(s.text(i))] || !s.isOp(i+1, "(") {
 		return lit, false, nil
 	}
