@@ -69,6 +69,7 @@ type conn struct {
 	stmts      map[string]*statement
 	portals    map[string]*portal
 	skipToSync bool // after an error in the extended protocol
+	inCycle    bool // extended-protocol messages seen since the last Sync
 	pending    int  // bytes of rows sent since the last flush
 	rowBuf     []byte
 	rowVals    [][]byte
@@ -357,6 +358,15 @@ func (c *conn) dispatch(msg pgproto3.FrontendMessage) error {
 			return nil
 		}
 	}
+	switch msg.(type) {
+	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute:
+		if !c.inCycle {
+			// The first extended-protocol message after a Sync opens the
+			// cycle's implicit transaction.
+			c.inCycle = true
+			c.sess.BeginImplicit()
+		}
+	}
 	switch m := msg.(type) {
 	case *pgproto3.Query:
 		return c.handleQuery(m.String)
@@ -372,6 +382,12 @@ func (c *conn) dispatch(msg pgproto3.FrontendMessage) error {
 		return c.handleClose(m)
 	case *pgproto3.Sync:
 		c.skipToSync = false
+		c.inCycle = false
+		if err := c.sess.Sync(); err != nil {
+			if err := c.commandError(nil, err); err != nil {
+				return err
+			}
+		}
 		return c.readyForQuery()
 	case *pgproto3.Flush:
 		return c.flush()

@@ -44,6 +44,13 @@ type Session interface {
 	InitialParameters() []sql.ParameterStatus
 	TakeParameterChanges() []sql.ParameterStatus
 	TakeNotices() []sql.Notice
+	// BeginImplicit and Sync bracket a protocol cycle (a simple Query, or
+	// the extended-protocol messages up to Sync): outside a transaction
+	// block the cycle's statements commit together at Sync, as in
+	// PostgreSQL's implicit transactions. Sync's error is reported before
+	// ReadyForQuery.
+	BeginImplicit()
+	Sync() error
 	Close()
 }
 

@@ -150,6 +150,10 @@ func (s *fakeSession) TakeParameterChanges() []sql.ParameterStatus {
 	return c
 }
 
+func (s *fakeSession) BeginImplicit() {}
+
+func (s *fakeSession) Sync() error { return nil }
+
 func (s *fakeSession) TakeNotices() []sql.Notice {
 	n := s.notices
 	s.notices = nil

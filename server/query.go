@@ -19,7 +19,13 @@ func (c *conn) handleQuery(text string) error {
 	delete(c.stmts, "")
 
 	ctx, done := c.statementContext()
+	c.sess.BeginImplicit()
 	err := c.runScript(ctx, text)
+	if err == nil {
+		if serr := c.sess.Sync(); serr != nil {
+			err = c.commandError(ctx, serr)
+		}
+	}
 	done()
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ func parseExpr(text string) (ast.ExprNode, error) {
 // schema change takes effect at once, on its own, and is not undone by
 // ROLLBACK (PivotDB does not have transactional DDL yet); a NOTICE says so.
 func (s *Session) ddl(fn func(ch *catalog.Change, b *storage.Batch) error) error {
-	if s.txn != nil {
+	if s.inBlock() {
 		s.notice("NOTICE", sqlerr.FeatureNotSupported,
 			"schema changes inside a transaction block take effect immediately and are not rolled back")
 	}

@@ -44,15 +44,19 @@ func (p *txnPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Res
 		}
 		return &tagResult{tag: "SET"}, nil
 	case parser.TxnBegin:
-		if s.txn != nil {
+		if s.inBlock() {
 			s.notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress")
 			return &tagResult{tag: "BEGIN"}, nil
 		}
-		s.txn = s.e.txns.Begin()
-		s.failed = false
+		// BEGIN inside an implicit transaction turns it into a block that
+		// keeps the cycle's earlier writes, as in PostgreSQL.
+		if s.txn == nil {
+			s.txn = s.e.txns.Begin()
+		}
+		s.implicit = false
 		return &tagResult{tag: "BEGIN"}, nil
 	case parser.TxnCommit:
-		if s.txn == nil {
+		if !s.inBlock() {
 			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
 			return &tagResult{tag: "COMMIT"}, nil
 		}
@@ -68,7 +72,7 @@ func (p *txnPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Res
 		}
 		return &tagResult{tag: "COMMIT"}, nil
 	case parser.TxnRollback:
-		if s.txn == nil {
+		if !s.inBlock() {
 			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
@@ -185,7 +189,7 @@ func (p *discardPlan) execute(ctx context.Context, s *Session, _ []types.Value) 
 	if p.target != "all" {
 		return nil, sqlerr.NotSupported("DISCARD %s", strings.ToUpper(p.target))
 	}
-	if s.txn != nil {
+	if s.inBlock() {
 		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 	}
 	s.vars.resetAll()

@@ -30,7 +30,12 @@ type Session struct {
 	// COMMIT/ROLLBACK is refused with 25P02 until it ends.
 	txn    *txn.Txn
 	failed bool
-	closed bool
+	// implicit marks the implicit transaction of a protocol cycle: the
+	// statements of one simple Query string, or of an extended-protocol
+	// pipeline up to Sync, commit together at Sync as in PostgreSQL. Its
+	// txn is created by the first write; BEGIN turns it into a block.
+	implicit bool
+	closed   bool
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -53,11 +58,43 @@ func (s *Session) Close() {
 // Database returns the name of the session's database.
 func (s *Session) Database() string { return s.db.Name }
 
+// BeginImplicit starts the implicit transaction of a protocol cycle (a
+// simple Query, or extended-protocol messages up to Sync). Outside a
+// transaction block the cycle's statements then commit together at Sync;
+// inside a block it changes nothing.
+func (s *Session) BeginImplicit() {
+	if s.txn == nil {
+		s.implicit = true
+	}
+}
+
+// Sync ends a protocol cycle: the implicit transaction commits, or rolls
+// back if one of its statements failed. An explicit block stays open.
+func (s *Session) Sync() error {
+	if !s.implicit {
+		return nil
+	}
+	s.implicit = false
+	t, failed := s.txn, s.failed
+	s.txn, s.failed = nil, false
+	if t == nil {
+		return nil
+	}
+	if failed {
+		t.Rollback()
+		return nil
+	}
+	return s.mapError(context.Background(), t.Commit())
+}
+
+// inBlock reports whether an explicit transaction block is open.
+func (s *Session) inBlock() bool { return s.txn != nil && !s.implicit }
+
 // TxStatus is the ReadyForQuery status: 'I' idle, 'T' in a transaction
 // block, 'E' in a failed transaction block.
 func (s *Session) TxStatus() byte {
 	switch {
-	case s.txn == nil:
+	case !s.inBlock():
 		return 'I'
 	case s.failed:
 		return 'E'
@@ -67,11 +104,7 @@ func (s *Session) TxStatus() byte {
 
 // FailTransaction marks an open transaction block as failed, for errors the
 // protocol layer detects itself (a bad Bind, say) while in a block.
-func (s *Session) FailTransaction() {
-	if s.txn != nil {
-		s.failed = true
-	}
-}
+func (s *Session) FailTransaction() { s.onError() }
 
 // TakeNotices returns (and forgets) the notices raised since the last call.
 func (s *Session) TakeNotices() []Notice {
@@ -196,8 +229,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		p.Columns = fresh.Columns
 		p.deferred = false
 		if len(params) < len(fresh.ParamTypes) {
-			return nil, sqlerr.New(sqlerr.ProtocolViolation,
-				"bind message supplies %d parameters, but prepared statement requires %d", len(params), len(fresh.ParamTypes))
+			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
@@ -253,7 +285,7 @@ func (s *Session) mapError(ctx context.Context, err error) error {
 
 // onError fails an open transaction block, as any error does in PostgreSQL.
 func (s *Session) onError() {
-	if s.txn != nil {
+	if s.txn != nil || s.implicit {
 		s.failed = true
 	}
 }
@@ -270,6 +302,9 @@ func (s *Session) reader() storage.Reader {
 // writeTxn runs fn in the open transaction, or in a transaction of its own
 // that commits when fn succeeds (autocommit).
 func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error {
+	if s.txn == nil && s.implicit {
+		s.txn = s.e.txns.Begin()
+	}
 	if s.txn != nil {
 		return fn(s.txn)
 	}

@@ -227,3 +227,41 @@ func TestStatementTimeout(t *testing.T) {
 	_, err := c.Exec(ctxT(t), "SELECT pg_sleep(10)")
 	wantCode(t, err, "57014")
 }
+
+// TestPipelineIsAtomic checks PostgreSQL's implicit transaction: the
+// statements of a batch (up to Sync) or of one simple-query string commit
+// together, and an error rolls all of them back.
+func TestPipelineIsAtomic(t *testing.T) {
+	srv := startServer(t)
+	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	ctx := ctxT(t)
+	mustExec(t, c, "CREATE TABLE p (k Int64, PRIMARY KEY (k))")
+	mustExec(t, c, "INSERT INTO p VALUES (1)")
+	batch := &pgx.Batch{}
+	batch.Queue("INSERT INTO p VALUES ($1)", 2)
+	batch.Queue("INSERT INTO p VALUES ($1)", 1) // duplicate: fails the batch
+	batch.Queue("INSERT INTO p VALUES ($1)", 3)
+	err := c.SendBatch(ctx, batch).Close()
+	wantCode(t, err, "23505")
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM p").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("after a failed batch: count = %d, %v (want 1: nothing of the batch)", n, err)
+	}
+
+	sc := srv.connect(t, pgx.QueryExecModeSimpleProtocol)
+	_, err = sc.Exec(ctx, "INSERT INTO p VALUES (10); INSERT INTO p VALUES (1)")
+	wantCode(t, err, "23505")
+	if err := sc.QueryRow(ctx, "SELECT count(*) FROM p WHERE k = 10").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a failed multi-statement query kept its first insert: %d, %v", n, err)
+	}
+	// BEGIN inside the string makes a block that stays open.
+	if _, err := sc.Exec(ctx, "INSERT INTO p VALUES (20); BEGIN; INSERT INTO p VALUES (21)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Exec(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.QueryRow(ctx, "SELECT count(*) FROM p WHERE k >= 20").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("ROLLBACK of a block begun mid-string: %d rows left, %v", n, err)
+	}
+}

@@ -44,9 +44,12 @@ type Builder struct {
 	// and GROUP BY expressions with references to aggregated columns.
 	// ok=false falls through to the default translation.
 	Replace func(n ast.ExprNode) (e Expr, ok bool, err error)
-	// Subquery, when set, builds subquery nodes: *ast.SubqueryExpr,
-	// *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr and
-	// *ast.PatternInExpr with Sel set. When nil they are 0A000.
+	// Subquery, when set, builds subquery nodes: *ast.SubqueryExpr (a
+	// scalar subquery), *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr
+	// (x op ANY/ALL (...)), *ast.PatternInExpr with Sel set, and an
+	// *ast.BinaryOperationExpr comparing a row with a subquery
+	// ((a, b) = (SELECT ...)). It may build operands with the same Builder.
+	// When nil, subqueries are 0A000.
 	Subquery func(n ast.ExprNode) (Expr, error)
 	// Position, when set, maps a node's offset in the parsed text to the
 	// 1-based position in the client's statement reported with errors.
@@ -426,8 +429,12 @@ func (b *Builder) comparison(op CmpOp, ln, rn ast.ExprNode) (Expr, error) {
 	rr, rok := unparen(rn).(*ast.RowExpr)
 	if lok || rok {
 		if !lok || !rok {
-			if _, sub := unparen(rn).(*ast.SubqueryExpr); sub {
-				return b.subquery(&ast.CompareSubqueryExpr{L: ln, Op: opOfCmp(op), R: rn})
+			_, lsub := unparen(ln).(*ast.SubqueryExpr)
+			_, rsub := unparen(rn).(*ast.SubqueryExpr)
+			if lsub || rsub {
+				// A row compared with a one-row subquery: the Subquery
+				// hook gets the whole comparison.
+				return b.subquery(&ast.BinaryOperationExpr{Op: opOfCmp(op), L: ln, R: rn})
 			}
 			return nil, sqlerr.New(sqlerr.SyntaxError, "cannot compare a row with a scalar")
 		}
@@ -739,7 +746,15 @@ func (b *Builder) like(n *ast.PatternLikeOrIlikeExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e, p, err = b.resolvePair(e, p); err != nil {
+	// Untyped sides are text (bytes next to a String operand).
+	target := types.TypeUtf8
+	if e.Type().Family == types.String || p.Type().Family == types.String {
+		target = types.TypeString
+	}
+	if e, err = b.resolve(e, target); err != nil {
+		return nil, err
+	}
+	if p, err = b.resolve(p, target); err != nil {
 		return nil, err
 	}
 	op := "~~"

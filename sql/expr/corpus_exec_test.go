@@ -87,9 +87,9 @@ func runSelect(s *ast.SelectStmt, tables map[string]*slTable, sortMode string) (
 			cols = append(cols, c)
 		}
 		product *= max(len(src.tb.rows), 1)
-	}
-	if product > maxProduct {
-		return nil, false
+		if product > maxProduct {
+			return nil, false
+		}
 	}
 	scope := fixtureScope{cols}
 	b := &Builder{Scope: scope}

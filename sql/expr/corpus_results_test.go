@@ -140,6 +140,9 @@ func TestCorpusResults(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("corpus not available")
 	}
+	if testing.Short() {
+		t.Skip("corpus tests take seconds")
+	}
 	p := newParser()
 	ran, mismatched := 0, 0
 	for _, file := range files {

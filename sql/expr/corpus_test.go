@@ -47,6 +47,9 @@ func TestCorpusExpressions(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("corpus not available")
 	}
+	if testing.Short() {
+		t.Skip("corpus tests take seconds")
+	}
 	p := newParser()
 	failures := map[string]int{}
 	examples := map[string]string{}

@@ -7,25 +7,24 @@ import (
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
-// SQLSTATE codes that sqlerr does not name.
+// SQLSTATE codes that sqlerr does not name (PostgreSQL's errcodes.txt).
 const (
-	codeAmbiguousFunction      = "42725"
-	codeInvalidArgumentForLog  = "2201E"
-	codeInvalidArgumentForPow  = "2201F"
-	codeSubstringError         = "22011"
-	codeInvalidRegularExpr     = sqlerr.InvalidRegularExpression
-	codeProgramLimitExceeded   = sqlerr.ProgramLimitExceeded
-	codeStatementTooComplex    = sqlerr.StatementTooComplex
-	codeInvalidEscapeSequence  = sqlerr.InvalidEscapeSequence
-	codeCannotCoerce           = "42846"
-	codeIndeterminateDatatype  = sqlerr.IndeterminateDatatype
-	codeDatatypeMismatch       = sqlerr.DatatypeMismatch
-	codeUndefinedFunction      = sqlerr.UndefinedFunction
-	codeFeatureNotSupported    = sqlerr.FeatureNotSupported
-	codeGroupingError          = sqlerr.GroupingError
-	codeUndefinedColumn        = sqlerr.UndefinedColumn
-	codeInvalidParameterValue  = sqlerr.InvalidParameterValue
-	codeNumericValueOutOfRange = sqlerr.NumericValueOutOfRange
+	codeAmbiguousFunction     = "42725" // ambiguous_function
+	codeInvalidArgumentForLog = "2201E" // invalid_argument_for_logarithm
+	codeInvalidArgumentForPow = "2201F" // invalid_argument_for_power_function
+	codeSubstringError        = "22011" // substring_error
+	codeCannotCoerce          = "42846" // cannot_coerce
+)
+
+// Shorter names for the sqlerr codes used here.
+const (
+	codeProgramLimitExceeded  = sqlerr.ProgramLimitExceeded
+	codeStatementTooComplex   = sqlerr.StatementTooComplex
+	codeDatatypeMismatch      = sqlerr.DatatypeMismatch
+	codeUndefinedFunction     = sqlerr.UndefinedFunction
+	codeGroupingError         = sqlerr.GroupingError
+	codeUndefinedColumn       = sqlerr.UndefinedColumn
+	codeInvalidParameterValue = sqlerr.InvalidParameterValue
 )
 
 // TypeName is how error messages name a type: PostgreSQL's name where

@@ -35,7 +35,7 @@ func init() {
 		"sin": math.Sin, "cos": math.Cos, "tan": math.Tan, "asin": math.Asin, "acos": math.Acos,
 		"atan": math.Atan, "degrees": func(x float64) float64 { return x * 180 / math.Pi },
 		"radians": func(x float64) float64 { return x * math.Pi / 180 },
-		"cot": func(x float64) float64 { return 1 / math.Tan(x) },
+		"cot":     func(x float64) float64 { return 1 / math.Tan(x) },
 	} {
 		register(&funcDef{1, 1, floatFunc(func(x float64) (float64, error) { return f(x), nil })}, name)
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/farmhash"
-	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -167,5 +166,3 @@ func floorDiv64(a, b int64) int64 {
 	}
 	return q
 }
-
-var _ = sqlerr.New

@@ -2,9 +2,7 @@ package expr
 
 import (
 	"fmt"
-	"sort"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
@@ -148,14 +146,3 @@ func evalSQL(sql string, params ...types.Value) (types.Value, Expr, error) {
 	v, err := e.Eval(&Context{Now: testNow, Params: params}, fixtureRow())
 	return v, e, err
 }
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-var _ = testing.T{}
