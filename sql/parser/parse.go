@@ -138,7 +138,7 @@ func parseTiDB(text string) (node ast.StmtNode, err error) {
 			tidbParsers.Put(p)
 		}
 	}()
-	p.SetSQLMode(mysql.ModeNoBackslashEscapes | mysql.ModePipesAsConcat)
+	p.SetSQLMode(mysql.ModeNoBackslashEscapes | mysql.ModePipesAsConcat | mysql.ModeIgnoreSpace)
 	stmts, _, err := p.ParseSQL(text)
 	if err != nil {
 		return nil, err
