@@ -42,7 +42,9 @@ func (a *analyser) plan() (statementPlan, error) {
 	case st.Discard != nil:
 		return &discardPlan{target: st.Discard.Target}, nil
 	case st.Settings != nil:
-		return nil, sqlerr.NotSupported("ALTER TABLE ... SET/RESET of table settings")
+		return &alterSettingsPlan{stmt: st.Settings}, nil
+	case st.Reshard != nil:
+		return a.planReshard(st.Reshard)
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
@@ -74,6 +76,8 @@ func (a *analyser) plan() (statementPlan, error) {
 		return &dropDatabasePlan{stmt: n}, nil
 	case *ast.ShowStmt:
 		return a.planShow(n)
+	case *ast.SplitRegionStmt:
+		return a.planSplitTable(n)
 	case *ast.ExplainStmt:
 		return a.planExplain(n)
 	}

@@ -6,10 +6,13 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/tablesettings"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -38,26 +41,34 @@ func parseExpr(text string) (ast.ExprNode, error) {
 // changes to the batch; both commit atomically. Inside a transaction block a
 // schema change takes effect at once, on its own, and is not undone by
 // ROLLBACK (PivotDB does not have transactional DDL yet); a NOTICE says so.
-func (s *Session) ddl(fn func(ch *catalog.Change, b *storage.Batch) error) error {
+//
+// The catalog's change lock is taken before the shard manager's, always in
+// that order; the shard maps install before the catalog so that a table is
+// never visible without its shards.
+func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	if s.inBlock() {
 		s.notice("NOTICE", sqlerr.FeatureNotSupported,
 			"schema changes inside a transaction block take effect immediately and are not rolled back")
 	}
 	ch := s.e.catalog.Begin()
+	pch := s.e.shards.Begin()
 	b := s.e.storage.NewBatch()
 	defer b.Close()
-	if err := fn(ch, b); err != nil {
+	abort := func(err error) error {
+		pch.Abort()
 		ch.Abort()
 		return err
+	}
+	if err := fn(ch, pch, b); err != nil {
+		return abort(err)
 	}
 	if err := ch.Write(b); err != nil {
-		ch.Abort()
-		return err
+		return abort(err)
 	}
 	if err := b.Commit(); err != nil {
-		ch.Abort()
-		return err
+		return abort(err)
 	}
+	pch.Install()
 	ch.Install()
 	return nil
 }
@@ -66,6 +77,9 @@ func (s *Session) ddl(fn func(ch *catalog.Change, b *storage.Batch) error) error
 type createTablePlan struct {
 	table       *catalog.Table
 	ifNotExists bool
+	// pivots are the initial shard boundaries (without the empty pivot 0).
+	pivots  [][]types.Value
+	notices []tablesettings.Notice
 }
 
 func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error) {
@@ -80,11 +94,6 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 		return nil, sqlerr.NotSupported("MySQL table option %s", restore(n.Options[0]))
 	case n.Partition != nil:
 		return nil, sqlerr.NotSupported("PARTITION BY (use WITH (UNIFORM_PARTITIONS = N) or PARTITION_AT_KEYS)")
-	}
-	if len(a.stmt.With) > 0 {
-		// Settings arrive with table partitioning (issue 3); until then a
-		// setting is refused rather than silently ignored.
-		return nil, sqlerr.NotSupported("table setting %s", a.stmt.With[0].Name)
 	}
 	if schema := n.Table.Schema.O; schema != "" && !strings.EqualFold(schema, a.s.db.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("creating a table in another database (%s)", schema)
@@ -172,7 +181,16 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 		t.Columns = append(t.Columns, catalog.Column{ID: t.NextColumnID, Name: hiddenKeyName, Type: types.TypeUint64, NotNull: true, Hidden: true})
 		t.PrimaryKey = []int{len(t.Columns) - 1}
 	}
-	return &createTablePlan{table: t, ifNotExists: n.IfNotExists}, nil
+	settings, notices, err := tablesettings.ForCreate(a.stmt.With, t.SettingsInfo())
+	if err != nil {
+		return nil, err
+	}
+	t.Settings = settings
+	pivots, err := settings.InitialPivots(t.SettingsInfo())
+	if err != nil {
+		return nil, err
+	}
+	return &createTablePlan{table: t, ifNotExists: n.IfNotExists, pivots: pivots, notices: notices}, nil
 }
 
 // keyable reports whether a type may be part of a primary key (design §3.1).
@@ -214,7 +232,7 @@ func (a *analyser) checkDefault(n ast.ExprNode, typ types.Type) (string, error) 
 func (p *createTablePlan) columns() []ResultColumn { return nil }
 
 func (p *createTablePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
-	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		if _, exists := ch.Snapshot().Table(s.db.ID, p.table.Name); exists {
 			if p.ifNotExists {
 				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.table.Name)
@@ -224,7 +242,19 @@ func (p *createTablePlan) execute(ctx context.Context, s *Session, _ []types.Val
 		}
 		t := *p.table
 		t.ID = ch.NewID()
+		splits := make([][]byte, len(p.pivots))
+		for i, pv := range p.pivots {
+			splits[i] = rowenc.EncodeKeyPrefix(&t, pv)
+		}
+		s.e.creating.Store(t.ID, &t)
+		defer s.e.creating.Delete(t.ID)
+		if err := pch.Create(b, t.ID, splits); err != nil {
+			return err
+		}
 		ch.PutTable(&t)
+		for _, n := range p.notices {
+			s.notice("NOTICE", n.Code, "%s", n.Message)
+		}
 		return nil
 	})
 	if err != nil {
@@ -238,7 +268,7 @@ type dropTablePlan struct{ stmt *ast.DropTableStmt }
 func (p *dropTablePlan) columns() []ResultColumn { return nil }
 
 func (p *dropTablePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
-	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		for _, tn := range p.stmt.Tables {
 			if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, s.db.Name) && !strings.EqualFold(schema, "public") {
 				return sqlerr.NotSupported("dropping a table of another database (%s)", schema)
@@ -252,7 +282,7 @@ func (p *dropTablePlan) execute(ctx context.Context, s *Session, _ []types.Value
 				return sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", tn.Name.O)
 			}
 			ch.DropTable(t)
-			if err := b.DeleteRange(storage.TableSpan(t.ID)); err != nil {
+			if err := dropTableData(pch, b, t); err != nil {
 				return err
 			}
 		}
@@ -273,7 +303,7 @@ func (p *createDatabasePlan) execute(ctx context.Context, s *Session, _ []types.
 		return nil, sqlerr.NotSupported("CREATE DATABASE options")
 	}
 	name := p.stmt.Name.O
-	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		if _, exists := ch.Snapshot().Database(name); exists {
 			if p.stmt.IfNotExists {
 				s.notice("NOTICE", sqlerr.DuplicateDatabase, "database %q already exists, skipping", name)
@@ -296,7 +326,7 @@ func (p *dropDatabasePlan) columns() []ResultColumn { return nil }
 
 func (p *dropDatabasePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
 	name := p.stmt.Name.O
-	err := s.ddl(func(ch *catalog.Change, b *storage.Batch) error {
+	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		d, ok := ch.Snapshot().Database(name)
 		if !ok {
 			if p.stmt.IfExists {
@@ -314,7 +344,7 @@ func (p *dropDatabasePlan) execute(ctx context.Context, s *Session, _ []types.Va
 				Detail:  "There are other sessions using the database."}
 		}
 		for _, t := range ch.DropDatabase(d) {
-			if err := b.DeleteRange(storage.TableSpan(t.ID)); err != nil {
+			if err := dropTableData(pch, b, t); err != nil {
 				return err
 			}
 		}
@@ -324,4 +354,12 @@ func (p *dropDatabasePlan) execute(ctx context.Context, s *Session, _ []types.Va
 		return nil, err
 	}
 	return &tagResult{tag: "DROP DATABASE"}, nil
+}
+
+// dropTableData removes a table's rows and shard map in the DDL batch.
+func dropTableData(pch *partition.Change, b *storage.Batch, t *catalog.Table) error {
+	if err := pch.Drop(b, t.ID); err != nil {
+		return err
+	}
+	return b.DeleteRange(storage.TableSpan(t.ID))
 }

@@ -184,7 +184,7 @@ func (p *insertPlan) columns() []ResultColumn { return nil }
 func (p *insertPlan) execute(ctx context.Context, s *Session, params []types.Value) (Result, error) {
 	count := 0
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
-		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader()}
+		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.source)
@@ -300,7 +300,7 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode insertMode) err
 			return err
 		}
 		w.buf = rowenc.EncodeValue(w.buf[:0], w.table, row)
-		return w.t.Set(key, w.buf)
+		return w.t.PutRow(w.table.ID, key, w.buf, exists, len(old))
 	}
 }
 
@@ -440,7 +440,7 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 	count := 0
 	t := p.scan.Table
 	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
-		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader()}
+		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards}
 		it, err := exec.Build(ec, p.scan)
 		if err != nil {
 			return err
@@ -486,7 +486,7 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 				}
 			}
 			if !p.updates {
-				if err := tx.Delete(key); err != nil {
+				if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
 					return err
 				}
 				count++
@@ -517,12 +517,17 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 				} else if exists {
 					return w.duplicateKey(newRow)
 				}
-				if err := tx.Delete(key); err != nil {
+				if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
 					return err
 				}
+				if err := tx.PutRow(t.ID, newKey, rowenc.EncodeValue(w.buf[:0], t, newRow), false, 0); err != nil {
+					return err
+				}
+				count++
+				continue
 			}
 			w.buf = rowenc.EncodeValue(w.buf[:0], t, newRow)
-			if err := tx.Set(newKey, w.buf); err != nil {
+			if err := tx.PutRow(t.ID, newKey, w.buf, true, len(val)); err != nil {
 				return err
 			}
 			count++
@@ -541,6 +546,7 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
-	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader()}
+	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
+		Shards: s.e.shards, Concurrent: s.txn == nil}
 	return exec.Build(ec, node)
 }

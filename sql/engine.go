@@ -1,12 +1,16 @@
 package sql
 
 import (
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/storage"
@@ -22,6 +26,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives storage log lines; nil means Pebble's default.
 	Logger storage.Logger
+	// Events receives the shard manager's events (repairs, reshapes); nil
+	// discards them.
+	Events *slog.Logger
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -30,7 +37,11 @@ type Engine struct {
 	opts    Options
 	storage *storage.Engine
 	catalog *catalog.Catalog
+	shards  *partition.Manager
 	txns    *txn.Manager
+	// creating holds tables whose CREATE TABLE is committing: the shard
+	// manager validates their pivots before the catalog installs them.
+	creating sync.Map // table id -> *catalog.Table
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -52,13 +63,56 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
-	return &Engine{
-		opts:     opts,
-		storage:  st,
-		catalog:  cat,
-		txns:     txn.NewManager(st),
-		sessions: map[*Session]struct{}{},
-	}, nil
+	e := &Engine{opts: opts, storage: st, catalog: cat, sessions: map[*Session]struct{}{}}
+	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	// Tables created before shard maps existed get a one-shard map.
+	for _, db := range cat.Snapshot().Databases() {
+		for _, t := range cat.Snapshot().Tables(db.ID) {
+			if err := e.shards.EnsureTable(t.ID); err != nil {
+				st.Close()
+				return nil, err
+			}
+		}
+	}
+	e.txns = txn.NewManager(st, e.shards)
+	return e, nil
+}
+
+// keyColumns tells the shard manager where each key column of a table's
+// key ends (partition.KeyColumnsFunc): pivots must be whole-column prefixes.
+func (e *Engine) keyColumns(tableID uint64, key []byte, ends []int) ([]int, error) {
+	t, ok := e.catalog.Snapshot().TableByID(tableID)
+	if !ok {
+		v, pending := e.creating.Load(tableID)
+		if !pending {
+			return nil, fmt.Errorf("sql: key of unknown table %d", tableID)
+		}
+		t = v.(*catalog.Table)
+	}
+	prefix := len(storage.TablePrefix(tableID))
+	if len(key) < prefix {
+		return nil, fmt.Errorf("sql: key shorter than the table prefix")
+	}
+	b := key[prefix:]
+	for _, k := range t.PrimaryKey {
+		if len(b) == 0 {
+			break
+		}
+		_, rest, err := rowenc.DecodeKeyValue(b, t.Columns[k].Type)
+		if err != nil {
+			return nil, err
+		}
+		b = rest
+		ends = append(ends, len(key)-len(b))
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("sql: %d trailing bytes after the key columns", len(b))
+	}
+	return ends, nil
 }
 
 // Close releases the storage engine. Open sessions are closed (their open

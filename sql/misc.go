@@ -199,6 +199,8 @@ func (p *discardPlan) execute(ctx context.Context, s *Session, _ []types.Value) 
 // planShow handles the MySQL-style SHOW statements TiDB parses.
 func (a *analyser) planShow(n *ast.ShowStmt) (statementPlan, error) {
 	switch n.Tp {
+	case ast.ShowCreateTable:
+		return a.planShowCreateTable(n.Table)
 	case ast.ShowTables:
 		cols := []ResultColumn{{Name: "table_name", Type: types.TypeUtf8}}
 		return &generatedPlan{cols: cols, tag: "SHOW", rows: func(s *Session) ([][]types.Value, error) {
@@ -245,9 +247,3 @@ func (a *analyser) planExplain(n *ast.ExplainStmt) (statementPlan, error) {
 	}}, nil
 }
 
-// systemTable resolves names of system views. ok is false for ordinary
-// tables. The system views (sys.partitions and the PostgreSQL catalogs)
-// arrive with their issues; until then they are reported as missing.
-func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
-	return nil, nil, false, nil
-}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pivotdb/pivotdb/sql/tablesettings"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -48,6 +49,18 @@ type Table struct {
 	// PrimaryKey lists indexes into Columns, in key order.
 	PrimaryKey   []int `json:"primary_key"`
 	NextColumnID int   `json:"next_column_id"`
+	// Settings are the YQL table settings of CREATE TABLE ... WITH and
+	// ALTER TABLE ... SET (design.md §3.2).
+	Settings tablesettings.Settings `json:"settings"`
+}
+
+// SettingsInfo describes the table for settings validation.
+func (t *Table) SettingsInfo() tablesettings.TableInfo {
+	info := tablesettings.TableInfo{KeyColumns: t.PrimaryKey}
+	for _, c := range t.Columns {
+		info.Columns = append(info.Columns, tablesettings.ColumnInfo{Name: c.Name, Type: c.Type, Hidden: c.Hidden})
+	}
+	return info
 }
 
 // ColumnIndex returns the position of the named column, or -1.

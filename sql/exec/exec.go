@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
@@ -17,6 +18,12 @@ type Context struct {
 	Ctx    context.Context
 	Eval   *expr.Context
 	Reader storage.Reader
+	// Shards cuts table scans at shard boundaries; nil reads each span
+	// as one piece.
+	Shards *partition.Manager
+	// Concurrent allows several iterators on Reader at once (true for
+	// committed data, false for a transaction's write batch).
+	Concurrent bool
 }
 
 // Iter is a row iterator.
@@ -104,30 +111,19 @@ func isTrue(c *Context, cond expr.Expr, row expr.Row) (bool, error) {
 	return !v.IsNull() && v.Bool(), nil
 }
 
-// scanIter reads a table's rows in key order.
-type scanIter struct {
-	c     *Context
-	n     *planner.Scan
-	it    *storage.Iterator
-	row   expr.Row
-	count int
-	empty bool
-}
-
 func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	span, ok, err := ScanSpan(c, n)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return &scanIter{empty: true}, nil
+		return &sliceIter{}, nil
 	}
-	it, err := c.Reader.NewIter(span)
-	if err != nil {
-		return nil, err
+	parts := scanParts(c, n, span)
+	if len(parts) > 1 && c.Concurrent {
+		return newParallelScan(c, n, parts), nil
 	}
-	it.First()
-	return &scanIter{c: c, n: n, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
+	return &serialScan{c: c, n: n, parts: parts}, nil
 }
 
 // ScanSpan computes the key span a scan reads. ok is false when the key
@@ -156,48 +152,6 @@ func ScanSpan(c *Context, n *planner.Scan) (span storage.Span, ok bool, err erro
 	}
 	start := rowenc.EncodeKeyPrefix(n.Table, vals)
 	return storage.Span{Start: start, End: storage.PrefixEnd(start)}, true, nil
-}
-
-func (s *scanIter) Next() (expr.Row, error) {
-	if s.empty {
-		return nil, nil
-	}
-	for ; s.it.Valid(); s.it.Next() {
-		s.count++
-		if s.count%256 == 0 {
-			if err := s.c.Ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		for i := range s.row {
-			s.row[i] = types.NullValue
-		}
-		if err := rowenc.DecodeKey(s.n.Table, s.it.Key(), s.row); err != nil {
-			return nil, err
-		}
-		if err := rowenc.DecodeValue(s.n.Table, s.it.Value(), s.row); err != nil {
-			return nil, err
-		}
-		if s.n.Filter != nil {
-			ok, err := isTrue(s.c, s.n.Filter, s.row)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-		}
-		s.it.Next()
-		return s.row, nil
-	}
-	return nil, s.it.Error()
-}
-
-func (s *scanIter) Close() {
-	if s.it != nil {
-		s.it.Close()
-		s.it = nil
-	}
 }
 
 type valuesIter struct {

@@ -72,6 +72,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Txn, handled, err = s.parseTxn()
 		case "alter":
 			stmt.Settings, handled, err = s.alterSettings()
+			if !handled && err == nil {
+				stmt.Reshard, handled, err = s.reshard()
+			}
 		default:
 			handled = false
 		}

@@ -1,7 +1,11 @@
 package parser
 
 import (
+	"strconv"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // Table settings: CREATE TABLE ... WITH (k = v, ...) and YQL's ALTER TABLE
@@ -188,4 +192,59 @@ func (s *stmtToks) alterSettings() (as *AlterSettings, ok bool, err error) {
 		as.Reset = append(as.Reset, SettingName{Name: s.text(el[0]), Pos: s.rp.pos(s.start(el[0]))})
 	}
 	return as, true, nil
+}
+
+// reshard parses ALTER TABLE name RESHARD AT (...) | RESHARD INTO n [BY
+// SIZE | UNIFORM]; ok is false for every other statement.
+func (s *stmtToks) reshard() (r *Reshard, ok bool, err error) {
+	if !s.isWord(0, "alter") || !s.isWord(1, "table") {
+		return nil, false, nil
+	}
+	end, _, named := s.nameChain(2)
+	if !named || !s.isWord(end, "reshard") {
+		return nil, false, nil
+	}
+	tn, _, err := s.tableName(2)
+	if err != nil {
+		return nil, true, err
+	}
+	r = &Reshard{Table: tn, Pos: s.rp.pos(s.start(end))}
+	j, n := end+1, s.n()
+	switch {
+	case s.isWord(j, "at"):
+		if !s.isOp(j+1, "(") {
+			return nil, true, s.errAtTok(j + 1)
+		}
+		r.Mode = ReshardAtKeys
+		if r.Keys, err = s.value(j+1, n); err != nil {
+			return nil, true, err
+		}
+		if r.Keys.Kind != ValueTuple {
+			return nil, true, s.errAtTok(j + 1)
+		}
+	case s.isWord(j, "into"):
+		if !s.isKind(j+1, tkNumber) {
+			return nil, true, s.errAtTok(j + 1)
+		}
+		count, perr := strconv.ParseInt(s.text(j+1), 10, 64)
+		if perr != nil || count < 1 {
+			return nil, true, &sqlerr.Error{Code: sqlerr.InvalidParameterValue,
+				Message: "RESHARD INTO needs a positive shard count", Position: s.rp.pos(s.start(j + 1))}
+		}
+		r.Count = count
+		k := j + 2
+		switch {
+		case k == n:
+			r.Mode = ReshardBySize
+		case s.isWord(k, "uniform") && k+1 == n:
+			r.Mode = ReshardUniform
+		case s.isWord(k, "by") && s.isWord(k+1, "size") && k+2 == n:
+			r.Mode = ReshardBySize
+		default:
+			return nil, true, s.errAtTok(k)
+		}
+	default:
+		return nil, true, s.errAtTok(j)
+	}
+	return r, true, nil
 }

@@ -35,6 +35,7 @@ type Statement struct {
 	ParamIndex []int
 
 	Settings   *AlterSettings
+	Reshard    *Reshard
 	Set        *SetVar
 	Show       *ShowVar
 	Reset      *ResetVar
@@ -224,6 +225,31 @@ type TxnStmt struct {
 	// Session distinguishes SET SESSION CHARACTERISTICS from SET
 	// TRANSACTION.
 	Session bool
+}
+
+// ReshardMode says how ALTER TABLE ... RESHARD picks the new pivots.
+type ReshardMode uint8
+
+// The resharding modes (YTsaurus reshard-table: pivot keys, tablet_count,
+// --uniform).
+const (
+	// ReshardAtKeys replaces the pivots with the given keys.
+	ReshardAtKeys ReshardMode = iota + 1
+	// ReshardBySize cuts the table into Count shards of about equal data size.
+	ReshardBySize
+	// ReshardUniform cuts the first key column's range into Count equal parts.
+	ReshardUniform
+)
+
+// Reshard is PivotDB's ALTER TABLE t RESHARD AT ((k1), (k2, 'x')) |
+// RESHARD INTO n [BY SIZE | UNIFORM].
+type Reshard struct {
+	Table *ast.TableName
+	Mode  ReshardMode
+	// Keys is the tuple list of RESHARD AT, shaped like PARTITION_AT_KEYS.
+	Keys  Value
+	Count int64
+	Pos   int // position of the RESHARD word
 }
 
 // Deallocate is DEALLOCATE [PREPARE] name | ALL.

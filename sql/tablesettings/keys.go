@@ -197,3 +197,10 @@ func FormatKey(key []types.Value) string {
 	b.WriteByte(')')
 	return b.String()
 }
+
+// KeyBoundaries converts a tuple list shaped like PARTITION_AT_KEYS (as
+// ALTER TABLE ... RESHARD AT gives it) into strictly ascending key prefixes
+// of the table, with the same checks and errors as PARTITION_AT_KEYS.
+func KeyBoundaries(v parser.Value, t TableInfo) ([][]types.Value, error) {
+	return boundaries(v, t)
+}

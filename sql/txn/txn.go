@@ -4,19 +4,22 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
 // Manager creates transactions on one storage engine.
 type Manager struct {
 	eng    *storage.Engine
+	shards *partition.Manager
 	locks  *LockTable
 	nextID atomic.Uint64
 }
 
-// NewManager returns a transaction manager for eng.
-func NewManager(eng *storage.Engine) *Manager {
-	return &Manager{eng: eng, locks: NewLockTable()}
+// NewManager returns a transaction manager for eng. Commits go through the
+// shard manager, which adds each shard's statistics deltas to the commit.
+func NewManager(eng *storage.Engine, shards *partition.Manager) *Manager {
+	return &Manager{eng: eng, shards: shards, locks: NewLockTable()}
 }
 
 // Engine returns the storage engine.
@@ -28,7 +31,9 @@ type Txn struct {
 	id    uint64
 	batch *storage.Batch
 	keys  []string
-	done  bool
+	// writes records every row write for the per-shard statistics.
+	writes partition.Writes
+	done   bool
 }
 
 // Begin starts a transaction.
@@ -56,11 +61,26 @@ func (t *Txn) Reader() storage.Reader { return t.batch }
 // Get reads a key through the transaction.
 func (t *Txn) Get(key []byte) ([]byte, bool, error) { return t.batch.Get(key) }
 
-// Set writes a key. The caller must hold its lock.
-func (t *Txn) Set(key, value []byte) error { return t.batch.Set(key, value) }
+// PutRow writes a row of a table. existed and oldLen describe the row as
+// the transaction saw it before (under the key's lock), for the shard
+// statistics.
+func (t *Txn) PutRow(tableID uint64, key, value []byte, existed bool, oldLen int) error {
+	if err := t.batch.Set(key, value); err != nil {
+		return err
+	}
+	t.writes.RecordPut(tableID, key, len(value), existed, oldLen)
+	return nil
+}
 
-// Delete deletes a key. The caller must hold its lock.
-func (t *Txn) Delete(key []byte) error { return t.batch.Delete(key) }
+// DeleteRow deletes a row of a table that the transaction saw with a
+// value of oldLen bytes.
+func (t *Txn) DeleteRow(tableID uint64, key []byte, oldLen int) error {
+	if err := t.batch.Delete(key); err != nil {
+		return err
+	}
+	t.writes.RecordDelete(tableID, key, true, oldLen)
+	return nil
+}
 
 // Batch exposes the write batch for schema changes that add catalog records
 // to the same atomic commit.
@@ -76,7 +96,7 @@ func (t *Txn) Commit() error {
 	}
 	var err error
 	if !t.batch.Empty() {
-		err = t.batch.Commit()
+		err = t.m.shards.Commit(t.batch, &t.writes)
 	}
 	t.finish()
 	return err

@@ -1,0 +1,90 @@
+// Package partition cuts every table into key-range shards defined by pivot
+// keys (design §5), keeps exact per-shard statistics, and changes the shards
+// online: split, merge, reshard. It works on encoded key bytes only and
+// imports nothing but storage; what a key means is the sql layer's business.
+//
+// # Layers
+//
+// Bottom up:
+//
+//   - Layout (keys.go). Shard records, statistics counters, stats-pending
+//     markers, per-table counters and the shard id sequence live in the
+//     system area of the same Pebble instance as the rows, so that a split
+//     (a metadata change) is one atomic batch, and CREATE TABLE commits its
+//     catalog record and its shard map together.
+//   - ShardMap (shardmap.go). One table's shards at a moment: pivots
+//     (full keys, pivot 0 = storage.TablePrefix(table)), shard ids and spans.
+//     Immutable; Find routes a key, Overlapping prunes a span.
+//   - Manager (manager.go). The current ShardMap of every table, published
+//     copy-on-write; Load at startup; Change (Begin/Create/Drop/Install) for
+//     DDL, which writes into the caller's batch.
+//   - Statistics (stats.go). Writes collects a transaction's row and byte
+//     deltas; Manager.Commit routes them to shards and merges them into the
+//     transaction's batch with a Pebble merge operator (storage/counters.go);
+//     splits count their new shards from a snapshot; Stats reads them.
+//   - Reshaping (reshape.go). Split, Merge, Reshard, Recount: one swap batch
+//     of metadata, then the landing of the new shards' base counts.
+//   - Cuts (cuts.go). SplitBySize and MedianSplitKey choose pivots from the
+//     data: byte-weighted, shortened to the shortest separating key prefix.
+//
+// # Invariants
+//
+//   - A table's pivots strictly ascend; pivot 0 is the table prefix; every
+//     other pivot is the table prefix followed by whole encoded key columns;
+//     shard k holds [pivot_k, pivot_{k+1}), the last one ending at
+//     storage.PrefixEnd(table prefix). So the shards cover the table's span
+//     exactly, with no overlap (ShardMap.CheckInvariants).
+//   - Shard ids come from one engine-wide sequence and are never reused.
+//   - The persisted shard records are exactly the maps in memory once a
+//     batch that changed them has committed; statistics and pending markers
+//     exist only for live shards (Manager.CheckInvariants).
+//   - A shard's row_count and data_size_bytes equal the rows in its span
+//     and the sum of len(key)+len(value) over them, at every committed
+//     state, unless the shard is marked pending (and then only until the
+//     landing batch or the Load repair). This holds as long as every batch
+//     that writes rows commits through Manager.Commit with the writes
+//     recorded.
+//   - No reshape moves or copies a row.
+//
+// # Lifecycle
+//
+//	Load(engine)                         startup: maps, repair of pending stats
+//	EnsureTable(id) for catalog tables   adopts tables without a map
+//	ch := Begin(); ch.Create/Drop(batch) with the catalog change
+//	batch.Commit(); ch.Install()         (or ch.Abort())
+//	Map(id) → Find / Overlapping         every statement, lock-free
+//	Writes.Record*, Commit(batch, w)     every write transaction
+//	Split / Merge / Reshard / Recount    SPLIT statements, later the balancer
+//	Stats(map), TableCounters(id)        sys.partitions
+//
+// The engine is closed by its owner after the last use; a Manager holds no
+// resource of its own.
+//
+// # Crash safety
+//
+// Every change is one or two Pebble batches, each atomic and (unless the
+// engine runs NoSync) synced:
+//
+//   - DDL: catalog and shard records in the caller's one batch.
+//   - A write: rows and statistics deltas in the transaction's one batch.
+//   - A reshape: the swap batch (shard records, retired stats deleted, new
+//     shards' stats for merges, pending markers for splits, sequence), then
+//     the landing batch (base counts merged, markers deleted). A crash
+//     between the two leaves markers, and Load recounts exactly those shards
+//     before anything writes. Either way the maps are valid: the swap is all
+//     or nothing.
+//
+// # Debugging
+//
+// ShardMap.String prints one shard a line with its id and span
+// (storage.FormatKey renders the keys). Manager.CheckInvariants compares
+// the persisted records with memory and reports the first difference; tests
+// call it after every step. Randomized tests print their seed on failure
+// (replay with -seed N); testdata/shardmap and testdata/cuts pin routing,
+// pruning and pivot choice (go test -run TestDataDriven -rewrite, then read
+// the diff). Stats shows Pending for shards whose base count
+// has not landed. The Logger option receives repairs at Load (Info) and
+// every reshape (Debug). In a data directory, the records are under
+// /System/ with the keys of keys.go: "db scan" of Pebble's tool on the
+// system span lists them; counters decode with storage.DecodeCounters.
+package partition

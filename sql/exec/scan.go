@@ -1,0 +1,270 @@
+package exec
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// A scan reads its key span shard by shard: the span is cut at the shard
+// boundaries of the table's shard map (taken once per statement; it stays
+// valid if the table is resharded meanwhile, because shards only change
+// metadata). When the reader allows concurrent iterators (committed data,
+// not a transaction's write batch) and more than one shard is involved,
+// workers read, decode and filter shards in parallel while the consumer
+// returns their rows in shard order — which is key order.
+
+// scanBatchRows is how many rows a worker hands over at a time.
+const scanBatchRows = 256
+
+// shardPart is one shard's piece of a scan.
+type shardPart struct {
+	span  storage.Span
+	shard partition.Shard
+}
+
+func scanParts(c *Context, n *planner.Scan, span storage.Span) []shardPart {
+	if c.Shards == nil {
+		return []shardPart{{span: span}}
+	}
+	sm := c.Shards.Map(n.Table.ID)
+	if sm == nil {
+		return []shardPart{{span: span}}
+	}
+	lo, hi := sm.OverlappingRange(span)
+	parts := make([]shardPart, 0, hi-lo)
+	for k := lo; k < hi; k++ {
+		sh := sm.Shard(k)
+		parts = append(parts, shardPart{span: span.Intersect(sh.Span), shard: sh})
+	}
+	return parts
+}
+
+// rowReader reads, decodes and filters the rows of one span.
+type rowReader struct {
+	c     *Context
+	n     *planner.Scan
+	it    *storage.Iterator
+	row   expr.Row
+	count int
+}
+
+func newRowReader(c *Context, n *planner.Scan, span storage.Span) (*rowReader, error) {
+	it, err := c.Reader.NewIter(span)
+	if err != nil {
+		return nil, err
+	}
+	it.First()
+	return &rowReader{c: c, n: n, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
+}
+
+// next returns the next matching row (valid until the next call), or nil.
+func (r *rowReader) next() (expr.Row, error) {
+	for ; r.it.Valid(); r.it.Next() {
+		r.count++
+		if r.count%256 == 0 {
+			if err := r.c.Ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		for i := range r.row {
+			r.row[i] = types.NullValue
+		}
+		if err := rowenc.DecodeKey(r.n.Table, r.it.Key(), r.row); err != nil {
+			return nil, err
+		}
+		if err := rowenc.DecodeValue(r.n.Table, r.it.Value(), r.row); err != nil {
+			return nil, err
+		}
+		if r.n.Filter != nil {
+			ok, err := isTrue(r.c, r.n.Filter, r.row)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		r.it.Next()
+		return r.row, nil
+	}
+	return nil, r.it.Error()
+}
+
+func (r *rowReader) close() {
+	if r.it != nil {
+		r.it.Close()
+		r.it = nil
+	}
+}
+
+// serialScan reads the parts one after another.
+type serialScan struct {
+	c     *Context
+	n     *planner.Scan
+	parts []shardPart
+	cur   *rowReader
+}
+
+func (s *serialScan) Next() (expr.Row, error) {
+	for {
+		if s.cur == nil {
+			if len(s.parts) == 0 {
+				return nil, nil
+			}
+			p := s.parts[0]
+			s.parts = s.parts[1:]
+			if p.shard.ID != 0 {
+				p.shard.AddReads(1)
+			}
+			r, err := newRowReader(s.c, s.n, p.span)
+			if err != nil {
+				return nil, err
+			}
+			s.cur = r
+		}
+		row, err := s.cur.next()
+		if err != nil || row != nil {
+			return row, err
+		}
+		s.cur.close()
+		s.cur = nil
+	}
+}
+
+func (s *serialScan) Close() {
+	if s.cur != nil {
+		s.cur.close()
+		s.cur = nil
+	}
+	s.parts = nil
+}
+
+// parallelScan reads parts with a bounded number of workers; the consumer
+// takes parts in order. Each part has its own channel of row batches.
+type parallelScan struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	outs   []chan scanBatch
+	pos    int
+	batch  []expr.Row
+	wg     sync.WaitGroup
+}
+
+type scanBatch struct {
+	rows []expr.Row
+	err  error
+}
+
+func newParallelScan(c *Context, n *planner.Scan, parts []shardPart) *parallelScan {
+	ctx, cancel := context.WithCancel(c.Ctx)
+	p := &parallelScan{ctx: ctx, cancel: cancel, outs: make([]chan scanBatch, len(parts))}
+	for i := range parts {
+		p.outs[i] = make(chan scanBatch, 4)
+	}
+	// A semaphore bounds the workers reading at once; parts start in order
+	// so the part the consumer needs next is always among them.
+	workers := max(2, runtime.GOMAXPROCS(0))
+	sem := make(chan struct{}, workers)
+	wc := *c
+	wc.Ctx = ctx
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for i, part := range parts {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				for _, out := range p.outs[i:] {
+					close(out)
+				}
+				return
+			}
+			p.wg.Add(1)
+			go func(part shardPart, out chan scanBatch) {
+				defer p.wg.Done()
+				defer func() { <-sem }()
+				defer close(out)
+				part.shard.AddReads(1)
+				readPart(&wc, n, part, out)
+			}(part, p.outs[i])
+		}
+	}()
+	return p
+}
+
+func readPart(c *Context, n *planner.Scan, part shardPart, out chan scanBatch) {
+	send := func(b scanBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-c.Ctx.Done():
+			return false
+		}
+	}
+	r, err := newRowReader(c, n, part.span)
+	if err != nil {
+		send(scanBatch{err: err})
+		return
+	}
+	defer r.close()
+	buf := make([]expr.Row, 0, scanBatchRows)
+	for {
+		row, err := r.next()
+		if err != nil {
+			send(scanBatch{err: err})
+			return
+		}
+		if row == nil {
+			break
+		}
+		buf = append(buf, append(expr.Row(nil), row...))
+		if len(buf) == scanBatchRows {
+			if !send(scanBatch{rows: buf}) {
+				return
+			}
+			buf = make([]expr.Row, 0, scanBatchRows)
+		}
+	}
+	if len(buf) > 0 {
+		send(scanBatch{rows: buf})
+	}
+}
+
+func (p *parallelScan) Next() (expr.Row, error) {
+	for len(p.batch) == 0 {
+		if p.pos >= len(p.outs) {
+			return nil, nil
+		}
+		b, ok := <-p.outs[p.pos]
+		if !ok {
+			p.pos++
+			continue
+		}
+		if b.err != nil {
+			return nil, b.err
+		}
+		p.batch = b.rows
+	}
+	row := p.batch[0]
+	p.batch = p.batch[1:]
+	return row, nil
+}
+
+func (p *parallelScan) Close() {
+	p.cancel()
+	// Drain so blocked workers exit, then wait for them: no iterator may
+	// outlive the statement.
+	for _, out := range p.outs[p.pos:] {
+		for range out {
+		}
+	}
+	p.wg.Wait()
+}
