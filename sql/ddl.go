@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -101,6 +102,7 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 	t := &catalog.Table{DatabaseID: a.s.db.ID, Name: n.Table.Name.O}
 	var pk []string
 	pkDeclared := false
+	computed := map[int]ast.ExprNode{}
 	for _, cd := range n.Cols {
 		typ, err := parser.ColumnType(cd)
 		if err != nil {
@@ -133,7 +135,7 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 				}
 				col.Default = text
 			case ast.ColumnOptionGenerated:
-				return nil, sqlerr.NotSupported("computed column %q", col.Name)
+				computed[len(t.Columns)] = opt.Expr
 			default:
 				return nil, sqlerr.NotSupported("column option %s", restore(cd))
 			}
@@ -175,6 +177,9 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 				"column %q of type %s cannot be part of the primary key", name, t.Columns[i].Type)
 		}
 		t.PrimaryKey = append(t.PrimaryKey, i)
+	}
+	if err := a.checkComputed(t, computed); err != nil {
+		return nil, err
 	}
 	if !pkDeclared {
 		t.NextColumnID++
@@ -362,4 +367,95 @@ func dropTableData(pch *partition.Change, b *storage.Batch, t *catalog.Table) er
 		return err
 	}
 	return b.DeleteRange(storage.TableSpan(t.ID))
+}
+
+// checkComputed validates computed columns (YTsaurus rules, design.md
+// §3.2) and stores their expressions: an expression may use only columns
+// that are not computed themselves (so there are no cycles), a computed key
+// column only non-computed key columns; it must be deterministic and of a
+// type that converts to the column's.
+func (a *analyser) checkComputed(t *catalog.Table, exprs map[int]ast.ExprNode) error {
+	sc := tableScope(t, "")
+	for i, n := range exprs {
+		col := &t.Columns[i]
+		if col.Default != "" {
+			return sqlerr.New(sqlerr.SyntaxError, "both default and generation expression specified for column %q of table %q", col.Name, t.Name)
+		}
+		e, err := a.build(sc, n, nil)
+		if err != nil {
+			return err
+		}
+		var bad error
+		expr.Walk(e, func(x expr.Expr) bool {
+			ref, ok := x.(*expr.ColumnRef)
+			if !ok || bad != nil {
+				return bad == nil
+			}
+			dep := t.Columns[ref.Index]
+			switch {
+			case exprs[ref.Index] != nil:
+				bad = &sqlerr.Error{Code: sqlerr.InvalidObjectDefinition,
+					Message: fmt.Sprintf("computed column %q cannot use computed column %q", col.Name, dep.Name),
+					Detail:  "A computed column is computed from columns that writers supply."}
+			case t.IsKeyColumn(i) && !t.IsKeyColumn(ref.Index):
+				bad = &sqlerr.Error{Code: sqlerr.InvalidObjectDefinition,
+					Message: fmt.Sprintf("computed key column %q cannot use column %q, which is not a key column", col.Name, dep.Name)}
+			}
+			return bad == nil
+		})
+		if bad != nil {
+			return bad
+		}
+		if !expr.IsDeterministic(e) {
+			return sqlerr.New(sqlerr.InvalidObjectDefinition, "the expression of computed column %q is not deterministic", col.Name)
+		}
+		if !assignable(e.Type(), col.Type) {
+			return sqlerr.New(sqlerr.DatatypeMismatch, "computed column %q is of type %s but its expression is of type %s",
+				col.Name, col.Type, e.Type())
+		}
+		col.Computed = restore(n)
+	}
+	return nil
+}
+
+// assignable reports whether values of type from may be stored in a column
+// of type to without an explicit cast: the same kind of value (numbers,
+// strings, times) or NULL.
+func assignable(from, to types.Type) bool {
+	f, t := from.Family, to.Family
+	switch {
+	case f == t, f == types.Null, f == types.Unknown:
+		return true
+	case (f.IsNumeric() || f == types.Bool) && t.IsNumeric():
+		return true
+	case (f == types.Utf8 || f == types.String) && (t == types.Utf8 || t == types.String):
+		return true
+	case f.IsTime() && t.IsTime():
+		return true
+	}
+	return false
+}
+
+// computedExprs builds the expressions of a table's computed columns over
+// the table's row (nil for ordinary columns).
+func (a *analyser) computedExprs(t *catalog.Table) ([]expr.Expr, error) {
+	var out []expr.Expr
+	for i, c := range t.Columns {
+		if c.Computed == "" {
+			continue
+		}
+		if out == nil {
+			out = make([]expr.Expr, len(t.Columns))
+		}
+		n, err := parseExpr(c.Computed)
+		if err != nil {
+			return nil, err
+		}
+		e, err := a.build(tableScope(t, ""), n, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
 }

@@ -39,6 +39,8 @@ type insertPlan struct {
 	source planner.Node
 	// defaults[i] computes column i when it is not a target (nil: NULL).
 	defaults []expr.Expr
+	// computed[i] is the expression of computed column i (nil otherwise).
+	computed []expr.Expr
 }
 
 func (a *analyser) planInsert(n *ast.InsertStmt) (statementPlan, error) {
@@ -83,12 +85,15 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (statementPlan, error) {
 			if seen[i] {
 				return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", c.Name.O)
 			}
+			if t.Columns[i].Computed != "" {
+				return nil, computedWriteError(t.Columns[i].Name)
+			}
 			seen[i] = true
 			p.target = append(p.target, i)
 		}
 	} else {
 		for i, c := range t.Columns {
-			if !c.Hidden {
+			if !c.Hidden && c.Computed == "" {
 				p.target = append(p.target, i)
 			}
 		}
@@ -143,6 +148,10 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (statementPlan, error) {
 		p.source = &planner.Values{Rows: rows, Cols: cols}
 	}
 
+	var err2 error
+	if p.computed, err2 = a.computedExprs(t); err2 != nil {
+		return nil, err2
+	}
 	p.defaults = make([]expr.Expr, len(t.Columns))
 	for i, c := range t.Columns {
 		if c.Default != "" {
@@ -195,7 +204,7 @@ func (p *insertPlan) execute(ctx context.Context, s *Session, params []types.Val
 		if err != nil {
 			return err
 		}
-		w := &rowWriter{ctx: ctx, t: t, table: p.table}
+		w := &rowWriter{ctx: ctx, t: t, table: p.table, computed: p.computed, eval: ec.Eval}
 		for _, src := range rows {
 			row := make([]types.Value, len(p.table.Columns))
 			listed := make([]bool, len(p.table.Columns))
@@ -227,10 +236,38 @@ func (p *insertPlan) execute(ctx context.Context, s *Session, params []types.Val
 
 // rowWriter validates and writes rows of one table inside a transaction.
 type rowWriter struct {
-	ctx   context.Context
-	t     *txn.Txn
-	table *catalog.Table
-	buf   []byte
+	ctx      context.Context
+	t        *txn.Txn
+	table    *catalog.Table
+	computed []expr.Expr // per column; nil when the table has none
+	eval     *expr.Context
+	buf      []byte
+}
+
+// computedWriteError refuses a value for a computed column: writers never
+// supply one (YTsaurus), the server computes it.
+func computedWriteError(col string) error {
+	return &sqlerr.Error{Code: sqlerr.GeneratedAlways,
+		Message: fmt.Sprintf("cannot write a value into computed column %q", col),
+		Detail:  "Computed columns are computed from the other columns on every write."}
+}
+
+// compute fills the computed columns of row; keys selects the key columns
+// (computed first, because the key locates the row) or the others.
+func (w *rowWriter) compute(row []types.Value, keys bool) error {
+	for i, e := range w.computed {
+		if e == nil || w.table.IsKeyColumn(i) != keys {
+			continue
+		}
+		v, err := e.Eval(w.eval, row)
+		if err != nil {
+			return err
+		}
+		if row[i], err = types.Cast(v, w.table.Columns[i].Type); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // coerce casts every value to its column's type.
@@ -270,6 +307,9 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode insertMode) err
 		if err := w.coerce(row); err != nil {
 			return err
 		}
+		if err := w.compute(row, true); err != nil {
+			return err
+		}
 		key := rowenc.EncodeKey(w.table, row)
 		if err := w.t.Lock(w.ctx, key); err != nil {
 			return err
@@ -295,6 +335,9 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode insertMode) err
 					}
 				}
 			}
+		}
+		if err := w.compute(row, false); err != nil {
+			return err
 		}
 		if err := w.checkNotNull(row); err != nil {
 			return err
@@ -339,9 +382,10 @@ func rowText(row []types.Value) string {
 // by a concurrent transaction since the scan is judged as it is now.
 type modifyPlan struct {
 	scan    *planner.Scan
-	assign  []int       // UPDATE: column indexes
-	values  []expr.Expr // UPDATE: new values, evaluated on the old row
-	updates bool
+	assign   []int       // UPDATE: column indexes
+	values   []expr.Expr // UPDATE: new values, evaluated on the old row
+	computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
+	updates  bool
 }
 
 func (a *analyser) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scope, error) {
@@ -399,6 +443,9 @@ func (a *analyser) planUpdate(n *ast.UpdateStmt) (statementPlan, error) {
 		if seen[i] {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", as.Column.Name.O)
 		}
+		if t.Columns[i].Computed != "" {
+			return nil, computedWriteError(t.Columns[i].Name)
+		}
 		seen[i] = true
 		var e expr.Expr
 		if _, ok := as.Expr.(*ast.DefaultExpr); ok {
@@ -415,6 +462,9 @@ func (a *analyser) planUpdate(n *ast.UpdateStmt) (statementPlan, error) {
 		p.values = append(p.values, e)
 	}
 	if err := a.planWhere(scan, sc, n.Where); err != nil {
+		return nil, err
+	}
+	if p.computed, err = a.computedExprs(t); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -460,7 +510,7 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 			keys = append(keys, rowenc.EncodeKey(t, row))
 		}
 		it.Close()
-		w := &rowWriter{ctx: ctx, t: tx, table: t}
+		w := &rowWriter{ctx: ctx, t: tx, table: t, computed: p.computed, eval: ec.Eval}
 		for _, key := range keys {
 			if err := tx.Lock(ctx, key); err != nil {
 				return err
@@ -501,6 +551,12 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 				newRow[col] = v
 			}
 			if err := w.coerce(newRow); err != nil {
+				return err
+			}
+			if err := w.compute(newRow, true); err != nil {
+				return err
+			}
+			if err := w.compute(newRow, false); err != nil {
 				return err
 			}
 			if err := w.checkNotNull(newRow); err != nil {

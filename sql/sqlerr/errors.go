@@ -67,6 +67,7 @@ const (
 	AdminShutdown                = "57P01"
 	InternalError                = "XX000"
 	CantChangeRuntimeParam       = "55P02"
+	GeneratedAlways              = "428C9"
 	InvalidPreparedStatementDef  = "42P14"
 	DuplicatePreparedStatement   = "42P05"
 	IndeterminateDatatype        = "42P18"
