@@ -160,6 +160,9 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 			continue
 		}
 		line := "    " + tablesettings.QuoteIdent(c.Name) + " " + c.Type.String()
+		if c.Computed != "" {
+			line += " AS (" + c.Computed + ")"
+		}
 		if c.NotNull {
 			line += " NOT NULL"
 		}
