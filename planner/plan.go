@@ -33,11 +33,13 @@ type Node interface {
 // value per table column (hidden ones included), in catalog order.
 type Scan struct {
 	Table *catalog.Table
-	// KeyPrefix fixes the first len(KeyPrefix) key columns to the values of
-	// these expressions (constants or parameters).
-	KeyPrefix []expr.Expr
-	// Filter is applied to every row read; nil means no filter.
+	// Filter is the scan's whole condition (nil: none). Writes re-check it
+	// on each row they lock.
 	Filter expr.Expr
+	// Ranges narrows the read to key ranges inferred from Filter; it is
+	// evaluated with the statement's parameters at execution, which also
+	// yields the part of Filter still to apply. Nil reads the whole table.
+	Ranges *RangeProgram
 	Cols   []Column
 }
 
@@ -125,34 +127,31 @@ func (n *Distinct) Children() []Node  { return []Node{n.Input} }
 func (n *Generate) Children() []Node  { return nil }
 
 // Explain renders the plan tree, one node per line, children indented.
-func Explain(n Node) []string {
+// scanDetail, when set, adds lines under each Scan (the SQL layer prints the
+// ranges and shards a read touches, which need the shard maps).
+func Explain(n Node, scanDetail func(*Scan) []string) []string {
 	var out []string
-	explain(n, 0, &out)
+	explain(n, 0, scanDetail, &out)
 	return out
 }
 
-func explain(n Node, depth int, out *[]string) {
+func explain(n Node, depth int, scanDetail func(*Scan) []string, out *[]string) {
 	pad := strings.Repeat("  ", depth)
-	line := pad + describe(n)
-	*out = append(*out, line)
+	*out = append(*out, pad+describe(n))
+	if scan, ok := n.(*Scan); ok && scanDetail != nil {
+		for _, l := range scanDetail(scan) {
+			*out = append(*out, pad+"  "+l)
+		}
+	}
 	for _, c := range n.Children() {
-		explain(c, depth+1, out)
+		explain(c, depth+1, scanDetail, out)
 	}
 }
 
 func describe(n Node) string {
 	switch n := n.(type) {
 	case *Scan:
-		s := "Scan " + n.Table.Name
-		if len(n.KeyPrefix) > 0 {
-			s += " key prefix (" + joinExprs(n.KeyPrefix) + ")"
-		} else {
-			s += " full"
-		}
-		if n.Filter != nil {
-			s += " filter: " + n.Filter.String()
-		}
-		return s
+		return "Scan " + n.Table.Name
 	case *Values:
 		return fmt.Sprintf("Values %d rows", len(n.Rows))
 	case *Filter:

@@ -193,7 +193,8 @@ func (p *insertPlan) columns() []ResultColumn { return nil }
 func (p *insertPlan) execute(ctx context.Context, s *Session, params []types.Value) (Result, error) {
 	count := 0
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
-		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards}
+		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
+			RangeLimit: s.vars.rangeExpansionLimit()}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.source)
@@ -419,8 +420,27 @@ func (a *analyser) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) 
 	if err != nil {
 		return err
 	}
+	return a.setScanCondition(scan, cond)
+}
+
+// setScanCondition makes cond the scan's filter and compiles its key
+// ranges, computed key columns included.
+func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 	scan.Filter = cond
-	scan.KeyPrefix = planner.KeyPrefix(scan.Table, cond)
+	computed, err := a.computedExprs(scan.Table)
+	if err != nil {
+		return err
+	}
+	var byIndex map[int]expr.Expr
+	for i, e := range computed {
+		if e != nil {
+			if byIndex == nil {
+				byIndex = map[int]expr.Expr{}
+			}
+			byIndex[i] = e
+		}
+	}
+	scan.Ranges = planner.CompileRanges(scan.Table, cond, byIndex)
 	return nil
 }
 
@@ -490,7 +510,8 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 	count := 0
 	t := p.scan.Table
 	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
-		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards}
+		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
+			RangeLimit: s.vars.rangeExpansionLimit()}
 		it, err := exec.Build(ec, p.scan)
 		if err != nil {
 			return err
@@ -603,6 +624,6 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
 	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
-		Shards: s.e.shards, Concurrent: s.txn == nil}
+		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.rangeExpansionLimit()}
 	return exec.Build(ec, node)
 }

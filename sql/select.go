@@ -51,8 +51,9 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 			return nil, err
 		}
 		if scan, ok := input.(*planner.Scan); ok {
-			scan.Filter = cond
-			scan.KeyPrefix = planner.KeyPrefix(scan.Table, cond)
+			if err := a.setScanCondition(scan, cond); err != nil {
+				return nil, err
+			}
 		} else {
 			input = &planner.Filter{Input: input, Cond: cond}
 		}

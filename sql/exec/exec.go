@@ -7,7 +7,6 @@ import (
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
-	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
@@ -24,6 +23,9 @@ type Context struct {
 	// Concurrent allows several iterators on Reader at once (true for
 	// committed data, false for a transaction's write batch).
 	Concurrent bool
+	// RangeLimit bounds the key ranges one table read may enumerate
+	// (range_expansion_limit).
+	RangeLimit int
 }
 
 // Iter is a row iterator.
@@ -112,46 +114,30 @@ func isTrue(c *Context, cond expr.Expr, row expr.Row) (bool, error) {
 }
 
 func newScan(c *Context, n *planner.Scan) (Iter, error) {
-	span, ok, err := ScanSpan(c, n)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	spans, filter := ScanSpans(c, n)
+	parts := scanParts(c, n, spans)
+	if len(parts) == 0 {
 		return &sliceIter{}, nil
 	}
-	parts := scanParts(c, n, span)
 	if len(parts) > 1 && c.Concurrent {
-		return newParallelScan(c, n, parts), nil
+		return newParallelScan(c, n, filter, parts), nil
 	}
-	return &serialScan{c: c, n: n, parts: parts}, nil
+	return &serialScan{c: c, n: n, filter: filter, parts: parts}, nil
 }
 
-// ScanSpan computes the key span a scan reads. ok is false when the key
-// constraint cannot match any row (a key value of the wrong range, NULL).
-func ScanSpan(c *Context, n *planner.Scan) (span storage.Span, ok bool, err error) {
-	if len(n.KeyPrefix) == 0 {
-		return storage.TableSpan(n.Table.ID), true, nil
+// ScanSpans evaluates a scan's key ranges with the statement's parameters:
+// the key spans to read (sorted, disjoint; none when the condition is a
+// contradiction) and the filter still to apply to the rows read.
+func ScanSpans(c *Context, n *planner.Scan) ([]storage.Span, expr.Expr) {
+	if n.Ranges == nil {
+		return []storage.Span{storage.TableSpan(n.Table.ID)}, n.Filter
 	}
-	vals := make([]types.Value, len(n.KeyPrefix))
-	for i, e := range n.KeyPrefix {
-		v, err := e.Eval(c.Eval, nil)
-		if err != nil {
-			return storage.Span{}, false, err
-		}
-		if v.IsNull() {
-			return storage.Span{}, false, nil
-		}
-		colType := n.Table.Columns[n.Table.PrimaryKey[i]].Type
-		cv, err := types.Cast(v, colType)
-		if err != nil || types.Compare(cv, v) != 0 {
-			// No value of the column's type equals v (out of range, or a
-			// fraction for an integer column): the equality matches nothing.
-			return storage.Span{}, false, nil
-		}
-		vals[i] = cv
+	limit := c.RangeLimit
+	if limit <= 0 {
+		limit = planner.DefaultRangeExpansionLimit
 	}
-	start := rowenc.EncodeKeyPrefix(n.Table, vals)
-	return storage.Span{Start: start, End: storage.PrefixEnd(start)}, true, nil
+	res := n.Ranges.Evaluate(c.Eval.Params, limit)
+	return res.Ranges.ToSpans(n.Table), res.Filter
 }
 
 type valuesIter struct {

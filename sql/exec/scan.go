@@ -30,39 +30,45 @@ type shardPart struct {
 	shard partition.Shard
 }
 
-func scanParts(c *Context, n *planner.Scan, span storage.Span) []shardPart {
-	if c.Shards == nil {
-		return []shardPart{{span: span}}
+// scanParts cuts the spans (sorted, disjoint) at shard boundaries; only
+// shards that intersect a span are read.
+func scanParts(c *Context, n *planner.Scan, spans []storage.Span) []shardPart {
+	var sm *partition.ShardMap
+	if c.Shards != nil {
+		sm = c.Shards.Map(n.Table.ID)
 	}
-	sm := c.Shards.Map(n.Table.ID)
-	if sm == nil {
-		return []shardPart{{span: span}}
-	}
-	lo, hi := sm.OverlappingRange(span)
-	parts := make([]shardPart, 0, hi-lo)
-	for k := lo; k < hi; k++ {
-		sh := sm.Shard(k)
-		parts = append(parts, shardPart{span: span.Intersect(sh.Span), shard: sh})
+	var parts []shardPart
+	for _, span := range spans {
+		if sm == nil {
+			parts = append(parts, shardPart{span: span})
+			continue
+		}
+		lo, hi := sm.OverlappingRange(span)
+		for k := lo; k < hi; k++ {
+			sh := sm.Shard(k)
+			parts = append(parts, shardPart{span: span.Intersect(sh.Span), shard: sh})
+		}
 	}
 	return parts
 }
 
 // rowReader reads, decodes and filters the rows of one span.
 type rowReader struct {
-	c     *Context
-	n     *planner.Scan
-	it    *storage.Iterator
-	row   expr.Row
-	count int
+	c      *Context
+	n      *planner.Scan
+	filter expr.Expr
+	it     *storage.Iterator
+	row    expr.Row
+	count  int
 }
 
-func newRowReader(c *Context, n *planner.Scan, span storage.Span) (*rowReader, error) {
+func newRowReader(c *Context, n *planner.Scan, filter expr.Expr, span storage.Span) (*rowReader, error) {
 	it, err := c.Reader.NewIter(span)
 	if err != nil {
 		return nil, err
 	}
 	it.First()
-	return &rowReader{c: c, n: n, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
+	return &rowReader{c: c, n: n, filter: filter, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
 }
 
 // next returns the next matching row (valid until the next call), or nil.
@@ -83,8 +89,8 @@ func (r *rowReader) next() (expr.Row, error) {
 		if err := rowenc.DecodeValue(r.n.Table, r.it.Value(), r.row); err != nil {
 			return nil, err
 		}
-		if r.n.Filter != nil {
-			ok, err := isTrue(r.c, r.n.Filter, r.row)
+		if r.filter != nil {
+			ok, err := isTrue(r.c, r.filter, r.row)
 			if err != nil {
 				return nil, err
 			}
@@ -107,10 +113,11 @@ func (r *rowReader) close() {
 
 // serialScan reads the parts one after another.
 type serialScan struct {
-	c     *Context
-	n     *planner.Scan
-	parts []shardPart
-	cur   *rowReader
+	c      *Context
+	n      *planner.Scan
+	filter expr.Expr
+	parts  []shardPart
+	cur    *rowReader
 }
 
 func (s *serialScan) Next() (expr.Row, error) {
@@ -124,7 +131,7 @@ func (s *serialScan) Next() (expr.Row, error) {
 			if p.shard.ID != 0 {
 				p.shard.AddReads(1)
 			}
-			r, err := newRowReader(s.c, s.n, p.span)
+			r, err := newRowReader(s.c, s.n, s.filter, p.span)
 			if err != nil {
 				return nil, err
 			}
@@ -163,7 +170,7 @@ type scanBatch struct {
 	err  error
 }
 
-func newParallelScan(c *Context, n *planner.Scan, parts []shardPart) *parallelScan {
+func newParallelScan(c *Context, n *planner.Scan, filter expr.Expr, parts []shardPart) *parallelScan {
 	ctx, cancel := context.WithCancel(c.Ctx)
 	p := &parallelScan{ctx: ctx, cancel: cancel, outs: make([]chan scanBatch, len(parts))}
 	for i := range parts {
@@ -193,14 +200,14 @@ func newParallelScan(c *Context, n *planner.Scan, parts []shardPart) *parallelSc
 				defer func() { <-sem }()
 				defer close(out)
 				part.shard.AddReads(1)
-				readPart(&wc, n, part, out)
+				readPart(&wc, n, filter, part, out)
 			}(part, p.outs[i])
 		}
 	}()
 	return p
 }
 
-func readPart(c *Context, n *planner.Scan, part shardPart, out chan scanBatch) {
+func readPart(c *Context, n *planner.Scan, filter expr.Expr, part shardPart, out chan scanBatch) {
 	send := func(b scanBatch) bool {
 		select {
 		case out <- b:
@@ -209,7 +216,7 @@ func readPart(c *Context, n *planner.Scan, part shardPart, out chan scanBatch) {
 			return false
 		}
 	}
-	r, err := newRowReader(c, n, part.span)
+	r, err := newRowReader(c, n, filter, part.span)
 	if err != nil {
 		send(scanBatch{err: err})
 		return
