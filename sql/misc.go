@@ -294,7 +294,8 @@ func accessPath(scan *planner.Scan, rs planner.Ranges) string {
 	}
 	for _, r := range rs {
 		n := len(scan.Table.PrimaryKey)
-		if len(r.Lower.Values) != n || r.Lower.Max || len(r.Upper.Values) != n || !r.Upper.Max {
+		if len(r.Lower.Values) != n || r.Lower.Max || len(r.Upper.Values) != n || !r.Upper.Max ||
+			types.CompareRows(r.Lower.Values, r.Upper.Values) != 0 {
 			return "range scan"
 		}
 	}
