@@ -16,9 +16,10 @@ import (
 
 var aggSpace = regexp.MustCompile(`(?i)\b(count|sum|min|max|avg|total|group_concat)\s+\(`)
 
-// corpusDir holds SQLite's sqllogictest files (outside the repository; the
-// test is skipped without them).
-const corpusDir = "/work/shared/sqllogictest"
+// corpusDir holds SQLite's sqllogictest files: the project's shared folder
+// sits beside the repository (../shared from its root); the test is skipped
+// without them.
+const corpusDir = "../../../shared/sqllogictest"
 
 // corpusScope resolves the columns of the tables in a query's FROM clause.
 type corpusScope struct{ cols []testCol }
