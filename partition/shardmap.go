@@ -39,7 +39,7 @@ type shardRuntime struct {
 	writes atomic.Int64
 }
 
-// Reads returns the read operations served by the shard since it was created
+// Reads returns the rows read from the shard since it was created
 // or the process started.
 func (s Shard) Reads() int64 { return s.rt.reads.Load() }
 
@@ -47,10 +47,14 @@ func (s Shard) Reads() int64 { return s.rt.reads.Load() }
 // or the process started (Manager.Commit counts them).
 func (s Shard) Writes() int64 { return s.rt.writes.Load() }
 
-// AddReads counts n read operations served by the shard. The sql layer adds
-// one per point lookup answered by the shard and one per range read of it.
-// It is one atomic add and safe for concurrent use.
-func (s Shard) AddReads(n int64) { s.rt.reads.Add(n) }
+// AddReads counts n rows read from the shard (YDB's RowReads): the SQL
+// layer adds the rows each scan of the shard visited, so that pruning shows
+// in the counter. A zero Shard (a read without a shard map) counts nothing.
+func (s Shard) AddReads(n int64) {
+	if s.rt != nil {
+		s.rt.reads.Add(n)
+	}
+}
 
 // ShardMap is the partitioning of one table into shards at a moment in time.
 //

@@ -77,3 +77,50 @@ func BenchmarkPointUpsert(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPointSelect compares a point SELECT by key on a plain table with
+// the same lookup on a table keyed by (hash AS farm_hash(key), key), which
+// computes the hash at execution to find the key (issue 4 target: within
+// 10%).
+func BenchmarkPointSelect(b *testing.B) {
+	for _, kind := range []string{"plain", "hashed"} {
+		b.Run(kind, func(b *testing.B) {
+			e := testEngine(b)
+			s := testSession(b, e)
+			ddl := "CREATE TABLE t (key Utf8, v Int64, PRIMARY KEY (key)) WITH (PARTITION_AT_KEYS = (('key-5')))"
+			if kind == "hashed" {
+				ddl = "CREATE TABLE t (hash Uint64 AS (farm_hash(key)), key Utf8, v Int64, PRIMARY KEY (hash, key)) WITH (UNIFORM_PARTITIONS = 16)"
+			}
+			query(b, s, ddl)
+			var sb strings.Builder
+			sb.WriteString("INSERT INTO t (key, v) VALUES ")
+			for i := 0; i < 10000; i++ {
+				if i > 0 {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, "('key-%d', %d)", i, i)
+			}
+			query(b, s, sb.String())
+			ctx := context.Background()
+			p, err := s.Prepare(ctx, "SELECT v FROM t WHERE key = $1", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			keys := make([]types.Value, 1024)
+			for i := range keys {
+				keys[i] = types.NewUtf8(fmt.Sprintf("key-%d", i*7%10000))
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				res, err := s.Execute(ctx, p, []types.Value{keys[i%len(keys)]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if row, err := res.Next(ctx); err != nil || row == nil {
+					b.Fatalf("no row: %v", err)
+				}
+				res.Close()
+			}
+		})
+	}
+}

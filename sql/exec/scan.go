@@ -57,18 +57,19 @@ type rowReader struct {
 	c      *Context
 	n      *planner.Scan
 	filter expr.Expr
+	shard  partition.Shard
 	it     *storage.Iterator
 	row    expr.Row
-	count  int
+	count  int // rows visited, counted into the shard's reads on close
 }
 
-func newRowReader(c *Context, n *planner.Scan, filter expr.Expr, span storage.Span) (*rowReader, error) {
-	it, err := c.Reader.NewIter(span)
+func newRowReader(c *Context, n *planner.Scan, filter expr.Expr, part shardPart) (*rowReader, error) {
+	it, err := c.Reader.NewIter(part.span)
 	if err != nil {
 		return nil, err
 	}
 	it.First()
-	return &rowReader{c: c, n: n, filter: filter, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
+	return &rowReader{c: c, n: n, filter: filter, shard: part.shard, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
 }
 
 // next returns the next matching row (valid until the next call), or nil.
@@ -108,6 +109,7 @@ func (r *rowReader) close() {
 	if r.it != nil {
 		r.it.Close()
 		r.it = nil
+		r.shard.AddReads(int64(r.count))
 	}
 }
 
@@ -128,10 +130,7 @@ func (s *serialScan) Next() (expr.Row, error) {
 			}
 			p := s.parts[0]
 			s.parts = s.parts[1:]
-			if p.shard.ID != 0 {
-				p.shard.AddReads(1)
-			}
-			r, err := newRowReader(s.c, s.n, s.filter, p.span)
+			r, err := newRowReader(s.c, s.n, s.filter, p)
 			if err != nil {
 				return nil, err
 			}
@@ -199,7 +198,6 @@ func newParallelScan(c *Context, n *planner.Scan, filter expr.Expr, parts []shar
 				defer p.wg.Done()
 				defer func() { <-sem }()
 				defer close(out)
-				part.shard.AddReads(1)
 				readPart(&wc, n, filter, part, out)
 			}(part, p.outs[i])
 		}
@@ -216,7 +214,7 @@ func readPart(c *Context, n *planner.Scan, filter expr.Expr, part shardPart, out
 			return false
 		}
 	}
-	r, err := newRowReader(c, n, filter, part.span)
+	r, err := newRowReader(c, n, filter, part)
 	if err != nil {
 		send(scanBatch{err: err})
 		return
