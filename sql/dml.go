@@ -382,7 +382,7 @@ func rowText(row []types.Value) string {
 // re-read and re-check each one before changing it, so that a row changed
 // by a concurrent transaction since the scan is judged as it is now.
 type modifyPlan struct {
-	scan    *planner.Scan
+	scan     *planner.Scan
 	assign   []int       // UPDATE: column indexes
 	values   []expr.Expr // UPDATE: new values, evaluated on the old row
 	computed []expr.Expr // UPDATE: computed columns, recomputed on the new row

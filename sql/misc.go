@@ -248,7 +248,6 @@ func (a *analyser) planExplain(n *ast.ExplainStmt) (statementPlan, error) {
 	}}, nil
 }
 
-
 // explainScan describes a table read for EXPLAIN (design.md §6): the access
 // path, `ranges=N partitions=K/T`, the ranges one per line, and the filter
 // still applied to the rows read. Parameters are unknown at EXPLAIN time,

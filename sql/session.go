@@ -345,18 +345,18 @@ func (r *sessionResult) Close() {
 
 type emptyResult struct{}
 
-func (emptyResult) Columns() []ResultColumn                      { return nil }
+func (emptyResult) Columns() []ResultColumn                     { return nil }
 func (emptyResult) Next(context.Context) ([]types.Value, error) { return nil, nil }
-func (emptyResult) Tag() string                                  { return "" }
-func (emptyResult) Close()                                       {}
+func (emptyResult) Tag() string                                 { return "" }
+func (emptyResult) Close()                                      {}
 
 // tagResult is the result of a statement that returns no rows.
 type tagResult struct{ tag string }
 
-func (r *tagResult) Columns() []ResultColumn                      { return nil }
+func (r *tagResult) Columns() []ResultColumn                     { return nil }
 func (r *tagResult) Next(context.Context) ([]types.Value, error) { return nil, nil }
-func (r *tagResult) Tag() string                                  { return r.tag }
-func (r *tagResult) Close()                                       {}
+func (r *tagResult) Tag() string                                 { return r.tag }
+func (r *tagResult) Close()                                      {}
 
 // rowsResult streams rows from a function.
 type rowsResult struct {
