@@ -112,7 +112,7 @@ func parseExpr(p *parser.Parser, sql string) (ast.ExprNode, error) {
 		return nil, err
 	}
 	sel := stmts[0].(*ast.SelectStmt)
-	NumberParams(sel)
+	numberParams(sel)
 	return sel.Fields.Fields[0].Expr, nil
 }
 

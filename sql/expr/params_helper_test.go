@@ -7,11 +7,10 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
-// NumberParams sets the Order of every parameter marker in node to its
-// rank in the statement text (0 for the first ?), as TiDB's own planner
-// does, and returns the number of markers. The Builder reads Order (via
-// Builder.ParamIndex when the dialect front renumbered $n markers).
-func NumberParams(node ast.Node) int {
+// numberParams sets the Order of every parameter marker in node to its
+// rank in the statement text (0 for the first ?), which sql/parser.Parse does
+// for real statements; these tests parse with TiDB directly.
+func numberParams(node ast.Node) int {
 	v := &paramCollector{}
 	node.Accept(v)
 	sort.SliceStable(v.markers, func(i, j int) bool { return v.markers[i].Offset < v.markers[j].Offset })
