@@ -151,10 +151,21 @@ func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNod
 	if sc == nil {
 		sc = &scope{}
 	}
-	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex, Replace: replace}
+	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex, Replace: replace,
+		Position: a.stmt.Position}
 	e, err := b.Build(n)
 	a.params = b.ParamTypes
 	return e, err
+}
+
+// buildStored translates an expression stored in the catalog (a DEFAULT, a
+// computed column): it has no parameters and no place in the statement
+// text, so its errors carry no position.
+func (a *analyser) buildStored(sc expr.Scope, n ast.ExprNode) (expr.Expr, error) {
+	if sc == nil {
+		sc = &scope{}
+	}
+	return (&expr.Builder{Scope: sc}).Build(n)
 }
 
 // paramNumber returns the $n of a parameter marker node, or 0.

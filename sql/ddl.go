@@ -451,7 +451,7 @@ func (a *analyser) computedExprs(t *catalog.Table) ([]expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := a.build(tableScope(t, ""), n, nil)
+		e, err := a.buildStored(tableScope(t, ""), n)
 		if err != nil {
 			return nil, err
 		}

@@ -181,11 +181,7 @@ func (a *analyser) columnDefault(c catalog.Column) (expr.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := a.build(nil, n, nil)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
+	return a.buildStored(nil, n)
 }
 
 func (p *insertPlan) columns() []ResultColumn { return nil }

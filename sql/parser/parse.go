@@ -114,6 +114,15 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	markColumns(node)
 	stmt.AST = node
 	stmt.TiDBText = text
+	stmt.Position = func(off int) int {
+		// An AST node's offset in the rewritten text → the token it came
+		// from → its 1-based character position in the client's script.
+		tok := r.out.tokenAt(off)
+		if tok < 0 {
+			return 0
+		}
+		return s.rp.pos(s.start(tok))
+	}
 	stmt.With = with
 	stmt.NumParams = r.numParams
 	stmt.ParamIndex = r.params

@@ -19,6 +19,10 @@ type Statement struct {
 	// is nil). It is for debugging and tests; positions in AST nodes
 	// (ParamMarkerExpr.Offset, OriginTextPosition) refer to it.
 	TiDBText string
+	// Position maps an AST node's offset (OriginTextPosition) to the
+	// 1-based character position in the script that errors report; nil for
+	// statements without an AST.
+	Position func(offset int) int
 	// Upsert is set for YQL's UPSERT INTO (also under EXPLAIN), which is
 	// handed to TiDB as INSERT INTO: AST is then an *ast.InsertStmt (or an
 	// *ast.ExplainStmt around one).
