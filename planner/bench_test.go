@@ -85,3 +85,55 @@ func BenchmarkFarmHash(b *testing.B) {
 		benchInfer(b, []string{"h uint64 as farm_hash(id / 10)", "id int64"}, "id BETWEEN 0 AND 100009", 10001)
 	})
 }
+
+// BenchmarkPointParam plans the prepared point read of issue 4's
+// PointSelect (`key = $1`) on a plain and a hash-sharded table: Evaluate
+// takes the point fast path (rangepoint.go); "general" is the same
+// evaluation through the tries, for comparison.
+func BenchmarkPointParam(b *testing.B) {
+	for _, kind := range []struct {
+		name string
+		keys []string
+	}{
+		{"plain", []string{"key utf8"}},
+		{"hashed", []string{"hash uint64 as farm_hash(key)", "key utf8"}},
+	} {
+		tt, err := newTestTable(kind.keys, []string{"v int64"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cond, err := tt.buildWhere("key = $1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		params, err := buildParams([]string{"'key-42'"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		prog := CompileRanges(tt.t, cond, tt.computed)
+		if prog.point == nil {
+			b.Fatal("no fast path")
+		}
+		if res := prog.Evaluate(params, DefaultRangeExpansionLimit); len(res.Ranges) != 1 || !res.Exact {
+			b.Fatalf("%s: %v", kind.name, res.Ranges)
+		}
+		b.Run(kind.name+"/evaluate", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				prog.Evaluate(params, DefaultRangeExpansionLimit)
+			}
+		})
+		b.Run(kind.name+"/evaluate+spans", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				prog.Evaluate(params, DefaultRangeExpansionLimit).Ranges.ToSpans(tt.t)
+			}
+		})
+		b.Run(kind.name+"/general", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				prog.evaluateGeneral(params, DefaultRangeExpansionLimit)
+			}
+		})
+	}
+}

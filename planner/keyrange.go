@@ -288,7 +288,13 @@ func AppendBound(buf []byte, b Bound) []byte {
 func (rs Ranges) ToSpans(t *catalog.Table) []storage.Span {
 	prefix := storage.TablePrefix(t.ID)
 	out := make([]storage.Span, 0, len(rs))
-	buf := make([]byte, 0, len(rs)*2*(len(prefix)+12))
+	// Size the buffer from the bounds so that it rarely grows: a point
+	// read by (hash, string key) would otherwise reallocate it twice.
+	size := 0
+	for _, r := range rs {
+		size += 2*len(prefix) + boundSizeHint(r.Lower) + boundSizeHint(r.Upper)
+	}
+	buf := make([]byte, 0, size)
 	encode := func(b Bound) []byte {
 		m := len(buf)
 		buf = AppendBound(append(buf, prefix...), b)
@@ -308,4 +314,19 @@ func (rs Ranges) ToSpans(t *catalog.Table) []storage.Span {
 		out = append(out, storage.Span{Start: start, End: end})
 	}
 	return out
+}
+
+// boundSizeHint estimates the encoded size of a bound's values: strings by
+// their length plus escaping and terminator slack, other values by the
+// widest fixed encoding. Only a capacity hint; encoding never depends on it.
+func boundSizeHint(b Bound) int {
+	n := 1
+	for _, v := range b.Values {
+		if v.Family().IsStringLike() {
+			n += len(v.Str()) + 4
+		} else {
+			n += 10
+		}
+	}
+	return n
 }

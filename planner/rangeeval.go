@@ -18,6 +18,18 @@ import (
 // ranges, and the filter, which evaluates the same expression on the rows
 // read, reports the error if there are any.
 func (p *RangeProgram) Evaluate(params []types.Value, limit int) RangeResult {
+	// A point lookup gives at most one range, within any limit.
+	if p.point != nil {
+		if res, ok := p.point.evaluate(p, params); ok {
+			return res
+		}
+	}
+	return p.evaluateGeneral(params, limit)
+}
+
+// evaluateGeneral is Evaluate without the point fast path: tries, computed
+// columns, flattening within the limit.
+func (p *RangeProgram) evaluateGeneral(params []types.Value, limit int) RangeResult {
 	limit = max(limit, 1)
 	b := &trieBuilder{p: p, ctx: &expr.Context{Params: params}}
 	tc, exact := b.build(p.captured)

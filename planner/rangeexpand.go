@@ -34,7 +34,8 @@ type expansion struct {
 // ranges flattens t into at most x.limit ranges; exact reports that they
 // hold exactly t's keys.
 func (x *expansion) ranges(t *trie) (Ranges, bool) {
-	if x.row == nil {
+	if x.row == nil && x.p.hasComputed {
+		// Only computed key columns evaluate expressions on a row.
 		x.row = make([]types.Value, len(x.p.table.Columns))
 	}
 	size := 1

@@ -54,7 +54,14 @@ type RangeProgram struct {
 	captured *pnode
 	approx   *pnode
 	computed []*computedKey // by key position; nil where not computed
-	params   bool
+	// hasComputed: some entry of computed is set (the walk then needs a
+	// scratch row to evaluate them on).
+	hasComputed bool
+	params      bool
+	// point is the fast path for point (prefix) lookups, compiled once
+	// here so that each execution skips the tries (rangepoint.go); nil
+	// when the condition has another shape.
+	point *pointProgram
 }
 
 // RangeResult is the outcome of one evaluation of a RangeProgram.
@@ -87,6 +94,9 @@ func CompileRanges(t *catalog.Table, cond expr.Expr, computed map[int]expr.Expr)
 		keyPos[c] = i
 	}
 	p.computed = analyseComputed(t, keyPos, computed)
+	for _, ck := range p.computed {
+		p.hasComputed = p.hasComputed || ck != nil
+	}
 	c := &compiler{keyPos: keyPos, table: t}
 	var captured, approx []*pnode
 	var residual []expr.Expr
@@ -116,6 +126,7 @@ func CompileRanges(t *catalog.Table, cond expr.Expr, computed map[int]expr.Expr)
 		}
 	}
 	p.params = c.params
+	p.point = compilePoint(p)
 	return p
 }
 
