@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -402,6 +401,3 @@ func staticRows(cols []ResultColumn, rows [][]types.Value, verb string) *rowsRes
 		return rows[i-1], nil
 	}}
 }
-
-// deadline is a helper for tests and callers needing a bounded wait.
-var _ = time.Second
