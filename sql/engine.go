@@ -29,6 +29,10 @@ type Options struct {
 	// Events receives the shard manager's events (repairs, reshapes); nil
 	// discards them.
 	Events *slog.Logger
+	// Balancer configures automatic partitioning (issue 5; sql/balancer.go).
+	// A zero Interval runs no balancer: shards then change only by SQL
+	// statements. The server sets it from --balancer-interval.
+	Balancer partition.BalancerOptions
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -38,7 +42,10 @@ type Engine struct {
 	storage *storage.Engine
 	catalog *catalog.Catalog
 	shards  *partition.Manager
-	txns    *txn.Manager
+	// balancer splits and merges shards in the background; nil when
+	// Options.Balancer.Interval is zero.
+	balancer *partition.Balancer
+	txns     *txn.Manager
 	// creating holds tables whose CREATE TABLE is committing: the shard
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
@@ -79,6 +86,7 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	e.txns = txn.NewManager(st, e.shards)
+	e.startBalancer()
 	return e, nil
 }
 
@@ -118,6 +126,7 @@ func (e *Engine) keyColumns(tableID uint64, key []byte, ends []int) ([]int, erro
 // Close releases the storage engine. Open sessions are closed (their open
 // transactions roll back) first.
 func (e *Engine) Close() error {
+	e.stopBalancer()
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

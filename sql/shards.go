@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -39,6 +40,12 @@ var partitionColumns = []planner.Column{
 	{Name: "writes", Type: types.TypeInt64},
 	{Name: "ttl_last_run", Type: types.TypeTimestamp},
 	{Name: "ttl_rows_erased", Type: types.TypeInt64},
+	// splits and merges are the table's persisted reshape counters
+	// (partition.TableCounters), the same on every row of a table: shards
+	// added by splits and shards removed by merges since the table was
+	// created, automatic or by statement.
+	{Name: "splits", Type: types.TypeInt64},
+	{Name: "merges", Type: types.TypeInt64},
 }
 
 // isPartitionsView reports whether a table name is sys.partitions or YDB's
@@ -78,11 +85,12 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value
 	snap := s.e.catalog.Snapshot()
 	for _, t := range snap.Tables(s.db.ID) {
-		sm := s.e.shards.Map(t.ID)
-		if sm == nil {
+		// One map, its statistics and counters from one snapshot, so that a
+		// split or merge by the balancer cannot fall between them.
+		sm, stats, counters, err := s.e.shards.TableStats(t.ID)
+		if errors.Is(err, partition.ErrTableNotFound) {
 			continue
 		}
-		stats, err := s.e.shards.Stats(sm)
 		if err != nil {
 			return nil, err
 		}
@@ -101,6 +109,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				types.NewUtf8(formatPivot(t, sh.Span.Start)), types.NewUtf8(end),
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
 				types.NullValue, types.NewInt64(0),
+				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
 			})
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
 	"github.com/pivotdb/pivotdb/storage"
@@ -49,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
+                [--balancer-interval DURATION] [--load-split-ops N]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -61,6 +63,10 @@ func serve(args []string, stderr io.Writer) int {
 	maxMsg := fs.Int("max-message-size", server.DefaultMaxMessageSize, "largest protocol message accepted, in bytes")
 	noSync := fs.Bool("unsafe-no-sync", false, "do not fsync commits (a crash may lose acknowledged writes)")
 	shutdownGrace := fs.Duration("shutdown-timeout", 30*time.Second, "how long SIGINT/SIGTERM waits for running statements")
+	balancerInterval := fs.Duration("balancer-interval", partition.DefaultBalancerInterval,
+		"how often automatic partitioning checks shard sizes and loads (0 disables it)")
+	loadSplitOps := fs.Float64("load-split-ops", partition.DefaultLoadSplitOpsPerSec,
+		"operations per second above which a shard of a table with AUTO_PARTITIONING_BY_LOAD splits")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -75,7 +81,8 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 
-	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}})
+	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
+		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps, Logger: log}})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1

@@ -46,7 +46,11 @@ func scanParts(c *Context, n *planner.Scan, spans []storage.Span) []shardPart {
 		lo, hi := sm.OverlappingRange(span)
 		for k := lo; k < hi; k++ {
 			sh := sm.Shard(k)
-			parts = append(parts, shardPart{span: span.Intersect(sh.Span), shard: sh})
+			part := shardPart{span: span.Intersect(sh.Span), shard: sh}
+			// Feeds split by load: the first key read in the shard (a point
+			// lookup's key). Two atomic loads unless the shard is hot.
+			c.Shards.SampleKey(sh, part.span.Start)
+			parts = append(parts, part)
 		}
 	}
 	return parts

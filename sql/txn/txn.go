@@ -96,6 +96,8 @@ func (t *Txn) Commit() error {
 	}
 	var err error
 	if !t.batch.Empty() {
+		// Written keys feed the shards' load samples (split by load).
+		t.m.shards.SampleWrites(&t.writes)
 		err = t.m.shards.Commit(t.batch, &t.writes)
 	}
 	t.finish()
