@@ -60,6 +60,21 @@
 // The engine is closed by its owner after the last use; a Manager holds no
 // resource of its own.
 //
+// # Automatic partitioning
+//
+// A Balancer (balancer.go) runs every interval and, per table, takes the
+// first action that applies under the table's policy (the AUTO_PARTITIONING_*
+// settings, read from the SQL catalog through a PolicyFunc at every tick so
+// that ALTER applies without a restart): split the largest shard that reached
+// the split size at its median key (exact scan for small shards, estimated by
+// bisecting EstimateDiskUsage for big ones, estimate.go); split a shard whose
+// load (ops/s from its read and write counters) stayed over the threshold at
+// the median of its sampled keys (load.go); merge adjacent shards whose
+// combined size is at most half the split size while MIN_PARTITIONS_COUNT
+// allows. Fresh shards settle for a few ticks before they may merge, and
+// load-split shards merge back only after a quiet period. TableStats returns
+// a table's map, statistics and split/merge counters from one snapshot.
+//
 // # Crash safety
 //
 // Every change is one or two Pebble batches, each atomic and (unless the
