@@ -207,6 +207,14 @@ func (ck *computedKey) eval(ctx *expr.Context, row []types.Value, prefix, vals [
 	for i, x := range vals {
 		row[ck.afterCols[i]] = x
 	}
+	return ck.evalRow(ctx, row)
+}
+
+// evalRow evaluates the computed column on a filled row and casts the value
+// to the column's type exactly as the write path stores it: ok is false when
+// evaluation fails, skip is true when the value does not cast (no stored row
+// can have it).
+func (ck *computedKey) evalRow(ctx *expr.Context, row []types.Value) (v types.Value, ok, skip bool) {
 	v, err := ck.f.Eval(ctx, row)
 	if err != nil {
 		return v, false, false

@@ -320,13 +320,5 @@ func (ck *computedKey) evalFixed(ctx *expr.Context, row, key []types.Value) (v t
 	for i, p := range ck.after {
 		row[ck.afterCols[i]] = key[p]
 	}
-	v, err := ck.f.Eval(ctx, row)
-	if err != nil {
-		return v, false, false
-	}
-	c, err := types.Cast(v, ck.typ)
-	if err != nil {
-		return v, true, true
-	}
-	return c, true, false
+	return ck.evalRow(ctx, row)
 }
