@@ -1,7 +1,3 @@
-// Command pivotdb is the PivotDB server and its tools.
-//
-//	pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [...]
-//	pivotdb logictest --addr HOST:PORT FILE...
 package main
 
 import (

@@ -1,0 +1,33 @@
+// Package sql is PivotDB's SQL layer: the Engine (storage, catalog, shard
+// manager, transactions) and the Sessions that run statements on it.
+//
+// Layers, top to bottom:
+//
+//	Session.Prepare / PrepareScript   parse (sql/parser) → analyse: an
+//	                                  analyser builds a statementPlan against
+//	                                  one catalog snapshot, inferring $n types
+//	Session.Execute                   re-analyse if the catalog changed, run
+//	                                  the plan: queries become exec iterators
+//	                                  (sql/exec over planner nodes), writes go
+//	                                  through a rowWriter into a txn.Txn
+//	Result                            rows streamed to the wire layer, then a
+//	                                  command tag
+//
+// Transactions. A session is outside a block, in an implicit transaction
+// (the protocol cycle bracketed by BeginImplicit/Sync: a simple-query string
+// or an extended-protocol pipeline commits at Sync), or in an explicit block
+// (BEGIN ... COMMIT). Writes take per-key locks (sql/txn) and commit in one
+// Pebble batch through the shard manager, which adds the per-shard statistics
+// deltas to the same batch. Any error in a block fails it (25P02 until it
+// ends). Schema changes commit on their own (catalog and shard maps in one
+// batch), also inside a block, with a NOTICE.
+//
+// Where things live: settings.go (SET/SHOW), select.go (SELECT planning and
+// aggregation), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
+// and DROP, computed columns), shards.go (sys.partitions, SHOW CREATE TABLE,
+// ALTER ... SET/RESET, RESHARD, SPLIT), misc.go (transaction and session
+// statements, EXPLAIN), balancer.go (automatic partitioning policy).
+//
+// Debugging: EXPLAIN shows the plan with each table read's key ranges and the
+// shards they touch; sys.partitions shows every shard's counters.
+package sql
