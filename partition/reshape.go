@@ -218,6 +218,9 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll bool, plan fun
 	if next == nil {
 		return cur, nil // Nothing to change.
 	}
+	if err := m.eng.SyncWAL(); err != nil {
+		return next, err
+	}
 	if snap == nil {
 		m.log.Debug("partition: "+what, "table", tableID, "shards", next.Len(), "version", next.version)
 		return next, nil
@@ -402,7 +405,12 @@ func (m *Manager) swap(t *tableState, cur *ShardMap, pivots [][]byte, recountAll
 	}
 	// Ids handed out are retired even if the commit fails.
 	m.meta.nextID = nextID
-	if err := b.Commit(); err != nil {
+	// The swap commits without fsync while writers wait on t.rw; reshape
+	// syncs the WAL after releasing the lock and before it returns. A
+	// writer that commits in between uses a synced commit, which makes
+	// this earlier record durable too, so no acknowledged write can survive
+	// a crash without the shard map it was routed by.
+	if err := b.CommitUnsynced(); err != nil {
 		return nil, nil, err
 	}
 	t.pending = map[ShardID]bool{}
