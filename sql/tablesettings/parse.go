@@ -73,22 +73,10 @@ const ttlHint = `Write TTL = Interval("PT1H") ON column, adding AS SECONDS, MILL
 // Notice).
 func ForCreate(settings []parser.Setting, t TableInfo) (Settings, []Notice, error) {
 	var s Settings
-	var notices []Notice
 	pos := map[kind]int{}
-	for _, st := range settings {
-		k, ok := lookup(st.Name)
-		if !ok {
-			return Settings{}, nil, unknownSetting(st.Name, st.Pos)
-		}
-		if _, dup := pos[k]; dup {
-			return Settings{}, nil, errorf(codeValue, st.Pos, "%s specified multiple times", k)
-		}
-		pos[k] = st.Pos
-		n, err := set(&s, k, st, t)
-		if err != nil {
-			return Settings{}, nil, err
-		}
-		notices = append(notices, n...)
+	notices, err := applyList(&s, settings, t, pos, nil)
+	if err != nil {
+		return Settings{}, nil, err
 	}
 	if s.UniformPartitions != nil && len(s.PartitionAtKeys) > 0 {
 		return Settings{}, nil, errorf(codeTable, max(pos[kUniform], pos[kPartitionAtKeys]),
@@ -110,25 +98,15 @@ func ApplyAlter(cur Settings, stmt *parser.AlterSettings, t TableInfo) (Settings
 		return Settings{}, nil, errorf(sqlerr.InternalError, 0, "tablesettings: ApplyAlter without a statement")
 	}
 	s := cur
-	var notices []Notice
 	pos := map[kind]int{}
-	for _, st := range stmt.Set {
-		k, ok := lookup(st.Name)
-		if !ok {
-			return Settings{}, nil, unknownSetting(st.Name, st.Pos)
-		}
+	notices, err := applyList(&s, stmt.Set, t, pos, func(k kind, at int) error {
 		if k == kUniform || k == kPartitionAtKeys {
-			return Settings{}, nil, alterUnsupported(k, st.Pos)
+			return alterUnsupported(k, at)
 		}
-		if _, dup := pos[k]; dup {
-			return Settings{}, nil, errorf(codeValue, st.Pos, "%s specified multiple times", k)
-		}
-		pos[k] = st.Pos
-		n, err := set(&s, k, st, t)
-		if err != nil {
-			return Settings{}, nil, err
-		}
-		notices = append(notices, n...)
+		return nil
+	})
+	if err != nil {
+		return Settings{}, nil, err
 	}
 	for _, r := range stmt.Reset {
 		k, ok := lookup(r.Name)
@@ -465,3 +443,31 @@ func readReplicas(v parser.Value) (*ReadReplicas, error) {
 
 // String renders the setting's value as READ_REPLICAS_SETTINGS takes it.
 func (r ReadReplicas) String() string { return fmt.Sprintf("%s:%d", r.Mode, r.Count) }
+
+// applyList sets each setting of list on s, recording where each was given
+// in pos; a setting named twice or unknown is an error, and allowed, when
+// set, may refuse a setting (ALTER cannot change UNIFORM_PARTITIONS).
+func applyList(s *Settings, list []parser.Setting, t TableInfo, pos map[kind]int, allowed func(k kind, at int) error) ([]Notice, error) {
+	var notices []Notice
+	for _, st := range list {
+		k, ok := lookup(st.Name)
+		if !ok {
+			return nil, unknownSetting(st.Name, st.Pos)
+		}
+		if allowed != nil {
+			if err := allowed(k, st.Pos); err != nil {
+				return nil, err
+			}
+		}
+		if _, dup := pos[k]; dup {
+			return nil, errorf(codeValue, st.Pos, "%s specified multiple times", k)
+		}
+		pos[k] = st.Pos
+		n, err := set(s, k, st, t)
+		if err != nil {
+			return nil, err
+		}
+		notices = append(notices, n...)
+	}
+	return notices, nil
+}
