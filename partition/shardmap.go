@@ -37,6 +37,10 @@ type Shard struct {
 type shardRuntime struct {
 	reads  atomic.Int64
 	writes atomic.Int64
+	// ttlLastRun is when the TTL runner last finished the shard (Unix
+	// microseconds; 0: never), ttlErased the rows it erased (ttl.go).
+	ttlLastRun atomic.Int64
+	ttlErased  atomic.Int64
 }
 
 // Reads returns the rows read from the shard since it was created

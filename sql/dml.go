@@ -14,6 +14,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/ttl"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -201,7 +202,8 @@ func (p *insertPlan) execute(ctx context.Context, s *Session, params []types.Val
 		if err != nil {
 			return err
 		}
-		w := &rowWriter{ctx: ctx, t: t, table: p.table, computed: p.computed, eval: ec.Eval}
+		w := &rowWriter{ctx: ctx, t: t, table: p.table, computed: p.computed, eval: ec.Eval,
+			expiry: ttl.At(p.table, ec.Now())}
 		for _, src := range rows {
 			row := make([]types.Value, len(p.table.Columns))
 			listed := make([]bool, len(p.table.Columns))
@@ -238,7 +240,23 @@ type rowWriter struct {
 	table    *catalog.Table
 	computed []expr.Expr // per column; nil when the table has none
 	eval     *expr.Context
-	buf      []byte
+	// expiry is the table's TTL at the statement's time (nil: none): an
+	// expired row that the TTL runner has not deleted yet counts as absent.
+	expiry *ttl.Expiry
+	buf    []byte
+}
+
+// live reports whether the stored row key → val is visible: present and
+// not expired under the table's TTL.
+func (w *rowWriter) live(key, val []byte) (bool, error) {
+	if w.expiry == nil {
+		return true, nil
+	}
+	row, err := rowenc.DecodeRow(w.table, key, val)
+	if err != nil {
+		return false, err
+	}
+	return !w.expiry.Expired(row), nil
 }
 
 // computedWriteError refuses a value for a computed column: writers never
@@ -311,9 +329,18 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode insertMode) err
 		if err := w.t.Lock(w.ctx, key); err != nil {
 			return err
 		}
-		old, exists, err := w.t.Get(key)
+		// present: the key holds a row; exists: a live one. An expired row
+		// is overwritten as if absent (the statistics still see a
+		// replacement).
+		old, present, err := w.t.Get(key)
 		if err != nil {
 			return err
+		}
+		exists := present
+		if present {
+			if exists, err = w.live(key, old); err != nil {
+				return err
+			}
 		}
 		if exists {
 			switch {
@@ -340,7 +367,7 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode insertMode) err
 			return err
 		}
 		w.buf = rowenc.EncodeValue(w.buf[:0], w.table, row)
-		return w.t.PutRow(w.table.ID, key, w.buf, exists, len(old))
+		return w.t.PutRow(w.table.ID, key, w.buf, present, len(old))
 	}
 }
 
@@ -527,7 +554,8 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 			keys = append(keys, rowenc.EncodeKey(t, row))
 		}
 		it.Close()
-		w := &rowWriter{ctx: ctx, t: tx, table: t, computed: p.computed, eval: ec.Eval}
+		w := &rowWriter{ctx: ctx, t: tx, table: t, computed: p.computed, eval: ec.Eval,
+			expiry: ttl.At(t, ec.Now())}
 		for _, key := range keys {
 			if err := tx.Lock(ctx, key); err != nil {
 				return err
@@ -542,6 +570,9 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 			row, err := rowenc.DecodeRow(t, key, val)
 			if err != nil {
 				return err
+			}
+			if w.expiry != nil && w.expiry.Expired(row) {
+				continue // expired: as good as deleted
 			}
 			if p.scan.Filter != nil {
 				v, err := p.scan.Filter.Eval(ec.Eval, row)
@@ -585,15 +616,21 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 				if err := tx.Lock(ctx, newKey); err != nil {
 					return err
 				}
-				if _, exists, err := tx.Get(newKey); err != nil {
+				old, present, err := tx.Get(newKey)
+				if err != nil {
 					return err
-				} else if exists {
-					return w.duplicateKey(newRow)
+				}
+				if present {
+					if live, err := w.live(newKey, old); err != nil {
+						return err
+					} else if live {
+						return w.duplicateKey(newRow)
+					}
 				}
 				if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
 					return err
 				}
-				if err := tx.PutRow(t.ID, newKey, rowenc.EncodeValue(w.buf[:0], t, newRow), false, 0); err != nil {
+				if err := tx.PutRow(t.ID, newKey, rowenc.EncodeValue(w.buf[:0], t, newRow), present, len(old)); err != nil {
 					return err
 				}
 				count++

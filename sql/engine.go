@@ -33,6 +33,11 @@ type Options struct {
 	// A zero Interval runs no balancer: shards then change only by SQL
 	// statements. The server sets it from --balancer-interval.
 	Balancer partition.BalancerOptions
+	// TTLInterval is the time between runs of the TTL runner, which erases
+	// rows expired under their table's TTL (sql/ttl_runner.go). Zero runs
+	// none: expired rows then stay hidden from reads but are not erased.
+	// The server sets it from --ttl-run-interval.
+	TTLInterval time.Duration
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -45,7 +50,10 @@ type Engine struct {
 	// balancer splits and merges shards in the background; nil when
 	// Options.Balancer.Interval is zero.
 	balancer *partition.Balancer
-	txns     *txn.Manager
+	// ttlRunner erases expired rows in the background; nil when
+	// Options.TTLInterval is zero.
+	ttlRunner *partition.TTLRunner
+	txns      *txn.Manager
 	// creating holds tables whose CREATE TABLE is committing: the shard
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
@@ -87,6 +95,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.txns = txn.NewManager(st, e.shards)
 	e.startBalancer()
+	e.startTTL()
 	return e, nil
 }
 
@@ -126,6 +135,7 @@ func (e *Engine) keyColumns(tableID uint64, key []byte, ends []int) ([]int, erro
 // Close releases the storage engine. Open sessions are closed (their open
 // transactions roll back) first.
 func (e *Engine) Close() error {
+	e.stopTTL()
 	e.stopBalancer()
 	e.mu.Lock()
 	if e.closed {

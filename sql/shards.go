@@ -101,6 +101,10 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				end = formatPivot(t, sm.Shard(k+1).Span.Start)
 			}
 			size, count := types.NewInt64(st.Bytes), types.NewInt64(st.Rows)
+			ttlLastRun := types.NullValue
+			if at, ok := sh.TTLLastRun(); ok {
+				ttlLastRun = types.NewTimestamp(at.UnixMicro())
+			}
 			if st.Pending {
 				size, count = types.NullValue, types.NullValue
 			}
@@ -108,7 +112,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				types.NewUtf8(t.Name), types.NewInt64(int64(k)), types.NewInt64(int64(sh.ID)),
 				types.NewUtf8(formatPivot(t, sh.Span.Start)), types.NewUtf8(end),
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
-				types.NullValue, types.NewInt64(0),
+				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
 			})
 		}

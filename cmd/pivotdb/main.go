@@ -46,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
-                [--balancer-interval DURATION] [--load-split-ops N]
+                [--balancer-interval DURATION] [--load-split-ops N] [--ttl-run-interval DURATION]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -63,7 +63,13 @@ func serve(args []string, stderr io.Writer) int {
 		"how often automatic partitioning checks shard sizes and loads (0 disables it)")
 	loadSplitOps := fs.Float64("load-split-ops", partition.DefaultLoadSplitOpsPerSec,
 		"operations per second above which a shard of a table with AUTO_PARTITIONING_BY_LOAD splits")
+	ttlInterval := fs.Duration("ttl-run-interval", partition.DefaultTTLInterval,
+		"how often the TTL runner erases expired rows of tables with a TTL (0 disables erasing; reads hide expired rows regardless)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *ttlInterval < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --ttl-run-interval must not be negative\n")
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -78,7 +84,8 @@ func serve(args []string, stderr io.Writer) int {
 	}
 
 	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
-		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps, Logger: log}})
+		Balancer:    partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps, Logger: log},
+		TTLInterval: *ttlInterval})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1

@@ -3,11 +3,13 @@ package exec
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/ttl"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -119,10 +121,22 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	if len(parts) == 0 {
 		return &sliceIter{}, nil
 	}
+	// The TTL is evaluated once, at the statement's time, so that every
+	// row of the statement is judged against the same moment.
+	expiry := ttl.At(n.Table, c.Now())
 	if len(parts) > 1 && c.Concurrent {
-		return newParallelScan(c, n, filter, parts), nil
+		return newParallelScan(c, n, filter, expiry, parts), nil
 	}
-	return &serialScan{c: c, n: n, filter: filter, parts: parts}, nil
+	return &serialScan{c: c, n: n, filter: filter, expiry: expiry, parts: parts}, nil
+}
+
+// Now returns the statement's time (expr.Context.Now), or the wall clock
+// when the context has none.
+func (c *Context) Now() time.Time {
+	if c.Eval != nil && !c.Eval.Now.IsZero() {
+		return c.Eval.Now
+	}
+	return time.Now()
 }
 
 // ScanSpans evaluates a scan's key ranges with the statement's parameters:

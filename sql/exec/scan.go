@@ -9,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/ttl"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -56,24 +57,29 @@ func scanParts(c *Context, n *planner.Scan, spans []storage.Span) []shardPart {
 	return parts
 }
 
-// rowReader reads, decodes and filters the rows of one span.
+// rowReader reads, decodes and filters the rows of one span. Rows expired
+// under the table's TTL (package ttl) are skipped before the filter: every
+// reader of a table (SELECT, joins, the targets of UPDATE and DELETE, point
+// lookups) comes through here, so none of them sees a row the TTL runner
+// has not deleted yet.
 type rowReader struct {
 	c      *Context
 	n      *planner.Scan
 	filter expr.Expr
+	expiry *ttl.Expiry // nil: the table has no TTL
 	shard  partition.Shard
 	it     *storage.Iterator
 	row    expr.Row
 	count  int // rows visited, counted into the shard's reads on close
 }
 
-func newRowReader(c *Context, n *planner.Scan, filter expr.Expr, part shardPart) (*rowReader, error) {
+func newRowReader(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.Expiry, part shardPart) (*rowReader, error) {
 	it, err := c.Reader.NewIter(part.span)
 	if err != nil {
 		return nil, err
 	}
 	it.First()
-	return &rowReader{c: c, n: n, filter: filter, shard: part.shard, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
+	return &rowReader{c: c, n: n, filter: filter, expiry: expiry, shard: part.shard, it: it, row: make(expr.Row, len(n.Table.Columns))}, nil
 }
 
 // next returns the next matching row (valid until the next call), or nil.
@@ -93,6 +99,9 @@ func (r *rowReader) next() (expr.Row, error) {
 		}
 		if err := rowenc.DecodeValue(r.n.Table, r.it.Value(), r.row); err != nil {
 			return nil, err
+		}
+		if r.expiry != nil && r.expiry.Expired(r.row) {
+			continue
 		}
 		if r.filter != nil {
 			ok, err := isTrue(r.c, r.filter, r.row)
@@ -122,6 +131,7 @@ type serialScan struct {
 	c      *Context
 	n      *planner.Scan
 	filter expr.Expr
+	expiry *ttl.Expiry
 	parts  []shardPart
 	cur    *rowReader
 }
@@ -134,7 +144,7 @@ func (s *serialScan) Next() (expr.Row, error) {
 			}
 			p := s.parts[0]
 			s.parts = s.parts[1:]
-			r, err := newRowReader(s.c, s.n, s.filter, p)
+			r, err := newRowReader(s.c, s.n, s.filter, s.expiry, p)
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +183,7 @@ type scanBatch struct {
 	err  error
 }
 
-func newParallelScan(c *Context, n *planner.Scan, filter expr.Expr, parts []shardPart) *parallelScan {
+func newParallelScan(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.Expiry, parts []shardPart) *parallelScan {
 	ctx, cancel := context.WithCancel(c.Ctx)
 	p := &parallelScan{ctx: ctx, cancel: cancel, outs: make([]chan scanBatch, len(parts))}
 	for i := range parts {
@@ -202,14 +212,14 @@ func newParallelScan(c *Context, n *planner.Scan, filter expr.Expr, parts []shar
 				defer p.wg.Done()
 				defer func() { <-sem }()
 				defer close(out)
-				readPart(&wc, n, filter, part, out)
+				readPart(&wc, n, filter, expiry, part, out)
 			}(part, p.outs[i])
 		}
 	}()
 	return p
 }
 
-func readPart(c *Context, n *planner.Scan, filter expr.Expr, part shardPart, out chan scanBatch) {
+func readPart(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.Expiry, part shardPart, out chan scanBatch) {
 	send := func(b scanBatch) bool {
 		select {
 		case out <- b:
@@ -218,7 +228,7 @@ func readPart(c *Context, n *planner.Scan, filter expr.Expr, part shardPart, out
 			return false
 		}
 	}
-	r, err := newRowReader(c, n, filter, part)
+	r, err := newRowReader(c, n, filter, expiry, part)
 	if err != nil {
 		send(scanBatch{err: err})
 		return
