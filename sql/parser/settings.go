@@ -43,7 +43,7 @@ func (s *stmtToks) setting(a, b int, needEq bool) (Setting, error) {
 	} else if needEq {
 		return Setting{}, s.errAtTok(j)
 	}
-	v, err := s.value(j, b)
+	v, err := s.valueOn(j, b, true)
 	if err != nil {
 		return Setting{}, err
 	}
@@ -51,8 +51,12 @@ func (s *stmtToks) setting(a, b int, needEq bool) (Setting, error) {
 }
 
 // value parses a setting value that must fill [a, b).
-func (s *stmtToks) value(a, b int) (Value, error) {
-	v, next, err := s.valueAt(a, b)
+func (s *stmtToks) value(a, b int) (Value, error) { return s.valueOn(a, b, false) }
+
+// valueOn is value; with on set, TTL's "ON col [AS unit]" may follow a
+// scalar (only a setting's whole value, never a tuple's element).
+func (s *stmtToks) valueOn(a, b int, on bool) (Value, error) {
+	v, next, err := s.valueAt(a, b, on)
 	if err != nil {
 		return Value{}, err
 	}
@@ -63,8 +67,11 @@ func (s *stmtToks) value(a, b int) (Value, error) {
 }
 
 // valueAt parses the value at i (bounded by hi) and returns the index after
-// it.
-func (s *stmtToks) valueAt(i, hi int) (Value, int, error) {
+// it. With on set, "ON col [AS unit]" may follow any scalar: only an
+// Interval literal makes sense there, but parsing the clause after any
+// value lets the settings layer say so ("Literal of Interval type is
+// expected for TTL") instead of a bare syntax error at ON.
+func (s *stmtToks) valueAt(i, hi int, on bool) (Value, int, error) {
 	if i >= hi {
 		return Value{}, i, s.errAtTok(i)
 	}
@@ -82,20 +89,6 @@ func (s *stmtToks) valueAt(i, hi int) (Value, int, error) {
 		}
 		v.Kind, v.Type, v.Str = ValueTyped, lit.name, s.strs[s.toks[lit.strTok].aux]
 		end = lit.end
-		if s.isWord(end, "on") {
-			if end+1 >= hi || !s.isKind(end+1, tkIdent) && !s.isKind(end+1, tkQuotedIdent) {
-				return Value{}, i, s.errAtTok(end + 1)
-			}
-			v.On = s.unquoteIdent(end + 1)
-			end += 2
-			if s.isWord(end, "as") {
-				if end+1 >= hi || !s.isKind(end+1, tkIdent) {
-					return Value{}, i, s.errAtTok(end + 1)
-				}
-				v.Unit = s.text(end + 1)
-				end += 2
-			}
-		}
 	case t.kind == tkNumber:
 		v.Kind, v.Str = ValueNumber, s.text(i)
 	case (s.isOp(i, "-") || s.isOp(i, "+")) && i+1 < hi && s.isKind(i+1, tkNumber):
@@ -119,6 +112,20 @@ func (s *stmtToks) valueAt(i, hi int) (Value, int, error) {
 		end = close + 1
 	default:
 		return Value{}, i, s.errAtTok(i)
+	}
+	if on && v.Kind != ValueTuple && s.isWord(end, "on") && end < hi {
+		if end+1 >= hi || !s.isKind(end+1, tkIdent) && !s.isKind(end+1, tkQuotedIdent) {
+			return Value{}, i, s.errAtTok(end + 1)
+		}
+		v.On = s.unquoteIdent(end + 1)
+		end += 2
+		if s.isWord(end, "as") && end < hi {
+			if end+1 >= hi || !s.isKind(end+1, tkIdent) {
+				return Value{}, i, s.errAtTok(end + 1)
+			}
+			v.Unit = s.text(end + 1)
+			end += 2
+		}
 	}
 	v.Text = s.src[s.start(i):s.toks[end-1].end]
 	return v, end, nil

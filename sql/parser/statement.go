@@ -72,7 +72,7 @@ const (
 	ValueString
 	// ValueTyped is a YQL typed literal such as Interval("PT1H"); Type is
 	// its type name as written (with "(p,s)" for Decimal("1.5", 10, 2)),
-	// Str the decoded string. On and Unit hold TTL's "ON col [AS unit]".
+	// Str the decoded string.
 	ValueTyped
 	// ValueTuple is "(v, ...)"; Items holds the elements, which may be
 	// tuples themselves: ((10), (100, "abc")).
@@ -108,7 +108,8 @@ type Value struct {
 	Type  string
 	Items []Value
 	// On is the column after ON, Unit the word after AS (as written; ""
-	// when absent). Only a ValueTyped value has them.
+	// when absent). A scalar that is a setting's whole value may have them
+	// (never a tuple or its elements); only TTL accepts them.
 	On, Unit string
 }
 

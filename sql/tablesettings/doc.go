@@ -88,6 +88,8 @@
 //     MILLISECONDS | MICROSECONDS | NANOSECONDS; hidden columns cannot be
 //     named. The interval is kept in microseconds and must not be
 //     negative. Only TTL can be RESET; RESET of an unset TTL does nothing.
+//     What the TTL does (expiry, hiding, erasing) is package sql/ttl's and
+//     the sql engine's (sql/ttl_runner.go).
 //   - READ_REPLICAS_SETTINGS is parsed as YDB parses it ("PER_AZ:n" or
 //     "ANY_AZ:n", case-insensitive, n up to MaxReadReplicas); per-AZ lists
 //     are refused as in YDB.
@@ -100,7 +102,8 @@
 //	42601 syntax_error — the value has the wrong shape:
 //	      "X value should be an integer" / "an identifier" / "a string literal",
 //	      "Literal of Interval type is expected for TTL", "Invalid TTL settings"
-//	      (no ON column), "Invalid unit: x",
+//	      (no ON column), "Invalid unit: x", "X value cannot have an ON clause: only TTL
+//	      names a column",
 //	      "PARTITION_AT_KEYS value should be a list of keys. Example1: ...",
 //	      "Empty key in partition at keys", "Identifier is not expected in partition at keys"
 //	22023 invalid_parameter_value — out of range, unknown word or setting:

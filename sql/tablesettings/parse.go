@@ -141,6 +141,11 @@ func alterUnsupported(k kind, pos int) error {
 // set parses one setting into s.
 func set(s *Settings, k kind, st parser.Setting, t TableInfo) ([]Notice, error) {
 	v := st.Value
+	if k != kTTL && v.On != "" {
+		// The parser reads "ON col [AS unit]" after any value so that TTL
+		// can name its errors; no other setting has such a clause.
+		return nil, errorf(codeSyntax, v.Pos, "%s value cannot have an ON clause: only TTL names a column", k)
+	}
 	switch k {
 	case kBySize:
 		b, err := flag(k, v, "auto partitioning by size")
