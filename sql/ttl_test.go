@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/ttl"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -388,5 +389,49 @@ func TestTTLRandomized(t *testing.T) {
 	}
 	if err := e.shards.CheckInvariants(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTTLLetsShardsMerge: the runner's deletes leave the shard statistics,
+// so the balancer merges shards that TTL emptied (issue 5's merge).
+func TestTTLLetsShardsMerge(t *testing.T) {
+	clock := newTestClock(time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC))
+	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: quiet, Now: clock.Now,
+		Balancer: partition.BalancerOptions{Interval: time.Hour, Now: clock.Now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := testSession(t, e)
+	// Four shards of about 600 KB: two together exceed half the 2 MB split
+	// size, so none merges until the TTL erases most rows.
+	query(t, s, `CREATE TABLE t (k Int64, ts Timestamp, v String, PRIMARY KEY (k)) WITH (
+		PARTITION_AT_KEYS = (1000, 2000, 3000), AUTO_PARTITIONING_PARTITION_SIZE_MB = 2,
+		AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 1, TTL = Interval("PT1H") ON ts)`)
+	r := rand.New(rand.NewPCG(3, 4))
+	for lo := int64(0); lo < 4000; lo += 50 {
+		for k := lo; k < lo+50; k++ {
+			ts := types.NewTimestamp(clock.micros(-2 * time.Hour))
+			if k%40 == 0 {
+				ts = types.NewTimestamp(clock.micros(0))
+			}
+			query(t, s, "INSERT INTO t (k, ts, v) VALUES ($1, $2, $3)", types.NewInt64(k), ts, types.NewString(randomValue(r, 580)))
+		}
+	}
+	tickUntilStable(t, e, 20)
+	if got := summary(t, s, "t"); got.shards != 4 || got.rows != 4000 {
+		t.Fatalf("before the TTL run: %+v", got)
+	}
+	if n := e.RunTTL(); n != 3900 {
+		t.Fatalf("RunTTL erased %d, want 3900", n)
+	}
+	tickUntilStable(t, e, 20)
+	got := summary(t, s, "t")
+	if got.shards != 1 || got.rows != 100 || got.merges != 3 {
+		t.Fatalf("after the TTL run: %+v", got)
+	}
+	if n := query(t, s, "SELECT count(*) FROM t")[0][0].Int(); n != 100 {
+		t.Fatalf("count(*) = %d", n)
 	}
 }
