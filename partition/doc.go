@@ -75,6 +75,16 @@
 // load-split shards merge back only after a quiet period. TableStats returns
 // a table's map, statistics and split/merge counters from one snapshot.
 //
+// # TTL runner
+//
+// A TTLRunner (ttl.go) runs every interval and, for each table that has a
+// TTL (a TTLTablesFunc over the SQL catalog), calls an EraseFunc per shard
+// of the table's current map, one shard after another. The SQL layer's
+// EraseFunc deletes expired rows in bounded transactions through
+// Manager.Commit, so the statistics shrink and the balancer may merge. Each
+// shard keeps in memory when the runner last finished it and the rows it
+// erased (Shard.TTLLastRun, Shard.TTLRowsErased; sys.partitions shows them).
+//
 // # Crash safety
 //
 // Every change is one or two Pebble batches, each atomic and (unless the

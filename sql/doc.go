@@ -26,7 +26,9 @@
 // aggregation), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
 // and DROP, computed columns), shards.go (sys.partitions, SHOW CREATE TABLE,
 // ALTER ... SET/RESET, RESHARD, SPLIT), misc.go (transaction and session
-// statements, EXPLAIN), balancer.go (automatic partitioning policy).
+// statements, EXPLAIN), balancer.go (automatic partitioning policy),
+// ttl_runner.go (erasing rows expired under a table's TTL; package sql/ttl
+// decides expiry, and scans and writes' existence checks hide expired rows).
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch; sys.partitions shows every shard's counters.

@@ -5,6 +5,9 @@
 // Rows returned by Next are owned by the caller only until the next call:
 // operators that keep rows (Sort, Aggregate, Distinct) copy them.
 //
+// TTL: scans skip rows expired under their table's TTL at the statement's
+// time (Context.Now; package sql/ttl), so no reader above sees them.
+//
 // Cancellation: scans check the statement context every few hundred rows and
 // return its error, which the session maps to 57014.
 package exec
