@@ -22,7 +22,8 @@ import (
 // rows have expired (scanning at most ttlScanRows rows), and deletes them in
 // one transaction through the normal write path: each key is locked, read
 // again and re-checked against the clock under its lock, so that a row that
-// a concurrent UPDATE, UPSERT or INSERT renewed meanwhile survives. The
+// a concurrent UPDATE, UPSERT or INSERT renewed meanwhile survives; a key
+// whose lock a writer holds is left for a later run. The
 // deletes commit with their shard statistics deltas (Txn.DeleteRow), so
 // erased rows leave row_count and data_size_bytes, and the balancer can
 // merge shards that TTL emptied.
@@ -125,10 +126,19 @@ func (e *Engine) deleteExpired(ctx context.Context, t *catalog.Table, keys [][]b
 	tx := e.txns.Begin()
 	defer tx.Rollback()
 	var n int64
+	// The runner never waits for a lock: a key that a writer holds is
+	// left for a later run. So the runner cannot take part in a deadlock
+	// (no writer fails because of it) and never stalls behind a
+	// transaction that stays open; writers wait for it at most one batch.
+	locked := keys[:0:0]
 	for _, key := range keys {
-		if err := tx.Lock(ctx, key); err != nil {
-			return 0, err
+		if tx.TryLock(key) {
+			locked = append(locked, key)
 		}
+	}
+	keys = locked
+	if err := ctx.Err(); err != nil {
+		return 0, err
 	}
 	// The clock is read after every lock is held: a writer that renewed a
 	// row before the lock was granted committed a value judged here, and

@@ -274,6 +274,23 @@ func TestTTLRunnerRechecks(t *testing.T) {
 	if _, rows, _ := partitionTTL(t, s, "t", time.Time{}); rows != 1 {
 		t.Fatalf("row_count %d, want 1", rows)
 	}
+
+	// A row locked by an open transaction is left alone, without waiting,
+	// and erased by a later run.
+	query(t, s, "INSERT INTO t (id, ts) VALUES (4, $1), (5, $1)", types.NewTimestamp(clock.micros(-2*time.Hour)))
+	w := testSession(t, e)
+	query(t, w, "BEGIN")
+	query(t, w, "INSERT INTO t (id, ts) VALUES (4, $1)", types.NewTimestamp(clock.micros(-3*time.Hour)))
+	if n := e.RunTTL(); n != 1 {
+		t.Fatalf("run with row 4 locked erased %d, want 1", n)
+	}
+	query(t, w, "COMMIT")
+	if n := e.RunTTL(); n != 1 {
+		t.Fatalf("run after the commit erased %d, want 1", n)
+	}
+	if _, rows, _ := partitionTTL(t, s, "t", time.Time{}); rows != 1 {
+		t.Fatalf("row_count %d, want 1", rows)
+	}
 }
 
 // TestTTLRandomized runs random writes, clock steps and TTL runs (by hand

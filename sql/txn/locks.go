@@ -118,3 +118,18 @@ func (lt *LockTable) release(txn uint64, keys []string) {
 		s.Unlock()
 	}
 }
+
+// tryAcquire locks key for txn if it is free, without waiting and without
+// entering the wait-for graph. held reports whether txn holds the lock
+// now; taken whether it took it just now.
+func (lt *LockTable) tryAcquire(txn uint64, key string) (taken, held bool) {
+	s := lt.shard(key)
+	s.Lock()
+	defer s.Unlock()
+	l, ok := s.held[key]
+	if !ok {
+		s.held[key] = &lock{owner: txn, released: make(chan struct{})}
+		return true, true
+	}
+	return false, l.owner == txn
+}

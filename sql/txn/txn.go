@@ -54,6 +54,19 @@ func (t *Txn) Lock(ctx context.Context, key []byte) error {
 	return err
 }
 
+// TryLock takes the exclusive lock of key if no other transaction holds
+// it, and reports whether the transaction holds it now. It never waits, so
+// a transaction that only try-locks cannot take part in a deadlock (the
+// TTL runner uses it to leave rows that writers hold for a later run).
+func (t *Txn) TryLock(key []byte) bool {
+	k := string(key)
+	taken, held := t.m.locks.tryAcquire(t.id, k)
+	if taken {
+		t.keys = append(t.keys, k)
+	}
+	return held
+}
+
 // Reader returns the view of the transaction: committed data with the
 // transaction's own writes on top.
 func (t *Txn) Reader() storage.Reader { return t.batch }
