@@ -11,7 +11,8 @@
 //
 // Lock waits form a wait-for graph; a wait that would close a cycle fails at
 // once with 40P01 (deadlock detected) rather than hanging, and waits honour
-// the statement's context (cancel, statement_timeout).
+// the statement's context (cancel, statement_timeout). TryLock takes a lock
+// only if it is free and never waits (the TTL runner's background deletes).
 //
 // Commit writes the batch with one synced Pebble commit: all of a
 // transaction's writes, across every table and shard, become visible and
