@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -428,13 +429,21 @@ func TestTTLLetsShardsMerge(t *testing.T) {
 		AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 1, TTL = Interval("PT1H") ON ts)`)
 	r := rand.New(rand.NewPCG(3, 4))
 	for lo := int64(0); lo < 4000; lo += 50 {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO t (k, ts, v) VALUES ")
+		var params []types.Value
 		for k := lo; k < lo+50; k++ {
 			ts := types.NewTimestamp(clock.micros(-2 * time.Hour))
 			if k%40 == 0 {
 				ts = types.NewTimestamp(clock.micros(0))
 			}
-			query(t, s, "INSERT INTO t (k, ts, v) VALUES ($1, $2, $3)", types.NewInt64(k), ts, types.NewString(randomValue(r, 580)))
+			if k > lo {
+				sb.WriteString(", ")
+			}
+			fmt.Fprintf(&sb, "($%d, $%d, $%d)", len(params)+1, len(params)+2, len(params)+3)
+			params = append(params, types.NewInt64(k), ts, types.NewString(randomValue(r, 580)))
 		}
+		query(t, s, sb.String(), params...)
 	}
 	tickUntilStable(t, e, 20)
 	if got := summary(t, s, "t"); got.shards != 4 || got.rows != 4000 {
