@@ -63,6 +63,7 @@ func serve(args []string, stderr io.Writer) int {
 		"how often automatic partitioning checks shard sizes and loads (0 disables it)")
 	loadSplitOps := fs.Float64("load-split-ops", partition.DefaultLoadSplitOpsPerSec,
 		"operations per second above which a shard of a table with AUTO_PARTITIONING_BY_LOAD splits")
+	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -75,6 +76,13 @@ func serve(args []string, stderr io.Writer) int {
 	if err := checkTrustedListen(*listen); err != nil {
 		log.Error("refusing to start", "err", err)
 		return 1
+	}
+
+	if *debugListen != "" {
+		if err := serveDebug(*debugListen, log); err != nil {
+			log.Error("cannot serve profiles", "addr", *debugListen, "err", err)
+			return 1
+		}
 	}
 
 	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
