@@ -32,10 +32,14 @@ test: deps build vet
 test-short: build
 	PIVOTDB_BIN=$(CURDIR)/$(BIN) $(GO) test -short $(PKGS)
 
-# bench: wire-level throughput (point SELECT, single-row UPSERT, range scan)
-# at several client counts, plus the Go micro-benchmarks.
+# bench: PivotDB and a throw-away PostgreSQL 15 side by side (installed from
+# Debian when missing): the same workloads through pgx and pgbench at 1, 4
+# and 16 clients; prints the table and writes it to docs/benchmarks.md.
+# BENCH_FLAGS passes options through, e.g. BENCH_FLAGS="--reps 1".
+BENCH_FLAGS ?=
 bench: build
-	PIVOTDB_BIN=$(CURDIR)/$(BIN) $(GO) run ./tests/bench --bin $(CURDIR)/$(BIN)
+	bash .ci/install-postgres
+	$(GO) run ./tests/bench --bin $(CURDIR)/$(BIN) --out docs/benchmarks.md $(BENCH_FLAGS)
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -65,6 +65,7 @@ func serve(args []string, stderr io.Writer) int {
 		"operations per second above which a shard of a table with AUTO_PARTITIONING_BY_LOAD splits")
 	ttlInterval := fs.Duration("ttl-run-interval", partition.DefaultTTLInterval,
 		"how often the TTL runner erases expired rows of tables with a TTL (0 disables erasing; reads hide expired rows regardless)")
+	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -81,6 +82,13 @@ func serve(args []string, stderr io.Writer) int {
 	if err := checkTrustedListen(*listen); err != nil {
 		log.Error("refusing to start", "err", err)
 		return 1
+	}
+
+	if *debugListen != "" {
+		if err := serveDebug(*debugListen, log); err != nil {
+			log.Error("cannot serve profiles", "addr", *debugListen, "err", err)
+			return 1
+		}
 	}
 
 	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,

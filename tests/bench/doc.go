@@ -1,7 +1,18 @@
-// Command bench measures PivotDB over the wire with pgx: point SELECT by
-// primary key, single-row UPSERT, and a 100k-row range scan, each at several
-// client counts. It starts its own server on a temporary data directory
-// (default durability: synced commits) and prints one table.
+// Command bench measures PivotDB side by side with PostgreSQL 15 on the same
+// machine, with the same clients, in the same run (`make bench`).
 //
-//	go run ./tests/bench --bin bin/pivotdb [--duration 3s] [--clients 1,4,16]
+// It starts a throw-away PostgreSQL (initdb in a temporary directory,
+// loopback, default durability) and a throw-away PivotDB (default
+// durability: synced commits), loads the same rows into both and runs each
+// workload — point SELECT by key, single-row UPSERT, a 1,000-row range scan,
+// an IN-list of 100 keys on a hash-sharded table, a mixed 80/20 read/write
+// load, a bulk load with multi-row INSERTs — at several client counts, once
+// through a Go pgx harness and once through pgbench custom scripts
+// (-M prepared). Each figure is the median of several repetitions that
+// alternate which server goes first. Raw synced Pebble commits give the
+// physical limit for writes. The table goes to stdout and, with --out, to a
+// Markdown file (docs/benchmarks.md).
+//
+//	go run ./tests/bench --bin bin/pivotdb [--duration 2s] [--reps 3] [--clients 1,4,16] [--out FILE]
+//	go run ./tests/bench --bin bin/pivotdb --profile "point SELECT@16"   # CPU profile of PivotDB
 package main

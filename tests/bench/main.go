@@ -4,199 +4,231 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math/rand/v2"
-	"net"
+	"io"
+	"net/http"
 	"os"
-	"os/exec"
+	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 func main() {
 	bin := flag.String("bin", "bin/pivotdb", "pivotdb binary")
-	duration := flag.Duration("duration", 3*time.Second, "time per workload and client count")
-	clientsFlag := flag.String("clients", "1,4,16", "client counts")
-	rows := flag.Int("rows", 100000, "rows loaded for point reads and the range scan")
-	noSync := flag.Bool("unsafe-no-sync", false, "run the server without fsync")
+	duration := flag.Duration("duration", 2*time.Second, "time per measured run")
+	reps := flag.Int("reps", 3, "repetitions of each run; the median is reported")
+	clientsFlag := flag.String("clients", "1,4,16", "client connection counts")
+	rows := flag.Int("rows", 100000, "rows in the point/range/IN-list tables")
+	bulkRows := flag.Int("bulk-rows", 1000000, "rows of the bulk load")
+	withPgbench := flag.Bool("pgbench", true, "also run each workload through pgbench -M prepared")
+	out := flag.String("out", "", "also write the results as Markdown to this file (e.g. docs/benchmarks.md)")
+	profile := flag.String("profile", "", "WORKLOAD@CLIENTS: take a 10 s CPU profile of PivotDB running it (pgx) and write it to pivotdb.cpu.pprof")
 	flag.Parse()
 
-	var clients []int
-	for _, s := range strings.Split(*clientsFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fatalf("bad --clients %q", *clientsFlag)
-		}
-		clients = append(clients, n)
-	}
-
-	dir, err := os.MkdirTemp("", "pivotdb-bench")
+	clients, err := parseClients(*clientsFlag)
 	if err != nil {
 		fatalf("%v", err)
 	}
-	defer os.RemoveAll(dir)
-	addr := freeAddr()
-	args := []string{"serve", "--data-dir", dir, "--listen", addr}
-	if *noSync {
-		args = append(args, "--unsafe-no-sync")
-	}
-	srv := exec.Command(*bin, args...)
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		fatalf("starting %s: %v", *bin, err)
-	}
-	defer func() {
-		srv.Process.Signal(syscall.SIGTERM)
-		srv.Wait()
-	}()
-	waitListening(addr)
-
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig("postgres://pivotdb@" + addr + "/pivotdb?sslmode=disable")
+	started := time.Now()
+
+	debugAddr := ""
+	if *profile != "" {
+		debugAddr = freeAddr()
+	}
+	pivot, err := startPivot(*bin, debugAddr)
 	if err != nil {
 		fatalf("%v", err)
 	}
-	cfg.MaxConns = int32(maxOf(clients))
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	atExit(pivot.stop)
+	pg, err := startPostgres()
 	if err != nil {
 		fatalf("%v", err)
 	}
-	defer pool.Close()
+	atExit(pg.stop)
+	defer runCleanups()
+	go func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		fatalf("interrupted by %v", <-sigs)
+	}()
+	servers := []*instance{pg, pivot}
+	for _, in := range servers {
+		if err := in.connect(ctx, max(16, maxOf(clients))); err != nil {
+			fatalf("%s: %v", in.name, err)
+		}
+		if err := loadTables(ctx, in, *rows); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	progress("loaded %d rows into kv and hkv on both servers", *rows)
 
-	load(ctx, pool, *rows)
+	if *profile != "" {
+		if err := runProfile(ctx, pivot, debugAddr, *profile, *rows); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	}
 
-	fmt.Printf("PivotDB over the wire (pgx, extended protocol), %d rows, %v per run, sync=%v\n\n", *rows, *duration, !*noSync)
-	fmt.Printf("%-26s %8s %14s %10s %10s\n", "workload", "clients", "rows/s", "p50", "p99")
-	n := *rows
-	workloads := []struct {
-		name string
-		rows int // rows per operation
-		op   func(ctx context.Context, c *pgxpool.Conn, r *rand.Rand) error
-	}{
-		{"point SELECT by key", 1, func(ctx context.Context, c *pgxpool.Conn, r *rand.Rand) error {
-			var v string
-			return c.QueryRow(ctx, "SELECT v FROM bench WHERE k = $1", r.IntN(n)).Scan(&v)
-		}},
-		{"single-row UPSERT", 1, func(ctx context.Context, c *pgxpool.Conn, r *rand.Rand) error {
-			_, err := c.Exec(ctx, "UPSERT INTO bench (k, v) VALUES ($1, $2)", r.IntN(n), "updated-value")
-			return err
-		}},
-		{"range scan 100k rows", n, func(ctx context.Context, c *pgxpool.Conn, r *rand.Rand) error {
-			rs, err := c.Query(ctx, "SELECT k, v FROM bench WHERE k >= $1", 0)
-			if err != nil {
-				return err
-			}
-			got := 0
-			for rs.Next() {
-				got++
-			}
-			rs.Close()
-			if got != n {
-				return fmt.Errorf("range scan returned %d rows, want %d", got, n)
-			}
-			return rs.Err()
-		}},
+	var results []row
+	add := func(r row) {
+		results = append(results, r)
+		progress("%-24s %-8s %2d clients: PivotDB %10.0f/s  PostgreSQL %10.0f/s  ratio %.2f",
+			r.workload, r.harness, r.clients, r.pivot.ops, r.pg.ops, r.ratio())
 	}
 	for _, w := range workloads {
 		for _, c := range clients {
-			res := run(ctx, pool, c, *duration, w.op)
-			fmt.Printf("%-26s %8d %14.0f %10s %10s\n", w.name, c, res.ops*float64(w.rows), res.p50.Round(time.Microsecond), res.p99.Round(time.Microsecond))
-		}
-	}
-}
-
-type result struct {
-	ops      float64 // operations per second
-	p50, p99 time.Duration
-}
-
-func run(ctx context.Context, pool *pgxpool.Pool, clients int, d time.Duration,
-	op func(context.Context, *pgxpool.Conn, *rand.Rand) error) result {
-	var count atomic.Int64
-	var mu sync.Mutex
-	var lat []time.Duration
-	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for i := 0; i < clients; i++ {
-		wg.Add(1)
-		go func(seed uint64) {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, seed*7+1))
-			conn, err := pool.Acquire(ctx)
+			r, err := measure(*reps, servers, func(in *instance, rep int) (measurement, error) {
+				return runPgx(ctx, in, w, c, *rows, *duration, uint64(rep*1000+c))
+			})
 			if err != nil {
 				fatalf("%v", err)
 			}
-			defer conn.Release()
-			var local []time.Duration
-			for time.Now().Before(deadline) {
-				start := time.Now()
-				if err := op(ctx, conn, r); err != nil {
+			add(row{workload: w.name, harness: "pgx", clients: c, pg: r[0], pivot: r[1]})
+		}
+		if *withPgbench {
+			for _, c := range clients {
+				r, err := measure(*reps, servers, func(in *instance, rep int) (measurement, error) {
+					return runPgbench(in, w.pgbench(in.dialect), c, *rows, *duration)
+				})
+				if err != nil {
 					fatalf("%v", err)
 				}
-				local = append(local, time.Since(start))
-				count.Add(1)
+				add(row{workload: w.name, harness: "pgbench", clients: c, pg: r[0], pivot: r[1]})
 			}
-			mu.Lock()
-			lat = append(lat, local...)
-			mu.Unlock()
-		}(uint64(i + 1))
+		}
 	}
-	wg.Wait()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	res := result{ops: float64(count.Load()) / d.Seconds()}
-	if len(lat) > 0 {
-		res.p50 = lat[len(lat)/2]
-		res.p99 = lat[len(lat)*99/100]
+	for _, c := range clients {
+		// One repetition: each is a million-row load; alternation across
+		// client counts still interleaves the two servers.
+		r, err := measure(1, servers, func(in *instance, rep int) (measurement, error) {
+			return runBulkLoad(ctx, in, c, *bulkRows)
+		})
+		if err != nil {
+			fatalf("%v", err)
+		}
+		add(row{workload: fmt.Sprintf("bulk load %s rows", humanCount(*bulkRows)), harness: "pgx", clients: c, pg: r[0], pivot: r[1], rowsPerSec: true})
 	}
-	return res
-}
+	var raw []row
+	for _, c := range clients {
+		m, err := runRawPebble(c, *duration)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		raw = append(raw, row{workload: "raw Pebble synced commit", harness: "Go", clients: c, pivot: m})
+	}
 
-func load(ctx context.Context, pool *pgxpool.Pool, n int) {
-	if _, err := pool.Exec(ctx, "CREATE TABLE bench (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
-		fatalf("%v", err)
-	}
-	const batch = 1000
-	for start := 0; start < n; start += batch {
-		var sb strings.Builder
-		sb.WriteString("INSERT INTO bench (k, v) VALUES ")
-		for k := start; k < start+batch && k < n; k++ {
-			if k > start {
-				sb.WriteByte(',')
-			}
-			fmt.Fprintf(&sb, "(%d, 'value-%d')", k, k)
+	env := describeMachine(pg.version, pivot.version, time.Since(started))
+	report := renderMarkdown(env, *duration, *reps, *rows, results, raw)
+	fmt.Print(report)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+			fatalf("%v", err)
 		}
-		if _, err := pool.Exec(ctx, sb.String()); err != nil {
-			fatalf("load: %v", err)
-		}
+		progress("wrote %s", *out)
 	}
 }
 
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// measure runs f reps times on each server, alternating which server goes
+// first so that drift of the machine (page cache, thermal, compactions)
+// does not favour one, and returns the per-server medians.
+func measure(reps int, servers []*instance, f func(in *instance, rep int) (measurement, error)) ([]measurement, error) {
+	all := make([][]measurement, len(servers))
+	for rep := 0; rep < reps; rep++ {
+		for i := range servers {
+			j := i
+			if rep%2 == 1 {
+				j = len(servers) - 1 - i
+			}
+			m, err := f(servers[j], rep)
+			if err != nil {
+				return nil, err
+			}
+			all[j] = append(all[j], m)
+		}
+	}
+	med := make([]measurement, len(servers))
+	for i, ms := range all {
+		med[i] = median(ms)
+	}
+	return med, nil
+}
+
+func median(ms []measurement) measurement {
+	pick := func(get func(measurement) float64) float64 {
+		v := make([]float64, len(ms))
+		for i, m := range ms {
+			v[i] = get(m)
+		}
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	return measurement{
+		ops: pick(func(m measurement) float64 { return m.ops }),
+		p50: time.Duration(pick(func(m measurement) float64 { return float64(m.p50) })),
+		p99: time.Duration(pick(func(m measurement) float64 { return float64(m.p99) })),
+	}
+}
+
+// runProfile runs one workload against PivotDB while its CPU profile is
+// taken through --debug-listen, for finding where the time goes.
+func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, rows int) error {
+	name, cs, ok := strings.Cut(spec, "@")
+	c, err := strconv.Atoi(cs)
+	if !ok || err != nil || c < 1 {
+		return fmt.Errorf("--profile wants WORKLOAD@CLIENTS, got %q", spec)
+	}
+	var w *workload
+	for i := range workloads {
+		if strings.EqualFold(workloads[i].name, name) {
+			w = &workloads[i]
+		}
+	}
+	if w == nil {
+		return fmt.Errorf("--profile: no workload %q", name)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := runPgx(ctx, pivot, *w, c, rows, 12*time.Second, 1)
+		done <- err
+	}()
+	time.Sleep(time.Second)
+	resp, err := http.Get("http://" + debugAddr + "/debug/pprof/profile?seconds=10")
 	if err != nil {
-		fatalf("%v", err)
+		return err
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	defer resp.Body.Close()
+	f, err := os.Create("pivotdb.cpu.pprof")
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := <-done; err != nil {
+		return err
+	}
+	progress("wrote pivotdb.cpu.pprof (go tool pprof -top %s pivotdb.cpu.pprof)", "bin/pivotdb")
+	return nil
 }
 
-func waitListening(addr string) {
-	for i := 0; i < 300; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
+func parseClients(s string) ([]int, error) {
+	var cs []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad --clients %q", s)
 		}
-		time.Sleep(50 * time.Millisecond)
+		cs = append(cs, n)
 	}
-	fatalf("server did not start on %s", addr)
+	return cs, nil
 }
 
 func maxOf(xs []int) int {
@@ -207,7 +239,45 @@ func maxOf(xs []int) int {
 	return m
 }
 
+func humanCount(n int) string {
+	switch {
+	case n >= 1000000 && n%1000000 == 0:
+		return fmt.Sprintf("%dM", n/1000000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+var (
+	cleanupMu sync.Mutex
+	cleanups  []func()
+)
+
+// atExit registers f to run when the benchmark ends, normally or through
+// fatalf, so that no throw-away server outlives it.
+func atExit(f func()) {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	cleanups = append(cleanups, f)
+}
+
+func runCleanups() {
+	cleanupMu.Lock()
+	fs := cleanups
+	cleanups = nil
+	cleanupMu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
 func fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	runCleanups()
 	os.Exit(1)
 }
