@@ -225,8 +225,8 @@ func (b *Balancer) Start() {
 }
 
 // Stop stops the background ticks, waits for the split or merge in
-// progress, if any, to complete (including a split's landing; the rest of
-// the tick is skipped), and stops the load sampling. The balancer cannot be
+// progress, if any, to complete (including a split's landing, also one
+// counted in the background; the rest of the tick is skipped), and stops the load sampling. The balancer cannot be
 // restarted.
 func (b *Balancer) Stop() {
 	b.stopOnce.Do(func() {
@@ -239,6 +239,7 @@ func (b *Balancer) Stop() {
 		b.mu.Lock() // Wait for a direct Tick too.
 		registries.CompareAndDelete(b.m, b.reg)
 		b.mu.Unlock()
+		b.m.WaitBackground() // The counts of big splits.
 	})
 }
 
@@ -394,7 +395,7 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 		if best >= 0 {
 			s := stats[best]
 			key, ok, err := b.m.splitKeyBySize(id, s.ID, s.Bytes, b.opts.EstimateAbove)
-			return b.split(id, sm.shards[best], key, ok, err, false, loads, now, skip, st)
+			return b.split(id, sm.shards[best], s.Bytes, key, ok, err, false, loads, now, skip, st)
 		}
 	}
 
@@ -417,7 +418,7 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 				// the median by size halves an even load.
 				key, ok, err = b.m.splitKeyBySize(id, sh.ID, stats[best].Bytes, b.opts.EstimateAbove)
 			}
-			return b.split(id, sh, key, ok, err, true, loads, now, skip, st)
+			return b.split(id, sh, stats[best].Bytes, key, ok, err, true, loads, now, skip, st)
 		}
 	}
 
@@ -471,8 +472,11 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 	return false, false
 }
 
-// split applies a split chosen by act.
-func (b *Balancer) split(id uint64, sh Shard, key []byte, ok bool, err error, byLoad bool,
+// split applies a split chosen by act. A shard of at least EstimateAbove
+// bytes splits with SplitInBackground: the balancer does not wait for the
+// count of its halves, which stay pending (not split or merged again) until
+// it lands.
+func (b *Balancer) split(id uint64, sh Shard, bytes int64, key []byte, ok bool, err error, byLoad bool,
 	loads map[ShardID]*shardLoad, now time.Time, skip map[ShardID]bool, st *TickStats) (done, stop bool) {
 	reason := "size"
 	if byLoad {
@@ -489,7 +493,11 @@ func (b *Balancer) split(id uint64, sh Shard, key []byte, ok bool, err error, by
 		return true, false
 	}
 	parent := loads[sh.ID]
-	next, err := b.m.Split(id, [][]byte{key})
+	splitFn := b.m.Split
+	if b.opts.EstimateAbove > 0 && bytes >= b.opts.EstimateAbove {
+		splitFn = b.m.SplitInBackground
+	}
+	next, err := splitFn(id, [][]byte{key})
 	if err != nil && next == nil {
 		skip[sh.ID] = true
 		if errors.Is(err, ErrInvalidPivot) {

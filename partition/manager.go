@@ -72,6 +72,9 @@ type Manager struct {
 	// meta, and read without locks.
 	tables atomic.Pointer[map[uint64]*tableState]
 
+	// bg counts the background counts of SplitInBackground.
+	bg sync.WaitGroup
+
 	knobs testingKnobs
 }
 
