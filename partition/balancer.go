@@ -29,10 +29,19 @@ import (
 //     table has fewer than MaxShards shards and ByLoad is on, splits at the
 //     weighted median of the keys it served (load.go), so that its load
 //     halves;
-//  3. merge: the first run of adjacent shards, at least two, whose combined
+//  3. split up to MIN: while the table has fewer than MinShards shards
+//     (and fewer than MaxShards), its largest shard with at least two rows
+//     splits at its median by bytes, whatever its size;
+//  4. merge: the first run of adjacent shards, at least two, whose combined
 //     data_size_bytes is at most SplitBytes/2 and whose merge leaves the
 //     table at least MinShards shards, all of them eligible, merges into
 //     one.
+//
+// Before all of these, a table with more than MaxShards shards merges the
+// eligible adjacent pair with the smallest combined size, whatever its
+// size, until it is back at MaxShards. Steps 3 and this one make an ALTER
+// of MIN or MAX take effect on a table that already has shards; both act
+// only while BySize or ByLoad is on (automatic partitioning at all).
 //
 // A shard is eligible for a merge when its statistics are exact (not
 // pending), it has existed for SettleTicks ticks (so that a manual split, a
@@ -384,6 +393,43 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 		maxShards = math.MaxInt64
 	}
 
+	// A shard may merge when its statistics are exact, it has settled and
+	// (under split by load) it is quiet.
+	thr := b.opts.LoadSplitOpsPerSec
+	eligible := func(k int) bool {
+		s, l := stats[k], loads[stats[k].ID]
+		if s.Pending || l == nil || b.tick-l.firstTick < int64(b.opts.SettleTicks) {
+			return false
+		}
+		if p.ByLoad {
+			if l.rate >= thr*LowLoadFraction {
+				return false
+			}
+			if l.loadSplit && now.Sub(l.lastBusy) < b.opts.LoadMergeQuiet {
+				return false
+			}
+		}
+		return true
+	}
+	auto := p.BySize || p.ByLoad
+
+	// 0. Merge down to MAX: a table with more than MaxShards shards (after
+	// an ALTER lowered it) merges the eligible adjacent pair with the
+	// smallest combined size, whatever that size: MAX bounds the shard
+	// count, and a table held at MAX has shards above the split size
+	// anyway.
+	if auto && n > maxShards {
+		best := -1
+		for k := 0; k+1 < len(stats); k++ {
+			if eligible(k) && eligible(k+1) && (best < 0 || stats[k].Bytes+stats[k+1].Bytes < stats[best].Bytes+stats[best+1].Bytes) {
+				best = k
+			}
+		}
+		if best >= 0 {
+			return b.merge(id, stats, loads, best, 2, stats[best].Bytes+stats[best+1].Bytes, now, st)
+		}
+	}
+
 	// 1. Split by size: the largest shard over the threshold.
 	if p.BySize && p.SplitBytes > 0 && n < maxShards {
 		best := -1
@@ -422,25 +468,26 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 		}
 	}
 
-	// 3. Merge: the first eligible run of small neighbours.
+	// 3. Split up to MIN: a table with fewer than MinShards shards (after
+	// an ALTER raised it) splits its largest shard at its median, as long
+	// as it has rows to split.
+	if auto && n < p.MinShards && n < maxShards {
+		best := -1
+		for k, s := range stats {
+			if !s.Pending && !skip[s.ID] && s.Rows > 1 && (best < 0 || s.Bytes > stats[best].Bytes) {
+				best = k
+			}
+		}
+		if best >= 0 {
+			s := stats[best]
+			key, ok, err := b.m.splitKeyBySize(id, s.ID, s.Bytes, b.opts.EstimateAbove)
+			return b.split(id, sm.shards[best], s.Bytes, key, ok, err, false, loads, now, skip, st)
+		}
+	}
+
+	// 4. Merge: the first eligible run of small neighbours.
 	if n > p.MinShards && p.SplitBytes > 0 {
 		limit := p.SplitBytes / 2
-		thr := b.opts.LoadSplitOpsPerSec
-		eligible := func(k int) bool {
-			s, l := stats[k], loads[stats[k].ID]
-			if s.Pending || l == nil || b.tick-l.firstTick < int64(b.opts.SettleTicks) {
-				return false
-			}
-			if p.ByLoad {
-				if l.rate >= thr*LowLoadFraction {
-					return false
-				}
-				if l.loadSplit && now.Sub(l.lastBusy) < b.opts.LoadMergeQuiet {
-					return false
-				}
-			}
-			return true
-		}
 		for k := 0; k < len(stats); k++ {
 			if !eligible(k) {
 				continue
@@ -455,21 +502,27 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 			if j-k < 2 || !(p.BySize || (p.ByLoad && hasLoadSplit)) {
 				continue
 			}
-			next, err := b.m.Merge(id, stats[k].ID, j-k)
-			if err != nil && next == nil {
-				return false, b.failed(id, "merge", stats[k].ID, err, st)
-			}
-			if err != nil {
-				b.log.Warn("partition: merge landed without statistics", "table", id, "shard", stats[k].ID, "err", err)
-			}
-			st.Merges++
-			b.adopt(loads, next, now, false)
-			b.log.Info("partition: balancer merged shards", "table", id, "first", stats[k].ID, "count", j-k,
-				"bytes", size, "shards", next.Len())
-			return true, false
+			return b.merge(id, stats, loads, k, j-k, size, now, st)
 		}
 	}
 	return false, false
+}
+
+// merge merges count shards from index k, chosen by act.
+func (b *Balancer) merge(id uint64, stats []ShardStats, loads map[ShardID]*shardLoad, k, count int, size int64,
+	now time.Time, st *TickStats) (done, stop bool) {
+	next, err := b.m.Merge(id, stats[k].ID, count)
+	if err != nil && next == nil {
+		return false, b.failed(id, "merge", stats[k].ID, err, st)
+	}
+	if err != nil {
+		b.log.Warn("partition: merge landed without statistics", "table", id, "shard", stats[k].ID, "err", err)
+	}
+	st.Merges++
+	b.adopt(loads, next, now, false)
+	b.log.Info("partition: balancer merged shards", "table", id, "first", stats[k].ID, "count", count,
+		"bytes", size, "shards", next.Len())
+	return true, false
 }
 
 // split applies a split chosen by act. A shard of at least EstimateAbove

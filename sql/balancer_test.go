@@ -174,6 +174,28 @@ func TestBalancerFollowsAlter(t *testing.T) {
 	if n := summary(t, s, "a").shards; n != 2 {
 		t.Fatalf("MIN 2 after raising the size: %d shards", n)
 	}
+	// Raising MIN splits the table up, although no shard reached the
+	// split size.
+	query(t, s, "ALTER TABLE a SET (AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 5)")
+	tickUntilStable(t, e, 20)
+	if sum := summary(t, s, "a"); sum.shards != 5 || sum.rows != 3000 {
+		t.Fatalf("MIN 5: %+v", sum)
+	}
+	// Lowering MAX below the shard count merges it down, although the
+	// merged shards exceed half the split size.
+	query(t, s, "ALTER TABLE a SET (AUTO_PARTITIONING_PARTITION_SIZE_MB = 1, AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 1)")
+	tickUntilStable(t, e, 20)
+	if n := summary(t, s, "a").shards; n < 4 {
+		t.Fatalf("size 1 MB again: %d shards", n)
+	}
+	query(t, s, "ALTER TABLE a SET (AUTO_PARTITIONING_MAX_PARTITIONS_COUNT = 2)")
+	tickUntilStable(t, e, 30)
+	if sum := summary(t, s, "a"); sum.shards != 2 || sum.rows != 3000 {
+		t.Fatalf("MAX 2 after ALTER: %+v", sum)
+	}
+	if n := query(t, s, "SELECT count(*) FROM a")[0][0].Int(); n != 3000 {
+		t.Fatalf("count(*) = %d", n)
+	}
 }
 
 // TestLoadSplitHotRange runs point reads on a hot key range of a table
