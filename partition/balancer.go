@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -93,6 +94,7 @@ const (
 	DefaultSettleTicks        = 3
 	DefaultMaxActionsPerTick  = 64
 	DefaultEstimateAbove      = 64 << 20
+	DefaultReclaimAbove       = 8 << 20
 	// LowLoadFraction of LoadSplitOpsPerSec is the load under which a shard
 	// counts as quiet for merges (YDB merges below about a third of its
 	// split threshold).
@@ -121,6 +123,13 @@ type BalancerOptions struct {
 	// EstimateAbove is the shard size from which the split key is estimated
 	// rather than found by a scan (estimate.go); negative always scans.
 	EstimateAbove int64
+	// ReclaimAbove is the garbage, in bytes, from which the balancer
+	// compacts a shard it has just merged: when the shard's sstables
+	// (EstimateDiskUsage) exceed twice its logical size by at least this
+	// much, the rows a big DELETE removed still take disk space, and a
+	// range compaction of the shard's span drops them. Negative never
+	// compacts.
+	ReclaimAbove int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives one Info line per split or merge and Warn lines for
@@ -150,6 +159,9 @@ func (o *BalancerOptions) setDefaults() {
 	if o.EstimateAbove == 0 {
 		o.EstimateAbove = DefaultEstimateAbove
 	}
+	if o.ReclaimAbove == 0 {
+		o.ReclaimAbove = DefaultReclaimAbove
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -171,6 +183,9 @@ type Balancer struct {
 
 	startOnce, stopOnce sync.Once
 	stop, done          chan struct{}
+	// ctx is cancelled by Stop: it interrupts a reclaiming compaction.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // shardLoad is what the balancer remembers of a shard between ticks.
@@ -186,6 +201,8 @@ type shardLoad struct {
 // TickStats count a balancer's actions.
 type TickStats struct {
 	SizeSplits, LoadSplits, Merges int
+	// Compactions counts merged shards compacted to reclaim space.
+	Compactions int
 	// Failures counts splits and merges that returned an error other than
 	// a concurrent change of the table (logged).
 	Failures int
@@ -195,6 +212,7 @@ func (s *TickStats) add(o TickStats) {
 	s.SizeSplits += o.SizeSplits
 	s.LoadSplits += o.LoadSplits
 	s.Merges += o.Merges
+	s.Compactions += o.Compactions
 	s.Failures += o.Failures
 }
 
@@ -208,6 +226,7 @@ func NewBalancer(m *Manager, policy PolicyFunc, opts BalancerOptions) *Balancer 
 	}
 	b := &Balancer{m: m, policy: policy, opts: opts, log: log, reg: &loadRegistry{},
 		tables: map[uint64]map[ShardID]*shardLoad{}, stop: make(chan struct{}), done: make(chan struct{})}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
 	// The read path finds the key samples through the manager; one balancer
 	// per manager.
 	registries.Store(m, b.reg)
@@ -240,6 +259,7 @@ func (b *Balancer) Start() {
 func (b *Balancer) Stop() {
 	b.stopOnce.Do(func() {
 		close(b.stop)
+		b.cancel()
 		started := true
 		b.startOnce.Do(func() { started = false; close(b.done) })
 		if started {
@@ -522,7 +542,41 @@ func (b *Balancer) merge(id uint64, stats []ShardStats, loads map[ShardID]*shard
 	b.adopt(loads, next, now, false)
 	b.log.Info("partition: balancer merged shards", "table", id, "first", stats[k].ID, "count", count,
 		"bytes", size, "shards", next.Len())
+	if k < next.Len() {
+		b.reclaim(id, next.shards[k], size, st)
+	}
 	return true, false
+}
+
+// reclaim compacts a just merged shard whose sstables hold much more than
+// its rows (see BalancerOptions.ReclaimAbove): after a big DELETE the
+// deleted rows and their tombstones stay on disk until a compaction reaches
+// them, which in a table that no longer grows may take long. The
+// compaction runs in the tick (so Stop waits for it, and cancels it); it
+// rewrites only the shard's span, which the merge just made small.
+func (b *Balancer) reclaim(id uint64, sh Shard, logical int64, st *TickStats) {
+	if b.opts.ReclaimAbove < 0 {
+		return
+	}
+	disk, err := b.m.eng.EstimateDiskUsage(sh.Span)
+	if err != nil {
+		b.log.Warn("partition: balancer cannot estimate a shard's disk usage", "table", id, "shard", sh.ID, "err", err)
+		return
+	}
+	if int64(disk) < 2*logical || int64(disk)-logical < b.opts.ReclaimAbove {
+		return
+	}
+	if err := b.m.eng.Compact(b.ctx, sh.Span); err != nil {
+		if b.ctx.Err() == nil {
+			st.Failures++
+			b.log.Warn("partition: balancer cannot compact a merged shard", "table", id, "shard", sh.ID, "err", err)
+		}
+		return
+	}
+	st.Compactions++
+	after, _ := b.m.eng.EstimateDiskUsage(sh.Span)
+	b.log.Info("partition: balancer compacted a merged shard", "table", id, "shard", sh.ID,
+		"logical", logical, "disk_before", disk, "disk_after", after)
 }
 
 // split applies a split chosen by act. A shard of at least EstimateAbove

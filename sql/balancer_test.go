@@ -409,3 +409,43 @@ func TestBalancerOnline(t *testing.T) {
 		t.Fatalf("sys.partitions counts %d rows, want %d", sum.rows, len(want))
 	}
 }
+
+// TestBalancerReclaimsSpace: after a DELETE of nearly every row, the shards
+// merge and the balancer compacts the merged shards, so the table's disk
+// usage falls with its logical size.
+func TestBalancerReclaimsSpace(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	e := balancerEngine(t, partition.BalancerOptions{Interval: time.Hour, ReclaimAbove: 1 << 20})
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE g (k Int64, v String, PRIMARY KEY (k)) WITH (AUTO_PARTITIONING_PARTITION_SIZE_MB = 1)")
+	insertRows(t, s, "g", keyRange(0, 4096), 1000, r)
+	tickUntilStable(t, e, 50)
+	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "g")
+	span := storage.TableSpan(tbl.ID)
+	disk := func() uint64 {
+		t.Helper()
+		if err := e.storage.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := e.storage.EstimateDiskUsage(span)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	before := disk()
+	if before < 3<<20 {
+		t.Fatalf("4 MB of random rows take %d bytes on disk", before)
+	}
+	query(t, s, "DELETE FROM g WHERE k >= 40")
+	tickUntilStable(t, e, 50)
+	after := disk()
+	sum := summary(t, s, "g")
+	t.Logf("disk %d -> %d bytes; %+v; balancer %+v", before, after, sum, e.balancer.Total())
+	if sum.shards > 2 || sum.rows != 40 {
+		t.Fatalf("after DELETE: %+v", sum)
+	}
+	if e.balancer.Total().Compactions == 0 || after > before/4 {
+		t.Fatalf("disk usage %d -> %d bytes, %d compactions", before, after, e.balancer.Total().Compactions)
+	}
+}
