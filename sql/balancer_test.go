@@ -264,7 +264,15 @@ func TestLoadSplitHotRange(t *testing.T) {
 //	    [1e6·w, 1e6·w+n)   writer w's rows: inserted, then mostly deleted,
 //	                       in rounds (the table grows and shrinks)
 func TestBalancerOnline(t *testing.T) {
-	e := balancerEngine(t, partition.BalancerOptions{Interval: 2 * time.Millisecond, SettleTicks: 2})
+	// Shards of 512 KB and more split in the background (their halves
+	// counted while the writers go on), as 64 MB shards do by default.
+	e := balancerEngine(t, partition.BalancerOptions{Interval: 2 * time.Millisecond, SettleTicks: 2, EstimateAbove: 512 << 10})
+	seed := uint64(time.Now().UnixNano())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d", seed)
+		}
+	})
 	setup := testSession(t, e)
 	query(t, setup, "CREATE TABLE o (k Int64, v String, PRIMARY KEY (k)) WITH (AUTO_PARTITIONING_PARTITION_SIZE_MB = 1)")
 	const stable = 1000
@@ -285,8 +293,9 @@ func TestBalancerOnline(t *testing.T) {
 		wgW.Add(1)
 		go func(w int, s *Session) {
 			defer wgW.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 9))
+			r := rand.New(rand.NewPCG(seed, uint64(w)))
 			base := int64(1000000 * (w + 1))
+			top := base + 1000000
 			next := base
 			for round := 0; round < rounds; round++ {
 				for i := 0; i < perRound; i += 10 {
@@ -317,6 +326,26 @@ func TestBalancerOnline(t *testing.T) {
 					if err != nil || len(rows) != 1 {
 						errs <- fmt.Errorf("writer %d: reading back %d: %v rows, %v", w, k, len(rows), err)
 						return
+					}
+					// Now and then, a scan of the writer's whole range, which
+					// spans shards being split and merged, must return
+					// exactly its acknowledged rows, in order.
+					if r.IntN(4) == 0 {
+						rows, err := tryQuery(s, "SELECT k FROM o WHERE k >= $1 AND k < $2 ORDER BY k", types.NewInt64(base), types.NewInt64(top))
+						if err != nil {
+							errs <- fmt.Errorf("writer %d: scan: %w", w, err)
+							return
+						}
+						if len(rows) != len(oracle[w]) {
+							errs <- fmt.Errorf("writer %d: scan returned %d rows, want %d", w, len(rows), len(oracle[w]))
+							return
+						}
+						for i, row := range rows {
+							if !oracle[w][row[0].Int()] || (i > 0 && rows[i-1][0].Int() >= row[0].Int()) {
+								errs <- fmt.Errorf("writer %d: scan: unexpected or unordered row %d", w, row[0].Int())
+								return
+							}
+						}
 					}
 				}
 				// Delete nine rows in ten of this writer's: the table shrinks
