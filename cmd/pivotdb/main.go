@@ -46,7 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
-                [--balancer-interval DURATION] [--load-split-ops N] [--ttl-run-interval DURATION]
+                [--balancer-interval DURATION] [--load-split-ops N] [--load-merge-quiet DURATION]
+                [--ttl-run-interval DURATION]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -63,10 +64,16 @@ func serve(args []string, stderr io.Writer) int {
 		"how often automatic partitioning checks shard sizes and loads (0 disables it)")
 	loadSplitOps := fs.Float64("load-split-ops", partition.DefaultLoadSplitOpsPerSec,
 		"operations per second above which a shard of a table with AUTO_PARTITIONING_BY_LOAD splits")
+	loadMergeQuiet := fs.Duration("load-merge-quiet", partition.DefaultLoadMergeQuiet,
+		"how long shards made by a split by load must stay quiet before they may merge back")
 	ttlInterval := fs.Duration("ttl-run-interval", partition.DefaultTTLInterval,
 		"how often the TTL runner erases expired rows of tables with a TTL (0 disables erasing; reads hide expired rows regardless)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *loadMergeQuiet <= 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --load-merge-quiet must be positive\n")
 		return 2
 	}
 	if *ttlInterval < 0 {
@@ -92,7 +99,8 @@ func serve(args []string, stderr io.Writer) int {
 	}
 
 	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
-		Balancer:    partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps, Logger: log},
+		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps,
+			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
