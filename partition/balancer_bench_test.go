@@ -84,7 +84,14 @@ func BenchmarkSplitShard(b *testing.B) {
 			}
 			// Let the compactions of the load finish, so that they do not
 			// compete with the splits for the disk.
-			for eng.Metrics().Compact.NumInProgress > 0 {
+			// Also wait for the compaction debt to be paid, so that the
+			// fsyncs of the splits do not queue behind compaction writes.
+			for idle, deadline := 0, time.Now().Add(5*time.Minute); idle < 5 && time.Now().Before(deadline); {
+				if c := eng.Metrics().Compact; c.NumInProgress > 0 || c.EstimatedDebt > 0 {
+					idle = 0
+				} else {
+					idle++
+				}
 				time.Sleep(100 * time.Millisecond)
 			}
 			b.Logf("loaded %d MB in %s (compactions included)", mb, time.Since(start).Round(time.Millisecond))
