@@ -31,7 +31,7 @@ import (
 //     weighted median of the keys it served (load.go), so that its load
 //     halves;
 //  3. split up to MIN: while the table has fewer than MinShards shards
-//     (and fewer than MaxShards), its largest shard with at least two rows
+//     (and fewer than MaxShards) and SplitToMin is set, its largest shard with at least two rows
 //     splits at its median by bytes, whatever its size;
 //  4. merge: the first run of adjacent shards, at least two, whose combined
 //     data_size_bytes is at most SplitBytes/2 and whose merge leaves the
@@ -74,6 +74,11 @@ type Policy struct {
 	SplitBytes int64
 	// MinShards is AUTO_PARTITIONING_MIN_PARTITIONS_COUNT: merges stop there.
 	MinShards int64
+	// SplitToMin makes a table with fewer than MinShards shards split up
+	// to MinShards. The sql layer sets it when MIN_PARTITIONS_COUNT is set
+	// explicitly, not when it defaults to the initial shard count: a
+	// manual RESHARD INTO fewer shards is then left alone.
+	SplitToMin bool
 	// MaxShards is AUTO_PARTITIONING_MAX_PARTITIONS_COUNT: splits stop there.
 	MaxShards int64
 	// ByLoad is AUTO_PARTITIONING_BY_LOAD.
@@ -491,7 +496,7 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 	// 3. Split up to MIN: a table with fewer than MinShards shards (after
 	// an ALTER raised it) splits its largest shard at its median, as long
 	// as it has rows to split.
-	if auto && n < p.MinShards && n < maxShards {
+	if auto && p.SplitToMin && n < p.MinShards && n < maxShards {
 		best := -1
 		for k, s := range stats {
 			if !s.Pending && !skip[s.ID] && s.Rows > 1 && (best < 0 || s.Bytes > stats[best].Bytes) {
