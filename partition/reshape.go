@@ -246,6 +246,9 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 		return cur, nil // Nothing to change.
 	}
 	if err := m.eng.SyncWAL(); err != nil {
+		if snap != nil {
+			snap.Close()
+		}
 		return next, err
 	}
 	if snap == nil {
