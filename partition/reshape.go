@@ -245,6 +245,9 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 	if next == nil {
 		return cur, nil // Nothing to change.
 	}
+	if m.knobs.beforeSyncWAL != nil {
+		m.knobs.beforeSyncWAL()
+	}
 	if err := m.eng.SyncWAL(); err != nil {
 		if snap != nil {
 			snap.Close()
