@@ -208,6 +208,9 @@ func (a *analyser) tableSource(tn *ast.TableName, alias string) (planner.Node, *
 	if node, sc, ok, err := a.systemTable(tn, alias); ok || err != nil {
 		return node, sc, err
 	}
+	if node, sc, ok, err := a.viewSource(tn, alias); ok || err != nil {
+		return node, sc, err
+	}
 	t, err := a.lookupTable(tn)
 	if err != nil {
 		return nil, nil, err
