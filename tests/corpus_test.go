@@ -120,3 +120,40 @@ func TestSQLLogicCorpus(t *testing.T) {
 		t.Logf("removed %d fixed records from %s", len(fixed), knownCorpusFailures)
 	}
 }
+
+// BenchmarkSQLLogicCorpus times each corpus file (one sub-benchmark per
+// file, each iteration in a fresh database); known failures run too, so
+// the time is that of the whole file:
+//
+//	go test ./tests -run '^$' -bench SQLLogicCorpus -benchtime 1x
+func BenchmarkSQLLogicCorpus(b *testing.B) {
+	dir := os.Getenv("PIVOTDB_SQLLOGICTEST")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "sqllogictest")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		b.Skipf("sqllogictest corpus not found at %s: %v", dir, err)
+	}
+	var files []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".test") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	srv := startServer(b, "--unsafe-no-sync", "--balancer-interval", "0", "--ttl-run-interval", "0")
+	for _, f := range files {
+		rel, _ := filepath.Rel(dir, f)
+		b.Run(filepath.ToSlash(rel), func(b *testing.B) {
+			opts := logictest.Options{Addr: srv.addr, FreshDatabase: true, RecordTimeout: 30 * time.Second}
+			for b.Loop() {
+				r := logictest.RunFile(context.Background(), opts, f)
+				if r.Err != nil {
+					b.Fatalf("%s: %v", rel, r.Err)
+				}
+				b.ReportMetric(float64(r.Passed), "passed")
+			}
+		})
+	}
+}
