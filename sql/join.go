@@ -158,19 +158,40 @@ func joinItems(items []*fromItem, preds []*joinPred, owner []int) (planner.Node,
 		}
 		return best
 	}
-	first := 0
-	for i := range items {
-		if itemCost(items[i]) < itemCost(items[first]) {
-			first = i
+	// Items linked by conditions form components; each component is
+	// joined through its conditions before the next one is added, so that
+	// cross products between components come last, when the conditions
+	// have made each side as small as they can.
+	comp := make([]int, len(items))
+	for i := range comp {
+		comp[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if comp[i] != i {
+			comp[i] = find(comp[i])
+		}
+		return comp[i]
+	}
+	for _, p := range preds {
+		for _, r := range p.refs[1:] {
+			comp[find(r)] = find(p.refs[0])
 		}
 	}
-	node := items[first].node
-	cols := append([]planner.Column(nil), node.Columns()...)
-	place(first)
-	for n := 1; n < len(items); n++ {
+	compCost := map[int]int{}
+	for i, it := range items {
+		c := find(i)
+		if cost, ok := compCost[c]; !ok || itemCost(it) < cost {
+			compCost[c] = itemCost(it)
+		}
+	}
+	// pick returns the next item: in the current component the best
+	// connected one, else the cheapest item of the cheapest component.
+	cur := -1
+	pick := func() int {
 		next, nextConn := -1, -1
 		for i := range items {
-			if joined[i] {
+			if joined[i] || find(i) != cur {
 				continue
 			}
 			c := connected(i)
@@ -178,6 +199,27 @@ func joinItems(items []*fromItem, preds []*joinPred, owner []int) (planner.Node,
 				next, nextConn = i, c
 			}
 		}
+		if next >= 0 {
+			return next
+		}
+		for i := range items {
+			if joined[i] {
+				continue
+			}
+			if next < 0 || compCost[find(i)] < compCost[find(next)] ||
+				(find(i) == find(next) && itemCost(items[i]) < itemCost(items[next])) {
+				next = i
+			}
+		}
+		cur = find(next)
+		return next
+	}
+	first := pick()
+	node := items[first].node
+	cols := append([]planner.Column(nil), node.Columns()...)
+	place(first)
+	for n := 1; n < len(items); n++ {
+		next := pick()
 		right := items[next]
 		leftPos := append([]int(nil), pos...)
 		leftJoined := append([]bool(nil), joined...)

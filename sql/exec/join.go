@@ -8,8 +8,8 @@ import (
 
 // joinIter runs a planner.Join: the right input is read into memory (hashed
 // on its keys when there are any), then each left row is paired with its
-// candidate right rows. Each output row is freshly allocated, as parents
-// may keep rows (Sort, a parent join's build side).
+// candidate right rows. Like every iterator it reuses its output row:
+// consumers that keep rows copy them (Drain, the build side of a join).
 type joinIter struct {
 	c           *Context
 	n           *planner.Join
@@ -20,7 +20,10 @@ type joinIter struct {
 	hash        map[string][]expr.Row
 	all         []expr.Row // the right rows when there are no keys
 	rwidth      int
-	cur         expr.Row   // the current left row (a copy)
+	cur         expr.Row // the current left row (a copy)
+	haveCur     bool
+	out         expr.Row
+	intKeys     bool       // every key is an integer: hash the int64 directly
 	cands       []expr.Row // its candidate right rows
 	pos         int
 	matched     bool
@@ -38,7 +41,14 @@ func newJoin(c *Context, n *planner.Join) (Iter, error) {
 		left.Close()
 		return nil, err
 	}
-	return &joinIter{c: c, n: n, left: left, right: right, rwidth: len(n.Right.Columns())}, nil
+	j := &joinIter{c: c, n: n, left: left, right: right, rwidth: len(n.Right.Columns())}
+	j.intKeys = len(n.LeftKeys) > 0
+	for i := range n.LeftKeys {
+		if !n.LeftKeys[i].Type().Family.IsInteger() || !n.RightKeys[i].Type().Family.IsInteger() {
+			j.intKeys = false
+		}
+	}
+	return j, nil
 }
 
 // key appends the hash key of keys evaluated over row; ok is false when a
@@ -52,6 +62,18 @@ func (j *joinIter) key(keys []expr.Expr, row expr.Row) (ok bool, err error) {
 		}
 		if v.IsNull() {
 			return false, nil
+		}
+		if j.intKeys {
+			// Signed and unsigned families compare by value: a uint64 past
+			// MaxInt64 gets its own tag so it cannot collide with a
+			// negative int64.
+			tag := byte(0)
+			if v.Family().IsUnsigned() && v.Int() < 0 {
+				tag = 1
+			}
+			x := v.Int()
+			j.buf = append(j.buf, tag, byte(x>>56), byte(x>>48), byte(x>>40), byte(x>>32), byte(x>>24), byte(x>>16), byte(x>>8), byte(x))
+			continue
 		}
 		j.buf = types.AppendGroupKey(j.buf, v)
 	}
@@ -110,11 +132,11 @@ func (j *joinIter) Next() (expr.Row, error) {
 		if err := j.tick(); err != nil {
 			return nil, err
 		}
-		if j.cur != nil && j.pos < len(j.cands) {
+		if j.haveCur && j.pos < len(j.cands) {
 			r := j.cands[j.pos]
 			j.pos++
-			out := make(expr.Row, 0, len(j.cur)+len(r))
-			out = append(append(out, j.cur...), r...)
+			out := append(append(j.out[:0], j.cur...), r...)
+			j.out = out
 			if j.n.Cond != nil {
 				ok, err := isTrue(j.c, j.n.Cond, out)
 				if err != nil {
@@ -127,18 +149,22 @@ func (j *joinIter) Next() (expr.Row, error) {
 			j.matched = true
 			return out, nil
 		}
-		if j.cur != nil && !j.matched && j.n.Kind == planner.LeftJoin {
-			out := make(expr.Row, len(j.cur)+j.rwidth)
-			copy(out, j.cur) // the right columns stay NULL (the zero Value)
-			j.cur = nil
+		if j.haveCur && !j.matched && j.n.Kind == planner.LeftJoin {
+			out := append(j.out[:0], j.cur...)
+			for range j.rwidth {
+				out = append(out, types.NullValue)
+			}
+			j.out = out
+			j.haveCur = false
 			return out, nil
 		}
 		l, err := j.left.Next()
 		if err != nil || l == nil {
-			j.cur = nil
+			j.haveCur = false
 			return nil, err
 		}
-		j.cur = append(j.cur[:0:0], l...)
+		j.cur = append(j.cur[:0], l...)
+		j.haveCur = true
 		j.pos, j.matched = 0, false
 		if j.hash == nil {
 			j.cands = j.all
