@@ -442,7 +442,12 @@ func (a *analyser) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]a
 		*items = append(*items, it)
 		return nil
 	case ast.RightJoin:
-		return sqlerr.NotSupported("RIGHT JOIN")
+		it, err := a.buildRightJoin(j)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
 	}
 	if err := a.flattenFrom(j.Left, items, ons); err != nil {
 		return err
@@ -461,11 +466,42 @@ func (a *analyser) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]a
 // become hash keys; the rest decide matches (a left row that matches
 // nothing still appears once, NULL-padded).
 func (a *analyser) buildLeftJoin(j *ast.Join) (*fromItem, error) {
-	lnode, lsc, err := a.buildFromNode(j.Left)
+	return a.leftJoin(j.Left, j.Right, j.On)
+}
+
+// buildRightJoin plans `l RIGHT JOIN r ON cond` as `r LEFT JOIN l ON cond`
+// with the columns put back in the written order.
+func (a *analyser) buildRightJoin(j *ast.Join) (*fromItem, error) {
+	it, err := a.leftJoin(j.Right, j.Left, j.On)
 	if err != nil {
 		return nil, err
 	}
-	rnode, rsc, err := a.buildFromNode(j.Right)
+	jn := it.node.(*planner.Join)
+	rw := len(jn.Left.Columns())
+	lw := len(jn.Right.Columns())
+	var exprs []expr.Expr
+	var cols []planner.Column
+	sc := &scope{}
+	for k := range lw + rw {
+		i := rw + k // the written left side first
+		if k >= lw {
+			i = k - lw
+		}
+		c := jn.Cols[i]
+		exprs = append(exprs, &expr.ColumnRef{Index: i, Name: c.Name, Typ: c.Type})
+		cols = append(cols, c)
+		sc.cols = append(sc.cols, it.sc.cols[i])
+	}
+	return &fromItem{node: &planner.Project{Input: jn, Exprs: exprs, Cols: cols}, sc: sc}, nil
+}
+
+// leftJoin plans outer LEFT JOIN inner ON on.
+func (a *analyser) leftJoin(outer, inner ast.ResultSetNode, on *ast.OnCondition) (*fromItem, error) {
+	lnode, lsc, err := a.buildFromNode(outer)
+	if err != nil {
+		return nil, err
+	}
+	rnode, rsc, err := a.buildFromNode(inner)
 	if err != nil {
 		return nil, err
 	}
@@ -477,10 +513,10 @@ func (a *analyser) buildLeftJoin(j *ast.Join) (*fromItem, error) {
 	}
 	jn := &planner.Join{Kind: planner.LeftJoin}
 	var rfilters, rest []expr.Expr
-	if j.On == nil {
-		return nil, sqlerr.New(sqlerr.SyntaxError, "LEFT JOIN requires an ON condition")
+	if on == nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "an outer join requires an ON condition")
 	}
-	cond, err := a.buildCondition(sc, j.On.Expr, "JOIN/ON")
+	cond, err := a.buildCondition(sc, on.Expr, "JOIN/ON")
 	if err != nil {
 		return nil, err
 	}
