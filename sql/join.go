@@ -588,7 +588,7 @@ func (a *analyser) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		}
 		return &fromItem{node: node, sc: sc}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
-		node, err := a.buildQuery(src)
+		node, err := a.fromQuery(src)
 		if err != nil {
 			return nil, err
 		}
@@ -606,8 +606,8 @@ func columnAliases(ts *ast.TableSource) []string {
 	return out
 }
 
-// buildQuery plans a query used as a relation (a derived table, a view).
-func (a *analyser) buildQuery(n ast.ResultSetNode) (planner.Node, error) {
+// fromQuery plans a query used as a relation (a derived table, a view).
+func (a *analyser) fromQuery(n ast.ResultSetNode) (planner.Node, error) {
 	switch n := n.(type) {
 	case *ast.SelectStmt:
 		return a.buildSelect(n)

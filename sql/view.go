@@ -117,11 +117,19 @@ func (a *analyser) viewSource(tn *ast.TableName, alias string) (planner.Node, *s
 	if !ok {
 		return nil, nil, true, sqlerr.New(sqlerr.InternalError, "view %q: stored definition is not CREATE VIEW", v.Name)
 	}
-	sub := &analyser{s: a.s, snap: a.snap, stmt: &stmts[0], viewDepth: a.viewDepth + 1}
 	if alias == "" {
 		alias = v.Name
 	}
-	node, err := sub.viewQuery(cv)
+	// The view is planned by this analyser, so that anything numbered per
+	// statement (parameter types, subqueries' hidden parameters) is shared
+	// with the query using it; only the statement (for ParamIndex and
+	// error positions) is the view's own. A view has no parameters.
+	saved := a.stmt
+	a.stmt = &stmts[0]
+	a.viewDepth++
+	node, err := a.viewQuery(cv)
+	a.viewDepth--
+	a.stmt = saved
 	if err != nil {
 		return nil, nil, true, err
 	}
@@ -139,7 +147,7 @@ func (a *analyser) viewQuery(n *ast.CreateViewStmt) (planner.Node, error) {
 	if !ok {
 		return nil, sqlerr.NotSupported("this view query")
 	}
-	node, err := a.buildQuery(rs)
+	node, err := a.fromQuery(rs)
 	if err != nil {
 		return nil, err
 	}

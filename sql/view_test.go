@@ -57,6 +57,9 @@ func TestViews(t *testing.T) {
 	if got := formatRows(query(t, s, "SELECT x.k FROM (SELECT k FROM vt WHERE k < 3) AS x ORDER BY 1")); got != "1|2" {
 		t.Fatalf("derived table: %s", got)
 	}
+	if got := formatRows(query(t, s, "SELECT n FROM v2 WHERE n > $1", types.NewInt64(20))); got != "30" {
+		t.Fatalf("view with a parameter: %s", got)
+	}
 	wantStmtCode(t, s, "CREATE VIEW v1 AS SELECT 1", sqlerr.DuplicateTable)
 	wantStmtCode(t, s, "CREATE VIEW vt AS SELECT 1", sqlerr.DuplicateTable)
 	wantStmtCode(t, s, "CREATE TABLE v1 (k Int64, PRIMARY KEY (k))", sqlerr.DuplicateTable)
