@@ -188,6 +188,9 @@ func describe(n Node) string {
 	case *Generate:
 		return "Generate " + n.Name
 	}
+	if d, ok := n.(interface{ Describe() string }); ok {
+		return d.Describe()
+	}
 	return fmt.Sprintf("%T", n)
 }
 

@@ -24,6 +24,13 @@ type analyser struct {
 	snap   *catalog.Snapshot
 	stmt   *parser.Statement
 	params []types.Type
+
+	// outer holds the queries enclosing the subquery being planned
+	// (subquery.go); hiddenBase and hiddenN number the parameters that
+	// carry their values.
+	outer      []*outerLevel
+	hiddenBase int
+	hiddenN    int
 }
 
 func (a *analyser) plan() (statementPlan, error) {
@@ -56,7 +63,11 @@ func (a *analyser) plan() (statementPlan, error) {
 		}
 		return &selectPlan{node: node}, nil
 	case *ast.SetOprStmt:
-		return nil, sqlerr.NotSupported("UNION, EXCEPT and INTERSECT")
+		node, err := a.buildSetOpr(n)
+		if err != nil {
+			return nil, err
+		}
+		return &selectPlan{node: node}, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
@@ -151,8 +162,9 @@ func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNod
 	if sc == nil {
 		sc = &scope{}
 	}
-	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex, Replace: replace,
-		Position: a.stmt.Position}
+	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
+	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	e, err := b.Build(n)
 	a.params = b.ParamTypes
 	return e, err

@@ -270,6 +270,15 @@ func exprName(n ast.ExprNode) string {
 		return exprName(n.Expr)
 	case *ast.CaseExpr:
 		return "case"
+	case *ast.ExistsSubqueryExpr:
+		return "exists"
+	case *ast.SubqueryExpr:
+		// PostgreSQL names a scalar subquery after its one column.
+		if sel, ok := n.Query.(*ast.SelectStmt); ok && len(sel.Fields.Fields) == 1 && sel.Fields.Fields[0].WildCard == nil {
+			if name := outputName(sel.Fields.Fields[0]); name != "?column?" {
+				return name
+			}
+		}
 	}
 	return "?column?"
 }
