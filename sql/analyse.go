@@ -31,6 +31,9 @@ type analyser struct {
 	outer      []*outerLevel
 	hiddenBase int
 	hiddenN    int
+	// setOpArm is set while the SELECT of a set operation's arm is
+	// planned: its select list stays untyped (setop.go).
+	setOpArm bool
 }
 
 func (a *analyser) plan() (statementPlan, error) {
@@ -159,13 +162,26 @@ func tableScope(t *catalog.Table, alias string) *scope {
 // build translates an expression in a scope; replace may substitute nodes
 // (aggregates, GROUP BY expressions).
 func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
+	return a.buildMode(sc, n, replace, false)
+}
+
+// buildMode is build; untyped leaves an untyped literal or NULL untyped
+// (the select list of a set operation's arm, whose type the other arms
+// decide).
+func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error), untyped bool) (expr.Expr, error) {
 	if sc == nil {
 		sc = &scope{}
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
-	e, err := b.Build(n)
+	var e expr.Expr
+	var err error
+	if untyped {
+		e, err = b.BuildUntyped(n)
+	} else {
+		e, err = b.Build(n)
+	}
 	a.params = b.ParamTypes
 	return e, err
 }

@@ -21,6 +21,8 @@ import (
 //
 // Hidden columns come last so that callers return row[:visible].
 func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
+	untyped := a.setOpArm
+	a.setOpArm = false
 	switch {
 	case sel.With != nil:
 		return nil, sqlerr.NotSupported("WITH (common table expressions)")
@@ -97,7 +99,7 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 			}
 			continue
 		}
-		e, err := a.build(outScope, f.Expr, replace)
+		e, err := a.buildMode(outScope, f.Expr, replace, untyped)
 		if err != nil {
 			return nil, err
 		}

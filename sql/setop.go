@@ -8,6 +8,7 @@ import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // Set operations: UNION [ALL], EXCEPT [ALL], INTERSECT [ALL].
@@ -47,6 +48,7 @@ func (a *analyser) buildSetList(list *ast.SetOprSelectList) (planner.Node, error
 		switch item := item.(type) {
 		case *ast.SelectStmt:
 			op = item.AfterSetOperator
+			a.setOpArm = true
 			node, err = a.buildSelect(item)
 		case *ast.SetOprSelectList:
 			op = item.AfterSetOperator
@@ -83,6 +85,11 @@ func (a *analyser) buildSetList(list *ast.SetOprSelectList) (planner.Node, error
 			return nil, err
 		}
 	}
+	if len(terms) == 1 && len(list.Selects) == 1 {
+		// A lone arm (a parenthesized SELECT) gets the types a plain
+		// SELECT would give it.
+		return convertArm(node, typedColumns(visibleColumns(node)))
+	}
 	return node, nil
 }
 
@@ -106,6 +113,10 @@ func (a *analyser) combineSetOp(l, r planner.Node, op ast.SetOprType) (planner.N
 		if err != nil {
 			return nil, err
 		}
+		if t.Family == types.Null || t.Family == types.Unknown {
+			// Only NULLs and literals: text, as PostgreSQL resolves them.
+			t = types.TypeUtf8
+		}
 		n.Cols = append(n.Cols, planner.Column{Name: lc[i].Name, Type: t})
 	}
 	var err error
@@ -127,7 +138,17 @@ func convertArm(n planner.Node, cols []planner.Column) (planner.Node, error) {
 	b := &expr.Builder{}
 	for i, c := range cols {
 		ref := &expr.ColumnRef{Index: i, Name: in[i].Name, Typ: in[i].Type}
-		e, err := b.Coerce(ref, c.Type)
+		var e expr.Expr = ref
+		var err error
+		if f := in[i].Type.Family; f == types.Unknown || f == types.Null {
+			// An arm's untyped literal or NULL: a literal that does not
+			// fit the result type fails when it is read, as in a cast.
+			if f == types.Null || c.Type.Family != types.Unknown {
+				e, err = expr.NewCast(ref, c.Type)
+			}
+		} else {
+			e, err = b.Coerce(ref, c.Type)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -144,6 +165,18 @@ func convertArm(n planner.Node, cols []planner.Column) (planner.Node, error) {
 		out[i] = planner.Column{Name: in[i].Name, Type: c.Type}
 	}
 	return &planner.Project{Input: n, Exprs: exprs, Cols: out}, nil
+}
+
+// typedColumns gives untyped columns the type text.
+func typedColumns(cols []planner.Column) []planner.Column {
+	out := make([]planner.Column, len(cols))
+	for i, c := range cols {
+		out[i] = c
+		if f := c.Type.Family; f == types.Null || f == types.Unknown {
+			out[i].Type = types.TypeUtf8
+		}
+	}
+	return out
 }
 
 // setOpOrderLimit applies ORDER BY and LIMIT to a set operation's result.

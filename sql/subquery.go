@@ -107,7 +107,11 @@ func (a *analyser) outerColumn(outer []*outerLevel, c *ast.ColumnNameExpr) (expr
 					continue
 				}
 				if sqlerr.Code(err) == sqlerr.GroupingError {
-					return nil, sqlerr.New(sqlerr.GroupingError, "subquery uses ungrouped column %q from outer query", restore(c))
+					name := c.Name.Name.O
+					if c.Name.Table.O != "" {
+						name = c.Name.Table.O + "." + name
+					}
+					return nil, sqlerr.New(sqlerr.GroupingError, "subquery uses ungrouped column %q from outer query", name)
 				}
 				return nil, err
 			}
@@ -199,7 +203,7 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 			node.Kind = exec.SubAll
 		}
 		op, ok := subqueryCmpOp(n.Op)
-		if !ok {
+		if !ok || op == expr.NullSafeEQ {
 			return nil, sqlerr.NotSupported("operator %s with ANY/ALL", n.Op)
 		}
 		node.Op = op
@@ -209,7 +213,19 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 			return nil, sqlerr.NotSupported("a row compared with ANY/ALL (subquery)")
 		}
 	case *ast.BinaryOperationExpr:
-		return nil, sqlerr.NotSupported("a row compared with a subquery")
+		// (a, b) op (SELECT x, y ...), or the subquery on the left.
+		node.Kind = exec.SubRow
+		op, ok := subqueryCmpOp(n.Op)
+		if !ok {
+			return nil, sqlerr.NotSupported("operator %s between a row and a subquery", n.Op)
+		}
+		l, r := n.L, n.R
+		if _, isSub := unparenExpr(l).(*ast.SubqueryExpr); isSub {
+			l, r, op = r, l, op.Commute()
+		}
+		node.Op = op
+		q = r
+		left = rowItems(l)
 	default:
 		return nil, sqlerr.NotSupported("subquery form %T", n)
 	}
@@ -248,7 +264,7 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 		if node.Typ.Family == types.Unknown {
 			node.Typ = types.TypeUtf8
 		}
-	case exec.SubIn, exec.SubAny, exec.SubAll:
+	case exec.SubIn, exec.SubAny, exec.SubAll, exec.SubRow:
 		if len(cols) > len(left) {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery has too many columns")
 		}
@@ -275,6 +291,16 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 		return &expr.Not{E: node}, nil
 	}
 	return node, nil
+}
+
+func unparenExpr(n ast.ExprNode) ast.ExprNode {
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			return n
+		}
+		n = p.Expr
+	}
 }
 
 // rowItems returns the values of a row expression, or n alone.
@@ -306,6 +332,8 @@ func subqueryCmpOp(op opcode.Op) (expr.CmpOp, bool) {
 		return expr.GT, true
 	case opcode.GE:
 		return expr.GE, true
+	case opcode.NullEQ:
+		return expr.NullSafeEQ, true
 	}
 	return 0, false
 }

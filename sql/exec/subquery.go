@@ -25,6 +25,9 @@ const (
 	SubAny
 	// SubAll is L op ALL (SELECT ...).
 	SubAll
+	// SubRow is (a, b) op (SELECT x, y ...): a row compared with the one
+	// row of a subquery (NULL for none; 21000 for more), as RowCompare.
+	SubRow
 )
 
 // Subquery is an expression node that runs a query plan. Correlated
@@ -97,6 +100,8 @@ func (s *Subquery) String() string {
 		return l + " " + s.Op.String() + " ANY " + sub
 	case SubAll:
 		return l + " " + s.Op.String() + " ALL " + sub
+	case SubRow:
+		return l + " " + s.Op.String() + " " + sub
 	}
 	return sub
 }
@@ -175,6 +180,16 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 		return quantified(res.rows, left, s.Op, true), nil
 	case SubAll:
 		return quantified(res.rows, left, s.Op, false), nil
+	case SubRow:
+		if len(res.rows) == 0 {
+			return types.NullValue, nil
+		}
+		rc := &expr.RowCompare{Op: s.Op, L: make([]expr.Expr, len(left)), R: make([]expr.Expr, len(left))}
+		for i := range left {
+			rc.L[i] = expr.NewConst(left[i])
+			rc.R[i] = expr.NewConst(res.rows[0][i])
+		}
+		return rc.Eval(c, nil)
 	}
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "exec: unknown subquery kind %d", s.Kind)
 }
@@ -319,7 +334,7 @@ func (c *Context) runSubquery(s *Subquery, eval *expr.Context) (*subResult, erro
 		case SubExists:
 			res.rows = append(res.rows, nil)
 			return res, nil
-		case SubScalar:
+		case SubScalar, SubRow:
 			if len(res.rows) > 0 {
 				return nil, sqlerr.New(sqlerr.CardinalityViolation, "more than one row returned by a subquery used as an expression")
 			}
