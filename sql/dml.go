@@ -114,6 +114,15 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (statementPlan, error) {
 				return nil, insertArityError(got, len(p.target))
 			}
 			p.source = node
+		case *ast.SetOprStmt:
+			node, err := a.buildSetOpr(src)
+			if err != nil {
+				return nil, err
+			}
+			if got := len(resultColumns(node.Columns())); got != len(p.target) {
+				return nil, insertArityError(got, len(p.target))
+			}
+			p.source = node
 		default:
 			return nil, sqlerr.NotSupported("this INSERT source")
 		}
