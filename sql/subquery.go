@@ -39,6 +39,19 @@ type outerLevel struct {
 	binds   []expr.Expr
 	slots   []int
 	keys    map[string]int // bind key → slot
+	// inherited are the slots bound by enclosing subqueries that this
+	// subquery (or one inside it) reads: its result depends on them, so
+	// they are part of its cache key.
+	inherited []int
+}
+
+func (lv *outerLevel) inherit(slot int) {
+	for _, s := range lv.inherited {
+		if s == slot {
+			return
+		}
+	}
+	lv.inherited = append(lv.inherited, slot)
 }
 
 // hiddenSlot allocates a parameter number for an outer reference. The
@@ -147,6 +160,9 @@ func (a *analyser) outerColumn(outer []*outerLevel, c *ast.ColumnNameExpr) (expr
 			lv.binds = append(lv.binds, e)
 			lv.slots = append(lv.slots, slot)
 		}
+		for _, inner := range outer[i+1:] {
+			inner.inherit(slot)
+		}
 		return &expr.Param{N: slot, Typ: e.Type()}, nil
 	}
 	return nil, nil
@@ -253,6 +269,7 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 	node.Width = len(cols)
 	node.Binds = lv.binds
 	node.Slots = lv.slots
+	node.Inherited = lv.inherited
 	node.Text = restore(sub.Query)
 
 	switch node.Kind {

@@ -52,8 +52,11 @@ type Subquery struct {
 	L      []expr.Expr // left operands of IN / ANY / ALL (Width of them)
 	Binds  []expr.Expr
 	Slots  []int
-	Typ    types.Type
-	Text   string // the subquery's SQL text, for EXPLAIN
+	// Inherited are parameters bound by enclosing subqueries that this
+	// one reads (at any depth inside): part of the cache key.
+	Inherited []int
+	Typ       types.Type
+	Text      string // the subquery's SQL text, for EXPLAIN
 }
 
 // subCacheMax bounds the outer-value tuples cached per correlated subquery.
@@ -127,6 +130,12 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 	}
 	eval := c
 	var key string
+	var buf []byte
+	for _, n := range s.Inherited {
+		if n <= len(c.Params) {
+			buf = types.AppendGroupKey(buf, c.Params[n-1])
+		}
+	}
 	if len(s.Binds) > 0 {
 		need := len(c.Params)
 		for _, n := range s.Slots {
@@ -134,7 +143,6 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 		}
 		params := make([]types.Value, need)
 		copy(params, c.Params)
-		var buf []byte
 		for i, b := range s.Binds {
 			v, err := b.Eval(c, row)
 			if err != nil {
@@ -143,11 +151,11 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 			params[s.Slots[i]-1] = v
 			buf = types.AppendGroupKey(buf, v)
 		}
-		key = string(buf)
 		nc := *c
 		nc.Params = params
 		eval = &nc
 	}
+	key = string(buf)
 	res, err := ec.subResult(s, key, eval)
 	if err != nil {
 		return types.Value{}, err
