@@ -143,6 +143,7 @@ func explain(n Node, depth int, scanDetail func(*Scan) []string, out *[]string) 
 			*out = append(*out, pad+"  "+l)
 		}
 	}
+	explainSubplans(n, depth, scanDetail, out)
 	for _, c := range n.Children() {
 		explain(c, depth+1, scanDetail, out)
 	}

@@ -2,8 +2,10 @@ package sql
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 
 	"github.com/pivotdb/pivotdb/planner"
@@ -270,7 +272,7 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 	node.Binds = lv.binds
 	node.Slots = lv.slots
 	node.Inherited = lv.inherited
-	node.Text = restore(sub.Query)
+	node.Text = restorePlain(sub.Query)
 
 	switch node.Kind {
 	case exec.SubScalar:
@@ -318,6 +320,16 @@ func unparenExpr(n ast.ExprNode) ast.ExprNode {
 		}
 		n = p.Expr
 	}
+}
+
+// restorePlain renders a node as SQL without quoting names (EXPLAIN).
+func restorePlain(n ast.Node) string {
+	var sb strings.Builder
+	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordUppercase
+	if err := n.Restore(format.NewRestoreCtx(flags, &sb)); err != nil {
+		return restore(n)
+	}
+	return sb.String()
 }
 
 // rowItems returns the values of a row expression, or n alone.

@@ -64,6 +64,9 @@ const subCacheMax = 4096
 
 func (s *Subquery) Type() types.Type { return s.Typ }
 
+// SubPlan returns the plan for EXPLAIN (planner.SubPlanner).
+func (s *Subquery) SubPlan() planner.Node { return s.Plan }
+
 func (s *Subquery) Children() []expr.Expr {
 	out := make([]expr.Expr, 0, len(s.L)+len(s.Binds))
 	return append(append(out, s.L...), s.Binds...)
