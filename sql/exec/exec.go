@@ -29,6 +29,13 @@ type Context struct {
 	// (range_expansion_limit).
 	RangeLimit int
 
+	// SubReader, when set, is what subqueries read instead of Reader: a
+	// writing statement gives them a view of its transaction as of the
+	// statement's start, so that they do not see its own writes (as in
+	// PostgreSQL, where a statement's subqueries read its snapshot). It is
+	// read by one goroutine at a time.
+	SubReader storage.Reader
+
 	// sub caches subquery results for the statement; Build creates it.
 	sub *subState
 }

@@ -112,6 +112,18 @@ func (s *Subquery) String() string {
 	return sub
 }
 
+// HasSubquery reports whether e contains a subquery.
+func HasSubquery(e expr.Expr) bool {
+	found := false
+	expr.Walk(e, func(x expr.Expr) bool {
+		if _, ok := x.(*Subquery); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // subResult is the materialized result of one run of a subquery.
 type subResult struct {
 	rows []expr.Row // Width columns each; for EXISTS at most one row
@@ -324,6 +336,10 @@ func (c *Context) subResult(s *Subquery, key string, eval *expr.Context) (*subRe
 
 func (c *Context) runSubquery(s *Subquery, eval *expr.Context) (*subResult, error) {
 	sc := *c
+	if c.SubReader != nil {
+		sc.Reader = c.SubReader
+		sc.Concurrent = false
+	}
 	ev := *eval
 	ev.Exec = &sc
 	sc.Eval = &ev
