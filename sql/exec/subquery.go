@@ -59,8 +59,12 @@ type Subquery struct {
 	Text      string // the subquery's SQL text, for EXPLAIN
 }
 
-// subCacheMax bounds the outer-value tuples cached per correlated subquery.
-const subCacheMax = 4096
+// subCacheMax bounds the outer-value tuples cached per correlated subquery,
+// subCacheRows the result rows cached per statement (memory).
+const (
+	subCacheMax  = 4096
+	subCacheRows = 1 << 20
+)
 
 func (s *Subquery) Type() types.Type { return s.Typ }
 
@@ -136,6 +140,7 @@ type subResult struct {
 type subState struct {
 	mu    sync.Mutex
 	cache map[*Subquery]map[string]*subResult
+	rows  int // result rows held by cache
 }
 
 func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
@@ -326,8 +331,11 @@ func (c *Context) subResult(s *Subquery, key string, eval *expr.Context) (*subRe
 			m = map[string]*subResult{}
 			st.cache[s] = m
 		}
-		if len(m) < subCacheMax {
+		// An uncorrelated result is always kept: it serves every row.
+		uncorrelated := len(s.Binds) == 0 && len(s.Inherited) == 0
+		if uncorrelated || (len(m) < subCacheMax && st.rows+len(r.rows) <= subCacheRows) {
 			m[key] = r
+			st.rows += len(r.rows)
 		}
 		st.mu.Unlock()
 	}
