@@ -70,6 +70,12 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Discard, err = s.parseDiscard()
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
+		case "create", "drop", "reindex":
+			var ist Statement
+			if ist, handled, err = s.indexStatement(); handled && err == nil {
+				ist.Text, ist.Offset = stmt.Text, stmt.Offset
+				stmt = ist
+			}
 		case "alter":
 			stmt.Settings, handled, err = s.alterSettings()
 			if !handled && err == nil {

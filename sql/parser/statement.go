@@ -38,14 +38,17 @@ type Statement struct {
 	// order, so $1 used twice has two markers that both map to 1.
 	ParamIndex []int
 
-	Settings   *AlterSettings
-	Reshard    *Reshard
-	Set        *SetVar
-	Show       *ShowVar
-	Reset      *ResetVar
-	Txn        *TxnStmt
-	Deallocate *Deallocate
-	Discard    *Discard
+	Settings    *AlterSettings
+	Reshard     *Reshard
+	DropIndex   *DropIndex
+	Reindex     *Reindex
+	Unsupported *Unsupported
+	Set         *SetVar
+	Show        *ShowVar
+	Reset       *ResetVar
+	Txn         *TxnStmt
+	Deallocate  *Deallocate
+	Discard     *Discard
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
