@@ -478,6 +478,10 @@ func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 		}
 	}
 	scan.Ranges = planner.CompileRanges(scan.Table, cond, byIndex)
+	scan.Index, scan.IndexEntries, scan.IndexRanges = nil, nil, nil
+	if ic, ok := planner.ChooseIndex(scan.Table, cond, scan.Ranges); ok {
+		scan.Index, scan.IndexEntries, scan.IndexRanges = ic.Index, ic.Entries, ic.Ranges
+	}
 	return nil
 }
 
