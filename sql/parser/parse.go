@@ -102,6 +102,9 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		ok, err = r.alterTable()
 	}
 	if !ok {
+		ok, err = r.insertOr()
+	}
+	if !ok {
 		ok, err = r.upsertStatement()
 		stmt.Upsert = ok
 	}
