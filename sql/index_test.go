@@ -460,3 +460,67 @@ func TestIndexConcurrentCreate(t *testing.T) {
 	wg.Wait()
 	checkIndexes(t, e)
 }
+
+// TestIndexTTL checks that reads through an index hide expired rows, that
+// an expired row does not hold its unique value, and that the TTL runner
+// erases index entries with their rows.
+func TestIndexTTL(t *testing.T) {
+	clock := newTestClock(time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC))
+	e := ttlEngine(t, clock, 0)
+	s := testSession(t, e)
+	query(t, s, `CREATE TABLE t (id Int64, ts Timestamp, v Int64, PRIMARY KEY (id), INDEX tv GLOBAL UNIQUE SYNC ON (v)) WITH (TTL = Interval("PT1H") ON ts)`)
+	ins := func(id int64, ago time.Duration, v int64) {
+		query(t, s, "UPSERT INTO t (id, ts, v) VALUES ($1, $2, $3)",
+			types.NewInt64(id), types.NewTimestamp(clock.micros(-ago)), types.NewInt64(v))
+	}
+	ins(1, 30*time.Minute, 10)
+	ins(2, 2*time.Hour, 20) // expired
+	ins(3, 0, 30)
+	wantIDs(t, s, "SELECT id FROM t WHERE v IN (10, 20, 30) ORDER BY id", 1, 3)
+	wantIDs(t, s, "SELECT id FROM t WHERE v = 20")
+	// The expired row's unique value is free.
+	ins(4, 0, 20)
+	wantIDs(t, s, "SELECT id FROM t WHERE v = 20", 4)
+	clock.Advance(45 * time.Minute) // row 1 expires too
+	wantIDs(t, s, "SELECT id FROM t WHERE v >= 10 ORDER BY id", 3, 4)
+	if n := e.RunTTL(); n != 2 {
+		t.Fatalf("TTL erased %d rows, want 2", n)
+	}
+	checkIndexes(t, e)
+	wantIDs(t, s, "SELECT id FROM t WHERE v >= 10 ORDER BY id", 3, 4)
+}
+
+// TestHiddenKeySpread checks the hidden key of a table without PRIMARY KEY
+// (design.md §3.2): it is not visible, cannot be written, and spreads
+// inserts over every shard instead of piling them onto the last one.
+func TestHiddenKeySpread(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE h (a Int32, b Utf8) WITH (UNIFORM_PARTITIONS = 4)")
+	for i := 0; i < 20; i++ {
+		var vals []string
+		for j := 0; j < 20; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, 'v')", i*20+j))
+		}
+		query(t, s, "INSERT INTO h VALUES "+strings.Join(vals, ", "))
+	}
+	rows := query(t, s, "SELECT row_count FROM sys.partitions WHERE table_name = 'h' ORDER BY partition_index")
+	if len(rows) != 4 {
+		t.Fatalf("%d shards, want 4", len(rows))
+	}
+	for k, r := range rows {
+		// 400 uniform keys: each quarter gets 100 ± 9; under 50 is a
+		// six-sigma event, not a bad draw.
+		if n := r[0].Int(); n < 50 {
+			t.Errorf("shard %d holds %d of 400 rows: the hidden key does not spread inserts", k, n)
+		}
+	}
+	if got := query(t, s, "SELECT * FROM h WHERE a = 1"); len(got) != 1 || len(got[0]) != 2 {
+		t.Fatalf("SELECT * shows %v", got)
+	}
+	_, err := tryQuery(s, "INSERT INTO h (__pivot_rowid, a) VALUES (1, 1)")
+	wantCode(t, err, sqlerr.UndefinedColumn)
+	if show := query(t, s, "SHOW CREATE TABLE h")[0][1].Str(); strings.Contains(show, "pivot_rowid") {
+		t.Fatalf("SHOW CREATE TABLE shows the hidden key:\n%s", show)
+	}
+}
