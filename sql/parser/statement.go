@@ -5,7 +5,8 @@ import (
 )
 
 // Statement is one parsed statement of a script. Exactly one of AST,
-// Settings, Set, Show, Reset, Txn, Deallocate and Discard is set.
+// Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
+// DropIndex, Reindex and Unsupported is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
