@@ -524,3 +524,35 @@ func TestHiddenKeySpread(t *testing.T) {
 		t.Fatalf("SHOW CREATE TABLE shows the hidden key:\n%s", show)
 	}
 }
+
+// TestIndexRestart checks that indexes survive a restart: the catalog
+// reloads them and their shard maps, and reads and writes use them.
+func TestIndexRestart(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *Engine {
+		e, err := Open(Options{DataDir: dir, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := open()
+	s, err := e.NewSession("pivotdb", "pivotdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	query(t, s, "CREATE TABLE t (id Int64, a Int32, PRIMARY KEY (id))")
+	query(t, s, "INSERT INTO t VALUES (1, 5), (2, 6)")
+	query(t, s, "CREATE UNIQUE INDEX ta ON t (a)")
+	s.Close()
+	e.Close()
+
+	e = open()
+	defer e.Close()
+	s = testSession(t, e)
+	query(t, s, "INSERT INTO t VALUES (3, 7)")
+	_, err = tryQuery(s, "INSERT INTO t VALUES (4, 5)")
+	wantCode(t, err, sqlerr.UniqueViolation)
+	wantIDs(t, s, "SELECT id FROM t WHERE a IN (5, 7) ORDER BY id", 1, 3)
+	checkIndexes(t, e)
+}

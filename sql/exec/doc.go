@@ -5,6 +5,11 @@
 // Rows returned by Next are owned by the caller only until the next call:
 // operators that keep rows (Sort, Aggregate, Distinct) copy them.
 //
+// Index scans (indexscan.go): a Scan with an Index reads the index's entry
+// ranges, then each row by primary key, on one storage snapshot when
+// reading committed data; rows come in index order and are checked against
+// TTL and the whole condition like any scan's.
+//
 // TTL: scans skip rows expired under their table's TTL at the statement's
 // time (Context.Now; package sql/ttl), so no reader above sees them.
 //
