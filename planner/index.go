@@ -30,6 +30,11 @@ func (p *RangeProgram) FirstKeyConstraint() Constraint {
 	if p == nil {
 		return ConstraintNone
 	}
+	if p.point != nil {
+		// A point lookup by a key prefix, computed key columns included
+		// (a hash-sharded table's `key = $1` fixes hash = f(key) too).
+		return ConstraintEq
+	}
 	g := grade(p.captured)
 	if p.approx != nil {
 		g = max(g, grade(p.approx))
