@@ -57,6 +57,14 @@ func (a *analyser) plan() (statementPlan, error) {
 		return &alterSettingsPlan{stmt: st.Settings}, nil
 	case st.Reshard != nil:
 		return a.planReshard(st.Reshard)
+	case st.DropIndex != nil:
+		return &dropIndexPlan{stmt: st.DropIndex}, nil
+	case st.Reindex != nil:
+		return &reindexPlan{stmt: st.Reindex}, nil
+	case st.Unsupported != nil:
+		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+			Message: st.Unsupported.What + " is not supported",
+			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
@@ -81,6 +89,8 @@ func (a *analyser) plan() (statementPlan, error) {
 		return a.planDelete(n)
 	case *ast.CreateTableStmt:
 		return a.planCreateTable(n)
+	case *ast.CreateIndexStmt:
+		return a.planCreateIndex(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
 			return &dropViewPlan{stmt: n}, nil
