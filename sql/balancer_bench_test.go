@@ -17,7 +17,10 @@ import (
 	"github.com/pivotdb/pivotdb/storage"
 )
 
-var stormPhase = flag.Duration("storm-phase", time.Second, "length of each phase of BenchmarkSplitStormRatio")
+var (
+	stormPhase = flag.Duration("storm-phase", time.Second, "length of each phase of BenchmarkSplitStormRatio")
+	stormPause = flag.Duration("storm-pause", 0, "pause after each split and merge pair of BenchmarkSplitStormRatio (0: back to back)")
+)
 
 // BenchmarkWritesDuringSplitStorm measures single-row UPSERT throughput
 // through sessions (4 per CPU) on a table of 20k rows in 4 shards, quiet and
@@ -140,7 +143,7 @@ func benchSplitStorm(b *testing.B, sync bool, pause time.Duration) {
 // (single-row UPSERTs, synced commits) for four phases of
 // -storm-phase each, alternating quiet and storm (a split at a random key
 // and the merge back, back to back, on another goroutine), so that drift
-// of the machine cancels out. It reports both rates, the storm's reshapes
+// of the machine cancels out (-storm-pause paces the storm). It reports both rates, the storm's reshapes
 // per second and their ratio (storm-ratio, the target is >= 0.8).
 func BenchmarkSplitStormRatio(b *testing.B) {
 	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -206,6 +209,9 @@ func BenchmarkSplitStormRatio(b *testing.B) {
 				defer wg.Done()
 				r := rand.New(rand.NewPCG(1, 2))
 				for !stop.Load() {
+					if *stormPause > 0 {
+						time.Sleep(*stormPause)
+					}
 					pivot := encodePivots(tbl, [][]types.Value{{types.NewInt64(r.Int64N(rows))}})[0]
 					sm := e.shards.Map(tbl.ID)
 					if k := sm.Find(pivot); k < 0 || string(sm.Shard(k).Span.Start) == string(pivot) {
