@@ -153,6 +153,7 @@ func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNod
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex, Replace: replace,
 		Position: a.stmt.Position}
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
 	e, err := b.Build(n)
 	a.params = b.ParamTypes
 	return e, err
@@ -202,6 +203,9 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
+	if !ok && lookupVirtualTable(tn) != nil {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
+	}
 	if !ok {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}

@@ -3,6 +3,7 @@ package parser
 import (
 	"strings"
 
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -166,6 +167,11 @@ var notCallee = map[string]bool{
 	"return": true, "end": true,
 }
 
+// valueFuncs are SQL's functions called without parentheses that MySQL's
+// grammar does not know as such (it knows current_user and the clock
+// functions).
+var valueFuncs = map[string]bool{"session_user": true, "current_catalog": true, "current_schema": true, "current_role": true}
+
 // item emits the item at i (an operand with its casts, or an operator or
 // keyword) and returns the index after it.
 func (r *rewriter) item(i, hi int) (int, error) {
@@ -173,8 +179,20 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	t := s.toks[i]
 	switch t.kind {
 	case tkIdent:
+		switch {
+		case s.isWord(i, "operator") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
+			return r.operatorCall(i)
+		case s.isWord(i, "collate"):
+			return r.collate(i, hi)
+		}
 		if notCallee[strings.ToLower(s.text(i))] {
 			r.plain(i)
+			return i + 1, nil
+		}
+		if valueFuncs[strings.ToLower(s.text(i))] && !s.isOp(i+1, "(") && !s.isOp(i+1, ".") && (i == 0 || !s.isOp(i-1, ".")) {
+			// session_user is a call without parentheses in SQL.
+			r.plain(i)
+			r.syn("()", i, true, false)
 			return i + 1, nil
 		}
 		return r.operand(i, hi)
@@ -187,6 +205,10 @@ func (r *rewriter) item(i, hi int) (int, error) {
 		case "::":
 			// A cast with nothing castable before it.
 			return 0, s.errAtTok(i)
+		case "~", "!":
+			if op, next := s.regexOpAt(i, hi); op != "" && r.afterOperand(i) {
+				return next, r.regexOp(op, i, next-1)
+			}
 		}
 	}
 	r.plain(i)
@@ -197,6 +219,9 @@ func (r *rewriter) item(i, hi int) (int, error) {
 type cast struct {
 	tok int // the "::" token
 	t   types.Type
+	// reg, when set, names an object-identifier type (regclass, oid, ...):
+	// the cast becomes RegCastFunc.
+	reg string
 }
 
 // operand emits the primary expression at i — a literal, a parameter, an
@@ -233,6 +258,11 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	bodyEnd := end
 	var casts []cast
 	for end < hi && s.isOp(end, "::") {
+		if reg, next, ok := s.regTypeAt(end+1, hi); ok {
+			casts = append(casts, cast{tok: end, reg: reg})
+			end = next
+			continue
+		}
 		t, next, err := s.parseTypeAt(end+1, hi)
 		if err != nil {
 			return 0, err
@@ -240,8 +270,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		casts = append(casts, cast{tok: end, t: t})
 		end = next
 	}
-	for range casts {
-		r.syn(CastFunc+"(", i, false, true)
+	for k := len(casts) - 1; k >= 0; k-- {
+		if casts[k].reg != "" {
+			r.syn(RegCastFunc+"(", i, false, true)
+		} else {
+			r.syn(CastFunc+"(", i, false, true)
+		}
 	}
 	var err error
 	switch {
@@ -252,7 +286,13 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	case call >= 0 && call == i+1 && s.isWord(i, "cast"):
 		err = r.castCall(i)
 	case call >= 0:
-		for k := i; k < call; k++ {
+		k := i
+		// pg_catalog.f(...) is f(...): every built-in function lives in
+		// pg_catalog, and psql qualifies the ones it calls.
+		if call == i+3 && s.isWord(i, "pg_catalog") {
+			k = i + 2
+		}
+		for ; k < call; k++ {
 			r.plain(k)
 		}
 		err = r.group(call)
@@ -267,6 +307,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		return 0, err
 	}
 	for _, c := range casts {
+		if c.reg != "" {
+			r.syn(",", c.tok, true, false)
+			r.syn(sqlQuote(c.reg), c.tok, false, false)
+			r.syn(")", c.tok, true, false)
+			continue
+		}
 		r.castTail(c.t, c.tok, c.tok)
 	}
 	// Spacing after the operand follows the original text after its last
@@ -325,4 +371,104 @@ func (r *rewriter) castCall(i int) error {
 	}
 	r.castTail(t, as+1, close)
 	return nil
+}
+
+// regexOpAt reads PostgreSQL's regular-expression match operators ~, !~,
+// ~* and !~* (lexed as adjacent one-byte tokens) at i.
+func (s *stmtToks) regexOpAt(i, hi int) (string, int) {
+	op := ""
+	j := i
+	for j < hi && len(op) < 3 && (j == i || s.toks[j].start == s.toks[j-1].end) &&
+		(s.isOp(j, "!") || s.isOp(j, "~") || s.isOp(j, "*")) {
+		op += s.text(j)
+		j++
+	}
+	for len(op) > 0 {
+		switch op {
+		case "~", "!~", "~*", "!~*":
+			return op, i + len(op)
+		}
+		op = op[:len(op)-1]
+	}
+	return "", i
+}
+
+// afterOperand reports whether token i follows an operand, so that ~ there
+// is the binary match operator and not bitwise NOT.
+func (r *rewriter) afterOperand(i int) bool {
+	s := r.s
+	if i == 0 {
+		return false
+	}
+	p := i - 1
+	switch s.toks[p].kind {
+	case tkString, tkNumber, tkParam, tkQuotedIdent:
+		return true
+	case tkIdent:
+		return !notCallee[strings.ToLower(s.text(p))]
+	case tkOp:
+		return s.isOp(p, ")")
+	}
+	return false
+}
+
+// regexOp emits a regular-expression match operator (tokens first..last)
+// as MySQL's REGEXP, which the expression builder evaluates with
+// PostgreSQL's meaning (see sql/expr). REGEXP binds like a comparison,
+// PostgreSQL's ~ a little tighter; the two differ only for operands with
+// unparenthesised arithmetic or || on both sides of a comparison, which
+// catalog queries do not write.
+func (r *rewriter) regexOp(op string, first, last int) error {
+	switch op {
+	case "~":
+		r.syn("REGEXP", first, false, false)
+	case "!~":
+		r.syn("NOT REGEXP", first, false, false)
+	default:
+		return errAt(sqlerr.FeatureNotSupported, r.s.start(first), "case-insensitive regular expression match (%s) is not supported yet", op)
+	}
+	r.lastTok = last
+	return nil
+}
+
+// operatorCall emits OPERATOR(schema.op), PostgreSQL's qualified operator
+// syntax that psql uses (OPERATOR(pg_catalog.~)), as the bare operator.
+func (r *rewriter) operatorCall(i int) (int, error) {
+	s := r.s
+	open := i + 1
+	close := int(s.match[open])
+	k := open + 1
+	if s.isWord(k, "pg_catalog") && s.isOp(k+1, ".") {
+		k += 2
+	}
+	if k >= close {
+		return 0, s.errAtTok(close)
+	}
+	if op, next := s.regexOpAt(k, close); op != "" && next == close {
+		return close + 1, r.regexOp(op, k, close)
+	}
+	switch op := s.text(k); {
+	case k+1 == close && s.toks[k].kind == tkOp && op != "(" && op != ")" && op != ",":
+		r.plain(k)
+		r.lastTok = close
+		return close + 1, nil
+	}
+	return 0, s.errAtTok(k)
+}
+
+// collate drops a COLLATE clause. PivotDB compares strings byte by byte
+// (PostgreSQL's "C" collation) whatever the clause names; psql adds
+// COLLATE pg_catalog.default to its name patterns.
+func (r *rewriter) collate(i, hi int) (int, error) {
+	s := r.s
+	j := i + 1
+	// "C" is a string token in YQL's spelling; as a collation it is a name.
+	if j < hi && (s.isKind(j, tkIdent) || s.isKind(j, tkQuotedIdent) || s.isKind(j, tkString)) {
+		j++
+		for j+1 < hi && s.isOp(j, ".") && (s.isKind(j+1, tkIdent) || s.isKind(j+1, tkQuotedIdent)) {
+			j += 2
+		}
+		return j, nil
+	}
+	return 0, s.errAtTok(j)
 }
