@@ -70,6 +70,11 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Discard, err = s.parseDiscard()
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
+		case "copy":
+			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
+			// loads data with multi-row INSERT/UPSERT instead.
+			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
+				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
 			stmt.Settings, handled, err = s.alterSettings()
 			if !handled && err == nil {

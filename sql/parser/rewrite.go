@@ -172,6 +172,9 @@ var notCallee = map[string]bool{
 // functions).
 var valueFuncs = map[string]bool{"session_user": true, "current_catalog": true, "current_schema": true, "current_role": true}
 
+// tableNameAfter are the words after which only a table name can stand.
+var tableNameAfter = map[string]bool{"from": true, "join": true, "into": true, "update": true, "table": true}
+
 // item emits the item at i (an operand with its casts, or an operator or
 // keyword) and returns the index after it.
 func (r *rewriter) item(i, hi int) (int, error) {
@@ -196,7 +199,16 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return i + 1, nil
 		}
 		return r.operand(i, hi)
-	case tkQuotedIdent, tkString, tkBitString, tkNumber, tkParam:
+	case tkString:
+		if s.src[t.start] == '"' && s.prevWordIn(i, tableNameAfter) {
+			// FROM "t": a double-quoted string where only a table name can
+			// stand is PostgreSQL's quoted identifier (drivers quote table
+			// names: pgx's CopyFrom describes SELECT ... FROM "t").
+			r.emit(i, backquote(strings.ReplaceAll(s.strs[t.aux], "`", "``")))
+			return i + 1, nil
+		}
+		return r.operand(i, hi)
+	case tkQuotedIdent, tkBitString, tkNumber, tkParam:
 		return r.operand(i, hi)
 	case tkOp:
 		switch s.text(i) {
