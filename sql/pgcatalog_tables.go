@@ -218,6 +218,7 @@ var pgCatalogTables = []*virtualTable{
 	{schema: "pg_catalog", name: "pg_publication", cols: cols("oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool"), rows: empty},
 	{schema: "pg_catalog", name: "pg_publication_rel", cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs array"), rows: empty},
 	{schema: "pg_catalog", name: "pg_extension", cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig array, extcondition array"), rows: empty},
+	{schema: "pg_catalog", name: "pg_depend", cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
 	{schema: "pg_catalog", name: "pg_foreign_table", cols: cols("ftrelid oid, ftserver oid, ftoptions array"), rows: empty},
 	{schema: "pg_catalog", name: "pg_partitioned_table", cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs array, partclass array, partcollation array, partexprs text"), rows: empty},
 	{schema: "pg_catalog", name: "pg_tables", cols: pgTablesCols, rows: func(v *catalogView) [][]types.Value {

@@ -173,11 +173,28 @@ func init() {
 			}
 			return types.NewUtf8(strings.Join(out, a[1].Str())), nil
 		})},
-		parser.RegCastFunc: {2, 2, []types.Type{tText, tText}, buildRegCast},
+		// PivotDB has no table partitioning in PostgreSQL's sense (a table
+		// is one relation however many shards it has): a relation's only
+		// ancestor is itself. PostgreSQL's version returns a set; the one
+		// row is the value.
+		"pg_partition_ancestors": {1, 1, []types.Type{tOID}, perRow("pg_partition_ancestors", tOID, func(a []types.Value) (types.Value, error) {
+			return types.NewInt64(a[0].Int()), nil
+		})},
+		// There are no publications (logical replication).
+		"pg_relation_is_publishable": {1, 1, []types.Type{tOID}, perRow("pg_relation_is_publishable", tBool, func(a []types.Value) (types.Value, error) {
+			return types.NewBool(false), nil
+		})},
+		// There are no extended statistics objects or triggers to describe:
+		// for any OID the answer is NULL, as PostgreSQL's for a missing one.
+		"pg_get_statisticsobjdef_columns": {1, 1, []types.Type{tOID}, noObject},
+		"pg_get_triggerdef":               {1, 2, []types.Type{tOID, tBool}, noObject},
+		parser.RegCastFunc:                {2, 2, []types.Type{tText, tText}, buildRegCast},
 	}
 }
 
 func noComment(*catalogView, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }
+
+func noObject(*catalogView, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }
 
 // sessionFunc resolves name for the expression builder (Builder.Funcs).
 func (a *analyser) sessionFunc(b *expr.Builder, name string, args []expr.Expr) (expr.Expr, bool, error) {
