@@ -3,7 +3,6 @@ package parser
 import (
 	"strings"
 
-	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -184,7 +183,7 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	case tkIdent:
 		switch {
 		case s.isWord(i, "operator") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
-			return r.operatorCall(i)
+			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
 		}
@@ -219,7 +218,7 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return 0, s.errAtTok(i)
 		case "~", "!":
 			if op, next := s.regexOpAt(i, hi); op != "" && r.afterOperand(i) {
-				return next, r.regexOp(op, i, next-1)
+				return r.regexOp(op, i, next-1, hi)
 			}
 		}
 	}
@@ -426,26 +425,39 @@ func (r *rewriter) afterOperand(i int) bool {
 
 // regexOp emits a regular-expression match operator (tokens first..last)
 // as MySQL's REGEXP, which the expression builder evaluates with
-// PostgreSQL's meaning (see sql/expr). REGEXP binds like a comparison,
-// PostgreSQL's ~ a little tighter; the two differ only for operands with
-// unparenthesised arithmetic or || on both sides of a comparison, which
-// catalog queries do not write.
-func (r *rewriter) regexOp(op string, first, last int) error {
-	switch op {
-	case "~":
-		r.syn("REGEXP", first, false, false)
-	case "!~":
-		r.syn("NOT REGEXP", first, false, false)
-	default:
-		return errAt(sqlerr.FeatureNotSupported, r.s.start(first), "case-insensitive regular expression match (%s) is not supported yet", op)
+// PostgreSQL's meaning (see sql/expr), and returns the index after what it
+// consumed. The case-insensitive ~* and !~* prefix the pattern with RE2's
+// (?i) flag, which applies to the whole pattern from its start: the
+// operand after the operator is wrapped as concat('(?i)', operand).
+// REGEXP binds like a comparison, PostgreSQL's ~ a little tighter; the two
+// differ only for operands with unparenthesised arithmetic or || on both
+// sides of a comparison, which catalog queries do not write.
+func (r *rewriter) regexOp(op string, first, last, hi int) (int, error) {
+	kw := "REGEXP"
+	if strings.HasPrefix(op, "!") {
+		kw = "NOT REGEXP"
 	}
+	r.syn(kw, first, false, false)
 	r.lastTok = last
-	return nil
+	if !strings.HasSuffix(op, "*") {
+		return last + 1, nil
+	}
+	if last+1 >= hi {
+		return 0, r.s.errAtTok(last + 1)
+	}
+	r.syn("concat('(?i)',", last, false, false)
+	next, err := r.item(last+1, hi)
+	if err != nil {
+		return 0, err
+	}
+	r.syn(")", next-1, true, false)
+	r.lastTok = next - 1
+	return next, nil
 }
 
 // operatorCall emits OPERATOR(schema.op), PostgreSQL's qualified operator
 // syntax that psql uses (OPERATOR(pg_catalog.~)), as the bare operator.
-func (r *rewriter) operatorCall(i int) (int, error) {
+func (r *rewriter) operatorCall(i, hi int) (int, error) {
 	s := r.s
 	open := i + 1
 	close := int(s.match[open])
@@ -457,7 +469,7 @@ func (r *rewriter) operatorCall(i int) (int, error) {
 		return 0, s.errAtTok(close)
 	}
 	if op, next := s.regexOpAt(k, close); op != "" && next == close {
-		return close + 1, r.regexOp(op, k, close)
+		return r.regexOp(op, k, close, hi)
 	}
 	switch op := s.text(k); {
 	case k+1 == close && s.toks[k].kind == tkOp && op != "(" && op != ")" && op != ",":
