@@ -15,6 +15,13 @@ import (
 //   - YQL typed literals Date("...") and PostgreSQL's DATE '...' become
 //     pivot_cast('...', 'Date');
 //   - == becomes =;
+//   - PostgreSQL's catalog-query spellings: a ~ b / !~ / ~* / !~* become
+//     REGEXP (regexOp), OPERATOR(pg_catalog.op) the bare operator,
+//     COLLATE clauses are dropped, pg_catalog.f(...) becomes f(...),
+//     x::regclass (and the other object-identifier types) becomes
+//     pivot_regcast(x, 'regclass'), bare session_user becomes a call, and a
+//     double-quoted string after FROM/JOIN/INTO/UPDATE/TABLE is a quoted
+//     table name;
 //   - the reserved words key, index, order and group are backtick-quoted
 //     where they are column names (see identText);
 //   - column types in CREATE TABLE / ALTER TABLE become
