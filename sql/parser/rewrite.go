@@ -22,6 +22,7 @@ import (
 //     pivot_regcast(x, 'regclass'), bare session_user becomes a call, and a
 //     double-quoted string after FROM/JOIN/INTO/UPDATE/TABLE is a quoted
 //     table name;
+//   - an empty IN list, IN (), becomes IN (pivot_empty_list());
 //   - the reserved words key, index, order and group are backtick-quoted
 //     where they are column names (see identText);
 //   - column types in CREATE TABLE / ALTER TABLE become
@@ -193,6 +194,16 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
+		}
+		if strings.EqualFold(s.text(i), "in") && s.isOp(i+1, "(") && s.isOp(i+2, ")") {
+			// SQLite's empty list, x IN (): MySQL's grammar has no
+			// empty list, so it is spelled IN (pivot_empty_list()),
+			// which the expression builder knows (always false).
+			r.plain(i)
+			r.plain(i + 1)
+			r.syn("pivot_empty_list()", i+1, true, true)
+			r.plain(i + 2)
+			return i + 3, nil
 		}
 		if notCallee[strings.ToLower(s.text(i))] {
 			r.plain(i)
