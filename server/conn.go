@@ -52,8 +52,14 @@ const directWriteTimeout = time.Second
 // conn is one client connection. Everything except mu's fields is owned by
 // the connection's goroutine.
 type conn struct {
-	srv    *Server
+	srv *Server
+	// nc is the connection the protocol runs on: the socket, or a TLS
+	// connection over it once SSLRequest succeeded. Only the connection's
+	// goroutine replaces it, during startup; other goroutines close raw,
+	// which ends either.
 	nc     net.Conn
+	raw    net.Conn
+	tls    bool // nc is TLS
 	log    *slog.Logger
 	pid    uint32
 	secret []byte // set during startup, before the key is published
@@ -84,6 +90,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
 	return &conn{
 		srv:     s,
 		nc:      nc,
+		raw:     nc,
 		log:     s.log.With("pid", pid, "remote", nc.RemoteAddr().String()),
 		pid:     pid,
 		ctx:     cctx,
@@ -214,9 +221,9 @@ func (c *conn) endIfIdle() {
 	switch prev {
 	case stateIdle:
 		c.writeDirect(adminShutdown())
-		c.nc.Close()
+		c.raw.Close()
 	case stateStartup:
-		c.nc.Close()
+		c.raw.Close()
 	}
 }
 
@@ -227,7 +234,7 @@ func (c *conn) forceClose() {
 	c.state = stateClosed
 	c.mu.Unlock()
 	c.cancel(errShutdown)
-	c.nc.Close()
+	c.raw.Close()
 }
 
 // setRunning records the cancel function of the statement now running (nil

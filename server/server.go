@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -37,6 +38,23 @@ type Config struct {
 	// Logger receives connection errors and recovered panics. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// TLS, when set, is offered to clients that send SSLRequest (answered
+	// 'S'); without it SSLRequest is answered 'N'. Clients that do not ask
+	// for TLS are still served in the clear, as PostgreSQL's default "host"
+	// lines do; libpq's sslmode=require is how a client insists.
+	TLS *tls.Config
+	// Auth selects how clients authenticate: AuthTrust (the zero value)
+	// admits every user, AuthSCRAM makes every connection prove its
+	// password with SCRAM-SHA-256 against Passwords.
+	Auth AuthMethod
+	// Passwords looks up the stored SCRAM verifiers; required with
+	// AuthSCRAM. FromSQL's engine provides it.
+	Passwords PasswordStore
+	// MaxConnections caps the connections served at once; one more gets
+	// FATAL 53300 during startup. Zero means no cap. CancelRequest
+	// connections are never refused by it, so that a full server can still
+	// be told to cancel.
+	MaxConnections int
 }
 
 func (c Config) withDefaults() Config {

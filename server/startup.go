@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -84,13 +85,33 @@ func (c *conn) startup() bool {
 	}
 }
 
-// negotiateTLS answers an SSLRequest. TLS is not configured yet, so the
-// answer is 'N' and the client continues in the clear; when Config gains a
-// certificate this is where 'S' is written and c.nc wrapped in tls.Server
-// before the next startup packet is read.
+// negotiateTLS answers an SSLRequest: 'N' without a certificate (the
+// client continues in the clear or gives up, as its sslmode says), else 'S'
+// followed by the TLS handshake on the raw socket.
+//
+// Nothing after the SSLRequest has been read yet (startup packets are read
+// unbuffered), so bytes a client pipelined in plaintext after its
+// SSLRequest reach the TLS handshake, which rejects them, and are never
+// taken as a startup packet: that is PostgreSQL's defence against a
+// man-in-the-middle injecting plaintext before the handshake
+// (CVE-2021-23214).
 func (c *conn) negotiateTLS() error {
-	_, err := c.nc.Write([]byte{'N'})
-	return err
+	cfg := c.srv.cfg.TLS
+	if cfg == nil {
+		_, err := c.nc.Write([]byte{'N'})
+		return err
+	}
+	if _, err := c.nc.Write([]byte{'S'}); err != nil {
+		return err
+	}
+	tc := tls.Server(c.nc, cfg)
+	if err := tc.Handshake(); err != nil {
+		c.log.Debug("server: TLS handshake failed", "err", err)
+		return err
+	}
+	c.nc = tc
+	c.tls = true
+	return nil
 }
 
 func protocolViolation(msg string) *sqlerr.Error {
@@ -167,9 +188,9 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 		database = user
 	}
 
-	// Trust authentication: design.md §2 trusts every user on loopback
-	// without configured passwords. SCRAM goes here.
-	c.send(&pgproto3.AuthenticationOk{})
+	if !c.authenticate(user) {
+		return false
+	}
 
 	sess, err := c.srv.engine.NewSession(database, user)
 	if err != nil {
