@@ -70,8 +70,13 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Discard, err = s.parseDiscard()
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
+		case "create", "drop":
+			stmt.User, handled, err = s.parseUser()
 		case "alter":
-			stmt.Settings, handled, err = s.alterSettings()
+			stmt.User, handled, err = s.parseUser()
+			if !handled && err == nil {
+				stmt.Settings, handled, err = s.alterSettings()
+			}
 			if !handled && err == nil {
 				stmt.Reshard, handled, err = s.reshard()
 			}

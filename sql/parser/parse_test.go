@@ -183,6 +183,14 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "deallocate %q all=%v\n", st.Deallocate.Name, st.Deallocate.All)
 	case st.Discard != nil:
 		fmt.Fprintf(b, "discard %s\n", st.Discard.Target)
+	case st.User != nil:
+		u := st.User
+		kind := map[UserKind]string{UserCreate: "create", UserAlter: "alter", UserDrop: "drop"}[u.Kind]
+		fmt.Fprintf(b, "user %s %q if_exists=%v", kind, u.Names, u.IfExists)
+		if u.HasPassword {
+			fmt.Fprintf(b, " password=%q null=%v", u.Password, u.NullPassword)
+		}
+		fmt.Fprintln(b)
 	default:
 		fmt.Fprintf(b, "BUG: empty statement\n")
 	}

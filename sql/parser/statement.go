@@ -5,7 +5,8 @@ import (
 )
 
 // Statement is one parsed statement of a script. Exactly one of AST,
-// Settings, Set, Show, Reset, Txn, Deallocate and Discard is set.
+// Settings, Reshard, Set, Show, Reset, Txn, Deallocate,
+// Discard and User is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -46,6 +47,7 @@ type Statement struct {
 	Txn        *TxnStmt
 	Deallocate *Deallocate
 	Discard    *Discard
+	User       *UserStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
