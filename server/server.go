@@ -98,6 +98,11 @@ type Server struct {
 // ListenAndServe.
 func New(cfg Config, engine Engine) *Server {
 	cfg = cfg.withDefaults()
+	if cfg.Passwords == nil {
+		if ps, ok := engine.(PasswordStore); ok {
+			cfg.Passwords = ps
+		}
+	}
 	return &Server{
 		cfg:    cfg,
 		engine: engine,
@@ -110,6 +115,9 @@ func New(cfg Config, engine Engine) *Server {
 // Listen binds Config.Listen. Addr is valid afterwards, which is how callers
 // listening on port 0 learn the port before Serve runs.
 func (s *Server) Listen() error {
+	if s.cfg.Auth == AuthSCRAM && s.cfg.Passwords == nil {
+		return errors.New("server: SCRAM authentication needs a password store")
+	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return err

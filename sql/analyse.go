@@ -45,6 +45,8 @@ func (a *analyser) plan() (statementPlan, error) {
 		return &alterSettingsPlan{stmt: st.Settings}, nil
 	case st.Reshard != nil:
 		return a.planReshard(st.Reshard)
+	case st.User != nil:
+		return &userPlan{stmt: st.User}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
