@@ -57,12 +57,17 @@ type conn struct {
 	// connection over it once SSLRequest succeeded. Only the connection's
 	// goroutine replaces it, during startup; other goroutines close raw,
 	// which ends either.
-	nc     net.Conn
-	raw    net.Conn
-	tls    bool // nc is TLS
-	log    *slog.Logger
-	pid    uint32
-	secret []byte // set during startup, before the key is published
+	nc  net.Conn
+	raw net.Conn
+	tls bool // nc is TLS
+	// admitted: counted against Config.MaxConnections (Server.admit).
+	admitted bool
+	// idleDeadline: a read deadline for idle_in_transaction_session_timeout
+	// is set on nc.
+	idleDeadline bool
+	log          *slog.Logger
+	pid          uint32
+	secret       []byte // set during startup, before the key is published
 
 	// ctx lives as long as the connection; every statement context derives
 	// from it, so cancelling it (hard stop) cancels whatever runs.
@@ -161,18 +166,54 @@ func (c *conn) commandLoop() {
 		if !c.becomeIdle() {
 			return
 		}
+		c.armIdleTimeout()
 		msg, err := c.be.Receive()
 		if !c.becomeBusy() {
 			return
 		}
 		if err != nil {
+			if c.idleDeadline && isTimeout(err) {
+				c.fatal(&sqlerr.Error{Code: sqlerr.IdleInTransactionTimeout, Fatal: true,
+					Message: "terminating connection due to idle-in-transaction timeout"})
+				return
+			}
 			c.receiveFailed(err)
 			return
+		}
+		if c.idleDeadline {
+			c.nc.SetReadDeadline(time.Time{})
+			c.idleDeadline = false
 		}
 		if err := c.dispatch(msg); err != nil {
 			return
 		}
 	}
+}
+
+// idleTimeouter is implemented by sessions with an
+// idle_in_transaction_session_timeout setting (*sql.Session).
+type idleTimeouter interface {
+	IdleInTransactionTimeout() time.Duration
+}
+
+// armIdleTimeout sets a read deadline while the client is idle inside a
+// transaction block, per the session's idle_in_transaction_session_timeout:
+// such a client holds its transaction's locks and snapshot, so PostgreSQL
+// ends its session after that long. Idle outside a block is unlimited.
+func (c *conn) armIdleTimeout() {
+	var d time.Duration
+	if it, ok := c.sess.(idleTimeouter); ok && c.sess.TxStatus() != 'I' {
+		d = it.IdleInTransactionTimeout()
+	}
+	if d > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(d))
+		c.idleDeadline = true
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // becomeIdle marks the connection as waiting for input. A draining server

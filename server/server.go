@@ -88,6 +88,10 @@ type Server struct {
 	serving bool
 	wg      sync.WaitGroup // one per connection goroutine
 
+	// sessions counts connections admitted past their startup packet, for
+	// Config.MaxConnections.
+	sessions atomic.Int64
+
 	// draining is set (under mu, so that register sees it) by Shutdown and
 	// by a hard stop: no new connections, idle ones end. Connections read
 	// it without mu on their way to idle.
@@ -248,8 +252,26 @@ func (s *Server) register(ctx context.Context, nc net.Conn) (*conn, bool) {
 	return c, true
 }
 
+// admit counts a connection that has sent its startup packet against
+// MaxConnections; false means the server is full. CancelRequest
+// connections never get here, so a full server can still cancel.
+func (s *Server) admit(c *conn) bool {
+	if s.cfg.MaxConnections <= 0 {
+		return true
+	}
+	if s.sessions.Add(1) > int64(s.cfg.MaxConnections) {
+		s.sessions.Add(-1)
+		return false
+	}
+	c.admitted = true
+	return true
+}
+
 // unregister forgets a finished connection.
 func (s *Server) unregister(c *conn) {
+	if c.admitted {
+		s.sessions.Add(-1)
+	}
 	s.mu.Lock()
 	delete(s.conns, c)
 	if s.byPID[c.pid] == c {

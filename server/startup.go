@@ -165,6 +165,11 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 	c.be = pgproto3.NewBackend(c.nc, c.nc)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
 
+	if !c.srv.admit(c) {
+		c.fatal(&sqlerr.Error{Code: sqlerr.TooManyConnections, Message: "sorry, too many clients already", Fatal: true})
+		return false
+	}
+
 	// A newer 3.x client is told that 3.0 is spoken, with the protocol
 	// options (_pq_.*) it asked for that are not understood (all of them),
 	// and carries on with 3.0 as PostgreSQL's clients do.
