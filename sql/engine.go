@@ -49,6 +49,11 @@ type Options struct {
 	// --idle-in-transaction-timeout); RESET returns to them. Zero: none.
 	StatementTimeout         time.Duration
 	IdleInTransactionTimeout time.Duration
+	// MaxQueryMemory bounds the bytes of rows one statement may hold for
+	// sorting, grouping, DISTINCT and an INSERT's source (exec.Context's
+	// MemLimit; --max-query-memory); beyond it the statement fails with
+	// 53200. Zero: no limit.
+	MaxQueryMemory int64
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the

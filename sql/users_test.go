@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/auth"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -133,5 +135,42 @@ func TestTimeoutDefaults(t *testing.T) {
 	query(t, s, "RESET statement_timeout")
 	if got := show("statement_timeout"); got != "1500" {
 		t.Fatalf("RESET gave %q, want the server default", got)
+	}
+}
+
+// TestMaxQueryMemory: statements that materialise more rows than
+// MaxQueryMemory fail with 53200; streaming ones are not limited, and the
+// session carries on.
+func TestMaxQueryMemory(t *testing.T) {
+	e := openAt(t, t.TempDir(), Options{MaxQueryMemory: 32 << 10})
+	defer e.Close()
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE big (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, s, "CREATE TABLE copy (k Int64, v Utf8, PRIMARY KEY (k))")
+	for i := 0; i < 20; i++ {
+		query(t, s, "INSERT INTO big (k, v) VALUES ($1, repeat('x', 1000)), ($1 + 100, repeat('y', 1000)), ($1 + 200, repeat('z', 1000)), ($1 + 300, 'w')",
+			types.NewInt64(int64(i)))
+	}
+	// Streaming: 80 rows of ~1 KB pass through without being held.
+	if rows := query(t, s, "SELECT k, v FROM big"); len(rows) != 80 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, q := range []string{
+		"SELECT k, v FROM big ORDER BY v DESC",
+		"SELECT DISTINCT v || CAST(k AS Utf8) FROM big",
+		"SELECT v || CAST(k AS Utf8), count(*) FROM big GROUP BY v || CAST(k AS Utf8)",
+		"INSERT INTO copy SELECT k, v FROM big",
+	} {
+		_, err := tryQuery(s, q)
+		if e := sqlerr.As(err); err == nil || e.Code != "53200" {
+			t.Fatalf("%s: got %v, want 53200", q, err)
+		}
+	}
+	if rows := query(t, s, "SELECT count(*) FROM copy"); rows[0][0].Int() != 0 {
+		t.Fatal("failed INSERT wrote rows")
+	}
+	// Small enough results are fine.
+	if rows := query(t, s, "SELECT k FROM big WHERE k < 10 ORDER BY k DESC"); len(rows) != 10 {
+		t.Fatalf("%d rows", len(rows))
 	}
 }

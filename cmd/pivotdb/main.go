@@ -50,6 +50,7 @@ func usage(w io.Writer) {
                 [--balancer-interval DURATION] [--load-split-ops N] [--ttl-run-interval DURATION]
                 [--tls-cert FILE --tls-key FILE] [--auth trust|scram] [--initial-password PASSWORD]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
+                [--max-query-memory BYTES]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -77,6 +78,8 @@ func serve(args []string, stderr io.Writer) int {
 	stmtTimeout := fs.Duration("statement-timeout", 0, "default statement_timeout of every session (0: none)")
 	idleTxTimeout := fs.Duration("idle-in-transaction-timeout", 0,
 		"default idle_in_transaction_session_timeout: sessions idle that long inside a transaction are ended (0: never)")
+	maxQueryMem := fs.Int64("max-query-memory", 1<<30,
+		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -89,8 +92,8 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --max-connections and the timeouts must not be negative\n")
+	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory and the timeouts must not be negative\n")
 		return 2
 	}
 	authMethod, err := server.ParseAuthMethod(*authName)
@@ -125,7 +128,7 @@ func serve(args []string, stderr io.Writer) int {
 	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
 		Balancer:    partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
-		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout})
+		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1

@@ -2,8 +2,10 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
@@ -28,6 +30,43 @@ type Context struct {
 	// RangeLimit bounds the key ranges one table read may enumerate
 	// (range_expansion_limit).
 	RangeLimit int
+	// MemLimit bounds the bytes of rows the statement may hold at once in
+	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
+	// source); beyond it the statement fails with 53200 instead of
+	// growing the server's heap without bound. Zero: no limit. Streaming
+	// iterators hold one row and are not counted.
+	MemLimit int64
+	// memUsed is what the statement's materialising iterators hold. Only
+	// the goroutine consuming the iterator tree grows it (scan workers
+	// never materialise), so it needs no lock.
+	memUsed int64
+}
+
+// valueOverhead approximates the memory of a types.Value besides its
+// string or bytes payload.
+const valueOverhead = int64(unsafe.Sizeof(types.Value{}))
+
+// rowMemory approximates the memory a copied row holds.
+func rowMemory(r expr.Row) int64 {
+	n := int64(24) // the slice header
+	for _, v := range r {
+		n += valueOverhead + int64(len(v.Str())) // Str is the string/bytes payload, "" for other types
+	}
+	return n
+}
+
+// grow accounts n more bytes held by the statement against MemLimit.
+func (c *Context) grow(n int64) error {
+	if c.MemLimit <= 0 {
+		return nil
+	}
+	c.memUsed += n
+	if c.memUsed > c.MemLimit {
+		return &sqlerr.Error{Code: sqlerr.OutOfMemory, Message: "out of memory",
+			Detail: fmt.Sprintf("The statement needs more than %d bytes to hold rows for sorting, grouping, DISTINCT or an INSERT's source.", c.MemLimit),
+			Hint:   "Narrow the query (WHERE, LIMIT), or raise the server's --max-query-memory."}
+	}
+	return nil
 }
 
 // Iter is a row iterator.
@@ -48,6 +87,11 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		rows, err := n.Rows()
 		if err != nil {
 			return nil, err
+		}
+		for _, r := range rows {
+			if err := c.grow(rowMemory(r)); err != nil {
+				return nil, err
+			}
 		}
 		return &sliceIter{rows: rows}, nil
 	case *planner.Filter:
@@ -85,13 +129,14 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &distinctIter{in: in, n: n.N, seen: map[string]struct{}{}}, nil
+		return &distinctIter{c: c, in: in, n: n.N, seen: map[string]struct{}{}}, nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }
 
-// Drain runs an iterator to the end, copying every row.
-func Drain(it Iter) ([]expr.Row, error) {
+// Drain runs an iterator to the end, copying every row; the copies count
+// against c.MemLimit.
+func Drain(c *Context, it Iter) ([]expr.Row, error) {
 	defer it.Close()
 	var rows []expr.Row
 	for {
@@ -101,6 +146,9 @@ func Drain(it Iter) ([]expr.Row, error) {
 		}
 		if r == nil {
 			return rows, nil
+		}
+		if err := c.grow(rowMemory(r)); err != nil {
+			return nil, err
 		}
 		rows = append(rows, append(expr.Row(nil), r...))
 	}
@@ -296,6 +344,11 @@ func (a *aggIter) run() error {
 		}
 		g, ok := groups[string(buf)]
 		if !ok {
+			// A group holds its key twice (map key and row) and its
+			// aggregate states; count them roughly.
+			if err := a.c.grow(int64(len(buf)) + rowMemory(keyVals) + int64(len(a.n.Aggs))*64); err != nil {
+				return err
+			}
 			g = newGroup(append(expr.Row(nil), keyVals...))
 			groups[string(buf)] = g
 		}
@@ -354,7 +407,7 @@ type sortIter struct {
 func (s *sortIter) Next() (expr.Row, error) {
 	if !s.done {
 		s.done = true
-		rows, err := Drain(s.in)
+		rows, err := Drain(s.c, s.in)
 		if err != nil {
 			return nil, err
 		}
@@ -447,6 +500,7 @@ func (l *limitIter) Next() (expr.Row, error) {
 func (l *limitIter) Close() { l.in.Close() }
 
 type distinctIter struct {
+	c    *Context
 	in   Iter
 	n    int
 	seen map[string]struct{}
@@ -465,6 +519,9 @@ func (d *distinctIter) Next() (expr.Row, error) {
 		}
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue
+		}
+		if err := d.c.grow(int64(len(d.buf)) + 16); err != nil {
+			return nil, err
 		}
 		d.seen[string(d.buf)] = struct{}{}
 		return r, nil
