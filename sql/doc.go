@@ -28,7 +28,15 @@
 // ALTER ... SET/RESET, RESHARD, SPLIT), misc.go (transaction and session
 // statements, EXPLAIN), balancer.go (automatic partitioning policy),
 // ttl_runner.go (erasing rows expired under a table's TTL; package sql/ttl
-// decides expiry, and scans and writes' existence checks hide expired rows).
+// decides expiry, and scans and writes' existence checks hide expired rows),
+// users.go (CREATE/ALTER/DROP USER; verifiers from package sql/auth, read by
+// the server's SCRAM authentication through Engine.PasswordVerifier).
+//
+// Limits: statement_timeout (a context deadline per statement, 57014),
+// Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,
+// grouping, DISTINCT and INSERT sources, 53200);
+// idle_in_transaction_session_timeout is enforced by the server, which sees
+// the client idle.
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch; sys.partitions shows every shard's counters.

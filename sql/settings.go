@@ -54,6 +54,9 @@ var sessionVarDefs = map[string]*sessionVar{
 	"lc_ctype":                            {def: "C", readOnly: true},
 	"bytea_output":                        {def: "hex", normalize: oneOf("hex")},
 	"session_authorization":               {def: "", report: true, readOnly: true},
+	// password_encryption is what psql's \password reads to hash a new
+	// password client-side; PivotDB stores only SCRAM-SHA-256 verifiers.
+	"password_encryption": {def: "scram-sha-256", normalize: oneOf("scram-sha-256")},
 }
 
 // sessionVars holds a session's settings.

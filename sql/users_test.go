@@ -128,6 +128,13 @@ func TestTimeoutDefaults(t *testing.T) {
 	if got := show("statement_timeout"); got != "1500" {
 		t.Fatalf("statement_timeout %q", got)
 	}
+	// psql's \password reads it to hash the new password itself.
+	if got := show("password_encryption"); got != "scram-sha-256" {
+		t.Fatalf("password_encryption %q", got)
+	}
+	if _, err := tryQuery(s, "SET password_encryption = 'md5'"); err == nil {
+		t.Fatal("md5 accepted")
+	}
 	if s.IdleInTransactionTimeout() != time.Minute {
 		t.Fatalf("idle timeout %v", s.IdleInTransactionTimeout())
 	}
