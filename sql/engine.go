@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -60,6 +61,11 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
+	// bg tracks background work started by statements (keyfilter.go);
+	// bgCtx is cancelled by Close. Guarded by mu.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
 	closed   bool
 	nextPID  atomic.Uint32
 }
@@ -93,6 +99,7 @@ func Open(opts Options) (*Engine, error) {
 			}
 		}
 	}
+	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
 	e.startBalancer()
 	e.startTTL()
@@ -151,6 +158,7 @@ func (e *Engine) Close() error {
 	for _, s := range sessions {
 		s.Close()
 	}
+	e.stopBackground()
 	return e.storage.Close()
 }
 

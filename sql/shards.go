@@ -215,6 +215,7 @@ type alterSettingsPlan struct{ stmt *parser.AlterSettings }
 func (p *alterSettingsPlan) columns() []ResultColumn { return nil }
 
 func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	var old, cur *catalog.Table
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		t, err := tableIn(ch.Snapshot(), s, p.stmt.Table)
 		if err != nil {
@@ -227,6 +228,7 @@ func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.V
 		nt := *t
 		nt.Settings = settings
 		ch.PutTable(&nt)
+		old, cur = t, &nt
 		for _, n := range notices {
 			s.notice("NOTICE", n.Code, "%s", n.Message)
 		}
@@ -235,6 +237,7 @@ func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.V
 	if err != nil {
 		return nil, err
 	}
+	s.e.keyFilterChanged(old, cur)
 	return &tagResult{tag: "ALTER TABLE"}, nil
 }
 

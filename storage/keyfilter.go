@@ -122,6 +122,18 @@ func (e *Engine) SetKeyFilter(tableID uint64, on bool) {
 	e.filters.setTable(tableID, on)
 }
 
+// SetKeyFilterTables replaces the whole set of tables with a key bloom
+// filter (the sql layer's way to resynchronise with its catalog).
+func (e *Engine) SetKeyFilterTables(tableIDs []uint64) {
+	next := make(map[uint64]struct{}, len(tableIDs))
+	for _, id := range tableIDs {
+		next[id] = struct{}{}
+	}
+	e.filters.mu.Lock()
+	defer e.filters.mu.Unlock()
+	e.filters.set.Store(&next)
+}
+
 // KeyFilterEnabled reports whether SetKeyFilter turned the table's filter on.
 func (e *Engine) KeyFilterEnabled(tableID uint64) bool {
 	return e.filters.covers(tableID)
