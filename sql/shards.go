@@ -46,6 +46,14 @@ var partitionColumns = []planner.Column{
 	// created, automatic or by statement.
 	{Name: "splits", Type: types.TypeInt64},
 	{Name: "merges", Type: types.TypeInt64},
+	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting and
+	// key_bloom_filter_bytes the size of the bloom filters its data has in
+	// the live sstables (storage.Engine.KeyFilterBytes), per table like
+	// splits and merges: Pebble's filters are per sstable, not per shard.
+	// The bytes follow the setting as data is flushed and compacted, so
+	// they lag an ALTER until the table's compaction has run.
+	{Name: "key_bloom_filter", Type: types.TypeBool},
+	{Name: "key_bloom_filter_bytes", Type: types.TypeInt64},
 }
 
 // isPartitionsView reports whether a table name is sys.partitions or YDB's
@@ -84,6 +92,10 @@ func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *
 func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value
 	snap := s.e.catalog.Snapshot()
+	filterBytes, err := s.e.storage.KeyFilterBytes()
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range snap.Tables(s.db.ID) {
 		// One map, its statistics and counters from one snapshot, so that a
 		// split or merge by the balancer cannot fall between them.
@@ -114,6 +126,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
+				types.NewBool(t.Settings.BloomFilter()), types.NewInt64(int64(filterBytes[t.ID])),
 			})
 		}
 	}
