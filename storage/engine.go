@@ -33,7 +33,8 @@ type Options struct {
 	// configuration syncs, as design §4 requires.
 	NoSync bool
 	// CacheSizeBytes is the size of the block cache of uncompressed sstable
-	// blocks; 0 means DefaultCacheSizeBytes.
+	// blocks; 0 means DefaultCacheSizeBytes. Pebble's cache also holds the
+	// memtables, which come on top (see pebbleOptions).
 	CacheSizeBytes int64
 	// MemTableSizeBytes is the size of one memtable; 0 means
 	// DefaultMemTableSizeBytes.
@@ -135,6 +136,13 @@ func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 	if p.MemTableSize == 0 {
 		p.MemTableSize = DefaultMemTableSizeBytes
 	}
+	// Pebble reserves the memory of live memtables inside the block cache
+	// (Cache.Reserve). With a cache no larger than a memtable nothing would
+	// be cached at all (blocks, bloom filters, index blocks all re-read from
+	// the files on every access), so CacheSizeBytes is the room for blocks
+	// and the cache is made larger by two memtables (the mutable one and one
+	// being flushed).
+	p.CacheSize += 2 * int64(p.MemTableSize)
 	if o.Logger != nil {
 		p.Logger = o.Logger
 	}
