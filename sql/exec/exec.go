@@ -196,7 +196,7 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	if n.Index != nil {
 		return newIndexScan(c, n)
 	}
-	spans, filter := ScanSpans(c, n)
+	spans, filter, points := scanSpans(c, n)
 	parts := scanParts(c, n, spans)
 	if len(parts) == 0 {
 		return &sliceIter{}, nil
@@ -204,6 +204,9 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	// The TTL is evaluated once, at the statement's time, so that every
 	// row of the statement is judged against the same moment.
 	expiry := ttl.At(n.Table, c.Now())
+	if points {
+		return newPointScan(c, n, filter, expiry, parts)
+	}
 	if len(parts) > 1 && c.Concurrent {
 		return newParallelScan(c, n, filter, expiry, parts), nil
 	}
@@ -223,15 +226,22 @@ func (c *Context) Now() time.Time {
 // the key spans to read (sorted, disjoint; none when the condition is a
 // contradiction) and the filter still to apply to the rows read.
 func ScanSpans(c *Context, n *planner.Scan) ([]storage.Span, expr.Expr) {
+	spans, filter, _ := scanSpans(c, n)
+	return spans, filter
+}
+
+// scanSpans is ScanSpans that also reports whether every span is one full
+// primary key (planner.Ranges.FullKeyPoints), read by point lookups.
+func scanSpans(c *Context, n *planner.Scan) ([]storage.Span, expr.Expr, bool) {
 	if n.Ranges == nil {
-		return []storage.Span{storage.TableSpan(n.Table.ID)}, n.Filter
+		return []storage.Span{storage.TableSpan(n.Table.ID)}, n.Filter, false
 	}
 	limit := c.RangeLimit
 	if limit <= 0 {
 		limit = planner.DefaultRangeExpansionLimit
 	}
 	res := n.Ranges.Evaluate(c.Eval.Params, limit)
-	return res.Ranges.ToSpans(n.Table), res.Filter
+	return res.Ranges.ToSpans(n.Table), res.Filter, res.Ranges.FullKeyPoints(n.Table)
 }
 
 type valuesIter struct {
