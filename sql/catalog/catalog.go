@@ -121,6 +121,7 @@ type Snapshot struct {
 	users     map[string]*User     // by name (role names are case-sensitive)
 	tables    map[uint64]*Table
 	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
+	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
 	nextID    uint64
 }
 
@@ -203,6 +204,7 @@ func (s *Snapshot) clone() *Snapshot {
 		}
 		c.byName[db] = cm
 	}
+	s.cloneViews(c)
 	return c
 }
 
@@ -283,6 +285,9 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 		snap.users[u.Name] = &u
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	if err := loadViews(eng, snap); err != nil {
 		return nil, err
 	}
 	c := &Catalog{}
@@ -375,6 +380,9 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 	tables := ch.snap.Tables(d.ID)
 	for _, t := range tables {
 		ch.DropTable(t)
+	}
+	for _, v := range ch.snap.Views(d.ID) {
+		ch.DropView(v)
 	}
 	delete(ch.snap.databases, strings.ToLower(d.Name))
 	delete(ch.snap.byName, d.ID)
