@@ -3,10 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
-	"sync"
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -80,6 +81,11 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
+	// bg tracks background work started by statements (keyfilter.go);
+	// bgCtx is cancelled by Close. Guarded by mu.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
 	closed   bool
 	nextPID  atomic.Uint32
 }
@@ -123,7 +129,9 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
+	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
 	e.startTTL()
 	return e, nil
@@ -181,6 +189,7 @@ func (e *Engine) Close() error {
 	for _, s := range sessions {
 		s.Close()
 	}
+	e.stopBackground()
 	return e.storage.Close()
 }
 

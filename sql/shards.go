@@ -46,6 +46,14 @@ var partitionColumns = []planner.Column{
 	// created, automatic or by statement.
 	{Name: "splits", Type: types.TypeInt64},
 	{Name: "merges", Type: types.TypeInt64},
+	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting and
+	// key_bloom_filter_bytes the size of the bloom filters its data has in
+	// the live sstables (storage.Engine.KeyFilterBytes), per table like
+	// splits and merges: Pebble's filters are per sstable, not per shard.
+	// The bytes follow the setting as data is flushed and compacted, so
+	// they lag an ALTER until the table's compaction has run.
+	{Name: "key_bloom_filter", Type: types.TypeBool},
+	{Name: "key_bloom_filter_bytes", Type: types.TypeInt64},
 }
 
 // isPartitionsView reports whether a table name is sys.partitions or YDB's
@@ -63,6 +71,10 @@ func isPartitionsView(tn *ast.TableName) bool {
 // systemTable resolves names of system views. ok is false for ordinary
 // tables.
 func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+	if vt := lookupVirtualTable(tn); vt != nil {
+		node, sc := a.virtualTableScan(vt, alias)
+		return node, sc, true, nil
+	}
 	if !isPartitionsView(tn) {
 		return nil, nil, false, nil
 	}
@@ -84,7 +96,21 @@ func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *
 func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value
 	snap := s.e.catalog.Snapshot()
+	filterBytes, err := s.e.storage.KeyFilterBytes()
+	if err != nil {
+		return nil, err
+	}
+	// A table's shards are followed by those of its indexes, named
+	// "table/index", whose bounds are tuples of the index key (the index
+	// columns, then the primary key columns not among them).
+	var tables []*catalog.Table
 	for _, t := range snap.Tables(s.db.ID) {
+		tables = append(tables, t)
+		for i := range t.Indexes {
+			tables = append(tables, t.IndexTable(&t.Indexes[i]))
+		}
+	}
+	for _, t := range tables {
 		// One map, its statistics and counters from one snapshot, so that a
 		// split or merge by the balancer cannot fall between them.
 		sm, stats, counters, err := s.e.shards.TableStats(t.ID)
@@ -114,6 +140,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
+				types.NewBool(t.Settings.BloomFilter()), types.NewInt64(int64(filterBytes[t.ID])),
 			})
 		}
 	}
@@ -184,6 +211,20 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 		}
 		lines = append(lines, line)
 	}
+	for _, ix := range t.Indexes {
+		cols := make([]string, len(ix.Columns))
+		for i, c := range ix.Columns {
+			cols[i] = tablesettings.QuoteIdent(t.Columns[c].Name)
+			if i < len(ix.Desc) && ix.Desc[i] {
+				cols[i] += " DESC"
+			}
+		}
+		kind := "GLOBAL SYNC"
+		if ix.Unique {
+			kind = "GLOBAL UNIQUE SYNC"
+		}
+		lines = append(lines, "    INDEX "+tablesettings.QuoteIdent(ix.Name)+" "+kind+" ON ("+strings.Join(cols, ", ")+")")
+	}
 	if hiddenKeyColumn(t) < 0 {
 		keys := make([]string, len(t.PrimaryKey))
 		for i, name := range t.KeyColumnNames() {
@@ -215,6 +256,7 @@ type alterSettingsPlan struct{ stmt *parser.AlterSettings }
 func (p *alterSettingsPlan) columns() []ResultColumn { return nil }
 
 func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	var old, cur *catalog.Table
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		t, err := tableIn(ch.Snapshot(), s, p.stmt.Table)
 		if err != nil {
@@ -227,6 +269,7 @@ func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.V
 		nt := *t
 		nt.Settings = settings
 		ch.PutTable(&nt)
+		old, cur = t, &nt
 		for _, n := range notices {
 			s.notice("NOTICE", n.Code, "%s", n.Message)
 		}
@@ -235,6 +278,7 @@ func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.V
 	if err != nil {
 		return nil, err
 	}
+	s.e.keyFilterChanged(old, cur)
 	return &tagResult{tag: "ALTER TABLE"}, nil
 }
 

@@ -47,7 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
-                [--balancer-interval DURATION] [--load-split-ops N] [--ttl-run-interval DURATION]
+                [--balancer-interval DURATION] [--load-split-ops N] [--load-merge-quiet DURATION]
+                [--ttl-run-interval DURATION]
                 [--tls-cert FILE --tls-key FILE] [--auth trust|scram] [--initial-password PASSWORD]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-query-memory BYTES]
@@ -67,6 +68,8 @@ func serve(args []string, stderr io.Writer) int {
 		"how often automatic partitioning checks shard sizes and loads (0 disables it)")
 	loadSplitOps := fs.Float64("load-split-ops", partition.DefaultLoadSplitOpsPerSec,
 		"operations per second above which a shard of a table with AUTO_PARTITIONING_BY_LOAD splits")
+	loadMergeQuiet := fs.Duration("load-merge-quiet", partition.DefaultLoadMergeQuiet,
+		"how long shards made by a split by load must stay quiet before they may merge back")
 	ttlInterval := fs.Duration("ttl-run-interval", partition.DefaultTTLInterval,
 		"how often the TTL runner erases expired rows of tables with a TTL (0 disables erasing; reads hide expired rows regardless)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) for TLS; with --tls-key, SSLRequest is answered 'S'")
@@ -82,6 +85,10 @@ func serve(args []string, stderr io.Writer) int {
 		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *loadMergeQuiet <= 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --load-merge-quiet must be positive\n")
 		return 2
 	}
 	if *ttlInterval < 0 {
@@ -126,7 +133,8 @@ func serve(args []string, stderr io.Writer) int {
 	}
 
 	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
-		Balancer:    partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps, Logger: log},
+		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps,
+			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
 		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem})
 	if err != nil {

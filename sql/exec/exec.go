@@ -30,16 +30,6 @@ type Context struct {
 	// RangeLimit bounds the key ranges one table read may enumerate
 	// (range_expansion_limit).
 	RangeLimit int
-	// MemLimit bounds the bytes of rows the statement may hold at once in
-	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
-	// source); beyond it the statement fails with 53200 instead of
-	// growing the server's heap without bound. Zero: no limit. Streaming
-	// iterators hold one row and are not counted.
-	MemLimit int64
-	// memUsed is what the statement's materialising iterators hold. Only
-	// the goroutine consuming the iterator tree grows it (scan workers
-	// never materialise), so it needs no lock.
-	memUsed int64
 
 	// SubReader, when set, is what subqueries read instead of Reader: a
 	// writing statement gives them a view of its transaction as of the
@@ -50,6 +40,17 @@ type Context struct {
 
 	// sub caches subquery results for the statement; Build creates it.
 	sub *subState
+
+	// MemLimit bounds the bytes of rows the statement may hold at once in
+	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
+	// source); beyond it the statement fails with 53200 instead of
+	// growing the server's heap without bound. Zero: no limit. Streaming
+	// iterators hold one row and are not counted.
+	MemLimit int64
+	// memUsed is what the statement's materialising iterators hold. Only
+	// the goroutine consuming the iterator tree grows it (scan workers
+	// never materialise), so it needs no lock.
+	memUsed int64
 }
 
 // bind prepares a context on its first Build: expressions evaluated with
@@ -192,7 +193,10 @@ func isTrue(c *Context, cond expr.Expr, row expr.Row) (bool, error) {
 }
 
 func newScan(c *Context, n *planner.Scan) (Iter, error) {
-	spans, filter := ScanSpans(c, n)
+	if n.Index != nil {
+		return newIndexScan(c, n)
+	}
+	spans, filter, points := scanSpans(c, n)
 	parts := scanParts(c, n, spans)
 	if len(parts) == 0 {
 		return &sliceIter{}, nil
@@ -200,6 +204,9 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	// The TTL is evaluated once, at the statement's time, so that every
 	// row of the statement is judged against the same moment.
 	expiry := ttl.At(n.Table, c.Now())
+	if points {
+		return newPointScan(c, n, filter, expiry, parts)
+	}
 	if len(parts) > 1 && c.Concurrent {
 		return newParallelScan(c, n, filter, expiry, parts), nil
 	}
@@ -219,15 +226,22 @@ func (c *Context) Now() time.Time {
 // the key spans to read (sorted, disjoint; none when the condition is a
 // contradiction) and the filter still to apply to the rows read.
 func ScanSpans(c *Context, n *planner.Scan) ([]storage.Span, expr.Expr) {
+	spans, filter, _ := scanSpans(c, n)
+	return spans, filter
+}
+
+// scanSpans is ScanSpans that also reports whether every span is one full
+// primary key (planner.Ranges.FullKeyPoints), read by point lookups.
+func scanSpans(c *Context, n *planner.Scan) ([]storage.Span, expr.Expr, bool) {
 	if n.Ranges == nil {
-		return []storage.Span{storage.TableSpan(n.Table.ID)}, n.Filter
+		return []storage.Span{storage.TableSpan(n.Table.ID)}, n.Filter, false
 	}
 	limit := c.RangeLimit
 	if limit <= 0 {
 		limit = planner.DefaultRangeExpansionLimit
 	}
 	res := n.Ranges.Evaluate(c.Eval.Params, limit)
-	return res.Ranges.ToSpans(n.Table), res.Filter
+	return res.Ranges.ToSpans(n.Table), res.Filter, res.Ranges.FullKeyPoints(n.Table)
 }
 
 type valuesIter struct {

@@ -5,8 +5,8 @@ import (
 )
 
 // Statement is one parsed statement of a script. Exactly one of AST,
-// Settings, Reshard, Set, Show, Reset, Txn, Deallocate,
-// Discard and User is set.
+// Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
+// DropIndex, Reindex, Unsupported and User is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -39,15 +39,18 @@ type Statement struct {
 	// order, so $1 used twice has two markers that both map to 1.
 	ParamIndex []int
 
-	Settings   *AlterSettings
-	Reshard    *Reshard
-	Set        *SetVar
-	Show       *ShowVar
-	Reset      *ResetVar
-	Txn        *TxnStmt
-	Deallocate *Deallocate
-	Discard    *Discard
-	User       *UserStmt
+	Settings    *AlterSettings
+	Reshard     *Reshard
+	DropIndex   *DropIndex
+	Reindex     *Reindex
+	Unsupported *Unsupported
+	Set         *SetVar
+	Show        *ShowVar
+	Reset       *ResetVar
+	Txn         *TxnStmt
+	Deallocate  *Deallocate
+	Discard     *Discard
+	User        *UserStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
