@@ -167,6 +167,8 @@ func TestMaxQueryMemory(t *testing.T) {
 		"SELECT DISTINCT v || CAST(k AS Utf8) FROM big",
 		"SELECT v || CAST(k AS Utf8), count(*) FROM big GROUP BY v || CAST(k AS Utf8)",
 		"INSERT INTO copy SELECT k, v FROM big",
+		"SELECT a.k FROM big AS a JOIN big AS b ON a.v = b.v",
+		"SELECT v || CAST(k AS Utf8) FROM big UNION SELECT v FROM big",
 	} {
 		_, err := tryQuery(s, q)
 		if e := sqlerr.As(err); err == nil || e.Code != "53200" {
