@@ -191,9 +191,9 @@ func (v *catalogView) tables() []*catalog.Table {
 	return ts
 }
 
-// visibleColumns are a table's columns as clients see them, numbered from 1
+// visibleTableColumns are a table's columns as clients see them, numbered from 1
 // (attnum); the hidden key of a table without PRIMARY KEY is left out.
-func visibleColumns(t *catalog.Table) []int {
+func visibleTableColumns(t *catalog.Table) []int {
 	var out []int
 	for i, c := range t.Columns {
 		if !c.Hidden {
@@ -206,7 +206,7 @@ func visibleColumns(t *catalog.Table) []int {
 // attnum is the 1-based position of column i among the visible ones, 0 for
 // a hidden column.
 func attnum(t *catalog.Table, i int) int {
-	for k, j := range visibleColumns(t) {
+	for k, j := range visibleTableColumns(t) {
 		if j == i {
 			return k + 1
 		}

@@ -241,7 +241,7 @@ func pgClassRows(v *catalogView) [][]types.Value {
 	}
 	for _, t := range v.tables() {
 		key := hasVisibleKey(t)
-		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key, "r", len(visibleColumns(t))))
+		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key, "r", len(visibleTableColumns(t))))
 		if key {
 			out = append(out, rel(pkIndexOID(t), pkIndexName(t), oidPublic, oidBtreeAM, false, "i", len(t.PrimaryKey)))
 		}
@@ -278,7 +278,7 @@ func pgAttributeRows(v *catalogView) [][]types.Value {
 			notNull, hasDef, false, "", generated, false, true, 0, coll, nil, nil, nil, nil)
 	}
 	for _, t := range v.tables() {
-		for _, i := range visibleColumns(t) {
+		for _, i := range visibleTableColumns(t) {
 			c := t.Columns[i]
 			gen := ""
 			if c.Computed != "" {
@@ -339,7 +339,7 @@ var informationSchemaTables = []*virtualTable{
 		var out [][]types.Value
 		db := v.s.db.Name
 		for _, t := range v.tables() {
-			for _, i := range visibleColumns(t) {
+			for _, i := range visibleTableColumns(t) {
 				out = append(out, informationSchemaColumn(db, t, i))
 			}
 		}
