@@ -123,6 +123,19 @@ func init() {
 						}
 						return types.NewUtf8(pkIndexDef(t)), nil
 					}
+					for i := range t.Indexes {
+						ix := &t.Indexes[i]
+						if int64(ix.ID) != a[0].Int() {
+							continue
+						}
+						if len(a) > 1 && a[1].Int() > 0 {
+							if k := a[1].Int(); int(k) <= len(ix.Columns) {
+								return types.NewUtf8(indexColumnNames(t, ix)[k-1]), nil
+							}
+							return types.NewUtf8(""), nil
+						}
+						return types.NewUtf8(indexDef(t, ix)), nil
+					}
 				}
 				return types.NullValue, nil
 			})(v, args)
