@@ -495,11 +495,19 @@ func (v *catalogView) tableByOID(oid int64) (*catalog.Table, bool) {
 	return nil, false
 }
 
-// roles are the users a client can see: the built-in pivotdb and the
-// session's own user (trust authentication admits any name).
+// roles are the users a client can see: the built-in pivotdb, the users
+// of CREATE USER, and the session's own user if it is none of them (trust
+// authentication admits any name).
 func (v *catalogView) roles() []string {
-	out := []string{"pivotdb"}
-	if v.s.user != "" && v.s.user != "pivotdb" {
+	out := []string{catalog.BootstrapUser}
+	seen := map[string]bool{catalog.BootstrapUser: true}
+	for _, u := range v.snap.Users() {
+		if !seen[u.Name] {
+			seen[u.Name] = true
+			out = append(out, u.Name)
+		}
+	}
+	if v.s.user != "" && !seen[v.s.user] {
 		out = append(out, v.s.user)
 	}
 	return out
