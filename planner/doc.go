@@ -2,7 +2,7 @@
 // ranges from predicates (design.md §6, after YTsaurus select_rows).
 //
 // Plans are data: trees of nodes (Scan, Filter, Project, Aggregate, Sort,
-// Limit, Distinct, Values, Generate) that the SQL layer builds from a parsed
+// Limit, Distinct, Values, Generate, Join) that the SQL layer builds from a parsed
 // statement and the executor (sql/exec) turns into iterators. Plans never
 // execute themselves and never import the executor (the go-mysql-server
 // planbuilder/rowexec split).
@@ -21,6 +21,12 @@
 //	                the expansion limit, widened past it (rangeexpand.go)
 //	ToSpans         ranges → storage spans (half-open byte ranges)
 //	ShardSpans      spans → the shards they touch, in key order (prune.go)
+//
+// A Scan may read through a secondary index instead (index.go): the
+// index's entries are a table with the indexed table's columns keyed by
+// the index columns then the primary key, so the same CompileRanges gives
+// ranges over them; ChooseIndex picks an index that bounds its first
+// column more narrowly than the primary key is bounded.
 //
 // Ranges are never narrower than the condition: anything that cannot be
 // represented widens them and the whole condition is applied. The oracle

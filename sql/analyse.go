@@ -24,6 +24,18 @@ type analyser struct {
 	snap   *catalog.Snapshot
 	stmt   *parser.Statement
 	params []types.Type
+	// viewDepth counts the views being expanded around this analyser.
+	viewDepth int
+
+	// outer holds the queries enclosing the subquery being planned
+	// (subquery.go); hiddenBase and hiddenN number the parameters that
+	// carry their values.
+	outer      []*outerLevel
+	hiddenBase int
+	hiddenN    int
+	// setOpArm is set while the SELECT of a set operation's arm is
+	// planned: its select list stays untyped (setop.go).
+	setOpArm bool
 }
 
 func (a *analyser) plan() (statementPlan, error) {
@@ -45,6 +57,14 @@ func (a *analyser) plan() (statementPlan, error) {
 		return &alterSettingsPlan{stmt: st.Settings}, nil
 	case st.Reshard != nil:
 		return a.planReshard(st.Reshard)
+	case st.DropIndex != nil:
+		return &dropIndexPlan{stmt: st.DropIndex}, nil
+	case st.Reindex != nil:
+		return &reindexPlan{stmt: st.Reindex}, nil
+	case st.Unsupported != nil:
+		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+			Message: st.Unsupported.What + " is not supported",
+			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
@@ -56,7 +76,11 @@ func (a *analyser) plan() (statementPlan, error) {
 		}
 		return &selectPlan{node: node}, nil
 	case *ast.SetOprStmt:
-		return nil, sqlerr.NotSupported("UNION, EXCEPT and INTERSECT")
+		node, err := a.buildSetOpr(n)
+		if err != nil {
+			return nil, err
+		}
+		return &selectPlan{node: node}, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
@@ -65,11 +89,15 @@ func (a *analyser) plan() (statementPlan, error) {
 		return a.planDelete(n)
 	case *ast.CreateTableStmt:
 		return a.planCreateTable(n)
+	case *ast.CreateIndexStmt:
+		return a.planCreateIndex(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
-			return nil, sqlerr.NotSupported("DROP VIEW")
+			return &dropViewPlan{stmt: n}, nil
 		}
 		return &dropTablePlan{stmt: n}, nil
+	case *ast.CreateViewStmt:
+		return a.planCreateView(n)
 	case *ast.CreateDatabaseStmt:
 		return &createDatabasePlan{stmt: n}, nil
 	case *ast.DropDatabaseStmt:
@@ -148,12 +176,26 @@ func tableScope(t *catalog.Table, alias string) *scope {
 // build translates an expression in a scope; replace may substitute nodes
 // (aggregates, GROUP BY expressions).
 func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
+	return a.buildMode(sc, n, replace, false)
+}
+
+// buildMode is build; untyped leaves an untyped literal or NULL untyped
+// (the select list of a set operation's arm, whose type the other arms
+// decide).
+func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error), untyped bool) (expr.Expr, error) {
 	if sc == nil {
 		sc = &scope{}
 	}
-	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex, Replace: replace,
-		Position: a.stmt.Position}
-	e, err := b.Build(n)
+	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
+	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
+	var e expr.Expr
+	var err error
+	if untyped {
+		e, err = b.BuildUntyped(n)
+	} else {
+		e, err = b.Build(n)
+	}
 	a.params = b.ParamTypes
 	return e, err
 }
@@ -203,6 +245,9 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
 	if !ok {
+		if _, isView := a.snap.View(a.s.db.ID, tn.Name.O); isView {
+			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
+		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
 	return t, nil

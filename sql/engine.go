@@ -101,6 +101,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
+	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
 	e.startTTL()
 	return e, nil

@@ -46,7 +46,8 @@ var partitionColumns = []planner.Column{
 	// created, automatic or by statement.
 	{Name: "splits", Type: types.TypeInt64},
 	{Name: "merges", Type: types.TypeInt64},
-	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting and
+	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting (false for
+	// the rows of a secondary index, which has no filter) and
 	// key_bloom_filter_bytes the size of the bloom filters its data has in
 	// the live sstables (storage.Engine.KeyFilterBytes), per table like
 	// splits and merges: Pebble's filters are per sstable, not per shard.
@@ -96,7 +97,17 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A table's shards are followed by those of its indexes, named
+	// "table/index", whose bounds are tuples of the index key (the index
+	// columns, then the primary key columns not among them).
+	var tables []*catalog.Table
 	for _, t := range snap.Tables(s.db.ID) {
+		tables = append(tables, t)
+		for i := range t.Indexes {
+			tables = append(tables, t.IndexTable(&t.Indexes[i]))
+		}
+	}
+	for _, t := range tables {
 		// One map, its statistics and counters from one snapshot, so that a
 		// split or merge by the balancer cannot fall between them.
 		sm, stats, counters, err := s.e.shards.TableStats(t.ID)
@@ -126,7 +137,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
-				types.NewBool(t.Settings.BloomFilter()), types.NewInt64(int64(filterBytes[t.ID])),
+				types.NewBool(s.e.storage.KeyFilterEnabled(t.ID)), types.NewInt64(int64(filterBytes[t.ID])),
 			})
 		}
 	}
@@ -196,6 +207,20 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 			line += " DEFAULT " + c.Default
 		}
 		lines = append(lines, line)
+	}
+	for _, ix := range t.Indexes {
+		cols := make([]string, len(ix.Columns))
+		for i, c := range ix.Columns {
+			cols[i] = tablesettings.QuoteIdent(t.Columns[c].Name)
+			if i < len(ix.Desc) && ix.Desc[i] {
+				cols[i] += " DESC"
+			}
+		}
+		kind := "GLOBAL SYNC"
+		if ix.Unique {
+			kind = "GLOBAL UNIQUE SYNC"
+		}
+		lines = append(lines, "    INDEX "+tablesettings.QuoteIdent(ix.Name)+" "+kind+" ON ("+strings.Join(cols, ", ")+")")
 	}
 	if hiddenKeyColumn(t) < 0 {
 		keys := make([]string, len(t.PrimaryKey))

@@ -3,10 +3,34 @@
 // the next row or nil at the end.
 //
 // Rows returned by Next are owned by the caller only until the next call:
-// operators that keep rows (Sort, Aggregate, Distinct) copy them.
+// operators that keep rows (Sort, Aggregate, Distinct, the build side of a
+// Join) copy them.
+//
+// Joins (join.go) read the right input into memory, hashed on the join keys
+// when there are any (a NULL key matches nothing), and stream the left
+// input past it; a LEFT join pads unmatched left rows with NULLs. The join
+// reads its tables through ordinary scans, so TTL expiry applies to them.
+//
+// Index scans (indexscan.go): a Scan with an Index reads the index's entry
+// ranges, then each row by primary key, on one storage snapshot when
+// reading committed data; rows come in index order and are checked against
+// TTL and the whole condition like any scan's.
+//
+// Point scans (pointscan.go): when every range of a Scan is one full
+// primary key (`k = 1`, `k IN (...)`), the keys are read one after another
+// through a storage.PointReader — no iterator or goroutine per key or shard —
+// which also lets tables with KEY_BLOOM_FILTER skip absent keys' blocks.
+// Other scans read each shard's span with an iterator, several shards in
+// parallel on committed data (scan.go).
 //
 // TTL: scans skip rows expired under their table's TTL at the statement's
 // time (Context.Now; package sql/ttl), so no reader above sees them.
+//
+// Subqueries: a Subquery expression node (subquery.go) runs its plan through
+// the executor reached from expr.Context.Exec, with the outer values it binds
+// added to the parameters; results are cached in the Context for the
+// statement, keyed by those values. Set operations (setop.go) hash rows by
+// their DISTINCT key.
 //
 // Cancellation: scans check the statement context every few hundred rows and
 // return its error, which the session maps to 57014.

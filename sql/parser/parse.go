@@ -70,6 +70,12 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Discard, err = s.parseDiscard()
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
+		case "create", "drop", "reindex":
+			var ist Statement
+			if ist, handled, err = s.indexStatement(); handled && err == nil {
+				ist.Text, ist.Offset = stmt.Text, stmt.Offset
+				stmt = ist
+			}
 		case "alter":
 			stmt.Settings, handled, err = s.alterSettings()
 			if !handled && err == nil {
@@ -94,6 +100,9 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	ok, with, err := r.createTable()
 	if !ok {
 		ok, err = r.alterTable()
+	}
+	if !ok {
+		ok, err = r.insertOr()
 	}
 	if !ok {
 		ok, err = r.upsertStatement()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +126,9 @@ func main() {
 	report := renderMarkdown(env, *duration, *reps, *rows, results, raw)
 	fmt.Print(report)
 	if *out != "" {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			fatalf("%v", err)
+		}
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
 			fatalf("%v", err)
 		}
