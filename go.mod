@@ -8,6 +8,7 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgryski/go-farm v0.0.0-20240924180020-3414d57e47da
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/lib/pq v1.12.3
 	github.com/pingcap/tidb/pkg/parser v0.0.0-20260418072757-ce92298d1124
 )
 
@@ -46,6 +47,8 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
+	github.com/xdg-go/scram v1.4.0 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect

@@ -65,6 +65,8 @@ func (a *analyser) plan() (statementPlan, error) {
 		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 			Message: st.Unsupported.What + " is not supported",
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
+	case st.User != nil:
+		return &userPlan{stmt: st.User}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
@@ -189,6 +191,7 @@ func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.Exp
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
 	var e expr.Expr
 	var err error
 	if untyped {
@@ -244,6 +247,9 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
+	if !ok && lookupVirtualTable(tn) != nil {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
+	}
 	if !ok {
 		if _, isView := a.snap.View(a.s.db.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
