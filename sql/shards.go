@@ -46,7 +46,8 @@ var partitionColumns = []planner.Column{
 	// created, automatic or by statement.
 	{Name: "splits", Type: types.TypeInt64},
 	{Name: "merges", Type: types.TypeInt64},
-	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting and
+	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting (false for
+	// the rows of a secondary index, which has no filter) and
 	// key_bloom_filter_bytes the size of the bloom filters its data has in
 	// the live sstables (storage.Engine.KeyFilterBytes), per table like
 	// splits and merges: Pebble's filters are per sstable, not per shard.
@@ -140,7 +141,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
-				types.NewBool(t.Settings.BloomFilter()), types.NewInt64(int64(filterBytes[t.ID])),
+				types.NewBool(s.e.storage.KeyFilterEnabled(t.ID)), types.NewInt64(int64(filterBytes[t.ID])),
 			})
 		}
 	}

@@ -22,6 +22,13 @@
 //     committed state), Batch (its own writes over the latest state) and
 //     Snapshot (a fixed past state) share; writes go through a Batch and
 //     become visible atomically on Commit.
+//   - Point reads and key filters (point.go, keyfilter.go). PointReader
+//     looks up whole keys without an iterator per key; keys of tables with
+//     KEY_BLOOM_FILTER (SetKeyFilter) are read by prefix seeks that consult
+//     per-table bloom filters on every level. One filter policy serves all
+//     levels and filters only the keys of the tables in the engine's set;
+//     each sstable's filter block lists the tables it covers, so a lookup
+//     never depends on the current setting (no false negatives).
 //
 // # Lifecycle
 //

@@ -345,6 +345,9 @@ func (e *Engine) KeyFilterBytes() (map[uint64]uint64, error) {
 // tombstones themselves vanish there. Readers never see a difference.
 func (e *Engine) CompactTable(ctx context.Context, tableID uint64) error {
 	span := TableSpan(tableID)
+	if span.End == nil { // the largest possible id: up to the end of the table area
+		span.End = TablesSpan().End
+	}
 	b := e.db.NewBatch()
 	defer b.Close()
 	if err := b.Delete(span.Start, nil); err != nil {

@@ -16,6 +16,13 @@
 // reading committed data; rows come in index order and are checked against
 // TTL and the whole condition like any scan's.
 //
+// Point scans (pointscan.go): when every range of a Scan is one full
+// primary key (`k = 1`, `k IN (...)`), the keys are read one after another
+// through a storage.PointReader — no iterator or goroutine per key or shard —
+// which also lets tables with KEY_BLOOM_FILTER skip absent keys' blocks.
+// Other scans read each shard's span with an iterator, several shards in
+// parallel on committed data (scan.go).
+//
 // TTL: scans skip rows expired under their table's TTL at the statement's
 // time (Context.Now; package sql/ttl), so no reader above sees them.
 //
