@@ -24,7 +24,9 @@
 //
 // Where things live: settings.go (SET/SHOW), select.go (SELECT planning and
 // aggregation), join.go (FROM clauses: join order, condition pushdown, hash
-// join keys, derived tables), view.go (CREATE/DROP VIEW and view expansion), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
+// join keys, derived tables), view.go (CREATE/DROP VIEW and view expansion), subquery.go (subqueries in expressions: outer references
+// become hidden parameters bound per outer row), setop.go (UNION, EXCEPT,
+// INTERSECT and their precedence), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
 // and DROP, computed columns), shards.go (sys.partitions, SHOW CREATE TABLE,
 // ALTER ... SET/RESET, RESHARD, SPLIT), misc.go (transaction and session
 // statements, EXPLAIN), balancer.go (automatic partitioning policy),

@@ -21,6 +21,8 @@ import (
 //
 // Hidden columns come last so that callers return row[:visible].
 func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
+	untyped := a.setOpArm
+	a.setOpArm = false
 	switch {
 	case sel.With != nil:
 		return nil, sqlerr.NotSupported("WITH (common table expressions)")
@@ -90,7 +92,7 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 			}
 			continue
 		}
-		e, err := a.build(outScope, f.Expr, replace)
+		e, err := a.buildMode(outScope, f.Expr, replace, untyped)
 		if err != nil {
 			return nil, err
 		}
@@ -252,6 +254,15 @@ func exprName(n ast.ExprNode) string {
 		return exprName(n.Expr)
 	case *ast.CaseExpr:
 		return "case"
+	case *ast.ExistsSubqueryExpr:
+		return "exists"
+	case *ast.SubqueryExpr:
+		// PostgreSQL names a scalar subquery after its one column.
+		if sel, ok := n.Query.(*ast.SelectStmt); ok && len(sel.Fields.Fields) == 1 && sel.Fields.Fields[0].WildCard == nil {
+			if name := outputName(sel.Fields.Fields[0]); name != "?column?" {
+				return name
+			}
+		}
 	}
 	return "?column?"
 }
