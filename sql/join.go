@@ -684,11 +684,9 @@ func columnAliases(ts *ast.TableSource) []string {
 
 // fromQuery plans a query used as a relation (a derived table, a view).
 func (a *analyser) fromQuery(n ast.ResultSetNode) (planner.Node, error) {
-	switch n := n.(type) {
-	case *ast.SelectStmt:
-		return a.buildSelect(n)
-	case *ast.SetOprStmt:
-		return nil, sqlerr.NotSupported("UNION, EXCEPT and INTERSECT")
+	switch n.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return a.buildQuery(n)
 	}
 	return nil, sqlerr.NotSupported("this query")
 }
