@@ -107,13 +107,12 @@ func (a *analyser) buildFromWhere(j *ast.Join, where ast.ExprNode) (planner.Node
 	// Back to FROM order.
 	exprs := make([]expr.Expr, len(full.cols))
 	cols := make([]planner.Column, len(full.cols))
-	for i, it := range items {
+	for _, it := range items {
 		for k, c := range it.node.Columns() {
 			g := it.off + k
 			exprs[g] = &expr.ColumnRef{Index: pos[g], Name: c.Name, Typ: c.Type}
 			cols[g] = c
 		}
-		_ = i
 	}
 	var out planner.Node = &planner.Project{Input: node, Exprs: exprs, Cols: cols}
 	if len(top) > 0 {
@@ -437,6 +436,8 @@ func (a *analyser) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, 
 			return nil, err
 		}
 		return &planner.Sort{Input: in, Keys: n.Keys}, nil
+	case *planner.Join:
+		return a.pushIntoJoin(n, cond)
 	case *planner.Project:
 		if sub, ok := substituteColumns(cond, n.Exprs); ok {
 			in, err := a.pushFilter(n.Input, sub)
@@ -447,6 +448,48 @@ func (a *analyser) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, 
 		}
 	}
 	return &planner.Filter{Input: node, Cond: cond}, nil
+}
+
+// pushIntoJoin pushes the conjuncts of cond that read one side of a join
+// into that side: either side of an inner join, only the preserved (left)
+// side of a LEFT join, as a condition on the NULL-padded side must see the
+// padding. The rest is a Filter on top.
+func (a *analyser) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, error) {
+	lw := len(n.Left.Columns())
+	owner := make([]int, len(n.Cols))
+	for i := lw; i < len(owner); i++ {
+		owner[i] = 1
+	}
+	var left, right, rest []expr.Expr
+	for _, conj := range splitAnd(cond) {
+		refs, ok := itemRefs(conj, owner)
+		switch {
+		case !ok || len(refs) != 1:
+			rest = append(rest, conj)
+		case refs[0] == 0:
+			left = append(left, conj)
+		case n.Kind == planner.InnerJoin:
+			local, err := remapColumns(conj, func(i int) int { return i - lw })
+			if err != nil {
+				return nil, err
+			}
+			right = append(right, local)
+		default:
+			rest = append(rest, conj)
+		}
+	}
+	out := *n
+	var err error
+	if out.Left, err = a.applyFilters(n.Left, left); err != nil {
+		return nil, err
+	}
+	if out.Right, err = a.applyFilters(n.Right, right); err != nil {
+		return nil, err
+	}
+	if len(rest) == 0 {
+		return &out, nil
+	}
+	return &planner.Filter{Input: &out, Cond: andAll(rest)}, nil
 }
 
 // substituteColumns rewrites cond over a projection's output into a
