@@ -138,6 +138,15 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 				col.Default = text
 			case ast.ColumnOptionGenerated:
 				computed[len(t.Columns)] = opt.Expr
+			case ast.ColumnOptionUniqKey:
+				// A column's UNIQUE is a unique index, named as
+				// PostgreSQL names the constraint (t_col_key).
+				spec, err := indexSpecOf(t.Name+"_"+col.Name+"_key", true,
+					[]*ast.IndexPartSpecification{{Column: cd.Name}}, nil)
+				if err != nil {
+					return nil, err
+				}
+				indexes = append(indexes, spec)
 			default:
 				return nil, sqlerr.NotSupported("column option %s", restore(cd))
 			}
@@ -159,7 +168,19 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 			}
 		case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 			unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex
-			spec, err := indexSpecOf(c.Name, unique, c.Keys, c.Option)
+			name := c.Name
+			if name == "" && unique {
+				// An unnamed UNIQUE (a, b) is named as PostgreSQL
+				// names the constraint: t_a_b_key.
+				name = t.Name
+				for _, k := range c.Keys {
+					if k.Column != nil {
+						name += "_" + k.Column.Name.O
+					}
+				}
+				name += "_key"
+			}
+			spec, err := indexSpecOf(name, unique, c.Keys, c.Option)
 			if err != nil {
 				return nil, err
 			}

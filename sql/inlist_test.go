@@ -12,3 +12,14 @@ func TestEmptyInList(t *testing.T) {
 	}
 	wantStmtCode(t, s, "SELECT pivot_empty_list()", "42883")
 }
+
+// TestCastSigned: MySQL's CAST targets SIGNED and UNSIGNED, which
+// sqllogictest files use, are Int64 and Uint64.
+func TestCastSigned(t *testing.T) {
+	s := testSession(t, testEngine(t))
+	got := formatRows(query(t, s, "SELECT CAST(3.7 AS SIGNED), CAST('-12' AS signed), CAST(5 AS UNSIGNED), CAST(NULL AS SIGNED)"))
+	if got != "4,-12,5,NULL" {
+		t.Fatalf("got %s", got)
+	}
+	wantStmtCode(t, s, "SELECT CAST(-1 AS UNSIGNED)", "22003")
+}

@@ -107,13 +107,12 @@ func (a *analyser) buildFromWhere(j *ast.Join, where ast.ExprNode) (planner.Node
 	// Back to FROM order.
 	exprs := make([]expr.Expr, len(full.cols))
 	cols := make([]planner.Column, len(full.cols))
-	for i, it := range items {
+	for _, it := range items {
 		for k, c := range it.node.Columns() {
 			g := it.off + k
 			exprs[g] = &expr.ColumnRef{Index: pos[g], Name: c.Name, Typ: c.Type}
 			cols[g] = c
 		}
-		_ = i
 	}
 	var out planner.Node = &planner.Project{Input: node, Exprs: exprs, Cols: cols}
 	if len(top) > 0 {
@@ -400,20 +399,140 @@ func andAll(es []expr.Expr) expr.Expr {
 	return out
 }
 
-// applyFilters adds conditions to a node: into a scan without a condition
-// (where they narrow its key ranges), else as a Filter.
+// applyFilters adds conditions to a node, pushing them as far down as
+// they can go (pushFilter).
 func (a *analyser) applyFilters(node planner.Node, conds []expr.Expr) (planner.Node, error) {
 	if len(conds) == 0 {
 		return node, nil
 	}
-	cond := andAll(conds)
-	if scan, ok := node.(*planner.Scan); ok && scan.Filter == nil {
-		if err := a.setScanCondition(scan, cond); err != nil {
+	return a.pushFilter(node, andAll(conds))
+}
+
+// pushFilter adds cond to node: into a scan's condition (where it narrows
+// the key ranges), through filters, sorts and projections (a derived
+// table's or view's select list, its column references replaced by the
+// expressions they name), else as a Filter on top. It stops at
+// aggregates, DISTINCT, LIMIT and joins, and does not move subqueries or
+// non-deterministic expressions.
+func (a *analyser) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, error) {
+	switch n := node.(type) {
+	case *planner.Scan:
+		if n.Filter != nil {
+			cond = &expr.And{L: n.Filter, R: cond}
+		}
+		if err := a.setScanCondition(n, cond); err != nil {
 			return nil, err
 		}
-		return scan, nil
+		return n, nil
+	case *planner.Filter:
+		in, err := a.pushFilter(n.Input, cond)
+		if err != nil {
+			return nil, err
+		}
+		return &planner.Filter{Input: in, Cond: n.Cond}, nil
+	case *planner.Sort:
+		in, err := a.pushFilter(n.Input, cond)
+		if err != nil {
+			return nil, err
+		}
+		return &planner.Sort{Input: in, Keys: n.Keys}, nil
+	case *planner.Join:
+		return a.pushIntoJoin(n, cond)
+	case *planner.Project:
+		if sub, ok := substituteColumns(cond, n.Exprs); ok {
+			in, err := a.pushFilter(n.Input, sub)
+			if err != nil {
+				return nil, err
+			}
+			return &planner.Project{Input: in, Exprs: n.Exprs, Cols: n.Cols}, nil
+		}
 	}
 	return &planner.Filter{Input: node, Cond: cond}, nil
+}
+
+// pushIntoJoin pushes the conjuncts of cond that read one side of a join
+// into that side: either side of an inner join, only the preserved (left)
+// side of a LEFT join, as a condition on the NULL-padded side must see the
+// padding. The rest is a Filter on top.
+func (a *analyser) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, error) {
+	lw := len(n.Left.Columns())
+	owner := make([]int, len(n.Cols))
+	for i := lw; i < len(owner); i++ {
+		owner[i] = 1
+	}
+	var left, right, rest []expr.Expr
+	for _, conj := range splitAnd(cond) {
+		refs, ok := itemRefs(conj, owner)
+		switch {
+		case !ok || len(refs) != 1:
+			rest = append(rest, conj)
+		case refs[0] == 0:
+			left = append(left, conj)
+		case n.Kind == planner.InnerJoin:
+			local, err := remapColumns(conj, func(i int) int { return i - lw })
+			if err != nil {
+				return nil, err
+			}
+			right = append(right, local)
+		default:
+			rest = append(rest, conj)
+		}
+	}
+	out := *n
+	var err error
+	if out.Left, err = a.applyFilters(n.Left, left); err != nil {
+		return nil, err
+	}
+	if out.Right, err = a.applyFilters(n.Right, right); err != nil {
+		return nil, err
+	}
+	if len(rest) == 0 {
+		return &out, nil
+	}
+	return &planner.Filter{Input: &out, Cond: andAll(rest)}, nil
+}
+
+// substituteColumns rewrites cond over a projection's output into a
+// condition over its input; ok is false when that would move a subquery or
+// a non-deterministic expression.
+func substituteColumns(cond expr.Expr, exprs []expr.Expr) (expr.Expr, bool) {
+	if !movable(cond) {
+		return nil, false
+	}
+	ok := true
+	out, err := expr.Transform(cond, func(x expr.Expr) (expr.Expr, error) {
+		c, isRef := x.(*expr.ColumnRef)
+		if !isRef {
+			return x, nil
+		}
+		if c.Index < 0 || c.Index >= len(exprs) || !movable(exprs[c.Index]) {
+			ok = false
+			return x, nil
+		}
+		return exprs[c.Index], nil
+	})
+	if err != nil || !ok {
+		return nil, false
+	}
+	return out, true
+}
+
+// movable reports whether e may be evaluated somewhere else in the plan:
+// no subquery (or other external node) and no non-deterministic function.
+func movable(e expr.Expr) bool {
+	ok := true
+	expr.Walk(e, func(x expr.Expr) bool {
+		switch n := x.(type) {
+		case expr.Node:
+			ok = false
+		case *expr.Func:
+			if !n.Deterministic {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
 }
 
 // flattenFrom collects the items and ON conditions of an inner-join group.
@@ -608,11 +727,9 @@ func columnAliases(ts *ast.TableSource) []string {
 
 // fromQuery plans a query used as a relation (a derived table, a view).
 func (a *analyser) fromQuery(n ast.ResultSetNode) (planner.Node, error) {
-	switch n := n.(type) {
-	case *ast.SelectStmt:
-		return a.buildSelect(n)
-	case *ast.SetOprStmt:
-		return nil, sqlerr.NotSupported("UNION, EXCEPT and INTERSECT")
+	switch n.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return a.buildQuery(n)
 	}
 	return nil, sqlerr.NotSupported("this query")
 }

@@ -121,12 +121,14 @@ func (a *analyser) viewSource(tn *ast.TableName, alias string) (planner.Node, *s
 	// statement (parameter types, subqueries' hidden parameters) is shared
 	// with the query using it; only the statement (for ParamIndex and
 	// error positions) is the view's own. A view has no parameters.
-	saved := a.stmt
-	a.stmt = &stmts[0]
+	// Nor does a view see the queries around its use: its names resolve
+	// in its own FROM clause only.
+	saved, savedOuter := a.stmt, a.outer
+	a.stmt, a.outer = &stmts[0], nil
 	a.viewDepth++
 	node, err := a.viewQuery(cv)
 	a.viewDepth--
-	a.stmt = saved
+	a.stmt, a.outer = saved, savedOuter
 	if err != nil {
 		return nil, nil, true, err
 	}

@@ -299,8 +299,11 @@ func ParseTypeName(name string) (Type, error) {
 		return noArgs(T(Int16))
 	case "int32", "int", "integer", "int4", "mediumint":
 		return noArgs(TypeInt32)
-	case "int64", "bigint", "int8":
+	case "int64", "bigint", "int8", "signed":
+		// SIGNED and UNSIGNED are MySQL's CAST targets (sqllogictest uses them).
 		return noArgs(TypeInt64)
+	case "unsigned":
+		return noArgs(TypeUint64)
 	case "uint8":
 		return noArgs(T(Uint8))
 	case "uint16":
