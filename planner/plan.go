@@ -198,6 +198,8 @@ func describe(n Node) string {
 		return "Distinct"
 	case *Generate:
 		return "Generate " + n.Name
+	case *Join:
+		return n.describe()
 	}
 	return fmt.Sprintf("%T", n)
 }

@@ -24,6 +24,8 @@ type analyser struct {
 	snap   *catalog.Snapshot
 	stmt   *parser.Statement
 	params []types.Type
+	// viewDepth counts the views being expanded around this analyser.
+	viewDepth int
 }
 
 func (a *analyser) plan() (statementPlan, error) {
@@ -77,9 +79,11 @@ func (a *analyser) plan() (statementPlan, error) {
 		return a.planCreateIndex(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
-			return nil, sqlerr.NotSupported("DROP VIEW")
+			return &dropViewPlan{stmt: n}, nil
 		}
 		return &dropTablePlan{stmt: n}, nil
+	case *ast.CreateViewStmt:
+		return a.planCreateView(n)
 	case *ast.CreateDatabaseStmt:
 		return &createDatabasePlan{stmt: n}, nil
 	case *ast.DropDatabaseStmt:
@@ -213,6 +217,9 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
 	if !ok {
+		if _, isView := a.snap.View(a.s.db.ID, tn.Name.O); isView {
+			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
+		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
 	return t, nil

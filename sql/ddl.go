@@ -307,6 +307,9 @@ func (p *dropTablePlan) execute(ctx context.Context, s *Session, _ []types.Value
 			}
 			t, ok := ch.Snapshot().Table(s.db.ID, tn.Name.O)
 			if !ok {
+				if _, isView := ch.Snapshot().View(s.db.ID, tn.Name.O); isView {
+					return sqlerr.New(sqlerr.WrongObjectType, "%q is not a table", tn.Name.O)
+				}
 				if p.stmt.IfExists {
 					s.notice("NOTICE", sqlerr.UndefinedTable, "table %q does not exist, skipping", tn.Name.O)
 					continue

@@ -23,10 +23,13 @@
 // batch), also inside a block, with a NOTICE.
 //
 // Where things live: settings.go (SET/SHOW), select.go (SELECT planning and
-// aggregation), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
+// aggregation), join.go (FROM clauses: join order, condition pushdown, hash
+// join keys, derived tables), view.go (CREATE/DROP VIEW and view
+// expansion), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
 // and DROP, computed columns), index.go (secondary indexes: CREATE/DROP
 // INDEX, REINDEX, entry maintenance in every write, UNIQUE checks, the
-// schema gate that keeps backfills and commits apart), shards.go (sys.partitions, SHOW CREATE TABLE,
+// schema gate that keeps backfills and commits apart), shards.go
+// (sys.partitions, SHOW CREATE TABLE,
 // ALTER ... SET/RESET, RESHARD, SPLIT), misc.go (transaction and session
 // statements, EXPLAIN), balancer.go (automatic partitioning policy),
 // ttl_runner.go (erasing rows expired under a table's TTL; package sql/ttl

@@ -255,10 +255,13 @@ func (spec indexSpec) resolve(t *catalog.Table) (catalog.Index, error) {
 	return ix, nil
 }
 
-// relationExists reports whether name is taken by a table or an index of
-// the database (they share a namespace, as in PostgreSQL).
+// relationExists reports whether name is taken by a table, a view or an
+// index of the database (they share a namespace, as in PostgreSQL).
 func relationExists(snap *catalog.Snapshot, dbID uint64, name string) bool {
 	if _, ok := snap.Table(dbID, name); ok {
+		return true
+	}
+	if _, ok := snap.View(dbID, name); ok {
 		return true
 	}
 	_, _, ok := snap.IndexByName(dbID, name)
