@@ -77,6 +77,15 @@ func buildStatement(s *stmtToks) (Statement, error) {
 				stmt = ist
 			}
 		case "alter":
+			var ist Statement
+			if ist, handled, err = s.indexStatement(); handled && err == nil {
+				ist.Text, ist.Offset = stmt.Text, stmt.Offset
+				stmt = ist
+				break
+			}
+			if handled {
+				break
+			}
 			stmt.Settings, handled, err = s.alterSettings()
 			if !handled && err == nil {
 				stmt.Reshard, handled, err = s.reshard()
@@ -98,6 +107,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	r := newRewriter(s)
 	ok, with, err := r.createTable()
+	if !ok {
+		ok, err = r.alterAddIndex()
+	}
 	if !ok {
 		ok, err = r.alterTable()
 	}
