@@ -151,6 +151,7 @@ func explain(n Node, depth int, scanDetail func(*Scan) []string, out *[]string) 
 			*out = append(*out, pad+"  "+l)
 		}
 	}
+	explainSubplans(n, depth, scanDetail, out)
 	for _, c := range n.Children() {
 		explain(c, depth+1, scanDetail, out)
 	}
@@ -200,6 +201,9 @@ func describe(n Node) string {
 		return "Generate " + n.Name
 	case *Join:
 		return n.describe()
+	}
+	if d, ok := n.(interface{ Describe() string }); ok {
+		return d.Describe()
 	}
 	return fmt.Sprintf("%T", n)
 }

@@ -26,6 +26,16 @@ type analyser struct {
 	params []types.Type
 	// viewDepth counts the views being expanded around this analyser.
 	viewDepth int
+
+	// outer holds the queries enclosing the subquery being planned
+	// (subquery.go); hiddenBase and hiddenN number the parameters that
+	// carry their values.
+	outer      []*outerLevel
+	hiddenBase int
+	hiddenN    int
+	// setOpArm is set while the SELECT of a set operation's arm is
+	// planned: its select list stays untyped (setop.go).
+	setOpArm bool
 }
 
 func (a *analyser) plan() (statementPlan, error) {
@@ -66,7 +76,11 @@ func (a *analyser) plan() (statementPlan, error) {
 		}
 		return &selectPlan{node: node}, nil
 	case *ast.SetOprStmt:
-		return nil, sqlerr.NotSupported("UNION, EXCEPT and INTERSECT")
+		node, err := a.buildSetOpr(n)
+		if err != nil {
+			return nil, err
+		}
+		return &selectPlan{node: node}, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
@@ -162,12 +176,27 @@ func tableScope(t *catalog.Table, alias string) *scope {
 // build translates an expression in a scope; replace may substitute nodes
 // (aggregates, GROUP BY expressions).
 func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
+	return a.buildMode(sc, n, replace, false)
+}
+
+// buildMode is build; untyped leaves an untyped literal or NULL untyped
+// (the select list of a set operation's arm, whose type the other arms
+// decide).
+func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error), untyped bool) (expr.Expr, error) {
 	if sc == nil {
 		sc = &scope{}
 	}
-	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex, Replace: replace,
-		Position: a.stmt.Position}
-	e, err := b.Build(n)
+	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
+	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
+	var e expr.Expr
+	var err error
+	if untyped {
+		e, err = b.BuildUntyped(n)
+	} else {
+		e, err = b.Build(n)
+	}
 	a.params = b.ParamTypes
 	return e, err
 }
@@ -216,6 +245,9 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
+	if !ok && lookupVirtualTable(tn) != nil {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
+	}
 	if !ok {
 		if _, isView := a.snap.View(a.s.db.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)

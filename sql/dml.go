@@ -114,6 +114,15 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (statementPlan, error) {
 				return nil, insertArityError(got, len(p.target))
 			}
 			p.source = node
+		case *ast.SetOprStmt:
+			node, err := a.buildSetOpr(src)
+			if err != nil {
+				return nil, err
+			}
+			if got := len(resultColumns(node.Columns())); got != len(p.target) {
+				return nil, insertArityError(got, len(p.target))
+			}
+			p.source = node
 		default:
 			return nil, sqlerr.NotSupported("this INSERT source")
 		}
@@ -547,12 +556,34 @@ func (a *analyser) planDelete(n *ast.DeleteStmt) (statementPlan, error) {
 
 func (p *modifyPlan) columns() []ResultColumn { return nil }
 
+func (p *modifyPlan) hasSubquery() bool {
+	if p.scan.Filter != nil && exec.HasSubquery(p.scan.Filter) {
+		return true
+	}
+	for _, v := range p.values {
+		if exec.HasSubquery(v) {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Value) (Result, error) {
 	count := 0
 	t := p.scan.Table
 	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
 			RangeLimit: s.vars.rangeExpansionLimit()}
+		if p.hasSubquery() {
+			// Subqueries read the transaction as it was when the statement
+			// started, never the rows this statement has already changed.
+			view, err := s.e.storage.NewBatchCopy(tx.Batch())
+			if err != nil {
+				return err
+			}
+			defer view.Close()
+			ec.SubReader = view
+		}
 		it, err := exec.Build(ec, p.scan)
 		if err != nil {
 			return err

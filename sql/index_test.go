@@ -69,15 +69,15 @@ func checkIndex(t *testing.T, e *Engine, tbl *catalog.Table, ix *catalog.Index) 
 	}
 }
 
-// oracleRow is a row of the randomized test's table r.
-type oracleRow struct {
+// indexOracleRow is a row of the randomized test's table r.
+type indexOracleRow struct {
 	id      int64
 	a, c    *int64
 	b       *string
 	deleted bool
 }
 
-func (r oracleRow) text() string {
+func (r indexOracleRow) text() string {
 	f := func(p *int64) string {
 		if p == nil {
 			return "NULL"
@@ -138,7 +138,7 @@ func TestIndexRandomized(t *testing.T) {
 	query(t, s, "CREATE INDEX rba ON r (b, a DESC)")
 	query(t, s, "CREATE UNIQUE INDEX rc ON r (c)")
 
-	oracle := map[int64]*oracleRow{}
+	oracle := map[int64]*indexOracleRow{}
 	randInt := func(n int64) *int64 {
 		if rng.IntN(6) == 0 {
 			return nil
@@ -155,7 +155,7 @@ func TestIndexRandomized(t *testing.T) {
 	}
 	// uniqueOK reports whether the rows (the oracle after a change) keep c
 	// unique among non-NULL values.
-	uniqueOK := func(rows map[int64]*oracleRow) bool {
+	uniqueOK := func(rows map[int64]*indexOracleRow) bool {
 		seen := map[int64]bool{}
 		for _, r := range rows {
 			if r.c == nil {
@@ -168,8 +168,8 @@ func TestIndexRandomized(t *testing.T) {
 		}
 		return true
 	}
-	clone := func() map[int64]*oracleRow {
-		m := make(map[int64]*oracleRow, len(oracle))
+	clone := func() map[int64]*indexOracleRow {
+		m := make(map[int64]*indexOracleRow, len(oracle))
 		for k, v := range oracle {
 			cp := *v
 			m[k] = &cp
@@ -178,7 +178,7 @@ func TestIndexRandomized(t *testing.T) {
 	}
 	// apply runs a statement that the oracle predicts to succeed or fail
 	// with a unique violation; next is the oracle's state on success.
-	apply := func(sql string, next map[int64]*oracleRow, pkDup bool) {
+	apply := func(sql string, next map[int64]*indexOracleRow, pkDup bool) {
 		ok := !pkDup && uniqueOK(next)
 		_, err := tryQuery(s, sql)
 		switch {
@@ -193,7 +193,7 @@ func TestIndexRandomized(t *testing.T) {
 		}
 		oracle = next
 	}
-	matches := func(pred func(r *oracleRow) bool) []string {
+	matches := func(pred func(r *indexOracleRow) bool) []string {
 		var out []string
 		for _, r := range oracle {
 			if pred(r) {
@@ -209,7 +209,7 @@ func TestIndexRandomized(t *testing.T) {
 		id := rng.Int64N(40)
 		switch op := rng.IntN(10); {
 		case op < 3: // INSERT
-			r := &oracleRow{id: id, a: randInt(6), b: randStr(), c: randInt(60)}
+			r := &indexOracleRow{id: id, a: randInt(6), b: randStr(), c: randInt(60)}
 			next := clone()
 			_, dup := oracle[id]
 			next[id] = r
@@ -218,14 +218,14 @@ func TestIndexRandomized(t *testing.T) {
 			next := clone()
 			r, ok := next[id]
 			if !ok {
-				r = &oracleRow{id: id}
+				r = &indexOracleRow{id: id}
 				next[id] = r
 			}
 			r.a, r.c = randInt(6), randInt(60)
 			apply(fmt.Sprintf("UPSERT INTO r (id, a, c) VALUES (%d, %s, %s)", id, sqlInt(r.a), sqlInt(r.c)), next, false)
 		case op < 5: // REPLACE: unlisted columns become NULL
 			next := clone()
-			r := &oracleRow{id: id, b: randStr(), c: randInt(60)}
+			r := &indexOracleRow{id: id, b: randStr(), c: randInt(60)}
 			next[id] = r
 			apply(fmt.Sprintf("REPLACE INTO r (id, b, c) VALUES (%d, %s, %s)", id, sqlStr(r.b), sqlInt(r.c)), next, false)
 		case op < 6: // UPDATE by index predicate
@@ -276,15 +276,15 @@ func TestIndexRandomized(t *testing.T) {
 		c := rng.Int64N(60)
 		checks := []struct {
 			sql  string
-			pred func(r *oracleRow) bool
+			pred func(r *indexOracleRow) bool
 		}{
-			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE a = %d", k), func(r *oracleRow) bool { return eq(r.a, k) }},
-			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE a IN (%d, %d)", k, m), func(r *oracleRow) bool { return eq(r.a, k) || eq(r.a, m) }},
-			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE a > %d AND a <= %d", k, m), func(r *oracleRow) bool { return r.a != nil && *r.a > k && *r.a <= m }},
-			{"SELECT id, a, b, c FROM r WHERE a IS NULL", func(r *oracleRow) bool { return r.a == nil }},
-			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE b = '%s' AND a >= %d", sv, k), func(r *oracleRow) bool { return r.b != nil && *r.b == sv && r.a != nil && *r.a >= k }},
-			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE c = %d", c), func(r *oracleRow) bool { return eq(r.c, c) }},
-			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE b = '%s' OR b IS NULL", sv), func(r *oracleRow) bool { return r.b == nil || *r.b == sv }},
+			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE a = %d", k), func(r *indexOracleRow) bool { return eq(r.a, k) }},
+			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE a IN (%d, %d)", k, m), func(r *indexOracleRow) bool { return eq(r.a, k) || eq(r.a, m) }},
+			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE a > %d AND a <= %d", k, m), func(r *indexOracleRow) bool { return r.a != nil && *r.a > k && *r.a <= m }},
+			{"SELECT id, a, b, c FROM r WHERE a IS NULL", func(r *indexOracleRow) bool { return r.a == nil }},
+			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE b = '%s' AND a >= %d", sv, k), func(r *indexOracleRow) bool { return r.b != nil && *r.b == sv && r.a != nil && *r.a >= k }},
+			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE c = %d", c), func(r *indexOracleRow) bool { return eq(r.c, c) }},
+			{fmt.Sprintf("SELECT id, a, b, c FROM r WHERE b = '%s' OR b IS NULL", sv), func(r *indexOracleRow) bool { return r.b == nil || *r.b == sv }},
 		}
 		for _, ch := range checks {
 			got := rowsText(query(t, s, ch.sql))

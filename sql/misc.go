@@ -229,11 +229,16 @@ func (a *analyser) planExplain(n *ast.ExplainStmt) (statementPlan, error) {
 	if n.Analyze {
 		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
 	}
-	sel, ok := n.Stmt.(*ast.SelectStmt)
-	if !ok {
+	var node planner.Node
+	var err error
+	switch stmt := n.Stmt.(type) {
+	case *ast.SelectStmt:
+		node, err = a.buildSelect(stmt)
+	case *ast.SetOprStmt:
+		node, err = a.buildSetOpr(stmt)
+	default:
 		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
 	}
-	node, err := a.buildSelect(sel)
 	if err != nil {
 		return nil, err
 	}

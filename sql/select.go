@@ -9,6 +9,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -21,6 +22,8 @@ import (
 //
 // Hidden columns come last so that callers return row[:visible].
 func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
+	untyped := a.setOpArm
+	a.setOpArm = false
 	switch {
 	case sel.With != nil:
 		return nil, sqlerr.NotSupported("WITH (common table expressions)")
@@ -90,7 +93,7 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 			}
 			continue
 		}
-		e, err := a.build(outScope, f.Expr, replace)
+		e, err := a.buildMode(outScope, f.Expr, replace, untyped)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +242,7 @@ func exprName(n ast.ExprNode) string {
 		return strings.ToLower(n.F)
 	case *ast.FuncCallExpr:
 		name := n.FnName.L
-		if name == "pivot_cast" && len(n.Args) == 2 {
+		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
 				name, _, _ := strings.Cut(v.GetString(), "(")
@@ -252,6 +255,15 @@ func exprName(n ast.ExprNode) string {
 		return exprName(n.Expr)
 	case *ast.CaseExpr:
 		return "case"
+	case *ast.ExistsSubqueryExpr:
+		return "exists"
+	case *ast.SubqueryExpr:
+		// PostgreSQL names a scalar subquery after its one column.
+		if sel, ok := n.Query.(*ast.SelectStmt); ok && len(sel.Fields.Fields) == 1 && sel.Fields.Fields[0].WildCard == nil {
+			if name := outputName(sel.Fields.Fields[0]); name != "?column?" {
+				return name
+			}
+		}
 	}
 	return "?column?"
 }

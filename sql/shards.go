@@ -63,6 +63,10 @@ func isPartitionsView(tn *ast.TableName) bool {
 // systemTable resolves names of system views. ok is false for ordinary
 // tables.
 func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+	if vt := lookupVirtualTable(tn); vt != nil {
+		node, sc := a.virtualTableScan(vt, alias)
+		return node, sc, true, nil
+	}
 	if !isPartitionsView(tn) {
 		return nil, nil, false, nil
 	}

@@ -147,3 +147,23 @@ func (b *Batch) Count() int {
 	}
 	return int(b.b.Count())
 }
+
+// NewBatchCopy returns a new indexed batch holding b's writes so far: a read
+// view of a transaction as of now, which b's later writes do not change
+// (the committed state underneath is read as it is at each read, as through
+// b). A statement that writes while it evaluates subqueries reads through
+// such a view, so the subqueries do not see the statement's own writes.
+// Close it like any batch; never commit it.
+func (e *Engine) NewBatchCopy(b *Batch) (*Batch, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	nb := e.NewBatch()
+	if !b.b.Empty() {
+		if err := nb.b.Apply(b.b, nil); err != nil {
+			nb.Close()
+			return nil, err
+		}
+	}
+	return nb, nil
+}

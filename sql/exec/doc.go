@@ -19,6 +19,12 @@
 // TTL: scans skip rows expired under their table's TTL at the statement's
 // time (Context.Now; package sql/ttl), so no reader above sees them.
 //
+// Subqueries: a Subquery expression node (subquery.go) runs its plan through
+// the executor reached from expr.Context.Exec, with the outer values it binds
+// added to the parameters; results are cached in the Context for the
+// statement, keyed by those values. Set operations (setop.go) hash rows by
+// their DISTINCT key.
+//
 // Cancellation: scans check the statement context every few hundred rows and
 // return its error, which the session maps to 57014.
 package exec

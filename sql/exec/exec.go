@@ -28,6 +28,29 @@ type Context struct {
 	// RangeLimit bounds the key ranges one table read may enumerate
 	// (range_expansion_limit).
 	RangeLimit int
+
+	// SubReader, when set, is what subqueries read instead of Reader: a
+	// writing statement gives them a view of its transaction as of the
+	// statement's start, so that they do not see its own writes (as in
+	// PostgreSQL, where a statement's subqueries read its snapshot). It is
+	// read by one goroutine at a time.
+	SubReader storage.Reader
+
+	// sub caches subquery results for the statement; Build creates it.
+	sub *subState
+}
+
+// bind prepares a context on its first Build: expressions evaluated with
+// c.Eval reach the executor (subqueries) through Eval.Exec. Build is called
+// by the statement's goroutine before any row is read, so this does not
+// race with the workers of a parallel scan.
+func (c *Context) bind() {
+	if c.sub == nil {
+		c.sub = &subState{cache: map[*Subquery]map[string]*subResult{}}
+	}
+	if c.Eval != nil && c.Eval.Exec == nil {
+		c.Eval.Exec = c
+	}
 }
 
 // Iter is a row iterator.
@@ -39,6 +62,7 @@ type Iter interface {
 
 // Build returns the iterator for a plan.
 func Build(c *Context, n planner.Node) (Iter, error) {
+	c.bind()
 	switch n := n.(type) {
 	case *planner.Scan:
 		return newScan(c, n)
@@ -88,6 +112,8 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 			return nil, err
 		}
 		return &distinctIter{in: in, n: n.N, seen: map[string]struct{}{}}, nil
+	case *planner.SetOp:
+		return newSetOp(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }

@@ -24,6 +24,10 @@ type Context struct {
 	// Now is the statement time: now(), current_timestamp and current_date
 	// read it, so that every row of a statement sees the same time.
 	Now time.Time
+	// Exec is the executor's state for the statement (package exec sets
+	// it): subquery nodes run their plans through it. Nil outside an
+	// executor.
+	Exec any
 }
 
 // Expr is a typed scalar expression. Trees are built once (Builder) and

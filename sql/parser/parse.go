@@ -76,6 +76,11 @@ func buildStatement(s *stmtToks) (Statement, error) {
 				ist.Text, ist.Offset = stmt.Text, stmt.Offset
 				stmt = ist
 			}
+		case "copy":
+			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
+			// loads data with multi-row INSERT/UPSERT instead.
+			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
+				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
 			var ist Statement
 			if ist, handled, err = s.indexStatement(); handled && err == nil {
