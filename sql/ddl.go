@@ -137,6 +137,11 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 				col.Default = text
 			case ast.ColumnOptionGenerated:
 				computed[len(t.Columns)] = opt.Expr
+			case ast.ColumnOptionUniqKey:
+				// A column's UNIQUE is a unique index named as PostgreSQL
+				// names the constraint: <table>_<column>_key.
+				indexes = append(indexes, indexSpec{name: t.Name + "_" + col.Name + "_key",
+					columns: []string{col.Name}, desc: []bool{false}, unique: true})
 			default:
 				return nil, sqlerr.NotSupported("column option %s", restore(cd))
 			}
