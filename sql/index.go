@@ -437,6 +437,9 @@ func (p *dropIndexPlan) columns() []ResultColumn { return nil }
 func (p *dropIndexPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
 	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		t, ix, ok := ch.Snapshot().IndexByName(s.db.ID, p.stmt.Name)
+		if ok && p.stmt.Table != "" && !strings.EqualFold(t.Name, p.stmt.Table) {
+			ok = false
+		}
 		if !ok {
 			if p.stmt.IfExists {
 				s.notice("NOTICE", sqlerr.UndefinedObject, "index %q does not exist, skipping", p.stmt.Name)

@@ -3,13 +3,19 @@ package parser
 import (
 	"strings"
 
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // Index statements that TiDB's MySQL grammar does not read, parsed here:
 //
 //	DROP INDEX [IF EXISTS] name [ON table]      -- PostgreSQL and SQLite spelling
+//	ALTER TABLE t DROP INDEX name               -- YQL spelling
 //	REINDEX [INDEX | TABLE] name                -- rebuild an index, or every index of a table
+//
+// YQL's ALTER TABLE t ADD INDEX name GLOBAL [UNIQUE] [SYNC] ON (cols) is
+// rewritten into TiDB's CREATE [UNIQUE] INDEX name ON t (cols).
 //
 // CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols) goes to TiDB.
 // Statements PivotDB chooses not to support (triggers) are recognised here
@@ -19,6 +25,9 @@ import (
 type DropIndex struct {
 	Name     string
 	IfExists bool
+	// Table is the table named by ON or ALTER TABLE ("" when none): the
+	// index must belong to it.
+	Table string
 }
 
 // Reindex is REINDEX [INDEX | TABLE] name. Kind is "index", "table", or ""
@@ -58,12 +67,33 @@ func (s *stmtToks) indexStatement() (st Statement, ok bool, err error) {
 		}
 		d.Name = parts[len(parts)-1]
 		if s.isWord(end, "on") {
-			if _, end, err = s.tableName(end + 1); err != nil {
+			var tn *ast.TableName
+			if tn, end, err = s.tableName(end + 1); err != nil {
 				return Statement{}, true, err
 			}
+			d.Table = tn.Name.O
 		}
 		if end != s.n() {
 			return Statement{}, true, s.errAtTok(end)
+		}
+		return Statement{DropIndex: d}, true, nil
+	case s.isWord(0, "alter") && s.isWord(1, "table"):
+		end, parts, named := s.nameChain(2)
+		if !named || !s.isWord(end, "drop") || !s.isWord(end+1, "index") {
+			return Statement{}, false, nil
+		}
+		d := &DropIndex{Table: parts[len(parts)-1]}
+		i := end + 2
+		if s.isWord(i, "if") && s.isWord(i+1, "exists") {
+			d.IfExists = true
+			i += 2
+		}
+		if !s.isKind(i, tkIdent) && !s.isKind(i, tkQuotedIdent) {
+			return Statement{}, true, s.errAtTok(i)
+		}
+		d.Name = s.unquoteIdent(i)
+		if i+1 != s.n() {
+			return Statement{}, true, s.errAtTok(i + 1)
 		}
 		return Statement{DropIndex: d}, true, nil
 	case s.isWord(0, "reindex"):
@@ -106,6 +136,12 @@ func (s *stmtToks) hasWordBefore(w string, n int) bool {
 // another shape. ASYNC (and LOCAL) indexes and COVER columns fail with
 // 0A000: every index is maintained synchronously and covers nothing.
 func (r *rewriter) yqlIndex(a, b int) (ok bool, err error) {
+	return r.yqlIndexAs(a, b, nil)
+}
+
+// yqlIndexAs is yqlIndex with between emitting text after the index name
+// (ALTER TABLE ... ADD INDEX puts "ON table" there).
+func (r *rewriter) yqlIndexAs(a, b int, between func() error) (ok bool, err error) {
 	s := r.s
 	if !s.isWord(a, "index") || !(s.isKind(a+1, tkIdent) || s.isKind(a+1, tkQuotedIdent)) {
 		return false, nil
@@ -143,5 +179,40 @@ func (r *rewriter) yqlIndex(a, b int) (ok bool, err error) {
 	}
 	r.emit(a, "INDEX")
 	r.emit(a+1, backquote(s.unquoteIdent(a+1)))
+	if between != nil {
+		if err := between(); err != nil {
+			return true, err
+		}
+	}
 	return true, r.columnList(i + 1)
+}
+
+// alterAddIndex rewrites ALTER TABLE t ADD INDEX name GLOBAL [UNIQUE]
+// [SYNC] ON (cols) into CREATE [UNIQUE] INDEX name ON t (cols). ok is
+// false for other statements.
+func (r *rewriter) alterAddIndex() (ok bool, err error) {
+	s := r.s
+	if !s.isWord(0, "alter") || !s.isWord(1, "table") {
+		return false, nil
+	}
+	end, _, named := s.nameChain(2)
+	if !named || !s.isWord(end, "add") || !s.isWord(end+1, "index") {
+		return false, nil
+	}
+	a := end + 1 // the INDEX word
+	i := a + 2
+	for ; i < s.n() && !s.isWord(i, "on"); i++ {
+	}
+	if i == a+2 || !s.isWord(i, "on") {
+		return false, nil // MySQL's ADD INDEX name (cols): left to TiDB
+	}
+	r.emit(0, "CREATE")
+	ok, err = r.yqlIndexAs(a, s.n(), func() error {
+		r.syn("ON", end, false, false)
+		return r.seq(2, end)
+	})
+	if !ok && err == nil {
+		return true, s.errAtTok(a)
+	}
+	return true, err
 }

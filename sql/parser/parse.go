@@ -85,6 +85,15 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
 				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
+			var ist Statement
+			if ist, handled, err = s.indexStatement(); handled && err == nil {
+				ist.Text, ist.Offset = stmt.Text, stmt.Offset
+				stmt = ist
+				break
+			}
+			if handled {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				stmt.Settings, handled, err = s.alterSettings()
@@ -109,6 +118,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	r := newRewriter(s)
 	ok, with, err := r.createTable()
+	if !ok {
+		ok, err = r.alterAddIndex()
+	}
 	if !ok {
 		ok, err = r.alterTable()
 	}

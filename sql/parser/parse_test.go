@@ -184,7 +184,7 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 	case st.Discard != nil:
 		fmt.Fprintf(b, "discard %s\n", st.Discard.Target)
 	case st.DropIndex != nil:
-		fmt.Fprintf(b, "drop index %q if_exists=%v\n", st.DropIndex.Name, st.DropIndex.IfExists)
+		fmt.Fprintf(b, "drop index %q if_exists=%v table=%q\n", st.DropIndex.Name, st.DropIndex.IfExists, st.DropIndex.Table)
 	case st.Reindex != nil:
 		fmt.Fprintf(b, "reindex %q kind=%q\n", st.Reindex.Name, st.Reindex.Kind)
 	case st.Unsupported != nil:
