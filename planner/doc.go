@@ -2,7 +2,7 @@
 // ranges from predicates (design.md §6, after YTsaurus select_rows).
 //
 // Plans are data: trees of nodes (Scan, Filter, Project, Aggregate, Sort,
-// Limit, Distinct, Values, Generate) that the SQL layer builds from a parsed
+// Limit, Distinct, Values, Generate, Join) that the SQL layer builds from a parsed
 // statement and the executor (sql/exec) turns into iterators. Plans never
 // execute themselves and never import the executor (the go-mysql-server
 // planbuilder/rowexec split).

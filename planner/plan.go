@@ -188,6 +188,8 @@ func describe(n Node) string {
 		return "Distinct"
 	case *Generate:
 		return "Generate " + n.Name
+	case *Join:
+		return n.describe()
 	}
 	if d, ok := n.(interface{ Describe() string }); ok {
 		return d.Describe()

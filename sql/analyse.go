@@ -24,6 +24,8 @@ type analyser struct {
 	snap   *catalog.Snapshot
 	stmt   *parser.Statement
 	params []types.Type
+	// viewDepth counts the views being expanded around this analyser.
+	viewDepth int
 
 	// outer holds the queries enclosing the subquery being planned
 	// (subquery.go); hiddenBase and hiddenN number the parameters that
@@ -81,9 +83,11 @@ func (a *analyser) plan() (statementPlan, error) {
 		return a.planCreateTable(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
-			return nil, sqlerr.NotSupported("DROP VIEW")
+			return &dropViewPlan{stmt: n}, nil
 		}
 		return &dropTablePlan{stmt: n}, nil
+	case *ast.CreateViewStmt:
+		return a.planCreateView(n)
 	case *ast.CreateDatabaseStmt:
 		return &createDatabasePlan{stmt: n}, nil
 	case *ast.DropDatabaseStmt:
@@ -231,6 +235,9 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
 	if !ok {
+		if _, isView := a.snap.View(a.s.db.ID, tn.Name.O); isView {
+			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
+		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
 	return t, nil

@@ -238,7 +238,8 @@ func (p *createTablePlan) columns() []ResultColumn { return nil }
 
 func (p *createTablePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		if _, exists := ch.Snapshot().Table(s.db.ID, p.table.Name); exists {
+		_, isView := ch.Snapshot().View(s.db.ID, p.table.Name)
+		if _, exists := ch.Snapshot().Table(s.db.ID, p.table.Name); exists || isView {
 			if p.ifNotExists {
 				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.table.Name)
 				return nil
@@ -280,6 +281,9 @@ func (p *dropTablePlan) execute(ctx context.Context, s *Session, _ []types.Value
 			}
 			t, ok := ch.Snapshot().Table(s.db.ID, tn.Name.O)
 			if !ok {
+				if _, isView := ch.Snapshot().View(s.db.ID, tn.Name.O); isView {
+					return sqlerr.New(sqlerr.WrongObjectType, "%q is not a table", tn.Name.O)
+				}
 				if p.stmt.IfExists {
 					s.notice("NOTICE", sqlerr.UndefinedTable, "table %q does not exist, skipping", tn.Name.O)
 					continue

@@ -23,7 +23,8 @@
 // batch), also inside a block, with a NOTICE.
 //
 // Where things live: settings.go (SET/SHOW), select.go (SELECT planning and
-// aggregation), subquery.go (subqueries in expressions: outer references
+// aggregation), join.go (FROM clauses: join order, condition pushdown, hash
+// join keys, derived tables), view.go (CREATE/DROP VIEW and view expansion), subquery.go (subqueries in expressions: outer references
 // become hidden parameters bound per outer row), setop.go (UNION, EXCEPT,
 // INTERSECT and their precedence), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
 // and DROP, computed columns), shards.go (sys.partitions, SHOW CREATE TABLE,

@@ -39,25 +39,18 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if sel.From == nil {
 		input = &planner.Values{Rows: [][]expr.Expr{{}}}
 		sc = &scope{}
-	} else {
-		var err error
-		input, sc, err = a.buildFrom(sel.From.TableRefs)
-		if err != nil {
-			return nil, err
-		}
-	}
-
-	if sel.Where != nil {
-		cond, err := a.buildCondition(sc, sel.Where, "WHERE")
-		if err != nil {
-			return nil, err
-		}
-		if scan, ok := input.(*planner.Scan); ok {
-			if err := a.setScanCondition(scan, cond); err != nil {
+		if sel.Where != nil {
+			cond, err := a.buildCondition(sc, sel.Where, "WHERE")
+			if err != nil {
 				return nil, err
 			}
-		} else {
 			input = &planner.Filter{Input: input, Cond: cond}
+		}
+	} else {
+		var err error
+		input, sc, err = a.buildFromWhere(sel.From.TableRefs, sel.Where)
+		if err != nil {
+			return nil, err
 		}
 	}
 
@@ -212,30 +205,19 @@ func (a *analyser) buildConditionWith(sc expr.Scope, n ast.ExprNode, clause stri
 	return nil, sqlerr.New(sqlerr.DatatypeMismatch, "argument of %s must be type boolean, not type %s", clause, e.Type().PGName())
 }
 
-// buildFrom plans the FROM clause. Joins come with issue 8.
-func (a *analyser) buildFrom(j *ast.Join) (planner.Node, *scope, error) {
-	if j.Right != nil {
-		return nil, nil, sqlerr.NotSupported("JOIN")
+// tableSource plans a table named in FROM: a system view or a table.
+func (a *analyser) tableSource(tn *ast.TableName, alias string) (planner.Node, *scope, error) {
+	if node, sc, ok, err := a.systemTable(tn, alias); ok || err != nil {
+		return node, sc, err
 	}
-	ts, ok := j.Left.(*ast.TableSource)
-	if !ok {
-		if inner, ok := j.Left.(*ast.Join); ok {
-			return a.buildFrom(inner)
-		}
-		return nil, nil, sqlerr.NotSupported("this FROM clause")
-	}
-	tn, ok := ts.Source.(*ast.TableName)
-	if !ok {
-		return nil, nil, sqlerr.NotSupported("subqueries in FROM")
-	}
-	if node, sc, ok, err := a.systemTable(tn, ts.AsName.O); ok || err != nil {
+	if node, sc, ok, err := a.viewSource(tn, alias); ok || err != nil {
 		return node, sc, err
 	}
 	t, err := a.lookupTable(tn)
 	if err != nil {
 		return nil, nil, err
 	}
-	sc := tableScope(t, ts.AsName.O)
+	sc := tableScope(t, alias)
 	cols := make([]planner.Column, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = planner.Column{Name: c.Name, Type: c.Type, Table: t, Index: i, Hidden: c.Hidden}

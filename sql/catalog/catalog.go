@@ -106,6 +106,7 @@ type Snapshot struct {
 	databases map[string]*Database // by lower-case name
 	tables    map[uint64]*Table
 	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
+	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
 	nextID    uint64
 }
 
@@ -167,6 +168,7 @@ func (s *Snapshot) clone() *Snapshot {
 		}
 		c.byName[db] = cm
 	}
+	s.cloneViews(c)
 	return c
 }
 
@@ -233,6 +235,9 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 		snap.byName[t.DatabaseID][strings.ToLower(t.Name)] = &t
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	if err := loadViews(eng, snap); err != nil {
 		return nil, err
 	}
 	c := &Catalog{}
@@ -317,6 +322,9 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 	tables := ch.snap.Tables(d.ID)
 	for _, t := range tables {
 		ch.DropTable(t)
+	}
+	for _, v := range ch.snap.Views(d.ID) {
+		ch.DropView(v)
 	}
 	delete(ch.snap.databases, strings.ToLower(d.Name))
 	delete(ch.snap.byName, d.ID)

@@ -3,7 +3,13 @@
 // the next row or nil at the end.
 //
 // Rows returned by Next are owned by the caller only until the next call:
-// operators that keep rows (Sort, Aggregate, Distinct) copy them.
+// operators that keep rows (Sort, Aggregate, Distinct, the build side of a
+// Join) copy them.
+//
+// Joins (join.go) read the right input into memory, hashed on the join keys
+// when there are any (a NULL key matches nothing), and stream the left
+// input past it; a LEFT join pads unmatched left rows with NULLs. The join
+// reads its tables through ordinary scans, so TTL expiry applies to them.
 //
 // TTL: scans skip rows expired under their table's TTL at the statement's
 // time (Context.Now; package sql/ttl), so no reader above sees them.

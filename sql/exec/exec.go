@@ -104,6 +104,8 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 			return nil, err
 		}
 		return newLimit(c, in, n)
+	case *planner.Join:
+		return newJoin(c, n)
 	case *planner.Distinct:
 		in, err := Build(c, n.Input)
 		if err != nil {

@@ -626,6 +626,13 @@ func (b *Builder) in(n *ast.PatternInExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(n.List) == 1 {
+		if f, ok := n.List[0].(*ast.FuncCallExpr); ok && f.FnName.L == "pivot_empty_list" && len(f.Args) == 0 {
+			// x IN () (SQLite): no element equals x, not even when x is
+			// NULL, so it is FALSE and NOT IN () is TRUE.
+			return &Const{Value: types.NewBool(n.Not), Typ: types.TypeBool}, nil
+		}
+	}
 	list, err := b.buildList(n.List)
 	if err != nil {
 		return nil, err

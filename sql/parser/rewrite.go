@@ -15,6 +15,7 @@ import (
 //   - YQL typed literals Date("...") and PostgreSQL's DATE '...' become
 //     pivot_cast('...', 'Date');
 //   - == becomes =;
+//   - an empty IN list, IN (), becomes IN (pivot_empty_list());
 //   - the reserved words key, index, order and group are backtick-quoted
 //     where they are column names (see identText);
 //   - column types in CREATE TABLE / ALTER TABLE become
@@ -173,6 +174,16 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	t := s.toks[i]
 	switch t.kind {
 	case tkIdent:
+		if strings.EqualFold(s.text(i), "in") && s.isOp(i+1, "(") && s.isOp(i+2, ")") {
+			// SQLite's empty list, x IN (): MySQL's grammar has no
+			// empty list, so it is spelled IN (pivot_empty_list()),
+			// which the expression builder knows (always false).
+			r.plain(i)
+			r.plain(i + 1)
+			r.syn("pivot_empty_list()", i+1, true, true)
+			r.plain(i + 2)
+			return i + 3, nil
+		}
 		if notCallee[strings.ToLower(s.text(i))] {
 			r.plain(i)
 			return i + 1, nil

@@ -43,6 +43,7 @@ const (
 	DuplicateDatabase            = "42P04"
 	DuplicateTable               = "42P07"
 	DuplicateObject              = "42710"
+	WrongObjectType              = "42809"
 	AmbiguousColumn              = "42702"
 	DatatypeMismatch             = "42804"
 	GroupingError                = "42803"

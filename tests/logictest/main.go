@@ -45,6 +45,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fset.StringVar(&writeFile, "write-failures", "", "write this run's failures (plus unfixed known ones) to `FILE` in --known-failures format")
 	fset.DurationVar(&opts.FileTimeout, "timeout", 30*time.Minute, "time limit per file (0: none)")
 	fset.DurationVar(&opts.RecordTimeout, "record-timeout", 0, "time limit per statement or query (0: none)")
+	times := fset.Bool("times", false, "print each file's run time to stderr")
 	fset.BoolVar(&opts.FreshDatabase, "fresh-db", false, "run each file in a database created for it (and dropped after)")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "usage: logictest [flags] FILE|DIR...")
@@ -115,6 +116,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fr := RunFile(ctx, opts, file)
 		results = append(results, fr)
 		fmt.Fprintln(stdout, fr.Summary())
+		if *times {
+			fmt.Fprintf(stderr, "%s: ran in %v\n", fr.File, fr.Elapsed.Round(time.Millisecond))
+		}
 		if fr.Err != nil {
 			fmt.Fprintf(stderr, "%s: error: %v\n", fr.File, fr.Err)
 		}

@@ -1,0 +1,647 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// fromItem is one input of an inner-join group: a table, a derived table,
+// a view, or a LEFT JOIN planned as a unit.
+type fromItem struct {
+	node planner.Node
+	sc   *scope
+	off  int // position of its first column in the group's FROM-order row
+	// filters are the conditions on this item alone, in its own columns.
+	filters []expr.Expr
+}
+
+// buildFromWhere plans a FROM clause with its WHERE condition (nil: none).
+// Its rows and scope have the columns of the FROM items in the order they
+// are written.
+//
+// The inner and cross joins of the clause (comma joins included) form one
+// group: the WHERE and ON conditions are split into conjuncts, those on one
+// item are pushed into its scan (where they narrow the key ranges), and the
+// items are joined greedily: each step adds the cheapest item connected to
+// the joined ones by an equality (a hash join), else by any condition,
+// else the cheapest one. This keeps the 64-table joins of sqllogictest's
+// select5 linear in the size of the tables instead of exponential.
+func (a *analyser) buildFromWhere(j *ast.Join, where ast.ExprNode) (planner.Node, *scope, error) {
+	var items []*fromItem
+	var ons []ast.ExprNode
+	if err := a.flattenFrom(j, &items, &ons); err != nil {
+		return nil, nil, err
+	}
+	full := &scope{}
+	for _, it := range items {
+		it.off = len(full.cols)
+		full.cols = append(full.cols, it.sc.cols...)
+	}
+	var conds []expr.Expr
+	for _, on := range ons {
+		c, err := a.buildCondition(full, on, "JOIN/ON")
+		if err != nil {
+			return nil, nil, err
+		}
+		conds = append(conds, c)
+	}
+	if where != nil {
+		c, err := a.buildCondition(full, where, "WHERE")
+		if err != nil {
+			return nil, nil, err
+		}
+		conds = append(conds, c)
+	}
+	if len(items) == 1 {
+		node, err := a.applyFilters(items[0].node, conds)
+		return node, full, err
+	}
+
+	// owner maps a FROM-order column to its item.
+	owner := make([]int, len(full.cols))
+	for i, it := range items {
+		for k := range it.sc.cols {
+			owner[it.off+k] = i
+		}
+	}
+	var top []expr.Expr // conditions applied after the joins
+	var preds []*joinPred
+	for _, c := range conds {
+		for _, conj := range splitAnd(c) {
+			refs, ok := itemRefs(conj, owner)
+			switch {
+			case !ok || len(refs) == 0:
+				// Subqueries and constant conditions are evaluated
+				// once the whole row is there.
+				top = append(top, conj)
+			case len(refs) == 1:
+				it := items[refs[0]]
+				local, err := remapColumns(conj, func(i int) int { return i - it.off })
+				if err != nil {
+					return nil, nil, err
+				}
+				it.filters = append(it.filters, local)
+			default:
+				preds = append(preds, &joinPred{e: conj, refs: refs})
+			}
+		}
+	}
+	for _, it := range items {
+		node, err := a.applyFilters(it.node, it.filters)
+		if err != nil {
+			return nil, nil, err
+		}
+		it.node = node
+	}
+
+	node, pos, err := joinItems(items, preds, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Back to FROM order.
+	exprs := make([]expr.Expr, len(full.cols))
+	cols := make([]planner.Column, len(full.cols))
+	for i, it := range items {
+		for k, c := range it.node.Columns() {
+			g := it.off + k
+			exprs[g] = &expr.ColumnRef{Index: pos[g], Name: c.Name, Typ: c.Type}
+			cols[g] = c
+		}
+		_ = i
+	}
+	var out planner.Node = &planner.Project{Input: node, Exprs: exprs, Cols: cols}
+	if len(top) > 0 {
+		out = &planner.Filter{Input: out, Cond: andAll(top)}
+	}
+	return out, full, nil
+}
+
+// joinPred is a condition over two or more FROM items.
+type joinPred struct {
+	e    expr.Expr
+	refs []int // the items it reads, ascending
+	done bool
+}
+
+// joinItems joins the items greedily (see buildFromWhere). pos maps each
+// FROM-order column to its position in the joined row.
+func joinItems(items []*fromItem, preds []*joinPred, owner []int) (planner.Node, []int, error) {
+	pos := make([]int, len(owner))
+	joined := make([]bool, len(items))
+	width := 0
+	place := func(i int) {
+		it := items[i]
+		for k := range it.sc.cols {
+			pos[it.off+k] = width + k
+		}
+		width += len(it.sc.cols)
+		joined[i] = true
+	}
+	// connected reports how item i relates to the joined items: 2 for an
+	// equality usable as hash key, 1 for another condition, 0 for none.
+	connected := func(i int) int {
+		best := 0
+		for _, p := range preds {
+			if p.done || !readyWith(p.refs, joined, i) {
+				continue
+			}
+			if _, _, ok := splitEquality(p.e, owner, i); ok {
+				return 2
+			}
+			best = 1
+		}
+		return best
+	}
+	// Items linked by conditions form components; each component is
+	// joined through its conditions before the next one is added, so that
+	// cross products between components come last, when the conditions
+	// have made each side as small as they can.
+	comp := make([]int, len(items))
+	for i := range comp {
+		comp[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if comp[i] != i {
+			comp[i] = find(comp[i])
+		}
+		return comp[i]
+	}
+	for _, p := range preds {
+		for _, r := range p.refs[1:] {
+			comp[find(r)] = find(p.refs[0])
+		}
+	}
+	compCost := map[int]int{}
+	for i, it := range items {
+		c := find(i)
+		if cost, ok := compCost[c]; !ok || itemCost(it) < cost {
+			compCost[c] = itemCost(it)
+		}
+	}
+	// pick returns the next item: in the current component the best
+	// connected one, else the cheapest item of the cheapest component.
+	cur := -1
+	pick := func() int {
+		next, nextConn := -1, -1
+		for i := range items {
+			if joined[i] || find(i) != cur {
+				continue
+			}
+			c := connected(i)
+			if c > nextConn || (c == nextConn && itemCost(items[i]) < itemCost(items[next])) {
+				next, nextConn = i, c
+			}
+		}
+		if next >= 0 {
+			return next
+		}
+		for i := range items {
+			if joined[i] {
+				continue
+			}
+			if next < 0 || compCost[find(i)] < compCost[find(next)] ||
+				(find(i) == find(next) && itemCost(items[i]) < itemCost(items[next])) {
+				next = i
+			}
+		}
+		cur = find(next)
+		return next
+	}
+	first := pick()
+	node := items[first].node
+	cols := append([]planner.Column(nil), node.Columns()...)
+	place(first)
+	for n := 1; n < len(items); n++ {
+		next := pick()
+		right := items[next]
+		leftPos := append([]int(nil), pos...)
+		leftJoined := append([]bool(nil), joined...)
+		place(next)
+		j := &planner.Join{Kind: planner.InnerJoin, Left: node, Right: right.node}
+		var rest []expr.Expr
+		for _, p := range preds {
+			if p.done || !readyWith(p.refs, leftJoined, next) {
+				continue
+			}
+			p.done = true
+			if l, r, ok := splitEquality(p.e, owner, next); ok {
+				lk, err := remapColumns(l, func(i int) int { return leftPos[i] })
+				if err != nil {
+					return nil, nil, err
+				}
+				rk, err := remapColumns(r, func(i int) int { return i - right.off })
+				if err != nil {
+					return nil, nil, err
+				}
+				j.LeftKeys = append(j.LeftKeys, lk)
+				j.RightKeys = append(j.RightKeys, rk)
+				continue
+			}
+			e, err := remapColumns(p.e, func(i int) int { return pos[i] })
+			if err != nil {
+				return nil, nil, err
+			}
+			rest = append(rest, e)
+		}
+		if len(rest) > 0 {
+			j.Cond = andAll(rest)
+		}
+		cols = append(cols, right.node.Columns()...)
+		j.Cols = append([]planner.Column(nil), cols...)
+		node = j
+	}
+	return node, pos, nil
+}
+
+// readyWith reports whether every item in refs is joined or is item i, and
+// i is one of them.
+func readyWith(refs []int, joined []bool, i int) bool {
+	has := false
+	for _, r := range refs {
+		if r == i {
+			has = true
+		} else if !joined[r] {
+			return false
+		}
+	}
+	return has
+}
+
+// itemCost guesses an item's row count, lower for items with conditions
+// (fewer rows to carry through the joins).
+func itemCost(it *fromItem) int {
+	cost := 1000
+	if len(it.filters) > 0 {
+		cost = 100
+		if scan, ok := it.node.(*planner.Scan); ok && scan.Ranges != nil {
+			cost = 10
+		}
+	}
+	return cost
+}
+
+// splitEquality recognises `l = r` where one side reads only item i and
+// the other only items other than i, with hash-compatible types. It
+// returns the side over the other items first.
+func splitEquality(e expr.Expr, owner []int, i int) (other, mine expr.Expr, ok bool) {
+	c, isCmp := e.(*expr.Compare)
+	if !isCmp || c.Op != expr.EQ || !hashCompatible(c.L.Type(), c.R.Type()) {
+		return nil, nil, false
+	}
+	side := func(x expr.Expr) int { // 1: only i, 2: only others, 0: mixed/none
+		refs, ok := itemRefs(x, owner)
+		if !ok || len(refs) == 0 {
+			return 0
+		}
+		only := true
+		none := true
+		for _, r := range refs {
+			if r == i {
+				none = false
+			} else {
+				only = false
+			}
+		}
+		switch {
+		case only:
+			return 1
+		case none:
+			return 2
+		}
+		return 0
+	}
+	ls, rs := side(c.L), side(c.R)
+	switch {
+	case ls == 2 && rs == 1:
+		return c.L, c.R, true
+	case ls == 1 && rs == 2:
+		return c.R, c.L, true
+	}
+	return nil, nil, false
+}
+
+// hashCompatible reports whether values of types a and b are equal under
+// `=` exactly when their group keys are (types.AppendGroupKey): numbers
+// with numbers, strings with strings, otherwise the same family.
+func hashCompatible(a, b types.Type) bool {
+	switch {
+	case a.Family.IsNumeric() && b.Family.IsNumeric():
+		return true
+	case a.Family.IsStringLike() && b.Family.IsStringLike():
+		return a.Family != types.Json && b.Family != types.Json
+	}
+	return a.Family == b.Family && a.Family != types.Unknown && a.Family != types.Null
+}
+
+// itemRefs lists the items whose columns e reads (ascending); ok is false
+// when e contains an expression the planner cannot see into (a subquery)
+// or a non-deterministic function, which must not be moved.
+func itemRefs(e expr.Expr, owner []int) (refs []int, ok bool) {
+	ok = true
+	seen := map[int]bool{}
+	expr.Walk(e, func(x expr.Expr) bool {
+		switch n := x.(type) {
+		case *expr.ColumnRef:
+			if n.Index < 0 || n.Index >= len(owner) {
+				ok = false
+				return false
+			}
+			seen[owner[n.Index]] = true
+		case expr.Node:
+			ok = false
+		case *expr.Func:
+			if !n.Deterministic {
+				ok = false
+			}
+		}
+		return ok
+	})
+	for i := range len(owner) {
+		if len(seen) == 0 {
+			break
+		}
+		if seen[i] {
+			refs = append(refs, i)
+			delete(seen, i)
+		}
+	}
+	return refs, ok
+}
+
+// remapColumns rewrites every column reference's index with f.
+func remapColumns(e expr.Expr, f func(int) int) (expr.Expr, error) {
+	return expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
+		if c, ok := x.(*expr.ColumnRef); ok {
+			return &expr.ColumnRef{Index: f(c.Index), Name: c.Name, Typ: c.Typ}, nil
+		}
+		return x, nil
+	})
+}
+
+func splitAnd(e expr.Expr) []expr.Expr {
+	if a, ok := e.(*expr.And); ok {
+		return append(splitAnd(a.L), splitAnd(a.R)...)
+	}
+	return []expr.Expr{e}
+}
+
+func andAll(es []expr.Expr) expr.Expr {
+	out := es[0]
+	for _, e := range es[1:] {
+		out = &expr.And{L: out, R: e}
+	}
+	return out
+}
+
+// applyFilters adds conditions to a node: into a scan without a condition
+// (where they narrow its key ranges), else as a Filter.
+func (a *analyser) applyFilters(node planner.Node, conds []expr.Expr) (planner.Node, error) {
+	if len(conds) == 0 {
+		return node, nil
+	}
+	cond := andAll(conds)
+	if scan, ok := node.(*planner.Scan); ok && scan.Filter == nil {
+		if err := a.setScanCondition(scan, cond); err != nil {
+			return nil, err
+		}
+		return scan, nil
+	}
+	return &planner.Filter{Input: node, Cond: cond}, nil
+}
+
+// flattenFrom collects the items and ON conditions of an inner-join group.
+func (a *analyser) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast.ExprNode) error {
+	j, ok := n.(*ast.Join)
+	if !ok {
+		it, err := a.fromLeaf(n)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
+	}
+	if j.Right == nil {
+		return a.flattenFrom(j.Left, items, ons)
+	}
+	if j.NaturalJoin || len(j.Using) > 0 {
+		return sqlerr.NotSupported("NATURAL JOIN and JOIN ... USING")
+	}
+	switch j.Tp {
+	case ast.LeftJoin:
+		it, err := a.buildLeftJoin(j)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
+	case ast.RightJoin:
+		it, err := a.buildRightJoin(j)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
+	}
+	if err := a.flattenFrom(j.Left, items, ons); err != nil {
+		return err
+	}
+	if err := a.flattenFrom(j.Right, items, ons); err != nil {
+		return err
+	}
+	if j.On != nil {
+		*ons = append(*ons, j.On.Expr)
+	}
+	return nil
+}
+
+// buildLeftJoin plans `l LEFT JOIN r ON cond` as one item. Conjuncts of
+// cond on r alone filter r before the join; equalities between the sides
+// become hash keys; the rest decide matches (a left row that matches
+// nothing still appears once, NULL-padded).
+func (a *analyser) buildLeftJoin(j *ast.Join) (*fromItem, error) {
+	return a.leftJoin(j.Left, j.Right, j.On)
+}
+
+// buildRightJoin plans `l RIGHT JOIN r ON cond` as `r LEFT JOIN l ON cond`
+// with the columns put back in the written order.
+func (a *analyser) buildRightJoin(j *ast.Join) (*fromItem, error) {
+	it, err := a.leftJoin(j.Right, j.Left, j.On)
+	if err != nil {
+		return nil, err
+	}
+	jn := it.node.(*planner.Join)
+	rw := len(jn.Left.Columns())
+	lw := len(jn.Right.Columns())
+	var exprs []expr.Expr
+	var cols []planner.Column
+	sc := &scope{}
+	for k := range lw + rw {
+		i := rw + k // the written left side first
+		if k >= lw {
+			i = k - lw
+		}
+		c := jn.Cols[i]
+		exprs = append(exprs, &expr.ColumnRef{Index: i, Name: c.Name, Typ: c.Type})
+		cols = append(cols, c)
+		sc.cols = append(sc.cols, it.sc.cols[i])
+	}
+	return &fromItem{node: &planner.Project{Input: jn, Exprs: exprs, Cols: cols}, sc: sc}, nil
+}
+
+// leftJoin plans outer LEFT JOIN inner ON on.
+func (a *analyser) leftJoin(outer, inner ast.ResultSetNode, on *ast.OnCondition) (*fromItem, error) {
+	lnode, lsc, err := a.buildFromNode(outer)
+	if err != nil {
+		return nil, err
+	}
+	rnode, rsc, err := a.buildFromNode(inner)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scope{cols: append(append([]scopeColumn(nil), lsc.cols...), rsc.cols...)}
+	lw := len(lsc.cols)
+	owner := make([]int, len(sc.cols))
+	for i := lw; i < len(owner); i++ {
+		owner[i] = 1
+	}
+	jn := &planner.Join{Kind: planner.LeftJoin}
+	var rfilters, rest []expr.Expr
+	if on == nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "an outer join requires an ON condition")
+	}
+	cond, err := a.buildCondition(sc, on.Expr, "JOIN/ON")
+	if err != nil {
+		return nil, err
+	}
+	for _, conj := range splitAnd(cond) {
+		refs, ok := itemRefs(conj, owner)
+		if ok && len(refs) == 1 && refs[0] == 1 {
+			local, err := remapColumns(conj, func(i int) int { return i - lw })
+			if err != nil {
+				return nil, err
+			}
+			rfilters = append(rfilters, local)
+			continue
+		}
+		if l, r, ok := splitEquality(conj, owner, 1); ok {
+			rk, err := remapColumns(r, func(i int) int { return i - lw })
+			if err != nil {
+				return nil, err
+			}
+			jn.LeftKeys = append(jn.LeftKeys, l)
+			jn.RightKeys = append(jn.RightKeys, rk)
+			continue
+		}
+		rest = append(rest, conj)
+	}
+	if rnode, err = a.applyFilters(rnode, rfilters); err != nil {
+		return nil, err
+	}
+	if len(rest) > 0 {
+		jn.Cond = andAll(rest)
+	}
+	jn.Left, jn.Right = lnode, rnode
+	jn.Cols = append(append([]planner.Column(nil), lnode.Columns()...), rnode.Columns()...)
+	return &fromItem{node: jn, sc: sc}, nil
+}
+
+// buildFromNode plans one side of a LEFT JOIN.
+func (a *analyser) buildFromNode(n ast.ResultSetNode) (planner.Node, *scope, error) {
+	if j, ok := n.(*ast.Join); ok {
+		return a.buildFromWhere(j, nil)
+	}
+	it, err := a.fromLeaf(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return it.node, it.sc, nil
+}
+
+// fromLeaf plans a table, view or derived table of a FROM clause.
+func (a *analyser) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
+	ts, ok := n.(*ast.TableSource)
+	if !ok {
+		return nil, sqlerr.NotSupported("this FROM clause")
+	}
+	alias := ts.AsName.O
+	switch src := ts.Source.(type) {
+	case *ast.TableName:
+		node, sc, err := a.tableSource(src, alias)
+		if err != nil {
+			return nil, err
+		}
+		return &fromItem{node: node, sc: sc}, nil
+	case *ast.Join:
+		node, sc, err := a.buildFromWhere(src, nil)
+		if err != nil {
+			return nil, err
+		}
+		if alias != "" {
+			return nil, sqlerr.NotSupported("an alias for a parenthesised join")
+		}
+		return &fromItem{node: node, sc: sc}, nil
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		node, err := a.fromQuery(src)
+		if err != nil {
+			return nil, err
+		}
+		node, sc := derivedTable(node, alias, columnAliases(ts))
+		return &fromItem{node: node, sc: sc}, nil
+	}
+	return nil, sqlerr.NotSupported("this FROM clause")
+}
+
+func columnAliases(ts *ast.TableSource) []string {
+	var out []string
+	for _, c := range ts.ColumnNames {
+		out = append(out, c.O)
+	}
+	return out
+}
+
+// fromQuery plans a query used as a relation (a derived table, a view).
+func (a *analyser) fromQuery(n ast.ResultSetNode) (planner.Node, error) {
+	switch n := n.(type) {
+	case *ast.SelectStmt:
+		return a.buildSelect(n)
+	case *ast.SetOprStmt:
+		return nil, sqlerr.NotSupported("UNION, EXCEPT and INTERSECT")
+	}
+	return nil, sqlerr.NotSupported("this query")
+}
+
+// derivedTable makes a query's visible columns a relation named alias,
+// the columns renamed by names when given.
+func derivedTable(node planner.Node, alias string, names []string) (planner.Node, *scope) {
+	var exprs []expr.Expr
+	var cols []planner.Column
+	hidden := false
+	for i, c := range node.Columns() {
+		if c.Hidden {
+			hidden = true
+			continue
+		}
+		exprs = append(exprs, &expr.ColumnRef{Index: i, Name: c.Name, Typ: c.Type})
+		cols = append(cols, planner.Column{Name: c.Name, Type: c.Type})
+	}
+	for i := range cols {
+		if i < len(names) {
+			cols[i].Name = names[i]
+		}
+	}
+	if hidden || len(names) > 0 {
+		node = &planner.Project{Input: node, Exprs: exprs, Cols: cols}
+	}
+	sc := &scope{}
+	for _, c := range cols {
+		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type})
+	}
+	return node, sc
+}
