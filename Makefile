@@ -17,7 +17,8 @@ build:
 run: build
 	./$(BIN) serve --data-dir $(DATA) --listen $(LISTEN)
 
-# deps installs what the tests need that Go modules do not bring (psql).
+# deps installs what the tests need that Go modules do not bring: psql,
+# pgbench and the client drivers the driver tests run (.ci/install-deps).
 deps:
 	bash .ci/install-deps
 

@@ -22,6 +22,12 @@
 //	ToSpans         ranges → storage spans (half-open byte ranges)
 //	ShardSpans      spans → the shards they touch, in key order (prune.go)
 //
+// A Scan may read through a secondary index instead (index.go): the
+// index's entries are a table with the indexed table's columns keyed by
+// the index columns then the primary key, so the same CompileRanges gives
+// ranges over them; ChooseIndex picks an index that bounds its first
+// column more narrowly than the primary key is bounded.
+//
 // Ranges are never narrower than the condition: anything that cannot be
 // represented widens them and the whole condition is applied. The oracle
 // test (oracle_test.go) checks this soundness on random predicates over a

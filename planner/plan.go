@@ -41,6 +41,14 @@ type Scan struct {
 	// yields the part of Filter still to apply. Nil reads the whole table.
 	Ranges *RangeProgram
 	Cols   []Column
+	// Index, when set, is the secondary index the scan reads through:
+	// IndexRanges (compiled from Filter over the index's entries, table
+	// IndexEntries) select entries, each entry's primary key fetches its
+	// row, and Filter is applied to the row. Rows then come in index
+	// order. Ranges is still set: writers re-check rows with Filter.
+	Index        *catalog.Index
+	IndexEntries *catalog.Table
+	IndexRanges  *RangeProgram
 }
 
 // Values produces constant rows (SELECT without FROM, INSERT ... VALUES).
@@ -152,6 +160,9 @@ func explain(n Node, depth int, scanDetail func(*Scan) []string, out *[]string) 
 func describe(n Node) string {
 	switch n := n.(type) {
 	case *Scan:
+		if n.Index != nil {
+			return "Scan " + n.Table.Name + " using index " + n.Index.Name
+		}
 		return "Scan " + n.Table.Name
 	case *Values:
 		return fmt.Sprintf("Values %d rows", len(n.Rows))

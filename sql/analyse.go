@@ -57,6 +57,14 @@ func (a *analyser) plan() (statementPlan, error) {
 		return &alterSettingsPlan{stmt: st.Settings}, nil
 	case st.Reshard != nil:
 		return a.planReshard(st.Reshard)
+	case st.DropIndex != nil:
+		return &dropIndexPlan{stmt: st.DropIndex}, nil
+	case st.Reindex != nil:
+		return &reindexPlan{stmt: st.Reindex}, nil
+	case st.Unsupported != nil:
+		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+			Message: st.Unsupported.What + " is not supported",
+			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
@@ -81,6 +89,8 @@ func (a *analyser) plan() (statementPlan, error) {
 		return a.planDelete(n)
 	case *ast.CreateTableStmt:
 		return a.planCreateTable(n)
+	case *ast.CreateIndexStmt:
+		return a.planCreateIndex(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
 			return &dropViewPlan{stmt: n}, nil
@@ -179,6 +189,7 @@ func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.Exp
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
 	var e expr.Expr
 	var err error
 	if untyped {
@@ -234,6 +245,9 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
+	if !ok && lookupVirtualTable(tn) != nil {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
+	}
 	if !ok {
 		if _, isView := a.snap.View(a.s.db.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)

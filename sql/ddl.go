@@ -101,6 +101,7 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 	}
 	t := &catalog.Table{DatabaseID: a.s.db.ID, Name: n.Table.Name.O}
 	var pk []string
+	var indexes []indexSpec
 	pkDeclared := false
 	computed := map[int]ast.ExprNode{}
 	for _, cd := range n.Cols {
@@ -156,7 +157,12 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 				pk = append(pk, k.Column.Name.O)
 			}
 		case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
-			return nil, sqlerr.NotSupported("secondary indexes")
+			unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex
+			spec, err := indexSpecOf(c.Name, unique, c.Keys, c.Option)
+			if err != nil {
+				return nil, err
+			}
+			indexes = append(indexes, spec)
 		default:
 			return nil, sqlerr.NotSupported("table constraint %s", restore(c))
 		}
@@ -191,6 +197,16 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (statementPlan, error
 		return nil, err
 	}
 	t.Settings = settings
+	for _, spec := range indexes {
+		if strings.EqualFold(spec.name, t.Name) || t.Index(spec.name) != nil {
+			return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", spec.name)
+		}
+		ix, err := spec.resolve(t)
+		if err != nil {
+			return nil, err
+		}
+		t.Indexes = append(t.Indexes, ix)
+	}
 	pivots, err := settings.InitialPivots(t.SettingsInfo())
 	if err != nil {
 		return nil, err
@@ -238,8 +254,7 @@ func (p *createTablePlan) columns() []ResultColumn { return nil }
 
 func (p *createTablePlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		_, isView := ch.Snapshot().View(s.db.ID, p.table.Name)
-		if _, exists := ch.Snapshot().Table(s.db.ID, p.table.Name); exists || isView {
+		if relationExists(ch.Snapshot(), s.db.ID, p.table.Name) {
 			if p.ifNotExists {
 				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.table.Name)
 				return nil
@@ -256,6 +271,17 @@ func (p *createTablePlan) execute(ctx context.Context, s *Session, _ []types.Val
 		defer s.e.creating.Delete(t.ID)
 		if err := pch.Create(b, t.ID, splits); err != nil {
 			return err
+		}
+		t.Indexes = append([]catalog.Index(nil), t.Indexes...)
+		for i := range t.Indexes {
+			ix := &t.Indexes[i]
+			if relationExists(ch.Snapshot(), s.db.ID, ix.Name) {
+				return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", ix.Name)
+			}
+			ix.ID = ch.NewID()
+			if err := s.createIndexData(ctx, pch, b, &t, ix, false); err != nil {
+				return err
+			}
 		}
 		ch.PutTable(&t)
 		for _, n := range p.notices {
@@ -365,8 +391,14 @@ func (p *dropDatabasePlan) execute(ctx context.Context, s *Session, _ []types.Va
 	return &tagResult{tag: "DROP DATABASE"}, nil
 }
 
-// dropTableData removes a table's rows and shard map in the DDL batch.
+// dropTableData removes a table's rows, index entries and shard maps in
+// the DDL batch.
 func dropTableData(pch *partition.Change, b *storage.Batch, t *catalog.Table) error {
+	for _, ix := range t.Indexes {
+		if err := dropIndexData(pch, b, ix.ID); err != nil {
+			return err
+		}
+	}
 	if err := pch.Drop(b, t.ID); err != nil {
 		return err
 	}

@@ -213,6 +213,7 @@ func (p *insertPlan) execute(ctx context.Context, s *Session, params []types.Val
 		}
 		w := &rowWriter{ctx: ctx, t: t, table: p.table, computed: p.computed, eval: ec.Eval,
 			expiry: ttl.At(p.table, ec.Now())}
+		w.indexes = newIndexMaintainer(ctx, t, p.table, w.expiry)
 		for _, src := range rows {
 			row := make([]types.Value, len(p.table.Columns))
 			listed := make([]bool, len(p.table.Columns))
@@ -252,7 +253,9 @@ type rowWriter struct {
 	// expiry is the table's TTL at the statement's time (nil: none): an
 	// expired row that the TTL runner has not deleted yet counts as absent.
 	expiry *ttl.Expiry
-	buf    []byte
+	// indexes maintains the table's secondary indexes.
+	indexes *indexMaintainer
+	buf     []byte
 }
 
 // live reports whether the stored row key → val is visible: present and
@@ -351,6 +354,14 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode insertMode) err
 				return err
 			}
 		}
+		// prev is the stored row (live or expired) whose index entries
+		// this write replaces.
+		var prev []types.Value
+		if present && !(exists && hidden >= 0 && attempt < 8) && len(w.table.Indexes) > 0 {
+			if prev, err = rowenc.DecodeRow(w.table, key, old); err != nil {
+				return err
+			}
+		}
 		if exists {
 			switch {
 			case hidden >= 0 && attempt < 8:
@@ -373,6 +384,9 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode insertMode) err
 			return err
 		}
 		if err := w.checkNotNull(row); err != nil {
+			return err
+		}
+		if err := w.indexes.update(prev, row); err != nil {
 			return err
 		}
 		w.buf = rowenc.EncodeValue(w.buf[:0], w.table, row)
@@ -473,6 +487,10 @@ func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 		}
 	}
 	scan.Ranges = planner.CompileRanges(scan.Table, cond, byIndex)
+	scan.Index, scan.IndexEntries, scan.IndexRanges = nil, nil, nil
+	if ic, ok := planner.ChooseIndex(scan.Table, cond, scan.Ranges); ok {
+		scan.Index, scan.IndexEntries, scan.IndexRanges = ic.Index, ic.Entries, ic.Ranges
+	}
 	return nil
 }
 
@@ -587,6 +605,7 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 		it.Close()
 		w := &rowWriter{ctx: ctx, t: tx, table: t, computed: p.computed, eval: ec.Eval,
 			expiry: ttl.At(t, ec.Now())}
+		w.indexes = newIndexMaintainer(ctx, tx, t, w.expiry)
 		for _, key := range keys {
 			if err := tx.Lock(ctx, key); err != nil {
 				return err
@@ -615,6 +634,9 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 				}
 			}
 			if !p.updates {
+				if err := w.indexes.update(row, nil); err != nil {
+					return err
+				}
 				if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
 					return err
 				}
@@ -657,6 +679,19 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 					} else if live {
 						return w.duplicateKey(newRow)
 					}
+					// An expired row is overwritten: its entries go too.
+					if len(t.Indexes) > 0 {
+						dead, err := rowenc.DecodeRow(t, newKey, old)
+						if err != nil {
+							return err
+						}
+						if err := w.indexes.update(dead, nil); err != nil {
+							return err
+						}
+					}
+				}
+				if err := w.indexes.update(row, newRow); err != nil {
+					return err
 				}
 				if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
 					return err
@@ -666,6 +701,9 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 				}
 				count++
 				continue
+			}
+			if err := w.indexes.update(row, newRow); err != nil {
+				return err
 			}
 			w.buf = rowenc.EncodeValue(w.buf[:0], t, newRow)
 			if err := tx.PutRow(t.ID, newKey, w.buf, true, len(val)); err != nil {

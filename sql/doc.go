@@ -24,15 +24,27 @@
 //
 // Where things live: settings.go (SET/SHOW), select.go (SELECT planning and
 // aggregation), join.go (FROM clauses: join order, condition pushdown, hash
-// join keys, derived tables), view.go (CREATE/DROP VIEW and view expansion), subquery.go (subqueries in expressions: outer references
-// become hidden parameters bound per outer row), setop.go (UNION, EXCEPT,
-// INTERSECT and their precedence), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go (CREATE
-// and DROP, computed columns), shards.go (sys.partitions, SHOW CREATE TABLE,
+// join keys, derived tables), view.go (CREATE/DROP VIEW and view expansion),
+// subquery.go (subqueries in expressions: outer references become hidden
+// parameters bound per outer row), setop.go (UNION, EXCEPT, INTERSECT and
+// their precedence), dml.go (INSERT/UPSERT/REPLACE/UPDATE/DELETE), ddl.go
+// (CREATE and DROP, computed columns), index.go (secondary indexes:
+// CREATE/DROP INDEX, REINDEX, entry maintenance in every write, UNIQUE
+// checks, the schema gate that keeps backfills and commits apart), shards.go
+// (sys.partitions, SHOW CREATE TABLE,
 // ALTER ... SET/RESET, RESHARD, SPLIT), misc.go (transaction and session
 // statements, EXPLAIN), balancer.go (automatic partitioning policy),
 // ttl_runner.go (erasing rows expired under a table's TTL; package sql/ttl
-// decides expiry, and scans and writes' existence checks hide expired rows).
+// decides expiry, and scans and writes' existence checks hide expired rows),
+// pgcatalog*.go (pg_catalog and information_schema as virtual tables over
+// the catalog, planned as Generate nodes) and pgfuncs.go (functions that
+// read the session or the catalog: version(), current_setting(),
+// format_type(), ::regclass ...; offered to the expression builder through
+// expr.Builder.Funcs).
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
-// shards they touch; sys.partitions shows every shard's counters.
+// shards they touch (for a read through an index, the index and its ranges);
+// sys.partitions shows every shard's counters, index shards as
+// "table/index". Tests call checkIndexes (index_test.go), which compares
+// every index with the entries its table's rows give.
 package sql

@@ -94,6 +94,7 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	e.txns = txn.NewManager(st, e.shards)
+	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
 	e.startTTL()
 	return e, nil

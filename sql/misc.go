@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -260,15 +261,24 @@ func (a *analyser) planExplain(n *ast.ExplainStmt) (statementPlan, error) {
 func (s *Session) explainScan(scan *planner.Scan) []string {
 	var rs planner.Ranges
 	filter := scan.Filter
-	if scan.Ranges == nil {
+	read, prog := scan.Table, scan.Ranges
+	if scan.Index != nil {
+		// The ranges are over the index's entries; the rows are then
+		// fetched by primary key and the whole condition applies to them.
+		read, prog = scan.IndexEntries, scan.IndexRanges
+	}
+	if prog == nil {
 		rs = planner.Ranges{{Upper: planner.Bound{Max: true}}}
 	} else {
-		res := scan.Ranges.Evaluate(nil, s.vars.rangeExpansionLimit())
+		res := prog.Evaluate(nil, s.vars.rangeExpansionLimit())
 		rs, filter = res.Ranges, res.Filter
 	}
-	spans := rs.ToSpans(scan.Table)
+	if scan.Index != nil {
+		filter = scan.Filter
+	}
+	spans := rs.ToSpans(read)
 	total, touched := 1, 1
-	if sm := s.e.shards.Map(scan.Table.ID); sm != nil {
+	if sm := s.e.shards.Map(read.ID); sm != nil {
 		total = sm.Len()
 		starts := make([][]byte, sm.Len())
 		for i := range starts {
@@ -279,7 +289,11 @@ func (s *Session) explainScan(scan *planner.Scan) []string {
 	if len(rs) == 0 {
 		touched = 0
 	}
-	out := []string{"access: " + accessPath(scan, rs), planner.ExplainReadHeader(len(rs), touched, total)}
+	access := accessPath(read, rs)
+	if scan.Index != nil {
+		access = "index " + scan.Index.Name + " " + access + ", rows by primary key"
+	}
+	out := []string{"access: " + access, planner.ExplainReadHeader(len(rs), touched, total)}
 	out = append(out, planner.ExplainRanges(rs, 0)...)
 	if filter != nil {
 		out = append(out, "filter: "+filter.String())
@@ -289,7 +303,7 @@ func (s *Session) explainScan(scan *planner.Scan) []string {
 
 // accessPath names how a scan reads: every range a full-key point is a
 // point lookup, one range over the whole table a full scan.
-func accessPath(scan *planner.Scan, rs planner.Ranges) string {
+func accessPath(t *catalog.Table, rs planner.Ranges) string {
 	switch {
 	case len(rs) == 0:
 		return "none (the condition is never true)"
@@ -297,7 +311,7 @@ func accessPath(scan *planner.Scan, rs planner.Ranges) string {
 		return "full scan"
 	}
 	for _, r := range rs {
-		n := len(scan.Table.PrimaryKey)
+		n := len(t.PrimaryKey)
 		if len(r.Lower.Values) != n || r.Lower.Max || len(r.Upper.Values) != n || !r.Upper.Max ||
 			types.CompareRows(r.Lower.Values, r.Upper.Values) != 0 {
 			return "range scan"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -241,7 +242,7 @@ func exprName(n ast.ExprNode) string {
 		return strings.ToLower(n.F)
 	case *ast.FuncCallExpr:
 		name := n.FnName.L
-		if name == "pivot_cast" && len(n.Args) == 2 {
+		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
 				name, _, _ := strings.Cut(v.GetString(), "(")

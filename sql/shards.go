@@ -63,6 +63,10 @@ func isPartitionsView(tn *ast.TableName) bool {
 // systemTable resolves names of system views. ok is false for ordinary
 // tables.
 func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+	if vt := lookupVirtualTable(tn); vt != nil {
+		node, sc := a.virtualTableScan(vt, alias)
+		return node, sc, true, nil
+	}
 	if !isPartitionsView(tn) {
 		return nil, nil, false, nil
 	}
@@ -84,7 +88,17 @@ func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *
 func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value
 	snap := s.e.catalog.Snapshot()
+	// A table's shards are followed by those of its indexes, named
+	// "table/index", whose bounds are tuples of the index key (the index
+	// columns, then the primary key columns not among them).
+	var tables []*catalog.Table
 	for _, t := range snap.Tables(s.db.ID) {
+		tables = append(tables, t)
+		for i := range t.Indexes {
+			tables = append(tables, t.IndexTable(&t.Indexes[i]))
+		}
+	}
+	for _, t := range tables {
 		// One map, its statistics and counters from one snapshot, so that a
 		// split or merge by the balancer cannot fall between them.
 		sm, stats, counters, err := s.e.shards.TableStats(t.ID)
@@ -183,6 +197,20 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 			line += " DEFAULT " + c.Default
 		}
 		lines = append(lines, line)
+	}
+	for _, ix := range t.Indexes {
+		cols := make([]string, len(ix.Columns))
+		for i, c := range ix.Columns {
+			cols[i] = tablesettings.QuoteIdent(t.Columns[c].Name)
+			if i < len(ix.Desc) && ix.Desc[i] {
+				cols[i] += " DESC"
+			}
+		}
+		kind := "GLOBAL SYNC"
+		if ix.Unique {
+			kind = "GLOBAL UNIQUE SYNC"
+		}
+		lines = append(lines, "    INDEX "+tablesettings.QuoteIdent(ix.Name)+" "+kind+" ON ("+strings.Join(cols, ", ")+")")
 	}
 	if hiddenKeyColumn(t) < 0 {
 		keys := make([]string, len(t.PrimaryKey))

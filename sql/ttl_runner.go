@@ -147,6 +147,8 @@ func (e *Engine) deleteExpired(ctx context.Context, t *catalog.Table, keys [][]b
 	if x == nil {
 		return 0, nil
 	}
+	// Index entries go with their rows, in the same batch.
+	indexes := newIndexMaintainer(ctx, tx, t, x)
 	for _, key := range keys {
 		val, ok, err := tx.Get(key)
 		if err != nil {
@@ -161,6 +163,9 @@ func (e *Engine) deleteExpired(ctx context.Context, t *catalog.Table, keys [][]b
 		}
 		if !x.Expired(row) {
 			continue // renewed meanwhile
+		}
+		if err := indexes.update(row, nil); err != nil {
+			return 0, err
 		}
 		if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
 			return 0, err

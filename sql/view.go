@@ -48,10 +48,7 @@ func (p *createViewPlan) columns() []ResultColumn { return nil }
 
 func (p *createViewPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		snap := ch.Snapshot()
-		_, isTable := snap.Table(s.db.ID, p.name)
-		_, isView := snap.View(s.db.ID, p.name)
-		if isTable || isView {
+		if relationExists(ch.Snapshot(), s.db.ID, p.name) {
 			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.name)
 		}
 		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.name, Definition: p.text})

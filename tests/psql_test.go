@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,15 @@ func TestPsqlScripts(t *testing.T) {
 				t.Errorf("output of %s differs from %s:\n--- got ---\n%s", f, expFile, got)
 			}
 		})
+	}
+}
+
+// TestPsqlTiming checks \timing (its figures vary, so no golden file).
+func TestPsqlTiming(t *testing.T) {
+	srv := startServer(t)
+	out := runPsql(t, srv, "-c", `\timing on`, "-c", "SELECT 1 AS one")
+	if !strings.Contains(out, "Timing is on.") || !regexp.MustCompile(`(?m)^Time: \d+\.\d+ ms$`).MatchString(out) ||
+		!strings.Contains(out, "(1 row)") {
+		t.Fatalf("psql \\timing output:\n%s", out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +53,58 @@ type Table struct {
 	// Settings are the YQL table settings of CREATE TABLE ... WITH and
 	// ALTER TABLE ... SET (design.md §3.2).
 	Settings tablesettings.Settings `json:"settings"`
+	// Indexes are the table's secondary indexes, in creation order.
+	Indexes []Index `json:"indexes,omitempty"`
+}
+
+// Index is a secondary index. Its entries form a table of their own (see
+// IndexTable): same columns as the indexed table, keyed by the index
+// columns followed by the table's primary key columns not already among
+// them, with an empty value. Entries live at <index id><index key> in the
+// same Pebble as the rows and have their own key-range shard map, so an
+// index is sharded, split and merged like any table (design.md §4, §5).
+type Index struct {
+	// ID names the index's key space and shard map; it is allocated from
+	// the same sequence as table ids, so it never collides with one.
+	ID   uint64 `json:"id"`
+	Name string `json:"name"`
+	// Columns are indexes into the table's Columns, in index key order.
+	Columns []int `json:"columns"`
+	// Desc marks index columns declared DESC. It is kept for SHOW CREATE
+	// TABLE; entries are stored ascending, which serves the same lookups
+	// (a descending read is the ascending one reversed by the Sort above).
+	Desc []bool `json:"desc,omitempty"`
+	// Unique indexes reject two live rows with equal, non-NULL values in
+	// every index column (NULLs are distinct, as in PostgreSQL).
+	Unique bool `json:"unique,omitempty"`
+}
+
+// IndexTable returns the descriptor of an index's entries: the table's
+// columns (so that rows, conditions and range programs of the table apply
+// to it unchanged) keyed by the index columns, then the primary key
+// columns that are not index columns. Its settings are the table's
+// partitioning settings without TTL: entries expire with their rows.
+func (t *Table) IndexTable(ix *Index) *Table {
+	it := &Table{ID: ix.ID, DatabaseID: t.DatabaseID, Name: t.Name + "/" + ix.Name,
+		Columns: t.Columns, NextColumnID: t.NextColumnID, Settings: t.Settings}
+	it.Settings.TTL = nil
+	it.PrimaryKey = append([]int(nil), ix.Columns...)
+	for _, k := range t.PrimaryKey {
+		if !slices.Contains(ix.Columns, k) {
+			it.PrimaryKey = append(it.PrimaryKey, k)
+		}
+	}
+	return it
+}
+
+// Index returns the named index of the table, or nil.
+func (t *Table) Index(name string) *Index {
+	for i := range t.Indexes {
+		if strings.EqualFold(t.Indexes[i].Name, name) {
+			return &t.Indexes[i]
+		}
+	}
+	return nil
 }
 
 // SettingsInfo describes the table for settings validation.
@@ -107,7 +160,15 @@ type Snapshot struct {
 	tables    map[uint64]*Table
 	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
 	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
-	nextID    uint64
+	// indexes maps an index id to its entries' descriptor (IndexTable).
+	indexes map[uint64]indexRef
+	nextID  uint64
+}
+
+// indexRef locates an index: its table and its entries' descriptor.
+type indexRef struct {
+	table *Table
+	entry *Table
 }
 
 // Database returns the named database.
@@ -132,10 +193,48 @@ func (s *Snapshot) Table(dbID uint64, name string) (*Table, bool) {
 	return t, ok
 }
 
-// TableByID returns a table by id.
+// TableByID returns a table by id. An index id gives the descriptor of the
+// index's entries (Table.IndexTable), which is what the shard manager and
+// the balancer need to cut and size its shards.
 func (s *Snapshot) TableByID(id uint64) (*Table, bool) {
-	t, ok := s.tables[id]
-	return t, ok
+	if t, ok := s.tables[id]; ok {
+		return t, true
+	}
+	if r, ok := s.indexes[id]; ok {
+		return r.entry, true
+	}
+	return nil, false
+}
+
+// IndexByID returns the table of an index and the index's entries'
+// descriptor.
+func (s *Snapshot) IndexByID(id uint64) (table, entries *Table, ok bool) {
+	r, ok := s.indexes[id]
+	return r.table, r.entry, ok
+}
+
+// IndexByName finds an index of a database by name (index names share the
+// database's namespace, as in PostgreSQL).
+func (s *Snapshot) IndexByName(dbID uint64, name string) (*Table, *Index, bool) {
+	for _, t := range s.byName[dbID] {
+		if ix := t.Index(name); ix != nil {
+			return t, ix, true
+		}
+	}
+	return nil, nil, false
+}
+
+func (s *Snapshot) addIndexes(t *Table) {
+	for i := range t.Indexes {
+		ix := &t.Indexes[i]
+		s.indexes[ix.ID] = indexRef{table: t, entry: t.IndexTable(ix)}
+	}
+}
+
+func (s *Snapshot) removeIndexes(t *Table) {
+	for _, ix := range t.Indexes {
+		delete(s.indexes, ix.ID)
+	}
 }
 
 // Tables lists the tables of a database ordered by name.
@@ -153,7 +252,11 @@ func (s *Snapshot) clone() *Snapshot {
 		databases: make(map[string]*Database, len(s.databases)),
 		tables:    make(map[uint64]*Table, len(s.tables)),
 		byName:    make(map[uint64]map[string]*Table, len(s.byName)),
+		indexes:   make(map[uint64]indexRef, len(s.indexes)),
 		nextID:    s.nextID,
+	}
+	for k, v := range s.indexes {
+		c.indexes[k] = v
 	}
 	for k, v := range s.databases {
 		c.databases[k] = v
@@ -202,6 +305,7 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 		databases: map[string]*Database{},
 		tables:    map[uint64]*Table{},
 		byName:    map[uint64]map[string]*Table{},
+		indexes:   map[uint64]indexRef{},
 		nextID:    1,
 	}
 	if v, ok, err := eng.Get(seqKey); err != nil {
@@ -233,6 +337,7 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 			snap.byName[t.DatabaseID] = map[string]*Table{}
 		}
 		snap.byName[t.DatabaseID][strings.ToLower(t.Name)] = &t
+		snap.addIndexes(&t)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -334,9 +439,13 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 
 // PutTable adds or replaces a table descriptor.
 func (ch *Change) PutTable(t *Table) {
-	if old, ok := ch.snap.tables[t.ID]; ok && !strings.EqualFold(old.Name, t.Name) {
-		delete(ch.snap.byName[old.DatabaseID], strings.ToLower(old.Name))
+	if old, ok := ch.snap.tables[t.ID]; ok {
+		if !strings.EqualFold(old.Name, t.Name) {
+			delete(ch.snap.byName[old.DatabaseID], strings.ToLower(old.Name))
+		}
+		ch.snap.removeIndexes(old)
 	}
+	ch.snap.addIndexes(t)
 	ch.snap.tables[t.ID] = t
 	if ch.snap.byName[t.DatabaseID] == nil {
 		ch.snap.byName[t.DatabaseID] = map[string]*Table{}
@@ -347,6 +456,7 @@ func (ch *Change) PutTable(t *Table) {
 
 // DropTable removes a table descriptor.
 func (ch *Change) DropTable(t *Table) {
+	ch.snap.removeIndexes(t)
 	delete(ch.snap.tables, t.ID)
 	delete(ch.snap.byName[t.DatabaseID], strings.ToLower(t.Name))
 	ch.del(idKey(tablePrefix, t.ID))

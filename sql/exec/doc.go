@@ -11,6 +11,11 @@
 // input past it; a LEFT join pads unmatched left rows with NULLs. The join
 // reads its tables through ordinary scans, so TTL expiry applies to them.
 //
+// Index scans (indexscan.go): a Scan with an Index reads the index's entry
+// ranges, then each row by primary key, on one storage snapshot when
+// reading committed data; rows come in index order and are checked against
+// TTL and the whole condition like any scan's.
+//
 // TTL: scans skip rows expired under their table's TTL at the statement's
 // time (Context.Now; package sql/ttl), so no reader above sees them.
 //

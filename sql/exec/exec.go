@@ -144,6 +144,9 @@ func isTrue(c *Context, cond expr.Expr, row expr.Row) (bool, error) {
 }
 
 func newScan(c *Context, n *planner.Scan) (Iter, error) {
+	if n.Index != nil {
+		return newIndexScan(c, n)
+	}
 	spans, filter := ScanSpans(c, n)
 	parts := scanParts(c, n, spans)
 	if len(parts) == 0 {

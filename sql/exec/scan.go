@@ -34,9 +34,14 @@ type shardPart struct {
 // scanParts cuts the spans (sorted, disjoint) at shard boundaries; only
 // shards that intersect a span are read.
 func scanParts(c *Context, n *planner.Scan, spans []storage.Span) []shardPart {
+	return scanPartsOf(c, n.Table.ID, spans)
+}
+
+// scanPartsOf is scanParts for the table (or index) with the given id.
+func scanPartsOf(c *Context, tableID uint64, spans []storage.Span) []shardPart {
 	var sm *partition.ShardMap
 	if c.Shards != nil {
-		sm = c.Shards.Map(n.Table.ID)
+		sm = c.Shards.Map(tableID)
 	}
 	var parts []shardPart
 	for _, span := range spans {

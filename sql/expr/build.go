@@ -51,6 +51,12 @@ type Builder struct {
 	// ((a, b) = (SELECT ...)). It may build operands with the same Builder.
 	// When nil, subqueries are 0A000.
 	Subquery func(n ast.ExprNode) (Expr, error)
+	// Funcs, when set, is tried on every function call after its
+	// arguments are built and before the built-in functions: the session
+	// supplies the functions that read its own state or the catalog
+	// (current_database(), pg_table_is_visible(), ::regclass). ok=false
+	// falls through to the built-in functions.
+	Funcs func(name string, args []Expr) (e Expr, ok bool, err error)
 	// Position, when set, maps a node's offset in the parsed text to the
 	// 1-based position in the client's statement reported with errors.
 	Position func(offset int) int
@@ -255,7 +261,7 @@ func (b *Builder) translate(n ast.ExprNode) (Expr, error) {
 	case *ast.VariableExpr:
 		return nil, notSupported("variable @" + n.Name)
 	case *ast.PatternRegexpExpr:
-		return nil, notSupported("REGEXP")
+		return b.regex(n)
 	case *ast.PositionExpr:
 		return nil, notSupported("a column position in an expression")
 	}

@@ -52,7 +52,33 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.Funcs != nil {
+		e, ok, err := b.Funcs(name, args)
+		if err != nil {
+			return nil, b.withPos(err, n)
+		}
+		if ok {
+			return e, nil
+		}
+	}
 	return b.callFunc(name, n.FnName.O, args)
+}
+
+// NewSessionFunc returns a call of a function that a Builder's Funcs
+// supplies. It is strict (NULL in, NULL out) and never folded, since what
+// it reads (the session, the catalog) is not part of the expression.
+func NewSessionFunc(name string, typ types.Type, args []Expr, eval func(args []types.Value) (types.Value, error)) *Func {
+	return &Func{Name: name, Args: args, Typ: typ, impl: &funcImpl{strict: true,
+		eval: func(_ *Context, a []types.Value) (types.Value, error) { return eval(a) }}}
+}
+
+// Resolve gives an untyped argument (a string literal or parameter) type
+// t; typed arguments are returned as they are. Builder.Funcs uses it.
+func (b *Builder) Resolve(e Expr, t types.Type) (Expr, error) {
+	if e.Type().Family != types.Unknown && e.Type().Family != types.Null {
+		return e, nil
+	}
+	return b.resolve(e, t)
 }
 
 // isPipes tells a || b from a call concat(a, b): TiDB parses both into

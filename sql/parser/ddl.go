@@ -118,6 +118,9 @@ func (r *rewriter) tableElements(open int) error {
 // follows, and an index ("KEY idx (a)") otherwise.
 func (r *rewriter) tableElement(a, b int) error {
 	s := r.s
+	if ok, err := r.yqlIndex(a, b); ok || err != nil {
+		return err
+	}
 	if s.isKind(a, tkIdent) {
 		w := strings.ToLower(s.text(a))
 		if constraintWords[w] || (w == "key" || w == "index") && !s.looksLikeType(a+1, b) {

@@ -70,6 +70,17 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Discard, err = s.parseDiscard()
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
+		case "create", "drop", "reindex":
+			var ist Statement
+			if ist, handled, err = s.indexStatement(); handled && err == nil {
+				ist.Text, ist.Offset = stmt.Text, stmt.Offset
+				stmt = ist
+			}
+		case "copy":
+			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
+			// loads data with multi-row INSERT/UPSERT instead.
+			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
+				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
 			stmt.Settings, handled, err = s.alterSettings()
 			if !handled && err == nil {
@@ -94,6 +105,9 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	ok, with, err := r.createTable()
 	if !ok {
 		ok, err = r.alterTable()
+	}
+	if !ok {
+		ok, err = r.insertOr()
 	}
 	if !ok {
 		ok, err = r.upsertStatement()

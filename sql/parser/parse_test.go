@@ -183,6 +183,12 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "deallocate %q all=%v\n", st.Deallocate.Name, st.Deallocate.All)
 	case st.Discard != nil:
 		fmt.Fprintf(b, "discard %s\n", st.Discard.Target)
+	case st.DropIndex != nil:
+		fmt.Fprintf(b, "drop index %q if_exists=%v\n", st.DropIndex.Name, st.DropIndex.IfExists)
+	case st.Reindex != nil:
+		fmt.Fprintf(b, "reindex %q kind=%q\n", st.Reindex.Name, st.Reindex.Kind)
+	case st.Unsupported != nil:
+		fmt.Fprintf(b, "unsupported %s\n", st.Unsupported.What)
 	default:
 		fmt.Fprintf(b, "BUG: empty statement\n")
 	}

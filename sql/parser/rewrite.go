@@ -15,6 +15,13 @@ import (
 //   - YQL typed literals Date("...") and PostgreSQL's DATE '...' become
 //     pivot_cast('...', 'Date');
 //   - == becomes =;
+//   - PostgreSQL's catalog-query spellings: a ~ b / !~ / ~* / !~* become
+//     REGEXP (regexOp), OPERATOR(pg_catalog.op) the bare operator,
+//     COLLATE clauses are dropped, pg_catalog.f(...) becomes f(...),
+//     x::regclass (and the other object-identifier types) becomes
+//     pivot_regcast(x, 'regclass'), bare session_user becomes a call, and a
+//     double-quoted string after FROM/JOIN/INTO/UPDATE/TABLE is a quoted
+//     table name;
 //   - an empty IN list, IN (), becomes IN (pivot_empty_list());
 //   - the reserved words key, index, order and group are backtick-quoted
 //     where they are column names (see identText);
@@ -167,6 +174,14 @@ var notCallee = map[string]bool{
 	"return": true, "end": true,
 }
 
+// valueFuncs are SQL's functions called without parentheses that MySQL's
+// grammar does not know as such (it knows current_user and the clock
+// functions).
+var valueFuncs = map[string]bool{"session_user": true, "current_catalog": true, "current_schema": true, "current_role": true}
+
+// tableNameAfter are the words after which only a table name can stand.
+var tableNameAfter = map[string]bool{"from": true, "join": true, "into": true, "update": true, "table": true}
+
 // item emits the item at i (an operand with its casts, or an operator or
 // keyword) and returns the index after it.
 func (r *rewriter) item(i, hi int) (int, error) {
@@ -174,6 +189,12 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	t := s.toks[i]
 	switch t.kind {
 	case tkIdent:
+		switch {
+		case s.isWord(i, "operator") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
+			return r.operatorCall(i, hi)
+		case s.isWord(i, "collate"):
+			return r.collate(i, hi)
+		}
 		if strings.EqualFold(s.text(i), "in") && s.isOp(i+1, "(") && s.isOp(i+2, ")") {
 			// SQLite's empty list, x IN (): MySQL's grammar has no
 			// empty list, so it is spelled IN (pivot_empty_list()),
@@ -188,8 +209,23 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			r.plain(i)
 			return i + 1, nil
 		}
+		if valueFuncs[strings.ToLower(s.text(i))] && !s.isOp(i+1, "(") && !s.isOp(i+1, ".") && (i == 0 || !s.isOp(i-1, ".")) {
+			// session_user is a call without parentheses in SQL.
+			r.plain(i)
+			r.syn("()", i, true, false)
+			return i + 1, nil
+		}
 		return r.operand(i, hi)
-	case tkQuotedIdent, tkString, tkBitString, tkNumber, tkParam:
+	case tkString:
+		if s.src[t.start] == '"' && s.prevWordIn(i, tableNameAfter) {
+			// FROM "t": a double-quoted string where only a table name can
+			// stand is PostgreSQL's quoted identifier (drivers quote table
+			// names: pgx's CopyFrom describes SELECT ... FROM "t").
+			r.emit(i, backquote(strings.ReplaceAll(s.strs[t.aux], "`", "``")))
+			return i + 1, nil
+		}
+		return r.operand(i, hi)
+	case tkQuotedIdent, tkBitString, tkNumber, tkParam:
 		return r.operand(i, hi)
 	case tkOp:
 		switch s.text(i) {
@@ -198,6 +234,10 @@ func (r *rewriter) item(i, hi int) (int, error) {
 		case "::":
 			// A cast with nothing castable before it.
 			return 0, s.errAtTok(i)
+		case "~", "!":
+			if op, next := s.regexOpAt(i, hi); op != "" && r.afterOperand(i) {
+				return r.regexOp(op, i, next-1, hi)
+			}
 		}
 	}
 	r.plain(i)
@@ -208,6 +248,9 @@ func (r *rewriter) item(i, hi int) (int, error) {
 type cast struct {
 	tok int // the "::" token
 	t   types.Type
+	// reg, when set, names an object-identifier type (regclass, oid, ...):
+	// the cast becomes RegCastFunc.
+	reg string
 }
 
 // operand emits the primary expression at i — a literal, a parameter, an
@@ -244,6 +287,11 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	bodyEnd := end
 	var casts []cast
 	for end < hi && s.isOp(end, "::") {
+		if reg, next, ok := s.regTypeAt(end+1, hi); ok {
+			casts = append(casts, cast{tok: end, reg: reg})
+			end = next
+			continue
+		}
 		t, next, err := s.parseTypeAt(end+1, hi)
 		if err != nil {
 			return 0, err
@@ -251,8 +299,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		casts = append(casts, cast{tok: end, t: t})
 		end = next
 	}
-	for range casts {
-		r.syn(CastFunc+"(", i, false, true)
+	for k := len(casts) - 1; k >= 0; k-- {
+		if casts[k].reg != "" {
+			r.syn(RegCastFunc+"(", i, false, true)
+		} else {
+			r.syn(CastFunc+"(", i, false, true)
+		}
 	}
 	var err error
 	switch {
@@ -263,7 +315,13 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	case call >= 0 && call == i+1 && s.isWord(i, "cast"):
 		err = r.castCall(i)
 	case call >= 0:
-		for k := i; k < call; k++ {
+		k := i
+		// pg_catalog.f(...) is f(...): every built-in function lives in
+		// pg_catalog, and psql qualifies the ones it calls.
+		if call == i+3 && s.isWord(i, "pg_catalog") {
+			k = i + 2
+		}
+		for ; k < call; k++ {
 			r.plain(k)
 		}
 		err = r.group(call)
@@ -278,6 +336,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		return 0, err
 	}
 	for _, c := range casts {
+		if c.reg != "" {
+			r.syn(",", c.tok, true, false)
+			r.syn(sqlQuote(c.reg), c.tok, false, false)
+			r.syn(")", c.tok, true, false)
+			continue
+		}
 		r.castTail(c.t, c.tok, c.tok)
 	}
 	// Spacing after the operand follows the original text after its last
@@ -336,4 +400,117 @@ func (r *rewriter) castCall(i int) error {
 	}
 	r.castTail(t, as+1, close)
 	return nil
+}
+
+// regexOpAt reads PostgreSQL's regular-expression match operators ~, !~,
+// ~* and !~* (lexed as adjacent one-byte tokens) at i.
+func (s *stmtToks) regexOpAt(i, hi int) (string, int) {
+	op := ""
+	j := i
+	for j < hi && len(op) < 3 && (j == i || s.toks[j].start == s.toks[j-1].end) &&
+		(s.isOp(j, "!") || s.isOp(j, "~") || s.isOp(j, "*")) {
+		op += s.text(j)
+		j++
+	}
+	for len(op) > 0 {
+		switch op {
+		case "~", "!~", "~*", "!~*":
+			return op, i + len(op)
+		}
+		op = op[:len(op)-1]
+	}
+	return "", i
+}
+
+// afterOperand reports whether token i follows an operand, so that ~ there
+// is the binary match operator and not bitwise NOT.
+func (r *rewriter) afterOperand(i int) bool {
+	s := r.s
+	if i == 0 {
+		return false
+	}
+	p := i - 1
+	switch s.toks[p].kind {
+	case tkString, tkNumber, tkParam, tkQuotedIdent:
+		return true
+	case tkIdent:
+		return !notCallee[strings.ToLower(s.text(p))]
+	case tkOp:
+		return s.isOp(p, ")")
+	}
+	return false
+}
+
+// regexOp emits a regular-expression match operator (tokens first..last)
+// as MySQL's REGEXP, which the expression builder evaluates with
+// PostgreSQL's meaning (see sql/expr), and returns the index after what it
+// consumed. The case-insensitive ~* and !~* prefix the pattern with RE2's
+// (?i) flag, which applies to the whole pattern from its start: the
+// operand after the operator is wrapped as concat('(?i)', operand).
+// REGEXP binds like a comparison, PostgreSQL's ~ a little tighter; the two
+// differ only for operands with unparenthesised arithmetic or || on both
+// sides of a comparison, which catalog queries do not write.
+func (r *rewriter) regexOp(op string, first, last, hi int) (int, error) {
+	kw := "REGEXP"
+	if strings.HasPrefix(op, "!") {
+		kw = "NOT REGEXP"
+	}
+	r.syn(kw, first, false, false)
+	r.lastTok = last
+	if !strings.HasSuffix(op, "*") {
+		return last + 1, nil
+	}
+	if last+1 >= hi {
+		return 0, r.s.errAtTok(last + 1)
+	}
+	r.syn("concat('(?i)',", last, false, false)
+	next, err := r.item(last+1, hi)
+	if err != nil {
+		return 0, err
+	}
+	r.syn(")", next-1, true, false)
+	r.lastTok = next - 1
+	return next, nil
+}
+
+// operatorCall emits OPERATOR(schema.op), PostgreSQL's qualified operator
+// syntax that psql uses (OPERATOR(pg_catalog.~)), as the bare operator.
+func (r *rewriter) operatorCall(i, hi int) (int, error) {
+	s := r.s
+	open := i + 1
+	close := int(s.match[open])
+	k := open + 1
+	if s.isWord(k, "pg_catalog") && s.isOp(k+1, ".") {
+		k += 2
+	}
+	if k >= close {
+		return 0, s.errAtTok(close)
+	}
+	if op, next := s.regexOpAt(k, close); op != "" && next == close {
+		return r.regexOp(op, k, close, hi)
+	}
+	switch op := s.text(k); {
+	case k+1 == close && s.toks[k].kind == tkOp && op != "(" && op != ")" && op != ",":
+		r.plain(k)
+		r.lastTok = close
+		return close + 1, nil
+	}
+	return 0, s.errAtTok(k)
+}
+
+// collate drops a COLLATE clause. PivotDB compares strings byte by byte
+// (PostgreSQL's "C" collation) whatever the clause names; psql adds
+// COLLATE pg_catalog.default to its name patterns.
+func (r *rewriter) collate(i, hi int) (int, error) {
+	s := r.s
+	j := i + 1
+	// "C" is a string token in YQL's spelling; as a collation it is a name.
+	if j < hi && (s.isKind(j, tkIdent) || s.isKind(j, tkQuotedIdent) || s.isKind(j, tkString)) {
+		j++
+		for j+1 < hi && s.isOp(j, ".") && (s.isKind(j+1, tkIdent) || s.isKind(j+1, tkQuotedIdent)) {
+			j += 2
+		}
+		return j, nil
+	}
+	return 0, s.errAtTok(j)
 }

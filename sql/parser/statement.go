@@ -5,7 +5,8 @@ import (
 )
 
 // Statement is one parsed statement of a script. Exactly one of AST,
-// Settings, Set, Show, Reset, Txn, Deallocate and Discard is set.
+// Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
+// DropIndex, Reindex and Unsupported is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -38,14 +39,17 @@ type Statement struct {
 	// order, so $1 used twice has two markers that both map to 1.
 	ParamIndex []int
 
-	Settings   *AlterSettings
-	Reshard    *Reshard
-	Set        *SetVar
-	Show       *ShowVar
-	Reset      *ResetVar
-	Txn        *TxnStmt
-	Deallocate *Deallocate
-	Discard    *Discard
+	Settings    *AlterSettings
+	Reshard     *Reshard
+	DropIndex   *DropIndex
+	Reindex     *Reindex
+	Unsupported *Unsupported
+	Set         *SetVar
+	Show        *ShowVar
+	Reset       *ResetVar
+	Txn         *TxnStmt
+	Deallocate  *Deallocate
+	Discard     *Discard
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or

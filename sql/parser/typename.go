@@ -30,6 +30,10 @@ func (s *stmtToks) parseTypeAt(i, hi int) (types.Type, int, error) {
 		words[0] += "." + s.text(j+1)
 		j += 2
 	}
+	// pg_catalog.text is text: psql qualifies every type it casts to.
+	if w := strings.ToLower(words[0]); strings.HasPrefix(w, "pg_catalog.") {
+		words[0] = words[0][len("pg_catalog."):]
+	}
 	args := ""
 	words, j = s.typeWords(words, j, hi)
 	if j < hi && s.isOp(j, "(") {
@@ -165,4 +169,33 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 		return lit, true, withOffset(err, s.start(i))
 	}
 	return typedLiteral{name: name, t: t, strTok: i + 2, end: close + 1}, true, nil
+}
+
+// RegCastFunc is the function the rewriter turns casts to PostgreSQL's
+// object-identifier types into: x::regclass becomes
+// pivot_regcast(x, 'regclass'). The session resolves it against its
+// catalog (names to OIDs and back), which the type system cannot.
+const RegCastFunc = "pivot_regcast"
+
+// regTypes are the object-identifier types a cast may name.
+var regTypes = map[string]bool{
+	"oid": true, "regclass": true, "regtype": true, "regnamespace": true, "regproc": true,
+	"regprocedure": true, "regrole": true, "regoper": true, "regoperator": true, "regconfig": true,
+}
+
+// regTypeAt recognises an object-identifier type name, optionally
+// qualified with pg_catalog, at i; it returns the type and the index after
+// it.
+func (s *stmtToks) regTypeAt(i, hi int) (string, int, bool) {
+	if i < hi && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && i+2 < hi {
+		i += 2
+	}
+	if i >= hi || s.toks[i].kind != tkIdent {
+		return "", i, false
+	}
+	w := strings.ToLower(s.text(i))
+	if !regTypes[w] {
+		return "", i, false
+	}
+	return w, i + 1, true
 }

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/partition"
@@ -14,6 +15,25 @@ type Manager struct {
 	shards *partition.Manager
 	locks  *LockTable
 	nextID atomic.Uint64
+	// gate orders commits against schema changes that must see every
+	// committed write of a table, such as the backfill of CREATE INDEX:
+	// commits hold it shared, such a change exclusively (LockSchema).
+	gate sync.RWMutex
+	// schemaCheck validates, under the shared gate, the schema versions a
+	// transaction wrote with (UseSchema); nil: no check.
+	schemaCheck func(versions map[uint64]string) error
+}
+
+// SetSchemaCheck installs the check Commit runs on the schema versions a
+// transaction recorded with UseSchema, under the gate, right before the
+// batch commits. An error fails the commit.
+func (m *Manager) SetSchemaCheck(fn func(versions map[uint64]string) error) { m.schemaCheck = fn }
+
+// LockSchema waits for the commits in flight and holds every later commit
+// until the returned function is called.
+func (m *Manager) LockSchema() (unlock func()) {
+	m.gate.Lock()
+	return m.gate.Unlock
 }
 
 // NewManager returns a transaction manager for eng. Commits go through the
@@ -34,6 +54,20 @@ type Txn struct {
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
+	// schema is the schema version of each table written (UseSchema).
+	schema map[uint64]string
+}
+
+// UseSchema records that the transaction writes table id as the schema
+// version describes it (for example, which indexes it maintains). Commit
+// fails if the manager's schema check finds the table changed since.
+func (t *Txn) UseSchema(id uint64, version string) {
+	if t.schema == nil {
+		t.schema = map[uint64]string{}
+	}
+	if _, ok := t.schema[id]; !ok {
+		t.schema[id] = version
+	}
 }
 
 // Begin starts a transaction.
@@ -109,9 +143,16 @@ func (t *Txn) Commit() error {
 	}
 	var err error
 	if !t.batch.Empty() {
-		// Written keys feed the shards' load samples (split by load).
-		t.m.shards.SampleWrites(&t.writes)
-		err = t.m.shards.Commit(t.batch, &t.writes)
+		t.m.gate.RLock()
+		if t.m.schemaCheck != nil && len(t.schema) > 0 {
+			err = t.m.schemaCheck(t.schema)
+		}
+		if err == nil {
+			// Written keys feed the shards' load samples (split by load).
+			t.m.shards.SampleWrites(&t.writes)
+			err = t.m.shards.Commit(t.batch, &t.writes)
+		}
+		t.m.gate.RUnlock()
 	}
 	t.finish()
 	return err

@@ -1,0 +1,540 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/ttl"
+	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// Secondary indexes (catalog.Index). An index's entries are a table of
+// their own, catalog.Table.IndexTable: key <index id><index columns><the
+// primary key columns not among them>, empty value, with a shard map of
+// its own. So:
+//
+//   - every write of a row (INSERT, UPSERT, REPLACE, UPDATE, DELETE and the
+//     TTL runner's erasure) deletes the old row's entry and puts the new
+//     row's in the same transaction batch (indexMaintainer), atomically
+//     with the row;
+//   - a UNIQUE index locks the value tuple (the entry key without the
+//     primary key part) before it looks for another live row with it, so
+//     two writers of the same value serialise; a tuple with a NULL never
+//     conflicts (NULLs are distinct, as in PostgreSQL);
+//   - CREATE INDEX backfills the entries from the committed rows in the
+//     DDL batch while holding the transaction manager's schema gate, and
+//     every commit checks that the tables it wrote still have the indexes
+//     it maintained (indexVersion), so that no write is missed by the
+//     backfill: a transaction that wrote a table under another set of
+//     indexes fails with 40001 and is retried by the client;
+//   - reads use an index when the WHERE condition constrains its first
+//     column (planner.ChooseIndex); exec reads the index ranges, then each
+//     row by primary key (exec/indexscan.go), hiding rows expired by TTL.
+
+// indexVersion describes the set of indexes of a table that writers
+// maintain: their ids in order. A transaction records it per table it
+// writes (txn.UseSchema) and the commit compares it with the catalog's.
+func indexVersion(t *catalog.Table) string {
+	var b strings.Builder
+	for i, ix := range t.Indexes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(ix.ID, 10))
+	}
+	return b.String()
+}
+
+// checkSchemaVersions is the transaction manager's schema check.
+func (e *Engine) checkSchemaVersions(versions map[uint64]string) error {
+	snap := e.catalog.Snapshot()
+	for id, v := range versions {
+		t, ok := snap.TableByID(id)
+		if !ok {
+			continue // dropped: the commit fails on the missing shard map
+		}
+		if indexVersion(t) != v {
+			return sqlerr.New(sqlerr.SerializationFailure,
+				"could not serialize access: the indexes of table %q changed during the transaction", t.Name)
+		}
+	}
+	return nil
+}
+
+// indexMaintainer keeps the indexes of one table in step with its rows
+// inside one transaction.
+type indexMaintainer struct {
+	ctx     context.Context
+	tx      *txn.Txn
+	table   *catalog.Table
+	entries []*catalog.Table // IndexTable of each index
+	expiry  *ttl.Expiry
+	// scratch row to decode conflicting entries into
+	row []types.Value
+}
+
+func newIndexMaintainer(ctx context.Context, tx *txn.Txn, t *catalog.Table, expiry *ttl.Expiry) *indexMaintainer {
+	tx.UseSchema(t.ID, indexVersion(t))
+	m := &indexMaintainer{ctx: ctx, tx: tx, table: t, expiry: expiry}
+	for i := range t.Indexes {
+		m.entries = append(m.entries, t.IndexTable(&t.Indexes[i]))
+	}
+	return m
+}
+
+// update replaces the entries of oldRow (nil: none) with those of newRow
+// (nil: none) in every index whose entry changes, enforcing UNIQUE.
+func (m *indexMaintainer) update(oldRow, newRow []types.Value) error {
+	if m == nil {
+		return nil
+	}
+	for i, et := range m.entries {
+		var oldKey, newKey []byte
+		if oldRow != nil {
+			oldKey = rowenc.EncodeKey(et, oldRow)
+		}
+		if newRow != nil {
+			newKey = rowenc.EncodeKey(et, newRow)
+		}
+		if oldKey != nil && newKey != nil && string(oldKey) == string(newKey) {
+			continue
+		}
+		if oldKey != nil {
+			if err := m.tx.DeleteRow(et.ID, oldKey, 0); err != nil {
+				return err
+			}
+		}
+		if newKey == nil {
+			continue
+		}
+		if ix := &m.table.Indexes[i]; ix.Unique {
+			if err := m.checkUnique(ix, et, newRow); err != nil {
+				return err
+			}
+		}
+		if err := m.tx.PutRow(et.ID, newKey, nil, false, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkUnique fails with 23505 when another live row has row's values in
+// every column of the unique index ix.
+func (m *indexMaintainer) checkUnique(ix *catalog.Index, et *catalog.Table, row []types.Value) error {
+	vals := make([]types.Value, len(ix.Columns))
+	for i, c := range ix.Columns {
+		if row[c].IsNull() {
+			return nil // NULLs are distinct
+		}
+		vals[i] = row[c]
+	}
+	prefix := rowenc.EncodeKeyPrefix(et, vals)
+	// The value tuple's lock serialises writers of the same value; it is
+	// not a row key (rows and entries have whole keys, longer than this).
+	if err := m.tx.Lock(m.ctx, append([]byte("ix:"), prefix...)); err != nil {
+		return err
+	}
+	self := rowenc.EncodeKey(m.table, row)
+	it, err := m.tx.Reader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	var others [][]byte
+	for ok := it.First(); ok; ok = it.Next() {
+		others = append(others, append([]byte(nil), it.Key()...))
+	}
+	err = it.Error()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	if m.row == nil {
+		m.row = make([]types.Value, len(m.table.Columns))
+	}
+	for _, k := range others {
+		if err := rowenc.DecodeKey(et, k, m.row); err != nil {
+			return err
+		}
+		key := rowenc.EncodeKey(m.table, m.row)
+		if string(key) == string(self) {
+			continue
+		}
+		val, ok, err := m.tx.Get(key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if m.expiry != nil {
+			other, err := rowenc.DecodeRow(m.table, key, val)
+			if err != nil {
+				return err
+			}
+			if m.expiry.Expired(other) {
+				continue // expired rows count as absent
+			}
+		}
+		names := make([]string, len(ix.Columns))
+		texts := make([]string, len(ix.Columns))
+		for i, c := range ix.Columns {
+			names[i] = m.table.Columns[c].Name
+			texts[i] = vals[i].Text()
+		}
+		return &sqlerr.Error{Code: sqlerr.UniqueViolation,
+			Message: fmt.Sprintf("duplicate key value violates unique constraint %q", ix.Name),
+			Detail: fmt.Sprintf("Key (%s)=(%s) already exists.",
+				strings.Join(names, ", "), strings.Join(texts, ", "))}
+	}
+	return nil
+}
+
+// indexSpec is an index being defined, by CREATE INDEX or in CREATE TABLE.
+type indexSpec struct {
+	name    string
+	columns []string
+	desc    []bool
+	unique  bool
+}
+
+// indexSpecOf reads the column list of CREATE INDEX or of a table element.
+func indexSpecOf(name string, unique bool, parts []*ast.IndexPartSpecification, opt *ast.IndexOption) (indexSpec, error) {
+	spec := indexSpec{name: name, unique: unique}
+	if name == "" {
+		return spec, sqlerr.NotSupported("an index without a name")
+	}
+	if opt != nil && opt.Condition != nil {
+		return spec, sqlerr.NotSupported("partial indexes")
+	}
+	for _, p := range parts {
+		if p.Expr != nil || p.Length > 0 || p.Column == nil {
+			return spec, sqlerr.NotSupported("expressions and prefix lengths in an index")
+		}
+		spec.columns = append(spec.columns, p.Column.Name.O)
+		spec.desc = append(spec.desc, p.Desc)
+	}
+	return spec, nil
+}
+
+// resolve turns the spec into an index of t (without an id), validating
+// its columns.
+func (spec indexSpec) resolve(t *catalog.Table) (catalog.Index, error) {
+	ix := catalog.Index{Name: spec.name, Unique: spec.unique}
+	anyDesc := false
+	for i, name := range spec.columns {
+		c := t.ColumnIndex(name)
+		if c < 0 || t.Columns[c].Hidden {
+			return ix, sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", name)
+		}
+		for _, prev := range ix.Columns {
+			if prev == c {
+				return ix, sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in index %q", name, spec.name)
+			}
+		}
+		if f := t.Columns[c].Type.Family; f == types.Json {
+			return ix, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q of type %s cannot be indexed", name, t.Columns[c].Type)
+		}
+		ix.Columns = append(ix.Columns, c)
+		anyDesc = anyDesc || spec.desc[i]
+	}
+	if anyDesc {
+		ix.Desc = append([]bool(nil), spec.desc...)
+	}
+	return ix, nil
+}
+
+// relationExists reports whether name is taken by a table, a view or an
+// index of the database (they share a namespace, as in PostgreSQL).
+func relationExists(snap *catalog.Snapshot, dbID uint64, name string) bool {
+	if _, ok := snap.Table(dbID, name); ok {
+		return true
+	}
+	if _, ok := snap.View(dbID, name); ok {
+		return true
+	}
+	_, _, ok := snap.IndexByName(dbID, name)
+	return ok
+}
+
+// createIndexPlan is CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols).
+type createIndexPlan struct {
+	table       string
+	spec        indexSpec
+	ifNotExists bool
+}
+
+func (a *analyser) planCreateIndex(n *ast.CreateIndexStmt) (statementPlan, error) {
+	switch n.KeyType {
+	case ast.IndexKeyTypeNone, ast.IndexKeyTypeUnique:
+	default:
+		return nil, sqlerr.NotSupported("this kind of index")
+	}
+	if _, err := a.lookupTable(n.Table); err != nil {
+		return nil, err
+	}
+	spec, err := indexSpecOf(n.IndexName, n.KeyType == ast.IndexKeyTypeUnique, n.IndexPartSpecifications, n.IndexOption)
+	if err != nil {
+		return nil, err
+	}
+	return &createIndexPlan{table: n.Table.Name.O, spec: spec, ifNotExists: n.IfNotExists}, nil
+}
+
+func (p *createIndexPlan) columns() []ResultColumn { return nil }
+
+func (p *createIndexPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	var created uint64
+	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+		snap := ch.Snapshot()
+		t, ok := snap.Table(s.db.ID, p.table)
+		if !ok {
+			return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.table)
+		}
+		if relationExists(snap, s.db.ID, p.spec.name) {
+			if p.ifNotExists {
+				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.spec.name)
+				return nil
+			}
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.spec.name)
+		}
+		ix, err := p.spec.resolve(t)
+		if err != nil {
+			return err
+		}
+		ix.ID = ch.NewID()
+		nt := *t
+		nt.Indexes = append(append([]catalog.Index(nil), t.Indexes...), ix)
+		if err := s.createIndexData(ctx, pch, b, &nt, &nt.Indexes[len(nt.Indexes)-1], true); err != nil {
+			return err
+		}
+		ch.PutTable(&nt)
+		created = ix.ID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.recountIndex(created)
+	return &tagResult{tag: "CREATE INDEX"}, nil
+}
+
+// indexDDL is ddl for changes that add or drop indexes of tables that may
+// hold rows: it holds the transaction manager's schema gate, so that no
+// write commits between the backfill's read and the change's install.
+func (s *Session) indexDDL(fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
+	unlock := s.e.txns.LockSchema()
+	defer unlock()
+	return s.ddl(fn)
+}
+
+// createIndexData creates the shard map of index ix of t and, when
+// backfill is set, writes the entries of every committed row into b,
+// enforcing UNIQUE. The entries' statistics are counted after the commit
+// (recountIndex), as the shard map starts empty.
+func (s *Session) createIndexData(ctx context.Context, pch *partition.Change, b *storage.Batch, t *catalog.Table, ix *catalog.Index, backfill bool) error {
+	et := t.IndexTable(ix)
+	s.e.creating.Store(et.ID, et)
+	defer s.e.creating.Delete(et.ID)
+	if err := pch.Create(b, et.ID, nil); err != nil {
+		return err
+	}
+	if !backfill {
+		return nil
+	}
+	return s.fillIndex(ctx, b, t, ix, et)
+}
+
+// fillIndex writes the entries of every committed row of t into b.
+func (s *Session) fillIndex(ctx context.Context, b *storage.Batch, t *catalog.Table, ix *catalog.Index, et *catalog.Table) error {
+	it, err := s.e.storage.NewIter(storage.TableSpan(t.ID))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	expiry := ttl.At(t, s.e.opts.Now())
+	// seen maps a unique value tuple to the row that has it.
+	var seen map[string]bool
+	if ix.Unique {
+		seen = map[string]bool{}
+	}
+	row := make([]types.Value, len(t.Columns))
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if n++; n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		for i := range row {
+			row[i] = types.NullValue
+		}
+		if err := rowenc.DecodeKey(t, it.Key(), row); err != nil {
+			return err
+		}
+		if err := rowenc.DecodeValue(t, it.Value(), row); err != nil {
+			return err
+		}
+		if seen != nil && (expiry == nil || !expiry.Expired(row)) {
+			vals := make([]types.Value, len(ix.Columns))
+			hasNull := false
+			for i, c := range ix.Columns {
+				vals[i] = row[c]
+				hasNull = hasNull || row[c].IsNull()
+			}
+			if !hasNull {
+				k := string(rowenc.EncodeKeyPrefix(et, vals))
+				if seen[k] {
+					names := make([]string, len(ix.Columns))
+					texts := make([]string, len(ix.Columns))
+					for i, c := range ix.Columns {
+						names[i], texts[i] = t.Columns[c].Name, vals[i].Text()
+					}
+					return &sqlerr.Error{Code: sqlerr.UniqueViolation,
+						Message: fmt.Sprintf("could not create unique index %q", ix.Name),
+						Detail: fmt.Sprintf("Key (%s)=(%s) is duplicated.",
+							strings.Join(names, ", "), strings.Join(texts, ", "))}
+				}
+				seen[k] = true
+			}
+		}
+		// Expired rows get entries too: they are still stored, and the TTL
+		// runner deletes them with their entries.
+		if err := b.Set(rowenc.EncodeKey(et, row), nil); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// recountIndex counts the statistics of a new index's shards from its
+// entries (zero id: nothing created). A failure leaves the statistics
+// low until the next recount; the index itself is complete.
+func (s *Session) recountIndex(id uint64) {
+	if id == 0 {
+		return
+	}
+	if _, err := s.e.shards.Recount(id); err != nil {
+		s.notice("WARNING", sqlerr.InternalError, "index statistics were not counted: %v", err)
+	}
+}
+
+// dropIndexPlan is DROP INDEX [IF EXISTS] name.
+type dropIndexPlan struct{ stmt *parser.DropIndex }
+
+func (p *dropIndexPlan) columns() []ResultColumn { return nil }
+
+func (p *dropIndexPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+		t, ix, ok := ch.Snapshot().IndexByName(s.db.ID, p.stmt.Name)
+		if !ok {
+			if p.stmt.IfExists {
+				s.notice("NOTICE", sqlerr.UndefinedObject, "index %q does not exist, skipping", p.stmt.Name)
+				return nil
+			}
+			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.stmt.Name)
+		}
+		nt := *t
+		nt.Indexes = nil
+		for _, other := range t.Indexes {
+			if other.ID != ix.ID {
+				nt.Indexes = append(nt.Indexes, other)
+			}
+		}
+		ch.PutTable(&nt)
+		return dropIndexData(pch, b, ix.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "DROP INDEX"}, nil
+}
+
+// dropIndexData removes an index's entries and shard map in the DDL batch.
+func dropIndexData(pch *partition.Change, b *storage.Batch, id uint64) error {
+	if err := pch.Drop(b, id); err != nil {
+		return err
+	}
+	return b.DeleteRange(storage.TableSpan(id))
+}
+
+// reindexPlan is REINDEX [INDEX | TABLE] name: it rebuilds the entries of
+// the index (or of every index of the table) from the rows, which repairs
+// an index and re-validates UNIQUE.
+type reindexPlan struct{ stmt *parser.Reindex }
+
+func (p *reindexPlan) columns() []ResultColumn { return nil }
+
+func (p *reindexPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	var rebuilt []uint64
+	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+		snap := ch.Snapshot()
+		var t *catalog.Table
+		var ids []uint64
+		if p.stmt.Kind != "table" {
+			if it, ix, ok := snap.IndexByName(s.db.ID, p.stmt.Name); ok {
+				t, ids = it, []uint64{ix.ID}
+			}
+		}
+		if t == nil && p.stmt.Kind != "index" {
+			if tt, ok := snap.Table(s.db.ID, p.stmt.Name); ok {
+				t = tt
+				for _, ix := range tt.Indexes {
+					ids = append(ids, ix.ID)
+				}
+			}
+		}
+		if t == nil {
+			if p.stmt.Kind == "table" {
+				return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.stmt.Name)
+			}
+			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.stmt.Name)
+		}
+		// Each index gets a new id: its old entries and shard map are
+		// dropped and a complete new set is written in the same batch.
+		nt := *t
+		nt.Indexes = append([]catalog.Index(nil), t.Indexes...)
+		for i := range nt.Indexes {
+			ix := &nt.Indexes[i]
+			if !containsID(ids, ix.ID) {
+				continue
+			}
+			if err := dropIndexData(pch, b, ix.ID); err != nil {
+				return err
+			}
+			ix.ID = ch.NewID()
+			if err := s.createIndexData(ctx, pch, b, &nt, ix, true); err != nil {
+				return err
+			}
+			rebuilt = append(rebuilt, ix.ID)
+		}
+		ch.PutTable(&nt)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range rebuilt {
+		s.recountIndex(id)
+	}
+	return &tagResult{tag: "REINDEX"}, nil
+}
+
+func containsID(ids []uint64, id uint64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,485 @@
+package sql
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// The PostgreSQL system catalogs that clients query (psql's describe
+// commands, drivers' metadata calls), answered from PivotDB's own catalog.
+//
+// Each one is a virtual table: a list of columns and a function that
+// produces its rows from one catalog snapshot and the session, planned as
+// a Generate node, so any query PivotDB can run over a table runs over
+// them (WHERE, ORDER BY, aggregates; joins as the executor supports them).
+// Nothing is stored: every statement sees the catalog as of its snapshot.
+//
+// Object identifiers:
+//
+//	namespaces   pg_catalog = 11, public = 2200, information_schema = 13000
+//	tables       their catalog ID (the same number RowDescription reports)
+//	primary keys the index and its constraint: pkIndexOID / pkConstraintOID
+//	types        PostgreSQL's OIDs of design §3.1's wire types
+//	the user     10, like PostgreSQL's bootstrap superuser
+//	databases    their catalog ID
+//	system views systemViewOID + their position in pgCatalogTables
+//
+// Types: oid columns are bigint, name and char columns text, and array
+// columns (reloptions, indkey, ...) carry PostgreSQL's text form of the
+// array ('{a,b}', or '1 2' for int2vector), since PivotDB has no array
+// type; array_to_string understands that form.
+
+const (
+	oidPgCatalog         = 11
+	oidPublic            = 2200
+	oidInformationSchema = 13000
+	oidBootstrapUser     = 10
+	oidHeapAM            = 2
+	oidBtreeAM           = 403
+	oidDefaultTablespace = 1663
+	oidDefaultCollation  = 100
+	oidCCollation        = 950
+	// systemViewOID numbers the virtual tables themselves in pg_class.
+	systemViewOID = 12000
+	// pkIndexOID and pkConstraintOID set bits above any table ID to
+	// number a table's primary key index and constraint.
+	pkIndexBit      = 1 << 30
+	pkConstraintBit = 1 << 29
+)
+
+func pkIndexOID(t *catalog.Table) int64      { return int64(t.ID) | pkIndexBit }
+func pkConstraintOID(t *catalog.Table) int64 { return int64(t.ID) | pkConstraintBit }
+
+// catalogView is what the rows of a virtual table are computed from.
+type catalogView struct {
+	s    *Session
+	snap *catalog.Snapshot
+}
+
+// virtualTable is one pg_catalog or information_schema relation.
+type virtualTable struct {
+	schema string
+	name   string
+	cols   []planner.Column
+	rows   func(v *catalogView) [][]types.Value
+}
+
+// cols parses "name type, ..." with PostgreSQL catalog type names.
+func cols(spec string) []planner.Column {
+	var out []planner.Column
+	for _, f := range strings.Split(spec, ",") {
+		name, typ, _ := strings.Cut(strings.TrimSpace(f), " ")
+		var t types.Type
+		switch typ {
+		case "oid", "int8", "xid", "regproc":
+			t = types.TypeInt64
+		case "int4":
+			t = types.TypeInt32
+		case "int2":
+			t = types.T(types.Int16)
+		case "float4":
+			t = types.T(types.Float)
+		case "bool":
+			t = types.TypeBool
+		case "timestamp":
+			t = types.TypeTimestamp
+		case "name", "text", "char", "array":
+			t = types.TypeUtf8
+		default:
+			panic("sql: unknown catalog column type " + typ)
+		}
+		out = append(out, planner.Column{Name: name, Type: t})
+	}
+	return out
+}
+
+// row converts Go values to a row of the table's column types: nil is
+// NULL, integers become the column's integer family.
+func row(cs []planner.Column, vals ...any) []types.Value {
+	if len(vals) != len(cs) {
+		panic(fmt.Sprintf("sql: catalog row has %d values for %d columns", len(vals), len(cs)))
+	}
+	out := make([]types.Value, len(vals))
+	for i, v := range vals {
+		switch v := v.(type) {
+		case nil:
+			out[i] = types.NullValue
+		case bool:
+			out[i] = types.NewBool(v)
+		case string:
+			out[i] = types.NewUtf8(v)
+		case int:
+			out[i] = intValue(cs[i].Type, int64(v))
+		case int64:
+			out[i] = intValue(cs[i].Type, v)
+		case uint64:
+			out[i] = intValue(cs[i].Type, int64(v))
+		case float64:
+			out[i] = types.NewFloat(v)
+		default:
+			panic(fmt.Sprintf("sql: catalog value %T", v))
+		}
+	}
+	return out
+}
+
+func intValue(t types.Type, i int64) types.Value {
+	if t.Family == types.Float {
+		return types.NewFloat(float64(i))
+	}
+	return types.NewInt(t.Family, i)
+}
+
+// virtualTables indexes pgCatalogTables and informationSchemaTables by
+// "schema.name".
+var virtualTables = map[string]*virtualTable{}
+
+// virtualTableLists are pgCatalogTables and informationSchemaTables, set
+// in init because the rows of pg_class and pg_attribute list the virtual
+// tables themselves (a package-level initializer would be a cycle).
+var virtualTableLists [][]*virtualTable
+
+func init() {
+	virtualTableLists = [][]*virtualTable{pgCatalogTables, informationSchemaTables}
+	for _, list := range virtualTableLists {
+		for _, t := range list {
+			virtualTables[t.schema+"."+t.name] = t
+		}
+	}
+}
+
+// lookupVirtualTable resolves a table name to a system catalog relation.
+// pg_catalog is searched before the user's tables, as in PostgreSQL,
+// where it is implicitly first on the search path;
+// information_schema must be named.
+func lookupVirtualTable(tn *ast.TableName) *virtualTable {
+	schema := strings.ToLower(tn.Schema.O)
+	name := strings.ToLower(tn.Name.O)
+	if schema == "" {
+		schema = "pg_catalog"
+	}
+	return virtualTables[schema+"."+name]
+}
+
+// virtualTableScan plans a read of a system catalog relation.
+func (a *analyser) virtualTableScan(vt *virtualTable, alias string) (planner.Node, *scope) {
+	if alias == "" {
+		alias = vt.name
+	}
+	sc := &scope{}
+	for _, c := range vt.cols {
+		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type})
+	}
+	v := &catalogView{s: a.s, snap: a.snap}
+	node := &planner.Generate{Name: vt.schema + "." + vt.name, Cols: vt.cols, Rows: func() ([][]types.Value, error) {
+		return vt.rows(v), nil
+	}}
+	return node, sc
+}
+
+// tables lists the session database's tables by name.
+func (v *catalogView) tables() []*catalog.Table {
+	ts := v.snap.Tables(v.s.db.ID)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+	return ts
+}
+
+// visibleTableColumns are a table's columns as clients see them, numbered from 1
+// (attnum); the hidden key of a table without PRIMARY KEY is left out.
+func visibleTableColumns(t *catalog.Table) []int {
+	var out []int
+	for i, c := range t.Columns {
+		if !c.Hidden {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// attnum is the 1-based position of column i among the visible ones, 0 for
+// a hidden column.
+func attnum(t *catalog.Table, i int) int {
+	for k, j := range visibleTableColumns(t) {
+		if j == i {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+// hasVisibleKey reports whether the table has a primary key a client can
+// see (not the hidden key of a table declared without one).
+func hasVisibleKey(t *catalog.Table) bool {
+	if len(t.PrimaryKey) == 0 {
+		return false
+	}
+	for _, k := range t.PrimaryKey {
+		if t.Columns[k].Hidden {
+			return false
+		}
+	}
+	return true
+}
+
+// typeOID is the pg_type of a column: its wire type, except that a
+// bounded Utf8 is varchar so that format_type prints its width.
+func typeOID(t types.Type) int64 {
+	if t.Family == types.Utf8 && t.Width > 0 {
+		return int64(types.OIDVarchar)
+	}
+	return int64(t.OID())
+}
+
+// typmod is PostgreSQL's atttypmod of a column type.
+func typmod(t types.Type) int64 {
+	switch {
+	case t.Family == types.Utf8 && t.Width > 0:
+		return int64(t.Width) + 4
+	case t.Family == types.Decimal && t.Precision > 0:
+		return int64(t.Precision)<<16 | int64(t.Scale) + 4
+	case t.Family == types.Uint64:
+		return 20<<16 + 4
+	}
+	return -1
+}
+
+// pgTypeInfo describes one row of pg_type.
+type pgTypeInfo struct {
+	oid      int64
+	name     string
+	len      int
+	byVal    bool
+	category string
+	align    string
+}
+
+var pgTypes = []pgTypeInfo{
+	{16, "bool", 1, true, "B", "c"},
+	{17, "bytea", -1, false, "U", "i"},
+	{18, "char", 1, true, "Z", "c"},
+	{19, "name", 64, false, "S", "c"},
+	{20, "int8", 8, true, "N", "d"},
+	{21, "int2", 2, true, "N", "s"},
+	{23, "int4", 4, true, "N", "i"},
+	{25, "text", -1, false, "S", "i"},
+	{26, "oid", 4, true, "N", "i"},
+	{114, "json", -1, false, "U", "i"},
+	{700, "float4", 4, true, "N", "i"},
+	{701, "float8", 8, true, "N", "d"},
+	{705, "unknown", -2, false, "X", "c"},
+	{1042, "bpchar", -1, false, "S", "i"},
+	{1043, "varchar", -1, false, "S", "i"},
+	{1082, "date", 4, true, "D", "i"},
+	{1114, "timestamp", 8, true, "D", "d"},
+	{1184, "timestamptz", 8, true, "D", "d"},
+	{1186, "interval", 16, false, "T", "d"},
+	{1700, "numeric", -1, false, "N", "i"},
+	{2205, "regclass", 4, true, "N", "i"},
+	{3802, "jsonb", -1, false, "U", "i"},
+}
+
+// formatType is format_type(oid, typmod): the SQL name of a type.
+func formatType(oid, mod int64) string {
+	switch oid {
+	case 16:
+		return "boolean"
+	case 20:
+		return "bigint"
+	case 21:
+		return "smallint"
+	case 23:
+		return "integer"
+	case 700:
+		return "real"
+	case 701:
+		return "double precision"
+	case 1042:
+		if mod > 4 {
+			return fmt.Sprintf("character(%d)", mod-4)
+		}
+		return "character"
+	case 1043:
+		if mod > 4 {
+			return fmt.Sprintf("character varying(%d)", mod-4)
+		}
+		return "character varying"
+	case 1114:
+		return "timestamp without time zone"
+	case 1184:
+		return "timestamp with time zone"
+	case 1700:
+		if mod >= 4 {
+			return fmt.Sprintf("numeric(%d,%d)", (mod-4)>>16, (mod-4)&0xffff)
+		}
+		return "numeric"
+	}
+	for _, t := range pgTypes {
+		if t.oid == oid {
+			return t.name
+		}
+	}
+	return "???"
+}
+
+// keyColumnNames lists the primary key columns for index and constraint
+// definitions.
+func keyColumnNames(t *catalog.Table) string {
+	names := make([]string, len(t.PrimaryKey))
+	for i, k := range t.PrimaryKey {
+		names[i] = quoteIdent(t.Columns[k].Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// quoteIdent is PostgreSQL's quote_ident: double quotes unless the name is
+// a lower-case identifier.
+func quoteIdent(s string) string {
+	plain := s != ""
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain && !reservedWords[s] {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+var reservedWords = map[string]bool{
+	"all": true, "and": true, "any": true, "as": true, "by": true, "case": true, "check": true, "column": true,
+	"create": true, "default": true, "desc": true, "distinct": true, "else": true, "end": true, "false": true,
+	"for": true, "from": true, "group": true, "having": true, "in": true, "into": true, "limit": true, "not": true,
+	"null": true, "on": true, "or": true, "order": true, "primary": true, "select": true, "table": true,
+	"then": true, "to": true, "true": true, "union": true, "unique": true, "user": true, "where": true, "with": true,
+}
+
+// pkIndexName is the name PostgreSQL gives a primary key's index.
+func pkIndexName(t *catalog.Table) string { return t.Name + "_pkey" }
+
+func pkIndexDef(t *catalog.Table) string {
+	return fmt.Sprintf("CREATE UNIQUE INDEX %s ON public.%s USING btree (%s)",
+		quoteIdent(pkIndexName(t)), quoteIdent(t.Name), keyColumnNames(t))
+}
+
+// arrayText spells PostgreSQL's text form of a one-dimensional array.
+func arrayText[T any](xs []T) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// relationOID finds the OID of a relation by name: a user table, its
+// primary key index, or a system catalog relation.
+func (v *catalogView) relationOID(name string) (int64, bool) {
+	schema, rel, ok := strings.Cut(name, ".")
+	if !ok {
+		rel, schema = schema, ""
+	}
+	rel = strings.Trim(rel, `"`)
+	schema = strings.Trim(schema, `"`)
+	if schema == "" || schema == "public" {
+		for _, t := range v.tables() {
+			if t.Name == rel {
+				return int64(t.ID), true
+			}
+			if hasVisibleKey(t) && pkIndexName(t) == rel {
+				return pkIndexOID(t), true
+			}
+		}
+	}
+	if schema == "" {
+		schema = "pg_catalog"
+	}
+	for _, list := range virtualTableLists {
+		for i, vt := range list {
+			if vt.schema == schema && vt.name == rel {
+				return systemOID(vt, i), true
+			}
+		}
+	}
+	return 0, false
+}
+
+func systemOID(vt *virtualTable, i int) int64 {
+	if vt.schema == "information_schema" {
+		return systemViewOID + 500 + int64(i)
+	}
+	return systemViewOID + int64(i)
+}
+
+// relationName is the inverse of relationOID.
+func (v *catalogView) relationName(oid int64) (string, bool) {
+	for _, t := range v.tables() {
+		switch oid {
+		case int64(t.ID):
+			return t.Name, true
+		case pkIndexOID(t):
+			if hasVisibleKey(t) {
+				return pkIndexName(t), true
+			}
+		}
+	}
+	for _, list := range virtualTableLists {
+		for i, vt := range list {
+			if systemOID(vt, i) == oid {
+				if vt.schema == "information_schema" {
+					return vt.schema + "." + vt.name, true
+				}
+				return vt.name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// tableByOID finds a user table by OID.
+func (v *catalogView) tableByOID(oid int64) (*catalog.Table, bool) {
+	for _, t := range v.tables() {
+		if int64(t.ID) == oid {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// roles are the users a client can see: the built-in pivotdb and the
+// session's own user (trust authentication admits any name).
+func (v *catalogView) roles() []string {
+	out := []string{"pivotdb"}
+	if v.s.user != "" && v.s.user != "pivotdb" {
+		out = append(out, v.s.user)
+	}
+	return out
+}
+
+// roleOID numbers roles: the built-in user is 10, as PostgreSQL's bootstrap
+// superuser.
+func roleOID(i int) int64 { return oidBootstrapUser + int64(i)*1000 }
+
+// userName is pg_get_userbyid.
+func (v *catalogView) userName(oid int64) string {
+	for i, r := range v.roles() {
+		if roleOID(i) == oid {
+			return r
+		}
+	}
+	return fmt.Sprintf("unknown (OID=%d)", oid)
+}
+
+// storedExprText shows a DEFAULT or computed-column expression as the
+// catalog stores it (TiDB's restored SQL) the way a PostgreSQL user writes
+// it: without the charset introducer TiDB puts before string literals.
+func storedExprText(s string) string {
+	return strings.ReplaceAll(s, "_UTF8MB4'", "'")
+}

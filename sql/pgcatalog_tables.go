@@ -1,0 +1,419 @@
+package sql
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// The relations of pg_catalog and information_schema (see pgcatalog.go).
+// Columns follow PostgreSQL 15's, in its order, so that SELECT * and the
+// queries of clients written against PostgreSQL find what they expect.
+// Relations whose PostgreSQL counterparts describe features PivotDB does
+// not have (inheritance, policies, triggers, rules, publications, extended
+// statistics, comments) exist with their columns and no rows: a query
+// about them gets the true answer, "none".
+
+func empty(*catalogView) [][]types.Value { return nil }
+
+var (
+	pgNamespaceCols = cols("oid oid, nspname name, nspowner oid, nspacl array")
+	pgClassCols     = cols("oid oid, relname name, relnamespace oid, reltype oid, reloftype oid, relowner oid, " +
+		"relam oid, relfilenode oid, reltablespace oid, relpages int4, reltuples float4, relallvisible int4, " +
+		"reltoastrelid oid, relhasindex bool, relisshared bool, relpersistence char, relkind char, relnatts int2, " +
+		"relchecks int2, relhasrules bool, relhastriggers bool, relhassubclass bool, relrowsecurity bool, " +
+		"relforcerowsecurity bool, relispopulated bool, relreplident char, relispartition bool, relrewrite oid, " +
+		"relfrozenxid xid, relminmxid xid, relacl array, reloptions array, relpartbound text")
+	pgAttributeCols = cols("attrelid oid, attname name, atttypid oid, attstattarget int4, attlen int2, attnum int2, " +
+		"attndims int4, attcacheoff int4, atttypmod int4, attbyval bool, attalign char, attstorage char, " +
+		"attcompression char, attnotnull bool, atthasdef bool, atthasmissing bool, attidentity char, " +
+		"attgenerated char, attisdropped bool, attislocal bool, attinhcount int4, attcollation oid, attacl array, " +
+		"attoptions array, attfdwoptions array, attmissingval text")
+	pgTypeCols = cols("oid oid, typname name, typnamespace oid, typowner oid, typlen int2, typbyval bool, " +
+		"typtype char, typcategory char, typispreferred bool, typisdefined bool, typdelim char, typrelid oid, " +
+		"typsubscript regproc, typelem oid, typarray oid, typinput regproc, typoutput regproc, typreceive regproc, " +
+		"typsend regproc, typmodin regproc, typmodout regproc, typanalyze regproc, typalign char, typstorage char, " +
+		"typnotnull bool, typbasetype oid, typtypmod int4, typndims int4, typcollation oid, typdefaultbin text, " +
+		"typdefault text, typacl array")
+	pgIndexCols = cols("indexrelid oid, indrelid oid, indnatts int2, indnkeyatts int2, indisunique bool, " +
+		"indnullsnotdistinct bool, indisprimary bool, indisexclusion bool, indimmediate bool, indisclustered bool, " +
+		"indisvalid bool, indcheckxmin bool, indisready bool, indislive bool, indisreplident bool, indkey array, " +
+		"indcollation array, indclass array, indoption array, indexprs text, indpred text")
+	pgConstraintCols = cols("oid oid, conname name, connamespace oid, contype char, condeferrable bool, " +
+		"condeferred bool, convalidated bool, conrelid oid, contypid oid, conindid oid, conparentid oid, " +
+		"confrelid oid, confupdtype char, confdeltype char, confmatchtype char, conislocal bool, coninhcount int4, " +
+		"connoinherit bool, conkey array, confkey array, conpfeqop array, conppeqop array, conffeqop array, " +
+		"confdelsetcols array, conexclop array, conbin text")
+	pgDatabaseCols = cols("oid oid, datname name, datdba oid, encoding int4, datlocprovider char, " +
+		"datistemplate bool, datallowconn bool, datconnlimit int4, datfrozenxid xid, datminmxid xid, " +
+		"dattablespace oid, datcollate text, datctype text, daticulocale text, datcollversion text, datacl array")
+	pgRolesCols = cols("rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, " +
+		"rolcanlogin bool, rolreplication bool, rolconnlimit int4, rolpassword text, rolvaliduntil timestamp, " +
+		"rolbypassrls bool, rolconfig array, oid oid")
+	pgUserCols = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
+		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
+	pgSettingsCols = cols("name text, setting text, unit text, category text, short_desc text, extra_desc text, " +
+		"context text, vartype text, source text, min_val text, max_val text, enumvals array, boot_val text, " +
+		"reset_val text, sourcefile text, sourceline int4, pending_restart bool")
+	pgAmCols      = cols("oid oid, amname name, amhandler regproc, amtype char")
+	pgAttrdefCols = cols("oid oid, adrelid oid, adnum int2, adbin text")
+	pgProcCols    = cols("oid oid, proname name, pronamespace oid, proowner oid, prolang oid, procost float4, " +
+		"prorows float4, provariadic oid, prosupport regproc, prokind char, prosecdef bool, proleakproof bool, " +
+		"proisstrict bool, proretset bool, provolatile char, proparallel char, pronargs int2, " +
+		"pronargdefaults int2, prorettype oid, proargtypes array, proallargtypes array, proargmodes array, " +
+		"proargnames array, proargdefaults text, protrftypes array, prosrc text, probin text, prosqlbody text, " +
+		"proconfig array, proacl array")
+)
+
+var pgCatalogTables = []*virtualTable{
+	{schema: "pg_catalog", name: "pg_namespace", cols: pgNamespaceCols, rows: func(v *catalogView) [][]types.Value {
+		c := pgNamespaceCols
+		return [][]types.Value{
+			row(c, oidPgCatalog, "pg_catalog", oidBootstrapUser, nil),
+			row(c, oidPublic, "public", oidBootstrapUser, nil),
+			row(c, oidInformationSchema, "information_schema", oidBootstrapUser, nil),
+		}
+	}},
+	{schema: "pg_catalog", name: "pg_class", cols: pgClassCols, rows: pgClassRows},
+	{schema: "pg_catalog", name: "pg_attribute", cols: pgAttributeCols, rows: pgAttributeRows},
+	{schema: "pg_catalog", name: "pg_type", cols: pgTypeCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for _, t := range pgTypes {
+			out = append(out, row(pgTypeCols, t.oid, t.name, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
+				"b", t.category, false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
+				false, 0, -1, 0, 0, nil, nil, nil))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_index", cols: pgIndexCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for _, t := range v.tables() {
+			if !hasVisibleKey(t) {
+				continue
+			}
+			keys := make([]string, len(t.PrimaryKey))
+			zeros := make([]string, len(t.PrimaryKey))
+			for i, k := range t.PrimaryKey {
+				keys[i] = strconv.Itoa(attnum(t, k))
+				zeros[i] = "0"
+			}
+			n := len(t.PrimaryKey)
+			out = append(out, row(pgIndexCols, pkIndexOID(t), int64(t.ID), n, n, true, false, true, false,
+				true, false, true, false, true, true, false, strings.Join(keys, " "), strings.Join(zeros, " "),
+				strings.Join(zeros, " "), strings.Join(zeros, " "), nil, nil))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_constraint", cols: pgConstraintCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for _, t := range v.tables() {
+			if !hasVisibleKey(t) {
+				continue
+			}
+			keys := make([]int, len(t.PrimaryKey))
+			for i, k := range t.PrimaryKey {
+				keys[i] = attnum(t, k)
+			}
+			out = append(out, row(pgConstraintCols, pkConstraintOID(t), pkIndexName(t), oidPublic, "p", false,
+				false, true, int64(t.ID), 0, pkIndexOID(t), 0, 0, " ", " ", " ", true, 0, true, arrayText(keys),
+				nil, nil, nil, nil, nil, nil, nil))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_database", cols: pgDatabaseCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for _, d := range v.snap.Databases() {
+			out = append(out, row(pgDatabaseCols, d.ID, d.Name, oidBootstrapUser, 6, "c", false, true, -1, 0, 0,
+				oidDefaultTablespace, "C", "C", nil, nil, nil))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_roles", cols: pgRolesCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for i, r := range v.roles() {
+			out = append(out, row(pgRolesCols, r, true, true, true, true, true, false, -1, "********", nil,
+				false, nil, roleOID(i)))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_user", cols: pgUserCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for i, r := range v.roles() {
+			out = append(out, row(pgUserCols, r, roleOID(i), true, true, false, false, "********", nil, nil))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_auth_members", cols: cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool"), rows: empty},
+	{schema: "pg_catalog", name: "pg_settings", cols: pgSettingsCols, rows: func(v *catalogView) [][]types.Value {
+		names := make([]string, 0, len(sessionVarDefs))
+		for n := range sessionVarDefs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var out [][]types.Value
+		for _, n := range names {
+			d := sessionVarDefs[n]
+			val, _ := v.s.vars.get(n)
+			ctx := "user"
+			if d.readOnly {
+				ctx = "internal"
+			}
+			out = append(out, row(pgSettingsCols, displayName(n), val, nil, "PivotDB", "", nil, ctx, "string",
+				"default", nil, nil, nil, d.def, d.def, nil, nil, false))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_description", cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: empty},
+	{schema: "pg_catalog", name: "pg_shdescription", cols: cols("objoid oid, classoid oid, description text"), rows: empty},
+	{schema: "pg_catalog", name: "pg_am", cols: pgAmCols, rows: func(v *catalogView) [][]types.Value {
+		return [][]types.Value{
+			row(pgAmCols, oidHeapAM, "heap", 0, "t"),
+			row(pgAmCols, oidBtreeAM, "btree", 0, "i"),
+		}
+	}},
+	{schema: "pg_catalog", name: "pg_attrdef", cols: pgAttrdefCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for _, t := range v.tables() {
+			for i, c := range t.Columns {
+				if c.Default != "" && !c.Hidden {
+					out = append(out, row(pgAttrdefCols, int64(t.ID)<<8|int64(attnum(t, i)), int64(t.ID),
+						attnum(t, i), storedExprText(c.Default)))
+				}
+			}
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_collation", cols: cols("oid oid, collname name, collnamespace oid, collowner oid, collprovider char, collisdeterministic bool, collencoding int4, collcollate text, collctype text, colliculocale text, collversion text"),
+		rows: func(v *catalogView) [][]types.Value {
+			c := cols("oid oid, collname name, collnamespace oid, collowner oid, collprovider char, collisdeterministic bool, collencoding int4, collcollate text, collctype text, colliculocale text, collversion text")
+			return [][]types.Value{
+				row(c, oidDefaultCollation, "default", oidPgCatalog, oidBootstrapUser, "d", true, -1, nil, nil, nil, nil),
+				row(c, oidCCollation, "C", oidPgCatalog, oidBootstrapUser, "c", true, -1, "C", "C", nil, nil),
+			}
+		}},
+	{schema: "pg_catalog", name: "pg_tablespace", cols: cols("oid oid, spcname name, spcowner oid, spcacl array, spcoptions array"),
+		rows: func(v *catalogView) [][]types.Value {
+			c := cols("oid oid, spcname name, spcowner oid, spcacl array, spcoptions array")
+			return [][]types.Value{row(c, oidDefaultTablespace, "pg_default", oidBootstrapUser, nil, nil)}
+		}},
+	{schema: "pg_catalog", name: "pg_proc", cols: pgProcCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		names := append(expr.FunctionNames(), sessionFunctionNames()...)
+		sort.Strings(names)
+		for i, n := range names {
+			out = append(out, row(pgProcCols, 20000+i, n, oidPgCatalog, oidBootstrapUser, 12, 1.0, 0.0, 0, 0,
+				"f", false, false, false, false, "v", "s", 0, 0, 0, "", nil, nil, nil, nil, nil, n, nil, nil, nil, nil))
+		}
+		return out
+	}},
+	{schema: "pg_catalog", name: "pg_inherits", cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
+	{schema: "pg_catalog", name: "pg_policy", cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
+	{schema: "pg_catalog", name: "pg_trigger", cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr array, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
+	{schema: "pg_catalog", name: "pg_rewrite", cols: cols("oid oid, rulename name, ev_class oid, ev_type char, ev_enabled char, is_instead bool, ev_qual text, ev_action text"), rows: empty},
+	{schema: "pg_catalog", name: "pg_statistic_ext", cols: cols("oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, stxstattarget int4, stxkeys array, stxkind array, stxexprs text"), rows: empty},
+	{schema: "pg_catalog", name: "pg_publication", cols: cols("oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool"), rows: empty},
+	{schema: "pg_catalog", name: "pg_publication_rel", cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs array"), rows: empty},
+	{schema: "pg_catalog", name: "pg_extension", cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig array, extcondition array"), rows: empty},
+	{schema: "pg_catalog", name: "pg_depend", cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
+	{schema: "pg_catalog", name: "pg_foreign_table", cols: cols("ftrelid oid, ftserver oid, ftoptions array"), rows: empty},
+	{schema: "pg_catalog", name: "pg_partitioned_table", cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs array, partclass array, partcollation array, partexprs text"), rows: empty},
+	{schema: "pg_catalog", name: "pg_tables", cols: pgTablesCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for _, t := range v.tables() {
+			out = append(out, row(pgTablesCols, "public", t.Name, "pivotdb", nil, hasVisibleKey(t), false, false, false))
+		}
+		return out
+	}},
+}
+
+var pgTablesCols = cols("schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool")
+
+func pgClassRows(v *catalogView) [][]types.Value {
+	var out [][]types.Value
+	c := pgClassCols
+	rel := func(oid int64, name string, ns int64, am int64, hasIndex bool, kind string, natts int) []types.Value {
+		return row(c, oid, name, ns, 0, 0, oidBootstrapUser, am, oid, 0, 0, -1.0, 0, 0, hasIndex, false, "p",
+			kind, natts, 0, false, false, false, false, false, true, "d", false, 0, 0, 0, nil, nil, nil)
+	}
+	for _, t := range v.tables() {
+		key := hasVisibleKey(t)
+		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key, "r", len(visibleTableColumns(t))))
+		if key {
+			out = append(out, rel(pkIndexOID(t), pkIndexName(t), oidPublic, oidBtreeAM, false, "i", len(t.PrimaryKey)))
+		}
+	}
+	for _, list := range virtualTableLists {
+		for i, vt := range list {
+			ns := int64(oidPgCatalog)
+			if vt.schema == "information_schema" {
+				ns = oidInformationSchema
+			}
+			out = append(out, rel(systemOID(vt, i), vt.name, ns, 0, false, "v", len(vt.cols)))
+		}
+	}
+	return out
+}
+
+func pgAttributeRows(v *catalogView) [][]types.Value {
+	var out [][]types.Value
+	attr := func(rel int64, name string, typ types.Type, num int, notNull, hasDef bool, generated string) []types.Value {
+		oid := typeOID(typ)
+		var length int64 = -1
+		byVal := false
+		align := "i"
+		for _, pt := range pgTypes {
+			if pt.oid == oid {
+				length, byVal, align = int64(pt.len), pt.byVal, pt.align
+			}
+		}
+		var coll int64
+		if typ.Family == types.Utf8 {
+			coll = oidDefaultCollation
+		}
+		return row(pgAttributeCols, rel, name, oid, -1, length, num, 0, -1, typmod(typ), byVal, align, "p", "",
+			notNull, hasDef, false, "", generated, false, true, 0, coll, nil, nil, nil, nil)
+	}
+	for _, t := range v.tables() {
+		for _, i := range visibleTableColumns(t) {
+			c := t.Columns[i]
+			gen := ""
+			if c.Computed != "" {
+				gen = "s"
+			}
+			out = append(out, attr(int64(t.ID), c.Name, c.Type, attnum(t, i), c.NotNull, c.Default != "", gen))
+		}
+		if hasVisibleKey(t) {
+			for n, k := range t.PrimaryKey {
+				c := t.Columns[k]
+				out = append(out, attr(pkIndexOID(t), c.Name, c.Type, n+1, c.NotNull, false, ""))
+			}
+		}
+	}
+	for _, list := range virtualTableLists {
+		for i, vt := range list {
+			for n, c := range vt.cols {
+				out = append(out, attr(systemOID(vt, i), c.Name, c.Type, n+1, false, false, ""))
+			}
+		}
+	}
+	return out
+}
+
+var (
+	isTablesCols = cols("table_catalog name, table_schema name, table_name name, table_type text, " +
+		"self_referencing_column_name name, reference_generation text, user_defined_type_catalog name, " +
+		"user_defined_type_schema name, user_defined_type_name name, is_insertable_into text, is_typed text, " +
+		"commit_action text")
+	isColumnsCols = cols("table_catalog name, table_schema name, table_name name, column_name name, " +
+		"ordinal_position int4, column_default text, is_nullable text, data_type text, " +
+		"character_maximum_length int4, character_octet_length int4, numeric_precision int4, " +
+		"numeric_precision_radix int4, numeric_scale int4, datetime_precision int4, udt_catalog name, " +
+		"udt_schema name, udt_name name, is_identity text, is_generated text, generation_expression text, " +
+		"is_updatable text")
+	isSchemataCols = cols("catalog_name name, schema_name name, schema_owner name, " +
+		"default_character_set_catalog name, default_character_set_schema name, default_character_set_name name, " +
+		"sql_path text")
+)
+
+var informationSchemaTables = []*virtualTable{
+	{schema: "information_schema", name: "tables", cols: isTablesCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		db := v.s.db.Name
+		for _, t := range v.tables() {
+			out = append(out, row(isTablesCols, db, "public", t.Name, "BASE TABLE", nil, nil, nil, nil, nil,
+				"YES", "NO", nil))
+		}
+		for _, list := range virtualTableLists {
+			for _, vt := range list {
+				out = append(out, row(isTablesCols, db, vt.schema, vt.name, "VIEW", nil, nil, nil, nil, nil,
+					"NO", "NO", nil))
+			}
+		}
+		return out
+	}},
+	{schema: "information_schema", name: "columns", cols: isColumnsCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		db := v.s.db.Name
+		for _, t := range v.tables() {
+			for _, i := range visibleTableColumns(t) {
+				out = append(out, informationSchemaColumn(db, t, i))
+			}
+		}
+		return out
+	}},
+	{schema: "information_schema", name: "schemata", cols: isSchemataCols, rows: func(v *catalogView) [][]types.Value {
+		var out [][]types.Value
+		for _, n := range []string{"information_schema", "pg_catalog", "public"} {
+			out = append(out, row(isSchemataCols, v.s.db.Name, n, "pivotdb", nil, nil, nil, nil))
+		}
+		return out
+	}},
+}
+
+// informationSchemaColumn is the information_schema.columns row of column
+// i of t.
+func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
+	c := t.Columns[i]
+	nullable := "YES"
+	if c.NotNull {
+		nullable = "NO"
+	}
+	var def any
+	if c.Default != "" {
+		def = storedExprText(c.Default)
+	}
+	dataType := c.Type.PGName()
+	var charMax, octetMax, numPrec, numRadix, numScale, dtPrec any
+	switch f := c.Type.Family; {
+	case f == types.Utf8 && c.Type.Width > 0:
+		dataType = "character varying"
+		charMax = c.Type.Width
+		octetMax = c.Type.Width * 4
+	case f == types.Utf8:
+		octetMax = 1073741824
+	case f == types.Decimal || f == types.Uint64:
+		dataType = "numeric"
+		numRadix = 10
+		if f == types.Uint64 {
+			numPrec, numScale = 20, 0
+		} else if c.Type.Precision > 0 {
+			numPrec, numScale = c.Type.Precision, c.Type.Scale
+		}
+	case f.IsInteger():
+		numRadix, numScale = 2, 0
+		numPrec = map[int16]int{2: 16, 4: 32, 8: 64}[c.Type.TypeSize()]
+	case f == types.Float:
+		numPrec, numRadix = 24, 2
+	case f == types.Double:
+		numPrec, numRadix = 53, 2
+	case f == types.Date:
+		dtPrec = 0
+	case f == types.Timestamp || f == types.Datetime:
+		dtPrec = 6
+		if f == types.Datetime {
+			dtPrec = 0
+		}
+	}
+	generated, genExpr := "NEVER", any(nil)
+	if c.Computed != "" {
+		generated, genExpr = "ALWAYS", storedExprText(c.Computed)
+	}
+	return row(isColumnsCols, db, "public", t.Name, c.Name, attnum(t, i), def, nullable, dataType, charMax,
+		octetMax, numPrec, numRadix, numScale, dtPrec, db, "pg_catalog", formatUDTName(c.Type), "NO", generated,
+		genExpr, "YES")
+}
+
+// formatUDTName is information_schema's udt_name: the pg_type name.
+func formatUDTName(t types.Type) string {
+	oid := typeOID(t)
+	for _, pt := range pgTypes {
+		if pt.oid == oid {
+			return pt.name
+		}
+	}
+	return "text"
+}
