@@ -27,6 +27,6 @@ SELECT current_database(), current_schema(), current_user, current_setting('serv
 SELECT version() ~ '^PostgreSQL 15\.' AS is_pg15;
 SELECT name, setting FROM pg_settings WHERE name IN ('DateStyle', 'TimeZone', 'server_encoding') ORDER BY 1;
 SELECT 'nosuch'::regclass;
--- \d orders needs correlated subqueries (issue 8) and \du ARRAY(SELECT ...):
--- until then they fail with 0A000 / a syntax error.
+-- \d orders and \du use ARRAY(SELECT ...), which the dialect does not
+-- parse yet: they fail with a syntax error (their subqueries work).
 \d orders
