@@ -45,11 +45,14 @@ bench: build
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# fuzz runs each fuzz target for FUZZTIME (default 30s).
+# fuzz runs each fuzz target for FUZZTIME (default 30s). Crashers it finds
+# are written to testdata/fuzz/<Target>/ beside the package: commit them,
+# and they run as regression tests in every `go test`.
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./sql/parser
 	$(GO) test -run '^$$' -fuzz FuzzConn -fuzztime $(FUZZTIME) ./server
+	$(GO) test -run '^$$' -fuzz FuzzStartup -fuzztime $(FUZZTIME) ./server
 
 clean:
 	rm -rf bin

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -29,10 +30,19 @@ import (
 //     table has fewer than MaxShards shards and ByLoad is on, splits at the
 //     weighted median of the keys it served (load.go), so that its load
 //     halves;
-//  3. merge: the first run of adjacent shards, at least two, whose combined
+//  3. split up to MIN: while the table has fewer than MinShards shards
+//     (and fewer than MaxShards) and SplitToMin is set, its largest shard with at least two rows
+//     splits at its median by bytes, whatever its size;
+//  4. merge: the first run of adjacent shards, at least two, whose combined
 //     data_size_bytes is at most SplitBytes/2 and whose merge leaves the
 //     table at least MinShards shards, all of them eligible, merges into
 //     one.
+//
+// Before all of these, a table with more than MaxShards shards merges the
+// eligible adjacent pair with the smallest combined size, whatever its
+// size, until it is back at MaxShards. Steps 3 and this one make an ALTER
+// of MIN or MAX take effect on a table that already has shards; both act
+// only while BySize or ByLoad is on (automatic partitioning at all).
 //
 // A shard is eligible for a merge when its statistics are exact (not
 // pending), it has existed for SettleTicks ticks (so that a manual split, a
@@ -64,6 +74,11 @@ type Policy struct {
 	SplitBytes int64
 	// MinShards is AUTO_PARTITIONING_MIN_PARTITIONS_COUNT: merges stop there.
 	MinShards int64
+	// SplitToMin makes a table with fewer than MinShards shards split up
+	// to MinShards. The sql layer sets it when MIN_PARTITIONS_COUNT is set
+	// explicitly, not when it defaults to the initial shard count: a
+	// manual RESHARD INTO fewer shards is then left alone.
+	SplitToMin bool
 	// MaxShards is AUTO_PARTITIONING_MAX_PARTITIONS_COUNT: splits stop there.
 	MaxShards int64
 	// ByLoad is AUTO_PARTITIONING_BY_LOAD.
@@ -84,6 +99,7 @@ const (
 	DefaultSettleTicks        = 3
 	DefaultMaxActionsPerTick  = 64
 	DefaultEstimateAbove      = 64 << 20
+	DefaultReclaimAbove       = 8 << 20
 	// LowLoadFraction of LoadSplitOpsPerSec is the load under which a shard
 	// counts as quiet for merges (YDB merges below about a third of its
 	// split threshold).
@@ -112,6 +128,13 @@ type BalancerOptions struct {
 	// EstimateAbove is the shard size from which the split key is estimated
 	// rather than found by a scan (estimate.go); negative always scans.
 	EstimateAbove int64
+	// ReclaimAbove is the garbage, in bytes, from which the balancer
+	// compacts a shard it has just merged: when the shard's sstables
+	// (EstimateDiskUsage) exceed twice its logical size by at least this
+	// much, the rows a big DELETE removed still take disk space, and a
+	// range compaction of the shard's span drops them. Negative never
+	// compacts.
+	ReclaimAbove int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives one Info line per split or merge and Warn lines for
@@ -141,6 +164,9 @@ func (o *BalancerOptions) setDefaults() {
 	if o.EstimateAbove == 0 {
 		o.EstimateAbove = DefaultEstimateAbove
 	}
+	if o.ReclaimAbove == 0 {
+		o.ReclaimAbove = DefaultReclaimAbove
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -162,6 +188,9 @@ type Balancer struct {
 
 	startOnce, stopOnce sync.Once
 	stop, done          chan struct{}
+	// ctx is cancelled by Stop: it interrupts a reclaiming compaction.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // shardLoad is what the balancer remembers of a shard between ticks.
@@ -177,6 +206,8 @@ type shardLoad struct {
 // TickStats count a balancer's actions.
 type TickStats struct {
 	SizeSplits, LoadSplits, Merges int
+	// Compactions counts merged shards compacted to reclaim space.
+	Compactions int
 	// Failures counts splits and merges that returned an error other than
 	// a concurrent change of the table (logged).
 	Failures int
@@ -186,6 +217,7 @@ func (s *TickStats) add(o TickStats) {
 	s.SizeSplits += o.SizeSplits
 	s.LoadSplits += o.LoadSplits
 	s.Merges += o.Merges
+	s.Compactions += o.Compactions
 	s.Failures += o.Failures
 }
 
@@ -199,6 +231,7 @@ func NewBalancer(m *Manager, policy PolicyFunc, opts BalancerOptions) *Balancer 
 	}
 	b := &Balancer{m: m, policy: policy, opts: opts, log: log, reg: &loadRegistry{},
 		tables: map[uint64]map[ShardID]*shardLoad{}, stop: make(chan struct{}), done: make(chan struct{})}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
 	// The read path finds the key samples through the manager; one balancer
 	// per manager.
 	registries.Store(m, b.reg)
@@ -225,12 +258,13 @@ func (b *Balancer) Start() {
 }
 
 // Stop stops the background ticks, waits for the split or merge in
-// progress, if any, to complete (including a split's landing; the rest of
-// the tick is skipped), and stops the load sampling. The balancer cannot be
+// progress, if any, to complete (including a split's landing, also one
+// counted in the background; the rest of the tick is skipped), and stops the load sampling. The balancer cannot be
 // restarted.
 func (b *Balancer) Stop() {
 	b.stopOnce.Do(func() {
 		close(b.stop)
+		b.cancel()
 		started := true
 		b.startOnce.Do(func() { started = false; close(b.done) })
 		if started {
@@ -239,6 +273,7 @@ func (b *Balancer) Stop() {
 		b.mu.Lock() // Wait for a direct Tick too.
 		registries.CompareAndDelete(b.m, b.reg)
 		b.mu.Unlock()
+		b.m.WaitBackground() // The counts of big splits.
 	})
 }
 
@@ -383,6 +418,43 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 		maxShards = math.MaxInt64
 	}
 
+	// A shard may merge when its statistics are exact, it has settled and
+	// (under split by load) it is quiet.
+	thr := b.opts.LoadSplitOpsPerSec
+	eligible := func(k int) bool {
+		s, l := stats[k], loads[stats[k].ID]
+		if s.Pending || l == nil || b.tick-l.firstTick < int64(b.opts.SettleTicks) {
+			return false
+		}
+		if p.ByLoad {
+			if l.rate >= thr*LowLoadFraction {
+				return false
+			}
+			if l.loadSplit && now.Sub(l.lastBusy) < b.opts.LoadMergeQuiet {
+				return false
+			}
+		}
+		return true
+	}
+	auto := p.BySize || p.ByLoad
+
+	// 0. Merge down to MAX: a table with more than MaxShards shards (after
+	// an ALTER lowered it) merges the eligible adjacent pair with the
+	// smallest combined size, whatever that size: MAX bounds the shard
+	// count, and a table held at MAX has shards above the split size
+	// anyway.
+	if auto && n > maxShards {
+		best := -1
+		for k := 0; k+1 < len(stats); k++ {
+			if eligible(k) && eligible(k+1) && (best < 0 || stats[k].Bytes+stats[k+1].Bytes < stats[best].Bytes+stats[best+1].Bytes) {
+				best = k
+			}
+		}
+		if best >= 0 {
+			return b.merge(id, stats, loads, best, 2, stats[best].Bytes+stats[best+1].Bytes, now, st)
+		}
+	}
+
 	// 1. Split by size: the largest shard over the threshold.
 	if p.BySize && p.SplitBytes > 0 && n < maxShards {
 		best := -1
@@ -394,7 +466,7 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 		if best >= 0 {
 			s := stats[best]
 			key, ok, err := b.m.splitKeyBySize(id, s.ID, s.Bytes, b.opts.EstimateAbove)
-			return b.split(id, sm.shards[best], key, ok, err, false, loads, now, skip, st)
+			return b.split(id, sm.shards[best], s.Bytes, key, ok, err, false, loads, now, skip, st)
 		}
 	}
 
@@ -417,29 +489,30 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 				// the median by size halves an even load.
 				key, ok, err = b.m.splitKeyBySize(id, sh.ID, stats[best].Bytes, b.opts.EstimateAbove)
 			}
-			return b.split(id, sh, key, ok, err, true, loads, now, skip, st)
+			return b.split(id, sh, stats[best].Bytes, key, ok, err, true, loads, now, skip, st)
 		}
 	}
 
-	// 3. Merge: the first eligible run of small neighbours.
+	// 3. Split up to MIN: a table with fewer than MinShards shards (after
+	// an ALTER raised it) splits its largest shard at its median, as long
+	// as it has rows to split.
+	if auto && p.SplitToMin && n < p.MinShards && n < maxShards {
+		best := -1
+		for k, s := range stats {
+			if !s.Pending && !skip[s.ID] && s.Rows > 1 && (best < 0 || s.Bytes > stats[best].Bytes) {
+				best = k
+			}
+		}
+		if best >= 0 {
+			s := stats[best]
+			key, ok, err := b.m.splitKeyBySize(id, s.ID, s.Bytes, b.opts.EstimateAbove)
+			return b.split(id, sm.shards[best], s.Bytes, key, ok, err, false, loads, now, skip, st)
+		}
+	}
+
+	// 4. Merge: the first eligible run of small neighbours.
 	if n > p.MinShards && p.SplitBytes > 0 {
 		limit := p.SplitBytes / 2
-		thr := b.opts.LoadSplitOpsPerSec
-		eligible := func(k int) bool {
-			s, l := stats[k], loads[stats[k].ID]
-			if s.Pending || l == nil || b.tick-l.firstTick < int64(b.opts.SettleTicks) {
-				return false
-			}
-			if p.ByLoad {
-				if l.rate >= thr*LowLoadFraction {
-					return false
-				}
-				if l.loadSplit && now.Sub(l.lastBusy) < b.opts.LoadMergeQuiet {
-					return false
-				}
-			}
-			return true
-		}
 		for k := 0; k < len(stats); k++ {
 			if !eligible(k) {
 				continue
@@ -454,25 +527,68 @@ func (b *Balancer) act(id uint64, sm *ShardMap, stats []ShardStats, loads map[Sh
 			if j-k < 2 || !(p.BySize || (p.ByLoad && hasLoadSplit)) {
 				continue
 			}
-			next, err := b.m.Merge(id, stats[k].ID, j-k)
-			if err != nil && next == nil {
-				return false, b.failed(id, "merge", stats[k].ID, err, st)
-			}
-			if err != nil {
-				b.log.Warn("partition: merge landed without statistics", "table", id, "shard", stats[k].ID, "err", err)
-			}
-			st.Merges++
-			b.adopt(loads, next, now, false)
-			b.log.Info("partition: balancer merged shards", "table", id, "first", stats[k].ID, "count", j-k,
-				"bytes", size, "shards", next.Len())
-			return true, false
+			return b.merge(id, stats, loads, k, j-k, size, now, st)
 		}
 	}
 	return false, false
 }
 
-// split applies a split chosen by act.
-func (b *Balancer) split(id uint64, sh Shard, key []byte, ok bool, err error, byLoad bool,
+// merge merges count shards from index k, chosen by act.
+func (b *Balancer) merge(id uint64, stats []ShardStats, loads map[ShardID]*shardLoad, k, count int, size int64,
+	now time.Time, st *TickStats) (done, stop bool) {
+	next, err := b.m.Merge(id, stats[k].ID, count)
+	if err != nil && next == nil {
+		return false, b.failed(id, "merge", stats[k].ID, err, st)
+	}
+	if err != nil {
+		b.log.Warn("partition: merge landed without statistics", "table", id, "shard", stats[k].ID, "err", err)
+	}
+	st.Merges++
+	b.adopt(loads, next, now, false)
+	b.log.Info("partition: balancer merged shards", "table", id, "first", stats[k].ID, "count", count,
+		"bytes", size, "shards", next.Len())
+	if k < next.Len() {
+		b.reclaim(id, next.shards[k], size, st)
+	}
+	return true, false
+}
+
+// reclaim compacts a just merged shard whose sstables hold much more than
+// its rows (see BalancerOptions.ReclaimAbove): after a big DELETE the
+// deleted rows and their tombstones stay on disk until a compaction reaches
+// them, which in a table that no longer grows may take long. The
+// compaction runs in the tick (so Stop waits for it, and cancels it); it
+// rewrites only the shard's span, which the merge just made small.
+func (b *Balancer) reclaim(id uint64, sh Shard, logical int64, st *TickStats) {
+	if b.opts.ReclaimAbove < 0 {
+		return
+	}
+	disk, err := b.m.eng.EstimateDiskUsage(sh.Span)
+	if err != nil {
+		b.log.Warn("partition: balancer cannot estimate a shard's disk usage", "table", id, "shard", sh.ID, "err", err)
+		return
+	}
+	if int64(disk) < 2*logical || int64(disk)-logical < b.opts.ReclaimAbove {
+		return
+	}
+	if err := b.m.eng.Compact(b.ctx, sh.Span); err != nil {
+		if b.ctx.Err() == nil {
+			st.Failures++
+			b.log.Warn("partition: balancer cannot compact a merged shard", "table", id, "shard", sh.ID, "err", err)
+		}
+		return
+	}
+	st.Compactions++
+	after, _ := b.m.eng.EstimateDiskUsage(sh.Span)
+	b.log.Info("partition: balancer compacted a merged shard", "table", id, "shard", sh.ID,
+		"logical", logical, "disk_before", disk, "disk_after", after)
+}
+
+// split applies a split chosen by act. A shard of at least EstimateAbove
+// bytes splits with SplitInBackground: the balancer does not wait for the
+// count of its halves, which stay pending (not split or merged again) until
+// it lands.
+func (b *Balancer) split(id uint64, sh Shard, bytes int64, key []byte, ok bool, err error, byLoad bool,
 	loads map[ShardID]*shardLoad, now time.Time, skip map[ShardID]bool, st *TickStats) (done, stop bool) {
 	reason := "size"
 	if byLoad {
@@ -489,7 +605,11 @@ func (b *Balancer) split(id uint64, sh Shard, key []byte, ok bool, err error, by
 		return true, false
 	}
 	parent := loads[sh.ID]
-	next, err := b.m.Split(id, [][]byte{key})
+	splitFn := b.m.Split
+	if b.opts.EstimateAbove > 0 && bytes >= b.opts.EstimateAbove {
+		splitFn = b.m.SplitInBackground
+	}
+	next, err := splitFn(id, [][]byte{key})
 	if err != nil && next == nil {
 		skip[sh.ID] = true
 		if errors.Is(err, ErrInvalidPivot) {

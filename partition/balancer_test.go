@@ -576,3 +576,59 @@ func TestBalancerRandomized(t *testing.T) {
 		}
 	}
 }
+
+// TestBalancerMinMaxOnExistingShards: a MAX lowered below the shard count
+// merges the table down to it, whatever the shards' sizes; a MIN raised
+// above it splits the table up, but only when SplitToMin says MIN was set
+// explicitly; an emptied table cannot split up.
+func TestBalancerMinMaxOnExistingShards(t *testing.T) {
+	r := newRand(t)
+	e := newEnv(t)
+	const table, split = 7, 8 << 10
+	e.create(table)
+	fillValues(e, table, 0, 1000, 50, "r", r) // ~70 KB
+	box := &policyBox{}
+	clock := newFakeClock()
+	b := newTestBalancer(e, box, clock, BalancerOptions{})
+	p := sizePolicy(split)
+	box.set(table, p)
+	tickUntilStable(t, e, b, clock, table, 30)
+	if n := e.m.Map(table).Len(); n < 8 {
+		t.Fatalf("%d shards", n)
+	}
+
+	p.MaxShards = 3
+	box.set(table, p)
+	tickUntilStable(t, e, b, clock, table, 30)
+	if n := e.m.Map(table).Len(); n != 3 {
+		t.Fatalf("MAX 3: %d shards\n%s", n, mapString(e.m.Map(table)))
+	}
+
+	// MIN 6 by default (SplitToMin unset) leaves the shards alone, set
+	// explicitly it splits up to 6, below the split size.
+	p.MaxShards, p.SplitBytes, p.MinShards = 1<<40, 1<<30, 6
+	box.set(table, p)
+	tickUntilStable(t, e, b, clock, table, 30)
+	if n := e.m.Map(table).Len(); n != 3 {
+		t.Fatalf("default MIN 6: %d shards", n)
+	}
+	p.SplitToMin = true
+	box.set(table, p)
+	tickUntilStable(t, e, b, clock, table, 30)
+	if n := e.m.Map(table).Len(); n != 6 {
+		t.Fatalf("MIN 6: %d shards\n%s", n, mapString(e.m.Map(table)))
+	}
+
+	// Emptied and merged back to one shard, a table has nothing to split
+	// up; MAX still applies first.
+	deleteRows(e, table, 0, 1000)
+	p.MinShards, p.SplitToMin = 1, false
+	box.set(table, p)
+	tickUntilStable(t, e, b, clock, table, 30)
+	p.MinShards, p.SplitToMin = 4, true
+	box.set(table, p)
+	tickUntilStable(t, e, b, clock, table, 30)
+	if n := e.m.Map(table).Len(); n != 1 {
+		t.Fatalf("empty table, MIN 4: %d shards", n)
+	}
+}

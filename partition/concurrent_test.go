@@ -106,8 +106,10 @@ func TestConcurrentReshapes(t *testing.T) {
 				var err error
 				sm := e.m.Map(table)
 				switch op := r.IntN(10); {
-				case op < 4:
+				case op < 2:
 					_, err = e.m.Split(table, [][]byte{randPivot(r)})
+				case op < 4:
+					_, err = e.m.SplitInBackground(table, [][]byte{randPivot(r)})
 				case op < 7:
 					if sm.Len() > 1 {
 						k := r.IntN(sm.Len() - 1)
@@ -163,6 +165,7 @@ func TestConcurrentReshapes(t *testing.T) {
 		}
 	}()
 	wg.Wait()
+	e.m.WaitBackground()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)

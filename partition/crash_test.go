@@ -267,3 +267,67 @@ func TestLoadRejectsCorruptMap(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 }
+
+// TestSplitInBackground: the split returns with its halves pending while
+// the count is held back; writes on both sides of the pivot go on; once
+// the count lands the statistics are exact, and the next reshape waits for
+// it.
+func TestSplitInBackground(t *testing.T) {
+	e := newEnv(t)
+	const table = 7
+	e.create(table)
+	fill(e, table, 0, 1000)
+	release := make(chan struct{})
+	e.m.knobs.beforeLanding = func(uint64) error { <-release; return nil }
+	sm, err := e.m.SplitInBackground(table, [][]byte{key(table, 500)})
+	if err != nil || sm.Len() != 2 {
+		t.Fatalf("split: %v, %v", sm, err)
+	}
+	st, err := e.m.Stats(sm)
+	if err != nil || !st[0].Pending || !st[1].Pending {
+		t.Fatalf("stats before the count: %+v, %v", st, err)
+	}
+	// Writes while the count waits: they land as deltas after the
+	// snapshot, on both halves.
+	fill(e, table, 900, 1200)
+	deleteRows(e, table, 0, 50)
+	deleteRows(e, table, 450, 550)
+	merged := make(chan error, 1)
+	go func() {
+		_, err := e.m.Merge(table, sm.Shard(0).ID, 2)
+		merged <- err
+	}()
+	select {
+	case err := <-merged:
+		t.Fatalf("merge did not wait for the background count: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	if err := <-merged; err != nil {
+		t.Fatal(err)
+	}
+	e.m.WaitBackground()
+	e.m.knobs.beforeLanding = nil
+	e.check()
+	e.checkStats(table)
+
+	// A background count interrupted by a crash is repaired by Load.
+	if _, err := e.m.SplitInBackground(table, [][]byte{key(table, 700)}); err != nil {
+		t.Fatal(err)
+	}
+	e.m.WaitBackground()
+	e.check()
+	e.checkStats(table)
+	e.m.knobs.beforeLanding = func(uint64) error { return errSimulatedCrash }
+	if _, err := e.m.SplitInBackground(table, [][]byte{key(table, 300)}); err != nil {
+		t.Fatal(err)
+	}
+	e.m.WaitBackground()
+	e.m.knobs.beforeLanding = nil
+	if n := pendingCount(t, e, table); n != 2 {
+		t.Fatalf("%d shards pending after a failed background count, want 2", n)
+	}
+	e.reopen()
+	e.check()
+	e.checkStats(table)
+}

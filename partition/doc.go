@@ -72,7 +72,15 @@
 // the median of its sampled keys (load.go); merge adjacent shards whose
 // combined size is at most half the split size while MIN_PARTITIONS_COUNT
 // allows. Fresh shards settle for a few ticks before they may merge, and
-// load-split shards merge back only after a quiet period. TableStats returns
+// load-split shards merge back only after a quiet period. A table above
+// MAX_PARTITIONS_COUNT (lowered by ALTER) merges its smallest adjacent pair,
+// one below MIN_PARTITIONS_COUNT splits its largest shard. Shards of at
+// least EstimateAbove bytes split with SplitInBackground, which returns
+// after the swap and counts the halves in a goroutine (Manager.bg; the
+// table's op lock is held until the landing, WaitBackground waits), so the
+// split's cost does not grow with the shard. A merged shard whose sstables
+// hold much more than its rows is compacted (reclaim), so a table that
+// shrank after a big DELETE gives its disk space back. TableStats returns
 // a table's map, statistics and split/merge counters from one snapshot.
 //
 // # TTL runner

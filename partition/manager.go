@@ -72,6 +72,9 @@ type Manager struct {
 	// meta, and read without locks.
 	tables atomic.Pointer[map[uint64]*tableState]
 
+	// bg counts the background counts of SplitInBackground.
+	bg sync.WaitGroup
+
 	knobs testingKnobs
 }
 
@@ -81,6 +84,9 @@ type testingKnobs struct {
 	// its counts are taken and landed; an error abandons the reshape there,
 	// as a crash would.
 	beforeLanding func(tableID uint64) error
+	// beforeSyncWAL runs after a reshape's swap committed (unsynced) and
+	// its map is published, before the WAL sync.
+	beforeSyncWAL func()
 	// afterRoute runs in Commit after the deltas are routed and added to
 	// the batch, before the batch commits.
 	afterRoute func()

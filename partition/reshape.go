@@ -47,7 +47,28 @@ import (
 // followed by whole key columns. Split returns the new map once the new
 // shards' statistics are exact.
 func (m *Manager) Split(tableID uint64, at [][]byte) (*ShardMap, error) {
-	return m.reshape(tableID, "split", false, func(cur *ShardMap) ([][]byte, error) {
+	return m.reshape(tableID, "split", false, false, m.splitPlan(tableID, at))
+}
+
+// SplitInBackground is Split, but returns as soon as the swap has committed
+// and the new map is published: the new shards serve at once, marked
+// pending, and their rows are counted by a goroutine that then lands the
+// counts. So its cost does not grow with the shard's size (a 1 GB shard
+// splits as fast as a 1 MB one), while the count, which reads about half
+// the shard, happens off the caller's path. The table's next reshape, and
+// CheckInvariants, wait for the count; WaitBackground waits for every
+// count. A count that fails (the table dropped, an I/O error) is logged and
+// leaves the shards pending until the table's next reshape or Load.
+func (m *Manager) SplitInBackground(tableID uint64, at [][]byte) (*ShardMap, error) {
+	return m.reshape(tableID, "split", false, true, m.splitPlan(tableID, at))
+}
+
+// WaitBackground waits for the counts SplitInBackground started. Call it
+// before closing the engine.
+func (m *Manager) WaitBackground() { m.bg.Wait() }
+
+func (m *Manager) splitPlan(tableID uint64, at [][]byte) func(cur *ShardMap) ([][]byte, error) {
+	return func(cur *ShardMap) ([][]byte, error) {
 		pivots := slices.Clone(cur.pivots)
 		for _, p := range at {
 			if bytes.Equal(p, cur.pivots[0]) {
@@ -60,7 +81,7 @@ func (m *Manager) Split(tableID uint64, at [][]byte) (*ShardMap, error) {
 		}
 		slices.SortFunc(pivots, bytes.Compare)
 		return slices.CompactFunc(pivots, bytes.Equal), nil
-	})
+	}
 }
 
 // Merge replaces count adjacent shards, starting with the shard first, by
@@ -68,7 +89,7 @@ func (m *Manager) Split(tableID uint64, at [][]byte) (*ShardMap, error) {
 // changes nothing. It fails with ErrShardNotFound if first is not in the
 // current map or fewer than count shards start there.
 func (m *Manager) Merge(tableID uint64, first ShardID, count int) (*ShardMap, error) {
-	return m.reshape(tableID, "merge", false, func(cur *ShardMap) ([][]byte, error) {
+	return m.reshape(tableID, "merge", false, false, func(cur *ShardMap) ([][]byte, error) {
 		k := cur.IndexOf(first)
 		if k < 0 {
 			return nil, fmt.Errorf("%w: shard %d of table %d", ErrShardNotFound, first, tableID)
@@ -84,7 +105,7 @@ func (m *Manager) Merge(tableID uint64, first ShardID, count int) (*ShardMap, er
 // strictly ascending, as for Change.Create. Shards whose span does not change
 // keep their id and statistics.
 func (m *Manager) Reshard(tableID uint64, splits [][]byte) (*ShardMap, error) {
-	return m.reshape(tableID, "reshard", false, func(cur *ShardMap) ([][]byte, error) {
+	return m.reshape(tableID, "reshard", false, false, func(cur *ShardMap) ([][]byte, error) {
 		return m.fullPivots(tableID, splits)
 	})
 }
@@ -94,7 +115,7 @@ func (m *Manager) Reshard(tableID uint64, splits [][]byte) (*ShardMap, error) {
 // swap. It is a repair tool: statistics stay exact without it as long as
 // every write goes through Commit.
 func (m *Manager) Recount(tableID uint64) (*ShardMap, error) {
-	return m.reshape(tableID, "recount", true, func(cur *ShardMap) ([][]byte, error) {
+	return m.reshape(tableID, "recount", true, false, func(cur *ShardMap) ([][]byte, error) {
 		return cur.pivots, nil
 	})
 }
@@ -182,14 +203,20 @@ type countJob struct {
 
 // reshape replaces the table's pivots by those plan returns; see the comment
 // at the top of the file. With recountAll every shard is recounted, changed
-// or not.
-func (m *Manager) reshape(tableID uint64, what string, recountAll bool, plan func(cur *ShardMap) ([][]byte, error)) (*ShardMap, error) {
+// or not. With async the count and landing (steps 3 and 4) run in a
+// goroutine that keeps the table's op lock until it has landed.
+func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, plan func(cur *ShardMap) ([][]byte, error)) (*ShardMap, error) {
 	t := m.table(tableID)
 	if t == nil {
 		return nil, fmt.Errorf("%w: table %d", ErrTableNotFound, tableID)
 	}
 	t.op.Lock()
-	defer t.op.Unlock()
+	unlock := true // False once a background count owns the op lock.
+	defer func() {
+		if unlock {
+			t.op.Unlock()
+		}
+	}()
 	if t.cancel.Load() {
 		return nil, fmt.Errorf("%w: table %d is being dropped", ErrTableNotFound, tableID)
 	}
@@ -218,18 +245,44 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll bool, plan fun
 	if next == nil {
 		return cur, nil // Nothing to change.
 	}
+	if m.knobs.beforeSyncWAL != nil {
+		m.knobs.beforeSyncWAL()
+	}
 	if err := m.eng.SyncWAL(); err != nil {
+		if snap != nil {
+			snap.Close()
+		}
 		return next, err
 	}
 	if snap == nil {
 		m.log.Debug("partition: "+what, "table", tableID, "shards", next.Len(), "version", next.version)
 		return next, nil
 	}
-	defer snap.Close()
+	if async {
+		unlock = false
+		m.bg.Add(1)
+		go func() {
+			defer m.bg.Done()
+			defer t.op.Unlock()
+			if err := m.land(t, what, next, jobs, snap); err != nil {
+				m.log.Warn("partition: background count of a "+what+" failed; the shards stay pending", "table", tableID, "err", err)
+			}
+		}()
+		return next, nil
+	}
+	return next, m.land(t, what, next, jobs, snap)
+}
 
+// land counts the pending shards of a reshape's new map in snap (closing
+// it), derives the remainders and commits the landing batch; steps 3 and 4
+// at the top of the file. The caller holds t.op.
+func (m *Manager) land(t *tableState, what string, next *ShardMap, jobs []countJob, snap *storage.Snapshot) error {
+	defer snap.Close()
+	tableID := t.id
+	var err error
 	if m.knobs.beforeLanding != nil {
 		if err := m.knobs.beforeLanding(tableID); err != nil {
-			return next, err
+			return err
 		}
 	}
 
@@ -243,7 +296,7 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll bool, plan fun
 			if errors.Is(err, errCancelled) {
 				err = fmt.Errorf("%w: table %d was dropped during %s", ErrTableNotFound, tableID, what)
 			}
-			return next, err
+			return err
 		}
 	}
 	for i := range jobs {
@@ -259,7 +312,7 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll bool, plan fun
 			}
 		}
 		if j.rows < 0 || j.size < 0 || (j.rows == 0) != (j.size == 0) {
-			return next, fmt.Errorf("%w: table %d: shard %d's derived count is %d rows, %d bytes",
+			return fmt.Errorf("%w: table %d: shard %d's derived count is %d rows, %d bytes",
 				ErrInvariant, tableID, next.shards[j.k].ID, j.rows, j.size)
 		}
 	}
@@ -268,7 +321,7 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll bool, plan fun
 	t.rw.RLock()
 	defer t.rw.RUnlock()
 	if t.dropped {
-		return next, fmt.Errorf("%w: table %d was dropped during %s", ErrTableNotFound, tableID, what)
+		return fmt.Errorf("%w: table %d was dropped during %s", ErrTableNotFound, tableID, what)
 	}
 	b := m.eng.NewBatch()
 	defer b.Close()
@@ -276,19 +329,19 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll bool, plan fun
 		s := &next.shards[j.k]
 		if j.rows != 0 || j.size != 0 {
 			if err := b.Merge(s.statsKey, storage.AppendCounters(nil, j.rows, j.size)); err != nil {
-				return next, err
+				return err
 			}
 		}
 		if err := b.Delete(pendingKey(tableID, s.ID)); err != nil {
-			return next, err
+			return err
 		}
 	}
 	if err := b.Commit(); err != nil {
-		return next, err
+		return err
 	}
 	t.pending = nil
 	m.log.Debug("partition: "+what, "table", tableID, "shards", next.Len(), "version", next.version, "counted", len(jobs))
-	return next, nil
+	return nil
 }
 
 // swap builds and commits the swap batch and returns the new map (nil if

@@ -330,3 +330,27 @@ func boundSizeHint(b Bound) int {
 	}
 	return n
 }
+
+// FullKeyPoints reports whether every range is the single full primary key
+// [(v1, ..., vn) .. (v1, ..., vn, <Max>)) of table t, n being the number of
+// key columns. Such a range holds at most one row, whose key is the range's
+// encoded lower bound (no full key is a proper prefix of another), so the
+// executor reads it with a point lookup instead of an iterator. No ranges
+// gives false.
+func (rs Ranges) FullKeyPoints(t *catalog.Table) bool {
+	n := len(t.PrimaryKey)
+	if len(rs) == 0 {
+		return false
+	}
+	for _, r := range rs {
+		if r.Lower.Max || !r.Upper.Max || len(r.Lower.Values) != n || len(r.Upper.Values) != n {
+			return false
+		}
+		for i := range n {
+			if types.Compare(r.Lower.Values[i], r.Upper.Values[i]) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -52,11 +52,22 @@ const directWriteTimeout = time.Second
 // conn is one client connection. Everything except mu's fields is owned by
 // the connection's goroutine.
 type conn struct {
-	srv    *Server
-	nc     net.Conn
-	log    *slog.Logger
-	pid    uint32
-	secret []byte // set during startup, before the key is published
+	srv *Server
+	// nc is the connection the protocol runs on: the socket, or a TLS
+	// connection over it once SSLRequest succeeded. Only the connection's
+	// goroutine replaces it, during startup; other goroutines close raw,
+	// which ends either.
+	nc  net.Conn
+	raw net.Conn
+	tls bool // nc is TLS
+	// admitted: counted against Config.MaxConnections (Server.admit).
+	admitted bool
+	// idleDeadline: a read deadline for idle_in_transaction_session_timeout
+	// is set on nc.
+	idleDeadline bool
+	log          *slog.Logger
+	pid          uint32
+	secret       []byte // set during startup, before the key is published
 
 	// ctx lives as long as the connection; every statement context derives
 	// from it, so cancelling it (hard stop) cancels whatever runs.
@@ -84,6 +95,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
 	return &conn{
 		srv:     s,
 		nc:      nc,
+		raw:     nc,
 		log:     s.log.With("pid", pid, "remote", nc.RemoteAddr().String()),
 		pid:     pid,
 		ctx:     cctx,
@@ -154,18 +166,54 @@ func (c *conn) commandLoop() {
 		if !c.becomeIdle() {
 			return
 		}
+		c.armIdleTimeout()
 		msg, err := c.be.Receive()
 		if !c.becomeBusy() {
 			return
 		}
 		if err != nil {
+			if c.idleDeadline && isTimeout(err) {
+				c.fatal(&sqlerr.Error{Code: sqlerr.IdleInTransactionTimeout, Fatal: true,
+					Message: "terminating connection due to idle-in-transaction timeout"})
+				return
+			}
 			c.receiveFailed(err)
 			return
+		}
+		if c.idleDeadline {
+			c.nc.SetReadDeadline(time.Time{})
+			c.idleDeadline = false
 		}
 		if err := c.dispatch(msg); err != nil {
 			return
 		}
 	}
+}
+
+// idleTimeouter is implemented by sessions with an
+// idle_in_transaction_session_timeout setting (*sql.Session).
+type idleTimeouter interface {
+	IdleInTransactionTimeout() time.Duration
+}
+
+// armIdleTimeout sets a read deadline while the client is idle inside a
+// transaction block, per the session's idle_in_transaction_session_timeout:
+// such a client holds its transaction's locks and snapshot, so PostgreSQL
+// ends its session after that long. Idle outside a block is unlimited.
+func (c *conn) armIdleTimeout() {
+	var d time.Duration
+	if it, ok := c.sess.(idleTimeouter); ok && c.sess.TxStatus() != 'I' {
+		d = it.IdleInTransactionTimeout()
+	}
+	if d > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(d))
+		c.idleDeadline = true
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // becomeIdle marks the connection as waiting for input. A draining server
@@ -214,9 +262,9 @@ func (c *conn) endIfIdle() {
 	switch prev {
 	case stateIdle:
 		c.writeDirect(adminShutdown())
-		c.nc.Close()
+		c.raw.Close()
 	case stateStartup:
-		c.nc.Close()
+		c.raw.Close()
 	}
 }
 
@@ -227,7 +275,7 @@ func (c *conn) forceClose() {
 	c.state = stateClosed
 	c.mu.Unlock()
 	c.cancel(errShutdown)
-	c.nc.Close()
+	c.raw.Close()
 }
 
 // setRunning records the cancel function of the statement now running (nil

@@ -9,9 +9,12 @@
 //
 //	listener (server.go)     Serve accepts; one goroutine per connection.
 //	  └ conn (conn.go)       the connection's state and command loop.
-//	      ├ startup.go       SSLRequest/GSSENCRequest ('N'), CancelRequest,
-//	      │                  the startup packet, trust auth, the Session,
+//	      ├ startup.go       SSLRequest (TLS when Config.TLS is set, else
+//	      │                  'N'), GSSENCRequest ('N'), CancelRequest, the
+//	      │                  startup packet, MaxConnections, the Session,
 //	      │                  ParameterStatus, BackendKeyData, ReadyForQuery.
+//	      ├ auth.go          trust, or SCRAM-SHA-256 (xdg-go/scram) against
+//	      │                  the verifiers of Config.Passwords.
 //	      ├ query.go         simple protocol: Query → statements in turn.
 //	      ├ extended.go      Parse/Bind/Describe/Execute/Close/Sync/Flush,
 //	      │                  prepared statements and portals.

@@ -63,6 +63,10 @@ func FromSQL(e *sql.Engine) Engine { return sqlEngine{e} }
 
 type sqlEngine struct{ e *sql.Engine }
 
+// PasswordVerifier makes the real engine the server's PasswordStore (New
+// picks it up when Config.Passwords is nil).
+func (a sqlEngine) PasswordVerifier(user string) (string, bool) { return a.e.PasswordVerifier(user) }
+
 func (a sqlEngine) NewSession(database, user string) (Session, error) {
 	s, err := a.e.NewSession(database, user)
 	if err != nil {

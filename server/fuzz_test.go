@@ -6,10 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pivotdb/pivotdb/sql/auth"
 )
 
 // encodeFrontend encodes client messages as they appear on the wire.
@@ -68,9 +71,18 @@ func fuzzSeeds() [][]byte {
 // client sends, and reports whether the connection ended. The client side
 // drains the server's output so the server never blocks writing.
 func runStream(t testing.TB, withStartup bool, data []byte) bool {
+	return runStreamConfig(t, Config{}, withStartup, data)
+}
+
+// runStreamConfig is runStream on a server with cfg's TLS, Auth and
+// Passwords.
+func runStreamConfig(t testing.TB, cfg Config, withStartup bool, data []byte) bool {
 	fake := newFakeEngine()
 	fake.noSleep = true // nothing may outlive the client
-	s := New(Config{MaxMessageSize: 1 << 16, StartupTimeout: testTimeout, Logger: slog.New(slog.DiscardHandler)}, fake)
+	cfg.MaxMessageSize = 1 << 16
+	cfg.StartupTimeout = testTimeout
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	s := New(cfg, fake)
 	client, srv := net.Pipe()
 	done := make(chan struct{})
 	go func() {
@@ -109,6 +121,60 @@ func FuzzConn(f *testing.F) {
 	f.Add(false, []byte{0, 0, 0, 8, 4, 0xd2, 0x16, 0x2f})
 	f.Fuzz(func(t *testing.T, withStartup bool, data []byte) {
 		if !runStream(t, withStartup, data) {
+			t.Fatalf("connection did not end for input %q", data)
+		}
+	})
+}
+
+// fuzzAuthConfig is a server with TLS and SCRAM, so that FuzzStartup
+// reaches every branch of the handshake.
+var fuzzAuthConfig = sync.OnceValue(func() Config {
+	v, err := auth.HashPassword("pw")
+	if err != nil {
+		panic(err)
+	}
+	return Config{TLS: selfSignedTLS(), Auth: AuthSCRAM, Passwords: passwordMap{"pivotdb": v}}
+})
+
+func startupSeeds() [][]byte {
+	sslReq := []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}
+	gssReq := []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30}
+	cancel := encodeFrontend(&pgproto3.CancelRequest{ProcessID: 1, SecretKey: []byte{1, 2, 3, 4}})
+	first := encodeFrontend(&pgproto3.SASLInitialResponse{AuthMechanism: "SCRAM-SHA-256", Data: []byte("n,,n=,r=abcdef")})
+	final := encodeFrontend(&pgproto3.SASLResponse{Data: []byte("c=biws,r=abcdef,p=AAAA")})
+	cat := func(parts ...[]byte) []byte {
+		var out []byte
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	return [][]byte{
+		fuzzStartup,
+		cat(fuzzStartup, first, final),
+		cat(fuzzStartup, first, encodeFrontend(&pgproto3.Query{String: "select 1"})),
+		cat(fuzzStartup, encodeFrontend(&pgproto3.PasswordMessage{Password: "pw"})),
+		cat(sslReq, fuzzStartup),
+		cat(sslReq, []byte{0x16, 3, 1, 0, 5, 1, 0, 0, 1, 0}),
+		cat(gssReq, sslReq, fuzzStartup, first),
+		cat(gssReq, gssReq),
+		cancel,
+		encodeFrontend(&pgproto3.StartupMessage{ProtocolVersion: 3<<16 | 2,
+			Parameters: map[string]string{"user": "pivotdb", "_pq_.x": "1", "options": "-c statement_timeout=5"}}),
+	}
+}
+
+// FuzzStartup feeds arbitrary bytes as everything a client sends from the
+// first byte on, to a server with TLS and SCRAM authentication: encryption
+// requests, CancelRequest, the startup packet and the SASL exchange. The
+// connection must end without a panic, a hang or a leak, and nothing may
+// log in without the password.
+func FuzzStartup(f *testing.F) {
+	for _, seed := range startupSeeds() {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !runStreamConfig(t, fuzzAuthConfig(), false, data) {
 			t.Fatalf("connection did not end for input %q", data)
 		}
 	})

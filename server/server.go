@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -37,6 +38,23 @@ type Config struct {
 	// Logger receives connection errors and recovered panics. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// TLS, when set, is offered to clients that send SSLRequest (answered
+	// 'S'); without it SSLRequest is answered 'N'. Clients that do not ask
+	// for TLS are still served in the clear, as PostgreSQL's default "host"
+	// lines do; libpq's sslmode=require is how a client insists.
+	TLS *tls.Config
+	// Auth selects how clients authenticate: AuthTrust (the zero value)
+	// admits every user, AuthSCRAM makes every connection prove its
+	// password with SCRAM-SHA-256 against Passwords.
+	Auth AuthMethod
+	// Passwords looks up the stored SCRAM verifiers; required with
+	// AuthSCRAM. FromSQL's engine provides it.
+	Passwords PasswordStore
+	// MaxConnections caps the connections served at once; one more gets
+	// FATAL 53300 during startup. Zero means no cap. CancelRequest
+	// connections are never refused by it, so that a full server can still
+	// be told to cancel.
+	MaxConnections int
 }
 
 func (c Config) withDefaults() Config {
@@ -70,6 +88,10 @@ type Server struct {
 	serving bool
 	wg      sync.WaitGroup // one per connection goroutine
 
+	// sessions counts connections admitted past their startup packet, for
+	// Config.MaxConnections.
+	sessions atomic.Int64
+
 	// draining is set (under mu, so that register sees it) by Shutdown and
 	// by a hard stop: no new connections, idle ones end. Connections read
 	// it without mu on their way to idle.
@@ -80,6 +102,11 @@ type Server struct {
 // ListenAndServe.
 func New(cfg Config, engine Engine) *Server {
 	cfg = cfg.withDefaults()
+	if cfg.Passwords == nil {
+		if ps, ok := engine.(PasswordStore); ok {
+			cfg.Passwords = ps
+		}
+	}
 	return &Server{
 		cfg:    cfg,
 		engine: engine,
@@ -92,6 +119,9 @@ func New(cfg Config, engine Engine) *Server {
 // Listen binds Config.Listen. Addr is valid afterwards, which is how callers
 // listening on port 0 learn the port before Serve runs.
 func (s *Server) Listen() error {
+	if s.cfg.Auth == AuthSCRAM && s.cfg.Passwords == nil {
+		return errors.New("server: SCRAM authentication needs a password store")
+	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return err
@@ -222,8 +252,26 @@ func (s *Server) register(ctx context.Context, nc net.Conn) (*conn, bool) {
 	return c, true
 }
 
+// admit counts a connection that has sent its startup packet against
+// MaxConnections; false means the server is full. CancelRequest
+// connections never get here, so a full server can still cancel.
+func (s *Server) admit(c *conn) bool {
+	if s.cfg.MaxConnections <= 0 {
+		return true
+	}
+	if s.sessions.Add(1) > int64(s.cfg.MaxConnections) {
+		s.sessions.Add(-1)
+		return false
+	}
+	c.admitted = true
+	return true
+}
+
 // unregister forgets a finished connection.
 func (s *Server) unregister(c *conn) {
+	if c.admitted {
+		s.sessions.Add(-1)
+	}
 	s.mu.Lock()
 	delete(s.conns, c)
 	if s.byPID[c.pid] == c {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -84,13 +85,33 @@ func (c *conn) startup() bool {
 	}
 }
 
-// negotiateTLS answers an SSLRequest. TLS is not configured yet, so the
-// answer is 'N' and the client continues in the clear; when Config gains a
-// certificate this is where 'S' is written and c.nc wrapped in tls.Server
-// before the next startup packet is read.
+// negotiateTLS answers an SSLRequest: 'N' without a certificate (the
+// client continues in the clear or gives up, as its sslmode says), else 'S'
+// followed by the TLS handshake on the raw socket.
+//
+// Nothing after the SSLRequest has been read yet (startup packets are read
+// unbuffered), so bytes a client pipelined in plaintext after its
+// SSLRequest reach the TLS handshake, which rejects them, and are never
+// taken as a startup packet: that is PostgreSQL's defence against a
+// man-in-the-middle injecting plaintext before the handshake
+// (CVE-2021-23214).
 func (c *conn) negotiateTLS() error {
-	_, err := c.nc.Write([]byte{'N'})
-	return err
+	cfg := c.srv.cfg.TLS
+	if cfg == nil {
+		_, err := c.nc.Write([]byte{'N'})
+		return err
+	}
+	if _, err := c.nc.Write([]byte{'S'}); err != nil {
+		return err
+	}
+	tc := tls.Server(c.nc, cfg)
+	if err := tc.Handshake(); err != nil {
+		c.log.Debug("server: TLS handshake failed", "err", err)
+		return err
+	}
+	c.nc = tc
+	c.tls = true
+	return nil
 }
 
 func protocolViolation(msg string) *sqlerr.Error {
@@ -144,6 +165,11 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 	c.be = pgproto3.NewBackend(c.nc, c.nc)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
 
+	if !c.srv.admit(c) {
+		c.fatal(&sqlerr.Error{Code: sqlerr.TooManyConnections, Message: "sorry, too many clients already", Fatal: true})
+		return false
+	}
+
 	// A newer 3.x client is told that 3.0 is spoken, with the protocol
 	// options (_pq_.*) it asked for that are not understood (all of them),
 	// and carries on with 3.0 as PostgreSQL's clients do.
@@ -167,9 +193,9 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 		database = user
 	}
 
-	// Trust authentication: design.md §2 trusts every user on loopback
-	// without configured passwords. SCRAM goes here.
-	c.send(&pgproto3.AuthenticationOk{})
+	if !c.authenticate(user) {
+		return false
+	}
 
 	sess, err := c.srv.engine.NewSession(database, user)
 	if err != nil {

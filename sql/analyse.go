@@ -65,6 +65,8 @@ func (a *analyser) plan() (statementPlan, error) {
 		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 			Message: st.Unsupported.What + " is not supported",
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
+	case st.User != nil:
+		return &userPlan{stmt: st.User}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

@@ -29,6 +29,7 @@ func (e *Engine) balancerPolicy(tableID uint64) (partition.Policy, bool) {
 		BySize:     s.BySize(),
 		SplitBytes: s.PartitionSizeBytes(),
 		MinShards:  s.MinPartitions(),
+		SplitToMin: s.MinPartitionsCount != nil,
 		MaxShards:  s.MaxPartitions(),
 		ByLoad:     s.ByLoad(),
 	}, true

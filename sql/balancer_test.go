@@ -174,6 +174,28 @@ func TestBalancerFollowsAlter(t *testing.T) {
 	if n := summary(t, s, "a").shards; n != 2 {
 		t.Fatalf("MIN 2 after raising the size: %d shards", n)
 	}
+	// Raising MIN splits the table up, although no shard reached the
+	// split size.
+	query(t, s, "ALTER TABLE a SET (AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 5)")
+	tickUntilStable(t, e, 20)
+	if sum := summary(t, s, "a"); sum.shards != 5 || sum.rows != 3000 {
+		t.Fatalf("MIN 5: %+v", sum)
+	}
+	// Lowering MAX below the shard count merges it down, although the
+	// merged shards exceed half the split size.
+	query(t, s, "ALTER TABLE a SET (AUTO_PARTITIONING_PARTITION_SIZE_MB = 1, AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 1)")
+	tickUntilStable(t, e, 20)
+	if n := summary(t, s, "a").shards; n < 4 {
+		t.Fatalf("size 1 MB again: %d shards", n)
+	}
+	query(t, s, "ALTER TABLE a SET (AUTO_PARTITIONING_MAX_PARTITIONS_COUNT = 2)")
+	tickUntilStable(t, e, 30)
+	if sum := summary(t, s, "a"); sum.shards != 2 || sum.rows != 3000 {
+		t.Fatalf("MAX 2 after ALTER: %+v", sum)
+	}
+	if n := query(t, s, "SELECT count(*) FROM a")[0][0].Int(); n != 3000 {
+		t.Fatalf("count(*) = %d", n)
+	}
 }
 
 // TestLoadSplitHotRange runs point reads on a hot key range of a table
@@ -242,7 +264,15 @@ func TestLoadSplitHotRange(t *testing.T) {
 //	    [1e6·w, 1e6·w+n)   writer w's rows: inserted, then mostly deleted,
 //	                       in rounds (the table grows and shrinks)
 func TestBalancerOnline(t *testing.T) {
-	e := balancerEngine(t, partition.BalancerOptions{Interval: 2 * time.Millisecond, SettleTicks: 2})
+	// Shards of 512 KB and more split in the background (their halves
+	// counted while the writers go on), as 64 MB shards do by default.
+	e := balancerEngine(t, partition.BalancerOptions{Interval: 2 * time.Millisecond, SettleTicks: 2, EstimateAbove: 512 << 10})
+	seed := uint64(time.Now().UnixNano())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d", seed)
+		}
+	})
 	setup := testSession(t, e)
 	query(t, setup, "CREATE TABLE o (k Int64, v String, PRIMARY KEY (k)) WITH (AUTO_PARTITIONING_PARTITION_SIZE_MB = 1)")
 	const stable = 1000
@@ -263,8 +293,9 @@ func TestBalancerOnline(t *testing.T) {
 		wgW.Add(1)
 		go func(w int, s *Session) {
 			defer wgW.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 9))
+			r := rand.New(rand.NewPCG(seed, uint64(w)))
 			base := int64(1000000 * (w + 1))
+			top := base + 1000000
 			next := base
 			for round := 0; round < rounds; round++ {
 				for i := 0; i < perRound; i += 10 {
@@ -295,6 +326,26 @@ func TestBalancerOnline(t *testing.T) {
 					if err != nil || len(rows) != 1 {
 						errs <- fmt.Errorf("writer %d: reading back %d: %v rows, %v", w, k, len(rows), err)
 						return
+					}
+					// Now and then, a scan of the writer's whole range, which
+					// spans shards being split and merged, must return
+					// exactly its acknowledged rows, in order.
+					if r.IntN(4) == 0 {
+						rows, err := tryQuery(s, "SELECT k FROM o WHERE k >= $1 AND k < $2 ORDER BY k", types.NewInt64(base), types.NewInt64(top))
+						if err != nil {
+							errs <- fmt.Errorf("writer %d: scan: %w", w, err)
+							return
+						}
+						if len(rows) != len(oracle[w]) {
+							errs <- fmt.Errorf("writer %d: scan returned %d rows, want %d", w, len(rows), len(oracle[w]))
+							return
+						}
+						for i, row := range rows {
+							if !oracle[w][row[0].Int()] || (i > 0 && rows[i-1][0].Int() >= row[0].Int()) {
+								errs <- fmt.Errorf("writer %d: scan: unexpected or unordered row %d", w, row[0].Int())
+								return
+							}
+						}
 					}
 				}
 				// Delete nine rows in ten of this writer's: the table shrinks
@@ -385,5 +436,45 @@ func TestBalancerOnline(t *testing.T) {
 	}
 	if sum := summary(t, setup, "o"); sum.rows != int64(len(want)) {
 		t.Fatalf("sys.partitions counts %d rows, want %d", sum.rows, len(want))
+	}
+}
+
+// TestBalancerReclaimsSpace: after a DELETE of nearly every row, the shards
+// merge and the balancer compacts the merged shards, so the table's disk
+// usage falls with its logical size.
+func TestBalancerReclaimsSpace(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	e := balancerEngine(t, partition.BalancerOptions{Interval: time.Hour, ReclaimAbove: 1 << 20})
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE g (k Int64, v String, PRIMARY KEY (k)) WITH (AUTO_PARTITIONING_PARTITION_SIZE_MB = 1)")
+	insertRows(t, s, "g", keyRange(0, 4096), 1000, r)
+	tickUntilStable(t, e, 50)
+	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "g")
+	span := storage.TableSpan(tbl.ID)
+	disk := func() uint64 {
+		t.Helper()
+		if err := e.storage.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := e.storage.EstimateDiskUsage(span)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	before := disk()
+	if before < 3<<20 {
+		t.Fatalf("4 MB of random rows take %d bytes on disk", before)
+	}
+	query(t, s, "DELETE FROM g WHERE k >= 40")
+	tickUntilStable(t, e, 50)
+	after := disk()
+	sum := summary(t, s, "g")
+	t.Logf("disk %d -> %d bytes; %+v; balancer %+v", before, after, sum, e.balancer.Total())
+	if sum.shards > 2 || sum.rows != 40 {
+		t.Fatalf("after DELETE: %+v", sum)
+	}
+	if e.balancer.Total().Compactions == 0 || after > before/4 {
+		t.Fatalf("disk usage %d -> %d bytes, %d compactions", before, after, e.balancer.Total().Compactions)
 	}
 }

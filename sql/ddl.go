@@ -71,6 +71,7 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 	}
 	pch.Install()
 	ch.Install()
+	s.e.syncKeyFilters()
 	return nil
 }
 

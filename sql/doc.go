@@ -37,10 +37,18 @@
 // ttl_runner.go (erasing rows expired under a table's TTL; package sql/ttl
 // decides expiry, and scans and writes' existence checks hide expired rows),
 // pgcatalog*.go (pg_catalog and information_schema as virtual tables over
-// the catalog, planned as Generate nodes) and pgfuncs.go (functions that
+// the catalog, planned as Generate nodes) pgfuncs.go (functions that
 // read the session or the catalog: version(), current_setting(),
 // format_type(), ::regclass ...; offered to the expression builder through
-// expr.Builder.Funcs).
+// expr.Builder.Funcs),
+// and users.go (CREATE/ALTER/DROP USER; verifiers from package sql/auth, read by
+// the server's SCRAM authentication through Engine.PasswordVerifier).
+//
+// Limits: statement_timeout (a context deadline per statement, 57014),
+// Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,
+// grouping, DISTINCT and INSERT sources, 53200);
+// idle_in_transaction_session_timeout is enforced by the server, which sees
+// the client idle.
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);

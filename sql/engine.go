@@ -1,8 +1,10 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,21 @@ type Options struct {
 	// none: expired rows then stay hidden from reads but are not erased.
 	// The server sets it from --ttl-run-interval.
 	TTLInterval time.Duration
+	// InitialPassword is the first password of the built-in user pivotdb
+	// (--initial-password / PIVOTDB_PASSWORD): set when that user has no
+	// password yet, ignored once it has one.
+	InitialPassword string
+	// StatementTimeout and IdleInTransactionTimeout are the defaults of
+	// the statement_timeout and idle_in_transaction_session_timeout
+	// settings of every session (--statement-timeout and
+	// --idle-in-transaction-timeout); RESET returns to them. Zero: none.
+	StatementTimeout         time.Duration
+	IdleInTransactionTimeout time.Duration
+	// MaxQueryMemory bounds the bytes of rows one statement may hold for
+	// sorting, grouping, DISTINCT and an INSERT's source (exec.Context's
+	// MemLimit; --max-query-memory); beyond it the statement fails with
+	// 53200. Zero: no limit.
+	MaxQueryMemory int64
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -58,8 +75,17 @@ type Engine struct {
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
 
+	// settingDefaults overrides defaults of session settings (Options'
+	// timeouts); read-only after Open.
+	settingDefaults map[string]string
+
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
+	// bg tracks background work started by statements (keyfilter.go);
+	// bgCtx is cancelled by Close. Guarded by mu.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
 	closed   bool
 	nextPID  atomic.Uint32
 }
@@ -78,7 +104,13 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
-	e := &Engine{opts: opts, storage: st, catalog: cat, sessions: map[*Session]struct{}{}}
+	e := &Engine{opts: opts, storage: st, catalog: cat, sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
+	if d := opts.StatementTimeout; d > 0 {
+		e.settingDefaults["statement_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	if d := opts.IdleInTransactionTimeout; d > 0 {
+		e.settingDefaults["idle_in_transaction_session_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
 	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events})
 	if err != nil {
 		st.Close()
@@ -93,6 +125,11 @@ func Open(opts Options) (*Engine, error) {
 			}
 		}
 	}
+	if err := e.setInitialPassword(opts.InitialPassword); err != nil {
+		st.Close()
+		return nil, err
+	}
+	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
 	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
@@ -152,6 +189,7 @@ func (e *Engine) Close() error {
 	for _, s := range sessions {
 		s.Close()
 	}
+	e.stopBackground()
 	return e.storage.Close()
 }
 

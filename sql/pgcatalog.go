@@ -370,6 +370,28 @@ func pkIndexDef(t *catalog.Table) string {
 		quoteIdent(pkIndexName(t)), quoteIdent(t.Name), keyColumnNames(t))
 }
 
+// indexColumnNames lists a secondary index's columns for its definition.
+func indexColumnNames(t *catalog.Table, ix *catalog.Index) []string {
+	names := make([]string, len(ix.Columns))
+	for i, c := range ix.Columns {
+		names[i] = quoteIdent(t.Columns[c].Name)
+		if i < len(ix.Desc) && ix.Desc[i] {
+			names[i] += " DESC"
+		}
+	}
+	return names
+}
+
+// indexDef is pg_get_indexdef of a secondary index.
+func indexDef(t *catalog.Table, ix *catalog.Index) string {
+	unique := ""
+	if ix.Unique {
+		unique = "UNIQUE "
+	}
+	return fmt.Sprintf("CREATE %sINDEX %s ON public.%s USING btree (%s)", unique, quoteIdent(ix.Name),
+		quoteIdent(t.Name), strings.Join(indexColumnNames(t, ix), ", "))
+}
+
 // arrayText spells PostgreSQL's text form of a one-dimensional array.
 func arrayText[T any](xs []T) string {
 	parts := make([]string, len(xs))
@@ -395,6 +417,16 @@ func (v *catalogView) relationOID(name string) (int64, bool) {
 			}
 			if hasVisibleKey(t) && pkIndexName(t) == rel {
 				return pkIndexOID(t), true
+			}
+			for _, ix := range t.Indexes {
+				if ix.Name == rel {
+					return int64(ix.ID), true
+				}
+			}
+		}
+		for _, vw := range v.snap.Views(v.s.db.ID) {
+			if vw.Name == rel {
+				return int64(vw.ID), true
 			}
 		}
 	}
@@ -429,6 +461,16 @@ func (v *catalogView) relationName(oid int64) (string, bool) {
 				return pkIndexName(t), true
 			}
 		}
+		for _, ix := range t.Indexes {
+			if int64(ix.ID) == oid {
+				return ix.Name, true
+			}
+		}
+	}
+	for _, vw := range v.snap.Views(v.s.db.ID) {
+		if int64(vw.ID) == oid {
+			return vw.Name, true
+		}
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
@@ -453,11 +495,19 @@ func (v *catalogView) tableByOID(oid int64) (*catalog.Table, bool) {
 	return nil, false
 }
 
-// roles are the users a client can see: the built-in pivotdb and the
-// session's own user (trust authentication admits any name).
+// roles are the users a client can see: the built-in pivotdb, the users
+// of CREATE USER, and the session's own user if it is none of them (trust
+// authentication admits any name).
 func (v *catalogView) roles() []string {
-	out := []string{"pivotdb"}
-	if v.s.user != "" && v.s.user != "pivotdb" {
+	out := []string{catalog.BootstrapUser}
+	seen := map[string]bool{catalog.BootstrapUser: true}
+	for _, u := range v.snap.Users() {
+		if !seen[u.Name] {
+			seen[u.Name] = true
+			out = append(out, u.Name)
+		}
+	}
+	if v.s.user != "" && !seen[v.s.user] {
 		out = append(out, v.s.user)
 	}
 	return out

@@ -106,6 +106,20 @@ var pgCatalogTables = []*virtualTable{
 				true, false, true, false, true, true, false, strings.Join(keys, " "), strings.Join(zeros, " "),
 				strings.Join(zeros, " "), strings.Join(zeros, " "), nil, nil))
 		}
+		for _, t := range v.tables() {
+			for _, ix := range t.Indexes {
+				keys := make([]string, len(ix.Columns))
+				zeros := make([]string, len(ix.Columns))
+				for i, c := range ix.Columns {
+					keys[i] = strconv.Itoa(attnum(t, c))
+					zeros[i] = "0"
+				}
+				n := len(ix.Columns)
+				out = append(out, row(pgIndexCols, int64(ix.ID), int64(t.ID), n, n, ix.Unique, false, false, false,
+					true, false, true, false, true, true, false, strings.Join(keys, " "), strings.Join(zeros, " "),
+					strings.Join(zeros, " "), strings.Join(zeros, " "), nil, nil))
+			}
+		}
 		return out
 	}},
 	{schema: "pg_catalog", name: "pg_constraint", cols: pgConstraintCols, rows: func(v *catalogView) [][]types.Value {
@@ -224,7 +238,8 @@ var pgCatalogTables = []*virtualTable{
 	{schema: "pg_catalog", name: "pg_tables", cols: pgTablesCols, rows: func(v *catalogView) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range v.tables() {
-			out = append(out, row(pgTablesCols, "public", t.Name, "pivotdb", nil, hasVisibleKey(t), false, false, false))
+			out = append(out, row(pgTablesCols, "public", t.Name, "pivotdb", nil, hasVisibleKey(t) || len(t.Indexes) > 0,
+				false, false, false))
 		}
 		return out
 	}},
@@ -241,10 +256,19 @@ func pgClassRows(v *catalogView) [][]types.Value {
 	}
 	for _, t := range v.tables() {
 		key := hasVisibleKey(t)
-		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key, "r", len(visibleTableColumns(t))))
+		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key || len(t.Indexes) > 0, "r",
+			len(visibleTableColumns(t))))
 		if key {
 			out = append(out, rel(pkIndexOID(t), pkIndexName(t), oidPublic, oidBtreeAM, false, "i", len(t.PrimaryKey)))
 		}
+		for _, ix := range t.Indexes {
+			out = append(out, rel(int64(ix.ID), ix.Name, oidPublic, oidBtreeAM, false, "i", len(ix.Columns)))
+		}
+	}
+	// Views: their columns are known only by planning their query, so
+	// pg_attribute does not list them.
+	for _, vw := range v.snap.Views(v.s.db.ID) {
+		out = append(out, rel(int64(vw.ID), vw.Name, oidPublic, 0, false, "v", 0))
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
@@ -292,6 +316,12 @@ func pgAttributeRows(v *catalogView) [][]types.Value {
 				out = append(out, attr(pkIndexOID(t), c.Name, c.Type, n+1, c.NotNull, false, ""))
 			}
 		}
+		for _, ix := range t.Indexes {
+			for n, k := range ix.Columns {
+				c := t.Columns[k]
+				out = append(out, attr(int64(ix.ID), c.Name, c.Type, n+1, c.NotNull, false, ""))
+			}
+		}
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
@@ -326,6 +356,10 @@ var informationSchemaTables = []*virtualTable{
 		for _, t := range v.tables() {
 			out = append(out, row(isTablesCols, db, "public", t.Name, "BASE TABLE", nil, nil, nil, nil, nil,
 				"YES", "NO", nil))
+		}
+		for _, vw := range v.snap.Views(v.s.db.ID) {
+			out = append(out, row(isTablesCols, db, "public", vw.Name, "VIEW", nil, nil, nil, nil, nil,
+				"NO", "NO", nil))
 		}
 		for _, list := range virtualTableLists {
 			for _, vt := range list {

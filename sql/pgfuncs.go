@@ -123,6 +123,19 @@ func init() {
 						}
 						return types.NewUtf8(pkIndexDef(t)), nil
 					}
+					for i := range t.Indexes {
+						ix := &t.Indexes[i]
+						if int64(ix.ID) != a[0].Int() {
+							continue
+						}
+						if len(a) > 1 && a[1].Int() > 0 {
+							if k := a[1].Int(); int(k) <= len(ix.Columns) {
+								return types.NewUtf8(indexColumnNames(t, ix)[k-1]), nil
+							}
+							return types.NewUtf8(""), nil
+						}
+						return types.NewUtf8(indexDef(t, ix)), nil
+					}
 				}
 				return types.NullValue, nil
 			})(v, args)
@@ -157,7 +170,7 @@ func init() {
 			return types.NewUtf8(quoteIdent(a[0].Str())), nil
 		})},
 		"array_to_string": {2, 3, []types.Type{tText}, perRow("array_to_string", tText, func(a []types.Value) (types.Value, error) {
-			elems, err := parseArrayText(a[0].Str())
+			elems, err := expr.ParseArrayText(a[0].Str())
 			if err != nil {
 				return types.Value{}, err
 			}
@@ -303,57 +316,4 @@ func parseOID(s string) (int64, error) {
 		return 0, fmt.Errorf("not an oid")
 	}
 	return n, nil
-}
-
-// parseArrayText reads PostgreSQL's text form of a one-dimensional array,
-// '{a,"b c",NULL}', or an int2vector/oidvector's '1 2 3'. nil elements are
-// NULL.
-func parseArrayText(s string) ([]*string, error) {
-	if !strings.HasPrefix(s, "{") {
-		var out []*string
-		for _, f := range strings.Fields(s) {
-			out = append(out, &f)
-		}
-		return out, nil
-	}
-	if !strings.HasSuffix(s, "}") {
-		return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
-	}
-	body := s[1 : len(s)-1]
-	var out []*string
-	if body == "" {
-		return out, nil
-	}
-	var cur strings.Builder
-	quoted, inQuote := false, false
-	flush := func() {
-		e := cur.String()
-		if !quoted && strings.EqualFold(e, "NULL") {
-			out = append(out, nil)
-		} else {
-			out = append(out, &e)
-		}
-		cur.Reset()
-		quoted = false
-	}
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case c == '\\' && i+1 < len(body):
-			i++
-			cur.WriteByte(body[i])
-		case c == '"':
-			inQuote = !inQuote
-			quoted = true
-		case c == ',' && !inQuote:
-			flush()
-		default:
-			cur.WriteByte(c)
-		}
-	}
-	if inQuote {
-		return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
-	}
-	flush()
-	return out, nil
 }

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -38,7 +40,7 @@ type Session struct {
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	return &Session{e: e, db: db, user: user, vars: newSessionVars()}
+	return &Session{e: e, db: db, user: user, vars: newSessionVars(e.settingDefaults)}
 }
 
 // Close ends the session, rolling back an open transaction.
@@ -100,6 +102,12 @@ func (s *Session) TxStatus() byte {
 	}
 	return 'T'
 }
+
+// IdleInTransactionTimeout is the idle_in_transaction_session_timeout
+// setting: how long the server lets the client stay silent while a
+// transaction block is open (0: forever). The server enforces it, since
+// only it sees the client being idle.
+func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.idleInTransactionTimeout() }
 
 // FailTransaction marks an open transaction block as failed, for errors the
 // protocol layer detects itself (a bad Bind, say) while in a block.

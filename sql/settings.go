@@ -54,20 +54,35 @@ var sessionVarDefs = map[string]*sessionVar{
 	"lc_ctype":                            {def: "C", readOnly: true},
 	"bytea_output":                        {def: "hex", normalize: oneOf("hex")},
 	"session_authorization":               {def: "", report: true, readOnly: true},
+	// password_encryption is what psql's \password reads to hash a new
+	// password client-side; PivotDB stores only SCRAM-SHA-256 verifiers.
+	"password_encryption": {def: "scram-sha-256", normalize: oneOf("scram-sha-256")},
 }
 
 // sessionVars holds a session's settings.
 type sessionVars struct {
 	values  map[string]string
 	changed map[string]bool
+	// defaults overrides sessionVarDefs' defaults for this session (the
+	// server's --statement-timeout and --idle-in-transaction-timeout):
+	// they are the initial values and what RESET returns to.
+	defaults map[string]string
 }
 
-func newSessionVars() *sessionVars {
-	v := &sessionVars{values: map[string]string{}, changed: map[string]bool{}}
-	for name, d := range sessionVarDefs {
-		v.values[name] = d.def
+func newSessionVars(defaults map[string]string) *sessionVars {
+	v := &sessionVars{values: map[string]string{}, changed: map[string]bool{}, defaults: defaults}
+	for name := range sessionVarDefs {
+		v.values[name] = v.def(name)
 	}
 	return v
+}
+
+// def is the default of a known setting.
+func (v *sessionVars) def(name string) string {
+	if d, ok := v.defaults[name]; ok {
+		return d
+	}
+	return sessionVarDefs[name].def
 }
 
 func unknownVar(name string) error {
@@ -114,10 +129,11 @@ func (v *sessionVars) reset(name string) error {
 	if d.readOnly {
 		return sqlerr.New(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
 	}
-	if v.values[name] != d.def && d.report {
+	def := v.def(name)
+	if v.values[name] != def && d.report {
 		v.changed[name] = true
 	}
-	v.values[name] = d.def
+	v.values[name] = def
 	return nil
 }
 
@@ -132,6 +148,13 @@ func (v *sessionVars) resetAll() {
 // statementTimeout returns the statement_timeout setting (0 = none).
 func (v *sessionVars) statementTimeout() time.Duration {
 	ms, _ := strconv.ParseInt(v.values["statement_timeout"], 10, 64)
+	return time.Duration(ms) * time.Millisecond
+}
+
+// idleInTransactionTimeout returns the idle_in_transaction_session_timeout
+// setting (0 = none).
+func (v *sessionVars) idleInTransactionTimeout() time.Duration {
+	ms, _ := strconv.ParseInt(v.values["idle_in_transaction_session_timeout"], 10, 64)
 	return time.Duration(ms) * time.Millisecond
 }
 

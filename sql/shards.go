@@ -46,6 +46,14 @@ var partitionColumns = []planner.Column{
 	// created, automatic or by statement.
 	{Name: "splits", Type: types.TypeInt64},
 	{Name: "merges", Type: types.TypeInt64},
+	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting and
+	// key_bloom_filter_bytes the size of the bloom filters its data has in
+	// the live sstables (storage.Engine.KeyFilterBytes), per table like
+	// splits and merges: Pebble's filters are per sstable, not per shard.
+	// The bytes follow the setting as data is flushed and compacted, so
+	// they lag an ALTER until the table's compaction has run.
+	{Name: "key_bloom_filter", Type: types.TypeBool},
+	{Name: "key_bloom_filter_bytes", Type: types.TypeInt64},
 }
 
 // isPartitionsView reports whether a table name is sys.partitions or YDB's
@@ -88,6 +96,10 @@ func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *
 func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value
 	snap := s.e.catalog.Snapshot()
+	filterBytes, err := s.e.storage.KeyFilterBytes()
+	if err != nil {
+		return nil, err
+	}
 	// A table's shards are followed by those of its indexes, named
 	// "table/index", whose bounds are tuples of the index key (the index
 	// columns, then the primary key columns not among them).
@@ -128,6 +140,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
+				types.NewBool(t.Settings.BloomFilter()), types.NewInt64(int64(filterBytes[t.ID])),
 			})
 		}
 	}
@@ -243,6 +256,7 @@ type alterSettingsPlan struct{ stmt *parser.AlterSettings }
 func (p *alterSettingsPlan) columns() []ResultColumn { return nil }
 
 func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+	var old, cur *catalog.Table
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		t, err := tableIn(ch.Snapshot(), s, p.stmt.Table)
 		if err != nil {
@@ -255,6 +269,7 @@ func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.V
 		nt := *t
 		nt.Settings = settings
 		ch.PutTable(&nt)
+		old, cur = t, &nt
 		for _, n := range notices {
 			s.notice("NOTICE", n.Code, "%s", n.Message)
 		}
@@ -263,6 +278,7 @@ func (p *alterSettingsPlan) execute(ctx context.Context, s *Session, _ []types.V
 	if err != nil {
 		return nil, err
 	}
+	s.e.keyFilterChanged(old, cur)
 	return &tagResult{tag: "ALTER TABLE"}, nil
 }
 

@@ -21,6 +21,7 @@ import (
 type Batch struct {
 	b         *pebble.Batch // nil once closed.
 	writeOpts *pebble.WriteOptions
+	filters   *keyFilterTables // tables with a key bloom filter (keyfilter.go)
 	committed bool
 }
 
@@ -87,7 +88,7 @@ func (b *Batch) Get(key []byte) (value []byte, found bool, err error) {
 	if err := b.check(); err != nil {
 		return nil, false, err
 	}
-	return get(b.b, key)
+	return get(b.b, b.filters, key)
 }
 
 // NewIter returns an iterator over span as the batch sees it. The iterator

@@ -33,7 +33,8 @@ type Options struct {
 	// configuration syncs, as design §4 requires.
 	NoSync bool
 	// CacheSizeBytes is the size of the block cache of uncompressed sstable
-	// blocks; 0 means DefaultCacheSizeBytes.
+	// blocks; 0 means DefaultCacheSizeBytes. Pebble's cache also holds the
+	// memtables, which come on top (see pebbleOptions).
 	CacheSizeBytes int64
 	// MemTableSizeBytes is the size of one memtable; 0 means
 	// DefaultMemTableSizeBytes.
@@ -70,6 +71,9 @@ type Logger interface {
 type Engine struct {
 	db        *pebble.DB
 	writeOpts *pebble.WriteOptions
+	// filters is the set of tables with a key bloom filter (keyfilter.go),
+	// shared with the filter policy Pebble writes sstables with.
+	filters *keyFilterTables
 
 	mu     sync.Mutex // Serialises Close.
 	closed bool
@@ -84,6 +88,8 @@ type Reader interface {
 	Get(key []byte) (value []byte, found bool, err error)
 	// NewIter returns an unpositioned iterator over the keys in span.
 	NewIter(span Span) (*Iterator, error)
+	// NewPointReader returns a reader of single whole keys (point.go).
+	NewPointReader() (*PointReader, error)
 }
 
 var (
@@ -94,19 +100,21 @@ var (
 
 // Open opens the engine in dir, creating it if it does not exist.
 func Open(dir string, opts Options) (*Engine, error) {
-	db, err := pebble.Open(dir, opts.pebbleOptions())
+	filters := &keyFilterTables{}
+	db, err := pebble.Open(dir, opts.pebbleOptions(filters))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	e := &Engine{db: db, writeOpts: pebble.Sync}
+	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters}
 	if opts.NoSync {
 		e.writeOpts = pebble.NoSync
 	}
 	return e, nil
 }
 
-// pebbleOptions translates Options into Pebble's configuration.
-func (o Options) pebbleOptions() *pebble.Options {
+// pebbleOptions translates Options into Pebble's configuration; filters is
+// the engine's set of tables with a key bloom filter.
+func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 	p := &pebble.Options{
 		CacheSize:    o.CacheSizeBytes,
 		MemTableSize: o.MemTableSizeBytes,
@@ -128,6 +136,13 @@ func (o Options) pebbleOptions() *pebble.Options {
 	if p.MemTableSize == 0 {
 		p.MemTableSize = DefaultMemTableSizeBytes
 	}
+	// Pebble reserves the memory of live memtables inside the block cache
+	// (Cache.Reserve). With a cache no larger than a memtable nothing would
+	// be cached at all (blocks, bloom filters, index blocks all re-read from
+	// the files on every access), so CacheSizeBytes is the room for blocks
+	// and the cache is made larger by two memtables (the mutable one and one
+	// being flushed).
+	p.CacheSize += 2 * int64(p.MemTableSize)
 	if o.Logger != nil {
 		p.Logger = o.Logger
 	}
@@ -137,9 +152,15 @@ func (o Options) pebbleOptions() *pebble.Options {
 	// encoding (encoding.go) is built so that byte order is SQL order, and
 	// keys have no MVCC suffix to split off.
 	//
-	// Bloom filters stay off (EnsureDefaults leaves every level at
-	// NoFilterPolicy). Most reads are range scans, which filters do not help,
-	// and KEY_BLOOM_FILTER (design §9) turns them on per table, not globally.
+	// Bloom filters are per table (KEY_BLOOM_FILTER, design §9), but Pebble
+	// configures them per level: every level gets the policy of
+	// keyfilter.go, which filters only the keys of the tables that have the
+	// setting on and answers "may contain" for every other key.
+	policy := keyFilterPolicy{tables: filters}
+	for i := range p.Levels {
+		p.Levels[i].FilterPolicy = policy
+	}
+	p.BlockPropertyCollectors = append(p.BlockPropertyCollectors, newKeyFilterCollector(filters))
 	p.EnsureDefaults()
 	return p
 }
@@ -167,7 +188,7 @@ func (e *Engine) Close() error {
 
 // Get returns a copy of the latest committed value at key.
 func (e *Engine) Get(key []byte) (value []byte, found bool, err error) {
-	return get(e.db, key)
+	return get(e.db, e.filters, key)
 }
 
 // NewIter returns an iterator over the latest committed state of span. The
@@ -181,14 +202,14 @@ func (e *Engine) NewIter(span Span) (*Iterator, error) {
 // its own Get and NewIter, merged over the latest committed state, until
 // Commit applies them atomically.
 func (e *Engine) NewBatch() *Batch {
-	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts}
+	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts, filters: e.filters}
 }
 
 // NewSnapshot returns a consistent, unchanging view of the current committed
 // state. Close it promptly: it keeps compactions from dropping the versions it
 // can see.
 func (e *Engine) NewSnapshot() *Snapshot {
-	return &Snapshot{s: e.db.NewSnapshot()}
+	return &Snapshot{s: e.db.NewSnapshot(), filters: e.filters}
 }
 
 // Flush writes the memtables to sstables. It is not needed for durability
@@ -265,7 +286,16 @@ type pebbleReader interface {
 // get implements Reader.Get over any pebbleReader. Pebble's value is only
 // valid until its closer is closed, so it is copied out; an empty value comes
 // back as a non-nil empty slice.
-func get(r pebbleReader, key []byte) (value []byte, found bool, err error) {
+//
+// A key of a table with a key bloom filter is read with a prefix seek on an
+// iterator that consults the filters of every level (getFiltered): Pebble's
+// own Get skips the filters of the bottom level, which holds most data.
+func get(r pebbleReader, filters *keyFilterTables, key []byte) (value []byte, found bool, err error) {
+	if filters.coversKey(key) {
+		pr := PointReader{r: r, filters: filters}
+		defer pr.Close()
+		return pr.Get(key)
+	}
 	v, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil

@@ -7,7 +7,8 @@ import "github.com/cockroachdb/pebble/v2"
 // reads. Close it promptly: until then compactions must keep every version it
 // can see.
 type Snapshot struct {
-	s *pebble.Snapshot // nil once closed.
+	s       *pebble.Snapshot // nil once closed.
+	filters *keyFilterTables // tables with a key bloom filter (keyfilter.go)
 }
 
 // Get returns a copy of the value at key as of the snapshot.
@@ -15,7 +16,7 @@ func (s *Snapshot) Get(key []byte) (value []byte, found bool, err error) {
 	if s.s == nil {
 		return nil, false, ErrClosed
 	}
-	return get(s.s, key)
+	return get(s.s, s.filters, key)
 }
 
 // NewIter returns an iterator over span as of the snapshot.

@@ -70,7 +70,13 @@ func startServer(t testing.TB, extra ...string) *testServer {
 
 func (s *testServer) start(extra ...string) {
 	s.t.Helper()
-	s.addr = freePort(s.t)
+	s.startAt(freePort(s.t), extra...)
+}
+
+// startAt starts the server listening on addr.
+func (s *testServer) startAt(addr string, extra ...string) {
+	s.t.Helper()
+	s.addr = addr
 	args := append([]string{"serve", "--data-dir", s.dataDir, "--listen", s.addr}, extra...)
 	s.cmd = exec.Command(serverBin, args...)
 	s.log = &strings.Builder{}

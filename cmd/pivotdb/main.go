@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,7 +47,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
-                [--balancer-interval DURATION] [--load-split-ops N] [--ttl-run-interval DURATION]
+                [--balancer-interval DURATION] [--load-split-ops N] [--load-merge-quiet DURATION]
+                [--ttl-run-interval DURATION]
+                [--tls-cert FILE --tls-key FILE] [--auth trust|scram] [--initial-password PASSWORD]
+                [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
+                [--max-query-memory BYTES]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -63,10 +68,27 @@ func serve(args []string, stderr io.Writer) int {
 		"how often automatic partitioning checks shard sizes and loads (0 disables it)")
 	loadSplitOps := fs.Float64("load-split-ops", partition.DefaultLoadSplitOpsPerSec,
 		"operations per second above which a shard of a table with AUTO_PARTITIONING_BY_LOAD splits")
+	loadMergeQuiet := fs.Duration("load-merge-quiet", partition.DefaultLoadMergeQuiet,
+		"how long shards made by a split by load must stay quiet before they may merge back")
 	ttlInterval := fs.Duration("ttl-run-interval", partition.DefaultTTLInterval,
 		"how often the TTL runner erases expired rows of tables with a TTL (0 disables erasing; reads hide expired rows regardless)")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) for TLS; with --tls-key, SSLRequest is answered 'S'")
+	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	authName := fs.String("auth", "trust", "client authentication: trust (loopback addresses only) or scram (SCRAM-SHA-256 passwords)")
+	initialPassword := fs.String("initial-password", "",
+		"first password of the built-in user pivotdb, set only while it has none (default: $PIVOTDB_PASSWORD)")
+	maxConns := fs.Int("max-connections", 100, "connections served at once; more get FATAL 53300 (0: unlimited)")
+	stmtTimeout := fs.Duration("statement-timeout", 0, "default statement_timeout of every session (0: none)")
+	idleTxTimeout := fs.Duration("idle-in-transaction-timeout", 0,
+		"default idle_in_transaction_session_timeout: sessions idle that long inside a transaction are ended (0: never)")
+	maxQueryMem := fs.Int64("max-query-memory", 1<<30,
+		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *loadMergeQuiet <= 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --load-merge-quiet must be positive\n")
 		return 2
 	}
 	if *ttlInterval < 0 {
@@ -77,9 +99,28 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory and the timeouts must not be negative\n")
+		return 2
+	}
+	authMethod, err := server.ParseAuthMethod(*authName)
+	if err != nil {
+		fmt.Fprintf(stderr, "pivotdb serve: --auth: %v\n", err)
+		return 2
+	}
+	if *initialPassword == "" {
+		*initialPassword = os.Getenv("PIVOTDB_PASSWORD")
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 
-	if err := checkTrustedListen(*listen); err != nil {
+	if authMethod == server.AuthTrust {
+		if err := checkTrustedListen(*listen); err != nil {
+			log.Error("refusing to start", "err", err)
+			return 1
+		}
+	}
+	tlsConfig, err := loadTLS(*tlsCert, *tlsKey)
+	if err != nil {
 		log.Error("refusing to start", "err", err)
 		return 1
 	}
@@ -92,19 +133,29 @@ func serve(args []string, stderr io.Writer) int {
 	}
 
 	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
-		Balancer:    partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps, Logger: log},
-		TTLInterval: *ttlInterval})
+		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps,
+			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
+		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
+		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1
 	}
-	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log}, server.FromSQL(eng))
+	if authMethod == server.AuthSCRAM && !eng.HasPasswords() {
+		log.Error("refusing to start: --auth scram but no user has a password; " +
+			"give the built-in user pivotdb one with --initial-password or PIVOTDB_PASSWORD")
+		eng.Close()
+		return 1
+	}
+	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
+		TLS: tlsConfig, Auth: authMethod, MaxConnections: *maxConns}, server.FromSQL(eng))
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "addr", *listen, "err", err)
 		eng.Close()
 		return 1
 	}
-	log.Info("PivotDB is ready", "addr", srv.Addr().String(), "data_dir", *dataDir)
+	log.Info("PivotDB is ready", "addr", srv.Addr().String(), "data_dir", *dataDir,
+		"auth", authMethod.String(), "tls", tlsConfig != nil)
 
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background()) }()
@@ -140,6 +191,25 @@ func serve(args []string, stderr io.Writer) int {
 	return code
 }
 
+// loadTLS reads the certificate and key of --tls-cert/--tls-key; nil
+// without either. One without the other is an error rather than a server
+// that silently runs without TLS.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("--tls-cert and --tls-key must be given together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading TLS certificate: %w", err)
+	}
+	// TLS 1.2 is the oldest version PostgreSQL 15 accepts by default
+	// (ssl_min_protocol_version).
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
 // checkTrustedListen refuses trust authentication on a non-loopback address
 // (design.md §2): without passwords, only local clients may connect.
 func checkTrustedListen(addr string) error {
@@ -152,7 +222,7 @@ func checkTrustedListen(addr string) error {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("listening on %q needs password authentication, which is not available yet; listen on a loopback address", addr)
+		return fmt.Errorf("listening on %q needs password authentication: use --auth scram, or listen on a loopback address", addr)
 	}
 	return nil
 }

@@ -24,6 +24,20 @@ type Database struct {
 	Name string `json:"name"`
 }
 
+// BootstrapUser is the built-in user every data directory has: the one
+// `psql -U pivotdb` logs in as, whose first password comes from
+// --initial-password or PIVOTDB_PASSWORD. It cannot be dropped, so that a
+// server with SCRAM authentication always has someone who can log in.
+const BootstrapUser = "pivotdb"
+
+// User is a login role. Password is a SCRAM-SHA-256 verifier in
+// PostgreSQL's text form (package sql/auth), never a password; empty for a
+// user without a password, who cannot log in with SCRAM authentication.
+type User struct {
+	Name     string `json:"name"`
+	Password string `json:"password,omitempty"`
+}
+
 // Column is one column of a table.
 type Column struct {
 	// ID is stable for the life of the column and is what row values are
@@ -157,6 +171,7 @@ func (t *Table) KeyColumnNames() []string {
 // Snapshot is an immutable view of the whole catalog.
 type Snapshot struct {
 	databases map[string]*Database // by lower-case name
+	users     map[string]*User     // by name (role names are case-sensitive)
 	tables    map[uint64]*Table
 	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
 	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
@@ -182,6 +197,23 @@ func (s *Snapshot) Databases() []*Database {
 	out := make([]*Database, 0, len(s.databases))
 	for _, d := range s.databases {
 		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// User returns the named user. Names are case-sensitive, as PostgreSQL's
+// role names are (the parser folds unquoted names to lower case).
+func (s *Snapshot) User(name string) (*User, bool) {
+	u, ok := s.users[name]
+	return u, ok
+}
+
+// Users lists every user ordered by name.
+func (s *Snapshot) Users() []*User {
+	out := make([]*User, 0, len(s.users))
+	for _, u := range s.users {
+		out = append(out, u)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -250,6 +282,7 @@ func (s *Snapshot) Tables(dbID uint64) []*Table {
 func (s *Snapshot) clone() *Snapshot {
 	c := &Snapshot{
 		databases: make(map[string]*Database, len(s.databases)),
+		users:     make(map[string]*User, len(s.users)),
 		tables:    make(map[uint64]*Table, len(s.tables)),
 		byName:    make(map[uint64]map[string]*Table, len(s.byName)),
 		indexes:   make(map[uint64]indexRef, len(s.indexes)),
@@ -260,6 +293,9 @@ func (s *Snapshot) clone() *Snapshot {
 	}
 	for k, v := range s.databases {
 		c.databases[k] = v
+	}
+	for k, v := range s.users {
+		c.users[k] = v
 	}
 	for k, v := range s.tables {
 		c.tables[k] = v
@@ -289,7 +325,10 @@ var (
 	seqKey      = sysKey("cat/seq")
 	dbPrefix    = sysKey("cat/db/")
 	tablePrefix = sysKey("cat/tbl/")
+	userPrefix  = sysKey("cat/user/")
 )
+
+func userKey(name string) []byte { return append(append([]byte(nil), userPrefix...), name...) }
 
 func sysKey(s string) []byte { return append([]byte{storage.SystemPrefix}, s...) }
 
@@ -303,6 +342,7 @@ func idKey(prefix []byte, id uint64) []byte {
 func Load(eng *storage.Engine) (*Catalog, error) {
 	snap := &Snapshot{
 		databases: map[string]*Database{},
+		users:     map[string]*User{},
 		tables:    map[uint64]*Table{},
 		byName:    map[uint64]map[string]*Table{},
 		indexes:   map[uint64]indexRef{},
@@ -345,11 +385,29 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 	if err := loadViews(eng, snap); err != nil {
 		return nil, err
 	}
+	if err := scanRecords(eng, userPrefix, func(v []byte) error {
+		var u User
+		if err := json.Unmarshal(v, &u); err != nil {
+			return fmt.Errorf("catalog: corrupt user record: %w", err)
+		}
+		snap.users[u.Name] = &u
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	c := &Catalog{}
 	c.current.snap = snap
-	if _, ok := snap.Database(DefaultDatabase); !ok {
+	_, hasDB := snap.Database(DefaultDatabase)
+	_, hasUser := snap.User(BootstrapUser)
+	if !hasDB || !hasUser {
+		// A new data directory, or one from before users existed.
 		ch := c.Begin()
-		ch.CreateDatabase(DefaultDatabase)
+		if !hasDB {
+			ch.CreateDatabase(DefaultDatabase)
+		}
+		if !hasUser {
+			ch.PutUser(&User{Name: BootstrapUser})
+		}
 		b := eng.NewBatch()
 		defer b.Close()
 		if err := ch.Write(b); err != nil {
@@ -435,6 +493,18 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 	delete(ch.snap.byName, d.ID)
 	ch.del(idKey(dbPrefix, d.ID))
 	return tables
+}
+
+// PutUser adds or replaces a user.
+func (ch *Change) PutUser(u *User) {
+	ch.snap.users[u.Name] = u
+	ch.put(userKey(u.Name), u)
+}
+
+// DropUser removes a user.
+func (ch *Change) DropUser(name string) {
+	delete(ch.snap.users, name)
+	ch.del(userKey(name))
 }
 
 // PutTable adds or replaces a table descriptor.

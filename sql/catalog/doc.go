@@ -8,10 +8,12 @@
 //	<SystemPrefix> "cat/seq"            next object id (decimal text)
 //	<SystemPrefix> "cat/db/"  <id BE8>  Database JSON
 //	<SystemPrefix> "cat/tbl/" <id BE8>  Table JSON
+//	<SystemPrefix> "cat/user/" <name>   User JSON (name, SCRAM verifier)
 //
 // The in-memory Catalog is a copy-on-write snapshot: readers take the current
 // *Snapshot (no locking on the statement path) and schema changes build a
 // new Snapshot which is installed only after its batch committed. Names of
 // databases, tables and columns compare case-insensitively (as unquoted
-// identifiers do in PostgreSQL) and keep the spelling they were created with.
+// identifiers do in PostgreSQL) and keep the spelling they were created with;
+// user names are case-sensitive, as PostgreSQL's role names are.
 package catalog

@@ -2,8 +2,10 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
@@ -38,6 +40,17 @@ type Context struct {
 
 	// sub caches subquery results for the statement; Build creates it.
 	sub *subState
+
+	// MemLimit bounds the bytes of rows the statement may hold at once in
+	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
+	// source); beyond it the statement fails with 53200 instead of
+	// growing the server's heap without bound. Zero: no limit. Streaming
+	// iterators hold one row and are not counted.
+	MemLimit int64
+	// memUsed is what the statement's materialising iterators hold. Only
+	// the goroutine consuming the iterator tree grows it (scan workers
+	// never materialise), so it needs no lock.
+	memUsed int64
 }
 
 // bind prepares a context on its first Build: expressions evaluated with
@@ -51,6 +64,33 @@ func (c *Context) bind() {
 	if c.Eval != nil && c.Eval.Exec == nil {
 		c.Eval.Exec = c
 	}
+}
+
+// valueOverhead approximates the memory of a types.Value besides its
+// string or bytes payload.
+const valueOverhead = int64(unsafe.Sizeof(types.Value{}))
+
+// rowMemory approximates the memory a copied row holds.
+func rowMemory(r expr.Row) int64 {
+	n := int64(24) // the slice header
+	for _, v := range r {
+		n += valueOverhead + int64(len(v.Str())) // Str is the string/bytes payload, "" for other types
+	}
+	return n
+}
+
+// grow accounts n more bytes held by the statement against MemLimit.
+func (c *Context) grow(n int64) error {
+	if c.MemLimit <= 0 {
+		return nil
+	}
+	c.memUsed += n
+	if c.memUsed > c.MemLimit {
+		return &sqlerr.Error{Code: sqlerr.OutOfMemory, Message: "out of memory",
+			Detail: fmt.Sprintf("The statement needs more than %d bytes to hold rows for sorting, grouping, DISTINCT or an INSERT's source.", c.MemLimit),
+			Hint:   "Narrow the query (WHERE, LIMIT), or raise the server's --max-query-memory."}
+	}
+	return nil
 }
 
 // Iter is a row iterator.
@@ -72,6 +112,11 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		rows, err := n.Rows()
 		if err != nil {
 			return nil, err
+		}
+		for _, r := range rows {
+			if err := c.grow(rowMemory(r)); err != nil {
+				return nil, err
+			}
 		}
 		return &sliceIter{rows: rows}, nil
 	case *planner.Filter:
@@ -111,15 +156,16 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &distinctIter{in: in, n: n.N, seen: map[string]struct{}{}}, nil
+		return &distinctIter{c: c, in: in, n: n.N, seen: map[string]struct{}{}}, nil
 	case *planner.SetOp:
 		return newSetOp(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }
 
-// Drain runs an iterator to the end, copying every row.
-func Drain(it Iter) ([]expr.Row, error) {
+// Drain runs an iterator to the end, copying every row; the copies count
+// against c.MemLimit.
+func Drain(c *Context, it Iter) ([]expr.Row, error) {
 	defer it.Close()
 	var rows []expr.Row
 	for {
@@ -129,6 +175,9 @@ func Drain(it Iter) ([]expr.Row, error) {
 		}
 		if r == nil {
 			return rows, nil
+		}
+		if err := c.grow(rowMemory(r)); err != nil {
+			return nil, err
 		}
 		rows = append(rows, append(expr.Row(nil), r...))
 	}
@@ -147,7 +196,7 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	if n.Index != nil {
 		return newIndexScan(c, n)
 	}
-	spans, filter := ScanSpans(c, n)
+	spans, filter, points := scanSpans(c, n)
 	parts := scanParts(c, n, spans)
 	if len(parts) == 0 {
 		return &sliceIter{}, nil
@@ -155,6 +204,9 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	// The TTL is evaluated once, at the statement's time, so that every
 	// row of the statement is judged against the same moment.
 	expiry := ttl.At(n.Table, c.Now())
+	if points {
+		return newPointScan(c, n, filter, expiry, parts)
+	}
 	if len(parts) > 1 && c.Concurrent {
 		return newParallelScan(c, n, filter, expiry, parts), nil
 	}
@@ -174,15 +226,22 @@ func (c *Context) Now() time.Time {
 // the key spans to read (sorted, disjoint; none when the condition is a
 // contradiction) and the filter still to apply to the rows read.
 func ScanSpans(c *Context, n *planner.Scan) ([]storage.Span, expr.Expr) {
+	spans, filter, _ := scanSpans(c, n)
+	return spans, filter
+}
+
+// scanSpans is ScanSpans that also reports whether every span is one full
+// primary key (planner.Ranges.FullKeyPoints), read by point lookups.
+func scanSpans(c *Context, n *planner.Scan) ([]storage.Span, expr.Expr, bool) {
 	if n.Ranges == nil {
-		return []storage.Span{storage.TableSpan(n.Table.ID)}, n.Filter
+		return []storage.Span{storage.TableSpan(n.Table.ID)}, n.Filter, false
 	}
 	limit := c.RangeLimit
 	if limit <= 0 {
 		limit = planner.DefaultRangeExpansionLimit
 	}
 	res := n.Ranges.Evaluate(c.Eval.Params, limit)
-	return res.Ranges.ToSpans(n.Table), res.Filter
+	return res.Ranges.ToSpans(n.Table), res.Filter, res.Ranges.FullKeyPoints(n.Table)
 }
 
 type valuesIter struct {
@@ -327,6 +386,11 @@ func (a *aggIter) run() error {
 		}
 		g, ok := groups[string(buf)]
 		if !ok {
+			// A group holds its key twice (map key and row) and its
+			// aggregate states; count them roughly.
+			if err := a.c.grow(int64(len(buf)) + rowMemory(keyVals) + int64(len(a.n.Aggs))*64); err != nil {
+				return err
+			}
 			g = newGroup(append(expr.Row(nil), keyVals...))
 			groups[string(buf)] = g
 		}
@@ -385,7 +449,7 @@ type sortIter struct {
 func (s *sortIter) Next() (expr.Row, error) {
 	if !s.done {
 		s.done = true
-		rows, err := Drain(s.in)
+		rows, err := Drain(s.c, s.in)
 		if err != nil {
 			return nil, err
 		}
@@ -478,6 +542,7 @@ func (l *limitIter) Next() (expr.Row, error) {
 func (l *limitIter) Close() { l.in.Close() }
 
 type distinctIter struct {
+	c    *Context
 	in   Iter
 	n    int
 	seen map[string]struct{}
@@ -496,6 +561,9 @@ func (d *distinctIter) Next() (expr.Row, error) {
 		}
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue
+		}
+		if err := d.c.grow(int64(len(d.buf)) + 16); err != nil {
+			return nil, err
 		}
 		d.seen[string(d.buf)] = struct{}{}
 		return r, nil

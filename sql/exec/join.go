@@ -96,6 +96,11 @@ func (j *joinIter) build() error {
 		if r == nil {
 			break
 		}
+		// The build side is held whole: it counts against the
+		// statement's memory limit.
+		if err := j.c.grow(rowMemory(r)); err != nil {
+			return err
+		}
 		if j.hash == nil {
 			j.all = append(j.all, append(expr.Row(nil), r...))
 			continue

@@ -62,7 +62,13 @@ func (s *setOpIter) Next() (expr.Row, error) {
 			if r == nil {
 				break
 			}
-			s.counts[s.key(r)]++
+			k := s.key(r)
+			if _, ok := s.counts[k]; !ok {
+				if err := s.c.grow(int64(len(k)) + 24); err != nil {
+					return nil, err
+				}
+			}
+			s.counts[k]++
 		}
 	}
 	for {
@@ -103,6 +109,9 @@ func (s *setOpIter) Next() (expr.Row, error) {
 		if s.seen != nil {
 			if _, dup := s.seen[k]; dup {
 				continue
+			}
+			if err := s.c.grow(int64(len(k)) + 16); err != nil {
+				return nil, err
 			}
 			s.seen[k] = struct{}{}
 		}

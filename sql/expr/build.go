@@ -431,6 +431,9 @@ func cmpOpOf(op opcode.Op) CmpOp {
 
 // comparison builds l op r for scalars and rows.
 func (b *Builder) comparison(op CmpOp, ln, rn ast.ExprNode) (Expr, error) {
+	if e, ok, err := b.arrayCompare(op, ln, rn); ok {
+		return e, err
+	}
 	lr, lok := unparen(ln).(*ast.RowExpr)
 	rr, rok := unparen(rn).(*ast.RowExpr)
 	if lok || rok {

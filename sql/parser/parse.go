@@ -71,10 +71,13 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
 		case "create", "drop", "reindex":
-			var ist Statement
-			if ist, handled, err = s.indexStatement(); handled && err == nil {
-				ist.Text, ist.Offset = stmt.Text, stmt.Offset
-				stmt = ist
+			stmt.User, handled, err = s.parseUser()
+			if !handled && err == nil {
+				var ist Statement
+				if ist, handled, err = s.indexStatement(); handled && err == nil {
+					ist.Text, ist.Offset = stmt.Text, stmt.Offset
+					stmt = ist
+				}
 			}
 		case "copy":
 			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
@@ -82,7 +85,10 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
 				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
-			stmt.Settings, handled, err = s.alterSettings()
+			stmt.User, handled, err = s.parseUser()
+			if !handled && err == nil {
+				stmt.Settings, handled, err = s.alterSettings()
+			}
 			if !handled && err == nil {
 				stmt.Reshard, handled, err = s.reshard()
 			}

@@ -189,6 +189,14 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "reindex %q kind=%q\n", st.Reindex.Name, st.Reindex.Kind)
 	case st.Unsupported != nil:
 		fmt.Fprintf(b, "unsupported %s\n", st.Unsupported.What)
+	case st.User != nil:
+		u := st.User
+		kind := map[UserKind]string{UserCreate: "create", UserAlter: "alter", UserDrop: "drop"}[u.Kind]
+		fmt.Fprintf(b, "user %s %q if_exists=%v", kind, u.Names, u.IfExists)
+		if u.HasPassword {
+			fmt.Fprintf(b, " password=%q null=%v", u.Password, u.NullPassword)
+		}
+		fmt.Fprintln(b)
 	default:
 		fmt.Fprintf(b, "BUG: empty statement\n")
 	}

@@ -3,6 +3,7 @@ package parser
 import (
 	"strings"
 
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -179,6 +180,25 @@ var notCallee = map[string]bool{
 // functions).
 var valueFuncs = map[string]bool{"session_user": true, "current_catalog": true, "current_schema": true, "current_role": true}
 
+// arrayQuantifier reports whether ANY/SOME/ALL at i applies to an array
+// (x = ANY (arr)) rather than to a subquery (x = ANY (SELECT ...)).
+func (r *rewriter) arrayQuantifier(i, hi int) bool {
+	s := r.s
+	if i == 0 || !s.isOp(i+1, "(") || int(s.match[i+1]) >= hi || s.toks[i-1].kind != tkOp {
+		return false
+	}
+	switch s.text(i - 1) {
+	case "=", "<>", "!=", "<", "<=", ">", ">=":
+	default:
+		return false
+	}
+	first := i + 2
+	for s.isOp(first, "(") {
+		first++
+	}
+	return !(s.isWord(first, "select") || s.isWord(first, "values") || s.isWord(first, "with") || s.isWord(first, "table"))
+}
+
 // tableNameAfter are the words after which only a table name can stand.
 var tableNameAfter = map[string]bool{"from": true, "join": true, "into": true, "update": true, "table": true}
 
@@ -194,6 +214,21 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
+		case (s.isWord(i, "any") || s.isWord(i, "some") || s.isWord(i, "all")) && r.arrayQuantifier(i, hi):
+			// x = ANY (array): the expression builder reads
+			// x = pivot_array_any(array) (sql/expr/array.go).
+			fn := "pivot_array_any"
+			if s.isWord(i, "all") {
+				fn = "pivot_array_all"
+			}
+			r.emit(i, fn)
+			r.glue = true
+			if err := r.group(i + 1); err != nil {
+				return 0, err
+			}
+			return int(s.match[i+1]) + 1, nil
+		case s.isWord(i, "array") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
+			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i), "ARRAY(subquery) is not supported yet")
 		}
 		if strings.EqualFold(s.text(i), "in") && s.isOp(i+1, "(") && s.isOp(i+2, ")") {
 			// SQLite's empty list, x IN (): MySQL's grammar has no

@@ -6,7 +6,7 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex and Unsupported is set.
+// DropIndex, Reindex, Unsupported and User is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -50,6 +50,7 @@ type Statement struct {
 	Txn         *TxnStmt
 	Deallocate  *Deallocate
 	Discard     *Discard
+	User        *UserStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or

@@ -1,0 +1,209 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/xdg-go/scram"
+
+	"github.com/pivotdb/pivotdb/sql/auth"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// AuthMethod is how connections authenticate (--auth).
+type AuthMethod uint8
+
+const (
+	// AuthTrust admits every user without a password. design.md §2 allows
+	// it on loopback addresses only; cmd/pivotdb enforces that.
+	AuthTrust AuthMethod = iota
+	// AuthSCRAM makes every connection authenticate with SCRAM-SHA-256.
+	AuthSCRAM
+)
+
+// ParseAuthMethod reads an --auth value.
+func ParseAuthMethod(s string) (AuthMethod, error) {
+	switch strings.ToLower(s) {
+	case "trust":
+		return AuthTrust, nil
+	case "scram", "scram-sha-256":
+		return AuthSCRAM, nil
+	}
+	return 0, fmt.Errorf("unknown authentication method %q (want trust or scram)", s)
+}
+
+func (m AuthMethod) String() string {
+	if m == AuthSCRAM {
+		return "scram"
+	}
+	return "trust"
+}
+
+// PasswordStore looks up a user's stored SCRAM-SHA-256 verifier (in
+// PostgreSQL's text form, see package sql/auth). ok is false for a user
+// that does not exist or has no password; neither can log in with SCRAM.
+type PasswordStore interface {
+	PasswordVerifier(user string) (verifier string, ok bool)
+}
+
+const scramMechanism = "SCRAM-SHA-256"
+
+// mockSecret keys the fake salts of unknown users (see mockCredentials).
+var mockSecret = func() []byte {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return b
+}()
+
+// mockCredentials are what an unknown user (or one without a password) is
+// challenged with. Like PostgreSQL's scram_mock_salt, the exchange runs to
+// its end and fails only at the proof, with the same message as a wrong
+// password, so a client cannot tell which user names exist. The salt is
+// stable per name for the life of the process, so repeated attempts see
+// the same salt as they would for a real user.
+func mockCredentials(user string) scram.StoredCredentials {
+	mac := hmac.New(sha256.New, mockSecret)
+	mac.Write([]byte(user))
+	sum := mac.Sum(nil)
+	keys := make([]byte, 64)
+	rand.Read(keys)
+	return scram.StoredCredentials{
+		KeyFactors: scram.KeyFactors{Salt: string(sum[:auth.SaltLen]), Iters: auth.Iterations},
+		StoredKey:  keys[:32],
+		ServerKey:  keys[32:],
+	}
+}
+
+func authFailed(user string) *sqlerr.Error {
+	return &sqlerr.Error{Code: sqlerr.InvalidPassword, Fatal: true,
+		Message: fmt.Sprintf("password authentication failed for user %q", user)}
+}
+
+// authenticate runs the configured authentication for user and reports
+// whether the client may go on; on failure the FATAL has been sent.
+// AuthenticationOk is queued, not flushed, on success.
+func (c *conn) authenticate(user string) bool {
+	if c.srv.cfg.Auth != AuthSCRAM {
+		c.send(&pgproto3.AuthenticationOk{})
+		return true
+	}
+	err := c.scramExchange(user)
+	if err == nil {
+		c.send(&pgproto3.AuthenticationOk{})
+		return true
+	}
+	var e *sqlerr.Error
+	if !errors.As(err, &e) {
+		// The socket failed or the client went away mid-exchange.
+		c.log.Debug("server: authentication aborted", "user", user, "err", err)
+		return false
+	}
+	c.log.Info("server: authentication failed", "user", user, "reason", e.Detail)
+	// The reason stays in the server log, as in PostgreSQL; the client
+	// learns only that authentication failed.
+	e.Detail = ""
+	c.fatal(e)
+	return false
+}
+
+// scramExchange is the SASL conversation of PostgreSQL's protocol:
+// AuthenticationSASL, SASLInitialResponse, AuthenticationSASLContinue,
+// SASLResponse, AuthenticationSASLFinal. Only SCRAM-SHA-256 without channel
+// binding is offered (no -PLUS mechanism), so clients send the "n" or "y"
+// GS2 flag. The user name is the startup packet's; the one inside the SCRAM
+// message is ignored, as PostgreSQL does (libpq sends an empty one).
+func (c *conn) scramExchange(user string) error {
+	fail := func(why string) error {
+		e := authFailed(user)
+		e.Detail = why
+		return e
+	}
+	creds := mockCredentials(user)
+	known := false
+	if c.srv.cfg.Passwords != nil {
+		if v, ok := c.srv.cfg.Passwords.PasswordVerifier(user); ok {
+			sc, err := auth.Parse(v)
+			if err != nil {
+				c.log.Error("server: stored password verifier is invalid", "user", user, "err", err)
+			} else {
+				creds, known = sc, true
+			}
+		}
+	}
+	srv, err := scram.SHA256.NewServer(func(string) (scram.StoredCredentials, error) { return creds, nil })
+	if err != nil {
+		return err
+	}
+	conv := srv.NewConversation()
+
+	c.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}})
+	if err := c.flush(); err != nil {
+		return err
+	}
+	if err := c.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+		return err
+	}
+	msg, err := c.be.Receive()
+	if err != nil {
+		return c.authReceiveError(err)
+	}
+	first, ok := msg.(*pgproto3.SASLInitialResponse)
+	if !ok {
+		return protocolViolation(fmt.Sprintf("expected SASL response, got %T", msg))
+	}
+	if first.AuthMechanism != scramMechanism {
+		return protocolViolation("client selected an invalid SASL authentication mechanism")
+	}
+	s1, err := conv.Step(string(first.Data))
+	if err != nil {
+		return protocolViolation("malformed SCRAM message: " + err.Error())
+	}
+	c.send(&pgproto3.AuthenticationSASLContinue{Data: []byte(s1)})
+	if err := c.flush(); err != nil {
+		return err
+	}
+	if err := c.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+		return err
+	}
+	msg, err = c.be.Receive()
+	if err != nil {
+		return c.authReceiveError(err)
+	}
+	final, ok := msg.(*pgproto3.SASLResponse)
+	if !ok {
+		return protocolViolation(fmt.Sprintf("expected SASL response, got %T", msg))
+	}
+	s2, err := conv.Step(string(final.Data))
+	switch {
+	case err != nil && strings.Contains(err.Error(), "proof invalid"):
+		if !known {
+			return fail("user does not exist or has no password")
+		}
+		return fail("wrong password")
+	case err != nil:
+		return protocolViolation("malformed SCRAM message: " + err.Error())
+	case !conv.Valid() || !known:
+		return fail("user does not exist or has no password")
+	}
+	c.send(&pgproto3.AuthenticationSASLFinal{Data: []byte(s2)})
+	return nil
+}
+
+// authReceiveError turns a failed read during authentication into what
+// the client sees: socket errors end the connection silently, anything
+// else (an unknown message type, a body that does not decode, an
+// oversized message) is a protocol violation.
+func (c *conn) authReceiveError(err error) error {
+	var ne net.Error
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.As(err, &ne) {
+		return err
+	}
+	return protocolViolation("invalid authentication message: " + err.Error())
+}
