@@ -37,6 +37,9 @@ func nodeExprs(n Node) []expr.Expr {
 		return out
 	case *Limit:
 		return []expr.Expr{n.Count, n.Offset}
+	case *Join:
+		out := append(append([]expr.Expr(nil), n.LeftKeys...), n.RightKeys...)
+		return append(out, n.Cond)
 	}
 	return nil
 }

@@ -146,7 +146,7 @@ type subState struct {
 func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 	ec, ok := c.Exec.(*Context)
 	if !ok || ec == nil {
-		return types.Value{}, sqlerr.New(sqlerr.InternalError, "exec: subquery evaluated outside an executor")
+		return types.Value{}, sqlerr.NotSupported("a subquery in this context")
 	}
 	eval := c
 	var key string
