@@ -242,6 +242,9 @@ func exprName(n ast.ExprNode) string {
 		return strings.ToLower(n.F)
 	case *ast.FuncCallExpr:
 		name := n.FnName.L
+		if name == expr.ArraySubqueryFunc {
+			return "array"
+		}
 		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {

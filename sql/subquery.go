@@ -206,6 +206,13 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 	case *ast.SubqueryExpr:
 		node.Kind = exec.SubScalar
 		q = n
+	case *ast.FuncCallExpr:
+		// ARRAY(SELECT ...), spelled pivot_array_subquery((SELECT ...)).
+		if n.FnName.L != expr.ArraySubqueryFunc || len(n.Args) != 1 {
+			return nil, sqlerr.NotSupported("subquery form %s", n.FnName.O)
+		}
+		node.Kind = exec.SubArray
+		q = n.Args[0]
 	case *ast.ExistsSubqueryExpr:
 		node.Kind = exec.SubExists
 		q = n.Sel
@@ -275,6 +282,12 @@ func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n
 	node.Text = restorePlain(sub.Query)
 
 	switch node.Kind {
+	case exec.SubArray:
+		if len(cols) != 1 {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
+		}
+		// PivotDB has no array type: the value is the array's text form.
+		node.Typ = types.TypeUtf8
 	case exec.SubScalar:
 		if len(cols) != 1 {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")

@@ -28,6 +28,10 @@ const (
 	// SubRow is (a, b) op (SELECT x, y ...): a row compared with the one
 	// row of a subquery (NULL for none; 21000 for more), as RowCompare.
 	SubRow
+	// SubArray is ARRAY(SELECT x ...): the values of all rows, in the
+	// plan's order, as the text form of an array ('{}' for no rows;
+	// PivotDB has no array type, see expr.FormatArrayText).
+	SubArray
 )
 
 // Subquery is an expression node that runs a query plan. Correlated
@@ -112,6 +116,8 @@ func (s *Subquery) String() string {
 		return l + " " + s.Op.String() + " ALL " + sub
 	case SubRow:
 		return l + " " + s.Op.String() + " " + sub
+	case SubArray:
+		return "ARRAY" + sub
 	}
 	return sub
 }
@@ -188,6 +194,15 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 		return res.rows[0][0], nil
 	case SubExists:
 		return types.NewBool(len(res.rows) > 0), nil
+	case SubArray:
+		elems := make([]*string, len(res.rows))
+		for i, r := range res.rows {
+			if !r[0].IsNull() {
+				t := r[0].Text()
+				elems[i] = &t
+			}
+		}
+		return types.NewUtf8(expr.FormatArrayText(elems)), nil
 	}
 	left := make(expr.Row, len(s.L))
 	for i, e := range s.L {

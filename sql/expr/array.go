@@ -22,6 +22,60 @@ const (
 	ArrayAllFunc = "pivot_array_all"
 )
 
+// ArraySubqueryFunc is the dialect front's spelling of ARRAY(SELECT ...):
+// pivot_array_subquery((SELECT ...)). The builder hands the call to
+// Builder.Subquery; its value is the text form of an array of the
+// subquery's one column (FormatArrayText).
+const ArraySubqueryFunc = "pivot_array_subquery"
+
+// FormatArrayText renders a one-dimensional array in PostgreSQL's text
+// form: '{a,"b c",NULL}', '{}' for no elements. nil elements are NULL. An
+// element is double-quoted when it is empty, is the word NULL, or holds
+// a character that the syntax gives a meaning (braces, comma, quote,
+// backslash, white space); quotes and backslashes inside are escaped
+// with a backslash. ParseArrayText reads it back.
+func FormatArrayText(elems []*string) string {
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i, e := range elems {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		if e == nil {
+			sb.WriteString("NULL")
+			continue
+		}
+		if !arrayElemNeedsQuotes(*e) {
+			sb.WriteString(*e)
+			continue
+		}
+		sb.WriteByte('"')
+		for j := 0; j < len(*e); j++ {
+			c := (*e)[j]
+			if c == '"' || c == '\\' {
+				sb.WriteByte('\\')
+			}
+			sb.WriteByte(c)
+		}
+		sb.WriteByte('"')
+	}
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+func arrayElemNeedsQuotes(s string) bool {
+	if s == "" || strings.EqualFold(s, "NULL") {
+		return true
+	}
+	for j := 0; j < len(s); j++ {
+		switch s[j] {
+		case '{', '}', ',', '"', '\\', ' ', '\t', '\n', '\r', '\v', '\f':
+			return true
+		}
+	}
+	return false
+}
+
 // ParseArrayText reads PostgreSQL's text form of a one-dimensional array,
 // '{a,"b c",NULL}', or an int2vector/oidvector's '1 2 3'. nil elements are
 // NULL.

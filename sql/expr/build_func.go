@@ -20,6 +20,13 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 	switch name {
 	case CastFuncName:
 		return b.pivotCast(n)
+	case ArraySubqueryFunc:
+		if len(n.Args) == 1 {
+			if _, ok := unparen(n.Args[0]).(*ast.SubqueryExpr); ok {
+				return b.subquery(n)
+			}
+		}
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%s takes one subquery", ArraySubqueryFunc)
 	case ast.DateLiteral:
 		return b.typedLiteral(n, types.T(types.Date))
 	case ast.TimestampLiteral:

@@ -3,7 +3,6 @@ package parser
 import (
 	"strings"
 
-	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -199,6 +198,11 @@ func (r *rewriter) arrayQuantifier(i, hi int) bool {
 	return !(s.isWord(first, "select") || s.isWord(first, "values") || s.isWord(first, "with") || s.isWord(first, "table"))
 }
 
+// ArraySubqueryFunc is the function the rewriter turns ARRAY(SELECT ...)
+// into: pivot_array_subquery((SELECT ...)). The analyser plans it as a
+// subquery whose rows become the text form of an array.
+const ArraySubqueryFunc = "pivot_array_subquery"
+
 // tableNameAfter are the words after which only a table name can stand.
 var tableNameAfter = map[string]bool{"from": true, "join": true, "into": true, "update": true, "table": true}
 
@@ -228,7 +232,24 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			}
 			return int(s.match[i+1]) + 1, nil
 		case s.isWord(i, "array") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
-			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i), "ARRAY(subquery) is not supported yet")
+			// ARRAY(SELECT ...): the expression builder reads
+			// pivot_array_subquery((SELECT ...)), whose value is the
+			// text form of an array (sql/expr/array.go).
+			first := i + 2
+			for s.isOp(first, "(") {
+				first++
+			}
+			if !(s.isWord(first, "select") || s.isWord(first, "values") || s.isWord(first, "with") || s.isWord(first, "table")) {
+				// As in PostgreSQL, ARRAY( takes only a query.
+				return 0, s.errAtTok(i + 2)
+			}
+			r.emit(i, ArraySubqueryFunc)
+			r.syn("(", i+1, true, true)
+			if err := r.group(i + 1); err != nil {
+				return 0, err
+			}
+			r.syn(")", int(s.match[i+1]), true, false)
+			return int(s.match[i+1]) + 1, nil
 		}
 		if strings.EqualFold(s.text(i), "in") && s.isOp(i+1, "(") && s.isOp(i+2, ")") {
 			// SQLite's empty list, x IN (): MySQL's grammar has no
