@@ -29,7 +29,7 @@ SELECT current_database(), current_schema(), current_user, current_setting('serv
 SELECT version() ~ '^PostgreSQL 15\.' AS is_pg15;
 SELECT name, setting FROM pg_settings WHERE name IN ('DateStyle', 'TimeZone', 'server_encoding') ORDER BY 1;
 SELECT 'nosuch'::regclass;
--- \d orders and \du need ARRAY(SELECT ...) (psql's policies footer, role
--- memberships): until it exists they fail with 0A000.
+-- \d orders and \du use ARRAY(SELECT ...) (psql's policies footer, role
+-- memberships), which yields the text form of an array.
 \d orders
 \du
