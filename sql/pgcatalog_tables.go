@@ -230,6 +230,7 @@ var pgCatalogTables = []*virtualTable{
 	{schema: "pg_catalog", name: "pg_rewrite", cols: cols("oid oid, rulename name, ev_class oid, ev_type char, ev_enabled char, is_instead bool, ev_qual text, ev_action text"), rows: empty},
 	{schema: "pg_catalog", name: "pg_statistic_ext", cols: cols("oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, stxstattarget int4, stxkeys array, stxkind array, stxexprs text"), rows: empty},
 	{schema: "pg_catalog", name: "pg_publication", cols: cols("oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool"), rows: empty},
+	{schema: "pg_catalog", name: "pg_publication_namespace", cols: cols("oid oid, pnpubid oid, pnnspid oid"), rows: empty},
 	{schema: "pg_catalog", name: "pg_publication_rel", cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs array"), rows: empty},
 	{schema: "pg_catalog", name: "pg_extension", cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig array, extcondition array"), rows: empty},
 	{schema: "pg_catalog", name: "pg_depend", cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
