@@ -215,3 +215,24 @@ func joinExprs(es []expr.Expr) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Series produces the integers Start, Start+Step, ... up to Stop (down to
+// Stop for a negative Step): generate_series(start, stop [, step]) in FROM.
+// Its one column is the value. The arguments are evaluated once when the
+// node starts (they may refer to an outer query's row).
+type Series struct {
+	Start, Stop, Step expr.Expr // Step nil: 1
+	Cols              []Column
+}
+
+func (n *Series) Columns() []Column { return n.Cols }
+func (n *Series) Children() []Node  { return nil }
+
+// Describe is the node's EXPLAIN line.
+func (n *Series) Describe() string {
+	s := "Series " + n.Start.String() + " to " + n.Stop.String()
+	if n.Step != nil {
+		s += " step " + n.Step.String()
+	}
+	return s
+}

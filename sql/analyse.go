@@ -185,13 +185,7 @@ func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNod
 // (the select list of a set operation's arm, whose type the other arms
 // decide).
 func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error), untyped bool) (expr.Expr, error) {
-	if sc == nil {
-		sc = &scope{}
-	}
-	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
-		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
-	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
-	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
+	b := a.builder(sc, replace)
 	var e expr.Expr
 	var err error
 	if untyped {
@@ -201,6 +195,19 @@ func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.Exp
 	}
 	a.params = b.ParamTypes
 	return e, err
+}
+
+// builder returns the expression builder for scope sc (nil: none). The
+// caller copies b.ParamTypes back to a.params after building.
+func (a *analyser) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, bool, error)) *expr.Builder {
+	if sc == nil {
+		sc = &scope{}
+	}
+	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
+	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
+	return b
 }
 
 // buildStored translates an expression stored in the catalog (a DEFAULT, a

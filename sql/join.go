@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -707,6 +708,9 @@ func (a *analyser) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		}
 		return &fromItem{node: node, sc: sc}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
+		if call := seriesCall(src); call != nil {
+			return a.fromSeries(call, alias, columnAliases(ts))
+		}
 		node, err := a.fromQuery(src)
 		if err != nil {
 			return nil, err
@@ -715,6 +719,67 @@ func (a *analyser) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		return &fromItem{node: node, sc: sc}, nil
 	}
 	return nil, sqlerr.NotSupported("this FROM clause")
+}
+
+// seriesCall returns the call of generate_series(...) in FROM, which the
+// dialect front spells as the derived table (SELECT
+// pivot_generate_series(...)), or nil when n is another query.
+func seriesCall(n ast.ResultSetNode) *ast.FuncCallExpr {
+	sel, ok := n.(*ast.SelectStmt)
+	if !ok || sel.From != nil || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil ||
+		sel.OrderBy != nil || sel.Limit != nil || sel.Distinct || len(sel.Fields.Fields) != 1 {
+		return nil
+	}
+	call, ok := sel.Fields.Fields[0].Expr.(*ast.FuncCallExpr)
+	if !ok || call.FnName.L != parser.SeriesFunc {
+		return nil
+	}
+	return call
+}
+
+// fromSeries plans generate_series(start, stop [, step]) in FROM: the
+// integers from start to stop, one column named generate_series, or after
+// the alias (FROM generate_series(1, 3) s names the column s), or the
+// column alias. The arguments may refer to an outer query.
+func (a *analyser) fromSeries(call *ast.FuncCallExpr, alias string, names []string) (*fromItem, error) {
+	if len(call.Args) < 2 || len(call.Args) > 3 {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function generate_series with %d arguments does not exist", len(call.Args))
+	}
+	var args [3]expr.Expr
+	for i, n := range call.Args {
+		a.hintParam(n, types.TypeInt64)
+		e, err := a.build(nil, n, nil)
+		if err != nil {
+			return nil, err
+		}
+		switch f := e.Type().Family; {
+		case f == types.Null:
+			e = expr.NullOf(types.TypeInt64)
+		case f.IsInteger():
+			if f != types.Int64 {
+				if e, err = expr.NewCast(e, types.TypeInt64); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			return nil, sqlerr.New(sqlerr.UndefinedFunction, "function generate_series(%s) does not exist: only the integer form is supported", e.Type().PGName())
+		}
+		args[i] = e
+	}
+	if len(names) > 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "table \"%s\" has 1 columns available but %d columns specified", alias, len(names))
+	}
+	table, col := "generate_series", "generate_series"
+	if alias != "" {
+		table, col = alias, alias
+	}
+	if len(names) == 1 {
+		col = names[0]
+	}
+	node := &planner.Series{Start: args[0], Stop: args[1], Step: args[2],
+		Cols: []planner.Column{{Name: col, Type: types.TypeInt64}}}
+	sc := &scope{cols: []scopeColumn{{table: strings.ToLower(table), name: col, typ: types.TypeInt64}}}
+	return &fromItem{node: node, sc: sc}, nil
 }
 
 func columnAliases(ts *ast.TableSource) []string {

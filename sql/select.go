@@ -245,7 +245,11 @@ func exprName(n ast.ExprNode) string {
 		if name == expr.ArraySubqueryFunc {
 			return "array"
 		}
-		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
+		if name == parser.ArrayElemFunc && len(n.Args) == 2 {
+			// a[i] is named after a, as in PostgreSQL.
+			return exprName(n.Args[0])
+		}
+		if (name == "pivot_cast" || name == parser.RegCastFunc || name == parser.ArrayCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
 				name, _, _ := strings.Cut(v.GetString(), "(")
@@ -326,6 +330,12 @@ func (v *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.AggregateFuncExpr:
 		v.found = true
 		return n, true
+	case *ast.FuncCallExpr:
+		// Aggregates TiDB does not know (string_agg, bool_and, ...).
+		if expr.IsAggregate(n.(*ast.FuncCallExpr).FnName.L) {
+			v.found = true
+			return n, true
+		}
 	case *ast.SubqueryExpr:
 		return n, true
 	}
@@ -443,6 +453,36 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 			g.agg.Cols = append(g.agg.Cols, planner.Column{Name: strings.ToLower(n.F), Type: spec.Typ})
 		}
 		return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: strings.ToLower(n.F), Typ: spec.Typ}, true, nil
+	case *ast.FuncCallExpr:
+		if !expr.IsAggregate(n.FnName.L) {
+			break
+		}
+		// string_agg(x, sep), bool_and(x), ...: built by expr.BuildAgg.
+		for i, ak := range g.aggKeys {
+			if ak == k {
+				return &expr.ColumnRef{Index: len(g.groups) + i, Name: n.FnName.L, Typ: g.aggs[i].Typ}, true, nil
+			}
+		}
+		for _, arg := range n.Args {
+			v := &aggFinder{}
+			arg.Accept(v)
+			if v.found {
+				return nil, false, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested")
+			}
+		}
+		b := g.a.builder(g.input, nil)
+		spec, err := b.BuildAgg(n)
+		g.a.params = b.ParamTypes
+		if err != nil {
+			return nil, false, err
+		}
+		g.aggs = append(g.aggs, spec)
+		g.aggKeys = append(g.aggKeys, k)
+		if g.agg != nil {
+			g.agg.Aggs = g.aggs
+			g.agg.Cols = append(g.agg.Cols, planner.Column{Name: n.FnName.L, Type: spec.Typ})
+		}
+		return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: n.FnName.L, Typ: spec.Typ}, true, nil
 	case *ast.ColumnNameExpr:
 		if _, _, err := g.input.ResolveColumn(n.Name.Table.O, n.Name.Name.O); err != nil {
 			return nil, false, err

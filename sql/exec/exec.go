@@ -108,6 +108,8 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		return newScan(c, n)
 	case *planner.Values:
 		return &valuesIter{c: c, n: n}, nil
+	case *planner.Series:
+		return newSeries(c, n)
 	case *planner.Generate:
 		rows, err := n.Rows()
 		if err != nil {
@@ -268,6 +270,54 @@ func (v *valuesIter) Next() (expr.Row, error) {
 }
 
 func (v *valuesIter) Close() {}
+
+// seriesIter streams generate_series: it holds no rows, so the statement's
+// memory cap does not apply (a LIMIT or the client stops a long series).
+type seriesIter struct {
+	cur, stop, step int64
+	done            bool
+}
+
+func newSeries(c *Context, n *planner.Series) (Iter, error) {
+	vals := make([]types.Value, 3)
+	vals[2] = types.NewInt64(1)
+	for i, e := range []expr.Expr{n.Start, n.Stop, n.Step} {
+		if e == nil {
+			continue
+		}
+		v, err := e.Eval(c.Eval, nil)
+		if err != nil {
+			return nil, err
+		}
+		if v.IsNull() {
+			// PostgreSQL: a NULL argument gives no rows.
+			return &seriesIter{done: true}, nil
+		}
+		vals[i] = v
+	}
+	it := &seriesIter{cur: vals[0].Int(), stop: vals[1].Int(), step: vals[2].Int()}
+	if it.step == 0 {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "step size cannot equal zero")
+	}
+	it.done = it.step > 0 && it.cur > it.stop || it.step < 0 && it.cur < it.stop
+	return it, nil
+}
+
+func (s *seriesIter) Next() (expr.Row, error) {
+	if s.done {
+		return nil, nil
+	}
+	v := s.cur
+	// Stop before stepping past stop or overflowing int64.
+	next := v + s.step
+	if s.step > 0 && (next > s.stop || next < v) || s.step < 0 && (next < s.stop || next > v) {
+		s.done = true
+	}
+	s.cur = next
+	return expr.Row{types.NewInt64(v)}, nil
+}
+
+func (s *seriesIter) Close() {}
 
 type sliceIter struct {
 	rows [][]types.Value

@@ -216,3 +216,53 @@ func (b *Builder) arrayCompare(op CmpOp, ln, rn ast.ExprNode) (Expr, bool, error
 	}
 	return &ArrayCompare{Op: op, L: l, Arr: arr, All: call.FnName.L == ArrayAllFunc}, true, nil
 }
+
+// ArrayElem is the subscript a[i] of the text form of an array: the i-th
+// element, counting from 1; NULL when i is out of range, the element is
+// NULL, or either operand is NULL. Elem is the element's type: known from
+// a cast a::T[], and otherwise Unknown, like an untyped literal, until the
+// context decides it (attnum = prattrs[s] compares integers); Unknown
+// left over reads as text.
+type ArrayElem struct {
+	Arr, Index Expr
+	Elem       types.Type
+}
+
+func (e *ArrayElem) Type() types.Type { return e.Elem }
+
+func (e *ArrayElem) Eval(c *Context, row Row) (types.Value, error) {
+	a, err := e.Arr.Eval(c, row)
+	if err != nil || a.IsNull() {
+		return types.NullValue, err
+	}
+	iv, err := e.Index.Eval(c, row)
+	if err != nil || iv.IsNull() {
+		return types.NullValue, err
+	}
+	elems, err := ParseArrayText(a.Str())
+	if err != nil {
+		return types.Value{}, err
+	}
+	i := iv.Int()
+	if i < 1 || i > int64(len(elems)) || elems[i-1] == nil {
+		return types.NullValue, nil
+	}
+	switch e.Elem.Family {
+	case types.Unknown, types.Utf8:
+		return types.NewUtf8(*elems[i-1]), nil
+	}
+	return types.ParseText(e.Elem, *elems[i-1])
+}
+
+func (e *ArrayElem) String() string { return operand(e.Arr) + "[" + e.Index.String() + "]" }
+
+// Children and WithChildren make the operands visible to Walk and
+// Transform (outer references, parameters).
+func (e *ArrayElem) Children() []Expr { return []Expr{e.Arr, e.Index} }
+
+func (e *ArrayElem) WithChildren(ch []Expr) (Expr, error) {
+	if len(ch) != 2 {
+		return nil, sqlerr.New(sqlerr.InternalError, "expr: ArrayElem takes 2 children, got %d", len(ch))
+	}
+	return &ArrayElem{Arr: ch[0], Index: ch[1], Elem: e.Elem}, nil
+}

@@ -232,6 +232,10 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 		n.Typ = t
 		b.setParamType(n.N, t)
 		return n, nil
+	case *ArrayElem:
+		if t.Family == types.Utf8 || t.Family == types.String || CastAllowed(types.TypeUtf8, t) {
+			return &ArrayElem{Arr: n.Arr, Index: n.Index, Elem: t}, nil
+		}
 	}
 	return e, nil
 }

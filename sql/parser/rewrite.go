@@ -203,6 +203,16 @@ func (r *rewriter) arrayQuantifier(i, hi int) bool {
 // subquery whose rows become the text form of an array.
 const ArraySubqueryFunc = "pivot_array_subquery"
 
+// SeriesFunc is the dialect front's spelling of generate_series(...) in
+// FROM: the derived table (SELECT pivot_generate_series(...)), which the
+// analyser plans as a series of integers (MySQL's grammar has no
+// functions in FROM).
+const SeriesFunc = "pivot_generate_series"
+
+// fromFuncAfter are the words after which a function call is a table
+// function.
+var fromFuncAfter = map[string]bool{"from": true, "join": true}
+
 // tableNameAfter are the words after which only a table name can stand.
 var tableNameAfter = map[string]bool{"from": true, "join": true, "into": true, "update": true, "table": true}
 
@@ -218,6 +228,20 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
+		case s.prevWordIn(i, fromFuncAfter) && s.isWord(i, "generate_series") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
+			s.prevWordIn(i, fromFuncAfter) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "generate_series") &&
+				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
+			// generate_series(...) in FROM: (SELECT pivot_generate_series(...)).
+			open := i + 1
+			if !s.isOp(open, "(") {
+				open = i + 3
+			}
+			r.syn("(SELECT "+SeriesFunc, i, false, true)
+			if err := r.group(open); err != nil {
+				return 0, err
+			}
+			r.syn(")", int(s.match[open]), true, false)
+			return int(s.match[open]) + 1, nil
 		case (s.isWord(i, "any") || s.isWord(i, "some") || s.isWord(i, "all")) && r.arrayQuantifier(i, hi):
 			// x = ANY (array): the expression builder reads
 			// x = pivot_array_any(array) (sql/expr/array.go).
@@ -307,7 +331,18 @@ type cast struct {
 	// reg, when set, names an object-identifier type (regclass, oid, ...):
 	// the cast becomes RegCastFunc.
 	reg string
+	// arr marks a cast to an array type T[]: it becomes ArrayCastFunc.
+	arr bool
 }
+
+// ArrayCastFunc and ArrayElemFunc are the dialect front's spellings of
+// x::T[] and of the subscript a[i]: pivot_array_cast(x, 'T') and
+// pivot_array_elem(a, i). PivotDB has no array type; both work on
+// PostgreSQL's text form of an array (sql/pgfuncs.go).
+const (
+	ArrayCastFunc = "pivot_array_cast"
+	ArrayElemFunc = "pivot_array_elem"
+)
 
 // operand emits the primary expression at i — a literal, a parameter, an
 // identifier chain a.b.c, a parenthesised group, or a function call f(...)
@@ -341,6 +376,20 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		}
 	}
 	bodyEnd := end
+	// Subscripts a[i] follow the operand (before any cast).
+	var subs [][2]int // the '[' and ']' tokens
+	// (ARRAY[...] is the array constructor, which is not supported.)
+	for end < hi && s.isOp(end, "[") && !isLit && !(end == i+1 && s.isWord(i, "array")) {
+		close := s.closeBracket(end, hi)
+		if close < 0 {
+			return 0, s.errAtTok(end)
+		}
+		if close == end+1 {
+			return 0, s.errAtTok(close)
+		}
+		subs = append(subs, [2]int{end, close})
+		end = close + 1
+	}
 	var casts []cast
 	for end < hi && s.isOp(end, "::") {
 		if reg, next, ok := s.regTypeAt(end+1, hi); ok {
@@ -348,19 +397,25 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			end = next
 			continue
 		}
-		t, next, err := s.parseTypeAt(end+1, hi)
+		t, arr, next, err := s.parseCastTypeAt(end+1, hi, true)
 		if err != nil {
 			return 0, err
 		}
-		casts = append(casts, cast{tok: end, t: t})
+		casts = append(casts, cast{tok: end, t: t, arr: arr})
 		end = next
 	}
 	for k := len(casts) - 1; k >= 0; k-- {
-		if casts[k].reg != "" {
+		switch {
+		case casts[k].reg != "":
 			r.syn(RegCastFunc+"(", i, false, true)
-		} else {
+		case casts[k].arr:
+			r.syn(ArrayCastFunc+"(", i, false, true)
+		default:
 			r.syn(CastFunc+"(", i, false, true)
 		}
+	}
+	for range subs {
+		r.syn(ArrayElemFunc+"(", i, false, true)
 	}
 	var err error
 	switch {
@@ -391,6 +446,13 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	for _, sb := range subs {
+		r.syn(",", sb[0], true, false)
+		if err := r.seq(sb[0]+1, sb[1]); err != nil {
+			return 0, err
+		}
+		r.syn(")", sb[1], true, false)
+	}
 	for _, c := range casts {
 		if c.reg != "" {
 			r.syn(",", c.tok, true, false)
@@ -404,6 +466,29 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	// token, even when synthetic text was written last.
 	r.lastTok = end - 1
 	return end, nil
+}
+
+// closeBracket returns the index of the ']' that closes the '[' at i
+// (before hi), or -1.
+func (s *stmtToks) closeBracket(i, hi int) int {
+	depth := 0
+	for k := i; k < hi; k++ {
+		switch {
+		case s.isOp(k, "("):
+			k = int(s.match[k])
+			if k < 0 || k >= hi {
+				return -1
+			}
+		case s.isOp(k, "["):
+			depth++
+		case s.isOp(k, "]"):
+			depth--
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
 }
 
 // castTail closes a pivot_cast( opened earlier: ", 'Type')".

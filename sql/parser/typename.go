@@ -21,6 +21,29 @@ var typeContinuation = map[string]bool{"precision": true, "varying": true}
 // types.ParseTypeName; array types are 0A000. It returns the type and the
 // index after the name.
 func (s *stmtToks) parseTypeAt(i, hi int) (types.Type, int, error) {
+	t, _, next, err := s.parseCastTypeAt(i, hi, false)
+	return t, next, err
+}
+
+// parseCastTypeAt is parseTypeAt that, when allowArray is set, also reads
+// a one-dimensional array type T[] (the target of a cast such as
+// x::int2[]); arr reports it. PivotDB has no array type: such a cast
+// yields PostgreSQL's text form of the array (ArrayCastFunc).
+func (s *stmtToks) parseCastTypeAt(i, hi int, allowArray bool) (types.Type, bool, int, error) {
+	t, next, err := s.parseElemTypeAt(i, hi)
+	if err != nil {
+		return t, false, next, err
+	}
+	if next < hi && s.isOp(next, "[") {
+		if allowArray && next+1 < hi && s.isOp(next+1, "]") && !(next+2 < hi && s.isOp(next+2, "[")) {
+			return t, true, next + 2, nil
+		}
+		return types.Type{}, false, i, errAt(sqlerr.FeatureNotSupported, s.start(next), "array types are not supported")
+	}
+	return t, false, next, nil
+}
+
+func (s *stmtToks) parseElemTypeAt(i, hi int) (types.Type, int, error) {
 	if i >= hi || s.toks[i].kind != tkIdent {
 		return types.Type{}, i, s.errAtTok(i)
 	}
@@ -59,7 +82,7 @@ func (s *stmtToks) parseTypeAt(i, hi int) (types.Type, int, error) {
 		j = close + 1
 		words, j = s.typeWords(words, j, hi)
 	}
-	if j < hi && (s.isOp(j, "[") || s.isWord(j, "array")) {
+	if j < hi && s.isWord(j, "array") {
 		return types.Type{}, i, errAt(sqlerr.FeatureNotSupported, s.start(j), "array types are not supported")
 	}
 	t, err := types.ParseTypeName(strings.Join(words, " ") + args)

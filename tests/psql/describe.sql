@@ -29,9 +29,13 @@ SELECT current_database(), current_schema(), current_user, current_setting('serv
 SELECT version() ~ '^PostgreSQL 15\.' AS is_pg15;
 SELECT name, setting FROM pg_settings WHERE name IN ('DateStyle', 'TimeZone', 'server_encoding') ORDER BY 1;
 SELECT 'nosuch'::regclass;
--- \d orders and \du use ARRAY(SELECT ...) (psql's policies footer, role
--- memberships), which yields the text form of an array. \d orders still
--- stops at psql 15's publications footer (a ::int2[] cast, subscripts and
--- generate_series in FROM): 0A000 until those exist.
+-- \d NAME runs psql 15's footer queries: ARRAY(SELECT ...) (policies), and
+-- the publications footer's ::int2[] cast, array_upper, subscripts,
+-- generate_series in FROM and string_agg. \du uses ARRAY(SELECT ...).
 \d orders
+\d events
 \du
+-- The pieces on their own.
+SELECT s, ('{10,20,30}'::pg_catalog.int2[])[s] AS elem FROM pg_catalog.generate_series(0, pg_catalog.array_upper('{10,20,30}'::int2[], 1) + 1) s ORDER BY 1;
+SELECT string_agg(attname, ', ') FROM generate_series(1, 3) s JOIN pg_catalog.pg_attribute ON attnum = ('{3,1}'::int4[])[s] WHERE attrelid = 'orders'::regclass;
+SELECT '{1,x}'::int2[];
