@@ -747,8 +747,13 @@ func (a *analyser) fromSeries(call *ast.FuncCallExpr, alias string, names []stri
 	}
 	var args [3]expr.Expr
 	for i, n := range call.Args {
-		a.hintParam(n, types.TypeInt64)
-		e, err := a.build(nil, n, nil)
+		// An untyped literal or parameter is a bigint, as in PostgreSQL.
+		b := a.builder(nil, nil)
+		e, err := b.BuildUntyped(n)
+		if err == nil {
+			e, err = b.Resolve(e, types.TypeInt64)
+		}
+		a.params = b.ParamTypes
 		if err != nil {
 			return nil, err
 		}

@@ -54,6 +54,11 @@
 //     Decimal("1.5", p, s)) become pivot_cast('...', 'Type'), and so do
 //     PostgreSQL's DATE '...', TIMESTAMP '...', TIMESTAMPTZ '...' and
 //     INTERVAL '...' (MySQL's INTERVAL '1' DAY is left to TiDB);
+//   - x::T[] and CAST(x AS T[]) become pivot_array_cast(x, 'T'), and a
+//     subscript a[i] pivot_array_elem(a, i) (no array type: both work on
+//     the text form of an array);
+//   - generate_series(...) right after FROM or JOIN becomes the derived
+//     table (SELECT pivot_generate_series(...)), planned as a series;
 //   - UPSERT INTO becomes INSERT INTO with Statement.Upsert set;
 //   - column types in CREATE TABLE and ALTER TABLE ADD/MODIFY/CHANGE become
 //     BLOB COMMENT 'pivot:<Type>'; the WITH clause is cut off and parsed

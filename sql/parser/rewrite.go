@@ -528,14 +528,18 @@ func (r *rewriter) castCall(i int) error {
 	if as == open+1 {
 		return s.errAtTok(as)
 	}
-	t, next, err := s.parseTypeAt(as+1, close)
+	t, arr, next, err := s.parseCastTypeAt(as+1, close, true)
 	if err != nil {
 		return err
 	}
 	if next != close {
 		return s.errAtTok(next)
 	}
-	r.syn(CastFunc+"(", i, false, true)
+	if arr {
+		r.syn(ArrayCastFunc+"(", i, false, true)
+	} else {
+		r.syn(CastFunc+"(", i, false, true)
+	}
 	if err := r.seq(open+1, as); err != nil {
 		return err
 	}
