@@ -116,17 +116,12 @@ func (s *indexScan) Next() (expr.Row, error) {
 		if err := rowenc.DecodeValue(s.n.Table, val, s.row); err != nil {
 			return nil, err
 		}
-		if s.expiry != nil && s.expiry.Expired(s.row) {
-			continue
+		ok, err = visible(s.c, s.expiry, s.n.Filter, s.row)
+		if err != nil {
+			return nil, err
 		}
-		if s.n.Filter != nil {
-			ok, err := isTrue(s.c, s.n.Filter, s.row)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
+		if !ok {
+			continue
 		}
 		return s.row, nil
 	}

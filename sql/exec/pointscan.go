@@ -3,9 +3,7 @@ package exec
 import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
-	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/ttl"
-	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -58,26 +56,15 @@ func (s *pointScan) Next() (expr.Row, error) {
 			continue
 		}
 		part.shard.AddReads(1)
-		for i := range s.row {
-			s.row[i] = types.NullValue
-		}
-		if err := rowenc.DecodeKey(s.n.Table, key, s.row); err != nil {
+		if err := decodeRow(s.n.Table, key, val, s.row); err != nil {
 			return nil, err
 		}
-		if err := rowenc.DecodeValue(s.n.Table, val, s.row); err != nil {
+		ok, err = visible(s.c, s.expiry, s.filter, s.row)
+		if err != nil {
 			return nil, err
 		}
-		if s.expiry != nil && s.expiry.Expired(s.row) {
+		if !ok {
 			continue
-		}
-		if s.filter != nil {
-			ok, err := isTrue(s.c, s.filter, s.row)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
 		}
 		return s.row, nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/ttl"
@@ -96,31 +97,45 @@ func (r *rowReader) next() (expr.Row, error) {
 				return nil, err
 			}
 		}
-		for i := range r.row {
-			r.row[i] = types.NullValue
-		}
-		if err := rowenc.DecodeKey(r.n.Table, r.it.Key(), r.row); err != nil {
+		if err := decodeRow(r.n.Table, r.it.Key(), r.it.Value(), r.row); err != nil {
 			return nil, err
 		}
-		if err := rowenc.DecodeValue(r.n.Table, r.it.Value(), r.row); err != nil {
+		ok, err := visible(r.c, r.expiry, r.filter, r.row)
+		if err != nil {
 			return nil, err
 		}
-		if r.expiry != nil && r.expiry.Expired(r.row) {
+		if !ok {
 			continue
-		}
-		if r.filter != nil {
-			ok, err := isTrue(r.c, r.filter, r.row)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
 		}
 		r.it.Next()
 		return r.row, nil
 	}
 	return nil, r.it.Error()
+}
+
+// decodeRow decodes a table row stored under key with value val into row.
+func decodeRow(t *catalog.Table, key, val []byte, row expr.Row) error {
+	for i := range row {
+		row[i] = types.NullValue
+	}
+	if err := rowenc.DecodeKey(t, key, row); err != nil {
+		return err
+	}
+	return rowenc.DecodeValue(t, val, row)
+}
+
+// visible reports whether a decoded row is one the statement may see: not
+// expired under the table's TTL (nil expiry: no TTL) and passing the read's
+// remaining filter. Every table read — range scans, point reads, index
+// fetches — decides here, so none of them returns an expired row.
+func visible(c *Context, expiry *ttl.Expiry, filter expr.Expr, row expr.Row) (bool, error) {
+	if expiry != nil && expiry.Expired(row) {
+		return false, nil
+	}
+	if filter == nil {
+		return true, nil
+	}
+	return isTrue(c, filter, row)
 }
 
 func (r *rowReader) close() {
