@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -44,17 +45,21 @@ func BenchmarkWritesDuringSplitStorm(b *testing.B) {
 	}
 }
 
-func benchSplitStorm(b *testing.B, sync bool, pause time.Duration) {
+// stormRows is the size of the split-storm benchmarks' table.
+const stormRows = 20000
+
+// openStormTable opens an engine (synced commits unless !sync) holding
+// table t with stormRows rows over four shards, for the split-storm
+// benchmarks. The caller closes the engine.
+func openStormTable(b *testing.B, sync bool) (*Engine, *Session, *catalog.Table) {
 	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	e, err := Open(Options{DataDir: b.TempDir(), NoSync: !sync, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.Close()
 	s := testSession(b, e)
 	query(b, s, "CREATE TABLE t (k Int64, v Utf8, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = ((5000), (10000), (15000)))")
-	const rows = 20000
-	for lo := 0; lo < rows; lo += 1000 {
+	for lo := 0; lo < stormRows; lo += 1000 {
 		var sb strings.Builder
 		sb.WriteString("INSERT INTO t VALUES ")
 		for k := lo; k < lo+1000; k++ {
@@ -66,6 +71,12 @@ func benchSplitStorm(b *testing.B, sync bool, pause time.Duration) {
 		query(b, s, sb.String())
 	}
 	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "t")
+	return e, s, tbl
+}
+
+func benchSplitStorm(b *testing.B, sync bool, pause time.Duration) {
+	e, _, tbl := openStormTable(b, sync)
+	defer e.Close()
 
 	stop := make(chan struct{})
 	stormDone := make(chan struct{})
@@ -82,7 +93,7 @@ func benchSplitStorm(b *testing.B, sync bool, pause time.Duration) {
 				return
 			case <-time.After(pause):
 			}
-			pivot := encodePivots(tbl, [][]types.Value{{types.NewInt64(r.Int64N(rows))}})[0]
+			pivot := encodePivots(tbl, [][]types.Value{{types.NewInt64(r.Int64N(stormRows))}})[0]
 			sm := e.shards.Map(tbl.ID)
 			if k := sm.Find(pivot); k < 0 || string(sm.Shard(k).Span.Start) == string(pivot) {
 				continue // Already a pivot: splitting would change nothing.
@@ -116,7 +127,7 @@ func benchSplitStorm(b *testing.B, sync bool, pause time.Duration) {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 3))
 		for pb.Next() {
 			ws.BeginImplicit()
-			res, err := ws.Execute(ctx, p, []types.Value{types.NewInt64(r.Int64N(rows)), types.NewUtf8("updated")})
+			res, err := ws.Execute(ctx, p, []types.Value{types.NewInt64(r.Int64N(stormRows)), types.NewUtf8("updated")})
 			if err != nil {
 				panic(err)
 			}
@@ -146,27 +157,8 @@ func benchSplitStorm(b *testing.B, sync bool, pause time.Duration) {
 // of the machine cancels out (-storm-pause paces the storm). It reports both rates, the storm's reshapes
 // per second and their ratio (storm-ratio, the target is >= 0.8).
 func BenchmarkSplitStormRatio(b *testing.B) {
-	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	e, err := Open(Options{DataDir: b.TempDir(), Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, _, tbl := openStormTable(b, true)
 	defer e.Close()
-	s := testSession(b, e)
-	query(b, s, "CREATE TABLE t (k Int64, v Utf8, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = ((5000), (10000), (15000)))")
-	const rows = 20000
-	for lo := 0; lo < rows; lo += 1000 {
-		var sb strings.Builder
-		sb.WriteString("INSERT INTO t VALUES ")
-		for k := lo; k < lo+1000; k++ {
-			if k > lo {
-				sb.WriteByte(',')
-			}
-			fmt.Fprintf(&sb, "(%d, 'value-%d')", k, k)
-		}
-		query(b, s, sb.String())
-	}
-	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "t")
 
 	// phase runs the writers for d, with a storm if storm, and returns
 	// the writes and reshapes done.
@@ -191,7 +183,7 @@ func BenchmarkSplitStormRatio(b *testing.B) {
 				r := rand.New(rand.NewPCG(uint64(w), 3))
 				for !stop.Load() {
 					ws.BeginImplicit()
-					res, err := ws.Execute(ctx, p, []types.Value{types.NewInt64(r.Int64N(rows)), types.NewUtf8("updated")})
+					res, err := ws.Execute(ctx, p, []types.Value{types.NewInt64(r.Int64N(stormRows)), types.NewUtf8("updated")})
 					if err != nil {
 						panic(err)
 					}
@@ -212,7 +204,7 @@ func BenchmarkSplitStormRatio(b *testing.B) {
 					if *stormPause > 0 {
 						time.Sleep(*stormPause)
 					}
-					pivot := encodePivots(tbl, [][]types.Value{{types.NewInt64(r.Int64N(rows))}})[0]
+					pivot := encodePivots(tbl, [][]types.Value{{types.NewInt64(r.Int64N(stormRows))}})[0]
 					sm := e.shards.Map(tbl.ID)
 					if k := sm.Find(pivot); k < 0 || string(sm.Shard(k).Span.Start) == string(pivot) {
 						continue

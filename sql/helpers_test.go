@@ -79,3 +79,32 @@ func tryQuery(s *Session, sql string, params ...types.Value) ([][]types.Value, e
 	}
 	return out, s.Sync()
 }
+
+// execCount runs the prepared statement p in an implicit transaction and
+// returns how many rows it produced, without copying them: the loop body of
+// benchmarks that measure reads.
+func execCount(t testing.TB, s *Session, p *Prepared, params []types.Value) int {
+	t.Helper()
+	ctx := context.Background()
+	s.BeginImplicit()
+	res, err := s.Execute(ctx, p, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		row, err := res.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row == nil {
+			break
+		}
+		n++
+	}
+	res.Close()
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

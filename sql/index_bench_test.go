@@ -24,26 +24,7 @@ func BenchmarkIndexLookup(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.BeginImplicit()
-				res, err := s.Execute(ctx, p, []types.Value{types.NewInt64(int64(i*7919) % 50000)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for {
-					row, err := res.Next(ctx)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if row == nil {
-						break
-					}
-					n++
-				}
-				res.Close()
-				if err := s.Sync(); err != nil {
-					b.Fatal(err)
-				}
+				n := execCount(b, s, p, []types.Value{types.NewInt64(int64(i*7919) % 50000)})
 				if n != 1 {
 					b.Fatalf("%d rows", n)
 				}

@@ -49,26 +49,7 @@ func BenchmarkSelectINList(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.BeginImplicit()
-				res, err := s.Execute(ctx, p, []types.Value{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for {
-					row, err := res.Next(ctx)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if row == nil {
-						break
-					}
-					n++
-				}
-				res.Close()
-				if err := s.Sync(); err != nil {
-					b.Fatal(err)
-				}
+				n := execCount(b, s, p, []types.Value{})
 				if n != 51 {
 					b.Fatalf("%d rows, want 51", n)
 				}
