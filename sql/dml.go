@@ -200,7 +200,7 @@ func (p *insertPlan) execute(ctx context.Context, s *Session, params []types.Val
 	count := 0
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.rangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.source)
@@ -573,7 +573,7 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 	t := p.scan.Table
 	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.rangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
 		if p.hasSubquery() {
 			// Subqueries read the transaction as it was when the statement
 			// started, never the rows this statement has already changed.
@@ -726,6 +726,6 @@ func (p *modifyPlan) execute(ctx context.Context, s *Session, params []types.Val
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
 	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
-		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.rangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
 	return exec.Build(ec, node)
 }

@@ -22,7 +22,7 @@
 // ends). Schema changes commit on their own (catalog and shard maps in one
 // batch), also inside a block, with a NOTICE.
 //
-// Where things live: settings.go (SET/SHOW), select.go (SELECT planning and
+// Where things live: sql/sessionvars (SET/SHOW settings), select.go (SELECT planning and
 // aggregation), join.go (FROM clauses: join order, condition pushdown, hash
 // join keys, derived tables), view.go (CREATE/DROP VIEW and view expansion),
 // subquery.go (subqueries in expressions: outer references become hidden

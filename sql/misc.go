@@ -2,7 +2,6 @@ package sql
 
 import (
 	"context"
-	"sort"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -10,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -22,7 +22,7 @@ func (p *txnPlan) columns() []ResultColumn { return nil }
 func (p *txnPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
 	st := p.stmt
 	if iso := st.Isolation; iso != "" {
-		if _, err := normalizeIsolation(iso); err != nil {
+		if _, err := sessionvars.NormalizeIsolation(iso); err != nil {
 			return nil, err
 		}
 	}
@@ -39,7 +39,7 @@ func (p *txnPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Res
 		return nil, sqlerr.NotSupported("savepoints")
 	case parser.TxnSetCharacteristics:
 		if st.Session && st.Isolation != "" {
-			if err := s.vars.set("default_transaction_isolation", st.Isolation); err != nil {
+			if err := s.vars.Set("default_transaction_isolation", st.Isolation); err != nil {
 				return nil, err
 			}
 		}
@@ -95,12 +95,12 @@ func (p *setPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Res
 	}
 	value := strings.Join(p.stmt.Values, ", ")
 	if p.stmt.Default {
-		if err := s.vars.reset(p.stmt.Name); err != nil {
+		if err := s.vars.Reset(p.stmt.Name); err != nil {
 			return nil, err
 		}
 		return &tagResult{tag: "SET"}, nil
 	}
-	if err := s.vars.set(p.stmt.Name, value); err != nil {
+	if err := s.vars.Set(p.stmt.Name, value); err != nil {
 		return nil, err
 	}
 	return &tagResult{tag: "SET"}, nil
@@ -113,8 +113,8 @@ func (p *resetPlan) columns() []ResultColumn { return nil }
 
 func (p *resetPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
 	if p.stmt.All {
-		s.vars.resetAll()
-	} else if err := s.vars.reset(p.stmt.Name); err != nil {
+		s.vars.ResetAll()
+	} else if err := s.vars.Reset(p.stmt.Name); err != nil {
 		return nil, err
 	}
 	return &tagResult{tag: "RESET"}, nil
@@ -125,25 +125,22 @@ func (a *analyser) planShowVar(st *parser.ShowVar) (statementPlan, error) {
 	if st.All {
 		cols := []ResultColumn{{Name: "name", Type: types.TypeUtf8}, {Name: "setting", Type: types.TypeUtf8}}
 		return &generatedPlan{cols: cols, tag: "SHOW", rows: func(s *Session) ([][]types.Value, error) {
-			var names []string
-			for n := range sessionVarDefs {
-				names = append(names, n)
-			}
-			sort.Strings(names)
+			names := sessionvars.Names()
 			rows := make([][]types.Value, len(names))
 			for i, n := range names {
-				rows[i] = []types.Value{types.NewUtf8(displayName(n)), types.NewUtf8(s.vars.values[n])}
+				val, _ := s.vars.Get(n)
+				rows[i] = []types.Value{types.NewUtf8(sessionvars.DisplayName(n)), types.NewUtf8(val)}
 			}
 			return rows, nil
 		}}, nil
 	}
 	name := strings.ToLower(st.Name)
-	if _, ok := sessionVarDefs[name]; !ok {
-		return nil, unknownVar(st.Name)
+	if !sessionvars.Known(name) {
+		return nil, sessionvars.Unknown(st.Name)
 	}
 	cols := []ResultColumn{{Name: name, Type: types.TypeUtf8}}
 	return &generatedPlan{cols: cols, tag: "SHOW", rows: func(s *Session) ([][]types.Value, error) {
-		v, err := s.vars.get(name)
+		v, err := s.vars.Get(name)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +190,7 @@ func (p *discardPlan) execute(ctx context.Context, s *Session, _ []types.Value) 
 	if s.inBlock() {
 		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 	}
-	s.vars.resetAll()
+	s.vars.ResetAll()
 	return &tagResult{tag: "DISCARD ALL"}, nil
 }
 
@@ -270,7 +267,7 @@ func (s *Session) explainScan(scan *planner.Scan) []string {
 	if prog == nil {
 		rs = planner.Ranges{{Upper: planner.Bound{Max: true}}}
 	} else {
-		res := prog.Evaluate(nil, s.vars.rangeExpansionLimit())
+		res := prog.Evaluate(nil, s.vars.RangeExpansionLimit())
 		rs, filter = res.Ranges, res.Filter
 	}
 	if scan.Index != nil {

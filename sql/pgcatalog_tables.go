@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -163,21 +164,15 @@ var pgCatalogTables = []*virtualTable{
 	}},
 	{schema: "pg_catalog", name: "pg_auth_members", cols: cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool"), rows: empty},
 	{schema: "pg_catalog", name: "pg_settings", cols: pgSettingsCols, rows: func(v *catalogView) [][]types.Value {
-		names := make([]string, 0, len(sessionVarDefs))
-		for n := range sessionVarDefs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
 		var out [][]types.Value
-		for _, n := range names {
-			d := sessionVarDefs[n]
-			val, _ := v.s.vars.get(n)
+		for _, n := range sessionvars.Names() {
+			val, _ := v.s.vars.Get(n)
 			ctx := "user"
-			if d.readOnly {
+			if sessionvars.ReadOnly(n) {
 				ctx = "internal"
 			}
-			out = append(out, row(pgSettingsCols, displayName(n), val, nil, "PivotDB", "", nil, ctx, "string",
-				"default", nil, nil, nil, d.def, d.def, nil, nil, false))
+			out = append(out, row(pgSettingsCols, sessionvars.DisplayName(n), val, nil, "PivotDB", "", nil, ctx, "string",
+				"default", nil, nil, nil, sessionvars.Default(n), sessionvars.Default(n), nil, nil, false))
 		}
 		return out
 	}},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -66,7 +67,7 @@ func init() {
 		return &sessionFunc{build: func(v *catalogView, _ []expr.Expr) (expr.Expr, error) { return constText(f(v)), nil }}
 	}
 	version := fixed(func(*catalogView) string {
-		return "PostgreSQL " + serverVersion + " on x86_64-pc-linux-gnu, compiled by Go"
+		return "PostgreSQL " + sessionvars.ServerVersion + " on x86_64-pc-linux-gnu, compiled by Go"
 	})
 	database := fixed(func(v *catalogView) string { return v.s.db.Name })
 	user := fixed(func(v *catalogView) string { return v.s.user })
@@ -81,7 +82,7 @@ func init() {
 		"user":             user,
 		"current_setting": {1, 2, []types.Type{tText, tBool}, func(v *catalogView, args []expr.Expr) (expr.Expr, error) {
 			return expr.NewSessionFunc("current_setting", tText, args, func(a []types.Value) (types.Value, error) {
-				val, err := v.s.vars.get(a[0].Str())
+				val, err := v.s.vars.Get(a[0].Str())
 				if err != nil {
 					if len(a) > 1 && a[1].Bool() {
 						return types.NullValue, nil

@@ -1,15 +1,15 @@
 package sql
 
 import (
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -23,7 +23,7 @@ type Session struct {
 	db   *catalog.Database
 	user string
 
-	vars    *sessionVars
+	vars    *sessionvars.Vars
 	notices []Notice
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
@@ -40,7 +40,7 @@ type Session struct {
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	return &Session{e: e, db: db, user: user, vars: newSessionVars(e.settingDefaults)}
+	return &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
 }
 
 // Close ends the session, rolling back an open transaction.
@@ -107,7 +107,7 @@ func (s *Session) TxStatus() byte {
 // setting: how long the server lets the client stay silent while a
 // transaction block is open (0: forever). The server enforces it, since
 // only it sees the client being idle.
-func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.idleInTransactionTimeout() }
+func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.IdleInTransactionTimeout() }
 
 // FailTransaction marks an open transaction block as failed, for errors the
 // protocol layer detects itself (a bad Bind, say) while in a block.
@@ -268,7 +268,7 @@ func sameColumns(a, b []ResultColumn) bool {
 
 // statementContext applies statement_timeout.
 func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d := s.vars.statementTimeout(); d > 0 {
+	if d := s.vars.StatementTimeout(); d > 0 {
 		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
 	}
 	return context.WithCancel(ctx)
