@@ -13,6 +13,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/pgcatalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -206,7 +207,9 @@ func (a *analyser) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr,
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
-	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
+		return pgcatalog.Function(b, a.catalogView(), name, args)
+	}
 	return b
 }
 
@@ -254,7 +257,7 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
-	if !ok && lookupVirtualTable(tn) != nil {
+	if !ok && pgcatalog.Lookup(tn.Schema.O, tn.Name.O) != nil {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
 	}
 	if !ok {
@@ -264,6 +267,12 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
 	return t, nil
+}
+
+// catalogView is what pg_catalog's relations and the session functions
+// read.
+func (a *analyser) catalogView() *pgcatalog.View {
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.s.db, User: a.s.user, Settings: a.s.vars}
 }
 
 func resultColumns(cols []planner.Column) []ResultColumn {

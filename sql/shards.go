@@ -11,6 +11,7 @@ import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/pgcatalog"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/tablesettings"
@@ -72,25 +73,31 @@ func isPartitionsView(tn *ast.TableName) bool {
 // systemTable resolves names of system views. ok is false for ordinary
 // tables.
 func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
-	if vt := lookupVirtualTable(tn); vt != nil {
-		node, sc := a.virtualTableScan(vt, alias)
-		return node, sc, true, nil
+	if vt := pgcatalog.Lookup(tn.Schema.O, tn.Name.O); vt != nil {
+		return vt.Node(a.catalogView()), columnScope(vt.Cols, vt.Name, alias), true, nil
 	}
 	if !isPartitionsView(tn) {
 		return nil, nil, false, nil
 	}
-	if alias == "" {
-		alias = tn.Name.O
-	}
-	sc := &scope{}
-	for _, c := range partitionColumns {
-		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type})
-	}
+	sc := columnScope(partitionColumns, tn.Name.O, alias)
 	s := a.s
 	node := &planner.Generate{Name: "sys.partitions", Cols: partitionColumns, Rows: func() ([][]types.Value, error) {
 		return s.partitionRows()
 	}}
 	return node, sc, true, nil
+}
+
+// columnScope is the scope of a generated relation's columns, named by
+// alias or, without one, by name.
+func columnScope(cols []planner.Column, name, alias string) *scope {
+	if alias == "" {
+		alias = name
+	}
+	sc := &scope{}
+	for _, c := range cols {
+		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type})
+	}
+	return sc
 }
 
 // partitionRows lists every shard of the session's database.
