@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
@@ -129,15 +130,7 @@ func (s *Session) notice(severity, code, format string, args ...any) {
 type preparedPlan struct {
 	stmt parser.Statement
 	snap *catalog.Snapshot
-	plan statementPlan
-}
-
-// statementPlan is implemented by each kind of analysed statement.
-type statementPlan interface {
-	// columns describes the result rows (nil for none).
-	columns() []ResultColumn
-	// execute runs the statement.
-	execute(ctx context.Context, s *Session, params []types.Value) (Result, error)
+	plan bind.Statement
 }
 
 // Prepare parses and analyses exactly one statement (or none) for the
@@ -205,7 +198,7 @@ func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared
 	return &Prepared{
 		SQL:        st.Text,
 		ParamTypes: a.params,
-		Columns:    plan.columns(),
+		Columns:    resultColumns(plan.Columns()),
 		plan:       preparedPlan{stmt: st, snap: snap, plan: plan},
 	}, nil
 }
@@ -240,7 +233,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
-	res, err := p.plan.plan.execute(ctx, s, params)
+	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()
 		err = s.mapError(ctx, err)
