@@ -236,7 +236,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
 			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
-		if p.HasSubquery() {
+		if modifyHasSubquery(p) {
 			// Subqueries read the transaction as it was when the statement
 			// started, never the rows this statement has already changed.
 			view, err := s.e.storage.NewBatchCopy(tx.Batch())
@@ -383,4 +383,18 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 		verb = "UPDATE"
 	}
 	return &tagResult{tag: fmt.Sprintf("%s %d", verb, count)}, nil
+}
+
+// modifyHasSubquery reports whether the condition or a new value holds a
+// subquery, which must read the data as it was before the statement.
+func modifyHasSubquery(m *bind.Modify) bool {
+	if m.Scan.Filter != nil && exec.HasSubquery(m.Scan.Filter) {
+		return true
+	}
+	for _, v := range m.Values {
+		if exec.HasSubquery(v) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,13 +1,11 @@
-package sql
+package bind
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
@@ -36,7 +34,7 @@ func parseExpr(text string) (ast.ExprNode, error) {
 	return sel.Fields.Fields[0].Expr, nil
 }
 
-func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (bind.Statement, error) {
+func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 	switch {
 	case n.ReferTable != nil:
 		return nil, sqlerr.NotSupported("CREATE TABLE ... LIKE")
@@ -49,12 +47,12 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (bind.Statement, erro
 	case n.Partition != nil:
 		return nil, sqlerr.NotSupported("PARTITION BY (use WITH (UNIFORM_PARTITIONS = N) or PARTITION_AT_KEYS)")
 	}
-	if schema := n.Table.Schema.O; schema != "" && !strings.EqualFold(schema, a.s.db.Name) && !strings.EqualFold(schema, "public") {
+	if schema := n.Table.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("creating a table in another database (%s)", schema)
 	}
-	t := &catalog.Table{DatabaseID: a.s.db.ID, Name: n.Table.Name.O}
+	t := &catalog.Table{DatabaseID: a.env.Database.ID, Name: n.Table.Name.O}
 	var pk []string
-	var indexes []bind.IndexSpec
+	var indexes []IndexSpec
 	pkDeclared := false
 	computed := map[int]ast.ExprNode{}
 	for _, cd := range n.Cols {
@@ -93,7 +91,7 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (bind.Statement, erro
 			case ast.ColumnOptionUniqKey:
 				// A column's UNIQUE is a unique index, named as
 				// PostgreSQL names the constraint (t_col_key).
-				spec, err := bind.IndexSpecOf(t.Name+"_"+col.Name+"_key", true,
+				spec, err := IndexSpecOf(t.Name+"_"+col.Name+"_key", true,
 					[]*ast.IndexPartSpecification{{Column: cd.Name}}, nil)
 				if err != nil {
 					return nil, err
@@ -132,7 +130,7 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (bind.Statement, erro
 				}
 				name += "_key"
 			}
-			spec, err := bind.IndexSpecOf(name, unique, c.Keys, c.Option)
+			spec, err := IndexSpecOf(name, unique, c.Keys, c.Option)
 			if err != nil {
 				return nil, err
 			}
@@ -185,7 +183,7 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (bind.Statement, erro
 	if err != nil {
 		return nil, err
 	}
-	return &bind.CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices}, nil
+	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices}, nil
 }
 
 // keyable reports whether a type may be part of a primary key (design §3.1).
@@ -213,7 +211,7 @@ func (a *analyser) checkDefault(n ast.ExprNode, typ types.Type) (string, error) 
 		return "", sqlerr.New(sqlerr.FeatureNotSupported, "parameters in DEFAULT are not supported")
 	}
 	if expr.IsRowIndependent(e) && expr.IsDeterministic(e) {
-		v, err := e.Eval(&expr.Context{Ctx: context.Background(), Now: a.s.e.opts.Now()}, nil)
+		v, err := e.Eval(a.evalContext(), nil)
 		if err != nil {
 			return "", err
 		}
