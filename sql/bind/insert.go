@@ -11,7 +11,39 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
+// planInsert binds INSERT, UPSERT and REPLACE: the table, its target
+// columns, the source rows, and the defaults and computed columns that
+// complete each row.
 func (a *analyser) planInsert(n *ast.InsertStmt) (Statement, error) {
+	t, err := a.insertTable(n)
+	if err != nil {
+		return nil, err
+	}
+	p := &Insert{Table: t, Mode: ModeInsert}
+	switch {
+	case a.stmt.Upsert:
+		p.Mode = ModeUpsert
+	case n.IsReplace:
+		p.Mode = ModeReplace
+	}
+
+	if p.Target, err = insertTarget(t, n.Columns); err != nil {
+		return nil, err
+	}
+	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
+		return nil, err
+	}
+	if p.Computed, err = a.computedExprs(t); err != nil {
+		return nil, err
+	}
+	if p.Defaults, err = a.columnDefaults(t); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// insertTable resolves the table INSERT writes, refusing MySQL's forms.
+func (a *analyser) insertTable(n *ast.InsertStmt) (*catalog.Table, error) {
 	switch {
 	case n.OnDuplicate != nil:
 		return nil, sqlerr.NotSupported("INSERT ... ON DUPLICATE KEY UPDATE (use UPSERT)")
@@ -30,116 +62,115 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if !ok {
 		return nil, sqlerr.NotSupported("INSERT into this target")
 	}
-	t, err := a.lookupTable(tn)
+	return a.lookupTable(tn)
+}
+
+// insertTarget resolves the target columns: the listed ones, or every
+// visible column in order. Computed columns cannot be written.
+func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
+	var target []int
+	if len(listed) == 0 {
+		for i, c := range t.Columns {
+			if !c.Hidden && c.Computed == "" {
+				target = append(target, i)
+			}
+		}
+		return target, nil
+	}
+	seen := map[int]bool{}
+	for _, c := range listed {
+		i := t.ColumnIndex(c.Name.O)
+		if i < 0 || t.Columns[i].Hidden {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", c.Name.O, t.Name)
+		}
+		if seen[i] {
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", c.Name.O)
+		}
+		if t.Columns[i].Computed != "" {
+			return nil, computedWriteError(t.Columns[i].Name)
+		}
+		seen[i] = true
+		target = append(target, i)
+	}
+	return target, nil
+}
+
+// insertSource binds the rows to insert: a query, or a VALUES list whose
+// items take the types of their target columns.
+func (a *analyser) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
+	if n.Select == nil {
+		return a.insertValues(n.Lists, t, target)
+	}
+	var node planner.Node
+	var err error
+	switch src := n.Select.(type) {
+	case *ast.SelectStmt:
+		if src.Kind == ast.SelectStmtKindValues {
+			return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
+		}
+		node, err = a.buildSelect(src)
+	case *ast.SetOprStmt:
+		node, err = a.buildSetOpr(src)
+	default:
+		return nil, sqlerr.NotSupported("this INSERT source")
+	}
 	if err != nil {
 		return nil, err
 	}
-	p := &Insert{Table: t, Mode: ModeInsert}
-	switch {
-	case a.stmt.Upsert:
-		p.Mode = ModeUpsert
-	case n.IsReplace:
-		p.Mode = ModeReplace
+	if got := visibleCount(node.Columns()); got != len(target) {
+		return nil, insertArityError(got, len(target))
 	}
+	return node, nil
+}
 
-	// Target columns: the listed ones, or every visible column in order.
-	if len(n.Columns) > 0 {
-		seen := map[int]bool{}
-		for _, c := range n.Columns {
-			i := t.ColumnIndex(c.Name.O)
-			if i < 0 || t.Columns[i].Hidden {
-				return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", c.Name.O, t.Name)
-			}
-			if seen[i] {
-				return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", c.Name.O)
-			}
-			if t.Columns[i].Computed != "" {
-				return nil, computedWriteError(t.Columns[i].Name)
-			}
-			seen[i] = true
-			p.Target = append(p.Target, i)
+// insertValues binds INSERT ... VALUES (...), ...; DEFAULT stands for the
+// column's default.
+func (a *analyser) insertValues(lists [][]ast.ExprNode, t *catalog.Table, target []int) (planner.Node, error) {
+	rows := make([][]expr.Expr, len(lists))
+	for r, list := range lists {
+		if len(list) != len(target) {
+			return nil, insertArityError(len(list), len(target))
 		}
-	} else {
-		for i, c := range t.Columns {
-			if !c.Hidden && c.Computed == "" {
-				p.Target = append(p.Target, i)
-			}
-		}
-	}
-
-	if n.Select != nil {
-		switch src := n.Select.(type) {
-		case *ast.SelectStmt:
-			if src.Kind == ast.SelectStmtKindValues {
-				return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
-			}
-			node, err := a.buildSelect(src)
-			if err != nil {
-				return nil, err
-			}
-			if got := visibleCount(node.Columns()); got != len(p.Target) {
-				return nil, insertArityError(got, len(p.Target))
-			}
-			p.Source = node
-		case *ast.SetOprStmt:
-			node, err := a.buildSetOpr(src)
-			if err != nil {
-				return nil, err
-			}
-			if got := visibleCount(node.Columns()); got != len(p.Target) {
-				return nil, insertArityError(got, len(p.Target))
-			}
-			p.Source = node
-		default:
-			return nil, sqlerr.NotSupported("this INSERT source")
-		}
-	} else {
-		rows := make([][]expr.Expr, len(n.Lists))
-		for r, list := range n.Lists {
-			if len(list) != len(p.Target) {
-				return nil, insertArityError(len(list), len(p.Target))
-			}
-			rows[r] = make([]expr.Expr, len(list))
-			for i, item := range list {
-				col := t.Columns[p.Target[i]]
-				if _, ok := item.(*ast.DefaultExpr); ok {
-					d, err := a.columnDefault(col)
-					if err != nil {
-						return nil, err
-					}
-					rows[r][i] = d
-					continue
-				}
-				a.hintParam(item, col.Type)
-				e, err := a.build(nil, item, nil)
+		rows[r] = make([]expr.Expr, len(list))
+		for i, item := range list {
+			col := t.Columns[target[i]]
+			if _, ok := item.(*ast.DefaultExpr); ok {
+				d, err := a.columnDefault(col)
 				if err != nil {
 					return nil, err
 				}
-				rows[r][i] = e
+				rows[r][i] = d
+				continue
 			}
+			a.hintParam(item, col.Type)
+			e, err := a.build(nil, item, nil)
+			if err != nil {
+				return nil, err
+			}
+			rows[r][i] = e
 		}
-		cols := make([]planner.Column, len(p.Target))
-		for i, ti := range p.Target {
-			cols[i] = planner.Column{Name: t.Columns[ti].Name, Type: t.Columns[ti].Type}
-		}
-		p.Source = &planner.Values{Rows: rows, Cols: cols}
 	}
+	cols := make([]planner.Column, len(target))
+	for i, ti := range target {
+		cols[i] = planner.Column{Name: t.Columns[ti].Name, Type: t.Columns[ti].Type}
+	}
+	return &planner.Values{Rows: rows, Cols: cols}, nil
+}
 
-	var err2 error
-	if p.Computed, err2 = a.computedExprs(t); err2 != nil {
-		return nil, err2
-	}
-	p.Defaults = make([]expr.Expr, len(t.Columns))
+// columnDefaults builds the DEFAULT of every column that has one (nil for
+// the others).
+func (a *analyser) columnDefaults(t *catalog.Table) ([]expr.Expr, error) {
+	defaults := make([]expr.Expr, len(t.Columns))
 	for i, c := range t.Columns {
 		if c.Default != "" {
 			d, err := a.columnDefault(c)
 			if err != nil {
 				return nil, err
 			}
-			p.Defaults[i] = d
+			defaults[i] = d
 		}
 	}
-	return p, nil
+	return defaults, nil
 }
 
 func insertArityError(got, want int) error {
