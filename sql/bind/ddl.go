@@ -34,132 +34,38 @@ func parseExpr(text string) (ast.ExprNode, error) {
 	return sel.Fields.Fields[0].Expr, nil
 }
 
+// planCreateTable binds CREATE TABLE into a validated descriptor: columns,
+// constraints, primary key (a hidden generated one when none is declared),
+// computed columns, settings, indexes and the initial shard boundaries.
 func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
-	switch {
-	case n.ReferTable != nil:
-		return nil, sqlerr.NotSupported("CREATE TABLE ... LIKE")
-	case n.Select != nil:
-		return nil, sqlerr.NotSupported("CREATE TABLE ... AS SELECT")
-	case n.TemporaryKeyword != ast.TemporaryNone:
-		return nil, sqlerr.NotSupported("temporary tables")
-	case len(n.Options) > 0:
-		return nil, sqlerr.NotSupported("MySQL table option %s", restore(n.Options[0]))
-	case n.Partition != nil:
-		return nil, sqlerr.NotSupported("PARTITION BY (use WITH (UNIFORM_PARTITIONS = N) or PARTITION_AT_KEYS)")
+	if err := createTableForm(n); err != nil {
+		return nil, err
 	}
 	if schema := n.Table.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("creating a table in another database (%s)", schema)
 	}
-	t := &catalog.Table{DatabaseID: a.env.Database.ID, Name: n.Table.Name.O}
-	var pk []string
-	var indexes []IndexSpec
-	pkDeclared := false
-	computed := map[int]ast.ExprNode{}
+	d := &tableDef{t: &catalog.Table{DatabaseID: a.env.Database.ID, Name: n.Table.Name.O}, computed: map[int]ast.ExprNode{}}
 	for _, cd := range n.Cols {
-		typ, err := parser.ColumnType(cd)
-		if err != nil {
+		if err := a.addColumn(d, cd); err != nil {
 			return nil, err
 		}
-		if t.ColumnIndex(cd.Name.Name.O) >= 0 {
-			return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", cd.Name.Name.O)
-		}
-		if strings.EqualFold(cd.Name.Name.O, hiddenKeyName) {
-			return nil, sqlerr.New(sqlerr.InvalidColumnDefinition, "column name %q is reserved", cd.Name.Name.O)
-		}
-		t.NextColumnID++
-		col := catalog.Column{ID: t.NextColumnID, Name: cd.Name.Name.O, Type: typ}
-		for _, opt := range cd.Options {
-			switch opt.Tp {
-			case ast.ColumnOptionNotNull:
-				col.NotNull = true
-			case ast.ColumnOptionNull:
-				col.NotNull = false
-			case ast.ColumnOptionPrimaryKey:
-				if pkDeclared {
-					return nil, multiplePK(t.Name)
-				}
-				pkDeclared = true
-				pk = []string{col.Name}
-			case ast.ColumnOptionDefaultValue:
-				text, err := a.checkDefault(opt.Expr, typ)
-				if err != nil {
-					return nil, err
-				}
-				col.Default = text
-			case ast.ColumnOptionGenerated:
-				computed[len(t.Columns)] = opt.Expr
-			case ast.ColumnOptionUniqKey:
-				// A column's UNIQUE is a unique index, named as
-				// PostgreSQL names the constraint (t_col_key).
-				spec, err := IndexSpecOf(t.Name+"_"+col.Name+"_key", true,
-					[]*ast.IndexPartSpecification{{Column: cd.Name}}, nil)
-				if err != nil {
-					return nil, err
-				}
-				indexes = append(indexes, spec)
-			default:
-				return nil, sqlerr.NotSupported("column option %s", restore(cd))
-			}
-		}
-		t.Columns = append(t.Columns, col)
 	}
 	for _, c := range n.Constraints {
-		switch c.Tp {
-		case ast.ConstraintPrimaryKey:
-			if pkDeclared {
-				return nil, multiplePK(t.Name)
-			}
-			pkDeclared = true
-			for _, k := range c.Keys {
-				if k.Expr != nil || k.Length > 0 {
-					return nil, sqlerr.NotSupported("expressions and prefix lengths in PRIMARY KEY")
-				}
-				pk = append(pk, k.Column.Name.O)
-			}
-		case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
-			unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex
-			name := c.Name
-			if name == "" && unique {
-				// An unnamed UNIQUE (a, b) is named as PostgreSQL
-				// names the constraint: t_a_b_key.
-				name = t.Name
-				for _, k := range c.Keys {
-					if k.Column != nil {
-						name += "_" + k.Column.Name.O
-					}
-				}
-				name += "_key"
-			}
-			spec, err := IndexSpecOf(name, unique, c.Keys, c.Option)
-			if err != nil {
-				return nil, err
-			}
-			indexes = append(indexes, spec)
-		default:
-			return nil, sqlerr.NotSupported("table constraint %s", restore(c))
+		if err := d.addConstraint(c); err != nil {
+			return nil, err
 		}
 	}
+	t := d.t
 	if len(t.Columns) == 0 {
 		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "table %q must have at least one column", t.Name)
 	}
-	for _, name := range pk {
-		i := t.ColumnIndex(name)
-		if i < 0 {
-			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q named in key does not exist", name)
-		}
-		if t.IsKeyColumn(i) {
-			return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in primary key constraint", name)
-		}
-		if !keyable(t.Columns[i].Type) {
-			return nil, sqlerr.New(sqlerr.InvalidTableDefinition,
-				"column %q of type %s cannot be part of the primary key", name, t.Columns[i].Type)
-		}
-		t.PrimaryKey = append(t.PrimaryKey, i)
-	}
-	if err := a.checkComputed(t, computed); err != nil {
+	if err := d.resolvePrimaryKey(); err != nil {
 		return nil, err
 	}
-	if !pkDeclared {
+	if err := a.checkComputed(t, d.computed); err != nil {
+		return nil, err
+	}
+	if !d.pkDeclared {
 		t.NextColumnID++
 		t.Columns = append(t.Columns, catalog.Column{ID: t.NextColumnID, Name: hiddenKeyName, Type: types.TypeUint64, NotNull: true, Hidden: true})
 		t.PrimaryKey = []int{len(t.Columns) - 1}
@@ -169,21 +75,167 @@ func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 		return nil, err
 	}
 	t.Settings = settings
-	for _, spec := range indexes {
-		if strings.EqualFold(spec.Name, t.Name) || t.Index(spec.Name) != nil {
-			return nil, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", spec.Name)
-		}
-		ix, err := spec.Resolve(t)
-		if err != nil {
-			return nil, err
-		}
-		t.Indexes = append(t.Indexes, ix)
+	if err := d.resolveIndexes(); err != nil {
+		return nil, err
 	}
 	pivots, err := settings.InitialPivots(t.SettingsInfo())
 	if err != nil {
 		return nil, err
 	}
 	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices}, nil
+}
+
+// createTableForm refuses the forms of CREATE TABLE PivotDB does not have.
+func createTableForm(n *ast.CreateTableStmt) error {
+	switch {
+	case n.ReferTable != nil:
+		return sqlerr.NotSupported("CREATE TABLE ... LIKE")
+	case n.Select != nil:
+		return sqlerr.NotSupported("CREATE TABLE ... AS SELECT")
+	case n.TemporaryKeyword != ast.TemporaryNone:
+		return sqlerr.NotSupported("temporary tables")
+	case len(n.Options) > 0:
+		return sqlerr.NotSupported("MySQL table option %s", restore(n.Options[0]))
+	case n.Partition != nil:
+		return sqlerr.NotSupported("PARTITION BY (use WITH (UNIFORM_PARTITIONS = N) or PARTITION_AT_KEYS)")
+	}
+	return nil
+}
+
+// tableDef collects a CREATE TABLE's definition as its columns and
+// constraints are read.
+type tableDef struct {
+	t          *catalog.Table
+	pk         []string // primary key column names, as declared
+	pkDeclared bool
+	indexes    []IndexSpec
+	computed   map[int]ast.ExprNode // column index → AS (expr)
+}
+
+// addColumn adds a column definition with its options.
+func (a *analyser) addColumn(d *tableDef, cd *ast.ColumnDef) error {
+	t := d.t
+	typ, err := parser.ColumnType(cd)
+	if err != nil {
+		return err
+	}
+	if t.ColumnIndex(cd.Name.Name.O) >= 0 {
+		return sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", cd.Name.Name.O)
+	}
+	if strings.EqualFold(cd.Name.Name.O, hiddenKeyName) {
+		return sqlerr.New(sqlerr.InvalidColumnDefinition, "column name %q is reserved", cd.Name.Name.O)
+	}
+	t.NextColumnID++
+	col := catalog.Column{ID: t.NextColumnID, Name: cd.Name.Name.O, Type: typ}
+	for _, opt := range cd.Options {
+		switch opt.Tp {
+		case ast.ColumnOptionNotNull:
+			col.NotNull = true
+		case ast.ColumnOptionNull:
+			col.NotNull = false
+		case ast.ColumnOptionPrimaryKey:
+			if d.pkDeclared {
+				return multiplePK(t.Name)
+			}
+			d.pkDeclared = true
+			d.pk = []string{col.Name}
+		case ast.ColumnOptionDefaultValue:
+			if col.Default, err = a.checkDefault(opt.Expr, typ); err != nil {
+				return err
+			}
+		case ast.ColumnOptionGenerated:
+			d.computed[len(t.Columns)] = opt.Expr
+		case ast.ColumnOptionUniqKey:
+			// A column's UNIQUE is a unique index, named as
+			// PostgreSQL names the constraint (t_col_key).
+			spec, err := IndexSpecOf(t.Name+"_"+col.Name+"_key", true,
+				[]*ast.IndexPartSpecification{{Column: cd.Name}}, nil)
+			if err != nil {
+				return err
+			}
+			d.indexes = append(d.indexes, spec)
+		default:
+			return sqlerr.NotSupported("column option %s", restore(cd))
+		}
+	}
+	t.Columns = append(t.Columns, col)
+	return nil
+}
+
+// addConstraint adds a table constraint: PRIMARY KEY, or an index.
+func (d *tableDef) addConstraint(c *ast.Constraint) error {
+	switch c.Tp {
+	case ast.ConstraintPrimaryKey:
+		if d.pkDeclared {
+			return multiplePK(d.t.Name)
+		}
+		d.pkDeclared = true
+		for _, k := range c.Keys {
+			if k.Expr != nil || k.Length > 0 {
+				return sqlerr.NotSupported("expressions and prefix lengths in PRIMARY KEY")
+			}
+			d.pk = append(d.pk, k.Column.Name.O)
+		}
+		return nil
+	case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+		unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex
+		name := c.Name
+		if name == "" && unique {
+			// An unnamed UNIQUE (a, b) is named as PostgreSQL
+			// names the constraint: t_a_b_key.
+			name = d.t.Name
+			for _, k := range c.Keys {
+				if k.Column != nil {
+					name += "_" + k.Column.Name.O
+				}
+			}
+			name += "_key"
+		}
+		spec, err := IndexSpecOf(name, unique, c.Keys, c.Option)
+		if err != nil {
+			return err
+		}
+		d.indexes = append(d.indexes, spec)
+		return nil
+	}
+	return sqlerr.NotSupported("table constraint %s", restore(c))
+}
+
+// resolvePrimaryKey turns the declared key column names into the table's
+// primary key.
+func (d *tableDef) resolvePrimaryKey() error {
+	t := d.t
+	for _, name := range d.pk {
+		i := t.ColumnIndex(name)
+		if i < 0 {
+			return sqlerr.New(sqlerr.UndefinedColumn, "column %q named in key does not exist", name)
+		}
+		if t.IsKeyColumn(i) {
+			return sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in primary key constraint", name)
+		}
+		if !keyable(t.Columns[i].Type) {
+			return sqlerr.New(sqlerr.InvalidTableDefinition,
+				"column %q of type %s cannot be part of the primary key", name, t.Columns[i].Type)
+		}
+		t.PrimaryKey = append(t.PrimaryKey, i)
+	}
+	return nil
+}
+
+// resolveIndexes adds the declared indexes to the table.
+func (d *tableDef) resolveIndexes() error {
+	t := d.t
+	for _, spec := range d.indexes {
+		if strings.EqualFold(spec.Name, t.Name) || t.Index(spec.Name) != nil {
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", spec.Name)
+		}
+		ix, err := spec.Resolve(t)
+		if err != nil {
+			return err
+		}
+		t.Indexes = append(t.Indexes, ix)
+	}
+	return nil
 }
 
 // keyable reports whether a type may be part of a primary key (design §3.1).
