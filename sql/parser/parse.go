@@ -79,6 +79,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 					stmt = ist
 				}
 			}
+		case "grant", "revoke":
+			stmt.Grant, err = s.parseGrant()
 		case "copy":
 			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
 			// loads data with multi-row INSERT/UPSERT instead.
