@@ -41,7 +41,11 @@ type Session struct {
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	return &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	if !e.catalog.Snapshot().Access(user).Superuser() {
+		s.vars.Init("is_superuser", "off")
+	}
+	return s
 }
 
 // Close ends the session, rolling back an open transaction.

@@ -79,6 +79,10 @@ type analyser struct {
 	// setOpArm is set while the SELECT of a set operation's arm is
 	// planned: its select list stays untyped (setop.go).
 	setOpArm bool
+	// checkAs is the role privileges are checked for inside a view (its
+	// owner); "" outside views: the session's user. acc caches its Access.
+	checkAs string
+	acc     *catalog.Access
 }
 
 func (a *analyser) plan() (Statement, error) {
@@ -110,6 +114,8 @@ func (a *analyser) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.Grant != nil:
+		return &Grant{Grant: st.Grant}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

@@ -202,6 +202,13 @@ type User struct {
 	*parser.UserStmt
 }
 
+// Grant is GRANT or REVOKE; its objects and roles are resolved when it
+// runs, against the catalog it changes.
+type Grant struct {
+	noRows
+	*parser.Grant
+}
+
 // ShowVar is SHOW name / SHOW ALL; Name is lower case and known.
 type ShowVar struct {
 	Name string

@@ -82,6 +82,10 @@ func (a *Access) CreateRole() bool { return a.super || a.user != nil && a.user.C
 // superuser is a member of every role, as for pg_has_role).
 func (a *Access) MemberOf(role string) bool { return a.super || a.held[role] }
 
+// InRole reports whether the role is role or was granted it, directly or
+// through other roles (superuser or not).
+func (a *Access) InRole(role string) bool { return a.held[role] }
+
 // Owns reports whether the role owns the object (directly, through a role
 // it is a member of, or as a superuser).
 func (a *Access) Owns(o *Owned) bool { return a.MemberOf(o.OwnerName()) }

@@ -488,6 +488,23 @@ func (v *View) roles() []string {
 	return out
 }
 
+// role is a role's record; a session user that is not in the catalog has
+// no attributes.
+func (v *View) role(name string) *catalog.User {
+	if u, ok := v.Snapshot.User(name); ok {
+		return u
+	}
+	return &catalog.User{Name: name}
+}
+
+// nullIfEmpty is NULL for "", else the string.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 // roleOID numbers roles: the built-in user is 10, as PostgreSQL's bootstrap
 // superuser.
 func roleOID(i int) int64 { return oidBootstrapUser + int64(i)*1000 }
