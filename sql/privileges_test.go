@@ -268,7 +268,7 @@ func TestRoleAttributes(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, r[0].Str()+":"+r[1].String()+r[2].String()+r[3].String()+r[4].String())
 	}
-	want := "alice:ftft boss:tttf helper:ftff pivotdb:ttff readers:ffff"
+	want := "alice:ftft boss:tttf helper:ftff pivotdb:tttt readers:ffff"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("pg_roles\n got %s\nwant %s", strings.Join(got, " "), want)
 	}

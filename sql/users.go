@@ -66,7 +66,7 @@ func (e *Engine) setInitialPassword(pw string) error {
 		return err
 	}
 	ch := e.catalog.Begin()
-	nu := catalog.User{Name: catalog.BootstrapUser, Superuser: true}
+	nu := catalog.User{Name: catalog.BootstrapUser, Superuser: true, CreateDB: true, CreateRole: true}
 	if ok {
 		nu = *u
 	}

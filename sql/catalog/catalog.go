@@ -423,7 +423,7 @@ func Load(store *meta.Store) (*Catalog, error) {
 		// Recorded before role attributes: the built-in user is the
 		// bootstrap superuser, whatever its record says.
 		nu := *u
-		nu.Superuser = true
+		nu.Superuser, nu.CreateDB, nu.CreateRole = true, true, true
 		snap.users[BootstrapUser] = &nu
 	}
 	c := &Catalog{}
@@ -437,7 +437,7 @@ func Load(store *meta.Store) (*Catalog, error) {
 			ch.CreateDatabase(DefaultDatabase, BootstrapUser)
 		}
 		if !hasUser {
-			ch.PutUser(&User{Name: BootstrapUser, Superuser: true})
+			ch.PutUser(&User{Name: BootstrapUser, Superuser: true, CreateDB: true, CreateRole: true})
 		}
 		b := store.NewBatch()
 		defer b.Close()
