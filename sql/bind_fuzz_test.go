@@ -13,11 +13,13 @@ import (
 	"github.com/pivotdb/pivotdb/tests/logictest"
 )
 
-// FuzzBind feeds SQL text through the parser and the binder (Prepare) of a
-// session whose catalog holds the tables, indexes and views that the seed
-// statements create. Nothing runs: the catalog is the same for every input.
-// It checks that binding never panics and that every error carries a
-// SQLSTATE and is not an internal error (XX000 is a bug by definition).
+// FuzzBind feeds SQL text through the parser and the binder (Prepare) of
+// two sessions whose catalog holds the tables, indexes and views that the
+// seed statements create: the bootstrap superuser's and that of a role
+// holding a few privileges, so that the privilege checks are exercised too.
+// Nothing runs: the catalog is the same for every input. It checks that
+// binding never panics and that every error carries a SQLSTATE and is not
+// an internal error (XX000 is a bug by definition).
 //
 // Seeds: the statements of tests/sql/*.test and a modest sample of the
 // sqllogictest corpus (testdata/fuzz/bind-seeds.sql, statements separated
@@ -40,8 +42,18 @@ func FuzzBind(f *testing.F) {
 			_, _ = tryQuery(s, sql)
 		}
 	}
+	for _, sql := range []string{
+		"CREATE USER fuzzer",
+		"GRANT SELECT ON t1 TO fuzzer",
+		"GRANT INSERT, UPDATE ON t2 TO fuzzer WITH GRANT OPTION",
+		"GRANT SELECT ON t TO PUBLIC",
+	} {
+		_, _ = tryQuery(s, sql)
+	}
+	user := asUser(f, e, "fuzzer")
 	f.Fuzz(func(t *testing.T, sql string) {
 		checkBind(t, s, sql)
+		checkBind(t, user, sql)
 	})
 }
 
@@ -91,6 +103,19 @@ func bindSeeds(f *testing.F) []string {
 			out = append(out, s)
 		}
 	}
+	// Statements of the privilege system, which neither source has.
+	out = append(out,
+		"GRANT SELECT, INSERT ON t1, public.t2 TO fuzzer WITH GRANT OPTION",
+		"REVOKE GRANT OPTION FOR ALL PRIVILEGES ON TABLE t1 FROM PUBLIC CASCADE",
+		"GRANT CONNECT, CREATE ON DATABASE pivotdb TO current_user",
+		"GRANT readers TO fuzzer",
+		"CREATE ROLE r WITH NOLOGIN CREATEDB NOCREATEROLE SUPERUSER PASSWORD 'x'",
+		"ALTER USER fuzzer NOSUPERUSER",
+		"SELECT has_table_privilege('fuzzer', 't1', 'SELECT WITH GRANT OPTION'), pg_has_role('pivotdb', 'MEMBER')",
+		"SELECT has_database_privilege(10, 'pivotdb', 'connect'), has_schema_privilege('public', 'CREATE')",
+		"SELECT rolname, rolpassword FROM pg_authid",
+		"SELECT relacl FROM pg_class JOIN pg_database ON true",
+	)
 	if len(out) < 100 {
 		f.Fatalf("only %d seeds", len(out))
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // asUser opens a session of the default database for user.
-func asUser(t *testing.T, e *Engine, user string) *Session {
+func asUser(t testing.TB, e *Engine, user string) *Session {
 	t.Helper()
 	s, err := e.NewSession("pivotdb", user)
 	if err != nil {
