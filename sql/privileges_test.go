@@ -196,6 +196,14 @@ func TestOwnersAndCreate(t *testing.T) {
 		t.Fatalf("datacl %s", got)
 	}
 	query(t, alice, "GRANT CONNECT ON DATABASE adb TO bob")
+	// A session sees grants on its database made after it started.
+	if boolOf(t, bob, "SELECT has_schema_privilege('public', 'CREATE')") != true {
+		t.Fatal("bob has CREATE on pivotdb")
+	}
+	query(t, admin, "REVOKE CREATE ON DATABASE pivotdb FROM bob")
+	if boolOf(t, bob, "SELECT has_schema_privilege('public', 'CREATE')") {
+		t.Fatal("has_schema_privilege did not see the REVOKE")
+	}
 	s, err := e.NewSession("adb", "bob")
 	if err != nil {
 		t.Fatal(err)

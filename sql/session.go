@@ -197,9 +197,12 @@ func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared
 
 // bindEnv is what the binder sees of the session.
 func (s *Session) bindEnv() *bind.Env {
+	snap := s.e.catalog.Snapshot()
 	return &bind.Env{
-		Snapshot:      s.e.catalog.Snapshot(),
-		Database:      s.db,
+		Snapshot: snap,
+		// The database as snap has it: its ACL may have changed since the
+		// session started.
+		Database:      s.currentDB(snap),
 		User:          s.user,
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
