@@ -22,6 +22,7 @@ type Batch struct {
 	b         *pebble.Batch // nil once closed.
 	writeOpts *pebble.WriteOptions
 	filters   *keyFilterTables // tables with a key bloom filter (keyfilter.go)
+	space     *diskGuard       // admission of commits (diskspace.go); may be nil
 	committed bool
 }
 
@@ -103,10 +104,19 @@ func (b *Batch) NewIter(span Span) (*Iterator, error) {
 
 // Commit applies the batch atomically. Unless the engine was opened with
 // NoSync, Commit returns only after the WAL is synced, so a committed batch
-// survives a crash.
+// survives a crash. When the disk has too little free space left
+// (diskspace.go) it writes nothing and returns a *DiskFullError
+// (ErrDiskFull); the batch stays uncommitted and may be retried.
 func (b *Batch) Commit() error {
 	if err := b.check(); err != nil {
 		return err
+	}
+	if b.space != nil && !b.b.Empty() {
+		done, err := b.space.admit(b.b.Len())
+		if err != nil {
+			return err
+		}
+		defer done()
 	}
 	if err := b.b.Commit(b.writeOpts); err != nil {
 		return err

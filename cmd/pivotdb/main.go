@@ -51,7 +51,7 @@ func usage(w io.Writer) {
                 [--ttl-run-interval DURATION]
                 [--tls-cert FILE --tls-key FILE] [--auth trust|scram] [--initial-password PASSWORD]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
-                [--max-query-memory BYTES]
+                [--max-query-memory BYTES] [--disk-reserve BYTES]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -83,6 +83,9 @@ func serve(args []string, stderr io.Writer) int {
 		"default idle_in_transaction_session_timeout: sessions idle that long inside a transaction are ended (0: never)")
 	maxQueryMem := fs.Int64("max-query-memory", 1<<30,
 		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
+	diskReserve := fs.Int64("disk-reserve", 0,
+		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
+			"(0: 1/16 of the disk, at least 4 MiB and at most 1 GiB)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -99,8 +102,8 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory and the timeouts must not be negative\n")
+	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *diskReserve < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory, --disk-reserve and the timeouts must not be negative\n")
 		return 2
 	}
 	authMethod, err := server.ParseAuthMethod(*authName)
@@ -136,7 +139,8 @@ func serve(args []string, stderr io.Writer) int {
 		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps,
 			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
-		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem})
+		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
+		DiskReserveBytes: *diskReserve})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1
