@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -69,6 +70,9 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 	if err := b.Commit(); err != nil {
 		return abort(err)
 	}
+	// Committed: a panic before both installs would leave the catalog and
+	// shard maps in memory behind the disk, with the change locks held.
+	defer panics.Crash("sql: installing a committed schema change")
 	pch.Install()
 	ch.Install()
 	s.e.syncKeyFilters()

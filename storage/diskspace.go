@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	iofs "io/fs"
 	"log/slog"
 	"sync"
@@ -97,10 +98,12 @@ func DefaultDiskReserve(total uint64) uint64 {
 }
 
 // DefaultDiskBallast is the ballast for a filesystem of total bytes when
-// Options.DiskBallastBytes is 0: 1% of the disk (CockroachDB's choice), at
-// least 1 MiB and at most 256 MiB.
+// Options.DiskBallastBytes is 0: 1% of the disk (CockroachDB's share), at
+// least 1 MiB and at most 64 MiB, room for a flush of a default memtable
+// and the MANIFEST updates that follow it. It is allocated with fallocate,
+// so creating it writes nothing.
 func DefaultDiskBallast(total uint64) uint64 {
-	return min(max(total/100, 1<<20), 256<<20)
+	return min(max(total/100, 1<<20), 64<<20)
 }
 
 // defaultMemTableSize scales the default memtable down on small disks: the
@@ -241,7 +244,7 @@ func (g *diskGuard) maybeCreateBallast(avail uint64, async bool) {
 		}
 	}
 	if async {
-		go create()
+		panics.Go("storage: creating the emergency ballast", create)
 	} else {
 		create()
 	}

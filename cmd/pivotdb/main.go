@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	"io"
 	"log/slog"
 	"net"
@@ -127,6 +128,7 @@ func serve(args []string, stderr io.Writer) int {
 		*initialPassword = os.Getenv("PIVOTDB_PASSWORD")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	panics.SetLogger(log)
 
 	if authMethod == server.AuthTrust {
 		if err := checkTrustedListen(*listen); err != nil {
