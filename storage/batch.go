@@ -23,6 +23,7 @@ type Batch struct {
 	writeOpts *pebble.WriteOptions
 	filters   *keyFilterTables // tables with a key bloom filter (keyfilter.go)
 	space     *diskGuard       // admission of commits (diskspace.go); may be nil
+	rangeDels bool             // DeleteRange was called (a drop, for admission)
 	committed bool
 }
 
@@ -79,6 +80,7 @@ func (b *Batch) DeleteRange(span Span) error {
 	if bytes.Compare(start, span.End) >= 0 {
 		return nil // Empty, or [empty key, 0x00), which holds no valid key.
 	}
+	b.rangeDels = true
 	return b.b.DeleteRange(start, span.End, nil)
 }
 
@@ -112,7 +114,7 @@ func (b *Batch) Commit() error {
 		return err
 	}
 	if b.space != nil && !b.b.Empty() {
-		done, err := b.space.admit(b.b.Len())
+		done, err := b.space.admit(b.b.Len(), b.rangeDels)
 		if err != nil {
 			return err
 		}

@@ -39,6 +39,15 @@ import (
 //     clients cannot eat the room it freed), and it is recreated as soon as
 //     the filesystem has room for it and the reserve again.
 //
+// A small batch that drops data (one with a range deletion of at most
+// dropBatchMaxBytes: DROP TABLE, DROP INDEX, DROP DATABASE) may use all but
+// a quarter of the reserve, so that space can be freed from SQL on a full
+// disk. (It can still be refused for a moment while a compaction holds most
+// of the reserve: the compaction's output is written before its inputs are
+// deleted.) Pebble flushes a memtable holding a range deletion within
+// flushDelayDeleteRange and then deletes the sstables it covers without
+// rewriting them, which frees the space without needing any.
+//
 // Writes resume by themselves once space is freed (files deleted, the
 // filesystem grown): the guard reads statfs at every commit, so no restart
 // and no polling interval is involved.
@@ -85,16 +94,25 @@ func FormatBytes(n uint64) string {
 	return fmt.Sprintf("%.0f %s", v, units[i])
 }
 
+// dropBatchMaxBytes bounds the batches that may use the lower half of the
+// reserve (see above): a drop writes a few keys and tombstones.
+const dropBatchMaxBytes = 64 << 10
+
+// flushDelayDeleteRange is Pebble's FlushDelayDeleteRange: space covered by
+// a range deletion is freed only once it is flushed.
+const flushDelayDeleteRange = 2 * time.Second
+
 // ballastName is the ballast file in the data directory. Pebble ignores
 // files whose names it does not know.
 const ballastName = "EMERGENCY_BALLAST"
 
 // DefaultDiskReserve is the reserve for a filesystem of total bytes when
-// Options.DiskReserveBytes is 0: 1/16 of the disk, at least 4 MiB and at
+// Options.DiskReserveBytes is 0: 1/16 of the disk, at least 8 MiB and at
 // most 1 GiB. Large disks keep 1 GiB, enough for Pebble's memtables to flush
-// and a few compactions; a 64 MB test filesystem keeps 4 MiB.
+// and a few compactions; a 64 MB test filesystem keeps 8 MiB, because there
+// a compaction rewrites a large share of the data.
 func DefaultDiskReserve(total uint64) uint64 {
-	return min(max(total/16, 4<<20), 1<<30)
+	return min(max(total/16, 8<<20), 1<<30)
 }
 
 // DefaultDiskBallast is the ballast for a filesystem of total bytes when
@@ -190,7 +208,7 @@ func newDiskGuard(fs vfs.FS, dir string, opts Options) (*diskGuard, error) {
 
 // admit checks that a commit of n bytes leaves the reserve free and counts
 // it as in flight; done must be called once the commit returns.
-func (g *diskGuard) admit(n int) (done func(), err error) {
+func (g *diskGuard) admit(n int, drops bool) (done func(), err error) {
 	usage, err := g.fs.GetDiskUsage(g.dir)
 	if err != nil {
 		// statfs failing is not a full disk; let Pebble find out.
@@ -203,7 +221,11 @@ func (g *diskGuard) admit(n int) (done func(), err error) {
 	if !g.present.Load() {
 		taken += g.size
 	}
-	if avail < taken || avail-taken < g.reserve {
+	reserve := g.reserve
+	if drops && n <= dropBatchMaxBytes {
+		reserve /= 4
+	}
+	if avail < taken || avail-taken < reserve {
 		done()
 		g.refused.Add(1)
 		if !g.refusing.Swap(true) {
@@ -216,7 +238,7 @@ func (g *diskGuard) admit(n int) (done func(), err error) {
 		}
 		return nil, &DiskFullError{AvailBytes: free, NeedBytes: uint64(n), ReserveBytes: g.reserve}
 	}
-	if g.refusing.Swap(false) {
+	if avail-taken >= g.reserve && g.refusing.Swap(false) {
 		g.log.Info("storage: disk space is above the reserve again; writes resumed",
 			"dir", g.dir, "avail", FormatBytes(avail))
 	}

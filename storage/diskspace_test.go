@@ -70,6 +70,23 @@ func TestDiskGuard(t *testing.T) {
 		t.Fatalf("read while full: %v %v", found, err)
 	}
 
+	// A small drop (a range deletion) may use all but a quarter of the
+	// reserve: that is how space is freed from SQL.
+	d := e.NewBatch()
+	defer d.Close()
+	d.Set([]byte("\x01catalog"), []byte("dropped"))
+	d.DeleteRange(Span{Start: []byte("\x02x"), End: []byte("\x02y")})
+	if err := d.Commit(); err != nil {
+		t.Fatalf("a drop below the reserve: %v", err)
+	}
+	setAvail(10 * mib) // below a quarter of the reserve: refused too
+	d2 := e.NewBatch()
+	defer d2.Close()
+	d2.DeleteRange(Span{Start: []byte("\x02x"), End: []byte("\x02y")})
+	if err := d2.Commit(); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("a drop below a quarter of the reserve: got %v, want ErrDiskFull", err)
+	}
+
 	setAvail(100 * mib)
 	if err := b.Commit(); err != nil {
 		t.Fatalf("retry after space returned: %v", err)

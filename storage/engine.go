@@ -173,6 +173,10 @@ func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 	// never end the process (a full disk makes them fail for a while).
 	// DataCorruption keeps Pebble's default, which is fatal: serving from a
 	// store known to be corrupt could hand out or build on wrong data.
+	// Space under a range deletion (DROP TABLE) is reclaimed only after
+	// the memtable holding it is flushed; without a delay that could wait
+	// for the memtable to fill, which on a full disk never happens.
+	p.FlushDelayDeleteRange = flushDelayDeleteRange
 	bg := &backgroundErrorLog{log: o.events(), interval: 10 * time.Second}
 	p.EventListener = &pebble.EventListener{
 		BackgroundError: bg.report,

@@ -94,7 +94,7 @@ func serve(args []string, stderr io.Writer) int {
 		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
 	diskReserve := fs.Int64("disk-reserve", 0,
 		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
-			"(0: 1/16 of the disk, at least 4 MiB and at most 1 GiB)")
+			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
