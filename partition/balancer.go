@@ -251,7 +251,13 @@ func (b *Balancer) Start() {
 				case <-b.stop:
 					return
 				case <-t.C:
-					b.Tick()
+					// Each table's turn recovers its own panics
+					// (balanceTableRecovered); this catches the rest of
+					// the tick, so that the next one still comes.
+					func() {
+						defer panics.Recover("partition: balancer tick", nil)
+						b.Tick()
+					}()
 				}
 			}
 		}()

@@ -98,7 +98,13 @@ func (r *TTLRunner) Start() {
 				case <-r.ctx.Done():
 					return
 				case <-t.C:
-					r.Run()
+					// Each shard's erase recovers its own panics
+					// (eraseRecovered); this catches the rest of the run,
+					// so that the next one still comes.
+					func() {
+						defer panics.Recover("partition: TTL run", nil)
+						r.Run()
+					}()
 				}
 			}
 		}()
