@@ -178,29 +178,29 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 }
 
 func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared, error) {
-	snap := s.e.catalog.Snapshot()
-	params := make([]types.Type, max(st.NumParams, len(declared)))
-	for i := range params {
-		params[i] = types.TypeUnknown
-	}
-	copy(params, declared)
-	a := &analyser{s: s, snap: snap, stmt: &st, params: params}
-	plan, err := a.plan()
+	env := s.bindEnv()
+	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
-		return nil, sqlerr.WithPosition(err, 0)
-	}
-	for i, t := range a.params {
-		if t.Family == types.Unknown || t.Family == types.Null {
-			// PostgreSQL resolves a parameter nothing constrains as text.
-			a.params[i] = types.TypeUtf8
-		}
+		return nil, err
 	}
 	return &Prepared{
 		SQL:        st.Text,
-		ParamTypes: a.params,
+		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, snap: snap, plan: plan},
+		plan:       preparedPlan{stmt: st, snap: env.Snapshot, plan: plan},
 	}, nil
+}
+
+// bindEnv is what the binder sees of the session.
+func (s *Session) bindEnv() *bind.Env {
+	return &bind.Env{
+		Snapshot:      s.e.catalog.Snapshot(),
+		Database:      s.db,
+		User:          s.user,
+		Settings:      s.vars,
+		Now:           s.e.opts.Now,
+		PartitionRows: s.partitionRows,
+	}
 }
 
 // Execute runs a prepared statement with bound parameters (one per
