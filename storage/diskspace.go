@@ -190,6 +190,10 @@ func newDiskGuard(fs vfs.FS, dir string, opts Options) (*diskGuard, error) {
 	if g.size == 0 {
 		g.size = DefaultDiskBallast(usage.TotalBytes)
 	}
+	// A ballast being created when the process died is left as .tmp.
+	if err := fs.Remove(g.ballast + ".tmp"); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return nil, fmt.Errorf("storage: removing a half-made ballast: %w", err)
+	}
 	if fi, err := fs.Stat(g.ballast); err == nil {
 		g.present.Store(true)
 		if uint64(fi.Size()) != g.size {
