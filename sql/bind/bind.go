@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
@@ -114,14 +115,8 @@ func (a *analyser) plan() (Statement, error) {
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
 	switch n := st.AST.(type) {
-	case *ast.SelectStmt:
-		node, err := a.buildSelect(n)
-		if err != nil {
-			return nil, err
-		}
-		return &Select{Node: node}, nil
-	case *ast.SetOprStmt:
-		node, err := a.buildSetOpr(n)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		node, _, err := a.buildQueryStmt(n)
 		if err != nil {
 			return nil, err
 		}
@@ -155,6 +150,20 @@ func (a *analyser) plan() (Statement, error) {
 		return a.planExplain(n)
 	}
 	return nil, sqlerr.NotSupported("statement %s", statementName(st.AST))
+}
+
+// buildQueryStmt binds a query statement, a SELECT or a set operation; ok
+// is false for any other statement.
+func (a *analyser) buildQueryStmt(n ast.Node) (node planner.Node, ok bool, err error) {
+	switch q := n.(type) {
+	case *ast.SelectStmt:
+		node, err = a.buildSelect(q)
+	case *ast.SetOprStmt:
+		node, err = a.buildSetOpr(q)
+	default:
+		return nil, false, nil
+	}
+	return node, true, err
 }
 
 // statementName names a statement kind for "not supported" errors.

@@ -101,21 +101,15 @@ func (a *analyser) insertSource(n *ast.InsertStmt, t *catalog.Table, target []in
 	if n.Select == nil {
 		return a.insertValues(n.Lists, t, target)
 	}
-	var node planner.Node
-	var err error
-	switch src := n.Select.(type) {
-	case *ast.SelectStmt:
-		if src.Kind == ast.SelectStmtKindValues {
-			return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
-		}
-		node, err = a.buildSelect(src)
-	case *ast.SetOprStmt:
-		node, err = a.buildSetOpr(src)
-	default:
-		return nil, sqlerr.NotSupported("this INSERT source")
+	if sel, isSelect := n.Select.(*ast.SelectStmt); isSelect && sel.Kind == ast.SelectStmtKindValues {
+		return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
 	}
+	node, ok, err := a.buildQueryStmt(n.Select)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, sqlerr.NotSupported("this INSERT source")
 	}
 	if got := visibleCount(node.Columns()); got != len(target) {
 		return nil, insertArityError(got, len(target))

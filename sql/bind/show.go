@@ -5,7 +5,6 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -45,18 +44,12 @@ func (a *analyser) planExplain(n *ast.ExplainStmt) (Statement, error) {
 	if n.Analyze {
 		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
 	}
-	var node planner.Node
-	var err error
-	switch stmt := n.Stmt.(type) {
-	case *ast.SelectStmt:
-		node, err = a.buildSelect(stmt)
-	case *ast.SetOprStmt:
-		node, err = a.buildSetOpr(stmt)
-	default:
-		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
-	}
+	node, ok, err := a.buildQueryStmt(n.Stmt)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
 	}
 	return &Explain{Node: node}, nil
 }
