@@ -16,12 +16,13 @@
 // Invariants: a Batch writes and a Store reads only keys of a registered
 // namespace (Check), so no data key is written or read as metadata. Two
 // uses reach the shard manager's statistics records through storage
-// directly, because they must be consistent with the rows in one storage
-// batch or snapshot: the statistics deltas merged into every write
-// transaction's batch (partition/stats.go), and the statistics that
-// partition.Manager.TableStats reads from the snapshot it cuts the shards
-// from (partition/cuts.go). Everything else — catalog records, users,
-// shard maps, id sequences, reshape counters — goes through this package.
+// directly, because the records must be consistent with the rows they
+// count in one storage batch or snapshot: the statistics deltas merged into
+// every write transaction's batch (partition/stats.go), and the shard sizes
+// that choosing split points reads from the snapshot it also counts rows in
+// (partition/cuts.go). Everything else — catalog records, users, shard
+// maps, the statistics sys.partitions shows, id sequences, reshape
+// counters — goes through this package.
 //
 // Debugging: storage.FormatKey prints a metadata key as /System/...; every
 // namespace's layout is documented where its records are encoded

@@ -13,10 +13,10 @@
 //     keeps them in the same Pebble instance as the rows, so that a split
 //     (a metadata change) is one atomic batch, and CREATE TABLE commits its
 //     catalog record and its shard map together. They are read and written
-//     through meta.Store and meta.Batch, except where they must be
-//     consistent with the rows in one storage batch or snapshot: the
-//     statistics deltas of a write commit, and the statistics TableStats
-//     reads beside the map.
+//     through meta.Store and meta.Batch, except where statistics must be
+//     consistent with the rows they count in one storage batch or
+//     snapshot: the deltas of a write commit, and the shard sizes cuts.go
+//     reads beside the rows it counts.
 //   - ShardMap (shardmap.go). One table's shards at a moment: pivots
 //     (full keys, pivot 0 = storage.TablePrefix(table)), shard ids and spans.
 //     Immutable; Find routes a key, Overlapping prunes a span.
