@@ -11,7 +11,7 @@ import (
 )
 
 // planShowVar is SHOW name / SHOW ALL.
-func (a *analyser) planShowVar(st *parser.ShowVar) (Statement, error) {
+func (a *binder) planShowVar(st *parser.ShowVar) (Statement, error) {
 	if st.All {
 		return &ShowVar{All: true}, nil
 	}
@@ -23,7 +23,7 @@ func (a *analyser) planShowVar(st *parser.ShowVar) (Statement, error) {
 }
 
 // planShow handles the MySQL-style SHOW statements TiDB parses.
-func (a *analyser) planShow(n *ast.ShowStmt) (Statement, error) {
+func (a *binder) planShow(n *ast.ShowStmt) (Statement, error) {
 	switch n.Tp {
 	case ast.ShowCreateTable:
 		t, err := a.lookupTable(n.Table)
@@ -40,7 +40,7 @@ func (a *analyser) planShow(n *ast.ShowStmt) (Statement, error) {
 }
 
 // planExplain binds the query whose plan EXPLAIN renders.
-func (a *analyser) planExplain(n *ast.ExplainStmt) (Statement, error) {
+func (a *binder) planExplain(n *ast.ExplainStmt) (Statement, error) {
 	if n.Analyze {
 		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
 	}
