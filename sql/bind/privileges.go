@@ -26,7 +26,7 @@ import (
 // information_schema, sys.partitions) are readable by every role.
 
 // access is the privileges of the role checks are made for.
-func (a *analyser) access() *catalog.Access {
+func (a *binder) access() *catalog.Access {
 	role := a.env.User
 	if a.checkAs != "" {
 		role = a.checkAs
@@ -38,7 +38,7 @@ func (a *analyser) access() *catalog.Access {
 }
 
 // requireTable fails with 42501 unless the role holds p on table t.
-func (a *analyser) requireTable(t *catalog.Table, p acl.Privilege) error {
+func (a *binder) requireTable(t *catalog.Table, p acl.Privilege) error {
 	if a.access().Has(&t.Owned, acl.Table, p) {
 		return nil
 	}
@@ -46,7 +46,7 @@ func (a *analyser) requireTable(t *catalog.Table, p acl.Privilege) error {
 }
 
 // requireView fails with 42501 unless the role holds p on view v.
-func (a *analyser) requireView(v *catalog.View, p acl.Privilege) error {
+func (a *binder) requireView(v *catalog.View, p acl.Privilege) error {
 	if a.access().Has(&v.Owned, acl.Table, p) {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (a *analyser) requireView(v *catalog.View, p acl.Privilege) error {
 }
 
 // requireOwner fails with 42501 unless the role owns table t.
-func (a *analyser) requireOwner(t *catalog.Table) error {
+func (a *binder) requireOwner(t *catalog.Table) error {
 	if a.access().Owns(&t.Owned) {
 		return nil
 	}
