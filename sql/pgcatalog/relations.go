@@ -470,9 +470,10 @@ func (v *View) tableByOID(oid int64) (*catalog.Table, bool) {
 	return nil, false
 }
 
-// roles are the users a client can see: the built-in pivotdb, the users
-// of CREATE USER, and the session's own user if it is none of them (trust
-// authentication admits any name).
+// roles are the roles a client can see: the built-in pivotdb, the roles
+// of CREATE USER/ROLE, and the view's user if it is none of them (sessions
+// only open for existing roles, but the binder's tests fill a View by
+// hand).
 func (v *View) roles() []string {
 	out := []string{catalog.BootstrapUser}
 	seen := map[string]bool{catalog.BootstrapUser: true}
