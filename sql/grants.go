@@ -231,3 +231,86 @@ func (s *Session) grantRoles(ch *catalog.Change, g *parser.Grant, members []stri
 	}
 	return nil
 }
+
+// alterOwner is ALTER TABLE|VIEW|DATABASE name OWNER TO role. As in
+// PostgreSQL, only the owner (or a superuser) may give an object away, and
+// only to a role it is a member of; a database's new owner needs CREATEDB
+// from a non-superuser. The old owner's grants become the new owner's.
+func (s *Session) alterOwner(ctx context.Context, p *bind.AlterOwner) (Result, error) {
+	newOwner := p.Owner
+	if newOwner == parser.CurrentUser {
+		newOwner = s.user
+	}
+	err := s.ddl(func(ch *catalog.Change, _ *partition.Change, _ *storage.Batch) error {
+		snap := ch.Snapshot()
+		acc := s.access(snap)
+		if _, ok := snap.User(newOwner); !ok {
+			return sqlerr.New(sqlerr.UndefinedObject, "role %q does not exist", newOwner)
+		}
+		mayGive := func() error {
+			if !acc.MemberOf(newOwner) {
+				return sqlerr.New(sqlerr.InsufficientPrivilege, "must be able to SET ROLE %q", newOwner)
+			}
+			return nil
+		}
+		switch p.Kind {
+		case "database":
+			d, ok := snap.Database(p.Name)
+			if !ok {
+				return sqlerr.New(sqlerr.UndefinedDatabase, "database %q does not exist", p.Name)
+			}
+			if err := ownDatabase(acc, d); err != nil {
+				return err
+			}
+			if err := mayGive(); err != nil {
+				return err
+			}
+			if !acc.CreateDB() {
+				return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to change owner of database")
+			}
+			nd := *d
+			nd.Owner, nd.ACL = newOwner, d.ACL.NewOwner(d.OwnerName(), newOwner)
+			ch.PutDatabase(&nd)
+			return nil
+		}
+		schema, rel, qualified := strings.Cut(p.Name, ".")
+		if !qualified {
+			schema, rel = "", p.Name
+		}
+		if schema != "" && !strings.EqualFold(schema, s.db.Name) && !strings.EqualFold(schema, "public") {
+			return sqlerr.NotSupported("changing the owner of a relation of another database (%s)", schema)
+		}
+		if t, ok := snap.Table(s.db.ID, rel); ok && p.Kind == "table" {
+			if err := ownTable(acc, t); err != nil {
+				return err
+			}
+			if err := mayGive(); err != nil {
+				return err
+			}
+			nt := *t
+			nt.Owner, nt.ACL = newOwner, t.ACL.NewOwner(t.OwnerName(), newOwner)
+			ch.PutTable(&nt)
+			return nil
+		}
+		if v, ok := snap.View(s.db.ID, rel); ok && p.Kind == "view" {
+			if err := ownView(acc, v); err != nil {
+				return err
+			}
+			if err := mayGive(); err != nil {
+				return err
+			}
+			nv := *v
+			nv.Owner, nv.ACL = newOwner, v.ACL.NewOwner(v.OwnerName(), newOwner)
+			ch.PutView(&nv)
+			return nil
+		}
+		if snap.RelationExists(s.db.ID, rel) {
+			return sqlerr.New(sqlerr.WrongObjectType, "%q is not a %s", rel, p.Kind)
+		}
+		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", rel)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "ALTER " + strings.ToUpper(p.Kind)}, nil
+}

@@ -214,9 +214,25 @@ func TestOwnersAndCreate(t *testing.T) {
 	}
 	s.Close()
 
-	// A role that owns objects or holds privileges cannot be dropped.
+	// A role that owns objects or holds privileges cannot be dropped;
+	// giving its objects away lets it go.
 	_, err = tryQuery(admin, "DROP USER alice")
 	wantCode(t, err, "2BP01")
+	denied(t, bob, "ALTER TABLE a OWNER TO bob", "must be owner of table a")
+	denied(t, alice, "ALTER TABLE a OWNER TO bob", `must be able to SET ROLE "bob"`)
+	query(t, admin, "ALTER TABLE a OWNER TO bob")
+	rows = query(t, admin, "SELECT relacl FROM pg_catalog.pg_class WHERE relname = 'a'")
+	if got := rows[0][0].Str(); got != "{bob=a*rwdD/bob}" {
+		t.Fatalf("relacl after OWNER TO: %s", got)
+	}
+	query(t, bob, "DROP INDEX a_v")
+	query(t, admin, "ALTER VIEW av OWNER TO bob")
+	query(t, admin, "ALTER DATABASE adb OWNER TO pivotdb")
+	_, err = tryQuery(admin, "ALTER VIEW a OWNER TO bob")
+	wantCode(t, err, "42809")
+	query(t, admin, "REVOKE CREATE ON DATABASE pivotdb FROM alice")
+	query(t, admin, "REVOKE CONNECT ON DATABASE adb FROM alice")
+	query(t, admin, "DROP USER alice")
 }
 
 func TestRoleAttributes(t *testing.T) {

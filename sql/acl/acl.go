@@ -217,3 +217,28 @@ func (a ACL) find(grantee, grantor string) int {
 	}
 	return -1
 }
+
+// NewOwner returns a copy of a for an object given from oldOwner to
+// newOwner: the old owner's grants, received and given, become the new
+// owner's (PostgreSQL's aclnewowner), merged with any the new owner had.
+func (a ACL) NewOwner(oldOwner, newOwner string) ACL {
+	if a == nil {
+		return nil
+	}
+	out := ACL{}
+	for _, it := range a {
+		if it.Grantee == oldOwner {
+			it.Grantee = newOwner
+		}
+		if it.Grantor == oldOwner {
+			it.Grantor = newOwner
+		}
+		if i := out.find(it.Grantee, it.Grantor); i >= 0 {
+			out[i].Privs |= it.Privs
+			out[i].GrantOptions |= it.GrantOptions
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}

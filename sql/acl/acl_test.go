@@ -53,3 +53,15 @@ func TestGrantRevoke(t *testing.T) {
 		t.Fatalf("PUBLIC on a database: %v", p)
 	}
 }
+
+func TestNewOwner(t *testing.T) {
+	a := Default(Table, "old").Grant("new", "old", Select, false).Grant("x", "old", Insert, true)
+	got := a.NewOwner("old", "new").Strings()
+	want := []string{"new=arwdD/new", "x=a*/new"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if ACL(nil).NewOwner("a", "b") != nil {
+		t.Fatal("a default ACL stays default")
+	}
+}

@@ -117,6 +117,8 @@ func (a *binder) plan() (Statement, error) {
 		return &User{UserStmt: st.User}, nil
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
+	case st.AlterOwner != nil:
+		return &AlterOwner{AlterOwner: st.AlterOwner}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

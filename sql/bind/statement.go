@@ -209,6 +209,13 @@ type Grant struct {
 	*parser.Grant
 }
 
+// AlterOwner is ALTER TABLE|VIEW|DATABASE name OWNER TO role, resolved
+// when it runs.
+type AlterOwner struct {
+	noRows
+	*parser.AlterOwner
+}
+
 // ShowVar is SHOW name / SHOW ALL; Name is lower case and known.
 type ShowVar struct {
 	Name string

@@ -98,6 +98,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
+				stmt.AlterOwner, handled, err = s.parseAlterOwner()
+			}
+			if !handled && err == nil {
 				stmt.Settings, handled, err = s.alterSettings()
 			}
 			if !handled && err == nil {

@@ -208,6 +208,8 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			}
 		}
 		fmt.Fprintln(b)
+	case st.AlterOwner != nil:
+		fmt.Fprintf(b, "alter owner %s %q to %q\n", st.AlterOwner.Kind, st.AlterOwner.Name, st.AlterOwner.Owner)
 	case st.Grant != nil:
 		g := st.Grant
 		verb := map[bool]string{false: "grant", true: "revoke"}[g.Revoke]
