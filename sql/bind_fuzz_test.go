@@ -115,6 +115,8 @@ func bindSeeds(f *testing.F) []string {
 		"SELECT has_database_privilege(10, 'pivotdb', 'connect'), has_schema_privilege('public', 'CREATE')",
 		"SELECT rolname, rolpassword FROM pg_authid",
 		"SELECT relacl FROM pg_class JOIN pg_database ON true",
+		"ALTER TABLE public.t1 OWNER TO fuzzer",
+		"ALTER DATABASE pivotdb OWNER TO current_user",
 	)
 	if len(out) < 100 {
 		f.Fatalf("only %d seeds", len(out))
