@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"math"
+
 	"fmt"
 	"strings"
 
@@ -316,8 +318,9 @@ func (b *Builder) param(p *test_driver.ParamMarkerExpr) (Expr, error) {
 	return &Param{N: n, Typ: t}, nil
 }
 
-// literal translates a constant. Integers are Int64 (Uint64 when only
-// that fits), numbers with a point are exact Decimals as in PostgreSQL,
+// literal translates a constant. Integers are Int32 when they fit, as
+// PostgreSQL types them (so int4_col + 1 stays integer and 2147483647 + 1
+// is 22003), then Int64, then Uint64, numbers with a point are exact Decimals as in PostgreSQL,
 // numbers with an exponent are Double, quoted strings are untyped until
 // their context types them, TRUE/FALSE are Bool, x'..' is String.
 func literal(v *test_driver.ValueExpr) (Expr, error) {
@@ -327,6 +330,9 @@ func literal(v *test_driver.ValueExpr) (Expr, error) {
 	case int64:
 		if v.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
 			return NewConst(types.NewBool(x != 0)), nil
+		}
+		if x >= math.MinInt32 && x <= math.MaxInt32 {
+			return NewConst(types.NewInt(types.Int32, x)), nil
 		}
 		return NewConst(types.NewInt64(x)), nil
 	case uint64:
@@ -563,16 +569,21 @@ func (b *Builder) arithExprs(op ArithOp, l, r Expr) (Expr, error) {
 }
 
 // adoptUnsigned makes a non-negative integer constant next to an unsigned
-// operand unsigned too, so that `u - 1` and `farm_hash(k) % 16` compute in
-// Uint64 instead of the mixed-signedness Int64 (where hashes above 2^63
-// would be out of range).
+// operand of 32 or 64 bits take that operand's family when it fits, so
+// that `u - 1` and `farm_hash(k) % 16` compute in the unsigned family
+// instead of the mixed-signedness signed one (where hashes above 2^63 would
+// be out of range). Narrower unsigned operands keep the literal a signed
+// 32-bit integer, as int2_col + 1 is integer in PostgreSQL.
 func adoptUnsigned(k, other Expr) Expr {
 	c, ok := k.(*Const)
-	if !ok || !other.Type().Family.IsUnsigned() {
+	of := other.Type().Family
+	if !ok || !of.IsUnsigned() || intBits(of) < 32 {
 		return k
 	}
 	if f := c.Value.Family(); f.IsInteger() && !f.IsUnsigned() && c.Value.Int() >= 0 {
-		return &Const{Value: types.NewUint64(uint64(c.Value.Int())), Typ: types.TypeUint64}
+		if v, err := types.IntToFamily(of, c.Value.Int()); err == nil {
+			return &Const{Value: v, Typ: types.T(of)}
+		}
 	}
 	return k
 }
