@@ -389,6 +389,11 @@ func (r *fileRun) runRecord(ctx context.Context, rec *Record) *Failure {
 			return &Failure{Message: "statement succeeded, expected an error"}
 		case !rec.ExpectError && err != nil:
 			return &Failure{Message: "statement failed: " + errText(err)}
+		case rec.ErrorCode != "":
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != rec.ErrorCode {
+				return &Failure{Message: "statement failed with " + errText(err) + ", expected SQLSTATE " + rec.ErrorCode}
+			}
 		}
 		return nil
 	case KindQuery:
