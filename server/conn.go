@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
@@ -84,6 +85,17 @@ type conn struct {
 	pending    int  // bytes of rows sent since the last flush
 	rowBuf     []byte
 	rowVals    [][]byte
+
+	// gate reserves large messages before pgproto3 reads them.
+	gate *gate
+	// msgAcct is the memory account of the message being handled: the
+	// gate's reservation, or one opened by statementAccount. The command
+	// loop closes it after the message unless a portal took it over.
+	// msgRefused is the 53200 the message gets instead of running.
+	msgAcct    *memory.Account
+	msgRefused error
+	// resultAcct is the account that rows being sent are reserved in.
+	resultAcct *memory.Account
 
 	mu      sync.Mutex
 	state   connState
@@ -184,7 +196,11 @@ func (c *conn) commandLoop() {
 			c.nc.SetReadDeadline(time.Time{})
 			c.idleDeadline = false
 		}
-		if err := c.dispatch(msg); err != nil {
+		c.msgAcct, c.msgRefused = c.gate.takeMessage()
+		err = c.dispatch(msg)
+		c.msgAcct.Close()
+		c.msgAcct, c.msgRefused = nil, nil
+		if err != nil {
 			return
 		}
 	}
@@ -414,6 +430,9 @@ func (c *conn) dispatch(msg pgproto3.FrontendMessage) error {
 			c.inCycle = true
 			c.sess.BeginImplicit()
 		}
+	}
+	if c.msgRefused != nil {
+		return c.refuseMessage(msg)
 	}
 	switch m := msg.(type) {
 	case *pgproto3.Query:

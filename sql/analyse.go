@@ -12,6 +12,7 @@ import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -24,6 +25,9 @@ type analyser struct {
 	snap   *catalog.Snapshot
 	stmt   *parser.Statement
 	params []types.Type
+	// mem is the statement's memory account (memory.FromContext of the
+	// call that prepares it); expression builders reserve in it.
+	mem *memory.Account
 	// viewDepth counts the views being expanded around this analyser.
 	viewDepth int
 
@@ -204,7 +208,7 @@ func (a *analyser) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr,
 		sc = &scope{}
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
-		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.mem}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
 	return b

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
@@ -163,7 +164,7 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 		}
 		declared[i] = t
 	}
-	return s.analyse(stmts[0], declared)
+	return s.analyse(ctx, stmts[0], declared)
 }
 
 // PrepareScript parses a simple-protocol query string, which may hold several
@@ -184,14 +185,14 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 	return out, nil
 }
 
-func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared, error) {
+func (s *Session) analyse(ctx context.Context, st parser.Statement, declared []types.Type) (*Prepared, error) {
 	snap := s.e.catalog.Snapshot()
 	params := make([]types.Type, max(st.NumParams, len(declared)))
 	for i := range params {
 		params[i] = types.TypeUnknown
 	}
 	copy(params, declared)
-	a := &analyser{s: s, snap: snap, stmt: &st, params: params}
+	a := &analyser{s: s, snap: snap, stmt: &st, params: params, mem: memory.FromContext(ctx)}
 	plan, err := a.plan()
 	if err != nil {
 		return nil, sqlerr.WithPosition(err, 0)
@@ -223,7 +224,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
 	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
-		fresh, err := s.analyse(st, p.ParamTypes)
+		fresh, err := s.analyse(ctx, st, p.ParamTypes)
 		if err != nil {
 			s.onError()
 			return nil, err

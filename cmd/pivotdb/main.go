@@ -17,6 +17,7 @@ import (
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/tests/logictest"
 )
@@ -51,7 +52,7 @@ func usage(w io.Writer) {
                 [--ttl-run-interval DURATION]
                 [--tls-cert FILE --tls-key FILE] [--auth trust|scram] [--initial-password PASSWORD]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
-                [--max-query-memory BYTES]
+                [--max-memory BYTES] [--max-query-memory BYTES]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -81,8 +82,10 @@ func serve(args []string, stderr io.Writer) int {
 	stmtTimeout := fs.Duration("statement-timeout", 0, "default statement_timeout of every session (0: none)")
 	idleTxTimeout := fs.Duration("idle-in-transaction-timeout", 0,
 		"default idle_in_transaction_session_timeout: sessions idle that long inside a transaction are ended (0: never)")
+	maxMem := fs.Int64("max-memory", defaultMaxMemory(),
+		"bytes all statements together may reserve (messages, parsing, IN lists, values, held and sent rows); more fails with 53200 (default: a quarter of RAM; 0: unlimited)")
 	maxQueryMem := fs.Int64("max-query-memory", 1<<30,
-		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
+		"bytes one statement may reserve of --max-memory (its message, parsing, IN lists, values, rows held for sorting, grouping, DISTINCT, joins or an INSERT's source, rows sent); more fails with 53200 (0: unlimited)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -99,8 +102,8 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory and the timeouts must not be negative\n")
+	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-memory, --max-query-memory and the timeouts must not be negative\n")
 		return 2
 	}
 	authMethod, err := server.ParseAuthMethod(*authName)
@@ -148,7 +151,8 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
-		TLS: tlsConfig, Auth: authMethod, MaxConnections: *maxConns}, server.FromSQL(eng))
+		TLS: tlsConfig, Auth: authMethod, MaxConnections: *maxConns,
+		Memory: memory.NewMonitor("--max-memory", *maxMem), MaxStatementMemory: *maxQueryMem}, server.FromSQL(eng))
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "addr", *listen, "err", err)
 		eng.Close()

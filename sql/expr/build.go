@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -62,9 +63,17 @@ type Builder struct {
 	// Position, when set, maps a node's offset in the parsed text to the
 	// 1-based position in the client's statement reported with errors.
 	Position func(offset int) int
+	// Mem, when set, is the statement's memory account: IN lists and long
+	// constants reserve what the built tree will hold (53200 over the
+	// budget). nil: no budget.
+	Mem *memory.Account
 
 	depth int
 }
+
+// longConst is the length from which a string constant is reserved in
+// Builder.Mem: shorter ones are covered by the statement's parse estimate.
+const longConst = 4 << 10
 
 // Build translates n. A result that is still untyped (a lone string
 // literal or parameter) becomes Utf8, as PostgreSQL types an unknown
@@ -213,6 +222,11 @@ func (b *Builder) translate(n ast.ExprNode) (Expr, error) {
 	case *test_driver.ParamMarkerExpr:
 		return b.param(n)
 	case *test_driver.ValueExpr:
+		if str, ok := n.GetValue().(string); ok && len(str) >= longConst {
+			if err := b.Mem.Grow(memory.ConstBytesPerByte*int64(len(str)), "a constant"); err != nil {
+				return nil, err
+			}
+		}
 		return literal(n)
 	case *ast.ColumnNameExpr:
 		return b.column(n.Name)
@@ -653,6 +667,9 @@ func (b *Builder) in(n *ast.PatternInExpr) (Expr, error) {
 			return &Const{Value: types.NewBool(n.Not), Typ: types.TypeBool}, nil
 		}
 	}
+	if err := b.Mem.Grow(memory.InItemBytes*int64(len(n.List)), "an IN list"); err != nil {
+		return nil, err
+	}
 	list, err := b.buildList(n.List)
 	if err != nil {
 		return nil, err
@@ -693,6 +710,9 @@ func (b *Builder) unifyIn(e Expr, list []Expr) (Expr, []Expr, error) {
 func (b *Builder) rowIn(ln []ast.ExprNode, items []ast.ExprNode, negate bool) (Expr, error) {
 	ls, err := b.buildList(ln)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.Mem.Grow(memory.InItemBytes*int64(len(items)*len(ls)), "an IN list"); err != nil {
 		return nil, err
 	}
 	rows := make([][]Expr, len(items))

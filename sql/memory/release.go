@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -19,11 +20,16 @@ type freer struct {
 	runs      int64
 }
 
-// freeOSMemory is what a run does; tests replace it.
-var (
-	freeOSMemory        = debug.FreeOSMemory
-	defaultFreeOSMemory = debug.FreeOSMemory
-)
+// freeOSMemory is what a run does; tests replace it. The first collection
+// moves sync.Pool contents (pgproto3 keeps message buffers in pools) to
+// the pools' victim caches, the second, in FreeOSMemory, drops them, and
+// FreeOSMemory then returns the free pages.
+var freeOSMemory = defaultFreeOSMemory
+
+func defaultFreeOSMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
 
 // maybeFreeOS schedules a run when n bytes released reach the threshold.
 func (m *Monitor) maybeFreeOS(n int64) {
