@@ -198,6 +198,7 @@ func (c *conn) commandLoop() {
 		}
 		c.msgAcct, c.msgRefused = c.gate.takeMessage()
 		err = c.dispatch(msg)
+		forgetMessage(msg)
 		c.msgAcct.Close()
 		c.msgAcct, c.msgRefused = nil, nil
 		if err != nil {

@@ -72,6 +72,17 @@ func (p *portal) close() {
 	p.acct.Close()
 }
 
+// release drops what a portal that cannot run again holds: its parameter
+// values and its memory reservations. A finished portal stays until it is
+// closed or replaced (a client may Execute it again and get no rows), and
+// clients leave the unnamed one behind after every statement; it must not
+// keep a large value and its share of --max-memory while the connection
+// idles.
+func (p *portal) release() {
+	p.params = nil
+	p.acct.Close()
+}
+
 func (c *conn) closePortal(name string) {
 	if p, ok := c.portals[name]; ok {
 		delete(c.portals, name)
@@ -259,6 +270,7 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 			p.res.Close()
 			p.res = nil
 		}
+		p.release()
 		return c.extendedError(p.ctx, err)
 	}
 	c.sendSessionEvents()
@@ -292,6 +304,7 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 			p.res.Close()
 			p.res = nil
 			p.done = true
+			p.release()
 			tag := p.tag
 			if p.suspended {
 				// PostgreSQL counts the rows of this Execute only.

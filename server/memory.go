@@ -55,3 +55,19 @@ func rowEstimate(row []types.Value) int64 {
 	}
 	return 2 * n
 }
+
+// forgetMessage drops what a handled message refers to. pgproto3 decodes
+// every message into one struct per type that it reuses, so the text of a
+// connection's last Query or Parse (a copy: a 1,000,000-item IN list is
+// 7 MB) and its last Bind's parameter values would otherwise stay
+// reachable, outside any budget, for as long as the connection idles.
+func forgetMessage(msg pgproto3.FrontendMessage) {
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		m.String = ""
+	case *pgproto3.Parse:
+		m.Query = ""
+	case *pgproto3.Bind:
+		m.Parameters = nil
+	}
+}

@@ -106,6 +106,7 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-memory, --max-query-memory and the timeouts must not be negative\n")
 		return 2
 	}
+	setMemoryLimit(*maxMem)
 	authMethod, err := server.ParseAuthMethod(*authName)
 	if err != nil {
 		fmt.Fprintf(stderr, "pivotdb serve: --auth: %v\n", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -38,4 +39,23 @@ func memTotal(path string) int64 {
 		}
 	}
 	return 0
+}
+
+// storageHeadroom is what the process needs beside statements: Pebble's
+// block cache and memtables (storage.DefaultCacheSizeBytes and two
+// DefaultMemTableSizeBytes), the catalog, goroutines and the runtime.
+const storageHeadroom = 256 << 20
+
+// setMemoryLimit makes the Go garbage collector hold the heap near
+// --max-memory plus storageHeadroom (runtime/debug.SetMemoryLimit), so
+// that the heap statements leave behind is collected before the process
+// grows past that instead of at twice the live heap (GOGC's default).
+// Reservations keep the live heap of statements within --max-memory; this
+// keeps the garbage around them small. A GOMEMLIMIT set by the operator
+// wins; --max-memory 0 sets nothing.
+func setMemoryLimit(maxMem int64) {
+	if maxMem <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(maxMem + storageHeadroom)
 }

@@ -45,10 +45,14 @@ func (m *Monitor) maybeFreeOS(n int64) {
 	f.scheduled = true
 	delay := max(0, m.FreeOSInterval-time.Since(f.last))
 	time.AfterFunc(delay, func() {
-		freeOSMemory()
+		// Unmark first: a large release during the run schedules the
+		// next one, so one always follows the last release.
 		f.mu.Lock()
 		f.scheduled = false
 		f.last = time.Now()
+		f.mu.Unlock()
+		freeOSMemory()
+		f.mu.Lock()
 		f.runs++
 		f.mu.Unlock()
 	})
