@@ -17,9 +17,12 @@ type Account struct {
 	name   string
 	limit  int64 // 0: no limit of its own
 
-	mu     sync.Mutex
-	used   int64
-	closed bool
+	mu   sync.Mutex
+	used int64
+	// reserved is what a root account took from the monitor: at least
+	// used, rounded up to Monitor.ReserveChunk.
+	reserved int64
+	closed   bool
 }
 
 // Child opens an account whose reservations also count in a (and its
@@ -53,37 +56,43 @@ func (a *Account) Grow(n int64, what string) error {
 }
 
 // grow reserves n in a and its ancestors; req is the original request for
-// the error.
+// the error. Locks are taken from the account towards the root, never
+// back.
 func (a *Account) grow(n, req int64, what string) error {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.closed {
-		a.mu.Unlock()
 		return sqlerr.New(sqlerr.InternalError, "memory: account %q used after Close", a.name)
 	}
 	if a.limit > 0 && a.used+n > a.limit {
-		used := a.used
-		a.mu.Unlock()
-		return outOfMemory(req, what, fmt.Sprintf("the %s holds %d bytes of its %d-byte budget", a.name, used, a.limit),
+		return outOfMemory(req, what, fmt.Sprintf("the %s holds %d bytes of its %d-byte budget", a.name, a.used, a.limit),
 			"Narrow the statement, or raise the server's --max-query-memory.")
 	}
-	a.used += n
-	a.mu.Unlock()
-	var err error
 	if a.parent != nil {
-		err = a.parent.grow(n, req, what)
-	} else if ok, used := a.mon.reserve(n); !ok {
-		err = outOfMemory(req, what, fmt.Sprintf("the server holds %d bytes of its %d-byte budget (%s)", used, a.mon.limit, a.mon.name),
-			"Retry when fewer large statements run at once, or raise the server's --max-memory.")
+		if err := a.parent.grow(n, req, what); err != nil {
+			return err
+		}
+	} else if need := a.used + n - a.reserved; need > 0 {
+		// A root account takes at least a chunk from the monitor, so
+		// that row-by-row growth does not meet on the monitor's lock.
+		take := max(need, a.mon.ReserveChunk)
+		ok, used := a.mon.reserve(take)
+		if !ok && take > need {
+			take = need
+			ok, used = a.mon.reserve(take)
+		}
+		if !ok {
+			return outOfMemory(req, what, fmt.Sprintf("the server holds %d bytes of its %d-byte budget (%s)", used, a.mon.limit, a.mon.name),
+				"Retry when fewer large statements run at once, or raise the server's --max-memory.")
+		}
+		a.reserved += take
 	}
-	if err != nil {
-		a.mu.Lock()
-		a.used -= n
-		a.mu.Unlock()
-	}
-	return err
+	a.used += n
+	return nil
 }
 
-// Shrink gives back n bytes reserved earlier.
+// Shrink gives back n bytes reserved earlier. A root account keeps up to
+// two chunks of what it took from the monitor for its next Grow.
 func (a *Account) Shrink(n int64) {
 	if a == nil || n <= 0 {
 		return
@@ -95,17 +104,21 @@ func (a *Account) Shrink(n int64) {
 	}
 	n = min(n, a.used)
 	a.used -= n
-	a.mu.Unlock()
-	a.giveBack(n)
-}
-
-func (a *Account) giveBack(n int64) {
 	if a.parent != nil {
+		a.mu.Unlock()
 		a.parent.Shrink(n)
 		return
 	}
-	a.mon.release(n)
-	a.mon.maybeFreeOS(n)
+	var give int64
+	if chunk := a.mon.ReserveChunk; a.reserved-a.used > 2*chunk {
+		give = a.reserved - a.used - chunk
+		a.reserved -= give
+	}
+	a.mu.Unlock()
+	if give > 0 {
+		a.mon.release(give)
+		a.mon.maybeFreeOS(give)
+	}
 }
 
 // Close gives back everything the account holds. Closing twice is a
@@ -119,10 +132,15 @@ func (a *Account) Close() {
 		a.mu.Unlock()
 		return
 	}
-	n := a.used
-	a.used, a.closed = 0, true
+	n, reserved := a.used, a.reserved
+	a.used, a.reserved, a.closed = 0, 0, true
 	a.mu.Unlock()
-	a.giveBack(n)
+	if a.parent != nil {
+		a.parent.Shrink(n)
+		return
+	}
+	a.mon.release(reserved)
+	a.mon.maybeFreeOS(reserved)
 }
 
 func outOfMemory(req int64, what, state, hint string) error {

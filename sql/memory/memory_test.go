@@ -12,6 +12,7 @@ import (
 
 func TestAccountLimits(t *testing.T) {
 	m := NewMonitor("--max-memory", 1000)
+	m.ReserveChunk = 0 // exact, so that the monitor's total is the accounts'
 	a := m.NewAccount("statement", 600)
 	b := m.NewAccount("statement", 0)
 	if err := a.Grow(500, "x"); err != nil {
@@ -51,6 +52,7 @@ func TestAccountLimits(t *testing.T) {
 
 func TestChildAccounts(t *testing.T) {
 	m := NewMonitor("--max-memory", 0)
+	m.ReserveChunk = 0
 	stmt := m.NewAccount("statement", 100)
 	part := stmt.Child("sort", 50)
 	if err := part.Grow(40, "rows"); err != nil {
@@ -70,6 +72,41 @@ func TestChildAccounts(t *testing.T) {
 		t.Fatalf("after closing the child: statement %d monitor %d", stmt.Used(), m.Used())
 	}
 	stmt.Close()
+}
+
+// TestReserveChunks checks that root accounts take the monitor's bytes in
+// chunks, fall back to the exact need near the limit, keep at most two
+// chunks of slack when they shrink and give everything back on Close.
+func TestReserveChunks(t *testing.T) {
+	const chunk = 64 << 10
+	m := NewMonitor("--max-memory", 200<<10)
+	a := m.NewAccount("statement", 0)
+	if err := a.Grow(1, "x"); err != nil || m.Used() != chunk {
+		t.Fatalf("first byte: %v, monitor %d", err, m.Used())
+	}
+	if err := a.Grow(chunk-1, "x"); err != nil || m.Used() != chunk {
+		t.Fatalf("within the chunk: %v, monitor %d", err, m.Used())
+	}
+	if err := a.Grow(100<<10, "x"); err != nil || m.Used() != chunk+100<<10 {
+		t.Fatalf("a request above a chunk takes what it needs: %v, monitor %d", err, m.Used())
+	}
+	b := m.NewAccount("statement", 0)
+	// 36 KB are left: less than a chunk, but enough for 30 KB.
+	if err := b.Grow(30<<10, "x"); err != nil || m.Used() != chunk+130<<10 {
+		t.Fatalf("near the limit: %v, monitor %d", err, m.Used())
+	}
+	if err := b.Grow(7<<10, "x"); sqlerr.Code(err) != sqlerr.OutOfMemory {
+		t.Fatalf("over the limit: %v", err)
+	}
+	a.Shrink(160 << 10) // a holds 4 KB of 164 KB: it keeps one chunk
+	if a.Used() != 4<<10 || m.Used() != 4<<10+chunk+30<<10 {
+		t.Fatalf("after shrinking: account %d, monitor %d", a.Used(), m.Used())
+	}
+	a.Close()
+	b.Close()
+	if m.Used() != 0 {
+		t.Fatalf("monitor holds %d after Close", m.Used())
+	}
 }
 
 func TestNilAccount(t *testing.T) {

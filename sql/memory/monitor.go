@@ -15,6 +15,10 @@ type Monitor struct {
 	used int64
 	peak int64
 
+	// ReserveChunk is the least a root account takes from the monitor at
+	// a time (it keeps the rest for its next Grow), so that statements
+	// growing row by row rarely meet on the monitor's lock. 0: exact.
+	ReserveChunk int64
 	// FreeOSThreshold and FreeOSInterval tune returning memory to the
 	// operating system (release.go); set them before the monitor is used.
 	FreeOSThreshold int64
@@ -24,6 +28,7 @@ type Monitor struct {
 
 // Defaults of Monitor.FreeOSThreshold and FreeOSInterval.
 const (
+	DefaultReserveChunk    = 64 << 10
 	DefaultFreeOSThreshold = 32 << 20
 	DefaultFreeOSInterval  = time.Second
 )
@@ -31,13 +36,14 @@ const (
 // NewMonitor returns a pool of limit bytes (0: unlimited, which still
 // counts). name appears in error details ("--max-memory").
 func NewMonitor(name string, limit int64) *Monitor {
-	return &Monitor{name: name, limit: limit, FreeOSThreshold: DefaultFreeOSThreshold, FreeOSInterval: DefaultFreeOSInterval}
+	return &Monitor{name: name, limit: limit, ReserveChunk: DefaultReserveChunk,
+		FreeOSThreshold: DefaultFreeOSThreshold, FreeOSInterval: DefaultFreeOSInterval}
 }
 
 // Limit returns the monitor's limit in bytes (0: unlimited).
 func (m *Monitor) Limit() int64 { return m.limit }
 
-// Used returns the bytes reserved now.
+// Used returns the bytes reserved now (by root accounts, in chunks).
 func (m *Monitor) Used() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
