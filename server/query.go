@@ -70,6 +70,12 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
 		// Only the extended protocol can supply parameters.
 		return sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $1")
 	}
+	// Each statement of the script reserves in a child of the Query's
+	// account that it gives back when it ends: what one statement's
+	// executor held does not count against the next.
+	acct := memory.FromContext(ctx).Child("statement", 0)
+	defer acct.Close()
+	ctx = memory.WithAccount(ctx, acct)
 	res, err := c.sess.Execute(ctx, p, nil)
 	if err != nil {
 		return err

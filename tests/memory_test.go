@@ -175,4 +175,27 @@ func TestMemoryBudget(t *testing.T) {
 	if after > baseline+budget {
 		t.Errorf("RSS stays at %d MB after the storm (baseline %d MB)", after>>20, baseline>>20)
 	}
+
+	// The statements of one Query string each give their reservations
+	// back when they end: five sorts holding 40 MB each run in a string
+	// although together they are over --max-query-memory (128 MB), and
+	// one sort over it fails.
+	if _, err := setup.Exec(ctx, "CREATE TABLE s (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
+		t.Fatal(err)
+	}
+	mb := strings.Repeat("s", 1<<20)
+	for k := 0; k < 40; k++ {
+		if _, err := setup.Exec(ctx, "INSERT INTO s VALUES ($1, $2)", k, mb+strconv.Itoa(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sorts := strings.Repeat("SELECT k FROM s ORDER BY v DESC LIMIT 1;", 5)
+	if _, err := setup.Exec(ctx, sorts); err != nil {
+		t.Errorf("five 40 MB sorts in one Query: %v", err)
+	}
+	big := "SELECT k FROM (SELECT a.k AS k, a.v || b.v AS v FROM s a, s b WHERE b.k < 4) t ORDER BY v LIMIT 1"
+	var pe *pgconn.PgError
+	if _, err := setup.Exec(ctx, big); !errors.As(err, &pe) || pe.Code != "53200" {
+		t.Errorf("a 320 MB sort: %v, want 53200", err)
+	}
 }
