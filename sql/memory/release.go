@@ -3,6 +3,7 @@ package memory
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -31,9 +32,14 @@ func defaultFreeOSMemory() {
 	debug.FreeOSMemory()
 }
 
-// maybeFreeOS schedules a run when n bytes released reach the threshold.
+// maybeFreeOS schedules a run when n bytes released reach the threshold,
+// or when the heap holds at least twice the threshold of free pages not yet
+// returned: a statement may have read far more than it reserved (values
+// stream out of storage row by row, unreserved), and its garbage, once
+// collected, stays in RSS until the runtime's background scavenger gets
+// to it, which it does slowly while the heap is under its limit.
 func (m *Monitor) maybeFreeOS(n int64) {
-	if m.FreeOSThreshold <= 0 || n < m.FreeOSThreshold {
+	if m.FreeOSThreshold <= 0 || (n < m.FreeOSThreshold && heapFree() < 2*m.FreeOSThreshold) {
 		return
 	}
 	f := &m.freer
@@ -56,6 +62,21 @@ func (m *Monitor) maybeFreeOS(n int64) {
 		f.runs++
 		f.mu.Unlock()
 	})
+}
+
+var heapFreeSample = []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+var heapFreeMu sync.Mutex
+
+// heapFree returns the bytes of free heap pages the runtime has not
+// returned to the operating system.
+func heapFree() int64 {
+	heapFreeMu.Lock()
+	defer heapFreeMu.Unlock()
+	metrics.Read(heapFreeSample)
+	if heapFreeSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(heapFreeSample[0].Value.Uint64())
 }
 
 // FreeOSRuns returns how many times the monitor returned memory to the
