@@ -2,6 +2,7 @@ package memory
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,7 @@ type Monitor struct {
 	FreeOSThreshold int64
 	FreeOSInterval  time.Duration
 	freer           freer
+	lastProbe       atomic.Int64 // unix nanoseconds of the last heapFree read
 }
 
 // Defaults of Monitor.FreeOSThreshold and FreeOSInterval.

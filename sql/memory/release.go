@@ -39,7 +39,7 @@ func defaultFreeOSMemory() {
 // collected, stays in RSS until the runtime's background scavenger gets
 // to it, which it does slowly while the heap is under its limit.
 func (m *Monitor) maybeFreeOS(n int64) {
-	if m.FreeOSThreshold <= 0 || (n < m.FreeOSThreshold && heapFree() < 2*m.FreeOSThreshold) {
+	if m.FreeOSThreshold <= 0 || (n < m.FreeOSThreshold && !m.heapHoldsFree()) {
 		return
 	}
 	f := &m.freer
@@ -62,6 +62,22 @@ func (m *Monitor) maybeFreeOS(n int64) {
 		f.runs++
 		f.mu.Unlock()
 	})
+}
+
+// heapProbeInterval spaces the reads of the heap's free pages: statements
+// end far more often than memory needs returning.
+const heapProbeInterval = 100 * time.Millisecond
+
+// heapHoldsFree reports whether the heap holds at least twice
+// FreeOSThreshold of free pages not returned to the operating system,
+// reading the runtime's metrics at most once per heapProbeInterval.
+func (m *Monitor) heapHoldsFree() bool {
+	now := time.Now().UnixNano()
+	last := m.lastProbe.Load()
+	if now-last < int64(heapProbeInterval) || !m.lastProbe.CompareAndSwap(last, now) {
+		return false
+	}
+	return heapFree() >= 2*m.FreeOSThreshold
 }
 
 var heapFreeSample = []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
