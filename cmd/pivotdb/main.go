@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	"io"
 	"log/slog"
 	"net"
@@ -50,9 +51,10 @@ func usage(w io.Writer) {
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
                 [--balancer-interval DURATION] [--load-split-ops N] [--load-merge-quiet DURATION]
                 [--ttl-run-interval DURATION]
-                [--tls-cert FILE --tls-key FILE] [--auth trust|scram] [--initial-password PASSWORD]
+                [--tls-cert FILE --tls-key FILE [--tls-required]] [--auth trust|scram] [--initial-password PASSWORD]
+                [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
-                [--max-memory BYTES] [--max-query-memory BYTES]
+                [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -75,6 +77,13 @@ func serve(args []string, stderr io.Writer) int {
 		"how often the TTL runner erases expired rows of tables with a TTL (0 disables erasing; reads hide expired rows regardless)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) for TLS; with --tls-key, SSLRequest is answered 'S'")
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	tlsRequired := fs.Bool("tls-required", false, "refuse clients that do not use TLS (FATAL 28000); needs --tls-cert and --tls-key")
+	startupTimeout := fs.Duration("startup-timeout", server.DefaultStartupTimeout,
+		"how long a new connection may take to finish its startup and authentication before it is dropped")
+	authDelay := fs.Duration("auth-failure-delay", server.DefaultAuthFailureDelay,
+		"wait before answering a failed login; doubles with each further failure from the same client address (0: no delay)")
+	authMaxDelay := fs.Duration("auth-failure-max-delay", server.DefaultAuthFailureMaxDelay,
+		"the longest wait before answering a failed login")
 	authName := fs.String("auth", "trust", "client authentication: trust (loopback addresses only) or scram (SCRAM-SHA-256 passwords)")
 	initialPassword := fs.String("initial-password", "",
 		"first password of the built-in user pivotdb, set only while it has none (default: $PIVOTDB_PASSWORD)")
@@ -86,6 +95,9 @@ func serve(args []string, stderr io.Writer) int {
 		"bytes all statements together may reserve (messages, parsing, IN lists, values, held and sent rows); more fails with 53200 (default: a quarter of RAM; 0: unlimited)")
 	maxQueryMem := fs.Int64("max-query-memory", 1<<30,
 		"bytes one statement may reserve of --max-memory (its message, parsing, IN lists, values, rows held for sorting, grouping, DISTINCT, joins or an INSERT's source, rows sent); more fails with 53200 (0: unlimited)")
+	diskReserve := fs.Int64("disk-reserve", 0,
+		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
+			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -102,8 +114,12 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-memory, --max-query-memory and the timeouts must not be negative\n")
+	if *startupTimeout <= 0 || *authMaxDelay <= 0 || *authDelay < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --startup-timeout and --auth-failure-max-delay must be positive, --auth-failure-delay not negative\n")
+		return 2
+	}
+	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 || *diskReserve < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative\n")
 		return 2
 	}
 	setMemoryLimit(*maxMem)
@@ -116,6 +132,7 @@ func serve(args []string, stderr io.Writer) int {
 		*initialPassword = os.Getenv("PIVOTDB_PASSWORD")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	panics.SetLogger(log)
 
 	if authMethod == server.AuthTrust {
 		if err := checkTrustedListen(*listen); err != nil {
@@ -127,6 +144,13 @@ func serve(args []string, stderr io.Writer) int {
 	if err != nil {
 		log.Error("refusing to start", "err", err)
 		return 1
+	}
+	if *tlsRequired && tlsConfig == nil {
+		log.Error("refusing to start: --tls-required needs --tls-cert and --tls-key")
+		return 1
+	}
+	if *authDelay == 0 {
+		*authDelay = -1 // server.Config: negative turns the delay off
 	}
 
 	if *debugListen != "" {
@@ -140,7 +164,8 @@ func serve(args []string, stderr io.Writer) int {
 		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps,
 			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
-		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem})
+		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
+		DiskReserveBytes: *diskReserve})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1
@@ -152,7 +177,8 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
-		TLS: tlsConfig, Auth: authMethod, MaxConnections: *maxConns,
+		TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
+		StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
 		Memory: memory.NewMonitor("--max-memory", *maxMem), MaxStatementMemory: *maxQueryMem}, server.FromSQL(eng))
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "addr", *listen, "err", err)
