@@ -159,6 +159,13 @@ func (c *conn) cleanup() {
 	c.cancel(errShutdown)
 	c.nc.Close()
 	c.shielded("closing portals", c.closeAllPortals)
+	// Reservations of a message that was never handled (the connection
+	// ended during authentication, or a panic cut a message short).
+	c.msgAcct.Close()
+	if c.gate != nil {
+		a, _ := c.gate.takeMessage()
+		a.Close()
+	}
 	if c.sess != nil {
 		c.shielded("closing session", c.sess.Close)
 	}

@@ -61,6 +61,18 @@ func TestMemoryGate(t *testing.T) {
 	if got := rc.expectUntilReady(); len(got) != 4 || got[1] != "DataRow 1" {
 		t.Fatalf("after: %v", got)
 	}
+	// A client that goes away in the middle of a reserved message leaves
+	// nothing reserved.
+	cut := ts.rawStartup(t)
+	msg, err := (&pgproto3.Query{String: strings.Repeat("c", 2<<20)}).Encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cut.nc.Write(msg[:100<<10]); err != nil {
+		t.Fatal(err)
+	}
+	cut.nc.Close()
+
 	// The connection closes a message's account after ReadyForQuery.
 	deadline := time.Now().Add(testTimeout)
 	for mon.Used() != 0 && time.Now().Before(deadline) {
