@@ -53,11 +53,12 @@ type Context struct {
 	// never materialise), so it needs no lock.
 	memUsed int64
 	// mem is the statement's account in the server's memory budget
-	// (memory.FromContext(Ctx), found by bind): what MemLimit counts is
+	// (memory.FromContext(Ctx), looked up on first use): what MemLimit counts is
 	// reserved there too, so that rows held by all statements together
 	// stay within --max-memory. The account is closed by whoever opened
 	// it when the statement ends.
-	mem *memory.Account
+	mem      *memory.Account
+	memBound bool
 }
 
 // bind prepares a context on its first Build: expressions evaluated with
@@ -70,9 +71,6 @@ func (c *Context) bind() {
 	}
 	if c.Eval != nil && c.Eval.Exec == nil {
 		c.Eval.Exec = c
-	}
-	if c.mem == nil && c.Ctx != nil {
-		c.mem = memory.FromContext(c.Ctx)
 	}
 }
 
@@ -92,6 +90,9 @@ func rowMemory(r expr.Row) int64 {
 // grow accounts n more bytes held by the statement against MemLimit and
 // the statement's memory account.
 func (c *Context) grow(n int64) error {
+	if !c.memBound {
+		c.mem, c.memBound = memory.FromContext(c.Ctx), true
+	}
 	if err := c.mem.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
 		return err
 	}
