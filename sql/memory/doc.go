@@ -7,14 +7,17 @@
 // # Layers
 //
 //	Monitor (server-wide pool, --max-memory)
-//	  └── Account (one statement or one protocol message, --max-query-memory)
-//	        └── Account (a part of it with its own limit, via Child)
+//	  └── Account (one Query, Parse or Bind message and what it runs,
+//	        │       --max-query-memory)
+//	        └── Account (one statement of a Query string, via Child)
 //
 // A Monitor holds the server's total and its limit. An Account holds what
 // one user of the pool reserved, with a limit of its own; Grow reserves in
 // the account, then in each ancestor, then in the Monitor, and fails with
 // 53200 without reserving anything when any of them would exceed its
-// limit. Close gives everything back. Reservations are estimates of the
+// limit. Close gives everything back. Root accounts take the monitor's
+// bytes in chunks (Monitor.ReserveChunk), so the monitor's total may
+// exceed the sum of what accounts use by a chunk or two per account. Reservations are estimates of the
 // heap a step will hold, made before the step allocates:
 //
 //   - the server reserves a client message's body before pgproto3 reads it
@@ -33,7 +36,8 @@
 // # Invariants
 //
 // Used never exceeds Limit for any account or monitor (a limit of 0 means
-// none), and a monitor's Used is the sum of its open root accounts' Used.
+// none), and a monitor's Used is the sum of what its open root accounts
+// reserved (at least their Used).
 // Every Grow is undone by Shrink or Close; Close is idempotent, and
 // Grow on a closed account fails (a bug, not a user error). A nil *Account
 // accepts everything: code paths without a budget (tests, internal jobs)
