@@ -253,14 +253,14 @@ func TestPostgresFailures(t *testing.T) {
 		t.Errorf("%s", res.Summary())
 	}
 	for line, sub := range map[int]string{
-		11: `value 3: expected "4", got "3"`,
-		19: "expected 2 values, got 3",
-		35: "wrong result hash",
-		47: "expected an error",
-		51: "SQLSTATE 42P01",
-		60: "expected 2 but got 1",
-		73: "labeled result [label-9] does not agree",
-		79: "unknown record type",
+		11:  `value 3: expected "4", got "3"`,
+		19:  "expected 2 values, got 3",
+		35:  "wrong result hash",
+		47:  "expected an error",
+		51:  "SQLSTATE 42P01",
+		60:  "expected 2 but got 1",
+		73:  "labeled result [label-9] does not agree",
+		79:  "unknown record type",
 		107: "labeled result [label-10] does not agree",
 	} {
 		if !strings.Contains(msgs[line], sub) {
