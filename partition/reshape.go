@@ -129,7 +129,7 @@ func (m *Manager) EnsureTable(tableID uint64) error {
 		return nil
 	}
 	ch := m.Begin()
-	b := m.eng.NewBatch()
+	b := m.store.NewBatch()
 	defer b.Close()
 	err := ch.Create(b, tableID, nil)
 	if err == nil {
@@ -248,7 +248,7 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 	if m.knobs.beforeSyncWAL != nil {
 		m.knobs.beforeSyncWAL()
 	}
-	if err := m.eng.SyncWAL(); err != nil {
+	if err := m.store.SyncWAL(); err != nil {
 		if snap != nil {
 			snap.Close()
 		}
@@ -323,7 +323,7 @@ func (m *Manager) land(t *tableState, what string, next *ShardMap, jobs []countJ
 	if t.dropped {
 		return fmt.Errorf("%w: table %d was dropped during %s", ErrTableNotFound, tableID, what)
 	}
-	b := m.eng.NewBatch()
+	b := m.store.NewBatch()
 	defer b.Close()
 	for _, j := range jobs {
 		s := &next.shards[j.k]
@@ -364,7 +364,7 @@ func (m *Manager) swap(t *tableState, cur *ShardMap, pivots [][]byte, recountAll
 		return nil, nil, nil
 	}
 
-	b := m.eng.NewBatch()
+	b := m.store.NewBatch()
 	defer b.Close()
 	nextID := m.meta.nextID
 	ids := make([]ShardID, len(pivots))
@@ -401,7 +401,7 @@ func (m *Manager) swap(t *tableState, cur *ShardMap, pivots [][]byte, recountAll
 				exact = false
 			}
 			var err error
-			if cs, err = readCounters(m.eng, old.statsKey, cs[:0], 2); err != nil {
+			if cs, err = readCounters(m.store, old.statsKey, cs[:0], 2); err != nil {
 				return nil, nil, err
 			}
 			total[0] += cs[0]

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
@@ -62,6 +63,9 @@ type Options struct {
 type Engine struct {
 	opts    Options
 	storage *storage.Engine
+	// meta is where the catalog and the shard maps keep their records
+	// (package meta): every DDL batch writes them through it.
+	meta    *meta.Store
 	catalog *catalog.Catalog
 	shards  *partition.Manager
 	// balancer splits and merges shards in the background; nil when
@@ -99,19 +103,20 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Load(st)
+	ms := meta.Open(st)
+	cat, err := catalog.Load(ms)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	e := &Engine{opts: opts, storage: st, catalog: cat, sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
+	e := &Engine{opts: opts, storage: st, meta: ms, catalog: cat, sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
 	if d := opts.StatementTimeout; d > 0 {
 		e.settingDefaults["statement_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
 	if d := opts.IdleInTransactionTimeout; d > 0 {
 		e.settingDefaults["idle_in_transaction_session_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
-	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events})
+	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms})
 	if err != nil {
 		st.Close()
 		return nil, err

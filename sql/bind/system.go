@@ -1,0 +1,80 @@
+package bind
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/pgcatalog"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// partitionColumns are the columns of sys.partitions (design.md §5).
+var partitionColumns = []planner.Column{
+	{Name: "table_name", Type: types.TypeUtf8},
+	{Name: "partition_index", Type: types.TypeInt64},
+	{Name: "shard_id", Type: types.TypeInt64},
+	{Name: "start_key", Type: types.TypeUtf8},
+	{Name: "end_key", Type: types.TypeUtf8},
+	{Name: "data_size_bytes", Type: types.TypeInt64},
+	{Name: "row_count", Type: types.TypeInt64},
+	{Name: "reads", Type: types.TypeInt64},
+	{Name: "writes", Type: types.TypeInt64},
+	{Name: "ttl_last_run", Type: types.TypeTimestamp},
+	{Name: "ttl_rows_erased", Type: types.TypeInt64},
+	// splits and merges are the table's persisted reshape counters
+	// (partition.TableCounters), the same on every row of a table: shards
+	// added by splits and shards removed by merges since the table was
+	// created, automatic or by statement.
+	{Name: "splits", Type: types.TypeInt64},
+	{Name: "merges", Type: types.TypeInt64},
+	// key_bloom_filter is the table's KEY_BLOOM_FILTER setting (false for
+	// the rows of a secondary index, which has no filter) and
+	// key_bloom_filter_bytes the size of the bloom filters its data has in
+	// the live sstables (storage.Engine.KeyFilterBytes), per table like
+	// splits and merges: Pebble's filters are per sstable, not per shard.
+	// The bytes follow the setting as data is flushed and compacted, so
+	// they lag an ALTER until the table's compaction has run.
+	{Name: "key_bloom_filter", Type: types.TypeBool},
+	{Name: "key_bloom_filter_bytes", Type: types.TypeInt64},
+}
+
+// isPartitionsView reports whether a table name is sys.partitions or YDB's
+// `.sys/partition_stats`.
+func isPartitionsView(tn *ast.TableName) bool {
+	switch {
+	case strings.EqualFold(tn.Schema.O, "sys") && strings.EqualFold(tn.Name.O, "partitions"):
+		return true
+	case tn.Schema.O == "" && strings.EqualFold(tn.Name.O, ".sys/partition_stats"):
+		return true
+	}
+	return false
+}
+
+// systemTable resolves names of system views. ok is false for ordinary
+// tables.
+func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+	if vt := pgcatalog.Lookup(tn.Schema.O, tn.Name.O); vt != nil {
+		return vt.Node(a.catalogView()), columnScope(vt.Cols, vt.Name, alias), true, nil
+	}
+	if !isPartitionsView(tn) {
+		return nil, nil, false, nil
+	}
+	sc := columnScope(partitionColumns, tn.Name.O, alias)
+	node := &planner.Generate{Name: "sys.partitions", Cols: partitionColumns, Rows: a.env.PartitionRows}
+	return node, sc, true, nil
+}
+
+// columnScope is the scope of a generated relation's columns, named by
+// alias or, without one, by name.
+func columnScope(cols []planner.Column, name, alias string) *scope {
+	if alias == "" {
+		alias = name
+	}
+	sc := &scope{}
+	for _, c := range cols {
+		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type})
+	}
+	return sc
+}

@@ -1,0 +1,463 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/exec"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/ttl"
+	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Value) (Result, error) {
+	count := 0
+	err := s.writeTxn(ctx, func(t *txn.Txn) error {
+		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+		// The source is read completely before writing, so INSERT INTO t
+		// SELECT ... FROM t never reads its own writes.
+		it, err := exec.Build(ec, p.Source)
+		if err != nil {
+			return err
+		}
+		rows, err := exec.Drain(ec, it)
+		if err != nil {
+			return err
+		}
+		w := newRowWriter(ctx, t, p.Table, p.Computed, ec)
+		for _, src := range rows {
+			row, listed, err := insertRow(ec, p, src)
+			if err != nil {
+				return err
+			}
+			if err := w.write(row, listed, p.Mode); err != nil {
+				return err
+			}
+			count++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: fmt.Sprintf("INSERT 0 %d", count)}, nil
+}
+
+// insertRow places a source row's values in the table's columns and fills
+// the others from their defaults; listed marks the columns the statement
+// supplied.
+func insertRow(ec *exec.Context, p *bind.Insert, src []types.Value) (row []types.Value, listed []bool, err error) {
+	row = make([]types.Value, len(p.Table.Columns))
+	listed = make([]bool, len(p.Table.Columns))
+	for i, ti := range p.Target {
+		row[ti] = src[i]
+		listed[ti] = true
+	}
+	for i, d := range p.Defaults {
+		if !listed[i] && d != nil {
+			if row[i], err = d.Eval(ec.Eval, nil); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return row, listed, nil
+}
+
+// newRowWriter writes rows of table in transaction t, with the table's TTL
+// and secondary indexes as of the statement's time.
+func newRowWriter(ctx context.Context, t *txn.Txn, table *catalog.Table, computed []expr.Expr, ec *exec.Context) *rowWriter {
+	w := &rowWriter{ctx: ctx, t: t, table: table, computed: computed, eval: ec.Eval, expiry: ttl.At(table, ec.Now())}
+	w.indexes = newIndexMaintainer(ctx, t, table, w.expiry)
+	return w
+}
+
+// rowWriter validates and writes rows of one table inside a transaction.
+type rowWriter struct {
+	ctx      context.Context
+	t        *txn.Txn
+	table    *catalog.Table
+	computed []expr.Expr // per column; nil when the table has none
+	eval     *expr.Context
+	// expiry is the table's TTL at the statement's time (nil: none): an
+	// expired row that the TTL runner has not deleted yet counts as absent.
+	expiry *ttl.Expiry
+	// indexes maintains the table's secondary indexes.
+	indexes *indexMaintainer
+	buf     []byte
+}
+
+// live reports whether the stored row key → val is visible: present and
+// not expired under the table's TTL.
+func (w *rowWriter) live(key, val []byte) (bool, error) {
+	if w.expiry == nil {
+		return true, nil
+	}
+	row, err := rowenc.DecodeRow(w.table, key, val)
+	if err != nil {
+		return false, err
+	}
+	return !w.expiry.Expired(row), nil
+}
+
+// compute fills the computed columns of row; keys selects the key columns
+// (computed first, because the key locates the row) or the others.
+func (w *rowWriter) compute(row []types.Value, keys bool) error {
+	for i, e := range w.computed {
+		if e == nil || w.table.IsKeyColumn(i) != keys {
+			continue
+		}
+		v, err := e.Eval(w.eval, row)
+		if err != nil {
+			return err
+		}
+		if row[i], err = types.Cast(v, w.table.Columns[i].Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// coerce casts every value to its column's type.
+func (w *rowWriter) coerce(row []types.Value) error {
+	for i, c := range w.table.Columns {
+		v, err := types.Cast(row[i], c.Type)
+		if err != nil {
+			return err
+		}
+		row[i] = v
+	}
+	return nil
+}
+
+// checkNotNull enforces NOT NULL on a complete row.
+func (w *rowWriter) checkNotNull(row []types.Value) error {
+	for i, c := range w.table.Columns {
+		if row[i].IsNull() && c.NotNull {
+			return &sqlerr.Error{Code: sqlerr.NotNullViolation,
+				Message: fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", c.Name, w.table.Name),
+				Detail:  "Failing row contains " + rowText(row) + "."}
+		}
+	}
+	return nil
+}
+
+// write inserts, upserts or replaces one row. listed marks the columns the
+// statement supplied (UPSERT keeps the others of an existing row).
+func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode) error {
+	hidden := w.table.HiddenKeyColumn()
+	for attempt := 0; ; attempt++ {
+		if hidden >= 0 {
+			// A table without PRIMARY KEY keys rows by a random 64-bit value,
+			// which spreads inserts uniformly over the key space.
+			row[hidden] = types.NewUint64(rand.Uint64())
+		}
+		if err := w.coerce(row); err != nil {
+			return err
+		}
+		if err := w.compute(row, true); err != nil {
+			return err
+		}
+		key := rowenc.EncodeKey(w.table, row)
+		if err := w.t.Lock(w.ctx, key); err != nil {
+			return err
+		}
+		// present: the key holds a row; exists: a live one. An expired row
+		// is overwritten as if absent (the statistics still see a
+		// replacement).
+		old, present, err := w.t.Get(key)
+		if err != nil {
+			return err
+		}
+		exists := present
+		if present {
+			if exists, err = w.live(key, old); err != nil {
+				return err
+			}
+		}
+		// prev is the stored row (live or expired) whose index entries
+		// this write replaces.
+		var prev []types.Value
+		if present && !(exists && hidden >= 0 && attempt < 8) && len(w.table.Indexes) > 0 {
+			if prev, err = rowenc.DecodeRow(w.table, key, old); err != nil {
+				return err
+			}
+		}
+		if exists {
+			switch {
+			case hidden >= 0 && attempt < 8:
+				continue // a generated key collided: draw another
+			case mode == bind.ModeInsert:
+				return w.duplicateKey(row)
+			case mode == bind.ModeUpsert:
+				cur, err := rowenc.DecodeRow(w.table, key, old)
+				if err != nil {
+					return err
+				}
+				for i := range row {
+					if !listed[i] {
+						row[i] = cur[i]
+					}
+				}
+			}
+		}
+		if err := w.compute(row, false); err != nil {
+			return err
+		}
+		if err := w.checkNotNull(row); err != nil {
+			return err
+		}
+		if err := w.indexes.update(prev, row); err != nil {
+			return err
+		}
+		w.buf = rowenc.EncodeValue(w.buf[:0], w.table, row)
+		return w.t.PutRow(w.table.ID, key, w.buf, present, len(old))
+	}
+}
+
+func (w *rowWriter) duplicateKey(row []types.Value) error {
+	var vals []string
+	for _, k := range w.table.PrimaryKey {
+		vals = append(vals, row[k].Text())
+	}
+	return &sqlerr.Error{Code: sqlerr.UniqueViolation,
+		Message: fmt.Sprintf("duplicate key value violates unique constraint %q", w.table.Name+"_pkey"),
+		Detail: fmt.Sprintf("Key (%s)=(%s) already exists.",
+			strings.Join(w.table.KeyColumnNames(), ", "), strings.Join(vals, ", "))}
+}
+
+func rowText(row []types.Value) string {
+	parts := make([]string, len(row))
+	for i, v := range row {
+		if v.IsNull() {
+			parts[i] = "null"
+		} else {
+			parts[i] = v.Text()
+		}
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Value) (Result, error) {
+	count := 0
+	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
+		ec, done, err := s.modifyContext(ctx, tx, p, params)
+		if err != nil {
+			return err
+		}
+		defer done()
+		keys, err := matchingKeys(ec, p)
+		if err != nil {
+			return err
+		}
+		m := &modifier{p: p, tx: tx, ec: ec, w: newRowWriter(ctx, tx, p.Scan.Table, p.Computed, ec)}
+		for _, key := range keys {
+			changed, err := m.row(ctx, key)
+			if err != nil {
+				return err
+			}
+			if changed {
+				count++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	verb := "DELETE"
+	if p.Update {
+		verb = "UPDATE"
+	}
+	return &tagResult{tag: fmt.Sprintf("%s %d", verb, count)}, nil
+}
+
+// modifyContext is the execution context of UPDATE or DELETE: reads see
+// the transaction, and subqueries the transaction as it was when the
+// statement started, never the rows it has already changed. Call done
+// when the statement ends.
+func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify, params []types.Value) (ec *exec.Context, done func(), err error) {
+	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
+		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+	if !modifyHasSubquery(p) {
+		return ec, func() {}, nil
+	}
+	view, err := s.e.storage.NewBatchCopy(tx.Batch())
+	if err != nil {
+		return nil, nil, err
+	}
+	ec.SubReader = view
+	return ec, func() { view.Close() }, nil
+}
+
+// matchingKeys collects the keys of the rows the scan finds. They are
+// collected before anything is written: writing while scanning would let
+// an UPDATE that moves a row forward in key order meet it again.
+func matchingKeys(ec *exec.Context, p *bind.Modify) ([][]byte, error) {
+	it, err := exec.Build(ec, p.Scan)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var keys [][]byte
+	for {
+		row, err := it.Next()
+		if err != nil || row == nil {
+			return keys, err
+		}
+		keys = append(keys, rowenc.EncodeKey(p.Scan.Table, row))
+	}
+}
+
+// modifier changes the rows of one UPDATE or DELETE, one key at a time.
+type modifier struct {
+	p  *bind.Modify
+	tx *txn.Txn
+	ec *exec.Context
+	w  *rowWriter
+}
+
+// row locks the row at key, re-reads and re-checks it, and deletes or
+// updates it; changed is false when the row is gone, expired or no longer
+// matches (a concurrent transaction changed it since the scan).
+func (m *modifier) row(ctx context.Context, key []byte) (changed bool, err error) {
+	t := m.p.Scan.Table
+	if err := m.tx.Lock(ctx, key); err != nil {
+		return false, err
+	}
+	val, ok, err := m.tx.Get(key)
+	if err != nil || !ok {
+		return false, err // !ok: deleted meanwhile
+	}
+	row, err := rowenc.DecodeRow(t, key, val)
+	if err != nil {
+		return false, err
+	}
+	if match, err := m.stillMatches(row); err != nil || !match {
+		return false, err
+	}
+	if !m.p.Update {
+		if err := m.w.indexes.update(row, nil); err != nil {
+			return false, err
+		}
+		return true, m.tx.DeleteRow(t.ID, key, len(val))
+	}
+	newRow, err := m.updated(row)
+	if err != nil {
+		return false, err
+	}
+	newKey := rowenc.EncodeKey(t, newRow)
+	if string(newKey) != string(key) {
+		return true, m.move(ctx, key, len(val), row, newKey, newRow)
+	}
+	if err := m.w.indexes.update(row, newRow); err != nil {
+		return false, err
+	}
+	m.w.buf = rowenc.EncodeValue(m.w.buf[:0], t, newRow)
+	return true, m.tx.PutRow(t.ID, newKey, m.w.buf, true, len(val))
+}
+
+// stillMatches reports whether the re-read row is live and still satisfies
+// the statement's condition.
+func (m *modifier) stillMatches(row []types.Value) (bool, error) {
+	if m.w.expiry != nil && m.w.expiry.Expired(row) {
+		return false, nil // expired: as good as deleted
+	}
+	if m.p.Scan.Filter == nil {
+		return true, nil
+	}
+	v, err := m.p.Scan.Filter.Eval(m.ec.Eval, row)
+	if err != nil {
+		return false, err
+	}
+	return !v.IsNull() && v.Bool(), nil
+}
+
+// updated computes the new row of an UPDATE: the assignments evaluated on
+// the old row, cast, computed columns recomputed, NOT NULL checked.
+func (m *modifier) updated(row []types.Value) ([]types.Value, error) {
+	newRow := append([]types.Value(nil), row...)
+	for i, col := range m.p.Assign {
+		v, err := m.p.Values[i].Eval(m.ec.Eval, row)
+		if err != nil {
+			return nil, err
+		}
+		newRow[col] = v
+	}
+	if err := m.w.coerce(newRow); err != nil {
+		return nil, err
+	}
+	if err := m.w.compute(newRow, true); err != nil {
+		return nil, err
+	}
+	if err := m.w.compute(newRow, false); err != nil {
+		return nil, err
+	}
+	return newRow, m.w.checkNotNull(newRow)
+}
+
+// move writes an updated row whose primary key changed: the row at newKey
+// must be absent or expired (then it is overwritten, index entries too),
+// the old key is deleted.
+func (m *modifier) move(ctx context.Context, key []byte, oldLen int, row []types.Value, newKey []byte, newRow []types.Value) error {
+	t := m.p.Scan.Table
+	if err := m.tx.Lock(ctx, newKey); err != nil {
+		return err
+	}
+	old, present, err := m.tx.Get(newKey)
+	if err != nil {
+		return err
+	}
+	if present {
+		if err := m.overwriteExpired(newKey, old, newRow); err != nil {
+			return err
+		}
+	}
+	if err := m.w.indexes.update(row, newRow); err != nil {
+		return err
+	}
+	if err := m.tx.DeleteRow(t.ID, key, oldLen); err != nil {
+		return err
+	}
+	return m.tx.PutRow(t.ID, newKey, rowenc.EncodeValue(m.w.buf[:0], t, newRow), present, len(old))
+}
+
+// overwriteExpired refuses to move a row onto a live row's key (23505) and
+// drops the index entries of an expired one it overwrites.
+func (m *modifier) overwriteExpired(newKey, old []byte, newRow []types.Value) error {
+	t := m.p.Scan.Table
+	if live, err := m.w.live(newKey, old); err != nil {
+		return err
+	} else if live {
+		return m.w.duplicateKey(newRow)
+	}
+	if len(t.Indexes) == 0 {
+		return nil
+	}
+	dead, err := rowenc.DecodeRow(t, newKey, old)
+	if err != nil {
+		return err
+	}
+	return m.w.indexes.update(dead, nil)
+}
+
+// modifyHasSubquery reports whether the condition or a new value holds a
+// subquery, which must read the data as it was before the statement.
+func modifyHasSubquery(m *bind.Modify) bool {
+	if m.Scan.Filter != nil && exec.HasSubquery(m.Scan.Filter) {
+		return true
+	}
+	for _, v := range m.Values {
+		if exec.HasSubquery(v) {
+			return true
+		}
+	}
+	return false
+}
