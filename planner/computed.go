@@ -345,10 +345,9 @@ type item struct {
 // itemCollector walks the subtree under a computed column's segment and
 // lists the combinations of its dependencies' values.
 type itemCollector struct {
-	ck       *computedKey
-	keyTypes []types.Type
-	items    []item
-	cap      int
+	ck    *computedKey
+	items []item
+	cap   int
 	// indirect is set when the walk crossed a constrained column that is
 	// not a dependency: a combination's subtree is then cut out of the
 	// whole by intersection, not rebuilt from its tail.

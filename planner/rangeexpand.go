@@ -245,7 +245,7 @@ func (w *walker) walkComputed(col int, ck *computedKey, t *trie, prefix []types.
 // on a tie (their ranges are narrower).
 func (w *walker) enumerate(col int, ck *computedKey, s *seg, prefix []types.Value, allowMod bool) bool {
 	room := w.room()
-	c := itemCollector{ck: ck, keyTypes: w.x.p.keyTypes, cap: room}
+	c := itemCollector{ck: ck, cap: room}
 	quot := uint64(math.MaxUint64)
 	if c.collect(s.child, 0, nil) {
 		quot = ck.pieceCount(c.items, uint64(room))
