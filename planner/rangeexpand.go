@@ -259,7 +259,10 @@ func (w *walker) enumerate(col int, ck *computedKey, s *seg, prefix []types.Valu
 		// one range per combination of the dependencies.
 		mod = satMul(ck.residueCount(s), uint64(max(1, len(c.items))))
 	}
-	if quot <= uint64(room) {
+	// The pieces are walked unless there are more of them than residues
+	// and the column's own predicate, dropping none, cannot make them fewer.
+	whole := s.lo.rank() == 0 && s.hi.kind == cutPosInf
+	if quot <= uint64(room) && (quot <= mod || !whole) {
 		if pieces, ok := ck.quotientPieces(w.x.ctx, w.x.row, prefix, s, &c); ok && uint64(len(pieces)) <= mod {
 			w.unsorted = w.unsorted || len(pieces) > 1
 			for _, pc := range pieces {
