@@ -22,8 +22,15 @@ type AlterOwner struct {
 // parseAlterOwner parses ALTER TABLE|VIEW|DATABASE name OWNER TO role; ok
 // is false for any other ALTER.
 func (s *stmtToks) parseAlterOwner() (o *AlterOwner, ok bool, err error) {
-	kind := strings.ToLower(s.text(1))
-	if kind != "table" && kind != "view" && kind != "database" {
+	// isWord, not text: the statement may be the lone word ALTER (a crash
+	// FuzzParse found, testdata/fuzz/FuzzParse/49b8c4b75f0d73df).
+	var kind string
+	for _, k := range []string{"table", "view", "database"} {
+		if s.isWord(1, k) {
+			kind = k
+		}
+	}
+	if kind == "" {
 		return nil, false, nil
 	}
 	i := 2
