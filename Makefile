@@ -52,7 +52,7 @@ bench-go:
 # commit them, and they run as regression tests in every `go test`.
 FUZZTIME ?= 30m
 fuzz:
-	@set -e; grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do \
+	@set -e; grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git '^func Fuzz' . | sort | while read -r f; do \
 		pkg=./$$(dirname "$${f#./}"); \
 		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
 			echo "== $$t ($$pkg, $(FUZZTIME))"; \
