@@ -16,7 +16,8 @@
 //     Options.Engine ("pivotdb" by default); anything after the engine name
 //     (usually "# reason") is ignored.
 //   - "statement ok" / "statement error": the SQL is every following line of
-//     the record, joined with "\n". "statement error" passes on any error.
+//     the record, joined with "\n". "statement error" passes on any error;
+//     "statement error CODE" (a PivotDB extension) only on SQLSTATE CODE.
 //   - "query TYPES [SORTMODE [LABEL]]": TYPES is one letter per column (I
 //     integer, R real, T text); SORTMODE is nosort (default), rowsort or
 //     valuesort. The SQL runs up to a "----" line; the expected values follow,

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // DefaultHashThreshold is the hash threshold a file starts with, as in the
@@ -450,6 +451,10 @@ func (r *fileRun) runRecord(ctx context.Context, rec *Record) *Failure {
 			return &Failure{Message: "statement succeeded, expected an error"}
 		case !rec.ExpectError && err != nil:
 			return &Failure{Message: "statement failed: " + errText(err)}
+		case rec.ErrorCode != "":
+			if errCode(err) != rec.ErrorCode {
+				return &Failure{Message: "statement failed with " + errText(err) + ", expected SQLSTATE " + rec.ErrorCode}
+			}
 		}
 		return nil
 	case KindQuery:
@@ -579,6 +584,16 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// errCode is the SQLSTATE of an error from either kind of Conn: a
+// *pgconn.PgError over the wire, a *sqlerr.Error in process.
+func errCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return sqlerr.Code(err)
 }
 
 func errText(err error) string {
