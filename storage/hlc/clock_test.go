@@ -13,7 +13,7 @@ import (
 // manualClock is a physical clock the test sets by hand.
 type manualClock struct{ ns atomic.Int64 }
 
-func (m *manualClock) now() int64  { return m.ns.Load() }
+func (m *manualClock) now() int64   { return m.ns.Load() }
 func (m *manualClock) set(ns int64) { m.ns.Store(ns) }
 
 func mustNow(t *testing.T, c *Clock) Timestamp {

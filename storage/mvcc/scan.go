@@ -1,0 +1,240 @@
+package mvcc
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+)
+
+// ReadOptions qualify a read at a timestamp.
+type ReadOptions struct {
+	// Txn is the reading transaction, if any: its own intents of its
+	// current epoch are visible to it whatever their timestamp
+	// (read-your-writes). Intents of its older epochs are not.
+	Txn *TxnMeta
+	// GCThreshold is the shard's GC threshold (ReadGCThreshold): a read
+	// below it fails with BelowGCThresholdError rather than miss versions
+	// that GC removed.
+	GCThreshold hlc.Timestamp
+}
+
+// itersBeforeSeek is how many versions the scanner steps over with Next
+// before it seeks instead: a Next within a block is much cheaper than a
+// seek, a seek is cheaper than many Nexts (CockroachDB uses 5).
+const itersBeforeSeek = 5
+
+// Scanner returns, in key order, the newest version visible at a read
+// timestamp of every key in a span: committed at or before the timestamp,
+// not a tombstone. It stops with a LockConflictError at an intent of
+// another transaction at or below the timestamp, whose outcome decides what
+// the read sees: the caller resolves or waits for it and resumes the scan
+// at that key. Intents above the timestamp are skipped: a transaction never
+// commits below its intent's timestamp.
+//
+//	s, err := NewScanner(r, span, ts, ReadOptions{})
+//	for s.Next() { use(s.Key(), s.Value()) }
+//	err = s.Close() // the first error, including a LockConflictError
+//
+// Key and Value are valid until the next call to Next.
+type Scanner struct {
+	it     *pebble.Iterator
+	readTS hlc.Timestamp
+	opts   ReadOptions
+	err    error
+	// first: the iterator is not positioned yet.
+	first bool
+
+	key, value []byte
+	ts         hlc.Timestamp
+	seekBuf    []byte
+	keyBuf     []byte
+}
+
+// NewScanner returns a Scanner over span at readTS.
+func NewScanner(r Reader, span storage.Span, readTS hlc.Timestamp, opts ReadOptions) (*Scanner, error) {
+	if err := checkRead(readTS, opts); err != nil {
+		return nil, err
+	}
+	lower, upper := engineSpan(span)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	return &Scanner{it: it, readTS: readTS, opts: opts, first: true}, nil
+}
+
+func checkRead(readTS hlc.Timestamp, opts ReadOptions) error {
+	if err := checkTimestamp(readTS); err != nil {
+		return err
+	}
+	if readTS.Less(opts.GCThreshold) {
+		return &BelowGCThresholdError{ReadTimestamp: readTS, Threshold: opts.GCThreshold}
+	}
+	return nil
+}
+
+// Next moves to the next visible key; false at the end or on an error
+// (Close returns it).
+func (s *Scanner) Next() bool {
+	if s.err != nil {
+		return false
+	}
+	var ok bool
+	if s.first {
+		ok, s.first = s.it.First(), false
+	} else {
+		ok = s.it.NextPrefix()
+	}
+	for ok {
+		found, advanced, err := s.visible()
+		if err != nil {
+			s.err = err
+			return false
+		}
+		if found {
+			return true
+		}
+		if advanced {
+			ok = s.it.Valid()
+		} else {
+			ok = s.it.NextPrefix()
+		}
+	}
+	s.err = s.it.Error()
+	return false
+}
+
+// visible settles the key the iterator is at (on its newest version): it
+// returns found with key, value and ts set if a version is visible. If none
+// is, advanced tells whether the iterator already left the key (it is on
+// the next key, or exhausted); otherwise it is on some version of the key
+// and NextPrefix moves on.
+func (s *Scanner) visible() (found, advanced bool, err error) {
+	uk, ts, ok := decodeVersion(s.it.Key())
+	if !ok {
+		return false, false, fmt.Errorf("%w: %s is not a version", ErrCorruptKey, FormatKey(s.it.Key()))
+	}
+	for steps := 0; ; steps++ {
+		raw, err := s.it.ValueAndErr()
+		if err != nil {
+			return false, false, err
+		}
+		if len(raw) == 0 {
+			return false, false, fmt.Errorf("%w: empty version value at %s", ErrCorruptValue, FormatKey(s.it.Key()))
+		}
+		switch valueKind(raw[0]) {
+		case kindValue:
+			if ts.LessEq(s.readTS) {
+				s.key, s.value, s.ts = uk, raw[1:], ts
+				return true, false, nil
+			}
+		case kindTombstone:
+			if ts.LessEq(s.readTS) {
+				return false, false, nil
+			}
+		default:
+			v, err := decodeVersionValue(raw)
+			if err != nil {
+				return false, false, err
+			}
+			switch {
+			case s.opts.Txn.isOwn(&v.txn):
+				if v.isDelete() {
+					return false, false, nil
+				}
+				s.key, s.value, s.ts = uk, v.value, ts
+				return true, false, nil
+			case v.txn.ID == idOf(s.opts.Txn):
+				// Own intent of an older epoch: not a write of the
+				// current attempt; read what is under it.
+			case ts.LessEq(s.readTS):
+				return false, false, intentConflict(uk, &versionAt{v: v})
+			}
+		}
+		// Not visible: go to the next older version of the same key. uk
+		// points into the iterator, which the step invalidates: keep a copy.
+		if steps == 0 {
+			s.keyBuf = append(s.keyBuf[:0], uk...)
+			uk = s.keyBuf
+		}
+		if steps < itersBeforeSeek {
+			if !s.it.Next() {
+				return false, true, s.it.Error()
+			}
+		} else {
+			// Many versions above the read timestamp: seek to the newest
+			// one at or below it (versions sort newest first).
+			s.seekBuf = AppendVersionKey(s.seekBuf[:0], uk, s.readTS)
+			if !s.it.SeekGE(s.seekBuf) {
+				return false, true, s.it.Error()
+			}
+			steps = -1 << 30 // a seek lands on the answer or past the key
+		}
+		nuk, nts, ok := decodeVersion(s.it.Key())
+		if !ok {
+			return false, false, fmt.Errorf("%w: %s is not a version", ErrCorruptKey, FormatKey(s.it.Key()))
+		}
+		if !bytes.Equal(nuk, uk) {
+			return false, true, nil // past the key's last version
+		}
+		ts = nts
+	}
+}
+
+func idOf(txn *TxnMeta) TxnID {
+	if txn == nil {
+		return TxnID{}
+	}
+	return txn.ID
+}
+
+// Key returns the current user key.
+func (s *Scanner) Key() []byte { return s.key }
+
+// Value returns the current row value.
+func (s *Scanner) Value() []byte { return s.value }
+
+// Timestamp returns the timestamp of the current version (its commit
+// timestamp, or the provisional one of the reader's own intent).
+func (s *Scanner) Timestamp() hlc.Timestamp { return s.ts }
+
+// Close releases the iterator and returns the error that stopped the scan.
+func (s *Scanner) Close() error {
+	if s.it == nil {
+		return s.err
+	}
+	err := s.it.Close()
+	s.it = nil
+	return firstErr(s.err, err)
+}
+
+// Get returns the value of userKey visible at readTS (see Scanner for what
+// is visible); found is false if there is none. It reads with a prefix seek,
+// so the key bloom filters of the user key are consulted (UseL6Filters
+// includes the bottom level, where most data lives).
+func Get(r Reader, userKey []byte, readTS hlc.Timestamp, opts ReadOptions) (value []byte, ts hlc.Timestamp, found bool, err error) {
+	if err := checkRead(readTS, opts); err != nil {
+		return nil, ts, false, err
+	}
+	it, err := r.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		return nil, ts, false, err
+	}
+	s := Scanner{it: it, readTS: readTS, opts: opts}
+	defer func() { err = firstErr(err, s.Close()) }()
+	prefix := AppendBareKey(nil, userKey)
+	if !it.SeekPrefixGE(prefix) {
+		return nil, ts, false, it.Error()
+	}
+	if split(it.Key()) != len(prefix) || !bytes.HasPrefix(it.Key(), prefix) {
+		return nil, ts, false, nil
+	}
+	found, _, err = s.visible()
+	if err != nil || !found {
+		return nil, ts, false, err
+	}
+	return bytes.Clone(s.value), s.ts, true, nil
+}
