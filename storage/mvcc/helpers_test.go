@@ -43,11 +43,11 @@ func (quietLogger) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format
 // filterTables.
 func testOptions(fs vfs.FS, filterTables ...uint64) *pebble.Options {
 	o := &pebble.Options{
-		Comparer:           Comparer,
 		FS:                 fs,
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
 	}
+	ConfigureOptions(o)
 	policy := storage.NewKeyFilterPolicy(filterTables...)
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = policy
