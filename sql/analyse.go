@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -9,15 +8,16 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
-	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/pgcatalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
-// analyser turns one parsed statement into a statementPlan against one
+// analyser turns one parsed statement into a bind.Statement against one
 // catalog snapshot, inferring parameter types on the way.
 type analyser struct {
 	s      *Session
@@ -38,35 +38,35 @@ type analyser struct {
 	setOpArm bool
 }
 
-func (a *analyser) plan() (statementPlan, error) {
+func (a *analyser) plan() (bind.Statement, error) {
 	st := a.stmt
 	switch {
 	case st.Txn != nil:
-		return &txnPlan{stmt: st.Txn}, nil
+		return &bind.Txn{TxnStmt: st.Txn}, nil
 	case st.Set != nil:
-		return &setPlan{stmt: st.Set}, nil
+		return &bind.Set{SetVar: st.Set}, nil
 	case st.Show != nil:
 		return a.planShowVar(st.Show)
 	case st.Reset != nil:
-		return &resetPlan{stmt: st.Reset}, nil
+		return &bind.Reset{ResetVar: st.Reset}, nil
 	case st.Deallocate != nil:
-		return &deallocatePlan{stmt: st.Deallocate}, nil
+		return &bind.Deallocate{Deallocate: st.Deallocate}, nil
 	case st.Discard != nil:
-		return &discardPlan{target: st.Discard.Target}, nil
+		return &bind.Discard{Target: st.Discard.Target}, nil
 	case st.Settings != nil:
-		return &alterSettingsPlan{stmt: st.Settings}, nil
+		return &bind.AlterSettings{AlterSettings: st.Settings}, nil
 	case st.Reshard != nil:
 		return a.planReshard(st.Reshard)
 	case st.DropIndex != nil:
-		return &dropIndexPlan{stmt: st.DropIndex}, nil
+		return &bind.DropIndex{DropIndex: st.DropIndex}, nil
 	case st.Reindex != nil:
-		return &reindexPlan{stmt: st.Reindex}, nil
+		return &bind.Reindex{Reindex: st.Reindex}, nil
 	case st.Unsupported != nil:
 		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 			Message: st.Unsupported.What + " is not supported",
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
-		return &userPlan{stmt: st.User}, nil
+		return &bind.User{UserStmt: st.User}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
@@ -76,13 +76,13 @@ func (a *analyser) plan() (statementPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &selectPlan{node: node}, nil
+		return &bind.Select{Node: node}, nil
 	case *ast.SetOprStmt:
 		node, err := a.buildSetOpr(n)
 		if err != nil {
 			return nil, err
 		}
-		return &selectPlan{node: node}, nil
+		return &bind.Select{Node: node}, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
@@ -95,15 +95,15 @@ func (a *analyser) plan() (statementPlan, error) {
 		return a.planCreateIndex(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
-			return &dropViewPlan{stmt: n}, nil
+			return &bind.DropViews{Views: n.Tables, IfExists: n.IfExists}, nil
 		}
-		return &dropTablePlan{stmt: n}, nil
+		return &bind.DropTables{Tables: n.Tables, IfExists: n.IfExists}, nil
 	case *ast.CreateViewStmt:
 		return a.planCreateView(n)
 	case *ast.CreateDatabaseStmt:
-		return &createDatabasePlan{stmt: n}, nil
+		return &bind.CreateDatabase{Name: n.Name.O, IfNotExists: n.IfNotExists, HasOptions: len(n.Options) > 0}, nil
 	case *ast.DropDatabaseStmt:
-		return &dropDatabasePlan{stmt: n}, nil
+		return &bind.DropDatabase{Name: n.Name.O, IfExists: n.IfExists}, nil
 	case *ast.ShowStmt:
 		return a.planShow(n)
 	case *ast.SplitRegionStmt:
@@ -206,7 +206,9 @@ func (a *analyser) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr,
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
-	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) { return a.sessionFunc(b, name, args) }
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
+		return pgcatalog.Function(b, a.catalogView(), name, args)
+	}
 	return b
 }
 
@@ -254,7 +256,7 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
 	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
-	if !ok && lookupVirtualTable(tn) != nil {
+	if !ok && pgcatalog.Lookup(tn.Schema.O, tn.Name.O) != nil {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
 	}
 	if !ok {
@@ -266,44 +268,8 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	return t, nil
 }
 
-func resultColumns(cols []planner.Column) []ResultColumn {
-	var out []ResultColumn
-	for _, c := range cols {
-		if c.Hidden {
-			continue
-		}
-		rc := ResultColumn{Name: c.Name, Type: c.Type}
-		if c.Table != nil {
-			rc.TableOID = uint32(c.Table.ID)
-			rc.ColumnNumber = int16(c.Index + 1)
-		}
-		out = append(out, rc)
-	}
-	return out
-}
-
-// selectPlan runs a query plan.
-type selectPlan struct {
-	node planner.Node
-}
-
-func (p *selectPlan) columns() []ResultColumn { return resultColumns(p.node.Columns()) }
-
-func (p *selectPlan) execute(ctx context.Context, s *Session, params []types.Value) (Result, error) {
-	it, err := s.iterate(ctx, p.node, params)
-	if err != nil {
-		return nil, err
-	}
-	visible := len(p.columns())
-	return &rowsResult{
-		cols: p.columns(),
-		next: func() ([]types.Value, error) {
-			row, err := it.Next()
-			if row == nil || err != nil {
-				return nil, err
-			}
-			return row[:visible], nil
-		},
-		close: it.Close,
-	}, nil
+// catalogView is what pg_catalog's relations and the session functions
+// read.
+func (a *analyser) catalogView() *pgcatalog.View {
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.s.db, User: a.s.user, Settings: a.s.vars}
 }

@@ -22,7 +22,7 @@
 // ends). Schema changes commit on their own (catalog and shard maps in one
 // batch), also inside a block, with a NOTICE.
 //
-// Where things live: settings.go (SET/SHOW), select.go (SELECT planning and
+// Where things live: sql/sessionvars (SET/SHOW settings), select.go (SELECT planning and
 // aggregation), join.go (FROM clauses: join order, condition pushdown, hash
 // join keys, derived tables), view.go (CREATE/DROP VIEW and view expansion),
 // subquery.go (subqueries in expressions: outer references become hidden
@@ -36,10 +36,10 @@
 // statements, EXPLAIN), balancer.go (automatic partitioning policy),
 // ttl_runner.go (erasing rows expired under a table's TTL; package sql/ttl
 // decides expiry, and scans and writes' existence checks hide expired rows),
-// pgcatalog*.go (pg_catalog and information_schema as virtual tables over
-// the catalog, planned as Generate nodes) pgfuncs.go (functions that
-// read the session or the catalog: version(), current_setting(),
-// format_type(), ::regclass ...; offered to the expression builder through
+// sql/pgcatalog (pg_catalog and information_schema as virtual tables over
+// the catalog, planned as Generate nodes, and the functions that read the
+// session or the catalog: version(), current_setting(), format_type(),
+// ::regclass ...; offered to the expression builder through
 // expr.Builder.Funcs),
 // and users.go (CREATE/ALTER/DROP USER; verifiers from package sql/auth, read by
 // the server's SCRAM authentication through Engine.PasswordVerifier).

@@ -1,15 +1,16 @@
 package sql
 
 import (
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -23,7 +24,7 @@ type Session struct {
 	db   *catalog.Database
 	user string
 
-	vars    *sessionVars
+	vars    *sessionvars.Vars
 	notices []Notice
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
@@ -40,7 +41,7 @@ type Session struct {
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	return &Session{e: e, db: db, user: user, vars: newSessionVars(e.settingDefaults)}
+	return &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
 }
 
 // Close ends the session, rolling back an open transaction.
@@ -107,7 +108,7 @@ func (s *Session) TxStatus() byte {
 // setting: how long the server lets the client stay silent while a
 // transaction block is open (0: forever). The server enforces it, since
 // only it sees the client being idle.
-func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.idleInTransactionTimeout() }
+func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.IdleInTransactionTimeout() }
 
 // FailTransaction marks an open transaction block as failed, for errors the
 // protocol layer detects itself (a bad Bind, say) while in a block.
@@ -129,15 +130,7 @@ func (s *Session) notice(severity, code, format string, args ...any) {
 type preparedPlan struct {
 	stmt parser.Statement
 	snap *catalog.Snapshot
-	plan statementPlan
-}
-
-// statementPlan is implemented by each kind of analysed statement.
-type statementPlan interface {
-	// columns describes the result rows (nil for none).
-	columns() []ResultColumn
-	// execute runs the statement.
-	execute(ctx context.Context, s *Session, params []types.Value) (Result, error)
+	plan bind.Statement
 }
 
 // Prepare parses and analyses exactly one statement (or none) for the
@@ -205,7 +198,7 @@ func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared
 	return &Prepared{
 		SQL:        st.Text,
 		ParamTypes: a.params,
-		Columns:    plan.columns(),
+		Columns:    resultColumns(plan.Columns()),
 		plan:       preparedPlan{stmt: st, snap: snap, plan: plan},
 	}, nil
 }
@@ -240,7 +233,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
-	res, err := p.plan.plan.execute(ctx, s, params)
+	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()
 		err = s.mapError(ctx, err)
@@ -268,7 +261,7 @@ func sameColumns(a, b []ResultColumn) bool {
 
 // statementContext applies statement_timeout.
 func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d := s.vars.statementTimeout(); d > 0 {
+	if d := s.vars.StatementTimeout(); d > 0 {
 		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
 	}
 	return context.WithCancel(ctx)

@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -60,6 +61,4 @@ type Notice struct {
 
 // ParameterStatus is a run-time parameter reported to the client at startup
 // and whenever SET changes it.
-type ParameterStatus struct {
-	Name, Value string
-}
+type ParameterStatus = sessionvars.Param

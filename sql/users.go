@@ -5,10 +5,10 @@ import (
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/auth"
+	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
-	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -87,12 +87,8 @@ func verifierFor(pw string) (string, error) {
 	return v, nil
 }
 
-type userPlan struct{ stmt *parser.UserStmt }
-
-func (p *userPlan) columns() []ResultColumn { return nil }
-
-func (p *userPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
-	u := p.stmt
+func (s *Session) runUser(ctx context.Context, p *bind.User) (Result, error) {
+	u := p.UserStmt
 	// Hash before taking the catalog lock: PBKDF2 takes milliseconds.
 	var verifier string
 	if u.HasPassword && !u.NullPassword {

@@ -1,18 +1,14 @@
 package sql
 
 import (
-	"context"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
-	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
-	"github.com/pivotdb/pivotdb/sql/types"
-	"github.com/pivotdb/pivotdb/storage"
 )
 
 // maxViewDepth bounds views defined over views. A cycle cannot be created
@@ -20,15 +16,7 @@ import (
 // re-creating views can make one; the bound turns it into an error.
 const maxViewDepth = 32
 
-// createViewPlan runs CREATE VIEW. The query is planned once here so that
-// a view that could not be used is rejected; the catalog keeps the
-// statement's text.
-type createViewPlan struct {
-	name string
-	text string
-}
-
-func (a *analyser) planCreateView(n *ast.CreateViewStmt) (statementPlan, error) {
+func (a *analyser) planCreateView(n *ast.CreateViewStmt) (bind.Statement, error) {
 	if n.OrReplace {
 		return nil, sqlerr.NotSupported("CREATE OR REPLACE VIEW")
 	}
@@ -41,56 +29,7 @@ func (a *analyser) planCreateView(n *ast.CreateViewStmt) (statementPlan, error) 
 	if _, err := a.viewQuery(n); err != nil {
 		return nil, err
 	}
-	return &createViewPlan{name: n.ViewName.Name.O, text: a.stmt.Text}, nil
-}
-
-func (p *createViewPlan) columns() []ResultColumn { return nil }
-
-func (p *createViewPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
-	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		if relationExists(ch.Snapshot(), s.db.ID, p.name) {
-			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.name)
-		}
-		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.name, Definition: p.text})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &tagResult{tag: "CREATE VIEW"}, nil
-}
-
-// dropViewPlan runs DROP VIEW [IF EXISTS] name, ...
-type dropViewPlan struct{ stmt *ast.DropTableStmt }
-
-func (p *dropViewPlan) columns() []ResultColumn { return nil }
-
-func (p *dropViewPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
-	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		for _, tn := range p.stmt.Tables {
-			if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, s.db.Name) && !strings.EqualFold(schema, "public") {
-				return sqlerr.NotSupported("dropping a view of another database (%s)", schema)
-			}
-			v, ok := ch.Snapshot().View(s.db.ID, tn.Name.O)
-			if ok {
-				ch.DropView(v)
-				continue
-			}
-			if _, isTable := ch.Snapshot().Table(s.db.ID, tn.Name.O); isTable {
-				return sqlerr.New(sqlerr.WrongObjectType, "%q is not a view", tn.Name.O)
-			}
-			if p.stmt.IfExists {
-				s.notice("NOTICE", sqlerr.UndefinedTable, "view %q does not exist, skipping", tn.Name.O)
-				continue
-			}
-			return sqlerr.New(sqlerr.UndefinedTable, "view %q does not exist", tn.Name.O)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &tagResult{tag: "DROP VIEW"}, nil
+	return &bind.CreateView{Name: n.ViewName.Name.O, Text: a.stmt.Text}, nil
 }
 
 // viewSource plans a view named in FROM as a derived table; ok is false

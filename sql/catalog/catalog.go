@@ -140,6 +140,15 @@ func (t *Table) ColumnIndex(name string) int {
 	return -1
 }
 
+// HiddenKeyColumn is the index of the generated key column of a table
+// created without PRIMARY KEY (design.md §3.2), -1 for a table with one.
+func (t *Table) HiddenKeyColumn() int {
+	if len(t.PrimaryKey) == 1 && t.Columns[t.PrimaryKey[0]].Hidden {
+		return t.PrimaryKey[0]
+	}
+	return -1
+}
+
 // IsKeyColumn reports whether column i is part of the primary key.
 func (t *Table) IsKeyColumn(i int) bool {
 	for _, k := range t.PrimaryKey {

@@ -1,40 +1,18 @@
-package sql
+package pgcatalog
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/pingcap/tidb/pkg/parser/ast"
-
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
-// The PostgreSQL system catalogs that clients query (psql's describe
-// commands, drivers' metadata calls), answered from PivotDB's own catalog.
-//
-// Each one is a virtual table: a list of columns and a function that
-// produces its rows from one catalog snapshot and the session, planned as
-// a Generate node, so any query PivotDB can run over a table runs over
-// them (WHERE, ORDER BY, aggregates; joins as the executor supports them).
-// Nothing is stored: every statement sees the catalog as of its snapshot.
-//
-// Object identifiers:
-//
-//	namespaces   pg_catalog = 11, public = 2200, information_schema = 13000
-//	tables       their catalog ID (the same number RowDescription reports)
-//	primary keys the index and its constraint: pkIndexOID / pkConstraintOID
-//	types        PostgreSQL's OIDs of design §3.1's wire types
-//	the user     10, like PostgreSQL's bootstrap superuser
-//	databases    their catalog ID
-//	system views systemViewOID + their position in pgCatalogTables
-//
-// Types: oid columns are bigint, name and char columns text, and array
-// columns (reloptions, indkey, ...) carry PostgreSQL's text form of the
-// array ('{a,b}', or '1 2' for int2vector), since PivotDB has no array
-// type; array_to_string understands that form.
+// Object identifiers and the View that relations are computed from; the
+// relations themselves are in tables.go.
 
 const (
 	oidPgCatalog         = 11
@@ -57,18 +35,23 @@ const (
 func pkIndexOID(t *catalog.Table) int64      { return int64(t.ID) | pkIndexBit }
 func pkConstraintOID(t *catalog.Table) int64 { return int64(t.ID) | pkConstraintBit }
 
-// catalogView is what the rows of a virtual table are computed from.
-type catalogView struct {
-	s    *Session
-	snap *catalog.Snapshot
+// View is what a statement's virtual tables and session functions are
+// computed from: the catalog snapshot the statement was bound against, the
+// session's database and user, and its settings (read when a row is
+// computed, so current_setting sees a SET earlier in the same transaction).
+type View struct {
+	Snapshot *catalog.Snapshot
+	Database *catalog.Database
+	User     string
+	Settings *sessionvars.Vars
 }
 
-// virtualTable is one pg_catalog or information_schema relation.
-type virtualTable struct {
-	schema string
-	name   string
-	cols   []planner.Column
-	rows   func(v *catalogView) [][]types.Value
+// Table is one pg_catalog or information_schema relation.
+type Table struct {
+	Schema string
+	Name   string
+	Cols   []planner.Column
+	rows   func(v *View) [][]types.Value
 }
 
 // cols parses "name type, ..." with PostgreSQL catalog type names.
@@ -139,54 +122,46 @@ func intValue(t types.Type, i int64) types.Value {
 
 // virtualTables indexes pgCatalogTables and informationSchemaTables by
 // "schema.name".
-var virtualTables = map[string]*virtualTable{}
+var virtualTables = map[string]*Table{}
 
 // virtualTableLists are pgCatalogTables and informationSchemaTables, set
 // in init because the rows of pg_class and pg_attribute list the virtual
 // tables themselves (a package-level initializer would be a cycle).
-var virtualTableLists [][]*virtualTable
+var virtualTableLists [][]*Table
 
 func init() {
-	virtualTableLists = [][]*virtualTable{pgCatalogTables, informationSchemaTables}
+	virtualTableLists = [][]*Table{pgCatalogTables, informationSchemaTables}
 	for _, list := range virtualTableLists {
 		for _, t := range list {
-			virtualTables[t.schema+"."+t.name] = t
+			virtualTables[t.Schema+"."+t.Name] = t
 		}
 	}
 }
 
-// lookupVirtualTable resolves a table name to a system catalog relation.
-// pg_catalog is searched before the user's tables, as in PostgreSQL,
-// where it is implicitly first on the search path;
+// Lookup resolves a table name to a system catalog relation, nil when it
+// is none. pg_catalog is searched before the user's tables, as in
+// PostgreSQL, where it is implicitly first on the search path;
 // information_schema must be named.
-func lookupVirtualTable(tn *ast.TableName) *virtualTable {
-	schema := strings.ToLower(tn.Schema.O)
-	name := strings.ToLower(tn.Name.O)
+func Lookup(schema, name string) *Table {
+	schema = strings.ToLower(schema)
+	name = strings.ToLower(name)
 	if schema == "" {
 		schema = "pg_catalog"
 	}
 	return virtualTables[schema+"."+name]
 }
 
-// virtualTableScan plans a read of a system catalog relation.
-func (a *analyser) virtualTableScan(vt *virtualTable, alias string) (planner.Node, *scope) {
-	if alias == "" {
-		alias = vt.name
-	}
-	sc := &scope{}
-	for _, c := range vt.cols {
-		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type})
-	}
-	v := &catalogView{s: a.s, snap: a.snap}
-	node := &planner.Generate{Name: vt.schema + "." + vt.name, Cols: vt.cols, Rows: func() ([][]types.Value, error) {
-		return vt.rows(v), nil
+// Node plans a read of the relation: its rows are computed from v when the
+// statement runs.
+func (t *Table) Node(v *View) *planner.Generate {
+	return &planner.Generate{Name: t.Schema + "." + t.Name, Cols: t.Cols, Rows: func() ([][]types.Value, error) {
+		return t.rows(v), nil
 	}}
-	return node, sc
 }
 
 // tables lists the session database's tables by name.
-func (v *catalogView) tables() []*catalog.Table {
-	ts := v.snap.Tables(v.s.db.ID)
+func (v *View) tables() []*catalog.Table {
+	ts := v.Snapshot.Tables(v.Database.ID)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 	return ts
 }
@@ -253,7 +228,7 @@ func typmod(t types.Type) int64 {
 // pgTypeInfo describes one row of pg_type.
 type pgTypeInfo struct {
 	oid      int64
-	name     string
+	typname  string
 	len      int
 	byVal    bool
 	category string
@@ -322,7 +297,7 @@ func formatType(oid, mod int64) string {
 	}
 	for _, t := range pgTypes {
 		if t.oid == oid {
-			return t.name
+			return t.typname
 		}
 	}
 	return "???"
@@ -403,7 +378,7 @@ func arrayText[T any](xs []T) string {
 
 // relationOID finds the OID of a relation by name: a user table, its
 // primary key index, or a system catalog relation.
-func (v *catalogView) relationOID(name string) (int64, bool) {
+func (v *View) relationOID(name string) (int64, bool) {
 	schema, rel, ok := strings.Cut(name, ".")
 	if !ok {
 		rel, schema = schema, ""
@@ -424,7 +399,7 @@ func (v *catalogView) relationOID(name string) (int64, bool) {
 				}
 			}
 		}
-		for _, vw := range v.snap.Views(v.s.db.ID) {
+		for _, vw := range v.Snapshot.Views(v.Database.ID) {
 			if vw.Name == rel {
 				return int64(vw.ID), true
 			}
@@ -435,7 +410,7 @@ func (v *catalogView) relationOID(name string) (int64, bool) {
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
-			if vt.schema == schema && vt.name == rel {
+			if vt.Schema == schema && vt.Name == rel {
 				return systemOID(vt, i), true
 			}
 		}
@@ -443,15 +418,15 @@ func (v *catalogView) relationOID(name string) (int64, bool) {
 	return 0, false
 }
 
-func systemOID(vt *virtualTable, i int) int64 {
-	if vt.schema == "information_schema" {
+func systemOID(vt *Table, i int) int64 {
+	if vt.Schema == "information_schema" {
 		return systemViewOID + 500 + int64(i)
 	}
 	return systemViewOID + int64(i)
 }
 
 // relationName is the inverse of relationOID.
-func (v *catalogView) relationName(oid int64) (string, bool) {
+func (v *View) relationName(oid int64) (string, bool) {
 	for _, t := range v.tables() {
 		switch oid {
 		case int64(t.ID):
@@ -467,7 +442,7 @@ func (v *catalogView) relationName(oid int64) (string, bool) {
 			}
 		}
 	}
-	for _, vw := range v.snap.Views(v.s.db.ID) {
+	for _, vw := range v.Snapshot.Views(v.Database.ID) {
 		if int64(vw.ID) == oid {
 			return vw.Name, true
 		}
@@ -475,10 +450,10 @@ func (v *catalogView) relationName(oid int64) (string, bool) {
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
 			if systemOID(vt, i) == oid {
-				if vt.schema == "information_schema" {
-					return vt.schema + "." + vt.name, true
+				if vt.Schema == "information_schema" {
+					return vt.Schema + "." + vt.Name, true
 				}
-				return vt.name, true
+				return vt.Name, true
 			}
 		}
 	}
@@ -486,7 +461,7 @@ func (v *catalogView) relationName(oid int64) (string, bool) {
 }
 
 // tableByOID finds a user table by OID.
-func (v *catalogView) tableByOID(oid int64) (*catalog.Table, bool) {
+func (v *View) tableByOID(oid int64) (*catalog.Table, bool) {
 	for _, t := range v.tables() {
 		if int64(t.ID) == oid {
 			return t, true
@@ -498,17 +473,17 @@ func (v *catalogView) tableByOID(oid int64) (*catalog.Table, bool) {
 // roles are the users a client can see: the built-in pivotdb, the users
 // of CREATE USER, and the session's own user if it is none of them (trust
 // authentication admits any name).
-func (v *catalogView) roles() []string {
+func (v *View) roles() []string {
 	out := []string{catalog.BootstrapUser}
 	seen := map[string]bool{catalog.BootstrapUser: true}
-	for _, u := range v.snap.Users() {
+	for _, u := range v.Snapshot.Users() {
 		if !seen[u.Name] {
 			seen[u.Name] = true
 			out = append(out, u.Name)
 		}
 	}
-	if v.s.user != "" && !seen[v.s.user] {
-		out = append(out, v.s.user)
+	if v.User != "" && !seen[v.User] {
+		out = append(out, v.User)
 	}
 	return out
 }
@@ -518,7 +493,7 @@ func (v *catalogView) roles() []string {
 func roleOID(i int) int64 { return oidBootstrapUser + int64(i)*1000 }
 
 // userName is pg_get_userbyid.
-func (v *catalogView) userName(oid int64) string {
+func (v *View) userName(oid int64) string {
 	for i, r := range v.roles() {
 		if roleOID(i) == oid {
 			return r

@@ -6,11 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pingcap/tidb/pkg/parser/ast"
-
 	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
-	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/ttl"
@@ -201,114 +199,22 @@ func (m *indexMaintainer) checkUnique(ix *catalog.Index, et *catalog.Table, row 
 	return nil
 }
 
-// indexSpec is an index being defined, by CREATE INDEX or in CREATE TABLE.
-type indexSpec struct {
-	name    string
-	columns []string
-	desc    []bool
-	unique  bool
-}
-
-// indexSpecOf reads the column list of CREATE INDEX or of a table element.
-func indexSpecOf(name string, unique bool, parts []*ast.IndexPartSpecification, opt *ast.IndexOption) (indexSpec, error) {
-	spec := indexSpec{name: name, unique: unique}
-	if name == "" {
-		return spec, sqlerr.NotSupported("an index without a name")
-	}
-	if opt != nil && opt.Condition != nil {
-		return spec, sqlerr.NotSupported("partial indexes")
-	}
-	for _, p := range parts {
-		if p.Expr != nil || p.Length > 0 || p.Column == nil {
-			return spec, sqlerr.NotSupported("expressions and prefix lengths in an index")
-		}
-		spec.columns = append(spec.columns, p.Column.Name.O)
-		spec.desc = append(spec.desc, p.Desc)
-	}
-	return spec, nil
-}
-
-// resolve turns the spec into an index of t (without an id), validating
-// its columns.
-func (spec indexSpec) resolve(t *catalog.Table) (catalog.Index, error) {
-	ix := catalog.Index{Name: spec.name, Unique: spec.unique}
-	anyDesc := false
-	for i, name := range spec.columns {
-		c := t.ColumnIndex(name)
-		if c < 0 || t.Columns[c].Hidden {
-			return ix, sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", name)
-		}
-		for _, prev := range ix.Columns {
-			if prev == c {
-				return ix, sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in index %q", name, spec.name)
-			}
-		}
-		if f := t.Columns[c].Type.Family; f == types.Json {
-			return ix, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q of type %s cannot be indexed", name, t.Columns[c].Type)
-		}
-		ix.Columns = append(ix.Columns, c)
-		anyDesc = anyDesc || spec.desc[i]
-	}
-	if anyDesc {
-		ix.Desc = append([]bool(nil), spec.desc...)
-	}
-	return ix, nil
-}
-
-// relationExists reports whether name is taken by a table, a view or an
-// index of the database (they share a namespace, as in PostgreSQL).
-func relationExists(snap *catalog.Snapshot, dbID uint64, name string) bool {
-	if _, ok := snap.Table(dbID, name); ok {
-		return true
-	}
-	if _, ok := snap.View(dbID, name); ok {
-		return true
-	}
-	_, _, ok := snap.IndexByName(dbID, name)
-	return ok
-}
-
-// createIndexPlan is CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols).
-type createIndexPlan struct {
-	table       string
-	spec        indexSpec
-	ifNotExists bool
-}
-
-func (a *analyser) planCreateIndex(n *ast.CreateIndexStmt) (statementPlan, error) {
-	switch n.KeyType {
-	case ast.IndexKeyTypeNone, ast.IndexKeyTypeUnique:
-	default:
-		return nil, sqlerr.NotSupported("this kind of index")
-	}
-	if _, err := a.lookupTable(n.Table); err != nil {
-		return nil, err
-	}
-	spec, err := indexSpecOf(n.IndexName, n.KeyType == ast.IndexKeyTypeUnique, n.IndexPartSpecifications, n.IndexOption)
-	if err != nil {
-		return nil, err
-	}
-	return &createIndexPlan{table: n.Table.Name.O, spec: spec, ifNotExists: n.IfNotExists}, nil
-}
-
-func (p *createIndexPlan) columns() []ResultColumn { return nil }
-
-func (p *createIndexPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+func (s *Session) createIndex(ctx context.Context, p *bind.CreateIndex) (Result, error) {
 	var created uint64
 	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		snap := ch.Snapshot()
-		t, ok := snap.Table(s.db.ID, p.table)
+		t, ok := snap.Table(s.db.ID, p.Table)
 		if !ok {
-			return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.table)
+			return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.Table)
 		}
-		if relationExists(snap, s.db.ID, p.spec.name) {
-			if p.ifNotExists {
-				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.spec.name)
+		if snap.RelationExists(s.db.ID, p.Spec.Name) {
+			if p.IfNotExists {
+				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.Spec.Name)
 				return nil
 			}
-			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.spec.name)
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.Spec.Name)
 		}
-		ix, err := p.spec.resolve(t)
+		ix, err := p.Spec.Resolve(t)
 		if err != nil {
 			return err
 		}
@@ -429,23 +335,18 @@ func (s *Session) recountIndex(id uint64) {
 	}
 }
 
-// dropIndexPlan is DROP INDEX [IF EXISTS] name.
-type dropIndexPlan struct{ stmt *parser.DropIndex }
-
-func (p *dropIndexPlan) columns() []ResultColumn { return nil }
-
-func (p *dropIndexPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+func (s *Session) dropIndex(ctx context.Context, p *bind.DropIndex) (Result, error) {
 	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		t, ix, ok := ch.Snapshot().IndexByName(s.db.ID, p.stmt.Name)
-		if ok && p.stmt.Table != "" && !strings.EqualFold(t.Name, p.stmt.Table) {
+		t, ix, ok := ch.Snapshot().IndexByName(s.db.ID, p.Name)
+		if ok && p.Table != "" && !strings.EqualFold(t.Name, p.Table) {
 			ok = false
 		}
 		if !ok {
-			if p.stmt.IfExists {
-				s.notice("NOTICE", sqlerr.UndefinedObject, "index %q does not exist, skipping", p.stmt.Name)
+			if p.IfExists {
+				s.notice("NOTICE", sqlerr.UndefinedObject, "index %q does not exist, skipping", p.Name)
 				return nil
 			}
-			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.stmt.Name)
+			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.Name)
 		}
 		nt := *t
 		nt.Indexes = nil
@@ -471,26 +372,19 @@ func dropIndexData(pch *partition.Change, b *storage.Batch, id uint64) error {
 	return b.DeleteRange(storage.TableSpan(id))
 }
 
-// reindexPlan is REINDEX [INDEX | TABLE] name: it rebuilds the entries of
-// the index (or of every index of the table) from the rows, which repairs
-// an index and re-validates UNIQUE.
-type reindexPlan struct{ stmt *parser.Reindex }
-
-func (p *reindexPlan) columns() []ResultColumn { return nil }
-
-func (p *reindexPlan) execute(ctx context.Context, s *Session, _ []types.Value) (Result, error) {
+func (s *Session) reindex(ctx context.Context, p *bind.Reindex) (Result, error) {
 	var rebuilt []uint64
 	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		snap := ch.Snapshot()
 		var t *catalog.Table
 		var ids []uint64
-		if p.stmt.Kind != "table" {
-			if it, ix, ok := snap.IndexByName(s.db.ID, p.stmt.Name); ok {
+		if p.Kind != "table" {
+			if it, ix, ok := snap.IndexByName(s.db.ID, p.Name); ok {
 				t, ids = it, []uint64{ix.ID}
 			}
 		}
-		if t == nil && p.stmt.Kind != "index" {
-			if tt, ok := snap.Table(s.db.ID, p.stmt.Name); ok {
+		if t == nil && p.Kind != "index" {
+			if tt, ok := snap.Table(s.db.ID, p.Name); ok {
 				t = tt
 				for _, ix := range tt.Indexes {
 					ids = append(ids, ix.ID)
@@ -498,10 +392,10 @@ func (p *reindexPlan) execute(ctx context.Context, s *Session, _ []types.Value) 
 			}
 		}
 		if t == nil {
-			if p.stmt.Kind == "table" {
-				return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.stmt.Name)
+			if p.Kind == "table" {
+				return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.Name)
 			}
-			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.stmt.Name)
+			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.Name)
 		}
 		// Each index gets a new id: its old entries and shard map are
 		// dropped and a complete new set is written in the same batch.

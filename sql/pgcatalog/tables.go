@@ -1,4 +1,4 @@
-package sql
+package pgcatalog
 
 import (
 	"sort"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -18,7 +19,7 @@ import (
 // statistics, comments) exist with their columns and no rows: a query
 // about them gets the true answer, "none".
 
-func empty(*catalogView) [][]types.Value { return nil }
+func empty(*View) [][]types.Value { return nil }
 
 var (
 	pgNamespaceCols = cols("oid oid, nspname name, nspowner oid, nspacl array")
@@ -69,8 +70,8 @@ var (
 		"proconfig array, proacl array")
 )
 
-var pgCatalogTables = []*virtualTable{
-	{schema: "pg_catalog", name: "pg_namespace", cols: pgNamespaceCols, rows: func(v *catalogView) [][]types.Value {
+var pgCatalogTables = []*Table{
+	{Schema: "pg_catalog", Name: "pg_namespace", Cols: pgNamespaceCols, rows: func(v *View) [][]types.Value {
 		c := pgNamespaceCols
 		return [][]types.Value{
 			row(c, oidPgCatalog, "pg_catalog", oidBootstrapUser, nil),
@@ -78,18 +79,18 @@ var pgCatalogTables = []*virtualTable{
 			row(c, oidInformationSchema, "information_schema", oidBootstrapUser, nil),
 		}
 	}},
-	{schema: "pg_catalog", name: "pg_class", cols: pgClassCols, rows: pgClassRows},
-	{schema: "pg_catalog", name: "pg_attribute", cols: pgAttributeCols, rows: pgAttributeRows},
-	{schema: "pg_catalog", name: "pg_type", cols: pgTypeCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_class", Cols: pgClassCols, rows: pgClassRows},
+	{Schema: "pg_catalog", Name: "pg_attribute", Cols: pgAttributeCols, rows: pgAttributeRows},
+	{Schema: "pg_catalog", Name: "pg_type", Cols: pgTypeCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range pgTypes {
-			out = append(out, row(pgTypeCols, t.oid, t.name, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
+			out = append(out, row(pgTypeCols, t.oid, t.typname, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
 				"b", t.category, false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
 				false, 0, -1, 0, 0, nil, nil, nil))
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_index", cols: pgIndexCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_index", Cols: pgIndexCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range v.tables() {
 			if !hasVisibleKey(t) {
@@ -122,7 +123,7 @@ var pgCatalogTables = []*virtualTable{
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_constraint", cols: pgConstraintCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_constraint", Cols: pgConstraintCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range v.tables() {
 			if !hasVisibleKey(t) {
@@ -138,15 +139,15 @@ var pgCatalogTables = []*virtualTable{
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_database", cols: pgDatabaseCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_database", Cols: pgDatabaseCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
-		for _, d := range v.snap.Databases() {
+		for _, d := range v.Snapshot.Databases() {
 			out = append(out, row(pgDatabaseCols, d.ID, d.Name, oidBootstrapUser, 6, "c", false, true, -1, 0, 0,
 				oidDefaultTablespace, "C", "C", nil, nil, nil))
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_roles", cols: pgRolesCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_roles", Cols: pgRolesCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for i, r := range v.roles() {
 			out = append(out, row(pgRolesCols, r, true, true, true, true, true, false, -1, "********", nil,
@@ -154,42 +155,36 @@ var pgCatalogTables = []*virtualTable{
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_user", cols: pgUserCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_user", Cols: pgUserCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for i, r := range v.roles() {
 			out = append(out, row(pgUserCols, r, roleOID(i), true, true, false, false, "********", nil, nil))
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_auth_members", cols: cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool"), rows: empty},
-	{schema: "pg_catalog", name: "pg_settings", cols: pgSettingsCols, rows: func(v *catalogView) [][]types.Value {
-		names := make([]string, 0, len(sessionVarDefs))
-		for n := range sessionVarDefs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+	{Schema: "pg_catalog", Name: "pg_auth_members", Cols: cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_settings", Cols: pgSettingsCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
-		for _, n := range names {
-			d := sessionVarDefs[n]
-			val, _ := v.s.vars.get(n)
+		for _, n := range sessionvars.Names() {
+			val, _ := v.Settings.Get(n)
 			ctx := "user"
-			if d.readOnly {
+			if sessionvars.ReadOnly(n) {
 				ctx = "internal"
 			}
-			out = append(out, row(pgSettingsCols, displayName(n), val, nil, "PivotDB", "", nil, ctx, "string",
-				"default", nil, nil, nil, d.def, d.def, nil, nil, false))
+			out = append(out, row(pgSettingsCols, sessionvars.DisplayName(n), val, nil, "PivotDB", "", nil, ctx, "string",
+				"default", nil, nil, nil, sessionvars.Default(n), sessionvars.Default(n), nil, nil, false))
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_description", cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: empty},
-	{schema: "pg_catalog", name: "pg_shdescription", cols: cols("objoid oid, classoid oid, description text"), rows: empty},
-	{schema: "pg_catalog", name: "pg_am", cols: pgAmCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_description", Cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_shdescription", Cols: cols("objoid oid, classoid oid, description text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_am", Cols: pgAmCols, rows: func(v *View) [][]types.Value {
 		return [][]types.Value{
 			row(pgAmCols, oidHeapAM, "heap", 0, "t"),
 			row(pgAmCols, oidBtreeAM, "btree", 0, "i"),
 		}
 	}},
-	{schema: "pg_catalog", name: "pg_attrdef", cols: pgAttrdefCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_attrdef", Cols: pgAttrdefCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range v.tables() {
 			for i, c := range t.Columns {
@@ -201,22 +196,22 @@ var pgCatalogTables = []*virtualTable{
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_collation", cols: cols("oid oid, collname name, collnamespace oid, collowner oid, collprovider char, collisdeterministic bool, collencoding int4, collcollate text, collctype text, colliculocale text, collversion text"),
-		rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_collation", Cols: cols("oid oid, collname name, collnamespace oid, collowner oid, collprovider char, collisdeterministic bool, collencoding int4, collcollate text, collctype text, colliculocale text, collversion text"),
+		rows: func(v *View) [][]types.Value {
 			c := cols("oid oid, collname name, collnamespace oid, collowner oid, collprovider char, collisdeterministic bool, collencoding int4, collcollate text, collctype text, colliculocale text, collversion text")
 			return [][]types.Value{
 				row(c, oidDefaultCollation, "default", oidPgCatalog, oidBootstrapUser, "d", true, -1, nil, nil, nil, nil),
 				row(c, oidCCollation, "C", oidPgCatalog, oidBootstrapUser, "c", true, -1, "C", "C", nil, nil),
 			}
 		}},
-	{schema: "pg_catalog", name: "pg_tablespace", cols: cols("oid oid, spcname name, spcowner oid, spcacl array, spcoptions array"),
-		rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_tablespace", Cols: cols("oid oid, spcname name, spcowner oid, spcacl array, spcoptions array"),
+		rows: func(v *View) [][]types.Value {
 			c := cols("oid oid, spcname name, spcowner oid, spcacl array, spcoptions array")
 			return [][]types.Value{row(c, oidDefaultTablespace, "pg_default", oidBootstrapUser, nil, nil)}
 		}},
-	{schema: "pg_catalog", name: "pg_proc", cols: pgProcCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_proc", Cols: pgProcCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
-		names := append(expr.FunctionNames(), sessionFunctionNames()...)
+		names := append(expr.FunctionNames(), functionNames()...)
 		sort.Strings(names)
 		for i, n := range names {
 			out = append(out, row(pgProcCols, 20000+i, n, oidPgCatalog, oidBootstrapUser, 12, 1.0, 0.0, 0, 0,
@@ -224,19 +219,19 @@ var pgCatalogTables = []*virtualTable{
 		}
 		return out
 	}},
-	{schema: "pg_catalog", name: "pg_inherits", cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
-	{schema: "pg_catalog", name: "pg_policy", cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
-	{schema: "pg_catalog", name: "pg_trigger", cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr array, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
-	{schema: "pg_catalog", name: "pg_rewrite", cols: cols("oid oid, rulename name, ev_class oid, ev_type char, ev_enabled char, is_instead bool, ev_qual text, ev_action text"), rows: empty},
-	{schema: "pg_catalog", name: "pg_statistic_ext", cols: cols("oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, stxstattarget int4, stxkeys array, stxkind array, stxexprs text"), rows: empty},
-	{schema: "pg_catalog", name: "pg_publication", cols: cols("oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool"), rows: empty},
-	{schema: "pg_catalog", name: "pg_publication_namespace", cols: cols("oid oid, pnpubid oid, pnnspid oid"), rows: empty},
-	{schema: "pg_catalog", name: "pg_publication_rel", cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs array"), rows: empty},
-	{schema: "pg_catalog", name: "pg_extension", cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig array, extcondition array"), rows: empty},
-	{schema: "pg_catalog", name: "pg_depend", cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
-	{schema: "pg_catalog", name: "pg_foreign_table", cols: cols("ftrelid oid, ftserver oid, ftoptions array"), rows: empty},
-	{schema: "pg_catalog", name: "pg_partitioned_table", cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs array, partclass array, partcollation array, partexprs text"), rows: empty},
-	{schema: "pg_catalog", name: "pg_tables", cols: pgTablesCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "pg_catalog", Name: "pg_inherits", Cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_trigger", Cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr array, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_rewrite", Cols: cols("oid oid, rulename name, ev_class oid, ev_type char, ev_enabled char, is_instead bool, ev_qual text, ev_action text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_statistic_ext", Cols: cols("oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, stxstattarget int4, stxkeys array, stxkind array, stxexprs text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_publication", Cols: cols("oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_publication_namespace", Cols: cols("oid oid, pnpubid oid, pnnspid oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_publication_rel", Cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs array"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_extension", Cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig array, extcondition array"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_depend", Cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_foreign_table", Cols: cols("ftrelid oid, ftserver oid, ftoptions array"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_partitioned_table", Cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs array, partclass array, partcollation array, partexprs text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_tables", Cols: pgTablesCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range v.tables() {
 			out = append(out, row(pgTablesCols, "public", t.Name, "pivotdb", nil, hasVisibleKey(t) || len(t.Indexes) > 0,
@@ -248,7 +243,7 @@ var pgCatalogTables = []*virtualTable{
 
 var pgTablesCols = cols("schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool")
 
-func pgClassRows(v *catalogView) [][]types.Value {
+func pgClassRows(v *View) [][]types.Value {
 	var out [][]types.Value
 	c := pgClassCols
 	rel := func(oid int64, name string, ns int64, am int64, hasIndex bool, kind string, natts int) []types.Value {
@@ -268,22 +263,22 @@ func pgClassRows(v *catalogView) [][]types.Value {
 	}
 	// Views: their columns are known only by planning their query, so
 	// pg_attribute does not list them.
-	for _, vw := range v.snap.Views(v.s.db.ID) {
+	for _, vw := range v.Snapshot.Views(v.Database.ID) {
 		out = append(out, rel(int64(vw.ID), vw.Name, oidPublic, 0, false, "v", 0))
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
 			ns := int64(oidPgCatalog)
-			if vt.schema == "information_schema" {
+			if vt.Schema == "information_schema" {
 				ns = oidInformationSchema
 			}
-			out = append(out, rel(systemOID(vt, i), vt.name, ns, 0, false, "v", len(vt.cols)))
+			out = append(out, rel(systemOID(vt, i), vt.Name, ns, 0, false, "v", len(vt.Cols)))
 		}
 	}
 	return out
 }
 
-func pgAttributeRows(v *catalogView) [][]types.Value {
+func pgAttributeRows(v *View) [][]types.Value {
 	var out [][]types.Value
 	attr := func(rel int64, name string, typ types.Type, num int, notNull, hasDef bool, generated string) []types.Value {
 		oid := typeOID(typ)
@@ -326,7 +321,7 @@ func pgAttributeRows(v *catalogView) [][]types.Value {
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
-			for n, c := range vt.cols {
+			for n, c := range vt.Cols {
 				out = append(out, attr(systemOID(vt, i), c.Name, c.Type, n+1, false, false, ""))
 			}
 		}
@@ -350,29 +345,29 @@ var (
 		"sql_path text")
 )
 
-var informationSchemaTables = []*virtualTable{
-	{schema: "information_schema", name: "tables", cols: isTablesCols, rows: func(v *catalogView) [][]types.Value {
+var informationSchemaTables = []*Table{
+	{Schema: "information_schema", Name: "tables", Cols: isTablesCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
-		db := v.s.db.Name
+		db := v.Database.Name
 		for _, t := range v.tables() {
 			out = append(out, row(isTablesCols, db, "public", t.Name, "BASE TABLE", nil, nil, nil, nil, nil,
 				"YES", "NO", nil))
 		}
-		for _, vw := range v.snap.Views(v.s.db.ID) {
+		for _, vw := range v.Snapshot.Views(v.Database.ID) {
 			out = append(out, row(isTablesCols, db, "public", vw.Name, "VIEW", nil, nil, nil, nil, nil,
 				"NO", "NO", nil))
 		}
 		for _, list := range virtualTableLists {
 			for _, vt := range list {
-				out = append(out, row(isTablesCols, db, vt.schema, vt.name, "VIEW", nil, nil, nil, nil, nil,
+				out = append(out, row(isTablesCols, db, vt.Schema, vt.Name, "VIEW", nil, nil, nil, nil, nil,
 					"NO", "NO", nil))
 			}
 		}
 		return out
 	}},
-	{schema: "information_schema", name: "columns", cols: isColumnsCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "information_schema", Name: "columns", Cols: isColumnsCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
-		db := v.s.db.Name
+		db := v.Database.Name
 		for _, t := range v.tables() {
 			for _, i := range visibleTableColumns(t) {
 				out = append(out, informationSchemaColumn(db, t, i))
@@ -380,10 +375,10 @@ var informationSchemaTables = []*virtualTable{
 		}
 		return out
 	}},
-	{schema: "information_schema", name: "schemata", cols: isSchemataCols, rows: func(v *catalogView) [][]types.Value {
+	{Schema: "information_schema", Name: "schemata", Cols: isSchemataCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, n := range []string{"information_schema", "pg_catalog", "public"} {
-			out = append(out, row(isSchemataCols, v.s.db.Name, n, "pivotdb", nil, nil, nil, nil))
+			out = append(out, row(isSchemataCols, v.Database.Name, n, "pivotdb", nil, nil, nil, nil))
 		}
 		return out
 	}},
@@ -447,7 +442,7 @@ func formatUDTName(t types.Type) string {
 	oid := typeOID(t)
 	for _, pt := range pgTypes {
 		if pt.oid == oid {
-			return pt.name
+			return pt.typname
 		}
 	}
 	return "text"

@@ -1,0 +1,63 @@
+package bind
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// IndexSpec is an index being defined, by CREATE INDEX or in CREATE TABLE.
+type IndexSpec struct {
+	Name    string
+	Columns []string
+	Desc    []bool
+	Unique  bool
+}
+
+// IndexSpecOf reads the column list of CREATE INDEX or of a table element.
+func IndexSpecOf(name string, unique bool, parts []*ast.IndexPartSpecification, opt *ast.IndexOption) (IndexSpec, error) {
+	spec := IndexSpec{Name: name, Unique: unique}
+	if name == "" {
+		return spec, sqlerr.NotSupported("an index without a name")
+	}
+	if opt != nil && opt.Condition != nil {
+		return spec, sqlerr.NotSupported("partial indexes")
+	}
+	for _, p := range parts {
+		if p.Expr != nil || p.Length > 0 || p.Column == nil {
+			return spec, sqlerr.NotSupported("expressions and prefix lengths in an index")
+		}
+		spec.Columns = append(spec.Columns, p.Column.Name.O)
+		spec.Desc = append(spec.Desc, p.Desc)
+	}
+	return spec, nil
+}
+
+// Resolve turns the spec into an index of t (without an id), validating
+// its columns.
+func (spec IndexSpec) Resolve(t *catalog.Table) (catalog.Index, error) {
+	ix := catalog.Index{Name: spec.Name, Unique: spec.Unique}
+	anyDesc := false
+	for i, name := range spec.Columns {
+		c := t.ColumnIndex(name)
+		if c < 0 || t.Columns[c].Hidden {
+			return ix, sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", name)
+		}
+		for _, prev := range ix.Columns {
+			if prev == c {
+				return ix, sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in index %q", name, spec.Name)
+			}
+		}
+		if f := t.Columns[c].Type.Family; f == types.Json {
+			return ix, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q of type %s cannot be indexed", name, t.Columns[c].Type)
+		}
+		ix.Columns = append(ix.Columns, c)
+		anyDesc = anyDesc || spec.Desc[i]
+	}
+	if anyDesc {
+		ix.Desc = append([]bool(nil), spec.Desc...)
+	}
+	return ix, nil
+}

@@ -1,0 +1,255 @@
+package bind
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/exec"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/tablesettings"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// Statement is a bound statement: plain data that the sql root runs
+// (Session.run, one switch over these types). Nothing here executes.
+type Statement interface {
+	// Columns describes the result rows, hidden columns last (nil: the
+	// statement returns no rows).
+	Columns() []planner.Column
+}
+
+// noRows is embedded by statements that return no rows.
+type noRows struct{}
+
+func (noRows) Columns() []planner.Column { return nil }
+
+// utf8Columns are result columns of text, named.
+func utf8Columns(names ...string) []planner.Column {
+	cols := make([]planner.Column, len(names))
+	for i, n := range names {
+		cols[i] = planner.Column{Name: n, Type: types.TypeUtf8}
+	}
+	return cols
+}
+
+// Select is a query: SELECT, a set operation, VALUES.
+type Select struct{ Node planner.Node }
+
+func (s *Select) Columns() []planner.Column { return s.Node.Columns() }
+
+// InsertMode is the write semantics of design.md §3.3.
+type InsertMode int
+
+const (
+	ModeInsert  InsertMode = iota // fail on an existing key (23505)
+	ModeUpsert                    // update only the listed columns of an existing row
+	ModeReplace                   // overwrite the whole row
+)
+
+// Verb is the statement's name, as its command tag spells it.
+func (m InsertMode) Verb() string {
+	return [...]string{"INSERT", "UPSERT", "REPLACE"}[m]
+}
+
+// Insert writes rows produced by a VALUES list or a query.
+type Insert struct {
+	noRows
+	Table  *catalog.Table
+	Mode   InsertMode
+	Target []int // table column of each source column
+	Source planner.Node
+	// Defaults[i] computes column i when it is not a target (nil: NULL).
+	Defaults []expr.Expr
+	// Computed[i] is the expression of computed column i (nil otherwise).
+	Computed []expr.Expr
+}
+
+// Modify is UPDATE or DELETE: the rows Scan finds are locked, re-read and
+// re-checked against Scan.Filter before they change, so that a row changed
+// by a concurrent transaction since the scan is judged as it is now.
+type Modify struct {
+	noRows
+	Scan     *planner.Scan
+	Update   bool        // UPDATE (else DELETE)
+	Assign   []int       // UPDATE: column indexes
+	Values   []expr.Expr // UPDATE: new values, evaluated on the old row
+	Computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
+}
+
+// HasSubquery reports whether the condition or a new value holds a
+// subquery, which must read the data as it was before the statement.
+func (m *Modify) HasSubquery() bool {
+	if m.Scan.Filter != nil && exec.HasSubquery(m.Scan.Filter) {
+		return true
+	}
+	for _, v := range m.Values {
+		if exec.HasSubquery(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// CreateTable creates a table from a validated descriptor (IDs unset).
+type CreateTable struct {
+	noRows
+	Table       *catalog.Table
+	IfNotExists bool
+	// Pivots are the initial shard boundaries (without the empty pivot 0).
+	Pivots  [][]types.Value
+	Notices []tablesettings.Notice
+}
+
+// DropTables is DROP TABLE [IF EXISTS] t, ...
+type DropTables struct {
+	noRows
+	Tables   []*ast.TableName
+	IfExists bool
+}
+
+// CreateDatabase is CREATE DATABASE [IF NOT EXISTS] name.
+type CreateDatabase struct {
+	noRows
+	Name        string
+	IfNotExists bool
+	// HasOptions is set when options were given; they are refused when
+	// the statement runs.
+	HasOptions bool
+}
+
+// DropDatabase is DROP DATABASE [IF EXISTS] name.
+type DropDatabase struct {
+	noRows
+	Name     string
+	IfExists bool
+}
+
+// CreateView is CREATE VIEW: the query was bound once so that a view that
+// could not be used is refused; the catalog keeps the statement's text.
+type CreateView struct {
+	noRows
+	Name, Text string
+}
+
+// DropViews is DROP VIEW [IF EXISTS] v, ...
+type DropViews struct {
+	noRows
+	Views    []*ast.TableName
+	IfExists bool
+}
+
+// CreateIndex is CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols).
+type CreateIndex struct {
+	noRows
+	Table       string
+	Spec        IndexSpec
+	IfNotExists bool
+}
+
+// DropIndex is DROP INDEX [IF EXISTS] name.
+type DropIndex struct {
+	noRows
+	*parser.DropIndex
+}
+
+// Reindex is REINDEX [INDEX | TABLE] name.
+type Reindex struct {
+	noRows
+	*parser.Reindex
+}
+
+// AlterSettings is ALTER TABLE t SET (...) / SET k v / RESET (...).
+type AlterSettings struct {
+	noRows
+	*parser.AlterSettings
+}
+
+// Reshard is ALTER TABLE t RESHARD: it replaces the table's pivots.
+type Reshard struct {
+	noRows
+	*parser.Reshard
+}
+
+// Split is SPLIT TABLE t BY (v, ...), ...: it adds pivots, Keys encoded
+// against Bound, the table as the statement was bound.
+type Split struct {
+	noRows
+	Table *ast.TableName
+	Bound *catalog.Table
+	Keys  [][]types.Value
+}
+
+// Txn is BEGIN / COMMIT / ROLLBACK and their spellings.
+type Txn struct {
+	noRows
+	*parser.TxnStmt
+}
+
+// Set is SET name = value.
+type Set struct {
+	noRows
+	*parser.SetVar
+}
+
+// Reset is RESET name / RESET ALL.
+type Reset struct {
+	noRows
+	*parser.ResetVar
+}
+
+// Deallocate is SQL-level DEALLOCATE.
+type Deallocate struct {
+	noRows
+	*parser.Deallocate
+}
+
+// Discard is DISCARD ALL (other targets are refused when it runs).
+type Discard struct {
+	noRows
+	Target string
+}
+
+// User is CREATE / ALTER / DROP USER (ROLE).
+type User struct {
+	noRows
+	*parser.UserStmt
+}
+
+// ShowVar is SHOW name / SHOW ALL; Name is lower case and known.
+type ShowVar struct {
+	Name string
+	All  bool
+}
+
+func (s *ShowVar) Columns() []planner.Column {
+	if s.All {
+		return utf8Columns("name", "setting")
+	}
+	return utf8Columns(s.Name)
+}
+
+// ShowTables is SHOW TABLES of the session's database.
+type ShowTables struct{}
+
+func (*ShowTables) Columns() []planner.Column { return utf8Columns("table_name") }
+
+// ShowDatabases is SHOW DATABASES.
+type ShowDatabases struct{}
+
+func (*ShowDatabases) Columns() []planner.Column { return utf8Columns("database_name") }
+
+// ShowCreateTable prints a statement that recreates Table, with its
+// settings and its current shard boundaries.
+type ShowCreateTable struct{ Table *catalog.Table }
+
+func (*ShowCreateTable) Columns() []planner.Column {
+	return utf8Columns("table_name", "create_statement")
+}
+
+// Explain renders the plan of a query; the lines are built when it runs,
+// against the shard maps of that moment.
+type Explain struct{ Node planner.Node }
+
+func (*Explain) Columns() []planner.Column { return utf8Columns("QUERY PLAN") }

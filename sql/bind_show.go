@@ -1,0 +1,63 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// planShowVar is SHOW name / SHOW ALL.
+func (a *analyser) planShowVar(st *parser.ShowVar) (bind.Statement, error) {
+	if st.All {
+		return &bind.ShowVar{All: true}, nil
+	}
+	name := strings.ToLower(st.Name)
+	if !sessionvars.Known(name) {
+		return nil, sessionvars.Unknown(st.Name)
+	}
+	return &bind.ShowVar{Name: name}, nil
+}
+
+// planShow handles the MySQL-style SHOW statements TiDB parses.
+func (a *analyser) planShow(n *ast.ShowStmt) (bind.Statement, error) {
+	switch n.Tp {
+	case ast.ShowCreateTable:
+		t, err := a.lookupTable(n.Table)
+		if err != nil {
+			return nil, err
+		}
+		return &bind.ShowCreateTable{Table: t}, nil
+	case ast.ShowTables:
+		return &bind.ShowTables{}, nil
+	case ast.ShowDatabases:
+		return &bind.ShowDatabases{}, nil
+	}
+	return nil, sqlerr.NotSupported("this SHOW statement")
+}
+
+// planExplain binds the query whose plan EXPLAIN renders.
+func (a *analyser) planExplain(n *ast.ExplainStmt) (bind.Statement, error) {
+	if n.Analyze {
+		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
+	}
+	var node planner.Node
+	var err error
+	switch stmt := n.Stmt.(type) {
+	case *ast.SelectStmt:
+		node, err = a.buildSelect(stmt)
+	case *ast.SetOprStmt:
+		node, err = a.buildSetOpr(stmt)
+	default:
+		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &bind.Explain{Node: node}, nil
+}

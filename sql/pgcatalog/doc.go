@@ -1,0 +1,37 @@
+// Package pgcatalog answers the PostgreSQL system catalogs that clients
+// query (psql's describe commands, drivers' metadata calls) from PivotDB's
+// own catalog.
+//
+// Each one is a virtual table: a list of columns and a function that
+// produces its rows from one catalog snapshot and the session (a View), planned as
+// a Generate node, so any query PivotDB can run over a table runs over
+// them (WHERE, ORDER BY, aggregates; joins as the executor supports them).
+// Nothing is stored: every statement sees the catalog as of its snapshot.
+//
+// Object identifiers:
+//
+//	namespaces   pg_catalog = 11, public = 2200, information_schema = 13000
+//	tables       their catalog ID (the same number RowDescription reports)
+//	primary keys the index and its constraint: pkIndexOID / pkConstraintOID
+//	types        PostgreSQL's OIDs of design §3.1's wire types
+//	the user     10, like PostgreSQL's bootstrap superuser
+//	databases    their catalog ID
+//	system views systemViewOID + their position in pgCatalogTables
+//
+// Types: oid columns are bigint, name and char columns text, and array
+// columns (reloptions, indkey, ...) carry PostgreSQL's text form of the
+// array ('{a,b}', or '1 2' for int2vector), since PivotDB has no array
+// type; array_to_string understands that form.
+//
+// Layers: Lookup finds a relation by name and Table.Node plans its read as
+// a planner.Generate node whose rows are computed when the statement runs
+// (tables.go); Function resolves the session functions for the expression
+// builder (funcs.go: the table of functions; funcs_catalog.go and
+// funcs_array.go: their bodies). Both read a View: the statement's catalog
+// snapshot, database, user and settings — never the session itself, so the
+// binder can use them without the executor.
+//
+// Debugging: SELECT * FROM pg_catalog.pg_class (or any relation) shows what
+// a client sees; sql/testdata/pgcatalog holds the queries psql and drivers
+// send, with their expected answers.
+package pgcatalog

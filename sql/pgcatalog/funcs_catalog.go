@@ -1,0 +1,139 @@
+package pgcatalog
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// currentSetting is current_setting(name [, missing_ok]): read when the row
+// is computed, so it sees a SET that ran after the statement was bound.
+func currentSetting(v *View, args []expr.Expr) (expr.Expr, error) {
+	return expr.NewSessionFunc("current_setting", tText, args, func(a []types.Value) (types.Value, error) {
+		val, err := v.Settings.Get(a[0].Str())
+		if err != nil {
+			if len(a) > 1 && a[1].Bool() {
+				return types.NullValue, nil
+			}
+			return types.Value{}, err
+		}
+		return types.NewUtf8(val), nil
+	}), nil
+}
+
+// getIndexDef is pg_get_indexdef(oid [, column [, pretty]]): an index's
+// CREATE INDEX statement, or the definition of its column number column.
+func getIndexDef(v *View, args []expr.Expr) (expr.Expr, error) {
+	return perRow("pg_get_indexdef", tText, func(a []types.Value) (types.Value, error) {
+		oid, column := a[0].Int(), int64(0)
+		if len(a) > 1 {
+			column = a[1].Int()
+		}
+		for _, t := range v.tables() {
+			if pkIndexOID(t) == oid && hasVisibleKey(t) {
+				if column > 0 {
+					if int(column) <= len(t.PrimaryKey) {
+						return types.NewUtf8(quoteIdent(t.Columns[t.PrimaryKey[column-1]].Name)), nil
+					}
+					return types.NewUtf8(""), nil
+				}
+				return types.NewUtf8(pkIndexDef(t)), nil
+			}
+			for i := range t.Indexes {
+				ix := &t.Indexes[i]
+				if int64(ix.ID) != oid {
+					continue
+				}
+				if column > 0 {
+					if int(column) <= len(ix.Columns) {
+						return types.NewUtf8(indexColumnNames(t, ix)[column-1]), nil
+					}
+					return types.NewUtf8(""), nil
+				}
+				return types.NewUtf8(indexDef(t, ix)), nil
+			}
+		}
+		return types.NullValue, nil
+	})(v, args)
+}
+
+// getConstraintDef is pg_get_constraintdef(oid [, pretty]): a primary key
+// constraint's definition.
+func getConstraintDef(v *View, args []expr.Expr) (expr.Expr, error) {
+	return perRow("pg_get_constraintdef", tText, func(a []types.Value) (types.Value, error) {
+		for _, t := range v.tables() {
+			if pkConstraintOID(t) == a[0].Int() && hasVisibleKey(t) {
+				return types.NewUtf8("PRIMARY KEY (" + keyColumnNames(t) + ")"), nil
+			}
+		}
+		return types.NullValue, nil
+	})(v, args)
+}
+
+// buildRegCast is x::regclass and the other object-identifier casts. The
+// result is the OID as bigint: a name is looked up (42P01 / 42704 when
+// there is none), a number passes through.
+func buildRegCast(v *View, args []expr.Expr) (expr.Expr, error) {
+	k, ok := args[1].(*expr.Const)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%s takes a type name", parser.RegCastFunc)
+	}
+	target := k.Value.Str()
+
+	return expr.NewSessionFunc(target, tOID, args[:1], func(a []types.Value) (types.Value, error) {
+		x := a[0]
+		if x.Family().IsInteger() {
+			return types.NewInt64(x.Int()), nil
+		}
+		s := strings.TrimSpace(x.Str())
+		if n, err := parseOID(s); err == nil {
+			return types.NewInt64(n), nil
+		}
+		switch target {
+		case "regclass":
+			if oid, ok := v.relationOID(s); ok {
+				return types.NewInt64(oid), nil
+			}
+			return types.Value{}, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", s)
+		case "regtype":
+			for _, t := range pgTypes {
+				if t.typname == s || formatType(t.oid, -1) == s {
+					return types.NewInt64(t.oid), nil
+				}
+			}
+			return types.Value{}, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", s)
+		case "regnamespace":
+			for _, n := range []struct {
+				oid  int64
+				name string
+			}{{oidPgCatalog, "pg_catalog"}, {oidPublic, "public"}, {oidInformationSchema, "information_schema"}} {
+				if n.name == s {
+					return types.NewInt64(n.oid), nil
+				}
+			}
+			return types.Value{}, sqlerr.New(sqlerr.InvalidSchemaName, "schema %q does not exist", s)
+		case "regrole":
+			for i, r := range v.roles() {
+				if r == s {
+					return types.NewInt64(roleOID(i)), nil
+				}
+			}
+			return types.Value{}, sqlerr.New(sqlerr.UndefinedObject, "role %q does not exist", s)
+		case "oid":
+			return types.Value{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type oid: %q", s)
+		}
+		return types.Value{}, sqlerr.NotSupported("casting a name to %s", target)
+	}), nil
+}
+
+func parseOID(s string) (int64, error) {
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != s || n < 0 || n > 1<<32-1 {
+		return 0, fmt.Errorf("not an oid")
+	}
+	return n, nil
+}

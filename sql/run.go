@@ -1,0 +1,146 @@
+package sql
+
+import (
+	"context"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/exec"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// run executes a bound statement: the one place where statements run.
+// Every kind of bind.Statement has a case; the work is done in the file
+// named after it (ddl.go, write.go, indexmaint.go, explain.go,
+// partitions.go, users.go, session_statements.go).
+func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Value) (Result, error) {
+	switch st := st.(type) {
+	case *bind.Select:
+		return s.runSelect(ctx, st, params)
+	case *bind.Insert:
+		return s.insert(ctx, st, params)
+	case *bind.Modify:
+		return s.modify(ctx, st, params)
+	case *bind.Explain:
+		return s.explain(st)
+
+	case *bind.CreateTable:
+		return s.createTable(ctx, st)
+	case *bind.DropTables:
+		return s.dropTables(ctx, st)
+	case *bind.CreateDatabase:
+		return s.createDatabase(ctx, st)
+	case *bind.DropDatabase:
+		return s.dropDatabase(ctx, st)
+	case *bind.CreateView:
+		return s.createView(ctx, st)
+	case *bind.DropViews:
+		return s.dropViews(ctx, st)
+	case *bind.CreateIndex:
+		return s.createIndex(ctx, st)
+	case *bind.DropIndex:
+		return s.dropIndex(ctx, st)
+	case *bind.Reindex:
+		return s.reindex(ctx, st)
+
+	case *bind.AlterSettings:
+		return s.alterSettings(ctx, st)
+	case *bind.Reshard:
+		return s.reshard(st)
+	case *bind.Split:
+		return s.split(st)
+	case *bind.ShowCreateTable:
+		return s.showCreateTable(st)
+
+	case *bind.User:
+		return s.runUser(ctx, st)
+
+	case *bind.Txn:
+		return s.runTxn(ctx, st)
+	case *bind.Set:
+		return s.runSet(ctx, st)
+	case *bind.Reset:
+		return s.runReset(ctx, st)
+	case *bind.ShowVar:
+		return s.showVar(st)
+	case *bind.Deallocate:
+		return s.deallocate(ctx, st)
+	case *bind.Discard:
+		return s.discard(ctx, st)
+	case *bind.ShowTables:
+		return s.showTables(st)
+	case *bind.ShowDatabases:
+		return s.showDatabases(st)
+	}
+	return nil, sqlerr.New(sqlerr.InternalError, "sql: no runner for bound statement %T", st)
+}
+
+// iterate starts a query plan on the session's current view.
+func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
+	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
+		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+	return exec.Build(ec, node)
+}
+
+// resultColumns describes the visible columns of a result.
+func resultColumns(cols []planner.Column) []ResultColumn {
+	var out []ResultColumn
+	for _, c := range cols {
+		if c.Hidden {
+			continue
+		}
+		rc := ResultColumn{Name: c.Name, Type: c.Type}
+		if c.Table != nil {
+			rc.TableOID = uint32(c.Table.ID)
+			rc.ColumnNumber = int16(c.Index + 1)
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+// runSelect streams a query's rows without its hidden columns, which come
+// last.
+func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.Value) (Result, error) {
+	it, err := s.iterate(ctx, p.Node, params)
+	if err != nil {
+		return nil, err
+	}
+	cols := resultColumns(p.Columns())
+	visible := len(cols)
+	return &rowsResult{
+		cols: cols,
+		next: func() ([]types.Value, error) {
+			row, err := it.Next()
+			if row == nil || err != nil {
+				return nil, err
+			}
+			return row[:visible], nil
+		},
+		close: it.Close,
+	}, nil
+}
+
+// showRows returns the rows of a SHOW statement.
+func showRows(st bind.Statement, rows [][]types.Value) *rowsResult {
+	return staticRows(resultColumns(st.Columns()), rows, "SHOW")
+}
+
+// showTables lists the tables of the session's database.
+func (s *Session) showTables(st *bind.ShowTables) (Result, error) {
+	var rows [][]types.Value
+	for _, t := range s.e.catalog.Snapshot().Tables(s.db.ID) {
+		rows = append(rows, []types.Value{types.NewUtf8(t.Name)})
+	}
+	return showRows(st, rows), nil
+}
+
+// showDatabases lists the databases.
+func (s *Session) showDatabases(st *bind.ShowDatabases) (Result, error) {
+	var rows [][]types.Value
+	for _, d := range s.e.catalog.Snapshot().Databases() {
+		rows = append(rows, []types.Value{types.NewUtf8(d.Name)})
+	}
+	return showRows(st, rows), nil
+}

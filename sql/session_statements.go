@@ -1,0 +1,139 @@
+package sql
+
+import (
+	"context"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
+	st := p.TxnStmt
+	if iso := st.Isolation; iso != "" {
+		if _, err := sessionvars.NormalizeIsolation(iso); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case st.Access == parser.AccessReadOnly:
+		return nil, sqlerr.NotSupported("READ ONLY transactions")
+	case st.Deferrable:
+		return nil, sqlerr.NotSupported("DEFERRABLE transactions")
+	case st.Chain:
+		return nil, sqlerr.NotSupported("COMMIT/ROLLBACK AND CHAIN")
+	}
+	switch st.Kind {
+	case parser.TxnSavepoint, parser.TxnRelease, parser.TxnRollbackTo:
+		return nil, sqlerr.NotSupported("savepoints")
+	case parser.TxnSetCharacteristics:
+		if st.Session && st.Isolation != "" {
+			if err := s.vars.Set("default_transaction_isolation", st.Isolation); err != nil {
+				return nil, err
+			}
+		}
+		return &tagResult{tag: "SET"}, nil
+	case parser.TxnBegin:
+		if s.inBlock() {
+			s.notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress")
+			return &tagResult{tag: "BEGIN"}, nil
+		}
+		// BEGIN inside an implicit transaction turns it into a block that
+		// keeps the cycle's earlier writes, as in PostgreSQL.
+		if s.txn == nil {
+			s.txn = s.e.txns.Begin()
+		}
+		s.implicit = false
+		return &tagResult{tag: "BEGIN"}, nil
+	case parser.TxnCommit:
+		if !s.inBlock() {
+			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
+			return &tagResult{tag: "COMMIT"}, nil
+		}
+		t, failed := s.txn, s.failed
+		s.txn, s.failed = nil, false
+		if failed {
+			// COMMIT of a failed block rolls back, as in PostgreSQL.
+			t.Rollback()
+			return &tagResult{tag: "ROLLBACK"}, nil
+		}
+		if err := t.Commit(); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "COMMIT"}, nil
+	case parser.TxnRollback:
+		if !s.inBlock() {
+			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
+			return &tagResult{tag: "ROLLBACK"}, nil
+		}
+		s.txn.Rollback()
+		s.txn, s.failed = nil, false
+		return &tagResult{tag: "ROLLBACK"}, nil
+	}
+	return nil, sqlerr.New(sqlerr.InternalError, "sql: unknown transaction statement %v", p.Kind)
+}
+
+func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
+	if p.Local {
+		return nil, sqlerr.NotSupported("SET LOCAL")
+	}
+	value := strings.Join(p.Values, ", ")
+	if p.Default {
+		if err := s.vars.Reset(p.Name); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "SET"}, nil
+	}
+	if err := s.vars.Set(p.Name, value); err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "SET"}, nil
+}
+
+func (s *Session) runReset(ctx context.Context, p *bind.Reset) (Result, error) {
+	if p.All {
+		s.vars.ResetAll()
+	} else if err := s.vars.Reset(p.Name); err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "RESET"}, nil
+}
+
+func (s *Session) deallocate(ctx context.Context, p *bind.Deallocate) (Result, error) {
+	if p.All {
+		return &tagResult{tag: "DEALLOCATE ALL"}, nil
+	}
+	return nil, sqlerr.New(sqlerr.InvalidSQLStatementName, "prepared statement %q does not exist", p.Name)
+}
+
+func (s *Session) discard(ctx context.Context, p *bind.Discard) (Result, error) {
+	if p.Target != "all" {
+		return nil, sqlerr.NotSupported("DISCARD %s", strings.ToUpper(p.Target))
+	}
+	if s.inBlock() {
+		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+	}
+	s.vars.ResetAll()
+	return &tagResult{tag: "DISCARD ALL"}, nil
+}
+
+// showVar is SHOW name / SHOW ALL.
+func (s *Session) showVar(st *bind.ShowVar) (Result, error) {
+	if !st.All {
+		v, err := s.vars.Get(st.Name)
+		if err != nil {
+			return nil, err
+		}
+		return showRows(st, [][]types.Value{{types.NewUtf8(v)}}), nil
+	}
+	names := sessionvars.Names()
+	rows := make([][]types.Value, len(names))
+	for i, n := range names {
+		val, _ := s.vars.Get(n)
+		rows[i] = []types.Value{types.NewUtf8(sessionvars.DisplayName(n)), types.NewUtf8(val)}
+	}
+	return showRows(st, rows), nil
+}

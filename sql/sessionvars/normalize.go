@@ -1,0 +1,108 @@
+package sessionvars
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// oneOf accepts only the listed values (PivotDB supports one).
+func oneOf(allowed ...string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		for _, a := range allowed {
+			if strings.EqualFold(strings.TrimSpace(v), a) {
+				return a, nil
+			}
+		}
+		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value %q: only %s is supported", v, strings.Join(allowed, ", "))
+	}
+}
+
+func normalizeEncoding(v string) (string, error) {
+	switch strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(v), "-", "")) {
+	case "UTF8", "UNICODE":
+		return "UTF8", nil
+	}
+	return "", sqlerr.New(sqlerr.FeatureNotSupported, "client encoding %q is not supported yet: PivotDB speaks UTF8", v)
+}
+
+func normalizeDateStyle(v string) (string, error) {
+	style, order := "ISO", "MDY"
+	for _, part := range strings.Split(v, ",") {
+		switch p := strings.ToUpper(strings.TrimSpace(part)); p {
+		case "ISO":
+			style = "ISO"
+		case "MDY", "DMY", "YMD":
+			order = p
+		case "US", "NONEURO", "NONEUROPEAN":
+			order = "MDY"
+		default:
+			return "", sqlerr.New(sqlerr.FeatureNotSupported, "DateStyle %q is not supported yet: dates are printed in ISO style", strings.TrimSpace(part))
+		}
+	}
+	return style + ", " + order, nil
+}
+
+func normalizeTimeZone(v string) (string, error) {
+	tz := strings.TrimSpace(v)
+	switch strings.ToUpper(tz) {
+	case "UTC", "GMT", "Z", "ZULU", "ETC/UTC", "UCT", "+00", "+00:00", "0":
+		return "UTC", nil
+	}
+	return "", sqlerr.New(sqlerr.FeatureNotSupported,
+		"time zone %q is not supported yet: PivotDB timestamps have no time zone and the session time zone is UTC", tz)
+}
+
+func normalizeExtraFloatDigits(v string) (string, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < -15 || n > 3 {
+		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"extra_float_digits\": %q", v)
+	}
+	if n < 1 {
+		// Shortest round-trip output is what n >= 1 means in PostgreSQL
+		// 12+; rounding to fewer digits is not implemented.
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "extra_float_digits below 1 is not supported yet")
+	}
+	return strconv.Itoa(n), nil
+}
+
+// NormalizeIsolation accepts the isolation levels PivotDB runs as (READ
+// UNCOMMITTED is READ COMMITTED, as in PostgreSQL).
+func NormalizeIsolation(v string) (string, error) {
+	switch strings.ToLower(strings.Join(strings.Fields(v), " ")) {
+	case "read committed", "read uncommitted":
+		return "read committed", nil
+	}
+	return "", sqlerr.New(sqlerr.FeatureNotSupported, "transaction isolation level %q is not supported yet", v)
+}
+
+// normalizeDuration parses a time setting: a number of milliseconds or a
+// number with a unit ("5s", "100ms", "1min").
+func normalizeDuration(v string) (string, error) {
+	s := strings.TrimSpace(strings.ToLower(v))
+	bad := sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for a time setting: %q", v)
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil || n < 0 {
+		return "", bad
+	}
+	unit := strings.TrimSpace(s[i:])
+	mul := map[string]float64{"": 1, "ms": 1, "s": 1000, "sec": 1000, "min": 60000, "h": 3600000, "d": 86400000}
+	m, ok := mul[unit]
+	if !ok {
+		return "", bad
+	}
+	return strconv.FormatInt(int64(n*m), 10), nil
+}
+
+func normalizeNonNegativeInt(v string) (string, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil || n < 0 {
+		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value %q: a non-negative integer is expected", v)
+	}
+	return strconv.FormatInt(n, 10), nil
+}

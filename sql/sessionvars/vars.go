@@ -1,0 +1,161 @@
+package sessionvars
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// Vars holds one session's settings. It is used by one goroutine at a
+// time, like its session.
+type Vars struct {
+	values  map[string]string
+	changed map[string]bool
+	// defaults overrides the table's defaults for this session (the
+	// server's --statement-timeout and --idle-in-transaction-timeout):
+	// they are the initial values and what RESET returns to.
+	defaults map[string]string
+}
+
+// New returns settings at their defaults, with defaults overriding the
+// table's.
+func New(defaults map[string]string) *Vars {
+	v := &Vars{values: map[string]string{}, changed: map[string]bool{}, defaults: defaults}
+	for name := range specs {
+		v.values[name] = v.def(name)
+	}
+	return v
+}
+
+// def is the default of a known setting.
+func (v *Vars) def(name string) string {
+	if d, ok := v.defaults[name]; ok {
+		return d
+	}
+	return specs[name].def
+}
+
+// Unknown is the error for a setting that does not exist.
+func Unknown(name string) error {
+	return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+}
+
+// Get returns a setting's value (SHOW, current_setting).
+func (v *Vars) Get(name string) (string, error) {
+	val, ok := v.values[strings.ToLower(name)]
+	if !ok {
+		return "", Unknown(name)
+	}
+	return val, nil
+}
+
+// Set validates and sets a setting (SET, startup parameters).
+func (v *Vars) Set(name, value string) error {
+	name = strings.ToLower(name)
+	d, ok := specs[name]
+	if !ok {
+		return Unknown(name)
+	}
+	if d.readOnly {
+		return sqlerr.New(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	if d.normalize != nil {
+		norm, err := d.normalize(value)
+		if err != nil {
+			return err
+		}
+		value = norm
+	}
+	v.put(name, value)
+	return nil
+}
+
+// put stores a value, remembering a change of a reportable setting.
+func (v *Vars) put(name, value string) {
+	if v.values[name] != value && specs[name].report {
+		v.changed[name] = true
+	}
+	v.values[name] = value
+}
+
+// Reset returns a setting to its default (RESET name, SET name TO DEFAULT).
+func (v *Vars) Reset(name string) error {
+	name = strings.ToLower(name)
+	d, ok := specs[name]
+	if !ok {
+		return Unknown(name)
+	}
+	if d.readOnly {
+		return sqlerr.New(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	v.put(name, v.def(name))
+	return nil
+}
+
+// ResetAll returns every settable setting to its default (RESET ALL,
+// DISCARD ALL).
+func (v *Vars) ResetAll() {
+	for name, d := range specs {
+		if !d.readOnly {
+			_ = v.Reset(name)
+		}
+	}
+}
+
+// Init sets a read-only setting whose value the server decides
+// (session_authorization), without reporting it as a change.
+func (v *Vars) Init(name, value string) { v.values[name] = value }
+
+// Param is one setting as ParameterStatus reports it.
+type Param struct{ Name, Value string }
+
+// Reported lists every reportable setting for the ParameterStatus
+// messages after startup, sorted by name, and forgets earlier changes.
+func (v *Vars) Reported() []Param {
+	var out []Param
+	for name, d := range specs {
+		if d.report {
+			out = append(out, Param{Name: DisplayName(name), Value: v.values[name]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	v.changed = map[string]bool{}
+	return out
+}
+
+// TakeChanged returns (and forgets) the reportable settings that changed
+// since the last call, sorted by name.
+func (v *Vars) TakeChanged() []Param {
+	if len(v.changed) == 0 {
+		return nil
+	}
+	var out []Param
+	for name := range v.changed {
+		out = append(out, Param{Name: DisplayName(name), Value: v.values[name]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	v.changed = map[string]bool{}
+	return out
+}
+
+// StatementTimeout returns the statement_timeout setting (0 = none).
+func (v *Vars) StatementTimeout() time.Duration {
+	ms, _ := strconv.ParseInt(v.values["statement_timeout"], 10, 64)
+	return time.Duration(ms) * time.Millisecond
+}
+
+// IdleInTransactionTimeout returns the idle_in_transaction_session_timeout
+// setting (0 = none).
+func (v *Vars) IdleInTransactionTimeout() time.Duration {
+	ms, _ := strconv.ParseInt(v.values["idle_in_transaction_session_timeout"], 10, 64)
+	return time.Duration(ms) * time.Millisecond
+}
+
+// RangeExpansionLimit returns the range_expansion_limit setting.
+func (v *Vars) RangeExpansionLimit() int {
+	n, _ := strconv.Atoi(v.values["range_expansion_limit"])
+	return n
+}

@@ -1,0 +1,65 @@
+package sessionvars
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+func code(err error) string {
+	var e *sqlerr.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func TestSetNormalisesAndReportsChanges(t *testing.T) {
+	v := New(map[string]string{"statement_timeout": "5000"})
+	if got := v.StatementTimeout(); got != 5*time.Second {
+		t.Fatalf("server default: statement_timeout = %v", got)
+	}
+	if err := v.Set("DateStyle", "iso, dmy"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.Get("datestyle"); got != "ISO, DMY" {
+		t.Fatalf("DateStyle = %q", got)
+	}
+	if err := v.Set("statement_timeout", "2s"); err != nil {
+		t.Fatal(err)
+	}
+	// statement_timeout is not reported; DateStyle is, under its display name.
+	ch := v.TakeChanged()
+	if len(ch) != 1 || ch[0] != (Param{"DateStyle", "ISO, DMY"}) {
+		t.Fatalf("changes = %v", ch)
+	}
+	if ch := v.TakeChanged(); ch != nil {
+		t.Fatalf("changes taken twice: %v", ch)
+	}
+	if err := v.Reset("statement_timeout"); err != nil {
+		t.Fatal(err)
+	}
+	if got := v.StatementTimeout(); got != 5*time.Second {
+		t.Fatalf("RESET returns to the server default, got %v", got)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	v := New(nil)
+	for _, c := range []struct{ name, value, code string }{
+		{"no_such_setting", "1", sqlerr.UndefinedObject},
+		{"server_version", "16", sqlerr.CantChangeRuntimeParam},
+		{"extra_float_digits", "9", sqlerr.InvalidParameterValue},
+		{"timezone", "Europe/Paris", sqlerr.FeatureNotSupported},
+		{"range_expansion_limit", "-1", sqlerr.InvalidParameterValue},
+	} {
+		if err := v.Set(c.name, c.value); code(err) != c.code {
+			t.Errorf("SET %s = %s: %v, want %s", c.name, c.value, err, c.code)
+		}
+	}
+	if got := v.RangeExpansionLimit(); got != 200000 {
+		t.Errorf("range_expansion_limit = %d", got)
+	}
+}
