@@ -26,6 +26,7 @@ import (
 //	get k=K ts=TS [txn=T]
 //	scan [start=K] [end=K] ts=TS [txn=T]
 //	gc [start=K] [end=K] threshold=TS
+//	refresh [start=K] [end=K] txn=T from=TS to=TS   read refresh check
 //	record txn=T status=... / record-get txn=T   transaction records
 //	dump                                        every engine key and value
 //
@@ -288,6 +289,12 @@ func (h *ddHarness) run(t *testing.T, td *datadriven.TestData) string {
 			return "(empty)"
 		}
 		return out.String()
+	case "refresh":
+		err := CheckRefresh(h.db, h.span(td), h.txn(td), parseTS(t, h.must(td, "from")), parseTS(t, h.must(td, "to")))
+		if err != nil {
+			return h.fmtErr(err)
+		}
+		return "ok"
 	case "record":
 		txn := h.txn(td)
 		rec := TxnRecord{Status: h.resolution(td).Status, Epoch: txn.Epoch, WriteTimestamp: txn.WriteTimestamp,

@@ -353,6 +353,38 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 			if err := db.Flush(); err != nil {
 				t.Fatal(err)
 			}
+		case op < 73: // read refresh over a random sub-span
+			from := randTS()
+			to := from.Forward(randTS())
+			var txn *TxnMeta
+			if len(txns) > 0 && r.IntN(2) == 0 {
+				txn = &txns[r.IntN(len(txns))].meta
+			}
+			a, b := keys[r.IntN(len(keys))], keys[r.IntN(len(keys))]
+			if a > b {
+				a, b = b, a
+			}
+			sub := storage.Span{Start: []byte(a), End: []byte(b)}
+			want := errNone
+		refresh:
+			for _, k := range keys {
+				if !sub.Contains([]byte(k)) {
+					continue
+				}
+				for _, v := range o.versions[k] {
+					intent := v.kind == kindIntent || v.kind == kindIntentDelete
+					if intent && (txn == nil || v.txn != txn.ID) && v.ts.LessEq(to) {
+						want = errLock
+						break refresh
+					}
+					if !intent && from.Less(v.ts) && v.ts.LessEq(to) {
+						want = errWrite
+						break refresh
+					}
+				}
+			}
+			err := CheckRefresh(db, sub, txn, from, to)
+			check(fmt.Sprintf("step %d: refresh %s from %s to %s", step, sub, from, to), err, want)
 		case op < 85: // point read
 			readTS := randTS()
 			var txn *TxnMeta
