@@ -70,3 +70,15 @@ func openTestDB(t testing.TB, filterTables ...uint64) *pebble.DB {
 	})
 	return db
 }
+
+// benchOptions are testOptions with the engine's default sizes
+// (storage.DefaultCacheSizeBytes, storage.DefaultMemTableSizeBytes, and the
+// cache grown by two memtables as storage.Open does), so that benchmarks
+// compare like with like. The caller unrefs the cache after closing the DB.
+func benchOptions() (*pebble.Options, *pebble.Cache) {
+	o := testOptions(vfs.NewMem())
+	o.MemTableSize = storage.DefaultMemTableSizeBytes
+	cache := pebble.NewCache(storage.DefaultCacheSizeBytes + 2*storage.DefaultMemTableSizeBytes)
+	o.Cache = cache
+	return o, cache
+}

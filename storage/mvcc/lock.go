@@ -58,12 +58,7 @@ func (s Strength) Conflicts(o Strength) bool {
 // userKey held by a transaction other than txn (nil: no transaction) in a
 // strength that conflicts with strength. held is the strongest record txn
 // itself holds on the key (0 if none).
-func checkLockRecords(r Reader, userKey []byte, txn *TxnMeta, strength Strength) (held Strength, err error) {
-	it, err := r.NewIter(&pebble.IterOptions{UseL6Filters: true})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
+func checkLockRecords(it *pebble.Iterator, userKey []byte, txn *TxnMeta, strength Strength) (held Strength, err error) {
 	prefix := AppendBareKey(lockPrefix(userKey), nil)
 	for ok := it.SeekPrefixGE(prefix); ok; ok = it.Next() {
 		k := it.Key()
@@ -111,11 +106,16 @@ func AcquireLock(rw ReadWriter, userKey []byte, txn *TxnMeta, readTS hlc.Timesta
 	if len(userKey) == 0 || txn == nil || !strength.valid() {
 		return ms, fmt.Errorf("mvcc: lock of %q by %v at strength %v: invalid request", userKey, txn, strength)
 	}
-	held, err := checkLockRecords(rw, userKey, txn, strength)
+	it, err := newPointIter(rw)
 	if err != nil {
 		return ms, err
 	}
-	vs, err := readNewest(rw, userKey)
+	defer it.Close()
+	held, err := checkLockRecords(it, userKey, txn, strength)
+	if err != nil {
+		return ms, err
+	}
+	vs, err := readNewest(it, userKey)
 	if err != nil {
 		return ms, err
 	}
@@ -147,13 +147,9 @@ func AcquireLock(rw ReadWriter, userKey []byte, txn *TxnMeta, readTS hlc.Timesta
 	return ms, nil
 }
 
-// releaseLocks deletes every lock record of txn on userKey.
-func releaseLocks(rw ReadWriter, userKey []byte, id TxnID) (Stats, error) {
+// releaseLocks deletes every lock record of txn on userKey, found with it.
+func releaseLocks(it *pebble.Iterator, w Writer, userKey []byte, id TxnID) (Stats, error) {
 	var ms Stats
-	it, err := rw.NewIter(&pebble.IterOptions{UseL6Filters: true})
-	if err != nil {
-		return ms, err
-	}
 	prefix := AppendBareKey(lockPrefix(userKey), nil)
 	var del [][]byte
 	for ok := it.SeekPrefixGE(prefix); ok; ok = it.Next() {
@@ -163,7 +159,6 @@ func releaseLocks(rw ReadWriter, userKey []byte, id TxnID) (Stats, error) {
 		}
 		_, _, owner, err := decodeLockKey(k)
 		if err != nil {
-			it.Close()
 			return ms, err
 		}
 		if owner == id {
@@ -172,11 +167,11 @@ func releaseLocks(rw ReadWriter, userKey []byte, id TxnID) (Stats, error) {
 			ms.LockCount--
 		}
 	}
-	if err := firstErr(it.Error(), it.Close()); err != nil {
+	if err := it.Error(); err != nil {
 		return Stats{}, err
 	}
 	for _, k := range del {
-		if err := rw.Delete(k, nil); err != nil {
+		if err := w.Delete(k, nil); err != nil {
 			return Stats{}, err
 		}
 	}

@@ -45,11 +45,19 @@ func ResolveIntent(rw ReadWriter, userKey []byte, res Resolution) (Stats, error)
 	if err := res.check(); err != nil {
 		return Stats{}, err
 	}
-	ms, err := releaseLocks(rw, userKey, res.ID)
+	it, err := newPointIter(rw)
 	if err != nil {
 		return Stats{}, err
 	}
-	vs, err := readNewest(rw, userKey)
+	defer it.Close()
+	// The iterator does not see the batch's writes made after it was
+	// created; the lock records and the versions it reads are disjoint
+	// from what releaseLocks deletes, so that is harmless.
+	ms, err := releaseLocks(it, rw, userKey, res.ID)
+	if err != nil {
+		return Stats{}, err
+	}
+	vs, err := readNewest(it, userKey)
 	if err != nil {
 		return Stats{}, err
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
@@ -29,12 +28,8 @@ func BenchmarkScan1000(b *testing.B) {
 
 	for _, old := range []int{0, 10} {
 		b.Run(fmt.Sprintf("versions=%d", old), func(b *testing.B) {
-			opts := testOptions(vfs.NewMem())
-			// The engine's default block cache (storage.DefaultCacheSizeBytes),
-			// so that both sides read from a cache that holds the table.
-			cache := pebble.NewCache(storage.DefaultCacheSizeBytes)
+			opts, cache := benchOptions()
 			defer cache.Unref()
-			opts.Cache = cache
 			db, err := pebble.Open("", opts)
 			if err != nil {
 				b.Fatal(err)

@@ -59,10 +59,15 @@ func writeVersion(rw ReadWriter, userKey []byte, txn *TxnMeta, ts, readTS hlc.Ti
 	if err := checkTimestamp(ts); err != nil {
 		return ms, err
 	}
-	if _, err := checkLockRecords(rw, userKey, txn, strength); err != nil {
+	it, err := newPointIter(rw)
+	if err != nil {
 		return ms, err
 	}
-	vs, err := readNewest(rw, userKey)
+	defer it.Close()
+	if _, err := checkLockRecords(it, userKey, txn, strength); err != nil {
+		return ms, err
+	}
+	vs, err := readNewest(it, userKey)
 	if err != nil {
 		return ms, err
 	}
