@@ -16,7 +16,7 @@ import (
 // TestDataDriven runs the files in testdata/mvcc. User keys are written as
 // plain strings; timestamps as "wall" or "wall,logical" (nanoseconds).
 //
-//	txn name=T ts=TS [epoch=N] [anchor=K]    define or update a transaction
+//	txn name=T ts=TS [epoch=N] [seq=N] [anchor=K]   define or update a transaction
 //	put k=K ts=TS v=V                          committed value
 //	del k=K ts=TS                              committed tombstone
 //	intent k=K txn=T read=TS [v=V | del] [strength=NoKeyUpdate]
@@ -25,6 +25,7 @@ import (
 //	resolve-span [start=K] [end=K] txn=T status=... [ts=TS]
 //	get k=K ts=TS [txn=T]
 //	scan [start=K] [end=K] ts=TS [txn=T]
+//	rollback-to [k=K | start=K end=K] txn=T seq=N   ROLLBACK TO SAVEPOINT
 //	gc [start=K] [end=K] threshold=TS
 //	refresh [start=K] [end=K] txn=T from=TS to=TS   read refresh check
 //	record txn=T status=... / record-get txn=T   transaction records
@@ -204,6 +205,10 @@ func (h *ddHarness) run(t *testing.T, td *datadriven.TestData) string {
 		if v, ok := h.arg(td, "anchor"); ok {
 			txn.Anchor = []byte(v)
 		}
+		if v, ok := h.arg(td, "seq"); ok {
+			n, _ := strconv.Atoi(v)
+			txn.Seq = int32(n)
+		}
 		return ""
 	case "put":
 		return h.write(func(b *pebble.Batch) (Stats, error) {
@@ -248,6 +253,17 @@ func (h *ddHarness) run(t *testing.T, td *datadriven.TestData) string {
 			return fmt.Sprintf("resolved %d keys", n)
 		}
 		return out
+	case "rollback-to":
+		txn := h.txn(td)
+		seq, _ := strconv.Atoi(h.must(td, "seq"))
+		if k, ok := h.arg(td, "k"); ok {
+			return h.write(func(b *pebble.Batch) (Stats, error) {
+				return RollbackToSeq(b, []byte(k), txn.ID, txn.Epoch, int32(seq))
+			})
+		}
+		return h.write(func(b *pebble.Batch) (Stats, error) {
+			return RollbackSpanToSeq(b, h.span(td), txn.ID, txn.Epoch, int32(seq))
+		})
 	case "gc":
 		return h.write(func(b *pebble.Batch) (Stats, error) {
 			return GC(b, h.span(td), parseTS(t, h.must(td, "threshold")))
@@ -356,9 +372,16 @@ func (h *ddHarness) dump() string {
 			case kindTombstone:
 				what = "tombstone"
 			case kindIntent:
-				what = fmt.Sprintf("intent of %s epoch=%d %s: %s", h.txnName(v.txn.ID), v.txn.Epoch, v.strength, v.value)
+				what = fmt.Sprintf("intent of %s epoch=%d seq=%d %s: %s", h.txnName(v.txn.ID), v.txn.Epoch, v.txn.Seq, v.strength, v.value)
 			case kindIntentDelete:
-				what = fmt.Sprintf("intent of %s epoch=%d %s: delete", h.txnName(v.txn.ID), v.txn.Epoch, v.strength)
+				what = fmt.Sprintf("intent of %s epoch=%d seq=%d %s: delete", h.txnName(v.txn.ID), v.txn.Epoch, v.txn.Seq, v.strength)
+			}
+			for _, hw := range v.history {
+				if hw.isDelete {
+					what += fmt.Sprintf(" | seq %d: delete", hw.seq)
+				} else {
+					what += fmt.Sprintf(" | seq %d: %s", hw.seq, hw.value)
+				}
 			}
 			lines = append(lines, fmt.Sprintf("%s@%s -> %s", uk, fmtTS(ts), what))
 			continue

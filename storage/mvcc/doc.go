@@ -54,9 +54,14 @@
 //
 //	committed value:  01 | row value
 //	tombstone:        02
-//	intent:           03 | strength | txn meta | row value
-//	intent delete:    04 | strength | txn meta
-//	txn meta:         txn id (16) | epoch (4) | write ts (12) | uvarint len | anchor key
+//	intent:           03 | strength | txn meta | history | row value
+//	intent delete:    04 | strength | txn meta | history
+//	txn meta:         txn id (16) | epoch (4) | seq (4) | write ts (12) | uvarint len | anchor key
+//	history:          uvarint n | n × (seq (4) | 01 value or 02 delete | uvarint len | value)
+//
+// The history holds the transaction's earlier writes of the key in the same
+// epoch (oldest first) for ROLLBACK TO SAVEPOINT; reads and commit use only
+// the intent's own write.
 //
 // A lock record's value is the txn meta; a transaction record's is
 // encodeTxnRecord's (status, epoch, commit timestamp, heartbeat, lock
@@ -80,6 +85,11 @@
 //     READ: 40001; READ COMMITTED: re-read at Existing, re-check the WHERE,
 //     write again). CheckRefresh checks a span for SERIALIZABLE's read
 //     refresh.
+//   - Savepoints: writes and locks carry the transaction's sequence number;
+//     RollbackToSeq / RollbackSpanToSeq undo, eagerly, everything after a
+//     savepoint's number (the intent goes back to its history's entry, or
+//     away; lock records taken later are released), so reads and
+//     resolution never consult a list of rolled-back numbers.
 //   - GC removes the versions no read at or above a threshold can see and
 //     records the threshold in the shard; reads below it fail with
 //     BelowGCThresholdError.
@@ -180,11 +190,11 @@
 //     timestamp with ReadOptions{Txn, GCThreshold}, on every shard and
 //     index alike — this is what fixes issue 16's wrong sums.
 //
-// Known gaps of this layer, for the steps above: savepoints need an intent
-// history (the writes of each sequence number, as CockroachDB's
-// MVCCMetadata.IntentHistory) so that ROLLBACK TO SAVEPOINT can restore an
-// earlier write of the same transaction; ResolveSpan visits every key of a
-// ranged span (CockroachDB also keeps each intent in the lock table to
+// Known gaps of this layer, for the steps above: reads do not filter by
+// sequence number (a statement that must not see its own writes, such as
+// INSERT ... SELECT from the same table, keeps reading through a copy of
+// its batch as today, or this grows a read sequence); ResolveSpan visits
+// every key of a ranged span (CockroachDB also keeps each intent in the lock table to
 // resolve from there); the Scanner reads forward only (ORDER BY ... DESC
 // needs a reverse scan); operations open a Pebble iterator each (a
 // per-batch cached iterator will matter for bulk writes).

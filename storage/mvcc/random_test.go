@@ -19,12 +19,22 @@ type oVersion struct {
 	kind     valueKind
 	txn      TxnID
 	epoch    uint32
+	seq      int32
 	strength Strength
 	value    string
+	history  []oWrite // intents: earlier writes of the epoch, oldest first
+}
+
+type oWrite struct {
+	seq   int32
+	del   bool
+	value string
 }
 
 type oLock struct {
 	txn      TxnID
+	epoch    uint32
+	seq      int32
 	strength Strength
 }
 
@@ -76,11 +86,18 @@ func (o *oracle) write(key string, txn *TxnMeta, ts, readTS hlc.Timestamp, value
 	}
 	vs := o.versions[key]
 	rest := vs
+	var history []oWrite
 	if len(vs) > 0 && (vs[0].kind == kindIntent || vs[0].kind == kindIntentDelete) {
 		if txn == nil || vs[0].txn != txn.ID {
 			return errLock
 		}
 		rest = vs[1:]
+		if own := vs[0]; own.epoch == txn.Epoch {
+			history = slices.Clone(own.history)
+			if own.seq != txn.Seq {
+				history = append(history, oWrite{own.seq, own.kind == kindIntentDelete, own.value})
+			}
+		}
 	}
 	if len(rest) > 0 && (readTS.Less(rest[0].ts) || !rest[0].ts.Less(ts)) {
 		return errWrite
@@ -88,7 +105,7 @@ func (o *oracle) write(key string, txn *TxnMeta, ts, readTS hlc.Timestamp, value
 	nv := oVersion{ts: ts, value: value, strength: strength}
 	switch {
 	case txn != nil:
-		nv.kind, nv.txn, nv.epoch = kindIntent, txn.ID, txn.Epoch
+		nv.kind, nv.txn, nv.epoch, nv.seq, nv.history = kindIntent, txn.ID, txn.Epoch, txn.Seq, history
 		if del {
 			nv.kind, nv.value = kindIntentDelete, ""
 		}
@@ -128,9 +145,40 @@ func (o *oracle) lock(key string, txn *TxnMeta, readTS hlc.Timestamp, strength S
 		}
 	}
 	if held < strength {
-		o.locks[key] = append(o.locks[key], oLock{txn: txn.ID, strength: strength})
+		o.locks[key] = append(o.locks[key], oLock{txn: txn.ID, epoch: txn.Epoch, seq: txn.Seq, strength: strength})
 	}
 	return errNone
+}
+
+// rollback mirrors RollbackSpanToSeq over everything.
+func (o *oracle) rollback(id TxnID, epoch uint32, seq int32) {
+	for key, ls := range o.locks {
+		o.locks[key] = slices.DeleteFunc(ls, func(l oLock) bool { return l.txn == id && l.epoch == epoch && l.seq > seq })
+	}
+	for key, vs := range o.versions {
+		if len(vs) == 0 || (vs[0].kind != kindIntent && vs[0].kind != kindIntentDelete) ||
+			vs[0].txn != id || vs[0].epoch != epoch || vs[0].seq <= seq {
+			continue
+		}
+		keep := -1
+		for i, h := range vs[0].history {
+			if h.seq <= seq {
+				keep = i
+			}
+		}
+		if keep < 0 {
+			o.versions[key] = vs[1:]
+			continue
+		}
+		h := vs[0].history[keep]
+		nv := vs[0]
+		nv.seq, nv.value, nv.history = h.seq, h.value, slices.Clone(vs[0].history[:keep])
+		nv.kind = kindIntent
+		if h.del {
+			nv.kind = kindIntentDelete
+		}
+		vs[0] = nv
+	}
 }
 
 // resolve mirrors ResolveSpan over everything.
@@ -298,6 +346,7 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 			check(fmt.Sprintf("step %d: put %s@%s del=%v", step, key, ts, del), err, want)
 		case op < 40: // intent
 			lt := pickTxn()
+			lt.meta.Seq += r.Int32N(2) // sometimes a second write of one statement
 			del := r.IntN(5) == 0
 			val := fmt.Sprintf("t%d", step)
 			strength := []Strength{Update, NoKeyUpdate}[r.IntN(2)]
@@ -308,12 +357,25 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 			check(fmt.Sprintf("step %d: intent %s by %s", step, key, lt.meta.ID), err, want)
 		case op < 50: // locking read
 			lt := pickTxn()
+			lt.meta.Seq += r.Int32N(2)
 			st := Strength(r.IntN(4) + 1)
 			want := o.lock(key, &lt.meta, lt.readTS, st)
 			err := batch(func(b *pebble.Batch) (Stats, error) {
 				return AcquireLock(b, []byte(key), &lt.meta, lt.readTS, st)
 			})
 			check(fmt.Sprintf("step %d: lock %s %v by %s", step, key, st, lt.meta.ID), err, want)
+		case op < 52: // ROLLBACK TO SAVEPOINT
+			if len(txns) == 0 {
+				continue
+			}
+			lt := txns[r.IntN(len(txns))]
+			sp := r.Int32N(lt.meta.Seq + 1)
+			o.rollback(lt.meta.ID, lt.meta.Epoch, sp)
+			err := batch(func(b *pebble.Batch) (Stats, error) {
+				return RollbackSpanToSeq(b, span, lt.meta.ID, lt.meta.Epoch, sp)
+			})
+			check(fmt.Sprintf("step %d: rollback %s to %d", step, lt.meta.ID, sp), err, errNone)
+			lt.meta.Seq++ // later writes come after the savepoint's
 		case op < 55: // push or restart a transaction
 			if len(txns) > 0 {
 				lt := txns[r.IntN(len(txns))]

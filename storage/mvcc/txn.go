@@ -46,6 +46,11 @@ type TxnMeta struct {
 	// WriteTimestamp is the provisional commit timestamp: intents are
 	// written at it. It only moves forward.
 	WriteTimestamp hlc.Timestamp
+	// Seq numbers the transaction's writes and locks within an epoch; the
+	// layer above increases it for every statement (or write). A savepoint
+	// is a sequence number: ROLLBACK TO SAVEPOINT undoes every write and
+	// lock with a larger one (RollbackToSeq).
+	Seq int32
 }
 
 // isOwn reports whether an intent or lock of meta belongs to txn's current
@@ -56,10 +61,11 @@ func (txn *TxnMeta) isOwn(meta *TxnMeta) bool {
 
 // appendTxnMeta appends the encoding of m:
 //
-//	id (16) | epoch (4) | wall (8) | logical (4) | uvarint len(anchor) | anchor
+//	id (16) | epoch (4) | seq (4) | wall (8) | logical (4) | uvarint len(anchor) | anchor
 func appendTxnMeta(buf []byte, m *TxnMeta) []byte {
 	buf = append(buf, m.ID[:]...)
 	buf = binary.BigEndian.AppendUint32(buf, m.Epoch)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(m.Seq))
 	buf = binary.BigEndian.AppendUint64(buf, uint64(m.WriteTimestamp.WallTime))
 	buf = binary.BigEndian.AppendUint32(buf, uint32(m.WriteTimestamp.Logical))
 	buf = binary.AppendUvarint(buf, uint64(len(m.Anchor)))
@@ -69,14 +75,14 @@ func appendTxnMeta(buf []byte, m *TxnMeta) []byte {
 // decodeTxnMeta inverts appendTxnMeta and returns what follows it. Anchor
 // aliases b.
 func decodeTxnMeta(b []byte) (m TxnMeta, rest []byte, err error) {
-	const fixed = TxnIDLen + 4 + 8 + 4
+	const fixed = TxnIDLen + 4 + 4 + 8 + 4
 	if len(b) < fixed {
 		return m, nil, fmt.Errorf("%w: transaction meta of %d bytes", ErrCorruptValue, len(b))
 	}
 	copy(m.ID[:], b)
 	m.Epoch = binary.BigEndian.Uint32(b[16:])
-	m.WriteTimestamp.WallTime = int64(binary.BigEndian.Uint64(b[20:]))
-	m.WriteTimestamp.Logical = int32(binary.BigEndian.Uint32(b[28:]))
+	m.Seq = int32(binary.BigEndian.Uint32(b[20:]))
+	m.WriteTimestamp = decodeTimestamp(b[24:])
 	n, k := binary.Uvarint(b[fixed:])
 	if k <= 0 || uint64(len(b)-fixed-k) < n {
 		return m, nil, fmt.Errorf("%w: transaction anchor", ErrCorruptValue)

@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -10,8 +11,14 @@ import (
 //
 //	committed value:  0x01 | row value
 //	tombstone:        0x02
-//	intent:           0x03 | strength (1) | txn meta (txn.go) | row value
-//	intent delete:    0x04 | strength (1) | txn meta
+//	intent:           0x03 | strength (1) | txn meta (txn.go) | history | row value
+//	intent delete:    0x04 | strength (1) | txn meta | history
+//	history:          uvarint n | n × (seq (4) | 0x01 value or 0x02 delete | uvarint len | value)
+//
+// The intent's own write is the one at txn meta's Seq. The history holds the
+// transaction's earlier writes of the key in the same epoch, oldest first,
+// so that ROLLBACK TO SAVEPOINT can bring back the one it rolls back to
+// (RollbackToSeq); commit and reads use only the intent's own write.
 //
 // An intent is a provisional version at its transaction's WriteTimestamp
 // and, at the same time, the transaction's exclusive lock on the key (with
@@ -33,9 +40,18 @@ var ErrCorruptValue = errors.New("mvcc: corrupt value")
 // version is a decoded version value. Its slices alias the stored bytes.
 type version struct {
 	kind     valueKind
-	strength Strength // intents only
-	txn      TxnMeta  // intents only
-	value    []byte   // the row value (values and intents)
+	strength Strength   // intents only
+	txn      TxnMeta    // intents only
+	history  []seqWrite // intents only: earlier writes, oldest first
+	value    []byte     // the row value (values and intents)
+}
+
+// seqWrite is one write of a transaction to a key: a value or a delete at a
+// sequence number.
+type seqWrite struct {
+	seq      int32
+	isDelete bool
+	value    []byte
 }
 
 func (v *version) isIntent() bool { return v.kind == kindIntent || v.kind == kindIntentDelete }
@@ -48,13 +64,25 @@ func appendCommitted(buf, value []byte) []byte {
 
 func appendTombstone(buf []byte) []byte { return append(buf, byte(kindTombstone)) }
 
-func appendIntent(buf []byte, txn *TxnMeta, strength Strength, value []byte, isDelete bool) []byte {
+func appendIntent(buf []byte, txn *TxnMeta, strength Strength, history []seqWrite, value []byte, isDelete bool) []byte {
 	kind := kindIntent
 	if isDelete {
 		kind = kindIntentDelete
 	}
 	buf = append(buf, byte(kind), byte(strength))
 	buf = appendTxnMeta(buf, txn)
+	buf = binary.AppendUvarint(buf, uint64(len(history)))
+	for _, h := range history {
+		buf = binary.BigEndian.AppendUint32(buf, uint32(h.seq))
+		if h.isDelete {
+			buf = append(buf, byte(kindTombstone))
+			buf = binary.AppendUvarint(buf, 0)
+			continue
+		}
+		buf = append(buf, byte(kindValue))
+		buf = binary.AppendUvarint(buf, uint64(len(h.value)))
+		buf = append(buf, h.value...)
+	}
 	if !isDelete {
 		buf = append(buf, value...)
 	}
@@ -83,6 +111,9 @@ func decodeVersionValue(b []byte) (v version, err error) {
 		if v.txn, rest, err = decodeTxnMeta(b[2:]); err != nil {
 			return v, err
 		}
+		if v.history, rest, err = decodeHistory(rest); err != nil {
+			return v, err
+		}
 		if v.kind == kindIntentDelete && len(rest) != 0 {
 			return v, fmt.Errorf("%w: intent delete with a value", ErrCorruptValue)
 		}
@@ -91,4 +122,40 @@ func decodeVersionValue(b []byte) (v version, err error) {
 		return v, fmt.Errorf("%w: version kind %#x", ErrCorruptValue, b[0])
 	}
 	return v, nil
+}
+
+// decodeHistory parses an intent's history and returns what follows it.
+func decodeHistory(b []byte) ([]seqWrite, []byte, error) {
+	bad := fmt.Errorf("%w: intent history", ErrCorruptValue)
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, nil, bad
+	}
+	b = b[k:]
+	if n == 0 {
+		return nil, b, nil
+	}
+	out := make([]seqWrite, 0, n)
+	for range n {
+		if len(b) < 5 {
+			return nil, nil, bad
+		}
+		w := seqWrite{seq: int32(binary.BigEndian.Uint32(b))}
+		switch valueKind(b[4]) {
+		case kindValue:
+		case kindTombstone:
+			w.isDelete = true
+		default:
+			return nil, nil, bad
+		}
+		b = b[5:]
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) || (w.isDelete && l != 0) {
+			return nil, nil, bad
+		}
+		w.value = b[k : k+int(l) : k+int(l)]
+		b = b[k+int(l):]
+		out = append(out, w)
+	}
+	return out, b, nil
 }

@@ -102,7 +102,17 @@ func writeVersion(rw ReadWriter, userKey []byte, txn *TxnMeta, ts, readTS hlc.Ti
 	var nv version
 	switch {
 	case txn != nil:
-		v = appendIntent(nil, txn, strength, value, isDelete)
+		// The transaction's earlier write of the key in this epoch, if
+		// any, goes to the history for ROLLBACK TO SAVEPOINT; an older
+		// epoch's writes are void.
+		var history []seqWrite
+		if own != nil && own.v.txn.Epoch == txn.Epoch {
+			history = own.v.history
+			if own.v.txn.Seq != txn.Seq { // a later write of the same statement supersedes
+				history = append(history, seqWrite{seq: own.v.txn.Seq, isDelete: own.v.isDelete(), value: own.v.value})
+			}
+		}
+		v = appendIntent(nil, txn, strength, history, value, isDelete)
 		nv.kind = kindIntent
 		if isDelete {
 			nv.kind = kindIntentDelete
