@@ -77,8 +77,9 @@
 //     into committed versions at its commit timestamp (moving them up if it
 //     was pushed) or delete them, and release its lock records. Idempotent.
 //   - Reads: Get and Scanner at a read timestamp return the newest version
-//     at or below it, skip tombstones, show a transaction its own intents,
-//     and stop with a LockConflictError at another transaction's intent at
+//     at or below it, skip tombstones, show a transaction its own writes up
+//     to its sequence number (a statement reads as of the number before its
+//     own writes, which replaces today's batch copies), and stop with a LockConflictError at another transaction's intent at
 //     or below the timestamp.
 //   - Conflicts: a write or locking read whose key has a version committed
 //     after its read timestamp fails with WriteConflictError (REPEATABLE
@@ -190,10 +191,7 @@
 //     timestamp with ReadOptions{Txn, GCThreshold}, on every shard and
 //     index alike — this is what fixes issue 16's wrong sums.
 //
-// Known gaps of this layer, for the steps above: reads do not filter by
-// sequence number (a statement that must not see its own writes, such as
-// INSERT ... SELECT from the same table, keeps reading through a copy of
-// its batch as today, or this grows a read sequence); ResolveSpan visits
+// Known gaps of this layer, for the steps above: ResolveSpan visits
 // every key of a ranged span (CockroachDB also keeps each intent in the lock table to
 // resolve from there); the Scanner reads forward only (ORDER BY ... DESC
 // needs a reverse scan); operations open a Pebble iterator each (a

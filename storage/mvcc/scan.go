@@ -11,9 +11,12 @@ import (
 
 // ReadOptions qualify a read at a timestamp.
 type ReadOptions struct {
-	// Txn is the reading transaction, if any: its own intents of its
-	// current epoch are visible to it whatever their timestamp
-	// (read-your-writes). Intents of its older epochs are not.
+	// Txn is the reading transaction, if any: its own writes of its
+	// current epoch with a sequence number up to Txn.Seq are visible to it
+	// whatever their timestamp (read-your-writes). A statement that must not
+	// see its own writes (INSERT ... SELECT from the same table) reads with
+	// the Seq from before it and writes with a larger one. Intents of older
+	// epochs are not visible.
 	Txn *TxnMeta
 	// GCThreshold is the shard's GC threshold (ReadGCThreshold): a read
 	// below it fails with BelowGCThresholdError rather than miss versions
@@ -142,11 +145,15 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 			}
 			switch {
 			case s.opts.Txn.isOwn(&v.txn):
-				if v.isDelete() {
-					return false, false, nil
+				if w, ok := v.writeAsOf(s.opts.Txn.Seq); ok {
+					if w.isDelete {
+						return false, false, nil
+					}
+					s.key, s.value, s.ts = uk, w.value, ts
+					return true, false, nil
 				}
-				s.key, s.value, s.ts = uk, v.value, ts
-				return true, false, nil
+				// None of its writes of the key is visible to this read
+				// (all came later in the transaction): read under it.
 			case v.txn.ID == idOf(s.opts.Txn):
 				// Own intent of an older epoch: not a write of the
 				// current attempt; read what is under it.

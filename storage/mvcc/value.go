@@ -159,3 +159,17 @@ func decodeHistory(b []byte) ([]seqWrite, []byte, error) {
 	}
 	return out, b, nil
 }
+
+// writeAsOf returns the intent's newest write with a sequence number up to
+// seq: its own write, or one from its history.
+func (v *version) writeAsOf(seq int32) (seqWrite, bool) {
+	if v.txn.Seq <= seq {
+		return seqWrite{seq: v.txn.Seq, isDelete: v.isDelete(), value: v.value}, true
+	}
+	for i := len(v.history) - 1; i >= 0; i-- {
+		if v.history[i].seq <= seq {
+			return v.history[i], true
+		}
+	}
+	return seqWrite{}, false
+}
