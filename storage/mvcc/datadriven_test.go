@@ -23,8 +23,8 @@ import (
 //	lock k=K txn=T read=TS strength=S
 //	resolve k=K txn=T status=committed|aborted [ts=TS]
 //	resolve-span [start=K] [end=K] txn=T status=... [ts=TS]
-//	get k=K ts=TS [txn=T]
-//	scan [start=K] [end=K] ts=TS [txn=T]
+//	get k=K ts=TS [txn=T] [uncertainty=TS]
+//	scan [start=K] [end=K] ts=TS [txn=T] [uncertainty=TS]
 //	rollback-to [k=K | start=K end=K] txn=T seq=N   ROLLBACK TO SAVEPOINT
 //	gc [start=K] [end=K] threshold=TS
 //	refresh [start=K] [end=K] txn=T from=TS to=TS   read refresh check
@@ -145,7 +145,10 @@ func (h *ddHarness) fmtErr(err error) string {
 	var lc *LockConflictError
 	var wc *WriteConflictError
 	var gc *BelowGCThresholdError
+	var ru *ReadWithinUncertaintyError
 	switch {
+	case errors.As(err, &ru):
+		return fmt.Sprintf("uncertain: %q at %s, read at %s, limit %s", ru.Key, fmtTS(ru.Existing), fmtTS(ru.ReadTimestamp), fmtTS(ru.Limit))
 	case errors.As(err, &lc):
 		what := "lock " + lc.Strength.String()
 		if lc.Intent {
@@ -271,6 +274,9 @@ func (h *ddHarness) run(t *testing.T, td *datadriven.TestData) string {
 	case "get":
 		k := h.must(td, "k")
 		opts := ReadOptions{Txn: h.txn(td)}
+		if v, ok := h.arg(td, "uncertainty"); ok {
+			opts.UncertaintyLimit = parseTS(t, v)
+		}
 		var err error
 		if opts.GCThreshold, err = ReadGCThreshold(h.db, []byte("a")); err != nil {
 			t.Fatal(err)
@@ -285,6 +291,9 @@ func (h *ddHarness) run(t *testing.T, td *datadriven.TestData) string {
 		return fmt.Sprintf("%s@%s = %s", k, fmtTS(ts), v)
 	case "scan":
 		opts := ReadOptions{Txn: h.txn(td)}
+		if v, ok := h.arg(td, "uncertainty"); ok {
+			opts.UncertaintyLimit = parseTS(t, v)
+		}
 		span := h.span(td)
 		var err error
 		if opts.GCThreshold, err = ReadGCThreshold(h.db, span.Start); err != nil {

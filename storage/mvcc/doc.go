@@ -133,8 +133,9 @@
 // treat a LockConflictError by reading the holder's record: COMMITTED →
 // resolve and retry; ABORTED → resolve (delete) and retry; PENDING → wait
 // in the in-memory wait queue (deadlock detection stays there) or push.
-// Uncertainty intervals (design §12) are for when timestamps come from
-// several clocks and are not here yet.
+// With several clocks (design §12), reads pass ReadOptions.UncertaintyLimit
+// (read timestamp plus the maximum offset) and retry above the version a
+// ReadWithinUncertaintyError names.
 //
 // # Debugging
 //

@@ -47,6 +47,21 @@ func (e *WriteConflictError) Error() string {
 		storage.FormatKey(e.Key), e.Existing, e.ReadTimestamp)
 }
 
+// ReadWithinUncertaintyError reports a version committed after the read
+// timestamp but within its uncertainty window (ReadOptions.UncertaintyLimit):
+// the reader retries at a timestamp at or above Existing.
+type ReadWithinUncertaintyError struct {
+	Key           []byte
+	Existing      hlc.Timestamp
+	ReadTimestamp hlc.Timestamp
+	Limit         hlc.Timestamp
+}
+
+func (e *ReadWithinUncertaintyError) Error() string {
+	return fmt.Sprintf("mvcc: read at %s is uncertain about the version of %s at %s (uncertainty limit %s)",
+		e.ReadTimestamp, storage.FormatKey(e.Key), e.Existing, e.Limit)
+}
+
 // BelowGCThresholdError reports a read at a timestamp whose versions may
 // already be garbage collected.
 type BelowGCThresholdError struct {

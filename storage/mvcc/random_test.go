@@ -51,15 +51,19 @@ const (
 	errLock
 	errWrite
 	errGC
+	errUncertain
 )
 
 func classify(err error) errClass {
 	var lc *LockConflictError
 	var wc *WriteConflictError
 	var gc *BelowGCThresholdError
+	var ru *ReadWithinUncertaintyError
 	switch {
 	case err == nil:
 		return errNone
+	case errors.As(err, &ru):
+		return errUncertain
 	case errors.As(err, &lc):
 		return errLock
 	case errors.As(err, &wc):
@@ -230,17 +234,20 @@ type oRow struct {
 }
 
 // visible mirrors Scanner.visible for one key: the row, whether there is
-// one, or a conflict.
-func (o *oracle) visible(key string, readTS hlc.Timestamp, txn *TxnMeta) (oRow, bool, bool) {
+// one, or the class of error the read must stop with.
+func (o *oracle) visible(key string, readTS, limit hlc.Timestamp, txn *TxnMeta) (oRow, bool, errClass) {
+	limit = readTS.Forward(limit)
 	for _, v := range o.versions[key] {
 		switch v.kind {
-		case kindValue:
+		case kindValue, kindTombstone:
 			if v.ts.LessEq(readTS) {
-				return oRow{key, v.value, v.ts}, true, false
+				if v.kind == kindTombstone {
+					return oRow{}, false, errNone
+				}
+				return oRow{key, v.value, v.ts}, true, errNone
 			}
-		case kindTombstone:
-			if v.ts.LessEq(readTS) {
-				return oRow{}, false, false
+			if v.ts.LessEq(limit) {
+				return oRow{}, false, errUncertain
 			}
 		default:
 			switch {
@@ -256,16 +263,16 @@ func (o *oracle) visible(key string, readTS hlc.Timestamp, txn *TxnMeta) (oRow, 
 					continue // none of its writes visible at this sequence number
 				}
 				if w.del {
-					return oRow{}, false, false
+					return oRow{}, false, errNone
 				}
-				return oRow{key, w.value, v.ts}, true, false
+				return oRow{key, w.value, v.ts}, true, errNone
 			case txn != nil && v.txn == txn.ID:
-			case v.ts.LessEq(readTS):
-				return oRow{}, false, true
+			case v.ts.LessEq(limit):
+				return oRow{}, false, errLock
 			}
 		}
 	}
-	return oRow{}, false, false
+	return oRow{}, false, errNone
 }
 
 // TestRandomizedAgainstOracle runs random puts, deletes, intents, locks,
@@ -469,18 +476,21 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotTS, found, err := Get(db, []byte(key), readTS, ReadOptions{Txn: txn, GCThreshold: th})
+			var limit hlc.Timestamp
+			if r.IntN(3) == 0 {
+				limit = hlc.Timestamp{WallTime: readTS.WallTime + r.Int64N(4)}
+			}
+			got, gotTS, found, err := Get(db, []byte(key), readTS, ReadOptions{Txn: txn, GCThreshold: th, UncertaintyLimit: limit})
 			what := fmt.Sprintf("step %d: get %s at %s", step, key, readTS)
 			if readTS.Less(o.gc) {
 				check(what, err, errGC)
 				continue
 			}
-			row, ok, conflict := o.visible(key, readTS, txn)
-			if conflict {
-				check(what, err, errLock)
+			row, ok, wantErr := o.visible(key, readTS, limit, txn)
+			check(what, err, wantErr)
+			if wantErr != errNone {
 				continue
 			}
-			check(what, err, errNone)
 			if found != ok || (ok && (string(got) != row.value || gotTS != row.ts)) {
 				t.Fatalf("%s: got %q@%s found=%v, oracle %q@%s found=%v", what, got, gotTS, found, row.value, row.ts, ok)
 			}
@@ -501,7 +511,11 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 				sub = span
 			}
 			what := fmt.Sprintf("step %d: scan %s at %s", step, sub, readTS)
-			s, err := NewScanner(db, sub, readTS, ReadOptions{Txn: txn, GCThreshold: o.gc})
+			var limit hlc.Timestamp
+			if r.IntN(3) == 0 {
+				limit = hlc.Timestamp{WallTime: readTS.WallTime + r.Int64N(4)}
+			}
+			s, err := NewScanner(db, sub, readTS, ReadOptions{Txn: txn, GCThreshold: o.gc, UncertaintyLimit: limit})
 			if readTS.Less(o.gc) {
 				check(what, err, errGC)
 				continue
@@ -518,9 +532,9 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 				if !sub.Contains([]byte(k)) {
 					continue
 				}
-				row, ok, conflict := o.visible(k, readTS, txn)
-				if conflict {
-					wantErr = errLock
+				row, ok, e := o.visible(k, readTS, limit, txn)
+				if e != errNone {
+					wantErr = e
 					break
 				}
 				if ok {

@@ -22,6 +22,15 @@ type ReadOptions struct {
 	// below it fails with BelowGCThresholdError rather than miss versions
 	// that GC removed.
 	GCThreshold hlc.Timestamp
+	// UncertaintyLimit, when after the read timestamp, is the read
+	// timestamp plus the maximum clock offset (design §12): a version in
+	// (read timestamp, limit] may have been committed before the read began
+	// on a node whose clock is ahead, so the read cannot tell whether to
+	// see it and fails with ReadWithinUncertaintyError (the layer above
+	// retries above that version, as CockroachDB does); another
+	// transaction's intent in the window is a LockConflictError. Zero on a
+	// single node, where every timestamp comes from one clock.
+	UncertaintyLimit hlc.Timestamp
 }
 
 // itersBeforeSeek is how many versions the scanner steps over with Next
@@ -45,7 +54,10 @@ const itersBeforeSeek = 5
 type Scanner struct {
 	it     *pebble.Iterator
 	readTS hlc.Timestamp
-	opts   ReadOptions
+	// limit is the newest timestamp the read must look at: readTS, or the
+	// uncertainty limit when later.
+	limit hlc.Timestamp
+	opts  ReadOptions
 	err    error
 	// first: the iterator is not positioned yet.
 	first bool
@@ -66,7 +78,7 @@ func NewScanner(r Reader, span storage.Span, readTS hlc.Timestamp, opts ReadOpti
 	if err != nil {
 		return nil, err
 	}
-	return &Scanner{it: it, readTS: readTS, opts: opts, first: true}, nil
+	return &Scanner{it: it, readTS: readTS, limit: readTS.Forward(opts.UncertaintyLimit), opts: opts, first: true}, nil
 }
 
 func checkRead(readTS hlc.Timestamp, opts ReadOptions) error {
@@ -134,9 +146,15 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 				s.key, s.value, s.ts = uk, raw[1:], ts
 				return true, false, nil
 			}
+			if ts.LessEq(s.limit) {
+				return false, false, s.uncertain(uk, ts)
+			}
 		case kindTombstone:
 			if ts.LessEq(s.readTS) {
 				return false, false, nil
+			}
+			if ts.LessEq(s.limit) {
+				return false, false, s.uncertain(uk, ts)
 			}
 		default:
 			v, err := decodeVersionValue(raw)
@@ -157,7 +175,7 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 			case v.txn.ID == idOf(s.opts.Txn):
 				// Own intent of an older epoch: not a write of the
 				// current attempt; read what is under it.
-			case ts.LessEq(s.readTS):
+			case ts.LessEq(s.limit):
 				return false, false, intentConflict(uk, &versionAt{v: v})
 			}
 		}
@@ -173,8 +191,8 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 			}
 		} else {
 			// Many versions above the read timestamp: seek to the newest
-			// one at or below it (versions sort newest first).
-			s.seekBuf = AppendVersionKey(s.seekBuf[:0], uk, s.readTS)
+			// one at or below the limit (versions sort newest first).
+			s.seekBuf = AppendVersionKey(s.seekBuf[:0], uk, s.limit)
 			if !s.it.SeekGE(s.seekBuf) {
 				return false, true, s.it.Error()
 			}
@@ -189,6 +207,10 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 		}
 		ts = nts
 	}
+}
+
+func (s *Scanner) uncertain(uk []byte, ts hlc.Timestamp) error {
+	return &ReadWithinUncertaintyError{Key: bytes.Clone(uk), Existing: ts, ReadTimestamp: s.readTS, Limit: s.limit}
 }
 
 func idOf(txn *TxnMeta) TxnID {
@@ -230,7 +252,7 @@ func Get(r Reader, userKey []byte, readTS hlc.Timestamp, opts ReadOptions) (valu
 	if err != nil {
 		return nil, ts, false, err
 	}
-	s := Scanner{it: it, readTS: readTS, opts: opts}
+	s := Scanner{it: it, readTS: readTS, limit: readTS.Forward(opts.UncertaintyLimit), opts: opts}
 	defer func() { err = firstErr(err, s.Close()) }()
 	prefix := AppendBareKey(nil, userKey)
 	if !it.SeekPrefixGE(prefix) {
