@@ -58,7 +58,7 @@ type Scanner struct {
 	// uncertainty limit when later.
 	limit hlc.Timestamp
 	opts  ReadOptions
-	err    error
+	err   error
 	// first: the iterator is not positioned yet.
 	first bool
 
