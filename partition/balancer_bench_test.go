@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkSplitShard(b *testing.B) {
 			}
 			const table = 7
 			ch := m.Begin()
-			batch := eng.NewBatch()
+			batch := meta.Open(eng).NewBatch()
 			if err := ch.Create(batch, table, nil); err != nil {
 				b.Fatal(err)
 			}

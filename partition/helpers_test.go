@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -210,7 +211,7 @@ func (e *env) reopen() {
 func (e *env) create(id uint64, splits ...[]byte) {
 	e.t.Helper()
 	ch := e.m.Begin()
-	b := e.eng.NewBatch()
+	b := e.m.store.NewBatch()
 	defer b.Close()
 	if err := ch.Create(b, id, splits); err != nil {
 		ch.Abort()
@@ -292,4 +293,20 @@ func mapString(sm *ShardMap) string {
 		fmt.Fprintf(&sb, "%d: [%s .. %s)\n", k, fmtKey(sm.tableID, s.Span.Start), fmtKey(sm.tableID, s.Span.End))
 	}
 	return sb.String()
+}
+
+// scan calls fn for every key and value of span. The slices are valid only
+// during the call.
+func scan(r storage.Reader, span storage.Span, fn func(k, v []byte) error) error {
+	it, err := r.NewIter(span)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -36,7 +37,7 @@ import (
 //	01 S"part" S"shard" 01 0000000000000007 01 018000ff00ff00ff00ff00ff00ff0a 0001 -> 01 0000000000000005
 //	01 S"part" S"stats" 01 0000000000000007 01 0000000000000005                   -> 0000000000000078 00000000000014c9
 var (
-	nsPrefix      = storage.AppendString([]byte{storage.SystemPrefix}, "part")
+	nsPrefix      = clone(meta.Partition)
 	seqKey        = storage.AppendString(clone(nsPrefix), "seq")
 	shardNS       = storage.AppendString(clone(nsPrefix), "shard")
 	statsNS       = storage.AppendString(clone(nsPrefix), "stats")

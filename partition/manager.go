@@ -2,7 +2,6 @@ package partition
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -40,6 +40,10 @@ type Options struct {
 	// Logger receives the manager's events (repairs at Load, splits and
 	// merges at debug level). Nil discards them.
 	Logger *slog.Logger
+	// Meta is the metadata store that keeps the shard maps and their
+	// records; nil means the one kept in the engine Load is given (tests of
+	// this package).
+	Meta *meta.Store
 }
 
 // Manager owns the shard maps of every table of one storage engine.
@@ -60,9 +64,12 @@ type Options struct {
 // The sql layer takes catalog locks before meta (Begin) and never the other
 // way round.
 type Manager struct {
-	eng  *storage.Engine
-	opts Options
-	log  *slog.Logger
+	eng *storage.Engine
+	// store holds the shard maps' records (package meta); eng the rows
+	// they route, which statistics count.
+	store *meta.Store
+	opts  Options
+	log   *slog.Logger
 
 	meta struct {
 		sync.Mutex
@@ -113,12 +120,15 @@ type tableState struct {
 // stats.go) by recounting them, and returns the manager. Call it at startup,
 // after the catalog is loaded and before any write.
 func Load(eng *storage.Engine, opts Options) (*Manager, error) {
-	m := &Manager{eng: eng, opts: opts, log: opts.Logger}
+	m := &Manager{eng: eng, store: opts.Meta, opts: opts, log: opts.Logger}
+	if m.store == nil {
+		m.store = meta.Open(eng)
+	}
 	if m.log == nil {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	m.meta.nextID = 1
-	if v, ok, err := eng.Get(seqKey); err != nil {
+	if v, ok, err := m.store.Get(seqKey); err != nil {
 		return nil, err
 	} else if ok {
 		u, _, err := storage.DecodeUint64(v)
@@ -134,15 +144,10 @@ func Load(eng *storage.Engine, opts Options) (*Manager, error) {
 	}
 	byTable := map[uint64]*building{}
 	var order []uint64
-	it, err := eng.NewIter(allShardsSpan)
-	if err != nil {
-		return nil, err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		tableID, pivot, id, err := decodeShardRecord(it.Key(), it.Value())
+	if err := m.store.Scan(allShardsSpan, func(k, v []byte) error {
+		tableID, pivot, id, err := decodeShardRecord(k, v)
 		if err != nil {
-			it.Close()
-			return nil, err
+			return err
 		}
 		b := byTable[tableID]
 		if b == nil {
@@ -150,10 +155,10 @@ func Load(eng *storage.Engine, opts Options) (*Manager, error) {
 			byTable[tableID] = b
 			order = append(order, tableID)
 		}
-		b.pivots = append(b.pivots, pivot)
+		b.pivots = append(b.pivots, clone(pivot))
 		b.ids = append(b.ids, id)
-	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 
@@ -236,7 +241,7 @@ func (m *Manager) Begin() *Change {
 // leading table prefix (pivot 0 itself) is accepted and ignored. No splits
 // means one shard. The table must be empty (its statistics start at zero);
 // for a table that already holds rows use EnsureTable.
-func (c *Change) Create(b *storage.Batch, tableID uint64, splits [][]byte) error {
+func (c *Change) Create(b *meta.Batch, tableID uint64, splits [][]byte) error {
 	if c.m.table(tableID) != nil || c.creates[tableID] != nil {
 		return fmt.Errorf("%w: table %d", ErrTableExists, tableID)
 	}
@@ -266,13 +271,13 @@ func (c *Change) Create(b *storage.Batch, tableID uint64, splits [][]byte) error
 // batch. From Drop on, commits to the table fail with ErrTableNotFound, a
 // running split of it stops at its next step, and a count in progress is
 // cancelled; Abort undoes that.
-func (c *Change) Drop(b *storage.Batch, tableID uint64) error {
+func (c *Change) Drop(b *meta.Batch, tableID uint64) error {
 	t := c.m.table(tableID)
 	if t == nil || c.drops[tableID] != nil {
 		return fmt.Errorf("%w: table %d", ErrTableNotFound, tableID)
 	}
 	for _, s := range tableMetaSpans(tableID) {
-		if err := b.DeleteRange(s); err != nil {
+		if err := b.DeleteSpan(s); err != nil {
 			return err
 		}
 	}
@@ -417,7 +422,7 @@ func (m *Manager) CheckInvariants() error {
 		live[id] = ids
 	}
 
-	snap := m.eng.NewSnapshot()
+	snap := m.store.Snapshot()
 	defer snap.Close()
 	if v, ok, err := snap.Get(seqKey); err != nil {
 		return err
@@ -450,7 +455,7 @@ func (m *Manager) CheckInvariants() error {
 		}
 	}
 	var got []rec
-	if err := scan(snap, allShardsSpan, func(k, v []byte) error {
+	if err := snap.Scan(allShardsSpan, func(k, v []byte) error {
 		table, pivot, id, err := decodeShardRecord(k, v)
 		got = append(got, rec{table, pivot, id})
 		return err
@@ -464,7 +469,7 @@ func (m *Manager) CheckInvariants() error {
 	}
 	pending := map[uint64]map[ShardID]bool{}
 	for _, ns := range [][]byte{statsNS, pendingNS} {
-		if err := scan(snap, storage.PrefixSpan(ns), func(k, _ []byte) error {
+		if err := snap.Scan(storage.PrefixSpan(ns), func(k, _ []byte) error {
 			table, id, err := decodeShardIDKey(ns, k)
 			if err != nil {
 				return err
@@ -489,20 +494,4 @@ func (m *Manager) CheckInvariants() error {
 		}
 	}
 	return nil
-}
-
-// scan calls fn for every key and value of span. The slices are valid only
-// during the call.
-func scan(r storage.Reader, span storage.Span, fn func(k, v []byte) error) error {
-	it, err := r.NewIter(span)
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := fn(it.Key(), it.Value()); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	return errors.Join(it.Error(), it.Close())
 }

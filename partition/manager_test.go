@@ -27,7 +27,7 @@ func TestCreateValidatesPivots(t *testing.T) {
 		{"too many columns", [][]byte{storage.AppendNull(key(table, 5, "x"))}},
 	} {
 		ch := e.m.Begin()
-		b := e.eng.NewBatch()
+		b := e.m.store.NewBatch()
 		err := ch.Create(b, table, tc.splits)
 		ch.Abort()
 		b.Close()
@@ -46,7 +46,7 @@ func TestCreateValidatesPivots(t *testing.T) {
 		t.Fatalf("map:\n%s", got)
 	}
 	ch := e.m.Begin()
-	b := e.eng.NewBatch()
+	b := e.m.store.NewBatch()
 	defer b.Close()
 	if err := ch.Create(b, table, nil); !errors.Is(err, ErrTableExists) {
 		t.Fatalf("second create: %v", err)
@@ -63,7 +63,7 @@ func TestChangeLifecycle(t *testing.T) {
 
 	// Two tables in one change, then an aborted change.
 	ch := e.m.Begin()
-	b := e.eng.NewBatch()
+	b := e.m.store.NewBatch()
 	if err := ch.Create(b, table, [][]byte{key(table, 10)}); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestChangeLifecycle(t *testing.T) {
 	ch.Install()
 	b.Close()
 	ch = e.m.Begin()
-	b = e.eng.NewBatch()
+	b = e.m.store.NewBatch()
 	if err := ch.Create(b, 9, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -91,19 +91,19 @@ func TestChangeLifecycle(t *testing.T) {
 	e.check()
 
 	// A transaction over both tables.
-	b = e.eng.NewBatch()
+	data := e.eng.NewBatch()
 	var w Writes
 	for _, k := range [][]byte{key(table, 1), key(table, 20), key(other, 1), key(table, 30)} {
 		id, _, _ := storage.DecodeTablePrefix(k)
-		if err := b.Set(k, []byte("v")); err != nil {
+		if err := data.Set(k, []byte("v")); err != nil {
 			t.Fatal(err)
 		}
 		w.RecordPut(id, k, 1, false, 0)
 	}
-	if err := e.m.Commit(b, &w); err != nil {
+	if err := e.m.Commit(data, &w); err != nil {
 		t.Fatal(err)
 	}
-	b.Close()
+	data.Close()
 	e.checkStats(table)
 	e.checkStats(other)
 	st, _ := e.m.Stats(e.m.Map(table))
@@ -112,16 +112,16 @@ func TestChangeLifecycle(t *testing.T) {
 	}
 
 	// A write to a table without a map fails and commits nothing.
-	b = e.eng.NewBatch()
+	data = e.eng.NewBatch()
 	w.Reset()
-	b.Set(key(table, 2), []byte("v"))
+	data.Set(key(table, 2), []byte("v"))
 	w.RecordPut(table, key(table, 2), 1, false, 0)
-	b.Set(key(42, 1), []byte("v"))
+	data.Set(key(42, 1), []byte("v"))
 	w.RecordPut(42, key(42, 1), 1, false, 0)
-	if err := e.m.Commit(b, &w); !errors.Is(err, ErrTableNotFound) {
+	if err := e.m.Commit(data, &w); !errors.Is(err, ErrTableNotFound) {
 		t.Fatalf("commit to table 42: %v", err)
 	}
-	b.Close()
+	data.Close()
 	if _, ok, _ := e.eng.Get(key(table, 2)); ok {
 		t.Fatal("failed commit wrote a row")
 	}
@@ -132,7 +132,7 @@ func TestChangeLifecycle(t *testing.T) {
 	drop := func() (*Change, *storage.Batch) {
 		ch := e.m.Begin()
 		b := e.eng.NewBatch()
-		if err := ch.Drop(b, table); err != nil {
+		if err := ch.Drop(e.m.store.With(b), table); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.DeleteRange(storage.TableSpan(table)); err != nil {
@@ -142,7 +142,7 @@ func TestChangeLifecycle(t *testing.T) {
 	}
 
 	// Drop, aborted: writes fail meanwhile and work again after.
-	ch, b = drop()
+	ch, db := drop()
 	if err := write(); !errors.Is(err, ErrTableNotFound) {
 		t.Fatalf("write during drop: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestChangeLifecycle(t *testing.T) {
 		t.Fatalf("split during drop: %v", err)
 	}
 	ch.Abort()
-	b.Close()
+	db.Close()
 	if err := write(); err != nil {
 		t.Fatal(err)
 	}
@@ -158,12 +158,12 @@ func TestChangeLifecycle(t *testing.T) {
 	e.checkStats(table)
 
 	// Drop, installed.
-	ch, b = drop()
-	if err := b.Commit(); err != nil {
+	ch, db = drop()
+	if err := db.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	ch.Install()
-	b.Close()
+	db.Close()
 	if e.m.Map(table) != nil {
 		t.Fatal("dropped table has a map")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	"slices"
 
 	"github.com/pivotdb/pivotdb/storage"
@@ -129,7 +130,7 @@ func (m *Manager) EnsureTable(tableID uint64) error {
 		return nil
 	}
 	ch := m.Begin()
-	b := m.eng.NewBatch()
+	b := m.store.NewBatch()
 	defer b.Close()
 	err := ch.Create(b, tableID, nil)
 	if err == nil {
@@ -226,19 +227,27 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 		return nil, err
 	}
 
-	// Swap.
-	m.meta.Lock()
-	t.rw.Lock()
-	next, jobs, err := m.swap(t, cur, pivots, recountAll)
+	// Swap. A panic in here would leave the locks held and the new map
+	// perhaps committed but not installed (writes then land in shards the
+	// disk no longer has): not recoverable, so it ends the process, and
+	// the restart loads the committed map (panics.Crash).
+	var next *ShardMap
+	var jobs []countJob
 	var snap *storage.Snapshot
-	if err == nil && len(jobs) > 0 {
-		snap = m.eng.NewSnapshot()
-	}
-	if next != nil {
-		t.cur.Store(next)
-	}
-	t.rw.Unlock()
-	m.meta.Unlock()
+	func() {
+		defer panics.Crash("partition: shard map swap")
+		m.meta.Lock()
+		t.rw.Lock()
+		next, jobs, err = m.swap(t, cur, pivots, recountAll)
+		if err == nil && len(jobs) > 0 {
+			snap = m.eng.NewSnapshot()
+		}
+		if next != nil {
+			t.cur.Store(next)
+		}
+		t.rw.Unlock()
+		m.meta.Unlock()
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +257,7 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 	if m.knobs.beforeSyncWAL != nil {
 		m.knobs.beforeSyncWAL()
 	}
-	if err := m.eng.SyncWAL(); err != nil {
+	if err := m.store.SyncWAL(); err != nil {
 		if snap != nil {
 			snap.Close()
 		}
@@ -264,7 +273,14 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 		go func() {
 			defer m.bg.Done()
 			defer t.op.Unlock()
-			if err := m.land(t, what, next, jobs, snap); err != nil {
+			// A panic while counting is recovered and handled like an
+			// error: the new shards stay pending, which Load repairs.
+			err := func() (err error) {
+				defer panics.Recover("partition: background count of a "+what, &err)
+				panics.Inject("partition.land")
+				return m.land(t, what, next, jobs, snap)
+			}()
+			if err != nil {
 				m.log.Warn("partition: background count of a "+what+" failed; the shards stay pending", "table", tableID, "err", err)
 			}
 		}()
@@ -323,7 +339,7 @@ func (m *Manager) land(t *tableState, what string, next *ShardMap, jobs []countJ
 	if t.dropped {
 		return fmt.Errorf("%w: table %d was dropped during %s", ErrTableNotFound, tableID, what)
 	}
-	b := m.eng.NewBatch()
+	b := m.store.NewBatch()
 	defer b.Close()
 	for _, j := range jobs {
 		s := &next.shards[j.k]
@@ -364,7 +380,7 @@ func (m *Manager) swap(t *tableState, cur *ShardMap, pivots [][]byte, recountAll
 		return nil, nil, nil
 	}
 
-	b := m.eng.NewBatch()
+	b := m.store.NewBatch()
 	defer b.Close()
 	nextID := m.meta.nextID
 	ids := make([]ShardID, len(pivots))
@@ -401,7 +417,7 @@ func (m *Manager) swap(t *tableState, cur *ShardMap, pivots [][]byte, recountAll
 				exact = false
 			}
 			var err error
-			if cs, err = readCounters(m.eng, old.statsKey, cs[:0], 2); err != nil {
+			if cs, err = readCounters(m.store, old.statsKey, cs[:0], 2); err != nil {
 				return nil, nil, err
 			}
 			total[0] += cs[0]

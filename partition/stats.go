@@ -253,7 +253,7 @@ type ShardStats struct {
 // normally the table's current map; for a shard that a concurrent reshape
 // has replaced, Rows and Bytes read as zero.
 func (m *Manager) Stats(sm *ShardMap) ([]ShardStats, error) {
-	snap := m.eng.NewSnapshot()
+	snap := m.store.Snapshot()
 	defer snap.Close()
 	out := make([]ShardStats, len(sm.shards))
 	var cs []int64
@@ -274,7 +274,9 @@ func (m *Manager) Stats(sm *ShardMap) ([]ShardStats, error) {
 
 // readCounters appends the counters stored at key to dst, padded with zeros
 // to at least n (an absent key is all zeros).
-func readCounters(r storage.Reader, key []byte, dst []int64, n int) ([]int64, error) {
+func readCounters(r interface {
+	Get(key []byte) ([]byte, bool, error)
+}, key []byte, dst []int64, n int) ([]int64, error) {
 	v, _, err := r.Get(key)
 	if err != nil {
 		return dst, err
@@ -299,7 +301,7 @@ type TableCounters struct {
 
 // TableCounters returns the table's reshape counters.
 func (m *Manager) TableCounters(tableID uint64) (TableCounters, error) {
-	cs, err := readCounters(m.eng, tableStatsKey(tableID), nil, 3)
+	cs, err := readCounters(m.store, tableStatsKey(tableID), nil, 3)
 	if err != nil {
 		return TableCounters{}, err
 	}
@@ -338,7 +340,7 @@ func (m *Manager) repairPending() error {
 		key   []byte
 	}
 	var todo []pend
-	if err := scan(m.eng, storage.PrefixSpan(pendingNS), func(k, _ []byte) error {
+	if err := m.store.Scan(storage.PrefixSpan(pendingNS), func(k, _ []byte) error {
 		table, id, err := decodeShardIDKey(pendingNS, k)
 		todo = append(todo, pend{table, id, clone(k)})
 		return err
@@ -348,7 +350,7 @@ func (m *Manager) repairPending() error {
 	if len(todo) == 0 {
 		return nil
 	}
-	b := m.eng.NewBatch()
+	b := m.store.NewBatch()
 	defer b.Close()
 	for _, p := range todo {
 		if err := b.Delete(p.key); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/pivotdb/pivotdb/panics"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -37,12 +38,15 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 	if err := fn(ch, pch, b); err != nil {
 		return abort(err)
 	}
-	if err := ch.Write(b); err != nil {
+	if err := ch.Write(s.e.meta.With(b)); err != nil {
 		return abort(err)
 	}
 	if err := b.Commit(); err != nil {
 		return abort(err)
 	}
+	// Committed: a panic before both installs would leave the catalog and
+	// shard maps in memory behind the disk, with the change locks held.
+	defer panics.Crash("sql: installing a committed schema change")
 	pch.Install()
 	ch.Install()
 	s.e.syncKeyFilters()
@@ -66,7 +70,7 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 		}
 		s.e.creating.Store(t.ID, &t)
 		defer s.e.creating.Delete(t.ID)
-		if err := pch.Create(b, t.ID, splits); err != nil {
+		if err := pch.Create(s.e.meta.With(b), t.ID, splits); err != nil {
 			return err
 		}
 		t.Indexes = append([]catalog.Index(nil), t.Indexes...)
@@ -110,7 +114,7 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 				return sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", tn.Name.O)
 			}
 			ch.DropTable(t)
-			if err := dropTableData(pch, b, t); err != nil {
+			if err := s.e.dropTableData(pch, b, t); err != nil {
 				return err
 			}
 		}
@@ -164,7 +168,7 @@ func (s *Session) dropDatabase(ctx context.Context, p *bind.DropDatabase) (Resul
 				Detail:  "There are other sessions using the database."}
 		}
 		for _, t := range ch.DropDatabase(d) {
-			if err := dropTableData(pch, b, t); err != nil {
+			if err := s.e.dropTableData(pch, b, t); err != nil {
 				return err
 			}
 		}
@@ -178,13 +182,13 @@ func (s *Session) dropDatabase(ctx context.Context, p *bind.DropDatabase) (Resul
 
 // dropTableData removes a table's rows, index entries and shard maps in
 // the DDL batch.
-func dropTableData(pch *partition.Change, b *storage.Batch, t *catalog.Table) error {
+func (e *Engine) dropTableData(pch *partition.Change, b *storage.Batch, t *catalog.Table) error {
 	for _, ix := range t.Indexes {
-		if err := dropIndexData(pch, b, ix.ID); err != nil {
+		if err := e.dropIndexData(pch, b, ix.ID); err != nil {
 			return err
 		}
 	}
-	if err := pch.Drop(b, t.ID); err != nil {
+	if err := pch.Drop(e.meta.With(b), t.ID); err != nil {
 		return err
 	}
 	return b.DeleteRange(storage.TableSpan(t.ID))

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
@@ -55,6 +56,10 @@ type Options struct {
 	// MemLimit; --max-query-memory); beyond it the statement fails with
 	// 53200. Zero: no limit.
 	MaxQueryMemory int64
+	// DiskReserveBytes is the free disk space commits must leave
+	// (--disk-reserve; storage/diskspace.go): below it a statement's
+	// commit fails with 53100. Zero: a default scaled to the disk.
+	DiskReserveBytes int64
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -62,6 +67,9 @@ type Options struct {
 type Engine struct {
 	opts    Options
 	storage *storage.Engine
+	// meta is where the catalog and the shard maps keep their records
+	// (package meta): every DDL batch writes them through it.
+	meta    *meta.Store
 	catalog *catalog.Catalog
 	shards  *partition.Manager
 	// balancer splits and merges shards in the background; nil when
@@ -95,23 +103,25 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger})
+	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
+		DiskReserveBytes: opts.DiskReserveBytes})
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Load(st)
+	ms := meta.Open(st)
+	cat, err := catalog.Load(ms)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	e := &Engine{opts: opts, storage: st, catalog: cat, sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
+	e := &Engine{opts: opts, storage: st, meta: ms, catalog: cat, sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
 	if d := opts.StatementTimeout; d > 0 {
 		e.settingDefaults["statement_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
 	if d := opts.IdleInTransactionTimeout; d > 0 {
 		e.settingDefaults["idle_in_transaction_session_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
-	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events})
+	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -252,7 +252,7 @@ func (s *Session) createIndexData(ctx context.Context, pch *partition.Change, b 
 	et := t.IndexTable(ix)
 	s.e.creating.Store(et.ID, et)
 	defer s.e.creating.Delete(et.ID)
-	if err := pch.Create(b, et.ID, nil); err != nil {
+	if err := pch.Create(s.e.meta.With(b), et.ID, nil); err != nil {
 		return err
 	}
 	if !backfill {
@@ -356,7 +356,7 @@ func (s *Session) dropIndex(ctx context.Context, p *bind.DropIndex) (Result, err
 			}
 		}
 		ch.PutTable(&nt)
-		return dropIndexData(pch, b, ix.ID)
+		return s.e.dropIndexData(pch, b, ix.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -365,8 +365,8 @@ func (s *Session) dropIndex(ctx context.Context, p *bind.DropIndex) (Result, err
 }
 
 // dropIndexData removes an index's entries and shard map in the DDL batch.
-func dropIndexData(pch *partition.Change, b *storage.Batch, id uint64) error {
-	if err := pch.Drop(b, id); err != nil {
+func (e *Engine) dropIndexData(pch *partition.Change, b *storage.Batch, id uint64) error {
+	if err := pch.Drop(e.meta.With(b), id); err != nil {
 		return err
 	}
 	return b.DeleteRange(storage.TableSpan(id))
@@ -406,7 +406,7 @@ func (s *Session) reindex(ctx context.Context, p *bind.Reindex) (Result, error) 
 			if !containsID(ids, ix.ID) {
 				continue
 			}
-			if err := dropIndexData(pch, b, ix.ID); err != nil {
+			if err := s.e.dropIndexData(pch, b, ix.ID); err != nil {
 				return err
 			}
 			ix.ID = ch.NewID()

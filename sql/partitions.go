@@ -18,6 +18,15 @@ import (
 	"github.com/pivotdb/pivotdb/storage"
 )
 
+// Shard-level SQL: the sys.partitions view, SHOW CREATE TABLE with the
+// current boundaries, ALTER TABLE ... SET/RESET of table settings, and
+// manual resharding:
+//
+//	ALTER TABLE t RESHARD AT ((10), (20, 'x'))  -- replace the pivots (YTsaurus pivot keys)
+//	ALTER TABLE t RESHARD INTO 8 [BY SIZE]      -- 8 shards of about equal data size (tablet_count)
+//	ALTER TABLE t RESHARD INTO 8 UNIFORM        -- 8 equal ranges of the first key column (--uniform)
+//	SPLIT TABLE t BY (10), (20, 'x')            -- add pivots, keep the existing ones (TiDB's spelling)
+
 // partitionRows lists every shard of the session's database.
 func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value

@@ -178,29 +178,29 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 }
 
 func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared, error) {
-	snap := s.e.catalog.Snapshot()
-	params := make([]types.Type, max(st.NumParams, len(declared)))
-	for i := range params {
-		params[i] = types.TypeUnknown
-	}
-	copy(params, declared)
-	a := &analyser{s: s, snap: snap, stmt: &st, params: params}
-	plan, err := a.plan()
+	env := s.bindEnv()
+	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
-		return nil, sqlerr.WithPosition(err, 0)
-	}
-	for i, t := range a.params {
-		if t.Family == types.Unknown || t.Family == types.Null {
-			// PostgreSQL resolves a parameter nothing constrains as text.
-			a.params[i] = types.TypeUtf8
-		}
+		return nil, err
 	}
 	return &Prepared{
 		SQL:        st.Text,
-		ParamTypes: a.params,
+		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, snap: snap, plan: plan},
+		plan:       preparedPlan{stmt: st, snap: env.Snapshot, plan: plan},
 	}, nil
+}
+
+// bindEnv is what the binder sees of the session.
+func (s *Session) bindEnv() *bind.Env {
+	return &bind.Env{
+		Snapshot:      s.e.catalog.Snapshot(),
+		Database:      s.db,
+		User:          s.user,
+		Settings:      s.vars,
+		Now:           s.e.opts.Now,
+		PartitionRows: s.partitionRows,
+	}
 }
 
 // Execute runs a prepared statement with bound parameters (one per
@@ -269,8 +269,16 @@ func (s *Session) statementContext(ctx context.Context) (context.Context, contex
 
 var errStatementTimeout = errors.New("statement timeout")
 
-// mapError turns context errors into 57014 with PostgreSQL's wording.
+// mapError turns context errors into 57014 with PostgreSQL's wording, and
+// a commit refused for want of disk space into 53100.
 func (s *Session) mapError(ctx context.Context, err error) error {
+	var full *storage.DiskFullError
+	if errors.As(err, &full) {
+		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",
+			Detail: fmt.Sprintf("%s of disk space is free; the server keeps %s in reserve (--disk-reserve).",
+				storage.FormatBytes(full.AvailBytes), storage.FormatBytes(full.ReserveBytes)),
+			Hint: "Free disk space; writes resume without a restart once there is room."}
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		if errors.Is(context.Cause(ctx), errStatementTimeout) {
 			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")

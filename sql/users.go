@@ -56,7 +56,7 @@ func (e *Engine) setInitialPassword(pw string) error {
 	}
 	ch := e.catalog.Begin()
 	ch.PutUser(&catalog.User{Name: catalog.BootstrapUser, Password: v})
-	b := e.storage.NewBatch()
+	b := e.meta.NewBatch()
 	defer b.Close()
 	if err := ch.Write(b); err != nil {
 		ch.Abort()

@@ -32,24 +32,11 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		if err != nil {
 			return err
 		}
-		w := &rowWriter{ctx: ctx, t: t, table: p.Table, computed: p.Computed, eval: ec.Eval,
-			expiry: ttl.At(p.Table, ec.Now())}
-		w.indexes = newIndexMaintainer(ctx, t, p.Table, w.expiry)
+		w := newRowWriter(ctx, t, p.Table, p.Computed, ec)
 		for _, src := range rows {
-			row := make([]types.Value, len(p.Table.Columns))
-			listed := make([]bool, len(p.Table.Columns))
-			for i, ti := range p.Target {
-				row[ti] = src[i]
-				listed[ti] = true
-			}
-			for i, d := range p.Defaults {
-				if !listed[i] && d != nil {
-					v, err := d.Eval(ec.Eval, nil)
-					if err != nil {
-						return err
-					}
-					row[i] = v
-				}
+			row, listed, err := insertRow(ec, p, src)
+			if err != nil {
+				return err
 			}
 			if err := w.write(row, listed, p.Mode); err != nil {
 				return err
@@ -62,6 +49,34 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		return nil, err
 	}
 	return &tagResult{tag: fmt.Sprintf("INSERT 0 %d", count)}, nil
+}
+
+// insertRow places a source row's values in the table's columns and fills
+// the others from their defaults; listed marks the columns the statement
+// supplied.
+func insertRow(ec *exec.Context, p *bind.Insert, src []types.Value) (row []types.Value, listed []bool, err error) {
+	row = make([]types.Value, len(p.Table.Columns))
+	listed = make([]bool, len(p.Table.Columns))
+	for i, ti := range p.Target {
+		row[ti] = src[i]
+		listed[ti] = true
+	}
+	for i, d := range p.Defaults {
+		if !listed[i] && d != nil {
+			if row[i], err = d.Eval(ec.Eval, nil); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return row, listed, nil
+}
+
+// newRowWriter writes rows of table in transaction t, with the table's TTL
+// and secondary indexes as of the statement's time.
+func newRowWriter(ctx context.Context, t *txn.Txn, table *catalog.Table, computed []expr.Expr, ec *exec.Context) *rowWriter {
+	w := &rowWriter{ctx: ctx, t: t, table: table, computed: computed, eval: ec.Eval, expiry: ttl.At(table, ec.Now())}
+	w.indexes = newIndexMaintainer(ctx, t, table, w.expiry)
+	return w
 }
 
 // rowWriter validates and writes rows of one table inside a transaction.
@@ -232,146 +247,25 @@ func rowText(row []types.Value) string {
 
 func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Value) (Result, error) {
 	count := 0
-	t := p.Scan.Table
 	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
-		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
-		if p.HasSubquery() {
-			// Subqueries read the transaction as it was when the statement
-			// started, never the rows this statement has already changed.
-			view, err := s.e.storage.NewBatchCopy(tx.Batch())
-			if err != nil {
-				return err
-			}
-			defer view.Close()
-			ec.SubReader = view
-		}
-		it, err := exec.Build(ec, p.Scan)
+		ec, done, err := s.modifyContext(ctx, tx, p, params)
 		if err != nil {
 			return err
 		}
-		// Collect the keys first: writing while scanning would let an
-		// UPDATE that moves a row forward in key order meet it again.
-		var keys [][]byte
-		for {
-			row, err := it.Next()
-			if err != nil {
-				it.Close()
-				return err
-			}
-			if row == nil {
-				break
-			}
-			keys = append(keys, rowenc.EncodeKey(t, row))
+		defer done()
+		keys, err := matchingKeys(ec, p)
+		if err != nil {
+			return err
 		}
-		it.Close()
-		w := &rowWriter{ctx: ctx, t: tx, table: t, computed: p.Computed, eval: ec.Eval,
-			expiry: ttl.At(t, ec.Now())}
-		w.indexes = newIndexMaintainer(ctx, tx, t, w.expiry)
+		m := &modifier{p: p, tx: tx, ec: ec, w: newRowWriter(ctx, tx, p.Scan.Table, p.Computed, ec)}
 		for _, key := range keys {
-			if err := tx.Lock(ctx, key); err != nil {
-				return err
-			}
-			val, ok, err := tx.Get(key)
+			changed, err := m.row(ctx, key)
 			if err != nil {
 				return err
 			}
-			if !ok {
-				continue // deleted meanwhile
-			}
-			row, err := rowenc.DecodeRow(t, key, val)
-			if err != nil {
-				return err
-			}
-			if w.expiry != nil && w.expiry.Expired(row) {
-				continue // expired: as good as deleted
-			}
-			if p.Scan.Filter != nil {
-				v, err := p.Scan.Filter.Eval(ec.Eval, row)
-				if err != nil {
-					return err
-				}
-				if v.IsNull() || !v.Bool() {
-					continue // changed meanwhile and no longer matches
-				}
-			}
-			if !p.Update {
-				if err := w.indexes.update(row, nil); err != nil {
-					return err
-				}
-				if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
-					return err
-				}
+			if changed {
 				count++
-				continue
 			}
-			newRow := append([]types.Value(nil), row...)
-			for i, col := range p.Assign {
-				v, err := p.Values[i].Eval(ec.Eval, row)
-				if err != nil {
-					return err
-				}
-				newRow[col] = v
-			}
-			if err := w.coerce(newRow); err != nil {
-				return err
-			}
-			if err := w.compute(newRow, true); err != nil {
-				return err
-			}
-			if err := w.compute(newRow, false); err != nil {
-				return err
-			}
-			if err := w.checkNotNull(newRow); err != nil {
-				return err
-			}
-			newKey := rowenc.EncodeKey(t, newRow)
-			if string(newKey) != string(key) {
-				// The primary key changed: the row moves.
-				if err := tx.Lock(ctx, newKey); err != nil {
-					return err
-				}
-				old, present, err := tx.Get(newKey)
-				if err != nil {
-					return err
-				}
-				if present {
-					if live, err := w.live(newKey, old); err != nil {
-						return err
-					} else if live {
-						return w.duplicateKey(newRow)
-					}
-					// An expired row is overwritten: its entries go too.
-					if len(t.Indexes) > 0 {
-						dead, err := rowenc.DecodeRow(t, newKey, old)
-						if err != nil {
-							return err
-						}
-						if err := w.indexes.update(dead, nil); err != nil {
-							return err
-						}
-					}
-				}
-				if err := w.indexes.update(row, newRow); err != nil {
-					return err
-				}
-				if err := tx.DeleteRow(t.ID, key, len(val)); err != nil {
-					return err
-				}
-				if err := tx.PutRow(t.ID, newKey, rowenc.EncodeValue(w.buf[:0], t, newRow), present, len(old)); err != nil {
-					return err
-				}
-				count++
-				continue
-			}
-			if err := w.indexes.update(row, newRow); err != nil {
-				return err
-			}
-			w.buf = rowenc.EncodeValue(w.buf[:0], t, newRow)
-			if err := tx.PutRow(t.ID, newKey, w.buf, true, len(val)); err != nil {
-				return err
-			}
-			count++
 		}
 		return nil
 	})
@@ -383,4 +277,187 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 		verb = "UPDATE"
 	}
 	return &tagResult{tag: fmt.Sprintf("%s %d", verb, count)}, nil
+}
+
+// modifyContext is the execution context of UPDATE or DELETE: reads see
+// the transaction, and subqueries the transaction as it was when the
+// statement started, never the rows it has already changed. Call done
+// when the statement ends.
+func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify, params []types.Value) (ec *exec.Context, done func(), err error) {
+	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
+		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+	if !modifyHasSubquery(p) {
+		return ec, func() {}, nil
+	}
+	view, err := s.e.storage.NewBatchCopy(tx.Batch())
+	if err != nil {
+		return nil, nil, err
+	}
+	ec.SubReader = view
+	return ec, func() { view.Close() }, nil
+}
+
+// matchingKeys collects the keys of the rows the scan finds. They are
+// collected before anything is written: writing while scanning would let
+// an UPDATE that moves a row forward in key order meet it again.
+func matchingKeys(ec *exec.Context, p *bind.Modify) ([][]byte, error) {
+	it, err := exec.Build(ec, p.Scan)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var keys [][]byte
+	for {
+		row, err := it.Next()
+		if err != nil || row == nil {
+			return keys, err
+		}
+		keys = append(keys, rowenc.EncodeKey(p.Scan.Table, row))
+	}
+}
+
+// modifier changes the rows of one UPDATE or DELETE, one key at a time.
+type modifier struct {
+	p  *bind.Modify
+	tx *txn.Txn
+	ec *exec.Context
+	w  *rowWriter
+}
+
+// row locks the row at key, re-reads and re-checks it, and deletes or
+// updates it; changed is false when the row is gone, expired or no longer
+// matches (a concurrent transaction changed it since the scan).
+func (m *modifier) row(ctx context.Context, key []byte) (changed bool, err error) {
+	t := m.p.Scan.Table
+	if err := m.tx.Lock(ctx, key); err != nil {
+		return false, err
+	}
+	val, ok, err := m.tx.Get(key)
+	if err != nil || !ok {
+		return false, err // !ok: deleted meanwhile
+	}
+	row, err := rowenc.DecodeRow(t, key, val)
+	if err != nil {
+		return false, err
+	}
+	if match, err := m.stillMatches(row); err != nil || !match {
+		return false, err
+	}
+	if !m.p.Update {
+		if err := m.w.indexes.update(row, nil); err != nil {
+			return false, err
+		}
+		return true, m.tx.DeleteRow(t.ID, key, len(val))
+	}
+	newRow, err := m.updated(row)
+	if err != nil {
+		return false, err
+	}
+	newKey := rowenc.EncodeKey(t, newRow)
+	if string(newKey) != string(key) {
+		return true, m.move(ctx, key, len(val), row, newKey, newRow)
+	}
+	if err := m.w.indexes.update(row, newRow); err != nil {
+		return false, err
+	}
+	m.w.buf = rowenc.EncodeValue(m.w.buf[:0], t, newRow)
+	return true, m.tx.PutRow(t.ID, newKey, m.w.buf, true, len(val))
+}
+
+// stillMatches reports whether the re-read row is live and still satisfies
+// the statement's condition.
+func (m *modifier) stillMatches(row []types.Value) (bool, error) {
+	if m.w.expiry != nil && m.w.expiry.Expired(row) {
+		return false, nil // expired: as good as deleted
+	}
+	if m.p.Scan.Filter == nil {
+		return true, nil
+	}
+	v, err := m.p.Scan.Filter.Eval(m.ec.Eval, row)
+	if err != nil {
+		return false, err
+	}
+	return !v.IsNull() && v.Bool(), nil
+}
+
+// updated computes the new row of an UPDATE: the assignments evaluated on
+// the old row, cast, computed columns recomputed, NOT NULL checked.
+func (m *modifier) updated(row []types.Value) ([]types.Value, error) {
+	newRow := append([]types.Value(nil), row...)
+	for i, col := range m.p.Assign {
+		v, err := m.p.Values[i].Eval(m.ec.Eval, row)
+		if err != nil {
+			return nil, err
+		}
+		newRow[col] = v
+	}
+	if err := m.w.coerce(newRow); err != nil {
+		return nil, err
+	}
+	if err := m.w.compute(newRow, true); err != nil {
+		return nil, err
+	}
+	if err := m.w.compute(newRow, false); err != nil {
+		return nil, err
+	}
+	return newRow, m.w.checkNotNull(newRow)
+}
+
+// move writes an updated row whose primary key changed: the row at newKey
+// must be absent or expired (then it is overwritten, index entries too),
+// the old key is deleted.
+func (m *modifier) move(ctx context.Context, key []byte, oldLen int, row []types.Value, newKey []byte, newRow []types.Value) error {
+	t := m.p.Scan.Table
+	if err := m.tx.Lock(ctx, newKey); err != nil {
+		return err
+	}
+	old, present, err := m.tx.Get(newKey)
+	if err != nil {
+		return err
+	}
+	if present {
+		if err := m.overwriteExpired(newKey, old, newRow); err != nil {
+			return err
+		}
+	}
+	if err := m.w.indexes.update(row, newRow); err != nil {
+		return err
+	}
+	if err := m.tx.DeleteRow(t.ID, key, oldLen); err != nil {
+		return err
+	}
+	return m.tx.PutRow(t.ID, newKey, rowenc.EncodeValue(m.w.buf[:0], t, newRow), present, len(old))
+}
+
+// overwriteExpired refuses to move a row onto a live row's key (23505) and
+// drops the index entries of an expired one it overwrites.
+func (m *modifier) overwriteExpired(newKey, old []byte, newRow []types.Value) error {
+	t := m.p.Scan.Table
+	if live, err := m.w.live(newKey, old); err != nil {
+		return err
+	} else if live {
+		return m.w.duplicateKey(newRow)
+	}
+	if len(t.Indexes) == 0 {
+		return nil
+	}
+	dead, err := rowenc.DecodeRow(t, newKey, old)
+	if err != nil {
+		return err
+	}
+	return m.w.indexes.update(dead, nil)
+}
+
+// modifyHasSubquery reports whether the condition or a new value holds a
+// subquery, which must read the data as it was before the statement.
+func modifyHasSubquery(m *bind.Modify) bool {
+	if m.Scan.Filter != nil && exec.HasSubquery(m.Scan.Filter) {
+		return true
+	}
+	for _, v := range m.Values {
+		if exec.HasSubquery(v) {
+			return true
+		}
+	}
+	return false
 }

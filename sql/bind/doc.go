@@ -1,10 +1,26 @@
-// Package bind turns a parsed statement into a bound statement: plain data
-// (Select{Node}, Insert, Modify, CreateTable, ...) that the sql root runs in
-// one place (Session.run). Nothing here executes, reads rows or writes.
+// Package bind is PivotDB's binder: Bind turns one parsed statement into a
+// bound Statement — plain data (Select{Node}, Insert, Modify, CreateTable,
+// ...) that the sql root runs in one place (Session.run). Nothing here
+// executes, reads rows or writes.
+//
+// Binding reads only its Env: the session's database, user and settings,
+// the clock, one catalog snapshot, and a function giving the rows of
+// sys.partitions when a statement reads them. It imports no transaction,
+// partition or storage package (imports_test.go checks).
+//
+// Layers: bind.go dispatches on the kind of statement and resolves names
+// (scope.go); queries are built by select.go, join.go (FROM: join order,
+// condition pushdown, derived tables), subquery.go (outer references
+// become hidden parameters bound per outer row), setop.go and view.go
+// (views expand as derived tables); writes by insert.go and modify.go;
+// schema statements by ddl.go, index.go, shard.go and show.go; system
+// relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
 //
 // Invariants: a Statement refers to catalog objects as of the snapshot it
-// was bound against; the sql root re-binds when the catalog changed
-// before running it. This package imports no transaction, partition or
-// storage package: what it needs from a running session reaches it as
-// data (see Env once the binder lives here).
+// was bound against; the sql root binds again when the catalog changed
+// before running it. Parameters nothing constrains are typed text, as in
+// PostgreSQL.
+//
+// Debugging: EXPLAIN prints what a query was bound to; errors carry the
+// position of the offending expression in the statement.
 package bind

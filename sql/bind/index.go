@@ -61,3 +61,20 @@ func (spec IndexSpec) Resolve(t *catalog.Table) (catalog.Index, error) {
 	}
 	return ix, nil
 }
+
+// planCreateIndex is CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols).
+func (a *analyser) planCreateIndex(n *ast.CreateIndexStmt) (Statement, error) {
+	switch n.KeyType {
+	case ast.IndexKeyTypeNone, ast.IndexKeyTypeUnique:
+	default:
+		return nil, sqlerr.NotSupported("this kind of index")
+	}
+	if _, err := a.lookupTable(n.Table); err != nil {
+		return nil, err
+	}
+	spec, err := IndexSpecOf(n.IndexName, n.KeyType == ast.IndexKeyTypeUnique, n.IndexPartSpecifications, n.IndexOption)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateIndex{Table: n.Table.Name.O, Spec: spec, IfNotExists: n.IfNotExists}, nil
+}

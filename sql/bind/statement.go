@@ -5,7 +5,6 @@ import (
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
-	"github.com/pivotdb/pivotdb/sql/exec"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/tablesettings"
@@ -76,20 +75,6 @@ type Modify struct {
 	Assign   []int       // UPDATE: column indexes
 	Values   []expr.Expr // UPDATE: new values, evaluated on the old row
 	Computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
-}
-
-// HasSubquery reports whether the condition or a new value holds a
-// subquery, which must read the data as it was before the statement.
-func (m *Modify) HasSubquery() bool {
-	if m.Scan.Filter != nil && exec.HasSubquery(m.Scan.Filter) {
-		return true
-	}
-	for _, v := range m.Values {
-		if exec.HasSubquery(v) {
-			return true
-		}
-	}
-	return false
 }
 
 // CreateTable creates a table from a validated descriptor (IDs unset).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/sql/tablesettings"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
@@ -331,24 +332,25 @@ type Catalog struct {
 }
 
 var (
-	seqKey      = sysKey("cat/seq")
-	dbPrefix    = sysKey("cat/db/")
-	tablePrefix = sysKey("cat/tbl/")
-	userPrefix  = sysKey("cat/user/")
+	seqKey      = sysKey("seq")
+	dbPrefix    = sysKey("db/")
+	tablePrefix = sysKey("tbl/")
+	userPrefix  = sysKey("user/")
 )
 
 func userKey(name string) []byte { return append(append([]byte(nil), userPrefix...), name...) }
 
-func sysKey(s string) []byte { return append([]byte{storage.SystemPrefix}, s...) }
+// sysKey is a key of the catalog's metadata namespace ("cat/" + s).
+func sysKey(s string) []byte { return append(append([]byte(nil), meta.Catalog...), s...) }
 
 func idKey(prefix []byte, id uint64) []byte {
 	k := append([]byte(nil), prefix...)
 	return binary.BigEndian.AppendUint64(k, id)
 }
 
-// Load reads the catalog from the engine, creating the default database on
-// an empty data directory.
-func Load(eng *storage.Engine) (*Catalog, error) {
+// Load reads the catalog from the metadata store, creating the default
+// database on an empty data directory.
+func Load(store *meta.Store) (*Catalog, error) {
 	snap := &Snapshot{
 		databases: map[string]*Database{},
 		users:     map[string]*User{},
@@ -357,7 +359,7 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 		indexes:   map[uint64]indexRef{},
 		nextID:    1,
 	}
-	if v, ok, err := eng.Get(seqKey); err != nil {
+	if v, ok, err := store.Get(seqKey); err != nil {
 		return nil, err
 	} else if ok {
 		n, err := strconv.ParseUint(string(v), 10, 64)
@@ -366,7 +368,7 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 		}
 		snap.nextID = n
 	}
-	if err := scanRecords(eng, dbPrefix, func(v []byte) error {
+	if err := scanRecords(store, dbPrefix, func(v []byte) error {
 		var d Database
 		if err := json.Unmarshal(v, &d); err != nil {
 			return fmt.Errorf("catalog: corrupt database record: %w", err)
@@ -376,7 +378,7 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := scanRecords(eng, tablePrefix, func(v []byte) error {
+	if err := scanRecords(store, tablePrefix, func(v []byte) error {
 		var t Table
 		if err := json.Unmarshal(v, &t); err != nil {
 			return fmt.Errorf("catalog: corrupt table record: %w", err)
@@ -391,10 +393,10 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := loadViews(eng, snap); err != nil {
+	if err := loadViews(store, snap); err != nil {
 		return nil, err
 	}
-	if err := scanRecords(eng, userPrefix, func(v []byte) error {
+	if err := scanRecords(store, userPrefix, func(v []byte) error {
 		var u User
 		if err := json.Unmarshal(v, &u); err != nil {
 			return fmt.Errorf("catalog: corrupt user record: %w", err)
@@ -417,7 +419,7 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 		if !hasUser {
 			ch.PutUser(&User{Name: BootstrapUser})
 		}
-		b := eng.NewBatch()
+		b := store.NewBatch()
 		defer b.Close()
 		if err := ch.Write(b); err != nil {
 			ch.Abort()
@@ -432,18 +434,10 @@ func Load(eng *storage.Engine) (*Catalog, error) {
 	return c, nil
 }
 
-func scanRecords(eng *storage.Engine, prefix []byte, fn func(v []byte) error) error {
-	it, err := eng.NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := fn(it.Value()); err != nil {
-			return err
-		}
-	}
-	return it.Error()
+func scanRecords(store *meta.Store, prefix []byte, fn func(v []byte) error) error {
+	return store.Scan(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)}, func(_, v []byte) error {
+		return fn(v)
+	})
 }
 
 // Snapshot returns the current catalog snapshot.
@@ -556,8 +550,8 @@ func (ch *Change) del(key []byte) {
 	ch.deletes[string(key)] = true
 }
 
-// Write adds the change's records to a batch.
-func (ch *Change) Write(b *storage.Batch) error {
+// Write adds the change's records to a metadata batch.
+func (ch *Change) Write(b *meta.Batch) error {
 	if ch.seq {
 		if err := b.Set(seqKey, []byte(strconv.FormatUint(ch.snap.nextID, 10))); err != nil {
 			return err

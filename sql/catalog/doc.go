@@ -1,7 +1,8 @@
 // Package catalog holds PivotDB's schema descriptors — databases, tables,
-// columns and their settings — and persists them as JSON records under the
-// storage system prefix, in the same Pebble instance as the data, so that a
-// schema change and the data it affects commit in one atomic batch.
+// columns and their settings, views, users — and persists them as JSON
+// records in the metadata store (package meta, namespace meta.Catalog),
+// whose batches ride on the data batch of a schema change, so that the
+// change and the data it affects commit atomically.
 //
 // Layout of catalog records (see storage/keys.go for the prefixes):
 //

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/meta"
 )
 
 // View is a named query. Tables and views share one namespace per
@@ -21,7 +21,7 @@ type View struct {
 	Definition string `json:"definition"`
 }
 
-var viewPrefix = sysKey("cat/view/")
+var viewPrefix = sysKey("view/")
 
 // View returns the named view of a database.
 func (s *Snapshot) View(dbID uint64, name string) (*View, bool) {
@@ -62,8 +62,8 @@ func (s *Snapshot) cloneViews(c *Snapshot) {
 	}
 }
 
-func loadViews(eng *storage.Engine, snap *Snapshot) error {
-	return scanRecords(eng, viewPrefix, func(b []byte) error {
+func loadViews(store *meta.Store, snap *Snapshot) error {
+	return scanRecords(store, viewPrefix, func(b []byte) error {
 		var v View
 		if err := json.Unmarshal(b, &v); err != nil {
 			return fmt.Errorf("catalog: corrupt view record: %w", err)

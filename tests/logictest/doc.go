@@ -80,6 +80,13 @@
 // passes. Either way it never counts as failed. [WriteKnownFailures] writes
 // a run's failures in the list's format, to start or refresh a list.
 //
+// # Connections
+//
+// Records run on a [Conn]: [RunFile] opens one over the wire with pgx;
+// [RunConn] takes one from the caller, which is how package sql's tests run
+// the same files over a Session in their own process, without a built
+// server (sql/logictest_test.go).
+//
 // # Output
 //
 // [RunFiles] and [RunFile] print nothing but, with Options.Verbose, each

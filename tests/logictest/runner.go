@@ -164,28 +164,14 @@ func RunFile(ctx context.Context, opts Options, file string) (res FileResult) {
 	start := time.Now()
 	res.File = file
 	defer func() { res.Elapsed = time.Since(start) }()
-
-	data, err := os.ReadFile(file)
+	recs, err := readFile(file)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	recs := Parse(string(data))
-
-	fctx := ctx
-	if opts.FileTimeout > 0 {
-		var cancel context.CancelFunc
-		fctx, cancel = context.WithTimeout(ctx, opts.FileTimeout)
-		defer cancel()
-	}
-
-	r := &fileRun{
-		opts:      opts,
-		file:      file,
-		res:       &res,
-		threshold: DefaultHashThreshold,
-		labels:    make(map[string]string),
-	}
+	fctx, cancel := fileContext(ctx, opts)
+	defer cancel()
+	r := newFileRun(opts, file, &res)
 
 	database := opts.Database
 	var admin *pgx.Conn
@@ -204,18 +190,21 @@ func RunFile(ctx context.Context, opts Options, file string) (res FileResult) {
 			admin = nil
 		}
 	}
+	var conn *pgx.Conn
 	if err == nil {
-		r.conn, err = connect(fctx, opts, database)
+		conn, err = connect(fctx, opts, database)
 	}
 	if err != nil {
 		res.Err = fmt.Errorf("connect: %w", err)
 		r.stopped = "not run: could not connect"
+	} else {
+		r.conn = pgxConn{conn}
 	}
 
 	r.run(fctx, recs)
 
-	if r.conn != nil {
-		r.conn.Close(context.Background())
+	if conn != nil {
+		conn.Close(context.Background())
 	}
 	if admin != nil {
 		if derr := dropDatabase(admin, database); derr != nil && res.Err == nil {
@@ -224,6 +213,53 @@ func RunFile(ctx context.Context, opts Options, file string) (res FileResult) {
 		admin.Close(context.Background())
 	}
 	return res
+}
+
+// RunConn runs one file on conn, which the caller opened and closes:
+// package sql's tests run the files over a session in their own process
+// this way. Options that concern connecting are ignored.
+func RunConn(ctx context.Context, opts Options, file string, conn Conn) (res FileResult) {
+	opts = opts.withDefaults()
+	start := time.Now()
+	res.File = file
+	defer func() { res.Elapsed = time.Since(start) }()
+	recs, err := readFile(file)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	fctx, cancel := fileContext(ctx, opts)
+	defer cancel()
+	r := newFileRun(opts, file, &res)
+	r.conn = conn
+	r.run(fctx, recs)
+	return res
+}
+
+func readFile(file string) ([]Record, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(string(data)), nil
+}
+
+// fileContext applies Options.FileTimeout.
+func fileContext(ctx context.Context, opts Options) (context.Context, context.CancelFunc) {
+	if opts.FileTimeout > 0 {
+		return context.WithTimeout(ctx, opts.FileTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+func newFileRun(opts Options, file string, res *FileResult) *fileRun {
+	return &fileRun{
+		opts:      opts,
+		file:      file,
+		res:       res,
+		threshold: DefaultHashThreshold,
+		labels:    make(map[string]string),
+	}
 }
 
 func dropDatabase(admin *pgx.Conn, name string) error {
@@ -276,7 +312,7 @@ type fileRun struct {
 	opts      Options
 	file      string
 	res       *FileResult
-	conn      *pgx.Conn
+	conn      Conn
 	threshold int
 	labels    map[string]string // label → MD5 of its values
 	stopped   string            // non-empty: records are no longer run, and why
@@ -357,7 +393,7 @@ func (r *fileRun) checkStopped(ctx context.Context) bool {
 			r.res.Err = ctx.Err()
 			r.stopped = "not run: " + ctx.Err().Error()
 		}
-	case r.conn.IsClosed():
+	case r.conn.Lost():
 		r.res.Err = errors.New("connection lost")
 		r.stopped = "not run: connection lost"
 	}
@@ -407,7 +443,7 @@ func (r *fileRun) recordCtx(ctx context.Context) (context.Context, context.Cance
 func (r *fileRun) exec(ctx context.Context, sql string) error {
 	rctx, cancel := r.recordCtx(ctx)
 	defer cancel()
-	_, err := r.conn.PgConn().Exec(rctx, sql).ReadAll()
+	err := r.conn.Exec(rctx, sql)
 	return annotateTimeout(rctx, ctx, err, r.opts.RecordTimeout)
 }
 
@@ -422,29 +458,16 @@ func (r *fileRun) query(ctx context.Context, rec *Record) *Failure {
 	rctx, cancel := r.recordCtx(ctx)
 	defer cancel()
 	types := rec.Types
+	ncols, rows, err := r.conn.Query(rctx, rec.SQL)
 	var values []string
-	ncols := -1
-	mrr := r.conn.PgConn().Exec(rctx, rec.SQL)
-	for mrr.NextResult() {
-		rr := mrr.ResultReader()
-		fds := rr.FieldDescriptions()
-		collect := false
-		if ncols < 0 && len(fds) > 0 {
-			// The first statement that returns rows is the query's result.
-			ncols = len(fds)
-			collect = ncols == len(types)
-		}
-		for rr.NextRow() {
-			if !collect {
-				continue
-			}
-			for i, v := range rr.Values() {
+	if ncols == len(types) {
+		for _, row := range rows {
+			for i, v := range row {
 				values = append(values, FormatValue(types[i], v, v == nil))
 			}
 		}
-		rr.Close()
 	}
-	if err := annotateTimeout(rctx, ctx, mrr.Close(), r.opts.RecordTimeout); err != nil {
+	if err := annotateTimeout(rctx, ctx, err, r.opts.RecordTimeout); err != nil {
 		return &Failure{Message: "query failed: " + errText(err)}
 	}
 	if ncols < 0 {

@@ -1,4 +1,4 @@
-package sql
+package bind
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
-	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -16,11 +15,11 @@ import (
 // re-creating views can make one; the bound turns it into an error.
 const maxViewDepth = 32
 
-func (a *analyser) planCreateView(n *ast.CreateViewStmt) (bind.Statement, error) {
+func (a *analyser) planCreateView(n *ast.CreateViewStmt) (Statement, error) {
 	if n.OrReplace {
 		return nil, sqlerr.NotSupported("CREATE OR REPLACE VIEW")
 	}
-	if schema := n.ViewName.Schema.O; schema != "" && !strings.EqualFold(schema, a.s.db.Name) && !strings.EqualFold(schema, "public") {
+	if schema := n.ViewName.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("creating a view in another database (%s)", schema)
 	}
 	if a.stmt.NumParams > 0 {
@@ -29,16 +28,16 @@ func (a *analyser) planCreateView(n *ast.CreateViewStmt) (bind.Statement, error)
 	if _, err := a.viewQuery(n); err != nil {
 		return nil, err
 	}
-	return &bind.CreateView{Name: n.ViewName.Name.O, Text: a.stmt.Text}, nil
+	return &CreateView{Name: n.ViewName.Name.O, Text: a.stmt.Text}, nil
 }
 
 // viewSource plans a view named in FROM as a derived table; ok is false
 // when there is no such view.
 func (a *analyser) viewSource(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
-	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.s.db.Name) && !strings.EqualFold(schema, "public") {
+	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, nil, false, nil
 	}
-	v, ok := a.snap.View(a.s.db.ID, tn.Name.O)
+	v, ok := a.snap.View(a.env.Database.ID, tn.Name.O)
 	if !ok {
 		return nil, nil, false, nil
 	}

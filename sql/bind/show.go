@@ -1,4 +1,4 @@
-package sql
+package bind
 
 import (
 	"strings"
@@ -6,43 +6,42 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
-	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // planShowVar is SHOW name / SHOW ALL.
-func (a *analyser) planShowVar(st *parser.ShowVar) (bind.Statement, error) {
+func (a *analyser) planShowVar(st *parser.ShowVar) (Statement, error) {
 	if st.All {
-		return &bind.ShowVar{All: true}, nil
+		return &ShowVar{All: true}, nil
 	}
 	name := strings.ToLower(st.Name)
 	if !sessionvars.Known(name) {
 		return nil, sessionvars.Unknown(st.Name)
 	}
-	return &bind.ShowVar{Name: name}, nil
+	return &ShowVar{Name: name}, nil
 }
 
 // planShow handles the MySQL-style SHOW statements TiDB parses.
-func (a *analyser) planShow(n *ast.ShowStmt) (bind.Statement, error) {
+func (a *analyser) planShow(n *ast.ShowStmt) (Statement, error) {
 	switch n.Tp {
 	case ast.ShowCreateTable:
 		t, err := a.lookupTable(n.Table)
 		if err != nil {
 			return nil, err
 		}
-		return &bind.ShowCreateTable{Table: t}, nil
+		return &ShowCreateTable{Table: t}, nil
 	case ast.ShowTables:
-		return &bind.ShowTables{}, nil
+		return &ShowTables{}, nil
 	case ast.ShowDatabases:
-		return &bind.ShowDatabases{}, nil
+		return &ShowDatabases{}, nil
 	}
 	return nil, sqlerr.NotSupported("this SHOW statement")
 }
 
 // planExplain binds the query whose plan EXPLAIN renders.
-func (a *analyser) planExplain(n *ast.ExplainStmt) (bind.Statement, error) {
+func (a *analyser) planExplain(n *ast.ExplainStmt) (Statement, error) {
 	if n.Analyze {
 		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
 	}
@@ -59,5 +58,5 @@ func (a *analyser) planExplain(n *ast.ExplainStmt) (bind.Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bind.Explain{Node: node}, nil
+	return &Explain{Node: node}, nil
 }

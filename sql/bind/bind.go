@@ -1,26 +1,69 @@
-package sql
+package bind
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
-	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/pgcatalog"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
-// analyser turns one parsed statement into a bind.Statement against one
+// Env is what binding reads besides the statement: the session's
+// database, user and settings, the clock, one catalog snapshot, and the
+// rows of sys.partitions. A session fills it; tests can fill it by hand.
+type Env struct {
+	Snapshot *catalog.Snapshot
+	Database *catalog.Database
+	User     string
+	// Settings are the session's settings, read when a statement's rows
+	// are computed (current_setting, pg_settings).
+	Settings *sessionvars.Vars
+	// Now is the clock that evaluates constant expressions while binding
+	// (a DEFAULT checked at CREATE TABLE, SPLIT TABLE's keys).
+	Now func() time.Time
+	// PartitionRows computes the rows of sys.partitions; it is called when
+	// a statement that reads the view runs, not while it is bound.
+	PartitionRows func() ([][]types.Value, error)
+}
+
+// Bind turns one parsed statement into a Statement against env. declared
+// are the parameter types the client gave ($n; missing or unknown entries
+// are inferred); params are all of them, as inferred, a parameter nothing
+// constrains typed text as in PostgreSQL.
+func Bind(st *parser.Statement, declared []types.Type, env *Env) (stmt Statement, params []types.Type, err error) {
+	params = make([]types.Type, max(st.NumParams, len(declared)))
+	for i := range params {
+		params[i] = types.TypeUnknown
+	}
+	copy(params, declared)
+	a := &analyser{env: env, snap: env.Snapshot, stmt: st, params: params}
+	stmt, err = a.plan()
+	if err != nil {
+		return nil, nil, sqlerr.WithPosition(err, 0)
+	}
+	for i, t := range a.params {
+		if t.Family == types.Unknown || t.Family == types.Null {
+			a.params[i] = types.TypeUtf8
+		}
+	}
+	return stmt, a.params, nil
+}
+
+// analyser turns one parsed statement into a Statement against one
 // catalog snapshot, inferring parameter types on the way.
 type analyser struct {
-	s      *Session
+	env    *Env
 	snap   *catalog.Snapshot
 	stmt   *parser.Statement
 	params []types.Type
@@ -38,35 +81,35 @@ type analyser struct {
 	setOpArm bool
 }
 
-func (a *analyser) plan() (bind.Statement, error) {
+func (a *analyser) plan() (Statement, error) {
 	st := a.stmt
 	switch {
 	case st.Txn != nil:
-		return &bind.Txn{TxnStmt: st.Txn}, nil
+		return &Txn{TxnStmt: st.Txn}, nil
 	case st.Set != nil:
-		return &bind.Set{SetVar: st.Set}, nil
+		return &Set{SetVar: st.Set}, nil
 	case st.Show != nil:
 		return a.planShowVar(st.Show)
 	case st.Reset != nil:
-		return &bind.Reset{ResetVar: st.Reset}, nil
+		return &Reset{ResetVar: st.Reset}, nil
 	case st.Deallocate != nil:
-		return &bind.Deallocate{Deallocate: st.Deallocate}, nil
+		return &Deallocate{Deallocate: st.Deallocate}, nil
 	case st.Discard != nil:
-		return &bind.Discard{Target: st.Discard.Target}, nil
+		return &Discard{Target: st.Discard.Target}, nil
 	case st.Settings != nil:
-		return &bind.AlterSettings{AlterSettings: st.Settings}, nil
+		return &AlterSettings{AlterSettings: st.Settings}, nil
 	case st.Reshard != nil:
 		return a.planReshard(st.Reshard)
 	case st.DropIndex != nil:
-		return &bind.DropIndex{DropIndex: st.DropIndex}, nil
+		return &DropIndex{DropIndex: st.DropIndex}, nil
 	case st.Reindex != nil:
-		return &bind.Reindex{Reindex: st.Reindex}, nil
+		return &Reindex{Reindex: st.Reindex}, nil
 	case st.Unsupported != nil:
 		return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 			Message: st.Unsupported.What + " is not supported",
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
-		return &bind.User{UserStmt: st.User}, nil
+		return &User{UserStmt: st.User}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
@@ -76,13 +119,13 @@ func (a *analyser) plan() (bind.Statement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &bind.Select{Node: node}, nil
+		return &Select{Node: node}, nil
 	case *ast.SetOprStmt:
 		node, err := a.buildSetOpr(n)
 		if err != nil {
 			return nil, err
 		}
-		return &bind.Select{Node: node}, nil
+		return &Select{Node: node}, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
@@ -95,15 +138,15 @@ func (a *analyser) plan() (bind.Statement, error) {
 		return a.planCreateIndex(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
-			return &bind.DropViews{Views: n.Tables, IfExists: n.IfExists}, nil
+			return &DropViews{Views: n.Tables, IfExists: n.IfExists}, nil
 		}
-		return &bind.DropTables{Tables: n.Tables, IfExists: n.IfExists}, nil
+		return &DropTables{Tables: n.Tables, IfExists: n.IfExists}, nil
 	case *ast.CreateViewStmt:
 		return a.planCreateView(n)
 	case *ast.CreateDatabaseStmt:
-		return &bind.CreateDatabase{Name: n.Name.O, IfNotExists: n.IfNotExists, HasOptions: len(n.Options) > 0}, nil
+		return &CreateDatabase{Name: n.Name.O, IfNotExists: n.IfNotExists, HasOptions: len(n.Options) > 0}, nil
 	case *ast.DropDatabaseStmt:
-		return &bind.DropDatabase{Name: n.Name.O, IfExists: n.IfExists}, nil
+		return &DropDatabase{Name: n.Name.O, IfExists: n.IfExists}, nil
 	case *ast.ShowStmt:
 		return a.planShow(n)
 	case *ast.SplitRegionStmt:
@@ -129,50 +172,6 @@ func restore(n ast.Node) string {
 		return fmt.Sprintf("%T", n)
 	}
 	return sb.String()
-}
-
-// scopeColumn is one column visible to expressions.
-type scopeColumn struct {
-	table  string // table name or alias, lower case
-	name   string
-	typ    types.Type
-	hidden bool
-}
-
-// scope resolves column names against the columns of an input row.
-type scope struct {
-	cols []scopeColumn
-}
-
-func (sc *scope) ResolveColumn(table, name string) (int, types.Type, error) {
-	found := -1
-	for i, c := range sc.cols {
-		if !strings.EqualFold(c.name, name) || (table != "" && !strings.EqualFold(c.table, table)) {
-			continue
-		}
-		if found >= 0 {
-			return 0, types.Type{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", name)
-		}
-		found = i
-	}
-	if found < 0 {
-		if table != "" {
-			return 0, types.Type{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s does not exist", table, name)
-		}
-		return 0, types.Type{}, sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", name)
-	}
-	return found, sc.cols[found].typ, nil
-}
-
-func tableScope(t *catalog.Table, alias string) *scope {
-	if alias == "" {
-		alias = t.Name
-	}
-	sc := &scope{}
-	for _, c := range t.Columns {
-		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type, hidden: c.Hidden})
-	}
-	return sc
 }
 
 // build translates an expression in a scope; replace may substitute nodes
@@ -252,15 +251,15 @@ func (a *analyser) hintParam(n ast.ExprNode, t types.Type) {
 
 // lookupTable resolves a table name of the session's database.
 func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
-	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.s.db.Name) && !strings.EqualFold(schema, "public") {
+	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
-	t, ok := a.snap.Table(a.s.db.ID, tn.Name.O)
+	t, ok := a.snap.Table(a.env.Database.ID, tn.Name.O)
 	if !ok && pgcatalog.Lookup(tn.Schema.O, tn.Name.O) != nil {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
 	}
 	if !ok {
-		if _, isView := a.snap.View(a.s.db.ID, tn.Name.O); isView {
+		if _, isView := a.snap.View(a.env.Database.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
 		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
@@ -268,8 +267,14 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	return t, nil
 }
 
+// evalContext evaluates an expression while binding: no parameters, the
+// environment's clock.
+func (a *analyser) evalContext() *expr.Context {
+	return &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+}
+
 // catalogView is what pg_catalog's relations and the session functions
 // read.
 func (a *analyser) catalogView() *pgcatalog.View {
-	return &pgcatalog.View{Snapshot: a.snap, Database: a.s.db, User: a.s.user, Settings: a.s.vars}
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings}
 }

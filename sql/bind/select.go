@@ -1,4 +1,4 @@
-package sql
+package bind
 
 import (
 	"strconv"
@@ -24,145 +24,214 @@ import (
 func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	untyped := a.setOpArm
 	a.setOpArm = false
+	if err := selectForm(sel); err != nil {
+		return nil, err
+	}
+	q := &selectQuery{a: a, sel: sel}
+	if err := q.from(); err != nil {
+		return nil, err
+	}
+	if err := q.aggregation(); err != nil {
+		return nil, err
+	}
+	if err := q.selectList(untyped); err != nil {
+		return nil, err
+	}
+	if err := q.having(); err != nil {
+		return nil, err
+	}
+	if err := q.orderBy(); err != nil {
+		return nil, err
+	}
+	return q.finish()
+}
+
+// selectForm refuses the forms of SELECT PivotDB does not have.
+func selectForm(sel *ast.SelectStmt) error {
 	switch {
 	case sel.With != nil:
-		return nil, sqlerr.NotSupported("WITH (common table expressions)")
+		return sqlerr.NotSupported("WITH (common table expressions)")
 	case sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone:
-		return nil, sqlerr.NotSupported("SELECT ... FOR UPDATE")
+		return sqlerr.NotSupported("SELECT ... FOR UPDATE")
 	case sel.WindowSpecs != nil:
-		return nil, sqlerr.NotSupported("window functions")
+		return sqlerr.NotSupported("window functions")
 	case sel.Kind != ast.SelectStmtKindSelect:
-		return nil, sqlerr.NotSupported("VALUES and TABLE statements")
+		return sqlerr.NotSupported("VALUES and TABLE statements")
 	}
+	return nil
+}
 
-	var input planner.Node
-	var sc *scope
-	if sel.From == nil {
-		input = &planner.Values{Rows: [][]expr.Expr{{}}}
-		sc = &scope{}
-		if sel.Where != nil {
-			cond, err := a.buildCondition(sc, sel.Where, "WHERE")
-			if err != nil {
-				return nil, err
-			}
-			input = &planner.Filter{Input: input, Cond: cond}
-		}
-	} else {
+// selectQuery is one SELECT being bound, clause by clause, in the order
+// the clauses' names become visible: FROM and WHERE, grouping, the select
+// list, HAVING, ORDER BY, then DISTINCT and LIMIT around the projection.
+type selectQuery struct {
+	a   *analyser
+	sel *ast.SelectStmt
+
+	input planner.Node
+	sc    *scope // the columns of FROM
+	// outScope resolves names after grouping (sc when not aggregating);
+	// replace substitutes aggregates and grouped expressions.
+	outScope    expr.Scope
+	replace     replaceFn
+	aggregating bool
+
+	exprs   []expr.Expr // the projection: select list, then hidden ORDER BY columns
+	cols    []planner.Column
+	visible int // the select list's length
+	keys    []planner.SortKey
+}
+
+// from binds FROM and WHERE (a SELECT without FROM reads one empty row).
+func (q *selectQuery) from() error {
+	if q.sel.From != nil {
 		var err error
-		input, sc, err = a.buildFromWhere(sel.From.TableRefs, sel.Where)
-		if err != nil {
-			return nil, err
-		}
+		q.input, q.sc, err = q.a.buildFromWhere(q.sel.From.TableRefs, q.sel.Where)
+		return err
 	}
-
-	fields := sel.Fields.Fields
-	aggregating := sel.GroupBy != nil || sel.Having != nil || hasAggregate(fields, sel.OrderBy)
-	outScope := expr.Scope(sc)
-	var replace func(ast.ExprNode) (expr.Expr, bool, error)
-	if aggregating {
-		agg, err := a.newAggregation(sc, sel)
+	q.input = &planner.Values{Rows: [][]expr.Expr{{}}}
+	q.sc = &scope{}
+	if q.sel.Where != nil {
+		cond, err := q.a.buildCondition(q.sc, q.sel.Where, "WHERE")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		replace = agg.replace
-		outScope = agg
-		// Aggregates found later (select list, HAVING, ORDER BY) are added
-		// to the node as they are built.
-		input = agg.node(input)
+		q.input = &planner.Filter{Input: q.input, Cond: cond}
 	}
+	return nil
+}
 
-	// Select list.
-	var exprs []expr.Expr
-	var cols []planner.Column
-	for _, f := range fields {
+// aggregation sets up GROUP BY and aggregates, when the query has any.
+func (q *selectQuery) aggregation() error {
+	q.outScope = q.sc
+	q.aggregating = q.sel.GroupBy != nil || q.sel.Having != nil || hasAggregate(q.sel.Fields.Fields, q.sel.OrderBy)
+	if !q.aggregating {
+		return nil
+	}
+	agg, err := q.a.newAggregation(q.sc, q.sel)
+	if err != nil {
+		return err
+	}
+	q.replace = agg.replace
+	q.outScope = agg
+	// Aggregates found later (select list, HAVING, ORDER BY) are added to
+	// the node as they are built.
+	q.input = agg.node(q.input)
+	return nil
+}
+
+// selectList binds the select list; untyped leaves literals untyped (the
+// arm of a set operation).
+func (q *selectQuery) selectList(untyped bool) error {
+	for _, f := range q.sel.Fields.Fields {
 		if f.WildCard != nil {
-			if aggregating {
-				return nil, sqlerr.New(sqlerr.GroupingError, "SELECT * is not allowed with GROUP BY or aggregates")
-			}
-			n := 0
-			for i, c := range sc.cols {
-				if c.hidden || (f.WildCard.Table.O != "" && !strings.EqualFold(c.table, f.WildCard.Table.O)) {
-					continue
-				}
-				n++
-				exprs = append(exprs, &expr.ColumnRef{Index: i, Name: c.name, Typ: c.typ})
-				cols = append(cols, a.sourceColumn(input, i, c))
-			}
-			if n == 0 && f.WildCard.Table.O != "" {
-				return nil, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", f.WildCard.Table.O)
+			if err := q.wildcard(f.WildCard); err != nil {
+				return err
 			}
 			continue
 		}
-		e, err := a.buildMode(outScope, f.Expr, replace, untyped)
+		e, err := q.a.buildMode(q.outScope, f.Expr, q.replace, untyped)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		col := planner.Column{Name: outputName(f), Type: e.Type()}
-		if ref, ok := e.(*expr.ColumnRef); ok && !aggregating {
-			col = a.sourceColumn(input, ref.Index, sc.cols[ref.Index])
+		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating {
+			col = q.a.sourceColumn(q.input, ref.Index, q.sc.cols[ref.Index])
 			col.Name = outputName(f)
 		}
-		exprs = append(exprs, e)
-		cols = append(cols, col)
+		q.exprs = append(q.exprs, e)
+		q.cols = append(q.cols, col)
 	}
-	visible := len(exprs)
+	q.visible = len(q.exprs)
+	return nil
+}
 
-	if sel.Having != nil {
-		cond, err := a.buildConditionWith(outScope, sel.Having.Expr, "HAVING", replace)
+// wildcard expands * or t.* to the visible columns of FROM.
+func (q *selectQuery) wildcard(w *ast.WildCardField) error {
+	if q.aggregating {
+		return sqlerr.New(sqlerr.GroupingError, "SELECT * is not allowed with GROUP BY or aggregates")
+	}
+	n := 0
+	for i, c := range q.sc.cols {
+		if c.hidden || (w.Table.O != "" && !strings.EqualFold(c.table, w.Table.O)) {
+			continue
+		}
+		n++
+		q.exprs = append(q.exprs, &expr.ColumnRef{Index: i, Name: c.name, Typ: c.typ})
+		q.cols = append(q.cols, q.a.sourceColumn(q.input, i, c))
+	}
+	if n == 0 && w.Table.O != "" {
+		return sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", w.Table.O)
+	}
+	return nil
+}
+
+// having filters the groups.
+func (q *selectQuery) having() error {
+	if q.sel.Having == nil {
+		return nil
+	}
+	cond, err := q.a.buildConditionWith(q.outScope, q.sel.Having.Expr, "HAVING", q.replace)
+	if err != nil {
+		return err
+	}
+	q.input = &planner.Filter{Input: q.input, Cond: cond}
+	return nil
+}
+
+// orderBy binds ORDER BY: ordinals and output names refer to the select
+// list; other expressions become hidden columns of the projection.
+func (q *selectQuery) orderBy() error {
+	if q.sel.OrderBy == nil {
+		return nil
+	}
+	for _, item := range q.sel.OrderBy.Items {
+		idx, err := q.a.orderByTarget(item.Expr, q.sel.Fields.Fields, q.visible)
 		if err != nil {
+			return err
+		}
+		if idx < 0 {
+			e, err := q.a.build(q.outScope, item.Expr, q.replace)
+			if err != nil {
+				return err
+			}
+			if q.sel.Distinct {
+				return sqlerr.New(sqlerr.InvalidColumnReference, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+			}
+			idx = len(q.exprs)
+			q.exprs = append(q.exprs, e)
+			q.cols = append(q.cols, planner.Column{Name: "?order?", Type: e.Type(), Hidden: true})
+		}
+		q.keys = append(q.keys, planner.SortKey{Index: idx, Desc: item.Desc})
+	}
+	return nil
+}
+
+// finish stacks the projection, DISTINCT, the sort and LIMIT/OFFSET.
+func (q *selectQuery) finish() (planner.Node, error) {
+	var node planner.Node = &planner.Project{Input: q.input, Exprs: q.exprs, Cols: q.cols}
+	if q.sel.Distinct {
+		node = &planner.Distinct{Input: node, N: q.visible}
+	}
+	if len(q.keys) > 0 {
+		node = &planner.Sort{Input: node, Keys: q.keys}
+	}
+	if q.sel.Limit == nil {
+		return node, nil
+	}
+	lim := &planner.Limit{Input: node}
+	var err error
+	if q.sel.Limit.Count != nil {
+		if lim.Count, err = q.a.buildLimit(q.sel.Limit.Count); err != nil {
 			return nil, err
 		}
-		input = &planner.Filter{Input: input, Cond: cond}
 	}
-
-	// ORDER BY: ordinals and output names refer to the select list; other
-	// expressions become hidden columns.
-	var keys []planner.SortKey
-	if sel.OrderBy != nil {
-		for _, item := range sel.OrderBy.Items {
-			idx, err := a.orderByTarget(item.Expr, fields, visible)
-			if err != nil {
-				return nil, err
-			}
-			if idx < 0 {
-				e, err := a.build(outScope, item.Expr, replace)
-				if err != nil {
-					return nil, err
-				}
-				if sel.Distinct {
-					return nil, sqlerr.New(sqlerr.InvalidColumnReference, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
-				}
-				idx = len(exprs)
-				exprs = append(exprs, e)
-				cols = append(cols, planner.Column{Name: "?order?", Type: e.Type(), Hidden: true})
-			}
-			keys = append(keys, planner.SortKey{Index: idx, Desc: item.Desc})
+	if q.sel.Limit.Offset != nil {
+		if lim.Offset, err = q.a.buildLimit(q.sel.Limit.Offset); err != nil {
+			return nil, err
 		}
 	}
-
-	var node planner.Node = &planner.Project{Input: input, Exprs: exprs, Cols: cols}
-	if sel.Distinct {
-		node = &planner.Distinct{Input: node, N: visible}
-	}
-	if len(keys) > 0 {
-		node = &planner.Sort{Input: node, Keys: keys}
-	}
-	if sel.Limit != nil {
-		lim := &planner.Limit{Input: node}
-		var err error
-		if sel.Limit.Count != nil {
-			if lim.Count, err = a.buildLimit(sel.Limit.Count); err != nil {
-				return nil, err
-			}
-		}
-		if sel.Limit.Offset != nil {
-			if lim.Offset, err = a.buildLimit(sel.Limit.Offset); err != nil {
-				return nil, err
-			}
-		}
-		node = lim
-	}
-	return node, nil
+	return lim, nil
 }
 
 // sourceColumn describes output column i of the input for RowDescription.

@@ -1,0 +1,44 @@
+package meta
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// A namespace is the key prefix of one kind of metadata. The encodings
+// differ by history (the catalog's prefixes are plain text, the shard
+// manager's order-preserving strings) and are kept as they are on disk.
+var (
+	// Catalog holds the catalog's records: "cat/seq", "cat/db/", "cat/tbl/",
+	// "cat/view/", "cat/user/" (sql/catalog).
+	Catalog = append([]byte{storage.SystemPrefix}, "cat/"...)
+	// Partition holds the shard manager's records: shard maps, statistics,
+	// pending markers, reshape counters, the shard id sequence (partition).
+	Partition = storage.AppendString([]byte{storage.SystemPrefix}, "part")
+)
+
+// namespaces lists every registered namespace; a new kind of metadata
+// adds its prefix here.
+var namespaces = [][]byte{Catalog, Partition}
+
+// Check returns an error unless key belongs to a registered namespace.
+func Check(key []byte) error {
+	for _, ns := range namespaces {
+		if bytes.HasPrefix(key, ns) {
+			return nil
+		}
+	}
+	return fmt.Errorf("meta: %s is not a metadata key", storage.FormatKey(key))
+}
+
+// checkSpan returns an error unless span lies inside one namespace.
+func checkSpan(span storage.Span) error {
+	for _, ns := range namespaces {
+		if bytes.HasPrefix(span.Start, ns) && span.End != nil && bytes.Compare(span.End, storage.PrefixEnd(ns)) <= 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("meta: span [%s, %s) is not inside a metadata namespace", storage.FormatKey(span.Start), storage.FormatKey(span.End))
+}

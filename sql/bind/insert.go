@@ -1,0 +1,212 @@
+package bind
+
+import (
+	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// planInsert binds INSERT, UPSERT and REPLACE: the table, its target
+// columns, the source rows, and the defaults and computed columns that
+// complete each row.
+func (a *analyser) planInsert(n *ast.InsertStmt) (Statement, error) {
+	t, err := a.insertTable(n)
+	if err != nil {
+		return nil, err
+	}
+	p := &Insert{Table: t, Mode: ModeInsert}
+	switch {
+	case a.stmt.Upsert:
+		p.Mode = ModeUpsert
+	case n.IsReplace:
+		p.Mode = ModeReplace
+	}
+
+	if p.Target, err = insertTarget(t, n.Columns); err != nil {
+		return nil, err
+	}
+	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
+		return nil, err
+	}
+	if p.Computed, err = a.computedExprs(t); err != nil {
+		return nil, err
+	}
+	if p.Defaults, err = a.columnDefaults(t); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// insertTable resolves the table INSERT writes, refusing MySQL's forms.
+func (a *analyser) insertTable(n *ast.InsertStmt) (*catalog.Table, error) {
+	switch {
+	case n.OnDuplicate != nil:
+		return nil, sqlerr.NotSupported("INSERT ... ON DUPLICATE KEY UPDATE (use UPSERT)")
+	case n.Setlist:
+		return nil, sqlerr.NotSupported("INSERT ... SET")
+	case n.IgnoreErr:
+		return nil, sqlerr.NotSupported("INSERT IGNORE")
+	case len(n.PartitionNames) > 0:
+		return nil, sqlerr.NotSupported("INSERT into named partitions")
+	}
+	ts, ok := n.Table.TableRefs.Left.(*ast.TableSource)
+	if !ok || n.Table.TableRefs.Right != nil {
+		return nil, sqlerr.NotSupported("INSERT into this target")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil, sqlerr.NotSupported("INSERT into this target")
+	}
+	return a.lookupTable(tn)
+}
+
+// insertTarget resolves the target columns: the listed ones, or every
+// visible column in order. Computed columns cannot be written.
+func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
+	var target []int
+	if len(listed) == 0 {
+		for i, c := range t.Columns {
+			if !c.Hidden && c.Computed == "" {
+				target = append(target, i)
+			}
+		}
+		return target, nil
+	}
+	seen := map[int]bool{}
+	for _, c := range listed {
+		i := t.ColumnIndex(c.Name.O)
+		if i < 0 || t.Columns[i].Hidden {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", c.Name.O, t.Name)
+		}
+		if seen[i] {
+			return nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", c.Name.O)
+		}
+		if t.Columns[i].Computed != "" {
+			return nil, computedWriteError(t.Columns[i].Name)
+		}
+		seen[i] = true
+		target = append(target, i)
+	}
+	return target, nil
+}
+
+// insertSource binds the rows to insert: a query, or a VALUES list whose
+// items take the types of their target columns.
+func (a *analyser) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
+	if n.Select == nil {
+		return a.insertValues(n.Lists, t, target)
+	}
+	var node planner.Node
+	var err error
+	switch src := n.Select.(type) {
+	case *ast.SelectStmt:
+		if src.Kind == ast.SelectStmtKindValues {
+			return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
+		}
+		node, err = a.buildSelect(src)
+	case *ast.SetOprStmt:
+		node, err = a.buildSetOpr(src)
+	default:
+		return nil, sqlerr.NotSupported("this INSERT source")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if got := visibleCount(node.Columns()); got != len(target) {
+		return nil, insertArityError(got, len(target))
+	}
+	return node, nil
+}
+
+// insertValues binds INSERT ... VALUES (...), ...; DEFAULT stands for the
+// column's default.
+func (a *analyser) insertValues(lists [][]ast.ExprNode, t *catalog.Table, target []int) (planner.Node, error) {
+	rows := make([][]expr.Expr, len(lists))
+	for r, list := range lists {
+		if len(list) != len(target) {
+			return nil, insertArityError(len(list), len(target))
+		}
+		rows[r] = make([]expr.Expr, len(list))
+		for i, item := range list {
+			col := t.Columns[target[i]]
+			if _, ok := item.(*ast.DefaultExpr); ok {
+				d, err := a.columnDefault(col)
+				if err != nil {
+					return nil, err
+				}
+				rows[r][i] = d
+				continue
+			}
+			a.hintParam(item, col.Type)
+			e, err := a.build(nil, item, nil)
+			if err != nil {
+				return nil, err
+			}
+			rows[r][i] = e
+		}
+	}
+	cols := make([]planner.Column, len(target))
+	for i, ti := range target {
+		cols[i] = planner.Column{Name: t.Columns[ti].Name, Type: t.Columns[ti].Type}
+	}
+	return &planner.Values{Rows: rows, Cols: cols}, nil
+}
+
+// columnDefaults builds the DEFAULT of every column that has one (nil for
+// the others).
+func (a *analyser) columnDefaults(t *catalog.Table) ([]expr.Expr, error) {
+	defaults := make([]expr.Expr, len(t.Columns))
+	for i, c := range t.Columns {
+		if c.Default != "" {
+			d, err := a.columnDefault(c)
+			if err != nil {
+				return nil, err
+			}
+			defaults[i] = d
+		}
+	}
+	return defaults, nil
+}
+
+func insertArityError(got, want int) error {
+	if got > want {
+		return sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+	}
+	return sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+}
+
+// columnDefault builds a column's DEFAULT expression (NULL when none).
+func (a *analyser) columnDefault(c catalog.Column) (expr.Expr, error) {
+	if c.Default == "" {
+		return expr.NullOf(c.Type), nil
+	}
+	n, err := parseExpr(c.Default)
+	if err != nil {
+		return nil, err
+	}
+	return a.buildStored(nil, n)
+}
+
+// computedWriteError refuses a value for a computed column: writers never
+// supply one (YTsaurus), the server computes it.
+func computedWriteError(col string) error {
+	return &sqlerr.Error{Code: sqlerr.GeneratedAlways,
+		Message: fmt.Sprintf("cannot write a value into computed column %q", col),
+		Detail:  "Computed columns are computed from the other columns on every write."}
+}
+
+// visibleCount counts the columns a client sees.
+func visibleCount(cols []planner.Column) int {
+	n := 0
+	for _, c := range cols {
+		if !c.Hidden {
+			n++
+		}
+	}
+	return n
+}

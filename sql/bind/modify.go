@@ -1,0 +1,128 @@
+package bind
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+func (a *analyser) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scope, error) {
+	if refs == nil || refs.TableRefs == nil || refs.TableRefs.Right != nil {
+		return nil, nil, sqlerr.NotSupported("multi-table UPDATE and DELETE")
+	}
+	ts, ok := refs.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return nil, nil, sqlerr.NotSupported("UPDATE or DELETE of this target")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil, nil, sqlerr.NotSupported("UPDATE or DELETE of this target")
+	}
+	t, err := a.lookupTable(tn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols := make([]planner.Column, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = planner.Column{Name: c.Name, Type: c.Type, Table: t, Index: i}
+	}
+	return &planner.Scan{Table: t, Cols: cols}, tableScope(t, ts.AsName.O), nil
+}
+
+func (a *analyser) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) error {
+	if where == nil {
+		return nil
+	}
+	cond, err := a.buildCondition(sc, where, "WHERE")
+	if err != nil {
+		return err
+	}
+	return a.setScanCondition(scan, cond)
+}
+
+// setScanCondition makes cond the scan's filter and compiles its key
+// ranges, computed key columns included.
+func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
+	scan.Filter = cond
+	computed, err := a.computedExprs(scan.Table)
+	if err != nil {
+		return err
+	}
+	var byIndex map[int]expr.Expr
+	for i, e := range computed {
+		if e != nil {
+			if byIndex == nil {
+				byIndex = map[int]expr.Expr{}
+			}
+			byIndex[i] = e
+		}
+	}
+	scan.Ranges = planner.CompileRanges(scan.Table, cond, byIndex)
+	scan.Index, scan.IndexEntries, scan.IndexRanges = nil, nil, nil
+	if ic, ok := planner.ChooseIndex(scan.Table, cond, scan.Ranges); ok {
+		scan.Index, scan.IndexEntries, scan.IndexRanges = ic.Index, ic.Entries, ic.Ranges
+	}
+	return nil
+}
+
+func (a *analyser) planUpdate(n *ast.UpdateStmt) (Statement, error) {
+	if n.Order != nil || n.Limit != nil {
+		return nil, sqlerr.NotSupported("UPDATE with ORDER BY or LIMIT")
+	}
+	scan, sc, err := a.modifyTarget(n.TableRefs)
+	if err != nil {
+		return nil, err
+	}
+	p := &Modify{Scan: scan, Update: true}
+	t := scan.Table
+	seen := map[int]bool{}
+	for _, as := range n.List {
+		i := t.ColumnIndex(as.Column.Name.O)
+		if i < 0 || t.Columns[i].Hidden {
+			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", as.Column.Name.O, t.Name)
+		}
+		if seen[i] {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", as.Column.Name.O)
+		}
+		if t.Columns[i].Computed != "" {
+			return nil, computedWriteError(t.Columns[i].Name)
+		}
+		seen[i] = true
+		var e expr.Expr
+		if _, ok := as.Expr.(*ast.DefaultExpr); ok {
+			if e, err = a.columnDefault(t.Columns[i]); err != nil {
+				return nil, err
+			}
+		} else {
+			a.hintParam(as.Expr, t.Columns[i].Type)
+			if e, err = a.build(sc, as.Expr, nil); err != nil {
+				return nil, err
+			}
+		}
+		p.Assign = append(p.Assign, i)
+		p.Values = append(p.Values, e)
+	}
+	if err := a.planWhere(scan, sc, n.Where); err != nil {
+		return nil, err
+	}
+	if p.Computed, err = a.computedExprs(t); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (a *analyser) planDelete(n *ast.DeleteStmt) (Statement, error) {
+	if n.IsMultiTable || n.Order != nil || n.Limit != nil {
+		return nil, sqlerr.NotSupported("DELETE with several tables, ORDER BY or LIMIT")
+	}
+	scan, sc, err := a.modifyTarget(n.TableRefs)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.planWhere(scan, sc, n.Where); err != nil {
+		return nil, err
+	}
+	return &Modify{Scan: scan}, nil
+}
