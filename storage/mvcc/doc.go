@@ -181,21 +181,31 @@
 //     parent's; merge: the larger of the two) in the swap batch; ttl.go
 //     deletes with a tombstone version at the runner's timestamp.
 //  6. sql/txn: Txn gets a TxnMeta (NewTxnID, anchor = first written key,
-//     timestamps from one hlc.Clock per server, its high-water file in the
-//     data directory); PutRow/DeleteRow become WriteIntent; Commit writes
-//     the record COMMITTED at clock.Now() and resolves its lock spans in the
-//     same batch when every shard is local (one fsync, as today), else
-//     record first, resolution after; Rollback resolves ABORTED. LockTable
-//     stays as the wait queue and deadlock detector for LockConflictErrors.
+//     timestamps from one hlc.Clock per server with its high-water file in
+//     the data directory, Seq advanced per statement). PutRow/DeleteRow
+//     become WriteIntent; each statement's intents are committed to Pebble
+//     without fsync under per-key latches (so other transactions meet them
+//     as locks; a crash loses only an uncommitted transaction). Commit
+//     writes the record COMMITTED at clock.Now() and resolves the lock
+//     spans in one synced batch when every shard is local (one fsync per
+//     commit, as today), else record first and resolution after; Rollback
+//     resolves ABORTED; ROLLBACK TO SAVEPOINT calls RollbackSpanToSeq.
+//     Single-statement transactions whose writes fit one batch commit in one
+//     phase (PutCommitted at the commit timestamp). LockTable stays as the
+//     wait queue and deadlock detector for LockConflictErrors.
 //  7. sql/exec: every scan and point read of a statement uses mvcc.Scanner /
 //     mvcc.Get at the statement's (READ COMMITTED) or transaction's read
-//     timestamp with ReadOptions{Txn, GCThreshold}, on every shard and
-//     index alike — this is what fixes issue 16's wrong sums.
+//     timestamp with ReadOptions{Txn (Seq from before the statement),
+//     GCThreshold}, on every shard and index alike — this is what fixes
+//     issue 16's wrong sums — and replaces Engine.NewBatchCopy.
+//  8. sql/catalog: catalog records are versioned keys written like rows, so
+//     a statement reads the schema of its snapshot (issue 17 builds
+//     transactional DDL on it).
 //
-// Known gaps of this layer, for the steps above: ResolveSpan visits
-// every key of a ranged span (CockroachDB also keeps each intent in the lock table to
-// resolve from there); the Scanner reads forward only (ORDER BY ... DESC
-// needs a reverse scan); operations open a Pebble iterator each (a
+// Known gaps of this layer, for the steps above: ResolveSpan visits every
+// key of a ranged span (CockroachDB also keeps each intent in the lock
+// table to resolve from there); the Scanner reads forward only (ORDER BY
+// ... DESC needs a reverse scan); operations open a Pebble iterator each (a
 // per-batch cached iterator will matter for bulk writes).
 //
 // Performance (go test -run '^$' -bench . ./storage/mvcc/; 2 cores shared
