@@ -205,3 +205,26 @@ func TestPrefixSeekSeesAllVersions(t *testing.T) {
 		t.Fatalf("prefix seek of a: %v, want %v", got, want)
 	}
 }
+
+// TestPebbleCheckComparer runs Pebble's own checks of a Comparer
+// (pebble.CheckComparer) over prefixes that extend one another and over
+// version and lock-record suffixes.
+func TestPebbleCheckComparer(t *testing.T) {
+	var prefixes, suffixes [][]byte
+	for _, uk := range []string{"", "\x00", "a", "a\x00", "a\x00\x00", "ab", "b", "\xff"} {
+		prefixes = append(prefixes, AppendBareKey(nil, []byte(uk)))
+	}
+	for _, ts := range []hlc.Timestamp{{WallTime: 1}, {WallTime: 1, Logical: 1}, {WallTime: 2}, {WallTime: 1 << 62, Logical: 7}} {
+		k := AppendVersionKey(nil, nil, ts)
+		suffixes = append(suffixes, k[split(k):])
+	}
+	for _, st := range []Strength{KeyShare, Update} {
+		for _, id := range []TxnID{{1}, {2}} {
+			k := appendLockKey(nil, nil, st, id)
+			suffixes = append(suffixes, k[split(k):])
+		}
+	}
+	if err := pebble.CheckComparer(Comparer, prefixes, suffixes); err != nil {
+		t.Fatal(err)
+	}
+}
