@@ -41,7 +41,9 @@ type Config struct {
 // reaches the persisted high-water mark, the clock durably moves the mark
 // PersistAhead further. Every timestamp handed out has a wall time below the
 // persisted mark, and a restarted clock starts at the mark, so it can only
-// hand out later timestamps even if the machine's clock was set back.
+// hand out later timestamps even if the machine's clock was set back. The
+// mark is moved in the background once half of PersistAhead is used up, so
+// Now waits for the disk only when the background write falls behind.
 //
 // A Clock is safe for concurrent use.
 type Clock struct {
@@ -57,6 +59,9 @@ type Clock struct {
 		// highWater is the persisted bound: every timestamp in last so far
 		// has WallTime < highWater (when a store is configured).
 		highWater int64
+		// persisting is closed when the background write of the mark in
+		// flight finishes; nil when none is.
+		persisting chan struct{}
 	}
 }
 
@@ -113,15 +118,21 @@ func NewClock(cfg Config) (*Clock, error) {
 func (c *Clock) Now() (Timestamp, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	next := c.mu.last.Next()
-	if phys := c.physical(); phys > next.WallTime {
-		next = Timestamp{WallTime: phys}
+	for {
+		next := c.mu.last.Next()
+		if phys := c.physical(); phys > next.WallTime {
+			next = Timestamp{WallTime: phys}
+		}
+		waited, err := c.ensurePersistedLocked(next.WallTime)
+		if err != nil {
+			return Timestamp{}, err
+		}
+		if waited {
+			continue // others may have moved the clock meanwhile
+		}
+		c.mu.last = next
+		return next, nil
 	}
-	if err := c.ensurePersistedLocked(next.WallTime); err != nil {
-		return Timestamp{}, err
-	}
-	c.mu.last = next
-	return next, nil
 }
 
 // Update folds in a timestamp received from another node (design §12), so
@@ -134,14 +145,19 @@ func (c *Clock) Update(remote Timestamp) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.mu.last.Less(remote) {
-		return nil
+	for {
+		if !c.mu.last.Less(remote) {
+			return nil
+		}
+		waited, err := c.ensurePersistedLocked(remote.WallTime)
+		if err != nil {
+			return err
+		}
+		if !waited {
+			c.mu.last = remote
+			return nil
+		}
 	}
-	if err := c.ensurePersistedLocked(remote.WallTime); err != nil {
-		return err
-	}
-	c.mu.last = remote
-	return nil
 }
 
 // Last returns the newest timestamp handed out or learnt, without advancing
@@ -160,15 +176,56 @@ func (c *Clock) PhysicalNow() int64 { return c.physical() }
 func (c *Clock) MaxOffset() time.Duration { return c.maxOffset }
 
 // ensurePersistedLocked makes sure the persisted high-water mark is above
-// wall before a timestamp with that wall time is handed out.
-func (c *Clock) ensurePersistedLocked(wall int64) error {
-	if c.store == nil || wall < c.mu.highWater {
-		return nil
+// wall before a timestamp with that wall time is handed out. Past half of
+// the margin it starts moving the mark in the background; at the mark it
+// writes the mark itself, or waits for the background write — releasing
+// the lock, so it then returns waited and the caller starts over, since
+// other callers may have moved the clock meanwhile.
+func (c *Clock) ensurePersistedLocked(wall int64) (waited bool, err error) {
+	if c.store == nil {
+		return false, nil
 	}
-	hw := wall + c.persistAhead
-	if err := c.store.Store(hw); err != nil {
-		return fmt.Errorf("%w: %w", ErrPersist, err)
+	if wall >= c.mu.highWater {
+		if done := c.mu.persisting; done != nil {
+			c.mu.Unlock()
+			<-done
+			c.mu.Lock()
+			return true, nil
+		}
+		hw := wall + c.persistAhead
+		if err := c.store.Store(hw); err != nil {
+			return false, fmt.Errorf("%w: %w", ErrPersist, err)
+		}
+		c.mu.highWater = hw
+		return false, nil
 	}
-	c.mu.highWater = hw
-	return nil
+	if c.mu.persisting == nil && wall >= c.mu.highWater-c.persistAhead/2 {
+		done := make(chan struct{})
+		c.mu.persisting = done
+		hw := wall + c.persistAhead
+		go func() {
+			// A failure is left to the synchronous write at the mark,
+			// which reports it to its caller.
+			err := c.store.Store(hw)
+			c.mu.Lock()
+			if err == nil && hw > c.mu.highWater {
+				c.mu.highWater = hw
+			}
+			c.mu.persisting = nil
+			c.mu.Unlock()
+			close(done)
+		}()
+	}
+	return false, nil
+}
+
+// Close waits for a background write of the high-water mark in flight, so
+// that nothing writes the store after it returns. The clock stays usable.
+func (c *Clock) Close() {
+	c.mu.Lock()
+	done := c.mu.persisting
+	c.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 }

@@ -246,3 +246,67 @@ func TestTimestampNextPrev(t *testing.T) {
 		}
 	}
 }
+
+// gatedStore blocks every Store until the test lets it through.
+type gatedStore struct {
+	mu      sync.Mutex
+	hw      int64
+	gate    chan struct{}
+	started chan int64
+}
+
+func (g *gatedStore) Load() (int64, error) { return 0, nil }
+func (g *gatedStore) Store(w int64) error {
+	g.started <- w
+	<-g.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.hw = w
+	return nil
+}
+
+// TestClockPersistsInBackground: past half of PersistAhead the mark moves
+// in the background and Now does not wait for it; at the mark Now waits,
+// and timestamps stay unique across the wait.
+func TestClockPersistsInBackground(t *testing.T) {
+	var m manualClock
+	st := &gatedStore{gate: make(chan struct{}), started: make(chan int64, 4)}
+	c, err := NewClock(Config{Physical: m.now, Store: st, PersistAhead: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m.set(1000)
+	go func() { <-st.started; st.gate <- struct{}{} }() // the first, synchronous write
+	first := mustNow(t, c)                               // mark now 1100
+	m.set(1060)                                          // past half the margin: a background write starts
+	second := mustNow(t, c)
+	if w := <-st.started; w != 1160 {
+		t.Fatalf("background write of %d, want 1160", w)
+	}
+	m.set(1099)
+	third := mustNow(t, c) // below the mark: no waiting although the write hangs
+	if !(first.Less(second) && second.Less(third)) {
+		t.Fatalf("timestamps %v %v %v not ascending", first, second, third)
+	}
+	// At the mark two callers must wait for the background write.
+	m.set(1100)
+	results := make(chan Timestamp, 2)
+	for range 2 {
+		go func() {
+			ts, err := c.Now()
+			if err != nil {
+				t.Error(err)
+			}
+			results <- ts
+		}()
+	}
+	st.gate <- struct{}{} // let the background write finish: mark 1160
+	a, b := <-results, <-results
+	if a == b || !third.Less(a) || !third.Less(b) {
+		t.Fatalf("after the wait: %v and %v (last before %v)", a, b, third)
+	}
+	if st.hw != 1160 {
+		t.Fatalf("persisted mark %d, want 1160", st.hw)
+	}
+}

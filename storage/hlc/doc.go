@@ -28,10 +28,12 @@
 //     same clock, and — with a Store — of every clock that ran on the same
 //     store before (TestClockRestart).
 //   - Every timestamp handed out has WallTime < the persisted high-water
-//     mark. The mark is written synchronously, PersistAhead (default 5s)
-//     ahead, so a busy clock pays one fsync per PersistAhead of wall time.
-//     If it cannot be written, Now and Update fail with ErrPersist rather than
-//     risk going backwards after a crash.
+//     mark. The mark is set PersistAhead (default 5s) ahead of use: once
+//     half of that is used up it is moved in the background, so Now waits
+//     for the disk only when that write falls behind (or at the first
+//     timestamp after a start). If it cannot be written, Now and Update fail
+//     with ErrPersist at the mark rather than risk going backwards after a
+//     crash. Close waits for a background write in flight.
 //   - The zero Timestamp is never handed out; layers above use it for "none".
 //
 // # Debugging
