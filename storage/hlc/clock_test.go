@@ -278,8 +278,8 @@ func TestClockPersistsInBackground(t *testing.T) {
 	defer c.Close()
 	m.set(1000)
 	go func() { <-st.started; st.gate <- struct{}{} }() // the first, synchronous write
-	first := mustNow(t, c)                               // mark now 1100
-	m.set(1060)                                          // past half the margin: a background write starts
+	first := mustNow(t, c)                              // mark now 1100
+	m.set(1060)                                         // past half the margin: a background write starts
 	second := mustNow(t, c)
 	if w := <-st.started; w != 1160 {
 		t.Fatalf("background write of %d, want 1160", w)
