@@ -124,7 +124,10 @@
 // between that read and the batch's commit — else both could pass the
 // checks and leave two intents. Hold a per-key latch from the operation to
 // the commit of its batch (TestBankConcurrent shows the protocol); on
-// several nodes the Raft apply loop of the shard serializes them.
+// several nodes the Raft apply loop of the shard serializes them. Each
+// operation opens its Pebble iterator when it starts, so it reads every
+// commit made before the latch was taken; an iterator (or Pebble snapshot)
+// kept from before the latch would not, and must not be passed in.
 //
 // Take every transaction's commit timestamp from the clock after its
 // intents are written (then no reader at or above it can have missed an
@@ -205,8 +208,9 @@
 // Known gaps of this layer, for the steps above: ResolveSpan visits every
 // key of a ranged span (CockroachDB also keeps each intent in the lock
 // table to resolve from there); the Scanner reads forward only (ORDER BY
-// ... DESC needs a reverse scan); operations open a Pebble iterator each (a
-// per-batch cached iterator will matter for bulk writes).
+// ... DESC needs a reverse scan); operations open a Pebble iterator each, which
+// bulk writes will feel; a cached one may only live within one latch
+// scope (see above).
 //
 // Performance (go test -run '^$' -bench . ./storage/mvcc/; 2 cores shared
 // with other jobs, November 2026, so only the quieter runs are quoted):
