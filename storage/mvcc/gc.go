@@ -59,7 +59,10 @@ func GC(rw ReadWriter, span storage.Span, threshold hlc.Timestamp) (ms Stats, er
 	if threshold.Less(old) {
 		return ms, fmt.Errorf("mvcc: GC threshold %s below the recorded %s", threshold, old)
 	}
-	lower, upper := engineSpan(span)
+	lower, upper, err := engineSpan(span)
+	if err != nil {
+		return ms, err
+	}
 	it, err := rw.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return ms, err

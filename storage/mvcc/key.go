@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -119,13 +120,17 @@ func decodeVersion(key []byte) (userKey []byte, ts hlc.Timestamp, ok bool) {
 // every version of every key in it: [start|0x00, end|0x00). Appending the
 // 0x00 sentinel keeps byte order, and a bare key sorts before every version
 // of its user key, so the bounds hold exactly the keys of the span. A nil
-// End stays unbounded.
-func engineSpan(s storage.Span) (lower, upper []byte) {
+// End stays unbounded. An inverted span is storage.ErrInvertedSpan, as
+// everywhere in storage.
+func engineSpan(s storage.Span) (lower, upper []byte, err error) {
+	if s.End != nil && bytes.Compare(s.Start, s.End) > 0 {
+		return nil, nil, fmt.Errorf("%w: %s", storage.ErrInvertedSpan, s)
+	}
 	lower = AppendBareKey(nil, s.Start)
 	if s.End != nil {
 		upper = AppendBareKey(nil, s.End)
 	}
-	return lower, upper
+	return lower, upper, nil
 }
 
 // lockPrefix returns the user key part of the lock records of userKey.

@@ -23,7 +23,10 @@ func CheckRefresh(r Reader, span storage.Span, txn *TxnMeta, from, to hlc.Timest
 	if to.Less(from) {
 		return fmt.Errorf("mvcc: refresh from %s back to %s", from, to)
 	}
-	lower, upper := engineSpan(span)
+	lower, upper, err := engineSpan(span)
+	if err != nil {
+		return err
+	}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return err

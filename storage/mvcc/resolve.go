@@ -136,7 +136,10 @@ func ResolveSpan(rw ReadWriter, span storage.Span, res Resolution) (ms Stats, n 
 // record of id.
 func keysToResolve(r Reader, span storage.Span, id TxnID) ([][]byte, error) {
 	var keys [][]byte
-	lower, upper := engineSpan(span)
+	lower, upper, err := engineSpan(span)
+	if err != nil {
+		return nil, err
+	}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
@@ -160,7 +163,9 @@ func keysToResolve(r Reader, span storage.Span, id TxnID) ([][]byte, error) {
 	if err := firstErr(it.Error(), it.Close()); err != nil {
 		return nil, err
 	}
-	lower, upper = engineSpan(LockTableSpan(span))
+	if lower, upper, err = engineSpan(LockTableSpan(span)); err != nil {
+		return nil, err
+	}
 	it, err = r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err

@@ -73,7 +73,10 @@ func NewScanner(r Reader, span storage.Span, readTS hlc.Timestamp, opts ReadOpti
 	if err := checkRead(readTS, opts); err != nil {
 		return nil, err
 	}
-	lower, upper := engineSpan(span)
+	lower, upper, err := engineSpan(span)
+	if err != nil {
+		return nil, err
+	}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err

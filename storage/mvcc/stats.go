@@ -58,7 +58,10 @@ func (s Stats) Counters() []int64 {
 // and returns their Stats.
 func ComputeStats(r Reader, span storage.Span) (Stats, error) {
 	var s Stats
-	lower, upper := engineSpan(span)
+	lower, upper, err := engineSpan(span)
+	if err != nil {
+		return s, err
+	}
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return s, err
@@ -93,7 +96,9 @@ func ComputeStats(r Reader, span storage.Span) (Stats, error) {
 		return s, err
 	}
 	lt := LockTableSpan(span)
-	lower, upper = engineSpan(lt)
+	if lower, upper, err = engineSpan(lt); err != nil {
+		return s, err
+	}
 	it, err = r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return s, err
