@@ -76,7 +76,8 @@
 //   - Resolution: ResolveIntent / ResolveSpan turn a transaction's intents
 //     into committed versions at its commit timestamp (moving them up if it
 //     was pushed) or delete them, and release its lock records. Idempotent.
-//   - Reads: Get and Scanner at a read timestamp return the newest version
+//   - Reads: Get, PointReader (many keys, one iterator) and Scanner at a
+//     read timestamp return the newest version
 //     at or below it, skip tombstones, show a transaction its own writes up
 //     to its sequence number (a statement reads as of the number before its
 //     own writes, which replaces today's batch copies), and stop with a LockConflictError at another transaction's intent at
@@ -127,7 +128,12 @@
 // several nodes the Raft apply loop of the shard serializes them. Each
 // operation opens its Pebble iterator when it starts, so it reads every
 // commit made before the latch was taken; an iterator (or Pebble snapshot)
-// kept from before the latch would not, and must not be passed in.
+// kept from before the latch would not, and must not be passed in. Reads
+// need no latch, only this order: take the read timestamp, then open the
+// Scanner or PointReader (or the Pebble snapshot it reads). Whatever
+// commits after that commits at a later timestamp, so a view fixed then
+// misses nothing the read must see; an intent already there at or below
+// the timestamp stops the read (LockConflictError) until it is resolved.
 //
 // Take every transaction's commit timestamp from the clock after its
 // intents are written (then no reader at or above it can have missed an

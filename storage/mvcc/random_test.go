@@ -480,19 +480,49 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 			if r.IntN(3) == 0 {
 				limit = hlc.Timestamp{WallTime: readTS.WallTime + r.Int64N(4)}
 			}
-			got, gotTS, found, err := Get(db, []byte(key), readTS, ReadOptions{Txn: txn, GCThreshold: th, UncertaintyLimit: limit})
-			what := fmt.Sprintf("step %d: get %s at %s", step, key, readTS)
-			if readTS.Less(o.gc) {
-				check(what, err, errGC)
-				continue
+			opts := ReadOptions{Txn: txn, GCThreshold: th, UncertaintyLimit: limit}
+			// One key through Get, or several through one PointReader (in
+			// random order: a reader need not go in key order).
+			lookups := []string{key}
+			var pr *PointReader
+			if r.IntN(3) == 0 {
+				for range r.IntN(4) {
+					lookups = append(lookups, keys[r.IntN(len(keys))])
+				}
+				pr, err = NewPointReader(db, readTS, opts)
+				if readTS.Less(o.gc) {
+					check(fmt.Sprintf("step %d: point reader at %s", step, readTS), err, errGC)
+					continue
+				}
+				check(fmt.Sprintf("step %d: point reader at %s", step, readTS), err, errNone)
 			}
-			row, ok, wantErr := o.visible(key, readTS, limit, txn)
-			check(what, err, wantErr)
-			if wantErr != errNone {
-				continue
+			for _, k := range lookups {
+				var got []byte
+				var gotTS hlc.Timestamp
+				var found bool
+				if pr != nil {
+					got, gotTS, found, err = pr.Get([]byte(k))
+				} else {
+					got, gotTS, found, err = Get(db, []byte(k), readTS, opts)
+				}
+				what := fmt.Sprintf("step %d: get %s at %s", step, k, readTS)
+				if readTS.Less(o.gc) {
+					check(what, err, errGC)
+					continue
+				}
+				row, ok, wantErr := o.visible(k, readTS, limit, txn)
+				check(what, err, wantErr)
+				if wantErr != errNone {
+					continue
+				}
+				if found != ok || (ok && (string(got) != row.value || gotTS != row.ts)) {
+					t.Fatalf("%s: got %q@%s found=%v, oracle %q@%s found=%v", what, got, gotTS, found, row.value, row.ts, ok)
+				}
 			}
-			if found != ok || (ok && (string(got) != row.value || gotTS != row.ts)) {
-				t.Fatalf("%s: got %q@%s found=%v, oracle %q@%s found=%v", what, got, gotTS, found, row.value, row.ts, ok)
+			if pr != nil {
+				if err := pr.Close(); err != nil {
+					t.Fatal(err)
+				}
 			}
 		default: // scan of a random sub-span
 			readTS := randTS()

@@ -246,27 +246,70 @@ func (s *Scanner) Close() error {
 // Get returns the value of userKey visible at readTS (see Scanner for what
 // is visible); found is false if there is none. It reads with a prefix seek,
 // so the key bloom filters of the user key are consulted (UseL6Filters
-// includes the bottom level, where most data lives).
+// includes the bottom level, where most data lives). A statement reading
+// many keys uses a PointReader instead: one iterator for all of them.
 func Get(r Reader, userKey []byte, readTS hlc.Timestamp, opts ReadOptions) (value []byte, ts hlc.Timestamp, found bool, err error) {
-	if err := checkRead(readTS, opts); err != nil {
-		return nil, ts, false, err
-	}
-	it, err := r.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	p, err := NewPointReader(r, readTS, opts)
 	if err != nil {
 		return nil, ts, false, err
 	}
-	s := Scanner{it: it, readTS: readTS, limit: readTS.Forward(opts.UncertaintyLimit), opts: opts}
-	defer func() { err = firstErr(err, s.Close()) }()
-	prefix := AppendBareKey(nil, userKey)
-	if !it.SeekPrefixGE(prefix) {
+	defer func() { err = firstErr(err, p.Close()) }()
+	value, ts, found, err = p.Get(userKey)
+	return bytes.Clone(value), ts, found, err
+}
+
+// PointReader reads single keys at one read timestamp through one Pebble
+// iterator (storage.PointReader's idea, for versions): a statement with an
+// IN list of keys pays for one iterator, not one per key. Ascending keys are
+// cheapest. Open it after taking the read timestamp — its view of the store
+// is fixed when it opens, and a commit that landed after that has a
+// timestamp later than the read's, so the view misses nothing the read must
+// see. Not safe for concurrent use.
+type PointReader struct {
+	s      Scanner
+	prefix []byte
+}
+
+// NewPointReader returns a PointReader over r at readTS.
+func NewPointReader(r Reader, readTS hlc.Timestamp, opts ReadOptions) (*PointReader, error) {
+	if err := checkRead(readTS, opts); err != nil {
+		return nil, err
+	}
+	it, err := r.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		return nil, err
+	}
+	return &PointReader{s: Scanner{it: it, readTS: readTS, limit: readTS.Forward(opts.UncertaintyLimit), opts: opts}}, nil
+}
+
+// Get returns the value of userKey visible at the read timestamp and its
+// version's timestamp; found is false if there is none. The value is valid
+// until the next Get or Close.
+func (p *PointReader) Get(userKey []byte) (value []byte, ts hlc.Timestamp, found bool, err error) {
+	if p.s.it == nil {
+		return nil, ts, false, storage.ErrClosed
+	}
+	p.prefix = AppendBareKey(p.prefix[:0], userKey)
+	it := p.s.it
+	if !it.SeekPrefixGE(p.prefix) {
 		return nil, ts, false, it.Error()
 	}
-	if split(it.Key()) != len(prefix) || !bytes.HasPrefix(it.Key(), prefix) {
+	if split(it.Key()) != len(p.prefix) || !bytes.HasPrefix(it.Key(), p.prefix) {
 		return nil, ts, false, nil
 	}
-	found, _, err = s.visible()
+	found, _, err = p.s.visible()
 	if err != nil || !found {
 		return nil, ts, false, err
 	}
-	return bytes.Clone(s.value), s.ts, true, nil
+	return p.s.value, p.s.ts, true, nil
+}
+
+// Close releases the iterator; closing twice is harmless.
+func (p *PointReader) Close() error {
+	if p.s.it == nil {
+		return nil
+	}
+	err := p.s.it.Close()
+	p.s.it = nil
+	return err
 }
