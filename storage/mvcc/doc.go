@@ -129,11 +129,18 @@
 // operation opens its Pebble iterator when it starts, so it reads every
 // commit made before the latch was taken; an iterator (or Pebble snapshot)
 // kept from before the latch would not, and must not be passed in. Reads
-// need no latch, only this order: take the read timestamp, then open the
-// Scanner or PointReader (or the Pebble snapshot it reads). Whatever
-// commits after that commits at a later timestamp, so a view fixed then
-// misses nothing the read must see; an intent already there at or below
-// the timestamp stops the read (LockConflictError) until it is resolved.
+// need no latch, only this order: take the read timestamp, wait for the
+// one-phase commits in flight at or below it, then open the Scanner or
+// PointReader (or the Pebble snapshot it reads). A transaction's commit
+// timestamp is taken after its intents are in the store, so a view opened
+// later sees them and stops (LockConflictError) until they are resolved;
+// but a one-phase commit (PutCommitted, no intents) takes its timestamp
+// before its batch lands, and a view opened in between would miss a
+// version below the read's timestamp — a later read at the same timestamp
+// would see it. So one-phase commits register their timestamp from taking
+// it until their batch is visible, and reads wait for those at or below
+// theirs (TestBankConcurrent fails without the wait; CockroachDB gets the
+// same from its timestamp cache and closed timestamps).
 //
 // Take every transaction's commit timestamp from the clock after its
 // intents are written (then no reader at or above it can have missed an
