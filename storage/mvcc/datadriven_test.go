@@ -24,7 +24,7 @@ import (
 //	resolve k=K txn=T status=committed|aborted [ts=TS]
 //	resolve-span [start=K] [end=K] txn=T status=... [ts=TS]
 //	get k=K ts=TS [txn=T] [uncertainty=TS]
-//	scan [start=K] [end=K] ts=TS [txn=T] [uncertainty=TS]
+//	scan [start=K] [end=K] ts=TS [txn=T] [uncertainty=TS] [reverse]
 //	rollback-to [k=K | start=K end=K] txn=T seq=N   ROLLBACK TO SAVEPOINT
 //	gc [start=K] [end=K] threshold=TS
 //	refresh [start=K] [end=K] txn=T from=TS to=TS   read refresh check
@@ -299,7 +299,11 @@ func (h *ddHarness) run(t *testing.T, td *datadriven.TestData) string {
 		if opts.GCThreshold, err = ReadGCThreshold(h.db, span.Start); err != nil {
 			t.Fatal(err)
 		}
-		s, err := NewScanner(h.db, span, parseTS(t, h.must(td, "ts")), opts)
+		newScanner := NewScanner
+		if _, ok := h.arg(td, "reverse"); ok {
+			newScanner = NewReverseScanner
+		}
+		s, err := newScanner(h.db, span, parseTS(t, h.must(td, "ts")), opts)
 		if err != nil {
 			return h.fmtErr(err)
 		}

@@ -220,8 +220,8 @@
 //
 // Known gaps of this layer, for the steps above: ResolveSpan visits every
 // key of a ranged span (CockroachDB also keeps each intent in the lock
-// table to resolve from there); the Scanner reads forward only (ORDER BY
-// ... DESC needs a reverse scan); operations open a Pebble iterator each, which
+// table to resolve from there); the reverse Scanner seeks twice per key;
+// operations open a Pebble iterator each, which
 // bulk writes will feel; a cached one may only live within one latch
 // scope (see above).
 //

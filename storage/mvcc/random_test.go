@@ -540,12 +540,17 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 			if r.IntN(3) == 0 {
 				sub = span
 			}
-			what := fmt.Sprintf("step %d: scan %s at %s", step, sub, readTS)
+			reverse := r.IntN(3) == 0
+			what := fmt.Sprintf("step %d: scan %s at %s reverse=%v", step, sub, readTS, reverse)
 			var limit hlc.Timestamp
 			if r.IntN(3) == 0 {
 				limit = hlc.Timestamp{WallTime: readTS.WallTime + r.Int64N(4)}
 			}
-			s, err := NewScanner(db, sub, readTS, ReadOptions{Txn: txn, GCThreshold: o.gc, UncertaintyLimit: limit})
+			newScanner := NewScanner
+			if reverse {
+				newScanner = NewReverseScanner
+			}
+			s, err := newScanner(db, sub, readTS, ReadOptions{Txn: txn, GCThreshold: o.gc, UncertaintyLimit: limit})
 			if readTS.Less(o.gc) {
 				check(what, err, errGC)
 				continue
@@ -558,7 +563,11 @@ func TestRandomizedAgainstOracle(t *testing.T) {
 			err = s.Close()
 			var want []oRow
 			wantErr := errNone
-			for _, k := range keys {
+			order := slices.Clone(keys)
+			if reverse {
+				slices.Reverse(order)
+			}
+			for _, k := range order {
 				if !sub.Contains([]byte(k)) {
 					continue
 				}

@@ -50,6 +50,10 @@ const itersBeforeSeek = 5
 //	for s.Next() { use(s.Key(), s.Value()) }
 //	err = s.Close() // the first error, including a LockConflictError
 //
+// NewReverseScanner returns the same rows in descending key order (ORDER BY
+// ... DESC); it pays two seeks per key, since a key's newest version is the
+// last one met going backwards.
+//
 // Key and Value are valid until the next call to Next.
 type Scanner struct {
 	it     *pebble.Iterator
@@ -61,6 +65,10 @@ type Scanner struct {
 	err   error
 	// first: the iterator is not positioned yet.
 	first bool
+	// reverse: descending key order; prevKey is the bare key of the key
+	// last settled, the upper bound of the next one.
+	reverse bool
+	prevKey []byte
 
 	key, value []byte
 	ts         hlc.Timestamp
@@ -84,6 +92,17 @@ func NewScanner(r Reader, span storage.Span, readTS hlc.Timestamp, opts ReadOpti
 	return &Scanner{it: it, readTS: readTS, limit: readTS.Forward(opts.UncertaintyLimit), opts: opts, first: true}, nil
 }
 
+// NewReverseScanner returns a Scanner over span at readTS that returns the
+// keys in descending order.
+func NewReverseScanner(r Reader, span storage.Span, readTS hlc.Timestamp, opts ReadOptions) (*Scanner, error) {
+	s, err := NewScanner(r, span, readTS, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.reverse = true
+	return s, nil
+}
+
 func checkRead(readTS hlc.Timestamp, opts ReadOptions) error {
 	if err := checkTimestamp(readTS); err != nil {
 		return err
@@ -99,6 +118,9 @@ func checkRead(readTS hlc.Timestamp, opts ReadOptions) error {
 func (s *Scanner) Next() bool {
 	if s.err != nil {
 		return false
+	}
+	if s.reverse {
+		return s.prev()
 	}
 	var ok bool
 	if s.first {
@@ -123,6 +145,42 @@ func (s *Scanner) Next() bool {
 	}
 	s.err = s.it.Error()
 	return false
+}
+
+// prev is Next for a reverse scan: step back onto some version of the
+// previous key (SeekLT its bare key), seek to that key's newest version
+// and settle it as a forward scan would.
+func (s *Scanner) prev() bool {
+	for {
+		var ok bool
+		if s.first {
+			ok, s.first = s.it.Last(), false
+		} else {
+			ok = s.it.SeekLT(s.prevKey)
+		}
+		if !ok {
+			s.err = s.it.Error()
+			return false
+		}
+		uk, _, isVersion := decodeVersion(s.it.Key())
+		if !isVersion {
+			s.err = fmt.Errorf("%w: %s is not a version", ErrCorruptKey, FormatKey(s.it.Key()))
+			return false
+		}
+		s.prevKey = AppendBareKey(s.prevKey[:0], uk)
+		if !s.it.SeekGE(s.prevKey) { // the key's newest version
+			s.err = firstErr(s.it.Error(), fmt.Errorf("mvcc: version of %s vanished under a reverse scan", FormatKey(s.prevKey)))
+			return false
+		}
+		found, _, err := s.visible()
+		if err != nil {
+			s.err = err
+			return false
+		}
+		if found {
+			return true
+		}
+	}
 }
 
 // visible settles the key the iterator is at (on its newest version): it
