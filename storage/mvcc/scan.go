@@ -193,6 +193,9 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 	if !ok {
 		return false, false, fmt.Errorf("%w: %s is not a version", ErrCorruptKey, FormatKey(s.it.Key()))
 	}
+	// steps counts the Nexts within the key; seeked: a seek was made, after
+	// which only Nexts remain (it landed at or below the limit).
+	seeked := false
 	for steps := 0; ; steps++ {
 		raw, err := s.it.ValueAndErr()
 		if err != nil {
@@ -246,7 +249,7 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 			s.keyBuf = append(s.keyBuf[:0], uk...)
 			uk = s.keyBuf
 		}
-		if steps < itersBeforeSeek {
+		if steps < itersBeforeSeek || seeked {
 			if !s.it.Next() {
 				return false, true, s.it.Error()
 			}
@@ -257,7 +260,7 @@ func (s *Scanner) visible() (found, advanced bool, err error) {
 			if !s.it.SeekGE(s.seekBuf) {
 				return false, true, s.it.Error()
 			}
-			steps = -1 << 30 // a seek lands on the answer or past the key
+			seeked = true
 		}
 		nuk, nts, ok := decodeVersion(s.it.Key())
 		if !ok {
