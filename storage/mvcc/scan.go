@@ -294,6 +294,17 @@ func (s *Scanner) Value() []byte { return s.value }
 // timestamp, or the provisional one of the reader's own intent).
 func (s *Scanner) Timestamp() hlc.Timestamp { return s.ts }
 
+// Stats returns the Pebble iterator's counters: seeks and steps, and the
+// block bytes, keys and values it went through. Versions the scan stepped
+// over show as points beyond the rows returned (see "Debugging" in
+// doc.go). Call it before Close.
+func (s *Scanner) Stats() pebble.IteratorStats {
+	if s.it == nil {
+		return pebble.IteratorStats{}
+	}
+	return s.it.Stats()
+}
+
 // Close releases the iterator and returns the error that stopped the scan.
 func (s *Scanner) Close() error {
 	if s.it == nil {
