@@ -72,6 +72,7 @@ func BenchmarkScan1000(b *testing.B) {
 				}
 				readTS := hlc.Timestamp{WallTime: 2000}
 				b.ResetTimer()
+				cpu0 := processCPU()
 				for range b.N {
 					s, err := NewScanner(db, span, readTS, ReadOptions{})
 					if err != nil {
@@ -94,6 +95,7 @@ func BenchmarkScan1000(b *testing.B) {
 						b.Fatalf("scanned %d rows, want %d", n, scanRows)
 					}
 				}
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
@@ -121,6 +123,7 @@ func BenchmarkScan1000(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
+		cpu0 := processCPU()
 		for range b.N {
 			it, err := e.NewIter(span)
 			if err != nil {
@@ -138,5 +141,6 @@ func BenchmarkScan1000(b *testing.B) {
 				b.Fatalf("scanned %d rows, want %d", n, scanRows)
 			}
 		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
 }
