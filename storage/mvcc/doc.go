@@ -227,23 +227,24 @@
 // bulk writes will feel; a cached one may only live within one latch
 // scope (see above).
 //
-// Performance (go test -run '^$' -bench . ./storage/mvcc/; 2 cores shared
-// with other jobs, November 2026, so only the quieter runs are quoted):
+// Performance (go test -run '^$' -bench . ./storage/mvcc/). The machine's 2
+// cores are shared with other jobs, so the figures are the process CPU time
+// per operation (cpu-ns/op), which waiting for a CPU does not inflate:
 //
 //	BenchmarkScan1000 (1,000 of 10,000 rows, 100-byte values, compacted,
 //	64 MB block cache)                     versions=0   versions=10   ratio
-//	  columnar blocks, 32 KB (ConfigureOptions)  ~60 µs     ~110 µs      ~1.9x
-//	  columnar blocks, 4 KB                    ~65-85 µs   ~250-390 µs   ~4x
-//	  engine (today, unversioned, row 4 KB)      ~50 µs
-//	  (with an 8 MB cache and row blocks, versions=10 was 6-10x: every
-//	  scan decompressed blocks again)
+//	  columnar blocks, 32 KB (ConfigureOptions)  ~60 µs     ~111 µs      1.85x
+//	  row blocks, 4 KB (Pebble's default)        ~59 µs     ~160 µs      2.7x
+//	  engine (today, unversioned, row 4 KB)      ~44 µs
+//	  64 KB and 128 KB blocks: no better than 32 KB. Seeking to each next
+//	  key instead of NextPrefix: 2.5x slower at versions=0.
 //	  Machine-independent, per scan (columnar 32 KB): versions=0 loads
 //	  25 KB of blocks and steps over 1,000 points; versions=10 140 KB and
 //	  2,000 points (Pebble's NextPrefix steps onto the second version of
 //	  each row before skipping the rest with the block's prefix bitmap).
 //	BenchmarkUpdateRow (read + write one row, batch commit without fsync)
-//	  engine ~3 µs, committed (one phase) ~5.5 µs, txn (intent batch, then
-//	  record + resolution batch) ~14 µs
+//	  engine ~2.5 µs, committed (one phase) ~5.5 µs, txn (intent batch, then
+//	  record + resolution batch) ~15-20 µs
 //
 // The target is 1.3x. What is left after ConfigureOptions is Pebble
 // stepping over the interleaved versions (a Next and a NextPrefix per row,

@@ -57,6 +57,8 @@ func BenchmarkUpdateRow(b *testing.B) {
 			batch.Close()
 		}
 		b.ResetTimer()
+		cpu0 := processCPU()
+		defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 		for i := range b.N {
 			batch := e.NewBatch()
 			if _, _, err := batch.Get(row(i % rows)); err != nil {
@@ -75,6 +77,8 @@ func BenchmarkUpdateRow(b *testing.B) {
 		db := open(b)
 		defer db.Close()
 		b.ResetTimer()
+		cpu0 := processCPU()
+		defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 		for i := range b.N {
 			ts := hlc.Timestamp{WallTime: int64(2 + i)}
 			batch := db.NewIndexedBatch()
@@ -94,6 +98,8 @@ func BenchmarkUpdateRow(b *testing.B) {
 		db := open(b)
 		defer db.Close()
 		b.ResetTimer()
+		cpu0 := processCPU()
+		defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 		for i := range b.N {
 			ts := hlc.Timestamp{WallTime: int64(2 + 2*i)}
 			k := row(i % rows)
