@@ -246,16 +246,20 @@
 //	  engine ~2.5 µs, committed (one phase) ~5.5 µs, txn (intent batch, then
 //	  record + resolution batch) ~15-20 µs
 //
-// The issue's target is 1.3x. What is left after ConfigureOptions is Pebble
-// stepping over the interleaved versions (a Next and a NextPrefix per row,
-// about 2.5x the block bytes even with old values in value blocks). Next
-// steps to close it: CockroachDB's columnar key schema
-// (cockroachkvs.KeySchema: MVCC-aware key columns; it needs CockroachDB's
-// exact encoding, which writes a 9-byte suffix when the logical part is 0
-// and normalizes on compare — a format decision to make before data
-// exists), and GC at the retention window, which bounds the versions a row
-// can have. The txn write path pays for an iterator per operation and two
-// batches; a one-phase commit (PutCommitted at the commit timestamp under
-// the latches) serves single-statement transactions whose writes fit one
-// batch.
+// The issue's target is 1.3x; this layout does not reach it. What is left
+// after ConfigureOptions is Pebble stepping over the interleaved versions (a
+// Next and a NextPrefix per row, 5.6x the block bytes even with old values
+// in value blocks). A raw Pebble scan (NextPrefix, no mvcc code) over the
+// same data costs the same 2.1x, and with CockroachDB's comparer and its
+// columnar key schema (pebble/v2/cockroachkvs) 2.05x — so neither the
+// Scanner nor the key schema is the lever. What bounds the cost is how many
+// versions a row keeps: GC at the retention window (and a shorter GC_TTL
+// for tables updated all day). Reaching 1.3x with 10 retained versions
+// would need old versions out of the scanned key range (a separate history
+// area, as InnoDB's undo log or TiKV's write/default column families),
+// which issue 16's "timestamp as a key suffix" rules out; that trade-off is
+// the lead's to make. The txn write path pays for an iterator per operation
+// and two batches; a one-phase commit (PutCommitted at the commit
+// timestamp under the latches, with the in-flight rule above) serves
+// single-statement transactions whose writes fit one batch.
 package mvcc
