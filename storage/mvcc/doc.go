@@ -256,7 +256,8 @@
 // versions a row keeps: GC at the retention window (and a shorter GC_TTL
 // for tables updated all day). Reaching 1.3x with 10 retained versions
 // would need old versions out of the scanned key range (a separate history
-// area, as InnoDB's undo log or TiKV's write/default column families),
+// area, as InnoDB keeps only the newest version in its index and the rest
+// in its undo log),
 // which issue 16's "timestamp as a key suffix" rules out; that trade-off is
 // the lead's to make. The txn write path pays for an iterator per operation
 // and two batches; a one-phase commit (PutCommitted at the commit
