@@ -257,9 +257,8 @@
 // for tables updated all day). Reaching 1.3x with 10 retained versions
 // would need old versions out of the scanned key range (a separate history
 // area, as InnoDB keeps only the newest version in its index and the rest
-// in its undo log),
-// which issue 16's "timestamp as a key suffix" rules out; that trade-off is
-// the lead's to make. The txn write path pays for an iterator per operation
+// in its undo log), which issue 16's "timestamp as a key suffix" rules
+// out; that trade-off is the lead's to make. The txn write path pays for an iterator per operation
 // and two batches; a one-phase commit (PutCommitted at the commit
 // timestamp under the latches, with the in-flight rule above) serves
 // single-statement transactions whose writes fit one batch.
