@@ -196,7 +196,8 @@
 //     (cuts.go, estimate.go) size shards by live bytes and, since pivots are
 //     user keys and bounds are engineSpan(pivot), never cut between two
 //     versions; reshape.go writes the new shard's GC threshold (split: the
-//     parent's; merge: the larger of the two) in the swap batch; ttl.go
+//     parent's; merge: the larger of the two, and the right shard's
+//     threshold key is deleted) in the swap batch; ttl.go
 //     deletes with a tombstone version at the runner's timestamp.
 //  6. sql/txn: Txn gets a TxnMeta (NewTxnID, anchor = first written key,
 //     timestamps from one hlc.Clock per server with its high-water file in
