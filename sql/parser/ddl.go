@@ -340,5 +340,5 @@ func (r *rewriter) upsertStatement() (ok bool, err error) {
 		return true, err
 	}
 	r.emit(k, "INSERT")
-	return true, r.seq(k+1, s.n())
+	return true, r.seq(k+1, r.hi)
 }

@@ -116,7 +116,14 @@ func buildStatement(s *stmtToks) (Statement, error) {
 
 // tidbStatement rewrites the statement and has TiDB parse the result.
 func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
+	tail, err := s.findWriteTail()
+	if err != nil {
+		return Statement{}, err
+	}
 	r := newRewriter(s)
+	if tail != nil {
+		r.hi = tail.cut
+	}
 	ok, with, err := r.createTable()
 	if !ok {
 		ok, err = r.alterAddIndex()
@@ -132,18 +139,30 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		stmt.Upsert = ok
 	}
 	if !ok {
-		err = r.seq(0, s.n())
+		err = r.seq(0, r.hi)
+	}
+	count := 1
+	if err == nil && tail != nil {
+		count, err = r.emitWriteTail(tail)
 	}
 	if err != nil {
 		return Statement{}, err
 	}
 	text := string(r.out.buf)
-	node, err := parseTiDB(text)
+	nodes, err := parseTiDB(text, count)
 	if err != nil {
 		return Statement{}, r.tidbError(err)
 	}
-	orderParams(node, r.paramOffs)
+	node := nodes[0]
+	for _, n := range nodes {
+		orderParams(n, r.paramOffs)
+	}
 	markColumns(node)
+	if tail != nil {
+		if err := attachWriteTail(&stmt, tail, nodes[1:], s); err != nil {
+			return Statement{}, err
+		}
+	}
 	stmt.AST = node
 	stmt.TiDBText = text
 	stmt.Position = func(off int) int {
@@ -167,14 +186,16 @@ var tidbParsers = sync.Pool{New: func() any { return parser.New() }}
 
 const maxPooledInput = 1 << 20
 
-// parseTiDB parses one rewritten statement with TiDB's parser.
-func parseTiDB(text string) (node ast.StmtNode, err error) {
+// parseTiDB parses one rewritten statement with TiDB's parser: want
+// statements (more than one when the rewriter put the tail clauses of a
+// write in statements of their own, see emitWriteTail).
+func parseTiDB(text string, want int) (nodes []ast.StmtNode, err error) {
 	p := tidbParsers.Get().(*parser.Parser)
 	defer func() {
 		if rec := recover(); rec != nil {
 			// A bug in TiDB's parser; the parser's state is unknown, so it
 			// is not reused.
-			node, err = nil, &sqlerr.Error{Code: sqlerr.InternalError,
+			nodes, err = nil, &sqlerr.Error{Code: sqlerr.InternalError,
 				Message: fmt.Sprintf("parser: TiDB parser panicked: %v", rec)}
 			return
 		}
@@ -187,11 +208,11 @@ func parseTiDB(text string) (node ast.StmtNode, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(stmts) != 1 {
+	if len(stmts) != want {
 		return nil, &sqlerr.Error{Code: sqlerr.InternalError,
-			Message: fmt.Sprintf("parser: TiDB read %d statements from one", len(stmts))}
+			Message: fmt.Sprintf("parser: TiDB read %d statements, not %d", len(stmts), want)}
 	}
-	return stmts[0], nil
+	return stmts, nil
 }
 
 // paramOrderer numbers parameter markers by their position among all

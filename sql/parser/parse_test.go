@@ -136,6 +136,20 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		if st.Upsert {
 			fmt.Fprintf(b, "upsert\n")
 		}
+		if oc := st.OnConflict; oc != nil {
+			fmt.Fprintf(b, "on conflict (pos %d): columns %q constraint %q update %v", oc.Pos, oc.Columns, oc.Constraint, oc.Update)
+			if oc.Where != nil {
+				fmt.Fprintf(b, " where %s", restore(oc.Where))
+			}
+			b.WriteString("\n")
+		}
+		for _, f := range st.Returning {
+			if f.WildCard != nil {
+				fmt.Fprintf(b, "returning: %s*\n", f.WildCard.Table.O+strings.Repeat(".", min(1, len(f.WildCard.Table.O))))
+				continue
+			}
+			fmt.Fprintf(b, "returning: %s as %q\n", restore(f.Expr), f.AsName.O)
+		}
 		if st.NumParams > 0 || len(st.ParamIndex) > 0 {
 			fmt.Fprintf(b, "params: %d %v\n", st.NumParams, st.ParamIndex)
 		}

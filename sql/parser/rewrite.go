@@ -43,10 +43,13 @@ type rewriter struct {
 	params    []int
 	paramOffs []int
 	numParams int
+	// hi is where the main statement ends: before the ON CONFLICT and
+	// RETURNING clauses of a write, which emitWriteTail writes.
+	hi int
 }
 
 func newRewriter(s *stmtToks) *rewriter {
-	return &rewriter{s: s, lastTok: -1}
+	return &rewriter{s: s, lastTok: -1, hi: s.n()}
 }
 
 // emit writes text for original token i.

@@ -28,6 +28,11 @@ type Statement struct {
 	// handed to TiDB as INSERT INTO: AST is then an *ast.InsertStmt (or an
 	// *ast.ExplainStmt around one).
 	Upsert bool
+	// Returning is the RETURNING list of an INSERT, UPSERT, REPLACE,
+	// UPDATE or DELETE (nil: none), parsed as a select list.
+	Returning []*ast.SelectField
+	// OnConflict is INSERT's ON CONFLICT clause (nil: none).
+	OnConflict *OnConflict
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
 	// NumParams is the highest $n in the statement (a gap such as $1, $3
