@@ -39,13 +39,24 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Defaults, err = a.columnDefaults(t); err != nil {
 		return nil, err
 	}
+	if oc := a.stmt.OnConflict; oc != nil {
+		if p.Mode != ModeInsert {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "ON CONFLICT is only allowed on INSERT, not on %s", p.Mode.Verb())
+		}
+		if p.Conflict, err = a.conflictClause(n, t, oc); err != nil {
+			return nil, err
+		}
+	}
+	if p.Returning, err = a.returning(t, tableScope(t, "")); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
 // insertTable resolves the table INSERT writes, refusing MySQL's forms.
 func (a *analyser) insertTable(n *ast.InsertStmt) (*catalog.Table, error) {
 	switch {
-	case n.OnDuplicate != nil:
+	case n.OnDuplicate != nil && a.stmt.OnConflict == nil:
 		return nil, sqlerr.NotSupported("INSERT ... ON DUPLICATE KEY UPDATE (use UPSERT)")
 	case n.Setlist:
 		return nil, sqlerr.NotSupported("INSERT ... SET")

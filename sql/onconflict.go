@@ -1,0 +1,153 @@
+package sql
+
+import (
+	"context"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/exec"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// conflictWriter writes the rows of INSERT ... ON CONFLICT. For each
+// proposed row it looks for an existing live row that conflicts on one of
+// the arbiters (bind.Conflict), holding the locks that keep the answer
+// true until the transaction ends: the primary key's row lock, or the
+// unique index's value-tuple lock (indexMaintainer.uniqueOwner). Without a
+// conflict the row is inserted as by INSERT; with one, DO NOTHING skips
+// it and DO UPDATE updates the existing row as UPDATE would.
+//
+// As in PostgreSQL, one statement may not update a row twice, nor update
+// a row it inserted (21000): the outcome would depend on the order of the
+// proposed rows. DO NOTHING simply skips such rows.
+type conflictWriter struct {
+	w *rowWriter
+	c *bind.Conflict
+	// m updates the conflicting rows (its Modify holds the SET list).
+	m  *modifier
+	ec *exec.Context
+	// touched holds the keys of the rows this statement inserted or
+	// updated.
+	touched map[string]bool
+}
+
+func newConflictWriter(w *rowWriter, p *bind.Insert, ec *exec.Context) *conflictWriter {
+	mp := &bind.Modify{Scan: &planner.Scan{Table: p.Table}, Update: true,
+		Assign: p.Conflict.Assign, Values: p.Conflict.Values, Computed: p.Computed}
+	return &conflictWriter{w: w, c: p.Conflict, ec: ec, touched: map[string]bool{},
+		m: &modifier{p: mp, tx: w.t, ec: ec, w: w}}
+}
+
+// write inserts the proposed row or resolves its conflict. It returns the
+// row written (inserted or updated), nil when nothing was written.
+func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []bool) ([]types.Value, error) {
+	w := c.w
+	// Complete the row as rowWriter.write does, to know its key and its
+	// index values before looking for a conflict.
+	if err := w.coerce(row); err != nil {
+		return nil, err
+	}
+	if err := w.compute(row, true); err != nil {
+		return nil, err
+	}
+	if err := w.compute(row, false); err != nil {
+		return nil, err
+	}
+	// A conflicting row found through a unique index may be deleted by
+	// another transaction before it is locked; then look again.
+	for attempt := 0; ; attempt++ {
+		key, err := c.conflicting(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if key == nil {
+			if err := w.write(row, listed, bind.ModeInsert); err != nil {
+				return nil, err
+			}
+			c.touched[string(rowenc.EncodeKey(w.table, row))] = true
+			return row, nil
+		}
+		if c.touched[string(key)] {
+			if !c.c.Update {
+				return nil, nil
+			}
+			return nil, &sqlerr.Error{Code: sqlerr.CardinalityViolation,
+				Message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
+				Hint:    "Ensure that no rows proposed for insertion within the same command have duplicate constrained values."}
+		}
+		if !c.c.Update {
+			return nil, nil
+		}
+		if err := w.t.Lock(ctx, key); err != nil {
+			return nil, err
+		}
+		val, ok, err := w.t.Get(key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok && attempt < 8 {
+			continue
+		}
+		if !ok {
+			return nil, sqlerr.New(sqlerr.SerializationFailure,
+				"could not serialize access: the conflicting row of ON CONFLICT kept changing")
+		}
+		cur, err := rowenc.DecodeRow(w.table, key, val)
+		if err != nil {
+			return nil, err
+		}
+		input := append(append(make([]types.Value, 0, 2*len(cur)), cur...), row...)
+		if c.c.Where != nil {
+			v, err := c.c.Where.Eval(c.ec.Eval, input)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() || !v.Bool() {
+				return nil, nil
+			}
+		}
+		newRow, err := c.m.update(ctx, key, len(val), cur, input)
+		if err != nil {
+			return nil, err
+		}
+		c.touched[string(rowenc.EncodeKey(w.table, newRow))] = true
+		return newRow, nil
+	}
+}
+
+// conflicting returns the key of a live row that conflicts with row on an
+// arbiter, nil when none does.
+func (c *conflictWriter) conflicting(ctx context.Context, row []types.Value) ([]byte, error) {
+	w := c.w
+	for _, a := range c.c.Arbiters {
+		if a == bind.PrimaryKeyArbiter {
+			key := rowenc.EncodeKey(w.table, row)
+			if err := w.t.Lock(ctx, key); err != nil {
+				return nil, err
+			}
+			val, present, err := w.t.Get(key)
+			if err != nil {
+				return nil, err
+			}
+			if !present {
+				continue
+			}
+			live, err := w.live(key, val)
+			if err != nil {
+				return nil, err
+			}
+			if live {
+				return key, nil
+			}
+			continue
+		}
+		m := w.indexes
+		key, err := m.uniqueOwner(&w.table.Indexes[a], m.entries[a], row, nil)
+		if err != nil || key != nil {
+			return key, err
+		}
+	}
+	return nil, nil
+}
