@@ -29,6 +29,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.createTable(ctx, st)
 	case *bind.DropTables:
 		return s.dropTables(ctx, st)
+	case *bind.Truncate:
+		return s.truncate(ctx, st)
 	case *bind.CreateDatabase:
 		return s.createDatabase(ctx, st)
 	case *bind.DropDatabase:

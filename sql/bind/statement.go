@@ -85,6 +85,13 @@ type Modify struct {
 
 func (p *Modify) Columns() []planner.Column { return p.Returning.Columns() }
 
+// Truncate is TRUNCATE t, ...: it empties the tables and their indexes
+// in one schema change.
+type Truncate struct {
+	noRows
+	*parser.Truncate
+}
+
 // CreateTable creates a table from a validated descriptor (IDs unset).
 type CreateTable struct {
 	noRows

@@ -79,6 +79,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 					stmt = ist
 				}
 			}
+		case "truncate":
+			stmt.Truncate, err = s.parseTruncate()
 		case "copy":
 			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
 			// loads data with multi-row INSERT/UPSERT instead.

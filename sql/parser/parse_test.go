@@ -183,6 +183,8 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		for _, r := range a.Reset {
 			fmt.Fprintf(b, "reset: %s (pos %d)\n", r.Name, r.Pos)
 		}
+	case st.Truncate != nil:
+		fmt.Fprintf(b, "truncate %q restart identity=%v\n", st.Truncate.Tables, st.Truncate.RestartIdentity)
 	case st.Set != nil:
 		fmt.Fprintf(b, "set %s = %q default=%v local=%v\n", st.Set.Name, st.Set.Values, st.Set.Default, st.Set.Local)
 	case st.Show != nil:
