@@ -269,8 +269,16 @@ func (s *Session) statementContext(ctx context.Context) (context.Context, contex
 
 var errStatementTimeout = errors.New("statement timeout")
 
-// mapError turns context errors into 57014 with PostgreSQL's wording.
+// mapError turns context errors into 57014 with PostgreSQL's wording, and
+// a commit refused for want of disk space into 53100.
 func (s *Session) mapError(ctx context.Context, err error) error {
+	var full *storage.DiskFullError
+	if errors.As(err, &full) {
+		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",
+			Detail: fmt.Sprintf("%s of disk space is free; the server keeps %s in reserve (--disk-reserve).",
+				storage.FormatBytes(full.AvailBytes), storage.FormatBytes(full.ReserveBytes)),
+			Hint: "Free disk space; writes resume without a restart once there is room."}
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		if errors.Is(context.Cause(ctx), errStatementTimeout) {
 			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")
