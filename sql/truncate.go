@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/partition"
@@ -20,7 +21,18 @@ import (
 // transaction that wrote the old table fails at commit (the shard map it
 // wrote to is gone) instead of writing rows into the emptied table.
 func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error) {
-	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+	var restart []uint64
+	if p.RestartIdentity {
+		snap := s.e.catalog.Snapshot()
+		for _, parts := range p.Tables {
+			if t, ok := snap.Table(s.db.ID, parts[len(parts)-1]); ok {
+				restart = append(restart, ownedSequenceIDs(snap, s.db.ID, []*catalog.Table{t})...)
+			}
+		}
+	}
+	unlock := s.e.txns.LockSchema()
+	defer unlock()
+	err := s.seqDDL(restart, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		seen := map[uint64]bool{}
 		var tables []*catalog.Table
 		for _, parts := range p.Tables {
@@ -40,13 +52,22 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 				tables = append(tables, t)
 			}
 		}
+		var seqs []*catalog.Sequence
 		for _, t := range tables {
+			seqs = append(seqs, ch.Snapshot().OwnedSequences(s.db.ID, t.ID)...)
 			if err := s.truncateTable(ctx, ch, pch, b, t); err != nil {
 				return err
 			}
 		}
 		if p.RestartIdentity {
-			return sqlerr.NotSupported("TRUNCATE ... RESTART IDENTITY")
+			for _, q := range seqs {
+				if !slices.Contains(restart, q.ID) {
+					// Owned since the locks were taken: retry.
+					return sqlerr.New(sqlerr.SerializationFailure,
+						"could not serialize access: sequence %q changed owner during TRUNCATE", q.Name)
+				}
+			}
+			return s.restartOwnedSequences(ch, b, seqs)
 		}
 		return nil
 	})
@@ -84,5 +105,10 @@ func (s *Session) truncateTable(ctx context.Context, ch *catalog.Change, pch *pa
 	}
 	ch.DropTable(t)
 	ch.PutTable(&nt)
+	for _, q := range ch.Snapshot().OwnedSequences(s.db.ID, t.ID) {
+		owned := *q
+		owned.OwnerTable = nt.ID
+		ch.PutSequence(&owned)
+	}
 	return nil
 }

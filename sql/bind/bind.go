@@ -112,6 +112,8 @@ func (a *analyser) plan() (Statement, error) {
 		return &User{UserStmt: st.User}, nil
 	case st.Truncate != nil:
 		return &Truncate{Truncate: st.Truncate}, nil
+	case st.Sequence != nil:
+		return a.planSequence(st.Sequence)
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

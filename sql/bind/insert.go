@@ -30,6 +30,9 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {
 		return nil, err
 	}
+	if err := identityAlwaysWrites(n, t, p.Target); err != nil {
+		return nil, err
+	}
 	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
 		return nil, err
 	}
@@ -220,4 +223,27 @@ func visibleCount(cols []planner.Column) int {
 		}
 	}
 	return n
+}
+
+// identityAlwaysWrites refuses values for GENERATED ALWAYS identity
+// columns: only DEFAULT may be written there (428C9).
+func identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) error {
+	for i, ti := range target {
+		col := t.Columns[ti]
+		if col.Identity != catalog.IdentityAlways {
+			continue
+		}
+		if n.Select != nil {
+			return identityAlwaysError(col.Name, false)
+		}
+		for _, list := range n.Lists {
+			if i >= len(list) {
+				continue // the arity error comes later
+			}
+			if _, ok := list[i].(*ast.DefaultExpr); !ok {
+				return identityAlwaysError(col.Name, false)
+			}
+		}
+	}
+	return nil
 }

@@ -116,7 +116,11 @@ func (a *analyser) assignments(t *catalog.Table, sc *scope, list []*ast.Assignme
 		}
 		seen[i] = true
 		var e expr.Expr
-		if _, ok := as.Expr.(*ast.DefaultExpr); ok {
+		_, isDefault := as.Expr.(*ast.DefaultExpr)
+		if t.Columns[i].Identity == catalog.IdentityAlways && !isDefault {
+			return nil, nil, identityAlwaysError(t.Columns[i].Name, true)
+		}
+		if isDefault {
 			if e, err = a.columnDefault(t.Columns[i]); err != nil {
 				return nil, nil, err
 			}

@@ -100,6 +100,9 @@ type CreateTable struct {
 	// Pivots are the initial shard boundaries (without the empty pivot 0).
 	Pivots  [][]types.Value
 	Notices []tablesettings.Notice
+	// Sequences are the sequences of the table's serial and identity
+	// columns (OwnerColumn set, IDs and OwnerTable unset), created with it.
+	Sequences []*catalog.Sequence
 }
 
 // DropTables is DROP TABLE [IF EXISTS] t, ...

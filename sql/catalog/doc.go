@@ -10,6 +10,8 @@
 //	<SystemPrefix> "cat/db/"  <id BE8>  Database JSON
 //	<SystemPrefix> "cat/tbl/" <id BE8>  Table JSON
 //	<SystemPrefix> "cat/user/" <name>   User JSON (name, SCRAM verifier)
+//	<SystemPrefix> "cat/seqdesc/" <id BE8>  Sequence JSON (options; where
+//	                                    it stands is in meta.Sequence)
 //
 // The in-memory Catalog is a copy-on-write snapshot: readers take the current
 // *Snapshot (no locking on the statement path) and schema changes build a

@@ -71,6 +71,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
 		case "create", "drop", "reindex":
+			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				var ist Statement
@@ -87,6 +90,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
 				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
+			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
 			var ist Statement
 			if ist, handled, err = s.indexStatement(); handled && err == nil {
 				ist.Text, ist.Offset = stmt.Text, stmt.Offset
@@ -177,6 +183,7 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		return s.rp.pos(s.start(tok))
 	}
 	stmt.With = with
+	stmt.Identities = r.identities
 	stmt.NumParams = r.numParams
 	stmt.ParamIndex = r.params
 	return stmt, nil

@@ -6,7 +6,7 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User and Truncate is set.
+// DropIndex, Reindex, Unsupported, User, Truncate and Sequence is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -33,6 +33,9 @@ type Statement struct {
 	Returning []*ast.SelectField
 	// OnConflict is INSERT's ON CONFLICT clause (nil: none).
 	OnConflict *OnConflict
+	// Identities are the serial and identity columns of CREATE TABLE and
+	// ALTER TABLE ... ADD, in order.
+	Identities []ColumnIdentity
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
 	// NumParams is the highest $n in the statement (a gap such as $1, $3
@@ -57,6 +60,7 @@ type Statement struct {
 	Discard     *Discard
 	User        *UserStmt
 	Truncate    *Truncate
+	Sequence    *SequenceStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
