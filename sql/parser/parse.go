@@ -221,7 +221,8 @@ func parseTiDB(text string, want int) (nodes []ast.StmtNode, err error) {
 		return nil, &sqlerr.Error{Code: sqlerr.InternalError,
 			Message: fmt.Sprintf("parser: TiDB read %d statements, not %d", len(stmts), want)}
 	}
-	return stmts, nil
+	// The slice belongs to the parser, which goes back to the pool.
+	return append([]ast.StmtNode(nil), stmts...), nil
 }
 
 // paramOrderer numbers parameter markers by their position among all
