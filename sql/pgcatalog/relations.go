@@ -404,6 +404,9 @@ func (v *View) relationOID(name string) (int64, bool) {
 				return int64(vw.ID), true
 			}
 		}
+		if q, ok := v.Snapshot.Sequence(v.Database.ID, rel); ok {
+			return int64(q.ID), true
+		}
 	}
 	if schema == "" {
 		schema = "pg_catalog"
@@ -446,6 +449,9 @@ func (v *View) relationName(oid int64) (string, bool) {
 		if int64(vw.ID) == oid {
 			return vw.Name, true
 		}
+	}
+	if q, ok := v.Snapshot.SequenceByID(uint64(oid)); ok && q.DatabaseID == v.Database.ID {
+		return q.Name, true
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
