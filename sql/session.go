@@ -128,7 +128,7 @@ func (s *Session) notice(severity, code, format string, args ...any) {
 	s.notices = append(s.notices, Notice{Severity: severity, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
-// preparedPlan is the analysed form of a statement, rebuilt when the
+// preparedPlan is the bound form of a statement, rebuilt when the
 // catalog changed since it was built.
 type preparedPlan struct {
 	stmt parser.Statement
@@ -136,7 +136,7 @@ type preparedPlan struct {
 	plan bind.Statement
 }
 
-// Prepare parses and analyses exactly one statement (or none) for the
+// Prepare parses and binds exactly one statement (or none) for the
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
@@ -159,7 +159,7 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 		}
 		declared[i] = t
 	}
-	return s.analyse(stmts[0], declared)
+	return s.bind(stmts[0], declared)
 }
 
 // PrepareScript parses a simple-protocol query string, which may hold several
@@ -173,14 +173,14 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 	}
 	out := make([]*Prepared, len(stmts))
 	for i, st := range stmts {
-		// Analysis needs the catalog as the earlier statements leave it
+		// Binding needs the catalog as the earlier statements leave it
 		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute.
 		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st}, deferred: true}
 	}
 	return out, nil
 }
 
-func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared, error) {
+func (s *Session) bind(st parser.Statement, declared []types.Type) (*Prepared, error) {
 	env := s.bindEnv()
 	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
@@ -219,7 +219,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
 	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
-		fresh, err := s.analyse(st, p.ParamTypes)
+		fresh, err := s.bind(st, p.ParamTypes)
 		if err != nil {
 			s.onError()
 			return nil, err

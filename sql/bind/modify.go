@@ -11,7 +11,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
-func (a *analyser) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scope, error) {
+func (a *binder) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scope, error) {
 	if refs == nil || refs.TableRefs == nil || refs.TableRefs.Right != nil {
 		return nil, nil, sqlerr.NotSupported("multi-table UPDATE and DELETE")
 	}
@@ -34,7 +34,7 @@ func (a *analyser) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scop
 	return &planner.Scan{Table: t, Cols: cols}, tableScope(t, ts.AsName.O), nil
 }
 
-func (a *analyser) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) error {
+func (a *binder) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) error {
 	if where == nil {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (a *analyser) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) 
 
 // setScanCondition makes cond the scan's filter and compiles its key
 // ranges, computed key columns included.
-func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
+func (a *binder) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 	scan.Filter = cond
 	computed, err := a.computedExprs(scan.Table)
 	if err != nil {
@@ -70,7 +70,7 @@ func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 	return nil
 }
 
-func (a *analyser) planUpdate(n *ast.UpdateStmt) (Statement, error) {
+func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if n.Order != nil || n.Limit != nil {
 		return nil, sqlerr.NotSupported("UPDATE with ORDER BY or LIMIT")
 	}
@@ -97,7 +97,7 @@ func (a *analyser) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 
 // assignments binds the SET list of UPDATE (or of ON CONFLICT DO UPDATE):
 // the columns assigned and their new values, expressions over sc.
-func (a *analyser) assignments(t *catalog.Table, sc *scope, list []*ast.Assignment) (assign []int, values []expr.Expr, err error) {
+func (a *binder) assignments(t *catalog.Table, sc *scope, list []*ast.Assignment) (assign []int, values []expr.Expr, err error) {
 	seen := map[int]bool{}
 	for _, as := range list {
 		if as.Column.Table.O != "" && !strings.EqualFold(as.Column.Table.O, t.Name) {
@@ -136,7 +136,7 @@ func (a *analyser) assignments(t *catalog.Table, sc *scope, list []*ast.Assignme
 	return assign, values, nil
 }
 
-func (a *analyser) planDelete(n *ast.DeleteStmt) (Statement, error) {
+func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
 	if n.IsMultiTable || n.Order != nil || n.Limit != nil {
 		return nil, sqlerr.NotSupported("DELETE with several tables, ORDER BY or LIMIT")
 	}

@@ -35,7 +35,7 @@ type Conflict struct {
 }
 
 // conflictClause binds ON CONFLICT for an INSERT into t.
-func (a *analyser) conflictClause(n *ast.InsertStmt, t *catalog.Table, oc *parser.OnConflict) (*Conflict, error) {
+func (a *binder) conflictClause(n *ast.InsertStmt, t *catalog.Table, oc *parser.OnConflict) (*Conflict, error) {
 	c := &Conflict{Update: oc.Update}
 	var err error
 	if c.Arbiters, err = conflictArbiters(t, oc); err != nil {

@@ -19,7 +19,7 @@ type Returning struct {
 
 // returning binds the statement's RETURNING list against the row of table
 // t (nil when there is none). sc resolves the table's columns by name.
-func (a *analyser) returning(t *catalog.Table, sc *scope) (*Returning, error) {
+func (a *binder) returning(t *catalog.Table, sc *scope) (*Returning, error) {
 	fields := a.stmt.Returning
 	if fields == nil {
 		return nil, nil

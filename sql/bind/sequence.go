@@ -43,7 +43,7 @@ type DropSequences struct {
 }
 
 // planSequence binds the sequence statements.
-func (a *analyser) planSequence(st *parser.SequenceStmt) (Statement, error) {
+func (a *binder) planSequence(st *parser.SequenceStmt) (Statement, error) {
 	var names []string
 	for _, parts := range st.Names {
 		if len(parts) == 2 && !strings.EqualFold(parts[0], a.env.Database.Name) && !strings.EqualFold(parts[0], "public") {
@@ -182,7 +182,7 @@ func SequenceOptions(base *catalog.Sequence, o parser.SequenceOptions, create bo
 // into NOT NULL columns whose DEFAULT takes the next value of a sequence
 // each owns, named <table>_<column>_seq (with a number appended when the
 // name is taken, as PostgreSQL does).
-func (a *analyser) identityColumns(t *catalog.Table, ids []parser.ColumnIdentity) ([]*catalog.Sequence, error) {
+func (a *binder) identityColumns(t *catalog.Table, ids []parser.ColumnIdentity) ([]*catalog.Sequence, error) {
 	var seqs []*catalog.Sequence
 	taken := map[string]bool{}
 	for _, id := range ids {
