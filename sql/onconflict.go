@@ -58,7 +58,7 @@ func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []
 	// A conflicting row found through a unique index may be deleted by
 	// another transaction before it is locked; then look again.
 	for attempt := 0; ; attempt++ {
-		key, err := c.conflicting(ctx, row)
+		key, val, err := c.conflicting(ctx, row)
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +69,7 @@ func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []
 			c.touched[string(rowenc.EncodeKey(w.table, row))] = true
 			return row, nil
 		}
+		w.peeked.key = nil // only an insert of the row takes the read
 		if c.touched[string(key)] {
 			if !c.c.Update {
 				return nil, nil
@@ -80,19 +81,23 @@ func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []
 		if !c.c.Update {
 			return nil, nil
 		}
-		if err := w.t.Lock(ctx, key); err != nil {
-			return nil, err
-		}
-		val, ok, err := w.t.Get(key)
-		if err != nil {
-			return nil, err
-		}
-		if !ok && attempt < 8 {
-			continue
-		}
-		if !ok {
-			return nil, sqlerr.New(sqlerr.SerializationFailure,
-				"could not serialize access: the conflicting row of ON CONFLICT kept changing")
+		if val == nil {
+			// Found through a unique index: lock the row, then read it.
+			if err := w.t.Lock(ctx, key); err != nil {
+				return nil, err
+			}
+			v, ok, err := w.t.Get(key)
+			if err != nil {
+				return nil, err
+			}
+			if !ok && attempt < 8 {
+				continue
+			}
+			if !ok {
+				return nil, sqlerr.New(sqlerr.SerializationFailure,
+					"could not serialize access: the conflicting row of ON CONFLICT kept changing")
+			}
+			val = v
 		}
 		cur, err := rowenc.DecodeRow(w.table, key, val)
 		if err != nil {
@@ -118,36 +123,40 @@ func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []
 }
 
 // conflicting returns the key of a live row that conflicts with row on an
-// arbiter, nil when none does.
-func (c *conflictWriter) conflicting(ctx context.Context, row []types.Value) ([]byte, error) {
+// arbiter, nil when none does. When the primary key decided, the row is
+// locked and val is its stored value; through a unique index, val is nil.
+func (c *conflictWriter) conflicting(ctx context.Context, row []types.Value) (key, val []byte, err error) {
 	w := c.w
 	for _, a := range c.c.Arbiters {
 		if a == bind.PrimaryKeyArbiter {
 			key := rowenc.EncodeKey(w.table, row)
 			if err := w.t.Lock(ctx, key); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			val, present, err := w.t.Get(key)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+			// An insert of this row reads the key again: it may take this
+			// read, made under the same lock.
+			w.peek(key, val, present)
 			if !present {
 				continue
 			}
 			live, err := w.live(key, val)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if live {
-				return key, nil
+				return key, val, nil
 			}
 			continue
 		}
 		m := w.indexes
 		key, err := m.uniqueOwner(&w.table.Indexes[a], m.entries[a], row, nil)
 		if err != nil || key != nil {
-			return key, err
+			return key, nil, err
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }

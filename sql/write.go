@@ -135,6 +135,30 @@ type rowWriter struct {
 	// indexes maintains the table's secondary indexes.
 	indexes *indexMaintainer
 	buf     []byte
+	// peeked is a read of a row key that the next write of that key may
+	// use instead of reading it again (ON CONFLICT looked the key up
+	// under its lock just before).
+	peeked struct {
+		key, val []byte
+		present  bool
+	}
+}
+
+// peek records a read of key made under its lock.
+func (w *rowWriter) peek(key, val []byte, present bool) {
+	w.peeked.key, w.peeked.val, w.peeked.present = key, val, present
+}
+
+// get reads key in the transaction, or takes the read peek recorded.
+func (w *rowWriter) get(key []byte) ([]byte, bool, error) {
+	if p := &w.peeked; p.key != nil {
+		k := p.key
+		p.key = nil
+		if string(k) == string(key) {
+			return p.val, p.present, nil
+		}
+	}
+	return w.t.Get(key)
 }
 
 // live reports whether the stored row key → val is visible: present and
@@ -215,7 +239,7 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode
 		// present: the key holds a row; exists: a live one. An expired row
 		// is overwritten as if absent (the statistics still see a
 		// replacement).
-		old, present, err := w.t.Get(key)
+		old, present, err := w.get(key)
 		if err != nil {
 			return err
 		}
