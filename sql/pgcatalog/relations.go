@@ -257,6 +257,7 @@ var pgTypes = []pgTypeInfo{
 	{1186, "interval", 16, false, "T", "d"},
 	{1700, "numeric", -1, false, "N", "i"},
 	{2205, "regclass", 4, true, "N", "i"},
+	{2950, "uuid", 16, false, "U", "c"},
 	{3802, "jsonb", -1, false, "U", "i"},
 }
 
