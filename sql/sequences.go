@@ -235,6 +235,13 @@ type sessionSequences struct {
 	last uint64 // sequence of lastval; 0 before the first nextval
 }
 
+// reset forgets the session's values (DISCARD SEQUENCES, DISCARD ALL).
+func (ss *sessionSequences) reset() {
+	ss.mu.Lock()
+	ss.cur, ss.last = nil, 0
+	ss.mu.Unlock()
+}
+
 // sessionSeqs serves the sequence functions for a session
 // (expr.Sequences).
 type sessionSeqs struct{ s *Session }

@@ -275,6 +275,11 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		if _, isView := a.snap.View(a.env.Database.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
 		}
+		if _, isSeq := a.snap.Sequence(a.env.Database.ID, tn.Name.O); isSeq {
+			// PostgreSQL reads a sequence as a one-row relation
+			// (last_value, log_cnt, is_called); PivotDB does not.
+			return nil, sqlerr.NotSupported("using sequence %q as a table (use currval, nextval or pg_sequence)", tn.Name.O)
+		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
 	return t, nil
