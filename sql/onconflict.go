@@ -29,15 +29,28 @@ type conflictWriter struct {
 	m  *modifier
 	ec *exec.Context
 	// touched holds the keys of the rows this statement inserted or
-	// updated.
+	// updated; nil when the statement proposes one row, which cannot meet
+	// itself.
 	touched map[string]bool
+	// input is the buffer of the existing row followed by the proposed one.
+	input []types.Value
 }
 
-func newConflictWriter(w *rowWriter, p *bind.Insert, ec *exec.Context) *conflictWriter {
+func newConflictWriter(w *rowWriter, p *bind.Insert, ec *exec.Context, rows int) *conflictWriter {
 	mp := &bind.Modify{Scan: &planner.Scan{Table: p.Table}, Update: true,
 		Assign: p.Conflict.Assign, Values: p.Conflict.Values, Computed: p.Computed}
-	return &conflictWriter{w: w, c: p.Conflict, ec: ec, touched: map[string]bool{},
-		m: &modifier{p: mp, tx: w.t, ec: ec, w: w}}
+	c := &conflictWriter{w: w, c: p.Conflict, ec: ec, m: &modifier{p: mp, tx: w.t, ec: ec, w: w}}
+	if rows > 1 {
+		c.touched = map[string]bool{}
+	}
+	return c
+}
+
+// touch records that the statement wrote row.
+func (c *conflictWriter) touch(row []types.Value) {
+	if c.touched != nil {
+		c.touched[string(rowenc.EncodeKey(c.w.table, row))] = true
+	}
 }
 
 // write inserts the proposed row or resolves its conflict. It returns the
@@ -66,7 +79,7 @@ func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []
 			if err := w.write(row, listed, bind.ModeInsert); err != nil {
 				return nil, err
 			}
-			c.touched[string(rowenc.EncodeKey(w.table, row))] = true
+			c.touch(row)
 			return row, nil
 		}
 		w.peeked.key = nil // only an insert of the row takes the read
@@ -103,7 +116,8 @@ func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []
 		if err != nil {
 			return nil, err
 		}
-		input := append(append(make([]types.Value, 0, 2*len(cur)), cur...), row...)
+		c.input = append(append(c.input[:0], cur...), row...)
+		input := c.input
 		if c.c.Where != nil {
 			v, err := c.c.Where.Eval(c.ec.Eval, input)
 			if err != nil {
@@ -117,7 +131,7 @@ func (c *conflictWriter) write(ctx context.Context, row []types.Value, listed []
 		if err != nil {
 			return nil, err
 		}
-		c.touched[string(rowenc.EncodeKey(w.table, newRow))] = true
+		c.touch(newRow)
 		return newRow, nil
 	}
 }

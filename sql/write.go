@@ -37,7 +37,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		w := newRowWriter(ctx, t, p.Table, p.Computed, ec)
 		var cw *conflictWriter
 		if p.Conflict != nil {
-			cw = newConflictWriter(w, p, ec)
+			cw = newConflictWriter(w, p, ec, len(rows))
 		}
 		for _, src := range rows {
 			row, listed, err := insertRow(ec, p, src)
