@@ -34,12 +34,18 @@ type conflictWriter struct {
 	touched map[string]bool
 	// input is the buffer of the existing row followed by the proposed one.
 	input []types.Value
+	// The modifier's parts, allocated with the writer.
+	mod  modifier
+	mp   bind.Modify
+	scan planner.Scan
 }
 
 func newConflictWriter(w *rowWriter, p *bind.Insert, ec *exec.Context, rows int) *conflictWriter {
-	mp := &bind.Modify{Scan: &planner.Scan{Table: p.Table}, Update: true,
-		Assign: p.Conflict.Assign, Values: p.Conflict.Values, Computed: p.Computed}
-	c := &conflictWriter{w: w, c: p.Conflict, ec: ec, m: &modifier{p: mp, tx: w.t, ec: ec, w: w}}
+	c := &conflictWriter{w: w, c: p.Conflict, ec: ec}
+	c.scan = planner.Scan{Table: p.Table}
+	c.mp = bind.Modify{Scan: &c.scan, Update: true, Assign: p.Conflict.Assign, Values: p.Conflict.Values, Computed: p.Computed}
+	c.mod = modifier{p: &c.mp, tx: w.t, ec: ec, w: w}
+	c.m = &c.mod
 	if rows > 1 {
 		c.touched = map[string]bool{}
 	}

@@ -67,18 +67,21 @@ func BenchmarkNextval(b *testing.B) {
 // (k) DO UPDATE with the single-row UPSERT that writes the same row, half
 // of the keys present (issue 19: ON CONFLICT ≥ 0.9× UPSERT). The two run
 // alternately on two equal tables, so that both see the same load of the
-// machine; it reports each one's time per statement and throughput_ratio,
+// machine, on two copies of the same table; it reports each one's time per statement and throughput_ratio,
 // ON CONFLICT's throughput over UPSERT's.
 func BenchmarkOnConflictVsUpsert(b *testing.B) {
 	s := loadBench(b, 4, 10000)
-	query(b, s, "CREATE TABLE t2 (k Int64, v Utf8, n Int64, PRIMARY KEY (k)) WITH (UNIFORM_PARTITIONS = 4)")
-	query(b, s, "INSERT INTO t2 SELECT k, v, n FROM t")
+	// Two copies loaded the same way, one for each statement.
+	for _, name := range []string{"t_up", "t_oc"} {
+		query(b, s, "CREATE TABLE "+name+" (k Int64, v Utf8, n Int64, PRIMARY KEY (k)) WITH (UNIFORM_PARTITIONS = 4)")
+		query(b, s, "INSERT INTO "+name+" SELECT k, v, n FROM t")
+	}
 	ctx := context.Background()
-	up, err := s.Prepare(ctx, "UPSERT INTO t (k, v) VALUES ($1, $2)", nil)
+	up, err := s.Prepare(ctx, "UPSERT INTO t_up (k, v) VALUES ($1, $2)", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	oc, err := s.Prepare(ctx, "INSERT INTO t2 (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v", nil)
+	oc, err := s.Prepare(ctx, "INSERT INTO t_oc (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

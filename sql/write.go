@@ -436,15 +436,34 @@ func (m *modifier) update(ctx context.Context, key []byte, oldLen int, row, inpu
 	if err != nil {
 		return nil, err
 	}
-	newKey := rowenc.EncodeKey(t, newRow)
-	if string(newKey) != string(key) {
-		return newRow, m.move(ctx, key, oldLen, row, newKey, newRow)
+	if m.keyMayChange() {
+		if newKey := rowenc.EncodeKey(t, newRow); string(newKey) != string(key) {
+			return newRow, m.move(ctx, key, oldLen, row, newKey, newRow)
+		}
 	}
+	newKey := key
 	if err := m.w.indexes.update(row, newRow); err != nil {
 		return nil, err
 	}
 	m.w.buf = rowenc.EncodeValue(m.w.buf[:0], t, newRow)
 	return newRow, m.tx.PutRow(t.ID, newKey, m.w.buf, true, oldLen)
+}
+
+// keyMayChange reports whether the assignments can change the row's key:
+// they assign a key column, or the table has a computed key column.
+func (m *modifier) keyMayChange() bool {
+	t := m.p.Scan.Table
+	for _, i := range m.p.Assign {
+		if t.IsKeyColumn(i) {
+			return true
+		}
+	}
+	for i, e := range m.p.Computed {
+		if e != nil && t.IsKeyColumn(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // stillMatches reports whether the re-read row is live and still satisfies
