@@ -2,8 +2,10 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -222,4 +224,49 @@ func joinRows(rows []string) string {
 		out += r
 	}
 	return out
+}
+
+// TestOnConflictConcurrent has sessions race to insert the same unique
+// value (run it with -race): the value tuple's lock orders them, so every
+// statement either inserts the row or updates it, and no count is lost.
+func TestOnConflictConcurrent(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE hits (k Int64, u Utf8, n Int64, PRIMARY KEY (k))")
+	query(t, s, "CREATE UNIQUE INDEX hits_u ON hits (u)")
+	query(t, s, "CREATE SEQUENCE hit_ids")
+	const workers, each = 6, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		ws := testSession(t, e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				for {
+					_, err := tryQuery(ws, "INSERT INTO hits VALUES (nextval('hit_ids'), 'page', 1) "+
+						"ON CONFLICT (u) DO UPDATE SET n = hits.n + excluded.n")
+					var se *sqlerr.Error
+					if errors.As(err, &se) && (se.Code == sqlerr.SerializationFailure || se.Code == sqlerr.DeadlockDetected) {
+						continue // retry, as a client would
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					break
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := formatRows(query(t, s, "SELECT count(*), sum(n) FROM hits")); got != fmt.Sprintf("1,%d", workers*each) {
+		t.Fatalf("count, sum: %s, want 1,%d", got, workers*each)
+	}
+	checkIndexes(t, e)
 }
