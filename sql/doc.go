@@ -21,10 +21,17 @@
 // of statement runs in the file named after it: ddl.go, write.go (with
 // onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
 // while the transaction writes and sent after it), truncate.go,
-// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,
+// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go, grants.go,
 // session_statements.go. Sequences (sequences.go) keep where they stand in
 // the metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
+//
+// Privileges (sql/acl, catalog.Access): queries and writes are checked
+// while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which
+// changes the catalog, makes every prepared statement be checked again;
+// schema changes, GRANT and role statements check ownership and attributes
+// when they run (privileges.go, grants.go, users.go), against the catalog
+// change they make. Logins (LOGIN, CONNECT) are checked by NewSession.
 //
 // Transactions. A session is outside a block, in an implicit transaction
 // (the protocol cycle bracketed by BeginImplicit/Sync: a simple-query string

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -66,7 +67,12 @@ func (s *Session) dropSequenceIn(ch *catalog.Change, b *storage.Batch, q *catalo
 func (s *Session) createSequence(ctx context.Context, p *bind.CreateSequence) (Result, error) {
 	var created uint64
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+		snap := ch.Snapshot()
+		if err := mayCreateIn(s.access(snap), s.currentDB(snap)); err != nil {
+			return err
+		}
 		q := *p.Sequence
+		q.Owned = catalog.Owned{Owner: s.user}
 		if ch.Snapshot().RelationExists(s.db.ID, q.Name) && p.IfNotExists {
 			s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", q.Name)
 			return nil
@@ -124,6 +130,9 @@ func (s *Session) alterSequence(ctx context.Context, p *bind.AlterSequence) (Res
 		cur, ok := ch.Snapshot().SequenceByID(q.ID)
 		if !ok {
 			return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.Name)
+		}
+		if err := ownSequence(s.access(ch.Snapshot()), cur); err != nil {
+			return err
 		}
 		nq, err := bind.SequenceOptions(cur, p.Options, false)
 		if err != nil {
@@ -192,6 +201,9 @@ func (s *Session) dropSequences(ctx context.Context, p *bind.DropSequences) (Res
 				}
 				return sqlerr.New(sqlerr.UndefinedTable, "sequence %q does not exist", name)
 			}
+			if err := ownSequence(s.access(ch.Snapshot()), q); err != nil {
+				return err
+			}
 			if t, ok := ch.Snapshot().TableByID(q.OwnerTable); ok {
 				if i := t.ColumnIndex(q.OwnerColumn); i >= 0 && strings.Contains(t.Columns[i].Default, "'"+q.Name+"'") {
 					return &sqlerr.Error{Code: sqlerr.DependentObjectsStillExist,
@@ -236,4 +248,33 @@ func ownedSequenceIDs(snap *catalog.Snapshot, dbID uint64, tables []*catalog.Tab
 		}
 	}
 	return ids
+}
+
+// ownSequence fails with 42501 unless the session's role owns q.
+func ownSequence(acc *catalog.Access, q *catalog.Sequence) error {
+	if acc.Owns(&q.Owned) {
+		return nil
+	}
+	return sqlerr.New(sqlerr.InsufficientPrivilege, "must be owner of sequence %s", q.Name)
+}
+
+// maySequence fails with 42501 unless the session's role may take values
+// from q (nextval) or set it (setval, with write true): its owner, or,
+// for a sequence a column owns, a role that may insert into the table
+// (update it, for setval). PivotDB has no GRANT on sequences; this rule
+// lets whoever may write a table with a serial column write it.
+func maySequence(acc *catalog.Access, snap *catalog.Snapshot, q *catalog.Sequence, write bool) error {
+	if acc.Owns(&q.Owned) {
+		return nil
+	}
+	if t, ok := snap.TableByID(q.OwnerTable); ok {
+		need := acl.Insert
+		if write {
+			need = acl.Update
+		}
+		if acc.Has(&t.Owned, acl.Table, need) || (!write && acc.Has(&t.Owned, acl.Table, acl.Update)) {
+			return nil
+		}
+	}
+	return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for sequence %s", q.Name)
 }

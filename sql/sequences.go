@@ -283,6 +283,10 @@ func (x sessionSeqs) Nextval(seq types.Value) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	snap := s.e.catalog.Snapshot()
+	if err := maySequence(s.access(snap), snap, q, false); err != nil {
+		return 0, err
+	}
 	v, err := s.e.seqs.nextval(q)
 	if err != nil {
 		return 0, err
@@ -317,6 +321,10 @@ func (x sessionSeqs) Setval(seq types.Value, v int64, isCalled bool) (int64, err
 	s := x.s
 	q, err := s.resolveSequence(seq)
 	if err != nil {
+		return 0, err
+	}
+	snap := s.e.catalog.Snapshot()
+	if err := maySequence(s.access(snap), snap, q, true); err != nil {
 		return 0, err
 	}
 	if err := s.e.seqs.setval(q, v, isCalled); err != nil {

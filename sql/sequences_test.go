@@ -143,3 +143,43 @@ func TestSequenceConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestSequencePrivileges checks who may create, alter, drop and use
+// sequences, and the privileges of TRUNCATE, ON CONFLICT DO UPDATE and
+// RETURNING.
+func TestSequencePrivileges(t *testing.T) {
+	e := testEngine(t)
+	admin := testSession(t, e)
+	query(t, admin, "CREATE USER alice")
+	query(t, admin, "CREATE TABLE items (id serial PRIMARY KEY, v Utf8)")
+	query(t, admin, "CREATE SEQUENCE free")
+	alice := asUser(t, e, "alice")
+	for _, q := range []string{
+		"CREATE SEQUENCE mine",
+		"SELECT nextval('free')",
+		"SELECT nextval('items_id_seq')",
+		"ALTER SEQUENCE free RESTART",
+		"DROP SEQUENCE free",
+		"INSERT INTO items (v) VALUES ('x')",
+		"TRUNCATE items",
+	} {
+		wantStmtCode(t, alice, q, sqlerr.InsufficientPrivilege)
+	}
+	// INSERT on the table lets alice take values of its serial column,
+	// but not read the rows back through RETURNING, nor update them
+	// through ON CONFLICT.
+	query(t, admin, "GRANT INSERT ON items TO alice")
+	query(t, alice, "INSERT INTO items (v) VALUES ('x')")
+	wantStmtCode(t, alice, "INSERT INTO items (v) VALUES ('y') RETURNING id", sqlerr.InsufficientPrivilege)
+	wantStmtCode(t, alice, "INSERT INTO items VALUES (1, 'z') ON CONFLICT (id) DO UPDATE SET v = excluded.v", sqlerr.InsufficientPrivilege)
+	query(t, admin, "GRANT SELECT, UPDATE, TRUNCATE ON items TO alice")
+	if got := formatRows(query(t, alice, "INSERT INTO items VALUES (1, 'z') ON CONFLICT (id) DO UPDATE SET v = excluded.v RETURNING id, v")); got != `1,"z"` {
+		t.Fatalf("ON CONFLICT as alice: %s", got)
+	}
+	query(t, alice, "TRUNCATE items")
+	query(t, admin, "GRANT CREATE ON DATABASE pivotdb TO alice")
+	query(t, alice, "CREATE SEQUENCE mine")
+	query(t, alice, "SELECT nextval('mine')")
+	query(t, alice, "ALTER SEQUENCE mine INCREMENT 2")
+	query(t, alice, "DROP SEQUENCE mine")
+}

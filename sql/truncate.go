@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -46,6 +47,9 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 					return sqlerr.New(sqlerr.WrongObjectType, "%q is not a table", name)
 				}
 				return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+			}
+			if !s.access(ch.Snapshot()).Has(&t.Owned, acl.Table, acl.Truncate) {
+				return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", t.Name)
 			}
 			if !seen[t.ID] {
 				seen[t.ID] = true

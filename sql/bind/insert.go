@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -25,6 +26,13 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 		p.Mode = ModeUpsert
 	case n.IsReplace:
 		p.Mode = ModeReplace
+	}
+	need := acl.Insert
+	if p.Mode != ModeInsert {
+		need |= acl.Update // UPSERT and REPLACE overwrite existing rows
+	}
+	if err := a.requireTable(t, need); err != nil {
+		return nil, err
 	}
 
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {
@@ -47,6 +55,13 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "ON CONFLICT is only allowed on INSERT, not on %s", p.Mode.Verb())
 		}
 		if p.Conflict, err = a.conflictClause(n, t, oc); err != nil {
+			return nil, err
+		}
+	}
+	// ON CONFLICT DO UPDATE updates rows (RETURNING's SELECT privilege is
+	// checked by returning).
+	if p.Conflict != nil && p.Conflict.Update {
+		if err := a.requireTable(t, acl.Update); err != nil {
 			return nil, err
 		}
 	}

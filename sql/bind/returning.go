@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -23,6 +24,9 @@ func (a *binder) returning(t *catalog.Table, sc *scope) (*Returning, error) {
 	fields := a.stmt.Returning
 	if fields == nil {
 		return nil, nil
+	}
+	if err := a.requireTable(t, acl.Select); err != nil {
+		return nil, err
 	}
 	if hasAggregate(fields, nil) {
 		return nil, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in RETURNING")

@@ -40,6 +40,10 @@ type Sequence struct {
 	OwnerColumn string `json:"owner_column,omitempty"`
 	// Identity is set for the sequence of an identity column.
 	Identity bool `json:"identity,omitempty"`
+	// Owner: the role that created the sequence (for a serial or identity
+	// column, the table's owner). Only the owner alters or drops it; see
+	// the sql package's sequence functions for who may take values.
+	Owned
 }
 
 var sequencePrefix = sysKey("seqdesc/")

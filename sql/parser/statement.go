@@ -6,7 +6,8 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User, Truncate and Sequence is set.
+// DropIndex, Reindex, Unsupported, User, Grant, AlterOwner, Truncate and Sequence
+// is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -61,6 +62,8 @@ type Statement struct {
 	User        *UserStmt
 	Truncate    *Truncate
 	Sequence    *SequenceStmt
+	Grant       *Grant
+	AlterOwner  *AlterOwner
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or

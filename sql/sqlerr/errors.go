@@ -14,7 +14,6 @@ const (
 	DataException                  = "22000"
 	StringDataRightTruncation      = "22001"
 	NumericValueOutOfRange         = "22003"
-	SequenceGeneratorLimitExceeded = "2200H"
 	InvalidDatetimeFormat          = "22007"
 	DatetimeFieldOverflow          = "22008"
 	DivisionByZero                 = "22012"
@@ -64,8 +63,6 @@ const (
 	AdminShutdown                  = "57P01"
 	InternalError                  = "XX000"
 	CantChangeRuntimeParam         = "55P02"
-	ObjectNotInPrerequisiteState   = "55000"
-	DependentObjectsStillExist     = "2BP01"
 	GeneratedAlways                = "428C9"
 	InvalidPreparedStatementDef    = "42P14"
 	DuplicatePreparedStatement     = "42P05"
@@ -81,6 +78,12 @@ const (
 	InvalidEscapeSequence          = "22025"
 	CharacterNotInRepertoire       = "22021"
 	InvalidDatetimeFormatOverflw   = "22008"
+	DependentObjectsStillExist     = "2BP01"
+	InvalidGrantOperation          = "0LP01"
+	PrivilegeNotGranted            = "01007"
+	PrivilegeNotRevoked            = "01006"
+	SequenceGeneratorLimitExceeded = "2200H"
+	ObjectNotInPrerequisiteState   = "55000"
 )
 
 // Error is an error with a SQLSTATE. It is what the wire protocol turns into
