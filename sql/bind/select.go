@@ -34,6 +34,9 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if err := q.aggregation(); err != nil {
 		return nil, err
 	}
+	if err := q.windows(); err != nil {
+		return nil, err
+	}
 	if err := q.selectList(untyped); err != nil {
 		return nil, err
 	}
@@ -53,8 +56,6 @@ func selectForm(sel *ast.SelectStmt) error {
 		return sqlerr.NotSupported("WITH (common table expressions)")
 	case sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone:
 		return sqlerr.NotSupported("SELECT ... FOR UPDATE")
-	case sel.WindowSpecs != nil:
-		return sqlerr.NotSupported("window functions")
 	case sel.Kind != ast.SelectStmtKindSelect:
 		return sqlerr.NotSupported("VALUES and TABLE statements")
 	}
@@ -75,6 +76,8 @@ type selectQuery struct {
 	outScope    expr.Scope
 	replace     replaceFn
 	aggregating bool
+	// win binds window function calls (nil: the query has none).
+	win *windowing
 
 	exprs   []expr.Expr // the projection: select list, then hidden ORDER BY columns
 	cols    []planner.Column
@@ -120,6 +123,41 @@ func (q *selectQuery) aggregation() error {
 	return nil
 }
 
+// windows sets up window function calls, when the query has any: they
+// are bound over the grouped row, in the select list and ORDER BY.
+func (q *selectQuery) windows() error {
+	if !hasWindow(q.sel) {
+		return nil
+	}
+	w, err := newWindowing(q)
+	if err != nil {
+		return err
+	}
+	q.win = w
+	q.replace = w.replace(q.replace)
+	return nil
+}
+
+// hasWindow reports whether the select list or ORDER BY calls a window
+// function, or the query names windows.
+func hasWindow(sel *ast.SelectStmt) bool {
+	if sel.WindowSpecs != nil {
+		return true
+	}
+	v := &windowFinder{}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if sel.OrderBy != nil {
+		for _, item := range sel.OrderBy.Items {
+			item.Expr.Accept(v)
+		}
+	}
+	return v.found
+}
+
 // selectList binds the select list; untyped leaves literals untyped (the
 // arm of a set operation).
 func (q *selectQuery) selectList(untyped bool) error {
@@ -135,7 +173,7 @@ func (q *selectQuery) selectList(untyped bool) error {
 			return err
 		}
 		col := planner.Column{Name: outputName(f), Type: e.Type()}
-		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating {
+		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) {
 			col = q.a.sourceColumn(q.input, ref.Index, q.sc.cols[ref.Index])
 			col.Name = outputName(f)
 		}
@@ -171,7 +209,11 @@ func (q *selectQuery) having() error {
 	if q.sel.Having == nil {
 		return nil
 	}
-	cond, err := q.a.buildConditionWith(q.outScope, q.sel.Having.Expr, "HAVING", q.replace)
+	replace := q.replace
+	if q.win != nil {
+		replace = q.win.inner // no window functions in HAVING
+	}
+	cond, err := q.a.buildConditionWith(q.outScope, q.sel.Having.Expr, "HAVING", replace)
 	if err != nil {
 		return err
 	}
@@ -209,7 +251,7 @@ func (q *selectQuery) orderBy() error {
 
 // finish stacks the projection, DISTINCT, the sort and LIMIT/OFFSET.
 func (q *selectQuery) finish() (planner.Node, error) {
-	var node planner.Node = &planner.Project{Input: q.input, Exprs: q.exprs, Cols: q.cols}
+	var node planner.Node = &planner.Project{Input: q.win.place(q.input), Exprs: q.exprs, Cols: q.cols}
 	if q.sel.Distinct {
 		node = &planner.Distinct{Input: node, N: q.visible}
 	}
@@ -309,6 +351,8 @@ func exprName(n ast.ExprNode) string {
 		return n.Name.Name.O
 	case *ast.AggregateFuncExpr:
 		return strings.ToLower(n.F)
+	case *ast.WindowFuncExpr:
+		return strings.ToLower(n.Name)
 	case *ast.FuncCallExpr:
 		name := n.FnName.L
 		if name == expr.ArraySubqueryFunc {

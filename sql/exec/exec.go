@@ -161,6 +161,8 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		return &distinctIter{c: c, in: in, n: n.N, seen: map[string]struct{}{}}, nil
 	case *planner.SetOp:
 		return newSetOp(c, n)
+	case *planner.Window:
+		return newWindow(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }

@@ -38,7 +38,9 @@ import (
 type AggFunc interface {
 	// Add feeds one input value. For count(*) the value is ignored.
 	Add(v types.Value) error
-	// Result returns the aggregate of the values added so far.
+	// Result returns the aggregate of the values added so far. It may be
+	// called again after more Adds (window functions keep a running
+	// aggregate); values it returned earlier must not change.
 	Result() (types.Value, error)
 }
 
@@ -300,7 +302,9 @@ func (a *sumAgg) Result() (types.Value, error) {
 	case a.isFloat:
 		return types.NewDouble(a.f), nil
 	}
-	return types.NewDecimal(a.dec), nil
+	// A copy: Result may be called again after more Adds (a window
+	// function's running sum), which change a.dec in place.
+	return types.NewDecimal(new(apd.Decimal).Set(a.dec)), nil
 }
 
 func (a *sumAgg) float() float64 {

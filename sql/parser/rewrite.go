@@ -375,6 +375,19 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			end = int(s.match[end]) + 1
 		}
 	}
+	// f(...) OVER (...) or OVER w: the window is part of the operand, so
+	// that a cast after it applies to the window function's value.
+	over := -1
+	if call >= 0 && end+1 < hi && s.isWord(end, "over") {
+		switch {
+		case s.isOp(end+1, "(") && int(s.match[end+1]) < hi:
+			over = end
+			end = int(s.match[end+1]) + 1
+		case s.isKind(end+1, tkIdent) || s.isKind(end+1, tkQuotedIdent):
+			over = end
+			end += 2
+		}
+	}
 	bodyEnd := end
 	// Subscripts a[i] follow the operand (before any cast).
 	var subs [][2]int // the '[' and ']' tokens
@@ -436,6 +449,14 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			r.plain(k)
 		}
 		err = r.group(call)
+		if err == nil && over >= 0 {
+			r.plain(over)
+			if s.isOp(over+1, "(") {
+				err = r.group(over + 1)
+			} else {
+				r.plain(over + 1)
+			}
+		}
 	case s.isOp(i, "("):
 		err = r.group(i)
 	default:

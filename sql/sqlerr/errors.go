@@ -79,6 +79,16 @@ const (
 	InvalidDatetimeFormatOverflw = "22008"
 )
 
+// Window functions and WITH RECURSIVE.
+const (
+	NullValueNotAllowed             = "22004"
+	InvalidPrecedingOrFollowingSize = "22013"
+	InvalidArgumentForNtile         = "22014"
+	InvalidArgumentForNthValue      = "22016"
+	WindowingError                  = "42P20"
+	InvalidRecursion                = "42P19"
+)
+
 // Error is an error with a SQLSTATE. It is what the wire protocol turns into
 // an ErrorResponse.
 type Error struct {
