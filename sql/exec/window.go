@@ -27,15 +27,15 @@ import (
 // the previous row's (peers under RANGE) reuses its value.
 
 type windowIter struct {
-	c *Context
-	n *planner.Window
+	c  *Context
+	n  *planner.Window
 	in Iter
 
-	nIn      int   // input columns
-	partOff  int   // first PARTITION BY value in a stored row
-	orderOff int   // first ORDER BY value
-	argOff   []int // per function: its first argument
-	valOff   []int // per function: RANGE start and end values (-1: none)
+	nIn      int        // input columns
+	partOff  int        // first PARTITION BY value in a stored row
+	orderOff int        // first ORDER BY value
+	argOff   []int      // per function: its first argument
+	valOff   []int      // per function: RANGE start and end values (-1: none)
 	offsets  [][2]int64 // per function: ROWS/GROUPS start and end offsets
 
 	rows []expr.Row
