@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/pivotdb/pivotdb/planner"
@@ -58,6 +59,12 @@ func newWindow(c *Context, n *planner.Window) (Iter, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newWindowOver(c, n, in)
+}
+
+// newWindowOver evaluates n over the rows of in (which it closes).
+func newWindowOver(c *Context, n *planner.Window, in Iter) (Iter, error) {
+	var err error
 	w := &windowIter{c: c, n: n, in: in}
 	w.nIn = len(n.Input.Columns())
 	w.partOff = w.nIn
@@ -152,22 +159,37 @@ func (w *windowIter) load() error {
 		w.rows = append(w.rows, row)
 	}
 	nPart, nOrder := len(n.PartitionBy), len(n.OrderBy)
-	if nPart+nOrder > 0 {
-		sort.SliceStable(w.rows, func(i, j int) bool {
-			a, b := w.rows[i], w.rows[j]
-			for k := w.partOff; k < w.partOff+nPart; k++ {
-				if c := types.Compare(a[k], b[k]); c != 0 {
-					return c < 0
-				}
-			}
-			for k, o := range n.OrderBy {
-				if c := types.Compare(a[w.orderOff+k], b[w.orderOff+k]); c != 0 {
-					return c < 0 != o.Desc
-				}
-			}
-			return false
-		})
+	if nPart+nOrder == 0 {
+		return nil
 	}
+	// Sort a permutation with pdqsort, ties broken by input position (a
+	// stable order without sort.SliceStable's O(n log² n) merging).
+	perm := make([]int32, len(w.rows))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(i, j int32) int {
+		a, b := w.rows[i], w.rows[j]
+		for k := w.partOff; k < w.partOff+nPart; k++ {
+			if c := types.Compare(a[k], b[k]); c != 0 {
+				return c
+			}
+		}
+		for k, o := range n.OrderBy {
+			if c := types.Compare(a[w.orderOff+k], b[w.orderOff+k]); c != 0 {
+				if o.Desc {
+					return -c
+				}
+				return c
+			}
+		}
+		return int(i - j)
+	})
+	sorted := make([]expr.Row, len(w.rows))
+	for i, p := range perm {
+		sorted[i] = w.rows[p]
+	}
+	w.rows = sorted
 	return nil
 }
 
@@ -364,9 +386,14 @@ func (w *windowIter) rangeStart(f, i int) int {
 	if key.IsNull() || bound.IsNull() {
 		return w.groupStart[w.group[i-w.ps]]
 	}
+	// NULLs sort before all values ascending and after them descending.
+	desc := w.n.OrderBy[0].Desc
 	return w.ps + sort.Search(w.pe-w.ps, func(j int) bool {
 		v := w.rows[w.ps+j][w.orderOff]
-		return !v.IsNull() && w.orderCmp(v, bound) >= 0
+		if v.IsNull() {
+			return desc
+		}
+		return w.orderCmp(v, bound) >= 0
 	})
 }
 
