@@ -79,6 +79,8 @@ type analyser struct {
 	// setOpArm is set while the SELECT of a set operation's arm is
 	// planned: its select list stays untyped (setop.go).
 	setOpArm bool
+	// ctes are the WITH queries in scope, innermost last (cte.go).
+	ctes []*cteDef
 }
 
 func (a *analyser) plan() (Statement, error) {

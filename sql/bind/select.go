@@ -27,6 +27,13 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if err := selectForm(sel); err != nil {
 		return nil, err
 	}
+	if sel.With != nil {
+		pop, err := a.pushWith(sel.With)
+		defer pop()
+		if err != nil {
+			return nil, err
+		}
+	}
 	q := &selectQuery{a: a, sel: sel}
 	if err := q.from(); err != nil {
 		return nil, err
@@ -52,8 +59,6 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 // selectForm refuses the forms of SELECT PivotDB does not have.
 func selectForm(sel *ast.SelectStmt) error {
 	switch {
-	case sel.With != nil:
-		return sqlerr.NotSupported("WITH (common table expressions)")
 	case sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone:
 		return sqlerr.NotSupported("SELECT ... FOR UPDATE")
 	case sel.Kind != ast.SelectStmtKindSelect:
@@ -319,6 +324,9 @@ func (a *analyser) buildConditionWith(sc expr.Scope, n ast.ExprNode, clause stri
 
 // tableSource plans a table named in FROM: a system view or a table.
 func (a *analyser) tableSource(tn *ast.TableName, alias string) (planner.Node, *scope, error) {
+	if node, sc, ok, err := a.cteSource(tn, alias); ok || err != nil {
+		return node, sc, err
+	}
 	if node, sc, ok, err := a.systemTable(tn, alias); ok || err != nil {
 		return node, sc, err
 	}

@@ -40,6 +40,8 @@ type Context struct {
 
 	// sub caches subquery results for the statement; Build creates it.
 	sub *subState
+	// work holds each running recursive query's current work table.
+	work map[*planner.RecursiveCTE][]expr.Row
 
 	// MemLimit bounds the bytes of rows the statement may hold at once in
 	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
@@ -60,6 +62,9 @@ type Context struct {
 func (c *Context) bind() {
 	if c.sub == nil {
 		c.sub = &subState{cache: map[*Subquery]map[string]*subResult{}}
+	}
+	if c.work == nil {
+		c.work = map[*planner.RecursiveCTE][]expr.Row{}
 	}
 	if c.Eval != nil && c.Eval.Exec == nil {
 		c.Eval.Exec = c
@@ -91,6 +96,14 @@ func (c *Context) grow(n int64) error {
 			Hint:   "Narrow the query (WHERE, LIMIT), or raise the server's --max-query-memory."}
 	}
 	return nil
+}
+
+// release returns n bytes to the statement's account: rows an iterator
+// held and no longer does (a recursive query's finished round).
+func (c *Context) release(n int64) {
+	if c.MemLimit > 0 {
+		c.memUsed -= n
+	}
 }
 
 // Iter is a row iterator.
@@ -163,6 +176,10 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		return newSetOp(c, n)
 	case *planner.Window:
 		return newWindow(c, n)
+	case *planner.RecursiveCTE:
+		return newRecursive(c, n)
+	case *planner.WorkTable:
+		return newWorkTable(c, n), nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }

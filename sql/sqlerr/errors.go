@@ -87,6 +87,7 @@ const (
 	InvalidArgumentForNthValue      = "22016"
 	WindowingError                  = "42P20"
 	InvalidRecursion                = "42P19"
+	DuplicateAlias                  = "42712"
 )
 
 // Error is an error with a SQLSTATE. It is what the wire protocol turns into
