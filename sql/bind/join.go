@@ -708,14 +708,18 @@ func (a *analyser) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		}
 		return &fromItem{node: node, sc: sc}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
+		names, lateral := columnAliases(ts)
+		if lateral {
+			return nil, sqlerr.NotSupported("LATERAL")
+		}
 		if call := seriesCall(src); call != nil {
-			return a.fromSeries(call, alias, columnAliases(ts))
+			return a.fromSeries(call, alias, names)
 		}
 		node, err := a.fromQuery(src)
 		if err != nil {
 			return nil, err
 		}
-		node, sc := derivedTable(node, alias, columnAliases(ts))
+		node, sc := derivedTable(node, alias, names)
 		return &fromItem{node: node, sc: sc}, nil
 	}
 	return nil, sqlerr.NotSupported("this FROM clause")
@@ -787,12 +791,17 @@ func (a *analyser) fromSeries(call *ast.FuncCallExpr, alias string, names []stri
 	return &fromItem{node: node, sc: sc}, nil
 }
 
-func columnAliases(ts *ast.TableSource) []string {
-	var out []string
+// columnAliases returns a derived table's column alias list; lateral is
+// false when the rewriter spelled a plain derived table with one as
+// LATERAL (parser.DerivedColumnsMarker ends the list then).
+func columnAliases(ts *ast.TableSource) (names []string, lateral bool) {
 	for _, c := range ts.ColumnNames {
-		out = append(out, c.O)
+		names = append(names, c.O)
 	}
-	return out
+	if n := len(names); n > 0 && names[n-1] == parser.DerivedColumnsMarker {
+		return names[:n-1], false
+	}
+	return names, ts.Lateral
 }
 
 // fromQuery plans a query used as a relation (a derived table, a view).

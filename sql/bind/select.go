@@ -34,6 +34,9 @@ func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 			return nil, err
 		}
 	}
+	if sel.Kind == ast.SelectStmtKindValues {
+		return a.buildValues(sel)
+	}
 	q := &selectQuery{a: a, sel: sel}
 	if err := q.from(); err != nil {
 		return nil, err
@@ -61,8 +64,8 @@ func selectForm(sel *ast.SelectStmt) error {
 	switch {
 	case sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone:
 		return sqlerr.NotSupported("SELECT ... FOR UPDATE")
-	case sel.Kind != ast.SelectStmtKindSelect:
-		return sqlerr.NotSupported("VALUES and TABLE statements")
+	case sel.Kind != ast.SelectStmtKindSelect && sel.Kind != ast.SelectStmtKindValues:
+		return sqlerr.NotSupported("TABLE statements")
 	}
 	return nil
 }

@@ -59,6 +59,10 @@
 //     the text form of an array);
 //   - generate_series(...) right after FROM or JOIN becomes the derived
 //     table (SELECT pivot_generate_series(...)), planned as a series;
+//   - VALUES (...), (...) as a query (at the start, after "(" or a set
+//     operator) becomes MySQL 8's VALUES ROW(...), ROW(...);
+//   - f(...) OVER (...) is one operand, so a cast after it applies to the
+//     window function's value;
 //   - UPSERT INTO becomes INSERT INTO with Statement.Upsert set;
 //   - column types in CREATE TABLE and ALTER TABLE ADD/MODIFY/CHANGE become
 //     BLOB COMMENT 'pivot:<Type>'; the WITH clause is cut off and parsed

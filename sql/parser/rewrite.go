@@ -236,12 +236,20 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			if !s.isOp(open, "(") {
 				open = i + 3
 			}
+			end := int(s.match[open]) + 1
+			aliased := s.derivedColumnsAt(end, hi) > 0
+			if aliased {
+				r.syn("LATERAL", i, false, false)
+			}
 			r.syn("(SELECT "+SeriesFunc, i, false, true)
 			if err := r.group(open); err != nil {
 				return 0, err
 			}
 			r.syn(")", int(s.match[open]), true, false)
-			return int(s.match[open]) + 1, nil
+			if aliased {
+				return r.derivedColumns(end, hi)
+			}
+			return end, nil
 		case (s.isWord(i, "any") || s.isWord(i, "some") || s.isWord(i, "all")) && r.arrayQuantifier(i, hi):
 			// x = ANY (array): the expression builder reads
 			// x = pivot_array_any(array) (sql/expr/array.go).
@@ -274,6 +282,9 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			}
 			r.syn(")", int(s.match[i+1]), true, false)
 			return int(s.match[i+1]) + 1, nil
+		}
+		if s.isWord(i, "values") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi && s.valuesQueryAt(i) {
+			return r.valuesQuery(i, hi)
 		}
 		if strings.EqualFold(s.text(i), "in") && s.isOp(i+1, "(") && s.isOp(i+2, ")") {
 			// SQLite's empty list, x IN (): MySQL's grammar has no
@@ -310,6 +321,14 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	case tkOp:
 		switch s.text(i) {
 		case "(":
+			if end := int(s.match[i]) + 1; end <= hi && (s.prevWordIn(i, fromFuncAfter) || i > 0 && s.isOp(i-1, ",")) && s.queryAt(i) && s.derivedColumnsAt(end, hi) > 0 {
+				// (query) AS t(a, b) in FROM: see DerivedColumnsMarker.
+				r.syn("LATERAL", i, false, false)
+				if err := r.group(i); err != nil {
+					return 0, err
+				}
+				return r.derivedColumns(end, hi)
+			}
 			return r.operand(i, hi)
 		case "::":
 			// A cast with nothing castable before it.
@@ -679,4 +698,88 @@ func (r *rewriter) collate(i, hi int) (int, error) {
 		return j, nil
 	}
 	return 0, s.errAtTok(j)
+}
+
+// valuesQueryAt reports whether VALUES at i is a query (at the start of
+// the statement, in parentheses, or an arm of a set operation) rather
+// than INSERT's VALUES clause.
+func (s *stmtToks) valuesQueryAt(i int) bool {
+	if i == 0 || s.isOp(i-1, "(") {
+		return true
+	}
+	return s.prevWordIn(i, setOpWords)
+}
+
+var setOpWords = map[string]bool{"union": true, "all": true, "except": true, "intersect": true, "distinct": true}
+
+// valuesQuery emits the query VALUES (...), (...) as MySQL 8's
+// VALUES ROW(...), ROW(...), which TiDB reads as a SELECT of kind
+// SelectStmtKindValues.
+func (r *rewriter) valuesQuery(i, hi int) (int, error) {
+	s := r.s
+	r.plain(i)
+	k := i + 1
+	for {
+		r.syn("ROW", k, false, true)
+		if err := r.group(k); err != nil {
+			return 0, err
+		}
+		k = int(s.match[k]) + 1
+		if !(s.isOp(k, ",") && s.isOp(k+1, "(") && int(s.match[k+1]) < hi) {
+			return k, nil
+		}
+		r.plain(k)
+		k++
+	}
+}
+
+// DerivedColumnsMarker ends the column alias list of a derived table in
+// FROM. MySQL's grammar takes a column alias list, (query) AS t(a, b),
+// only after LATERAL, so the rewriter spells a derived table with one as
+// LATERAL (query) AS t(a, b, pivot_derived_columns): the analyser drops
+// the marker and knows the subquery is not a lateral one.
+const DerivedColumnsMarker = "pivot_derived_columns"
+
+// queryAt reports whether the parenthesised group at i holds a query.
+func (s *stmtToks) queryAt(i int) bool {
+	first := i + 1
+	for s.isOp(first, "(") {
+		first++
+	}
+	return s.isWord(first, "select") || s.isWord(first, "values") || s.isWord(first, "with") || s.isWord(first, "table")
+}
+
+// derivedColumnsAt returns the index of the "(" of a column alias list
+// "[AS] alias (" at i, or 0.
+func (s *stmtToks) derivedColumnsAt(i, hi int) int {
+	if s.isWord(i, "as") {
+		i++
+	}
+	if i+1 < hi && (s.isKind(i, tkIdent) && !notCallee[strings.ToLower(s.text(i))] || s.isKind(i, tkQuotedIdent)) &&
+		s.isOp(i+1, "(") && int(s.match[i+1]) < hi {
+		return i + 1
+	}
+	return 0
+}
+
+// derivedColumns emits "[AS] alias (a, b" at i, then the marker and ")".
+func (r *rewriter) derivedColumns(i, hi int) (int, error) {
+	s := r.s
+	open := s.derivedColumnsAt(i, hi)
+	if !s.isWord(i, "as") {
+		r.syn("AS", i, false, false)
+	}
+	for k := i; k <= open; k++ {
+		r.plain(k)
+	}
+	close := int(s.match[open])
+	if err := r.seq(open+1, close); err != nil {
+		return 0, err
+	}
+	if close > open+1 {
+		r.syn(",", close, true, false)
+	}
+	r.syn(DerivedColumnsMarker, close, false, false)
+	r.plain(close)
+	return close + 1, nil
 }
