@@ -14,11 +14,15 @@
 // means replacing Store's and Batch's bodies; their callers do not change.
 //
 // Invariants: a Batch writes and a Store reads only keys of a registered
-// namespace (Check), so no metadata write bypasses this package through a
-// metadata Batch and no data key is written as metadata. The statistics
-// deltas of ordinary transactions are the one exception on the write side:
-// they are merged into the data batch of every commit (partition/stats.go),
-// because they count the rows that batch writes.
+// namespace (Check), so no data key is written or read as metadata. Two
+// uses reach the shard manager's statistics records through storage
+// directly, because the records must be consistent with the rows they
+// count in one storage batch or snapshot: the statistics deltas merged into
+// every write transaction's batch (partition/stats.go), and the shard sizes
+// that choosing split points reads from the snapshot it also counts rows in
+// (partition/cuts.go). Everything else — catalog records, users, shard
+// maps, the statistics sys.partitions shows, id sequences, reshape
+// counters — goes through this package.
 //
 // Debugging: storage.FormatKey prints a metadata key as /System/...; every
 // namespace's layout is documented where its records are encoded

@@ -1,8 +1,6 @@
 package meta
 
 import (
-	"errors"
-
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -59,17 +57,7 @@ func scan(r storage.Reader, span storage.Span, fn func(key, value []byte) error)
 	if err := checkSpan(span); err != nil {
 		return err
 	}
-	it, err := r.NewIter(span)
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := fn(it.Key(), it.Value()); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	return errors.Join(it.Error(), it.Close())
+	return storage.Scan(r, span, fn)
 }
 
 // Batch is one atomic change of metadata records. Its records commit with

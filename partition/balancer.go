@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"github.com/pivotdb/pivotdb/panics"
 	"io"
 	"log/slog"
 	"math"
@@ -250,7 +251,13 @@ func (b *Balancer) Start() {
 				case <-b.stop:
 					return
 				case <-t.C:
-					b.Tick()
+					// Each table's turn recovers its own panics
+					// (balanceTableRecovered); this catches the rest of
+					// the tick, so that the next one still comes.
+					func() {
+						defer panics.Recover("partition: balancer tick", nil)
+						b.Tick()
+					}()
 				}
 			}
 		}()
@@ -311,11 +318,7 @@ func (b *Balancer) Tick() TickStats {
 	live := map[uint64]bool{}
 	for _, id := range b.m.Tables() {
 		live[id] = true
-		p, ok := b.policy(id)
-		if !ok {
-			continue
-		}
-		st.add(b.balanceTable(id, p, now, elapsed))
+		st.add(b.balanceTableRecovered(id, now, elapsed))
 	}
 	for id, shards := range b.tables {
 		if !live[id] {
@@ -327,6 +330,28 @@ func (b *Balancer) Tick() TickStats {
 	}
 	b.total.add(st)
 	return st
+}
+
+// balanceTableRecovered balances one table (its policy, then
+// balanceTable). A panic is recovered, logged with its stack and counted
+// (package panics) and fails only this table's turn of the tick; the
+// splits and merges it runs protect their own critical section
+// (reshape's swap crashes the process instead, see panics.Crash).
+func (b *Balancer) balanceTableRecovered(id uint64, now time.Time, elapsed float64) (st TickStats) {
+	var err error
+	defer func() {
+		if err != nil {
+			st.Failures++
+			b.log.Error("partition: balancing a table failed", "table", id, "err", err)
+		}
+	}()
+	defer panics.Recover("partition: balancer", &err)
+	panics.Inject("partition.balancer.tick")
+	p, ok := b.policy(id)
+	if !ok {
+		return TickStats{}
+	}
+	return b.balanceTable(id, p, now, elapsed)
 }
 
 // balanceTable measures a table's load and then applies actions until none

@@ -218,20 +218,29 @@ func (m *Manager) MedianSplitKey(tableID uint64, id ShardID) (key []byte, ok boo
 	return cuts[0], true, nil
 }
 
-// view returns the table's current map and a snapshot that matches it: taken
-// under the table's commit lock, so no swap lies between them and the
-// snapshot holds exactly the map's shard records and statistics.
+// view returns the table's current map and a snapshot of the engine that
+// matches it (see viewWith).
 func (m *Manager) view(tableID uint64) (*ShardMap, *storage.Snapshot, error) {
+	return viewWith(m, tableID, m.eng.NewSnapshot)
+}
+
+// viewWith returns the table's current map and a snapshot open takes that
+// matches it: taken under the table's commit lock, so no swap lies between
+// them and the snapshot holds exactly the map's shard records and
+// statistics. open is the engine's snapshot where rows are read too, the
+// metadata store's where only records are.
+func viewWith[S any](m *Manager, tableID uint64, open func() S) (*ShardMap, S, error) {
+	var none S
 	t := m.table(tableID)
 	if t == nil {
-		return nil, nil, fmt.Errorf("%w: table %d", ErrTableNotFound, tableID)
+		return nil, none, fmt.Errorf("%w: table %d", ErrTableNotFound, tableID)
 	}
 	t.rw.RLock()
 	defer t.rw.RUnlock()
 	if t.dropped {
-		return nil, nil, fmt.Errorf("%w: table %d", ErrTableNotFound, tableID)
+		return nil, none, fmt.Errorf("%w: table %d", ErrTableNotFound, tableID)
 	}
-	return t.cur.Load(), m.eng.NewSnapshot(), nil
+	return t.cur.Load(), open(), nil
 }
 
 // shardBytes returns the logical bytes of the shards ks of sm as of snap,

@@ -8,10 +8,15 @@
 // Bottom up:
 //
 //   - Layout (keys.go). Shard records, statistics counters, stats-pending
-//     markers, per-table counters and the shard id sequence live in the
-//     system area of the same Pebble instance as the rows, so that a split
+//     markers, per-table counters and the shard id sequence are metadata,
+//     namespace meta.Partition of the metadata store (package meta), which
+//     keeps them in the same Pebble instance as the rows, so that a split
 //     (a metadata change) is one atomic batch, and CREATE TABLE commits its
-//     catalog record and its shard map together.
+//     catalog record and its shard map together. They are read and written
+//     through meta.Store and meta.Batch, except where statistics must be
+//     consistent with the rows they count in one storage batch or
+//     snapshot: the deltas of a write commit, and the shard sizes cuts.go
+//     reads beside the rows it counts.
 //   - ShardMap (shardmap.go). One table's shards at a moment: pivots
 //     (full keys, pivot 0 = storage.TablePrefix(table)), shard ids and spans.
 //     Immutable; Find routes a key, Overlapping prunes a span.
@@ -50,7 +55,7 @@
 //
 //	Load(engine)                         startup: maps, repair of pending stats
 //	EnsureTable(id) for catalog tables   adopts tables without a map
-//	ch := Begin(); ch.Create/Drop(batch) with the catalog change
+//	ch := Begin(); ch.Create/Drop(mb)    with the catalog change (mb: meta.Batch)
 //	batch.Commit(); ch.Install()         (or ch.Abort())
 //	Map(id) → Find / Overlapping         every statement, lock-free
 //	Writes.Record*, Commit(batch, w)     every write transaction

@@ -2,7 +2,6 @@ package partition
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -295,18 +294,7 @@ func mapString(sm *ShardMap) string {
 	return sb.String()
 }
 
-// scan calls fn for every key and value of span. The slices are valid only
-// during the call.
+// scan calls fn for every key and value of span.
 func scan(r storage.Reader, span storage.Span, fn func(k, v []byte) error) error {
-	it, err := r.NewIter(span)
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := fn(it.Key(), it.Value()); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	return errors.Join(it.Error(), it.Close())
+	return storage.Scan(r, span, fn)
 }

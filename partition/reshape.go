@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	"slices"
 
 	"github.com/pivotdb/pivotdb/storage"
@@ -226,19 +227,27 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 		return nil, err
 	}
 
-	// Swap.
-	m.meta.Lock()
-	t.rw.Lock()
-	next, jobs, err := m.swap(t, cur, pivots, recountAll)
+	// Swap. A panic in here would leave the locks held and the new map
+	// perhaps committed but not installed (writes then land in shards the
+	// disk no longer has): not recoverable, so it ends the process, and
+	// the restart loads the committed map (panics.Crash).
+	var next *ShardMap
+	var jobs []countJob
 	var snap *storage.Snapshot
-	if err == nil && len(jobs) > 0 {
-		snap = m.eng.NewSnapshot()
-	}
-	if next != nil {
-		t.cur.Store(next)
-	}
-	t.rw.Unlock()
-	m.meta.Unlock()
+	func() {
+		defer panics.Crash("partition: shard map swap")
+		m.meta.Lock()
+		t.rw.Lock()
+		next, jobs, err = m.swap(t, cur, pivots, recountAll)
+		if err == nil && len(jobs) > 0 {
+			snap = m.eng.NewSnapshot()
+		}
+		if next != nil {
+			t.cur.Store(next)
+		}
+		t.rw.Unlock()
+		m.meta.Unlock()
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +273,14 @@ func (m *Manager) reshape(tableID uint64, what string, recountAll, async bool, p
 		go func() {
 			defer m.bg.Done()
 			defer t.op.Unlock()
-			if err := m.land(t, what, next, jobs, snap); err != nil {
+			// A panic while counting is recovered and handled like an
+			// error: the new shards stay pending, which Load repairs.
+			err := func() (err error) {
+				defer panics.Recover("partition: background count of a "+what, &err)
+				panics.Inject("partition.land")
+				return m.land(t, what, next, jobs, snap)
+			}()
+			if err != nil {
 				m.log.Warn("partition: background count of a "+what+" failed; the shards stay pending", "table", tableID, "err", err)
 			}
 		}()

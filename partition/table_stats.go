@@ -14,7 +14,7 @@ package partition
 // Pending).
 func (m *Manager) TableStats(tableID uint64) (*ShardMap, []ShardStats, TableCounters, error) {
 	var tc TableCounters
-	sm, snap, err := m.view(tableID)
+	sm, snap, err := viewWith(m, tableID, m.store.Snapshot)
 	if err != nil {
 		return nil, nil, tc, err
 	}

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"github.com/pivotdb/pivotdb/panics"
 	"io"
 	"log/slog"
 	"sync"
@@ -97,7 +98,13 @@ func (r *TTLRunner) Start() {
 				case <-r.ctx.Done():
 					return
 				case <-t.C:
-					r.Run()
+					// Each shard's erase recovers its own panics
+					// (eraseRecovered); this catches the rest of the run,
+					// so that the next one still comes.
+					func() {
+						defer panics.Recover("partition: TTL run", nil)
+						r.Run()
+					}()
 				}
 			}
 		}()
@@ -136,7 +143,7 @@ tables:
 			if r.ctx.Err() != nil {
 				return total
 			}
-			n, err := r.erase(r.ctx, id, sh.Span)
+			n, err := r.eraseRecovered(id, sh.Span)
 			total += n
 			sh.rt.ttlErased.Add(n)
 			switch {
@@ -152,6 +159,16 @@ tables:
 		}
 	}
 	return total
+}
+
+// eraseRecovered runs the erase function on one shard. A panic is
+// recovered, logged with its stack and counted (package panics), and fails
+// this shard's run only: the erase commits in one transaction or rolls it
+// back (sql's deleteExpired defers the rollback), so nothing is half done.
+func (r *TTLRunner) eraseRecovered(id uint64, span storage.Span) (n int64, err error) {
+	defer panics.Recover("partition: TTL runner", &err)
+	panics.Inject("partition.ttl.erase")
+	return r.erase(r.ctx, id, span)
 }
 
 // TTLLastRun returns when the TTL runner last finished a run of the shard;

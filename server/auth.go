@@ -95,7 +95,9 @@ func (c *conn) authenticate(user string) bool {
 		return true
 	}
 	err := c.scramExchange(user)
+	host := clientHost(c.raw.RemoteAddr())
 	if err == nil {
+		c.srv.authThrottle.succeeded(host)
 		c.send(&pgproto3.AuthenticationOk{})
 		return true
 	}
@@ -105,7 +107,11 @@ func (c *conn) authenticate(user string) bool {
 		c.log.Debug("server: authentication aborted", "user", user, "err", err)
 		return false
 	}
-	c.log.Info("server: authentication failed", "user", user, "reason", e.Detail)
+	// Every failed exchange counts, malformed ones too: a client that
+	// breaks off with garbage must not get its answer faster.
+	delay := c.srv.authThrottle.failed(host)
+	c.log.Info("server: authentication failed", "user", user, "client", host, "reason", e.Detail, "delay", delay)
+	c.srv.authSleep(c.ctx, delay)
 	// The reason stays in the server log, as in PostgreSQL; the client
 	// learns only that authentication failed.
 	e.Detail = ""

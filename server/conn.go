@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	"io"
 	"log/slog"
 	"net"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -117,25 +117,27 @@ func (e connError) Unwrap() error { return e.err }
 func (c *conn) serve() {
 	defer c.srv.unregister(c)
 	defer c.cleanup()
-	defer c.recoverPanic()
+	var panicErr error
+	defer func() {
+		if panicErr != nil {
+			c.reportPanic(panicErr)
+		}
+	}()
+	defer panics.Recover(fmt.Sprintf("server: connection %d", c.pid), &panicErr)
 	if !c.startup() {
 		return
 	}
 	c.commandLoop()
 }
 
-// recoverPanic turns a panic in this connection into an XX000 for its
-// client; the server and the other connections carry on.
-func (c *conn) recoverPanic() {
-	r := recover()
-	if r == nil {
-		return
-	}
-	c.log.Error("server: panic in connection", "panic", r, "stack", string(debug.Stack()))
+// reportPanic tells the client of a connection whose goroutine panicked
+// (recovered, logged and counted by package panics) that it is over, with
+// FATAL XX000; the server and the other connections carry on.
+func (c *conn) reportPanic(err error) {
 	c.mu.Lock()
 	c.state = stateClosed
 	c.mu.Unlock()
-	c.writeDirect(&sqlerr.Error{Code: sqlerr.InternalError, Message: fmt.Sprintf("internal error: %v", r), Fatal: true})
+	c.writeDirect(&sqlerr.Error{Code: sqlerr.InternalError, Message: err.Error(), Fatal: true})
 }
 
 // cleanup releases everything the connection holds. It runs after
@@ -151,11 +153,7 @@ func (c *conn) cleanup() {
 }
 
 func (c *conn) shielded(what string, fn func()) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.log.Error("server: panic "+what, "panic", r, "stack", string(debug.Stack()))
-		}
-	}()
+	defer panics.Recover("server: "+what, nil)
 	fn()
 }
 

@@ -14,7 +14,10 @@
 //	      │                  startup packet, MaxConnections, the Session,
 //	      │                  ParameterStatus, BackendKeyData, ReadyForQuery.
 //	      ├ auth.go          trust, or SCRAM-SHA-256 (xdg-go/scram) against
-//	      │                  the verifiers of Config.Passwords.
+//	      │                  the verifiers of Config.Passwords; refusal of
+//	      │                  plaintext clients under Config.TLSRequired.
+//	      ├ authdelay.go     failed logins answered after a delay that grows
+//	      │                  per client address (auth_delay, doubling).
 //	      ├ query.go         simple protocol: Query → statements in turn.
 //	      ├ extended.go      Parse/Bind/Describe/Execute/Close/Sync/Flush,
 //	      │                  prepared statements and portals.
@@ -77,8 +80,9 @@
 // than Config.MaxMessageSize, a length below 4, an unknown message type, a
 // body that does not decode, EOF inside a message) are reported as FATAL
 // 08P01 and close that connection only. A panic in a connection is
-// recovered, logged with its stack, reported to that client as FATAL XX000,
-// and the connection is closed; the server carries on.
+// recovered (package panics: logged with its stack and counted), reported to
+// that client as FATAL XX000, and the connection is closed; the server
+// carries on.
 //
 // Memory per connection is bounded by MaxMessageSize for input: pgproto3
 // checks the length prefix before it allocates for the body. Startup packets

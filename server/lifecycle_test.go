@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/pivotdb/pivotdb/panics"
 	"log/slog"
 	"net"
 	"slices"
@@ -91,6 +92,7 @@ func TestPanicIsContained(t *testing.T) {
 	ts := startServer(t, Config{}, nil)
 	bystander := ts.connect(t, pgx.QueryExecModeExec)
 	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	before := panics.Count()
 	_, err := conn.Exec(testContext(t), "select panic()")
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != sqlerr.InternalError || pe.Severity != "FATAL" || !strings.Contains(pe.Message, "fake: panic() called") {
@@ -103,6 +105,9 @@ func TestPanicIsContained(t *testing.T) {
 	}
 	checkAlive(t, bystander)
 	checkAlive(t, ts.connect(t, pgx.QueryExecModeExec))
+	if panics.Count() <= before {
+		t.Fatal("the panic was not counted")
+	}
 }
 
 func TestShutdownGraceful(t *testing.T) {

@@ -32,8 +32,11 @@ type Config struct {
 	// this per connection. Default DefaultMaxMessageSize (64 MiB).
 	MaxMessageSize int
 	// StartupTimeout bounds the time a new connection may take to complete
-	// its startup packets, so that idle sockets that never speak do not pin
-	// a goroutine forever. Default DefaultStartupTimeout.
+	// its startup (encryption, startup packet, authentication) up to its
+	// first ReadyForQuery, like PostgreSQL's authentication_timeout: a
+	// client still in startup then is dropped, so that sockets that never
+	// speak do not pin a goroutine and a connection slot forever
+	// (--startup-timeout). Default DefaultStartupTimeout.
 	StartupTimeout time.Duration
 	// Logger receives connection errors and recovered panics. Default
 	// slog.Default().
@@ -41,8 +44,23 @@ type Config struct {
 	// TLS, when set, is offered to clients that send SSLRequest (answered
 	// 'S'); without it SSLRequest is answered 'N'. Clients that do not ask
 	// for TLS are still served in the clear, as PostgreSQL's default "host"
-	// lines do; libpq's sslmode=require is how a client insists.
+	// lines do, unless TLSRequired; libpq's sslmode=require is how a
+	// client insists.
 	TLS *tls.Config
+	// TLSRequired refuses clients that did not negotiate TLS with FATAL
+	// 28000 after their startup packet, before authentication, as a
+	// pg_hba.conf of "hostssl" lines does (--tls-required). It needs TLS.
+	// CancelRequest is still accepted in the clear, as in PostgreSQL: it
+	// carries only the target's secret key.
+	TLSRequired bool
+	// AuthFailureDelay is the wait before answering the first failed login
+	// from a client address; it doubles with each further failure in a row
+	// up to AuthFailureMaxDelay (authdelay.go; --auth-failure-delay and
+	// --auth-failure-max-delay). Zero takes DefaultAuthFailureDelay and
+	// DefaultAuthFailureMaxDelay; a negative AuthFailureDelay turns the
+	// delay off.
+	AuthFailureDelay    time.Duration
+	AuthFailureMaxDelay time.Duration
 	// Auth selects how clients authenticate: AuthTrust (the zero value)
 	// admits every user, AuthSCRAM makes every connection prove its
 	// password with SCRAM-SHA-256 against Passwords.
@@ -55,6 +73,10 @@ type Config struct {
 	// connections are never refused by it, so that a full server can still
 	// be told to cancel.
 	MaxConnections int
+
+	// testAuthSleep replaces the wait of the login throttle in tests,
+	// which record the delays instead of sleeping them.
+	testAuthSleep func(ctx context.Context, d time.Duration)
 }
 
 func (c Config) withDefaults() Config {
@@ -69,6 +91,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.AuthFailureDelay == 0 {
+		c.AuthFailureDelay = DefaultAuthFailureDelay
+	}
+	if c.AuthFailureMaxDelay <= 0 {
+		c.AuthFailureMaxDelay = DefaultAuthFailureMaxDelay
 	}
 	return c
 }
@@ -92,6 +120,11 @@ type Server struct {
 	// Config.MaxConnections.
 	sessions atomic.Int64
 
+	// authThrottle slows failed logins down per client address
+	// (authdelay.go); authSleep waits its delays (tests record them).
+	authThrottle *authThrottle
+	authSleep    func(ctx context.Context, d time.Duration)
+
 	// draining is set (under mu, so that register sees it) by Shutdown and
 	// by a hard stop: no new connections, idle ones end. Connections read
 	// it without mu on their way to idle.
@@ -102,17 +135,23 @@ type Server struct {
 // ListenAndServe.
 func New(cfg Config, engine Engine) *Server {
 	cfg = cfg.withDefaults()
+	sleep := sleepCtx
+	if cfg.testAuthSleep != nil {
+		sleep = cfg.testAuthSleep
+	}
 	if cfg.Passwords == nil {
 		if ps, ok := engine.(PasswordStore); ok {
 			cfg.Passwords = ps
 		}
 	}
 	return &Server{
-		cfg:    cfg,
-		engine: engine,
-		log:    cfg.Logger,
-		conns:  make(map[*conn]struct{}),
-		byPID:  make(map[uint32]*conn),
+		cfg:          cfg,
+		engine:       engine,
+		log:          cfg.Logger,
+		conns:        make(map[*conn]struct{}),
+		byPID:        make(map[uint32]*conn),
+		authThrottle: newAuthThrottle(cfg.AuthFailureDelay, cfg.AuthFailureMaxDelay),
+		authSleep:    sleep,
 	}
 }
 
@@ -121,6 +160,9 @@ func New(cfg Config, engine Engine) *Server {
 func (s *Server) Listen() error {
 	if s.cfg.Auth == AuthSCRAM && s.cfg.Passwords == nil {
 		return errors.New("server: SCRAM authentication needs a password store")
+	}
+	if s.cfg.TLSRequired && s.cfg.TLS == nil {
+		return errors.New("server: TLS is required but no certificate is configured")
 	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {

@@ -165,6 +165,20 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 	c.be = pgproto3.NewBackend(c.nc, c.nc)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
 
+	if c.srv.cfg.TLSRequired && !c.tls {
+		// What PostgreSQL says when only hostssl lines match.
+		db := params["database"]
+		if db == "" {
+			db = params["user"]
+		}
+		c.log.Info("server: plaintext connection refused (TLS required)", "client", clientHost(c.raw.RemoteAddr()))
+		c.fatal(&sqlerr.Error{Code: sqlerr.InvalidAuthorizationSpec, Fatal: true,
+			Message: fmt.Sprintf("no pg_hba.conf entry for host %q, user %q, database %q, no encryption",
+				clientHost(c.raw.RemoteAddr()), params["user"], db),
+			Hint: "The server accepts only SSL connections (--tls-required); connect with sslmode=require."})
+		return false
+	}
+
 	if !c.srv.admit(c) {
 		c.fatal(&sqlerr.Error{Code: sqlerr.TooManyConnections, Message: "sorry, too many clients already", Fatal: true})
 		return false

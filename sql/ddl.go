@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/pivotdb/pivotdb/panics"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -43,6 +44,9 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 	if err := b.Commit(); err != nil {
 		return abort(err)
 	}
+	// Committed: a panic before both installs would leave the catalog and
+	// shard maps in memory behind the disk, with the change locks held.
+	defer panics.Crash("sql: installing a committed schema change")
 	pch.Install()
 	ch.Install()
 	s.e.syncKeyFilters()

@@ -28,8 +28,9 @@
 // (BEGIN ... COMMIT). Writes take per-key locks (sql/txn) and commit in one
 // Pebble batch through the shard manager, which adds the per-shard statistics
 // deltas to the same batch. Any error in a block fails it (25P02 until it
-// ends). Schema changes commit on their own (catalog and shard maps in one
-// batch), also inside a block, with a NOTICE.
+// ends). Schema changes commit on their own (ddl.go: catalog records and
+// shard maps through the metadata store, package meta, in one batch with
+// the data they drop or backfill), also inside a block, with a NOTICE.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,

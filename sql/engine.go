@@ -56,6 +56,10 @@ type Options struct {
 	// MemLimit; --max-query-memory); beyond it the statement fails with
 	// 53200. Zero: no limit.
 	MaxQueryMemory int64
+	// DiskReserveBytes is the free disk space commits must leave
+	// (--disk-reserve; storage/diskspace.go): below it a statement's
+	// commit fails with 53100. Zero: a default scaled to the disk.
+	DiskReserveBytes int64
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -99,7 +103,8 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger})
+	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
+		DiskReserveBytes: opts.DiskReserveBytes})
 	if err != nil {
 		return nil, err
 	}

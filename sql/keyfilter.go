@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"github.com/pivotdb/pivotdb/panics"
 
 	"github.com/pivotdb/pivotdb/sql/catalog"
 )
@@ -52,7 +53,14 @@ func (e *Engine) keyFilterChanged(old, cur *catalog.Table) {
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		if err := e.storage.CompactTable(ctx, cur.ID); err != nil && ctx.Err() == nil && e.opts.Events != nil {
+		// A panic fails this rewrite only (logged and counted): a
+		// compaction changes how data is stored, never what it is.
+		err := func() (err error) {
+			defer panics.Recover("sql: key filter rewrite", &err)
+			panics.Inject("sql.keyfilter.compact")
+			return e.storage.CompactTable(ctx, cur.ID)
+		}()
+		if err != nil && ctx.Err() == nil && e.opts.Events != nil {
 			e.opts.Events.Error("key filter compaction failed", "table", cur.Name, "err", err)
 		}
 	}()

@@ -125,7 +125,7 @@ func (s *Session) notice(severity, code, format string, args ...any) {
 	s.notices = append(s.notices, Notice{Severity: severity, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
-// preparedPlan is the analysed form of a statement, rebuilt when the
+// preparedPlan is the bound form of a statement, rebuilt when the
 // catalog changed since it was built.
 type preparedPlan struct {
 	stmt parser.Statement
@@ -133,7 +133,7 @@ type preparedPlan struct {
 	plan bind.Statement
 }
 
-// Prepare parses and analyses exactly one statement (or none) for the
+// Prepare parses and binds exactly one statement (or none) for the
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
@@ -156,7 +156,7 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 		}
 		declared[i] = t
 	}
-	return s.analyse(stmts[0], declared)
+	return s.bind(stmts[0], declared)
 }
 
 // PrepareScript parses a simple-protocol query string, which may hold several
@@ -170,14 +170,14 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 	}
 	out := make([]*Prepared, len(stmts))
 	for i, st := range stmts {
-		// Analysis needs the catalog as the earlier statements leave it
+		// Binding needs the catalog as the earlier statements leave it
 		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute.
 		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st}, deferred: true}
 	}
 	return out, nil
 }
 
-func (s *Session) analyse(st parser.Statement, declared []types.Type) (*Prepared, error) {
+func (s *Session) bind(st parser.Statement, declared []types.Type) (*Prepared, error) {
 	env := s.bindEnv()
 	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
@@ -216,7 +216,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
 	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
-		fresh, err := s.analyse(st, p.ParamTypes)
+		fresh, err := s.bind(st, p.ParamTypes)
 		if err != nil {
 			s.onError()
 			return nil, err
@@ -269,8 +269,16 @@ func (s *Session) statementContext(ctx context.Context) (context.Context, contex
 
 var errStatementTimeout = errors.New("statement timeout")
 
-// mapError turns context errors into 57014 with PostgreSQL's wording.
+// mapError turns context errors into 57014 with PostgreSQL's wording, and
+// a commit refused for want of disk space into 53100.
 func (s *Session) mapError(ctx context.Context, err error) error {
+	var full *storage.DiskFullError
+	if errors.As(err, &full) {
+		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",
+			Detail: fmt.Sprintf("%s of disk space is free; the server keeps %s in reserve (--disk-reserve).",
+				storage.FormatBytes(full.AvailBytes), storage.FormatBytes(full.ReserveBytes)),
+			Hint: "Free disk space; writes resume without a restart once there is room."}
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		if errors.Is(context.Cause(ctx), errStatementTimeout) {
 			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")

@@ -18,7 +18,7 @@ type ResultColumn struct {
 	ColumnNumber int16
 }
 
-// Prepared is a parsed, analysed statement ready to be executed any number of
+// Prepared is a parsed, bound statement ready to be executed any number of
 // times with different parameters. It is owned by one session.
 type Prepared struct {
 	// SQL is the text of this one statement.
@@ -33,7 +33,7 @@ type Prepared struct {
 	Empty bool
 
 	plan preparedPlan
-	// deferred marks a statement of a simple-protocol script whose analysis
+	// deferred marks a statement of a simple-protocol script whose binding
 	// waits until it runs, after the statements before it.
 	deferred bool
 }

@@ -22,6 +22,8 @@ type Batch struct {
 	b         *pebble.Batch // nil once closed.
 	writeOpts *pebble.WriteOptions
 	filters   *keyFilterTables // tables with a key bloom filter (keyfilter.go)
+	space     *diskGuard       // admission of commits (diskspace.go); may be nil
+	rangeDels bool             // DeleteRange was called (a drop, for admission)
 	committed bool
 }
 
@@ -78,6 +80,7 @@ func (b *Batch) DeleteRange(span Span) error {
 	if bytes.Compare(start, span.End) >= 0 {
 		return nil // Empty, or [empty key, 0x00), which holds no valid key.
 	}
+	b.rangeDels = true
 	return b.b.DeleteRange(start, span.End, nil)
 }
 
@@ -103,10 +106,19 @@ func (b *Batch) NewIter(span Span) (*Iterator, error) {
 
 // Commit applies the batch atomically. Unless the engine was opened with
 // NoSync, Commit returns only after the WAL is synced, so a committed batch
-// survives a crash.
+// survives a crash. When the disk has too little free space left
+// (diskspace.go) it writes nothing and returns a *DiskFullError
+// (ErrDiskFull); the batch stays uncommitted and may be retried.
 func (b *Batch) Commit() error {
 	if err := b.check(); err != nil {
 		return err
+	}
+	if b.space != nil && !b.b.Empty() {
+		done, err := b.space.admit(b.b.Len(), b.rangeDels)
+		if err != nil {
+			return err
+		}
+		defer done()
 	}
 	if err := b.b.Commit(b.writeOpts); err != nil {
 		return err

@@ -29,6 +29,13 @@
 //     levels and filters only the keys of the tables in the engine's set;
 //     each sstable's filter block lists the tables it covers, so a lookup
 //     never depends on the current setting (no false negatives).
+//   - Disk space (diskspace.go). A full disk would make Pebble end the
+//     process, so every Batch.Commit first checks (statfs) that the disk
+//     keeps Options.DiskReserveBytes free after it, and fails with
+//     ErrDiskFull otherwise; an EMERGENCY_BALLAST file is deleted when a
+//     write of Pebble's hits ENOSPC anyway and recreated when space returns.
+//     Pebble's background errors are logged, never fatal; its fatal paths
+//     (a failed WAL or MANIFEST write, data corruption) stay fatal.
 //
 // # Lifecycle
 //

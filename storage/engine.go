@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -37,8 +38,16 @@ type Options struct {
 	// memtables, which come on top (see pebbleOptions).
 	CacheSizeBytes int64
 	// MemTableSizeBytes is the size of one memtable; 0 means
-	// DefaultMemTableSizeBytes.
+	// DefaultMemTableSizeBytes, scaled down on disks smaller than 2 GiB
+	// (defaultMemTableSize in diskspace.go).
 	MemTableSizeBytes uint64
+	// DiskReserveBytes is the free disk space commits must leave (the
+	// server's --disk-reserve); below it Batch.Commit fails with ErrDiskFull
+	// (diskspace.go). 0 means DefaultDiskReserve of the disk's size.
+	DiskReserveBytes int64
+	// DiskBallastBytes is the size of the emergency ballast file; 0 means
+	// DefaultDiskBallast of the disk's size.
+	DiskBallastBytes int64
 	// FS is the filesystem holding the data directory; nil means the OS's.
 	// Tests use NewMemFS, which survives Close/Open but not the process.
 	FS FS
@@ -74,6 +83,9 @@ type Engine struct {
 	// filters is the set of tables with a key bloom filter (keyfilter.go),
 	// shared with the filter policy Pebble writes sstables with.
 	filters *keyFilterTables
+	// space is the disk guard (diskspace.go); nil when the filesystem
+	// cannot report its usage.
+	space *diskGuard
 
 	mu     sync.Mutex // Serialises Close.
 	closed bool
@@ -100,12 +112,32 @@ var (
 
 // Open opens the engine in dir, creating it if it does not exist.
 func Open(dir string, opts Options) (*Engine, error) {
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	space, err := newDiskGuard(fs, dir, opts)
+	if err != nil {
+		return nil, err
+	}
 	filters := &keyFilterTables{}
-	db, err := pebble.Open(dir, opts.pebbleOptions(filters))
+	if space != nil && opts.MemTableSizeBytes == 0 {
+		opts.MemTableSizeBytes = defaultMemTableSize(space.total)
+	}
+	po := opts.pebbleOptions(filters)
+	if space != nil {
+		// A write of Pebble's that hits ENOSPC deletes the ballast and is
+		// retried once (diskspace.go).
+		po.FS = vfs.OnDiskFull(po.FS, space.onDiskFull)
+	}
+	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters}
+	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space}
 	if opts.NoSync {
 		e.writeOpts = pebble.NoSync
 	}
@@ -130,21 +162,27 @@ func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 			return 1, min(4, max(1, runtime.GOMAXPROCS(0)))
 		},
 	}
-	if p.CacheSize == 0 {
-		p.CacheSize = DefaultCacheSizeBytes
-	}
 	if p.MemTableSize == 0 {
 		p.MemTableSize = DefaultMemTableSizeBytes
 	}
-	// Pebble reserves the memory of live memtables inside the block cache
-	// (Cache.Reserve). With a cache no larger than a memtable nothing would
-	// be cached at all (blocks, bloom filters, index blocks all re-read from
-	// the files on every access), so CacheSizeBytes is the room for blocks
-	// and the cache is made larger by two memtables (the mutable one and one
-	// being flushed).
-	p.CacheSize += 2 * int64(p.MemTableSize)
+	p.CacheSize = o.cacheSize(p.MemTableSize)
 	if o.Logger != nil {
 		p.Logger = o.Logger
+	}
+	// Failed flushes and compactions are logged and retried by Pebble; they
+	// never end the process (a full disk makes them fail for a while).
+	// DataCorruption keeps Pebble's default, which is fatal: serving from a
+	// store known to be corrupt could hand out or build on wrong data.
+	// Space under a range deletion (DROP TABLE) is reclaimed only after
+	// the memtable holding it is flushed; without a delay that could wait
+	// for the memtable to fill, which on a full disk never happens.
+	p.FlushDelayDeleteRange = flushDelayDeleteRange
+	bg := &backgroundErrorLog{log: o.events(), interval: 10 * time.Second}
+	p.EventListener = &pebble.EventListener{
+		BackgroundError: bg.report,
+		LowDiskSpace: func(info pebble.LowDiskSpaceInfo) {
+			o.events().Warn("storage: low disk space", "info", info.String())
+		},
 	}
 	// Counter keys (counters.go) are updated with Batch.Merge.
 	p.Merger = counterMerger
@@ -163,6 +201,22 @@ func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 	p.BlockPropertyCollectors = append(p.BlockPropertyCollectors, newKeyFilterCollector(filters))
 	p.EnsureDefaults()
 	return p
+}
+
+// cacheSize is the block cache size for memtables of memTableSize.
+//
+// Pebble reserves the memory of live memtables inside the block cache
+// (Cache.Reserve). With a cache no larger than a memtable nothing would be
+// cached at all (blocks, bloom filters, index blocks all re-read from the
+// files on every access), so CacheSizeBytes is the room for blocks and the
+// cache is made larger by two memtables (the mutable one and one being
+// flushed).
+func (o Options) cacheSize(memTableSize uint64) int64 {
+	c := o.CacheSizeBytes
+	if c == 0 {
+		c = DefaultCacheSizeBytes
+	}
+	return c + 2*int64(memTableSize)
 }
 
 // Close flushes the memtables to sstables, so that the next Open need not
@@ -202,7 +256,7 @@ func (e *Engine) NewIter(span Span) (*Iterator, error) {
 // its own Get and NewIter, merged over the latest committed state, until
 // Commit applies them atomically.
 func (e *Engine) NewBatch() *Batch {
-	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts, filters: e.filters}
+	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts, filters: e.filters, space: e.space}
 }
 
 // NewSnapshot returns a consistent, unchanging view of the current committed

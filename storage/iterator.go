@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -168,4 +169,20 @@ func (i *Iterator) moved(valid bool, dir int, seekKey []byte) bool {
 	i.last = append(i.last[:0], key...)
 	i.hasLast = true
 	return true
+}
+
+// Scan calls fn for every key and value of span in r, in key order, and
+// stops at fn's first error. The slices are valid only during the call.
+func Scan(r Reader, span Span, fn func(key, value []byte) error) error {
+	it, err := r.NewIter(span)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
 }

@@ -29,15 +29,9 @@ func TestLogicFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range results {
-		t.Logf("%s: %d passed, %d failed, %d skipped", r.File, r.Passed, r.Failed, r.Skipped)
-		if r.Err != nil {
-			t.Errorf("%s: %v", r.File, r.Err)
-		}
-		for _, f := range r.Failures {
-			t.Errorf("%s:%d: %s\n%s\nexpected %v\ngot      %v", f.File, f.Line, f.Message, f.SQL, f.Expected, f.Got)
-		}
-		if r.Passed == 0 {
-			t.Errorf("%s: nothing passed", r.File)
+		t.Log(r.Summary())
+		for _, p := range r.Problems() {
+			t.Error(p)
 		}
 	}
 }

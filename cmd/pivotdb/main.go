@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pivotdb/pivotdb/panics"
 	"io"
 	"log/slog"
 	"net"
@@ -49,9 +50,10 @@ func usage(w io.Writer) {
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
                 [--balancer-interval DURATION] [--load-split-ops N] [--load-merge-quiet DURATION]
                 [--ttl-run-interval DURATION]
-                [--tls-cert FILE --tls-key FILE] [--auth trust|scram] [--initial-password PASSWORD]
+                [--tls-cert FILE --tls-key FILE [--tls-required]] [--auth trust|scram] [--initial-password PASSWORD]
+                [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
-                [--max-query-memory BYTES]
+                [--max-query-memory BYTES] [--disk-reserve BYTES]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -74,6 +76,13 @@ func serve(args []string, stderr io.Writer) int {
 		"how often the TTL runner erases expired rows of tables with a TTL (0 disables erasing; reads hide expired rows regardless)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) for TLS; with --tls-key, SSLRequest is answered 'S'")
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	tlsRequired := fs.Bool("tls-required", false, "refuse clients that do not use TLS (FATAL 28000); needs --tls-cert and --tls-key")
+	startupTimeout := fs.Duration("startup-timeout", server.DefaultStartupTimeout,
+		"how long a new connection may take to finish its startup and authentication before it is dropped")
+	authDelay := fs.Duration("auth-failure-delay", server.DefaultAuthFailureDelay,
+		"wait before answering a failed login; doubles with each further failure from the same client address (0: no delay)")
+	authMaxDelay := fs.Duration("auth-failure-max-delay", server.DefaultAuthFailureMaxDelay,
+		"the longest wait before answering a failed login")
 	authName := fs.String("auth", "trust", "client authentication: trust (loopback addresses only) or scram (SCRAM-SHA-256 passwords)")
 	initialPassword := fs.String("initial-password", "",
 		"first password of the built-in user pivotdb, set only while it has none (default: $PIVOTDB_PASSWORD)")
@@ -83,6 +92,9 @@ func serve(args []string, stderr io.Writer) int {
 		"default idle_in_transaction_session_timeout: sessions idle that long inside a transaction are ended (0: never)")
 	maxQueryMem := fs.Int64("max-query-memory", 1<<30,
 		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
+	diskReserve := fs.Int64("disk-reserve", 0,
+		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
+			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -99,8 +111,12 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory and the timeouts must not be negative\n")
+	if *startupTimeout <= 0 || *authMaxDelay <= 0 || *authDelay < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --startup-timeout and --auth-failure-max-delay must be positive, --auth-failure-delay not negative\n")
+		return 2
+	}
+	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *diskReserve < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory, --disk-reserve and the timeouts must not be negative\n")
 		return 2
 	}
 	authMethod, err := server.ParseAuthMethod(*authName)
@@ -112,6 +128,7 @@ func serve(args []string, stderr io.Writer) int {
 		*initialPassword = os.Getenv("PIVOTDB_PASSWORD")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	panics.SetLogger(log)
 
 	if authMethod == server.AuthTrust {
 		if err := checkTrustedListen(*listen); err != nil {
@@ -123,6 +140,13 @@ func serve(args []string, stderr io.Writer) int {
 	if err != nil {
 		log.Error("refusing to start", "err", err)
 		return 1
+	}
+	if *tlsRequired && tlsConfig == nil {
+		log.Error("refusing to start: --tls-required needs --tls-cert and --tls-key")
+		return 1
+	}
+	if *authDelay == 0 {
+		*authDelay = -1 // server.Config: negative turns the delay off
 	}
 
 	if *debugListen != "" {
@@ -136,7 +160,8 @@ func serve(args []string, stderr io.Writer) int {
 		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps,
 			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
-		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem})
+		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
+		DiskReserveBytes: *diskReserve})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1
@@ -148,7 +173,8 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
-		TLS: tlsConfig, Auth: authMethod, MaxConnections: *maxConns}, server.FromSQL(eng))
+		TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
+		StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay}, server.FromSQL(eng))
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "addr", *listen, "err", err)
 		eng.Close()

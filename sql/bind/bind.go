@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
@@ -47,7 +48,7 @@ func Bind(st *parser.Statement, declared []types.Type, env *Env) (stmt Statement
 		params[i] = types.TypeUnknown
 	}
 	copy(params, declared)
-	a := &analyser{env: env, snap: env.Snapshot, stmt: st, params: params}
+	a := &binder{env: env, snap: env.Snapshot, stmt: st, params: params}
 	stmt, err = a.plan()
 	if err != nil {
 		return nil, nil, sqlerr.WithPosition(err, 0)
@@ -60,14 +61,14 @@ func Bind(st *parser.Statement, declared []types.Type, env *Env) (stmt Statement
 	return stmt, a.params, nil
 }
 
-// analyser turns one parsed statement into a Statement against one
+// binder turns one parsed statement into a Statement against one
 // catalog snapshot, inferring parameter types on the way.
-type analyser struct {
+type binder struct {
 	env    *Env
 	snap   *catalog.Snapshot
 	stmt   *parser.Statement
 	params []types.Type
-	// viewDepth counts the views being expanded around this analyser.
+	// viewDepth counts the views being expanded around this binder.
 	viewDepth int
 
 	// outer holds the queries enclosing the subquery being planned
@@ -83,7 +84,7 @@ type analyser struct {
 	ctes []*cteDef
 }
 
-func (a *analyser) plan() (Statement, error) {
+func (a *binder) plan() (Statement, error) {
 	st := a.stmt
 	switch {
 	case st.Txn != nil:
@@ -116,14 +117,8 @@ func (a *analyser) plan() (Statement, error) {
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
 	switch n := st.AST.(type) {
-	case *ast.SelectStmt:
-		node, err := a.buildSelect(n)
-		if err != nil {
-			return nil, err
-		}
-		return &Select{Node: node}, nil
-	case *ast.SetOprStmt:
-		node, err := a.buildSetOpr(n)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		node, _, err := a.buildQueryStmt(n)
 		if err != nil {
 			return nil, err
 		}
@@ -159,6 +154,20 @@ func (a *analyser) plan() (Statement, error) {
 	return nil, sqlerr.NotSupported("statement %s", statementName(st.AST))
 }
 
+// buildQueryStmt binds a query statement, a SELECT or a set operation; ok
+// is false for any other statement.
+func (a *binder) buildQueryStmt(n ast.Node) (node planner.Node, ok bool, err error) {
+	switch q := n.(type) {
+	case *ast.SelectStmt:
+		node, err = a.buildSelect(q)
+	case *ast.SetOprStmt:
+		node, err = a.buildSetOpr(q)
+	default:
+		return nil, false, nil
+	}
+	return node, true, err
+}
+
 // statementName names a statement kind for "not supported" errors.
 func statementName(n ast.StmtNode) string {
 	name := fmt.Sprintf("%T", n)
@@ -178,14 +187,14 @@ func restore(n ast.Node) string {
 
 // build translates an expression in a scope; replace may substitute nodes
 // (aggregates, GROUP BY expressions).
-func (a *analyser) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
+func (a *binder) build(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
 	return a.buildMode(sc, n, replace, false)
 }
 
 // buildMode is build; untyped leaves an untyped literal or NULL untyped
 // (the select list of a set operation's arm, whose type the other arms
 // decide).
-func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error), untyped bool) (expr.Expr, error) {
+func (a *binder) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.ExprNode) (expr.Expr, bool, error), untyped bool) (expr.Expr, error) {
 	b := a.builder(sc, replace)
 	var e expr.Expr
 	var err error
@@ -200,7 +209,7 @@ func (a *analyser) buildMode(sc expr.Scope, n ast.ExprNode, replace func(ast.Exp
 
 // builder returns the expression builder for scope sc (nil: none). The
 // caller copies b.ParamTypes back to a.params after building.
-func (a *analyser) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, bool, error)) *expr.Builder {
+func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, bool, error)) *expr.Builder {
 	if sc == nil {
 		sc = &scope{}
 	}
@@ -216,7 +225,7 @@ func (a *analyser) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr,
 // buildStored translates an expression stored in the catalog (a DEFAULT, a
 // computed column): it has no parameters and no place in the statement
 // text, so its errors carry no position.
-func (a *analyser) buildStored(sc expr.Scope, n ast.ExprNode) (expr.Expr, error) {
+func (a *binder) buildStored(sc expr.Scope, n ast.ExprNode) (expr.Expr, error) {
 	if sc == nil {
 		sc = &scope{}
 	}
@@ -224,7 +233,7 @@ func (a *analyser) buildStored(sc expr.Scope, n ast.ExprNode) (expr.Expr, error)
 }
 
 // paramNumber returns the $n of a parameter marker node, or 0.
-func (a *analyser) paramNumber(n ast.ExprNode) int {
+func (a *binder) paramNumber(n ast.ExprNode) int {
 	pm, ok := n.(*test_driver.ParamMarkerExpr)
 	if !ok {
 		return 0
@@ -238,7 +247,7 @@ func (a *analyser) paramNumber(n ast.ExprNode) int {
 // hintParam sets the type of a bare parameter used where a value of type t
 // is expected (an INSERT value, a SET assignment, LIMIT), unless the client
 // declared one.
-func (a *analyser) hintParam(n ast.ExprNode, t types.Type) {
+func (a *binder) hintParam(n ast.ExprNode, t types.Type) {
 	k := a.paramNumber(n)
 	if k == 0 {
 		return
@@ -252,7 +261,7 @@ func (a *analyser) hintParam(n ast.ExprNode, t types.Type) {
 }
 
 // lookupTable resolves a table name of the session's database.
-func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
+func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
@@ -271,12 +280,12 @@ func (a *analyser) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 
 // evalContext evaluates an expression while binding: no parameters, the
 // environment's clock.
-func (a *analyser) evalContext() *expr.Context {
+func (a *binder) evalContext() *expr.Context {
 	return &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
 }
 
 // catalogView is what pg_catalog's relations and the session functions
 // read.
-func (a *analyser) catalogView() *pgcatalog.View {
+func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings}
 }

@@ -12,7 +12,7 @@ import (
 
 // WITH: common table expressions.
 //
-// A WITH clause pushes its queries on the analyser's CTE stack for the
+// A WITH clause pushes its queries on the binder's CTE stack for the
 // statement it heads; a table name without a schema is looked up there
 // (innermost first) before the catalog. Each reference binds the CTE's
 // query again, as a derived table, in the names visible where the CTE was
@@ -49,7 +49,7 @@ type cteDef struct {
 }
 
 // pushWith puts a WITH clause's queries in scope; pop removes them.
-func (a *analyser) pushWith(w *ast.WithClause) (pop func(), err error) {
+func (a *binder) pushWith(w *ast.WithClause) (pop func(), err error) {
 	saved := a.ctes
 	pop = func() { a.ctes = saved }
 	seen := map[string]bool{}
@@ -70,7 +70,7 @@ func (a *analyser) pushWith(w *ast.WithClause) (pop func(), err error) {
 }
 
 // lookupCTE finds the WITH query a table name refers to.
-func (a *analyser) lookupCTE(tn *ast.TableName) *cteDef {
+func (a *binder) lookupCTE(tn *ast.TableName) *cteDef {
 	if tn.Schema.O != "" {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (a *analyser) lookupCTE(tn *ast.TableName) *cteDef {
 
 // cteSource plans a reference to a WITH query in FROM; ok is false when
 // the name is not one.
-func (a *analyser) cteSource(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+func (a *binder) cteSource(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
 	def := a.lookupCTE(tn)
 	if def == nil {
 		return nil, nil, false, nil
@@ -128,7 +128,7 @@ func (a *analyser) cteSource(tn *ast.TableName, alias string) (planner.Node, *sc
 }
 
 // cteQuery binds a WITH query's body.
-func (a *analyser) cteQuery(def *cteDef) (planner.Node, error) {
+func (a *binder) cteQuery(def *cteDef) (planner.Node, error) {
 	body := def.cte.Query.Query
 	if !def.recursive || !refersTo(body, def.name) {
 		return a.buildQuery(body)

@@ -37,7 +37,7 @@ func parseExpr(text string) (ast.ExprNode, error) {
 // planCreateTable binds CREATE TABLE into a validated descriptor: columns,
 // constraints, primary key (a hidden generated one when none is declared),
 // computed columns, settings, indexes and the initial shard boundaries.
-func (a *analyser) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
+func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 	if err := createTableForm(n); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ type tableDef struct {
 }
 
 // addColumn adds a column definition with its options.
-func (a *analyser) addColumn(d *tableDef, cd *ast.ColumnDef) error {
+func (a *binder) addColumn(d *tableDef, cd *ast.ColumnDef) error {
 	t := d.t
 	typ, err := parser.ColumnType(cd)
 	if err != nil {
@@ -254,7 +254,7 @@ func multiplePK(table string) error {
 // checkDefault validates a DEFAULT expression: it must not reference
 // columns, and a constant must convert to the column type. It returns the
 // SQL text stored in the catalog.
-func (a *analyser) checkDefault(n ast.ExprNode, typ types.Type) (string, error) {
+func (a *binder) checkDefault(n ast.ExprNode, typ types.Type) (string, error) {
 	e, err := a.build(nil, n, nil)
 	if err != nil {
 		return "", err
@@ -279,7 +279,7 @@ func (a *analyser) checkDefault(n ast.ExprNode, typ types.Type) (string, error) 
 // that are not computed themselves (so there are no cycles), a computed key
 // column only non-computed key columns; it must be deterministic and of a
 // type that converts to the column's.
-func (a *analyser) checkComputed(t *catalog.Table, exprs map[int]ast.ExprNode) error {
+func (a *binder) checkComputed(t *catalog.Table, exprs map[int]ast.ExprNode) error {
 	sc := tableScope(t, "")
 	for i, n := range exprs {
 		col := &t.Columns[i]
@@ -343,7 +343,7 @@ func assignable(from, to types.Type) bool {
 
 // computedExprs builds the expressions of a table's computed columns over
 // the table's row (nil for ordinary columns).
-func (a *analyser) computedExprs(t *catalog.Table) ([]expr.Expr, error) {
+func (a *binder) computedExprs(t *catalog.Table) ([]expr.Expr, error) {
 	var out []expr.Expr
 	for i, c := range t.Columns {
 		if c.Computed == "" {

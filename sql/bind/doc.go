@@ -22,5 +22,7 @@
 // PostgreSQL.
 //
 // Debugging: EXPLAIN prints what a query was bound to; errors carry the
-// position of the offending expression in the statement.
+// position of the offending expression in the statement. testdata/bind
+// binds statements against an Env over a catalog of its own, without a
+// Session (bind_test.go; rewrite with -rewrite).
 package bind

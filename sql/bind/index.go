@@ -63,7 +63,7 @@ func (spec IndexSpec) Resolve(t *catalog.Table) (catalog.Index, error) {
 }
 
 // planCreateIndex is CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON t (cols).
-func (a *analyser) planCreateIndex(n *ast.CreateIndexStmt) (Statement, error) {
+func (a *binder) planCreateIndex(n *ast.CreateIndexStmt) (Statement, error) {
 	switch n.KeyType {
 	case ast.IndexKeyTypeNone, ast.IndexKeyTypeUnique:
 	default:

@@ -14,7 +14,7 @@ import (
 // planInsert binds INSERT, UPSERT and REPLACE: the table, its target
 // columns, the source rows, and the defaults and computed columns that
 // complete each row.
-func (a *analyser) planInsert(n *ast.InsertStmt) (Statement, error) {
+func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	t, err := a.insertTable(n)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func (a *analyser) planInsert(n *ast.InsertStmt) (Statement, error) {
 }
 
 // insertTable resolves the table INSERT writes, refusing MySQL's forms.
-func (a *analyser) insertTable(n *ast.InsertStmt) (*catalog.Table, error) {
+func (a *binder) insertTable(n *ast.InsertStmt) (*catalog.Table, error) {
 	switch {
 	case n.OnDuplicate != nil:
 		return nil, sqlerr.NotSupported("INSERT ... ON DUPLICATE KEY UPDATE (use UPSERT)")
@@ -97,25 +97,19 @@ func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
 
 // insertSource binds the rows to insert: a query, or a VALUES list whose
 // items take the types of their target columns.
-func (a *analyser) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
+func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
 	if n.Select == nil {
 		return a.insertValues(n.Lists, t, target)
 	}
-	var node planner.Node
-	var err error
-	switch src := n.Select.(type) {
-	case *ast.SelectStmt:
-		if src.Kind == ast.SelectStmtKindValues {
-			return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
-		}
-		node, err = a.buildSelect(src)
-	case *ast.SetOprStmt:
-		node, err = a.buildSetOpr(src)
-	default:
-		return nil, sqlerr.NotSupported("this INSERT source")
+	if sel, isSelect := n.Select.(*ast.SelectStmt); isSelect && sel.Kind == ast.SelectStmtKindValues {
+		return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
 	}
+	node, ok, err := a.buildQueryStmt(n.Select)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, sqlerr.NotSupported("this INSERT source")
 	}
 	if got := visibleCount(node.Columns()); got != len(target) {
 		return nil, insertArityError(got, len(target))
@@ -125,7 +119,7 @@ func (a *analyser) insertSource(n *ast.InsertStmt, t *catalog.Table, target []in
 
 // insertValues binds INSERT ... VALUES (...), ...; DEFAULT stands for the
 // column's default.
-func (a *analyser) insertValues(lists [][]ast.ExprNode, t *catalog.Table, target []int) (planner.Node, error) {
+func (a *binder) insertValues(lists [][]ast.ExprNode, t *catalog.Table, target []int) (planner.Node, error) {
 	rows := make([][]expr.Expr, len(lists))
 	for r, list := range lists {
 		if len(list) != len(target) {
@@ -159,7 +153,7 @@ func (a *analyser) insertValues(lists [][]ast.ExprNode, t *catalog.Table, target
 
 // columnDefaults builds the DEFAULT of every column that has one (nil for
 // the others).
-func (a *analyser) columnDefaults(t *catalog.Table) ([]expr.Expr, error) {
+func (a *binder) columnDefaults(t *catalog.Table) ([]expr.Expr, error) {
 	defaults := make([]expr.Expr, len(t.Columns))
 	for i, c := range t.Columns {
 		if c.Default != "" {
@@ -181,7 +175,7 @@ func insertArityError(got, want int) error {
 }
 
 // columnDefault builds a column's DEFAULT expression (NULL when none).
-func (a *analyser) columnDefault(c catalog.Column) (expr.Expr, error) {
+func (a *binder) columnDefault(c catalog.Column) (expr.Expr, error) {
 	if c.Default == "" {
 		return expr.NullOf(c.Type), nil
 	}

@@ -33,7 +33,7 @@ type fromItem struct {
 // the joined ones by an equality (a hash join), else by any condition,
 // else the cheapest one. This keeps the 64-table joins of sqllogictest's
 // select5 linear in the size of the tables instead of exponential.
-func (a *analyser) buildFromWhere(j *ast.Join, where ast.ExprNode) (planner.Node, *scope, error) {
+func (a *binder) buildFromWhere(j *ast.Join, where ast.ExprNode) (planner.Node, *scope, error) {
 	var items []*fromItem
 	var ons []ast.ExprNode
 	if err := a.flattenFrom(j, &items, &ons); err != nil {
@@ -402,7 +402,7 @@ func andAll(es []expr.Expr) expr.Expr {
 
 // applyFilters adds conditions to a node, pushing them as far down as
 // they can go (pushFilter).
-func (a *analyser) applyFilters(node planner.Node, conds []expr.Expr) (planner.Node, error) {
+func (a *binder) applyFilters(node planner.Node, conds []expr.Expr) (planner.Node, error) {
 	if len(conds) == 0 {
 		return node, nil
 	}
@@ -415,7 +415,7 @@ func (a *analyser) applyFilters(node planner.Node, conds []expr.Expr) (planner.N
 // expressions they name), else as a Filter on top. It stops at
 // aggregates, DISTINCT, LIMIT and joins, and does not move subqueries or
 // non-deterministic expressions.
-func (a *analyser) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, error) {
+func (a *binder) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, error) {
 	switch n := node.(type) {
 	case *planner.Scan:
 		if n.Filter != nil {
@@ -455,7 +455,7 @@ func (a *analyser) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, 
 // into that side: either side of an inner join, only the preserved (left)
 // side of a LEFT join, as a condition on the NULL-padded side must see the
 // padding. The rest is a Filter on top.
-func (a *analyser) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, error) {
+func (a *binder) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, error) {
 	lw := len(n.Left.Columns())
 	owner := make([]int, len(n.Cols))
 	for i := lw; i < len(owner); i++ {
@@ -537,7 +537,7 @@ func movable(e expr.Expr) bool {
 }
 
 // flattenFrom collects the items and ON conditions of an inner-join group.
-func (a *analyser) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast.ExprNode) error {
+func (a *binder) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast.ExprNode) error {
 	j, ok := n.(*ast.Join)
 	if !ok {
 		it, err := a.fromLeaf(n)
@@ -585,13 +585,13 @@ func (a *analyser) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]a
 // cond on r alone filter r before the join; equalities between the sides
 // become hash keys; the rest decide matches (a left row that matches
 // nothing still appears once, NULL-padded).
-func (a *analyser) buildLeftJoin(j *ast.Join) (*fromItem, error) {
+func (a *binder) buildLeftJoin(j *ast.Join) (*fromItem, error) {
 	return a.leftJoin(j.Left, j.Right, j.On)
 }
 
 // buildRightJoin plans `l RIGHT JOIN r ON cond` as `r LEFT JOIN l ON cond`
 // with the columns put back in the written order.
-func (a *analyser) buildRightJoin(j *ast.Join) (*fromItem, error) {
+func (a *binder) buildRightJoin(j *ast.Join) (*fromItem, error) {
 	it, err := a.leftJoin(j.Right, j.Left, j.On)
 	if err != nil {
 		return nil, err
@@ -616,7 +616,7 @@ func (a *analyser) buildRightJoin(j *ast.Join) (*fromItem, error) {
 }
 
 // leftJoin plans outer LEFT JOIN inner ON on.
-func (a *analyser) leftJoin(outer, inner ast.ResultSetNode, on *ast.OnCondition) (*fromItem, error) {
+func (a *binder) leftJoin(outer, inner ast.ResultSetNode, on *ast.OnCondition) (*fromItem, error) {
 	lnode, lsc, err := a.buildFromNode(outer)
 	if err != nil {
 		return nil, err
@@ -673,7 +673,7 @@ func (a *analyser) leftJoin(outer, inner ast.ResultSetNode, on *ast.OnCondition)
 }
 
 // buildFromNode plans one side of a LEFT JOIN.
-func (a *analyser) buildFromNode(n ast.ResultSetNode) (planner.Node, *scope, error) {
+func (a *binder) buildFromNode(n ast.ResultSetNode) (planner.Node, *scope, error) {
 	if j, ok := n.(*ast.Join); ok {
 		return a.buildFromWhere(j, nil)
 	}
@@ -685,7 +685,7 @@ func (a *analyser) buildFromNode(n ast.ResultSetNode) (planner.Node, *scope, err
 }
 
 // fromLeaf plans a table, view or derived table of a FROM clause.
-func (a *analyser) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
+func (a *binder) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 	ts, ok := n.(*ast.TableSource)
 	if !ok {
 		return nil, sqlerr.NotSupported("this FROM clause")
@@ -745,7 +745,7 @@ func seriesCall(n ast.ResultSetNode) *ast.FuncCallExpr {
 // integers from start to stop, one column named generate_series, or after
 // the alias (FROM generate_series(1, 3) s names the column s), or the
 // column alias. The arguments may refer to an outer query.
-func (a *analyser) fromSeries(call *ast.FuncCallExpr, alias string, names []string) (*fromItem, error) {
+func (a *binder) fromSeries(call *ast.FuncCallExpr, alias string, names []string) (*fromItem, error) {
 	if len(call.Args) < 2 || len(call.Args) > 3 {
 		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function generate_series with %d arguments does not exist", len(call.Args))
 	}
@@ -805,7 +805,7 @@ func columnAliases(ts *ast.TableSource) (names []string, lateral bool) {
 }
 
 // fromQuery plans a query used as a relation (a derived table, a view).
-func (a *analyser) fromQuery(n ast.ResultSetNode) (planner.Node, error) {
+func (a *binder) fromQuery(n ast.ResultSetNode) (planner.Node, error) {
 	switch n.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		return a.buildQuery(n)

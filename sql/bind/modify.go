@@ -8,7 +8,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
-func (a *analyser) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scope, error) {
+func (a *binder) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scope, error) {
 	if refs == nil || refs.TableRefs == nil || refs.TableRefs.Right != nil {
 		return nil, nil, sqlerr.NotSupported("multi-table UPDATE and DELETE")
 	}
@@ -31,7 +31,7 @@ func (a *analyser) modifyTarget(refs *ast.TableRefsClause) (*planner.Scan, *scop
 	return &planner.Scan{Table: t, Cols: cols}, tableScope(t, ts.AsName.O), nil
 }
 
-func (a *analyser) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) error {
+func (a *binder) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) error {
 	if where == nil {
 		return nil
 	}
@@ -44,7 +44,7 @@ func (a *analyser) planWhere(scan *planner.Scan, sc *scope, where ast.ExprNode) 
 
 // setScanCondition makes cond the scan's filter and compiles its key
 // ranges, computed key columns included.
-func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
+func (a *binder) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 	scan.Filter = cond
 	computed, err := a.computedExprs(scan.Table)
 	if err != nil {
@@ -67,7 +67,7 @@ func (a *analyser) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 	return nil
 }
 
-func (a *analyser) planUpdate(n *ast.UpdateStmt) (Statement, error) {
+func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if n.Order != nil || n.Limit != nil {
 		return nil, sqlerr.NotSupported("UPDATE with ORDER BY or LIMIT")
 	}
@@ -113,7 +113,7 @@ func (a *analyser) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	return p, nil
 }
 
-func (a *analyser) planDelete(n *ast.DeleteStmt) (Statement, error) {
+func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
 	if n.IsMultiTable || n.Order != nil || n.Limit != nil {
 		return nil, sqlerr.NotSupported("DELETE with several tables, ORDER BY or LIMIT")
 	}

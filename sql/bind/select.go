@@ -21,7 +21,7 @@ import (
 //	  → Distinct → Sort → Limit
 //
 // Hidden columns come last so that callers return row[:visible].
-func (a *analyser) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
+func (a *binder) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	untyped := a.setOpArm
 	a.setOpArm = false
 	if err := selectForm(sel); err != nil {
@@ -74,7 +74,7 @@ func selectForm(sel *ast.SelectStmt) error {
 // the clauses' names become visible: FROM and WHERE, grouping, the select
 // list, HAVING, ORDER BY, then DISTINCT and LIMIT around the projection.
 type selectQuery struct {
-	a   *analyser
+	a   *binder
 	sel *ast.SelectStmt
 
 	input planner.Node
@@ -285,7 +285,7 @@ func (q *selectQuery) finish() (planner.Node, error) {
 }
 
 // sourceColumn describes output column i of the input for RowDescription.
-func (a *analyser) sourceColumn(input planner.Node, i int, c scopeColumn) planner.Column {
+func (a *binder) sourceColumn(input planner.Node, i int, c scopeColumn) planner.Column {
 	col := planner.Column{Name: c.name, Type: c.typ}
 	if scan, ok := input.(*planner.Scan); ok {
 		col.Table = scan.Table
@@ -294,7 +294,7 @@ func (a *analyser) sourceColumn(input planner.Node, i int, c scopeColumn) planne
 	return col
 }
 
-func (a *analyser) buildLimit(n ast.ExprNode) (expr.Expr, error) {
+func (a *binder) buildLimit(n ast.ExprNode) (expr.Expr, error) {
 	a.hintParam(n, types.TypeInt64)
 	e, err := a.build(nil, n, nil)
 	if err != nil {
@@ -306,11 +306,11 @@ func (a *analyser) buildLimit(n ast.ExprNode) (expr.Expr, error) {
 	return e, nil
 }
 
-func (a *analyser) buildCondition(sc expr.Scope, n ast.ExprNode, clause string) (expr.Expr, error) {
+func (a *binder) buildCondition(sc expr.Scope, n ast.ExprNode, clause string) (expr.Expr, error) {
 	return a.buildConditionWith(sc, n, clause, nil)
 }
 
-func (a *analyser) buildConditionWith(sc expr.Scope, n ast.ExprNode, clause string, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
+func (a *binder) buildConditionWith(sc expr.Scope, n ast.ExprNode, clause string, replace func(ast.ExprNode) (expr.Expr, bool, error)) (expr.Expr, error) {
 	a.hintParam(n, types.TypeBool)
 	e, err := a.build(sc, n, replace)
 	if err != nil {
@@ -326,7 +326,7 @@ func (a *analyser) buildConditionWith(sc expr.Scope, n ast.ExprNode, clause stri
 }
 
 // tableSource plans a table named in FROM: a system view or a table.
-func (a *analyser) tableSource(tn *ast.TableName, alias string) (planner.Node, *scope, error) {
+func (a *binder) tableSource(tn *ast.TableName, alias string) (planner.Node, *scope, error) {
 	if node, sc, ok, err := a.cteSource(tn, alias); ok || err != nil {
 		return node, sc, err
 	}
@@ -401,7 +401,7 @@ func exprName(n ast.ExprNode) string {
 
 // orderByTarget resolves an ORDER BY item that names a select-list entry
 // (an ordinal or an output column name); -1 means "an expression".
-func (a *analyser) orderByTarget(n ast.ExprNode, fields []*ast.SelectField, visible int) (int, error) {
+func (a *binder) orderByTarget(n ast.ExprNode, fields []*ast.SelectField, visible int) (int, error) {
 	switch n := n.(type) {
 	case *ast.PositionExpr:
 		if n.P != nil {
@@ -473,7 +473,7 @@ func (v *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // expressions above it, in which a bare column that is not grouped is an
 // error.
 type aggregation struct {
-	a        *analyser
+	a        *binder
 	input    *scope
 	groupAST []ast.ExprNode
 	groupKey []string
@@ -483,7 +483,7 @@ type aggregation struct {
 	agg      *planner.Aggregate
 }
 
-func (a *analyser) newAggregation(sc *scope, sel *ast.SelectStmt) (*aggregation, error) {
+func (a *binder) newAggregation(sc *scope, sel *ast.SelectStmt) (*aggregation, error) {
 	g := &aggregation{a: a, input: sc}
 	if sel.GroupBy != nil {
 		for _, item := range sel.GroupBy.Items {

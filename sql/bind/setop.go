@@ -24,7 +24,7 @@ import (
 // result columns or give their positions; expressions are 0A000, as in
 // PostgreSQL.
 
-func (a *analyser) buildSetOpr(stmt *ast.SetOprStmt) (planner.Node, error) {
+func (a *binder) buildSetOpr(stmt *ast.SetOprStmt) (planner.Node, error) {
 	if stmt.With != nil {
 		pop, err := a.pushWith(stmt.With)
 		defer pop()
@@ -39,7 +39,7 @@ func (a *analyser) buildSetOpr(stmt *ast.SetOprStmt) (planner.Node, error) {
 	return a.setOpOrderLimit(node, stmt.OrderBy, stmt.Limit)
 }
 
-func (a *analyser) buildSetList(list *ast.SetOprSelectList) (planner.Node, error) {
+func (a *binder) buildSetList(list *ast.SetOprSelectList) (planner.Node, error) {
 	if list.With != nil {
 		pop, err := a.pushWith(list.With)
 		defer pop()
@@ -101,7 +101,7 @@ func (a *analyser) buildSetList(list *ast.SetOprSelectList) (planner.Node, error
 	return node, nil
 }
 
-func (a *analyser) combineSetOp(l, r planner.Node, op ast.SetOprType) (planner.Node, error) {
+func (a *binder) combineSetOp(l, r planner.Node, op ast.SetOprType) (planner.Node, error) {
 	n := &planner.SetOp{Left: l, Right: r}
 	switch op {
 	case ast.Union, ast.UnionAll:
@@ -188,7 +188,7 @@ func typedColumns(cols []planner.Column) []planner.Column {
 }
 
 // setOpOrderLimit applies ORDER BY and LIMIT to a set operation's result.
-func (a *analyser) setOpOrderLimit(node planner.Node, orderBy *ast.OrderByClause, limit *ast.Limit) (planner.Node, error) {
+func (a *binder) setOpOrderLimit(node planner.Node, orderBy *ast.OrderByClause, limit *ast.Limit) (planner.Node, error) {
 	if orderBy != nil {
 		cols := node.Columns()
 		var keys []planner.SortKey

@@ -10,7 +10,7 @@ import (
 
 // planReshard binds ALTER TABLE t RESHARD AT (...) / INTO n [UNIFORM | BY
 // SIZE]; the new pivots are computed when it runs (sql/partitions.go).
-func (a *analyser) planReshard(r *parser.Reshard) (Statement, error) {
+func (a *binder) planReshard(r *parser.Reshard) (Statement, error) {
 	switch r.Mode {
 	case parser.ReshardAtKeys, parser.ReshardUniform, parser.ReshardBySize:
 		return &Reshard{Reshard: r}, nil
@@ -19,7 +19,7 @@ func (a *analyser) planReshard(r *parser.Reshard) (Statement, error) {
 }
 
 // planSplitTable is TiDB's SPLIT TABLE t BY (v, ...), ...: add pivots.
-func (a *analyser) planSplitTable(n *ast.SplitRegionStmt) (Statement, error) {
+func (a *binder) planSplitTable(n *ast.SplitRegionStmt) (Statement, error) {
 	switch {
 	case n.IndexName.O != "":
 		return nil, sqlerr.NotSupported("SPLIT TABLE ... INDEX")

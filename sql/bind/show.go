@@ -5,14 +5,13 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // planShowVar is SHOW name / SHOW ALL.
-func (a *analyser) planShowVar(st *parser.ShowVar) (Statement, error) {
+func (a *binder) planShowVar(st *parser.ShowVar) (Statement, error) {
 	if st.All {
 		return &ShowVar{All: true}, nil
 	}
@@ -24,7 +23,7 @@ func (a *analyser) planShowVar(st *parser.ShowVar) (Statement, error) {
 }
 
 // planShow handles the MySQL-style SHOW statements TiDB parses.
-func (a *analyser) planShow(n *ast.ShowStmt) (Statement, error) {
+func (a *binder) planShow(n *ast.ShowStmt) (Statement, error) {
 	switch n.Tp {
 	case ast.ShowCreateTable:
 		t, err := a.lookupTable(n.Table)
@@ -41,22 +40,16 @@ func (a *analyser) planShow(n *ast.ShowStmt) (Statement, error) {
 }
 
 // planExplain binds the query whose plan EXPLAIN renders.
-func (a *analyser) planExplain(n *ast.ExplainStmt) (Statement, error) {
+func (a *binder) planExplain(n *ast.ExplainStmt) (Statement, error) {
 	if n.Analyze {
 		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
 	}
-	var node planner.Node
-	var err error
-	switch stmt := n.Stmt.(type) {
-	case *ast.SelectStmt:
-		node, err = a.buildSelect(stmt)
-	case *ast.SetOprStmt:
-		node, err = a.buildSetOpr(stmt)
-	default:
-		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
-	}
+	node, ok, err := a.buildQueryStmt(n.Stmt)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
 	}
 	return &Explain{Node: node}, nil
 }

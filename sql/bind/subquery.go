@@ -19,7 +19,7 @@ import (
 //
 // A subquery in an expression is planned like any query and becomes an
 // exec.Subquery node. While it is planned, the queries around it are
-// outer levels (analyser.outer, innermost last): a column the subquery's
+// outer levels (binder.outer, innermost last): a column the subquery's
 // own FROM does not have is looked up in them, innermost first, as
 // PostgreSQL does. Such an outer reference becomes a hidden parameter $N
 // (N beyond the statement's own parameters) inside the subquery, and the
@@ -57,9 +57,9 @@ func (lv *outerLevel) inherit(slot int) {
 }
 
 // hiddenSlot allocates a parameter number for an outer reference. The
-// statement's own parameters are fixed before analysis (Statement.NumParams
+// statement's own parameters are fixed before binding (Statement.NumParams
 // or the declared count), so numbers after them are free.
-func (a *analyser) hiddenSlot() int {
+func (a *binder) hiddenSlot() int {
 	if a.hiddenBase == 0 {
 		a.hiddenBase = len(a.params) + 1
 	}
@@ -75,7 +75,7 @@ func isUndefinedColumn(err error) bool {
 
 // outerReplace extends replace so that a column unknown in sc is looked up
 // in the enclosing queries.
-func (a *analyser) outerReplace(sc expr.Scope, replace replaceFn) replaceFn {
+func (a *binder) outerReplace(sc expr.Scope, replace replaceFn) replaceFn {
 	if len(a.outer) == 0 {
 		return replace
 	}
@@ -111,7 +111,7 @@ func (a *analyser) outerReplace(sc expr.Scope, replace replaceFn) replaceFn {
 }
 
 // outerColumn resolves c in the enclosing queries (nil when none has it).
-func (a *analyser) outerColumn(outer []*outerLevel, c *ast.ColumnNameExpr) (expr.Expr, error) {
+func (a *binder) outerColumn(outer []*outerLevel, c *ast.ColumnNameExpr) (expr.Expr, error) {
 	for i := len(outer) - 1; i >= 0; i-- {
 		lv := outer[i]
 		var e expr.Expr
@@ -171,7 +171,7 @@ func (a *analyser) outerColumn(outer []*outerLevel, c *ast.ColumnNameExpr) (expr
 }
 
 // buildQuery plans a SELECT or a set operation (a subquery's body).
-func (a *analyser) buildQuery(q ast.ResultSetNode) (planner.Node, error) {
+func (a *binder) buildQuery(q ast.ResultSetNode) (planner.Node, error) {
 	switch q := q.(type) {
 	case *ast.SelectStmt:
 		return a.buildSelect(q)
@@ -197,7 +197,7 @@ func visibleColumns(n planner.Node) []planner.Column {
 
 // subquery builds a subquery node for the expression builder b working in
 // scope sc (with replace); see expr.Builder.Subquery for the node kinds.
-func (a *analyser) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n ast.ExprNode) (expr.Expr, error) {
+func (a *binder) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n ast.ExprNode) (expr.Expr, error) {
 	node := &exec.Subquery{Typ: types.TypeBool}
 	var q ast.ExprNode
 	var left []ast.ExprNode

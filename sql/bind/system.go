@@ -54,7 +54,7 @@ func isPartitionsView(tn *ast.TableName) bool {
 
 // systemTable resolves names of system views. ok is false for ordinary
 // tables.
-func (a *analyser) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+func (a *binder) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
 	if vt := pgcatalog.Lookup(tn.Schema.O, tn.Name.O); vt != nil {
 		return vt.Node(a.catalogView()), columnScope(vt.Cols, vt.Name, alias), true, nil
 	}

@@ -16,7 +16,7 @@ import (
 // are named column1, column2, ... and typed, as in a UNION, with the
 // common type of each column's values (text for only literals and NULLs).
 // ORDER BY and LIMIT apply as on a set operation's result.
-func (a *analyser) buildValues(sel *ast.SelectStmt) (planner.Node, error) {
+func (a *binder) buildValues(sel *ast.SelectStmt) (planner.Node, error) {
 	if len(sel.Lists) == 0 {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "VALUES needs at least one row")
 	}

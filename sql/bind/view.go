@@ -15,7 +15,7 @@ import (
 // re-creating views can make one; the bound turns it into an error.
 const maxViewDepth = 32
 
-func (a *analyser) planCreateView(n *ast.CreateViewStmt) (Statement, error) {
+func (a *binder) planCreateView(n *ast.CreateViewStmt) (Statement, error) {
 	if n.OrReplace {
 		return nil, sqlerr.NotSupported("CREATE OR REPLACE VIEW")
 	}
@@ -33,7 +33,7 @@ func (a *analyser) planCreateView(n *ast.CreateViewStmt) (Statement, error) {
 
 // viewSource plans a view named in FROM as a derived table; ok is false
 // when there is no such view.
-func (a *analyser) viewSource(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
+func (a *binder) viewSource(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
 	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, nil, false, nil
 	}
@@ -55,7 +55,7 @@ func (a *analyser) viewSource(tn *ast.TableName, alias string) (planner.Node, *s
 	if alias == "" {
 		alias = v.Name
 	}
-	// The view is planned by this analyser, so that anything numbered per
+	// The view is planned by this binder, so that anything numbered per
 	// statement (parameter types, subqueries' hidden parameters) is shared
 	// with the query using it; only the statement (for ParamIndex and
 	// error positions) is the view's own. A view has no parameters.
@@ -79,7 +79,7 @@ func (a *analyser) viewSource(tn *ast.TableName, alias string) (planner.Node, *s
 }
 
 // viewQuery plans a view's query, checking its column list.
-func (a *analyser) viewQuery(n *ast.CreateViewStmt) (planner.Node, error) {
+func (a *binder) viewQuery(n *ast.CreateViewStmt) (planner.Node, error) {
 	rs, ok := n.Select.(ast.ResultSetNode)
 	if !ok {
 		return nil, sqlerr.NotSupported("this view query")

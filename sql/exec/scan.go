@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"github.com/pivotdb/pivotdb/panics"
 	"runtime"
 	"sync"
 
@@ -218,7 +219,25 @@ func newParallelScan(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
+		// The dispatcher only hands out parts; a panic here is a bug in
+		// this loop, and the consumer would wait on parts never started:
+		// close them all with the error first.
+		next := 0
+		var err error
+		defer func() {
+			if err != nil {
+				for _, out := range p.outs[next:] {
+					select {
+					case out <- scanBatch{err: err}:
+					default:
+					}
+					close(out)
+				}
+			}
+		}()
+		defer panics.Recover("exec: parallel scan dispatcher", &err)
 		for i, part := range parts {
+			next = i
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -228,11 +247,26 @@ func newParallelScan(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.
 				return
 			}
 			p.wg.Add(1)
+			next = i + 1
 			go func(part shardPart, out chan scanBatch) {
 				defer p.wg.Done()
 				defer func() { <-sem }()
 				defer close(out)
-				readPart(&wc, n, filter, expiry, part, out)
+				// A panic while reading a part fails the statement with
+				// XX000 (the consumer gets it as the part's error); the
+				// part's iterator is closed by readPart's defer.
+				var err error
+				func() {
+					defer panics.Recover("exec: parallel scan worker", &err)
+					panics.Inject("exec.scanworker")
+					readPart(&wc, n, filter, expiry, part, out)
+				}()
+				if err != nil {
+					select {
+					case out <- scanBatch{err: err}:
+					case <-ctx.Done():
+					}
+				}
 			}(part, p.outs[i])
 		}
 	}()

@@ -36,7 +36,7 @@ const (
 
 // Subquery is an expression node that runs a query plan. Correlated
 // subqueries read the values of enclosing queries as parameters: the
-// analyser turns each outer column reference into a parameter $N beyond
+// binder turns each outer column reference into a parameter $N beyond
 // the statement's own ($N = Slots[i]), and Binds[i] computes its value on
 // the row the subquery is evaluated for. Binds (and the left operands L)
 // are the node's children, so planners that remap column indexes

@@ -199,13 +199,13 @@ func (r *rewriter) arrayQuantifier(i, hi int) bool {
 }
 
 // ArraySubqueryFunc is the function the rewriter turns ARRAY(SELECT ...)
-// into: pivot_array_subquery((SELECT ...)). The analyser plans it as a
+// into: pivot_array_subquery((SELECT ...)). The binder plans it as a
 // subquery whose rows become the text form of an array.
 const ArraySubqueryFunc = "pivot_array_subquery"
 
 // SeriesFunc is the dialect front's spelling of generate_series(...) in
 // FROM: the derived table (SELECT pivot_generate_series(...)), which the
-// analyser plans as a series of integers (MySQL's grammar has no
+// binder plans as a series of integers (MySQL's grammar has no
 // functions in FROM).
 const SeriesFunc = "pivot_generate_series"
 

@@ -43,6 +43,19 @@ func Unknown(name string) error {
 	return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 }
 
+// settable returns the description of a setting SET and RESET may change
+// (name lower case).
+func settable(name string) (*spec, error) {
+	d, ok := specs[name]
+	if !ok {
+		return nil, Unknown(name)
+	}
+	if d.readOnly {
+		return nil, sqlerr.New(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	return d, nil
+}
+
 // Get returns a setting's value (SHOW, current_setting).
 func (v *Vars) Get(name string) (string, error) {
 	val, ok := v.values[strings.ToLower(name)]
@@ -55,12 +68,9 @@ func (v *Vars) Get(name string) (string, error) {
 // Set validates and sets a setting (SET, startup parameters).
 func (v *Vars) Set(name, value string) error {
 	name = strings.ToLower(name)
-	d, ok := specs[name]
-	if !ok {
-		return Unknown(name)
-	}
-	if d.readOnly {
-		return sqlerr.New(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	d, err := settable(name)
+	if err != nil {
+		return err
 	}
 	if d.normalize != nil {
 		norm, err := d.normalize(value)
@@ -84,12 +94,8 @@ func (v *Vars) put(name, value string) {
 // Reset returns a setting to its default (RESET name, SET name TO DEFAULT).
 func (v *Vars) Reset(name string) error {
 	name = strings.ToLower(name)
-	d, ok := specs[name]
-	if !ok {
-		return Unknown(name)
-	}
-	if d.readOnly {
-		return sqlerr.New(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	if _, err := settable(name); err != nil {
+		return err
 	}
 	v.put(name, v.def(name))
 	return nil

@@ -56,6 +56,7 @@ const (
 	ConnectionException          = "08000"
 	TooManyConnections           = "53300"
 	OutOfMemory                  = "53200"
+	DiskFull                     = "53100"
 	ProgramLimitExceeded         = "54000"
 	StatementTooComplex          = "54001"
 	QueryCanceled                = "57014"

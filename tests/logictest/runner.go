@@ -138,6 +138,23 @@ func (r *FileResult) Summary() string {
 	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped", r.File, r.Passed, r.Failed, r.Skipped)
 }
 
+// Problems lists what fails a test of the file, one message each: the
+// file's error, every failing record with its SQL and expected and actual
+// values, and a file in which nothing passed.
+func (r *FileResult) Problems() []string {
+	var out []string
+	if r.Err != nil {
+		out = append(out, fmt.Sprintf("%s: %v", r.File, r.Err))
+	}
+	for _, f := range r.Failures {
+		out = append(out, fmt.Sprintf("%s:%d: %s\n%s\nexpected %v\ngot      %v", f.File, f.Line, f.Message, f.SQL, f.Expected, f.Got))
+	}
+	if r.Passed == 0 {
+		out = append(out, fmt.Sprintf("%s: nothing passed", r.File))
+	}
+	return out
+}
+
 // RunFiles runs each file in turn, each on a fresh connection. It returns an
 // error only for unusable options or when ctx is done (with the results so
 // far); problems within a file are reported in its FileResult.
@@ -159,67 +176,26 @@ var dbCounter atomic.Int64
 
 // RunFile runs one file on a fresh connection (and, with
 // Options.FreshDatabase, in a fresh database).
-func RunFile(ctx context.Context, opts Options, file string) (res FileResult) {
+func RunFile(ctx context.Context, opts Options, file string) FileResult {
 	opts = opts.withDefaults()
-	start := time.Now()
-	res.File = file
-	defer func() { res.Elapsed = time.Since(start) }()
-	recs, err := readFile(file)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	fctx, cancel := fileContext(ctx, opts)
-	defer cancel()
-	r := newFileRun(opts, file, &res)
-
-	database := opts.Database
-	var admin *pgx.Conn
-	if opts.FreshDatabase {
-		admin, err = connect(fctx, opts, opts.Database)
-		if err == nil {
-			database = fmt.Sprintf("logictest_%d_%d", os.Getpid(), dbCounter.Add(1))
-			if _, err = admin.PgConn().Exec(fctx, "CREATE DATABASE "+database).ReadAll(); err != nil {
-				err = fmt.Errorf("CREATE DATABASE %s: %w", database, err)
-			}
-		}
-		if err != nil {
-			if admin != nil {
-				admin.Close(context.Background())
-			}
-			admin = nil
-		}
-	}
-	var conn *pgx.Conn
-	if err == nil {
-		conn, err = connect(fctx, opts, database)
-	}
-	if err != nil {
-		res.Err = fmt.Errorf("connect: %w", err)
-		r.stopped = "not run: could not connect"
-	} else {
-		r.conn = pgxConn{conn}
-	}
-
-	r.run(fctx, recs)
-
-	if conn != nil {
-		conn.Close(context.Background())
-	}
-	if admin != nil {
-		if derr := dropDatabase(admin, database); derr != nil && res.Err == nil {
-			res.Err = derr
-		}
-		admin.Close(context.Background())
-	}
-	return res
+	return runFile(ctx, opts, file, func(fctx context.Context) (Conn, func() error, error) {
+		return openFileConn(fctx, opts)
+	})
 }
 
 // RunConn runs one file on conn, which the caller opened and closes:
 // package sql's tests run the files over a session in their own process
 // this way. Options that concern connecting are ignored.
-func RunConn(ctx context.Context, opts Options, file string, conn Conn) (res FileResult) {
-	opts = opts.withDefaults()
+func RunConn(ctx context.Context, opts Options, file string, conn Conn) FileResult {
+	return runFile(ctx, opts.withDefaults(), file, func(context.Context) (Conn, func() error, error) {
+		return conn, func() error { return nil }, nil
+	})
+}
+
+// runFile reads and runs one file on the connection open gives; the file's
+// records count as not run when open fails. done, called after the file,
+// may report an error of its own (a database it could not drop).
+func runFile(ctx context.Context, opts Options, file string, open func(context.Context) (c Conn, done func() error, err error)) (res FileResult) {
 	start := time.Now()
 	res.File = file
 	defer func() { res.Elapsed = time.Since(start) }()
@@ -231,9 +207,53 @@ func RunConn(ctx context.Context, opts Options, file string, conn Conn) (res Fil
 	fctx, cancel := fileContext(ctx, opts)
 	defer cancel()
 	r := newFileRun(opts, file, &res)
-	r.conn = conn
+	conn, done, err := open(fctx)
+	if err != nil {
+		res.Err = fmt.Errorf("connect: %w", err)
+		r.stopped = "not run: could not connect"
+	} else {
+		r.conn = conn
+	}
 	r.run(fctx, recs)
+	if done != nil {
+		if derr := done(); derr != nil && res.Err == nil {
+			res.Err = derr
+		}
+	}
 	return res
+}
+
+// openFileConn connects for one file, in a database of its own with
+// Options.FreshDatabase; done closes the connection and drops the database.
+func openFileConn(fctx context.Context, opts Options) (Conn, func() error, error) {
+	database := opts.Database
+	var admin *pgx.Conn
+	if opts.FreshDatabase {
+		var err error
+		if admin, err = connect(fctx, opts, opts.Database); err != nil {
+			return nil, nil, err
+		}
+		database = fmt.Sprintf("logictest_%d_%d", os.Getpid(), dbCounter.Add(1))
+		if _, err = admin.PgConn().Exec(fctx, "CREATE DATABASE "+database).ReadAll(); err != nil {
+			admin.Close(context.Background())
+			return nil, nil, fmt.Errorf("CREATE DATABASE %s: %w", database, err)
+		}
+	}
+	conn, err := connect(fctx, opts, database)
+	done := func() error {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+		if admin == nil {
+			return nil
+		}
+		defer admin.Close(context.Background())
+		return dropDatabase(admin, database)
+	}
+	if err != nil {
+		return nil, done, err
+	}
+	return pgxConn{conn}, done, nil
 }
 
 func readFile(file string) ([]Record, error) {
