@@ -551,7 +551,12 @@ func (a *binder) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast
 		return a.flattenFrom(j.Left, items, ons)
 	}
 	if j.NaturalJoin || len(j.Using) > 0 {
-		return sqlerr.NotSupported("NATURAL JOIN and JOIN ... USING")
+		it, err := a.usingJoin(j)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
 	}
 	switch j.Tp {
 	case ast.LeftJoin:

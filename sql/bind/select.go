@@ -199,7 +199,7 @@ func (q *selectQuery) wildcard(w *ast.WildCardField) error {
 	}
 	n := 0
 	for i, c := range q.sc.cols {
-		if c.hidden || (w.Table.O != "" && !strings.EqualFold(c.table, w.Table.O)) {
+		if c.hidden || c.qualifiedOnly || (w.Table.O != "" && !strings.EqualFold(c.table, w.Table.O)) {
 			continue
 		}
 		n++
