@@ -63,6 +63,9 @@
 //     operator) becomes MySQL 8's VALUES ROW(...), ROW(...);
 //   - f(...) OVER (...) is one operand, so a cast after it applies to the
 //     window function's value;
+//   - agg(x, ...) FILTER (WHERE c) becomes agg(CASE WHEN (c) THEN (x) END,
+//     ...) and count(*) FILTER (WHERE c) count(CASE WHEN (c) THEN 1 END)
+//     (aggregates ignore NULLs);
 //   - UPSERT INTO becomes INSERT INTO with Statement.Upsert set;
 //   - column types in CREATE TABLE and ALTER TABLE ADD/MODIFY/CHANGE become
 //     BLOB COMMENT 'pivot:<Type>'; the WITH clause is cut off and parsed

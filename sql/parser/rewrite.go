@@ -396,6 +396,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	}
 	// f(...) OVER (...) or OVER w: the window is part of the operand, so
 	// that a cast after it applies to the window function's value.
+	// agg(...) FILTER (WHERE cond): see filterCall.
+	filter := -1
+	if call >= 0 && end+1 < hi && s.isWord(end, "filter") && s.isOp(end+1, "(") && int(s.match[end+1]) < hi && s.isWord(end+2, "where") {
+		filter = end
+		end = int(s.match[end+1]) + 1
+	}
 	over := -1
 	if call >= 0 && end+1 < hi && s.isWord(end, "over") {
 		switch {
@@ -467,7 +473,11 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		for ; k < call; k++ {
 			r.plain(k)
 		}
-		err = r.group(call)
+		if filter >= 0 {
+			err = r.filterCall(call, filter)
+		} else {
+			err = r.group(call)
+		}
 		if err == nil && over >= 0 {
 			r.plain(over)
 			if s.isOp(over+1, "(") {
@@ -782,4 +792,52 @@ func (r *rewriter) derivedColumns(i, hi int) (int, error) {
 	r.syn(DerivedColumnsMarker, close, false, false)
 	r.plain(close)
 	return close + 1, nil
+}
+
+// filterCall emits the arguments of an aggregate call whose "(" is at call
+// with the FILTER (WHERE cond) at filter folded into its first argument:
+// agg([DISTINCT] CASE WHEN (cond) THEN (x) END, rest...), and count(*)
+// as count(CASE WHEN (cond) THEN 1 END). Every aggregate ignores NULL
+// inputs, so this is FILTER's meaning: the rows failing cond are not fed.
+func (r *rewriter) filterCall(call, filter int) error {
+	s := r.s
+	close := int(s.match[call])
+	r.plain(call)
+	first := call + 1
+	if s.isWord(first, "distinct") || s.isWord(first, "all") {
+		r.plain(first)
+		first++
+	}
+	// The first argument ends at the first top-level comma.
+	argEnd := first
+	for argEnd < close && !s.isOp(argEnd, ",") {
+		if s.isOp(argEnd, "(") {
+			argEnd = int(s.match[argEnd])
+		}
+		argEnd++
+	}
+	if argEnd == first {
+		return s.errAtTok(filter)
+	}
+	condOpen := filter + 1
+	r.syn("CASE WHEN (", filter, false, true)
+	if err := r.seq(condOpen+2, int(s.match[condOpen])); err != nil {
+		return err
+	}
+	r.syn(") THEN", int(s.match[condOpen]), true, false)
+	if argEnd == first+1 && s.isOp(first, "*") {
+		r.syn("1", first, false, false)
+	} else {
+		r.syn("(", first, false, true)
+		if err := r.seq(first, argEnd); err != nil {
+			return err
+		}
+		r.syn(")", argEnd-1, true, false)
+	}
+	r.syn("END", argEnd-1, false, false)
+	if err := r.seq(argEnd, close); err != nil {
+		return err
+	}
+	r.plain(close)
+	return nil
 }
