@@ -100,10 +100,13 @@ type Limit struct {
 	Count, Offset expr.Expr
 }
 
-// Distinct removes duplicate rows, comparing the first N columns.
+// Distinct removes duplicate rows, comparing the first N columns, or,
+// when On is set, the columns at those indexes (DISTINCT ON: the first
+// row of each group passes, so the input is sorted first).
 type Distinct struct {
 	Input Node
 	N     int
+	On    []int
 }
 
 // Generate produces rows computed by the SQL layer at execution time: system
@@ -196,6 +199,13 @@ func describe(n Node) string {
 		}
 		return s
 	case *Distinct:
+		if len(n.On) > 0 {
+			parts := []string{}
+			for _, i := range n.On {
+				parts = append(parts, fmt.Sprintf("#%d", i+1))
+			}
+			return "Distinct on (" + strings.Join(parts, ", ") + ")"
+		}
 		return "Distinct"
 	case *Generate:
 		return "Generate " + n.Name

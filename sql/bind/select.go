@@ -37,7 +37,9 @@ func (a *binder) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if sel.Kind == ast.SelectStmtKindValues {
 		return a.buildValues(sel)
 	}
-	q := &selectQuery{a: a, sel: sel}
+	var on []ast.ExprNode
+	sel, on = distinctOn(sel)
+	q := &selectQuery{a: a, sel: sel, on: on}
 	if err := q.from(); err != nil {
 		return nil, err
 	}
@@ -54,6 +56,9 @@ func (a *binder) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 		return nil, err
 	}
 	if err := q.orderBy(); err != nil {
+		return nil, err
+	}
+	if err := q.distinctOn(); err != nil {
 		return nil, err
 	}
 	return q.finish()
@@ -91,6 +96,10 @@ type selectQuery struct {
 	cols    []planner.Column
 	visible int // the select list's length
 	keys    []planner.SortKey
+	keyText []string // each ORDER BY item as text (DISTINCT ON's check)
+	// on are the DISTINCT ON expressions, onIdx their columns.
+	on    []ast.ExprNode
+	onIdx []int
 }
 
 // from binds FROM and WHERE (a SELECT without FROM reads one empty row).
@@ -245,7 +254,7 @@ func (q *selectQuery) orderBy() error {
 			if err != nil {
 				return err
 			}
-			if q.sel.Distinct {
+			if q.sel.Distinct && q.on == nil {
 				return sqlerr.New(sqlerr.InvalidColumnReference, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 			}
 			idx = len(q.exprs)
@@ -253,6 +262,7 @@ func (q *selectQuery) orderBy() error {
 			q.cols = append(q.cols, planner.Column{Name: "?order?", Type: e.Type(), Hidden: true})
 		}
 		q.keys = append(q.keys, planner.SortKey{Index: idx, Desc: item.Desc})
+		q.keyText = append(q.keyText, strings.ToLower(restore(item.Expr)))
 	}
 	return nil
 }
@@ -260,10 +270,17 @@ func (q *selectQuery) orderBy() error {
 // finish stacks the projection, DISTINCT, the sort and LIMIT/OFFSET.
 func (q *selectQuery) finish() (planner.Node, error) {
 	var node planner.Node = &planner.Project{Input: q.win.place(q.input), Exprs: q.exprs, Cols: q.cols}
-	if q.sel.Distinct {
+	if q.on != nil {
+		// DISTINCT ON keeps the first row of each group in ORDER BY's
+		// order: sort, then drop the later rows.
+		if len(q.keys) > 0 {
+			node = &planner.Sort{Input: node, Keys: q.keys}
+		}
+		node = &planner.Distinct{Input: node, N: q.visible, On: q.onIdx}
+	} else if q.sel.Distinct {
 		node = &planner.Distinct{Input: node, N: q.visible}
 	}
-	if len(q.keys) > 0 {
+	if len(q.keys) > 0 && q.on == nil {
 		node = &planner.Sort{Input: node, Keys: q.keys}
 	}
 	if q.sel.Limit == nil {
@@ -637,4 +654,69 @@ func (g *aggregation) node(input planner.Node) planner.Node {
 		g.agg.Cols = append(g.agg.Cols, planner.Column{Name: exprName(g.groupAST[i]), Type: e.Type()})
 	}
 	return g.agg
+}
+
+// distinctOn takes the DISTINCT ON expressions off a SELECT: the dialect
+// front spells DISTINCT ON (a, b) as a first select-list item
+// pivot_distinct_on(a, b). The statement's tree is left as it is (it is
+// bound again when the catalog changes); the SELECT returned is a copy.
+func distinctOn(sel *ast.SelectStmt) (*ast.SelectStmt, []ast.ExprNode) {
+	if !sel.Distinct || sel.Fields == nil || len(sel.Fields.Fields) < 2 {
+		return sel, nil
+	}
+	call, ok := sel.Fields.Fields[0].Expr.(*ast.FuncCallExpr)
+	if !ok || call.FnName.L != parser.DistinctOnFunc {
+		return sel, nil
+	}
+	cp := *sel
+	cp.Fields = &ast.FieldList{Fields: sel.Fields.Fields[1:]}
+	return &cp, call.Args
+}
+
+// distinctOn binds the DISTINCT ON expressions (output names and
+// positions as in ORDER BY, other expressions as hidden columns) and
+// checks PostgreSQL's rule that ORDER BY starts with them.
+func (q *selectQuery) distinctOn() error {
+	if q.on == nil {
+		return nil
+	}
+	var onText []string
+	for _, n := range q.on {
+		if v, ok := n.(*test_driver.ValueExpr); ok {
+			// DISTINCT ON (1): the function-call spelling made the
+			// position a literal.
+			switch v.Kind() {
+			case test_driver.KindInt64, test_driver.KindUint64:
+				n = &ast.PositionExpr{N: int(v.GetInt64())}
+			}
+		}
+		idx, err := q.a.orderByTarget(n, q.sel.Fields.Fields, q.visible)
+		if err != nil {
+			return err
+		}
+		if idx < 0 {
+			e, err := q.a.build(q.outScope, n, q.replace)
+			if err != nil {
+				return err
+			}
+			idx = len(q.exprs)
+			q.exprs = append(q.exprs, e)
+			q.cols = append(q.cols, planner.Column{Name: "?distinct?", Type: e.Type(), Hidden: true})
+		}
+		q.onIdx = append(q.onIdx, idx)
+		onText = append(onText, strings.ToLower(restore(n)))
+	}
+	for k := 0; k < len(q.keys) && k < len(q.on); k++ {
+		match := false
+		for j := range q.on {
+			if q.keys[k].Index == q.onIdx[j] || q.keyText[k] == onText[j] {
+				match = true
+				break
+			}
+		}
+		if !match {
+			return sqlerr.New(sqlerr.InvalidColumnReference, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		}
+	}
+	return nil
 }

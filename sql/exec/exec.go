@@ -171,7 +171,7 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &distinctIter{c: c, in: in, n: n.N, seen: map[string]struct{}{}}, nil
+		return &distinctIter{c: c, in: in, n: n.N, on: n.On, seen: map[string]struct{}{}}, nil
 	case *planner.SetOp:
 		return newSetOp(c, n)
 	case *planner.Window:
@@ -614,6 +614,7 @@ type distinctIter struct {
 	c    *Context
 	in   Iter
 	n    int
+	on   []int // DISTINCT ON's columns (nil: the first n)
 	seen map[string]struct{}
 	buf  []byte
 }
@@ -625,8 +626,14 @@ func (d *distinctIter) Next() (expr.Row, error) {
 			return nil, err
 		}
 		d.buf = d.buf[:0]
-		for _, v := range r[:d.n] {
-			d.buf = types.AppendGroupKey(d.buf, v)
+		if d.on != nil {
+			for _, i := range d.on {
+				d.buf = types.AppendGroupKey(d.buf, r[i])
+			}
+		} else {
+			for _, v := range r[:d.n] {
+				d.buf = types.AppendGroupKey(d.buf, v)
+			}
 		}
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue

@@ -61,6 +61,8 @@
 //     table (SELECT pivot_generate_series(...)), planned as a series;
 //   - VALUES (...), (...) as a query (at the start, after "(" or a set
 //     operator) becomes MySQL 8's VALUES ROW(...), ROW(...);
+//   - SELECT DISTINCT ON (a, b) becomes SELECT DISTINCT
+//     pivot_distinct_on(a, b), (the binder takes the item off);
 //   - f(...) OVER (...) is one operand, so a cast after it applies to the
 //     window function's value;
 //   - agg(x, ...) FILTER (WHERE c) becomes agg(CASE WHEN (c) THEN (x) END,

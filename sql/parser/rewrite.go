@@ -283,6 +283,17 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			r.syn(")", int(s.match[i+1]), true, false)
 			return int(s.match[i+1]) + 1, nil
 		}
+		if s.isWord(i, "distinct") && s.isWord(i+1, "on") && s.isOp(i+2, "(") && int(s.match[i+2]) < hi && s.isWord(i-1, "select") {
+			// SELECT DISTINCT ON (a, b) x: SELECT DISTINCT
+			// pivot_distinct_on(a, b), x (see DistinctOnFunc).
+			r.plain(i)
+			r.syn(DistinctOnFunc, i+1, false, true)
+			if err := r.group(i + 2); err != nil {
+				return 0, err
+			}
+			r.syn(",", int(s.match[i+2]), true, false)
+			return int(s.match[i+2]) + 1, nil
+		}
 		if s.isWord(i, "values") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi && s.valuesQueryAt(i) {
 			return r.valuesQuery(i, hi)
 		}
@@ -841,3 +852,8 @@ func (r *rewriter) filterCall(call, filter int) error {
 	r.plain(close)
 	return nil
 }
+
+// DistinctOnFunc is the dialect front's spelling of DISTINCT ON (a, b):
+// SELECT DISTINCT pivot_distinct_on(a, b), ... — a first select-list item
+// the binder takes off and reads as the DISTINCT ON expressions.
+const DistinctOnFunc = "pivot_distinct_on"
