@@ -203,15 +203,24 @@ func (q *selectQuery) selectList(untyped bool) error {
 
 // wildcard expands * or t.* to the visible columns of FROM.
 func (q *selectQuery) wildcard(w *ast.WildCardField) error {
-	if q.aggregating {
-		return sqlerr.New(sqlerr.GroupingError, "SELECT * is not allowed with GROUP BY or aggregates")
-	}
 	n := 0
 	for i, c := range q.sc.cols {
 		if c.hidden || c.qualifiedOnly || (w.Table.O != "" && !strings.EqualFold(c.table, w.Table.O)) {
 			continue
 		}
 		n++
+		if q.aggregating {
+			// Each column must be grouped or depend on the grouped
+			// columns (a table grouped by its primary key).
+			ref := &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(c.table), Name: ast.NewCIStr(c.name)}}
+			e, err := q.a.build(q.outScope, ref, q.replace)
+			if err != nil {
+				return err
+			}
+			q.exprs = append(q.exprs, e)
+			q.cols = append(q.cols, planner.Column{Name: c.name, Type: e.Type()})
+			continue
+		}
 		q.exprs = append(q.exprs, &expr.ColumnRef{Index: i, Name: c.name, Typ: c.typ})
 		q.cols = append(q.cols, q.a.sourceColumn(q.input, i, c))
 	}
@@ -625,8 +634,12 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 		}
 		return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: n.FnName.L, Typ: spec.Typ}, true, nil
 	case *ast.ColumnNameExpr:
-		if _, _, err := g.input.ResolveColumn(n.Name.Table.O, n.Name.Name.O); err != nil {
+		i, _, err := g.input.ResolveColumn(n.Name.Table.O, n.Name.Name.O)
+		if err != nil {
 			return nil, false, err
+		}
+		if g.dependsOnGroups(i) {
+			return g.dependentColumn(i, k)
 		}
 		name := n.Name.Name.O
 		if n.Name.Table.O != "" {
@@ -719,4 +732,56 @@ func (q *selectQuery) distinctOn() error {
 		}
 	}
 	return nil
+}
+
+// dependsOnGroups reports whether FROM column i is functionally dependent
+// on the GROUP BY columns (PostgreSQL's rule): its table's primary key
+// columns, of the same FROM item, are all grouped as plain columns. Each
+// group then holds one row of that table, so any of its columns has one
+// value per group.
+func (g *aggregation) dependsOnGroups(i int) bool {
+	if g.agg == nil {
+		return false
+	}
+	in := g.agg.Input.Columns()
+	if i >= len(in) || in[i].Table == nil || len(in[i].Table.PrimaryKey) == 0 {
+		return false
+	}
+	t, item := in[i].Table, g.input.cols[i].table
+	for _, pk := range t.PrimaryKey {
+		grouped := false
+		for _, e := range g.groups {
+			ref, ok := e.(*expr.ColumnRef)
+			if ok && ref.Index < len(in) && in[ref.Index].Table == t && in[ref.Index].Index == pk && g.input.cols[ref.Index].table == item {
+				grouped = true
+				break
+			}
+		}
+		if !grouped {
+			return false
+		}
+	}
+	return true
+}
+
+// dependentColumn reads a column that depends on the grouped ones: as
+// min(column), which over a group of one row of its table is the value.
+func (g *aggregation) dependentColumn(i int, key string) (expr.Expr, bool, error) {
+	c := g.input.cols[i]
+	key = "fd" + key
+	for j, ak := range g.aggKeys {
+		if ak == key {
+			return &expr.ColumnRef{Index: len(g.groups) + j, Name: c.name, Typ: g.aggs[j].Typ}, true, nil
+		}
+	}
+	spec, err := expr.NewAggSpec("min", false, false, &expr.ColumnRef{Index: i, Name: c.name, Typ: c.typ})
+	if err != nil {
+		return nil, false, sqlerr.New(sqlerr.GroupingError,
+			"column %q must appear in the GROUP BY clause or be used in an aggregate function", c.name)
+	}
+	g.aggs = append(g.aggs, spec)
+	g.aggKeys = append(g.aggKeys, key)
+	g.agg.Aggs = g.aggs
+	g.agg.Cols = append(g.agg.Cols, planner.Column{Name: c.name, Type: spec.Typ})
+	return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: c.name, Typ: spec.Typ}, true, nil
 }
