@@ -550,6 +550,14 @@ func (a *binder) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast
 	if j.Right == nil {
 		return a.flattenFrom(j.Left, items, ons)
 	}
+	if isLateral(j.Right) {
+		it, err := a.lateralJoin(j, ons)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
+	}
 	if j.NaturalJoin || len(j.Using) > 0 {
 		it, err := a.usingJoin(j)
 		if err != nil {
@@ -713,10 +721,9 @@ func (a *binder) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		}
 		return &fromItem{node: node, sc: sc}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
-		names, lateral := columnAliases(ts)
-		if lateral {
-			return nil, sqlerr.NotSupported("LATERAL")
-		}
+		// A LATERAL item first in FROM has nothing to refer to: a
+		// plain derived table (lateral.go plans the others).
+		names, _ := columnAliases(ts)
 		if call := seriesCall(src); call != nil {
 			return a.fromSeries(call, alias, names)
 		}

@@ -180,6 +180,8 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		return newRecursive(c, n)
 	case *planner.WorkTable:
 		return newWorkTable(c, n), nil
+	case *planner.Apply:
+		return newApply(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }

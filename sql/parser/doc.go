@@ -57,8 +57,9 @@
 //   - x::T[] and CAST(x AS T[]) become pivot_array_cast(x, 'T'), and a
 //     subscript a[i] pivot_array_elem(a, i) (no array type: both work on
 //     the text form of an array);
-//   - generate_series(...) right after FROM or JOIN becomes the derived
-//     table (SELECT pivot_generate_series(...)), planned as a series;
+//   - generate_series(...) after FROM, JOIN, LATERAL or a comma of a FROM
+//     list becomes the derived table (SELECT pivot_generate_series(...)),
+//     planned as a series (lateral when other items precede it);
 //   - VALUES (...), (...) as a query (at the start, after "(" or a set
 //     operator) becomes MySQL 8's VALUES ROW(...), ROW(...);
 //   - SELECT DISTINCT ON (a, b) becomes SELECT DISTINCT

@@ -211,7 +211,7 @@ const SeriesFunc = "pivot_generate_series"
 
 // fromFuncAfter are the words after which a function call is a table
 // function.
-var fromFuncAfter = map[string]bool{"from": true, "join": true}
+var fromFuncAfter = map[string]bool{"from": true, "join": true, "lateral": true}
 
 // tableNameAfter are the words after which only a table name can stand.
 var tableNameAfter = map[string]bool{"from": true, "join": true, "into": true, "update": true, "table": true}
@@ -228,8 +228,8 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
-		case s.prevWordIn(i, fromFuncAfter) && s.isWord(i, "generate_series") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
-			s.prevWordIn(i, fromFuncAfter) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "generate_series") &&
+		case s.tableFuncAt(i) && s.isWord(i, "generate_series") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
+			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "generate_series") &&
 				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
 			// generate_series(...) in FROM: (SELECT pivot_generate_series(...)).
 			open := i + 1
@@ -238,7 +238,7 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			}
 			end := int(s.match[open]) + 1
 			aliased := s.derivedColumnsAt(end, hi) > 0
-			if aliased {
+			if aliased && !s.isWord(i-1, "lateral") {
 				r.syn("LATERAL", i, false, false)
 			}
 			r.syn("(SELECT "+SeriesFunc, i, false, true)
@@ -857,3 +857,52 @@ func (r *rewriter) filterCall(call, filter int) error {
 // SELECT DISTINCT pivot_distinct_on(a, b), ... — a first select-list item
 // the binder takes off and reads as the DISTINCT ON expressions.
 const DistinctOnFunc = "pivot_distinct_on"
+
+// tableFuncAt reports whether a function call at i stands where a FROM
+// item does: right after FROM, JOIN or LATERAL, or after a comma of a FROM
+// list.
+func (s *stmtToks) tableFuncAt(i int) bool {
+	if s.prevWordIn(i, fromFuncAfter) {
+		return true
+	}
+	return i > 0 && s.isOp(i-1, ",") && s.inFromList(i-1)
+}
+
+// clauseWords end a FROM list when scanning backwards.
+var clauseWords = map[string]bool{"select": true, "where": true, "group": true, "order": true, "having": true,
+	"limit": true, "set": true, "values": true, "returning": true, "on": true, "using": true, "window": true}
+
+// inFromList reports whether the comma at i separates FROM items: the
+// nearest clause keyword before it, at its parenthesis depth, is FROM.
+func (s *stmtToks) inFromList(i int) bool {
+	for k := i - 1; k >= 0; k-- {
+		if s.isOp(k, ")") {
+			// Skip back over the group.
+			depth := 0
+			for ; k >= 0; k-- {
+				if s.isOp(k, ")") {
+					depth++
+				} else if s.isOp(k, "(") {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+			continue
+		}
+		if s.isOp(k, "(") {
+			return false
+		}
+		if s.isKind(k, tkIdent) {
+			w := strings.ToLower(s.text(k))
+			if w == "from" {
+				return true
+			}
+			if clauseWords[w] {
+				return false
+			}
+		}
+	}
+	return false
+}
