@@ -166,3 +166,26 @@ func (d intDomain) quotEnd(x, dv uint64) uint64 {
 	}
 	return uint64(end) ^ 1<<63
 }
+
+// quotientCount returns the number of distinct quotients by the divisor
+// magnitude dv (truncating toward zero) of the mapped values a..b (a <= b).
+// Truncating division is monotonic and changes by at most one between
+// neighbours, so the quotients are every integer from a's to b's.
+func (d intDomain) quotientCount(a, b, dv uint64) uint64 {
+	if dv <= 1 {
+		return satAdd(b-a, 1)
+	}
+	if !d.signed {
+		return b/dv - a/dv + 1
+	}
+	xa, xb := int64(a^1<<63), int64(b^1<<63)
+	if dv > math.MaxInt64 {
+		// Only MinInt64 has a non-zero quotient (-1) by 2^63.
+		if xa == math.MinInt64 && xb > math.MinInt64 {
+			return 2
+		}
+		return 1
+	}
+	qa, qb := xa/int64(dv), xb/int64(dv)
+	return uint64(qb-qa) + 1
+}

@@ -41,6 +41,56 @@ var oracleSchemas = []struct{ keys, cols []string }{
 	{[]string{"h uint64 as farm_hash(u / 2)", "u uint64", "i int16"}, nil},
 }
 
+// randomSchemas is the number of tables TestRangeOracle adds to
+// oracleSchemas, made by randomComputedSchema.
+const randomSchemas = 6
+
+// randomComputedSchema returns the key columns of a table with a computed
+// key column of several inputs: two or three plain key columns, and a
+// column computed from two or more of them, read whole or through a
+// division, optionally taken modulo a constant, the key columns shuffled
+// so that inputs come before, after, or on both sides of it.
+func randomComputedSchema(rng *rand.Rand) []string {
+	types := []string{"int64", "int64", "int16", "uint64", "utf8"}
+	names := []string{"a", "b", "c"}
+	n := 2 + rng.Intn(2)
+	var plain []string
+	var args []string
+	signed := true
+	for i := 0; i < n; i++ {
+		typ := types[rng.Intn(len(types))]
+		plain = append(plain, names[i]+" "+typ)
+		arg := names[i]
+		if typ != "utf8" {
+			if d := []int{1, 2, 3}[rng.Intn(3)]; d > 1 {
+				arg = fmt.Sprintf("%s / %d", names[i], d)
+			}
+		}
+		signed = signed && (typ == "int64" || typ == "int16")
+		args = append(args, arg)
+	}
+	// Two or more of the plain columns are inputs, in any order.
+	rng.Shuffle(len(args), func(i, j int) { args[i], args[j] = args[j], args[i] })
+	args = args[:2+rng.Intn(n-1)]
+	var computed string
+	switch {
+	case signed && rng.Intn(3) == 0:
+		// Integer arithmetic: a sum of quotients, with a signed modulo.
+		computed = "h int64 as " + strings.Join(args, " + ")
+		if rng.Intn(2) == 0 {
+			computed = "h int64 as (" + strings.Join(args, " + ") + ") % 3"
+		}
+	default:
+		computed = "h uint64 as farm_hash(" + strings.Join(args, ", ") + ")"
+		if rng.Intn(2) == 0 {
+			computed += fmt.Sprintf(" %% %d", 2+rng.Intn(3))
+		}
+	}
+	keys := append(plain, computed)
+	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	return keys
+}
+
 // gridValues are the values each key column takes in the grid (SQL
 // literals); constants are what predicates compare with, including values
 // off the grid and of other types.
@@ -92,10 +142,16 @@ func TestRangeOracle(t *testing.T) {
 		keys [][]byte
 	}
 	var schemas []schema
-	for _, s := range oracleSchemas {
+	specs := append([]struct{ keys, cols []string }(nil), oracleSchemas...)
+	for i := 0; i < randomSchemas; i++ {
+		keys := randomComputedSchema(rng)
+		specs = append(specs, struct{ keys, cols []string }{keys, []string{"v int64"}})
+		t.Logf("random schema: %s", strings.Join(keys, ", "))
+	}
+	for _, s := range specs {
 		tt, err := newTestTable(s.keys, s.cols)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("seed %d: table %v: %v", seed, s.keys, err)
 		}
 		rows := oracleGrid(t, tt, rng)
 		keys := make([][]byte, len(rows))

@@ -238,32 +238,40 @@ func (w *walker) walkComputed(col int, ck *computedKey, t *trie, prefix []types.
 // given the constraints below it; false when it cannot within the limit
 // (nothing was emitted then). Modulo enumeration is tried only when
 // allowMod.
+//
+// The quotient enumeration is counted exactly before it runs, and once run
+// its pieces are those inside s; the modulo enumeration's residues inside s
+// are counted exactly too. The one with fewer ranges wins, the quotients
+// on a tie (their ranges are narrower).
 func (w *walker) enumerate(col int, ck *computedKey, s *seg, prefix []types.Value, allowMod bool) bool {
 	room := w.room()
-	c := itemCollector{ck: ck, keyTypes: w.x.p.keyTypes, cap: room}
+	c := itemCollector{ck: ck, cap: room}
 	quot := uint64(math.MaxUint64)
 	if c.collect(s.child, 0, nil) {
-		quot = ck.piecesEstimate(c.items)
+		quot = ck.pieceCount(c.items, uint64(room))
 	}
 	mod := uint64(math.MaxUint64)
 	// Residues help only when the column after them is constrained (or
 	// computed in turn): otherwise each residue's range covers all of it.
 	useful := s.child != nil && (s.child.col == col+1 || (col+1 < len(w.x.p.computed) && w.x.p.computed[col+1] != nil))
 	if ck.hasMod && allowMod && useful {
-		mod = satMul(ck.modCount(), uint64(max(1, len(c.items))))
+		// Each residue in s walks the whole subtree, which gives about
+		// one range per combination of the dependencies.
+		mod = satMul(ck.residueCount(s), uint64(max(1, len(c.items))))
 	}
-	switch {
-	case quot <= mod && quot <= uint64(room):
-		pieces, ok := ck.quotientPieces(w.x.ctx, w.x.row, prefix, s, &c)
-		if !ok {
-			return false
+	// The pieces are walked unless there are more of them than residues
+	// and the column's own predicate, dropping none, cannot make them fewer.
+	whole := s.lo.rank() == 0 && s.hi.kind == cutPosInf
+	if quot <= uint64(room) && (quot <= mod || !whole) {
+		if pieces, ok := ck.quotientPieces(w.x.ctx, w.x.row, prefix, s, &c); ok && uint64(len(pieces)) <= mod {
+			w.unsorted = w.unsorted || len(pieces) > 1
+			for _, pc := range pieces {
+				w.walk(col+1, pc.sub, with(prefix, pc.v))
+			}
+			return true
 		}
-		w.unsorted = w.unsorted || len(pieces) > 1
-		for _, pc := range pieces {
-			w.walk(col+1, pc.sub, with(prefix, pc.v))
-		}
-		return true
-	case mod <= uint64(room):
+	}
+	if mod <= uint64(room) {
 		ck.residues(func(r types.Value) bool {
 			v, err := types.Cast(r, ck.typ)
 			if err == nil && s.contains(v) {
@@ -273,7 +281,10 @@ func (w *walker) enumerate(col int, ck *computedKey, s *seg, prefix []types.Valu
 		})
 		return true
 	}
-	if allowMod && min(quot, mod) != math.MaxUint64 {
+	// The limit widened the ranges when an enumeration that could run
+	// did not fit (not when none could: f failed, or a dependency is free).
+	over := func(n uint64) bool { return n != math.MaxUint64 && n > uint64(room) }
+	if allowMod && (over(quot) || over(mod)) {
 		w.x.widened = true
 	}
 	return false

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/binary"
 	"math"
-	"unicode/utf8"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -218,21 +217,21 @@ func decodeBinary(oid uint32, b []byte, param int) (types.Value, error) {
 	case types.OIDBytea:
 		return types.NewString(string(b)), nil
 	case types.OIDText, types.OIDVarchar, types.OIDBPChar, types.OIDName, types.OIDUnknown:
-		if !utf8.Valid(b) {
-			return types.Value{}, invalidUTF8()
+		if err := types.CheckText(string(b)); err != nil {
+			return types.Value{}, err
 		}
 		return types.NewUtf8(string(b)), nil
 	case types.OIDJSON:
-		if !utf8.Valid(b) {
-			return types.Value{}, invalidUTF8()
+		if err := types.CheckText(string(b)); err != nil {
+			return types.Value{}, err
 		}
 		return types.ParseJSON(string(b))
 	case types.OIDJSONB:
 		if len(b) == 0 || b[0] != jsonbVersion {
 			return bad()
 		}
-		if !utf8.Valid(b[1:]) {
-			return types.Value{}, invalidUTF8()
+		if err := types.CheckText(string(b[1:])); err != nil {
+			return types.Value{}, err
 		}
 		return types.ParseJSON(string(b[1:]))
 	case types.OIDDate:
@@ -278,10 +277,6 @@ func decodeBinary(oid uint32, b []byte, param int) (types.Value, error) {
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "server: no binary input for type %d", oid)
 }
 
-func invalidUTF8() error {
-	return sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
-}
-
 // decodeParam turns one non-NULL Bind parameter into a value of type t.
 // wireOID is the type the client encoded it as (statement.paramOID).
 func decodeParam(t types.Type, wireOID uint32, format int16, b []byte, param int) (types.Value, error) {
@@ -289,8 +284,8 @@ func decodeParam(t types.Type, wireOID uint32, format int16, b []byte, param int
 	if format == formatText || untyped {
 		// An untyped parameter's bytes are its text whatever the format,
 		// as for PostgreSQL's "unknown".
-		if !utf8.Valid(b) {
-			return types.Value{}, invalidUTF8()
+		if err := types.CheckText(string(b)); err != nil {
+			return types.Value{}, err
 		}
 		return types.ParseText(t, string(b))
 	}

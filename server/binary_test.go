@@ -390,6 +390,12 @@ func TestDecodeParam(t *testing.T) {
 		{types.TypeUnknown, types.OIDText, 1, []byte("abc"), "abc"},
 		{types.TypeInt32, types.OIDInt4, 0, []byte("x"), sqlerr.InvalidTextRepresentation},
 		{types.TypeUtf8, types.OIDText, 0, []byte{0xff}, sqlerr.CharacterNotInRepertoire},
+		// NUL is not text, in either format (PostgreSQL: 22021 ... 0x00).
+		{types.TypeUtf8, types.OIDText, 0, []byte("a\x00b"), sqlerr.CharacterNotInRepertoire},
+		{types.TypeUtf8, types.OIDText, 1, []byte("a\x00b"), sqlerr.CharacterNotInRepertoire},
+		{types.TypeUtf8, types.OIDVarchar, 1, []byte("\x00"), sqlerr.CharacterNotInRepertoire},
+		{types.TypeUnknown, types.OIDUnknown, 1, []byte("a\x00"), sqlerr.CharacterNotInRepertoire},
+		{types.TypeString, types.OIDBytea, 1, []byte("a\x00b"), `\x610062`},
 		// A declared type the server has no binary form for falls back to
 		// the statement's type.
 		{types.TypeInt64, 2950, 1, int8b, "5"},

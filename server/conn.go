@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
@@ -85,6 +86,17 @@ type conn struct {
 	rowBuf     []byte
 	rowVals    [][]byte
 
+	// gate reserves large messages before pgproto3 reads them.
+	gate *gate
+	// msgAcct is the memory account of the message being handled: the
+	// gate's reservation, or one opened by statementAccount. The command
+	// loop closes it after the message unless a portal took it over.
+	// msgRefused is the 53200 the message gets instead of running.
+	msgAcct    *memory.Account
+	msgRefused error
+	// resultAcct is the account that rows being sent are reserved in.
+	resultAcct *memory.Account
+
 	mu      sync.Mutex
 	state   connState
 	running context.CancelCauseFunc // cancels the running statement; nil when none
@@ -147,6 +159,13 @@ func (c *conn) cleanup() {
 	c.cancel(errShutdown)
 	c.nc.Close()
 	c.shielded("closing portals", c.closeAllPortals)
+	// Reservations of a message that was never handled (the connection
+	// ended during authentication, or a panic cut a message short).
+	c.msgAcct.Close()
+	if c.gate != nil {
+		a, _ := c.gate.takeMessage()
+		a.Close()
+	}
 	if c.sess != nil {
 		c.shielded("closing session", c.sess.Close)
 	}
@@ -182,7 +201,12 @@ func (c *conn) commandLoop() {
 			c.nc.SetReadDeadline(time.Time{})
 			c.idleDeadline = false
 		}
-		if err := c.dispatch(msg); err != nil {
+		c.msgAcct, c.msgRefused = c.gate.takeMessage()
+		err = c.dispatch(msg)
+		forgetMessage(msg)
+		c.msgAcct.Close()
+		c.msgAcct, c.msgRefused = nil, nil
+		if err != nil {
 			return
 		}
 	}
@@ -412,6 +436,9 @@ func (c *conn) dispatch(msg pgproto3.FrontendMessage) error {
 			c.inCycle = true
 			c.sess.BeginImplicit()
 		}
+	}
+	if c.msgRefused != nil {
+		return c.refuseMessage(msg)
 	}
 	switch m := msg.(type) {
 	case *pgproto3.Query:

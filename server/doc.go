@@ -88,6 +88,21 @@
 // checks the length prefix before it allocates for the body. Startup packets
 // are capped at PostgreSQL's 10,000 bytes.
 //
+// # Memory budget
+//
+// Every Query, Parse and Bind message has an account in Config.Memory
+// (--max-memory) limited by Config.MaxStatementMemory (memory.go; the
+// budget itself is sql/memory). The gate (gate.go) reads message headers
+// before pgproto3 does and reserves a large body first; a body the budget
+// cannot hold is dropped unread and replaced by an empty message of its
+// type, which the connection answers with the reservation's 53200. Before
+// parsing, the account grows by memory.ParseEstimate of the text; the
+// statement's context carries it to the binder and the executor; sendRow
+// reserves large rows until they are flushed. A Query's account closes
+// after the Query, a Parse's after the Parse, a Bind's with its portal
+// (or as soon as the portal finished), and handled messages forget their
+// text (forgetMessage), so an idle connection holds no statement memory.
+//
 // # Debugging
 //
 // Config.Logger receives connection-level errors at debug level and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -51,6 +52,9 @@ type portal struct {
 	// while an Execute on this portal runs.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// acct is the portal's memory account (its Bind message's, which it
+	// took over): parameters, execution, rows sent. Closed with it.
+	acct *memory.Account
 
 	res       sql.Result // nil before the first Execute and after the last
 	suspended bool       // a row limit stopped an Execute early
@@ -65,6 +69,18 @@ func (p *portal) close() {
 		p.res = nil
 	}
 	p.cancel(nil)
+	p.acct.Close()
+}
+
+// release drops what a portal that cannot run again holds: its parameter
+// values and its memory reservations. A finished portal stays until it is
+// closed or replaced (a client may Execute it again and get no rows), and
+// clients leave the unnamed one behind after every statement; it must not
+// keep a large value and its share of --max-memory while the connection
+// idles.
+func (p *portal) release() {
+	p.params = nil
+	p.acct.Close()
 }
 
 func (c *conn) closePortal(name string) {
@@ -96,6 +112,13 @@ func (c *conn) handleParse(m *pgproto3.Parse) error {
 		return c.extendedError(nil, sqlerr.New(sqlerr.DuplicatePreparedStatement, "prepared statement \"%s\" already exists", m.Name))
 	}
 	ctx, done := c.statementContext()
+	acct := c.statementAccount()
+	ctx = memory.WithAccount(ctx, acct)
+	if err := acct.Grow(memory.ParseEstimate(m.Query), "parsing"); err != nil {
+		err = c.extendedError(ctx, err)
+		done()
+		return err
+	}
 	prep, err := c.sess.Prepare(ctx, m.Query, m.ParameterOIDs)
 	if err != nil {
 		err = c.extendedError(ctx, err)
@@ -120,6 +143,11 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	} else if _, ok := c.portals[m.DestinationPortal]; ok {
 		return c.extendedError(nil, sqlerr.New(codeDuplicateCursor, "portal \"%s\" already exists", m.DestinationPortal))
 	}
+	acct := c.statementAccount()
+	// The decoded values are about as large as the message.
+	if err := acct.Grow(int64(bindSize(m)), "parameter values"); err != nil {
+		return c.extendedError(nil, err)
+	}
 	params, err := bindParams(st, m)
 	if err != nil {
 		return c.extendedError(nil, err)
@@ -128,10 +156,20 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	if err != nil {
 		return c.extendedError(nil, err)
 	}
-	ctx, cancel := context.WithCancelCause(c.ctx)
-	c.portals[m.DestinationPortal] = &portal{prep: st.prep, params: params, formats: formats, ctx: ctx, cancel: cancel}
+	ctx, cancel := context.WithCancelCause(memory.WithAccount(c.ctx, acct))
+	c.msgAcct = nil // the portal owns it now
+	c.portals[m.DestinationPortal] = &portal{prep: st.prep, params: params, formats: formats, ctx: ctx, cancel: cancel, acct: acct}
 	c.send(&pgproto3.BindComplete{})
 	return nil
+}
+
+// bindSize is the bytes of a Bind message's parameter values.
+func bindSize(m *pgproto3.Bind) int {
+	n := 0
+	for _, p := range m.Parameters {
+		n += len(p)
+	}
+	return n
 }
 
 // bindParams checks a Bind message's parameters against the statement and
@@ -222,7 +260,9 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 	}
 
 	c.setRunning(p.cancel)
+	c.resultAcct = p.acct
 	err := c.executePortal(p, int(m.MaxRows))
+	c.resultAcct = nil
 	c.setRunning(nil)
 	if err != nil {
 		p.failed = true
@@ -230,6 +270,7 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 			p.res.Close()
 			p.res = nil
 		}
+		p.release()
 		return c.extendedError(p.ctx, err)
 	}
 	c.sendSessionEvents()
@@ -263,6 +304,7 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 			p.res.Close()
 			p.res = nil
 			p.done = true
+			p.release()
 			tag := p.tag
 			if p.suspended {
 				// PostgreSQL counts the rows of this Execute only.

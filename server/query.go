@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
@@ -19,6 +20,10 @@ func (c *conn) handleQuery(text string) error {
 	delete(c.stmts, "")
 
 	ctx, done := c.statementContext()
+	acct := c.statementAccount()
+	ctx = memory.WithAccount(ctx, acct)
+	c.resultAcct = acct
+	defer func() { c.resultAcct = nil }()
 	c.sess.BeginImplicit()
 	err := c.runScript(ctx, text)
 	if err == nil {
@@ -35,6 +40,9 @@ func (c *conn) handleQuery(text string) error {
 
 // runScript returns a non-nil error only when the connection must end.
 func (c *conn) runScript(ctx context.Context, text string) error {
+	if err := memory.FromContext(ctx).Grow(memory.ParseEstimate(text), "parsing"); err != nil {
+		return c.commandError(ctx, err)
+	}
 	stmts, err := c.sess.PrepareScript(ctx, text)
 	if err != nil {
 		return c.commandError(ctx, err)
@@ -62,6 +70,12 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
 		// Only the extended protocol can supply parameters.
 		return sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $1")
 	}
+	// Each statement of the script reserves in a child of the Query's
+	// account that it gives back when it ends: what one statement's
+	// executor held does not count against the next.
+	acct := memory.FromContext(ctx).Child("statement", 0)
+	defer acct.Close()
+	ctx = memory.WithAccount(ctx, acct)
 	res, err := c.sess.Execute(ctx, p, nil)
 	if err != nil {
 		return err

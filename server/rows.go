@@ -82,6 +82,13 @@ func (c *conn) sendRow(cols []sql.ResultColumn, formats []int16, row []types.Val
 	if len(row) != len(cols) {
 		return sqlerr.New(sqlerr.InternalError, "server: row has %d values but the result has %d columns", len(row), len(cols))
 	}
+	if est := rowEstimate(row); est >= bigRow {
+		// Reserved until the row is flushed below (est > flushThreshold).
+		if err := c.resultAcct.Grow(est, "a result row"); err != nil {
+			return err
+		}
+		defer c.resultAcct.Shrink(est)
+	}
 	buf := c.rowBuf[:0]
 	vals := c.rowVals[:0]
 	for i, v := range row {

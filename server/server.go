@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pivotdb/pivotdb/sql/memory"
 )
 
 // Defaults for Config fields left zero.
@@ -73,6 +75,16 @@ type Config struct {
 	// connections are never refused by it, so that a full server can still
 	// be told to cancel.
 	MaxConnections int
+	// Memory is the server-wide memory budget (--max-memory) that every
+	// statement reserves from: its large protocol messages (gate.go), its
+	// parsing, the IN lists and constants it builds, the rows it holds
+	// and the rows it sends. Over it the statement fails with 53200. Nil:
+	// an unlimited monitor (reservations are still counted).
+	Memory *memory.Monitor
+	// MaxStatementMemory bounds what one statement may reserve of Memory
+	// (--max-query-memory): its message, parse estimate, built tree, held
+	// rows and result rows. Zero: only Memory's limit applies.
+	MaxStatementMemory int64
 
 	// testAuthSleep replaces the wait of the login throttle in tests,
 	// which record the delays instead of sleeping them.
@@ -91,6 +103,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Memory == nil {
+		c.Memory = memory.NewMonitor("--max-memory", 0)
 	}
 	if c.AuthFailureDelay == 0 {
 		c.AuthFailureDelay = DefaultAuthFailureDelay

@@ -162,7 +162,8 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 		return false
 	}
 
-	c.be = pgproto3.NewBackend(c.nc, c.nc)
+	c.gate = newGate(c.nc, c.srv.cfg.Memory, c.srv.cfg.MaxStatementMemory, c.srv.cfg.MaxMessageSize)
+	c.be = pgproto3.NewBackend(c.gate, c.nc)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageSize)
 
 	if c.srv.cfg.TLSRequired && !c.tls {

@@ -69,7 +69,7 @@ type shardSummary struct {
 
 func summary(t testing.TB, s *Session, table string) shardSummary {
 	t.Helper()
-	rows := query(t, s, "SELECT count(*), max(data_size_bytes), sum(row_count), max(splits), max(merges) FROM sys.partitions WHERE table_name = $1",
+	rows := query(t, s, "SELECT count(*), max(data_size_bytes), sum(row_count)::Int64, max(splits), max(merges) FROM sys.partitions WHERE table_name = $1",
 		types.NewUtf8(table))
 	return shardSummary{rows[0][0].Int(), rows[0][1].Int(), rows[0][2].Int(), rows[0][3].Int(), rows[0][4].Int()}
 }

@@ -80,7 +80,7 @@ func TestHashedInReadsOnlyItsRows(t *testing.T) {
 	}
 	query(t, s, sb.String())
 	reads := func() int64 {
-		return query(t, s, "SELECT sum(reads) FROM sys.partitions WHERE table_name = 'h'")[0][0].Int()
+		return query(t, s, "SELECT sum(reads)::Int64 FROM sys.partitions WHERE table_name = 'h'")[0][0].Int()
 	}
 	before := reads()
 	sb.Reset()

@@ -34,7 +34,11 @@
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,
-// grouping, DISTINCT and INSERT sources, 53200);
+// grouping, DISTINCT and INSERT sources, 53200); the memory budget
+// (sql/memory): the account a statement's context carries, which the
+// binder's expression builder (IN lists, long constants) and the executor
+// (the same rows MemLimit counts) reserve in, opened and closed by the
+// server;
 // idle_in_transaction_session_timeout is enforced by the server, which sees
 // the client idle.
 //

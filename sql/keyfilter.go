@@ -12,9 +12,10 @@ import (
 // reads when Pebble writes an sstable (storage/keyfilter.go). The set is
 // rebuilt from the catalog when the engine opens and after every schema
 // change, so CREATE TABLE ... WITH (KEY_BLOOM_FILTER = ENABLED) and ALTER
-// take effect for the next flush. Sstables written before keep what they
-// were written with, which never makes a lookup miss a row: each one records
-// the tables its filter covers.
+// take effect for the next flush, which writes to such a table bring
+// within about a second (storage/keyfilterflush.go). Sstables written
+// before keep what they were written with, which never makes a lookup miss
+// a row: each one records the tables its filter covers.
 //
 // An ALTER that switches the setting also starts a background compaction of
 // the table (storage.CompactTable), so that older data gets (or drops) its

@@ -9,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -156,7 +157,7 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 		}
 		declared[i] = t
 	}
-	return s.bind(stmts[0], declared)
+	return s.bind(ctx, stmts[0], declared)
 }
 
 // PrepareScript parses a simple-protocol query string, which may hold several
@@ -177,8 +178,9 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 	return out, nil
 }
 
-func (s *Session) bind(st parser.Statement, declared []types.Type) (*Prepared, error) {
+func (s *Session) bind(ctx context.Context, st parser.Statement, declared []types.Type) (*Prepared, error) {
 	env := s.bindEnv()
+	env.Mem = memory.FromContext(ctx)
 	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
 		return nil, err
@@ -216,7 +218,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
 	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
-		fresh, err := s.bind(st, p.ParamTypes)
+		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
 			s.onError()
 			return nil, err

@@ -28,7 +28,7 @@ func TestShardsRandomized(t *testing.T) {
 		if err := e.shards.CheckInvariants(); err != nil {
 			t.Fatalf("seed %d step %d (%s): %v", seed, step, what, err)
 		}
-		rows := query(t, s, "SELECT sum(row_count), count(*) FROM sys.partitions WHERE table_name = 'r'")
+		rows := query(t, s, "SELECT sum(row_count)::Int64, count(*) FROM sys.partitions WHERE table_name = 'r'")
 		if rows[0][0].Int() != int64(len(oracle)) {
 			t.Fatalf("seed %d step %d (%s): sys.partitions counts %v rows, oracle has %d", seed, step, what, rows[0][0], len(oracle))
 		}

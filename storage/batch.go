@@ -22,8 +22,12 @@ type Batch struct {
 	b         *pebble.Batch // nil once closed.
 	writeOpts *pebble.WriteOptions
 	filters   *keyFilterTables // tables with a key bloom filter (keyfilter.go)
-	space     *diskGuard       // admission of commits (diskspace.go); may be nil
-	rangeDels bool             // DeleteRange was called (a drop, for admission)
+	flusher   *filterFlusher   // told when a commit holds keys of those tables
+	// filtered is set when the batch writes a key of a table with a key
+	// bloom filter (keyfilterflush.go).
+	filtered  bool
+	space     *diskGuard // admission of commits (diskspace.go); may be nil
+	rangeDels bool       // DeleteRange was called (a drop, for admission)
 	committed bool
 }
 
@@ -47,6 +51,7 @@ func (b *Batch) Set(key, value []byte) error {
 	if len(key) == 0 {
 		return ErrEmptyKey
 	}
+	b.filtered = b.filtered || b.filters.coversKey(key)
 	return b.b.Set(key, value, nil)
 }
 
@@ -59,6 +64,8 @@ func (b *Batch) Delete(key []byte) error {
 	if len(key) == 0 {
 		return ErrEmptyKey
 	}
+	// A tombstone of such a table is flushed as promptly as its rows.
+	b.filtered = b.filtered || b.filters.coversKey(key)
 	return b.b.Delete(key, nil)
 }
 
@@ -124,6 +131,9 @@ func (b *Batch) Commit() error {
 		return err
 	}
 	b.committed = true
+	if b.filtered {
+		b.flusher.noted()
+	}
 	return nil
 }
 

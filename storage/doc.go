@@ -28,7 +28,9 @@
 //     per-table bloom filters on every level. One filter policy serves all
 //     levels and filters only the keys of the tables in the engine's set;
 //     each sstable's filter block lists the tables it covers, so a lookup
-//     never depends on the current setting (no false negatives).
+//     never depends on the current setting (no false negatives). Commits
+//     of such tables' keys make the engine flush its memtables a moment
+//     later (keyfilterflush.go), so their rows get filters promptly.
 //   - Disk space (diskspace.go). A full disk would make Pebble end the
 //     process, so every Batch.Commit first checks (statfs) that the disk
 //     keeps Options.DiskReserveBytes free after it, and fails with

@@ -54,6 +54,11 @@ type Options struct {
 	// Logger receives Pebble's log lines; nil means Pebble's default, the Go
 	// standard logger.
 	Logger Logger
+	// KeyFilterFlushDelay bounds how long committed rows of a table with a
+	// key bloom filter stay in the memtables, where they have no filter
+	// (keyfilterflush.go); 0 means DefaultKeyFilterFlushDelay. Tests make
+	// it short.
+	KeyFilterFlushDelay time.Duration
 }
 
 // FS is the filesystem interface Pebble runs on. It is an alias so that tests
@@ -83,6 +88,9 @@ type Engine struct {
 	// filters is the set of tables with a key bloom filter (keyfilter.go),
 	// shared with the filter policy Pebble writes sstables with.
 	filters *keyFilterTables
+	// flusher flushes soon after commits of rows of those tables
+	// (keyfilterflush.go).
+	flusher *filterFlusher
 	// space is the disk guard (diskspace.go); nil when the filesystem
 	// cannot report its usage.
 	space *diskGuard
@@ -138,6 +146,10 @@ func Open(dir string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space}
+	e.flusher = &filterFlusher{db: db, delay: opts.KeyFilterFlushDelay, log: opts.Logger}
+	if e.flusher.delay <= 0 {
+		e.flusher.delay = DefaultKeyFilterFlushDelay
+	}
 	if opts.NoSync {
 		e.writeOpts = pebble.NoSync
 	}
@@ -230,6 +242,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	e.flusher.stop()
 	var flushErr error
 	if err := e.db.Flush(); err != nil {
 		flushErr = fmt.Errorf("storage: flush on close: %w", err)
@@ -256,7 +269,8 @@ func (e *Engine) NewIter(span Span) (*Iterator, error) {
 // its own Get and NewIter, merged over the latest committed state, until
 // Commit applies them atomically.
 func (e *Engine) NewBatch() *Batch {
-	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts, filters: e.filters, space: e.space}
+	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts, filters: e.filters, flusher: e.flusher,
+		space: e.space}
 }
 
 // NewSnapshot returns a consistent, unchanging view of the current committed

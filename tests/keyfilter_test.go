@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -95,5 +96,40 @@ func TestKeyBloomFilterOverTheWire(t *testing.T) {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code[:2] != "22" && pgErr.Code[:2] != "42" {
 		t.Errorf("bad value: %v", err)
+	}
+}
+
+// TestKeyBloomFilterAtCreate: rows of a table created with
+// KEY_BLOOM_FILTER = ENABLED get their filter soon after they are written,
+// as the rows of an ALTER do, without a restart and long before the
+// memtable would fill on its own (storage/keyfilterflush.go). The deadline
+// is far beyond the flush delay: it fails only when no filter comes.
+func TestKeyBloomFilterAtCreate(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	if _, err := c.Exec(ctx, `CREATE TABLE c (k Int64, v Int64, PRIMARY KEY (k)) WITH (KEY_BLOOM_FILTER = ENABLED)`); err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for i := 0; i < 2000; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, %d)", i, i))
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO c VALUES "+strings.Join(vals, ",")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var bytes int64
+		if err := c.QueryRow(ctx, "SELECT key_bloom_filter_bytes FROM sys.partitions WHERE table_name = 'c'").Scan(&bytes); err != nil {
+			t.Fatal(err)
+		}
+		if bytes >= 2000*10/8 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no key filter for the rows of a table created with one: %d bytes", bytes)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

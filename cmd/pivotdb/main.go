@@ -18,6 +18,7 @@ import (
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/tests/logictest"
 )
@@ -53,7 +54,7 @@ func usage(w io.Writer) {
                 [--tls-cert FILE --tls-key FILE [--tls-required]] [--auth trust|scram] [--initial-password PASSWORD]
                 [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
-                [--max-query-memory BYTES] [--disk-reserve BYTES]
+                [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -90,8 +91,10 @@ func serve(args []string, stderr io.Writer) int {
 	stmtTimeout := fs.Duration("statement-timeout", 0, "default statement_timeout of every session (0: none)")
 	idleTxTimeout := fs.Duration("idle-in-transaction-timeout", 0,
 		"default idle_in_transaction_session_timeout: sessions idle that long inside a transaction are ended (0: never)")
+	maxMem := fs.Int64("max-memory", defaultMaxMemory(),
+		"bytes all statements together may reserve (messages, parsing, IN lists, values, held and sent rows); more fails with 53200 (default: a quarter of RAM; 0: unlimited)")
 	maxQueryMem := fs.Int64("max-query-memory", 1<<30,
-		"bytes of rows one statement may hold for sorting, grouping, DISTINCT or an INSERT's source; more fails with 53200 (0: unlimited)")
+		"bytes one statement may reserve of --max-memory (its message, parsing, IN lists, values, rows held for sorting, grouping, DISTINCT, joins or an INSERT's source, rows sent); more fails with 53200 (0: unlimited)")
 	diskReserve := fs.Int64("disk-reserve", 0,
 		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
 			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
@@ -115,10 +118,11 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: --startup-timeout and --auth-failure-max-delay must be positive, --auth-failure-delay not negative\n")
 		return 2
 	}
-	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *diskReserve < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-query-memory, --disk-reserve and the timeouts must not be negative\n")
+	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 || *diskReserve < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative\n")
 		return 2
 	}
+	setMemoryLimit(*maxMem)
 	authMethod, err := server.ParseAuthMethod(*authName)
 	if err != nil {
 		fmt.Fprintf(stderr, "pivotdb serve: --auth: %v\n", err)
@@ -174,7 +178,8 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 		TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
-		StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay}, server.FromSQL(eng))
+		StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
+		Memory: memory.NewMonitor("--max-memory", *maxMem), MaxStatementMemory: *maxQueryMem}, server.FromSQL(eng))
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "addr", *listen, "err", err)
 		eng.Close()

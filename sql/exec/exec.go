@@ -10,6 +10,7 @@ import (
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/ttl"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -53,6 +54,13 @@ type Context struct {
 	// the goroutine consuming the iterator tree grows it (scan workers
 	// never materialise), so it needs no lock.
 	memUsed int64
+	// mem is the statement's account in the server's memory budget
+	// (memory.FromContext(Ctx), looked up on first use): what MemLimit counts is
+	// reserved there too, so that rows held by all statements together
+	// stay within --max-memory. The account is closed by whoever opened
+	// it when the statement ends.
+	mem      *memory.Account
+	memBound bool
 }
 
 // bind prepares a context on its first Build: expressions evaluated with
@@ -84,8 +92,15 @@ func rowMemory(r expr.Row) int64 {
 	return n
 }
 
-// grow accounts n more bytes held by the statement against MemLimit.
+// grow accounts n more bytes held by the statement against MemLimit and
+// the statement's memory account.
 func (c *Context) grow(n int64) error {
+	if !c.memBound {
+		c.mem, c.memBound = memory.FromContext(c.Ctx), true
+	}
+	if err := c.mem.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
+		return err
+	}
 	if c.MemLimit <= 0 {
 		return nil
 	}

@@ -19,10 +19,14 @@ import (
 // Result types:
 //
 //	count(*), count(x), count_if(c)    Int64
-//	sum of signed integers             Int64 (22003 when the sum does not
-//	                                   fit; it is accumulated in 128 bits,
-//	                                   so only the final value matters)
-//	sum of unsigned integers           Uint64 (22003 likewise)
+//	sum of Int8, Int16, Int32          Int64 (PostgreSQL: sum(int2/int4)
+//	                                   is bigint; 22003 when the sum does
+//	                                   not fit; it is accumulated in 128
+//	                                   bits, so only the final value
+//	                                   matters)
+//	sum of Int64                       Decimal (PostgreSQL: sum(int8) is
+//	                                   numeric, so it never overflows)
+//	sum of unsigned integers           Uint64 (YDB; 22003 likewise)
 //	sum of Float/Double, Decimal,      Double, Decimal, Interval
 //	Interval
 //	avg of integers or floats          Double (YQL and SQLite; exact sum,
@@ -102,6 +106,8 @@ func NewAggSpec(name string, distinct, star bool, arg Expr) (*AggSpec, error) {
 		switch {
 		case f.IsUnsigned():
 			s.Typ = types.TypeUint64
+		case f == types.Int64:
+			s.Typ = types.TypeDecimal
 		case f.IsInteger(), f == types.Null:
 			s.Typ = types.TypeInt64
 		case f.IsFloat():
@@ -293,6 +299,8 @@ func (a *sumAgg) Result() (types.Value, error) {
 		return types.NewDecimal(q), nil
 	case a.kind == "avg":
 		return types.NewDouble(a.float() / float64(a.n)), nil
+	case a.isInt && a.typ == types.Decimal:
+		return types.NewDecimal(apd.NewWithBigInt(new(apd.BigInt).SetMathBigInt(a.ints.big()), 0)), nil
 	case a.isInt:
 		v, ok := a.ints.value(a.typ)
 		if !ok {

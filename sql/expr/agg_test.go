@@ -21,6 +21,7 @@ func runAgg(t *testing.T, spec *AggSpec, vals ...types.Value) (types.Value, erro
 }
 
 func TestAggregates(t *testing.T) {
+	i32 := &ColumnRef{Name: "x", Typ: types.TypeInt32}
 	i64 := &ColumnRef{Name: "x", Typ: types.TypeInt64}
 	u64 := &ColumnRef{Name: "x", Typ: types.TypeUint64}
 	dbl := &ColumnRef{Name: "x", Typ: types.TypeDouble}
@@ -29,6 +30,7 @@ func TestAggregates(t *testing.T) {
 	ivl := &ColumnRef{Name: "x", Typ: types.TypeInterval}
 	bl := &ColumnRef{Name: "x", Typ: types.TypeBool}
 	I, N := types.NewInt64, types.NullValue
+	I32 := func(i int64) types.Value { return types.NewInt(types.Int32, i) }
 	const maxI = 9223372036854775807
 	for _, tc := range []struct {
 		name     string
@@ -43,13 +45,16 @@ func TestAggregates(t *testing.T) {
 		{"count", false, false, i64, []types.Value{I(1), N, I(1)}, "2", types.TypeInt64},
 		{"count", true, false, i64, []types.Value{I(1), N, I(1), I(2)}, "2", types.TypeInt64},
 		{"count", false, false, i64, nil, "0", types.TypeInt64},
-		{"sum", false, false, i64, []types.Value{I(1), N, I(2)}, "3", types.TypeInt64},
-		{"sum", false, false, i64, nil, "NULL", types.TypeInt64},
-		{"sum", false, false, i64, []types.Value{N}, "NULL", types.TypeInt64},
-		{"sum", true, false, i64, []types.Value{I(2), I(2), I(3)}, "5", types.TypeInt64},
-		// Intermediate overflow is fine; only the final sum must fit.
-		{"sum", false, false, i64, []types.Value{I(maxI), I(maxI), I(-maxI)}, "9223372036854775807", types.TypeInt64},
-		{"sum", false, false, i64, []types.Value{I(maxI), I(1)}, "22003", types.TypeInt64},
+		// sum(int4) is bigint, sum(int8) numeric, as in PostgreSQL.
+		{"sum", false, false, i32, []types.Value{I32(1), N, I32(2)}, "3", types.TypeInt64},
+		{"sum", false, false, i32, []types.Value{I32(2147483647), I32(2147483647)}, "4294967294", types.TypeInt64},
+		{"sum", false, false, i64, []types.Value{I(1), N, I(2)}, "3", types.TypeDecimal},
+		{"sum", false, false, i64, nil, "NULL", types.TypeDecimal},
+		{"sum", false, false, i64, []types.Value{N}, "NULL", types.TypeDecimal},
+		{"sum", true, false, i64, []types.Value{I(2), I(2), I(3)}, "5", types.TypeDecimal},
+		{"sum", false, false, i64, []types.Value{I(maxI), I(maxI), I(-maxI)}, "9223372036854775807", types.TypeDecimal},
+		{"sum", false, false, i64, []types.Value{I(maxI), I(1)}, "9223372036854775808", types.TypeDecimal},
+		{"sum", false, false, i64, []types.Value{I(-maxI), I(-maxI), I(-2)}, "-18446744073709551616", types.TypeDecimal},
 		{"sum", false, false, u64, []types.Value{types.NewUint64(1 << 63), types.NewUint64(1<<63 - 1)}, "18446744073709551615", types.TypeUint64},
 		{"sum", false, false, u64, []types.Value{types.NewUint64(1 << 63), types.NewUint64(1 << 63)}, "22003", types.TypeUint64},
 		{"sum", false, false, dbl, []types.Value{types.NewDouble(0.5), types.NewDouble(0.25)}, "0.75", types.TypeDouble},
@@ -98,7 +103,8 @@ func TestBuildAgg(t *testing.T) {
 	for _, tc := range []struct{ sql, want string }{
 		{"count(*)", "count(*) : Int64"},
 		{"COUNT(DISTINCT i)", "count(DISTINCT i) : Int64"},
-		{"sum(i + 1)", "sum(i + 1) : Int64"},
+		{"sum(i + 1)", "sum(i + 1) : Decimal"},
+		{"sum(i32)", "sum(i32) : Int64"},
 		{"avg(i)", "avg(i) : Double"},
 		{"avg(d)", "avg(d) : Decimal"},
 		{"max(s)", "max(s) : Utf8"},

@@ -28,9 +28,9 @@ func (op ArithOp) String() string { return arithOpNames[op] }
 // Arith is L op R. Typ is the result type decided by ArithType; Eval
 // dispatches on it:
 //
-//	Int64, Uint64   integer arithmetic, exact, 22003 when the result does
-//	                not fit; / truncates toward zero, % has the sign of the
-//	                dividend
+//	integers        exact integer arithmetic in the family inttypes.go
+//	                decides, 22003 when the result does not fit it; /
+//	                truncates toward zero, % has the sign of the dividend
 //	Double          IEEE arithmetic on the operands converted to float64
 //	Decimal         apd arithmetic (decimal.go)
 //	Interval        interval ± interval, interval * or / number,
@@ -118,31 +118,22 @@ func ArithType(op ArithOp, l, r types.Type) (types.Type, bool) {
 
 // numericResult is the family of arithmetic on two numeric families:
 // floating point wins (Double, also for Float op Float, so that results
-// keep double precision), then Decimal, then integers: two unsigned give
-// Uint64, anything else Int64.
+// keep double precision), then Decimal, then integers by intResult
+// (inttypes.go): PostgreSQL's widths, YDB-like rules for unsigned.
 func numericResult(a, b types.Family) types.Type {
 	switch {
 	case a.IsFloat() || b.IsFloat():
 		return types.TypeDouble
 	case a == types.Decimal || b == types.Decimal:
 		return types.TypeDecimal
-	case a.IsUnsigned() && b.IsUnsigned():
-		return types.TypeUint64
 	}
-	return types.TypeInt64
-}
-
-func intOutOfRange(f types.Family) error {
-	if f == types.Uint64 {
-		return sqlerr.New(sqlerr.NumericValueOutOfRange, "Uint64 out of range")
-	}
-	return sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+	return types.T(intResult(a, b))
 }
 
 func arith(op ArithOp, l, r types.Value, res types.Family) (types.Value, error) {
 	lf, rf := l.Family(), r.Family()
 	switch {
-	case res == types.Int64 || res == types.Uint64:
+	case res.IsInteger():
 		if !lf.IsInteger() || !rf.IsInteger() {
 			// IntDiv of non-integers: truncate the exact quotient.
 			return intDivNonInt(l, r, res)
@@ -348,8 +339,9 @@ const (
 	Plus
 )
 
-// Unary is -E or +E. Negating an integer gives Int64 (so -Uint64 values up
-// to 2^63 work and -(-2^63) is 22003); +E is E.
+// Unary is -E or +E. Negating an integer keeps a signed integer's family
+// (-(-2^31) on Int32 is 22003, as in PostgreSQL) and gives an unsigned one
+// the signed family twice as wide (negResult); +E is E.
 type Unary struct {
 	Op  UnaryOp
 	E   Expr
@@ -365,7 +357,7 @@ func UnaryType(op UnaryOp, t types.Type) (types.Type, bool) {
 	case op == Plus && (f.IsNumeric() || f == types.Interval):
 		return t, true
 	case f.IsInteger():
-		return types.TypeInt64, true
+		return types.T(negResult(f)), true
 	case f.IsFloat():
 		return types.TypeDouble, true
 	case f == types.Decimal:
@@ -386,7 +378,7 @@ func (e *Unary) Eval(c *Context, row Row) (types.Value, error) {
 	f := v.Family()
 	switch {
 	case f.IsInteger():
-		return intArith(Sub, types.NewInt64(0), v, types.Int64)
+		return intArith(Sub, types.NewInt64(0), v, e.Typ.Family)
 	case f.IsFloat():
 		return types.NewDouble(-v.Float()), nil
 	case f == types.Decimal:

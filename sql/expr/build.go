@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"math"
+
 	"fmt"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -60,9 +63,17 @@ type Builder struct {
 	// Position, when set, maps a node's offset in the parsed text to the
 	// 1-based position in the client's statement reported with errors.
 	Position func(offset int) int
+	// Mem, when set, is the statement's memory account: IN lists and long
+	// constants reserve what the built tree will hold (53200 over the
+	// budget). nil: no budget.
+	Mem *memory.Account
 
 	depth int
 }
+
+// longConst is the length from which a string constant is reserved in
+// Builder.Mem: shorter ones are covered by the statement's parse estimate.
+const longConst = 4 << 10
 
 // Build translates n. A result that is still untyped (a lone string
 // literal or parameter) becomes Utf8, as PostgreSQL types an unknown
@@ -211,6 +222,11 @@ func (b *Builder) translate(n ast.ExprNode) (Expr, error) {
 	case *test_driver.ParamMarkerExpr:
 		return b.param(n)
 	case *test_driver.ValueExpr:
+		if str, ok := n.GetValue().(string); ok && len(str) >= longConst {
+			if err := b.Mem.Grow(memory.ConstBytesPerByte*int64(len(str)), "a constant"); err != nil {
+				return nil, err
+			}
+		}
 		return literal(n)
 	case *ast.ColumnNameExpr:
 		return b.column(n.Name)
@@ -316,8 +332,9 @@ func (b *Builder) param(p *test_driver.ParamMarkerExpr) (Expr, error) {
 	return &Param{N: n, Typ: t}, nil
 }
 
-// literal translates a constant. Integers are Int64 (Uint64 when only
-// that fits), numbers with a point are exact Decimals as in PostgreSQL,
+// literal translates a constant. Integers are Int32 when they fit, as
+// PostgreSQL types them (so int4_col + 1 stays integer and 2147483647 + 1
+// is 22003), then Int64, then Uint64, numbers with a point are exact Decimals as in PostgreSQL,
 // numbers with an exponent are Double, quoted strings are untyped until
 // their context types them, TRUE/FALSE are Bool, x'..' is String.
 func literal(v *test_driver.ValueExpr) (Expr, error) {
@@ -327,6 +344,9 @@ func literal(v *test_driver.ValueExpr) (Expr, error) {
 	case int64:
 		if v.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
 			return NewConst(types.NewBool(x != 0)), nil
+		}
+		if x >= math.MinInt32 && x <= math.MaxInt32 {
+			return NewConst(types.NewInt(types.Int32, x)), nil
 		}
 		return NewConst(types.NewInt64(x)), nil
 	case uint64:
@@ -563,16 +583,21 @@ func (b *Builder) arithExprs(op ArithOp, l, r Expr) (Expr, error) {
 }
 
 // adoptUnsigned makes a non-negative integer constant next to an unsigned
-// operand unsigned too, so that `u - 1` and `farm_hash(k) % 16` compute in
-// Uint64 instead of the mixed-signedness Int64 (where hashes above 2^63
-// would be out of range).
+// operand of 32 or 64 bits take that operand's family when it fits, so
+// that `u - 1` and `farm_hash(k) % 16` compute in the unsigned family
+// instead of the mixed-signedness signed one (where hashes above 2^63 would
+// be out of range). Narrower unsigned operands keep the literal a signed
+// 32-bit integer, as int2_col + 1 is integer in PostgreSQL.
 func adoptUnsigned(k, other Expr) Expr {
 	c, ok := k.(*Const)
-	if !ok || !other.Type().Family.IsUnsigned() {
+	of := other.Type().Family
+	if !ok || !of.IsUnsigned() || intBits(of) < 32 {
 		return k
 	}
 	if f := c.Value.Family(); f.IsInteger() && !f.IsUnsigned() && c.Value.Int() >= 0 {
-		return &Const{Value: types.NewUint64(uint64(c.Value.Int())), Typ: types.TypeUint64}
+		if v, err := types.IntToFamily(of, c.Value.Int()); err == nil {
+			return &Const{Value: v, Typ: types.T(of)}
+		}
 	}
 	return k
 }
@@ -642,6 +667,9 @@ func (b *Builder) in(n *ast.PatternInExpr) (Expr, error) {
 			return &Const{Value: types.NewBool(n.Not), Typ: types.TypeBool}, nil
 		}
 	}
+	if err := b.Mem.Grow(memory.InItemBytes*int64(len(n.List)), "an IN list"); err != nil {
+		return nil, err
+	}
 	list, err := b.buildList(n.List)
 	if err != nil {
 		return nil, err
@@ -682,6 +710,9 @@ func (b *Builder) unifyIn(e Expr, list []Expr) (Expr, []Expr, error) {
 func (b *Builder) rowIn(ln []ast.ExprNode, items []ast.ExprNode, negate bool) (Expr, error) {
 	ls, err := b.buildList(ln)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.Mem.Grow(memory.InItemBytes*int64(len(items)*len(ls)), "an IN list"); err != nil {
 		return nil, err
 	}
 	rows := make([][]Expr, len(items))

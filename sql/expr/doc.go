@@ -38,20 +38,28 @@
 //
 //   - Three-valued logic; comparisons and arithmetic with NULL are NULL;
 //     AND/OR do not evaluate the right side when the left decides.
-//   - Integer arithmetic stays integer: two unsigned operands give Uint64,
-//     anything else Int64; results are exact and 22003 ("bigint out of
-//     range") when they do not fit, detected by sign-magnitude arithmetic
-//     (intmath.go) rather than by wrapping. A non-negative integer constant
-//     next to an unsigned operand counts as unsigned, so `u - 1` and
-//     farm_hash(k) % 16 stay Uint64. / truncates toward zero, % takes the
-//     dividend's sign. Division or modulo by zero is NULL for every numeric
-//     type, never an error (design §3.1; SQLite agrees).
+//   - Integer arithmetic stays integer and keeps PostgreSQL's widths: int2
+//     op int2 is int2, int4 op int4 is int4, mixed widths give the wider,
+//     and a result that does not fit is 22003 ("smallint out of range",
+//     "integer out of range", "bigint out of range"), detected by exact
+//     sign-magnitude arithmetic (intmath.go), never by wrapping. YQL's
+//     Int8 and unsigned families follow YDB-like rules (inttypes.go):
+//     unsigned op unsigned is the wider unsigned family (Uint32 1 - 2 is
+//     22003 "Uint32 out of range"), signed op unsigned the narrowest
+//     signed family holding both ranges (Int32 op Uint32 is Int64; with
+//     Uint64 it is Int64), -x keeps a signed family and doubles an
+//     unsigned one into a signed family, abs keeps the family. A
+//     non-negative integer literal next to an unsigned operand of 32 or
+//     64 bits takes its family, so `u - 1` and farm_hash(k) % 16 stay
+//     unsigned. / truncates toward zero, % takes the dividend's sign.
+//     Division or modulo by zero is NULL for every numeric type, never an
+//     error (design §3.1; SQLite agrees).
 //   - Any Float or Double operand makes the result Double (also Float op
 //     Float), IEEE (overflow gives Infinity). Decimal op integer is
 //     Decimal, computed exactly with apd; decimal division rounds to
 //     PostgreSQL's scale (at least 16 significant digits).
-//   - Literals: integers are Int64 (Uint64 when only that fits, Decimal
-//     beyond), numbers with a point are exact Decimal as in PostgreSQL,
+//   - Literals: integers are Int32 when they fit (PostgreSQL's int4, so
+//     2147483647 + 1 is 22003), then Int64, then Uint64, Decimal beyond; numbers with a point are exact Decimal as in PostgreSQL,
 //     numbers with an exponent are Double, quoted strings are untyped, so
 //     `date_col = '2024-01-01'` parses the date at build time (22007 for a
 //     bad one) and `int_col = 'x'` fails with 22P02.
@@ -70,8 +78,14 @@
 //   - Clock functions read Context.Now and, like random(), are
 //     non-deterministic: never folded, rejected by computed columns
 //     (IsDeterministic).
-//   - Aggregates: see agg.go (sum of integers is Int64 with 22003 on
-//     overflow of the final sum; avg of integers is Double).
+//   - Aggregates: see agg.go (sum of Int8/16/32 is Int64, sum of Int64 is
+//     Decimal, as PostgreSQL's sum(int8) is numeric; sum of unsigned is
+//     Uint64 with 22003 on overflow of the final sum; avg of integers is
+//     Double).
+//   - Text (Utf8, Json) is valid UTF-8 without NUL: literals, parameters
+//     and casts from bytes that are not fail with 22021 ("invalid byte
+//     sequence for encoding "UTF8": 0x00"), as in PostgreSQL
+//     (types.CheckText).
 //
 // # Debugging
 //

@@ -72,19 +72,22 @@ func buildAbs(b *Builder, name string, args []Expr) (Expr, error) {
 	if err := b.numArg(args, 0, types.TypeDecimal); err != nil {
 		return nil, err
 	}
-	return newFunc(name, numResult(args[0].Type()), args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+	// abs keeps an integer's family, as PostgreSQL's abs(int2/int4/int8)
+	// do: abs(-32768::int2) is 22003 "smallint out of range".
+	t := numResult(args[0].Type())
+	if f := args[0].Type().Family; f.IsInteger() {
+		t = types.T(f)
+	}
+	return newFunc(name, t, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
 		v := a[0]
 		switch f := v.Family(); {
-		case f.IsUnsigned():
-			return types.NewUint64(v.Uint()), nil
 		case f.IsInteger():
-			if v.Int() == math.MinInt64 {
-				return types.Value{}, intOutOfRange(types.Int64)
+			x := smFromValue(v)
+			r, ok := smNorm(false, x.mag).toFamily(f)
+			if !ok {
+				return types.Value{}, intOutOfRange(f)
 			}
-			if v.Int() < 0 {
-				return types.NewInt64(-v.Int()), nil
-			}
-			return types.NewInt64(v.Int()), nil
+			return r, nil
 		case f.IsFloat():
 			return types.NewDouble(math.Abs(v.Float())), nil
 		}

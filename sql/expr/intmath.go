@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"math"
 	"math/bits"
 
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -59,24 +58,23 @@ func smQuo(a, b smInt) smInt { return smNorm(a.neg != b.neg, a.mag/b.mag) }
 // smRem has the sign of the dividend; b must not be zero.
 func smRem(a, b smInt) smInt { return smNorm(a.neg, a.mag%b.mag) }
 
-// toFamily converts to Int64 or Uint64, reporting whether it fits.
+// toFamily converts to integer family f, reporting whether it fits.
 func (x smInt) toFamily(f types.Family) (types.Value, bool) {
-	if f == types.Uint64 {
-		if x.neg {
-			return types.Value{}, false
-		}
-		return types.NewUint64(x.mag), true
-	}
+	lo, hi := types.IntRange(f)
 	if x.neg {
-		if x.mag > 1<<63 {
+		// lo is -2^(bits-1) (or 0 for unsigned families).
+		if lo == 0 || x.mag > uint64(-(lo+1))+1 {
 			return types.Value{}, false
 		}
-		return types.NewInt64(int64(-x.mag)), true
+		return types.NewInt(f, int64(-x.mag)), true
 	}
-	if x.mag > math.MaxInt64 {
+	if x.mag > hi {
 		return types.Value{}, false
 	}
-	return types.NewInt64(int64(x.mag)), true
+	if f.IsUnsigned() {
+		return types.NewUint(f, x.mag), true
+	}
+	return types.NewInt(f, int64(x.mag)), true
 }
 
 // i128 is a two's-complement 128-bit accumulator for sum() over integers:
@@ -103,7 +101,7 @@ func (a *i128) add(v types.Value) {
 	a.hi = a.hi + hi + int64(carry)
 }
 
-// value returns the sum as Int64 or Uint64 if it fits.
+// value returns the sum as a value of integer family f if it fits.
 func (a i128) value(f types.Family) (types.Value, bool) {
 	switch {
 	case a.hi == 0:

@@ -105,7 +105,8 @@
 //	      (no ON column), "Invalid unit: x", "X value cannot have an ON clause: only TTL
 //	      names a column",
 //	      "PARTITION_AT_KEYS value should be a list of keys. Example1: ...",
-//	      "Empty key in partition at keys", "Identifier is not expected in partition at keys"
+//	      "Empty key in partition at keys", "Identifier is not expected in partition at keys",
+//	      "Only the first pivot may be the empty key ()" (RESHARD AT)
 //	22023 invalid_parameter_value — out of range, unknown word or setting:
 //	      "Can't set preferred partition size to 0. To disable auto partitioning by size use
 //	      'SET AUTO_PARTITIONING_BY_SIZE DISABLED'", "Can't set min partition count to 0",

@@ -198,9 +198,38 @@ func FormatKey(key []types.Value) string {
 	return b.String()
 }
 
-// KeyBoundaries converts a tuple list shaped like PARTITION_AT_KEYS (as
-// ALTER TABLE ... RESHARD AT gives it) into strictly ascending key prefixes
-// of the table, with the same checks and errors as PARTITION_AT_KEYS.
+// KeyBoundaries converts the pivot list of ALTER TABLE ... RESHARD AT into
+// strictly ascending key prefixes of the table, with the same checks and
+// errors as PARTITION_AT_KEYS, except that the list may start with the
+// empty key: YTsaurus's pivot keys always start with pivot 0, [] (its
+// reshard takes and writes '[]' '[10;foo]' '[20]'), and sys.partitions
+// lists () as the first shard's start key, so a list copied from either
+// works. Pivot 0 is the start of the table whether written or not, so it
+// adds nothing; the empty key anywhere else is refused, as in
+// PARTITION_AT_KEYS. `RESHARD AT (())` leaves one shard.
 func KeyBoundaries(v parser.Value, t TableInfo) ([][]types.Value, error) {
-	return boundaries(v, t)
+	if v.Kind != parser.ValueTuple || len(v.Items) == 0 {
+		return boundaries(v, t)
+	}
+	for i, it := range v.Items {
+		if i > 0 && it.Kind == parser.ValueTuple && len(it.Items) == 0 {
+			return nil, withHint(errorf(codeSyntax, it.Pos, "Only the first pivot may be the empty key ()"),
+				"The empty key is pivot 0, the start of the table; the other pivots must strictly ascend after it.")
+		}
+	}
+	if first := v.Items[0]; first.Kind != parser.ValueTuple || len(first.Items) != 0 {
+		return boundaries(v, t)
+	}
+	rest := v
+	rest.Items = v.Items[1:]
+	for _, it := range rest.Items {
+		if it.Kind != parser.ValueTuple {
+			// ((), 10): a key list mixing tuples and single values.
+			return nil, errorf(codeSyntax, v.Pos, "%s", keysHint)
+		}
+	}
+	if len(rest.Items) == 0 {
+		return nil, nil
+	}
+	return boundaries(rest, t)
 }

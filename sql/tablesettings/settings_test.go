@@ -31,6 +31,8 @@ import (
 //	         as a PARTITION_AT_KEYS value in the input (InitialPivots when
 //	         the input is empty, none with arg "one-shard"); arg
 //	         "with-empty" prepends pivot 0, ()
+//	reshard  KeyBoundaries of the input, the pivot list of an ALTER TABLE
+//	         t RESHARD AT, for the current table: one pivot per line
 //
 // create and alter print the settings as Render prints them, then the
 // effective values and the notices; an error prints as "error CODE:
@@ -71,6 +73,8 @@ func TestSettings(t *testing.T) {
 				return b.String()
 			case "show":
 				return h.show(t, d.Input, d.HasArg("with-empty"), d.HasArg("one-shard"))
+			case "reshard":
+				return h.reshard(t, d.Input)
 			}
 			t.Fatalf("unknown command %q", d.Cmd)
 			return ""
@@ -168,6 +172,26 @@ func (h *harness) show(t *testing.T, input string, withEmpty, oneShard bool) str
 		return "(no settings)\n"
 	}
 	return out + "\n"
+}
+
+func (h *harness) reshard(t *testing.T, value string) string {
+	stmts, err := parser.Parse("ALTER TABLE x RESHARD AT " + value)
+	if err != nil {
+		return "parse " + formatError(err)
+	}
+	if len(stmts) != 1 || stmts[0].Reshard == nil {
+		t.Fatalf("reshard: %q is not a RESHARD AT list", value)
+	}
+	pivots, err := KeyBoundaries(stmts[0].Reshard.Keys, h.table)
+	if err != nil {
+		return formatError(err)
+	}
+	var b strings.Builder
+	for _, p := range pivots {
+		b.WriteString(FormatKey(p) + "\n")
+	}
+	fmt.Fprintf(&b, "%d pivots\n", len(pivots))
+	return b.String()
 }
 
 // parseKeys reads a PARTITION_AT_KEYS value for the table.

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -92,9 +91,6 @@ func Cast(v Value, t Type) (Value, error) {
 	case t.Family == Utf8:
 		s := v.Text()
 		if v.fam == String {
-			if !utf8.ValidString(v.s) {
-				return Value{}, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
-			}
 			s = v.s
 		}
 		return ParseText(t, s)

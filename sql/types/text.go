@@ -247,8 +247,8 @@ func ParseText(t Type, s string) (Value, error) {
 	case String:
 		return NewString(parseBytea(s)), nil
 	case Utf8:
-		if !utf8.ValidString(s) {
-			return Value{}, sqlerr.New(sqlerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+		if err := CheckText(s); err != nil {
+			return Value{}, err
 		}
 		if t.Width > 0 && utf8.RuneCountInString(s) > t.Width {
 			return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)

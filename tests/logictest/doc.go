@@ -16,7 +16,8 @@
 //     Options.Engine ("pivotdb" by default); anything after the engine name
 //     (usually "# reason") is ignored.
 //   - "statement ok" / "statement error": the SQL is every following line of
-//     the record, joined with "\n". "statement error" passes on any error.
+//     the record, joined with "\n". "statement error" passes on any error;
+//     "statement error CODE" (a PivotDB extension) only on SQLSTATE CODE.
 //   - "query TYPES [SORTMODE [LABEL]]": TYPES is one letter per column (I
 //     integer, R real, T text); SORTMODE is nosort (default), rowsort or
 //     valuesort. The SQL runs up to a "----" line; the expected values follow,
@@ -57,9 +58,17 @@
 //     one value per line; text values there may contain spaces.)
 //   - Labels: queries with the same label must produce the same MD5 of their
 //     values. The first record of a label that passes its own comparison (or,
-//     for a skipped record, its expected result, as the reference does in
-//     verify mode) fixes the label's hash; a failing record does not, so one
-//     wrong result does not make every later query of that label fail.
+//     for a record skipped as a known failure, its expected result) fixes the
+//     label's hash; a failing record does not, so one wrong result does not
+//     make every later query of that label fail.
+//   - A record skipped by a guard (skipif/onlyif) leaves its label alone. In
+//     -verify mode the reference registers the expected result of a skipped
+//     labeled query too, and then compares the variant that runs with it;
+//     corpus files hold engine-specific variants of one labeled query
+//     ("onlyif mysql" with MySQL's output, "skipif mysql" with SQLite's), so
+//     that compares this engine's result with another engine's and fails
+//     falsely whenever their outputs differ. Here only records that run
+//     fix a label, as in the reference's completion mode.
 //   - An unknown record type fails that record and the file goes on (the
 //     reference stops the file).
 //

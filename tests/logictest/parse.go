@@ -64,6 +64,10 @@ type Record struct {
 
 	// Statement.
 	ExpectError bool
+	// ErrorCode is the SQLSTATE a "statement error CODE" record expects
+	// (a PivotDB extension; empty: any error passes, as in the reference
+	// runner).
+	ErrorCode string
 
 	// Statement and query.
 	SQL string
@@ -221,6 +225,9 @@ func parseRecord(block []scriptLine) Record {
 		case "ok":
 		case "error":
 			rec.ExpectError = true
+			if len(tok) > 2 {
+				rec.ErrorCode = tok[2]
+			}
 		default:
 			rec.Kind = KindInvalid
 			rec.Err = "statement argument should be 'ok' or 'error'"

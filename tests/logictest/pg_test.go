@@ -245,23 +245,23 @@ func TestPostgresFailures(t *testing.T) {
 		lines = append(lines, f.Line)
 		msgs[f.Line] = f.Message
 	}
-	want := []int{11, 19, 26, 35, 41, 47, 51, 55, 60, 73, 79, 82, 99}
+	want := []int{11, 19, 26, 35, 41, 47, 51, 55, 60, 73, 79, 82, 107}
 	if !reflect.DeepEqual(lines, want) {
 		t.Fatalf("failed lines %v, want %v\n%+v", lines, want, res.Failures)
 	}
-	if res.Passed != 4 || res.Failed != 13 || res.Skipped != 1 {
+	if res.Passed != 5 || res.Failed != 13 || res.Skipped != 1 {
 		t.Errorf("%s", res.Summary())
 	}
 	for line, sub := range map[int]string{
-		11: `value 3: expected "4", got "3"`,
-		19: "expected 2 values, got 3",
-		35: "wrong result hash",
-		47: "expected an error",
-		51: "SQLSTATE 42P01",
-		60: "expected 2 but got 1",
-		73: "labeled result [label-9] does not agree",
-		79: "unknown record type",
-		99: "labeled result [label-10] does not agree",
+		11:  `value 3: expected "4", got "3"`,
+		19:  "expected 2 values, got 3",
+		35:  "wrong result hash",
+		47:  "expected an error",
+		51:  "SQLSTATE 42P01",
+		60:  "expected 2 but got 1",
+		73:  "labeled result [label-9] does not agree",
+		79:  "unknown record type",
+		107: "labeled result [label-10] does not agree",
 	} {
 		if !strings.Contains(msgs[line], sub) {
 			t.Errorf("line %d: message %q does not contain %q", line, msgs[line], sub)
@@ -273,18 +273,114 @@ func TestPostgresFailures(t *testing.T) {
 	opts.KnownFailures.Add("failing.test", 11, "wrong on purpose")
 	opts.KnownFailures.Add("testdata/failing.test", 88, "not really failing")
 	res = RunFile(context.Background(), opts, "testdata/failing.test")
-	if res.Passed != 3 || res.Failed != 12 || res.Skipped != 3 || res.Known != 2 || res.Fixed != 0 {
+	if res.Passed != 4 || res.Failed != 12 || res.Skipped != 3 || res.Known != 2 || res.Fixed != 0 {
 		t.Errorf("with known failures: %s known=%d fixed=%d", res.Summary(), res.Known, res.Fixed)
 	}
 	// ... or run, and reported as still failing or fixed.
 	opts.RunKnownFailures = true
 	res = RunFile(context.Background(), opts, "testdata/failing.test")
-	if res.Passed != 4 || res.Failed != 12 || res.Skipped != 2 || res.Known != 1 || res.Fixed != 1 ||
+	if res.Passed != 5 || res.Failed != 12 || res.Skipped != 2 || res.Known != 1 || res.Fixed != 1 ||
 		!reflect.DeepEqual(res.FixedLines, []int{88}) {
 		t.Errorf("running known failures: %s known=%d fixed=%d fixedLines=%v", res.Summary(), res.Known, res.Fixed, res.FixedLines)
 	}
 	if len(res.KnownFailures) != 1 || !strings.Contains(res.KnownFailures[0].Message, `expected "4"`) {
 		t.Errorf("known failures: %+v", res.KnownFailures)
+	}
+}
+
+// Engine-specific variants of one labeled query: the variant guarded off
+// for this engine does not fix the label, whichever engine it is for and
+// whichever comes first; a record skipped as a known failure does, since
+// its listed result is this engine's.
+func TestPostgresLabelVariants(t *testing.T) {
+	opts := pgOptions(t)
+	const file = `onlyif mysql
+query R nosort label-1
+SELECT 5 / 2
+----
+2.500
+
+skipif mysql
+query R nosort label-1
+SELECT 5 / 2
+----
+2.000
+
+query R nosort label-1
+SELECT 4 / 2
+----
+2.000
+
+query I nosort label-2
+SELECT 7
+----
+7
+
+onlyif mysql
+query I nosort label-2
+SELECT 8
+----
+8
+
+query I nosort label-2
+SELECT 7
+----
+7
+`
+	path := filepath.Join(t.TempDir(), "variants.test")
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := RunFile(context.Background(), opts, path)
+	if res.Err != nil || res.Passed != 4 || res.Failed != 0 || res.Skipped != 2 {
+		t.Fatalf("%s, err=%v, failures=%+v", res.Summary(), res.Err, res.Failures)
+	}
+
+	// As engine "mysql" the other variants are skipped. Line 2 (2.500;
+	// PostgreSQL gives 2) fails its own comparison and fixes nothing; line
+	// 13 fixes label-1; line 24 (8) passes its own comparison but not
+	// label-2's, fixed by line 18.
+	mopts := opts
+	mopts.Engine = "mysql"
+	res = RunFile(context.Background(), mopts, path)
+	var lines []int
+	for _, f := range res.Failures {
+		lines = append(lines, f.Line)
+	}
+	if !reflect.DeepEqual(lines, []int{2, 24}) || res.Passed != 3 || res.Skipped != 1 {
+		t.Fatalf("as mysql: %s, failed lines %v, want [2 24]: %+v", res.Summary(), lines, res.Failures)
+	}
+	if !strings.Contains(res.Failures[1].Message, "labeled result [label-2] does not agree") {
+		t.Errorf("line 24: %q", res.Failures[1].Message)
+	}
+
+	// A record skipped as a known failure is meant for this engine: its
+	// listed result still fixes the label, so a variant that disagrees with
+	// it fails even though the listed record did not run.
+	const known = `query I nosort label-3
+SELECT 30
+----
+3
+
+query I nosort label-3
+SELECT 30
+----
+30
+`
+	kpath := filepath.Join(t.TempDir(), "known.test")
+	if err := os.WriteFile(kpath, []byte(known), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = RunFile(context.Background(), opts, kpath)
+	if res.Failed != 1 || res.Failures[0].Line != 1 || res.Passed != 1 {
+		t.Fatalf("unlisted: %s, failures=%+v", res.Summary(), res.Failures)
+	}
+	opts.KnownFailures = KnownFailures{}
+	opts.KnownFailures.Add(kpath, 1, "listed")
+	res = RunFile(context.Background(), opts, kpath)
+	if res.Failed != 1 || res.Failures[0].Line != 6 || res.Known != 1 ||
+		!strings.Contains(res.Failures[0].Message, "labeled result [label-3] does not agree") {
+		t.Fatalf("listed: %s, failures=%+v", res.Summary(), res.Failures)
 	}
 }
 
@@ -349,7 +445,7 @@ func TestPostgresConnectFailure(t *testing.T) {
 	}
 	opts := Options{Addr: "127.0.0.1:" + strconv.Itoa(port), SSLMode: "disable", ConnectTimeout: 2 * time.Second}
 	res := RunFile(context.Background(), opts, "testdata/failing.test")
-	if res.Err == nil || res.Failed != 17 || res.Passed != 0 || res.Skipped != 1 {
+	if res.Err == nil || res.Failed != 18 || res.Passed != 0 || res.Skipped != 1 {
 		t.Errorf("%s err=%v", res.Summary(), res.Err)
 	}
 }
@@ -369,8 +465,8 @@ func TestMainCommand(t *testing.T) {
 		t.Errorf("exit status %d", code)
 	}
 	want := "testdata/basic.test: 26 passed, 0 failed, 3 skipped\n" +
-		"testdata/failing.test: 4 passed, 12 failed, 2 skipped\n" +
-		"total: 30 passed, 12 failed, 5 skipped\n"
+		"testdata/failing.test: 5 passed, 12 failed, 2 skipped\n" +
+		"total: 31 passed, 12 failed, 5 skipped\n"
 	if stdout.String() != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s\nstderr:\n%s", stdout.String(), want, stderr.String())
 	}
@@ -390,7 +486,7 @@ func TestMainCommand(t *testing.T) {
 	stderr.Reset()
 	code = Main([]string{"--addr", addr, "--sslmode", "disable", "--fresh-db", "--known-failures", written, "-v",
 		"testdata/failing.test"}, &stdout, &stderr)
-	if code != 0 || !regexp.MustCompile(`(?m)^total: 4 passed, 0 failed, 14 skipped$`).MatchString(stdout.String()) {
+	if code != 0 || !regexp.MustCompile(`(?m)^total: 5 passed, 0 failed, 14 skipped$`).MatchString(stdout.String()) {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 
