@@ -89,7 +89,7 @@ func TestWindowRunningSumPeers(t *testing.T) {
 	// the peers 2 and 3 share the sum up to their last peer.
 	want := map[int64]int64{5: 7, 1: 17, 2: 67, 3: 67, 4: 5}
 	for id, v := range want {
-		if got[id].IsNull() || got[id].Int() != v {
+		if got[id].IsNull() || types.Compare(got[id], types.NewInt64(v)) != 0 {
 			t.Errorf("id %d: got %v, want %d", id, got[id], v)
 		}
 	}
