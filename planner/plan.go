@@ -73,11 +73,17 @@ type Project struct {
 // Aggregate groups its input by GroupBy and computes Aggs per group. Its
 // rows are the group values followed by the aggregate results. Without
 // GroupBy it produces exactly one row, even for empty input.
+//
+// Sets, when set (GROUPING SETS, ROLLUP, CUBE), lists the grouping sets as
+// indexes into GroupBy: each input row is added to one group per set,
+// keyed by the set's columns; a group's row has NULL for the GroupBy
+// columns outside its set.
 type Aggregate struct {
 	Input   Node
 	GroupBy []expr.Expr
 	Aggs    []*expr.AggSpec
 	Cols    []Column
+	Sets    [][]int
 }
 
 // SortKey orders by the column at Index of the input.

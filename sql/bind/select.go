@@ -507,39 +507,60 @@ type aggregation struct {
 	aggs     []*expr.AggSpec
 	aggKeys  []string
 	agg      *planner.Aggregate
+	// sets are the grouping sets (indexes into groups); nil for a plain
+	// GROUP BY (grouping_sets.go).
+	sets [][]int
 }
 
 func (a *binder) newAggregation(sc *scope, sel *ast.SelectStmt) (*aggregation, error) {
 	g := &aggregation{a: a, input: sc}
 	if sel.GroupBy != nil {
+		if sets, ok := groupingSets(sel.GroupBy); ok {
+			return g, g.bindSets(sets, sel)
+		}
 		for _, item := range sel.GroupBy.Items {
-			n := item.Expr
-			// GROUP BY 2 and GROUP BY alias refer to the select list.
-			if p, ok := n.(*ast.PositionExpr); ok && p.P == nil {
-				if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].WildCard != nil {
-					return nil, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", p.N)
-				}
-				n = sel.Fields.Fields[p.N-1].Expr
-			} else if c, ok := n.(*ast.ColumnNameExpr); ok && c.Name.Table.O == "" {
-				if _, _, err := sc.ResolveColumn("", c.Name.Name.O); err != nil {
-					for _, f := range sel.Fields.Fields {
-						if f.AsName.O != "" && strings.EqualFold(f.AsName.O, c.Name.Name.O) {
-							n = f.Expr
-							break
-						}
-					}
-				}
-			}
-			e, err := a.build(sc, n, nil)
-			if err != nil {
+			if _, err := g.addGroup(item.Expr, sel); err != nil {
 				return nil, err
 			}
-			g.groupAST = append(g.groupAST, n)
-			g.groupKey = append(g.groupKey, g.key(n))
-			g.groups = append(g.groups, e)
 		}
 	}
 	return g, nil
+}
+
+// addGroup binds one GROUP BY expression (once: an expression grouped
+// twice is one column) and returns its index in groups.
+func (g *aggregation) addGroup(n ast.ExprNode, sel *ast.SelectStmt) (int, error) {
+	a, sc := g.a, g.input
+	// GROUP BY 2 and GROUP BY alias refer to the select list.
+	if p, ok := n.(*ast.PositionExpr); ok && p.P == nil {
+		if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].WildCard != nil {
+			return 0, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", p.N)
+		}
+		n = sel.Fields.Fields[p.N-1].Expr
+	} else if c, ok := n.(*ast.ColumnNameExpr); ok && c.Name.Table.O == "" {
+		if _, _, err := sc.ResolveColumn("", c.Name.Name.O); err != nil {
+			for _, f := range sel.Fields.Fields {
+				if f.AsName.O != "" && strings.EqualFold(f.AsName.O, c.Name.Name.O) {
+					n = f.Expr
+					break
+				}
+			}
+		}
+	}
+	k := g.key(n)
+	for i, gk := range g.groupKey {
+		if gk == k {
+			return i, nil
+		}
+	}
+	e, err := a.build(sc, n, nil)
+	if err != nil {
+		return 0, err
+	}
+	g.groupAST = append(g.groupAST, n)
+	g.groupKey = append(g.groupKey, k)
+	g.groups = append(g.groups, e)
+	return len(g.groups) - 1, nil
 }
 
 // key identifies an expression for matching select-list expressions with
@@ -604,6 +625,9 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 		}
 		return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: strings.ToLower(n.F), Typ: spec.Typ}, true, nil
 	case *ast.FuncCallExpr:
+		if n.FnName.L == "grouping" {
+			return g.grouping(n, k)
+		}
 		if !expr.IsAggregate(n.FnName.L) {
 			break
 		}
@@ -662,7 +686,7 @@ func (g *aggregation) ResolveColumn(table, name string) (int, types.Type, error)
 // (in the select list, HAVING, ORDER BY) are appended to it as they are
 // built.
 func (g *aggregation) node(input planner.Node) planner.Node {
-	g.agg = &planner.Aggregate{Input: input, GroupBy: g.groups, Aggs: g.aggs}
+	g.agg = &planner.Aggregate{Input: input, GroupBy: g.groups, Aggs: g.aggs, Sets: g.sets}
 	for i, e := range g.groups {
 		g.agg.Cols = append(g.agg.Cols, planner.Column{Name: exprName(g.groupAST[i]), Type: e.Type()})
 	}

@@ -433,15 +433,13 @@ type aggIter struct {
 }
 
 func (a *aggIter) run() error {
+	if len(a.n.Sets) > 0 {
+		return a.runSets()
+	}
 	groups := map[string]*aggGroup{}
 	var order []*aggGroup
 	newGroup := func(key expr.Row) *aggGroup {
-		g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(a.n.Aggs))}
-		for i, s := range a.n.Aggs {
-			g.aggs[i] = s.New()
-		}
-		order = append(order, g)
-		return g
+		return newAggGroup(a.n, key, 0, &order)
 	}
 	if len(a.n.GroupBy) == 0 {
 		groups[""] = newGroup(nil)
@@ -492,6 +490,100 @@ func (a *aggIter) run() error {
 			}
 		}
 	}
+	return a.finish(order)
+}
+
+// newAggGroup starts a group of grouping set set (0 without sets).
+func newAggGroup(n *planner.Aggregate, key expr.Row, set int, order *[]*aggGroup) *aggGroup {
+	g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(n.Aggs))}
+	for i, s := range n.Aggs {
+		if s.GroupingMasks != nil {
+			g.aggs[i] = constAgg{types.NewInt(types.Int32, s.GroupingMasks[set])}
+			continue
+		}
+		g.aggs[i] = s.New()
+	}
+	*order = append(*order, g)
+	return g
+}
+
+// constAgg is grouping(...): a value per grouping set, no input.
+type constAgg struct{ v types.Value }
+
+func (constAgg) Add(types.Value) error          { return nil }
+func (c constAgg) Result() (types.Value, error) { return c.v, nil }
+
+// runSets aggregates by grouping sets: every row joins one group per set.
+// A set without columns has its group even for no input, as GROUP BY ()
+// does.
+func (a *aggIter) runSets() error {
+	groups := map[string]*aggGroup{}
+	var order []*aggGroup
+	vals := make(expr.Row, len(a.n.GroupBy))
+	argVals := make([]types.Value, len(a.n.Aggs))
+	var buf []byte
+	for n := 0; ; n++ {
+		if n%256 == 255 {
+			if err := a.c.Ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r, err := a.in.Next()
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			break
+		}
+		for i, e := range a.n.GroupBy {
+			if vals[i], err = e.Eval(a.c.Eval, r); err != nil {
+				return err
+			}
+		}
+		for i, s := range a.n.Aggs {
+			argVals[i] = types.Value{}
+			if s.Arg != nil {
+				if argVals[i], err = s.Arg.Eval(a.c.Eval, r); err != nil {
+					return err
+				}
+			}
+		}
+		for si, set := range a.n.Sets {
+			buf = append(buf[:0], byte(si), byte(si>>8))
+			for _, c := range set {
+				buf = types.AppendGroupKey(buf, vals[c])
+			}
+			g, ok := groups[string(buf)]
+			if !ok {
+				key := make(expr.Row, len(vals))
+				for _, c := range set {
+					key[c] = vals[c]
+				}
+				if err := a.c.grow(int64(len(buf)) + rowMemory(key) + int64(len(a.n.Aggs))*64); err != nil {
+					return err
+				}
+				g = newAggGroup(a.n, key, si, &order)
+				groups[string(buf)] = g
+			}
+			for i := range a.n.Aggs {
+				if err := g.aggs[i].Add(argVals[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for si, set := range a.n.Sets {
+		if len(set) == 0 {
+			if _, ok := groups[string([]byte{byte(si), byte(si >> 8)})]; !ok {
+				newAggGroup(a.n, make(expr.Row, len(a.n.GroupBy)), si, &order)
+			}
+		}
+	}
+	return a.finish(order)
+}
+
+// finish turns the groups into result rows.
+func (a *aggIter) finish(order []*aggGroup) error {
 	for _, g := range order {
 		row := make(expr.Row, 0, len(g.key)+len(g.aggs))
 		row = append(row, g.key...)

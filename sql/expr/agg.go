@@ -57,6 +57,9 @@ type AggSpec struct {
 	Typ      types.Type
 	// Separator joins group_concat and string_agg values.
 	Separator string
+	// GroupingMasks, for grouping(...) (Name "grouping"), is its value in
+	// each grouping set of the Aggregate node; it reads no input.
+	GroupingMasks []int64
 }
 
 var aggNames = map[string]bool{

@@ -62,6 +62,9 @@
 //     planned as a series (lateral when other items precede it);
 //   - VALUES (...), (...) as a query (at the start, after "(" or a set
 //     operator) becomes MySQL 8's VALUES ROW(...), ROW(...);
+//   - GROUPING SETS (...), ROLLUP (...) and CUBE (...) become calls of
+//     pivot_grouping_sets (with pivot_grouping_set(...) for each
+//     parenthesised set), pivot_rollup and pivot_cube;
 //   - SELECT DISTINCT ON (a, b) becomes SELECT DISTINCT
 //     pivot_distinct_on(a, b), (the binder takes the item off);
 //   - f(...) OVER (...) is one operand, so a cast after it applies to the

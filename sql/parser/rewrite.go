@@ -283,6 +283,23 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			r.syn(")", int(s.match[i+1]), true, false)
 			return int(s.match[i+1]) + 1, nil
 		}
+		if (s.isWord(i, "rollup") || s.isWord(i, "cube")) && s.isOp(i+1, "(") && int(s.match[i+1]) < hi {
+			// ROLLUP (...) and CUBE (...) in GROUP BY: pivot_rollup(...)
+			// and pivot_cube(...), which the binder expands.
+			fn := RollupFunc
+			if s.isWord(i, "cube") {
+				fn = CubeFunc
+			}
+			r.emit(i, fn)
+			r.glue = true
+			if err := r.group(i + 1); err != nil {
+				return 0, err
+			}
+			return int(s.match[i+1]) + 1, nil
+		}
+		if s.isWord(i, "grouping") && s.isWord(i+1, "sets") && s.isOp(i+2, "(") && int(s.match[i+2]) < hi {
+			return r.groupingSets(i, hi)
+		}
 		if s.isWord(i, "distinct") && s.isWord(i+1, "on") && s.isOp(i+2, "(") && int(s.match[i+2]) < hi && s.isWord(i-1, "select") {
 			// SELECT DISTINCT ON (a, b) x: SELECT DISTINCT
 			// pivot_distinct_on(a, b), x (see DistinctOnFunc).
@@ -905,4 +922,49 @@ func (s *stmtToks) inFromList(i int) bool {
 		}
 	}
 	return false
+}
+
+// Grouping sets. GROUPING SETS (s, ...), ROLLUP (...) and CUBE (...) in
+// GROUP BY become the calls GroupingSetsFunc(...), pivot_rollup(...) and
+// pivot_cube(...); a parenthesised set (a, b) or () inside GROUPING SETS
+// becomes GroupingSetFunc(a, b). The binder expands them into the list
+// of grouping sets.
+const (
+	GroupingSetsFunc = "pivot_grouping_sets"
+	GroupingSetFunc  = "pivot_grouping_set"
+	RollupFunc       = "pivot_rollup"
+	CubeFunc         = "pivot_cube"
+)
+
+// groupingSets emits GROUPING SETS (...) at i.
+func (r *rewriter) groupingSets(i, hi int) (int, error) {
+	s := r.s
+	open := i + 2
+	close := int(s.match[open])
+	r.emit(i, GroupingSetsFunc)
+	r.glue = true
+	r.plain(open)
+	for k := open + 1; k < close; {
+		end := k
+		for end < close && !s.isOp(end, ",") {
+			if s.isOp(end, "(") {
+				end = int(s.match[end])
+			}
+			end++
+		}
+		if s.isOp(k, "(") && int(s.match[k]) == end-1 {
+			r.syn(GroupingSetFunc, k, false, true)
+			if err := r.group(k); err != nil {
+				return 0, err
+			}
+		} else if err := r.seq(k, end); err != nil {
+			return 0, err
+		}
+		if end < close {
+			r.plain(end)
+		}
+		k = end + 1
+	}
+	r.plain(close)
+	return close + 1, nil
 }
