@@ -3,6 +3,7 @@ package parser
 import (
 	"strings"
 
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -296,6 +297,11 @@ func (r *rewriter) item(i, hi int) (int, error) {
 				return 0, err
 			}
 			return int(s.match[i+1]) + 1, nil
+		}
+		if s.isWord(i, "as") && s.isOp(i+1, "(") && s.isWord(0, "with") && dmlWords[strings.ToLower(s.text(i+2))] && s.isKind(i+2, tkIdent) {
+			// WITH x AS (INSERT ... RETURNING ...): the write side's
+			// RETURNING is not there yet.
+			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "data-modifying statements in WITH are not supported yet")
 		}
 		if s.isWord(i, "grouping") && s.isWord(i+1, "sets") && s.isOp(i+2, "(") && int(s.match[i+2]) < hi {
 			return r.groupingSets(i, hi)
@@ -968,3 +974,6 @@ func (r *rewriter) groupingSets(i, hi int) (int, error) {
 	r.plain(close)
 	return close + 1, nil
 }
+
+// dmlWords start the data-modifying statements a WITH query may be.
+var dmlWords = map[string]bool{"insert": true, "update": true, "delete": true, "upsert": true, "replace": true}
