@@ -1,13 +1,16 @@
 package exec
 
 import (
+	"bytes"
 	"slices"
 	"sort"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
 )
 
 // Window functions (planner.Window).
@@ -40,6 +43,7 @@ type windowIter struct {
 	offsets  [][2]int64 // per function: ROWS/GROUPS start and end offsets
 
 	rows []expr.Row
+	keys []sortEntry // keys[i] is rows[i]'s
 	done bool
 
 	// The partition being emitted: rows[ps:pe], results[f][i-ps].
@@ -130,6 +134,9 @@ func (w *windowIter) load() error {
 	}
 	// The function results will take the place of the extra values.
 	resultMem := int64(len(n.Funcs)) * valueOverhead
+	nPart, nOrder := len(n.PartitionBy), len(n.OrderBy)
+	var arena []byte
+	var offs []int // row k's key is arena[offs[2k]:offs[2k+2]], its partition part up to offs[2k+1]
 	for k := 0; ; k++ {
 		if k%256 == 255 {
 			if err := w.c.Ctx.Err(); err != nil {
@@ -153,44 +160,71 @@ func (w *windowIter) load() error {
 				return err
 			}
 		}
-		if err := w.c.grow(rowMemory(row) + resultMem); err != nil {
+		start := len(arena)
+		for k := 0; k < nPart; k++ {
+			arena = appendSortKey(arena, row[w.partOff+k])
+		}
+		mid := len(arena)
+		for k, o := range n.OrderBy {
+			from := len(arena)
+			arena = appendSortKey(arena, row[w.orderOff+k])
+			if o.Desc {
+				// The key encoding is prefix-free, so complementing
+				// its bytes reverses the order.
+				for b := from; b < len(arena); b++ {
+					arena[b] = ^arena[b]
+				}
+			}
+		}
+		offs = append(offs, start, mid)
+		if err := w.c.grow(rowMemory(row) + resultMem + int64(len(arena)-start) + 40); err != nil {
 			return err
 		}
 		w.rows = append(w.rows, row)
 	}
-	nPart, nOrder := len(n.PartitionBy), len(n.OrderBy)
-	if nPart+nOrder == 0 {
-		return nil
+	offs = append(offs, len(arena))
+	ents := make([]sortEntry, len(w.rows))
+	for k := range ents {
+		ents[k] = sortEntry{key: arena[offs[2*k]:offs[2*k+2]:offs[2*k+2]], part: int32(offs[2*k+1] - offs[2*k]), idx: int32(k)}
 	}
-	// Sort a permutation with pdqsort, ties broken by input position (a
-	// stable order without sort.SliceStable's O(n log² n) merging).
-	perm := make([]int32, len(w.rows))
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortFunc(perm, func(i, j int32) int {
-		a, b := w.rows[i], w.rows[j]
-		for k := w.partOff; k < w.partOff+nPart; k++ {
-			if c := types.Compare(a[k], b[k]); c != 0 {
+	if nPart+nOrder > 0 {
+		// pdqsort on the encoded keys, ties broken by input position: a
+		// stable order, peers kept as they came.
+		slices.SortFunc(ents, func(a, b sortEntry) int {
+			if c := bytes.Compare(a.key, b.key); c != 0 {
 				return c
 			}
+			return int(a.idx - b.idx)
+		})
+		sorted := make([]expr.Row, len(w.rows))
+		for i, e := range ents {
+			sorted[i] = w.rows[e.idx]
 		}
-		for k, o := range n.OrderBy {
-			if c := types.Compare(a[w.orderOff+k], b[w.orderOff+k]); c != 0 {
-				if o.Desc {
-					return -c
-				}
-				return c
-			}
-		}
-		return int(i - j)
-	})
-	sorted := make([]expr.Row, len(w.rows))
-	for i, p := range perm {
-		sorted[i] = w.rows[p]
+		w.rows = sorted
 	}
-	w.rows = sorted
+	w.keys = ents
 	return nil
+}
+
+// sortEntry is a row's PARTITION BY and ORDER BY values in their
+// order-preserving key encoding (sql/rowenc; DESC parts complemented), so
+// that sorting and finding partitions and peers compare bytes. part is
+// the length of the PARTITION BY part.
+type sortEntry struct {
+	key  []byte
+	part int32
+	idx  int32
+}
+
+// appendSortKey appends v's key encoding. The encoding orders values as
+// types.Compare does (NULL first) and is equal exactly for equal values,
+// except that it tells -0.0 from 0.0, which are peers: zero is encoded as
+// one value.
+func appendSortKey(buf []byte, v types.Value) []byte {
+	if v.Family().IsFloat() && v.Float() == 0 {
+		return storage.AppendFloat64(buf, 0)
+	}
+	return rowenc.AppendKeyValue(buf, v)
 }
 
 func (w *windowIter) Next() (expr.Row, error) {
@@ -203,7 +237,7 @@ func (w *windowIter) Next() (expr.Row, error) {
 	}
 	if w.pos >= w.pe {
 		if w.pe >= len(w.rows) {
-			w.rows = nil
+			w.rows, w.keys = nil, nil
 			return nil, nil
 		}
 		if err := w.partition(w.pe); err != nil {
@@ -225,24 +259,14 @@ func (w *windowIter) Close() { w.in.Close() }
 
 // samePartition reports whether rows i and j are in one partition.
 func (w *windowIter) samePartition(i, j int) bool {
-	a, b := w.rows[i], w.rows[j]
-	for k := w.partOff; k < w.orderOff; k++ {
-		if types.Compare(a[k], b[k]) != 0 {
-			return false
-		}
-	}
-	return true
+	a, b := w.keys[i], w.keys[j]
+	return bytes.Equal(a.key[:a.part], b.key[:b.part])
 }
 
 // peers reports whether rows i and j have the same ORDER BY values.
 func (w *windowIter) peers(i, j int) bool {
-	a, b := w.rows[i], w.rows[j]
-	for k := range w.n.OrderBy {
-		if types.Compare(a[w.orderOff+k], b[w.orderOff+k]) != 0 {
-			return false
-		}
-	}
-	return true
+	a, b := w.keys[i], w.keys[j]
+	return bytes.Equal(a.key[a.part:], b.key[b.part:])
 }
 
 // partition computes the functions for the partition starting at ps.
