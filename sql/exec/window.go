@@ -136,6 +136,7 @@ func (w *windowIter) load() error {
 	resultMem := int64(len(n.Funcs)) * valueOverhead
 	nPart, nOrder := len(n.PartitionBy), len(n.OrderBy)
 	var arena []byte
+	var slab []types.Value
 	var offs []int // row k's key is arena[offs[2k]:offs[2k+2]], its partition part up to offs[2k+1]
 	for k := 0; ; k++ {
 		if k%256 == 255 {
@@ -150,7 +151,13 @@ func (w *windowIter) load() error {
 		if r == nil {
 			break
 		}
-		row := make(expr.Row, w.nIn+len(extra))
+		// Rows are cut from slabs of rowsPerSlab, one allocation for many.
+		width := w.nIn + len(extra)
+		if len(slab) < width {
+			slab = make([]types.Value, width*rowsPerSlab)
+		}
+		row := expr.Row(slab[:width:width])
+		slab = slab[width:]
 		copy(row, r)
 		for i, e := range extra {
 			if e == nil {
@@ -205,6 +212,9 @@ func (w *windowIter) load() error {
 	w.keys = ents
 	return nil
 }
+
+// rowsPerSlab is how many stored rows share one allocation.
+const rowsPerSlab = 256
 
 // sortEntry is a row's PARTITION BY and ORDER BY values in their
 // order-preserving key encoding (sql/rowenc; DESC parts complemented), so

@@ -303,6 +303,10 @@ func (a *sumAgg) Result() (types.Value, error) {
 	case a.kind == "avg":
 		return types.NewDouble(a.float() / float64(a.n)), nil
 	case a.isInt && a.typ == types.Decimal:
+		if v, ok := a.ints.value(types.Int64); ok {
+			// Most sums fit in 64 bits: no big.Int on the way.
+			return types.NewDecimal(apd.New(v.Int(), 0)), nil
+		}
 		return types.NewDecimal(apd.NewWithBigInt(new(apd.BigInt).SetMathBigInt(a.ints.big()), 0)), nil
 	case a.isInt:
 		v, ok := a.ints.value(a.typ)
