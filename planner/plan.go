@@ -184,7 +184,19 @@ func describe(n Node) string {
 		for _, a := range n.Aggs {
 			parts = append(parts, a.String())
 		}
-		return "Aggregate group by (" + joinExprs(n.GroupBy) + ") " + strings.Join(parts, ", ")
+		s := "Aggregate group by (" + joinExprs(n.GroupBy) + ") "
+		if n.Sets != nil {
+			var sets []string
+			for _, set := range n.Sets {
+				var cols []string
+				for _, i := range set {
+					cols = append(cols, n.GroupBy[i].String())
+				}
+				sets = append(sets, "("+strings.Join(cols, ", ")+")")
+			}
+			s += "sets " + strings.Join(sets, ", ") + " "
+		}
+		return s + strings.Join(parts, ", ")
 	case *Sort:
 		parts := []string{}
 		for _, k := range n.Keys {
