@@ -87,6 +87,10 @@ type binder struct {
 	setOpArm bool
 	// ctes are the WITH queries in scope, innermost last (cte.go).
 	ctes []*cteDef
+	// checkAs is the role privileges are checked for inside a view (its
+	// owner); "" outside views: the session's user. acc caches its Access.
+	checkAs string
+	acc     *catalog.Access
 }
 
 func (a *binder) plan() (Statement, error) {
@@ -118,6 +122,10 @@ func (a *binder) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.Grant != nil:
+		return &Grant{Grant: st.Grant}, nil
+	case st.AlterOwner != nil:
+		return &AlterOwner{AlterOwner: st.AlterOwner}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

@@ -40,6 +40,7 @@ type cteDef struct {
 	visible []*cteDef
 	outer   []*outerLevel
 	stmt    *parser.Statement
+	checkAs string // the role privileges are checked for (a view's owner)
 
 	// While the recursive term is bound: its work table, the number of
 	// references to it, and the depth of subqueries at the term.
@@ -59,7 +60,7 @@ func (a *binder) pushWith(w *ast.WithClause) (pop func(), err error) {
 			return pop, sqlerr.New(sqlerr.DuplicateAlias, "WITH query name %q specified more than once", c.Name.O)
 		}
 		seen[name] = true
-		def := &cteDef{name: name, cte: c, recursive: w.IsRecursive || c.IsRecursive, outer: a.outer, stmt: a.stmt}
+		def := &cteDef{name: name, cte: c, recursive: w.IsRecursive || c.IsRecursive, outer: a.outer, stmt: a.stmt, checkAs: a.checkAs}
 		def.visible = append([]*cteDef(nil), a.ctes...)
 		if def.recursive {
 			def.visible = append(def.visible, def)
@@ -107,12 +108,12 @@ func (a *binder) cteSource(tn *ast.TableName, alias string) (planner.Node, *scop
 	if a.viewDepth >= maxViewDepth {
 		return nil, nil, true, sqlerr.New(sqlerr.InvalidObjectDefinition, "WITH queries nested too deeply at %q", def.cte.Name.O)
 	}
-	savedCTEs, savedOuter, savedStmt := a.ctes, a.outer, a.stmt
-	a.ctes, a.outer, a.stmt = def.visible, def.outer, def.stmt
+	savedCTEs, savedOuter, savedStmt, savedAs := a.ctes, a.outer, a.stmt, a.checkAs
+	a.ctes, a.outer, a.stmt, a.checkAs = def.visible, def.outer, def.stmt, def.checkAs
 	a.viewDepth++
 	node, err := a.cteQuery(def)
 	a.viewDepth--
-	a.ctes, a.outer, a.stmt = savedCTEs, savedOuter, savedStmt
+	a.ctes, a.outer, a.stmt, a.checkAs = savedCTEs, savedOuter, savedStmt, savedAs
 	if err != nil {
 		return nil, nil, true, err
 	}

@@ -78,6 +78,10 @@ const (
 	InvalidEscapeSequence        = "22025"
 	CharacterNotInRepertoire     = "22021"
 	InvalidDatetimeFormatOverflw = "22008"
+	DependentObjectsStillExist   = "2BP01"
+	InvalidGrantOperation        = "0LP01"
+	PrivilegeNotGranted          = "01007"
+	PrivilegeNotRevoked          = "01006"
 )
 
 // Window functions and WITH RECURSIVE.
