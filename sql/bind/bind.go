@@ -85,6 +85,8 @@ type binder struct {
 	// setOpArm is set while the SELECT of a set operation's arm is
 	// planned: its select list stays untyped (setop.go).
 	setOpArm bool
+	// ctes are the WITH queries in scope, innermost last (cte.go).
+	ctes []*cteDef
 	// checkAs is the role privileges are checked for inside a view (its
 	// owner); "" outside views: the session's user. acc caches its Access.
 	checkAs string

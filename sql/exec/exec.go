@@ -42,6 +42,8 @@ type Context struct {
 
 	// sub caches subquery results for the statement; Build creates it.
 	sub *subState
+	// work holds each running recursive query's current work table.
+	work map[*planner.RecursiveCTE][]expr.Row
 
 	// MemLimit bounds the bytes of rows the statement may hold at once in
 	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
@@ -78,6 +80,9 @@ func (c *Context) bind() {
 	}
 	if c.mem == nil {
 		c.mem = &memState{}
+	}
+	if c.work == nil {
+		c.work = map[*planner.RecursiveCTE][]expr.Row{}
 	}
 	if c.Eval != nil && c.Eval.Exec == nil {
 		c.Eval.Exec = c
@@ -123,6 +128,21 @@ func (c *Context) grow(n int64) error {
 			Hint:   "Narrow the query (WHERE, LIMIT), or raise the server's --max-query-memory."}
 	}
 	return nil
+}
+
+// release returns n bytes to the statement's account: rows an iterator
+// held and no longer does (a recursive query's finished round).
+func (c *Context) release(n int64) {
+	m := c.mem
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.acct.Shrink(n)
+	if c.MemLimit > 0 {
+		m.used -= n
+	}
 }
 
 // Iter is a row iterator.
@@ -190,9 +210,17 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &distinctIter{c: c, in: in, n: n.N, seen: map[string]struct{}{}}, nil
+		return &distinctIter{c: c, in: in, n: n.N, on: n.On, seen: map[string]struct{}{}}, nil
 	case *planner.SetOp:
 		return newSetOp(c, n)
+	case *planner.Window:
+		return newWindow(c, n)
+	case *planner.RecursiveCTE:
+		return newRecursive(c, n)
+	case *planner.WorkTable:
+		return newWorkTable(c, n), nil
+	case *planner.Apply:
+		return newApply(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }
@@ -429,15 +457,13 @@ type aggIter struct {
 }
 
 func (a *aggIter) run() error {
+	if len(a.n.Sets) > 0 {
+		return a.runSets()
+	}
 	groups := map[string]*aggGroup{}
 	var order []*aggGroup
 	newGroup := func(key expr.Row) *aggGroup {
-		g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(a.n.Aggs))}
-		for i, s := range a.n.Aggs {
-			g.aggs[i] = s.New()
-		}
-		order = append(order, g)
-		return g
+		return newAggGroup(a.n, key, 0, &order)
 	}
 	if len(a.n.GroupBy) == 0 {
 		groups[""] = newGroup(nil)
@@ -488,6 +514,100 @@ func (a *aggIter) run() error {
 			}
 		}
 	}
+	return a.finish(order)
+}
+
+// newAggGroup starts a group of grouping set set (0 without sets).
+func newAggGroup(n *planner.Aggregate, key expr.Row, set int, order *[]*aggGroup) *aggGroup {
+	g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(n.Aggs))}
+	for i, s := range n.Aggs {
+		if s.GroupingMasks != nil {
+			g.aggs[i] = constAgg{types.NewInt(types.Int32, s.GroupingMasks[set])}
+			continue
+		}
+		g.aggs[i] = s.New()
+	}
+	*order = append(*order, g)
+	return g
+}
+
+// constAgg is grouping(...): a value per grouping set, no input.
+type constAgg struct{ v types.Value }
+
+func (constAgg) Add(types.Value) error          { return nil }
+func (c constAgg) Result() (types.Value, error) { return c.v, nil }
+
+// runSets aggregates by grouping sets: every row joins one group per set.
+// A set without columns has its group even for no input, as GROUP BY ()
+// does.
+func (a *aggIter) runSets() error {
+	groups := map[string]*aggGroup{}
+	var order []*aggGroup
+	vals := make(expr.Row, len(a.n.GroupBy))
+	argVals := make([]types.Value, len(a.n.Aggs))
+	var buf []byte
+	for n := 0; ; n++ {
+		if n%256 == 255 {
+			if err := a.c.Ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r, err := a.in.Next()
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			break
+		}
+		for i, e := range a.n.GroupBy {
+			if vals[i], err = e.Eval(a.c.Eval, r); err != nil {
+				return err
+			}
+		}
+		for i, s := range a.n.Aggs {
+			argVals[i] = types.Value{}
+			if s.Arg != nil {
+				if argVals[i], err = s.Arg.Eval(a.c.Eval, r); err != nil {
+					return err
+				}
+			}
+		}
+		for si, set := range a.n.Sets {
+			buf = append(buf[:0], byte(si), byte(si>>8))
+			for _, c := range set {
+				buf = types.AppendGroupKey(buf, vals[c])
+			}
+			g, ok := groups[string(buf)]
+			if !ok {
+				key := make(expr.Row, len(vals))
+				for _, c := range set {
+					key[c] = vals[c]
+				}
+				if err := a.c.grow(int64(len(buf)) + rowMemory(key) + int64(len(a.n.Aggs))*64); err != nil {
+					return err
+				}
+				g = newAggGroup(a.n, key, si, &order)
+				groups[string(buf)] = g
+			}
+			for i := range a.n.Aggs {
+				if err := g.aggs[i].Add(argVals[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for si, set := range a.n.Sets {
+		if len(set) == 0 {
+			if _, ok := groups[string([]byte{byte(si), byte(si >> 8)})]; !ok {
+				newAggGroup(a.n, make(expr.Row, len(a.n.GroupBy)), si, &order)
+			}
+		}
+	}
+	return a.finish(order)
+}
+
+// finish turns the groups into result rows.
+func (a *aggIter) finish(order []*aggGroup) error {
 	for _, g := range order {
 		row := make(expr.Row, 0, len(g.key)+len(g.aggs))
 		row = append(row, g.key...)
@@ -627,6 +747,7 @@ type distinctIter struct {
 	c    *Context
 	in   Iter
 	n    int
+	on   []int // DISTINCT ON's columns (nil: the first n)
 	seen map[string]struct{}
 	buf  []byte
 }
@@ -638,8 +759,14 @@ func (d *distinctIter) Next() (expr.Row, error) {
 			return nil, err
 		}
 		d.buf = d.buf[:0]
-		for _, v := range r[:d.n] {
-			d.buf = types.AppendGroupKey(d.buf, v)
+		if d.on != nil {
+			for _, i := range d.on {
+				d.buf = types.AppendGroupKey(d.buf, r[i])
+			}
+		} else {
+			for _, v := range r[:d.n] {
+				d.buf = types.AppendGroupKey(d.buf, v)
+			}
 		}
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue

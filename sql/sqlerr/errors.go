@@ -86,6 +86,17 @@ const (
 	ObjectNotInPrerequisiteState   = "55000"
 )
 
+// Window functions and WITH RECURSIVE.
+const (
+	NullValueNotAllowed             = "22004"
+	InvalidPrecedingOrFollowingSize = "22013"
+	InvalidArgumentForNtile         = "22014"
+	InvalidArgumentForNthValue      = "22016"
+	WindowingError                  = "42P20"
+	InvalidRecursion                = "42P19"
+	DuplicateAlias                  = "42712"
+)
+
 // Error is an error with a SQLSTATE. It is what the wire protocol turns into
 // an ErrorResponse.
 type Error struct {
