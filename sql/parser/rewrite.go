@@ -209,6 +209,13 @@ const ArraySubqueryFunc = "pivot_array_subquery"
 // functions in FROM).
 const SeriesFunc = "pivot_generate_series"
 
+// NullsFirstFunc and NullsLastFunc are the marker items NULLS FIRST and
+// NULLS LAST become in an ORDER BY list (see rewriter.item).
+const (
+	NullsFirstFunc = "pivot_nulls_first"
+	NullsLastFunc  = "pivot_nulls_last"
+)
+
 // fromFuncAfter are the words after which a function call is a table
 // function.
 var fromFuncAfter = map[string]bool{"from": true, "join": true}
@@ -255,6 +262,18 @@ func (r *rewriter) item(i, hi int) (int, error) {
 				return 0, err
 			}
 			return int(s.match[i+1]) + 1, nil
+		case s.isWord(i, "nulls") && (s.isWord(i+1, "first") || s.isWord(i+1, "last")) && i > 0 && !s.isOp(i-1, ",") && !s.isOp(i-1, "("):
+			// ORDER BY x [ASC|DESC] NULLS FIRST|LAST: TiDB's grammar has
+			// no NULLS clause, so it becomes a marker item after the one it
+			// qualifies, ORDER BY x DESC, pivot_nulls_last(); the binder
+			// folds the marker into the preceding sort key (and refuses
+			// it anywhere else).
+			fn := NullsFirstFunc
+			if s.isWord(i+1, "last") {
+				fn = NullsLastFunc
+			}
+			r.syn(", "+fn+"()", i, true, false)
+			return i + 2, nil
 		case s.isWord(i, "array") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
 			// ARRAY(SELECT ...): the expression builder reads
 			// pivot_array_subquery((SELECT ...)), whose value is the
