@@ -199,7 +199,7 @@ func (s *Session) createView(ctx context.Context, p *bind.CreateView) (Result, e
 		if ch.Snapshot().RelationExists(s.db.ID, p.Name) {
 			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.Name)
 		}
-		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.Name, Definition: p.Text})
+		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.Name, Definition: p.Text, Dialect: p.Dialect})
 		return nil
 	})
 	if err != nil {

@@ -130,15 +130,40 @@ func (s *Session) notice(severity, code, format string, args ...any) {
 // catalog changed since it was built.
 type preparedPlan struct {
 	stmt parser.Statement
-	snap *catalog.Snapshot
-	plan bind.Statement
+	// dialect is the sql_dialect stmt was parsed (and bound) in: the
+	// dialect changes how text parses ("..."), so a change re-parses.
+	dialect parser.Dialect
+	snap    *catalog.Snapshot
+	plan    bind.Statement
+}
+
+// dialect is the session's sql_dialect as the parser sees it.
+func (s *Session) dialect() parser.Dialect {
+	if s.vars.PostgreSQLDialect() {
+		return parser.DialectPostgreSQL
+	}
+	return parser.DialectYQL
+}
+
+// reparse parses a prepared statement's text again in the session's
+// current dialect (it was prepared under another one).
+func (s *Session) reparse(p *Prepared) (parser.Statement, error) {
+	stmts, err := parser.ParseDialect(p.SQL, s.dialect())
+	if err != nil {
+		return parser.Statement{}, err
+	}
+	if len(stmts) != 1 {
+		return parser.Statement{}, sqlerr.New(sqlerr.FeatureNotSupported,
+			"statement no longer parses as one statement in sql_dialect %s", s.vars.Dialect())
+	}
+	return stmts[0], nil
 }
 
 // Prepare parses and binds exactly one statement (or none) for the
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
-	stmts, err := parser.Parse(text)
+	stmts, err := parser.ParseDialect(text, s.dialect())
 	if err != nil {
 		return nil, err
 	}
@@ -165,15 +190,17 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 // string before anything runs, as in PostgreSQL. Zero statements means an
 // empty query.
 func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, error) {
-	stmts, err := parser.Parse(text)
+	d := s.dialect()
+	stmts, err := parser.ParseDialect(text, d)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Prepared, len(stmts))
 	for i, st := range stmts {
 		// Binding needs the catalog as the earlier statements leave it
-		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute.
-		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st}, deferred: true}
+		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute;
+		// so is parsing again, when an earlier SET changed sql_dialect.
+		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st, dialect: d}, deferred: true}
 	}
 	return out, nil
 }
@@ -189,7 +216,7 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 		SQL:        st.Text,
 		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, snap: env.Snapshot, plan: plan},
+		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan},
 	}, nil
 }
 
@@ -217,7 +244,15 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
-	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
+	redialect := p.plan.dialect != s.dialect()
+	if redialect {
+		var err error
+		if st, err = s.reparse(p); err != nil {
+			s.onError()
+			return nil, err
+		}
+	}
+	if redialect || p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
 		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
 			s.onError()

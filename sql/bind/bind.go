@@ -43,6 +43,12 @@ type Env struct {
 	Mem *memory.Account
 }
 
+// pg reports whether the session's sql_dialect is postgresql: division by
+// zero raises 22012 and NULLs sort as the largest values.
+func (a *binder) pg() bool {
+	return a.env.Settings != nil && a.env.Settings.PostgreSQLDialect()
+}
+
 // Bind turns one parsed statement into a Statement against env. declared
 // are the parameter types the client gave ($n; missing or unknown entries
 // are inferred); params are all of them, as inferred, a parameter nothing
@@ -217,7 +223,8 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 		sc = &scope{}
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
-		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem}
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
+		StrictDivision: a.pg()}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		return pgcatalog.Function(b, a.catalogView(), name, args)

@@ -116,6 +116,8 @@ type DropDatabase struct {
 type CreateView struct {
 	noRows
 	Name, Text string
+	// Dialect is the sql_dialect Text is written in ("" for yql).
+	Dialect string
 }
 
 // DropViews is DROP VIEW [IF EXISTS] v, ...

@@ -38,11 +38,13 @@ func (op ArithOp) String() string { return arithOpNames[op] }
 //	Date/Timestamp  time ± interval, date ± integer days
 //
 // Division or modulo by zero is NULL for every type (design §3.1; SQLite
-// and YQL agree), never an error.
+// and YQL agree), never an error — unless Strict (sql_dialect postgresql),
+// when it is 22012 "division by zero" as in PostgreSQL.
 type Arith struct {
-	Op   ArithOp
-	L, R Expr
-	Typ  types.Type
+	Op     ArithOp
+	L, R   Expr
+	Typ    types.Type
+	Strict bool
 }
 
 // NewArith type-checks L op R and returns the node, or 42883 when the
@@ -70,7 +72,25 @@ func (e *Arith) Eval(c *Context, row Row) (types.Value, error) {
 	if err != nil || r.IsNull() {
 		return types.NullValue, err
 	}
+	if e.Strict && (e.Op == Div || e.Op == Mod || e.Op == IntDiv) && isZero(r) {
+		return types.NullValue, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
+	}
 	return arith(e.Op, l, r, e.Typ.Family)
+}
+
+// isZero reports whether a numeric divisor is zero (either sign for
+// floating point).
+func isZero(v types.Value) bool {
+	f := v.Family()
+	switch {
+	case f.IsInteger():
+		return smFromValue(v).mag == 0
+	case f.IsFloat():
+		return v.AsFloat() == 0
+	case f == types.Decimal:
+		return v.AsDecimal().IsZero()
+	}
+	return false
 }
 
 // ArithType returns the result type of l op r, or false when there is no

@@ -34,6 +34,9 @@ const MaxDepth = 2000
 // for one statement by one goroutine; it may build several expressions.
 type Builder struct {
 	Scope Scope
+	// StrictDivision makes division and modulo by zero raise 22012, as in
+	// PostgreSQL (sql_dialect postgresql); otherwise they are NULL (yql).
+	StrictDivision bool
 	// ParamTypes are the types of $1..$n: declared types in (zero or
 	// TypeUnknown when not declared), inferred types out (TypeUnknown where
 	// nothing decided). It grows as parameters are seen.
@@ -579,7 +582,11 @@ func (b *Builder) arithExprs(op ArithOp, l, r Expr) (Expr, error) {
 		return nil, err
 	}
 	l, r = adoptUnsigned(l, r), adoptUnsigned(r, l)
-	return NewArith(op, l, r)
+	e, err := NewArith(op, l, r)
+	if err == nil {
+		e.Strict = b.StrictDivision
+	}
+	return e, err
 }
 
 // adoptUnsigned makes a non-negative integer constant next to an unsigned

@@ -15,11 +15,23 @@ import (
 // become pivot_cast(x, 'T').
 const CastFuncName = "pivot_cast"
 
+// NullsFirstFunc and NullsLastFunc are the marker items the dialect front
+// writes after an ORDER BY item for NULLS FIRST and NULLS LAST
+// (parser.NullsFirstFunc, parser.NullsLastFunc).
+const (
+	NullsFirstFunc = "pivot_nulls_first"
+	NullsLastFunc  = "pivot_nulls_last"
+)
+
 func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 	name := n.FnName.L
 	switch name {
 	case CastFuncName:
 		return b.pivotCast(n)
+	case NullsFirstFunc, NullsLastFunc:
+		// The marker the dialect front writes for NULLS FIRST/LAST; the
+		// binder consumes it where ORDER BY supports it.
+		return nil, b.withPos(notSupported("NULLS FIRST/LAST in this ORDER BY"), n)
 	case ArraySubqueryFunc:
 		if len(n.Args) == 1 {
 			if _, ok := unparen(n.Args[0]).(*ast.SubqueryExpr); ok {

@@ -1,6 +1,7 @@
 package sessionvars
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -105,4 +106,22 @@ func normalizeNonNegativeInt(v string) (string, error) {
 		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value %q: a non-negative integer is expected", v)
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// The values of sql_dialect.
+const (
+	DialectYQL        = "yql"
+	DialectPostgreSQL = "postgresql"
+)
+
+func normalizeDialect(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case DialectYQL:
+		return DialectYQL, nil
+	case DialectPostgreSQL, "postgres", "pg":
+		return DialectPostgreSQL, nil
+	}
+	return "", &sqlerr.Error{Code: sqlerr.InvalidParameterValue,
+		Message: fmt.Sprintf("invalid value for parameter \"sql_dialect\": %q", v),
+		Hint:    "Available values: yql, postgresql."}
 }

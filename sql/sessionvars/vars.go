@@ -165,3 +165,9 @@ func (v *Vars) RangeExpansionLimit() int {
 	n, _ := strconv.Atoi(v.values["range_expansion_limit"])
 	return n
 }
+
+// PostgreSQLDialect reports whether sql_dialect is postgresql.
+func (v *Vars) PostgreSQLDialect() bool { return v.values["sql_dialect"] == DialectPostgreSQL }
+
+// Dialect returns the sql_dialect setting (yql or postgresql).
+func (v *Vars) Dialect() string { return v.values["sql_dialect"] }
