@@ -167,6 +167,7 @@ func (s *Session) dropDatabase(ctx context.Context, p *bind.DropDatabase) (Resul
 				Message: "database \"" + name + "\" is being accessed by other users",
 				Detail:  "There are other sessions using the database."}
 		}
+		ch.DropRoleSettings(d.ID, "")
 		for _, t := range ch.DropDatabase(d) {
 			if err := s.e.dropTableData(pch, b, t); err != nil {
 				return err

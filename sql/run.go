@@ -55,6 +55,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 
 	case *bind.User:
 		return s.runUser(ctx, st)
+	case *bind.RoleSetting:
+		return s.runRoleSetting(st)
 
 	case *bind.Txn:
 		return s.runTxn(ctx, st)

@@ -42,7 +42,15 @@ type Session struct {
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	return &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	// ALTER DATABASE/ROLE ... SET, by PostgreSQL's precedence; the values
+	// were checked when stored, so one failing here is a setting that no
+	// longer takes that value: the session starts without it, as
+	// PostgreSQL starts with a WARNING.
+	for name, value := range e.catalog.Snapshot().SessionSettings(db.ID, user) {
+		_ = s.vars.SetDefault(name, value)
+	}
+	return s
 }
 
 // Close ends the session, rolling back an open transaction.

@@ -142,6 +142,7 @@ func (s *Session) runUser(ctx context.Context, p *bind.User) (Result, error) {
 					return sqlerr.New(sqlerr.ObjectInUse, "role %q cannot be dropped because it is the built-in user", name)
 				}
 				ch.DropUser(name)
+				ch.DropRoleSettings(0, name)
 			}
 		}
 		return nil

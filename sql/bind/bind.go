@@ -122,6 +122,8 @@ func (a *binder) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.RoleSetting != nil:
+		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

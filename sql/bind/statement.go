@@ -204,6 +204,12 @@ type User struct {
 	*parser.UserStmt
 }
 
+// RoleSetting is ALTER DATABASE/ROLE ... SET/RESET.
+type RoleSetting struct {
+	noRows
+	*parser.RoleSetting
+}
+
 // ShowVar is SHOW name / SHOW ALL; Name is lower case and known.
 type ShowVar struct {
 	Name string

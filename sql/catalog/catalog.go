@@ -185,6 +185,8 @@ type Snapshot struct {
 	tables    map[uint64]*Table
 	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
 	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
+	// roleSettings are the ALTER DATABASE/ROLE ... SET records.
+	roleSettings map[roleSettingID]*RoleSetting
 	// indexes maps an index id to its entries' descriptor (IndexTable).
 	indexes map[uint64]indexRef
 	nextID  uint64
@@ -318,6 +320,7 @@ func (s *Snapshot) clone() *Snapshot {
 		c.byName[db] = cm
 	}
 	s.cloneViews(c)
+	s.cloneRoleSettings(c)
 	return c
 }
 
@@ -394,6 +397,9 @@ func Load(store *meta.Store) (*Catalog, error) {
 		return nil, err
 	}
 	if err := loadViews(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadRoleSettings(store, snap); err != nil {
 		return nil, err
 	}
 	if err := scanRecords(store, userPrefix, func(v []byte) error {

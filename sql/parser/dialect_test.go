@@ -27,7 +27,7 @@ func TestDialectDoubleQuotes(t *testing.T) {
 	}{
 		{`SELECT "order" FROM t`, DialectYQL, `SELECT 'order' FROM`, ""},
 		{`SELECT "order" FROM t`, DialectPostgreSQL, "SELECT `order` FROM", ""},
-		{`SELECT "a""b", "x`+"`"+`y" FROM "T"`, DialectPostgreSQL, "SELECT `a\"b`, `x``y` FROM `T`", ""},
+		{`SELECT "a""b", "x` + "`" + `y" FROM "T"`, DialectPostgreSQL, "SELECT `a\"b`, `x``y` FROM `T`", ""},
 		{`SELECT "a\n"`, DialectPostgreSQL, "SELECT `a\\n`", ""},
 		{`SELECT ""`, DialectPostgreSQL, "", "42601"},
 		{`SELECT "abc`, DialectPostgreSQL, "", "42601"},

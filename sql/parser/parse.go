@@ -109,6 +109,10 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			if handled {
 				break
 			}
+			stmt.RoleSetting, handled, err = s.parseRoleSetting()
+			if handled || err != nil {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				stmt.Settings, handled, err = s.alterSettings()

@@ -171,3 +171,33 @@ func (v *Vars) PostgreSQLDialect() bool { return v.values["sql_dialect"] == Dial
 
 // Dialect returns the sql_dialect setting (yql or postgresql).
 func (v *Vars) Dialect() string { return v.values["sql_dialect"] }
+
+// SetDefault sets a setting and makes the value this session's default,
+// the one RESET returns to: what a session starts with from ALTER
+// DATABASE/ROLE ... SET and from its startup packet, as in PostgreSQL.
+func (v *Vars) SetDefault(name, value string) error {
+	if err := v.Set(name, value); err != nil {
+		return err
+	}
+	name = strings.ToLower(name)
+	d := make(map[string]string, len(v.defaults)+1)
+	for k, x := range v.defaults {
+		d[k] = x
+	}
+	d[name] = v.values[name]
+	v.defaults = d
+	return nil
+}
+
+// Validate checks a value for a settable setting as SET would, and
+// returns its normalised form (ALTER DATABASE/ROLE ... SET store it).
+func Validate(name, value string) (string, error) {
+	d, err := settable(strings.ToLower(name))
+	if err != nil {
+		return "", err
+	}
+	if d.normalize != nil {
+		return d.normalize(value)
+	}
+	return value, nil
+}
