@@ -38,6 +38,13 @@ func (a *binder) orderItems(items []*ast.ByItem) ([]orderItem, error) {
 
 // nullsMarker recognises the NULLS FIRST/LAST marker item.
 func nullsMarker(n ast.ExprNode) (first, ok bool) {
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		n = p.Expr
+	}
 	call, isCall := n.(*ast.FuncCallExpr)
 	if !isCall || len(call.Args) != 0 {
 		return false, false

@@ -30,8 +30,9 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 		return b.pivotCast(n)
 	case NullsFirstFunc, NullsLastFunc:
 		// The marker the dialect front writes for NULLS FIRST/LAST; the
-		// binder consumes it where ORDER BY supports it.
-		return nil, b.withPos(notSupported("NULLS FIRST/LAST in this ORDER BY"), n)
+		// binder consumes it in ORDER BY lists and index columns, so here
+		// it stood somewhere else, where PostgreSQL has no such clause.
+		return nil, b.withPos(sqlerr.New(sqlerr.SyntaxError, `syntax error at or near "NULLS"`), n)
 	case ArraySubqueryFunc:
 		if len(n.Args) == 1 {
 			if _, ok := unparen(n.Args[0]).(*ast.SubqueryExpr); ok {

@@ -33,7 +33,7 @@ func TestDialectDoubleQuotes(t *testing.T) {
 		{`SELECT "abc`, DialectPostgreSQL, "", "42601"},
 		{"UPSERT INTO `t` (k) VALUES (1)", DialectPostgreSQL, "INSERT INTO `t`", ""},
 		{`CREATE TABLE "t" ("k" Uint64, v Utf8, PRIMARY KEY ("k")) WITH (AUTO_PARTITIONING_BY_LOAD = ENABLED)`, DialectPostgreSQL, "CREATE TABLE `t` (`k`", ""},
-		{`SELECT a FROM t ORDER BY a DESC NULLS LAST, b NULLS FIRST`, DialectYQL, "ORDER BY a DESC, pivot_nulls_last() , b, pivot_nulls_first()", ""},
+		{`SELECT a FROM t ORDER BY a DESC NULLS LAST, b NULLS FIRST`, DialectYQL, "ORDER BY a DESC, (pivot_nulls_last()) , b, (pivot_nulls_first())", ""},
 	}
 	for _, c := range cases {
 		stmts, err := ParseDialect(c.sql, c.d)

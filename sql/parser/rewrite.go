@@ -272,14 +272,15 @@ func (r *rewriter) item(i, hi int) (int, error) {
 		case s.isWord(i, "nulls") && (s.isWord(i+1, "first") || s.isWord(i+1, "last")) && i > 0 && !s.isOp(i-1, ",") && !s.isOp(i-1, "("):
 			// ORDER BY x [ASC|DESC] NULLS FIRST|LAST: TiDB's grammar has
 			// no NULLS clause, so it becomes a marker item after the one it
-			// qualifies, ORDER BY x DESC, pivot_nulls_last(); the binder
+			// qualifies, ORDER BY x DESC, (pivot_nulls_last()) (in
+			// parentheses, which an index column list needs); the binder
 			// folds the marker into the preceding sort key (and refuses
 			// it anywhere else).
 			fn := NullsFirstFunc
 			if s.isWord(i+1, "last") {
 				fn = NullsLastFunc
 			}
-			r.syn(", "+fn+"()", i, true, false)
+			r.syn(", ("+fn+"())", i, true, false)
 			return i + 2, nil
 		case s.isWord(i, "array") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
 			// ARRAY(SELECT ...): the expression builder reads
