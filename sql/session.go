@@ -370,7 +370,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Zone: s.vars.Zone()}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and
@@ -387,6 +387,16 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	if err != nil {
 		err = r.s.mapError(r.ctx, err)
 		r.s.onError()
+	}
+	// A timestamptz prints in the session's TimeZone, as it is when the
+	// row goes out (the value is an instant; the zone only travels with
+	// it for printing).
+	if zone := r.s.vars.ZoneName(); zone != "UTC" {
+		for i, v := range row {
+			if v.Family() == types.TimestampTZ {
+				row[i] = v.InZone(zone)
+			}
+		}
 	}
 	return row, err
 }

@@ -293,7 +293,11 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 // evalContext evaluates an expression while binding: no parameters, the
 // environment's clock.
 func (a *binder) evalContext() *expr.Context {
-	return &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	c := &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	if a.env.Settings != nil {
+		c.Zone = a.env.Settings.Zone()
+	}
+	return c
 }
 
 // catalogView is what pg_catalog's relations and the session functions

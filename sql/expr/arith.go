@@ -123,9 +123,9 @@ func ArithType(op ArithOp, l, r types.Type) (types.Type, bool) {
 	case lf.IsNumeric() && rf == types.Interval:
 		return types.TypeInterval, op == Mul
 	case lf.IsTime() && rf == types.Interval:
-		return types.TypeTimestamp, op == Add || op == Sub
+		return timeResult(lf), op == Add || op == Sub
 	case lf == types.Interval && rf.IsTime():
-		return types.TypeTimestamp, op == Add
+		return timeResult(rf), op == Add
 	case lf.IsTime() && rf.IsTime():
 		return types.TypeInterval, op == Sub
 	case lf == types.Date && rf.IsInteger():
@@ -169,7 +169,7 @@ func arith(op ArithOp, l, r types.Value, res types.Family) (types.Value, error) 
 		return types.NewDecimal(d), nil
 	case res == types.Interval:
 		return intervalArith(op, l, r)
-	case res == types.Timestamp || res == types.Date:
+	case res == types.Timestamp || res == types.TimestampTZ || res == types.Date:
 		return timeArith(op, l, r)
 	}
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "expr: arithmetic %v %s %v with result %v", lf, op, rf, res)
@@ -337,6 +337,9 @@ func timeArith(op ArithOp, l, r types.Value) (types.Value, error) {
 		if !ok {
 			return types.Value{}, timestampOutOfRange()
 		}
+		if lf == types.TimestampTZ {
+			return types.NewTimestampTZ(m), nil
+		}
 		return types.NewTimestamp(m), nil
 	}
 	// Date ± integer days.
@@ -421,4 +424,15 @@ func (e *Unary) String() string {
 		return "+" + operand(e.E)
 	}
 	return "-" + operand(e.E)
+}
+
+// timeResult is the type of a time ± interval: timestamptz stays
+// timestamptz (the interval is added to the instant, in UTC: a day is 24
+// hours also across a daylight saving change, unlike PostgreSQL), every
+// other time becomes a timestamp.
+func timeResult(f types.Family) types.Type {
+	if f == types.TimestampTZ {
+		return types.TypeTimestampTZ
+	}
+	return types.TypeTimestamp
 }

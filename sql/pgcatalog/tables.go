@@ -422,7 +422,7 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		numPrec, numRadix = 53, 2
 	case f == types.Date:
 		dtPrec = 0
-	case f == types.Timestamp || f == types.Datetime:
+	case f == types.Timestamp || f == types.TimestampTZ || f == types.Datetime:
 		dtPrec = 6
 		if f == types.Datetime {
 			dtPrec = 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // oneOf accepts only the listed values (PivotDB supports one).
@@ -45,14 +46,18 @@ func normalizeDateStyle(v string) (string, error) {
 	return style + ", " + order, nil
 }
 
+// normalizeTimeZone accepts what types.LoadZone resolves: UTC, a tz
+// database name, hours east ("3"), a POSIX offset ("+03:00").
 func normalizeTimeZone(v string) (string, error) {
 	tz := strings.TrimSpace(v)
 	switch strings.ToUpper(tz) {
 	case "UTC", "GMT", "Z", "ZULU", "ETC/UTC", "UCT", "+00", "+00:00", "0":
 		return "UTC", nil
 	}
-	return "", sqlerr.New(sqlerr.FeatureNotSupported,
-		"time zone %q is not supported yet: PivotDB timestamps have no time zone and the session time zone is UTC", tz)
+	if _, err := types.LoadZone(tz); err != nil {
+		return "", err
+	}
+	return tz, nil
 }
 
 func normalizeExtraFloatDigits(v string) (string, error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // Vars holds one session's settings. It is used by one goroutine at a
@@ -168,6 +169,19 @@ func (v *Vars) RangeExpansionLimit() int {
 
 // PostgreSQLDialect reports whether sql_dialect is postgresql.
 func (v *Vars) PostgreSQLDialect() bool { return v.values["sql_dialect"] == DialectPostgreSQL }
+
+// Zone returns the TimeZone setting's location (timestamptz input,
+// output and casts).
+func (v *Vars) Zone() *time.Location {
+	loc, err := types.LoadZone(v.values["timezone"])
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// ZoneName is the TimeZone setting as types.LoadZone reads it.
+func (v *Vars) ZoneName() string { return v.values["timezone"] }
 
 // Dialect returns the sql_dialect setting (yql or postgresql).
 func (v *Vars) Dialect() string { return v.values["sql_dialect"] }
