@@ -163,3 +163,56 @@ func TestDialectStartupAndStoredSettings(t *testing.T) {
 		t.Fatalf("division by zero: %v", err)
 	}
 }
+
+// TestTimestampTZOverTheWire checks timestamptz as drivers see it: OID
+// 1184, the binary format both ways (pgx scans and sends time.Time), and
+// text printed in the zone the startup packet asked for.
+func TestTimestampTZOverTheWire(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	c := s.dial(t, "pivotdb", "pivotdb", map[string]string{"timezone": "Europe/Berlin"})
+	want := time.Date(2024, 7, 1, 12, 0, 0, 500000000, time.UTC)
+
+	rows, err := c.Query(ctx, "SELECT '2024-07-01 12:00:00.5+00'::timestamptz, now()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fd := rows.FieldDescriptions(); fd[0].DataTypeOID != 1184 || fd[1].DataTypeOID != 1184 {
+		t.Fatalf("OIDs %d, %d, want 1184", fd[0].DataTypeOID, fd[1].DataTypeOID)
+	}
+	var got, now time.Time
+	for rows.Next() {
+		if err := rows.Scan(&got, &now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows.Err() != nil || !got.Equal(want) {
+		t.Fatalf("binary timestamptz %v (%v), want %v", got, rows.Err(), want)
+	}
+	if d := time.Since(now); d < -time.Minute || d > time.Minute {
+		t.Fatalf("now() = %v", now)
+	}
+
+	var text string
+	if err := c.QueryRow(ctx, "SELECT $1::timestamptz::text", want).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	if text != "2024-07-01 14:00:00.5+02" {
+		t.Fatalf("binary parameter as text in Europe/Berlin: %q", text)
+	}
+	if err := c.QueryRow(ctx, "SELECT '2024-01-01 12:00:00+00'::timestamptz", pgx.QueryExecModeSimpleProtocol).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	if text != "2024-01-01 13:00:00+01" {
+		t.Fatalf("text output in Europe/Berlin: %q", text)
+	}
+	if _, err := c.Exec(ctx, "SET TIME ZONE 'UTC'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRow(ctx, "SELECT '2024-01-01 12:00:00+00'::timestamptz", pgx.QueryExecModeSimpleProtocol).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	if text != "2024-01-01 12:00:00+00" {
+		t.Fatalf("text output in UTC: %q", text)
+	}
+}
