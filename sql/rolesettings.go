@@ -45,17 +45,30 @@ func (s *Session) runRoleSetting(p *bind.RoleSetting) (Result, error) {
 	}
 	err := s.ddl(func(ch *catalog.Change, _ *partition.Change, _ *storage.Batch) error {
 		snap := ch.Snapshot()
+		acc := s.access(snap)
 		var dbID uint64
 		if p.Database != "" {
 			db, ok := snap.Database(p.Database)
 			if !ok {
 				return sqlerr.New(sqlerr.UndefinedDatabase, "database %q does not exist", p.Database)
 			}
+			if p.Role == "" {
+				// ALTER DATABASE: its owner's (or a superuser's).
+				if err := ownDatabase(acc, db); err != nil {
+					return err
+				}
+			}
 			dbID = db.ID
 		}
 		if p.Role != "" {
-			if _, ok := snap.User(p.Role); !ok {
+			u, ok := snap.User(p.Role)
+			if !ok {
 				return sqlerr.New(sqlerr.UndefinedObject, "role %q does not exist", p.Role)
+			}
+			// As in PostgreSQL: a role may change its own defaults, a
+			// superuser anyone's, CREATEROLE those of non-superusers.
+			if p.Role != s.user && !acc.Superuser() && !(acc.CreateRole() && !u.Superuser) {
+				return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied")
 			}
 		}
 		rs := &catalog.RoleSetting{DatabaseID: dbID, Role: p.Role, Settings: map[string]string{}}

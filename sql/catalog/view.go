@@ -22,6 +22,9 @@ type View struct {
 	// Dialect is the sql_dialect the definition was written in ("" is
 	// yql): it is parsed in that dialect whatever the reader's.
 	Dialect string `json:"dialect,omitempty"`
+	// Owner and ACL: see Owned. The tables a view reads are read with its
+	// owner's privileges.
+	Owned
 }
 
 var viewPrefix = sysKey("view/")

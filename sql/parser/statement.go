@@ -6,7 +6,8 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User and RoleSetting is set.
+// DropIndex, Reindex, Unsupported, User, RoleSetting, Grant and AlterOwner
+// is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -52,6 +53,8 @@ type Statement struct {
 	Discard     *Discard
 	User        *UserStmt
 	RoleSetting *RoleSetting
+	Grant       *Grant
+	AlterOwner  *AlterOwner
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
