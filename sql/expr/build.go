@@ -513,6 +513,15 @@ func (b *Builder) compareExprs(op CmpOp, l, r Expr) (Expr, error) {
 		}
 		return nil, opNotExist(sym, l.Type(), r.Type())
 	}
+	// timestamptz against another time: the other side names a wall-clock
+	// time in the session's zone, as in PostgreSQL (zone.go).
+	lf, rf := l.Type().Family, r.Type().Family
+	switch {
+	case lf == types.TimestampTZ && rf != types.TimestampTZ && rf.IsTime():
+		r = &Cast{E: r, To: types.TypeTimestampTZ}
+	case rf == types.TimestampTZ && lf != types.TimestampTZ && lf.IsTime():
+		l = &Cast{E: l, To: types.TypeTimestampTZ}
+	}
 	return &Compare{Op: op, L: l, R: r}, nil
 }
 
