@@ -514,13 +514,17 @@ func (b *Builder) compareExprs(op CmpOp, l, r Expr) (Expr, error) {
 		return nil, opNotExist(sym, l.Type(), r.Type())
 	}
 	// timestamptz against another time: the other side names a wall-clock
-	// time in the session's zone, as in PostgreSQL (zone.go).
+	// time in the session's zone, as in PostgreSQL (zone.go). The
+	// timestamptz side is the one converted (to that wall clock), so that
+	// a timestamp column compared with now() stays a bare column for key
+	// range inference; the order is the same but for the hour a daylight
+	// saving change repeats.
 	lf, rf := l.Type().Family, r.Type().Family
 	switch {
 	case lf == types.TimestampTZ && rf != types.TimestampTZ && rf.IsTime():
-		r = &Cast{E: r, To: types.TypeTimestampTZ}
+		l = &Cast{E: l, To: types.TypeTimestamp}
 	case rf == types.TimestampTZ && lf != types.TimestampTZ && lf.IsTime():
-		l = &Cast{E: l, To: types.TypeTimestampTZ}
+		r = &Cast{E: r, To: types.TypeTimestamp}
 	}
 	return &Compare{Op: op, L: l, R: r}, nil
 }
