@@ -396,12 +396,15 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	}
 	// A timestamptz prints in the session's TimeZone, as it is when the
 	// row goes out (the value is an instant; the zone only travels with
-	// it for printing).
-	if zone := r.s.vars.ZoneName(); zone != "UTC" {
-		for i, v := range row {
-			if v.Family() == types.TimestampTZ {
-				row[i] = v.InZone(zone)
+	// it for printing). The row may be the executor's own (a constant
+	// VALUES row reused by the next execution), so it is copied first.
+	copied := false
+	for i, v := range row {
+		if v.Family() == types.TimestampTZ {
+			if !copied {
+				row, copied = append([]types.Value(nil), row...), true
 			}
+			row[i] = v.InZone(r.s.vars.ZoneName())
 		}
 	}
 	return row, err
