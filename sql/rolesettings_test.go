@@ -37,6 +37,13 @@ func TestRoleSettingsPrivilegesAndCleanup(t *testing.T) {
 		t.Fatalf("other's TimeZone: %s", got)
 	}
 	s.Close()
+	rows := query(t, admin, "SELECT d.datname, s.setrole <> 0, s.setconfig::text FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase ORDER BY 2")
+	if len(rows) != 2 || rows[0][2].Text() != "{TimeZone=Europe/Berlin}" || rows[1][2].Text() != "{sql_dialect=postgresql}" {
+		t.Fatalf("pg_db_role_setting: %v", rows)
+	}
+	if got := query(t, admin, "SELECT rolconfig::text FROM pg_roles WHERE rolname = 'carol'")[0][0].Text(); got != "{sql_dialect=postgresql}" {
+		t.Fatalf("pg_roles.rolconfig: %s", got)
+	}
 	snap := e.catalog.Snapshot()
 	db, _ := snap.Database("other")
 	query(t, admin, "DROP DATABASE other")

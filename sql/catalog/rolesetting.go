@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/pivotdb/pivotdb/meta"
 )
@@ -49,6 +50,21 @@ func (s *Snapshot) SessionSettings(db uint64, role string) map[string]string {
 			}
 		}
 	}
+	return out
+}
+
+// RoleSettings lists every stored record, by database id then role.
+func (s *Snapshot) RoleSettings() []*RoleSetting {
+	out := make([]*RoleSetting, 0, len(s.roleSettings))
+	for _, r := range s.roleSettings {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].DatabaseID != out[j].DatabaseID {
+			return out[i].DatabaseID < out[j].DatabaseID
+		}
+		return out[i].Role < out[j].Role
+	})
 	return out
 }
 
