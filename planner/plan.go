@@ -90,10 +90,18 @@ type Aggregate struct {
 type SortKey struct {
 	Index int
 	Desc  bool
+	// NullsFirst puts NULLs before every value, whatever the direction
+	// (NULLS FIRST); otherwise they come after every value.
+	NullsFirst bool
 }
 
-// Sort orders its input. NULL sorts first ascending and last descending,
-// as in keys (YQL's order).
+// NullsDefault is where NULLs go when ORDER BY does not say: YQL's order
+// (NULL is the smallest value: first ascending, last descending) or, when
+// pg, PostgreSQL's (NULL is the largest: last ascending, first
+// descending).
+func NullsDefault(desc, pg bool) (nullsFirst bool) { return desc == pg }
+
+// Sort orders its input by Keys; each key says where its NULLs go.
 type Sort struct {
 	Input Node
 	Keys  []SortKey
@@ -203,6 +211,15 @@ func describe(n Node) string {
 			d := "asc"
 			if k.Desc {
 				d = "desc"
+			}
+			if k.NullsFirst != NullsDefault(k.Desc, false) {
+				// Shown only where it differs from YQL's order, which
+				// the plans in tests were written with.
+				if k.NullsFirst {
+					d += " nulls first"
+				} else {
+					d += " nulls last"
+				}
 			}
 			parts = append(parts, fmt.Sprintf("#%d %s", k.Index+1, d))
 		}

@@ -210,6 +210,7 @@ func (s *Session) dropDatabase(ctx context.Context, p *bind.DropDatabase) (Resul
 				return err
 			}
 		}
+		ch.DropRoleSettings(d.ID, "")
 		for _, t := range ch.DropDatabase(d) {
 			if err := s.e.dropTableData(pch, b, t); err != nil {
 				return err
@@ -247,7 +248,7 @@ func (s *Session) createView(ctx context.Context, p *bind.CreateView) (Result, e
 			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.Name)
 		}
 		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.Name, Definition: p.Text,
-			Owned: catalog.Owned{Owner: s.user}})
+			Dialect: p.Dialect, Owned: catalog.Owned{Owner: s.user}})
 		return nil
 	})
 	if err != nil {

@@ -53,6 +53,16 @@
 // idle_in_transaction_session_timeout is enforced by the server, which sees
 // the client idle.
 //
+// Dialect: the sql_dialect setting (yql | postgresql) decides how text
+// parses ("..."), so a Prepared remembers the dialect it was parsed in
+// and Execute parses it again under another; the binder reads it for
+// division by zero (expr.Builder.StrictDivision) and the default place of
+// NULLs in ORDER BY (planner.NullsDefault). Settings stored by ALTER
+// DATABASE/ROLE ... SET (rolesettings.go, catalog.RoleSetting) become a
+// new session's defaults (newSession); the startup packet's settings
+// override them (SetStartupParameter). TimeZone reaches expressions as
+// expr.Context.Zone, and timestamptz values leave in it (sessionResult).
+//
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);
 // sys.partitions shows every shard's counters, index shards as

@@ -63,6 +63,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 
 	case *bind.User:
 		return s.runUser(ctx, st)
+	case *bind.RoleSetting:
+		return s.runRoleSetting(st)
 	case *bind.Grant:
 		return s.runGrant(ctx, st)
 	case *bind.AlterOwner:

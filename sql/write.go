@@ -185,7 +185,7 @@ func (w *rowWriter) compute(row []types.Value, keys bool) error {
 		if err != nil {
 			return err
 		}
-		if row[i], err = types.Cast(v, w.table.Columns[i].Type); err != nil {
+		if row[i], err = expr.CastInZone(w.eval, v, w.table.Columns[i].Type); err != nil {
 			return err
 		}
 	}
@@ -195,7 +195,7 @@ func (w *rowWriter) compute(row []types.Value, keys bool) error {
 // coerce casts every value to its column's type.
 func (w *rowWriter) coerce(row []types.Value) error {
 	for i, c := range w.table.Columns {
-		v, err := types.Cast(row[i], c.Type)
+		v, err := expr.CastInZone(w.eval, row[i], c.Type)
 		if err != nil {
 			return err
 		}

@@ -43,6 +43,12 @@ type Env struct {
 	Mem *memory.Account
 }
 
+// pg reports whether the session's sql_dialect is postgresql: division by
+// zero raises 22012 and NULLs sort as the largest values.
+func (a *binder) pg() bool {
+	return a.env.Settings != nil && a.env.Settings.PostgreSQLDialect()
+}
+
 // Bind turns one parsed statement into a Statement against env. declared
 // are the parameter types the client gave ($n; missing or unknown entries
 // are inferred); params are all of them, as inferred, a parameter nothing
@@ -126,6 +132,8 @@ func (a *binder) plan() (Statement, error) {
 		return &Truncate{Truncate: st.Truncate}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
+	case st.RoleSetting != nil:
+		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -231,7 +239,8 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 		sc = &scope{}
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
-		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem}
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
+		StrictDivision: a.pg()}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		return pgcatalog.Function(b, a.catalogView(), name, args)
@@ -303,7 +312,11 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 // evalContext evaluates an expression while binding: no parameters, the
 // environment's clock.
 func (a *binder) evalContext() *expr.Context {
-	return &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	c := &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	if a.env.Settings != nil {
+		c.Zone = a.env.Settings.Zone()
+	}
+	return c
 }
 
 // catalogView is what pg_catalog's relations and the session functions

@@ -134,6 +134,8 @@ type DropDatabase struct {
 type CreateView struct {
 	noRows
 	Name, Text string
+	// Dialect is the sql_dialect Text is written in ("" for yql).
+	Dialect string
 }
 
 // DropViews is DROP VIEW [IF EXISTS] v, ...
@@ -218,6 +220,12 @@ type Discard struct {
 type User struct {
 	noRows
 	*parser.UserStmt
+}
+
+// RoleSetting is ALTER DATABASE/ROLE ... SET/RESET.
+type RoleSetting struct {
+	noRows
+	*parser.RoleSetting
 }
 
 // Grant is GRANT or REVOKE; its objects and roles are resolved when it

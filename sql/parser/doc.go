@@ -5,6 +5,7 @@
 // # API
 //
 //	func Parse(sql string) ([]Statement, error)
+//	func ParseDialect(sql string, d Dialect) ([]Statement, error)
 //	func ColumnType(col *ast.ColumnDef) (types.Type, error)
 //	func CastTarget(call *ast.FuncCallExpr) (expr ast.ExprNode, t types.Type, ok bool, err error)
 //
@@ -117,9 +118,20 @@
 //
 // # Decisions
 //
-//   - "..." is always a string, never an identifier (YQL). It is accepted
-//     where TiDB accepts a string, such as an alias: SELECT 1 AS "x".
-//     Identifiers are bare or in backticks.
+//   - In the yql dialect (Parse, the default) "..." is a string, never an
+//     identifier. It is accepted where TiDB accepts a string, such as an
+//     alias: SELECT 1 AS "x". Identifiers are bare or in backticks. In
+//     the postgresql dialect (ParseDialect) "..." is a quoted identifier
+//     ("" is a quote, no escapes), handed to TiDB as a backtick identifier;
+//     nothing else differs, so YQL-only syntax parses in both.
+//   - ORDER BY x [ASC|DESC] NULLS FIRST|LAST becomes ORDER BY x [ASC|DESC],
+//     (pivot_nulls_first()) — a marker item after the one it qualifies,
+//     which the binder folds into the sort key (also in index column
+//     lists); OFFSET n alone becomes LIMIT <max> OFFSET n, OFFSET n LIMIT m
+//     becomes LIMIT m OFFSET n, LIMIT ALL becomes LIMIT <max>.
+//   - ALTER DATABASE d SET/RESET and ALTER ROLE|USER r [IN DATABASE d]
+//     SET/RESET parse into RoleSetting (rolesetting.go), the SET/RESET
+//     tail exactly as the session statements.
 //   - Adjacent string literals are concatenated (TiDB), also on one line.
 //   - ? and # are syntax errors: TiDB would read a parameter marker and a
 //     MySQL comment. $name (YQL's named parameters) is a syntax error.

@@ -24,11 +24,26 @@ import (
 // Every error is a *sqlerr.Error with a SQLSTATE; syntax errors (42601)
 // read `syntax error at or near "x"` or `syntax error at end of input` and
 // carry the 1-based character position in sql.
-func Parse(sql string) ([]Statement, error) {
+func Parse(sql string) ([]Statement, error) { return ParseDialect(sql, DialectYQL) }
+
+// Dialect is the session's sql_dialect as far as parsing is concerned: it
+// decides whether "..." is a string (yql) or a quoted identifier
+// (postgresql). Everything else the two dialects spell alike, so YQL-only
+// syntax (UPSERT, REPLACE, backticks, WITH (...) settings, YQL type names)
+// parses in both.
+type Dialect uint8
+
+const (
+	DialectYQL Dialect = iota
+	DialectPostgreSQL
+)
+
+// ParseDialect is Parse in the given dialect.
+func ParseDialect(sql string, d Dialect) ([]Statement, error) {
 	if len(sql) >= math.MaxInt32 {
 		return nil, sqlerr.New(sqlerr.ProgramLimitExceeded, "statement too long")
 	}
-	sc := &scanner{lex: lexer{src: sql}, rp: runePos{src: sql}}
+	sc := &scanner{lex: lexer{src: sql, pgIdents: d == DialectPostgreSQL}, rp: runePos{src: sql}}
 	var out []Statement
 	for {
 		st, err := sc.next()
@@ -102,6 +117,10 @@ func buildStatement(s *stmtToks) (Statement, error) {
 				break
 			}
 			if handled {
+				break
+			}
+			stmt.RoleSetting, handled, err = s.parseRoleSetting()
+			if handled || err != nil {
 				break
 			}
 			stmt.User, handled, err = s.parseUser()

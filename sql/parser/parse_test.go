@@ -18,6 +18,7 @@ import (
 //	parse        every statement: text, TiDB text, restored AST, params,
 //	             column types, casts and the YQL-only statement fields
 //	parse brief  only the TiDB text (or the YQL-only fields)
+//	parse postgresql  in the postgresql dialect (with or without brief)
 //
 // An error prints as "error CODE at POS: message".
 func TestParse(t *testing.T) {
@@ -25,7 +26,11 @@ func TestParse(t *testing.T) {
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			switch d.Cmd {
 			case "parse":
-				return formatParse(d.Input, d.HasArg("brief"))
+				dialect := DialectYQL
+				if d.HasArg("postgresql") {
+					dialect = DialectPostgreSQL
+				}
+				return formatParse(d.Input, d.HasArg("brief"), dialect)
 			}
 			t.Fatalf("unknown command %q", d.Cmd)
 			return ""
@@ -33,8 +38,8 @@ func TestParse(t *testing.T) {
 	})
 }
 
-func formatParse(sql string, brief bool) string {
-	stmts, err := Parse(sql)
+func formatParse(sql string, brief bool, dialect Dialect) string {
+	stmts, err := ParseDialect(sql, dialect)
 	if err != nil {
 		return formatError(err)
 	}
@@ -232,6 +237,14 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			}
 		}
 		fmt.Fprintln(b)
+	case st.RoleSetting != nil:
+		r := st.RoleSetting
+		fmt.Fprintf(b, "role setting database=%q role=%q all_roles=%v", r.Database, r.Role, r.AllRoles)
+		if r.Set != nil {
+			fmt.Fprintf(b, " set %s=%q default=%v\n", r.Set.Name, r.Set.Values, r.Set.Default)
+		} else {
+			fmt.Fprintf(b, " reset %q all=%v\n", r.Reset.Name, r.Reset.All)
+		}
 	case st.AlterOwner != nil:
 		fmt.Fprintf(b, "alter owner %s %q to %q\n", st.AlterOwner.Kind, st.AlterOwner.Name, st.AlterOwner.Owner)
 	case st.Grant != nil:

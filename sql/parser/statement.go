@@ -6,7 +6,8 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User, Grant, AlterOwner, Truncate and Sequence
+// DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
+// Truncate and Sequence
 // is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
@@ -62,6 +63,7 @@ type Statement struct {
 	User        *UserStmt
 	Truncate    *Truncate
 	Sequence    *SequenceStmt
+	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner
 }

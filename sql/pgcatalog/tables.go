@@ -59,8 +59,9 @@ var (
 		"rolcanlogin bool, rolreplication bool, rolbypassrls bool, rolconnlimit int4, rolpassword text, rolvaliduntil timestamp")
 	pgShadowCols = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
 		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
-	pgAuthMembersCols = cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool")
-	pgUserCols        = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
+	pgAuthMembersCols   = cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool")
+	pgDbRoleSettingCols = cols("setdatabase oid, setrole oid, setconfig array")
+	pgUserCols          = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
 		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
 	pgSettingsCols = cols("name text, setting text, unit text, category text, short_desc text, extra_desc text, " +
 		"context text, vartype text, source text, min_val text, max_val text, enumvals array, boot_val text, " +
@@ -157,7 +158,7 @@ var pgCatalogTables = []*Table{
 		for i, r := range v.roles() {
 			u := v.role(r)
 			out = append(out, row(pgRolesCols, r, u.Superuser, true, u.CreateRole, u.CreateDB, !u.NoLogin, false, -1,
-				"********", nil, false, nil, roleOID(i)))
+				"********", nil, false, v.roleConfig(r), roleOID(i)))
 		}
 		return out
 	}},
@@ -188,6 +189,18 @@ var pgCatalogTables = []*Table{
 				out = append(out, row(pgShadowCols, r, roleOID(i), u.CreateDB, u.Superuser, false, false,
 					nullIfEmpty(u.Password), nil, nil))
 			}
+		}
+		return out
+	}},
+	// ALTER DATABASE/ROLE ... SET (psql's \drds).
+	{Schema: "pg_catalog", Name: "pg_db_role_setting", Cols: pgDbRoleSettingCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for _, r := range v.Snapshot.RoleSettings() {
+			var role int64
+			if r.Role != "" {
+				role = v.roleOIDOf(r.Role)
+			}
+			out = append(out, row(pgDbRoleSettingCols, int64(r.DatabaseID), role, settingsArray(r.Settings)))
 		}
 		return out
 	}},
@@ -511,7 +524,7 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		numPrec, numRadix = 53, 2
 	case f == types.Date:
 		dtPrec = 0
-	case f == types.Timestamp || f == types.Datetime:
+	case f == types.Timestamp || f == types.TimestampTZ || f == types.Datetime:
 		dtPrec = 6
 		if f == types.Datetime {
 			dtPrec = 0

@@ -45,6 +45,8 @@ func (v Value) Text() string {
 		return FormatTimestamp(v.i * 1e6)
 	case Timestamp:
 		return FormatTimestamp(v.i)
+	case TimestampTZ:
+		return v.formatTimestampTZ()
 	case Interval:
 		return FormatInterval(v.i)
 	case Uuid:
@@ -280,6 +282,15 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		return NewTimestamp(m), nil
+	case TimestampTZ:
+		// Without a session zone (types has none), a time without an
+		// offset is UTC; expressions parse in the session's TimeZone
+		// (sql/expr, cast.go).
+		m, err := ParseTimestamp(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewTimestampTZ(m), nil
 	case Interval:
 		m, err := ParseInterval(s)
 		if err != nil {
