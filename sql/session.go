@@ -39,6 +39,11 @@ type Session struct {
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
 	closed   bool
+
+	// cursors are the open cursors by name (cursor.go); currentText is
+	// the text of the statement running, which DECLARE records.
+	cursors     map[string]*cursor
+	currentText string
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -51,6 +56,7 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
+	s.closeCursors(func(*cursor) bool { return true })
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
@@ -202,6 +208,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		Cursor:        s.cursorColumns,
 	}
 }
 
@@ -235,6 +242,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
+	s.currentText = p.SQL
 	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()

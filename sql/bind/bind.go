@@ -41,6 +41,9 @@ type Env struct {
 	// its IN lists and long constants there (53200 over the budget). nil:
 	// no budget.
 	Mem *memory.Account
+	// Cursor returns the result columns of the session's open cursor
+	// name (FETCH returns its rows); ok is false when there is none.
+	Cursor func(name string) (cols []planner.Column, ok bool)
 }
 
 // Bind turns one parsed statement into a Statement against env. declared
@@ -116,6 +119,8 @@ func (a *binder) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.Cursor != nil:
+		return a.planCursor(st.Cursor)
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}
