@@ -467,6 +467,13 @@ func (f *fetchResult) Close() {
 	}
 }
 
-// BinaryRows reports whether the rows are sent in binary format, as a
-// DECLARE BINARY cursor's FETCH asks.
-func (f *fetchResult) BinaryRows() bool { return f.c.binary }
+// BinaryRows reports whether a simple-protocol client gets r's rows in
+// binary format: the FETCH of a DECLARE BINARY cursor, as in PostgreSQL.
+// (In the extended protocol Bind's result formats decide, there too.)
+func BinaryRows(r Result) bool {
+	if sr, ok := r.(*sessionResult); ok {
+		r = sr.Result
+	}
+	f, ok := r.(*fetchResult)
+	return ok && f.c.binary
+}

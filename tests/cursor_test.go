@@ -154,3 +154,35 @@ func TestCursorExtendedProtocol(t *testing.T) {
 		t.Errorf("CLOSE after ROLLBACK: %v, want 34000", err)
 	}
 }
+
+// TestBinaryCursor checks that FETCH from a DECLARE BINARY cursor sends
+// binary values over the simple protocol, as PostgreSQL does.
+func TestBinaryCursor(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	c := srv.connect(t, pgx.QueryExecModeSimpleProtocol)
+	for _, q := range []string{"CREATE TABLE bc (k Int64, v Utf8, PRIMARY KEY (k))", "INSERT INTO bc VALUES (1, 'one'), (258, 'two')", "BEGIN",
+		"DECLARE b BINARY CURSOR FOR SELECT k, v FROM bc ORDER BY k", "DECLARE t CURSOR FOR SELECT k FROM bc ORDER BY k"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	res := c.PgConn().Exec(ctx, "FETCH 2 FROM b; FETCH 1 FROM t")
+	all, err := res.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, text := all[0], all[1]
+	if f := bin.FieldDescriptions; f[0].Format != 1 || f[1].Format != 1 {
+		t.Fatalf("formats %d, %d; want binary", f[0].Format, f[1].Format)
+	}
+	if got := bin.Rows[1][0]; string(got) != "\x00\x00\x00\x00\x00\x00\x01\x02" {
+		t.Errorf("binary int8 258 = %q", got)
+	}
+	if got := string(bin.Rows[1][1]); got != "two" {
+		t.Errorf("binary text = %q", got)
+	}
+	if f := text.FieldDescriptions; f[0].Format != 0 || string(text.Rows[0][0]) != "1" {
+		t.Errorf("a plain cursor: format %d, value %q; want text 1", f[0].Format, text.Rows[0][0])
+	}
+}
