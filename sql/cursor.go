@@ -13,6 +13,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/exec"
 	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/pgcatalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -74,6 +75,17 @@ func (s *Session) cursorColumns(name string) ([]planner.Column, bool) {
 		return nil, false
 	}
 	return c.cols, true
+}
+
+// openCursors lists the open cursors for pg_cursors, by name.
+func (s *Session) openCursors() []pgcatalog.Cursor {
+	out := make([]pgcatalog.Cursor, 0, len(s.cursors))
+	for _, c := range s.cursors {
+		out = append(out, pgcatalog.Cursor{Name: c.name, Statement: c.text, Holdable: c.hold, Binary: c.binary,
+			Scrollable: c.scroll, Created: types.NewTimestamp(c.created.UnixMicro())})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // declareCursor opens a cursor on the query's iterator.

@@ -209,6 +209,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
 		Cursor:        s.cursorColumns,
+		OpenCursors:   s.openCursors,
 	}
 }
 

@@ -44,6 +44,9 @@ type Env struct {
 	// Cursor returns the result columns of the session's open cursor
 	// name (FETCH returns its rows); ok is false when there is none.
 	Cursor func(name string) (cols []planner.Column, ok bool)
+	// OpenCursors lists the session's open cursors for pg_cursors; it is
+	// called when a statement that reads the view runs.
+	OpenCursors func() []pgcatalog.Cursor
 }
 
 // Bind turns one parsed statement into a Statement against env. declared
@@ -295,5 +298,6 @@ func (a *binder) evalContext() *expr.Context {
 // catalogView is what pg_catalog's relations and the session functions
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
-	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings}
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
+		Cursors: a.env.OpenCursors}
 }
