@@ -20,7 +20,9 @@
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
 // of statement runs in the file named after it: ddl.go, write.go,
 // indexmaint.go, explain.go, partitions.go, users.go,
-// session_statements.go.
+// session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE: a cursor
+// holds its query's iterator across statements, under a context of its
+// own; the block's end closes or materializes it).
 //
 // Transactions. A session is outside a block, in an implicit transaction
 // (the protocol cycle bracketed by BeginImplicit/Sync: a simple-query string

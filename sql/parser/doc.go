@@ -12,7 +12,9 @@
 // test_driver value nodes, which this package imports) or exactly one of
 // the YQL-only statement types that TiDB's grammar cannot express:
 // AlterSettings (ALTER TABLE t SET/RESET), SetVar, ShowVar, ResetVar,
-// TxnStmt, Deallocate and Discard. CREATE TABLE ... WITH (...) settings come
+// TxnStmt, Deallocate, Discard and CursorStmt (DECLARE, FETCH, MOVE,
+// CLOSE: cursor.go; DECLARE's query goes to TiDB alone and comes back as
+// the Statement's AST beside the CursorStmt). CREATE TABLE ... WITH (...) settings come
 // back in Statement.With next to the AST. Parameters are described by
 // NumParams and ParamIndex (see Statement).
 //
