@@ -6,8 +6,8 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User and Cursor is set, except that
-// DECLARE CURSOR sets both Cursor and AST (its query).
+// DropIndex, Reindex, Unsupported, User, Grant, AlterOwner and Cursor is
+// set, except that DECLARE CURSOR sets both Cursor and AST (its query).
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -52,6 +52,8 @@ type Statement struct {
 	Deallocate  *Deallocate
 	Discard     *Discard
 	User        *UserStmt
+	Grant       *Grant
+	AlterOwner  *AlterOwner
 	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
 	Cursor *CursorStmt
 }
