@@ -42,6 +42,11 @@ type Session struct {
 	// seqs remembers the values nextval gave this session (currval,
 	// lastval).
 	seqs sessionSequences
+
+	// cursors are the open cursors by name (cursor.go); currentText is
+	// the text of the statement running, which DECLARE records.
+	cursors     map[string]*cursor
+	currentText string
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -65,6 +70,7 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
+	s.closeCursors(func(*cursor) bool { return true })
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
@@ -246,6 +252,8 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		Cursor:        s.cursorColumns,
+		OpenCursors:   s.openCursors,
 	}
 }
 
@@ -287,6 +295,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
+	s.currentText = p.SQL
 	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()

@@ -41,6 +41,12 @@ type Env struct {
 	// its IN lists and long constants there (53200 over the budget). nil:
 	// no budget.
 	Mem *memory.Account
+	// Cursor returns the result columns of the session's open cursor
+	// name (FETCH returns its rows); ok is false when there is none.
+	Cursor func(name string) (cols []planner.Column, ok bool)
+	// OpenCursors lists the session's open cursors for pg_cursors; it is
+	// called when a statement that reads the view runs.
+	OpenCursors func() []pgcatalog.Cursor
 }
 
 // pg reports whether the session's sql_dialect is postgresql: division by
@@ -134,6 +140,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planSequence(st.Sequence)
 	case st.RoleSetting != nil:
 		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
+	case st.Cursor != nil:
+		return a.planCursor(st.Cursor)
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -322,5 +330,6 @@ func (a *binder) evalContext() *expr.Context {
 // catalogView is what pg_catalog's relations and the session functions
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
-	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings}
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
+		Cursors: a.env.OpenCursors}
 }

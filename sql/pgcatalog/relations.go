@@ -44,6 +44,16 @@ type View struct {
 	Database *catalog.Database
 	User     string
 	Settings *sessionvars.Vars
+	// Cursors lists the session's open cursors (pg_cursors), read when
+	// the statement runs; nil: none.
+	Cursors func() []Cursor
+}
+
+// Cursor is one open cursor as pg_cursors shows it.
+type Cursor struct {
+	Name, Statement              string
+	Holdable, Binary, Scrollable bool
+	Created                      types.Value // a Timestamp
 }
 
 // Table is one pg_catalog or information_schema relation.
@@ -106,6 +116,8 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 			out[i] = intValue(cs[i].Type, int64(v))
 		case float64:
 			out[i] = types.NewFloat(v)
+		case types.Value:
+			out[i] = v
 		default:
 			panic(fmt.Sprintf("sql: catalog value %T", v))
 		}
