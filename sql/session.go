@@ -111,6 +111,11 @@ func (s *Session) TxStatus() byte {
 // only it sees the client being idle.
 func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.IdleInTransactionTimeout() }
 
+// IdleSessionTimeout is the idle_session_timeout setting: how long the
+// client may stay idle outside a transaction block (0: forever). The
+// server enforces it.
+func (s *Session) IdleSessionTimeout() time.Duration { return s.vars.IdleSessionTimeout() }
+
 // FailTransaction marks an open transaction block as failed, for errors the
 // protocol layer detects itself (a bad Bind, say) while in a block.
 func (s *Session) FailTransaction() { s.onError() }
@@ -123,6 +128,9 @@ func (s *Session) TakeNotices() []Notice {
 }
 
 func (s *Session) notice(severity, code, format string, args ...any) {
+	if !s.vars.SendNotice(severity) {
+		return // below client_min_messages
+	}
 	s.notices = append(s.notices, Notice{Severity: severity, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -261,12 +269,28 @@ func sameColumns(a, b []ResultColumn) bool {
 	return true
 }
 
-// statementContext applies statement_timeout.
+// statementContext applies statement_timeout and lock_timeout.
 func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.vars.LockTimeout(); d > 0 {
+		ctx = txn.WithLockTimeout(ctx, d)
+	}
 	if d := s.vars.StatementTimeout(); d > 0 {
 		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
 	}
 	return context.WithCancel(ctx)
+}
+
+// memLimit is the bytes of rows a statement may hold for sorts, grouping,
+// DISTINCT, hash joins and INSERT sources: the session's work_mem, capped
+// by the server's --max-query-memory. PostgreSQL applies work_mem per sort
+// or hash and spills beyond it; PivotDB counts the statement's total and
+// fails with 53200 instead of spilling.
+func (s *Session) memLimit() int64 {
+	limit := s.vars.WorkMem()
+	if m := s.e.opts.MaxQueryMemory; m > 0 && (limit <= 0 || m < limit) {
+		limit = m
+	}
+	return limit
 }
 
 var errStatementTimeout = errors.New("statement timeout")

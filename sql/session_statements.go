@@ -90,6 +90,9 @@ func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
 	if err := s.vars.Set(p.Name, value); err != nil {
 		return nil, err
 	}
+	if n := sessionvars.Notice(strings.ToLower(p.Name)); n != "" {
+		s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
+	}
 	return &tagResult{tag: "SET"}, nil
 }
 

@@ -60,6 +60,8 @@ const (
 	ProgramLimitExceeded         = "54000"
 	StatementTooComplex          = "54001"
 	QueryCanceled                = "57014"
+	LockNotAvailable             = "55P03"
+	IdleSessionTimeout           = "57P05"
 	AdminShutdown                = "57P01"
 	InternalError                = "XX000"
 	CantChangeRuntimeParam       = "55P02"
