@@ -14,6 +14,7 @@ import (
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/storage"
@@ -117,6 +118,9 @@ func Open(opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, storage: st, meta: ms, catalog: cat, sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
 	if d := opts.StatementTimeout; d > 0 {
 		e.settingDefaults["statement_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	if d := sessionvars.WorkMemDefault(opts.MaxQueryMemory); d != "" {
+		e.settingDefaults["work_mem"] = d
 	}
 	if d := opts.IdleInTransactionTimeout; d > 0 {
 		e.settingDefaults["idle_in_transaction_session_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)

@@ -2,8 +2,12 @@ package sql
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/pivotdb/pivotdb/storage"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -118,4 +122,27 @@ func TestLockTimeout(t *testing.T) {
 	wantCode(t, err, sqlerr.LockNotAvailable)
 	query(t, a, "COMMIT")
 	query(t, b, "UPDATE lt SET v = 3 WHERE k = 1")
+}
+
+// TestWorkMemDefault: work_mem starts at the server's --max-query-memory,
+// and RESET returns to it.
+func TestWorkMemDefault(t *testing.T) {
+	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: quiet, MaxQueryMemory: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := testSession(t, e)
+	if got := query(t, s, "SHOW work_mem"); got[0][0].Str() != "256MB" {
+		t.Fatalf("default work_mem %v", got)
+	}
+	query(t, s, "SET work_mem = '1GB'")
+	if s.memLimit() != 256<<20 {
+		t.Fatalf("work_mem above --max-query-memory: limit %d", s.memLimit())
+	}
+	query(t, s, "RESET work_mem")
+	if got := query(t, s, "SHOW work_mem"); got[0][0].Str() != "256MB" {
+		t.Fatalf("work_mem after RESET %v", got)
+	}
 }

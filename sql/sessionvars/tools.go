@@ -200,6 +200,16 @@ func memoryBytes(v string) int64 {
 	return 0
 }
 
+// WorkMemDefault is work_mem's default for a server whose statements may
+// hold maxQueryMemory bytes (0: no limit → "").
+func WorkMemDefault(maxQueryMemory int64) string {
+	kb := maxQueryMemory / 1024
+	if kb < 64 || kb > 1<<31-1 {
+		return ""
+	}
+	return FormatKB(kb)
+}
+
 // WorkMem is work_mem in bytes.
 func (v *Vars) WorkMem() int64 { return memoryBytes(v.values["work_mem"]) }
 
