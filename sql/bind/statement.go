@@ -235,6 +235,13 @@ func (*ShowCreateTable) Columns() []planner.Column {
 
 // Explain renders the plan of a query; the lines are built when it runs,
 // against the shard maps of that moment.
-type Explain struct{ Node planner.Node }
+type Explain struct {
+	Node planner.Node
+	// Verbose adds each operator's output columns and each table read's
+	// shards; Costs each table read's estimated rows (from shard
+	// statistics: PivotDB has no cost model, so EXPLAIN shows no costs
+	// unless asked); JSON prints the tree as one JSON document.
+	Verbose, Costs, JSON bool
+}
 
 func (*Explain) Columns() []planner.Column { return utf8Columns("QUERY PLAN") }

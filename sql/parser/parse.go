@@ -54,8 +54,12 @@ func Parse(sql string) ([]Statement, error) {
 func buildStatement(s *stmtToks) (Statement, error) {
 	first, last := s.toks[0], s.toks[s.n()-1]
 	stmt := Statement{Text: s.src[first.start:last.end], Offset: int(first.start)}
+	s, ex, err := s.explainOptions()
+	if err != nil {
+		return Statement{}, err
+	}
+	stmt.Explain = ex
 	if s.isKind(0, tkIdent) {
-		var err error
 		handled := true
 		switch strings.ToLower(s.text(0)) {
 		case "set":

@@ -28,6 +28,10 @@ type Statement struct {
 	// handed to TiDB as INSERT INTO: AST is then an *ast.InsertStmt (or an
 	// *ast.ExplainStmt around one).
 	Upsert bool
+	// Explain holds EXPLAIN's options when the statement is an EXPLAIN
+	// with an option list or ANALYZE / VERBOSE; AST is then the
+	// *ast.ExplainStmt of the statement explained.
+	Explain *ExplainOptions
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
 	// NumParams is the highest $n in the statement (a gap such as $1, $3
