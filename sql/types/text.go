@@ -251,7 +251,20 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		if t.Width > 0 && utf8.RuneCountInString(s) > t.Width {
-			return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+			// As PostgreSQL does, trailing spaces that do not fit are
+			// trimmed: 'abcd    ' fits varchar(4); 'abcde' does not.
+			cut := 0
+			for i := range s {
+				if cut == t.Width {
+					cut = i
+					break
+				}
+				cut++
+			}
+			if strings.Trim(s[cut:], " ") != "" {
+				return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+			}
+			s = s[:cut]
 		}
 		return NewUtf8(s), nil
 	case Json:
