@@ -346,7 +346,11 @@ func ParseDate(s string) (int64, error) {
 	}
 	t, err := time.Parse("2006-01-02", ts)
 	if err != nil {
-		return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type date: %q", s)
+		m, err := decodeDateTime(s, "date")
+		if err != nil {
+			return 0, err
+		}
+		return floorDiv(m, microsPerDay), nil
 	}
 	return floorDiv(t.Unix(), 86400), nil
 }
@@ -379,5 +383,5 @@ func ParseTimestamp(s string) (int64, error) {
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type timestamp: %q", s)
+	return decodeDateTime(s, "timestamp")
 }
