@@ -25,6 +25,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.Explain:
 		return s.explain(st)
 
+	case *bind.CreateTableAs:
+		return s.createTableAs(ctx, st, params)
 	case *bind.CreateTable:
 		return s.createTable(ctx, st)
 	case *bind.DropTables:

@@ -59,6 +59,7 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		return Statement{}, err
 	}
 	stmt.Explain = ex
+	s, stmt.NoData = s.withData()
 	if s.isKind(0, tkIdent) {
 		handled := true
 		switch strings.ToLower(s.text(0)) {

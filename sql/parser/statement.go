@@ -32,6 +32,9 @@ type Statement struct {
 	// with an option list or ANALYZE / VERBOSE; AST is then the
 	// *ast.ExplainStmt of the statement explained.
 	Explain *ExplainOptions
+	// NoData is CREATE TABLE ... AS query WITH NO DATA (the trailing WITH
+	// [NO] DATA is taken off before TiDB's grammar, which lacks it).
+	NoData bool
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
 	// NumParams is the highest $n in the statement (a gap such as $1, $3
