@@ -60,6 +60,26 @@ func buildStatement(s *stmtToks) (Statement, error) {
 	}
 	stmt.Explain = ex
 	s, stmt.NoData = s.withData()
+	if text, ok, err := s.selectInto(); ok {
+		if err != nil {
+			return Statement{}, err
+		}
+		sts, err := Parse(text)
+		if err != nil {
+			// Re-spelled, the statement's positions are not the
+			// client's: report the error without one.
+			e := *sqlerr.As(err)
+			e.Position = 0
+			return Statement{}, &e
+		}
+		if len(sts) != 1 {
+			return Statement{}, errAt(sqlerr.SyntaxError, s.start(0), "SELECT ... INTO must be one statement")
+		}
+		st := sts[0]
+		st.Text, st.Offset = stmt.Text, stmt.Offset
+		st.Position = func(int) int { return 0 }
+		return st, nil
+	}
 	if s.isKind(0, tkIdent) {
 		handled := true
 		switch strings.ToLower(s.text(0)) {
