@@ -98,6 +98,8 @@ type Engine struct {
 	bgCancel context.CancelFunc
 	closed   bool
 	nextPID  atomic.Uint32
+	// nextTemp numbers sessions for their temporary tables' names.
+	nextTemp atomic.Uint64
 }
 
 // Open opens (creating if needed) the data directory.
@@ -141,6 +143,10 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	if err := e.setInitialPassword(opts.InitialPassword); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := e.dropLeftoverTempTables(); err != nil {
 		st.Close()
 		return nil, err
 	}

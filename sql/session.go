@@ -39,10 +39,15 @@ type Session struct {
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
 	closed   bool
+	// tempPrefix names the session's temporary tables in the catalog
+	// (bind/temp.go); madeTemp is set once the session created one.
+	tempPrefix string
+	madeTemp   bool
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults),
+		tempPrefix: bind.TempPrefix(e.nextTemp.Add(1))}
 	if !e.catalog.Snapshot().Access(user).Superuser() {
 		s.vars.Init("is_superuser", "off")
 	}
@@ -59,6 +64,7 @@ func (s *Session) Close() {
 		s.txn.Rollback()
 		s.txn = nil
 	}
+	s.dropTempTables()
 	s.e.removeSession(s)
 }
 
@@ -217,6 +223,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		TempPrefix:    s.tempPrefix,
 	}
 }
 

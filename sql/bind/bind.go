@@ -34,6 +34,9 @@ type Env struct {
 	// Now is the clock that evaluates constant expressions while binding
 	// (a DEFAULT checked at CREATE TABLE, SPLIT TABLE's keys).
 	Now func() time.Time
+	// TempPrefix is the catalog-name prefix of the session's temporary
+	// tables (temp.go); "": the session has none.
+	TempPrefix string
 	// PartitionRows computes the rows of sys.partitions; it is called when
 	// a statement that reads the view runs, not while it is bound.
 	PartitionRows func() ([][]types.Value, error)
@@ -275,6 +278,12 @@ func (a *binder) hintParam(n ast.ExprNode, t types.Type) {
 func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
+	}
+	if t, ok := a.tempTable(tn.Schema.O, tn.Name.O); ok {
+		return t, nil
+	}
+	if IsTempName(tn.Name.O) {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
 	t, ok := a.snap.Table(a.env.Database.ID, tn.Name.O)
 	if !ok && pgcatalog.Lookup(tn.Schema.O, tn.Name.O) != nil {

@@ -69,6 +69,9 @@ func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 // (adding the hidden key when none is declared), settings and indexes.
 func (a *binder) finishCreateTable(n *ast.CreateTableStmt, d *tableDef) (*CreateTable, error) {
 	t := d.t
+	if err := a.tempCreate(t); err != nil {
+		return nil, err
+	}
 	if len(t.Columns) == 0 {
 		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "table %q must have at least one column", t.Name)
 	}

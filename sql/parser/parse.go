@@ -60,6 +60,7 @@ func buildStatement(s *stmtToks) (Statement, error) {
 	}
 	stmt.Explain = ex
 	s, stmt.NoData = s.withData()
+	s, stmt.Temp, stmt.OnCommit = s.tempTable()
 	if text, ok, err := s.selectInto(); ok {
 		if err != nil {
 			return Statement{}, err

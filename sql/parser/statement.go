@@ -35,6 +35,11 @@ type Statement struct {
 	// NoData is CREATE TABLE ... AS query WITH NO DATA (the trailing WITH
 	// [NO] DATA is taken off before TiDB's grammar, which lacks it).
 	NoData bool
+	// Temp is CREATE TEMP TABLE; OnCommit its ON COMMIT action ("preserve
+	// rows", "delete rows", "drop"; "" when not given). The words are taken
+	// off before TiDB's grammar.
+	Temp     bool
+	OnCommit string
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
 	// NumParams is the highest $n in the statement (a gap such as $1, $3

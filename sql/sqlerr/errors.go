@@ -61,6 +61,7 @@ const (
 	StatementTooComplex          = "54001"
 	QueryCanceled                = "57014"
 	LockNotAvailable             = "55P03"
+	ReservedName                 = "42939"
 	IdleSessionTimeout           = "57P05"
 	AdminShutdown                = "57P01"
 	InternalError                = "XX000"

@@ -1,0 +1,81 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/panics"
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+)
+
+// Temporary tables (bind/temp.go): catalog tables under a name private to
+// their session. They go when the session ends (Close) and, for a server
+// that stopped without closing its sessions, at the next startup
+// (dropLeftoverTempTables), so no crash leaves one behind.
+
+// tempTable resolves a DROP TABLE name among the session's temporary
+// tables.
+func (s *Session) tempTable(snap *catalog.Snapshot, tn *ast.TableName) (*catalog.Table, bool) {
+	if tn.Schema.O != "" && !strings.EqualFold(tn.Schema.O, "pg_temp") {
+		return nil, false
+	}
+	return snap.Table(s.db.ID, s.tempPrefix+tn.Name.O)
+}
+
+// dropTempTables drops the session's temporary tables when it ends. An
+// error (the engine closing under it) leaves them to the next startup.
+func (s *Session) dropTempTables() {
+	if !s.madeTemp {
+		return
+	}
+	_ = s.e.dropTablesWhere(func(t *catalog.Table) bool { return strings.HasPrefix(t.Name, s.tempPrefix) })
+}
+
+// dropLeftoverTempTables drops, at startup, every temporary table a
+// previous run left: their sessions are gone.
+func (e *Engine) dropLeftoverTempTables() error {
+	return e.dropTablesWhere(func(t *catalog.Table) bool { return bind.IsTempName(t.Name) })
+}
+
+// dropTablesWhere drops, in one schema change, every table match picks.
+func (e *Engine) dropTablesWhere(match func(*catalog.Table) bool) error {
+	ch := e.catalog.Begin()
+	pch := e.shards.Begin()
+	b := e.storage.NewBatch()
+	defer b.Close()
+	abort := func(err error) error {
+		pch.Abort()
+		ch.Abort()
+		return err
+	}
+	found := false
+	snap := ch.Snapshot()
+	for _, db := range snap.Databases() {
+		for _, t := range snap.Tables(db.ID) {
+			if !match(t) {
+				continue
+			}
+			found = true
+			ch.DropTable(t)
+			if err := e.dropTableData(pch, b, t); err != nil {
+				return abort(err)
+			}
+		}
+	}
+	if !found {
+		return abort(nil)
+	}
+	if err := ch.Write(e.meta.With(b)); err != nil {
+		return abort(err)
+	}
+	if err := b.Commit(); err != nil {
+		return abort(err)
+	}
+	defer panics.Crash("sql: installing a committed schema change")
+	pch.Install()
+	ch.Install()
+	e.syncKeyFilters()
+	return nil
+}
