@@ -6,9 +6,9 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
-// selectInto recognises PostgreSQL's SELECT list INTO [TABLE] name FROM
-// ..., which creates a table as CREATE TABLE name AS SELECT list FROM ...
-// does, and returns that statement's text (ok false for any other
+// selectInto recognises PostgreSQL's SELECT list INTO [TEMP] [TABLE] name
+// FROM ..., which creates a table as CREATE [TEMP] TABLE name AS SELECT
+// list FROM ... does, and returns that statement's text (ok false for any other
 // statement). TiDB's grammar reads SELECT ... INTO as MySQL's variables
 // and files, so the statement is re-spelled and parsed again.
 func (s *stmtToks) selectInto() (text string, ok bool, err error) {
@@ -29,12 +29,15 @@ func (s *stmtToks) selectInto() (text string, ok bool, err error) {
 		return "", false, nil
 	}
 	i := into + 1
+	create := "CREATE TABLE "
 	switch {
 	case s.isWord(i, "temp") || s.isWord(i, "temporary"):
-		return "", true, errAt(sqlerr.FeatureNotSupported, s.start(i), "temporary tables are not supported yet")
+		create = "CREATE TEMP TABLE "
+		i++
 	case s.isWord(i, "unlogged"):
 		return "", true, errAt(sqlerr.FeatureNotSupported, s.start(i), "unlogged tables are not supported yet")
-	case s.isWord(i, "table"):
+	}
+	if s.isWord(i, "table") {
 		i++
 	}
 	end, _, named := s.nameChain(i)
@@ -49,5 +52,5 @@ func (s *stmtToks) selectInto() (text string, ok bool, err error) {
 		rest = s.src[s.start(end):s.toks[s.n()-1].end]
 	}
 	name := s.src[s.start(i):s.toks[end-1].end]
-	return "CREATE TABLE " + name + " AS " + s.src[s.start(0):s.toks[into-1].end] + " " + rest, true, nil
+	return create + name + " AS " + s.src[s.start(0):s.toks[into-1].end] + " " + rest, true, nil
 }
