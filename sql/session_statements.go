@@ -90,8 +90,11 @@ func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
 	if err := s.vars.Set(p.Name, value); err != nil {
 		return nil, err
 	}
-	if n := sessionvars.Notice(strings.ToLower(p.Name)); n != "" {
-		s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
+	name := strings.ToLower(p.Name)
+	if v, err := s.vars.Get(name); err == nil {
+		if n := sessionvars.Notice(name, v); n != "" {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
+		}
 	}
 	return &tagResult{tag: "SET"}, nil
 }

@@ -31,6 +31,14 @@ func TestToolSettingsNotice(t *testing.T) {
 	if n := s.TakeNotices(); len(n) != 0 {
 		t.Fatalf("settings that act raised notices: %+v", n)
 	}
+	query(t, s, "SET search_path = public, pg_catalog")
+	if n := s.TakeNotices(); len(n) != 0 {
+		t.Fatalf("search_path with public raised notices: %+v", n)
+	}
+	query(t, s, "SET search_path = myschema")
+	if n := s.TakeNotices(); len(n) != 1 || !strings.Contains(n[0].Message, "search_path without public") {
+		t.Fatalf("search_path without public: %+v", n)
+	}
 	query(t, s, "SET client_min_messages = warning")
 	query(t, s, "SET enable_mergejoin = off")
 	if n := s.TakeNotices(); len(n) != 0 {

@@ -96,13 +96,29 @@ var noOpReason = map[string]string{
 	"enable_async_append":            "PivotDB has no async append",
 }
 
-// Notice is the NOTICE a SET of name (lower case) raises: "" for settings
-// that act, otherwise what the setting does not change in PivotDB.
-func Notice(name string) string {
+// Notice is the NOTICE a SET of name (lower case) to value (normalised)
+// raises: "" for settings that act, otherwise what the setting does not
+// change in PivotDB.
+func Notice(name, value string) string {
 	if r, ok := noOpReason[name]; ok {
 		return fmt.Sprintf("%s is accepted but changes nothing: %s", name, r)
 	}
+	if name == "search_path" && !searchPathHasPublic(value) {
+		// PostgreSQL would then not find unqualified tables of public.
+		return "search_path without public changes nothing: PivotDB has only schema public (and pg_catalog), and unqualified names are looked up there whatever search_path says"
+	}
 	return ""
+}
+
+// searchPathHasPublic reports whether a search_path lists public (or
+// "$user", which PostgreSQL skips when no such schema exists).
+func searchPathHasPublic(v string) bool {
+	for _, p := range strings.Split(v, ",") {
+		if strings.EqualFold(strings.Trim(strings.TrimSpace(p), `"`), "public") {
+			return true
+		}
+	}
+	return false
 }
 
 // normalizeBool accepts PostgreSQL's boolean spellings and shows on/off.
