@@ -68,8 +68,9 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 		}
 		t := *p.Table
 		t.ID = ch.NewID()
-		if bind.IsTempName(t.Name) {
+		if p.Temp {
 			s.madeTemp = true
+			s.setOnCommit(p.Table.Name, p.OnCommit)
 		}
 		t.Owned = catalog.Owned{Owner: s.user}
 		splits := make([][]byte, len(p.Pivots))

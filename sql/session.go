@@ -43,6 +43,9 @@ type Session struct {
 	// (bind/temp.go); madeTemp is set once the session created one.
 	tempPrefix string
 	madeTemp   bool
+	// onCommit maps a temporary table's catalog name to its ON COMMIT
+	// action, "delete rows" or "drop" (temptables.go).
+	onCommit map[string]string
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -91,13 +94,17 @@ func (s *Session) Sync() error {
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
 	if t == nil {
+		s.endTransaction(!failed)
 		return nil
 	}
 	if failed {
 		t.Rollback()
+		s.endTransaction(false)
 		return nil
 	}
-	return s.mapError(context.Background(), t.Commit())
+	err := s.mapError(context.Background(), t.Commit())
+	s.endTransaction(err == nil)
+	return err
 }
 
 // inBlock reports whether an explicit transaction block is open.

@@ -58,11 +58,14 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		if failed {
 			// COMMIT of a failed block rolls back, as in PostgreSQL.
 			t.Rollback()
+			s.endTransaction(false)
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
 		if err := t.Commit(); err != nil {
+			s.endTransaction(false)
 			return nil, err
 		}
+		s.endTransaction(true)
 		return &tagResult{tag: "COMMIT"}, nil
 	case parser.TxnRollback:
 		if !s.inBlock() {
@@ -71,6 +74,7 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		}
 		s.txn.Rollback()
 		s.txn, s.failed = nil, false
+		s.endTransaction(false)
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "sql: unknown transaction statement %v", p.Kind)

@@ -1,11 +1,13 @@
 package sql
 
 import (
+	"context"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/panics"
+	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 )
@@ -77,5 +79,65 @@ func (e *Engine) dropTablesWhere(match func(*catalog.Table) bool) error {
 	pch.Install()
 	ch.Install()
 	e.syncKeyFilters()
+	return nil
+}
+
+// setOnCommit records a new temporary table's ON COMMIT action (name is
+// its catalog name); PRESERVE ROWS, the default, needs nothing.
+func (s *Session) setOnCommit(name, action string) {
+	if action != "delete rows" && action != "drop" {
+		delete(s.onCommit, name)
+		return
+	}
+	if s.onCommit == nil {
+		s.onCommit = map[string]string{}
+	}
+	s.onCommit[name] = action
+}
+
+// endTransaction applies the ON COMMIT actions when a transaction ends:
+// ON COMMIT DROP tables are dropped however it ended (their creation, a
+// schema change, committed on its own, so a rollback must drop them too);
+// ON COMMIT DELETE ROWS tables are emptied after a commit (after a
+// rollback the transaction's rows are gone already). Errors are not the
+// client's: the transaction they would report on has ended, so a table
+// that cannot be emptied is dropped instead, which the next use reports.
+func (s *Session) endTransaction(committed bool) {
+	if len(s.onCommit) == 0 {
+		return
+	}
+	ctx := context.Background()
+	for name, action := range s.onCommit {
+		if _, ok := s.e.catalog.Snapshot().Table(s.db.ID, name); !ok {
+			delete(s.onCommit, name) // dropped by the client
+			continue
+		}
+		if action == "delete rows" {
+			if !committed || s.deleteAllRows(ctx, name) == nil {
+				continue
+			}
+		}
+		delete(s.onCommit, name)
+		_ = s.e.dropTablesWhere(func(t *catalog.Table) bool { return t.DatabaseID == s.db.ID && t.Name == name })
+	}
+}
+
+// deleteAllRows empties the session's temporary table catalogName in a
+// transaction of its own, through the DELETE path (indexes and shard
+// statistics follow).
+func (s *Session) deleteAllRows(ctx context.Context, catalogName string) error {
+	t, ok := s.e.catalog.Snapshot().Table(s.db.ID, catalogName)
+	if !ok {
+		return nil
+	}
+	scan := &planner.Scan{Table: t}
+	for i, c := range t.Columns {
+		scan.Cols = append(scan.Cols, planner.Column{Name: c.Name, Type: c.Type, Table: t, Index: i})
+	}
+	res, err := s.modify(ctx, &bind.Modify{Scan: scan}, nil)
+	if err != nil {
+		return err
+	}
+	res.Close()
 	return nil
 }

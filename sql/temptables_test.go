@@ -41,8 +41,6 @@ func TestTempTableIsolation(t *testing.T) {
 	}
 	_, err = tryQuery(b, "CREATE TABLE pg_temp_9_x (k Int64, PRIMARY KEY (k))")
 	wantCode(t, err, sqlerr.ReservedName)
-	_, err = tryQuery(a, "CREATE TEMP TABLE od (k Int64, PRIMARY KEY (k)) ON COMMIT DROP")
-	wantCode(t, err, sqlerr.FeatureNotSupported)
 
 	// DROP TABLE drops the temporary table first; then the permanent one
 	// shows again.

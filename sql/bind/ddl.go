@@ -98,7 +98,8 @@ func (a *binder) finishCreateTable(n *ast.CreateTableStmt, d *tableDef) (*Create
 	if err != nil {
 		return nil, err
 	}
-	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices}, nil
+	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices,
+		Temp: a.stmt.Temp, OnCommit: a.stmt.OnCommit}, nil
 }
 
 // createTableForm refuses the forms of CREATE TABLE PivotDB does not have.

@@ -85,6 +85,11 @@ type CreateTable struct {
 	// Pivots are the initial shard boundaries (without the empty pivot 0).
 	Pivots  [][]types.Value
 	Notices []tablesettings.Notice
+	// Temp is set for CREATE TEMP TABLE (Table.Name is then the
+	// session-private name); OnCommit is its ON COMMIT action ("",
+	// "preserve rows", "delete rows", "drop").
+	Temp     bool
+	OnCommit string
 }
 
 // DropTables is DROP TABLE [IF EXISTS] t, ...

@@ -56,11 +56,6 @@ func (a *binder) tempCreate(t *catalog.Table) error {
 	if !a.stmt.Temp {
 		return nil
 	}
-	switch a.stmt.OnCommit {
-	case "", "preserve rows":
-	default:
-		return sqlerr.NotSupported("ON COMMIT %s", strings.ToUpper(a.stmt.OnCommit))
-	}
 	if a.env.TempPrefix == "" {
 		return sqlerr.NotSupported("temporary tables outside a session")
 	}
