@@ -20,7 +20,9 @@
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
 // of statement runs in the file named after it: ddl.go, write.go,
 // indexmaint.go, explain.go, partitions.go, users.go, grants.go,
-// session_statements.go.
+// session_statements.go, createas.go (CREATE TABLE AS, SELECT INTO);
+// temptables.go keeps temporary tables session-private, applies their ON
+// COMMIT actions and drops them at session end and at startup.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
 // while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which

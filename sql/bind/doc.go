@@ -13,7 +13,10 @@
 // condition pushdown, derived tables), subquery.go (outer references
 // become hidden parameters bound per outer row), setop.go and view.go
 // (views expand as derived tables); writes by insert.go and modify.go;
-// schema statements by ddl.go, index.go, shard.go and show.go; system
+// schema statements by ddl.go, createas.go (CREATE TABLE AS), temp.go
+// (temporary tables' private names), index.go, shard.go and show.go;
+// settings.go reads the planner switches (enable_indexscan,
+// enable_hashjoin); system
 // relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
 //
 // Privileges: every table and view a statement reads or writes is checked
