@@ -6,7 +6,7 @@ import "strings"
 // ... AS query, which TiDB's grammar lacks; noData reports WITH NO DATA.
 func (s *stmtToks) withData() (out *stmtToks, noData bool) {
 	n := s.n()
-	if n < 4 || !s.isWord(0, "create") || !s.isWord(n-1, "data") {
+	if n < 4 || !s.isWord(0, "create") || !s.isWord(n-1, "data") || !s.hasWordBefore("table", 5) || !s.hasWordBefore("as", n) {
 		return s, false
 	}
 	if s.isWord(n-2, "with") {
