@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"strings"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/bind"
@@ -137,7 +138,15 @@ func showRows(st bind.Statement, rows [][]types.Value) *rowsResult {
 func (s *Session) showTables(st *bind.ShowTables) (Result, error) {
 	var rows [][]types.Value
 	for _, t := range s.e.catalog.Snapshot().Tables(s.db.ID) {
-		rows = append(rows, []types.Value{types.NewUtf8(t.Name)})
+		name := t.Name
+		if bind.IsTempName(name) {
+			// Only the session's own temporary tables, by their names.
+			if !strings.HasPrefix(name, s.tempPrefix) {
+				continue
+			}
+			name = strings.TrimPrefix(name, s.tempPrefix)
+		}
+		rows = append(rows, []types.Value{types.NewUtf8(name)})
 	}
 	return showRows(st, rows), nil
 }

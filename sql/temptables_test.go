@@ -96,3 +96,31 @@ func TestTempTablesGoneAfterRestart(t *testing.T) {
 	_, err = tryQuery(s2, "SELECT * FROM tmp")
 	wantCode(t, err, sqlerr.UndefinedTable)
 }
+
+// TestTempTableCatalogNames: pg_class and SHOW TABLES list a session's
+// temporary tables under the names it gave them, and not other sessions'.
+func TestTempTableCatalogNames(t *testing.T) {
+	e := testEngine(t)
+	a := testSession(t, e)
+	b := testSession(t, e)
+	query(t, a, "CREATE TEMP TABLE mine (k Int64, PRIMARY KEY (k))")
+	names := func(s *Session, q string) map[string]bool {
+		out := map[string]bool{}
+		for _, r := range query(t, s, q) {
+			out[r[0].Str()] = true
+		}
+		return out
+	}
+	if got := names(a, "SELECT relname FROM pg_class WHERE relkind = 'r'"); !got["mine"] || len(got) != 1 {
+		t.Fatalf("session a's pg_class tables: %v", got)
+	}
+	if got := names(b, "SELECT relname FROM pg_class WHERE relkind = 'r'"); len(got) != 0 {
+		t.Fatalf("session b's pg_class tables: %v", got)
+	}
+	if got := names(a, "SHOW TABLES"); !got["mine"] || len(got) != 1 {
+		t.Fatalf("session a's SHOW TABLES: %v", got)
+	}
+	if got := names(b, "SHOW TABLES"); len(got) != 0 {
+		t.Fatalf("session b's SHOW TABLES: %v", got)
+	}
+}

@@ -307,5 +307,6 @@ func (a *binder) evalContext() *expr.Context {
 // catalogView is what pg_catalog's relations and the session functions
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
-	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings}
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
+		TempPrefix: a.env.TempPrefix}
 }
