@@ -18,11 +18,15 @@
 // Beside them: sql/sessionvars (settings), sql/pgcatalog (pg_catalog,
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
-// of statement runs in the file named after it: ddl.go, write.go,
-// indexmaint.go, explain.go, partitions.go, users.go, grants.go,
-// session_statements.go, createas.go (CREATE TABLE AS, SELECT INTO);
-// temptables.go keeps temporary tables session-private, applies their ON
-// COMMIT actions and drops them at session end and at startup.
+// of statement runs in the file named after it: ddl.go, write.go (with
+// onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
+// while the transaction writes and sent after it), truncate.go,
+// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go, grants.go,
+// session_statements.go, createas.go (CREATE TABLE AS, SELECT INTO),
+// temptables.go (temporary tables: session-private, their ON COMMIT
+// actions, dropped at session end and at startup). Sequences (sequences.go) keep where they stand in
+// the metadata store, outside transactions: a range of values is recorded
+// there before any value of it is handed out.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
 // while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which

@@ -46,6 +46,9 @@ type Session struct {
 	// onCommit maps a temporary table's catalog name to its ON COMMIT
 	// action, "delete rows" or "drop" (temptables.go).
 	onCommit map[string]string
+	// seqs remembers the values nextval gave this session (currval,
+	// lastval).
+	seqs sessionSequences
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -372,7 +375,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Sequences: sessionSeqs{s}}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and

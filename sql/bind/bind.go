@@ -123,6 +123,10 @@ func (a *binder) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.Truncate != nil:
+		return &Truncate{Truncate: st.Truncate}, nil
+	case st.Sequence != nil:
+		return a.planSequence(st.Sequence)
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -292,6 +296,11 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	if !ok {
 		if _, isView := a.snap.View(a.env.Database.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
+		}
+		if _, isSeq := a.snap.Sequence(a.env.Database.ID, tn.Name.O); isSeq {
+			// PostgreSQL reads a sequence as a one-row relation
+			// (last_value, log_cnt, is_called); PivotDB does not.
+			return nil, sqlerr.NotSupported("using sequence %q as a table (use currval, nextval or pg_sequence)", tn.Name.O)
 		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}

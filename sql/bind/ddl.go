@@ -75,6 +75,10 @@ func (a *binder) finishCreateTable(n *ast.CreateTableStmt, d *tableDef) (*Create
 	if len(t.Columns) == 0 {
 		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "table %q must have at least one column", t.Name)
 	}
+	seqs, err := a.identityColumns(t, a.stmt.Identities)
+	if err != nil {
+		return nil, err
+	}
 	if err := d.resolvePrimaryKey(); err != nil {
 		return nil, err
 	}
@@ -98,7 +102,7 @@ func (a *binder) finishCreateTable(n *ast.CreateTableStmt, d *tableDef) (*Create
 	if err != nil {
 		return nil, err
 	}
-	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices,
+	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices, Sequences: seqs,
 		Temp: a.stmt.Temp, OnCommit: a.stmt.OnCommit}, nil
 }
 

@@ -12,7 +12,10 @@
 // (scope.go); queries are built by select.go, join.go (FROM: join order,
 // condition pushdown, derived tables), subquery.go (outer references
 // become hidden parameters bound per outer row), setop.go and view.go
-// (views expand as derived tables); writes by insert.go and modify.go;
+// (views expand as derived tables); writes by insert.go and modify.go
+// (with returning.go for RETURNING lists and onconflict.go for ON
+// CONFLICT arbiters and DO UPDATE); sequences and identity columns by
+// sequence.go;
 // schema statements by ddl.go, createas.go (CREATE TABLE AS), temp.go
 // (temporary tables' private names), index.go, shard.go and show.go;
 // settings.go reads the planner switches (enable_indexscan,

@@ -318,6 +318,9 @@ func exprName(n ast.ExprNode) string {
 		if name == expr.ArraySubqueryFunc {
 			return "array"
 		}
+		if plain, ok := parser.SequenceFuncs[name]; ok {
+			return plain
+		}
 		if name == parser.ArrayElemFunc && len(n.Args) == 2 {
 			// a[i] is named after a, as in PostgreSQL.
 			return exprName(n.Args[0])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -48,17 +49,23 @@ type Context struct {
 	// growing the server's heap without bound. Zero: no limit. Streaming
 	// iterators hold one row and are not counted.
 	MemLimit int64
-	// memUsed is what the statement's materialising iterators hold. Only
-	// the goroutine consuming the iterator tree grows it (scan workers
-	// never materialise), so it needs no lock.
-	memUsed int64
-	// mem is the statement's account in the server's memory budget
-	// (memory.FromContext(Ctx), looked up on first use): what MemLimit counts is
-	// reserved there too, so that rows held by all statements together
-	// stay within --max-memory. The account is closed by whoever opened
-	// it when the statement ends.
-	mem      *memory.Account
-	memBound bool
+	// mem is what the statement's materialising iterators hold, shared by
+	// every copy of the context (subqueries run on a copy, possibly inside
+	// a parallel scan's worker), so it is a pointer behind a lock.
+	mem *memState
+}
+
+// memState is a statement's memory bookkeeping: the bytes counted against
+// MemLimit and the statement's account in the server's memory budget
+// (memory.FromContext(Ctx), looked up on first use): what MemLimit counts is
+// reserved there too, so that rows held by all statements together stay
+// within --max-memory. The account is closed by whoever opened it when the
+// statement ends.
+type memState struct {
+	mu    sync.Mutex
+	used  int64
+	acct  *memory.Account
+	bound bool
 }
 
 // bind prepares a context on its first Build: expressions evaluated with
@@ -68,6 +75,9 @@ type Context struct {
 func (c *Context) bind() {
 	if c.sub == nil {
 		c.sub = &subState{cache: map[*Subquery]map[string]*subResult{}}
+	}
+	if c.mem == nil {
+		c.mem = &memState{}
 	}
 	if c.Eval != nil && c.Eval.Exec == nil {
 		c.Eval.Exec = c
@@ -90,17 +100,24 @@ func rowMemory(r expr.Row) int64 {
 // grow accounts n more bytes held by the statement against MemLimit and
 // the statement's memory account.
 func (c *Context) grow(n int64) error {
-	if !c.memBound {
-		c.mem, c.memBound = memory.FromContext(c.Ctx), true
+	if c.mem == nil {
+		// Drain without Build: one goroutine, no copies yet.
+		c.mem = &memState{}
 	}
-	if err := c.mem.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
+	m := c.mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.bound {
+		m.acct, m.bound = memory.FromContext(c.Ctx), true
+	}
+	if err := m.acct.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
 		return err
 	}
 	if c.MemLimit <= 0 {
 		return nil
 	}
-	c.memUsed += n
-	if c.memUsed > c.MemLimit {
+	m.used += n
+	if m.used > c.MemLimit {
 		return &sqlerr.Error{Code: sqlerr.OutOfMemory, Message: "out of memory",
 			Detail: fmt.Sprintf("The statement needs more than %d bytes to hold rows for sorting, grouping, DISTINCT or an INSERT's source.", c.MemLimit),
 			Hint:   "Narrow the query (WHERE, LIMIT), or raise the server's --max-query-memory."}

@@ -10,7 +10,8 @@
 //
 // A Statement holds either TiDB's AST (ast.StmtNode, built with the
 // test_driver value nodes, which this package imports) or exactly one of
-// the YQL-only statement types that TiDB's grammar cannot express:
+// the YQL-only statement types that TiDB's grammar cannot express
+// (also TRUNCATE of several tables and the SEQUENCE statements):
 // AlterSettings (ALTER TABLE t SET/RESET), SetVar, ShowVar, ResetVar,
 // TxnStmt, Deallocate and Discard. CREATE TABLE ... WITH (...) settings come
 // back in Statement.With next to the AST. Parameters are described by
@@ -66,6 +67,15 @@
 //   - generate_series(...) right after FROM or JOIN becomes the derived
 //     table (SELECT pivot_generate_series(...)), planned as a series;
 //   - UPSERT INTO becomes INSERT INTO with Statement.Upsert set;
+//   - the ON CONFLICT and RETURNING clauses of a write are cut off
+//     (writetail.go): DO UPDATE SET becomes ON DUPLICATE KEY UPDATE, and
+//     the DO UPDATE condition and the RETURNING list become statements of
+//     their own in the same text ("; SELECT ... FROM DUAL"), which TiDB
+//     parses in the same call; Statement.OnConflict and Returning hold them;
+//   - nextval, currval, setval and lastval become pivot_nextval, ...
+//     (TiDB's grammar has its own NEXTVAL(table));
+//   - serial types and GENERATED ... AS IDENTITY become the integer type,
+//     recorded in Statement.Identities (identity.go);
 //   - column types in CREATE TABLE and ALTER TABLE ADD/MODIFY/CHANGE become
 //     BLOB COMMENT 'pivot:<Type>'; the WITH clause is cut off and parsed
 //     here;

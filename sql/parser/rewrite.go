@@ -43,10 +43,16 @@ type rewriter struct {
 	params    []int
 	paramOffs []int
 	numParams int
+	// identities are the serial and identity columns of CREATE TABLE or
+	// ALTER TABLE ... ADD (identity.go).
+	identities []ColumnIdentity
+	// hi is where the main statement ends: before the ON CONFLICT and
+	// RETURNING clauses of a write, which emitWriteTail writes.
+	hi int
 }
 
 func newRewriter(s *stmtToks) *rewriter {
-	return &rewriter{s: s, lastTok: -1}
+	return &rewriter{s: s, lastTok: -1, hi: s.n()}
 }
 
 // emit writes text for original token i.
@@ -196,6 +202,17 @@ func (r *rewriter) arrayQuantifier(i, hi int) bool {
 		first++
 	}
 	return !(s.isWord(first, "select") || s.isWord(first, "values") || s.isWord(first, "with") || s.isWord(first, "table"))
+}
+
+// SequenceFuncPrefix and SequenceFuncs: the dialect front spells
+// PostgreSQL's sequence functions nextval(...), currval(...), setval(...)
+// and lastval() as pivot_nextval(...) and so on, because TiDB's grammar
+// reads its own NEXTVAL(table) there. SequenceFuncs maps each spelling to
+// the name a result column takes.
+const SequenceFuncPrefix = "pivot_"
+
+var SequenceFuncs = map[string]string{
+	"pivot_nextval": "nextval", "pivot_currval": "currval", "pivot_setval": "setval", "pivot_lastval": "lastval",
 }
 
 // ArraySubqueryFunc is the function the rewriter turns ARRAY(SELECT ...)
@@ -433,6 +450,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			k = i + 2
 		}
 		for ; k < call; k++ {
+			if name := strings.ToLower(s.text(k)); k == call-1 && s.isKind(k, tkIdent) && SequenceFuncs[SequenceFuncPrefix+name] == name {
+				// nextval and its siblings are MySQL/TiDB keywords that
+				// take a table name; PostgreSQL's take a value.
+				r.emit(k, SequenceFuncPrefix+name)
+				continue
+			}
 			r.plain(k)
 		}
 		err = r.group(call)
