@@ -155,23 +155,16 @@ func (n *Generate) Children() []Node  { return nil }
 // scanDetail, when set, adds lines under each Scan (the SQL layer prints the
 // ranges and shards a read touches, which need the shard maps).
 func Explain(n Node, scanDetail func(*Scan) []string) []string {
-	var out []string
-	explain(n, 0, scanDetail, &out)
-	return out
-}
-
-func explain(n Node, depth int, scanDetail func(*Scan) []string, out *[]string) {
-	pad := strings.Repeat("  ", depth)
-	*out = append(*out, pad+describe(n))
-	if scan, ok := n.(*Scan); ok && scanDetail != nil {
-		for _, l := range scanDetail(scan) {
-			*out = append(*out, pad+"  "+l)
+	var detail func(Node) []string
+	if scanDetail != nil {
+		detail = func(n Node) []string {
+			if scan, ok := n.(*Scan); ok {
+				return scanDetail(scan)
+			}
+			return nil
 		}
 	}
-	explainSubplans(n, depth, scanDetail, out)
-	for _, c := range n.Children() {
-		explain(c, depth+1, scanDetail, out)
-	}
+	return ExplainTree(n, detail).Lines()
 }
 
 func describe(n Node) string {

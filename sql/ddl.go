@@ -68,6 +68,10 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 		}
 		t := *p.Table
 		t.ID = ch.NewID()
+		if p.Temp {
+			s.madeTemp = true
+			s.setOnCommit(p.Table.Name, p.OnCommit)
+		}
 		t.Owned = catalog.Owned{Owner: s.user}
 		splits := make([][]byte, len(p.Pivots))
 		for i, pv := range p.Pivots {
@@ -123,7 +127,10 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 			if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, s.db.Name) && !strings.EqualFold(schema, "public") {
 				return sqlerr.NotSupported("dropping a table of another database (%s)", schema)
 			}
-			t, ok := ch.Snapshot().Table(s.db.ID, tn.Name.O)
+			t, ok := s.tempTable(ch.Snapshot(), tn)
+			if !ok && !bind.IsTempName(tn.Name.O) {
+				t, ok = ch.Snapshot().Table(s.db.ID, tn.Name.O)
+			}
 			if !ok {
 				if _, isView := ch.Snapshot().View(s.db.ID, tn.Name.O); isView {
 					return sqlerr.New(sqlerr.WrongObjectType, "%q is not a table", tn.Name.O)

@@ -24,7 +24,9 @@
 // indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go, grants.go,
 // session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE: a cursor
 // holds its query's iterator across statements, under a context of its
-// own; the block's end closes or materializes it). Sequences (sequences.go) keep where they stand in
+// own; the block's end closes or materializes it), createas.go (CREATE
+// TABLE AS, SELECT INTO), temptables.go (temporary tables: session-private,
+// their ON COMMIT actions, dropped at session end and at startup). Sequences (sequences.go) keep where they stand in
 // the metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //

@@ -39,6 +39,13 @@ type Session struct {
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
 	closed   bool
+	// tempPrefix names the session's temporary tables in the catalog
+	// (bind/temp.go); madeTemp is set once the session created one.
+	tempPrefix string
+	madeTemp   bool
+	// onCommit maps a temporary table's catalog name to its ON COMMIT
+	// action, "delete rows" or "drop" (temptables.go).
+	onCommit map[string]string
 	// seqs remembers the values nextval gave this session (currval,
 	// lastval).
 	seqs sessionSequences
@@ -50,7 +57,8 @@ type Session struct {
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults),
+		tempPrefix: bind.TempPrefix(e.nextTemp.Add(1))}
 	// ALTER DATABASE/ROLE ... SET, by PostgreSQL's precedence; the values
 	// were checked when stored, so one failing here is a setting that no
 	// longer takes that value: the session starts without it, as
@@ -75,6 +83,7 @@ func (s *Session) Close() {
 		s.txn.Rollback()
 		s.txn = nil
 	}
+	s.dropTempTables()
 	s.e.removeSession(s)
 }
 
@@ -101,13 +110,17 @@ func (s *Session) Sync() error {
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
 	if t == nil {
+		s.endTransaction(!failed)
 		return nil
 	}
 	if failed {
 		t.Rollback()
+		s.endTransaction(false)
 		return nil
 	}
-	return s.mapError(context.Background(), t.Commit())
+	err := s.mapError(context.Background(), t.Commit())
+	s.endTransaction(err == nil)
+	return err
 }
 
 // inBlock reports whether an explicit transaction block is open.
@@ -131,6 +144,11 @@ func (s *Session) TxStatus() byte {
 // only it sees the client being idle.
 func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.IdleInTransactionTimeout() }
 
+// IdleSessionTimeout is the idle_session_timeout setting: how long the
+// client may stay idle outside a transaction block (0: forever). The
+// server enforces it.
+func (s *Session) IdleSessionTimeout() time.Duration { return s.vars.IdleSessionTimeout() }
+
 // FailTransaction marks an open transaction block as failed, for errors the
 // protocol layer detects itself (a bad Bind, say) while in a block.
 func (s *Session) FailTransaction() { s.onError() }
@@ -143,6 +161,9 @@ func (s *Session) TakeNotices() []Notice {
 }
 
 func (s *Session) notice(severity, code, format string, args ...any) {
+	if !s.vars.SendNotice(severity) {
+		return // below client_min_messages
+	}
 	s.notices = append(s.notices, Notice{Severity: severity, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -254,6 +275,7 @@ func (s *Session) bindEnv() *bind.Env {
 		PartitionRows: s.partitionRows,
 		Cursor:        s.cursorColumns,
 		OpenCursors:   s.openCursors,
+		TempPrefix:    s.tempPrefix,
 	}
 }
 
@@ -322,12 +344,28 @@ func sameColumns(a, b []ResultColumn) bool {
 	return true
 }
 
-// statementContext applies statement_timeout.
+// statementContext applies statement_timeout and lock_timeout.
 func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.vars.LockTimeout(); d > 0 {
+		ctx = txn.WithLockTimeout(ctx, d)
+	}
 	if d := s.vars.StatementTimeout(); d > 0 {
 		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
 	}
 	return context.WithCancel(ctx)
+}
+
+// memLimit is the bytes of rows a statement may hold for sorts, grouping,
+// DISTINCT, hash joins and INSERT sources: the session's work_mem, capped
+// by the server's --max-query-memory. PostgreSQL applies work_mem per sort
+// or hash and spills beyond it; PivotDB counts the statement's total and
+// fails with 53200 instead of spilling.
+func (s *Session) memLimit() int64 {
+	limit := s.vars.WorkMem()
+	if m := s.e.opts.MaxQueryMemory; m > 0 && (limit <= 0 || m < limit) {
+		limit = m
+	}
+	return limit
 }
 
 var errStatementTimeout = errors.New("statement timeout")

@@ -59,6 +59,7 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 			s.endTxnCursors(ctx, false)
 			s.txn, s.failed = nil, false
 			t.Rollback()
+			s.endTransaction(false)
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
 		// Held cursors read their rows while the block's view is open.
@@ -69,8 +70,10 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 			return nil, err
 		}
 		if err := t.Commit(); err != nil {
+			s.endTransaction(false)
 			return nil, err
 		}
+		s.endTransaction(true)
 		return &tagResult{tag: "COMMIT"}, nil
 	case parser.TxnRollback:
 		if !s.inBlock() {
@@ -80,6 +83,7 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		s.endTxnCursors(ctx, false)
 		s.txn.Rollback()
 		s.txn, s.failed = nil, false
+		s.endTransaction(false)
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "sql: unknown transaction statement %v", p.Kind)
@@ -98,6 +102,12 @@ func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
 	}
 	if err := s.vars.Set(p.Name, value); err != nil {
 		return nil, err
+	}
+	name := strings.ToLower(p.Name)
+	if v, err := s.vars.Get(name); err == nil {
+		if n := sessionvars.Notice(name, v); n != "" {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
+		}
 	}
 	return &tagResult{tag: "SET"}, nil
 }

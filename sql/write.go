@@ -23,7 +23,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
 		count, returned = 0, nil
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.Source)
@@ -358,7 +358,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 // when the statement ends.
 func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify, params []types.Value) (ec *exec.Context, done func(), err error) {
 	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
-		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
 	if !modifyHasSubquery(p) {
 		return ec, func() {}, nil
 	}

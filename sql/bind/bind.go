@@ -34,6 +34,9 @@ type Env struct {
 	// Now is the clock that evaluates constant expressions while binding
 	// (a DEFAULT checked at CREATE TABLE, SPLIT TABLE's keys).
 	Now func() time.Time
+	// TempPrefix is the catalog-name prefix of the session's temporary
+	// tables (temp.go); "": the session has none.
+	TempPrefix string
 	// PartitionRows computes the rows of sys.partitions; it is called when
 	// a statement that reads the view runs, not while it is bound.
 	PartitionRows func() ([][]types.Value, error)
@@ -299,6 +302,12 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
+	if t, ok := a.tempTable(tn.Schema.O, tn.Name.O); ok {
+		return t, nil
+	}
+	if IsTempName(tn.Name.O) {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
+	}
 	t, ok := a.snap.Table(a.env.Database.ID, tn.Name.O)
 	if !ok && pgcatalog.Lookup(tn.Schema.O, tn.Name.O) != nil {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
@@ -331,5 +340,5 @@ func (a *binder) evalContext() *expr.Context {
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
-		Cursors: a.env.OpenCursors}
+		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix}
 }

@@ -100,6 +100,11 @@ type CreateTable struct {
 	// Pivots are the initial shard boundaries (without the empty pivot 0).
 	Pivots  [][]types.Value
 	Notices []tablesettings.Notice
+	// Temp is set for CREATE TEMP TABLE (Table.Name is then the
+	// session-private name); OnCommit is its ON COMMIT action ("",
+	// "preserve rows", "delete rows", "drop").
+	Temp     bool
+	OnCommit string
 	// Sequences are the sequences of the table's serial and identity
 	// columns (OwnerColumn set, IDs and OwnerTable unset), created with it.
 	Sequences []*catalog.Sequence
@@ -275,6 +280,13 @@ func (*ShowCreateTable) Columns() []planner.Column {
 
 // Explain renders the plan of a query; the lines are built when it runs,
 // against the shard maps of that moment.
-type Explain struct{ Node planner.Node }
+type Explain struct {
+	Node planner.Node
+	// Verbose adds each operator's output columns and each table read's
+	// shards; Costs each table read's estimated rows (from shard
+	// statistics: PivotDB has no cost model, so EXPLAIN shows no costs
+	// unless asked); JSON prints the tree as one JSON document.
+	Verbose, Costs, JSON bool
+}
 
 func (*Explain) Columns() []planner.Column { return utf8Columns("QUERY PLAN") }

@@ -34,6 +34,12 @@
 //	                                               (rewrite.go,  (parse.go)      (param order,
 //	                                                ddl.go)                       column types)
 //
+// Before the rewrite, PostgreSQL forms TiDB's grammar lacks are taken off
+// the token list into the Statement: EXPLAIN's option list (explain.go),
+// CREATE TABLE AS's WITH [NO] DATA and TEMP / ON COMMIT (createas.go);
+// SELECT ... INTO name is re-spelled as CREATE TABLE name AS SELECT and
+// parsed again (selectinto.go).
+//
 // The lexer knows PostgreSQL's and YQL's quoting: '...' standard strings
 // (a doubled quote is a quote, backslash is ordinary), E'...' and "..." strings with
 // C-style escapes (\n \t \\ \' \" \xHH \ooo \uXXXX \UXXXXXXXX), $$...$$ and

@@ -69,8 +69,34 @@ func ParseDialect(sql string, d Dialect) ([]Statement, error) {
 func buildStatement(s *stmtToks) (Statement, error) {
 	first, last := s.toks[0], s.toks[s.n()-1]
 	stmt := Statement{Text: s.src[first.start:last.end], Offset: int(first.start)}
+	s, ex, err := s.explainOptions()
+	if err != nil {
+		return Statement{}, err
+	}
+	stmt.Explain = ex
+	s, stmt.NoData = s.withData()
+	s, stmt.Temp, stmt.OnCommit = s.tempTable()
+	if text, ok, err := s.selectInto(); ok {
+		if err != nil {
+			return Statement{}, err
+		}
+		sts, err := Parse(text)
+		if err != nil {
+			// Re-spelled, the statement's positions are not the
+			// client's: report the error without one.
+			e := *sqlerr.As(err)
+			e.Position = 0
+			return Statement{}, &e
+		}
+		if len(sts) != 1 {
+			return Statement{}, errAt(sqlerr.SyntaxError, s.start(0), "SELECT ... INTO must be one statement")
+		}
+		st := sts[0]
+		st.Text, st.Offset = stmt.Text, stmt.Offset
+		st.Position = func(int) int { return 0 }
+		return st, nil
+	}
 	if s.isKind(0, tkIdent) {
-		var err error
 		handled := true
 		switch strings.ToLower(s.text(0)) {
 		case "set":

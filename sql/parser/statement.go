@@ -30,6 +30,18 @@ type Statement struct {
 	// handed to TiDB as INSERT INTO: AST is then an *ast.InsertStmt (or an
 	// *ast.ExplainStmt around one).
 	Upsert bool
+	// Explain holds EXPLAIN's options when the statement is an EXPLAIN
+	// with an option list or ANALYZE / VERBOSE; AST is then the
+	// *ast.ExplainStmt of the statement explained.
+	Explain *ExplainOptions
+	// NoData is CREATE TABLE ... AS query WITH NO DATA (the trailing WITH
+	// [NO] DATA is taken off before TiDB's grammar, which lacks it).
+	NoData bool
+	// Temp is CREATE TEMP TABLE; OnCommit its ON COMMIT action ("preserve
+	// rows", "delete rows", "drop"; "" when not given). The words are taken
+	// off before TiDB's grammar.
+	Temp     bool
+	OnCommit string
 	// Returning is the RETURNING list of an INSERT, UPSERT, REPLACE,
 	// UPDATE or DELETE (nil: none), parsed as a select list.
 	Returning []*ast.SelectField

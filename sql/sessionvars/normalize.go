@@ -35,8 +35,13 @@ func normalizeDateStyle(v string) (string, error) {
 		switch p := strings.ToUpper(strings.TrimSpace(part)); p {
 		case "ISO":
 			style = "ISO"
-		case "MDY", "DMY", "YMD":
+		case "MDY":
 			order = p
+		case "DMY", "YMD", "EURO", "EUROPEAN":
+			// Numeric dates ('1/8/1999') are read month first: the
+			// order is not yet passed down to where text becomes a date.
+			return "", sqlerr.New(sqlerr.FeatureNotSupported,
+				"DateStyle order %s is not supported yet: numeric dates are read month first (MDY)", p)
 		case "US", "NONEURO", "NONEUROPEAN":
 			order = "MDY"
 		default:

@@ -259,7 +259,20 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		if t.Width > 0 && utf8.RuneCountInString(s) > t.Width {
-			return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+			// As PostgreSQL does, trailing spaces that do not fit are
+			// trimmed: 'abcd    ' fits varchar(4); 'abcde' does not.
+			cut := 0
+			for i := range s {
+				if cut == t.Width {
+					cut = i
+					break
+				}
+				cut++
+			}
+			if strings.Trim(s[cut:], " ") != "" {
+				return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+			}
+			s = s[:cut]
 		}
 		return NewUtf8(s), nil
 	case Json:
@@ -350,7 +363,11 @@ func ParseDate(s string) (int64, error) {
 	}
 	t, err := time.Parse("2006-01-02", ts)
 	if err != nil {
-		return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type date: %q", s)
+		m, err := decodeDateTime(s, "date")
+		if err != nil {
+			return 0, err
+		}
+		return floorDiv(m, microsPerDay), nil
 	}
 	return floorDiv(t.Unix(), 86400), nil
 }
@@ -383,5 +400,5 @@ func ParseTimestamp(s string) (int64, error) {
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type timestamp: %q", s)
+	return decodeDateTime(s, "timestamp")
 }
