@@ -369,6 +369,11 @@ func (f *fetchResult) Columns() []ResultColumn { return f.cols }
 
 func (f *fetchResult) Next(context.Context) ([]types.Value, error) {
 	for {
+		// A cancel stops the FETCH at the next row even when the
+		// cursor's iterator has rows buffered and would not notice.
+		if err := f.ctx.Err(); err != nil {
+			return nil, err
+		}
 		row, more, err := f.step()
 		if err != nil {
 			if f.ctx.Err() != nil {
