@@ -72,6 +72,8 @@ type Engine struct {
 	meta    *meta.Store
 	catalog *catalog.Catalog
 	shards  *partition.Manager
+	// ttlErased counts the rows the TTL runner erased since Open (Stats).
+	ttlErased atomic.Int64
 	// balancer splits and merges shards in the background; nil when
 	// Options.Balancer.Interval is zero.
 	balancer *partition.Balancer

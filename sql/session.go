@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/bind"
@@ -39,6 +40,9 @@ type Session struct {
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
 	closed   bool
+	// backend is the session's entry in the server's registry of live
+	// sessions (activity.go); nil when no server registered it.
+	backend *activity.Backend
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -202,6 +206,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		Backend:       s.backend,
 	}
 }
 

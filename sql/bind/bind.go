@@ -3,6 +3,7 @@ package bind
 import (
 	"context"
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"strings"
 	"time"
 
@@ -41,6 +42,9 @@ type Env struct {
 	// its IN lists and long constants there (53200 over the budget). nil:
 	// no budget.
 	Mem *memory.Account
+	// Backend is the session's entry in the registry of live sessions
+	// (pg_stat_activity, pg_backend_pid); nil without a server.
+	Backend *activity.Backend
 }
 
 // Bind turns one parsed statement into a Statement against env. declared
@@ -290,5 +294,6 @@ func (a *binder) evalContext() *expr.Context {
 // catalogView is what pg_catalog's relations and the session functions
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
-	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings}
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
+		Backend: a.env.Backend}
 }

@@ -2,8 +2,10 @@ package pgcatalog
 
 import (
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -44,6 +46,11 @@ type View struct {
 	Database *catalog.Database
 	User     string
 	Settings *sessionvars.Vars
+	// Backend is the session's entry in the registry of live sessions
+	// (package activity), which pg_stat_activity lists and
+	// pg_cancel_backend looks targets up in; nil for a session no server
+	// registered (it then sees no sessions).
+	Backend *activity.Backend
 }
 
 // Table is one pg_catalog or information_schema relation.
@@ -106,6 +113,12 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 			out[i] = intValue(cs[i].Type, int64(v))
 		case float64:
 			out[i] = types.NewFloat(v)
+		case time.Time:
+			if v.IsZero() {
+				out[i] = types.NullValue
+			} else {
+				out[i] = types.NewTimestamp(v.UnixMicro())
+			}
 		default:
 			panic(fmt.Sprintf("sql: catalog value %T", v))
 		}

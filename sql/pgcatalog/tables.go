@@ -150,7 +150,7 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_roles", Cols: pgRolesCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for i, r := range v.roles() {
-			out = append(out, row(pgRolesCols, r, true, true, true, true, true, false, -1, "********", nil,
+			out = append(out, row(pgRolesCols, r, v.isSuperuser(r), true, true, true, true, false, -1, "********", nil,
 				false, nil, roleOID(i)))
 		}
 		return out
@@ -239,6 +239,7 @@ var pgCatalogTables = []*Table{
 		}
 		return out
 	}},
+	{Schema: "pg_catalog", Name: "pg_stat_activity", Cols: pgStatActivityCols, rows: pgStatActivityRows},
 }
 
 var pgTablesCols = cols("schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool")

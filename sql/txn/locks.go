@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
@@ -98,6 +99,10 @@ func (lt *LockTable) wait(ctx context.Context, txn, owner uint64, released chan 
 		delete(lt.graph.waitsFor, txn)
 		lt.graph.Unlock()
 	}()
+	// pg_stat_activity shows the session waiting on a lock, as
+	// PostgreSQL's wait_event_type Lock / wait_event transactionid does
+	// for a row held by another transaction.
+	defer activity.FromContext(ctx).Wait("Lock", "transactionid")()
 	select {
 	case <-released:
 		return nil
