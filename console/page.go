@@ -70,8 +70,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	d := pageData{Now: now.UTC().Format("2006-01-02 15:04:05 UTC"), Sessions: len(s.cfg.Activity.List())}
 	samples := s.hist.series()
-	if len(samples) > 0 {
-		d.Stats = samples[len(samples)-1]
+	if st, err := s.cfg.Engine.Stats(); err == nil {
+		d.Stats = sample{At: now, Shards: st.Shards, Splits: st.Splits, Merges: st.Merges, Erased: st.TTLRowsErased}
+	} else {
+		d.Errors = append(d.Errors, err.Error())
 	}
 	d.Chart = chart(samples)
 	dbs, err := databases(s.cfg.Engine)

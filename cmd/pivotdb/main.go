@@ -58,7 +58,7 @@ func usage(w io.Writer) {
                 [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES]
-                [--http-listen HOST:PORT] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
+                [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -105,6 +105,8 @@ func serve(args []string, stderr io.Writer) int {
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	httpListen := fs.String("http-listen", "",
 		"serve Prometheus metrics at /metrics, a health check at /health and the web console at / on HOST:PORT (loopback only; off when empty)")
+	consoleSample := fs.Duration("console-sample-interval", console.DefaultSampleInterval,
+		"how often the console samples shards, splits and merges for its chart and rates")
 	slowQuery := fs.Duration("slow-query-threshold", 0, "log statements that run at least this long, with their text, at level WARN (0: none)")
 	logLevel := fs.String("log-level", "info", "least severe log messages written: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -129,6 +131,10 @@ func serve(args []string, stderr io.Writer) int {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(stderr, "pivotdb serve: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	if *consoleSample <= 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --console-sample-interval must be positive\n")
 		return 2
 	}
 	if *slowQuery < 0 {
@@ -214,7 +220,7 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	if *httpListen != "" {
 		hs, err := console.Start(console.Config{Addr: *httpListen, Engine: eng, Metrics: mets, Activity: sessions,
-			ShuttingDown: srv.ShuttingDown, Log: log})
+			ShuttingDown: srv.ShuttingDown, SampleInterval: *consoleSample, Log: log})
 		if err != nil {
 			log.Error("cannot listen", "http_addr", *httpListen, "err", err)
 			eng.Close()

@@ -1,0 +1,174 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// backendRow is what a test reads of one pg_stat_activity row.
+type backendRow struct {
+	state, waitType, query, app, user string
+}
+
+// activityOf reads pid's row of pg_stat_activity through c; ok is false
+// when there is none.
+func activityOf(t *testing.T, c *pgx.Conn, pid uint32) (backendRow, bool) {
+	t.Helper()
+	var r backendRow
+	var wait *string
+	err := c.QueryRow(context.Background(), `SELECT state, wait_event_type, query, application_name, usename
+		FROM pg_stat_activity WHERE pid = $1`, int32(pid)).Scan(&r.state, &wait, &r.query, &r.app, &r.user)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false
+	}
+	if err != nil {
+		t.Fatalf("pg_stat_activity: %v", err)
+	}
+	if wait != nil {
+		r.waitType = *wait
+	}
+	return r, true
+}
+
+// waitFor polls cond until it holds (10 s at most: a hang fails the test
+// rather than timing it).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// blockOnRow starts, on c, an UPDATE of the row that another transaction
+// holds locked; the returned channel gets its error.
+func blockOnRow(c *pgx.Conn) chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(context.Background(), "UPDATE acct SET v = v + 1 WHERE id = 1")
+		done <- err
+	}()
+	return done
+}
+
+func sqlstate(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func TestPgStatActivityCancelTerminate(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	holder := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	cfg, err := pgx.ParseConfig(srv.connString("pivotdb") + "&application_name=waiter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Close(ctx)
+	wpid := waiter.PgConn().PID()
+
+	// pg_backend_pid is the PID of BackendKeyData.
+	var got int32
+	if err := waiter.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&got); err != nil || uint32(got) != wpid {
+		t.Fatalf("pg_backend_pid() = %d, %v; BackendKeyData says %d", got, err, wpid)
+	}
+	mustExec(t, holder, "CREATE TABLE acct (id Int64, v Int64, PRIMARY KEY (id))")
+	mustExec(t, holder, "INSERT INTO acct VALUES (1, 0)")
+	if r, ok := activityOf(t, holder, wpid); !ok || r.state != "idle" || r.app != "waiter" || r.user != "pivotdb" ||
+		r.query != "SELECT pg_backend_pid()" {
+		t.Fatalf("idle waiter: %+v, %v", r, ok)
+	}
+
+	mustExec(t, holder, "BEGIN")
+	mustExec(t, holder, "UPDATE acct SET v = 10 WHERE id = 1")
+	if r, _ := activityOf(t, waiter, holder.PgConn().PID()); r.state != "idle in transaction" {
+		t.Fatalf("holder seen from waiter: %+v", r)
+	}
+
+	// A statement waiting on the row lock shows as active, waiting on Lock,
+	// and pg_cancel_backend from the other session cancels it.
+	done := blockOnRow(waiter)
+	waitFor(t, "the waiter to wait on the lock", func() bool {
+		r, _ := activityOf(t, holder, wpid)
+		return r.state == "active" && r.waitType == "Lock" && strings.HasPrefix(r.query, "UPDATE acct")
+	})
+	var sent bool
+	if err := holder.QueryRow(ctx, "SELECT pg_cancel_backend($1)", int32(wpid)).Scan(&sent); err != nil || !sent {
+		t.Fatalf("pg_cancel_backend: %v, %v", sent, err)
+	}
+	if err := <-done; sqlstate(err) != "57014" {
+		t.Fatalf("cancelled statement: %v, want 57014", err)
+	}
+	// The session carries on.
+	if r, ok := activityOf(t, holder, wpid); !ok || r.state != "idle" || r.waitType != "" {
+		t.Fatalf("after cancel: %+v, %v", r, ok)
+	}
+	// No such backend: false.
+	if err := holder.QueryRow(ctx, "SELECT pg_cancel_backend(999999)").Scan(&sent); err != nil || sent {
+		t.Fatalf("pg_cancel_backend(999999) = %v, %v", sent, err)
+	}
+
+	// pg_terminate_backend ends the waiting session with 57P01.
+	done = blockOnRow(waiter)
+	waitFor(t, "the waiter to wait again", func() bool {
+		r, _ := activityOf(t, holder, wpid)
+		return r.waitType == "Lock"
+	})
+	if err := holder.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int32(wpid)).Scan(&sent); err != nil || !sent {
+		t.Fatalf("pg_terminate_backend: %v, %v", sent, err)
+	}
+	if err := <-done; sqlstate(err) != "57P01" {
+		t.Fatalf("terminated statement: %v, want 57P01", err)
+	}
+	waitFor(t, "the terminated session to leave pg_stat_activity", func() bool {
+		_, ok := activityOf(t, holder, wpid)
+		return !ok
+	})
+	mustExec(t, holder, "COMMIT")
+}
+
+// A client that goes away while its statement waits has the statement
+// cancelled: its session leaves pg_stat_activity although the lock it
+// waits for is still held.
+func TestDisconnectedClientCancelsStatement(t *testing.T) {
+	srv := startServer(t)
+	holder := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	waiter := srv.connect(t, pgx.QueryExecModeSimpleProtocol)
+	wpid := waiter.PgConn().PID()
+	mustExec(t, holder, "CREATE TABLE acct (id Int64, v Int64, PRIMARY KEY (id))")
+	mustExec(t, holder, "INSERT INTO acct VALUES (1, 0)")
+	mustExec(t, holder, "BEGIN")
+	mustExec(t, holder, "UPDATE acct SET v = 10 WHERE id = 1")
+	done := blockOnRow(waiter)
+	waitFor(t, "the waiter to wait on the lock", func() bool {
+		r, _ := activityOf(t, holder, wpid)
+		return r.waitType == "Lock"
+	})
+	// The client dies: its socket closes, nothing is sent.
+	waiter.PgConn().Conn().Close()
+	<-done
+	waitFor(t, "the abandoned statement to be cancelled", func() bool {
+		_, ok := activityOf(t, holder, wpid)
+		return !ok
+	})
+	// The lock is still held by the holder, who commits normally.
+	mustExec(t, holder, "COMMIT")
+	var v int64
+	if err := holder.QueryRow(context.Background(), "SELECT v FROM acct WHERE id = 1").Scan(&v); err != nil || v != 10 {
+		t.Fatalf("v = %d, %v; want 10 (the abandoned UPDATE must not have run)", v, err)
+	}
+}
