@@ -10,15 +10,24 @@ import (
 
 // history keeps the last samples of the engine's figures in memory (a ring
 // of fixed size: nothing grows with uptime) for the chart, and the shard
-// counters of the last two samples for the read and write rates.
+// counters of the last few samples for the read and write rates.
 type history struct {
 	mu      sync.Mutex
 	size    int
 	samples []sample // oldest first, at most size
-	// counters of the newest and the one before it: a page drawn just
-	// after a sample still has an interval to divide by.
-	cur, prev counterSample
+	// counters of the newest samples, newest last: a rate is taken over at
+	// least minRateWindow, so a page drawn just after a sample still has
+	// an interval to divide by.
+	counters []counterSample
 }
+
+// minRateWindow is the shortest interval a rate is computed over, and
+// counterSamples how many counter samples are kept for it (enough for
+// intervals down to a fifth of a second).
+const (
+	minRateWindow  = time.Second
+	counterSamples = 8
+)
 
 type sample struct {
 	At                     time.Time
@@ -74,7 +83,10 @@ func (h *history) record(e *sql.Engine, log *slog.Logger) {
 	if len(h.samples) > h.size {
 		h.samples = h.samples[len(h.samples)-h.size:]
 	}
-	h.prev, h.cur = h.cur, cs
+	h.counters = append(h.counters, cs)
+	if len(h.counters) > counterSamples {
+		h.counters = h.counters[1:]
+	}
 }
 
 // series returns a copy of the samples.
@@ -85,13 +97,14 @@ func (h *history) series() []sample {
 }
 
 // rates returns a shard's reads and writes per second between the newest
-// sample at least a second old and now (counters read now), and false
+// sample at least minRateWindow old and now (counters read now), and false
 // when there is no such sample or the shard is newer than it.
 func (h *history) rates(k shardKey, reads, writes int64, now time.Time) (float64, float64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, s := range []counterSample{h.cur, h.prev} {
-		if s.reads == nil || now.Sub(s.at) < time.Second {
+	for i := len(h.counters) - 1; i >= 0; i-- {
+		s := h.counters[i]
+		if now.Sub(s.at) < minRateWindow {
 			continue
 		}
 		r0, ok := s.reads[k]
