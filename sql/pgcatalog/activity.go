@@ -37,19 +37,20 @@ func pgStatActivityRows(v *View) [][]types.Value {
 		} else {
 			clientPort = -1 // PostgreSQL's answer for a Unix socket
 		}
+		if !v.seesActivityOf(b.User) {
+			// PostgreSQL hides what another role's session does from
+			// those without its privileges or pg_read_all_stats.
+			out = append(out, row(pgStatActivityCols, datid, b.Database, int64(b.PID), nil, usesysid, b.User,
+				b.ApplicationName, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+				"<insufficient privilege>", "client backend"))
+			continue
+		}
 		out = append(out, row(pgStatActivityCols, datid, b.Database, int64(b.PID), nil, usesysid, b.User,
 			b.ApplicationName, clientAddr, nil, clientPort, b.BackendStart, b.XactStart, b.QueryStart,
 			b.StateChange, nullIfEmpty(b.WaitEventType), nullIfEmpty(b.WaitEvent), b.State, nil, nil, nil,
 			b.Query, "client backend"))
 	}
 	return out
-}
-
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // backendFuncs are pg_backend_pid and the signalling functions.
@@ -81,10 +82,8 @@ func signalBackend(name string, signal func(*activity.Backend)) buildFunc {
 			if !ok || a[0].Int() < 0 {
 				return types.NewBool(false), nil
 			}
-			if b.User != v.User && !v.isSuperuser(v.User) {
-				return types.Value{}, sqlerr.New(sqlerr.InsufficientPrivilege,
-					"permission denied to %s: must be a superuser or have the same role as the process being signaled",
-					map[string]string{"pg_cancel_backend": "cancel query", "pg_terminate_backend": "terminate process"}[name])
+			if err := v.maySignal(name, b.User); err != nil {
+				return types.Value{}, err
 			}
 			signal(b)
 			return types.NewBool(true), nil
@@ -92,7 +91,30 @@ func signalBackend(name string, signal func(*activity.Backend)) buildFunc {
 	}
 }
 
-// isSuperuser tells whether role has a superuser's rights. PivotDB has no
-// privileges yet (every user may do everything, design.md §2), so every
-// role is one, as pg_roles.rolsuper says.
-func (v *View) isSuperuser(role string) bool { return true }
+// maySignal applies PostgreSQL's rule for signalling another session:
+// only a superuser may signal a superuser's session; otherwise the caller
+// must have the privileges of the session's role (be it, or a member of
+// it) or be a member of pg_signal_backend.
+func (v *View) maySignal(fn, target string) error {
+	acc := v.Snapshot.Access(v.User)
+	super, member := "must be a superuser to cancel superuser query",
+		"must be a member of the role whose query is being canceled or member of pg_signal_backend"
+	if fn == "pg_terminate_backend" {
+		super, member = "must be a superuser to terminate superuser process",
+			"must be a member of the role whose process is being terminated or member of pg_signal_backend"
+	}
+	if v.role(target).Superuser && !acc.Superuser() {
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "%s", super)
+	}
+	if target == v.User || acc.MemberOf(target) || acc.InRole("pg_signal_backend") {
+		return nil
+	}
+	return sqlerr.New(sqlerr.InsufficientPrivilege, "%s", member)
+}
+
+// seesActivityOf tells whether the session's user may see what a session
+// of role does (state, query, times, client address).
+func (v *View) seesActivityOf(role string) bool {
+	acc := v.Snapshot.Access(v.User)
+	return role == v.User || acc.MemberOf(role) || acc.InRole("pg_read_all_stats")
+}

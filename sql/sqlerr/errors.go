@@ -78,6 +78,10 @@ const (
 	InvalidEscapeSequence        = "22025"
 	CharacterNotInRepertoire     = "22021"
 	InvalidDatetimeFormatOverflw = "22008"
+	DependentObjectsStillExist   = "2BP01"
+	InvalidGrantOperation        = "0LP01"
+	PrivilegeNotGranted          = "01007"
+	PrivilegeNotRevoked          = "01006"
 )
 
 // Error is an error with a SQLSTATE. It is what the wire protocol turns into
