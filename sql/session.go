@@ -214,6 +214,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
 		Backend:       s.backend,
+		TableStats:    s.tableStats,
 	}
 }
 

@@ -21,7 +21,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	count := 0
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory, Scans: &s.e.tableActivity}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.Source)
@@ -48,6 +48,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	if err != nil {
 		return nil, err
 	}
+	s.e.tableActivity.countWrites(p.Table.ID, int64(count), 0, 0)
 	return &tagResult{tag: fmt.Sprintf("INSERT 0 %d", count)}, nil
 }
 
@@ -275,6 +276,9 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 	verb := "DELETE"
 	if p.Update {
 		verb = "UPDATE"
+		s.e.tableActivity.countWrites(p.Scan.Table.ID, 0, int64(count), 0)
+	} else {
+		s.e.tableActivity.countWrites(p.Scan.Table.ID, 0, 0, int64(count))
 	}
 	return &tagResult{tag: fmt.Sprintf("%s %d", verb, count)}, nil
 }
@@ -285,7 +289,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 // when the statement ends.
 func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify, params []types.Value) (ec *exec.Context, done func(), err error) {
 	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
-		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory, Scans: &s.e.tableActivity}
 	if !modifyHasSubquery(p) {
 		return ec, func() {}, nil
 	}

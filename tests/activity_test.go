@@ -3,6 +3,9 @@ package tests
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -143,26 +146,41 @@ func TestPgStatActivityCancelTerminate(t *testing.T) {
 
 // A client that goes away while its statement waits has the statement
 // cancelled: its session leaves pg_stat_activity although the lock it
-// waits for is still held.
+// waits for is still held. The client is a psql process killed with
+// SIGKILL, so nothing (no Terminate, no CancelRequest) is sent: only the
+// closed socket tells.
 func TestDisconnectedClientCancelsStatement(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("psql is not installed (make deps installs it)")
+		}
+		t.Skip("psql is not installed (make deps installs it)")
+	}
 	srv := startServer(t)
 	holder := srv.connect(t, pgx.QueryExecModeCacheStatement)
-	waiter := srv.connect(t, pgx.QueryExecModeSimpleProtocol)
-	wpid := waiter.PgConn().PID()
 	mustExec(t, holder, "CREATE TABLE acct (id Int64, v Int64, PRIMARY KEY (id))")
 	mustExec(t, holder, "INSERT INTO acct VALUES (1, 0)")
 	mustExec(t, holder, "BEGIN")
 	mustExec(t, holder, "UPDATE acct SET v = 10 WHERE id = 1")
-	done := blockOnRow(waiter)
-	waitFor(t, "the waiter to wait on the lock", func() bool {
-		r, _ := activityOf(t, holder, wpid)
-		return r.waitType == "Lock"
+
+	host, port, _ := net.SplitHostPort(srv.addr)
+	client := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", "pivotdb", "-d", "pivotdb",
+		"-v", "application_name=doomed", "-c", "UPDATE acct SET v = v + 1 WHERE id = 1")
+	client.Env = append(os.Environ(), "PGAPPNAME=doomed", "PGCONNECT_TIMEOUT=10")
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int32
+	waitFor(t, "the client to wait on the lock", func() bool {
+		err := holder.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity
+			WHERE application_name = 'doomed' AND wait_event_type = 'Lock'`).Scan(&pid)
+		return err == nil
 	})
-	// The client dies: its socket closes, nothing is sent.
-	waiter.PgConn().Conn().Close()
-	<-done
+	client.Process.Kill()
+	client.Wait()
 	waitFor(t, "the abandoned statement to be cancelled", func() bool {
-		_, ok := activityOf(t, holder, wpid)
+		_, ok := activityOf(t, holder, uint32(pid))
 		return !ok
 	})
 	// The lock is still held by the holder, who commits normally.
@@ -170,5 +188,28 @@ func TestDisconnectedClientCancelsStatement(t *testing.T) {
 	var v int64
 	if err := holder.QueryRow(context.Background(), "SELECT v FROM acct WHERE id = 1").Scan(&v); err != nil || v != 10 {
 		t.Fatalf("v = %d, %v; want 10 (the abandoned UPDATE must not have run)", v, err)
+	}
+}
+
+func TestPgStatUserTables(t *testing.T) {
+	srv := startServer(t)
+	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	mustExec(t, c, "CREATE TABLE st (id Int64, v Int64, PRIMARY KEY (id))")
+	mustExec(t, c, "INSERT INTO st VALUES (1, 1), (2, 2), (3, 3), (4, 4)")
+	mustExec(t, c, "UPDATE st SET v = 0 WHERE v > 2") // a range read, 2 rows
+	mustExec(t, c, "DELETE FROM st WHERE id = 1")     // a primary key lookup
+	var n int64
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM st").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("count = %d, %v", n, err)
+	}
+	var seq, idx, ins, upd, del, live int64
+	err := c.QueryRow(context.Background(), `SELECT seq_scan, idx_scan, n_tup_ins, n_tup_upd, n_tup_del, n_live_tup
+		FROM pg_stat_user_tables WHERE relname = 'st'`).Scan(&seq, &idx, &ins, &upd, &del, &live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq != 2 || idx != 1 || ins != 4 || upd != 2 || del != 1 || live != 3 {
+		t.Fatalf("pg_stat_user_tables: seq_scan %d idx_scan %d ins %d upd %d del %d live %d; want 2 1 4 2 1 3",
+			seq, idx, ins, upd, del, live)
 	}
 }

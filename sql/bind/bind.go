@@ -45,6 +45,9 @@ type Env struct {
 	// Backend is the session's entry in the registry of live sessions
 	// (pg_stat_activity, pg_backend_pid); nil without a server.
 	Backend *activity.Backend
+	// TableStats reads a table's activity counters and live rows for
+	// pg_stat_user_tables when a statement that reads it runs.
+	TableStats func(tableID uint64) (pgcatalog.TableStats, error)
 }
 
 // Bind turns one parsed statement into a Statement against env. declared
@@ -303,5 +306,5 @@ func (a *binder) evalContext() *expr.Context {
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
-		Backend: a.env.Backend}
+		Backend: a.env.Backend, TableStats: a.env.TableStats}
 }

@@ -51,6 +51,9 @@ type View struct {
 	// pg_cancel_backend looks targets up in; nil for a session no server
 	// registered (it then sees no sessions).
 	Backend *activity.Backend
+	// TableStats reads a table's counters for pg_stat_user_tables; nil:
+	// the view has no rows.
+	TableStats func(tableID uint64) (TableStats, error)
 }
 
 // Table is one pg_catalog or information_schema relation.

@@ -278,6 +278,7 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_stat_activity", Cols: pgStatActivityCols, rows: pgStatActivityRows},
+	{Schema: "pg_catalog", Name: "pg_stat_user_tables", Cols: pgStatUserTablesCols, rows: pgStatUserTablesRows},
 }
 
 var pgTablesCols = cols("schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool")
