@@ -49,6 +49,12 @@
 // idle_in_transaction_session_timeout is enforced by the server, which sees
 // the client idle.
 //
+// Seeing what runs: the server gives each session its entry in the
+// registry of live sessions (activity.go, package activity), which
+// pg_stat_activity and the signalling functions read; table_activity.go
+// counts scans and row writes per table for pg_stat_user_tables; stats.go
+// sums shards, splits, merges and TTL erasures for metrics and the console.
+//
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);
 // sys.partitions shows every shard's counters, index shards as
