@@ -213,3 +213,39 @@ func TestPgStatUserTables(t *testing.T) {
 			seq, idx, ins, upd, del, live)
 	}
 }
+
+// Signalling another session follows PostgreSQL's rule: a role may signal
+// its own sessions, only a superuser a superuser's; other roles' queries
+// are hidden in pg_stat_activity.
+func TestSignalPermissions(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	admin := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	mustExec(t, admin, "CREATE USER alice")
+	connectAs := func(user string) *pgx.Conn {
+		c, err := pgx.Connect(ctx, strings.Replace(srv.connString("pivotdb"), "pivotdb@", user+"@", 1))
+		if err != nil {
+			t.Fatalf("connect as %s: %v", user, err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	}
+	alice, alice2 := connectAs("alice"), connectAs("alice")
+	var ok bool
+	err := alice.QueryRow(ctx, "SELECT pg_cancel_backend($1)", int32(admin.PgConn().PID())).Scan(&ok)
+	if sqlstate(err) != "42501" || !strings.Contains(err.Error(), "must be a superuser to cancel superuser query") {
+		t.Fatalf("alice cancelling the superuser's session: %v", err)
+	}
+	if err := alice.QueryRow(ctx, "SELECT pg_cancel_backend($1)", int32(alice2.PgConn().PID())).Scan(&ok); err != nil || !ok {
+		t.Fatalf("alice cancelling her own session: %v, %v", ok, err)
+	}
+	var query string
+	if err := alice.QueryRow(ctx, "SELECT query FROM pg_stat_activity WHERE pid = $1",
+		int32(admin.PgConn().PID())).Scan(&query); err != nil || query != "<insufficient privilege>" {
+		t.Fatalf("the superuser's query as alice sees it: %q, %v", query, err)
+	}
+	// The superuser may signal anyone.
+	if err := admin.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int32(alice2.PgConn().PID())).Scan(&ok); err != nil || !ok {
+		t.Fatalf("superuser terminating alice's session: %v, %v", ok, err)
+	}
+}
