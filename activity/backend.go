@@ -28,8 +28,10 @@ func NewRegistry() *Registry { return &Registry{byPID: make(map[uint32]*Backend)
 
 // Info is what a backend is fixed with at its start.
 type Info struct {
-	PID             uint32
-	Database, User  string
+	PID            uint32
+	Database, User string
+	// ApplicationName is the name at startup; SetApplicationName follows
+	// SET application_name.
 	ApplicationName string
 	ClientAddr      string // host of the client, "" for a Unix socket or pipe
 	ClientPort      int
@@ -53,6 +55,7 @@ type Backend struct {
 	stateChange time.Time
 	waitType    string
 	wait        string
+	appName     string
 }
 
 // Snapshot is a copy of a backend's fields at one moment.
@@ -65,7 +68,7 @@ type Snapshot struct {
 // Register adds a backend, idle from now on. Unregister removes it.
 func (r *Registry) Register(info Info) *Backend {
 	now := time.Now()
-	b := &Backend{Info: info, reg: r, start: now, state: StateIdle, stateChange: now}
+	b := &Backend{Info: info, reg: r, start: now, state: StateIdle, stateChange: now, appName: info.ApplicationName}
 	if r == nil {
 		return b
 	}
@@ -129,8 +132,20 @@ func (b *Backend) Registry() *Registry {
 func (b *Backend) Snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return Snapshot{Info: b.Info, BackendStart: b.start, XactStart: b.xactStart, QueryStart: b.queryStart,
+	info := b.Info
+	info.ApplicationName = b.appName
+	return Snapshot{Info: info, BackendStart: b.start, XactStart: b.xactStart, QueryStart: b.queryStart,
 		StateChange: b.stateChange, State: b.state, Query: b.query, WaitEventType: b.waitType, WaitEvent: b.wait}
+}
+
+// SetApplicationName records a new application_name of the session.
+func (b *Backend) SetApplicationName(name string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.appName = name
+	b.mu.Unlock()
 }
 
 // StartQuery marks b active running query; inTx tells whether a

@@ -36,6 +36,10 @@ func TestBackendStates(t *testing.T) {
 	if s := b.Snapshot(); s.State != StateIdle || !s.XactStart.IsZero() {
 		t.Fatalf("idle: %+v", s)
 	}
+	b.SetApplicationName("app2")
+	if s := r.List()[0]; s.ApplicationName != "app2" {
+		t.Fatalf("after SET application_name: %+v", s)
+	}
 	if _, ok := r.Lookup(7); !ok {
 		t.Fatal("Lookup(7) found nothing")
 	}

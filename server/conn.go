@@ -410,6 +410,9 @@ func (c *conn) sendSessionEvents() {
 		c.send(&pgproto3.NoticeResponse{Severity: sev, SeverityUnlocalized: sev, Code: code, Message: n.Message})
 	}
 	for _, p := range c.sess.TakeParameterChanges() {
+		if p.Name == "application_name" {
+			c.backend.SetApplicationName(p.Value)
+		}
 		c.send(&pgproto3.ParameterStatus{Name: p.Name, Value: p.Value})
 	}
 }

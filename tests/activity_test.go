@@ -95,6 +95,10 @@ func TestPgStatActivityCancelTerminate(t *testing.T) {
 		r.query != "SELECT pg_backend_pid()" {
 		t.Fatalf("idle waiter: %+v, %v", r, ok)
 	}
+	mustExec(t, holder, "SET application_name = 'holder'")
+	if r, _ := activityOf(t, waiter, holder.PgConn().PID()); r.app != "holder" {
+		t.Fatalf("application_name after SET: %+v", r)
+	}
 
 	mustExec(t, holder, "BEGIN")
 	mustExec(t, holder, "UPDATE acct SET v = 10 WHERE id = 1")
