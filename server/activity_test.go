@@ -78,7 +78,11 @@ func TestObserverSlowQueryLogAndRegistry(t *testing.T) {
 	}
 	c.Exec(testContext(t), "SELECT 1/0").ReadAll()
 	c.Close(testContext(t))
-	waitUntil(t, func() bool { return len(reg.List()) == 0 })
+	waitUntil(t, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return len(reg.List()) == 0 && obs.closed == 1
+	})
 
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
