@@ -215,6 +215,7 @@ func (s *Session) bindEnv() *bind.Env {
 		PartitionRows: s.partitionRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
+		Locks:         s.lockRows,
 	}
 }
 
@@ -326,12 +327,12 @@ func (s *Session) reader() storage.Reader {
 // that commits when fn succeeds (autocommit).
 func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error {
 	if s.txn == nil && s.implicit {
-		s.txn = s.e.txns.Begin()
+		s.txn = s.beginTxn()
 	}
 	if s.txn != nil {
 		return fn(s.txn)
 	}
-	t := s.e.txns.Begin()
+	t := s.beginTxn()
 	if err := fn(t); err != nil {
 		t.Rollback()
 		return err

@@ -253,3 +253,40 @@ func TestSignalPermissions(t *testing.T) {
 		t.Fatalf("superuser terminating alice's session: %v, %v", ok, err)
 	}
 }
+
+// pg_locks shows a row lock held by one session and awaited by another.
+func TestPgLocks(t *testing.T) {
+	srv := startServer(t)
+	holder := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	waiter := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	mustExec(t, holder, "CREATE TABLE acct (id Int64, v Int64, PRIMARY KEY (id))")
+	mustExec(t, holder, "INSERT INTO acct VALUES (1, 0)")
+	mustExec(t, holder, "BEGIN")
+	mustExec(t, holder, "UPDATE acct SET v = 10 WHERE id = 1")
+	done := blockOnRow(waiter)
+	hpid, wpid := int32(holder.PgConn().PID()), int32(waiter.PgConn().PID())
+	count := func(where string, args ...any) int {
+		var n int
+		if err := holder.QueryRow(context.Background(), "SELECT count(*) FROM pg_locks WHERE "+where, args...).Scan(&n); err != nil {
+			t.Fatalf("pg_locks: %v", err)
+		}
+		return n
+	}
+	waitFor(t, "the waiter's lock request in pg_locks", func() bool {
+		return count("pid = $1 AND NOT granted AND locktype = 'transactionid'", wpid) == 1
+	})
+	if n := count("pid = $1 AND granted AND locktype = 'tuple' AND relation = 'acct'::regclass", hpid); n != 1 {
+		t.Errorf("the holder's row locks on acct: %d, want 1", n)
+	}
+	if n := count(`pid = $1 AND granted AND locktype = 'transactionid' AND mode = 'ExclusiveLock' AND
+		transactionid = (SELECT transactionid FROM pg_locks WHERE pid = $2 AND NOT granted)`, hpid, wpid); n != 1 {
+		t.Errorf("the waiter does not wait for the holder's transaction: %d", n)
+	}
+	mustExec(t, holder, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := count("true"); n != 0 {
+		t.Errorf("%d locks left after both transactions ended", n)
+	}
+}

@@ -48,6 +48,8 @@ type Env struct {
 	// TableStats reads a table's activity counters and live rows for
 	// pg_stat_user_tables when a statement that reads it runs.
 	TableStats func(tableID uint64) (pgcatalog.TableStats, error)
+	// Locks lists the row locks for pg_locks.
+	Locks func() []pgcatalog.LockRow
 }
 
 // Bind turns one parsed statement into a Statement against env. declared
@@ -306,5 +308,5 @@ func (a *binder) evalContext() *expr.Context {
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
-		Backend: a.env.Backend, TableStats: a.env.TableStats}
+		Backend: a.env.Backend, TableStats: a.env.TableStats, Locks: a.env.Locks}
 }

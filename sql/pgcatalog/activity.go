@@ -1,6 +1,8 @@
 package pgcatalog
 
 import (
+	"strconv"
+
 	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -155,6 +157,46 @@ func pgStatUserTablesRows(v *View) [][]types.Value {
 		}
 		out = append(out, row(pgStatUserTablesCols, int64(t.ID), "public", t.Name, st.SeqScan, nil, st.IdxScan, nil,
 			st.Inserted, st.Updated, st.Deleted, nil, live, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil))
+	}
+	return out
+}
+
+// LockRow is one row of pg_locks.
+type LockRow struct {
+	LockType      string // "tuple" or "transactionid"
+	Relation      int64  // a tuple lock's table
+	TransactionID int64  // a transactionid lock's transaction
+	PID           uint32
+	Mode          string
+	Granted       bool
+	Virtual       uint64 // the transaction holding or requesting the lock
+}
+
+var pgLocksCols = cols("locktype text, database oid, relation oid, page int4, tuple int2, virtualxid text, " +
+	"transactionid xid, classid oid, objid oid, objsubid int2, virtualtransaction text, pid int4, mode text, " +
+	"granted bool, fastpath bool, waitstart timestamp")
+
+func pgLocksRows(v *View) [][]types.Value {
+	if v.Locks == nil {
+		return nil
+	}
+	var out [][]types.Value
+	for _, l := range v.Locks() {
+		var database, relation, xid any
+		if l.LockType == "tuple" {
+			relation = l.Relation
+			if t, ok := v.Snapshot.TableByID(uint64(l.Relation)); ok {
+				database = int64(t.DatabaseID)
+			}
+		} else {
+			xid = l.TransactionID
+		}
+		var pid any
+		if l.PID != 0 {
+			pid = int64(l.PID)
+		}
+		out = append(out, row(pgLocksCols, l.LockType, database, relation, nil, nil, nil, xid, nil, nil, nil,
+			"1/"+strconv.FormatUint(l.Virtual, 10), pid, l.Mode, l.Granted, false, nil))
 	}
 	return out
 }

@@ -54,6 +54,8 @@ type View struct {
 	// TableStats reads a table's counters for pg_stat_user_tables; nil:
 	// the view has no rows.
 	TableStats func(tableID uint64) (TableStats, error)
+	// Locks lists the locks held and awaited (pg_locks); nil: none.
+	Locks func() []LockRow
 }
 
 // Table is one pg_catalog or information_schema relation.
