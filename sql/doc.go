@@ -18,9 +18,13 @@
 // Beside them: sql/sessionvars (settings), sql/pgcatalog (pg_catalog,
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
-// of statement runs in the file named after it: ddl.go, write.go,
-// indexmaint.go, explain.go, partitions.go, users.go, grants.go,
-// session_statements.go.
+// of statement runs in the file named after it: ddl.go, write.go (with
+// onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
+// while the transaction writes and sent after it), truncate.go,
+// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go, grants.go,
+// session_statements.go. Sequences (sequences.go) keep where they stand in
+// the metadata store, outside transactions: a range of values is recorded
+// there before any value of it is handed out.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
 // while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which
@@ -48,6 +52,16 @@
 // server;
 // idle_in_transaction_session_timeout is enforced by the server, which sees
 // the client idle.
+//
+// Dialect: the sql_dialect setting (yql | postgresql) decides how text
+// parses ("..."), so a Prepared remembers the dialect it was parsed in
+// and Execute parses it again under another; the binder reads it for
+// division by zero (expr.Builder.StrictDivision) and the default place of
+// NULLs in ORDER BY (planner.NullsDefault). Settings stored by ALTER
+// DATABASE/ROLE ... SET (rolesettings.go, catalog.RoleSetting) become a
+// new session's defaults (newSession); the startup packet's settings
+// override them (SetStartupParameter). TimeZone reaches expressions as
+// expr.Context.Zone, and timestamptz values leave in it (sessionResult).
 //
 // Seeing what runs: the server gives each session its entry in the
 // registry of live sessions (activity.go, package activity), which

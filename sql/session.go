@@ -43,10 +43,20 @@ type Session struct {
 	// backend is the session's entry in the server's registry of live
 	// sessions (activity.go); nil when no server registered it.
 	backend *activity.Backend
+	// seqs remembers the values nextval gave this session (currval,
+	// lastval).
+	seqs sessionSequences
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
 	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	// ALTER DATABASE/ROLE ... SET, by PostgreSQL's precedence; the values
+	// were checked when stored, so one failing here is a setting that no
+	// longer takes that value: the session starts without it, as
+	// PostgreSQL starts with a WARNING.
+	for name, value := range e.catalog.Snapshot().SessionSettings(db.ID, user) {
+		_ = s.vars.SetDefault(name, value)
+	}
 	if !e.catalog.Snapshot().Access(user).Superuser() {
 		s.vars.Init("is_superuser", "off")
 	}
@@ -138,15 +148,40 @@ func (s *Session) notice(severity, code, format string, args ...any) {
 // catalog changed since it was built.
 type preparedPlan struct {
 	stmt parser.Statement
-	snap *catalog.Snapshot
-	plan bind.Statement
+	// dialect is the sql_dialect stmt was parsed (and bound) in: the
+	// dialect changes how text parses ("..."), so a change re-parses.
+	dialect parser.Dialect
+	snap    *catalog.Snapshot
+	plan    bind.Statement
+}
+
+// dialect is the session's sql_dialect as the parser sees it.
+func (s *Session) dialect() parser.Dialect {
+	if s.vars.PostgreSQLDialect() {
+		return parser.DialectPostgreSQL
+	}
+	return parser.DialectYQL
+}
+
+// reparse parses a prepared statement's text again in the session's
+// current dialect (it was prepared under another one).
+func (s *Session) reparse(p *Prepared) (parser.Statement, error) {
+	stmts, err := parser.ParseDialect(p.SQL, s.dialect())
+	if err != nil {
+		return parser.Statement{}, err
+	}
+	if len(stmts) != 1 {
+		return parser.Statement{}, sqlerr.New(sqlerr.FeatureNotSupported,
+			"statement no longer parses as one statement in sql_dialect %s", s.vars.Dialect())
+	}
+	return stmts[0], nil
 }
 
 // Prepare parses and binds exactly one statement (or none) for the
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
-	stmts, err := parser.Parse(text)
+	stmts, err := parser.ParseDialect(text, s.dialect())
 	if err != nil {
 		return nil, err
 	}
@@ -173,15 +208,17 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 // string before anything runs, as in PostgreSQL. Zero statements means an
 // empty query.
 func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, error) {
-	stmts, err := parser.Parse(text)
+	d := s.dialect()
+	stmts, err := parser.ParseDialect(text, d)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Prepared, len(stmts))
 	for i, st := range stmts {
 		// Binding needs the catalog as the earlier statements leave it
-		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute.
-		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st}, deferred: true}
+		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute;
+		// so is parsing again, when an earlier SET changed sql_dialect.
+		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st, dialect: d}, deferred: true}
 	}
 	return out, nil
 }
@@ -197,7 +234,7 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 		SQL:        st.Text,
 		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, snap: env.Snapshot, plan: plan},
+		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan},
 	}, nil
 }
 
@@ -231,7 +268,15 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
-	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
+	redialect := p.plan.dialect != s.dialect()
+	if redialect {
+		var err error
+		if st, err = s.reparse(p); err != nil {
+			s.onError()
+			return nil, err
+		}
+	}
+	if redialect || p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
 		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
 			s.onError()
@@ -341,7 +386,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and
@@ -358,6 +403,19 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	if err != nil {
 		err = r.s.mapError(r.ctx, err)
 		r.s.onError()
+	}
+	// A timestamptz prints in the session's TimeZone, as it is when the
+	// row goes out (the value is an instant; the zone only travels with
+	// it for printing). The row may be the executor's own (a constant
+	// VALUES row reused by the next execution), so it is copied first.
+	copied := false
+	for i, v := range row {
+		if v.Family() == types.TimestampTZ {
+			if !copied {
+				row, copied = append([]types.Value(nil), row...), true
+			}
+			row[i] = v.InZone(r.s.vars.ZoneName())
+		}
 	}
 	return row, err
 }

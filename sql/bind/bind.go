@@ -52,6 +52,12 @@ type Env struct {
 	Locks func() []pgcatalog.LockRow
 }
 
+// pg reports whether the session's sql_dialect is postgresql: division by
+// zero raises 22012 and NULLs sort as the largest values.
+func (a *binder) pg() bool {
+	return a.env.Settings != nil && a.env.Settings.PostgreSQLDialect()
+}
+
 // Bind turns one parsed statement into a Statement against env. declared
 // are the parameter types the client gave ($n; missing or unknown entries
 // are inferred); params are all of them, as inferred, a parameter nothing
@@ -94,6 +100,8 @@ type binder struct {
 	// setOpArm is set while the SELECT of a set operation's arm is
 	// planned: its select list stays untyped (setop.go).
 	setOpArm bool
+	// ctes are the WITH queries in scope, innermost last (cte.go).
+	ctes []*cteDef
 	// checkAs is the role privileges are checked for inside a view (its
 	// owner); "" outside views: the session's user. acc caches its Access.
 	checkAs string
@@ -129,6 +137,12 @@ func (a *binder) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.Truncate != nil:
+		return &Truncate{Truncate: st.Truncate}, nil
+	case st.Sequence != nil:
+		return a.planSequence(st.Sequence)
+	case st.RoleSetting != nil:
+		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -234,7 +248,8 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 		sc = &scope{}
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
-		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem}
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
+		StrictDivision: a.pg()}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		return pgcatalog.Function(b, a.catalogView(), name, args)
@@ -293,6 +308,11 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 		if _, isView := a.snap.View(a.env.Database.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
 		}
+		if _, isSeq := a.snap.Sequence(a.env.Database.ID, tn.Name.O); isSeq {
+			// PostgreSQL reads a sequence as a one-row relation
+			// (last_value, log_cnt, is_called); PivotDB does not.
+			return nil, sqlerr.NotSupported("using sequence %q as a table (use currval, nextval or pg_sequence)", tn.Name.O)
+		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
 	return t, nil
@@ -301,7 +321,11 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 // evalContext evaluates an expression while binding: no parameters, the
 // environment's clock.
 func (a *binder) evalContext() *expr.Context {
-	return &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	c := &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	if a.env.Settings != nil {
+		c.Zone = a.env.Settings.Zone()
+	}
+	return c
 }
 
 // catalogView is what pg_catalog's relations and the session functions

@@ -26,7 +26,11 @@ import (
 
 func (a *binder) buildSetOpr(stmt *ast.SetOprStmt) (planner.Node, error) {
 	if stmt.With != nil {
-		return nil, sqlerr.NotSupported("WITH (common table expressions)")
+		pop, err := a.pushWith(stmt.With)
+		defer pop()
+		if err != nil {
+			return nil, err
+		}
 	}
 	node, err := a.buildSetList(stmt.SelectList)
 	if err != nil {
@@ -37,7 +41,11 @@ func (a *binder) buildSetOpr(stmt *ast.SetOprStmt) (planner.Node, error) {
 
 func (a *binder) buildSetList(list *ast.SetOprSelectList) (planner.Node, error) {
 	if list.With != nil {
-		return nil, sqlerr.NotSupported("WITH (common table expressions)")
+		pop, err := a.pushWith(list.With)
+		defer pop()
+		if err != nil {
+			return nil, err
+		}
 	}
 	var terms []planner.Node
 	var ops []*ast.SetOprType
@@ -184,7 +192,11 @@ func (a *binder) setOpOrderLimit(node planner.Node, orderBy *ast.OrderByClause, 
 	if orderBy != nil {
 		cols := node.Columns()
 		var keys []planner.SortKey
-		for _, item := range orderBy.Items {
+		items, err := a.orderItems(orderBy.Items)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
 			idx := -1
 			switch e := item.Expr.(type) {
 			case *ast.PositionExpr:
@@ -211,7 +223,7 @@ func (a *binder) setOpOrderLimit(node planner.Node, orderBy *ast.OrderByClause, 
 			if idx < 0 {
 				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "invalid UNION/INTERSECT/EXCEPT ORDER BY clause: only result column names can be used, not expressions or functions")
 			}
-			keys = append(keys, planner.SortKey{Index: idx, Desc: item.Desc})
+			keys = append(keys, planner.SortKey{Index: idx, Desc: item.Desc, NullsFirst: item.nullsFirst})
 		}
 		node = &planner.Sort{Input: node, Keys: keys}
 	}

@@ -54,7 +54,6 @@ func (m InsertMode) Verb() string {
 
 // Insert writes rows produced by a VALUES list or a query.
 type Insert struct {
-	noRows
 	Table  *catalog.Table
 	Mode   InsertMode
 	Target []int // table column of each source column
@@ -63,18 +62,34 @@ type Insert struct {
 	Defaults []expr.Expr
 	// Computed[i] is the expression of computed column i (nil otherwise).
 	Computed []expr.Expr
+	// Conflict is ON CONFLICT (nil: none).
+	Conflict *Conflict
+	// Returning is the RETURNING list (nil: none).
+	Returning *Returning
 }
+
+func (p *Insert) Columns() []planner.Column { return p.Returning.Columns() }
 
 // Modify is UPDATE or DELETE: the rows Scan finds are locked, re-read and
 // re-checked against Scan.Filter before they change, so that a row changed
 // by a concurrent transaction since the scan is judged as it is now.
 type Modify struct {
-	noRows
 	Scan     *planner.Scan
 	Update   bool        // UPDATE (else DELETE)
 	Assign   []int       // UPDATE: column indexes
 	Values   []expr.Expr // UPDATE: new values, evaluated on the old row
 	Computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
+	// Returning is the RETURNING list (nil: none).
+	Returning *Returning
+}
+
+func (p *Modify) Columns() []planner.Column { return p.Returning.Columns() }
+
+// Truncate is TRUNCATE t, ...: it empties the tables and their indexes
+// in one schema change.
+type Truncate struct {
+	noRows
+	*parser.Truncate
 }
 
 // CreateTable creates a table from a validated descriptor (IDs unset).
@@ -85,6 +100,9 @@ type CreateTable struct {
 	// Pivots are the initial shard boundaries (without the empty pivot 0).
 	Pivots  [][]types.Value
 	Notices []tablesettings.Notice
+	// Sequences are the sequences of the table's serial and identity
+	// columns (OwnerColumn set, IDs and OwnerTable unset), created with it.
+	Sequences []*catalog.Sequence
 }
 
 // DropTables is DROP TABLE [IF EXISTS] t, ...
@@ -116,6 +134,8 @@ type DropDatabase struct {
 type CreateView struct {
 	noRows
 	Name, Text string
+	// Dialect is the sql_dialect Text is written in ("" for yql).
+	Dialect string
 }
 
 // DropViews is DROP VIEW [IF EXISTS] v, ...
@@ -200,6 +220,12 @@ type Discard struct {
 type User struct {
 	noRows
 	*parser.UserStmt
+}
+
+// RoleSetting is ALTER DATABASE/ROLE ... SET/RESET.
+type RoleSetting struct {
+	noRows
+	*parser.RoleSetting
 }
 
 // Grant is GRANT or REVOKE; its objects and roles are resolved when it

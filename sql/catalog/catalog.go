@@ -65,7 +65,19 @@ type Column struct {
 	// Hidden columns (the generated key of a table without PRIMARY KEY) are
 	// not returned by SELECT *.
 	Hidden bool `json:"hidden,omitempty"`
+	// Identity is IdentityAlways or IdentityByDefault for an identity
+	// column (GENERATED ... AS IDENTITY), whose Default calls nextval of
+	// the sequence it owns; "" otherwise.
+	Identity string `json:"identity,omitempty"`
 }
+
+// The kinds of identity column.
+const (
+	// IdentityAlways refuses values written by INSERT and UPDATE (428C9).
+	IdentityAlways = "always"
+	// IdentityByDefault takes the next value only when none is given.
+	IdentityByDefault = "by default"
+)
 
 // Table describes a table.
 type Table struct {
@@ -198,6 +210,10 @@ type Snapshot struct {
 	tables    map[uint64]*Table
 	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
 	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
+	// sequences: database id -> lower-case name -> sequence
+	sequences map[uint64]map[string]*Sequence
+	// roleSettings are the ALTER DATABASE/ROLE ... SET records.
+	roleSettings map[roleSettingID]*RoleSetting
 	// indexes maps an index id to its entries' descriptor (IndexTable).
 	indexes map[uint64]indexRef
 	nextID  uint64
@@ -331,6 +347,8 @@ func (s *Snapshot) clone() *Snapshot {
 		c.byName[db] = cm
 	}
 	s.cloneViews(c)
+	s.cloneSequences(c)
+	s.cloneRoleSettings(c)
 	return c
 }
 
@@ -407,6 +425,12 @@ func Load(store *meta.Store) (*Catalog, error) {
 		return nil, err
 	}
 	if err := loadViews(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadSequences(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadRoleSettings(store, snap); err != nil {
 		return nil, err
 	}
 	if err := scanRecords(store, userPrefix, func(v []byte) error {
@@ -511,6 +535,9 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 	}
 	for _, v := range ch.snap.Views(d.ID) {
 		ch.DropView(v)
+	}
+	for _, q := range ch.snap.Sequences(d.ID) {
+		ch.DropSequence(q)
 	}
 	delete(ch.snap.databases, strings.ToLower(d.Name))
 	delete(ch.snap.byName, d.ID)

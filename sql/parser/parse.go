@@ -24,11 +24,26 @@ import (
 // Every error is a *sqlerr.Error with a SQLSTATE; syntax errors (42601)
 // read `syntax error at or near "x"` or `syntax error at end of input` and
 // carry the 1-based character position in sql.
-func Parse(sql string) ([]Statement, error) {
+func Parse(sql string) ([]Statement, error) { return ParseDialect(sql, DialectYQL) }
+
+// Dialect is the session's sql_dialect as far as parsing is concerned: it
+// decides whether "..." is a string (yql) or a quoted identifier
+// (postgresql). Everything else the two dialects spell alike, so YQL-only
+// syntax (UPSERT, REPLACE, backticks, WITH (...) settings, YQL type names)
+// parses in both.
+type Dialect uint8
+
+const (
+	DialectYQL Dialect = iota
+	DialectPostgreSQL
+)
+
+// ParseDialect is Parse in the given dialect.
+func ParseDialect(sql string, d Dialect) ([]Statement, error) {
 	if len(sql) >= math.MaxInt32 {
 		return nil, sqlerr.New(sqlerr.ProgramLimitExceeded, "statement too long")
 	}
-	sc := &scanner{lex: lexer{src: sql}, rp: runePos{src: sql}}
+	sc := &scanner{lex: lexer{src: sql, pgIdents: d == DialectPostgreSQL}, rp: runePos{src: sql}}
 	var out []Statement
 	for {
 		st, err := sc.next()
@@ -71,6 +86,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
 		case "create", "drop", "reindex":
+			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				var ist Statement
@@ -79,6 +97,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 					stmt = ist
 				}
 			}
+		case "truncate":
+			stmt.Truncate, err = s.parseTruncate()
 		case "grant", "revoke":
 			stmt.Grant, err = s.parseGrant()
 		case "copy":
@@ -87,6 +107,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
 				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
+			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
 			var ist Statement
 			if ist, handled, err = s.indexStatement(); handled && err == nil {
 				ist.Text, ist.Offset = stmt.Text, stmt.Offset
@@ -94,6 +117,10 @@ func buildStatement(s *stmtToks) (Statement, error) {
 				break
 			}
 			if handled {
+				break
+			}
+			stmt.RoleSetting, handled, err = s.parseRoleSetting()
+			if handled || err != nil {
 				break
 			}
 			stmt.User, handled, err = s.parseUser()
@@ -121,7 +148,14 @@ func buildStatement(s *stmtToks) (Statement, error) {
 
 // tidbStatement rewrites the statement and has TiDB parse the result.
 func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
+	tail, err := s.findWriteTail()
+	if err != nil {
+		return Statement{}, err
+	}
 	r := newRewriter(s)
+	if tail != nil {
+		r.hi = tail.cut
+	}
 	ok, with, err := r.createTable()
 	if !ok {
 		ok, err = r.alterAddIndex()
@@ -137,18 +171,30 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		stmt.Upsert = ok
 	}
 	if !ok {
-		err = r.seq(0, s.n())
+		err = r.seq(0, r.hi)
+	}
+	count := 1
+	if err == nil && tail != nil {
+		count, err = r.emitWriteTail(tail)
 	}
 	if err != nil {
 		return Statement{}, err
 	}
 	text := string(r.out.buf)
-	node, err := parseTiDB(text)
+	nodes, err := parseTiDB(text, count)
 	if err != nil {
 		return Statement{}, r.tidbError(err)
 	}
-	orderParams(node, r.paramOffs)
+	node := nodes[0]
+	for _, n := range nodes {
+		orderParams(n, r.paramOffs)
+	}
 	markColumns(node)
+	if tail != nil {
+		if err := attachWriteTail(&stmt, tail, nodes[1:], s); err != nil {
+			return Statement{}, err
+		}
+	}
 	stmt.AST = node
 	stmt.TiDBText = text
 	stmt.Position = func(off int) int {
@@ -161,6 +207,7 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		return s.rp.pos(s.start(tok))
 	}
 	stmt.With = with
+	stmt.Identities = r.identities
 	stmt.NumParams = r.numParams
 	stmt.ParamIndex = r.params
 	return stmt, nil
@@ -172,14 +219,16 @@ var tidbParsers = sync.Pool{New: func() any { return parser.New() }}
 
 const maxPooledInput = 1 << 20
 
-// parseTiDB parses one rewritten statement with TiDB's parser.
-func parseTiDB(text string) (node ast.StmtNode, err error) {
+// parseTiDB parses one rewritten statement with TiDB's parser: want
+// statements (more than one when the rewriter put the tail clauses of a
+// write in statements of their own, see emitWriteTail).
+func parseTiDB(text string, want int) (nodes []ast.StmtNode, err error) {
 	p := tidbParsers.Get().(*parser.Parser)
 	defer func() {
 		if rec := recover(); rec != nil {
 			// A bug in TiDB's parser; the parser's state is unknown, so it
 			// is not reused.
-			node, err = nil, &sqlerr.Error{Code: sqlerr.InternalError,
+			nodes, err = nil, &sqlerr.Error{Code: sqlerr.InternalError,
 				Message: fmt.Sprintf("parser: TiDB parser panicked: %v", rec)}
 			return
 		}
@@ -192,11 +241,12 @@ func parseTiDB(text string) (node ast.StmtNode, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(stmts) != 1 {
+	if len(stmts) != want {
 		return nil, &sqlerr.Error{Code: sqlerr.InternalError,
-			Message: fmt.Sprintf("parser: TiDB read %d statements from one", len(stmts))}
+			Message: fmt.Sprintf("parser: TiDB read %d statements, not %d", len(stmts), want)}
 	}
-	return stmts[0], nil
+	// The slice belongs to the parser, which goes back to the pool.
+	return append([]ast.StmtNode(nil), stmts...), nil
 }
 
 // paramOrderer numbers parameter markers by their position among all

@@ -18,6 +18,7 @@ import (
 //	parse        every statement: text, TiDB text, restored AST, params,
 //	             column types, casts and the YQL-only statement fields
 //	parse brief  only the TiDB text (or the YQL-only fields)
+//	parse postgresql  in the postgresql dialect (with or without brief)
 //
 // An error prints as "error CODE at POS: message".
 func TestParse(t *testing.T) {
@@ -25,7 +26,11 @@ func TestParse(t *testing.T) {
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			switch d.Cmd {
 			case "parse":
-				return formatParse(d.Input, d.HasArg("brief"))
+				dialect := DialectYQL
+				if d.HasArg("postgresql") {
+					dialect = DialectPostgreSQL
+				}
+				return formatParse(d.Input, d.HasArg("brief"), dialect)
 			}
 			t.Fatalf("unknown command %q", d.Cmd)
 			return ""
@@ -33,8 +38,8 @@ func TestParse(t *testing.T) {
 	})
 }
 
-func formatParse(sql string, brief bool) string {
-	stmts, err := Parse(sql)
+func formatParse(sql string, brief bool, dialect Dialect) string {
+	stmts, err := ParseDialect(sql, dialect)
 	if err != nil {
 		return formatError(err)
 	}
@@ -136,6 +141,20 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		if st.Upsert {
 			fmt.Fprintf(b, "upsert\n")
 		}
+		if oc := st.OnConflict; oc != nil {
+			fmt.Fprintf(b, "on conflict (pos %d): columns %q constraint %q update %v", oc.Pos, oc.Columns, oc.Constraint, oc.Update)
+			if oc.Where != nil {
+				fmt.Fprintf(b, " where %s", restore(oc.Where))
+			}
+			b.WriteString("\n")
+		}
+		for _, f := range st.Returning {
+			if f.WildCard != nil {
+				fmt.Fprintf(b, "returning: %s*\n", f.WildCard.Table.O+strings.Repeat(".", min(1, len(f.WildCard.Table.O))))
+				continue
+			}
+			fmt.Fprintf(b, "returning: %s as %q\n", restore(f.Expr), f.AsName.O)
+		}
 		if st.NumParams > 0 || len(st.ParamIndex) > 0 {
 			fmt.Fprintf(b, "params: %d %v\n", st.NumParams, st.ParamIndex)
 		}
@@ -156,6 +175,10 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 				fmt.Fprintf(b, "column %s: %s\n", c.Name.Name.O, typ)
 			}
 		}
+		for _, id := range st.Identities {
+			fmt.Fprintf(b, "identity %s kind %d (pos %d)\n", id.Column, id.Kind, id.Pos)
+			formatSeqOptions(b, id.Options)
+		}
 		cl := &castLister{}
 		st.AST.Accept(cl)
 		for _, s := range cl.out {
@@ -169,6 +192,12 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		for _, r := range a.Reset {
 			fmt.Fprintf(b, "reset: %s (pos %d)\n", r.Name, r.Pos)
 		}
+	case st.Sequence != nil:
+		q := st.Sequence
+		fmt.Fprintf(b, "sequence %d %q if_exists=%v if_not_exists=%v\n", q.Kind, q.Names, q.IfExists, q.IfNotExists)
+		formatSeqOptions(b, q.Options)
+	case st.Truncate != nil:
+		fmt.Fprintf(b, "truncate %q restart identity=%v\n", st.Truncate.Tables, st.Truncate.RestartIdentity)
 	case st.Set != nil:
 		fmt.Fprintf(b, "set %s = %q default=%v local=%v\n", st.Set.Name, st.Set.Values, st.Set.Default, st.Set.Local)
 	case st.Show != nil:
@@ -208,6 +237,14 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			}
 		}
 		fmt.Fprintln(b)
+	case st.RoleSetting != nil:
+		r := st.RoleSetting
+		fmt.Fprintf(b, "role setting database=%q role=%q all_roles=%v", r.Database, r.Role, r.AllRoles)
+		if r.Set != nil {
+			fmt.Fprintf(b, " set %s=%q default=%v\n", r.Set.Name, r.Set.Values, r.Set.Default)
+		} else {
+			fmt.Fprintf(b, " reset %q all=%v\n", r.Reset.Name, r.Reset.All)
+		}
 	case st.AlterOwner != nil:
 		fmt.Fprintf(b, "alter owner %s %q to %q\n", st.AlterOwner.Kind, st.AlterOwner.Name, st.AlterOwner.Owner)
 	case st.Grant != nil:
@@ -228,4 +265,32 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 	default:
 		fmt.Fprintf(b, "BUG: empty statement\n")
 	}
+}
+
+func formatSeqOptions(b *strings.Builder, o SequenceOptions) {
+	num := func(name string, p *int64) {
+		if p != nil {
+			fmt.Fprintf(b, " %s=%d", name, *p)
+		}
+	}
+	b.WriteString("options:")
+	if o.Type != nil {
+		fmt.Fprintf(b, " as=%s", *o.Type)
+	}
+	num("increment", o.Increment)
+	num("min", o.MinValue)
+	num("max", o.MaxValue)
+	num("start", o.Start)
+	num("cache", o.Cache)
+	num("restart_with", o.RestartWith)
+	if o.Cycle != nil {
+		fmt.Fprintf(b, " cycle=%v", *o.Cycle)
+	}
+	if o.NoMinValue || o.NoMaxValue || o.Restart || o.OwnedByNone {
+		fmt.Fprintf(b, " nomin=%v nomax=%v restart=%v owned_by_none=%v", o.NoMinValue, o.NoMaxValue, o.Restart, o.OwnedByNone)
+	}
+	if o.OwnedBy != nil {
+		fmt.Fprintf(b, " owned_by=%q", o.OwnedBy)
+	}
+	b.WriteString("\n")
 }

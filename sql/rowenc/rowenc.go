@@ -77,6 +77,8 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 			return types.NewDate(v / 86400e6), rest, nil
 		case types.Datetime:
 			return types.NewDatetime(v / 1e6), rest, nil
+		case types.TimestampTZ:
+			return types.NewTimestampTZ(v), rest, nil
 		}
 		return types.NewTimestamp(v), rest, nil
 	case f == types.Interval:
@@ -104,6 +106,12 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 		return types.NewString(s), rest, nil
 	case types.Json:
 		return types.NewJson(s), rest, nil
+	case types.Uuid:
+		v, ok := types.UuidFromBytes([]byte(s))
+		if !ok {
+			return types.Value{}, nil, ErrCorruptValue
+		}
+		return v, rest, nil
 	}
 	return types.NewUtf8(s), rest, nil
 }
@@ -289,6 +297,8 @@ func fromInt(f types.Family, x int64) types.Value {
 		return types.NewDatetime(x)
 	case types.Timestamp:
 		return types.NewTimestamp(x)
+	case types.TimestampTZ:
+		return types.NewTimestampTZ(x)
 	case types.Interval:
 		return types.NewInterval(x)
 	}
@@ -307,6 +317,12 @@ func fromBytes(t types.Type, s string) (types.Value, error) {
 		return types.NewString(s), nil
 	case types.Json:
 		return types.NewJson(s), nil
+	case types.Uuid:
+		v, ok := types.UuidFromBytes([]byte(s))
+		if !ok {
+			return types.Value{}, ErrCorruptValue
+		}
+		return v, nil
 	}
 	return types.NewUtf8(s), nil
 }

@@ -52,7 +52,8 @@ func TestRefusals(t *testing.T) {
 		{"no_such_setting", "1", sqlerr.UndefinedObject},
 		{"server_version", "16", sqlerr.CantChangeRuntimeParam},
 		{"extra_float_digits", "9", sqlerr.InvalidParameterValue},
-		{"timezone", "Europe/Paris", sqlerr.FeatureNotSupported},
+		{"timezone", "Mars/Olympus", sqlerr.InvalidParameterValue},
+		{"sql_dialect", "sqlite", sqlerr.InvalidParameterValue},
 		{"range_expansion_limit", "-1", sqlerr.InvalidParameterValue},
 	} {
 		if err := v.Set(c.name, c.value); code(err) != c.code {
@@ -61,5 +62,30 @@ func TestRefusals(t *testing.T) {
 	}
 	if got := v.RangeExpansionLimit(); got != 200000 {
 		t.Errorf("range_expansion_limit = %d", got)
+	}
+}
+
+func TestDefaultsFromStoredSettings(t *testing.T) {
+	v := New(nil)
+	if v.PostgreSQLDialect() {
+		t.Fatal("default dialect is postgresql")
+	}
+	if err := v.SetDefault("sql_dialect", "PostgreSQL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Set("sql_dialect", "yql"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Reset("sql_dialect"); err != nil {
+		t.Fatal(err)
+	}
+	if !v.PostgreSQLDialect() {
+		t.Fatal("RESET did not return to the session's default")
+	}
+	if other := New(nil); other.PostgreSQLDialect() {
+		t.Fatal("SetDefault leaked into another session")
+	}
+	if err := v.Set("TimeZone", "Europe/Berlin"); err != nil || v.Zone().String() != "Europe/Berlin" {
+		t.Fatalf("TimeZone: %v %v", err, v.Zone())
 	}
 }

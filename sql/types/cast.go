@@ -140,6 +140,8 @@ func Cast(v Value, t Type) (Value, error) {
 				return NewDate(floorDiv(m, microsPerDay)), nil
 			case Datetime:
 				return NewDatetime(floorDiv(m, 1e6)), nil
+			case TimestampTZ:
+				return NewTimestampTZ(m), nil
 			}
 			return NewTimestamp(m), nil
 		}

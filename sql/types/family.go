@@ -35,7 +35,13 @@ const (
 	Datetime
 	Timestamp
 	Interval
+	// Uuid is PostgreSQL's uuid (16 bytes).
+	Uuid
 	Unknown
+	// TimestampTZ is PostgreSQL's timestamp with time zone
+	// (timestamptz.go); it comes after Unknown so that the numbers of the
+	// older families do not move.
+	TimestampTZ
 	numFamilies
 )
 
@@ -44,7 +50,7 @@ var familyNames = [numFamilies]string{
 	Uint8: "Uint8", Uint16: "Uint16", Uint32: "Uint32", Uint64: "Uint64", Float: "Float",
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
-	Unknown: "Unknown",
+	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ",
 }
 
 func (f Family) String() string {
@@ -70,7 +76,9 @@ func (f Family) IsFloat() bool { return f == Float || f == Double }
 func (f Family) IsStringLike() bool { return f == String || f == Utf8 || f == Json }
 
 // IsTime reports whether f is one of the point-in-time families.
-func (f Family) IsTime() bool { return f == Date || f == Datetime || f == Timestamp }
+func (f Family) IsTime() bool {
+	return f == Date || f == Datetime || f == Timestamp || f == TimestampTZ
+}
 
 // Type is a column or expression type: a family plus its parameters.
 type Type struct {
@@ -148,8 +156,12 @@ func (t Type) PGName() string {
 		return "date"
 	case Datetime, Timestamp:
 		return "timestamp without time zone"
+	case TimestampTZ:
+		return "timestamp with time zone"
 	case Interval:
 		return "interval"
+	case Uuid:
+		return "uuid"
 	}
 	return "unknown"
 }
@@ -178,6 +190,7 @@ const (
 	OIDJSONB       uint32 = 3802
 	OIDChar        uint32 = 18
 	OIDRegclass    uint32 = 2205
+	OIDUuid        uint32 = 2950
 )
 
 // OID is the wire type of t (design.md §3.1).
@@ -207,8 +220,12 @@ func (t Type) OID() uint32 {
 		return OIDDate
 	case Datetime, Timestamp:
 		return OIDTimestamp
+	case TimestampTZ:
+		return OIDTimestampTZ
 	case Interval:
 		return OIDInterval
+	case Uuid:
+		return OIDUuid
 	}
 	return OIDText
 }
@@ -222,9 +239,9 @@ func (t Type) TypeSize() int16 {
 		return 2
 	case Int32, Uint16, Float, Date:
 		return 4
-	case Int64, Uint32, Double, Datetime, Timestamp:
+	case Int64, Uint32, Double, Datetime, Timestamp, TimestampTZ:
 		return 8
-	case Interval:
+	case Interval, Uuid:
 		return 16
 	}
 	return -1
@@ -258,10 +275,14 @@ func FromOID(oid uint32) (Type, bool) {
 		return T(Json), true
 	case OIDDate:
 		return T(Date), true
-	case OIDTimestamp, OIDTimestampTZ:
+	case OIDTimestamp:
 		return TypeTimestamp, true
+	case OIDTimestampTZ:
+		return TypeTimestampTZ, true
 	case OIDInterval:
 		return TypeInterval, true
+	case OIDUuid:
+		return T(Uuid), true
 	}
 	return TypeUnknown, false
 }
@@ -293,6 +314,8 @@ func ParseTypeName(name string) (Type, error) {
 	switch lower {
 	case "bool", "boolean":
 		return noArgs(TypeBool)
+	case "uuid":
+		return noArgs(T(Uuid))
 	case "tinyint":
 		return noArgs(T(Int8))
 	case "int16", "smallint", "int2":
@@ -357,7 +380,12 @@ func ParseTypeName(name string) (Type, error) {
 		return noArgs(T(Date))
 	case "datetime":
 		return noArgs(T(Datetime))
-	case "timestamp", "timestamp without time zone", "timestamp with time zone", "timestamptz":
+	case "timestamp with time zone", "timestamptz":
+		if len(args) == 1 && args[0] >= 0 && args[0] <= 6 {
+			return TypeTimestampTZ, nil
+		}
+		return noArgs(TypeTimestampTZ)
+	case "timestamp", "timestamp without time zone":
 		if len(args) == 1 && args[0] >= 0 && args[0] <= 6 {
 			// PostgreSQL's timestamp(p): PivotDB keeps microseconds always.
 			return TypeTimestamp, nil

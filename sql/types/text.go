@@ -45,8 +45,12 @@ func (v Value) Text() string {
 		return FormatTimestamp(v.i * 1e6)
 	case Timestamp:
 		return FormatTimestamp(v.i)
+	case TimestampTZ:
+		return v.formatTimestampTZ()
 	case Interval:
 		return FormatInterval(v.i)
+	case Uuid:
+		return formatUuid(v.s)
 	}
 	return fmt.Sprintf("<%v>", v.fam)
 }
@@ -58,6 +62,8 @@ func (v Value) String() string {
 		return strconv.Quote(v.s)
 	case String:
 		return "b" + strconv.Quote(v.s)
+	case Uuid:
+		return quoteUuid(v.s)
 	}
 	return v.Text()
 }
@@ -176,6 +182,8 @@ func FormatInterval(micros int64) string {
 // PostgreSQL reports them.
 func ParseText(t Type, s string) (Value, error) {
 	switch t.Family {
+	case Uuid:
+		return parseUuid(s)
 	case Null, Unknown:
 		return NewUnknown(s), nil
 	case Bool:
@@ -274,6 +282,15 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		return NewTimestamp(m), nil
+	case TimestampTZ:
+		// Without a session zone (types has none), a time without an
+		// offset is UTC; expressions parse in the session's TimeZone
+		// (sql/expr, cast.go).
+		m, err := ParseTimestamp(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewTimestampTZ(m), nil
 	case Interval:
 		m, err := ParseInterval(s)
 		if err != nil {
