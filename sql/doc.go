@@ -22,7 +22,9 @@
 // onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
 // while the transaction writes and sent after it), truncate.go,
 // indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go, grants.go,
-// session_statements.go. Sequences (sequences.go) keep where they stand in
+// session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE: a cursor
+// holds its query's iterator across statements, under a context of its
+// own; the block's end closes or materializes it). Sequences (sequences.go) keep where they stand in
 // the metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //

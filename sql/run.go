@@ -86,6 +86,13 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.showTables(st)
 	case *bind.ShowDatabases:
 		return s.showDatabases(st)
+
+	case *bind.DeclareCursor:
+		return s.declareCursor(ctx, st, params)
+	case *bind.Fetch:
+		return s.fetchCursor(ctx, st)
+	case *bind.CloseCursor:
+		return s.closeCursor(st)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "sql: no runner for bound statement %T", st)
 }

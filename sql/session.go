@@ -46,6 +46,11 @@ type Session struct {
 	// seqs remembers the values nextval gave this session (currval,
 	// lastval).
 	seqs sessionSequences
+
+	// cursors are the open cursors by name (cursor.go); currentText is
+	// the text of the statement running, which DECLARE records.
+	cursors     map[string]*cursor
+	currentText string
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -69,6 +74,7 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
+	s.closeCursors(func(*cursor) bool { return true })
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
@@ -253,6 +259,8 @@ func (s *Session) bindEnv() *bind.Env {
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
 		Locks:         s.lockRows,
+		Cursor:        s.cursorColumns,
+		OpenCursors:   s.openCursors,
 	}
 }
 
@@ -294,6 +302,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
+	s.currentText = p.SQL
 	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()

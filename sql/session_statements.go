@@ -54,11 +54,19 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 			return &tagResult{tag: "COMMIT"}, nil
 		}
 		t, failed := s.txn, s.failed
-		s.txn, s.failed = nil, false
 		if failed {
 			// COMMIT of a failed block rolls back, as in PostgreSQL.
+			s.endTxnCursors(ctx, false)
+			s.txn, s.failed = nil, false
 			t.Rollback()
 			return &tagResult{tag: "ROLLBACK"}, nil
+		}
+		// Held cursors read their rows while the block's view is open.
+		err := s.endTxnCursors(ctx, true)
+		s.txn, s.failed = nil, false
+		if err != nil {
+			t.Rollback()
+			return nil, err
 		}
 		if err := t.Commit(); err != nil {
 			return nil, err
@@ -69,6 +77,7 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
+		s.endTxnCursors(ctx, false)
 		s.txn.Rollback()
 		s.txn, s.failed = nil, false
 		return &tagResult{tag: "ROLLBACK"}, nil
@@ -124,6 +133,7 @@ func (s *Session) discard(ctx context.Context, p *bind.Discard) (Result, error) 
 	}
 	s.vars.ResetAll()
 	s.seqs.reset()
+	s.closeCursors(func(*cursor) bool { return true })
 	return &tagResult{tag: "DISCARD ALL"}, nil
 }
 

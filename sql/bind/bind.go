@@ -50,6 +50,12 @@ type Env struct {
 	TableStats func(tableID uint64) (pgcatalog.TableStats, error)
 	// Locks lists the row locks for pg_locks.
 	Locks func() []pgcatalog.LockRow
+	// Cursor returns the result columns of the session's open cursor
+	// name (FETCH returns its rows); ok is false when there is none.
+	Cursor func(name string) (cols []planner.Column, ok bool)
+	// OpenCursors lists the session's open cursors for pg_cursors; it is
+	// called when a statement that reads the view runs.
+	OpenCursors func() []pgcatalog.Cursor
 }
 
 // pg reports whether the session's sql_dialect is postgresql: division by
@@ -143,6 +149,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planSequence(st.Sequence)
 	case st.RoleSetting != nil:
 		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
+	case st.Cursor != nil:
+		return a.planCursor(st.Cursor)
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -332,5 +340,6 @@ func (a *binder) evalContext() *expr.Context {
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
-		Backend: a.env.Backend, TableStats: a.env.TableStats, Locks: a.env.Locks}
+		Backend: a.env.Backend, TableStats: a.env.TableStats, Locks: a.env.Locks,
+		Cursors: a.env.OpenCursors}
 }

@@ -20,7 +20,9 @@
 // (with returning.go for RETURNING lists and onconflict.go for ON
 // CONFLICT arbiters and DO UPDATE); sequences and identity columns by
 // sequence.go;
-// schema statements by ddl.go, index.go, shard.go and show.go; system
+// schema statements by ddl.go, index.go, shard.go and show.go; cursor
+// statements by cursor.go (FETCH takes its columns from the session's
+// open cursor through Env.Cursor); system
 // relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
 //
 // Privileges: every table and view a statement reads or writes is checked

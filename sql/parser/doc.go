@@ -14,7 +14,9 @@
 // the YQL-only statement types that TiDB's grammar cannot express
 // (also TRUNCATE of several tables and the SEQUENCE statements):
 // AlterSettings (ALTER TABLE t SET/RESET), SetVar, ShowVar, ResetVar,
-// TxnStmt, Deallocate and Discard. CREATE TABLE ... WITH (...) settings come
+// TxnStmt, Deallocate, Discard and CursorStmt (DECLARE, FETCH, MOVE,
+// CLOSE: cursor.go; DECLARE's query goes to TiDB alone and comes back as
+// the Statement's AST beside the CursorStmt). CREATE TABLE ... WITH (...) settings come
 // back in Statement.With next to the AST. Parameters are described by
 // NumParams and ParamIndex (see Statement).
 //

@@ -83,6 +83,14 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Deallocate, err = s.parseDeallocate()
 		case "discard":
 			stmt.Discard, err = s.parseDiscard()
+		case "declare":
+			return s.parseDeclare(stmt)
+		case "fetch":
+			stmt.Cursor, err = s.parseFetch(false)
+		case "move":
+			stmt.Cursor, err = s.parseFetch(true)
+		case "close":
+			stmt.Cursor, err = s.parseClose()
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
 		case "create", "drop", "reindex":

@@ -130,6 +130,10 @@ func (c *castLister) Enter(n ast.Node) (ast.Node, bool) {
 func (c *castLister) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 func formatStatement(b *strings.Builder, st Statement, brief bool) {
+	if c := st.Cursor; c != nil {
+		fmt.Fprintf(b, "cursor kind=%d name=%q binary=%v scroll=%d hold=%v dir=%d count=%d all=%v\n",
+			c.Kind, c.Name, c.Binary, c.Scroll, c.Hold, c.Dir, c.Count, c.All)
+	}
 	switch {
 	case st.AST != nil:
 		fmt.Fprintf(b, "tidb: %s\n", st.TiDBText)
@@ -218,6 +222,7 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "reindex %q kind=%q\n", st.Reindex.Name, st.Reindex.Kind)
 	case st.Unsupported != nil:
 		fmt.Fprintf(b, "unsupported %s\n", st.Unsupported.What)
+	case st.Cursor != nil:
 	case st.User != nil:
 		u := st.User
 		kind := map[UserKind]string{UserCreate: "create", UserAlter: "alter", UserDrop: "drop"}[u.Kind]

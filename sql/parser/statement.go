@@ -7,8 +7,8 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate and Sequence
-// is set.
+// Truncate, Sequence and Cursor is set, except that DECLARE CURSOR sets both
+// Cursor and AST (its query).
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -66,6 +66,8 @@ type Statement struct {
 	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner
+	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
+	Cursor *CursorStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or

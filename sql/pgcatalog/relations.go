@@ -56,6 +56,16 @@ type View struct {
 	TableStats func(tableID uint64) (TableStats, error)
 	// Locks lists the locks held and awaited (pg_locks); nil: none.
 	Locks func() []LockRow
+	// Cursors lists the session's open cursors (pg_cursors), read when
+	// the statement runs; nil: none.
+	Cursors func() []Cursor
+}
+
+// Cursor is one open cursor as pg_cursors shows it.
+type Cursor struct {
+	Name, Statement              string
+	Holdable, Binary, Scrollable bool
+	Created                      types.Value // a Timestamp
 }
 
 // Table is one pg_catalog or information_schema relation.
@@ -124,6 +134,8 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 			} else {
 				out[i] = types.NewTimestamp(v.UnixMicro())
 			}
+		case types.Value:
+			out[i] = v
 		default:
 			panic(fmt.Sprintf("sql: catalog value %T", v))
 		}

@@ -66,6 +66,8 @@ var (
 	pgSettingsCols = cols("name text, setting text, unit text, category text, short_desc text, extra_desc text, " +
 		"context text, vartype text, source text, min_val text, max_val text, enumvals array, boot_val text, " +
 		"reset_val text, sourcefile text, sourceline int4, pending_restart bool")
+	pgCursorsCols = cols("name text, statement text, is_holdable bool, is_binary bool, is_scrollable bool, " +
+		"creation_time timestamp")
 	pgAmCols      = cols("oid oid, amname name, amhandler regproc, amtype char")
 	pgAttrdefCols = cols("oid oid, adrelid oid, adnum int2, adbin text")
 	pgProcCols    = cols("oid oid, proname name, pronamespace oid, proowner oid, prolang oid, procost float4, " +
@@ -224,6 +226,16 @@ var pgCatalogTables = []*Table{
 			}
 			out = append(out, row(pgSettingsCols, sessionvars.DisplayName(n), val, nil, "PivotDB", "", nil, ctx, "string",
 				"default", nil, nil, nil, sessionvars.Default(n), sessionvars.Default(n), nil, nil, false))
+		}
+		return out
+	}},
+	{Schema: "pg_catalog", Name: "pg_cursors", Cols: pgCursorsCols, rows: func(v *View) [][]types.Value {
+		if v.Cursors == nil {
+			return nil
+		}
+		var out [][]types.Value
+		for _, c := range v.Cursors() {
+			out = append(out, row(pgCursorsCols, c.Name, c.Statement, c.Holdable, c.Binary, c.Scrollable, c.Created))
 		}
 		return out
 	}},

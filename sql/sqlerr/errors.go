@@ -84,6 +84,8 @@ const (
 	PrivilegeNotRevoked            = "01006"
 	SequenceGeneratorLimitExceeded = "2200H"
 	ObjectNotInPrerequisiteState   = "55000"
+	InvalidCursorName              = "34000"
+	DuplicateCursor                = "42P03"
 )
 
 // Window functions and WITH RECURSIVE.
