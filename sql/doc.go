@@ -67,6 +67,12 @@
 // override them (SetStartupParameter). TimeZone reaches expressions as
 // expr.Context.Zone, and timestamptz values leave in it (sessionResult).
 //
+// Seeing what runs: the server gives each session its entry in the
+// registry of live sessions (activity.go, package activity), which
+// pg_stat_activity and the signalling functions read; table_activity.go
+// counts scans and row writes per table for pg_stat_user_tables; stats.go
+// sums shards, splits, merges and TTL erasures for metrics and the console.
+//
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);
 // sys.partitions shows every shard's counters, index shards as

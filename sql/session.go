@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/bind"
@@ -46,6 +47,9 @@ type Session struct {
 	// onCommit maps a temporary table's catalog name to its ON COMMIT
 	// action, "delete rows" or "drop" (temptables.go).
 	onCommit map[string]string
+	// backend is the session's entry in the server's registry of live
+	// sessions (activity.go); nil when no server registered it.
+	backend *activity.Backend
 	// seqs remembers the values nextval gave this session (currval,
 	// lastval).
 	seqs sessionSequences
@@ -273,6 +277,9 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		Backend:       s.backend,
+		TableStats:    s.tableStats,
+		Locks:         s.lockRows,
 		Cursor:        s.cursorColumns,
 		OpenCursors:   s.openCursors,
 		TempPrefix:    s.tempPrefix,
@@ -412,12 +419,12 @@ func (s *Session) reader() storage.Reader {
 // that commits when fn succeeds (autocommit).
 func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error {
 	if s.txn == nil && s.implicit {
-		s.txn = s.e.txns.Begin()
+		s.txn = s.beginTxn()
 	}
 	if s.txn != nil {
 		return fn(s.txn)
 	}
-	t := s.e.txns.Begin()
+	t := s.beginTxn()
 	if err := fn(t); err != nil {
 		t.Rollback()
 		return err

@@ -23,7 +23,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
 		count, returned = 0, nil
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.Source)
@@ -64,6 +64,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	if err != nil {
 		return nil, err
 	}
+	s.e.tableActivity.countWrites(p.Table.ID, int64(count), 0, 0)
 	return writeResult(p.Returning, fmt.Sprintf("INSERT 0 %d", count), returned), nil
 }
 
@@ -348,6 +349,9 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 	verb := "DELETE"
 	if p.Update {
 		verb = "UPDATE"
+		s.e.tableActivity.countWrites(p.Scan.Table.ID, 0, int64(count), 0)
+	} else {
+		s.e.tableActivity.countWrites(p.Scan.Table.ID, 0, 0, int64(count))
 	}
 	return writeResult(p.Returning, fmt.Sprintf("%s %d", verb, count), returned), nil
 }
@@ -358,7 +362,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 // when the statement ends.
 func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify, params []types.Value) (ec *exec.Context, done func(), err error) {
 	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
-		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
+		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
 	if !modifyHasSubquery(p) {
 		return ec, func() {}, nil
 	}

@@ -2,8 +2,10 @@ package pgcatalog
 
 import (
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -44,6 +46,16 @@ type View struct {
 	Database *catalog.Database
 	User     string
 	Settings *sessionvars.Vars
+	// Backend is the session's entry in the registry of live sessions
+	// (package activity), which pg_stat_activity lists and
+	// pg_cancel_backend looks targets up in; nil for a session no server
+	// registered (it then sees no sessions).
+	Backend *activity.Backend
+	// TableStats reads a table's counters for pg_stat_user_tables; nil:
+	// the view has no rows.
+	TableStats func(tableID uint64) (TableStats, error)
+	// Locks lists the locks held and awaited (pg_locks); nil: none.
+	Locks func() []LockRow
 	// Cursors lists the session's open cursors (pg_cursors), read when
 	// the statement runs; nil: none.
 	Cursors func() []Cursor
@@ -124,6 +136,12 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 			out[i] = intValue(cs[i].Type, int64(v))
 		case float64:
 			out[i] = types.NewFloat(v)
+		case time.Time:
+			if v.IsZero() {
+				out[i] = types.NullValue
+			} else {
+				out[i] = types.NewTimestamp(v.UnixMicro())
+			}
 		case types.Value:
 			out[i] = v
 		default:
