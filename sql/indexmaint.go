@@ -45,6 +45,9 @@ import (
 // writes (txn.UseSchema) and the commit compares it with the catalog's.
 func indexVersion(t *catalog.Table) string {
 	var b strings.Builder
+	// The table's version too: ALTER TABLE changes what rows may hold.
+	b.WriteString(strconv.Itoa(t.Version))
+	b.WriteByte(':')
 	for i, ix := range t.Indexes {
 		if i > 0 {
 			b.WriteByte(',')

@@ -33,6 +33,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 			return err
 		}
 		w := newRowWriter(ctx, t, p.Table, p.Computed, ec)
+		w.checks = p.Checks
 		for _, src := range rows {
 			row, listed, err := insertRow(ec, p, src)
 			if err != nil {
@@ -85,6 +86,7 @@ type rowWriter struct {
 	t        *txn.Txn
 	table    *catalog.Table
 	computed []expr.Expr // per column; nil when the table has none
+	checks   []bind.Check
 	eval     *expr.Context
 	// expiry is the table's TTL at the statement's time (nil: none): an
 	// expired row that the TTL runner has not deleted yet counts as absent.
@@ -149,6 +151,43 @@ func (w *rowWriter) checkNotNull(row []types.Value) error {
 	return nil
 }
 
+// checkNotNullAndChecks enforces NOT NULL, then the CHECK constraints, on
+// a complete row.
+func (w *rowWriter) checkNotNullAndChecks(row []types.Value) error {
+	if err := w.checkNotNull(row); err != nil {
+		return err
+	}
+	return checkRow(w.eval, w.table, w.checks, row)
+}
+
+// checkRow fails with 23514 when row makes a CHECK constraint false
+// (NULL passes, as in PostgreSQL).
+func checkRow(ec *expr.Context, t *catalog.Table, checks []bind.Check, row []types.Value) error {
+	for _, c := range checks {
+		v, err := c.Expr.Eval(ec, row)
+		if err != nil {
+			return err
+		}
+		if !v.IsNull() && !v.Bool() {
+			return &sqlerr.Error{Code: sqlerr.CheckViolation,
+				Message: fmt.Sprintf("new row for relation %q violates check constraint %q", t.Name, c.Name),
+				Detail:  "Failing row contains " + rowText(visibleColumns(t, row)) + "."}
+		}
+	}
+	return nil
+}
+
+// visibleColumns drops the hidden key from a row, as PostgreSQL's
+// "Failing row contains" shows only the table's own columns.
+func visibleColumns(t *catalog.Table, row []types.Value) []types.Value {
+	h := t.HiddenKeyColumn()
+	if h < 0 {
+		return row
+	}
+	out := append([]types.Value(nil), row[:h]...)
+	return append(out, row[h+1:]...)
+}
+
 // write inserts, upserts or replaces one row. listed marks the columns the
 // statement supplied (UPSERT keeps the others of an existing row).
 func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode) error {
@@ -211,7 +250,7 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode
 		if err := w.compute(row, false); err != nil {
 			return err
 		}
-		if err := w.checkNotNull(row); err != nil {
+		if err := w.checkNotNullAndChecks(row); err != nil {
 			return err
 		}
 		if err := w.indexes.update(prev, row); err != nil {
@@ -258,6 +297,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 			return err
 		}
 		m := &modifier{p: p, tx: tx, ec: ec, w: newRowWriter(ctx, tx, p.Scan.Table, p.Computed, ec)}
+		m.w.checks = p.Checks
 		for _, key := range keys {
 			changed, err := m.row(ctx, key)
 			if err != nil {
@@ -400,7 +440,7 @@ func (m *modifier) updated(row []types.Value) ([]types.Value, error) {
 	if err := m.w.compute(newRow, false); err != nil {
 		return nil, err
 	}
-	return newRow, m.w.checkNotNull(newRow)
+	return newRow, m.w.checkNotNullAndChecks(newRow)
 }
 
 // move writes an updated row whose primary key changed: the row at newKey

@@ -65,6 +65,11 @@ func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 	if err := a.checkComputed(t, d.computed); err != nil {
 		return nil, err
 	}
+	for _, c := range d.checks {
+		if _, err := a.addCheck(t, c.name, c.expr, c.column, false); err != nil {
+			return nil, err
+		}
+	}
 	if !d.pkDeclared {
 		t.NextColumnID++
 		t.Columns = append(t.Columns, catalog.Column{ID: t.NextColumnID, Name: hiddenKeyName, Type: types.TypeUint64, NotNull: true, Hidden: true})
@@ -110,6 +115,14 @@ type tableDef struct {
 	pkDeclared bool
 	indexes    []IndexSpec
 	computed   map[int]ast.ExprNode // column index → AS (expr)
+	checks     []checkDef
+}
+
+// checkDef is a CHECK constraint as declared, added once every column is
+// known.
+type checkDef struct {
+	name, column string // column: the column it is declared on, if any
+	expr         ast.ExprNode
 }
 
 // addColumn adds a column definition with its options.
@@ -145,6 +158,10 @@ func (a *binder) addColumn(d *tableDef, cd *ast.ColumnDef) error {
 			}
 		case ast.ColumnOptionGenerated:
 			d.computed[len(t.Columns)] = opt.Expr
+		case ast.ColumnOptionCheck:
+			d.checks = append(d.checks, checkDef{name: opt.ConstraintName, column: col.Name, expr: opt.Expr})
+		case ast.ColumnOptionReference:
+			return foreignKeyNotSupported()
 		case ast.ColumnOptionUniqKey:
 			// A column's UNIQUE is a unique index, named as
 			// PostgreSQL names the constraint (t_col_key).
@@ -177,6 +194,11 @@ func (d *tableDef) addConstraint(c *ast.Constraint) error {
 			d.pk = append(d.pk, k.Column.Name.O)
 		}
 		return nil
+	case ast.ConstraintCheck:
+		d.checks = append(d.checks, checkDef{name: c.Name, expr: c.Expr})
+		return nil
+	case ast.ConstraintForeignKey:
+		return foreignKeyNotSupported()
 	case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 		unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex
 		name := c.Name

@@ -110,6 +110,9 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if p.Computed, err = a.computedExprs(t); err != nil {
 		return nil, err
 	}
+	if p.Checks, err = a.checkExprs(t); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -63,6 +63,8 @@ type Insert struct {
 	Defaults []expr.Expr
 	// Computed[i] is the expression of computed column i (nil otherwise).
 	Computed []expr.Expr
+	// Checks are the table's CHECK constraints over the written row.
+	Checks []Check
 }
 
 // Modify is UPDATE or DELETE: the rows Scan finds are locked, re-read and
@@ -75,6 +77,7 @@ type Modify struct {
 	Assign   []int       // UPDATE: column indexes
 	Values   []expr.Expr // UPDATE: new values, evaluated on the old row
 	Computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
+	Checks   []Check     // UPDATE: CHECK constraints over the new row
 }
 
 // CreateTable creates a table from a validated descriptor (IDs unset).

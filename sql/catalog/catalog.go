@@ -54,6 +54,22 @@ type Column struct {
 	// Hidden columns (the generated key of a table without PRIMARY KEY) are
 	// not returned by SELECT *.
 	Hidden bool `json:"hidden,omitempty"`
+	// Missing is the value that rows written before the column was added
+	// (ALTER TABLE ADD COLUMN ... DEFAULT) read for it: an encoded value
+	// entry of this column (rowenc.EncodeMissing); nil reads NULL. Rows
+	// written since store the column explicitly, NULL included, so that
+	// only an absent entry means "older than the column".
+	Missing []byte `json:"missing,omitempty"`
+}
+
+// Check is a CHECK constraint: Expr is its SQL text over the table's
+// columns; a row for which it is false violates it (NULL passes, as in
+// PostgreSQL). NotValid marks one added with NOT VALID, which rows
+// written before it were not checked against.
+type Check struct {
+	Name     string `json:"name"`
+	Expr     string `json:"expr"`
+	NotValid bool   `json:"not_valid,omitempty"`
 }
 
 // Table describes a table.
@@ -70,6 +86,34 @@ type Table struct {
 	Settings tablesettings.Settings `json:"settings"`
 	// Indexes are the table's secondary indexes, in creation order.
 	Indexes []Index `json:"indexes,omitempty"`
+	// Checks are the table's CHECK constraints, in creation order.
+	Checks []Check `json:"checks,omitempty"`
+	// Version counts the ALTER TABLEs that changed the table; writers
+	// record it (with the index ids) so that a transaction that wrote rows
+	// under an older definition fails at commit instead of storing rows
+	// the new one forbids.
+	Version int `json:"version,omitempty"`
+}
+
+// Check returns the named CHECK constraint of the table, or nil.
+func (t *Table) Check(name string) *Check {
+	for i := range t.Checks {
+		if strings.EqualFold(t.Checks[i].Name, name) {
+			return &t.Checks[i]
+		}
+	}
+	return nil
+}
+
+// HasMissing reports whether a column reads a value other than NULL in
+// rows written before it was added.
+func (t *Table) HasMissing() bool {
+	for i := range t.Columns {
+		if t.Columns[i].Missing != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Index is a secondary index. Its entries form a table of their own (see

@@ -156,6 +156,7 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		return s.rp.pos(s.start(tok))
 	}
 	stmt.With = with
+	stmt.Alter = r.alter
 	stmt.NumParams = r.numParams
 	stmt.ParamIndex = r.params
 	return stmt, nil

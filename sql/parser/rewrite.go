@@ -43,6 +43,8 @@ type rewriter struct {
 	params    []int
 	paramOffs []int
 	numParams int
+	// alter collects ALTER TABLE's PostgreSQL-only actions (pgAlterSpec).
+	alter []AlterAction
 }
 
 func newRewriter(s *stmtToks) *rewriter {

@@ -70,6 +70,7 @@ const (
 	InvalidSchemaName            = "3F000"
 	ObjectInUse                  = "55006"
 	CheckViolation               = "23514"
+	DependentObjectsStillExist   = "2BP01"
 	InvalidRegularExpression     = "2201B"
 	ReadOnlySQLTransaction       = "25006"
 	InvalidCatalogName           = "3D000"
