@@ -2,6 +2,7 @@ package bind
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -17,19 +18,24 @@ import (
 // ALTER TABLE's validation of stored rows.
 
 // addCheck adds a CHECK constraint to t, named as PostgreSQL names it when
-// unnamed: t_col_check (the column it is declared on, else the first
-// column it uses), t_check without one, with a number added to make the
+// unnamed: t_col_check (the column it is declared on, or the only column
+// it uses), t_check otherwise, with a number added to make the
 // name unique. It returns the name.
 func (a *binder) addCheck(t *catalog.Table, name string, n ast.ExprNode, onColumn string, notValid bool) (string, error) {
 	text := restore(n)
 	if name == "" {
+		// PostgreSQL names it after its column when it uses exactly one.
 		col := onColumn
 		if col == "" {
+			var used []string
 			n.Accept(&columnNames{fn: func(c *ast.ColumnNameExpr) {
-				if col == "" {
-					col = c.Name.Name.O
+				if !slices.ContainsFunc(used, func(u string) bool { return strings.EqualFold(u, c.Name.Name.O) }) {
+					used = append(used, c.Name.Name.O)
 				}
 			}})
+			if len(used) == 1 {
+				col = used[0]
+			}
 		}
 		base := t.Name
 		if col != "" {
