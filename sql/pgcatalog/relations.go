@@ -32,7 +32,7 @@ const (
 	pkConstraintBit = 1 << 29
 )
 
-func pkIndexOID(t *catalog.Table) int64      { return int64(t.ID) | pkIndexBit }
+func pkIndexOID(t *catalog.Table) int64 { return int64(t.ID) | pkIndexBit }
 
 // checkConstraintOID numbers CHECK constraint k of t: bit 28, the
 // constraint's position in bits 20-27, the table id below.
