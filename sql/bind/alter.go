@@ -322,6 +322,9 @@ func (al *alterer) dropColumn(name string, ifExists bool) error {
 	if t.IsKeyColumn(i) {
 		return depends(fmt.Sprintf("constraint %s_pkey on table %s", t.Name, t.Name))
 	}
+	if ttl := t.Settings.TTL; ttl != nil && strings.EqualFold(ttl.Column, name) {
+		return depends(fmt.Sprintf("the TTL setting of table %s", t.Name))
+	}
 	for _, ix := range t.Indexes {
 		if slices.Contains(ix.Columns, i) {
 			return depends("index " + ix.Name)
@@ -380,6 +383,11 @@ func (al *alterer) renameColumn(from, to string) error {
 	}
 	old := t.Columns[i].Name
 	t.Columns[i].Name = to
+	if ttl := t.Settings.TTL; ttl != nil && strings.EqualFold(ttl.Column, old) {
+		renamed := *ttl
+		renamed.Column = to
+		t.Settings.TTL = &renamed
+	}
 	for k := range t.Checks {
 		if t.Checks[k].Expr, err = renameInExpr(t.Checks[k].Expr, old, to); err != nil {
 			return err
@@ -528,6 +536,13 @@ func (al *alterer) setType(i int, act parser.AlterAction) error {
 	if col.Computed != "" {
 		return sqlerr.NotSupported("changing the type of computed column %q", col.Name)
 	}
+	if ttl := t.Settings.TTL; ttl != nil && strings.EqualFold(ttl.Column, col.Name) {
+		return sqlerr.NotSupported("changing the type of column %q, which the TTL setting uses", col.Name)
+	}
+	if t.IsKeyColumn(i) {
+		// The pivots the table was created with are values of the old type.
+		t.Settings.PartitionAtKeys = nil
+	}
 	for _, c := range t.Columns {
 		if c.Computed != "" && usesColumn(c.Computed, col.Name) {
 			return sqlerr.NotSupported("changing the type of column %q, which computed column %q uses", col.Name, c.Name)
@@ -626,6 +641,10 @@ func (al *alterer) addPrimaryKey(c *ast.Constraint) error {
 		}
 	}
 	t.PrimaryKey = key
+	// The shards the table was created with cut the hidden key's range;
+	// the new key starts in one shard, which the balancer splits.
+	t.Settings.UniformPartitions = nil
+	t.Settings.PartitionAtKeys = nil
 	al.st.Rewrite = rw
 	return nil
 }
