@@ -18,8 +18,8 @@
 // Beside them: sql/sessionvars (settings), sql/pgcatalog (pg_catalog,
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
-// of statement runs in the file named after it: ddl.go, write.go,
-// indexmaint.go, explain.go, partitions.go, users.go,
+// of statement runs in the file named after it: ddl.go, altertable.go,
+// write.go, indexmaint.go, explain.go, partitions.go, users.go,
 // session_statements.go.
 //
 // Transactions. A session is outside a block, in an implicit transaction

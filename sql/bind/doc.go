@@ -13,7 +13,10 @@
 // condition pushdown, derived tables), subquery.go (outer references
 // become hidden parameters bound per outer row), setop.go and view.go
 // (views expand as derived tables); writes by insert.go and modify.go;
-// schema statements by ddl.go, index.go, shard.go and show.go; system
+// schema statements by ddl.go, alter.go (ALTER TABLE's column and
+// constraint actions: the new descriptor plus the scans or rewrite the
+// stored rows need), check.go (CHECK constraints), index.go, shard.go and
+// show.go; system
 // relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
 //
 // Invariants: a Statement refers to catalog objects as of the snapshot it
