@@ -48,8 +48,9 @@ const randomSchemas = 6
 // randomComputedSchema returns the key columns of a table with a computed
 // key column of several inputs: two or three plain key columns, and a
 // column computed from two or more of them, read whole or through a
-// division, optionally taken modulo a constant, the key columns shuffled
-// so that inputs come before, after, or on both sides of it.
+// division, optionally taken modulo a constant, sometimes a second
+// computed column, the key columns shuffled so that inputs come before,
+// after, or on both sides of each.
 func randomComputedSchema(rng *rand.Rand) []string {
 	types := []string{"int64", "int64", "int16", "uint64", "utf8"}
 	names := []string{"a", "b", "c"}
@@ -87,6 +88,10 @@ func randomComputedSchema(rng *rand.Rand) []string {
 		}
 	}
 	keys := append(plain, computed)
+	if rng.Intn(4) == 0 {
+		// A second computed column, of one input: the walk meets two.
+		keys = append(keys, fmt.Sprintf("g uint64 as farm_hash(%s) %% 2", names[rng.Intn(n)]))
+	}
 	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	return keys
 }

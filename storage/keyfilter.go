@@ -139,6 +139,19 @@ func (e *Engine) KeyFilterEnabled(tableID uint64) bool {
 	return e.filters.covers(tableID)
 }
 
+// NewKeyFilterPolicy returns the per-table key filter policy described above
+// for a fixed set of tables, for a Pebble store that Open does not open: the
+// versioned store of storage/mvcc, whose tests check that the filters work on
+// user keys once a Comparer splits off the version suffix. Engine builds its
+// own policy over the set that SetKeyFilter changes.
+func NewKeyFilterPolicy(tableIDs ...uint64) pebble.FilterPolicy {
+	t := &keyFilterTables{}
+	for _, id := range tableIDs {
+		t.setTable(id, true)
+	}
+	return keyFilterPolicy{tables: t}
+}
+
 // keyFilterPolicy is the pebble.FilterPolicy described above.
 type keyFilterPolicy struct {
 	tables *keyFilterTables

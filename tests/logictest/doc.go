@@ -64,11 +64,13 @@
 //   - A record skipped by a guard (skipif/onlyif) leaves its label alone. In
 //     -verify mode the reference registers the expected result of a skipped
 //     labeled query too, and then compares the variant that runs with it;
-//     corpus files hold engine-specific variants of one labeled query
-//     ("onlyif mysql" with MySQL's output, "skipif mysql" with SQLite's), so
-//     that compares this engine's result with another engine's and fails
-//     falsely whenever their outputs differ. Here only records that run
-//     fix a label, as in the reference's completion mode.
+//     files hold engine-specific variants of one labeled query ("onlyif
+//     mysql" listing MySQL's output, "skipif mysql" SQLite's), and where
+//     the listed results differ that compares this engine's result with
+//     another engine's and fails falsely. Here only records that run fix a
+//     label, as in the reference's completion mode. (In SQLite's own
+//     corpus the variants of a label all list the same result, so its
+//     outcomes do not change.)
 //   - An unknown record type fails that record and the file goes on (the
 //     reference stops the file).
 //

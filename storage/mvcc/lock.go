@@ -1,0 +1,179 @@
+package mvcc
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+)
+
+// Strength is the strength of a row lock, as PostgreSQL names them, weakest
+// first. A locking read leaves a lock record of its strength; an intent
+// holds its key at FOR NO KEY UPDATE (an UPDATE that keeps the key) or FOR
+// UPDATE (a DELETE, or an UPDATE of the key).
+type Strength byte
+
+const (
+	// KeyShare is FOR KEY SHARE.
+	KeyShare Strength = 1
+	// Share is FOR SHARE.
+	Share Strength = 2
+	// NoKeyUpdate is FOR NO KEY UPDATE.
+	NoKeyUpdate Strength = 3
+	// Update is FOR UPDATE.
+	Update Strength = 4
+)
+
+func (s Strength) String() string {
+	switch s {
+	case KeyShare:
+		return "KeyShare"
+	case Share:
+		return "Share"
+	case NoKeyUpdate:
+		return "NoKeyUpdate"
+	case Update:
+		return "Update"
+	}
+	return fmt.Sprintf("Strength(%d)", byte(s))
+}
+
+func (s Strength) valid() bool { return s >= KeyShare && s <= Update }
+
+// Conflicts reports whether locks of strengths s and o, held by two
+// different transactions, conflict: PostgreSQL's table "Conflicting Row-Level
+// Locks" (13.3.2).
+//
+//	             KeyShare  Share  NoKeyUpdate  Update
+//	KeyShare                                     X
+//	Share                            X           X
+//	NoKeyUpdate            X         X           X
+//	Update          X      X         X           X
+func (s Strength) Conflicts(o Strength) bool {
+	return int(s)+int(o) > int(NoKeyUpdate)+int(KeyShare)
+}
+
+// checkLockRecords returns a LockConflictError for the first lock record on
+// userKey held by a transaction other than txn (nil: no transaction) in a
+// strength that conflicts with strength. held is the strongest record txn
+// itself holds on the key (0 if none).
+func checkLockRecords(it *pebble.Iterator, userKey []byte, txn *TxnMeta, strength Strength) (held Strength, err error) {
+	prefix := AppendBareKey(lockPrefix(userKey), nil)
+	for ok := it.SeekPrefixGE(prefix); ok; ok = it.Next() {
+		k := it.Key()
+		if !bytes.HasPrefix(k, prefix) || split(k) != len(prefix) {
+			break
+		}
+		_, st, id, err := decodeLockKey(k)
+		if err != nil {
+			return 0, err
+		}
+		if txn != nil && id == txn.ID {
+			held = max(held, st)
+			continue
+		}
+		if st.Conflicts(strength) {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return 0, err
+			}
+			meta, _, err := decodeTxnMeta(v)
+			if err != nil {
+				return 0, err
+			}
+			meta.Anchor = bytes.Clone(meta.Anchor)
+			return held, &LockConflictError{Key: bytes.Clone(userKey), Txn: meta, Strength: st}
+		}
+	}
+	return held, it.Error()
+}
+
+// AcquireLock takes a lock of the given strength on userKey for txn, as a
+// locking read (SELECT ... FOR UPDATE and the rest) does for each row it
+// returns. It fails with a LockConflictError when another transaction holds
+// a conflicting lock record or intent, and with a WriteConflictError when a
+// version newer than readTS was committed: REPEATABLE READ turns that into
+// 40001, READ COMMITTED re-reads the row at the newer version and locks
+// again (PostgreSQL's rule).
+//
+// The lock is a record in the lock table (0x03 0x01 <key>), so it is data of
+// the shard: it survives a restart and, later, a change of leader. Nothing
+// is written when txn already holds the key at least as strongly, by a
+// record or by its own intent.
+func AcquireLock(rw ReadWriter, userKey []byte, txn *TxnMeta, readTS hlc.Timestamp, strength Strength) (Stats, error) {
+	var ms Stats
+	if len(userKey) == 0 || txn == nil || !strength.valid() {
+		return ms, fmt.Errorf("mvcc: lock of %q by %v at strength %v: invalid request", userKey, txn, strength)
+	}
+	it, err := newPointIter(rw)
+	if err != nil {
+		return ms, err
+	}
+	defer it.Close()
+	held, err := checkLockRecords(it, userKey, txn, strength)
+	if err != nil {
+		return ms, err
+	}
+	vs, err := readNewest(it, userKey)
+	if err != nil {
+		return ms, err
+	}
+	committed := vs.newest
+	if vs.newest.found && vs.newest.v.isIntent() {
+		in := &vs.newest
+		if in.v.txn.ID != txn.ID {
+			if in.v.strength.Conflicts(strength) {
+				return ms, intentConflict(userKey, in)
+			}
+		} else if in.v.txn.Epoch == txn.Epoch && in.v.strength >= strength {
+			return ms, nil // its own intent holds the key already
+		}
+		committed = vs.below
+	}
+	if committed.found && readTS.Less(committed.ts) {
+		return ms, &WriteConflictError{Key: bytes.Clone(userKey), Existing: committed.ts, ReadTimestamp: readTS}
+	}
+	if held >= strength {
+		return ms, nil
+	}
+	k := appendLockKey(nil, userKey, strength, txn.ID)
+	v := appendTxnMeta(nil, txn)
+	if err := rw.Set(k, v, nil); err != nil {
+		return ms, err
+	}
+	ms.LockBytes += int64(len(k) + len(v))
+	ms.LockCount++
+	return ms, nil
+}
+
+// releaseLocks deletes every lock record of txn on userKey, found with it.
+func releaseLocks(it *pebble.Iterator, w Writer, userKey []byte, id TxnID) (Stats, error) {
+	var ms Stats
+	prefix := AppendBareKey(lockPrefix(userKey), nil)
+	var del [][]byte
+	for ok := it.SeekPrefixGE(prefix); ok; ok = it.Next() {
+		k := it.Key()
+		if !bytes.HasPrefix(k, prefix) || split(k) != len(prefix) {
+			break
+		}
+		_, _, owner, err := decodeLockKey(k)
+		if err != nil {
+			return ms, err
+		}
+		if owner == id {
+			del = append(del, bytes.Clone(k))
+			ms.LockBytes -= int64(len(k) + len(it.Value()))
+			ms.LockCount--
+		}
+	}
+	if err := it.Error(); err != nil {
+		return Stats{}, err
+	}
+	for _, k := range del {
+		if err := w.Delete(k, nil); err != nil {
+			return Stats{}, err
+		}
+	}
+	return ms, nil
+}
