@@ -57,6 +57,12 @@ func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, e
 				return err
 			}
 		}
+		if err := s.validateForeignKeys(&nt, ch.Snapshot(), p.ValidateFKs); err != nil {
+			return err
+		}
+		if err := bumpReferenced(ch, &nt, p.Old); err != nil {
+			return err
+		}
 		for _, ix := range p.Old.Indexes {
 			if !slices.ContainsFunc(nt.Indexes, func(x catalog.Index) bool { return x.ID == ix.ID }) {
 				if err := s.e.dropIndexData(pch, b, ix.ID); err != nil {

@@ -34,6 +34,9 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		}
 		w := newRowWriter(ctx, t, p.Table, p.Computed, ec)
 		w.checks = p.Checks
+		if p.FK != nil {
+			w.fk, w.fkt = newFKWriter(ctx, t, ec.Eval), p.FK.Root
+		}
 		for _, src := range rows {
 			row, listed, err := insertRow(ec, p, src)
 			if err != nil {
@@ -87,6 +90,10 @@ type rowWriter struct {
 	table    *catalog.Table
 	computed []expr.Expr // per column; nil when the table has none
 	checks   []bind.Check
+	// fk keeps the table's foreign keys (nil: none); fkt is the table's
+	// place in the statement's bind.FKGraph.
+	fk       *fkWriter
+	fkt      *bind.FKTable
 	eval     *expr.Context
 	// expiry is the table's TTL at the statement's time (nil: none): an
 	// expired row that the TTL runner has not deleted yet counts as absent.
@@ -253,6 +260,11 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode
 		if err := w.checkNotNullAndChecks(row); err != nil {
 			return err
 		}
+		if w.fk != nil {
+			if err := w.fk.checkParents(w.fkt, nil, row); err != nil {
+				return err
+			}
+		}
 		if err := w.indexes.update(prev, row); err != nil {
 			return err
 		}
@@ -298,6 +310,9 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 		}
 		m := &modifier{p: p, tx: tx, ec: ec, w: newRowWriter(ctx, tx, p.Scan.Table, p.Computed, ec)}
 		m.w.checks = p.Checks
+		if p.FK != nil {
+			m.w.fk, m.w.fkt = newFKWriter(ctx, tx, ec.Eval), p.FK.Root
+		}
 		for _, key := range keys {
 			changed, err := m.row(ctx, key)
 			if err != nil {
@@ -387,15 +402,33 @@ func (m *modifier) row(ctx context.Context, key []byte) (changed bool, err error
 		if err := m.w.indexes.update(row, nil); err != nil {
 			return false, err
 		}
-		return true, m.tx.DeleteRow(t.ID, key, len(val))
+		if err := m.tx.DeleteRow(t.ID, key, len(val)); err != nil {
+			return false, err
+		}
+		if m.w.fk != nil {
+			// After the delete, so that a row referencing itself is gone.
+			return true, m.w.fk.parentChanged(m.w.fkt, row, nil)
+		}
+		return true, nil
 	}
 	newRow, err := m.updated(row)
 	if err != nil {
 		return false, err
 	}
+	if m.w.fk != nil {
+		if err := m.w.fk.checkParents(m.w.fkt, row, newRow); err != nil {
+			return false, err
+		}
+	}
 	newKey := rowenc.EncodeKey(t, newRow)
 	if string(newKey) != string(key) {
-		return true, m.move(ctx, key, len(val), row, newKey, newRow)
+		if err := m.move(ctx, key, len(val), row, newKey, newRow); err != nil {
+			return false, err
+		}
+		if m.w.fk != nil {
+			return true, m.w.fk.parentChanged(m.w.fkt, row, newRow)
+		}
+		return true, nil
 	}
 	if err := m.w.indexes.update(row, newRow); err != nil {
 		return false, err

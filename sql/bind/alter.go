@@ -34,6 +34,9 @@ type AlterTable struct {
 	// table id, with its indexes rebuilt (ALTER COLUMN TYPE, ADD PRIMARY
 	// KEY). New.ID is then allocated when it runs.
 	Rewrite *Rewrite
+	// ValidateFKs names the foreign keys of New the stored rows must
+	// satisfy (added without NOT VALID).
+	ValidateFKs []string
 	// Checks are New's CHECK constraints, for a rewrite to enforce.
 	Checks []Check
 	// Notices are sent when the statement runs ("... skipping").
@@ -217,6 +220,7 @@ func (al *alterer) addColumn(cd *ast.ColumnDef, ifNotExists bool) error {
 		return sqlerr.New(sqlerr.DuplicateColumn, "column %q of relation %q already exists", cd.Name.Name.O, t.Name)
 	}
 	var checks []*ast.ColumnOption
+	var refs []*ast.ReferenceDef
 	opts := cd.Options[:0:0]
 	for _, o := range cd.Options {
 		switch o.Tp {
@@ -228,7 +232,8 @@ func (al *alterer) addColumn(cd *ast.ColumnDef, ifNotExists bool) error {
 		case ast.ColumnOptionGenerated:
 			return sqlerr.NotSupported("adding a computed column")
 		case ast.ColumnOptionReference:
-			return foreignKeyNotSupported()
+			refs = append(refs, o.Refer)
+			continue
 		}
 		opts = append(opts, o)
 	}
@@ -281,6 +286,26 @@ func (al *alterer) addColumn(cd *ast.ColumnDef, ifNotExists bool) error {
 		if err := al.addCheck(o.ConstraintName, o.Expr, col.Name, false); err != nil {
 			return err
 		}
+	}
+	for _, r := range refs {
+		if err := al.addForeignKey(fkDef{cols: []string{col.Name}, refer: r}, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addForeignKey adds a FOREIGN KEY; unless notValid, the stored rows are
+// checked against it when the statement runs.
+func (al *alterer) addForeignKey(d fkDef, notValid bool) error {
+	if err := al.a.addForeignKey(al.t, d); err != nil {
+		return err
+	}
+	if al.t.ForeignKeys[len(al.t.ForeignKeys)-1].RefTable == 0 {
+		al.t.ForeignKeys[len(al.t.ForeignKeys)-1].RefTable = al.t.ID
+	}
+	if !notValid {
+		al.st.ValidateFKs = append(al.st.ValidateFKs, al.t.ForeignKeys[len(al.t.ForeignKeys)-1].Name)
 	}
 	return nil
 }
@@ -346,6 +371,8 @@ func (al *alterer) dropColumn(name string, ifExists bool) error {
 		}
 	}
 	t.Checks = checks
+	// Foreign keys on the column go with it, as in PostgreSQL.
+	t.ForeignKeys = slices.DeleteFunc(t.ForeignKeys, func(fk catalog.ForeignKey) bool { return slices.Contains(fk.Columns, i) })
 	removeColumn(t, i)
 	return nil
 }
@@ -364,6 +391,9 @@ func removeColumn(t *catalog.Table, i int) {
 	shift(t.PrimaryKey)
 	for k := range t.Indexes {
 		shift(t.Indexes[k].Columns)
+	}
+	for k := range t.ForeignKeys {
+		shift(t.ForeignKeys[k].Columns)
 	}
 }
 
@@ -475,15 +505,16 @@ func (al *alterer) addConstraint(c *ast.Constraint, notValid bool) error {
 	case ast.ConstraintPrimaryKey:
 		return al.addPrimaryKey(c)
 	case ast.ConstraintForeignKey:
-		return foreignKeyNotSupported()
+		def := fkDef{name: c.Name, refer: c.Refer}
+		for _, k := range c.Keys {
+			if k.Column == nil {
+				return sqlerr.NotSupported("expressions in FOREIGN KEY")
+			}
+			def.cols = append(def.cols, k.Column.Name.O)
+		}
+		return al.addForeignKey(def, notValid)
 	}
 	return sqlerr.NotSupported("constraint %s", restore(c))
-}
-
-func foreignKeyNotSupported() error {
-	return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
-		Message: "FOREIGN KEY constraints are not supported yet",
-		Hint:    "Check the referenced rows in the application, or leave the constraint out."}
 }
 
 func (al *alterer) addCheck(name string, n ast.ExprNode, onColumn string, notValid bool) error {
@@ -503,6 +534,10 @@ func (al *alterer) dropConstraint(name string, ifExists bool) error {
 		al.validate = slices.DeleteFunc(al.validate, func(x string) bool { return strings.EqualFold(x, name) })
 		return nil
 	}
+	if k := slices.IndexFunc(t.ForeignKeys, func(x catalog.ForeignKey) bool { return strings.EqualFold(x.Name, name) }); k >= 0 {
+		t.ForeignKeys = slices.Delete(t.ForeignKeys, k, k+1)
+		return nil
+	}
 	if ix := t.Index(name); ix != nil && ix.Unique {
 		t.Indexes = slices.DeleteFunc(t.Indexes, func(x catalog.Index) bool { return strings.EqualFold(x.Name, name) })
 		return nil
@@ -519,13 +554,18 @@ func (al *alterer) dropConstraint(name string, ifExists bool) error {
 
 // rewriteFrom starts a rewrite whose columns are cast from the old
 // table's columns of the same id.
-func (al *alterer) rewriteFrom() *Rewrite {
+func (al *alterer) rewriteFrom() (*Rewrite, error) {
 	old := al.st.Old
+	if tables, _ := al.a.snap.ReferencingKeys(old.ID); len(tables) > 0 || len(old.ForeignKeys) > 0 {
+		// The rewrite moves the table to a new id, which foreign keys
+		// name.
+		return nil, sqlerr.NotSupported("ALTER COLUMN TYPE and ADD PRIMARY KEY on a table with foreign keys")
+	}
 	rw := &Rewrite{From: make([]int, len(al.t.Columns)), Using: make([]expr.Expr, len(al.t.Columns))}
 	for i, c := range al.t.Columns {
 		rw.From[i] = slices.IndexFunc(old.Columns, func(o catalog.Column) bool { return o.ID == c.ID })
 	}
-	return rw
+	return rw, nil
 }
 
 // setType is ALTER COLUMN c [SET DATA] TYPE t [USING e]: the column gets
@@ -581,7 +621,10 @@ func (al *alterer) setType(i int, act parser.AlterAction) error {
 			return err
 		}
 	}
-	rw := al.rewriteFrom()
+	rw, err := al.rewriteFrom()
+	if err != nil {
+		return err
+	}
 	t.NextColumnID++
 	col.ID = t.NextColumnID
 	col.Type = act.Type
@@ -631,7 +674,10 @@ func (al *alterer) addPrimaryKey(c *ast.Constraint) error {
 		}
 		key = append(key, i)
 	}
-	rw := al.rewriteFrom()
+	rw, err := al.rewriteFrom()
+	if err != nil {
+		return err
+	}
 	removeColumn(t, h)
 	rw.From = slices.Delete(rw.From, h, h+1)
 	rw.Using = slices.Delete(rw.Using, h, h+1)

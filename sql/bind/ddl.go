@@ -75,6 +75,13 @@ func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 		t.Columns = append(t.Columns, catalog.Column{ID: t.NextColumnID, Name: hiddenKeyName, Type: types.TypeUint64, NotNull: true, Hidden: true})
 		t.PrimaryKey = []int{len(t.Columns) - 1}
 	}
+	// A foreign key to the table itself gets the table's id when it is
+	// created (RefTable 0 until then).
+	for _, fk := range d.fks {
+		if err := a.addForeignKey(t, fk); err != nil {
+			return nil, err
+		}
+	}
 	settings, notices, err := tablesettings.ForCreate(a.stmt.With, t.SettingsInfo())
 	if err != nil {
 		return nil, err
@@ -116,6 +123,7 @@ type tableDef struct {
 	indexes    []IndexSpec
 	computed   map[int]ast.ExprNode // column index → AS (expr)
 	checks     []checkDef
+	fks        []fkDef
 }
 
 // checkDef is a CHECK constraint as declared, added once every column is
@@ -161,7 +169,7 @@ func (a *binder) addColumn(d *tableDef, cd *ast.ColumnDef) error {
 		case ast.ColumnOptionCheck:
 			d.checks = append(d.checks, checkDef{name: opt.ConstraintName, column: col.Name, expr: opt.Expr})
 		case ast.ColumnOptionReference:
-			return foreignKeyNotSupported()
+			d.fks = append(d.fks, fkDef{cols: []string{col.Name}, refer: opt.Refer})
 		case ast.ColumnOptionUniqKey:
 			// A column's UNIQUE is a unique index, named as
 			// PostgreSQL names the constraint (t_col_key).
@@ -198,7 +206,15 @@ func (d *tableDef) addConstraint(c *ast.Constraint) error {
 		d.checks = append(d.checks, checkDef{name: c.Name, expr: c.Expr})
 		return nil
 	case ast.ConstraintForeignKey:
-		return foreignKeyNotSupported()
+		def := fkDef{name: c.Name, refer: c.Refer}
+		for _, k := range c.Keys {
+			if k.Column == nil {
+				return sqlerr.NotSupported("expressions in FOREIGN KEY")
+			}
+			def.cols = append(def.cols, k.Column.Name.O)
+		}
+		d.fks = append(d.fks, def)
+		return nil
 	case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 		unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex
 		name := c.Name

@@ -39,6 +39,9 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Checks, err = a.checkExprs(t); err != nil {
 		return nil, err
 	}
+	if p.FK, err = a.fkGraph(t); err != nil {
+		return nil, err
+	}
 	if p.Defaults, err = a.columnDefaults(t); err != nil {
 		return nil, err
 	}

@@ -113,6 +113,9 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if p.Checks, err = a.checkExprs(t); err != nil {
 		return nil, err
 	}
+	if p.FK, err = a.fkGraph(t); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -127,5 +130,9 @@ func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
 	if err := a.planWhere(scan, sc, n.Where); err != nil {
 		return nil, err
 	}
-	return &Modify{Scan: scan}, nil
+	fk, err := a.fkGraph(scan.Table)
+	if err != nil {
+		return nil, err
+	}
+	return &Modify{Scan: scan, FK: fk}, nil
 }

@@ -65,6 +65,8 @@ type Insert struct {
 	Computed []expr.Expr
 	// Checks are the table's CHECK constraints over the written row.
 	Checks []Check
+	// FK is the table's foreign keys, both ways (nil: none).
+	FK *FKGraph
 }
 
 // Modify is UPDATE or DELETE: the rows Scan finds are locked, re-read and
@@ -78,6 +80,7 @@ type Modify struct {
 	Values   []expr.Expr // UPDATE: new values, evaluated on the old row
 	Computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
 	Checks   []Check     // UPDATE: CHECK constraints over the new row
+	FK       *FKGraph    // the table's foreign keys, both ways (nil: none)
 }
 
 // CreateTable creates a table from a validated descriptor (IDs unset).

@@ -88,11 +88,48 @@ type Table struct {
 	Indexes []Index `json:"indexes,omitempty"`
 	// Checks are the table's CHECK constraints, in creation order.
 	Checks []Check `json:"checks,omitempty"`
+	// ForeignKeys are the table's FOREIGN KEY constraints (this table is
+	// the referencing one), in creation order.
+	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"`
 	// Version counts the ALTER TABLEs that changed the table; writers
 	// record it (with the index ids) so that a transaction that wrote rows
 	// under an older definition fails at commit instead of storing rows
 	// the new one forbids.
 	Version int `json:"version,omitempty"`
+}
+
+// ForeignKey is a FOREIGN KEY constraint: the values of Columns (all
+// non-NULL) must be the primary key of a row of table RefTable (always
+// its primary key, so the referenced columns are not stored: they are the
+// referenced table's PrimaryKey, wherever its columns move). Actions
+// use pg_constraint's letters: 'a' no action, 'r' restrict, 'c' cascade,
+// 'n' set null, 'd' set default.
+type ForeignKey struct {
+	Name     string `json:"name"`
+	Columns  []int  `json:"columns"` // indexes into the table's Columns
+	RefTable uint64 `json:"ref_table"`
+	OnDelete byte   `json:"on_delete"`
+	OnUpdate byte   `json:"on_update"`
+}
+
+// ReferencingKeys lists the foreign keys of the snapshot's tables that
+// reference table id, with their tables.
+func (s *Snapshot) ReferencingKeys(id uint64) (tables []*Table, fks []*ForeignKey) {
+	ids := make([]uint64, 0, len(s.tables))
+	for tid := range s.tables {
+		ids = append(ids, tid)
+	}
+	slices.Sort(ids)
+	for _, tid := range ids {
+		t := s.tables[tid]
+		for i := range t.ForeignKeys {
+			if t.ForeignKeys[i].RefTable == id {
+				tables = append(tables, t)
+				fks = append(fks, &t.ForeignKeys[i])
+			}
+		}
+	}
+	return tables, fks
 }
 
 // Check returns the named CHECK constraint of the table, or nil.

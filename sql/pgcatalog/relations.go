@@ -35,9 +35,15 @@ const (
 func pkIndexOID(t *catalog.Table) int64 { return int64(t.ID) | pkIndexBit }
 
 // checkConstraintOID numbers CHECK constraint k of t: bit 28, the
-// constraint's position in bits 20-27, the table id below.
+// constraint's position in bits 20-26, the table id below.
 func checkConstraintOID(t *catalog.Table, k int) int64 {
-	return 1<<28 | int64(k&0xff)<<20 | int64(t.ID&0xfffff)
+	return 1<<28 | int64(k&0x7f)<<20 | int64(t.ID&0xfffff)
+}
+
+// fkConstraintOID numbers FOREIGN KEY k of t: bit 27, the position in
+// bits 20-26, the table id below.
+func fkConstraintOID(t *catalog.Table, k int) int64 {
+	return 1<<27 | int64(k&0x7f)<<20 | int64(t.ID&0xfffff)
 }
 
 // notNullName is the name PostgreSQL 15's information_schema gives the

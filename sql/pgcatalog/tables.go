@@ -150,6 +150,22 @@ var pgCatalogTables = []*Table{
 					false, true, int64(t.ID), 0, int64(ix.ID), 0, 0, " ", " ", " ", true, 0, true, arrayText(keys),
 					nil, nil, nil, nil, nil, nil, nil))
 			}
+			for k, fk := range t.ForeignKeys {
+				parent, ok := v.Snapshot.TableByID(fk.RefTable)
+				if !ok {
+					continue
+				}
+				keys := make([]int, len(fk.Columns))
+				refs := make([]int, len(fk.Columns))
+				for i, c := range fk.Columns {
+					keys[i] = attnum(t, c)
+					refs[i] = attnum(parent, parent.PrimaryKey[i])
+				}
+				out = append(out, row(pgConstraintCols, fkConstraintOID(t, k), fk.Name, oidPublic, "f", false,
+					false, true, int64(t.ID), 0, pkIndexOID(parent), 0, int64(parent.ID), string(fk.OnUpdate),
+					string(fk.OnDelete), "s", true, 0, true, arrayText(keys), arrayText(refs),
+					nil, nil, nil, nil, nil, nil))
+			}
 			for k, c := range t.Checks {
 				var keys []int
 				for i, col := range t.Columns {
@@ -427,6 +443,9 @@ var informationSchemaTables = []*Table{
 			for _, c := range t.Checks {
 				add(t, c.Name, "CHECK")
 			}
+			for _, fk := range t.ForeignKeys {
+				add(t, fk.Name, "FOREIGN KEY")
+			}
 			for _, i := range visibleTableColumns(t) {
 				if t.Columns[i].NotNull {
 					add(t, notNullName(t, i), "CHECK")
@@ -450,9 +469,22 @@ var informationSchemaTables = []*Table{
 		}
 		return out
 	}},
-	// PivotDB has no foreign keys yet (ALTER TABLE ... ADD FOREIGN KEY is
-	// refused with 0A000), so no table has referential constraints.
-	{Schema: "information_schema", Name: "referential_constraints", Cols: isReferentialConstraintsCols, rows: empty},
+	{Schema: "information_schema", Name: "referential_constraints", Cols: isReferentialConstraintsCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		db := v.Database.Name
+		rule := map[byte]string{'a': "NO ACTION", 'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
+		for _, t := range v.tables() {
+			for _, fk := range t.ForeignKeys {
+				parent, ok := v.Snapshot.TableByID(fk.RefTable)
+				if !ok {
+					continue
+				}
+				out = append(out, row(isReferentialConstraintsCols, db, "public", fk.Name, db, "public",
+					pkIndexName(parent), "NONE", rule[fk.OnUpdate], rule[fk.OnDelete]))
+			}
+		}
+		return out
+	}},
 	{Schema: "information_schema", Name: "schemata", Cols: isSchemataCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, n := range []string{"information_schema", "pg_catalog", "public"} {

@@ -71,6 +71,8 @@ const (
 	ObjectInUse                  = "55006"
 	CheckViolation               = "23514"
 	DependentObjectsStillExist   = "2BP01"
+	ForeignKeyViolation          = "23503"
+	InvalidForeignKey            = "42830"
 	InvalidRegularExpression     = "2201B"
 	ReadOnlySQLTransaction       = "25006"
 	InvalidCatalogName           = "3D000"
