@@ -92,9 +92,9 @@ type rowWriter struct {
 	checks   []bind.Check
 	// fk keeps the table's foreign keys (nil: none); fkt is the table's
 	// place in the statement's bind.FKGraph.
-	fk       *fkWriter
-	fkt      *bind.FKTable
-	eval     *expr.Context
+	fk   *fkWriter
+	fkt  *bind.FKTable
+	eval *expr.Context
 	// expiry is the table's TTL at the statement's time (nil: none): an
 	// expired row that the TTL runner has not deleted yet counts as absent.
 	expiry *ttl.Expiry
