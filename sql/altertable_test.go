@@ -133,3 +133,76 @@ func TestAlterTableConcurrentWrites(t *testing.T) {
 	checkIndexes(t, e)
 	t.Logf("%d rows after %d concurrent inserts", len(rows), len(want)-preload)
 }
+
+// TestForeignKeyConcurrentWrites deletes parent rows while other sessions
+// insert child rows that reference them, parents and children on
+// different shards; after every round no child row may reference a
+// missing parent.
+func TestForeignKeyConcurrentWrites(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE par (id Int64, PRIMARY KEY (id)) WITH (PARTITION_AT_KEYS = (100, 200, 300))")
+	query(t, s, "CREATE TABLE chi (id Int64, pid Int64 REFERENCES par ON DELETE NO ACTION, PRIMARY KEY (id)) WITH (PARTITION_AT_KEYS = (1000000, 2000000))")
+	const parents = 400
+	var sb strings.Builder
+	for i := 0; i < parents; i++ {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "(%d)", i)
+	}
+	query(t, s, "INSERT INTO par VALUES "+sb.String())
+
+	const writers = 3
+	var wg sync.WaitGroup
+	var inserted, refused atomic.Int64
+	errs := make(chan error, writers+1)
+	for w := 0; w < writers; w++ {
+		ws := testSession(t, e)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				id := 1000000*w + i
+				pid := (i*7 + w*13) % parents
+				_, err := tryQuery(ws, fmt.Sprintf("INSERT INTO chi VALUES (%d, %d)", id, pid))
+				var se *sqlerr.Error
+				switch {
+				case err == nil:
+					inserted.Add(1)
+				case errors.As(err, &se) && (se.Code == sqlerr.ForeignKeyViolation || se.Code == sqlerr.DeadlockDetected):
+					refused.Add(1)
+				default:
+					errs <- fmt.Errorf("child writer %d: %w", w, err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ds := testSession(t, e)
+		for i := 0; i < parents; i += 2 {
+			_, err := tryQuery(ds, fmt.Sprintf("DELETE FROM par WHERE id = %d", i))
+			var se *sqlerr.Error
+			if err != nil && !(errors.As(err, &se) && (se.Code == sqlerr.ForeignKeyViolation || se.Code == sqlerr.DeadlockDetected)) {
+				errs <- fmt.Errorf("parent deleter: %w", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	orphans := query(t, s, "SELECT count(*) FROM chi WHERE pid NOT IN (SELECT id FROM par)")
+	if n := orphans[0][0].Int(); n != 0 {
+		t.Fatalf("%d child rows reference a deleted parent", n)
+	}
+	if inserted.Load() == 0 || refused.Load() == 0 {
+		t.Fatalf("%d inserts committed, %d refused: the test did not race parent deletes with child inserts", inserted.Load(), refused.Load())
+	}
+	t.Logf("%d child inserts committed, %d refused", inserted.Load(), refused.Load())
+}
