@@ -19,7 +19,8 @@
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
 // of statement runs in the file named after it: ddl.go, altertable.go,
-// write.go, indexmaint.go, explain.go, partitions.go, users.go,
+// write.go (with foreignkey.go for foreign keys and their actions),
+// indexmaint.go, explain.go, partitions.go, users.go,
 // session_statements.go.
 //
 // Transactions. A session is outside a block, in an implicit transaction

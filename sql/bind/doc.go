@@ -16,7 +16,8 @@
 // schema statements by ddl.go, alter.go (ALTER TABLE's column and
 // constraint actions: the new descriptor plus the scans or rewrite the
 // stored rows need), check.go (CHECK constraints), index.go, shard.go and
-// show.go; system
+// show.go; foreign keys (declared, and the FKGraph a write needs) by
+// foreignkey.go; system
 // relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
 //
 // Invariants: a Statement refers to catalog objects as of the snapshot it
