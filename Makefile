@@ -45,14 +45,20 @@ bench: build
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# fuzz runs each fuzz target for FUZZTIME (default 30s). Crashers it finds
-# are written to testdata/fuzz/<Target>/ beside the package: commit them,
-# and they run as regression tests in every `go test`.
-FUZZTIME ?= 30s
+# fuzz runs every fuzz target of the repository (each `func FuzzX` of a
+# _test.go file) for FUZZTIME, one after the other: 30 minutes each by
+# default, e.g. `make fuzz FUZZTIME=2m` for a quick pass. Crashers it finds
+# are written to testdata/fuzz/<Target>/ beside the package: fix them and
+# commit them, and they run as regression tests in every `go test`.
+FUZZTIME ?= 30m
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./sql/parser
-	$(GO) test -run '^$$' -fuzz FuzzConn -fuzztime $(FUZZTIME) ./server
-	$(GO) test -run '^$$' -fuzz FuzzStartup -fuzztime $(FUZZTIME) ./server
+	@set -e; grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git '^func Fuzz' . | sort | while read -r f; do \
+		pkg=./$$(dirname "$${f#./}"); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+			echo "== $$t ($$pkg, $(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
 
 clean:
 	rm -rf bin

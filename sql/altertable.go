@@ -39,6 +39,9 @@ func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, e
 			return sqlerr.New(sqlerr.SerializationFailure,
 				"could not serialize access: relation %q changed during ALTER TABLE", p.Old.Name)
 		}
+		if err := ownTable(s.access(ch.Snapshot()), p.Old); err != nil {
+			return err
+		}
 		nt := *p.New
 		nt.Columns = slices.Clone(p.New.Columns)
 		nt.Indexes = slices.Clone(p.New.Indexes)

@@ -57,7 +57,11 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 
 func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result, error) {
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		if ch.Snapshot().RelationExists(s.db.ID, p.Table.Name) {
+		snap := ch.Snapshot()
+		if err := mayCreateIn(s.access(snap), s.currentDB(snap)); err != nil {
+			return err
+		}
+		if snap.RelationExists(s.db.ID, p.Table.Name) {
 			if p.IfNotExists {
 				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.Table.Name)
 				return nil
@@ -66,6 +70,7 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 		}
 		t := *p.Table
 		t.ID = ch.NewID()
+		t.Owned = catalog.Owned{Owner: s.user}
 		splits := make([][]byte, len(p.Pivots))
 		for i, pv := range p.Pivots {
 			splits[i] = rowenc.EncodeKeyPrefix(&t, pv)
@@ -124,6 +129,9 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 				}
 				return sqlerr.New(sqlerr.UndefinedTable, "table %q does not exist", tn.Name.O)
 			}
+			if err := ownTable(s.access(ch.Snapshot()), t); err != nil {
+				return err
+			}
 			if tables, fks := ch.Snapshot().ReferencingKeys(t.ID); len(tables) > 0 {
 				for i, rt := range tables {
 					if rt.ID != t.ID && !droppedToo(p, rt.Name) {
@@ -153,6 +161,9 @@ func (s *Session) createDatabase(ctx context.Context, p *bind.CreateDatabase) (R
 	}
 	name := p.Name
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+		if !s.access(ch.Snapshot()).CreateDB() {
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to create database")
+		}
 		if _, exists := ch.Snapshot().Database(name); exists {
 			if p.IfNotExists {
 				s.notice("NOTICE", sqlerr.DuplicateDatabase, "database %q already exists, skipping", name)
@@ -160,7 +171,7 @@ func (s *Session) createDatabase(ctx context.Context, p *bind.CreateDatabase) (R
 			}
 			return sqlerr.New(sqlerr.DuplicateDatabase, "database %q already exists", name)
 		}
-		ch.CreateDatabase(name)
+		ch.CreateDatabase(name, s.user)
 		return nil
 	})
 	if err != nil {
@@ -179,6 +190,9 @@ func (s *Session) dropDatabase(ctx context.Context, p *bind.DropDatabase) (Resul
 				return nil
 			}
 			return sqlerr.New(sqlerr.UndefinedDatabase, "database %q does not exist", name)
+		}
+		if err := ownDatabase(s.access(ch.Snapshot()), d); err != nil {
+			return err
 		}
 		if d.ID == s.db.ID {
 			return sqlerr.New(sqlerr.ObjectInUse, "cannot drop the currently open database")
@@ -217,10 +231,15 @@ func (e *Engine) dropTableData(pch *partition.Change, b *storage.Batch, t *catal
 
 func (s *Session) createView(ctx context.Context, p *bind.CreateView) (Result, error) {
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
-		if ch.Snapshot().RelationExists(s.db.ID, p.Name) {
+		snap := ch.Snapshot()
+		if err := mayCreateIn(s.access(snap), s.currentDB(snap)); err != nil {
+			return err
+		}
+		if snap.RelationExists(s.db.ID, p.Name) {
 			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.Name)
 		}
-		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.Name, Definition: p.Text})
+		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.Name, Definition: p.Text,
+			Owned: catalog.Owned{Owner: s.user}})
 		return nil
 	})
 	if err != nil {
@@ -237,6 +256,9 @@ func (s *Session) dropViews(ctx context.Context, p *bind.DropViews) (Result, err
 			}
 			v, ok := ch.Snapshot().View(s.db.ID, tn.Name.O)
 			if ok {
+				if err := ownView(s.access(ch.Snapshot()), v); err != nil {
+					return err
+				}
 				ch.DropView(v)
 				continue
 			}

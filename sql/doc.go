@@ -20,8 +20,15 @@
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
 // of statement runs in the file named after it: ddl.go, altertable.go,
 // write.go (with foreignkey.go for foreign keys and their actions),
-// indexmaint.go, explain.go, partitions.go, users.go,
+// indexmaint.go, explain.go, partitions.go, users.go, grants.go,
 // session_statements.go.
+//
+// Privileges (sql/acl, catalog.Access): queries and writes are checked
+// while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which
+// changes the catalog, makes every prepared statement be checked again;
+// schema changes, GRANT and role statements check ownership and attributes
+// when they run (privileges.go, grants.go, users.go), against the catalog
+// change they make. Logins (LOGIN, CONNECT) are checked by NewSession.
 //
 // Transactions. A session is outside a block, in an implicit transaction
 // (the protocol cycle bracketed by BeginImplicit/Sync: a simple-query string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -206,13 +207,29 @@ func (e *Engine) Close() error {
 // Storage exposes the storage engine (benchmarks, tests).
 func (e *Engine) Storage() *storage.Engine { return e.storage }
 
-// NewSession opens a session on database for user. A missing database gives
-// a FATAL 3D000 error.
+// NewSession opens a session on database for user: a role that exists, may
+// log in (else FATAL 28000) and holds CONNECT on the database (else FATAL
+// 42501). A missing database gives a FATAL 3D000 error.
 func (e *Engine) NewSession(database, user string) (*Session, error) {
-	db, ok := e.catalog.Snapshot().Database(database)
+	snap := e.catalog.Snapshot()
+	u, ok := snap.User(user)
+	switch {
+	case !ok:
+		return nil, &sqlerr.Error{Code: sqlerr.InvalidAuthorizationSpec,
+			Message: fmt.Sprintf("role %q does not exist", user), Fatal: true}
+	case u.NoLogin:
+		return nil, &sqlerr.Error{Code: sqlerr.InvalidAuthorizationSpec,
+			Message: fmt.Sprintf("role %q is not permitted to log in", user), Fatal: true}
+	}
+	db, ok := snap.Database(database)
 	if !ok {
 		return nil, &sqlerr.Error{Code: sqlerr.UndefinedDatabase,
 			Message: "database \"" + database + "\" does not exist", Fatal: true}
+	}
+	if !snap.Access(user).Has(&db.Owned, acl.Database, acl.Connect) {
+		return nil, &sqlerr.Error{Code: sqlerr.InsufficientPrivilege,
+			Message: fmt.Sprintf("permission denied for database %q", database),
+			Detail:  "User does not have CONNECT privilege.", Fatal: true}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

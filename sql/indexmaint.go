@@ -210,6 +210,9 @@ func (s *Session) createIndex(ctx context.Context, p *bind.CreateIndex) (Result,
 		if !ok {
 			return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.Table)
 		}
+		if err := ownTable(s.access(snap), t); err != nil {
+			return err
+		}
 		if snap.RelationExists(s.db.ID, p.Spec.Name) {
 			if p.IfNotExists {
 				s.notice("NOTICE", sqlerr.DuplicateTable, "relation %q already exists, skipping", p.Spec.Name)
@@ -351,6 +354,9 @@ func (s *Session) dropIndex(ctx context.Context, p *bind.DropIndex) (Result, err
 			}
 			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.Name)
 		}
+		if !s.access(ch.Snapshot()).Owns(&t.Owned) {
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "must be owner of index %s", ix.Name)
+		}
 		nt := *t
 		nt.Indexes = nil
 		for _, other := range t.Indexes {
@@ -399,6 +405,9 @@ func (s *Session) reindex(ctx context.Context, p *bind.Reindex) (Result, error) 
 				return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", p.Name)
 			}
 			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", p.Name)
+		}
+		if err := ownTable(s.access(snap), t); err != nil {
+			return err
 		}
 		// Each index gets a new id: its old entries and shard map are
 		// dropped and a complete new set is written in the same batch.

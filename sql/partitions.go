@@ -244,6 +244,10 @@ func tableIn(snap *catalog.Snapshot, s *Session, tn *ast.TableName) (*catalog.Ta
 	if !ok {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}
+	// Every caller changes the table (its settings or its shards).
+	if err := ownTable(s.access(snap), t); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -57,6 +57,10 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 
 	case *bind.User:
 		return s.runUser(ctx, st)
+	case *bind.Grant:
+		return s.runGrant(ctx, st)
+	case *bind.AlterOwner:
+		return s.alterOwner(ctx, st)
 
 	case *bind.Txn:
 		return s.runTxn(ctx, st)

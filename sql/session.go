@@ -43,7 +43,11 @@ type Session struct {
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	return &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	if !e.catalog.Snapshot().Access(user).Superuser() {
+		s.vars.Init("is_superuser", "off")
+	}
+	return s
 }
 
 // Close ends the session, rolling back an open transaction.
@@ -196,9 +200,12 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 
 // bindEnv is what the binder sees of the session.
 func (s *Session) bindEnv() *bind.Env {
+	snap := s.e.catalog.Snapshot()
 	return &bind.Env{
-		Snapshot:      s.e.catalog.Snapshot(),
-		Database:      s.db,
+		Snapshot: snap,
+		// The database as snap has it: its ACL may have changed since the
+		// session started.
+		Database:      s.currentDB(snap),
 		User:          s.user,
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,

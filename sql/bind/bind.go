@@ -85,6 +85,10 @@ type binder struct {
 	// setOpArm is set while the SELECT of a set operation's arm is
 	// planned: its select list stays untyped (setop.go).
 	setOpArm bool
+	// checkAs is the role privileges are checked for inside a view (its
+	// owner); "" outside views: the session's user. acc caches its Access.
+	checkAs string
+	acc     *catalog.Access
 }
 
 func (a *binder) plan() (Statement, error) {
@@ -116,6 +120,10 @@ func (a *binder) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.Grant != nil:
+		return &Grant{Grant: st.Grant}, nil
+	case st.AlterOwner != nil:
+		return &AlterOwner{AlterOwner: st.AlterOwner}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
@@ -48,14 +49,22 @@ func newTestCatalog(t *testing.T) *testCatalog {
 }
 
 // create installs the table a bound CREATE TABLE describes.
-func (c *testCatalog) create(t *testing.T, ct *CreateTable) {
+func (c *testCatalog) create(t *testing.T, ct *CreateTable, owner string) {
+	c.change(t, func(ch *catalog.Change) {
+		tbl := *ct.Table
+		tbl.ID = ch.NewID()
+		tbl.Owner = owner
+		for i := range tbl.Indexes {
+			tbl.Indexes[i].ID = ch.NewID()
+		}
+		ch.PutTable(&tbl)
+	})
+}
+
+// change applies fn to the catalog and installs the result.
+func (c *testCatalog) change(t *testing.T, fn func(ch *catalog.Change)) {
 	ch := c.cat.Begin()
-	tbl := *ct.Table
-	tbl.ID = ch.NewID()
-	for i := range tbl.Indexes {
-		tbl.Indexes[i].ID = ch.NewID()
-	}
-	ch.PutTable(&tbl)
+	fn(ch)
 	b := c.store.NewBatch()
 	defer b.Close()
 	if err := ch.Write(b); err != nil {
@@ -73,13 +82,37 @@ func (c *testCatalog) create(t *testing.T, ct *CreateTable) {
 // TestBind binds the statements of testdata/bind against an Env and prints
 // what they were bound to:
 //
-//	bind              the statement's kind, result columns and $n types,
+//	bind [user=u]     the statement's kind, result columns and $n types,
 //	                  and for a query its plan; an error as SQLSTATE: message
-//	create            binds CREATE TABLE and installs the table
+//	                  (user: bound for role u instead of pivotdb)
+//	create [owner=u]  binds CREATE TABLE or CREATE VIEW (for role u) and
+//	                  installs it, owned by u
+//	role              creates the roles named on its lines ("name
+//	                  [superuser] [member-of=r]")
+//	grant             "privileges on relation to role": an ACL entry the
+//	                  relation's owner grants
 func TestBind(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		c := newTestCatalog(t)
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "role":
+				c.roles(t, d.Input)
+				return "ok\n"
+			case "grant":
+				c.grant(t, d.Input)
+				return "ok\n"
+			}
+			owner, user := "", "pivotdb"
+			if d.HasArg("owner") {
+				d.ScanArgs(t, "owner", &owner)
+				user = owner // the creator owns what it creates
+			}
+			if d.HasArg("user") {
+				d.ScanArgs(t, "user", &user)
+			}
+			c.env.User = user
+			defer func() { c.env.User = "pivotdb" }()
 			stmts, err := parser.Parse(d.Input)
 			if err != nil {
 				return "parse error: " + err.Error() + "\n"
@@ -97,11 +130,17 @@ func TestBind(t *testing.T) {
 			}
 			switch d.Cmd {
 			case "create":
-				ct, ok := st.(*CreateTable)
-				if !ok {
-					d.Fatalf(t, "not CREATE TABLE: %T", st)
+				switch st := st.(type) {
+				case *CreateTable:
+					c.create(t, st, owner)
+				case *CreateView:
+					c.change(t, func(ch *catalog.Change) {
+						ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: c.env.Database.ID, Name: st.Name,
+							Definition: st.Text, Owned: catalog.Owned{Owner: owner}})
+					})
+				default:
+					d.Fatalf(t, "not CREATE TABLE or VIEW: %T", st)
 				}
-				c.create(t, ct)
 				return "ok\n"
 			case "bind":
 				return describe(st, params)
@@ -149,4 +188,62 @@ func describe(st Statement, params []types.Type) string {
 		}
 	}
 	return b.String()
+}
+
+// roles creates roles: "name [superuser] [member-of=r]" per line.
+func (c *testCatalog) roles(t *testing.T, input string) {
+	c.change(t, func(ch *catalog.Change) {
+		for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+			f := strings.Fields(line)
+			u := &catalog.User{Name: f[0]}
+			for _, opt := range f[1:] {
+				switch {
+				case opt == "superuser":
+					u.Superuser = true
+				case strings.HasPrefix(opt, "member-of="):
+					u.MemberOf = append(u.MemberOf, strings.TrimPrefix(opt, "member-of="))
+				default:
+					t.Fatalf("role option %q", opt)
+				}
+			}
+			ch.PutUser(u)
+		}
+	})
+}
+
+// grant adds "PRIV[,PRIV] on REL to ROLE" lines to the relations' ACLs, as
+// granted by their owners (ROLE "public" is PUBLIC).
+func (c *testCatalog) grant(t *testing.T, input string) {
+	c.change(t, func(ch *catalog.Change) {
+		for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 5 || f[1] != "on" || f[3] != "to" {
+				t.Fatalf("grant line %q", line)
+			}
+			var privs acl.Privilege
+			for _, name := range strings.Split(f[0], ",") {
+				p, ok := acl.Parse(name)
+				if !ok {
+					t.Fatalf("privilege %q", name)
+				}
+				privs |= p
+			}
+			grantee := f[4]
+			if grantee == "public" {
+				grantee = ""
+			}
+			snap := ch.Snapshot()
+			if tbl, ok := snap.Table(c.env.Database.ID, f[2]); ok {
+				nt := *tbl
+				nt.ACL = tbl.EffectiveACL(acl.Table).Grant(grantee, tbl.OwnerName(), privs, false)
+				ch.PutTable(&nt)
+			} else if v, ok := snap.View(c.env.Database.ID, f[2]); ok {
+				nv := *v
+				nv.ACL = v.EffectiveACL(acl.Table).Grant(grantee, v.OwnerName(), privs, false)
+				ch.PutView(&nv)
+			} else {
+				t.Fatalf("no relation %q", f[2])
+			}
+		}
+	})
 }

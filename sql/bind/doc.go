@@ -20,6 +20,10 @@
 // foreignkey.go; system
 // relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
 //
+// Privileges: every table and view a statement reads or writes is checked
+// for the session's user (for a view's tables, the view's owner) while it is
+// bound (privileges.go).
+//
 // Invariants: a Statement refers to catalog objects as of the snapshot it
 // was bound against; the sql root binds again when the catalog changed
 // before running it. Parameters nothing constrains are typed text, as in

@@ -69,7 +69,11 @@ func (a *binder) planCreateIndex(n *ast.CreateIndexStmt) (Statement, error) {
 	default:
 		return nil, sqlerr.NotSupported("this kind of index")
 	}
-	if _, err := a.lookupTable(n.Table); err != nil {
+	t, err := a.lookupTable(n.Table)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.requireOwner(t); err != nil {
 		return nil, err
 	}
 	spec, err := IndexSpecOf(n.IndexName, n.KeyType == ast.IndexKeyTypeUnique, n.IndexPartSpecifications, n.IndexOption)

@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -25,6 +26,13 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 		p.Mode = ModeUpsert
 	case n.IsReplace:
 		p.Mode = ModeReplace
+	}
+	need := acl.Insert
+	if p.Mode != ModeInsert {
+		need |= acl.Update // UPSERT and REPLACE overwrite existing rows
+	}
+	if err := a.requireTable(t, need); err != nil {
+		return nil, err
 	}
 
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {

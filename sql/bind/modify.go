@@ -4,6 +4,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -75,6 +76,17 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	need := acl.Update
+	values := []ast.Node{n.Where}
+	for _, as := range n.List {
+		values = append(values, as.Expr)
+	}
+	if readsColumns(values...) {
+		need |= acl.Select
+	}
+	if err := a.requireTable(scan.Table, need); err != nil {
+		return nil, err
+	}
 	p := &Modify{Scan: scan, Update: true}
 	t := scan.Table
 	seen := map[int]bool{}
@@ -125,6 +137,13 @@ func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
 	}
 	scan, sc, err := a.modifyTarget(n.TableRefs)
 	if err != nil {
+		return nil, err
+	}
+	need := acl.Delete
+	if readsColumns(n.Where) {
+		need |= acl.Select
+	}
+	if err := a.requireTable(scan.Table, need); err != nil {
 		return nil, err
 	}
 	if err := a.planWhere(scan, sc, n.Where); err != nil {

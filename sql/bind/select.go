@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -285,6 +286,9 @@ func (a *binder) tableSource(tn *ast.TableName, alias string) (planner.Node, *sc
 	}
 	t, err := a.lookupTable(tn)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.requireTable(t, acl.Select); err != nil {
 		return nil, nil, err
 	}
 	sc := tableScope(t, alias)

@@ -32,6 +32,9 @@ func (a *binder) planSplitTable(n *ast.SplitRegionStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.requireOwner(t); err != nil {
+		return nil, err
+	}
 	if t.HiddenKeyColumn() >= 0 {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "table %q has no primary key to split at", t.Name)
 	}

@@ -208,6 +208,20 @@ type User struct {
 	*parser.UserStmt
 }
 
+// Grant is GRANT or REVOKE; its objects and roles are resolved when it
+// runs, against the catalog it changes.
+type Grant struct {
+	noRows
+	*parser.Grant
+}
+
+// AlterOwner is ALTER TABLE|VIEW|DATABASE name OWNER TO role, resolved
+// when it runs.
+type AlterOwner struct {
+	noRows
+	*parser.AlterOwner
+}
+
 // ShowVar is SHOW name / SHOW ALL; Name is lower case and known.
 type ShowVar struct {
 	Name string

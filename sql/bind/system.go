@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/pgcatalog"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -56,6 +57,9 @@ func isPartitionsView(tn *ast.TableName) bool {
 // tables.
 func (a *binder) systemTable(tn *ast.TableName, alias string) (planner.Node, *scope, bool, error) {
 	if vt := pgcatalog.Lookup(tn.Schema.O, tn.Name.O); vt != nil {
+		if vt.SuperuserOnly() && !a.access().Superuser() {
+			return nil, nil, true, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", vt.Name)
+		}
 		return vt.Node(a.catalogView()), columnScope(vt.Cols, vt.Name, alias), true, nil
 	}
 	if !isPartitionsView(tn) {

@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -41,6 +42,9 @@ func (a *binder) viewSource(tn *ast.TableName, alias string) (planner.Node, *sco
 	if !ok {
 		return nil, nil, false, nil
 	}
+	if err := a.requireView(v, acl.Select); err != nil {
+		return nil, nil, true, err
+	}
 	if a.viewDepth >= maxViewDepth {
 		return nil, nil, true, sqlerr.New(sqlerr.InvalidObjectDefinition, "views nested too deeply (a view refers to itself?) at %q", v.Name)
 	}
@@ -61,12 +65,13 @@ func (a *binder) viewSource(tn *ast.TableName, alias string) (planner.Node, *sco
 	// error positions) is the view's own. A view has no parameters.
 	// Nor does a view see the queries around its use: its names resolve
 	// in its own FROM clause only.
-	saved, savedOuter := a.stmt, a.outer
-	a.stmt, a.outer = &stmts[0], nil
+	// Its tables are read with its owner's privileges.
+	saved, savedOuter, savedAs := a.stmt, a.outer, a.checkAs
+	a.stmt, a.outer, a.checkAs = &stmts[0], nil, v.OwnerName()
 	a.viewDepth++
 	node, err := a.viewQuery(cv)
 	a.viewDepth--
-	a.stmt, a.outer = saved, savedOuter
+	a.stmt, a.outer, a.checkAs = saved, savedOuter, savedAs
 	if err != nil {
 		return nil, nil, true, err
 	}

@@ -23,6 +23,8 @@ const DefaultDatabase = "pivotdb"
 type Database struct {
 	ID   uint64 `json:"id"`
 	Name string `json:"name"`
+	// Owner and ACL: see Owned.
+	Owned
 }
 
 // BootstrapUser is the built-in user every data directory has: the one
@@ -31,12 +33,21 @@ type Database struct {
 // server with SCRAM authentication always has someone who can log in.
 const BootstrapUser = "pivotdb"
 
-// User is a login role. Password is a SCRAM-SHA-256 verifier in
-// PostgreSQL's text form (package sql/auth), never a password; empty for a
-// user without a password, who cannot log in with SCRAM authentication.
+// User is a role. Password is a SCRAM-SHA-256 verifier in PostgreSQL's
+// text form (package sql/auth), never a password; empty for a user without
+// a password, who cannot log in with SCRAM authentication.
 type User struct {
 	Name     string `json:"name"`
 	Password string `json:"password,omitempty"`
+	// The role attributes of CREATE/ALTER ROLE. NoLogin is stored negated
+	// because roles recorded before attributes existed could all log in.
+	Superuser  bool `json:"superuser,omitempty"`
+	NoLogin    bool `json:"nologin,omitempty"`
+	CreateDB   bool `json:"createdb,omitempty"`
+	CreateRole bool `json:"createrole,omitempty"`
+	// MemberOf lists the roles this one was granted (GRANT role TO this);
+	// it holds their privileges as well as its own (INHERIT).
+	MemberOf []string `json:"member_of,omitempty"`
 }
 
 // Column is one column of a table.
@@ -96,6 +107,8 @@ type Table struct {
 	// under an older definition fails at commit instead of storing rows
 	// the new one forbids.
 	Version int `json:"version,omitempty"`
+	// Owner and ACL: see Owned.
+	Owned
 }
 
 // ForeignKey is a FOREIGN KEY constraint: the values of Columns (all
@@ -487,6 +500,13 @@ func Load(store *meta.Store) (*Catalog, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if u, ok := snap.users[BootstrapUser]; ok && !u.Superuser {
+		// Recorded before role attributes: the built-in user is the
+		// bootstrap superuser, whatever its record says.
+		nu := *u
+		nu.Superuser, nu.CreateDB, nu.CreateRole = true, true, true
+		snap.users[BootstrapUser] = &nu
+	}
 	c := &Catalog{}
 	c.current.snap = snap
 	_, hasDB := snap.Database(DefaultDatabase)
@@ -495,10 +515,10 @@ func Load(store *meta.Store) (*Catalog, error) {
 		// A new data directory, or one from before users existed.
 		ch := c.Begin()
 		if !hasDB {
-			ch.CreateDatabase(DefaultDatabase)
+			ch.CreateDatabase(DefaultDatabase, BootstrapUser)
 		}
 		if !hasUser {
-			ch.PutUser(&User{Name: BootstrapUser})
+			ch.PutUser(&User{Name: BootstrapUser, Superuser: true, CreateDB: true, CreateRole: true})
 		}
 		b := store.NewBatch()
 		defer b.Close()
@@ -555,9 +575,9 @@ func (ch *Change) NewID() uint64 {
 	return id
 }
 
-// CreateDatabase adds a database.
-func (ch *Change) CreateDatabase(name string) *Database {
-	d := &Database{ID: ch.NewID(), Name: name}
+// CreateDatabase adds a database owned by owner.
+func (ch *Change) CreateDatabase(name, owner string) *Database {
+	d := &Database{ID: ch.NewID(), Name: name, Owned: Owned{Owner: owner}}
 	ch.snap.databases[strings.ToLower(name)] = d
 	ch.put(idKey(dbPrefix, d.ID), d)
 	return d
@@ -583,6 +603,12 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 func (ch *Change) PutUser(u *User) {
 	ch.snap.users[u.Name] = u
 	ch.put(userKey(u.Name), u)
+}
+
+// PutDatabase replaces a database's record (its owner and ACL).
+func (ch *Change) PutDatabase(d *Database) {
+	ch.snap.databases[strings.ToLower(d.Name)] = d
+	ch.put(idKey(dbPrefix, d.ID), d)
 }
 
 // DropUser removes a user.

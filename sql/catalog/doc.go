@@ -9,7 +9,11 @@
 //	<SystemPrefix> "cat/seq"            next object id (decimal text)
 //	<SystemPrefix> "cat/db/"  <id BE8>  Database JSON
 //	<SystemPrefix> "cat/tbl/" <id BE8>  Table JSON
-//	<SystemPrefix> "cat/user/" <name>   User JSON (name, SCRAM verifier)
+//	<SystemPrefix> "cat/user/" <name>   User JSON (name, SCRAM verifier,
+//	                                    attributes, memberships)
+//
+// Databases, tables and views carry their owner and ACL (Owned); Access
+// answers what a role may do with them.
 //
 // The in-memory Catalog is a copy-on-write snapshot: readers take the current
 // *Snapshot (no locking on the statement path) and schema changes build a

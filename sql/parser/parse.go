@@ -79,6 +79,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 					stmt = ist
 				}
 			}
+		case "grant", "revoke":
+			stmt.Grant, err = s.parseGrant()
 		case "copy":
 			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
 			// loads data with multi-row INSERT/UPSERT instead.
@@ -95,6 +97,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 				break
 			}
 			stmt.User, handled, err = s.parseUser()
+			if !handled && err == nil {
+				stmt.AlterOwner, handled, err = s.parseAlterOwner()
+			}
 			if !handled && err == nil {
 				stmt.Settings, handled, err = s.alterSettings()
 			}

@@ -199,6 +199,34 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		if u.HasPassword {
 			fmt.Fprintf(b, " password=%q null=%v", u.Password, u.NullPassword)
 		}
+		if u.Role {
+			fmt.Fprint(b, " role")
+		}
+		for _, a := range []struct {
+			name string
+			v    *bool
+		}{{"superuser", u.Superuser}, {"login", u.Login}, {"createdb", u.CreateDB}, {"createrole", u.CreateRole}} {
+			if a.v != nil {
+				fmt.Fprintf(b, " %s=%v", a.name, *a.v)
+			}
+		}
+		fmt.Fprintln(b)
+	case st.AlterOwner != nil:
+		fmt.Fprintf(b, "alter owner %s %q to %q\n", st.AlterOwner.Kind, st.AlterOwner.Name, st.AlterOwner.Owner)
+	case st.Grant != nil:
+		g := st.Grant
+		verb := map[bool]string{false: "grant", true: "revoke"}[g.Revoke]
+		target := map[GrantTarget]string{GrantOnTables: "tables", GrantOnDatabases: "databases", GrantRoles: "roles"}[g.Target]
+		fmt.Fprintf(b, "%s %s privileges=%q all=%v objects=%q grantees=%q", verb, target, g.Privileges, g.All, g.Objects, g.Grantees)
+		if g.WithGrantOption {
+			fmt.Fprint(b, " with_grant_option")
+		}
+		if g.GrantOptionFor {
+			fmt.Fprint(b, " grant_option_for")
+		}
+		if g.Cascade {
+			fmt.Fprint(b, " cascade")
+		}
 		fmt.Fprintln(b)
 	default:
 		fmt.Fprintf(b, "BUG: empty statement\n")

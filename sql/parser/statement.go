@@ -8,7 +8,7 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported and User is set.
+// DropIndex, Reindex, Unsupported, User, Grant and AlterOwner is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -57,6 +57,8 @@ type Statement struct {
 	Deallocate  *Deallocate
 	Discard     *Discard
 	User        *UserStmt
+	Grant       *Grant
+	AlterOwner  *AlterOwner
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or

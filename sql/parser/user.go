@@ -20,10 +20,12 @@ const (
 	UserDrop
 )
 
-// UserStmt is CREATE, ALTER or DROP USER (ROLE is a synonym: PivotDB has
-// no groups, every role can log in).
+// UserStmt is CREATE, ALTER or DROP USER or ROLE (the same but for the
+// default of LOGIN: CREATE USER can log in, CREATE ROLE cannot).
 type UserStmt struct {
 	Kind UserKind
+	// Role is set for the ROLE spelling.
+	Role bool
 	// Names holds the user names (one except for DROP): a bare word
 	// lowercased as PostgreSQL folds identifiers, a quoted one as written.
 	Names    []string
@@ -34,13 +36,33 @@ type UserStmt struct {
 	HasPassword  bool
 	Password     string
 	NullPassword bool
+	// The role attributes given ([NO]SUPERUSER, [NO]LOGIN, [NO]CREATEDB,
+	// [NO]CREATEROLE); nil where the statement did not say.
+	Superuser, Login, CreateDB, CreateRole *bool
 }
 
-// acceptedRoleOptions are the role options that describe what every
-// PivotDB user already is, so stating them changes nothing: all users are
-// superusers that can log in (there is no privilege system yet). Their
-// negations are rejected as not supported.
-var acceptedRoleOptions = map[string]bool{"login": true, "superuser": true, "inherit": true}
+// roleAttribute returns the attribute field a role option sets and the
+// value it sets it to. INHERIT is accepted because it is what every role
+// does (holds the privileges of the roles it is a member of); NOINHERIT is
+// refused as not supported.
+func (u *UserStmt) roleAttribute(word string) (field **bool, value, ok bool) {
+	w := strings.ToLower(word)
+	value = !strings.HasPrefix(w, "no")
+	if !value && w != "nosuperuser" && w != "nologin" && w != "nocreatedb" && w != "nocreaterole" {
+		return nil, false, false
+	}
+	switch strings.TrimPrefix(w, "no") {
+	case "superuser":
+		return &u.Superuser, value, true
+	case "login":
+		return &u.Login, value, true
+	case "createdb":
+		return &u.CreateDB, value, true
+	case "createrole":
+		return &u.CreateRole, value, true
+	}
+	return nil, false, false
+}
 
 // parseUser parses CREATE/ALTER/DROP USER|ROLE; ok is false when the
 // statement is some other CREATE/ALTER/DROP.
@@ -48,7 +70,7 @@ func (s *stmtToks) parseUser() (u *UserStmt, ok bool, err error) {
 	if !s.isWord(1, "user") && !s.isWord(1, "role") {
 		return nil, false, nil
 	}
-	u = &UserStmt{}
+	u = &UserStmt{Role: s.isWord(1, "role")}
 	i := 2
 	switch strings.ToLower(s.text(0)) {
 	case "create":
@@ -117,11 +139,19 @@ func (s *stmtToks) parseUser() (u *UserStmt, ok bool, err error) {
 				return nil, true, s.errAtTok(i)
 			}
 			i++
-		case s.isKind(i, tkIdent) && acceptedRoleOptions[strings.ToLower(s.text(i))]:
+		case s.isWord(i, "inherit"):
 			i++
 		case s.isKind(i, tkIdent):
-			return nil, true, errAt(sqlerr.FeatureNotSupported, s.start(i),
-				"role option %s is not supported yet", strings.ToUpper(s.text(i)))
+			field, value, ok := u.roleAttribute(s.text(i))
+			if !ok {
+				return nil, true, errAt(sqlerr.FeatureNotSupported, s.start(i),
+					"role option %s is not supported yet", strings.ToUpper(s.text(i)))
+			}
+			if *field != nil {
+				return nil, true, errAt(sqlerr.SyntaxError, s.start(i), "conflicting or redundant options")
+			}
+			*field = &value
+			i++
 		default:
 			return nil, true, s.errAtTok(i)
 		}

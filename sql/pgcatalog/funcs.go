@@ -59,7 +59,7 @@ var sessionFuncs = map[string]*sessionFunc{}
 
 func init() {
 	for _, group := range []map[string]*sessionFunc{
-		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), arrayFuncs(),
+		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), arrayFuncs(), privilegeFuncs(),
 	} {
 		for name, f := range group {
 			sessionFuncs[name] = f

@@ -515,9 +515,10 @@ func (v *View) tableByOID(oid int64) (*catalog.Table, bool) {
 	return nil, false
 }
 
-// roles are the users a client can see: the built-in pivotdb, the users
-// of CREATE USER, and the session's own user if it is none of them (trust
-// authentication admits any name).
+// roles are the roles a client can see: the built-in pivotdb, the roles
+// of CREATE USER/ROLE, and the view's user if it is none of them (sessions
+// only open for existing roles, but the binder's tests fill a View by
+// hand).
 func (v *View) roles() []string {
 	out := []string{catalog.BootstrapUser}
 	seen := map[string]bool{catalog.BootstrapUser: true}
@@ -531,6 +532,23 @@ func (v *View) roles() []string {
 		out = append(out, v.User)
 	}
 	return out
+}
+
+// role is a role's record; a session user that is not in the catalog has
+// no attributes.
+func (v *View) role(name string) *catalog.User {
+	if u, ok := v.Snapshot.User(name); ok {
+		return u
+	}
+	return &catalog.User{Name: name}
+}
+
+// nullIfEmpty is NULL for "", else the string.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // roleOID numbers roles: the built-in user is 10, as PostgreSQL's bootstrap

@@ -55,7 +55,12 @@ var (
 	pgRolesCols = cols("rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, " +
 		"rolcanlogin bool, rolreplication bool, rolconnlimit int4, rolpassword text, rolvaliduntil timestamp, " +
 		"rolbypassrls bool, rolconfig array, oid oid")
-	pgUserCols = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
+	pgAuthidCols = cols("oid oid, rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, " +
+		"rolcanlogin bool, rolreplication bool, rolbypassrls bool, rolconnlimit int4, rolpassword text, rolvaliduntil timestamp")
+	pgShadowCols = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
+		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
+	pgAuthMembersCols = cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool")
+	pgUserCols        = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
 		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
 	pgSettingsCols = cols("name text, setting text, unit text, category text, short_desc text, extra_desc text, " +
 		"context text, vartype text, source text, min_val text, max_val text, enumvals array, boot_val text, " +
@@ -183,27 +188,60 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_database", Cols: pgDatabaseCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, d := range v.Snapshot.Databases() {
-			out = append(out, row(pgDatabaseCols, d.ID, d.Name, oidBootstrapUser, 6, "c", false, true, -1, 0, 0,
-				oidDefaultTablespace, "C", "C", nil, nil, nil))
+			out = append(out, row(pgDatabaseCols, d.ID, d.Name, v.roleOIDOf(d.OwnerName()), 6, "c", false, true, -1, 0, 0,
+				oidDefaultTablespace, "C", "C", nil, nil, aclArray(d.ACL)))
 		}
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_roles", Cols: pgRolesCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for i, r := range v.roles() {
-			out = append(out, row(pgRolesCols, r, true, true, true, true, true, false, -1, "********", nil,
-				false, nil, roleOID(i)))
+			u := v.role(r)
+			out = append(out, row(pgRolesCols, r, u.Superuser, true, u.CreateRole, u.CreateDB, !u.NoLogin, false, -1,
+				"********", nil, false, nil, roleOID(i)))
 		}
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_user", Cols: pgUserCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for i, r := range v.roles() {
-			out = append(out, row(pgUserCols, r, roleOID(i), true, true, false, false, "********", nil, nil))
+			if u := v.role(r); !u.NoLogin {
+				out = append(out, row(pgUserCols, r, roleOID(i), u.CreateDB, u.Superuser, false, false, "********", nil, nil))
+			}
 		}
 		return out
 	}},
-	{Schema: "pg_catalog", Name: "pg_auth_members", Cols: cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool"), rows: empty},
+	// pg_authid and pg_shadow hold the password verifiers: superusers only
+	// (the binder refuses them to others, see SuperuserOnly).
+	{Schema: "pg_catalog", Name: "pg_authid", Cols: pgAuthidCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for i, r := range v.roles() {
+			u := v.role(r)
+			out = append(out, row(pgAuthidCols, roleOID(i), r, u.Superuser, true, u.CreateRole, u.CreateDB, !u.NoLogin,
+				false, false, -1, nullIfEmpty(u.Password), nil))
+		}
+		return out
+	}},
+	{Schema: "pg_catalog", Name: "pg_shadow", Cols: pgShadowCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for i, r := range v.roles() {
+			if u := v.role(r); !u.NoLogin {
+				out = append(out, row(pgShadowCols, r, roleOID(i), u.CreateDB, u.Superuser, false, false,
+					nullIfEmpty(u.Password), nil, nil))
+			}
+		}
+		return out
+	}},
+	{Schema: "pg_catalog", Name: "pg_auth_members", Cols: pgAuthMembersCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for i, r := range v.roles() {
+			for _, m := range v.role(r).MemberOf {
+				role := v.roleOIDOf(m)
+				out = append(out, row(pgAuthMembersCols, roleOID(i)<<16|role, role, roleOID(i), oidBootstrapUser, false))
+			}
+		}
+		return out
+	}},
 	{Schema: "pg_catalog", Name: "pg_settings", Cols: pgSettingsCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, n := range sessionvars.Names() {
@@ -275,7 +313,7 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_tables", Cols: pgTablesCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range v.tables() {
-			out = append(out, row(pgTablesCols, "public", t.Name, "pivotdb", nil, hasVisibleKey(t) || len(t.Indexes) > 0,
+			out = append(out, row(pgTablesCols, "public", t.Name, t.OwnerName(), nil, hasVisibleKey(t) || len(t.Indexes) > 0,
 				false, false, false))
 		}
 		return out
@@ -287,11 +325,21 @@ var pgTablesCols = cols("schemaname name, tablename name, tableowner name, table
 func pgClassRows(v *View) [][]types.Value {
 	var out [][]types.Value
 	c := pgClassCols
+	// owner is the relation's owner; nil owned: a system relation.
+	var owned *catalog.Owned
 	rel := func(oid int64, name string, ns int64, am int64, hasIndex bool, kind string, natts int) []types.Value {
-		return row(c, oid, name, ns, 0, 0, oidBootstrapUser, am, oid, 0, 0, -1.0, 0, 0, hasIndex, false, "p",
-			kind, natts, 0, false, false, false, false, false, true, "d", false, 0, 0, 0, nil, nil, nil)
+		owner, relacl := int64(oidBootstrapUser), any(nil)
+		if owned != nil {
+			owner = v.roleOIDOf(owned.OwnerName())
+			if kind != "i" {
+				relacl = aclArray(owned.ACL)
+			}
+		}
+		return row(c, oid, name, ns, 0, 0, owner, am, oid, 0, 0, -1.0, 0, 0, hasIndex, false, "p",
+			kind, natts, 0, false, false, false, false, false, true, "d", false, 0, 0, 0, relacl, nil, nil)
 	}
 	for _, t := range v.tables() {
+		owned = &t.Owned
 		key := hasVisibleKey(t)
 		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key || len(t.Indexes) > 0, "r",
 			len(visibleTableColumns(t))))
@@ -305,8 +353,10 @@ func pgClassRows(v *View) [][]types.Value {
 	// Views: their columns are known only by planning their query, so
 	// pg_attribute does not list them.
 	for _, vw := range v.Snapshot.Views(v.Database.ID) {
+		owned = &vw.Owned
 		out = append(out, rel(int64(vw.ID), vw.Name, oidPublic, 0, false, "v", 0))
 	}
+	owned = nil
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
 			ns := int64(oidPgCatalog)

@@ -70,7 +70,6 @@ const (
 	InvalidSchemaName            = "3F000"
 	ObjectInUse                  = "55006"
 	CheckViolation               = "23514"
-	DependentObjectsStillExist   = "2BP01"
 	ForeignKeyViolation          = "23503"
 	InvalidForeignKey            = "42830"
 	InvalidRegularExpression     = "2201B"
@@ -81,6 +80,10 @@ const (
 	InvalidEscapeSequence        = "22025"
 	CharacterNotInRepertoire     = "22021"
 	InvalidDatetimeFormatOverflw = "22008"
+	DependentObjectsStillExist   = "2BP01"
+	InvalidGrantOperation        = "0LP01"
+	PrivilegeNotGranted          = "01007"
+	PrivilegeNotRevoked          = "01006"
 )
 
 // Error is an error with a SQLSTATE. It is what the wire protocol turns into
