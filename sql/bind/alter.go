@@ -304,7 +304,9 @@ func (al *alterer) addForeignKey(d fkDef, notValid bool) error {
 	if al.t.ForeignKeys[len(al.t.ForeignKeys)-1].RefTable == 0 {
 		al.t.ForeignKeys[len(al.t.ForeignKeys)-1].RefTable = al.t.ID
 	}
-	if !notValid {
+	if notValid {
+		al.t.ForeignKeys[len(al.t.ForeignKeys)-1].NotValid = true
+	} else {
 		al.st.ValidateFKs = append(al.st.ValidateFKs, al.t.ForeignKeys[len(al.t.ForeignKeys)-1].Name)
 	}
 	return nil

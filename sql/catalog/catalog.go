@@ -123,6 +123,9 @@ type ForeignKey struct {
 	RefTable uint64 `json:"ref_table"`
 	OnDelete byte   `json:"on_delete"`
 	OnUpdate byte   `json:"on_update"`
+	// NotValid marks one added with NOT VALID: rows stored before it were
+	// not checked.
+	NotValid bool `json:"not_valid,omitempty"`
 }
 
 // ReferencingKeys lists the foreign keys of the snapshot's tables that

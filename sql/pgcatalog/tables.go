@@ -167,7 +167,7 @@ var pgCatalogTables = []*Table{
 					refs[i] = attnum(parent, parent.PrimaryKey[i])
 				}
 				out = append(out, row(pgConstraintCols, fkConstraintOID(t, k), fk.Name, oidPublic, "f", false,
-					false, true, int64(t.ID), 0, pkIndexOID(parent), 0, int64(parent.ID), string(fk.OnUpdate),
+					false, !fk.NotValid, int64(t.ID), 0, pkIndexOID(parent), 0, int64(parent.ID), string(fk.OnUpdate),
 					string(fk.OnDelete), "s", true, 0, true, arrayText(keys), arrayText(refs),
 					nil, nil, nil, nil, nil, nil))
 			}
