@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -32,6 +33,9 @@ import (
 // with); writers wait for the gate while a rewrite or scan runs.
 
 func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, error) {
+	if p.Rewrite != nil {
+		return s.alterRewrite(ctx, p)
+	}
 	var recount []uint64
 	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		recount = nil
@@ -49,11 +53,6 @@ func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, e
 			if v, ok := p.Missing[nt.Columns[i].ID]; ok {
 				nt.Columns[i].Missing = rowenc.EncodeMissing(nt.Columns[i].ID, v)
 			}
-		}
-		if p.Rewrite != nil {
-			ids, err := s.rewriteTable(ctx, ch, pch, b, p, &nt)
-			recount = ids
-			return err
 		}
 		if len(p.NotNull) > 0 || len(p.Validate) > 0 {
 			if err := s.validateRows(ctx, p, &nt); err != nil {
@@ -151,111 +150,293 @@ func containsNulls(t *catalog.Table, i int) error {
 	return sqlerr.New(sqlerr.NotNullViolation, "column %q of relation %q contains null values", t.Columns[i].Name, t.Name)
 }
 
-// rewriteTable writes every stored row of p.Old again as a row of nt under
-// a new table id, with every index rebuilt under new ids, and drops the
-// old rows, indexes and shard maps — all in b. It returns the new ids,
-// whose statistics are counted after the commit.
-func (s *Session) rewriteTable(ctx context.Context, ch *catalog.Change, pch *partition.Change, b *storage.Batch, p *bind.AlterTable, nt *catalog.Table) ([]uint64, error) {
+// A rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY) runs in two phases so
+// that writers are held back only for the second:
+//
+//  1. without any lock, the rows of a storage snapshot are converted and
+//     put into the schema change's batch under a new table id (and new
+//     index ids), allocated up front;
+//  2. under the schema gate and the change locks, the table's rows as
+//     committed now are compared with the snapshot's: rows changed,
+//     added or deleted since are converted again (their stale new rows
+//     and entries deleted), every row is validated (NOT NULL, CHECK,
+//     duplicate keys), the old table is dropped and the new one swapped
+//     in, all in the batch's one commit.
+
+// prepRow is a row converted in phase 1.
+type prepRow struct {
+	oldKey, oldVal []byte
+	newKey         []byte
+	entries        [][]byte // index entry keys
+	row            []types.Value
+	fresh          bool // converted in phase 2, not yet in the batch
+}
+
+func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result, error) {
 	old, rw := p.Old, p.Rewrite
-	nt.ID = ch.NewID()
-	ids := []uint64{nt.ID}
-	s.e.creating.Store(nt.ID, nt)
-	defer s.e.creating.Delete(nt.ID)
-	if err := pch.Create(s.e.meta.With(b), nt.ID, nil); err != nil {
+	ids, err := s.allocIDs(1 + len(p.New.Indexes))
+	if err != nil {
 		return nil, err
 	}
+	nt := *p.New
+	nt.Columns = slices.Clone(p.New.Columns)
+	nt.Indexes = slices.Clone(p.New.Indexes)
+	nt.ID = ids[0]
 	entries := make([]*catalog.Table, len(nt.Indexes))
-	uniq := make([]map[string]bool, len(nt.Indexes))
 	for i := range nt.Indexes {
-		ix := &nt.Indexes[i]
-		ix.ID = ch.NewID()
-		ids = append(ids, ix.ID)
-		entries[i] = nt.IndexTable(ix)
-		s.e.creating.Store(ix.ID, entries[i])
-		defer s.e.creating.Delete(ix.ID)
-		if err := pch.Create(s.e.meta.With(b), ix.ID, nil); err != nil {
+		nt.Indexes[i].ID = ids[i+1]
+		entries[i] = nt.IndexTable(&nt.Indexes[i])
+	}
+	ec := s.evalContext(ctx, nil)
+	prepare := func(oldKey, oldVal []byte) (prepRow, error) {
+		orow := make([]types.Value, len(old.Columns))
+		if err := rowenc.DecodeKey(old, oldKey, orow); err != nil {
+			return prepRow{}, err
+		}
+		if err := rowenc.DecodeValue(old, oldVal, orow); err != nil {
+			return prepRow{}, err
+		}
+		row, err := convertRow(ec, rw, &nt, orow)
+		if err != nil {
+			return prepRow{}, err
+		}
+		pr := prepRow{oldKey: append([]byte(nil), oldKey...), oldVal: append([]byte(nil), oldVal...),
+			newKey: rowenc.EncodeKey(&nt, row), row: row}
+		for _, et := range entries {
+			pr.entries = append(pr.entries, rowenc.EncodeKey(et, row))
+		}
+		return pr, nil
+	}
+	put := func(b *storage.Batch, pr prepRow) error {
+		if err := b.Set(pr.newKey, rowenc.EncodeValue(nil, &nt, pr.row)); err != nil {
+			return err
+		}
+		for _, k := range pr.entries {
+			if err := b.Set(k, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	// Phase 1: convert a snapshot's rows, no lock held.
+	b := s.e.storage.NewBatch()
+	defer b.Close()
+	var prep []prepRow
+	{
+		snap := s.e.storage.NewSnapshot()
+		it, err := snap.NewIter(storage.TableSpan(old.ID))
+		if err != nil {
+			snap.Close()
 			return nil, err
 		}
-		if ix.Unique {
-			uniq[i] = map[string]bool{}
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if n++; n%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					it.Close()
+					snap.Close()
+					return nil, err
+				}
+			}
+			pr, err := prepare(it.Key(), it.Value())
+			if err == nil {
+				err = put(b, pr)
+			}
+			if err != nil {
+				it.Close()
+				snap.Close()
+				return nil, err
+			}
+			prep = append(prep, pr)
+		}
+		err = it.Error()
+		it.Close()
+		snap.Close()
+		if err != nil {
+			return nil, err
 		}
 	}
+
+	// Phase 2: catch up with the writes since, validate, swap.
+	err = s.indexDDLInto(b, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+		if cur, ok := ch.Snapshot().TableByID(old.ID); !ok || cur != old {
+			return sqlerr.New(sqlerr.SerializationFailure,
+				"could not serialize access: relation %q changed during ALTER TABLE", old.Name)
+		}
+		if err := ownTable(s.access(ch.Snapshot()), old); err != nil {
+			return err
+		}
+		s.e.creating.Store(nt.ID, &nt)
+		defer s.e.creating.Delete(nt.ID)
+		if err := pch.Create(s.e.meta.With(b), nt.ID, nil); err != nil {
+			return err
+		}
+		for i, et := range entries {
+			s.e.creating.Store(et.ID, et)
+			defer s.e.creating.Delete(et.ID)
+			if err := pch.Create(s.e.meta.With(b), nt.Indexes[i].ID, nil); err != nil {
+				return err
+			}
+		}
+		// The rows committed now against the snapshot's, both in key
+		// order (the gate holds writers back, so this is final).
+		it, err := s.e.storage.NewIter(storage.TableSpan(old.ID))
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		deleted := map[string]bool{}
+		stale := func(pr prepRow) error {
+			deleted[string(pr.newKey)] = true
+			if err := b.Delete(pr.newKey); err != nil {
+				return err
+			}
+			for _, k := range pr.entries {
+				deleted[string(k)] = true
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var final []prepRow
+		i := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			key := it.Key()
+			for ; i < len(prep) && bytes.Compare(prep[i].oldKey, key) < 0; i++ {
+				if err := stale(prep[i]); err != nil { // deleted since
+					return err
+				}
+			}
+			if i < len(prep) && bytes.Equal(prep[i].oldKey, key) {
+				i++
+				if bytes.Equal(prep[i-1].oldVal, it.Value()) {
+					final = append(final, prep[i-1])
+					continue
+				}
+				if err := stale(prep[i-1]); err != nil { // changed since
+					return err
+				}
+			}
+			pr, err := prepare(key, it.Value())
+			if err != nil {
+				return err
+			}
+			pr.fresh = true
+			final = append(final, pr)
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+		for ; i < len(prep); i++ {
+			if err := stale(prep[i]); err != nil {
+				return err
+			}
+		}
+		// Puts after every delete: a stale key may be another row's key.
+		for _, pr := range final {
+			again := pr.fresh || deleted[string(pr.newKey)]
+			for _, k := range pr.entries {
+				again = again || deleted[string(k)]
+			}
+			if again {
+				if err := put(b, pr); err != nil {
+					return err
+				}
+			}
+		}
+		if err := validateRewrite(ec, p, &nt, entries, final); err != nil {
+			return err
+		}
+		if err := s.e.dropTableData(pch, b, old); err != nil {
+			return err
+		}
+		ch.DropTable(old)
+		ch.PutTable(&nt)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range p.Notices {
+		s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
+	}
+	for _, id := range ids {
+		s.recountIndex(id)
+	}
+	return &tagResult{tag: "ALTER TABLE"}, nil
+}
+
+// validateRewrite checks the rows of a rewritten table: NOT NULL, CHECK,
+// and no two rows with the same key or unique index values.
+func validateRewrite(ec *expr.Context, p *bind.AlterTable, nt *catalog.Table, entries []*catalog.Table, final []prepRow) error {
 	notNull := make([]int, 0, len(nt.Columns))
 	for i, c := range nt.Columns {
 		if c.NotNull {
 			notNull = append(notNull, i)
 		}
 	}
-	ec := s.evalContext(ctx, nil)
-	it, err := s.e.storage.NewIter(storage.TableSpan(old.ID))
-	if err != nil {
-		return nil, err
+	keys := make(map[string]bool, len(final))
+	uniq := make([]map[string]bool, len(nt.Indexes))
+	for i := range nt.Indexes {
+		if nt.Indexes[i].Unique {
+			uniq[i] = map[string]bool{}
+		}
 	}
-	defer it.Close()
-	keys := map[string]bool{}
-	orow := make([]types.Value, len(old.Columns))
-	var val []byte
-	n := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		if n++; n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		clear(orow)
-		if err := rowenc.DecodeKey(old, it.Key(), orow); err != nil {
-			return nil, err
-		}
-		if err := rowenc.DecodeValue(old, it.Value(), orow); err != nil {
-			return nil, err
-		}
-		row, err := convertRow(ec, rw, nt, orow)
-		if err != nil {
-			return nil, err
-		}
+	for _, pr := range final {
+		row := pr.row
 		for _, i := range notNull {
 			if row[i].IsNull() {
-				return nil, containsNulls(nt, i)
+				return containsNulls(nt, i)
 			}
 		}
 		if err := checkRow(ec, nt, p.Checks, row); err != nil {
-			return nil, err
+			return err
 		}
-		key := rowenc.EncodeKey(nt, row)
-		if keys[string(key)] {
-			return nil, duplicated(nt, nt.Name+"_pkey", nt.PrimaryKey, row)
+		if keys[string(pr.newKey)] {
+			return duplicated(nt, nt.Name+"_pkey", nt.PrimaryKey, row)
 		}
-		keys[string(key)] = true
-		val = rowenc.EncodeValue(val[:0], nt, row)
-		if err := b.Set(key, val); err != nil {
-			return nil, err
-		}
+		keys[string(pr.newKey)] = true
 		for i, et := range entries {
 			ix := &nt.Indexes[i]
-			if uniq[i] != nil && !slices.ContainsFunc(ix.Columns, func(c int) bool { return row[c].IsNull() }) {
-				vals := make([]types.Value, len(ix.Columns))
-				for k, c := range ix.Columns {
-					vals[k] = row[c]
-				}
-				prefix := string(rowenc.EncodeKeyPrefix(et, vals))
-				if uniq[i][prefix] {
-					return nil, duplicated(nt, ix.Name, ix.Columns, row)
-				}
-				uniq[i][prefix] = true
+			if uniq[i] == nil || slices.ContainsFunc(ix.Columns, func(c int) bool { return row[c].IsNull() }) {
+				continue
 			}
-			if err := b.Set(rowenc.EncodeKey(et, row), nil); err != nil {
-				return nil, err
+			vals := make([]types.Value, len(ix.Columns))
+			for k, c := range ix.Columns {
+				vals[k] = row[c]
 			}
+			prefix := string(rowenc.EncodeKeyPrefix(et, vals))
+			if uniq[i][prefix] {
+				return duplicated(nt, ix.Name, ix.Columns, row)
+			}
+			uniq[i][prefix] = true
 		}
 	}
-	if err := it.Error(); err != nil {
+	return nil
+}
+
+// allocIDs allocates n object ids in a schema change of their own, so
+// that a rewrite can write rows under them before it takes the change
+// locks. Ids of a rewrite that fails are never used.
+func (s *Session) allocIDs(n int) ([]uint64, error) {
+	ids := make([]uint64, n)
+	ch := s.e.catalog.Begin()
+	for i := range ids {
+		ids[i] = ch.NewID()
+	}
+	b := s.e.storage.NewBatch()
+	defer b.Close()
+	if err := ch.Write(s.e.meta.With(b)); err != nil {
+		ch.Abort()
 		return nil, err
 	}
-	if err := s.e.dropTableData(pch, b, old); err != nil {
+	if err := b.Commit(); err != nil {
+		ch.Abort()
 		return nil, err
 	}
-	ch.DropTable(old)
-	ch.PutTable(nt)
+	ch.Install()
 	return ids, nil
 }
 

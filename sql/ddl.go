@@ -24,14 +24,20 @@ import (
 // that order; the shard maps install before the catalog so that a table is
 // never visible without its shards.
 func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
+	b := s.e.storage.NewBatch()
+	defer b.Close()
+	return s.ddlInto(b, fn)
+}
+
+// ddlInto is ddl on a batch that may already hold data changes (a
+// rewrite's rows, prepared before the change locks were taken).
+func (s *Session) ddlInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	if s.inBlock() {
 		s.notice("NOTICE", sqlerr.FeatureNotSupported,
 			"schema changes inside a transaction block take effect immediately and are not rolled back")
 	}
 	ch := s.e.catalog.Begin()
 	pch := s.e.shards.Begin()
-	b := s.e.storage.NewBatch()
-	defer b.Close()
 	abort := func(err error) error {
 		pch.Abort()
 		ch.Abort()

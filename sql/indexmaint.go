@@ -250,6 +250,13 @@ func (s *Session) indexDDL(fn func(ch *catalog.Change, pch *partition.Change, b 
 	return s.ddl(fn)
 }
 
+// indexDDLInto is indexDDL on a batch that already holds data changes.
+func (s *Session) indexDDLInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
+	unlock := s.e.txns.LockSchema()
+	defer unlock()
+	return s.ddlInto(b, fn)
+}
+
 // createIndexData creates the shard map of index ix of t and, when
 // backfill is set, writes the entries of every committed row into b,
 // enforcing UNIQUE. The entries' statistics are counted after the commit
