@@ -30,7 +30,8 @@ import (
 // schema gate: a transaction that wrote rows under the old definition
 // fails at commit with 40001 rather than store a row the new one forbids.
 // Readers are never blocked (they read the catalog snapshot they started
-// with); writers wait for the gate while a rewrite or scan runs.
+// with); writers wait for the gate while a validating scan runs, and for
+// a rewrite only while it catches up (alterRewrite).
 
 func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, error) {
 	if p.Rewrite != nil {

@@ -21,9 +21,9 @@ func retryable(err error) bool {
 }
 
 // TestAlterTableConcurrentWrites runs ADD COLUMN with a DEFAULT, ALTER
-// COLUMN TYPE and ADD PRIMARY KEY while writers insert and update rows,
-// then checks every row: each committed insert is there once, with the
-// values written and the new column's default.
+// COLUMN TYPE and ADD PRIMARY KEY while writers insert, update and delete
+// rows, then checks every row: each committed insert not deleted since is
+// there once, with the values written and the new column's default.
 func TestAlterTableConcurrentWrites(t *testing.T) {
 	e := testEngine(t)
 	s := testSession(t, e)
@@ -52,7 +52,12 @@ func TestAlterTableConcurrentWrites(t *testing.T) {
 			for i := 0; !stop.Load(); i++ {
 				id := 100000*(w+1) + i
 				stmt := fmt.Sprintf("INSERT INTO cw (id, v) VALUES (%d, %d)", id, id*2)
-				if i%3 == 2 {
+				deleting := i%5 == 4 && len(committed[w]) > 0
+				switch {
+				case deleting:
+					// Delete this writer's oldest remaining row.
+					stmt = fmt.Sprintf("DELETE FROM cw WHERE id = %d", committed[w][0])
+				case i%3 == 2:
 					// Rewrite an existing row with the value it has.
 					old := i % preload
 					stmt = fmt.Sprintf("UPDATE cw SET v = %d WHERE id = %d", old*2, old)
@@ -67,7 +72,10 @@ func TestAlterTableConcurrentWrites(t *testing.T) {
 						return
 					}
 				}
-				if i%3 != 2 {
+				switch {
+				case deleting:
+					committed[w] = committed[w][1:]
+				case i%3 != 2:
 					committed[w] = append(committed[w], id)
 				}
 				ops.Add(1)
