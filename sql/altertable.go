@@ -34,6 +34,12 @@ import (
 // a rewrite only while it catches up (alterRewrite).
 
 func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, error) {
+	if p.Old == nil { // IF EXISTS, and it does not
+		for _, n := range p.Notices {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
+		}
+		return &tagResult{tag: "ALTER TABLE"}, nil
+	}
 	if p.Rewrite != nil {
 		return s.alterRewrite(ctx, p)
 	}

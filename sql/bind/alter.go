@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,7 +18,8 @@ import (
 // AlterTable is ALTER TABLE's column and constraint actions, bound into
 // the table's new descriptor plus the work that makes the stored rows
 // agree with it. The sql root runs it as one schema change, refusing it
-// (40001) when the table changed since it was bound.
+// (40001) when the table changed since it was bound. Old is nil for ALTER
+// TABLE IF EXISTS of a missing table, which only sends its notice.
 type AlterTable struct {
 	noRows
 	Old, New *catalog.Table
@@ -63,6 +65,11 @@ type Check struct {
 func (a *binder) planAlterTable(n *ast.AlterTableStmt) (Statement, error) {
 	old, err := a.lookupTable(n.Table)
 	if err != nil {
+		ifExists := slices.ContainsFunc(a.stmt.Alter, func(x parser.AlterAction) bool { return x.Kind == parser.AlterTableIfExists })
+		var se *sqlerr.Error
+		if ifExists && errors.As(err, &se) && se.Code == sqlerr.UndefinedTable {
+			return &AlterTable{Notices: []string{fmt.Sprintf("relation %q does not exist, skipping", n.Table.Name.O)}}, nil
+		}
 		return nil, err
 	}
 	pg := map[int][]parser.AlterAction{}

@@ -227,9 +227,25 @@ func (r *rewriter) alterTable() (ok bool, err error) {
 	}
 	i := 2
 	if s.isWord(i, "if") && s.isWord(i+1, "exists") {
+		// TiDB has no ALTER TABLE IF EXISTS: it sees ALTER TABLE t.
+		if _, _, ok := s.nameChain(i + 2); !ok {
+			return false, nil
+		}
+		r.alter = append(r.alter, AlterAction{Spec: -1, Kind: AlterTableIfExists})
+		if err := r.seq(0, i); err != nil {
+			return true, err
+		}
 		i += 2
-	}
-	if s.isWord(i, "only") && (s.isKind(i+1, tkIdent) || s.isKind(i+1, tkQuotedIdent)) {
+		j, _, _ := s.nameChain(i)
+		if s.isWord(i, "only") {
+			j, _, _ = s.nameChain(i + 1)
+			i++
+		}
+		if err := r.seq(i, j); err != nil {
+			return true, err
+		}
+		i = j
+	} else if s.isWord(i, "only") && (s.isKind(i+1, tkIdent) || s.isKind(i+1, tkQuotedIdent)) {
 		// ALTER TABLE ONLY t (pg_dump's form): PivotDB has no table
 		// inheritance, so ONLY changes nothing.
 		if err := r.seq(0, i); err != nil {

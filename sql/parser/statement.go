@@ -300,6 +300,9 @@ const (
 	// AlterIfExists marks DROP CONSTRAINT IF EXISTS (TiDB sees DROP
 	// CONSTRAINT).
 	AlterIfExists
+	// AlterTableIfExists is ALTER TABLE IF EXISTS t (TiDB sees ALTER
+	// TABLE t); its Spec is -1.
+	AlterTableIfExists
 )
 
 // AlterAction is one PostgreSQL ALTER TABLE action; Spec is the index of
