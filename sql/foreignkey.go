@@ -179,6 +179,9 @@ func (f *fkWriter) referencing(c bind.FKChild, parent *catalog.Table, old []type
 	for k, pk := range parent.PrimaryKey {
 		want[k] = old[pk]
 	}
+	if ix := fkIndex(ct, c.FK); ix != nil {
+		return f.referencingByIndex(ct, ix, want)
+	}
 	it, err := f.tx.Reader().NewIter(storage.TableSpan(ct.ID))
 	if err != nil {
 		return nil, err
@@ -208,6 +211,79 @@ func (f *fkWriter) referencing(c bind.FKChild, parent *catalog.Table, old []type
 		}
 	}
 	return out, it.Error()
+}
+
+// fkIndex returns an index of t whose first columns are fk's columns
+// (in any order), or nil.
+func fkIndex(t *catalog.Table, fk *catalog.ForeignKey) *catalog.Index {
+	for i := range t.Indexes {
+		ix := &t.Indexes[i]
+		if len(ix.Columns) < len(fk.Columns) {
+			continue
+		}
+		match := true
+		for k, c := range fk.Columns {
+			if ix.Columns[k] != c {
+				match = false
+				break
+			}
+		}
+		if match {
+			return ix
+		}
+	}
+	return nil
+}
+
+// referencingByIndex is referencing through an index whose first columns
+// are the foreign key's: the entries with the parent key's values, then
+// their rows.
+func (f *fkWriter) referencingByIndex(ct *catalog.Table, ix *catalog.Index, want []types.Value) ([]childRow, error) {
+	et := ct.IndexTable(ix)
+	vals := make([]types.Value, len(want))
+	for k := range want {
+		v, err := types.Cast(want[k], ct.Columns[ix.Columns[k]].Type)
+		if err != nil {
+			return nil, err
+		}
+		vals[k] = v
+	}
+	prefix := rowenc.EncodeKeyPrefix(et, vals)
+	it, err := f.tx.Reader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	var keys [][]byte
+	scratch := make([]types.Value, len(ct.Columns))
+	for ok := it.First(); ok; ok = it.Next() {
+		clear(scratch)
+		if err := rowenc.DecodeKey(et, it.Key(), scratch); err != nil {
+			it.Close()
+			return nil, err
+		}
+		keys = append(keys, rowenc.EncodeKey(ct, scratch))
+	}
+	err = it.Error()
+	it.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out []childRow
+	for _, key := range keys {
+		val, ok, err := f.tx.Get(key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		row, err := rowenc.DecodeRow(ct, key, val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, childRow{key: key, row: row, len: len(val)})
+	}
+	return out, nil
 }
 
 // act applies CASCADE, SET NULL or SET DEFAULT to one referencing row.
