@@ -17,11 +17,16 @@ var (
 	// Partition holds the shard manager's records: shard maps, statistics,
 	// pending markers, reshape counters, the shard id sequence (partition).
 	Partition = storage.AppendString([]byte{storage.SystemPrefix}, "part")
+	// Sequence holds where each sequence stands: "seq/" <id BE8> → the
+	// first value not reserved yet and whether the sequence ran out
+	// (package sql, sequences.go). It is written on every reservation of a
+	// range of values, outside schema changes.
+	Sequence = append([]byte{storage.SystemPrefix}, "seq/"...)
 )
 
 // namespaces lists every registered namespace; a new kind of metadata
 // adds its prefix here.
-var namespaces = [][]byte{Catalog, Partition}
+var namespaces = [][]byte{Catalog, Partition, Sequence}
 
 // Check returns an error unless key belongs to a registered namespace.
 func Check(key []byte) error {

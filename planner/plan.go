@@ -73,11 +73,17 @@ type Project struct {
 // Aggregate groups its input by GroupBy and computes Aggs per group. Its
 // rows are the group values followed by the aggregate results. Without
 // GroupBy it produces exactly one row, even for empty input.
+//
+// Sets, when set (GROUPING SETS, ROLLUP, CUBE), lists the grouping sets as
+// indexes into GroupBy: each input row is added to one group per set,
+// keyed by the set's columns; a group's row has NULL for the GroupBy
+// columns outside its set.
 type Aggregate struct {
 	Input   Node
 	GroupBy []expr.Expr
 	Aggs    []*expr.AggSpec
 	Cols    []Column
+	Sets    [][]int
 }
 
 // SortKey orders by the column at Index of the input.
@@ -100,10 +106,13 @@ type Limit struct {
 	Count, Offset expr.Expr
 }
 
-// Distinct removes duplicate rows, comparing the first N columns.
+// Distinct removes duplicate rows, comparing the first N columns, or,
+// when On is set, the columns at those indexes (DISTINCT ON: the first
+// row of each group passes, so the input is sorted first).
 type Distinct struct {
 	Input Node
 	N     int
+	On    []int
 }
 
 // Generate produces rows computed by the SQL layer at execution time: system
@@ -175,7 +184,19 @@ func describe(n Node) string {
 		for _, a := range n.Aggs {
 			parts = append(parts, a.String())
 		}
-		return "Aggregate group by (" + joinExprs(n.GroupBy) + ") " + strings.Join(parts, ", ")
+		s := "Aggregate group by (" + joinExprs(n.GroupBy) + ") "
+		if n.Sets != nil {
+			var sets []string
+			for _, set := range n.Sets {
+				var cols []string
+				for _, i := range set {
+					cols = append(cols, n.GroupBy[i].String())
+				}
+				sets = append(sets, "("+strings.Join(cols, ", ")+")")
+			}
+			s += "sets " + strings.Join(sets, ", ") + " "
+		}
+		return s + strings.Join(parts, ", ")
 	case *Sort:
 		parts := []string{}
 		for _, k := range n.Keys {
@@ -196,6 +217,13 @@ func describe(n Node) string {
 		}
 		return s
 	case *Distinct:
+		if len(n.On) > 0 {
+			parts := []string{}
+			for _, i := range n.On {
+				parts = append(parts, fmt.Sprintf("#%d", i+1))
+			}
+			return "Distinct on (" + strings.Join(parts, ", ") + ")"
+		}
 		return "Distinct"
 	case *Generate:
 		return "Generate " + n.Name

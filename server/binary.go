@@ -29,7 +29,7 @@ func hasBinary(oid uint32) bool {
 		types.OIDFloat4, types.OIDFloat8, types.OIDNumeric, types.OIDBytea,
 		types.OIDText, types.OIDVarchar, types.OIDBPChar, types.OIDName, types.OIDUnknown,
 		types.OIDJSON, types.OIDJSONB, types.OIDDate, types.OIDTimestamp, types.OIDTimestampTZ,
-		types.OIDInterval:
+		types.OIDInterval, types.OIDUuid:
 		return true
 	}
 	return false
@@ -132,6 +132,11 @@ func appendBinary(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 			return buf, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
 		}
 		return binary.BigEndian.AppendUint64(buf, uint64(m-pgEpochMicros)), nil
+	case types.OIDUuid:
+		if f != types.Uuid {
+			return mismatch()
+		}
+		return append(buf, v.Str()...), nil
 	case types.OIDInterval:
 		if f != types.Interval {
 			return mismatch()
@@ -255,6 +260,12 @@ func decodeBinary(oid uint32, b []byte, param int) (types.Value, error) {
 			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
 		}
 		return types.NewTimestamp(m + pgEpochMicros), nil
+	case types.OIDUuid:
+		v, ok := types.UuidFromBytes(b)
+		if !ok {
+			return bad()
+		}
+		return v, nil
 	case types.OIDInterval:
 		if !need(16) {
 			return bad()

@@ -398,7 +398,11 @@ func TestDecodeParam(t *testing.T) {
 		{types.TypeString, types.OIDBytea, 1, []byte("a\x00b"), `\x610062`},
 		// A declared type the server has no binary form for falls back to
 		// the statement's type.
-		{types.TypeInt64, 2950, 1, int8b, "5"},
+		{types.TypeInt64, 869, 1, int8b, "5"}, // inet
+		{types.T(types.Uuid), types.OIDUuid, 1, []byte{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11},
+			"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
+		{types.T(types.Uuid), types.OIDUuid, 1, []byte{1, 2, 3}, sqlerr.InvalidBinaryRepresentation},
+		{types.T(types.Uuid), types.OIDUuid, 0, []byte("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
 	} {
 		v, err := decodeParam(tc.typ, tc.oid, tc.format, tc.in, 1)
 		got := v.Text()

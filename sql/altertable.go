@@ -91,7 +91,7 @@ func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, e
 			recount = append(recount, ix.ID)
 		}
 		ch.PutTable(&nt)
-		return nil
+		return repointOwnedSequences(ch, p.Old, &nt)
 	})
 	if err != nil {
 		return nil, err
@@ -361,7 +361,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		}
 		ch.DropTable(old)
 		ch.PutTable(&nt)
-		return nil
+		return repointOwnedSequences(ch, p.Old, &nt)
 	})
 	if err != nil {
 		return nil, err
@@ -482,4 +482,29 @@ func duplicated(t *catalog.Table, name string, cols []int, row []types.Value) er
 	return &sqlerr.Error{Code: sqlerr.UniqueViolation,
 		Message: fmt.Sprintf("could not create unique index %q", name),
 		Detail:  fmt.Sprintf("Key (%s)=(%s) is duplicated.", strings.Join(names, ", "), strings.Join(texts, ", "))}
+}
+
+// repointOwnedSequences keeps the sequences that columns of old own
+// attached to the same columns of nt, which may have been renamed or
+// moved to a new table id by a rewrite (binding refused to drop them or
+// change their type).
+func repointOwnedSequences(ch *catalog.Change, old, nt *catalog.Table) error {
+	for _, q := range ch.Snapshot().OwnedSequences(old.DatabaseID, old.ID) {
+		i := old.ColumnIndex(q.OwnerColumn)
+		if i < 0 {
+			continue
+		}
+		id := old.Columns[i].ID
+		j := slices.IndexFunc(nt.Columns, func(c catalog.Column) bool { return c.ID == id })
+		if j < 0 {
+			return sqlerr.New(sqlerr.SerializationFailure,
+				"could not serialize access: sequence %q changed owner during ALTER TABLE", q.Name)
+		}
+		if nt.ID != old.ID || nt.Columns[j].Name != q.OwnerColumn {
+			nq := *q
+			nq.OwnerTable, nq.OwnerColumn = nt.ID, nt.Columns[j].Name
+			ch.PutSequence(&nq)
+		}
+	}
+	return nil
 }

@@ -107,6 +107,14 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 			return err
 		}
 		ch.PutTable(&t)
+		for _, seq := range p.Sequences {
+			q := *seq
+			q.OwnerTable = t.ID
+			q.Owned = catalog.Owned{Owner: t.Owner}
+			if err := s.createSequenceIn(ch, b, &q); err != nil {
+				return err
+			}
+		}
 		for _, n := range p.Notices {
 			s.notice("NOTICE", n.Code, "%s", n.Message)
 		}
@@ -119,7 +127,15 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 }
 
 func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, error) {
-	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+	// The sequences the tables own are dropped with them.
+	snap := s.e.catalog.Snapshot()
+	var owned []uint64
+	for _, tn := range p.Tables {
+		if t, ok := snap.Table(s.db.ID, tn.Name.O); ok {
+			owned = append(owned, ownedSequenceIDs(snap, s.db.ID, []*catalog.Table{t})...)
+		}
+	}
+	err := s.seqDDL(owned, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		for _, tn := range p.Tables {
 			if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, s.db.Name) && !strings.EqualFold(schema, "public") {
 				return sqlerr.NotSupported("dropping a table of another database (%s)", schema)
@@ -148,6 +164,11 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 					}
 				}
 			}
+			for _, q := range ch.Snapshot().OwnedSequences(s.db.ID, t.ID) {
+				if err := s.dropSequenceIn(ch, b, q); err != nil {
+					return err
+				}
+			}
 			ch.DropTable(t)
 			if err := s.e.dropTableData(pch, b, t); err != nil {
 				return err
@@ -155,6 +176,9 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 		}
 		return nil
 	})
+	for _, id := range owned {
+		s.e.seqs.forget(id)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +231,11 @@ func (s *Session) dropDatabase(ctx context.Context, p *bind.DropDatabase) (Resul
 			return &sqlerr.Error{Code: sqlerr.ObjectInUse,
 				Message: "database \"" + name + "\" is being accessed by other users",
 				Detail:  "There are other sessions using the database."}
+		}
+		for _, q := range ch.Snapshot().Sequences(d.ID) {
+			if err := s.e.meta.With(b).Delete(sequenceKey(q.ID)); err != nil {
+				return err
+			}
 		}
 		for _, t := range ch.DropDatabase(d) {
 			if err := s.e.dropTableData(pch, b, t); err != nil {

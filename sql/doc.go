@@ -19,9 +19,13 @@
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
 // of statement runs in the file named after it: ddl.go, altertable.go,
-// write.go (with foreignkey.go for foreign keys and their actions),
-// indexmaint.go, explain.go, partitions.go, users.go, grants.go,
-// session_statements.go.
+// write.go (with foreignkey.go for foreign keys and their actions, and
+// onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
+// while the transaction writes and sent after it), truncate.go,
+// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,
+// grants.go, session_statements.go. Sequences (sequences.go) keep where
+// they stand in the metadata store, outside transactions: a range of
+// values is recorded there before any value of it is handed out.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
 // while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which

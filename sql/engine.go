@@ -80,6 +80,8 @@ type Engine struct {
 	// Options.TTLInterval is zero.
 	ttlRunner *partition.TTLRunner
 	txns      *txn.Manager
+	// seqs holds where the sequences stand (sequences.go).
+	seqs *sequenceStore
 	// creating holds tables whose CREATE TABLE is committing: the shard
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
@@ -115,7 +117,8 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
-	e := &Engine{opts: opts, storage: st, meta: ms, catalog: cat, sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
+	e := &Engine{opts: opts, storage: st, meta: ms, catalog: cat, seqs: newSequenceStore(ms),
+		sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{}}
 	if d := opts.StatementTimeout; d > 0 {
 		e.settingDefaults["statement_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}

@@ -134,10 +134,31 @@ func (m *indexMaintainer) update(oldRow, newRow []types.Value) error {
 // checkUnique fails with 23505 when another live row has row's values in
 // every column of the unique index ix.
 func (m *indexMaintainer) checkUnique(ix *catalog.Index, et *catalog.Table, row []types.Value) error {
+	other, err := m.uniqueOwner(ix, et, row, rowenc.EncodeKey(m.table, row))
+	if err != nil || other == nil {
+		return err
+	}
+	names := make([]string, len(ix.Columns))
+	texts := make([]string, len(ix.Columns))
+	for i, c := range ix.Columns {
+		names[i] = m.table.Columns[c].Name
+		texts[i] = row[c].Text()
+	}
+	return &sqlerr.Error{Code: sqlerr.UniqueViolation,
+		Message: fmt.Sprintf("duplicate key value violates unique constraint %q", ix.Name),
+		Detail: fmt.Sprintf("Key (%s)=(%s) already exists.",
+			strings.Join(names, ", "), strings.Join(texts, ", "))}
+}
+
+// uniqueOwner returns the key of a live row other than the one at self
+// (nil: none) that has row's values in every column of the unique index
+// ix, or nil. It first locks the value tuple, so the answer holds until
+// the transaction ends: two writers of the same value serialise.
+func (m *indexMaintainer) uniqueOwner(ix *catalog.Index, et *catalog.Table, row []types.Value, self []byte) ([]byte, error) {
 	vals := make([]types.Value, len(ix.Columns))
 	for i, c := range ix.Columns {
 		if row[c].IsNull() {
-			return nil // NULLs are distinct
+			return nil, nil // NULLs are distinct
 		}
 		vals[i] = row[c]
 	}
@@ -145,12 +166,11 @@ func (m *indexMaintainer) checkUnique(ix *catalog.Index, et *catalog.Table, row 
 	// The value tuple's lock serialises writers of the same value; it is
 	// not a row key (rows and entries have whole keys, longer than this).
 	if err := m.tx.Lock(m.ctx, append([]byte("ix:"), prefix...)); err != nil {
-		return err
+		return nil, err
 	}
-	self := rowenc.EncodeKey(m.table, row)
 	it, err := m.tx.Reader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var others [][]byte
 	for ok := it.First(); ok; ok = it.Next() {
@@ -159,14 +179,14 @@ func (m *indexMaintainer) checkUnique(ix *catalog.Index, et *catalog.Table, row 
 	err = it.Error()
 	it.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if m.row == nil {
 		m.row = make([]types.Value, len(m.table.Columns))
 	}
 	for _, k := range others {
 		if err := rowenc.DecodeKey(et, k, m.row); err != nil {
-			return err
+			return nil, err
 		}
 		key := rowenc.EncodeKey(m.table, m.row)
 		if string(key) == string(self) {
@@ -174,7 +194,7 @@ func (m *indexMaintainer) checkUnique(ix *catalog.Index, et *catalog.Table, row 
 		}
 		val, ok, err := m.tx.Get(key)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			continue
@@ -182,24 +202,15 @@ func (m *indexMaintainer) checkUnique(ix *catalog.Index, et *catalog.Table, row 
 		if m.expiry != nil {
 			other, err := rowenc.DecodeRow(m.table, key, val)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if m.expiry.Expired(other) {
 				continue // expired rows count as absent
 			}
 		}
-		names := make([]string, len(ix.Columns))
-		texts := make([]string, len(ix.Columns))
-		for i, c := range ix.Columns {
-			names[i] = m.table.Columns[c].Name
-			texts[i] = vals[i].Text()
-		}
-		return &sqlerr.Error{Code: sqlerr.UniqueViolation,
-			Message: fmt.Sprintf("duplicate key value violates unique constraint %q", ix.Name),
-			Detail: fmt.Sprintf("Key (%s)=(%s) already exists.",
-				strings.Join(names, ", "), strings.Join(texts, ", "))}
+		return key, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func (s *Session) createIndex(ctx context.Context, p *bind.CreateIndex) (Result, error) {

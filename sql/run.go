@@ -29,6 +29,14 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.createTable(ctx, st)
 	case *bind.DropTables:
 		return s.dropTables(ctx, st)
+	case *bind.Truncate:
+		return s.truncate(ctx, st)
+	case *bind.CreateSequence:
+		return s.createSequence(ctx, st)
+	case *bind.AlterSequence:
+		return s.alterSequence(ctx, st)
+	case *bind.DropSequences:
+		return s.dropSequences(ctx, st)
 	case *bind.CreateDatabase:
 		return s.createDatabase(ctx, st)
 	case *bind.DropDatabase:

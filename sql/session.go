@@ -40,6 +40,9 @@ type Session struct {
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
 	closed   bool
+	// seqs remembers the values nextval gave this session (currval,
+	// lastval).
+	seqs sessionSequences
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -342,7 +345,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Sequences: sessionSeqs{s}}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and

@@ -110,13 +110,20 @@ func (s *Session) deallocate(ctx context.Context, p *bind.Deallocate) (Result, e
 }
 
 func (s *Session) discard(ctx context.Context, p *bind.Discard) (Result, error) {
-	if p.Target != "all" {
+	switch p.Target {
+	case "sequences":
+		// Forget currval and lastval, as PostgreSQL does.
+		s.seqs.reset()
+		return &tagResult{tag: "DISCARD SEQUENCES"}, nil
+	case "all":
+	default:
 		return nil, sqlerr.NotSupported("DISCARD %s", strings.ToUpper(p.Target))
 	}
 	if s.inBlock() {
 		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 	}
 	s.vars.ResetAll()
+	s.seqs.reset()
 	return &tagResult{tag: "DISCARD ALL"}, nil
 }
 

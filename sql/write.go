@@ -19,7 +19,9 @@ import (
 
 func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Value) (Result, error) {
 	count := 0
+	var returned [][]types.Value
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
+		count, returned = 0, nil
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
 			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
 		// The source is read completely before writing, so INSERT INTO t
@@ -37,22 +39,63 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		if p.FK != nil {
 			w.fk, w.fkt = newFKWriter(ctx, t, ec.Eval), p.FK.Root
 		}
+		var cw *conflictWriter
+		if p.Conflict != nil {
+			cw = newConflictWriter(w, p, ec, len(rows))
+		}
 		for _, src := range rows {
 			row, listed, err := insertRow(ec, p, src)
 			if err != nil {
 				return err
 			}
-			if err := w.write(row, listed, p.Mode); err != nil {
+			if cw != nil {
+				if row, err = cw.write(ctx, row, listed); err != nil {
+					return err
+				}
+				if row == nil {
+					continue // DO NOTHING, or DO UPDATE ... WHERE false
+				}
+			} else if err := w.write(row, listed, p.Mode); err != nil {
 				return err
 			}
 			count++
+			if returned, err = returnRow(ec, p.Returning, returned, row); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &tagResult{tag: fmt.Sprintf("INSERT 0 %d", count)}, nil
+	return writeResult(p.Returning, fmt.Sprintf("INSERT 0 %d", count), returned), nil
+}
+
+// returnRow appends the RETURNING row of the written row (nothing without
+// RETURNING).
+func returnRow(ec *exec.Context, r *bind.Returning, out [][]types.Value, row []types.Value) ([][]types.Value, error) {
+	if r == nil {
+		return out, nil
+	}
+	vals := make([]types.Value, len(r.Exprs))
+	for i, e := range r.Exprs {
+		v, err := e.Eval(ec.Eval, row)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return append(out, vals), nil
+}
+
+// writeResult is the result of a write: its command tag, and the rows of
+// RETURNING when it has one. The rows are sent after the transaction
+// wrote them, so a client never sees a row of a write that failed.
+func writeResult(r *bind.Returning, tag string, rows [][]types.Value) Result {
+	if r == nil {
+		return &tagResult{tag: tag}
+	}
+	return staticRows(resultColumns(r.Cols), rows, tag)
 }
 
 // insertRow places a source row's values in the table's columns and fills
@@ -101,6 +144,30 @@ type rowWriter struct {
 	// indexes maintains the table's secondary indexes.
 	indexes *indexMaintainer
 	buf     []byte
+	// peeked is a read of a row key that the next write of that key may
+	// use instead of reading it again (ON CONFLICT looked the key up
+	// under its lock just before).
+	peeked struct {
+		key, val []byte
+		present  bool
+	}
+}
+
+// peek records a read of key made under its lock.
+func (w *rowWriter) peek(key, val []byte, present bool) {
+	w.peeked.key, w.peeked.val, w.peeked.present = key, val, present
+}
+
+// get reads key in the transaction, or takes the read peek recorded.
+func (w *rowWriter) get(key []byte) ([]byte, bool, error) {
+	if p := &w.peeked; p.key != nil {
+		k := p.key
+		p.key = nil
+		if string(k) == string(key) {
+			return p.val, p.present, nil
+		}
+	}
+	return w.t.Get(key)
 }
 
 // live reports whether the stored row key → val is visible: present and
@@ -218,7 +285,7 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode
 		// present: the key holds a row; exists: a live one. An expired row
 		// is overwritten as if absent (the statistics still see a
 		// replacement).
-		old, present, err := w.t.Get(key)
+		old, present, err := w.get(key)
 		if err != nil {
 			return err
 		}
@@ -298,7 +365,9 @@ func rowText(row []types.Value) string {
 
 func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Value) (Result, error) {
 	count := 0
+	var returned [][]types.Value
 	err := s.writeTxn(ctx, func(tx *txn.Txn) error {
+		count, returned = 0, nil
 		ec, done, err := s.modifyContext(ctx, tx, p, params)
 		if err != nil {
 			return err
@@ -314,12 +383,16 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 			m.w.fk, m.w.fkt = newFKWriter(ctx, tx, ec.Eval), p.FK.Root
 		}
 		for _, key := range keys {
-			changed, err := m.row(ctx, key)
+			row, err := m.row(ctx, key)
 			if err != nil {
 				return err
 			}
-			if changed {
-				count++
+			if row == nil {
+				continue
+			}
+			count++
+			if returned, err = returnRow(ec, p.Returning, returned, row); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -331,7 +404,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 	if p.Update {
 		verb = "UPDATE"
 	}
-	return &tagResult{tag: fmt.Sprintf("%s %d", verb, count)}, nil
+	return writeResult(p.Returning, fmt.Sprintf("%s %d", verb, count), returned), nil
 }
 
 // modifyContext is the execution context of UPDATE or DELETE: reads see
@@ -380,61 +453,90 @@ type modifier struct {
 }
 
 // row locks the row at key, re-reads and re-checks it, and deletes or
-// updates it; changed is false when the row is gone, expired or no longer
-// matches (a concurrent transaction changed it since the scan).
-func (m *modifier) row(ctx context.Context, key []byte) (changed bool, err error) {
+// updates it. It returns the row deleted or the new row; nil when the row
+// is gone, expired or no longer matches (a concurrent transaction changed
+// it since the scan).
+func (m *modifier) row(ctx context.Context, key []byte) ([]types.Value, error) {
 	t := m.p.Scan.Table
 	if err := m.tx.Lock(ctx, key); err != nil {
-		return false, err
+		return nil, err
 	}
 	val, ok, err := m.tx.Get(key)
 	if err != nil || !ok {
-		return false, err // !ok: deleted meanwhile
+		return nil, err // !ok: deleted meanwhile
 	}
 	row, err := rowenc.DecodeRow(t, key, val)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if match, err := m.stillMatches(row); err != nil || !match {
-		return false, err
+		return nil, err
 	}
 	if !m.p.Update {
 		if err := m.w.indexes.update(row, nil); err != nil {
-			return false, err
+			return nil, err
 		}
 		if err := m.tx.DeleteRow(t.ID, key, len(val)); err != nil {
-			return false, err
+			return nil, err
 		}
 		if m.w.fk != nil {
 			// After the delete, so that a row referencing itself is gone.
-			return true, m.w.fk.parentChanged(m.w.fkt, row, nil)
+			return row, m.w.fk.parentChanged(m.w.fkt, row, nil)
 		}
-		return true, nil
+		return row, nil
 	}
-	newRow, err := m.updated(row)
+	return m.update(ctx, key, len(val), row, row)
+}
+
+// update writes the new version of the row at key (its stored value is
+// oldLen bytes): the assignments evaluated on input, which is the row
+// itself for UPDATE and the row followed by the proposed row for ON
+// CONFLICT DO UPDATE. It returns the new row.
+func (m *modifier) update(ctx context.Context, key []byte, oldLen int, row, input []types.Value) ([]types.Value, error) {
+	t := m.p.Scan.Table
+	newRow, err := m.updated(row, input)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if m.w.fk != nil {
 		if err := m.w.fk.checkParents(m.w.fkt, row, newRow); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
-	newKey := rowenc.EncodeKey(t, newRow)
-	if string(newKey) != string(key) {
-		if err := m.move(ctx, key, len(val), row, newKey, newRow); err != nil {
-			return false, err
+	if m.keyMayChange() {
+		if newKey := rowenc.EncodeKey(t, newRow); string(newKey) != string(key) {
+			if err := m.move(ctx, key, oldLen, row, newKey, newRow); err != nil {
+				return nil, err
+			}
+			if m.w.fk != nil {
+				return newRow, m.w.fk.parentChanged(m.w.fkt, row, newRow)
+			}
+			return newRow, nil
 		}
-		if m.w.fk != nil {
-			return true, m.w.fk.parentChanged(m.w.fkt, row, newRow)
-		}
-		return true, nil
 	}
+	newKey := key
 	if err := m.w.indexes.update(row, newRow); err != nil {
-		return false, err
+		return nil, err
 	}
 	m.w.buf = rowenc.EncodeValue(m.w.buf[:0], t, newRow)
-	return true, m.tx.PutRow(t.ID, newKey, m.w.buf, true, len(val))
+	return newRow, m.tx.PutRow(t.ID, newKey, m.w.buf, true, oldLen)
+}
+
+// keyMayChange reports whether the assignments can change the row's key:
+// they assign a key column, or the table has a computed key column.
+func (m *modifier) keyMayChange() bool {
+	t := m.p.Scan.Table
+	for _, i := range m.p.Assign {
+		if t.IsKeyColumn(i) {
+			return true
+		}
+	}
+	for i, e := range m.p.Computed {
+		if e != nil && t.IsKeyColumn(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // stillMatches reports whether the re-read row is live and still satisfies
@@ -455,10 +557,10 @@ func (m *modifier) stillMatches(row []types.Value) (bool, error) {
 
 // updated computes the new row of an UPDATE: the assignments evaluated on
 // the old row, cast, computed columns recomputed, NOT NULL checked.
-func (m *modifier) updated(row []types.Value) ([]types.Value, error) {
+func (m *modifier) updated(row, input []types.Value) ([]types.Value, error) {
 	newRow := append([]types.Value(nil), row...)
 	for i, col := range m.p.Assign {
-		v, err := m.p.Values[i].Eval(m.ec.Eval, row)
+		v, err := m.p.Values[i].Eval(m.ec.Eval, input)
 		if err != nil {
 			return nil, err
 		}

@@ -102,6 +102,22 @@ func TestPsycopg2(t *testing.T) {
 	}
 }
 
+// TestSQLAlchemy runs tests/drivers/python/test_sqlalchemy.py with Debian's
+// python3-sqlalchemy over psycopg2: ORM autoincrement keys, a relationship,
+// inserted_primary_key, ON CONFLICT.
+func TestSQLAlchemy(t *testing.T) {
+	py := requireFile(t, "/usr/bin/python3")
+	if err := exec.Command(py, "-c", "import sqlalchemy, psycopg2").Run(); err != nil {
+		missing(t, "python3-sqlalchemy is not installed")
+	}
+	dir, _ := filepath.Abs("drivers/python")
+	srv := startServer(t)
+	out := runClient(t, srv, dir, py, "test_sqlalchemy.py")
+	if !strings.Contains(out, "sqlalchemy: all checks passed") {
+		t.Fatalf("SQLAlchemy test did not finish:\n%s", out)
+	}
+}
+
 // TestPgJDBC compiles tests/drivers/java/DriverTest.java against Debian's
 // pgjdbc and runs it.
 func TestPgJDBC(t *testing.T) {

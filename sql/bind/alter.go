@@ -72,6 +72,10 @@ func (a *binder) planAlterTable(n *ast.AlterTableStmt) (Statement, error) {
 		}
 		return nil, err
 	}
+	if len(a.stmt.Identities) > 0 {
+		// Every stored row would need its own value of the new sequence.
+		return nil, sqlerr.NotSupported("ADD COLUMN of a serial or identity column")
+	}
 	pg := map[int][]parser.AlterAction{}
 	for _, act := range a.stmt.Alter {
 		pg[act.Spec] = append(pg[act.Spec], act)
@@ -172,6 +176,9 @@ func (al *alterer) spec(spec *ast.AlterTableSpec, pg []parser.AlterAction) error
 			return err
 		}
 		col := &t.Columns[i]
+		if col.Identity != "" {
+			return identityColumnError(t, col)
+		}
 		if len(cd.Options) == 0 {
 			col.Default = ""
 			return nil
@@ -207,9 +214,35 @@ func (al *alterer) pgAction(act parser.AlterAction) error {
 		if t.IsKeyColumn(i) {
 			return sqlerr.New(sqlerr.InvalidTableDefinition, "column %q is in a primary key", col.Name)
 		}
+		if col.Identity != "" {
+			return identityColumnError(t, col)
+		}
 		col.NotNull = false
 	case parser.AlterSetType:
+		if q := al.ownedSequence(col.ID); q != nil {
+			return sqlerr.NotSupported("changing the type of column %q, which owns sequence %q", col.Name, q.Name)
+		}
 		return al.setType(i, act)
+	}
+	return nil
+}
+
+// identityColumnError is PostgreSQL's refusal to change the default or
+// drop the NOT NULL of an identity column, which its sequence feeds.
+func identityColumnError(t *catalog.Table, col *catalog.Column) error {
+	return &sqlerr.Error{Code: sqlerr.ObjectNotInPrerequisiteState,
+		Message: fmt.Sprintf("column %q of relation %q is an identity column", col.Name, t.Name)}
+}
+
+// ownedSequence returns the sequence that the column of id colID owns
+// (serial and identity columns), nil when none. Sequences name their
+// column as it was before the statement.
+func (al *alterer) ownedSequence(colID int) *catalog.Sequence {
+	old := al.st.Old
+	for _, q := range al.a.snap.OwnedSequences(old.DatabaseID, old.ID) {
+		if i := old.ColumnIndex(q.OwnerColumn); i >= 0 && old.Columns[i].ID == colID {
+			return q
+		}
 	}
 	return nil
 }
@@ -345,6 +378,9 @@ func (al *alterer) dropColumn(name string, ifExists bool) error {
 			return nil
 		}
 		return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", name, t.Name)
+	}
+	if q := al.ownedSequence(t.Columns[i].ID); q != nil {
+		return sqlerr.NotSupported("dropping column %q, which owns sequence %q", name, q.Name)
 	}
 	name = t.Columns[i].Name
 	depends := func(what string) error {

@@ -85,6 +85,8 @@ type binder struct {
 	// setOpArm is set while the SELECT of a set operation's arm is
 	// planned: its select list stays untyped (setop.go).
 	setOpArm bool
+	// ctes are the WITH queries in scope, innermost last (cte.go).
+	ctes []*cteDef
 	// checkAs is the role privileges are checked for inside a view (its
 	// owner); "" outside views: the session's user. acc caches its Access.
 	checkAs string
@@ -120,6 +122,10 @@ func (a *binder) plan() (Statement, error) {
 			Hint:    "PivotDB has no triggers; run the trigger's statements from the application."}
 	case st.User != nil:
 		return &User{UserStmt: st.User}, nil
+	case st.Truncate != nil:
+		return &Truncate{Truncate: st.Truncate}, nil
+	case st.Sequence != nil:
+		return a.planSequence(st.Sequence)
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -285,6 +291,11 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	if !ok {
 		if _, isView := a.snap.View(a.env.Database.ID, tn.Name.O); isView {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
+		}
+		if _, isSeq := a.snap.Sequence(a.env.Database.ID, tn.Name.O); isSeq {
+			// PostgreSQL reads a sequence as a one-row relation
+			// (last_value, log_cnt, is_called); PivotDB does not.
+			return nil, sqlerr.NotSupported("using sequence %q as a table (use currval, nextval or pg_sequence)", tn.Name.O)
 		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}

@@ -59,6 +59,10 @@ func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 	if len(t.Columns) == 0 {
 		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "table %q must have at least one column", t.Name)
 	}
+	seqs, err := a.identityColumns(t, a.stmt.Identities)
+	if err != nil {
+		return nil, err
+	}
 	if err := d.resolvePrimaryKey(); err != nil {
 		return nil, err
 	}
@@ -94,7 +98,7 @@ func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices}, nil
+	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices, Sequences: seqs}, nil
 }
 
 // createTableForm refuses the forms of CREATE TABLE PivotDB does not have.

@@ -10,9 +10,16 @@
 //
 // Layers: bind.go dispatches on the kind of statement and resolves names
 // (scope.go); queries are built by select.go, join.go (FROM: join order,
-// condition pushdown, derived tables), subquery.go (outer references
-// become hidden parameters bound per outer row), setop.go and view.go
-// (views expand as derived tables); writes by insert.go and modify.go;
+// condition pushdown, derived tables), using.go (JOIN ... USING, NATURAL),
+// lateral.go (LATERAL and functions after other FROM items), subquery.go
+// (outer references become hidden parameters bound per outer row),
+// setop.go, values.go (VALUES as a query), cte.go (WITH, WITH RECURSIVE),
+// window.go (window functions over the grouped row), grouping_sets.go
+// (GROUPING SETS, ROLLUP, CUBE) and view.go (views expand as derived
+// tables); writes by insert.go and modify.go
+// (with returning.go for RETURNING lists and onconflict.go for ON
+// CONFLICT arbiters and DO UPDATE); sequences and identity columns by
+// sequence.go;
 // schema statements by ddl.go, alter.go (ALTER TABLE's column and
 // constraint actions: the new descriptor plus the scans or rewrite the
 // stored rows need), check.go (CHECK constraints), index.go, shard.go and

@@ -38,6 +38,9 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {
 		return nil, err
 	}
+	if err := identityAlwaysWrites(n, t, p.Target); err != nil {
+		return nil, err
+	}
 	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
 		return nil, err
 	}
@@ -53,13 +56,31 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Defaults, err = a.columnDefaults(t); err != nil {
 		return nil, err
 	}
+	if oc := a.stmt.OnConflict; oc != nil {
+		if p.Mode != ModeInsert {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "ON CONFLICT is only allowed on INSERT, not on %s", p.Mode.Verb())
+		}
+		if p.Conflict, err = a.conflictClause(n, t, oc); err != nil {
+			return nil, err
+		}
+	}
+	// ON CONFLICT DO UPDATE updates rows (RETURNING's SELECT privilege is
+	// checked by returning).
+	if p.Conflict != nil && p.Conflict.Update {
+		if err := a.requireTable(t, acl.Update); err != nil {
+			return nil, err
+		}
+	}
+	if p.Returning, err = a.returning(t, tableScope(t, "")); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
 // insertTable resolves the table INSERT writes, refusing MySQL's forms.
 func (a *binder) insertTable(n *ast.InsertStmt) (*catalog.Table, error) {
 	switch {
-	case n.OnDuplicate != nil:
+	case n.OnDuplicate != nil && a.stmt.OnConflict == nil:
 		return nil, sqlerr.NotSupported("INSERT ... ON DUPLICATE KEY UPDATE (use UPSERT)")
 	case n.Setlist:
 		return nil, sqlerr.NotSupported("INSERT ... SET")
@@ -217,4 +238,27 @@ func visibleCount(cols []planner.Column) int {
 		}
 	}
 	return n
+}
+
+// identityAlwaysWrites refuses values for GENERATED ALWAYS identity
+// columns: only DEFAULT may be written there (428C9).
+func identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) error {
+	for i, ti := range target {
+		col := t.Columns[ti]
+		if col.Identity != catalog.IdentityAlways {
+			continue
+		}
+		if n.Select != nil {
+			return identityAlwaysError(col.Name, false)
+		}
+		for _, list := range n.Lists {
+			if i >= len(list) {
+				continue // the arity error comes later
+			}
+			if _, ok := list[i].(*ast.DefaultExpr); !ok {
+				return identityAlwaysError(col.Name, false)
+			}
+		}
+	}
+	return nil
 }

@@ -550,8 +550,21 @@ func (a *binder) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast
 	if j.Right == nil {
 		return a.flattenFrom(j.Left, items, ons)
 	}
+	if isLateral(j.Right) {
+		it, err := a.lateralJoin(j, ons)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
+	}
 	if j.NaturalJoin || len(j.Using) > 0 {
-		return sqlerr.NotSupported("NATURAL JOIN and JOIN ... USING")
+		it, err := a.usingJoin(j)
+		if err != nil {
+			return err
+		}
+		*items = append(*items, it)
+		return nil
 	}
 	switch j.Tp {
 	case ast.LeftJoin:
@@ -708,14 +721,17 @@ func (a *binder) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		}
 		return &fromItem{node: node, sc: sc}, nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
+		// A LATERAL item first in FROM has nothing to refer to: a
+		// plain derived table (lateral.go plans the others).
+		names, _ := columnAliases(ts)
 		if call := seriesCall(src); call != nil {
-			return a.fromSeries(call, alias, columnAliases(ts))
+			return a.fromSeries(call, alias, names)
 		}
 		node, err := a.fromQuery(src)
 		if err != nil {
 			return nil, err
 		}
-		node, sc := derivedTable(node, alias, columnAliases(ts))
+		node, sc := derivedTable(node, alias, names)
 		return &fromItem{node: node, sc: sc}, nil
 	}
 	return nil, sqlerr.NotSupported("this FROM clause")
@@ -787,12 +803,17 @@ func (a *binder) fromSeries(call *ast.FuncCallExpr, alias string, names []string
 	return &fromItem{node: node, sc: sc}, nil
 }
 
-func columnAliases(ts *ast.TableSource) []string {
-	var out []string
+// columnAliases returns a derived table's column alias list; lateral is
+// false when the rewriter spelled a plain derived table with one as
+// LATERAL (parser.DerivedColumnsMarker ends the list then).
+func columnAliases(ts *ast.TableSource) (names []string, lateral bool) {
 	for _, c := range ts.ColumnNames {
-		out = append(out, c.O)
+		names = append(names, c.O)
 	}
-	return out
+	if n := len(names); n > 0 && names[n-1] == parser.DerivedColumnsMarker {
+		return names[:n-1], false
+	}
+	return names, ts.Lateral
 }
 
 // fromQuery plans a query used as a relation (a derived table, a view).

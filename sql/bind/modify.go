@@ -1,10 +1,13 @@
 package bind
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/acl"
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -89,32 +92,8 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	}
 	p := &Modify{Scan: scan, Update: true}
 	t := scan.Table
-	seen := map[int]bool{}
-	for _, as := range n.List {
-		i := t.ColumnIndex(as.Column.Name.O)
-		if i < 0 || t.Columns[i].Hidden {
-			return nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", as.Column.Name.O, t.Name)
-		}
-		if seen[i] {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", as.Column.Name.O)
-		}
-		if t.Columns[i].Computed != "" {
-			return nil, computedWriteError(t.Columns[i].Name)
-		}
-		seen[i] = true
-		var e expr.Expr
-		if _, ok := as.Expr.(*ast.DefaultExpr); ok {
-			if e, err = a.columnDefault(t.Columns[i]); err != nil {
-				return nil, err
-			}
-		} else {
-			a.hintParam(as.Expr, t.Columns[i].Type)
-			if e, err = a.build(sc, as.Expr, nil); err != nil {
-				return nil, err
-			}
-		}
-		p.Assign = append(p.Assign, i)
-		p.Values = append(p.Values, e)
+	if p.Assign, p.Values, err = a.assignments(t, sc, n.List); err != nil {
+		return nil, err
 	}
 	if err := a.planWhere(scan, sc, n.Where); err != nil {
 		return nil, err
@@ -128,7 +107,51 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if p.FK, err = a.fkGraph(t); err != nil {
 		return nil, err
 	}
+	if p.Returning, err = a.returning(t, sc); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// assignments binds the SET list of UPDATE (or of ON CONFLICT DO UPDATE):
+// the columns assigned and their new values, expressions over sc.
+func (a *binder) assignments(t *catalog.Table, sc *scope, list []*ast.Assignment) (assign []int, values []expr.Expr, err error) {
+	seen := map[int]bool{}
+	for _, as := range list {
+		if as.Column.Table.O != "" && !strings.EqualFold(as.Column.Table.O, t.Name) {
+			return nil, nil, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s.%s\" of relation %q does not exist",
+				as.Column.Table.O, as.Column.Name.O, t.Name)
+		}
+		i := t.ColumnIndex(as.Column.Name.O)
+		if i < 0 || t.Columns[i].Hidden {
+			return nil, nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", as.Column.Name.O, t.Name)
+		}
+		if seen[i] {
+			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", as.Column.Name.O)
+		}
+		if t.Columns[i].Computed != "" {
+			return nil, nil, computedWriteError(t.Columns[i].Name)
+		}
+		seen[i] = true
+		var e expr.Expr
+		_, isDefault := as.Expr.(*ast.DefaultExpr)
+		if t.Columns[i].Identity == catalog.IdentityAlways && !isDefault {
+			return nil, nil, identityAlwaysError(t.Columns[i].Name, true)
+		}
+		if isDefault {
+			if e, err = a.columnDefault(t.Columns[i]); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			a.hintParam(as.Expr, t.Columns[i].Type)
+			if e, err = a.build(sc, as.Expr, nil); err != nil {
+				return nil, nil, err
+			}
+		}
+		assign = append(assign, i)
+		values = append(values, e)
+	}
+	return assign, values, nil
 }
 
 func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
@@ -153,5 +176,9 @@ func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Modify{Scan: scan, FK: fk}, nil
+	ret, err := a.returning(scan.Table, sc)
+	if err != nil {
+		return nil, err
+	}
+	return &Modify{Scan: scan, FK: fk, Returning: ret}, nil
 }

@@ -14,6 +14,9 @@ type scopeColumn struct {
 	name   string
 	typ    types.Type
 	hidden bool
+	// qualifiedOnly columns resolve only as table.column: each side's
+	// copy of a USING join's merged column (using.go). SELECT * skips them.
+	qualifiedOnly bool
 }
 
 // scope resolves column names against the columns of an input row.
@@ -24,7 +27,7 @@ type scope struct {
 func (sc *scope) ResolveColumn(table, name string) (int, types.Type, error) {
 	found := -1
 	for i, c := range sc.cols {
-		if !strings.EqualFold(c.name, name) || (table != "" && !strings.EqualFold(c.table, table)) {
+		if !strings.EqualFold(c.name, name) || (table != "" && !strings.EqualFold(c.table, table)) || (table == "" && c.qualifiedOnly) {
 			continue
 		}
 		if found >= 0 {

@@ -28,11 +28,26 @@ func (a *binder) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if err := selectForm(sel); err != nil {
 		return nil, err
 	}
-	q := &selectQuery{a: a, sel: sel}
+	if sel.With != nil {
+		pop, err := a.pushWith(sel.With)
+		defer pop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if sel.Kind == ast.SelectStmtKindValues {
+		return a.buildValues(sel)
+	}
+	var on []ast.ExprNode
+	sel, on = distinctOn(sel)
+	q := &selectQuery{a: a, sel: sel, on: on}
 	if err := q.from(); err != nil {
 		return nil, err
 	}
 	if err := q.aggregation(); err != nil {
+		return nil, err
+	}
+	if err := q.windows(); err != nil {
 		return nil, err
 	}
 	if err := q.selectList(untyped); err != nil {
@@ -44,20 +59,19 @@ func (a *binder) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if err := q.orderBy(); err != nil {
 		return nil, err
 	}
+	if err := q.distinctOn(); err != nil {
+		return nil, err
+	}
 	return q.finish()
 }
 
 // selectForm refuses the forms of SELECT PivotDB does not have.
 func selectForm(sel *ast.SelectStmt) error {
 	switch {
-	case sel.With != nil:
-		return sqlerr.NotSupported("WITH (common table expressions)")
 	case sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone:
 		return sqlerr.NotSupported("SELECT ... FOR UPDATE")
-	case sel.WindowSpecs != nil:
-		return sqlerr.NotSupported("window functions")
-	case sel.Kind != ast.SelectStmtKindSelect:
-		return sqlerr.NotSupported("VALUES and TABLE statements")
+	case sel.Kind != ast.SelectStmtKindSelect && sel.Kind != ast.SelectStmtKindValues:
+		return sqlerr.NotSupported("TABLE statements")
 	}
 	return nil
 }
@@ -76,11 +90,17 @@ type selectQuery struct {
 	outScope    expr.Scope
 	replace     replaceFn
 	aggregating bool
+	// win binds window function calls (nil: the query has none).
+	win *windowing
 
 	exprs   []expr.Expr // the projection: select list, then hidden ORDER BY columns
 	cols    []planner.Column
 	visible int // the select list's length
 	keys    []planner.SortKey
+	keyText []string // each ORDER BY item as text (DISTINCT ON's check)
+	// on are the DISTINCT ON expressions, onIdx their columns.
+	on    []ast.ExprNode
+	onIdx []int
 }
 
 // from binds FROM and WHERE (a SELECT without FROM reads one empty row).
@@ -121,6 +141,41 @@ func (q *selectQuery) aggregation() error {
 	return nil
 }
 
+// windows sets up window function calls, when the query has any: they
+// are bound over the grouped row, in the select list and ORDER BY.
+func (q *selectQuery) windows() error {
+	if !hasWindow(q.sel) {
+		return nil
+	}
+	w, err := newWindowing(q)
+	if err != nil {
+		return err
+	}
+	q.win = w
+	q.replace = w.replace(q.replace)
+	return nil
+}
+
+// hasWindow reports whether the select list or ORDER BY calls a window
+// function, or the query names windows.
+func hasWindow(sel *ast.SelectStmt) bool {
+	if sel.WindowSpecs != nil {
+		return true
+	}
+	v := &windowFinder{}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if sel.OrderBy != nil {
+		for _, item := range sel.OrderBy.Items {
+			item.Expr.Accept(v)
+		}
+	}
+	return v.found
+}
+
 // selectList binds the select list; untyped leaves literals untyped (the
 // arm of a set operation).
 func (q *selectQuery) selectList(untyped bool) error {
@@ -136,7 +191,7 @@ func (q *selectQuery) selectList(untyped bool) error {
 			return err
 		}
 		col := planner.Column{Name: outputName(f), Type: e.Type()}
-		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating {
+		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) {
 			col = q.a.sourceColumn(q.input, ref.Index, q.sc.cols[ref.Index])
 			col.Name = outputName(f)
 		}
@@ -149,15 +204,24 @@ func (q *selectQuery) selectList(untyped bool) error {
 
 // wildcard expands * or t.* to the visible columns of FROM.
 func (q *selectQuery) wildcard(w *ast.WildCardField) error {
-	if q.aggregating {
-		return sqlerr.New(sqlerr.GroupingError, "SELECT * is not allowed with GROUP BY or aggregates")
-	}
 	n := 0
 	for i, c := range q.sc.cols {
-		if c.hidden || (w.Table.O != "" && !strings.EqualFold(c.table, w.Table.O)) {
+		if c.hidden || c.qualifiedOnly || (w.Table.O != "" && !strings.EqualFold(c.table, w.Table.O)) {
 			continue
 		}
 		n++
+		if q.aggregating {
+			// Each column must be grouped or depend on the grouped
+			// columns (a table grouped by its primary key).
+			ref := &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(c.table), Name: ast.NewCIStr(c.name)}}
+			e, err := q.a.build(q.outScope, ref, q.replace)
+			if err != nil {
+				return err
+			}
+			q.exprs = append(q.exprs, e)
+			q.cols = append(q.cols, planner.Column{Name: c.name, Type: e.Type()})
+			continue
+		}
 		q.exprs = append(q.exprs, &expr.ColumnRef{Index: i, Name: c.name, Typ: c.typ})
 		q.cols = append(q.cols, q.a.sourceColumn(q.input, i, c))
 	}
@@ -172,7 +236,11 @@ func (q *selectQuery) having() error {
 	if q.sel.Having == nil {
 		return nil
 	}
-	cond, err := q.a.buildConditionWith(q.outScope, q.sel.Having.Expr, "HAVING", q.replace)
+	replace := q.replace
+	if q.win != nil {
+		replace = q.win.inner // no window functions in HAVING
+	}
+	cond, err := q.a.buildConditionWith(q.outScope, q.sel.Having.Expr, "HAVING", replace)
 	if err != nil {
 		return err
 	}
@@ -196,7 +264,7 @@ func (q *selectQuery) orderBy() error {
 			if err != nil {
 				return err
 			}
-			if q.sel.Distinct {
+			if q.sel.Distinct && q.on == nil {
 				return sqlerr.New(sqlerr.InvalidColumnReference, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 			}
 			idx = len(q.exprs)
@@ -204,17 +272,25 @@ func (q *selectQuery) orderBy() error {
 			q.cols = append(q.cols, planner.Column{Name: "?order?", Type: e.Type(), Hidden: true})
 		}
 		q.keys = append(q.keys, planner.SortKey{Index: idx, Desc: item.Desc})
+		q.keyText = append(q.keyText, strings.ToLower(restore(item.Expr)))
 	}
 	return nil
 }
 
 // finish stacks the projection, DISTINCT, the sort and LIMIT/OFFSET.
 func (q *selectQuery) finish() (planner.Node, error) {
-	var node planner.Node = &planner.Project{Input: q.input, Exprs: q.exprs, Cols: q.cols}
-	if q.sel.Distinct {
+	var node planner.Node = &planner.Project{Input: q.win.place(q.input), Exprs: q.exprs, Cols: q.cols}
+	if q.on != nil {
+		// DISTINCT ON keeps the first row of each group in ORDER BY's
+		// order: sort, then drop the later rows.
+		if len(q.keys) > 0 {
+			node = &planner.Sort{Input: node, Keys: q.keys}
+		}
+		node = &planner.Distinct{Input: node, N: q.visible, On: q.onIdx}
+	} else if q.sel.Distinct {
 		node = &planner.Distinct{Input: node, N: q.visible}
 	}
-	if len(q.keys) > 0 {
+	if len(q.keys) > 0 && q.on == nil {
 		node = &planner.Sort{Input: node, Keys: q.keys}
 	}
 	if q.sel.Limit == nil {
@@ -278,6 +354,9 @@ func (a *binder) buildConditionWith(sc expr.Scope, n ast.ExprNode, clause string
 
 // tableSource plans a table named in FROM: a system view or a table.
 func (a *binder) tableSource(tn *ast.TableName, alias string) (planner.Node, *scope, error) {
+	if node, sc, ok, err := a.cteSource(tn, alias); ok || err != nil {
+		return node, sc, err
+	}
 	if node, sc, ok, err := a.systemTable(tn, alias); ok || err != nil {
 		return node, sc, err
 	}
@@ -313,10 +392,15 @@ func exprName(n ast.ExprNode) string {
 		return n.Name.Name.O
 	case *ast.AggregateFuncExpr:
 		return strings.ToLower(n.F)
+	case *ast.WindowFuncExpr:
+		return strings.ToLower(n.Name)
 	case *ast.FuncCallExpr:
 		name := n.FnName.L
 		if name == expr.ArraySubqueryFunc {
 			return "array"
+		}
+		if plain, ok := parser.SequenceFuncs[name]; ok {
+			return plain
 		}
 		if name == parser.ArrayElemFunc && len(n.Args) == 2 {
 			// a[i] is named after a, as in PostgreSQL.
@@ -430,39 +514,60 @@ type aggregation struct {
 	aggs     []*expr.AggSpec
 	aggKeys  []string
 	agg      *planner.Aggregate
+	// sets are the grouping sets (indexes into groups); nil for a plain
+	// GROUP BY (grouping_sets.go).
+	sets [][]int
 }
 
 func (a *binder) newAggregation(sc *scope, sel *ast.SelectStmt) (*aggregation, error) {
 	g := &aggregation{a: a, input: sc}
 	if sel.GroupBy != nil {
+		if sets, ok := groupingSets(sel.GroupBy); ok {
+			return g, g.bindSets(sets, sel)
+		}
 		for _, item := range sel.GroupBy.Items {
-			n := item.Expr
-			// GROUP BY 2 and GROUP BY alias refer to the select list.
-			if p, ok := n.(*ast.PositionExpr); ok && p.P == nil {
-				if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].WildCard != nil {
-					return nil, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", p.N)
-				}
-				n = sel.Fields.Fields[p.N-1].Expr
-			} else if c, ok := n.(*ast.ColumnNameExpr); ok && c.Name.Table.O == "" {
-				if _, _, err := sc.ResolveColumn("", c.Name.Name.O); err != nil {
-					for _, f := range sel.Fields.Fields {
-						if f.AsName.O != "" && strings.EqualFold(f.AsName.O, c.Name.Name.O) {
-							n = f.Expr
-							break
-						}
-					}
-				}
-			}
-			e, err := a.build(sc, n, nil)
-			if err != nil {
+			if _, err := g.addGroup(item.Expr, sel); err != nil {
 				return nil, err
 			}
-			g.groupAST = append(g.groupAST, n)
-			g.groupKey = append(g.groupKey, g.key(n))
-			g.groups = append(g.groups, e)
 		}
 	}
 	return g, nil
+}
+
+// addGroup binds one GROUP BY expression (once: an expression grouped
+// twice is one column) and returns its index in groups.
+func (g *aggregation) addGroup(n ast.ExprNode, sel *ast.SelectStmt) (int, error) {
+	a, sc := g.a, g.input
+	// GROUP BY 2 and GROUP BY alias refer to the select list.
+	if p, ok := n.(*ast.PositionExpr); ok && p.P == nil {
+		if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].WildCard != nil {
+			return 0, sqlerr.New(sqlerr.InvalidColumnReference, "GROUP BY position %d is not in select list", p.N)
+		}
+		n = sel.Fields.Fields[p.N-1].Expr
+	} else if c, ok := n.(*ast.ColumnNameExpr); ok && c.Name.Table.O == "" {
+		if _, _, err := sc.ResolveColumn("", c.Name.Name.O); err != nil {
+			for _, f := range sel.Fields.Fields {
+				if f.AsName.O != "" && strings.EqualFold(f.AsName.O, c.Name.Name.O) {
+					n = f.Expr
+					break
+				}
+			}
+		}
+	}
+	k := g.key(n)
+	for i, gk := range g.groupKey {
+		if gk == k {
+			return i, nil
+		}
+	}
+	e, err := a.build(sc, n, nil)
+	if err != nil {
+		return 0, err
+	}
+	g.groupAST = append(g.groupAST, n)
+	g.groupKey = append(g.groupKey, k)
+	g.groups = append(g.groups, e)
+	return len(g.groups) - 1, nil
 }
 
 // key identifies an expression for matching select-list expressions with
@@ -527,6 +632,9 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 		}
 		return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: strings.ToLower(n.F), Typ: spec.Typ}, true, nil
 	case *ast.FuncCallExpr:
+		if n.FnName.L == "grouping" {
+			return g.grouping(n, k)
+		}
 		if !expr.IsAggregate(n.FnName.L) {
 			break
 		}
@@ -557,8 +665,12 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 		}
 		return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: n.FnName.L, Typ: spec.Typ}, true, nil
 	case *ast.ColumnNameExpr:
-		if _, _, err := g.input.ResolveColumn(n.Name.Table.O, n.Name.Name.O); err != nil {
+		i, _, err := g.input.ResolveColumn(n.Name.Table.O, n.Name.Name.O)
+		if err != nil {
 			return nil, false, err
+		}
+		if g.dependsOnGroups(i) {
+			return g.dependentColumn(i, k)
 		}
 		name := n.Name.Name.O
 		if n.Name.Table.O != "" {
@@ -581,9 +693,126 @@ func (g *aggregation) ResolveColumn(table, name string) (int, types.Type, error)
 // (in the select list, HAVING, ORDER BY) are appended to it as they are
 // built.
 func (g *aggregation) node(input planner.Node) planner.Node {
-	g.agg = &planner.Aggregate{Input: input, GroupBy: g.groups, Aggs: g.aggs}
+	g.agg = &planner.Aggregate{Input: input, GroupBy: g.groups, Aggs: g.aggs, Sets: g.sets}
 	for i, e := range g.groups {
 		g.agg.Cols = append(g.agg.Cols, planner.Column{Name: exprName(g.groupAST[i]), Type: e.Type()})
 	}
 	return g.agg
+}
+
+// distinctOn takes the DISTINCT ON expressions off a SELECT: the dialect
+// front spells DISTINCT ON (a, b) as a first select-list item
+// pivot_distinct_on(a, b). The statement's tree is left as it is (it is
+// bound again when the catalog changes); the SELECT returned is a copy.
+func distinctOn(sel *ast.SelectStmt) (*ast.SelectStmt, []ast.ExprNode) {
+	if !sel.Distinct || sel.Fields == nil || len(sel.Fields.Fields) < 2 {
+		return sel, nil
+	}
+	call, ok := sel.Fields.Fields[0].Expr.(*ast.FuncCallExpr)
+	if !ok || call.FnName.L != parser.DistinctOnFunc {
+		return sel, nil
+	}
+	cp := *sel
+	cp.Fields = &ast.FieldList{Fields: sel.Fields.Fields[1:]}
+	return &cp, call.Args
+}
+
+// distinctOn binds the DISTINCT ON expressions (output names and
+// positions as in ORDER BY, other expressions as hidden columns) and
+// checks PostgreSQL's rule that ORDER BY starts with them.
+func (q *selectQuery) distinctOn() error {
+	if q.on == nil {
+		return nil
+	}
+	var onText []string
+	for _, n := range q.on {
+		if v, ok := n.(*test_driver.ValueExpr); ok {
+			// DISTINCT ON (1): the function-call spelling made the
+			// position a literal.
+			switch v.Kind() {
+			case test_driver.KindInt64, test_driver.KindUint64:
+				n = &ast.PositionExpr{N: int(v.GetInt64())}
+			}
+		}
+		idx, err := q.a.orderByTarget(n, q.sel.Fields.Fields, q.visible)
+		if err != nil {
+			return err
+		}
+		if idx < 0 {
+			e, err := q.a.build(q.outScope, n, q.replace)
+			if err != nil {
+				return err
+			}
+			idx = len(q.exprs)
+			q.exprs = append(q.exprs, e)
+			q.cols = append(q.cols, planner.Column{Name: "?distinct?", Type: e.Type(), Hidden: true})
+		}
+		q.onIdx = append(q.onIdx, idx)
+		onText = append(onText, strings.ToLower(restore(n)))
+	}
+	for k := 0; k < len(q.keys) && k < len(q.on); k++ {
+		match := false
+		for j := range q.on {
+			if q.keys[k].Index == q.onIdx[j] || q.keyText[k] == onText[j] {
+				match = true
+				break
+			}
+		}
+		if !match {
+			return sqlerr.New(sqlerr.InvalidColumnReference, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		}
+	}
+	return nil
+}
+
+// dependsOnGroups reports whether FROM column i is functionally dependent
+// on the GROUP BY columns (PostgreSQL's rule): its table's primary key
+// columns, of the same FROM item, are all grouped as plain columns. Each
+// group then holds one row of that table, so any of its columns has one
+// value per group.
+func (g *aggregation) dependsOnGroups(i int) bool {
+	if g.agg == nil {
+		return false
+	}
+	in := g.agg.Input.Columns()
+	if i >= len(in) || in[i].Table == nil || len(in[i].Table.PrimaryKey) == 0 {
+		return false
+	}
+	t, item := in[i].Table, g.input.cols[i].table
+	for _, pk := range t.PrimaryKey {
+		grouped := false
+		for _, e := range g.groups {
+			ref, ok := e.(*expr.ColumnRef)
+			if ok && ref.Index < len(in) && in[ref.Index].Table == t && in[ref.Index].Index == pk && g.input.cols[ref.Index].table == item {
+				grouped = true
+				break
+			}
+		}
+		if !grouped {
+			return false
+		}
+	}
+	return true
+}
+
+// dependentColumn reads a column that depends on the grouped ones: as
+// min(column), which over a group of one row of its table is the value.
+func (g *aggregation) dependentColumn(i int, key string) (expr.Expr, bool, error) {
+	c := g.input.cols[i]
+	key = "fd" + key
+	for j, ak := range g.aggKeys {
+		if ak == key {
+			return &expr.ColumnRef{Index: len(g.groups) + j, Name: c.name, Typ: g.aggs[j].Typ}, true, nil
+		}
+	}
+	spec, err := expr.NewAggSpec("min", false, false, &expr.ColumnRef{Index: i, Name: c.name, Typ: c.typ})
+	if err != nil {
+		return nil, false, sqlerr.New(sqlerr.GroupingError,
+			"column %q must appear in the GROUP BY clause or be used in an aggregate function", c.name)
+	}
+	g.aggs = append(g.aggs, spec)
+	g.aggKeys = append(g.aggKeys, key)
+	g.agg.Aggs = g.aggs
+	g.agg.Cols = append(g.agg.Cols, planner.Column{Name: c.name, Type: spec.Typ})
+	return &expr.ColumnRef{Index: len(g.groups) + len(g.aggs) - 1, Name: c.name, Typ: spec.Typ}, true, nil
 }

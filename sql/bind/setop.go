@@ -26,7 +26,11 @@ import (
 
 func (a *binder) buildSetOpr(stmt *ast.SetOprStmt) (planner.Node, error) {
 	if stmt.With != nil {
-		return nil, sqlerr.NotSupported("WITH (common table expressions)")
+		pop, err := a.pushWith(stmt.With)
+		defer pop()
+		if err != nil {
+			return nil, err
+		}
 	}
 	node, err := a.buildSetList(stmt.SelectList)
 	if err != nil {
@@ -37,7 +41,11 @@ func (a *binder) buildSetOpr(stmt *ast.SetOprStmt) (planner.Node, error) {
 
 func (a *binder) buildSetList(list *ast.SetOprSelectList) (planner.Node, error) {
 	if list.With != nil {
-		return nil, sqlerr.NotSupported("WITH (common table expressions)")
+		pop, err := a.pushWith(list.With)
+		defer pop()
+		if err != nil {
+			return nil, err
+		}
 	}
 	var terms []planner.Node
 	var ops []*ast.SetOprType

@@ -54,7 +54,6 @@ func (m InsertMode) Verb() string {
 
 // Insert writes rows produced by a VALUES list or a query.
 type Insert struct {
-	noRows
 	Table  *catalog.Table
 	Mode   InsertMode
 	Target []int // table column of each source column
@@ -67,13 +66,18 @@ type Insert struct {
 	Checks []Check
 	// FK is the table's foreign keys, both ways (nil: none).
 	FK *FKGraph
+	// Conflict is ON CONFLICT (nil: none).
+	Conflict *Conflict
+	// Returning is the RETURNING list (nil: none).
+	Returning *Returning
 }
+
+func (p *Insert) Columns() []planner.Column { return p.Returning.Columns() }
 
 // Modify is UPDATE or DELETE: the rows Scan finds are locked, re-read and
 // re-checked against Scan.Filter before they change, so that a row changed
 // by a concurrent transaction since the scan is judged as it is now.
 type Modify struct {
-	noRows
 	Scan     *planner.Scan
 	Update   bool        // UPDATE (else DELETE)
 	Assign   []int       // UPDATE: column indexes
@@ -81,6 +85,17 @@ type Modify struct {
 	Computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
 	Checks   []Check     // UPDATE: CHECK constraints over the new row
 	FK       *FKGraph    // the table's foreign keys, both ways (nil: none)
+	// Returning is the RETURNING list (nil: none).
+	Returning *Returning
+}
+
+func (p *Modify) Columns() []planner.Column { return p.Returning.Columns() }
+
+// Truncate is TRUNCATE t, ...: it empties the tables and their indexes
+// in one schema change.
+type Truncate struct {
+	noRows
+	*parser.Truncate
 }
 
 // CreateTable creates a table from a validated descriptor (IDs unset).
@@ -91,6 +106,9 @@ type CreateTable struct {
 	// Pivots are the initial shard boundaries (without the empty pivot 0).
 	Pivots  [][]types.Value
 	Notices []tablesettings.Notice
+	// Sequences are the sequences of the table's serial and identity
+	// columns (OwnerColumn set, IDs and OwnerTable unset), created with it.
+	Sequences []*catalog.Sequence
 }
 
 // DropTables is DROP TABLE [IF EXISTS] t, ...

@@ -71,6 +71,10 @@ type Column struct {
 	// written since store the column explicitly, NULL included, so that
 	// only an absent entry means "older than the column".
 	Missing []byte `json:"missing,omitempty"`
+	// Identity is IdentityAlways or IdentityByDefault for an identity
+	// column (GENERATED ... AS IDENTITY), whose Default calls nextval of
+	// the sequence it owns; "" otherwise.
+	Identity string `json:"identity,omitempty"`
 }
 
 // Check is a CHECK constraint: Expr is its SQL text over the table's
@@ -82,6 +86,14 @@ type Check struct {
 	Expr     string `json:"expr"`
 	NotValid bool   `json:"not_valid,omitempty"`
 }
+
+// The kinds of identity column.
+const (
+	// IdentityAlways refuses values written by INSERT and UPDATE (428C9).
+	IdentityAlways = "always"
+	// IdentityByDefault takes the next value only when none is given.
+	IdentityByDefault = "by default"
+)
 
 // Table describes a table.
 type Table struct {
@@ -282,6 +294,8 @@ type Snapshot struct {
 	tables    map[uint64]*Table
 	byName    map[uint64]map[string]*Table // database id -> lower-case name -> table
 	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
+	// sequences: database id -> lower-case name -> sequence
+	sequences map[uint64]map[string]*Sequence
 	// indexes maps an index id to its entries' descriptor (IndexTable).
 	indexes map[uint64]indexRef
 	nextID  uint64
@@ -415,6 +429,7 @@ func (s *Snapshot) clone() *Snapshot {
 		c.byName[db] = cm
 	}
 	s.cloneViews(c)
+	s.cloneSequences(c)
 	return c
 }
 
@@ -491,6 +506,9 @@ func Load(store *meta.Store) (*Catalog, error) {
 		return nil, err
 	}
 	if err := loadViews(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadSequences(store, snap); err != nil {
 		return nil, err
 	}
 	if err := scanRecords(store, userPrefix, func(v []byte) error {
@@ -595,6 +613,9 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 	}
 	for _, v := range ch.snap.Views(d.ID) {
 		ch.DropView(v)
+	}
+	for _, q := range ch.snap.Sequences(d.ID) {
+		ch.DropSequence(q)
 	}
 	delete(ch.snap.databases, strings.ToLower(d.Name))
 	delete(ch.snap.byName, d.ID)

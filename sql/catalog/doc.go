@@ -11,6 +11,8 @@
 //	<SystemPrefix> "cat/tbl/" <id BE8>  Table JSON
 //	<SystemPrefix> "cat/user/" <name>   User JSON (name, SCRAM verifier,
 //	                                    attributes, memberships)
+//	<SystemPrefix> "cat/seqdesc/" <id BE8>  Sequence JSON (options; where
+//	                                    it stands is in meta.Sequence)
 //
 // Databases, tables and views carry their owner and ACL (Owned); Access
 // answers what a role may do with them.

@@ -32,6 +32,14 @@
 // statement, keyed by those values. Set operations (setop.go) hash rows by
 // their DISTINCT key.
 //
+// Window functions (window.go): the input is read and sorted by its
+// PARTITION BY and ORDER BY values' key encoding, then computed one
+// partition at a time (running aggregates incrementally). WITH RECURSIVE
+// (recursive.go) streams its rounds, each round reading the previous one
+// through a WorkTable, and releases a finished round from the memory
+// account. Lateral joins (apply.go) build their right side once per left
+// row with the left row's values bound as hidden parameters.
+//
 // Cancellation: scans check the statement context every few hundred rows and
 // return its error, which the session maps to 57014.
 package exec

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -41,6 +42,8 @@ type Context struct {
 
 	// sub caches subquery results for the statement; Build creates it.
 	sub *subState
+	// work holds each running recursive query's current work table.
+	work map[*planner.RecursiveCTE][]expr.Row
 
 	// MemLimit bounds the bytes of rows the statement may hold at once in
 	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
@@ -48,17 +51,23 @@ type Context struct {
 	// growing the server's heap without bound. Zero: no limit. Streaming
 	// iterators hold one row and are not counted.
 	MemLimit int64
-	// memUsed is what the statement's materialising iterators hold. Only
-	// the goroutine consuming the iterator tree grows it (scan workers
-	// never materialise), so it needs no lock.
-	memUsed int64
-	// mem is the statement's account in the server's memory budget
-	// (memory.FromContext(Ctx), looked up on first use): what MemLimit counts is
-	// reserved there too, so that rows held by all statements together
-	// stay within --max-memory. The account is closed by whoever opened
-	// it when the statement ends.
-	mem      *memory.Account
-	memBound bool
+	// mem is what the statement's materialising iterators hold, shared by
+	// every copy of the context (subqueries run on a copy, possibly inside
+	// a parallel scan's worker), so it is a pointer behind a lock.
+	mem *memState
+}
+
+// memState is a statement's memory bookkeeping: the bytes counted against
+// MemLimit and the statement's account in the server's memory budget
+// (memory.FromContext(Ctx), looked up on first use): what MemLimit counts is
+// reserved there too, so that rows held by all statements together stay
+// within --max-memory. The account is closed by whoever opened it when the
+// statement ends.
+type memState struct {
+	mu    sync.Mutex
+	used  int64
+	acct  *memory.Account
+	bound bool
 }
 
 // bind prepares a context on its first Build: expressions evaluated with
@@ -68,6 +77,12 @@ type Context struct {
 func (c *Context) bind() {
 	if c.sub == nil {
 		c.sub = &subState{cache: map[*Subquery]map[string]*subResult{}}
+	}
+	if c.mem == nil {
+		c.mem = &memState{}
+	}
+	if c.work == nil {
+		c.work = map[*planner.RecursiveCTE][]expr.Row{}
 	}
 	if c.Eval != nil && c.Eval.Exec == nil {
 		c.Eval.Exec = c
@@ -90,22 +105,44 @@ func rowMemory(r expr.Row) int64 {
 // grow accounts n more bytes held by the statement against MemLimit and
 // the statement's memory account.
 func (c *Context) grow(n int64) error {
-	if !c.memBound {
-		c.mem, c.memBound = memory.FromContext(c.Ctx), true
+	if c.mem == nil {
+		// Drain without Build: one goroutine, no copies yet.
+		c.mem = &memState{}
 	}
-	if err := c.mem.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
+	m := c.mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.bound {
+		m.acct, m.bound = memory.FromContext(c.Ctx), true
+	}
+	if err := m.acct.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
 		return err
 	}
 	if c.MemLimit <= 0 {
 		return nil
 	}
-	c.memUsed += n
-	if c.memUsed > c.MemLimit {
+	m.used += n
+	if m.used > c.MemLimit {
 		return &sqlerr.Error{Code: sqlerr.OutOfMemory, Message: "out of memory",
 			Detail: fmt.Sprintf("The statement needs more than %d bytes to hold rows for sorting, grouping, DISTINCT or an INSERT's source.", c.MemLimit),
 			Hint:   "Narrow the query (WHERE, LIMIT), or raise the server's --max-query-memory."}
 	}
 	return nil
+}
+
+// release returns n bytes to the statement's account: rows an iterator
+// held and no longer does (a recursive query's finished round).
+func (c *Context) release(n int64) {
+	m := c.mem
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.acct.Shrink(n)
+	if c.MemLimit > 0 {
+		m.used -= n
+	}
 }
 
 // Iter is a row iterator.
@@ -173,9 +210,17 @@ func Build(c *Context, n planner.Node) (Iter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &distinctIter{c: c, in: in, n: n.N, seen: map[string]struct{}{}}, nil
+		return &distinctIter{c: c, in: in, n: n.N, on: n.On, seen: map[string]struct{}{}}, nil
 	case *planner.SetOp:
 		return newSetOp(c, n)
+	case *planner.Window:
+		return newWindow(c, n)
+	case *planner.RecursiveCTE:
+		return newRecursive(c, n)
+	case *planner.WorkTable:
+		return newWorkTable(c, n), nil
+	case *planner.Apply:
+		return newApply(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }
@@ -412,15 +457,13 @@ type aggIter struct {
 }
 
 func (a *aggIter) run() error {
+	if len(a.n.Sets) > 0 {
+		return a.runSets()
+	}
 	groups := map[string]*aggGroup{}
 	var order []*aggGroup
 	newGroup := func(key expr.Row) *aggGroup {
-		g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(a.n.Aggs))}
-		for i, s := range a.n.Aggs {
-			g.aggs[i] = s.New()
-		}
-		order = append(order, g)
-		return g
+		return newAggGroup(a.n, key, 0, &order)
 	}
 	if len(a.n.GroupBy) == 0 {
 		groups[""] = newGroup(nil)
@@ -471,6 +514,100 @@ func (a *aggIter) run() error {
 			}
 		}
 	}
+	return a.finish(order)
+}
+
+// newAggGroup starts a group of grouping set set (0 without sets).
+func newAggGroup(n *planner.Aggregate, key expr.Row, set int, order *[]*aggGroup) *aggGroup {
+	g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(n.Aggs))}
+	for i, s := range n.Aggs {
+		if s.GroupingMasks != nil {
+			g.aggs[i] = constAgg{types.NewInt(types.Int32, s.GroupingMasks[set])}
+			continue
+		}
+		g.aggs[i] = s.New()
+	}
+	*order = append(*order, g)
+	return g
+}
+
+// constAgg is grouping(...): a value per grouping set, no input.
+type constAgg struct{ v types.Value }
+
+func (constAgg) Add(types.Value) error          { return nil }
+func (c constAgg) Result() (types.Value, error) { return c.v, nil }
+
+// runSets aggregates by grouping sets: every row joins one group per set.
+// A set without columns has its group even for no input, as GROUP BY ()
+// does.
+func (a *aggIter) runSets() error {
+	groups := map[string]*aggGroup{}
+	var order []*aggGroup
+	vals := make(expr.Row, len(a.n.GroupBy))
+	argVals := make([]types.Value, len(a.n.Aggs))
+	var buf []byte
+	for n := 0; ; n++ {
+		if n%256 == 255 {
+			if err := a.c.Ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r, err := a.in.Next()
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			break
+		}
+		for i, e := range a.n.GroupBy {
+			if vals[i], err = e.Eval(a.c.Eval, r); err != nil {
+				return err
+			}
+		}
+		for i, s := range a.n.Aggs {
+			argVals[i] = types.Value{}
+			if s.Arg != nil {
+				if argVals[i], err = s.Arg.Eval(a.c.Eval, r); err != nil {
+					return err
+				}
+			}
+		}
+		for si, set := range a.n.Sets {
+			buf = append(buf[:0], byte(si), byte(si>>8))
+			for _, c := range set {
+				buf = types.AppendGroupKey(buf, vals[c])
+			}
+			g, ok := groups[string(buf)]
+			if !ok {
+				key := make(expr.Row, len(vals))
+				for _, c := range set {
+					key[c] = vals[c]
+				}
+				if err := a.c.grow(int64(len(buf)) + rowMemory(key) + int64(len(a.n.Aggs))*64); err != nil {
+					return err
+				}
+				g = newAggGroup(a.n, key, si, &order)
+				groups[string(buf)] = g
+			}
+			for i := range a.n.Aggs {
+				if err := g.aggs[i].Add(argVals[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for si, set := range a.n.Sets {
+		if len(set) == 0 {
+			if _, ok := groups[string([]byte{byte(si), byte(si >> 8)})]; !ok {
+				newAggGroup(a.n, make(expr.Row, len(a.n.GroupBy)), si, &order)
+			}
+		}
+	}
+	return a.finish(order)
+}
+
+// finish turns the groups into result rows.
+func (a *aggIter) finish(order []*aggGroup) error {
 	for _, g := range order {
 		row := make(expr.Row, 0, len(g.key)+len(g.aggs))
 		row = append(row, g.key...)
@@ -610,6 +747,7 @@ type distinctIter struct {
 	c    *Context
 	in   Iter
 	n    int
+	on   []int // DISTINCT ON's columns (nil: the first n)
 	seen map[string]struct{}
 	buf  []byte
 }
@@ -621,8 +759,14 @@ func (d *distinctIter) Next() (expr.Row, error) {
 			return nil, err
 		}
 		d.buf = d.buf[:0]
-		for _, v := range r[:d.n] {
-			d.buf = types.AppendGroupKey(d.buf, v)
+		if d.on != nil {
+			for _, i := range d.on {
+				d.buf = types.AppendGroupKey(d.buf, r[i])
+			}
+		} else {
+			for _, v := range r[:d.n] {
+				d.buf = types.AppendGroupKey(d.buf, v)
+			}
 		}
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue

@@ -42,7 +42,9 @@ import (
 type AggFunc interface {
 	// Add feeds one input value. For count(*) the value is ignored.
 	Add(v types.Value) error
-	// Result returns the aggregate of the values added so far.
+	// Result returns the aggregate of the values added so far. It may be
+	// called again after more Adds (window functions keep a running
+	// aggregate); values it returned earlier must not change.
 	Result() (types.Value, error)
 }
 
@@ -55,6 +57,9 @@ type AggSpec struct {
 	Typ      types.Type
 	// Separator joins group_concat and string_agg values.
 	Separator string
+	// GroupingMasks, for grouping(...) (Name "grouping"), is its value in
+	// each grouping set of the Aggregate node; it reads no input.
+	GroupingMasks []int64
 }
 
 var aggNames = map[string]bool{
@@ -298,6 +303,10 @@ func (a *sumAgg) Result() (types.Value, error) {
 	case a.kind == "avg":
 		return types.NewDouble(a.float() / float64(a.n)), nil
 	case a.isInt && a.typ == types.Decimal:
+		if v, ok := a.ints.value(types.Int64); ok {
+			// Most sums fit in 64 bits: no big.Int on the way.
+			return types.NewDecimal(apd.New(v.Int(), 0)), nil
+		}
 		return types.NewDecimal(apd.NewWithBigInt(new(apd.BigInt).SetMathBigInt(a.ints.big()), 0)), nil
 	case a.isInt:
 		v, ok := a.ints.value(a.typ)
@@ -308,7 +317,9 @@ func (a *sumAgg) Result() (types.Value, error) {
 	case a.isFloat:
 		return types.NewDouble(a.f), nil
 	}
-	return types.NewDecimal(a.dec), nil
+	// A copy: Result may be called again after more Adds (a window
+	// function's running sum), which change a.dec in place.
+	return types.NewDecimal(new(apd.Decimal).Set(a.dec)), nil
 }
 
 func (a *sumAgg) float() float64 {

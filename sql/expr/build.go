@@ -271,7 +271,7 @@ func (b *Builder) translate(n ast.ExprNode) (Expr, error) {
 	case *ast.AggregateFuncExpr:
 		return nil, aggNotAllowed(strings.ToLower(n.F))
 	case *ast.WindowFuncExpr:
-		return nil, notSupported("window function " + strings.ToLower(n.Name))
+		return nil, sqlerr.New(sqlerr.WindowingError, "window functions are not allowed here: %s() is allowed only in a SELECT list or ORDER BY", strings.ToLower(n.Name))
 	case *ast.DefaultExpr:
 		return nil, notSupported("DEFAULT in an expression")
 	case *ast.VariableExpr:

@@ -37,7 +37,7 @@ func Comparable(a, b types.Type) bool {
 	case af.IsTime() && bf.IsTime():
 		return true
 	case af == bf:
-		return af == types.Bool || af == types.Interval || af == types.Unknown
+		return af == types.Bool || af == types.Interval || af == types.Unknown || af == types.Uuid
 	}
 	return false
 }

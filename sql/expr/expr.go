@@ -28,6 +28,9 @@ type Context struct {
 	// it): subquery nodes run their plans through it. Nil outside an
 	// executor.
 	Exec any
+	// Sequences serves nextval, currval, setval and lastval (nil while
+	// binding: they are never folded).
+	Sequences Sequences
 }
 
 // Expr is a typed scalar expression. Trees are built once (Builder) and

@@ -159,13 +159,35 @@ func (r *rewriter) columnDef(a, b int) error {
 	if a+1 >= b || s.isKind(a+1, tkIdent) && columnOptionWords[strings.ToLower(s.text(a+1))] {
 		return s.errAtTok(a + 1)
 	}
-	t, next, err := s.parseTypeAt(a+1, b)
-	if err != nil {
-		return err
+	name := s.unquoteIdent(a)
+	t, serial := serialType(s.text(a + 1))
+	next := a + 2
+	if serial {
+		r.identities = append(r.identities, ColumnIdentity{Column: name, Kind: IdentitySerial, Pos: s.rp.pos(s.start(a + 1))})
+	} else {
+		var err error
+		if t, next, err = s.parseTypeAt(a+1, b); err != nil {
+			return err
+		}
 	}
 	r.syn("BLOB COMMENT "+sqlQuote(markerPrefix+typeText(t)), a+1, false, false)
 	r.lastTok = next - 1
-	return r.seq(next, b)
+	lo, end, id, err := s.identityClause(next, b)
+	if err != nil {
+		return err
+	}
+	if lo < 0 {
+		return r.seq(next, b)
+	}
+	if serial {
+		return s.errAtTok(lo)
+	}
+	id.Column = name
+	r.identities = append(r.identities, id)
+	if err := r.seq(next, lo); err != nil {
+		return err
+	}
+	return r.seq(end, b)
 }
 
 // constraint emits a key or constraint element [a, b). Parenthesised
@@ -449,5 +471,5 @@ func (r *rewriter) upsertStatement() (ok bool, err error) {
 		return true, err
 	}
 	r.emit(k, "INSERT")
-	return true, r.seq(k+1, s.n())
+	return true, r.seq(k+1, r.hi)
 }

@@ -10,7 +10,8 @@
 //
 // A Statement holds either TiDB's AST (ast.StmtNode, built with the
 // test_driver value nodes, which this package imports) or exactly one of
-// the YQL-only statement types that TiDB's grammar cannot express:
+// the YQL-only statement types that TiDB's grammar cannot express
+// (also TRUNCATE of several tables and the SEQUENCE statements):
 // AlterSettings (ALTER TABLE t SET/RESET), SetVar, ShowVar, ResetVar,
 // TxnStmt, Deallocate and Discard. CREATE TABLE ... WITH (...) settings come
 // back in Statement.With next to the AST. Parameters are described by
@@ -57,9 +58,31 @@
 //   - x::T[] and CAST(x AS T[]) become pivot_array_cast(x, 'T'), and a
 //     subscript a[i] pivot_array_elem(a, i) (no array type: both work on
 //     the text form of an array);
-//   - generate_series(...) right after FROM or JOIN becomes the derived
-//     table (SELECT pivot_generate_series(...)), planned as a series;
+//   - generate_series(...) after FROM, JOIN, LATERAL or a comma of a FROM
+//     list becomes the derived table (SELECT pivot_generate_series(...)),
+//     planned as a series (lateral when other items precede it);
+//   - VALUES (...), (...) as a query (at the start, after "(" or a set
+//     operator) becomes MySQL 8's VALUES ROW(...), ROW(...);
+//   - GROUPING SETS (...), ROLLUP (...) and CUBE (...) become calls of
+//     pivot_grouping_sets (with pivot_grouping_set(...) for each
+//     parenthesised set), pivot_rollup and pivot_cube;
+//   - SELECT DISTINCT ON (a, b) becomes SELECT DISTINCT
+//     pivot_distinct_on(a, b), (the binder takes the item off);
+//   - f(...) OVER (...) is one operand, so a cast after it applies to the
+//     window function's value;
+//   - agg(x, ...) FILTER (WHERE c) becomes agg(CASE WHEN (c) THEN (x) END,
+//     ...) and count(*) FILTER (WHERE c) count(CASE WHEN (c) THEN 1 END)
+//     (aggregates ignore NULLs);
 //   - UPSERT INTO becomes INSERT INTO with Statement.Upsert set;
+//   - the ON CONFLICT and RETURNING clauses of a write are cut off
+//     (writetail.go): DO UPDATE SET becomes ON DUPLICATE KEY UPDATE, and
+//     the DO UPDATE condition and the RETURNING list become statements of
+//     their own in the same text ("; SELECT ... FROM DUAL"), which TiDB
+//     parses in the same call; Statement.OnConflict and Returning hold them;
+//   - nextval, currval, setval and lastval become pivot_nextval, ...
+//     (TiDB's grammar has its own NEXTVAL(table));
+//   - serial types and GENERATED ... AS IDENTITY become the integer type,
+//     recorded in Statement.Identities (identity.go);
 //   - column types in CREATE TABLE and ALTER TABLE ADD/MODIFY/CHANGE become
 //     BLOB COMMENT 'pivot:<Type>'; the WITH clause is cut off and parsed
 //     here;

@@ -63,7 +63,7 @@ func checkParse(t *testing.T, sql string) {
 		set := 0
 		for _, p := range []bool{st.AST != nil, st.Settings != nil, st.Set != nil, st.Show != nil, st.Reset != nil,
 			st.Txn != nil, st.Deallocate != nil, st.Discard != nil, st.Reshard != nil, st.DropIndex != nil, st.Reindex != nil,
-			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil} {
+			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil, st.Truncate != nil, st.Sequence != nil} {
 			if p {
 				set++
 			}

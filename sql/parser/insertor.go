@@ -20,5 +20,5 @@ func (r *rewriter) insertOr() (ok bool, err error) {
 		return true, sqlerr.NotSupported("INSERT OR %s", action)
 	}
 	r.emit(0, "REPLACE")
-	return true, r.seq(3, s.n())
+	return true, r.seq(3, r.hi)
 }

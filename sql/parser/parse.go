@@ -71,6 +71,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
 		case "create", "drop", "reindex":
+			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				var ist Statement
@@ -79,6 +82,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 					stmt = ist
 				}
 			}
+		case "truncate":
+			stmt.Truncate, err = s.parseTruncate()
 		case "grant", "revoke":
 			stmt.Grant, err = s.parseGrant()
 		case "copy":
@@ -87,6 +92,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
 				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
+			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
 			var ist Statement
 			if ist, handled, err = s.indexStatement(); handled && err == nil {
 				ist.Text, ist.Offset = stmt.Text, stmt.Offset
@@ -121,7 +129,14 @@ func buildStatement(s *stmtToks) (Statement, error) {
 
 // tidbStatement rewrites the statement and has TiDB parse the result.
 func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
+	tail, err := s.findWriteTail()
+	if err != nil {
+		return Statement{}, err
+	}
 	r := newRewriter(s)
+	if tail != nil {
+		r.hi = tail.cut
+	}
 	ok, with, err := r.createTable()
 	if !ok {
 		ok, err = r.alterAddIndex()
@@ -137,18 +152,30 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		stmt.Upsert = ok
 	}
 	if !ok {
-		err = r.seq(0, s.n())
+		err = r.seq(0, r.hi)
+	}
+	count := 1
+	if err == nil && tail != nil {
+		count, err = r.emitWriteTail(tail)
 	}
 	if err != nil {
 		return Statement{}, err
 	}
 	text := string(r.out.buf)
-	node, err := parseTiDB(text)
+	nodes, err := parseTiDB(text, count)
 	if err != nil {
 		return Statement{}, r.tidbError(err)
 	}
-	orderParams(node, r.paramOffs)
+	node := nodes[0]
+	for _, n := range nodes {
+		orderParams(n, r.paramOffs)
+	}
 	markColumns(node)
+	if tail != nil {
+		if err := attachWriteTail(&stmt, tail, nodes[1:], s); err != nil {
+			return Statement{}, err
+		}
+	}
 	stmt.AST = node
 	stmt.TiDBText = text
 	stmt.Position = func(off int) int {
@@ -162,6 +189,7 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	}
 	stmt.With = with
 	stmt.Alter = r.alter
+	stmt.Identities = r.identities
 	stmt.NumParams = r.numParams
 	stmt.ParamIndex = r.params
 	return stmt, nil
@@ -173,14 +201,16 @@ var tidbParsers = sync.Pool{New: func() any { return parser.New() }}
 
 const maxPooledInput = 1 << 20
 
-// parseTiDB parses one rewritten statement with TiDB's parser.
-func parseTiDB(text string) (node ast.StmtNode, err error) {
+// parseTiDB parses one rewritten statement with TiDB's parser: want
+// statements (more than one when the rewriter put the tail clauses of a
+// write in statements of their own, see emitWriteTail).
+func parseTiDB(text string, want int) (nodes []ast.StmtNode, err error) {
 	p := tidbParsers.Get().(*parser.Parser)
 	defer func() {
 		if rec := recover(); rec != nil {
 			// A bug in TiDB's parser; the parser's state is unknown, so it
 			// is not reused.
-			node, err = nil, &sqlerr.Error{Code: sqlerr.InternalError,
+			nodes, err = nil, &sqlerr.Error{Code: sqlerr.InternalError,
 				Message: fmt.Sprintf("parser: TiDB parser panicked: %v", rec)}
 			return
 		}
@@ -193,11 +223,12 @@ func parseTiDB(text string) (node ast.StmtNode, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(stmts) != 1 {
+	if len(stmts) != want {
 		return nil, &sqlerr.Error{Code: sqlerr.InternalError,
-			Message: fmt.Sprintf("parser: TiDB read %d statements from one", len(stmts))}
+			Message: fmt.Sprintf("parser: TiDB read %d statements, not %d", len(stmts), want)}
 	}
-	return stmts[0], nil
+	// The slice belongs to the parser, which goes back to the pool.
+	return append([]ast.StmtNode(nil), stmts...), nil
 }
 
 // paramOrderer numbers parameter markers by their position among all

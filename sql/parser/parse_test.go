@@ -136,6 +136,20 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		if st.Upsert {
 			fmt.Fprintf(b, "upsert\n")
 		}
+		if oc := st.OnConflict; oc != nil {
+			fmt.Fprintf(b, "on conflict (pos %d): columns %q constraint %q update %v", oc.Pos, oc.Columns, oc.Constraint, oc.Update)
+			if oc.Where != nil {
+				fmt.Fprintf(b, " where %s", restore(oc.Where))
+			}
+			b.WriteString("\n")
+		}
+		for _, f := range st.Returning {
+			if f.WildCard != nil {
+				fmt.Fprintf(b, "returning: %s*\n", f.WildCard.Table.O+strings.Repeat(".", min(1, len(f.WildCard.Table.O))))
+				continue
+			}
+			fmt.Fprintf(b, "returning: %s as %q\n", restore(f.Expr), f.AsName.O)
+		}
 		if st.NumParams > 0 || len(st.ParamIndex) > 0 {
 			fmt.Fprintf(b, "params: %d %v\n", st.NumParams, st.ParamIndex)
 		}
@@ -156,6 +170,10 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 				fmt.Fprintf(b, "column %s: %s\n", c.Name.Name.O, typ)
 			}
 		}
+		for _, id := range st.Identities {
+			fmt.Fprintf(b, "identity %s kind %d (pos %d)\n", id.Column, id.Kind, id.Pos)
+			formatSeqOptions(b, id.Options)
+		}
 		cl := &castLister{}
 		st.AST.Accept(cl)
 		for _, s := range cl.out {
@@ -172,6 +190,12 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		for _, r := range a.Reset {
 			fmt.Fprintf(b, "reset: %s (pos %d)\n", r.Name, r.Pos)
 		}
+	case st.Sequence != nil:
+		q := st.Sequence
+		fmt.Fprintf(b, "sequence %d %q if_exists=%v if_not_exists=%v\n", q.Kind, q.Names, q.IfExists, q.IfNotExists)
+		formatSeqOptions(b, q.Options)
+	case st.Truncate != nil:
+		fmt.Fprintf(b, "truncate %q restart identity=%v\n", st.Truncate.Tables, st.Truncate.RestartIdentity)
 	case st.Set != nil:
 		fmt.Fprintf(b, "set %s = %q default=%v local=%v\n", st.Set.Name, st.Set.Values, st.Set.Default, st.Set.Local)
 	case st.Show != nil:
@@ -231,4 +255,32 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 	default:
 		fmt.Fprintf(b, "BUG: empty statement\n")
 	}
+}
+
+func formatSeqOptions(b *strings.Builder, o SequenceOptions) {
+	num := func(name string, p *int64) {
+		if p != nil {
+			fmt.Fprintf(b, " %s=%d", name, *p)
+		}
+	}
+	b.WriteString("options:")
+	if o.Type != nil {
+		fmt.Fprintf(b, " as=%s", *o.Type)
+	}
+	num("increment", o.Increment)
+	num("min", o.MinValue)
+	num("max", o.MaxValue)
+	num("start", o.Start)
+	num("cache", o.Cache)
+	num("restart_with", o.RestartWith)
+	if o.Cycle != nil {
+		fmt.Fprintf(b, " cycle=%v", *o.Cycle)
+	}
+	if o.NoMinValue || o.NoMaxValue || o.Restart || o.OwnedByNone {
+		fmt.Fprintf(b, " nomin=%v nomax=%v restart=%v owned_by_none=%v", o.NoMinValue, o.NoMaxValue, o.Restart, o.OwnedByNone)
+	}
+	if o.OwnedBy != nil {
+		fmt.Fprintf(b, " owned_by=%q", o.OwnedBy)
+	}
+	b.WriteString("\n")
 }

@@ -3,6 +3,7 @@ package parser
 import (
 	"strings"
 
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -45,10 +46,16 @@ type rewriter struct {
 	numParams int
 	// alter collects ALTER TABLE's PostgreSQL-only actions (pgAlterSpec).
 	alter []AlterAction
+	// identities are the serial and identity columns of CREATE TABLE or
+	// ALTER TABLE ... ADD (identity.go).
+	identities []ColumnIdentity
+	// hi is where the main statement ends: before the ON CONFLICT and
+	// RETURNING clauses of a write, which emitWriteTail writes.
+	hi int
 }
 
 func newRewriter(s *stmtToks) *rewriter {
-	return &rewriter{s: s, lastTok: -1}
+	return &rewriter{s: s, lastTok: -1, hi: s.n()}
 }
 
 // emit writes text for original token i.
@@ -200,6 +207,17 @@ func (r *rewriter) arrayQuantifier(i, hi int) bool {
 	return !(s.isWord(first, "select") || s.isWord(first, "values") || s.isWord(first, "with") || s.isWord(first, "table"))
 }
 
+// SequenceFuncPrefix and SequenceFuncs: the dialect front spells
+// PostgreSQL's sequence functions nextval(...), currval(...), setval(...)
+// and lastval() as pivot_nextval(...) and so on, because TiDB's grammar
+// reads its own NEXTVAL(table) there. SequenceFuncs maps each spelling to
+// the name a result column takes.
+const SequenceFuncPrefix = "pivot_"
+
+var SequenceFuncs = map[string]string{
+	"pivot_nextval": "nextval", "pivot_currval": "currval", "pivot_setval": "setval", "pivot_lastval": "lastval",
+}
+
 // ArraySubqueryFunc is the function the rewriter turns ARRAY(SELECT ...)
 // into: pivot_array_subquery((SELECT ...)). The binder plans it as a
 // subquery whose rows become the text form of an array.
@@ -213,7 +231,7 @@ const SeriesFunc = "pivot_generate_series"
 
 // fromFuncAfter are the words after which a function call is a table
 // function.
-var fromFuncAfter = map[string]bool{"from": true, "join": true}
+var fromFuncAfter = map[string]bool{"from": true, "join": true, "lateral": true}
 
 // tableNameAfter are the words after which only a table name can stand.
 var tableNameAfter = map[string]bool{"from": true, "join": true, "into": true, "update": true, "table": true}
@@ -230,20 +248,28 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
-		case s.prevWordIn(i, fromFuncAfter) && s.isWord(i, "generate_series") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
-			s.prevWordIn(i, fromFuncAfter) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "generate_series") &&
+		case s.tableFuncAt(i) && s.isWord(i, "generate_series") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
+			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "generate_series") &&
 				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
 			// generate_series(...) in FROM: (SELECT pivot_generate_series(...)).
 			open := i + 1
 			if !s.isOp(open, "(") {
 				open = i + 3
 			}
+			end := int(s.match[open]) + 1
+			aliased := s.derivedColumnsAt(end, hi) > 0
+			if aliased && !s.isWord(i-1, "lateral") {
+				r.syn("LATERAL", i, false, false)
+			}
 			r.syn("(SELECT "+SeriesFunc, i, false, true)
 			if err := r.group(open); err != nil {
 				return 0, err
 			}
 			r.syn(")", int(s.match[open]), true, false)
-			return int(s.match[open]) + 1, nil
+			if aliased {
+				return r.derivedColumns(end, hi)
+			}
+			return end, nil
 		case (s.isWord(i, "any") || s.isWord(i, "some") || s.isWord(i, "all")) && r.arrayQuantifier(i, hi):
 			// x = ANY (array): the expression builder reads
 			// x = pivot_array_any(array) (sql/expr/array.go).
@@ -276,6 +302,42 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			}
 			r.syn(")", int(s.match[i+1]), true, false)
 			return int(s.match[i+1]) + 1, nil
+		}
+		if (s.isWord(i, "rollup") || s.isWord(i, "cube")) && s.isOp(i+1, "(") && int(s.match[i+1]) < hi {
+			// ROLLUP (...) and CUBE (...) in GROUP BY: pivot_rollup(...)
+			// and pivot_cube(...), which the binder expands.
+			fn := RollupFunc
+			if s.isWord(i, "cube") {
+				fn = CubeFunc
+			}
+			r.emit(i, fn)
+			r.glue = true
+			if err := r.group(i + 1); err != nil {
+				return 0, err
+			}
+			return int(s.match[i+1]) + 1, nil
+		}
+		if s.isWord(i, "as") && s.isOp(i+1, "(") && s.isWord(0, "with") && dmlWords[strings.ToLower(s.text(i+2))] && s.isKind(i+2, tkIdent) {
+			// WITH x AS (INSERT ... RETURNING ...): the write side's
+			// RETURNING is not there yet.
+			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "data-modifying statements in WITH are not supported yet")
+		}
+		if s.isWord(i, "grouping") && s.isWord(i+1, "sets") && s.isOp(i+2, "(") && int(s.match[i+2]) < hi {
+			return r.groupingSets(i, hi)
+		}
+		if s.isWord(i, "distinct") && s.isWord(i+1, "on") && s.isOp(i+2, "(") && int(s.match[i+2]) < hi && s.isWord(i-1, "select") {
+			// SELECT DISTINCT ON (a, b) x: SELECT DISTINCT
+			// pivot_distinct_on(a, b), x (see DistinctOnFunc).
+			r.plain(i)
+			r.syn(DistinctOnFunc, i+1, false, true)
+			if err := r.group(i + 2); err != nil {
+				return 0, err
+			}
+			r.syn(",", int(s.match[i+2]), true, false)
+			return int(s.match[i+2]) + 1, nil
+		}
+		if s.isWord(i, "values") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi && s.valuesQueryAt(i) {
+			return r.valuesQuery(i, hi)
 		}
 		if strings.EqualFold(s.text(i), "in") && s.isOp(i+1, "(") && s.isOp(i+2, ")") {
 			// SQLite's empty list, x IN (): MySQL's grammar has no
@@ -312,6 +374,14 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	case tkOp:
 		switch s.text(i) {
 		case "(":
+			if end := int(s.match[i]) + 1; end <= hi && (s.prevWordIn(i, fromFuncAfter) || i > 0 && s.isOp(i-1, ",")) && s.queryAt(i) && s.derivedColumnsAt(end, hi) > 0 {
+				// (query) AS t(a, b) in FROM: see DerivedColumnsMarker.
+				r.syn("LATERAL", i, false, false)
+				if err := r.group(i); err != nil {
+					return 0, err
+				}
+				return r.derivedColumns(end, hi)
+			}
 			return r.operand(i, hi)
 		case "::":
 			// A cast with nothing castable before it.
@@ -377,6 +447,25 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			end = int(s.match[end]) + 1
 		}
 	}
+	// f(...) OVER (...) or OVER w: the window is part of the operand, so
+	// that a cast after it applies to the window function's value.
+	// agg(...) FILTER (WHERE cond): see filterCall.
+	filter := -1
+	if call >= 0 && end+1 < hi && s.isWord(end, "filter") && s.isOp(end+1, "(") && int(s.match[end+1]) < hi && s.isWord(end+2, "where") {
+		filter = end
+		end = int(s.match[end+1]) + 1
+	}
+	over := -1
+	if call >= 0 && end+1 < hi && s.isWord(end, "over") {
+		switch {
+		case s.isOp(end+1, "(") && int(s.match[end+1]) < hi:
+			over = end
+			end = int(s.match[end+1]) + 1
+		case s.isKind(end+1, tkIdent) || s.isKind(end+1, tkQuotedIdent):
+			over = end
+			end += 2
+		}
+	}
 	bodyEnd := end
 	// Subscripts a[i] follow the operand (before any cast).
 	var subs [][2]int // the '[' and ']' tokens
@@ -435,9 +524,27 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			k = i + 2
 		}
 		for ; k < call; k++ {
+			if name := strings.ToLower(s.text(k)); k == call-1 && s.isKind(k, tkIdent) && SequenceFuncs[SequenceFuncPrefix+name] == name {
+				// nextval and its siblings are MySQL/TiDB keywords that
+				// take a table name; PostgreSQL's take a value.
+				r.emit(k, SequenceFuncPrefix+name)
+				continue
+			}
 			r.plain(k)
 		}
-		err = r.group(call)
+		if filter >= 0 {
+			err = r.filterCall(call, filter)
+		} else {
+			err = r.group(call)
+		}
+		if err == nil && over >= 0 {
+			r.plain(over)
+			if s.isOp(over+1, "(") {
+				err = r.group(over + 1)
+			} else {
+				r.plain(over + 1)
+			}
+		}
 	case s.isOp(i, "("):
 		err = r.group(i)
 	default:
@@ -661,3 +768,237 @@ func (r *rewriter) collate(i, hi int) (int, error) {
 	}
 	return 0, s.errAtTok(j)
 }
+
+// valuesQueryAt reports whether VALUES at i is a query (at the start of
+// the statement, in parentheses, or an arm of a set operation) rather
+// than INSERT's VALUES clause.
+func (s *stmtToks) valuesQueryAt(i int) bool {
+	if i == 0 || s.isOp(i-1, "(") {
+		return true
+	}
+	return s.prevWordIn(i, setOpWords)
+}
+
+var setOpWords = map[string]bool{"union": true, "all": true, "except": true, "intersect": true, "distinct": true}
+
+// valuesQuery emits the query VALUES (...), (...) as MySQL 8's
+// VALUES ROW(...), ROW(...), which TiDB reads as a SELECT of kind
+// SelectStmtKindValues.
+func (r *rewriter) valuesQuery(i, hi int) (int, error) {
+	s := r.s
+	r.plain(i)
+	k := i + 1
+	for {
+		r.syn("ROW", k, false, true)
+		if err := r.group(k); err != nil {
+			return 0, err
+		}
+		k = int(s.match[k]) + 1
+		if !(s.isOp(k, ",") && s.isOp(k+1, "(") && int(s.match[k+1]) < hi) {
+			return k, nil
+		}
+		r.plain(k)
+		k++
+	}
+}
+
+// DerivedColumnsMarker ends the column alias list of a derived table in
+// FROM. MySQL's grammar takes a column alias list, (query) AS t(a, b),
+// only after LATERAL, so the rewriter spells a derived table with one as
+// LATERAL (query) AS t(a, b, pivot_derived_columns): the analyser drops
+// the marker and knows the subquery is not a lateral one.
+const DerivedColumnsMarker = "pivot_derived_columns"
+
+// queryAt reports whether the parenthesised group at i holds a query.
+func (s *stmtToks) queryAt(i int) bool {
+	first := i + 1
+	for s.isOp(first, "(") {
+		first++
+	}
+	return s.isWord(first, "select") || s.isWord(first, "values") || s.isWord(first, "with") || s.isWord(first, "table")
+}
+
+// derivedColumnsAt returns the index of the "(" of a column alias list
+// "[AS] alias (" at i, or 0.
+func (s *stmtToks) derivedColumnsAt(i, hi int) int {
+	if s.isWord(i, "as") {
+		i++
+	}
+	if i+1 < hi && (s.isKind(i, tkIdent) && !notCallee[strings.ToLower(s.text(i))] || s.isKind(i, tkQuotedIdent)) &&
+		s.isOp(i+1, "(") && int(s.match[i+1]) < hi {
+		return i + 1
+	}
+	return 0
+}
+
+// derivedColumns emits "[AS] alias (a, b" at i, then the marker and ")".
+func (r *rewriter) derivedColumns(i, hi int) (int, error) {
+	s := r.s
+	open := s.derivedColumnsAt(i, hi)
+	if !s.isWord(i, "as") {
+		r.syn("AS", i, false, false)
+	}
+	for k := i; k <= open; k++ {
+		r.plain(k)
+	}
+	close := int(s.match[open])
+	if err := r.seq(open+1, close); err != nil {
+		return 0, err
+	}
+	if close > open+1 {
+		r.syn(",", close, true, false)
+	}
+	r.syn(DerivedColumnsMarker, close, false, false)
+	r.plain(close)
+	return close + 1, nil
+}
+
+// filterCall emits the arguments of an aggregate call whose "(" is at call
+// with the FILTER (WHERE cond) at filter folded into its first argument:
+// agg([DISTINCT] CASE WHEN (cond) THEN (x) END, rest...), and count(*)
+// as count(CASE WHEN (cond) THEN 1 END). Every aggregate ignores NULL
+// inputs, so this is FILTER's meaning: the rows failing cond are not fed.
+func (r *rewriter) filterCall(call, filter int) error {
+	s := r.s
+	close := int(s.match[call])
+	r.plain(call)
+	first := call + 1
+	if s.isWord(first, "distinct") || s.isWord(first, "all") {
+		r.plain(first)
+		first++
+	}
+	// The first argument ends at the first top-level comma.
+	argEnd := first
+	for argEnd < close && !s.isOp(argEnd, ",") {
+		if s.isOp(argEnd, "(") {
+			argEnd = int(s.match[argEnd])
+		}
+		argEnd++
+	}
+	if argEnd == first {
+		return s.errAtTok(filter)
+	}
+	condOpen := filter + 1
+	r.syn("CASE WHEN (", filter, false, true)
+	if err := r.seq(condOpen+2, int(s.match[condOpen])); err != nil {
+		return err
+	}
+	r.syn(") THEN", int(s.match[condOpen]), true, false)
+	if argEnd == first+1 && s.isOp(first, "*") {
+		r.syn("1", first, false, false)
+	} else {
+		r.syn("(", first, false, true)
+		if err := r.seq(first, argEnd); err != nil {
+			return err
+		}
+		r.syn(")", argEnd-1, true, false)
+	}
+	r.syn("END", argEnd-1, false, false)
+	if err := r.seq(argEnd, close); err != nil {
+		return err
+	}
+	r.plain(close)
+	return nil
+}
+
+// DistinctOnFunc is the dialect front's spelling of DISTINCT ON (a, b):
+// SELECT DISTINCT pivot_distinct_on(a, b), ... — a first select-list item
+// the binder takes off and reads as the DISTINCT ON expressions.
+const DistinctOnFunc = "pivot_distinct_on"
+
+// tableFuncAt reports whether a function call at i stands where a FROM
+// item does: right after FROM, JOIN or LATERAL, or after a comma of a FROM
+// list.
+func (s *stmtToks) tableFuncAt(i int) bool {
+	if s.prevWordIn(i, fromFuncAfter) {
+		return true
+	}
+	return i > 0 && s.isOp(i-1, ",") && s.inFromList(i-1)
+}
+
+// clauseWords end a FROM list when scanning backwards.
+var clauseWords = map[string]bool{"select": true, "where": true, "group": true, "order": true, "having": true,
+	"limit": true, "set": true, "values": true, "returning": true, "on": true, "using": true, "window": true}
+
+// inFromList reports whether the comma at i separates FROM items: the
+// nearest clause keyword before it, at its parenthesis depth, is FROM.
+func (s *stmtToks) inFromList(i int) bool {
+	for k := i - 1; k >= 0; k-- {
+		if s.isOp(k, ")") {
+			// Skip back over the group.
+			depth := 0
+			for ; k >= 0; k-- {
+				if s.isOp(k, ")") {
+					depth++
+				} else if s.isOp(k, "(") {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+			continue
+		}
+		if s.isOp(k, "(") {
+			return false
+		}
+		if s.isKind(k, tkIdent) {
+			w := strings.ToLower(s.text(k))
+			if w == "from" {
+				return true
+			}
+			if clauseWords[w] {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// Grouping sets. GROUPING SETS (s, ...), ROLLUP (...) and CUBE (...) in
+// GROUP BY become the calls GroupingSetsFunc(...), pivot_rollup(...) and
+// pivot_cube(...); a parenthesised set (a, b) or () inside GROUPING SETS
+// becomes GroupingSetFunc(a, b). The binder expands them into the list
+// of grouping sets.
+const (
+	GroupingSetsFunc = "pivot_grouping_sets"
+	GroupingSetFunc  = "pivot_grouping_set"
+	RollupFunc       = "pivot_rollup"
+	CubeFunc         = "pivot_cube"
+)
+
+// groupingSets emits GROUPING SETS (...) at i.
+func (r *rewriter) groupingSets(i, hi int) (int, error) {
+	s := r.s
+	open := i + 2
+	close := int(s.match[open])
+	r.emit(i, GroupingSetsFunc)
+	r.glue = true
+	r.plain(open)
+	for k := open + 1; k < close; {
+		end := k
+		for end < close && !s.isOp(end, ",") {
+			if s.isOp(end, "(") {
+				end = int(s.match[end])
+			}
+			end++
+		}
+		if s.isOp(k, "(") && int(s.match[k]) == end-1 {
+			r.syn(GroupingSetFunc, k, false, true)
+			if err := r.group(k); err != nil {
+				return 0, err
+			}
+		} else if err := r.seq(k, end); err != nil {
+			return 0, err
+		}
+		if end < close {
+			r.plain(end)
+		}
+		k = end + 1
+	}
+	r.plain(close)
+	return close + 1, nil
+}
+
+// dmlWords start the data-modifying statements a WITH query may be.
+var dmlWords = map[string]bool{"insert": true, "update": true, "delete": true, "upsert": true, "replace": true}

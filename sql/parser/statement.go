@@ -8,7 +8,8 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User, Grant and AlterOwner is set.
+// DropIndex, Reindex, Unsupported, User, Grant, AlterOwner, Truncate and Sequence
+// is set.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -30,6 +31,14 @@ type Statement struct {
 	// handed to TiDB as INSERT INTO: AST is then an *ast.InsertStmt (or an
 	// *ast.ExplainStmt around one).
 	Upsert bool
+	// Returning is the RETURNING list of an INSERT, UPSERT, REPLACE,
+	// UPDATE or DELETE (nil: none), parsed as a select list.
+	Returning []*ast.SelectField
+	// OnConflict is INSERT's ON CONFLICT clause (nil: none).
+	OnConflict *OnConflict
+	// Identities are the serial and identity columns of CREATE TABLE and
+	// ALTER TABLE ... ADD, in order.
+	Identities []ColumnIdentity
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
 	// NumParams is the highest $n in the statement (a gap such as $1, $3
@@ -57,6 +66,8 @@ type Statement struct {
 	Deallocate  *Deallocate
 	Discard     *Discard
 	User        *UserStmt
+	Truncate    *Truncate
+	Sequence    *SequenceStmt
 	Grant       *Grant
 	AlterOwner  *AlterOwner
 }

@@ -113,8 +113,9 @@ func catalogFuncs() map[string]*sessionFunc {
 		"pg_type_is_visible": sig(1, 1, tOID).as(perRow("pg_type_is_visible", tBool, func(a []types.Value) (types.Value, error) {
 			return types.NewBool(formatType(a[0].Int(), -1) != "???"), nil
 		})),
-		"pg_get_indexdef":      sig(1, 3, tOID, tInt4, tBool).as(getIndexDef),
-		"pg_get_constraintdef": sig(1, 2, tOID, tBool).as(getConstraintDef),
+		"pg_get_indexdef":        sig(1, 3, tOID, tInt4, tBool).as(getIndexDef),
+		"pg_get_serial_sequence": sig(2, 2, tText, tText).as(getSerialSequence),
+		"pg_get_constraintdef":   sig(1, 2, tOID, tBool).as(getConstraintDef),
 		// pg_get_expr decompiles an expression stored in the catalog; PivotDB
 		// stores defaults and computed columns as their text (pg_attrdef.adbin).
 		"pg_get_expr": sig(2, 3, tText, tOID, tBool).as(perRow("pg_get_expr", tText, func(a []types.Value) (types.Value, error) {

@@ -137,3 +137,34 @@ func parseOID(s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// getSerialSequence is pg_get_serial_sequence(table, column): the
+// schema-qualified name of the sequence a serial or identity column owns,
+// NULL when it owns none. The table name may be qualified and quoted as in
+// PostgreSQL; the column name is taken as written.
+func getSerialSequence(v *View, args []expr.Expr) (expr.Expr, error) {
+	return perRow("pg_get_serial_sequence", tText, func(a []types.Value) (types.Value, error) {
+		name := a[0].Str()
+		if schema, rest, ok := strings.Cut(name, "."); ok && !strings.HasPrefix(name, `"`) {
+			if !strings.EqualFold(schema, "public") && !strings.EqualFold(schema, v.Database.Name) {
+				return types.Value{}, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+			}
+			name = rest
+		}
+		name = strings.Trim(name, `"`)
+		t, ok := v.Snapshot.Table(v.Database.ID, name)
+		if !ok {
+			return types.Value{}, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		}
+		col := a[1].Str()
+		if i := t.ColumnIndex(col); i < 0 || t.Columns[i].Hidden {
+			return types.Value{}, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", col, t.Name)
+		}
+		for _, q := range v.Snapshot.OwnedSequences(v.Database.ID, t.ID) {
+			if strings.EqualFold(q.OwnerColumn, col) {
+				return types.NewUtf8("public." + q.Name), nil
+			}
+		}
+		return types.NullValue, nil
+	})(v, args)
+}

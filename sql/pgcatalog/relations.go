@@ -302,6 +302,7 @@ var pgTypes = []pgTypeInfo{
 	{1186, "interval", 16, false, "T", "d"},
 	{1700, "numeric", -1, false, "N", "i"},
 	{2205, "regclass", 4, true, "N", "i"},
+	{2950, "uuid", 16, false, "U", "c"},
 	{3802, "jsonb", -1, false, "U", "i"},
 }
 
@@ -449,6 +450,9 @@ func (v *View) relationOID(name string) (int64, bool) {
 				return int64(vw.ID), true
 			}
 		}
+		if q, ok := v.Snapshot.Sequence(v.Database.ID, rel); ok {
+			return int64(q.ID), true
+		}
 	}
 	if schema == "" {
 		schema = "pg_catalog"
@@ -491,6 +495,9 @@ func (v *View) relationName(oid int64) (string, bool) {
 		if int64(vw.ID) == oid {
 			return vw.Name, true
 		}
+	}
+	if q, ok := v.Snapshot.SequenceByID(uint64(oid)); ok && q.DatabaseID == v.Database.ID {
+		return q.Name, true
 	}
 	for _, list := range virtualTableLists {
 		for i, vt := range list {

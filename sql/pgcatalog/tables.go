@@ -310,6 +310,14 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_depend", Cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_foreign_table", Cols: cols("ftrelid oid, ftserver oid, ftoptions array"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_partitioned_table", Cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs array, partclass array, partcollation array, partexprs text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_sequence", Cols: pgSequenceCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for _, q := range v.Snapshot.Sequences(v.Database.ID) {
+			out = append(out, row(pgSequenceCols, int64(q.ID), typeOID(q.Type), q.Start, q.Increment,
+				q.MaxValue, q.MinValue, q.Cache, q.Cycle))
+		}
+		return out
+	}},
 	{Schema: "pg_catalog", Name: "pg_tables", Cols: pgTablesCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range v.tables() {
@@ -319,6 +327,8 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 }
+
+var pgSequenceCols = cols("seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, seqmin int8, seqcache int8, seqcycle bool")
 
 var pgTablesCols = cols("schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool")
 
@@ -357,6 +367,13 @@ func pgClassRows(v *View) [][]types.Value {
 		out = append(out, rel(int64(vw.ID), vw.Name, oidPublic, 0, false, "v", 0))
 	}
 	owned = nil
+	// A sequence is a relation of kind S with three columns in
+	// PostgreSQL (last_value, log_cnt, is_called).
+	for _, q := range v.Snapshot.Sequences(v.Database.ID) {
+		owned = &q.Owned
+		out = append(out, rel(int64(q.ID), q.Name, oidPublic, 0, false, "S", 3))
+	}
+	owned = nil
 	for _, list := range virtualTableLists {
 		for i, vt := range list {
 			ns := int64(oidPgCatalog)
@@ -371,7 +388,11 @@ func pgClassRows(v *View) [][]types.Value {
 
 func pgAttributeRows(v *View) [][]types.Value {
 	var out [][]types.Value
-	attr := func(rel int64, name string, typ types.Type, num int, notNull, hasDef bool, generated string) []types.Value {
+	attr := func(rel int64, name string, typ types.Type, num int, notNull, hasDef bool, generated string, identity ...string) []types.Value {
+		ident := ""
+		if len(identity) > 0 {
+			ident = identity[0]
+		}
 		oid := typeOID(typ)
 		var length int64 = -1
 		byVal := false
@@ -386,7 +407,7 @@ func pgAttributeRows(v *View) [][]types.Value {
 			coll = oidDefaultCollation
 		}
 		return row(pgAttributeCols, rel, name, oid, -1, length, num, 0, -1, typmod(typ), byVal, align, "p", "",
-			notNull, hasDef, false, "", generated, false, true, 0, coll, nil, nil, nil, nil)
+			notNull, hasDef, false, ident, generated, false, true, 0, coll, nil, nil, nil, nil)
 	}
 	for _, t := range v.tables() {
 		for _, i := range visibleTableColumns(t) {
@@ -395,7 +416,8 @@ func pgAttributeRows(v *View) [][]types.Value {
 			if c.Computed != "" {
 				gen = "s"
 			}
-			out = append(out, attr(int64(t.ID), c.Name, c.Type, attnum(t, i), c.NotNull, c.Default != "", gen))
+			out = append(out, attr(int64(t.ID), c.Name, c.Type, attnum(t, i), c.NotNull, c.Default != "", gen,
+				map[string]string{catalog.IdentityAlways: "a", catalog.IdentityByDefault: "d"}[c.Identity]))
 		}
 		if hasVisibleKey(t) {
 			for n, k := range t.PrimaryKey {
@@ -439,6 +461,9 @@ var (
 	isReferentialConstraintsCols = cols("constraint_catalog name, constraint_schema name, constraint_name name, " +
 		"unique_constraint_catalog name, unique_constraint_schema name, unique_constraint_name name, " +
 		"match_option text, update_rule text, delete_rule text")
+	isSequencesCols = cols("sequence_catalog name, sequence_schema name, sequence_name name, data_type text, " +
+		"numeric_precision int4, numeric_precision_radix int4, numeric_scale int4, start_value text, " +
+		"minimum_value text, maximum_value text, increment text, cycle_option text")
 	isSchemataCols = cols("catalog_name name, schema_name name, schema_owner name, " +
 		"default_character_set_catalog name, default_character_set_schema name, default_character_set_name name, " +
 		"sql_path text")
@@ -535,6 +560,20 @@ var informationSchemaTables = []*Table{
 		}
 		return out
 	}},
+	{Schema: "information_schema", Name: "sequences", Cols: isSequencesCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for _, q := range v.Snapshot.Sequences(v.Database.ID) {
+			cycle := "NO"
+			if q.Cycle {
+				cycle = "YES"
+			}
+			text := func(n int64) string { return strconv.FormatInt(n, 10) }
+			out = append(out, row(isSequencesCols, v.Database.Name, "public", q.Name, q.Type.PGName(),
+				map[types.Family]int{types.Int16: 16, types.Int32: 32, types.Int64: 64}[q.Type.Family], 2, 0,
+				text(q.Start), text(q.MinValue), text(q.MaxValue), text(q.Increment), cycle))
+		}
+		return out
+	}},
 	{Schema: "information_schema", Name: "schemata", Cols: isSchemataCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, n := range []string{"information_schema", "pg_catalog", "public"} {
@@ -592,8 +631,13 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 	if c.Computed != "" {
 		generated, genExpr = "ALWAYS", storedExprText(c.Computed)
 	}
+	identity := "NO"
+	if c.Identity != "" {
+		// An identity column has no default in information_schema.
+		identity, def = "YES", nil
+	}
 	return row(isColumnsCols, db, "public", t.Name, c.Name, attnum(t, i), def, nullable, dataType, charMax,
-		octetMax, numPrec, numRadix, numScale, dtPrec, db, "pg_catalog", formatUDTName(c.Type), "NO", generated,
+		octetMax, numPrec, numRadix, numScale, dtPrec, db, "pg_catalog", formatUDTName(c.Type), identity, generated,
 		genExpr, "YES")
 }
 

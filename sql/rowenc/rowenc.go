@@ -104,6 +104,12 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 		return types.NewString(s), rest, nil
 	case types.Json:
 		return types.NewJson(s), rest, nil
+	case types.Uuid:
+		v, ok := types.UuidFromBytes([]byte(s))
+		if !ok {
+			return types.Value{}, nil, ErrCorruptValue
+		}
+		return v, rest, nil
 	}
 	return types.NewUtf8(s), rest, nil
 }
@@ -362,6 +368,12 @@ func fromBytes(t types.Type, s string) (types.Value, error) {
 		return types.NewString(s), nil
 	case types.Json:
 		return types.NewJson(s), nil
+	case types.Uuid:
+		v, ok := types.UuidFromBytes([]byte(s))
+		if !ok {
+			return types.Value{}, ErrCorruptValue
+		}
+		return v, nil
 	}
 	return types.NewUtf8(s), nil
 }

@@ -35,6 +35,8 @@ const (
 	Datetime
 	Timestamp
 	Interval
+	// Uuid is PostgreSQL's uuid (16 bytes).
+	Uuid
 	Unknown
 	numFamilies
 )
@@ -44,7 +46,7 @@ var familyNames = [numFamilies]string{
 	Uint8: "Uint8", Uint16: "Uint16", Uint32: "Uint32", Uint64: "Uint64", Float: "Float",
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
-	Unknown: "Unknown",
+	Uuid: "Uuid", Unknown: "Unknown",
 }
 
 func (f Family) String() string {
@@ -150,6 +152,8 @@ func (t Type) PGName() string {
 		return "timestamp without time zone"
 	case Interval:
 		return "interval"
+	case Uuid:
+		return "uuid"
 	}
 	return "unknown"
 }
@@ -178,6 +182,7 @@ const (
 	OIDJSONB       uint32 = 3802
 	OIDChar        uint32 = 18
 	OIDRegclass    uint32 = 2205
+	OIDUuid        uint32 = 2950
 )
 
 // OID is the wire type of t (design.md §3.1).
@@ -209,6 +214,8 @@ func (t Type) OID() uint32 {
 		return OIDTimestamp
 	case Interval:
 		return OIDInterval
+	case Uuid:
+		return OIDUuid
 	}
 	return OIDText
 }
@@ -224,7 +231,7 @@ func (t Type) TypeSize() int16 {
 		return 4
 	case Int64, Uint32, Double, Datetime, Timestamp:
 		return 8
-	case Interval:
+	case Interval, Uuid:
 		return 16
 	}
 	return -1
@@ -262,6 +269,8 @@ func FromOID(oid uint32) (Type, bool) {
 		return TypeTimestamp, true
 	case OIDInterval:
 		return TypeInterval, true
+	case OIDUuid:
+		return T(Uuid), true
 	}
 	return TypeUnknown, false
 }
@@ -293,6 +302,8 @@ func ParseTypeName(name string) (Type, error) {
 	switch lower {
 	case "bool", "boolean":
 		return noArgs(TypeBool)
+	case "uuid":
+		return noArgs(T(Uuid))
 	case "tinyint":
 		return noArgs(T(Int8))
 	case "int16", "smallint", "int2":

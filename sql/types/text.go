@@ -47,6 +47,8 @@ func (v Value) Text() string {
 		return FormatTimestamp(v.i)
 	case Interval:
 		return FormatInterval(v.i)
+	case Uuid:
+		return formatUuid(v.s)
 	}
 	return fmt.Sprintf("<%v>", v.fam)
 }
@@ -58,6 +60,8 @@ func (v Value) String() string {
 		return strconv.Quote(v.s)
 	case String:
 		return "b" + strconv.Quote(v.s)
+	case Uuid:
+		return quoteUuid(v.s)
 	}
 	return v.Text()
 }
@@ -176,6 +180,8 @@ func FormatInterval(micros int64) string {
 // PostgreSQL reports them.
 func ParseText(t Type, s string) (Value, error) {
 	switch t.Family {
+	case Uuid:
+		return parseUuid(s)
 	case Null, Unknown:
 		return NewUnknown(s), nil
 	case Bool:

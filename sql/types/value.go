@@ -169,7 +169,7 @@ func compareSame(a, b Value) int {
 		return compareFloat(a.f, b.f)
 	case a.fam == Decimal:
 		return a.d.Cmp(b.d)
-	case a.fam.IsStringLike() || a.fam == Unknown:
+	case a.fam.IsStringLike() || a.fam == Unknown || a.fam == Uuid:
 		return strings.Compare(a.s, b.s)
 	}
 	return cmp.Compare(a.i, b.i)
@@ -290,6 +290,9 @@ func AppendGroupKey(buf []byte, v Value) []byte {
 		buf = append(buf, 3)
 		buf = append(buf, v.s...)
 		return append(buf, 0, 0xff)
+	case v.fam == Uuid:
+		buf = append(buf, 6)
+		return append(buf, v.s...)
 	case v.fam.IsTime():
 		buf = append(buf, 4)
 		m := v.micros()

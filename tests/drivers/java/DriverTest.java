@@ -136,6 +136,43 @@ public class DriverTest {
             }
             System.out.println("ok errors");
 
+            // getGeneratedKeys: pgjdbc appends RETURNING * (or RETURNING
+            // "id" for named columns) and reads the returned rows, with the
+            // statement prepared on the server from the third run on.
+            try (Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE jdbc_keys (id serial PRIMARY KEY, name Utf8)");
+            }
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO jdbc_keys (name) VALUES (?)",
+                    Statement.RETURN_GENERATED_KEYS)) {
+                for (int i = 1; i <= 4; i++) {
+                    ps.setString(1, "n" + i);
+                    check(ps.executeUpdate() == 1, "insert count with generated keys");
+                    try (ResultSet keys = ps.getGeneratedKeys()) {
+                        check(keys.next(), "a generated key");
+                        check(keys.getInt("id") == i, "generated id " + i);
+                        check(("n" + i).equals(keys.getString("name")), "returned name");
+                        check(!keys.next(), "one generated key row");
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO jdbc_keys (name) VALUES (?)", new String[] {"id"})) {
+                ps.setString(1, "named");
+                ps.executeUpdate();
+                try (ResultSet keys = ps.getGeneratedKeys()) {
+                    check(keys.next() && keys.getLong(1) == 5, "generated key by column name");
+                    check(keys.getMetaData().getColumnCount() == 1, "only the named column");
+                }
+            }
+            try (Statement st = c.createStatement()) {
+                check(st.executeUpdate("INSERT INTO jdbc_keys (name) VALUES ('a'), ('b')", Statement.RETURN_GENERATED_KEYS) == 2,
+                    "multi-row insert count");
+                try (ResultSet keys = st.getGeneratedKeys()) {
+                    check(keys.next() && keys.getInt(1) == 6 && keys.next() && keys.getInt(1) == 7 && !keys.next(),
+                        "generated keys of a multi-row insert");
+                }
+            }
+            System.out.println("ok getGeneratedKeys");
+
             // Metadata that comes from the server's parameters and catalog.
             check(c.getMetaData().getDatabaseMajorVersion() == 15, "server version");
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT current_database(), version()")) {

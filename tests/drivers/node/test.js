@@ -67,6 +67,21 @@ async function main() {
     assert.equal((await c.query('SELECT count(*) AS n FROM node_t')).rows[0].n, '2');
     console.log('ok transaction');
 
+    // RETURNING over the extended protocol (and the simple one): the rows
+    // of a write, with a bigserial key the server generates.
+    await c.query('CREATE TABLE node_ret (id bigserial PRIMARY KEY, name Utf8)');
+    const ret = await c.query('INSERT INTO node_ret (name) VALUES ($1), ($2) RETURNING id', ['a', 'b']);
+    assert.equal(ret.rowCount, 2);
+    assert.deepEqual(ret.rows.map((r) => r.id), ['1', '2']);
+    assert.equal(ret.fields[0].name, 'id');
+    const upd = await c.query("UPDATE node_ret SET name = name || '!' WHERE id = 2 RETURNING id, name");
+    assert.deepEqual(upd.rows, [{ id: '2', name: 'b!' }]);
+    const oc = await c.query('INSERT INTO node_ret (id, name) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET name = excluded.name RETURNING *', [1, 'A']);
+    assert.deepEqual(oc.rows, [{ id: '1', name: 'A' }]);
+    const del = await c.query('DELETE FROM node_ret RETURNING id');
+    assert.equal(del.rowCount, 2);
+    console.log('ok RETURNING');
+
     // Errors carry the SQLSTATE.
     await assert.rejects(c.query(ins.replace('INSERT', 'INSERT'), [1, null, null, null, null, null, null, null, 'x', null, null, null, null, null]),
       (e) => e.code === '23505');
