@@ -90,10 +90,18 @@ type Aggregate struct {
 type SortKey struct {
 	Index int
 	Desc  bool
+	// NullsFirst puts NULLs before every value, whatever the direction
+	// (NULLS FIRST); otherwise they come after every value.
+	NullsFirst bool
 }
 
-// Sort orders its input. NULL sorts first ascending and last descending,
-// as in keys (YQL's order).
+// NullsDefault is where NULLs go when ORDER BY does not say: YQL's order
+// (NULL is the smallest value: first ascending, last descending) or, when
+// pg, PostgreSQL's (NULL is the largest: last ascending, first
+// descending).
+func NullsDefault(desc, pg bool) (nullsFirst bool) { return desc == pg }
+
+// Sort orders its input by Keys; each key says where its NULLs go.
 type Sort struct {
 	Input Node
 	Keys  []SortKey
@@ -147,23 +155,16 @@ func (n *Generate) Children() []Node  { return nil }
 // scanDetail, when set, adds lines under each Scan (the SQL layer prints the
 // ranges and shards a read touches, which need the shard maps).
 func Explain(n Node, scanDetail func(*Scan) []string) []string {
-	var out []string
-	explain(n, 0, scanDetail, &out)
-	return out
-}
-
-func explain(n Node, depth int, scanDetail func(*Scan) []string, out *[]string) {
-	pad := strings.Repeat("  ", depth)
-	*out = append(*out, pad+describe(n))
-	if scan, ok := n.(*Scan); ok && scanDetail != nil {
-		for _, l := range scanDetail(scan) {
-			*out = append(*out, pad+"  "+l)
+	var detail func(Node) []string
+	if scanDetail != nil {
+		detail = func(n Node) []string {
+			if scan, ok := n.(*Scan); ok {
+				return scanDetail(scan)
+			}
+			return nil
 		}
 	}
-	explainSubplans(n, depth, scanDetail, out)
-	for _, c := range n.Children() {
-		explain(c, depth+1, scanDetail, out)
-	}
+	return ExplainTree(n, detail).Lines()
 }
 
 func describe(n Node) string {
@@ -203,6 +204,15 @@ func describe(n Node) string {
 			d := "asc"
 			if k.Desc {
 				d = "desc"
+			}
+			if k.NullsFirst != NullsDefault(k.Desc, false) {
+				// Shown only where it differs from YQL's order, which
+				// the plans in tests were written with.
+				if k.NullsFirst {
+					d += " nulls first"
+				} else {
+					d += " nulls last"
+				}
 			}
 			parts = append(parts, fmt.Sprintf("#%d %s", k.Index+1, d))
 		}

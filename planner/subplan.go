@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"strings"
-
 	"github.com/pivotdb/pivotdb/sql/expr"
 )
 
@@ -44,21 +42,4 @@ func nodeExprs(n Node) []expr.Expr {
 		return append(out, n.Cond)
 	}
 	return nil
-}
-
-// explainSubplans adds the plans of the subqueries in n's expressions.
-func explainSubplans(n Node, depth int, scanDetail func(*Scan) []string, out *[]string) {
-	pad := strings.Repeat("  ", depth+1)
-	for _, e := range nodeExprs(n) {
-		if e == nil {
-			continue
-		}
-		expr.Walk(e, func(x expr.Expr) bool {
-			if sp, ok := x.(SubPlanner); ok {
-				*out = append(*out, pad+"SubPlan "+sp.String())
-				explain(sp.SubPlan(), depth+2, scanDetail, out)
-			}
-			return true
-		})
-	}
 }

@@ -259,6 +259,9 @@ func decodeBinary(oid uint32, b []byte, param int) (types.Value, error) {
 		if m > math.MaxInt64-pgEpochMicros {
 			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
 		}
+		if oid == types.OIDTimestampTZ {
+			return types.NewTimestampTZ(m + pgEpochMicros), nil
+		}
 		return types.NewTimestamp(m + pgEpochMicros), nil
 	case types.OIDUuid:
 		v, ok := types.UuidFromBytes(b)

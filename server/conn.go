@@ -190,6 +190,11 @@ func (c *conn) commandLoop() {
 		}
 		if err != nil {
 			if c.idleDeadline && isTimeout(err) {
+				if c.sess.TxStatus() == 'I' {
+					c.fatal(&sqlerr.Error{Code: sqlerr.IdleSessionTimeout, Fatal: true,
+						Message: "terminating connection due to idle-session timeout"})
+					return
+				}
 				c.fatal(&sqlerr.Error{Code: sqlerr.IdleInTransactionTimeout, Fatal: true,
 					Message: "terminating connection due to idle-in-transaction timeout"})
 				return
@@ -212,20 +217,26 @@ func (c *conn) commandLoop() {
 	}
 }
 
-// idleTimeouter is implemented by sessions with an
-// idle_in_transaction_session_timeout setting (*sql.Session).
+// idleTimeouter is implemented by sessions with the
+// idle_in_transaction_session_timeout and idle_session_timeout settings
+// (*sql.Session).
 type idleTimeouter interface {
 	IdleInTransactionTimeout() time.Duration
+	IdleSessionTimeout() time.Duration
 }
 
-// armIdleTimeout sets a read deadline while the client is idle inside a
-// transaction block, per the session's idle_in_transaction_session_timeout:
-// such a client holds its transaction's locks and snapshot, so PostgreSQL
-// ends its session after that long. Idle outside a block is unlimited.
+// armIdleTimeout sets a read deadline while the client is idle: inside a
+// transaction block per the session's idle_in_transaction_session_timeout
+// (such a client holds its transaction's locks and snapshot, so PostgreSQL
+// ends its session after that long), outside one per idle_session_timeout.
 func (c *conn) armIdleTimeout() {
 	var d time.Duration
-	if it, ok := c.sess.(idleTimeouter); ok && c.sess.TxStatus() != 'I' {
-		d = it.IdleInTransactionTimeout()
+	if it, ok := c.sess.(idleTimeouter); ok {
+		if c.sess.TxStatus() != 'I' {
+			d = it.IdleInTransactionTimeout()
+		} else {
+			d = it.IdleSessionTimeout()
+		}
 	}
 	if d > 0 {
 		c.nc.SetReadDeadline(time.Now().Add(d))

@@ -82,8 +82,9 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
 	}
 	defer res.Close()
 	cols := res.Columns()
+	formats := binaryCursorFormats(res, cols)
 	if cols != nil {
-		c.send(rowDescription(cols, nil))
+		c.send(rowDescription(cols, formats))
 	}
 	for {
 		row, err := res.Next(ctx)
@@ -93,10 +94,26 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
 		if row == nil {
 			break
 		}
-		if err := c.sendRow(cols, nil, row); err != nil {
+		if err := c.sendRow(cols, formats, row); err != nil {
 			return err
 		}
 	}
 	c.send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag())})
 	return nil
+}
+
+// binaryCursorFormats is the formats of a FETCH from a DECLARE BINARY
+// cursor: binary for every column whose type has a binary format here,
+// text for the rest (nil: all text, any other result).
+func binaryCursorFormats(res sql.Result, cols []sql.ResultColumn) []int16 {
+	if !sql.BinaryRows(res) {
+		return nil
+	}
+	formats := make([]int16, len(cols))
+	for i, col := range cols {
+		if hasBinary(col.Type.OID()) {
+			formats[i] = formatBinary
+		}
+	}
+	return formats
 }

@@ -76,6 +76,10 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 		}
 		t := *p.Table
 		t.ID = ch.NewID()
+		if p.Temp {
+			s.madeTemp = true
+			s.setOnCommit(p.Table.Name, p.OnCommit)
+		}
 		t.Owned = catalog.Owned{Owner: s.user}
 		splits := make([][]byte, len(p.Pivots))
 		for i, pv := range p.Pivots {
@@ -140,7 +144,10 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 			if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, s.db.Name) && !strings.EqualFold(schema, "public") {
 				return sqlerr.NotSupported("dropping a table of another database (%s)", schema)
 			}
-			t, ok := ch.Snapshot().Table(s.db.ID, tn.Name.O)
+			t, ok := s.tempTable(ch.Snapshot(), tn)
+			if !ok && !bind.IsTempName(tn.Name.O) {
+				t, ok = ch.Snapshot().Table(s.db.ID, tn.Name.O)
+			}
 			if !ok {
 				if _, isView := ch.Snapshot().View(s.db.ID, tn.Name.O); isView {
 					return sqlerr.New(sqlerr.WrongObjectType, "%q is not a table", tn.Name.O)
@@ -237,6 +244,7 @@ func (s *Session) dropDatabase(ctx context.Context, p *bind.DropDatabase) (Resul
 				return err
 			}
 		}
+		ch.DropRoleSettings(d.ID, "")
 		for _, t := range ch.DropDatabase(d) {
 			if err := s.e.dropTableData(pch, b, t); err != nil {
 				return err
@@ -274,7 +282,7 @@ func (s *Session) createView(ctx context.Context, p *bind.CreateView) (Result, e
 			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", p.Name)
 		}
 		ch.PutView(&catalog.View{ID: ch.NewID(), DatabaseID: s.db.ID, Name: p.Name, Definition: p.Text,
-			Owned: catalog.Owned{Owner: s.user}})
+			Dialect: p.Dialect, Owned: catalog.Owned{Owner: s.user}})
 		return nil
 	})
 	if err != nil {

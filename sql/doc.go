@@ -23,9 +23,14 @@
 // onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
 // while the transaction writes and sent after it), truncate.go,
 // indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,
-// grants.go, session_statements.go. Sequences (sequences.go) keep where
-// they stand in the metadata store, outside transactions: a range of
-// values is recorded there before any value of it is handed out.
+// grants.go, session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE:
+// a cursor holds its query's iterator across statements, under a context
+// of its own; the block's end closes or materializes it), createas.go
+// (CREATE TABLE AS, SELECT INTO), temptables.go (temporary tables:
+// session-private, their ON COMMIT actions, dropped at session end and at
+// startup). Sequences (sequences.go) keep where they stand in the
+// metadata store, outside transactions: a range of values is recorded
+// there before any value of it is handed out.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
 // while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which
@@ -53,6 +58,16 @@
 // server;
 // idle_in_transaction_session_timeout is enforced by the server, which sees
 // the client idle.
+//
+// Dialect: the sql_dialect setting (yql | postgresql) decides how text
+// parses ("..."), so a Prepared remembers the dialect it was parsed in
+// and Execute parses it again under another; the binder reads it for
+// division by zero (expr.Builder.StrictDivision) and the default place of
+// NULLs in ORDER BY (planner.NullsDefault). Settings stored by ALTER
+// DATABASE/ROLE ... SET (rolesettings.go, catalog.RoleSetting) become a
+// new session's defaults (newSession); the startup packet's settings
+// override them (SetStartupParameter). TimeZone reaches expressions as
+// expr.Context.Zone, and timestamptz values leave in it (sessionResult).
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);

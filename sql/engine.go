@@ -15,6 +15,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/storage"
@@ -99,6 +100,8 @@ type Engine struct {
 	bgCancel context.CancelFunc
 	closed   bool
 	nextPID  atomic.Uint32
+	// nextTemp numbers sessions for their temporary tables' names.
+	nextTemp atomic.Uint64
 }
 
 // Open opens (creating if needed) the data directory.
@@ -122,6 +125,9 @@ func Open(opts Options) (*Engine, error) {
 	if d := opts.StatementTimeout; d > 0 {
 		e.settingDefaults["statement_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
+	if d := sessionvars.WorkMemDefault(opts.MaxQueryMemory); d != "" {
+		e.settingDefaults["work_mem"] = d
+	}
 	if d := opts.IdleInTransactionTimeout; d > 0 {
 		e.settingDefaults["idle_in_transaction_session_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
@@ -140,6 +146,10 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	if err := e.setInitialPassword(opts.InitialPassword); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := e.dropLeftoverTempTables(); err != nil {
 		st.Close()
 		return nil, err
 	}

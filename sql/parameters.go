@@ -18,5 +18,7 @@ func (s *Session) TakeParameterChanges() []ParameterStatus {
 func (s *Session) SetStartupParameter(name, value string) error {
 	// The client set it, so it does not need reporting back as a change,
 	// but the initial ParameterStatus round reports the value anyway.
-	return s.vars.Set(name, value)
+	// Like PostgreSQL, RESET returns to it (it overrides ALTER DATABASE/
+	// ROLE ... SET, which newSession applied).
+	return s.vars.SetDefault(name, value)
 }

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"strings"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/bind"
@@ -25,6 +26,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.Explain:
 		return s.explain(st)
 
+	case *bind.CreateTableAs:
+		return s.createTableAs(ctx, st, params)
 	case *bind.CreateTable:
 		return s.createTable(ctx, st)
 	case *bind.DropTables:
@@ -65,6 +68,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 
 	case *bind.User:
 		return s.runUser(ctx, st)
+	case *bind.RoleSetting:
+		return s.runRoleSetting(st)
 	case *bind.Grant:
 		return s.runGrant(ctx, st)
 	case *bind.AlterOwner:
@@ -86,6 +91,13 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.showTables(st)
 	case *bind.ShowDatabases:
 		return s.showDatabases(st)
+
+	case *bind.DeclareCursor:
+		return s.declareCursor(ctx, st, params)
+	case *bind.Fetch:
+		return s.fetchCursor(ctx, st)
+	case *bind.CloseCursor:
+		return s.closeCursor(st)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "sql: no runner for bound statement %T", st)
 }
@@ -93,7 +105,7 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
 	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
-		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
 	return exec.Build(ec, node)
 }
 
@@ -145,7 +157,15 @@ func showRows(st bind.Statement, rows [][]types.Value) *rowsResult {
 func (s *Session) showTables(st *bind.ShowTables) (Result, error) {
 	var rows [][]types.Value
 	for _, t := range s.e.catalog.Snapshot().Tables(s.db.ID) {
-		rows = append(rows, []types.Value{types.NewUtf8(t.Name)})
+		name := t.Name
+		if bind.IsTempName(name) {
+			// Only the session's own temporary tables, by their names.
+			if !strings.HasPrefix(name, s.tempPrefix) {
+				continue
+			}
+			name = strings.TrimPrefix(name, s.tempPrefix)
+		}
+		rows = append(rows, []types.Value{types.NewUtf8(name)})
 	}
 	return showRows(st, rows), nil
 }

@@ -40,13 +40,33 @@ type Session struct {
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
 	closed   bool
+	// tempPrefix names the session's temporary tables in the catalog
+	// (bind/temp.go); madeTemp is set once the session created one.
+	tempPrefix string
+	madeTemp   bool
+	// onCommit maps a temporary table's catalog name to its ON COMMIT
+	// action, "delete rows" or "drop" (temptables.go).
+	onCommit map[string]string
 	// seqs remembers the values nextval gave this session (currval,
 	// lastval).
 	seqs sessionSequences
+
+	// cursors are the open cursors by name (cursor.go); currentText is
+	// the text of the statement running, which DECLARE records.
+	cursors     map[string]*cursor
+	currentText string
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
-	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults)}
+	s := &Session{e: e, db: db, user: user, vars: sessionvars.New(e.settingDefaults),
+		tempPrefix: bind.TempPrefix(e.nextTemp.Add(1))}
+	// ALTER DATABASE/ROLE ... SET, by PostgreSQL's precedence; the values
+	// were checked when stored, so one failing here is a setting that no
+	// longer takes that value: the session starts without it, as
+	// PostgreSQL starts with a WARNING.
+	for name, value := range e.catalog.Snapshot().SessionSettings(db.ID, user) {
+		_ = s.vars.SetDefault(name, value)
+	}
 	if !e.catalog.Snapshot().Access(user).Superuser() {
 		s.vars.Init("is_superuser", "off")
 	}
@@ -59,10 +79,12 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
+	s.closeCursors(func(*cursor) bool { return true })
 	if s.txn != nil {
 		s.txn.Rollback()
 		s.txn = nil
 	}
+	s.dropTempTables()
 	s.e.removeSession(s)
 }
 
@@ -89,13 +111,17 @@ func (s *Session) Sync() error {
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
 	if t == nil {
+		s.endTransaction(!failed)
 		return nil
 	}
 	if failed {
 		t.Rollback()
+		s.endTransaction(false)
 		return nil
 	}
-	return s.mapError(context.Background(), t.Commit())
+	err := s.mapError(context.Background(), t.Commit())
+	s.endTransaction(err == nil)
+	return err
 }
 
 // inBlock reports whether an explicit transaction block is open.
@@ -119,6 +145,11 @@ func (s *Session) TxStatus() byte {
 // only it sees the client being idle.
 func (s *Session) IdleInTransactionTimeout() time.Duration { return s.vars.IdleInTransactionTimeout() }
 
+// IdleSessionTimeout is the idle_session_timeout setting: how long the
+// client may stay idle outside a transaction block (0: forever). The
+// server enforces it.
+func (s *Session) IdleSessionTimeout() time.Duration { return s.vars.IdleSessionTimeout() }
+
 // FailTransaction marks an open transaction block as failed, for errors the
 // protocol layer detects itself (a bad Bind, say) while in a block.
 func (s *Session) FailTransaction() { s.onError() }
@@ -131,6 +162,9 @@ func (s *Session) TakeNotices() []Notice {
 }
 
 func (s *Session) notice(severity, code, format string, args ...any) {
+	if !s.vars.SendNotice(severity) {
+		return // below client_min_messages
+	}
 	s.notices = append(s.notices, Notice{Severity: severity, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -138,15 +172,40 @@ func (s *Session) notice(severity, code, format string, args ...any) {
 // catalog changed since it was built.
 type preparedPlan struct {
 	stmt parser.Statement
-	snap *catalog.Snapshot
-	plan bind.Statement
+	// dialect is the sql_dialect stmt was parsed (and bound) in: the
+	// dialect changes how text parses ("..."), so a change re-parses.
+	dialect parser.Dialect
+	snap    *catalog.Snapshot
+	plan    bind.Statement
+}
+
+// dialect is the session's sql_dialect as the parser sees it.
+func (s *Session) dialect() parser.Dialect {
+	if s.vars.PostgreSQLDialect() {
+		return parser.DialectPostgreSQL
+	}
+	return parser.DialectYQL
+}
+
+// reparse parses a prepared statement's text again in the session's
+// current dialect (it was prepared under another one).
+func (s *Session) reparse(p *Prepared) (parser.Statement, error) {
+	stmts, err := parser.ParseDialect(p.SQL, s.dialect())
+	if err != nil {
+		return parser.Statement{}, err
+	}
+	if len(stmts) != 1 {
+		return parser.Statement{}, sqlerr.New(sqlerr.FeatureNotSupported,
+			"statement no longer parses as one statement in sql_dialect %s", s.vars.Dialect())
+	}
+	return stmts[0], nil
 }
 
 // Prepare parses and binds exactly one statement (or none) for the
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
-	stmts, err := parser.Parse(text)
+	stmts, err := parser.ParseDialect(text, s.dialect())
 	if err != nil {
 		return nil, err
 	}
@@ -173,15 +232,17 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 // string before anything runs, as in PostgreSQL. Zero statements means an
 // empty query.
 func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, error) {
-	stmts, err := parser.Parse(text)
+	d := s.dialect()
+	stmts, err := parser.ParseDialect(text, d)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Prepared, len(stmts))
 	for i, st := range stmts {
 		// Binding needs the catalog as the earlier statements leave it
-		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute.
-		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st}, deferred: true}
+		// (CREATE TABLE t; INSERT INTO t ...), so it is deferred to Execute;
+		// so is parsing again, when an earlier SET changed sql_dialect.
+		out[i] = &Prepared{SQL: st.Text, plan: preparedPlan{stmt: st, dialect: d}, deferred: true}
 	}
 	return out, nil
 }
@@ -197,7 +258,7 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 		SQL:        st.Text,
 		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, snap: env.Snapshot, plan: plan},
+		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan},
 	}, nil
 }
 
@@ -213,6 +274,9 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		Cursor:        s.cursorColumns,
+		OpenCursors:   s.openCursors,
+		TempPrefix:    s.tempPrefix,
 	}
 }
 
@@ -228,7 +292,15 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
-	if p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
+	redialect := p.plan.dialect != s.dialect()
+	if redialect {
+		var err error
+		if st, err = s.reparse(p); err != nil {
+			s.onError()
+			return nil, err
+		}
+	}
+	if redialect || p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
 		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
 			s.onError()
@@ -246,6 +318,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
+	s.currentText = p.SQL
 	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()
@@ -272,12 +345,28 @@ func sameColumns(a, b []ResultColumn) bool {
 	return true
 }
 
-// statementContext applies statement_timeout.
+// statementContext applies statement_timeout and lock_timeout.
 func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.vars.LockTimeout(); d > 0 {
+		ctx = txn.WithLockTimeout(ctx, d)
+	}
 	if d := s.vars.StatementTimeout(); d > 0 {
 		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
 	}
 	return context.WithCancel(ctx)
+}
+
+// memLimit is the bytes of rows a statement may hold for sorts, grouping,
+// DISTINCT, hash joins and INSERT sources: the session's work_mem, capped
+// by the server's --max-query-memory. PostgreSQL applies work_mem per sort
+// or hash and spills beyond it; PivotDB counts the statement's total and
+// fails with 53200 instead of spilling.
+func (s *Session) memLimit() int64 {
+	limit := s.vars.WorkMem()
+	if m := s.e.opts.MaxQueryMemory; m > 0 && (limit <= 0 || m < limit) {
+		limit = m
+	}
+	return limit
 }
 
 var errStatementTimeout = errors.New("statement timeout")
@@ -345,7 +434,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Sequences: sessionSeqs{s}}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and
@@ -362,6 +451,19 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	if err != nil {
 		err = r.s.mapError(r.ctx, err)
 		r.s.onError()
+	}
+	// A timestamptz prints in the session's TimeZone, as it is when the
+	// row goes out (the value is an instant; the zone only travels with
+	// it for printing). The row may be the executor's own (a constant
+	// VALUES row reused by the next execution), so it is copied first.
+	copied := false
+	for i, v := range row {
+		if v.Family() == types.TimestampTZ {
+			if !copied {
+				row, copied = append([]types.Value(nil), row...), true
+			}
+			row[i] = v.InZone(r.s.vars.ZoneName())
+		}
 	}
 	return row, err
 }

@@ -54,23 +54,36 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 			return &tagResult{tag: "COMMIT"}, nil
 		}
 		t, failed := s.txn, s.failed
-		s.txn, s.failed = nil, false
 		if failed {
 			// COMMIT of a failed block rolls back, as in PostgreSQL.
+			s.endTxnCursors(ctx, false)
+			s.txn, s.failed = nil, false
 			t.Rollback()
+			s.endTransaction(false)
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
-		if err := t.Commit(); err != nil {
+		// Held cursors read their rows while the block's view is open.
+		err := s.endTxnCursors(ctx, true)
+		s.txn, s.failed = nil, false
+		if err != nil {
+			t.Rollback()
 			return nil, err
 		}
+		if err := t.Commit(); err != nil {
+			s.endTransaction(false)
+			return nil, err
+		}
+		s.endTransaction(true)
 		return &tagResult{tag: "COMMIT"}, nil
 	case parser.TxnRollback:
 		if !s.inBlock() {
 			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "there is no transaction in progress")
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
+		s.endTxnCursors(ctx, false)
 		s.txn.Rollback()
 		s.txn, s.failed = nil, false
+		s.endTransaction(false)
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "sql: unknown transaction statement %v", p.Kind)
@@ -89,6 +102,12 @@ func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
 	}
 	if err := s.vars.Set(p.Name, value); err != nil {
 		return nil, err
+	}
+	name := strings.ToLower(p.Name)
+	if v, err := s.vars.Get(name); err == nil {
+		if n := sessionvars.Notice(name, v); n != "" {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
+		}
 	}
 	return &tagResult{tag: "SET"}, nil
 }
@@ -124,6 +143,7 @@ func (s *Session) discard(ctx context.Context, p *bind.Discard) (Result, error) 
 	}
 	s.vars.ResetAll()
 	s.seqs.reset()
+	s.closeCursors(func(*cursor) bool { return true })
 	return &tagResult{tag: "DISCARD ALL"}, nil
 }
 

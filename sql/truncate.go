@@ -27,7 +27,7 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 	if p.RestartIdentity {
 		snap := s.e.catalog.Snapshot()
 		for _, parts := range p.Tables {
-			if t, ok := snap.Table(s.db.ID, parts[len(parts)-1]); ok {
+			if t, ok := s.truncateTarget(snap, parts); ok {
 				restart = append(restart, ownedSequenceIDs(snap, s.db.ID, []*catalog.Table{t})...)
 			}
 		}
@@ -39,10 +39,10 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 		var tables []*catalog.Table
 		for _, parts := range p.Tables {
 			name := parts[len(parts)-1]
-			if len(parts) == 2 && !strings.EqualFold(parts[0], s.db.Name) && !strings.EqualFold(parts[0], "public") {
+			if len(parts) == 2 && !strings.EqualFold(parts[0], "pg_temp") && !strings.EqualFold(parts[0], s.db.Name) && !strings.EqualFold(parts[0], "public") {
 				return sqlerr.NotSupported("truncating a table of another database (%s)", parts[0])
 			}
-			t, ok := ch.Snapshot().Table(s.db.ID, name)
+			t, ok := s.truncateTarget(ch.Snapshot(), parts)
 			if !ok {
 				if _, isView := ch.Snapshot().View(s.db.ID, name); isView {
 					return sqlerr.New(sqlerr.WrongObjectType, "%q is not a table", name)
@@ -88,6 +88,22 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 		return nil, err
 	}
 	return &tagResult{tag: "TRUNCATE TABLE"}, nil
+}
+
+// truncateTarget resolves a name TRUNCATE lists: the session's temporary
+// table of that name hides a permanent one, as in PostgreSQL's search
+// path; pg_temp.name is only the temporary one.
+func (s *Session) truncateTarget(snap *catalog.Snapshot, parts []string) (*catalog.Table, bool) {
+	name := parts[len(parts)-1]
+	if s.tempPrefix != "" {
+		if t, ok := snap.Table(s.db.ID, s.tempPrefix+name); ok {
+			return t, true
+		}
+	}
+	if len(parts) == 2 && strings.EqualFold(parts[0], "pg_temp") {
+		return nil, false
+	}
+	return snap.Table(s.db.ID, name)
 }
 
 // truncateReferencing checks the foreign keys that reference the tables

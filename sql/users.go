@@ -170,6 +170,7 @@ func (s *Session) runUser(ctx context.Context, p *bind.User) (Result, error) {
 				if err := dropRole(ch, acc, name); err != nil {
 					return err
 				}
+				ch.DropRoleSettings(0, name)
 			}
 		}
 		return nil

@@ -23,7 +23,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
 		count, returned = 0, nil
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.Source)
@@ -194,7 +194,7 @@ func (w *rowWriter) compute(row []types.Value, keys bool) error {
 		if err != nil {
 			return err
 		}
-		if row[i], err = types.Cast(v, w.table.Columns[i].Type); err != nil {
+		if row[i], err = expr.CastInZone(w.eval, v, w.table.Columns[i].Type); err != nil {
 			return err
 		}
 	}
@@ -204,7 +204,7 @@ func (w *rowWriter) compute(row []types.Value, keys bool) error {
 // coerce casts every value to its column's type.
 func (w *rowWriter) coerce(row []types.Value) error {
 	for i, c := range w.table.Columns {
-		v, err := types.Cast(row[i], c.Type)
+		v, err := expr.CastInZone(w.eval, row[i], c.Type)
 		if err != nil {
 			return err
 		}
@@ -413,7 +413,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 // when the statement ends.
 func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify, params []types.Value) (ec *exec.Context, done func(), err error) {
 	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
-		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.e.opts.MaxQueryMemory}
+		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
 	if !modifyHasSubquery(p) {
 		return ec, func() {}, nil
 	}

@@ -34,6 +34,9 @@ type Env struct {
 	// Now is the clock that evaluates constant expressions while binding
 	// (a DEFAULT checked at CREATE TABLE, SPLIT TABLE's keys).
 	Now func() time.Time
+	// TempPrefix is the catalog-name prefix of the session's temporary
+	// tables (temp.go); "": the session has none.
+	TempPrefix string
 	// PartitionRows computes the rows of sys.partitions; it is called when
 	// a statement that reads the view runs, not while it is bound.
 	PartitionRows func() ([][]types.Value, error)
@@ -41,6 +44,18 @@ type Env struct {
 	// its IN lists and long constants there (53200 over the budget). nil:
 	// no budget.
 	Mem *memory.Account
+	// Cursor returns the result columns of the session's open cursor
+	// name (FETCH returns its rows); ok is false when there is none.
+	Cursor func(name string) (cols []planner.Column, ok bool)
+	// OpenCursors lists the session's open cursors for pg_cursors; it is
+	// called when a statement that reads the view runs.
+	OpenCursors func() []pgcatalog.Cursor
+}
+
+// pg reports whether the session's sql_dialect is postgresql: division by
+// zero raises 22012 and NULLs sort as the largest values.
+func (a *binder) pg() bool {
+	return a.env.Settings != nil && a.env.Settings.PostgreSQLDialect()
 }
 
 // Bind turns one parsed statement into a Statement against env. declared
@@ -126,6 +141,10 @@ func (a *binder) plan() (Statement, error) {
 		return &Truncate{Truncate: st.Truncate}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
+	case st.RoleSetting != nil:
+		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
+	case st.Cursor != nil:
+		return a.planCursor(st.Cursor)
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -233,7 +252,8 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 		sc = &scope{}
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
-		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem}
+		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
+		StrictDivision: a.pg()}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		return pgcatalog.Function(b, a.catalogView(), name, args)
@@ -284,6 +304,12 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 	if schema := tn.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("cross-database reference %s.%s", schema, tn.Name.O)
 	}
+	if t, ok := a.tempTable(tn.Schema.O, tn.Name.O); ok {
+		return t, nil
+	}
+	if IsTempName(tn.Name.O) {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
+	}
 	t, ok := a.snap.Table(a.env.Database.ID, tn.Name.O)
 	if !ok && pgcatalog.Lookup(tn.Schema.O, tn.Name.O) != nil {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s: system catalog relations are read-only", tn.Name.O)
@@ -305,11 +331,16 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 // evalContext evaluates an expression while binding: no parameters, the
 // environment's clock.
 func (a *binder) evalContext() *expr.Context {
-	return &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	c := &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
+	if a.env.Settings != nil {
+		c.Zone = a.env.Settings.Zone()
+	}
+	return c
 }
 
 // catalogView is what pg_catalog's relations and the session functions
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
-	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings}
+	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
+		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix}
 }

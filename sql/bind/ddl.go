@@ -38,11 +38,14 @@ func parseExpr(text string) (ast.ExprNode, error) {
 // constraints, primary key (a hidden generated one when none is declared),
 // computed columns, settings, indexes and the initial shard boundaries.
 func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
-	if err := createTableForm(n); err != nil {
-		return nil, err
-	}
 	if schema := n.Table.Schema.O; schema != "" && !strings.EqualFold(schema, a.env.Database.Name) && !strings.EqualFold(schema, "public") {
 		return nil, sqlerr.NotSupported("creating a table in another database (%s)", schema)
+	}
+	if n.Select != nil && n.ReferTable == nil && n.TemporaryKeyword == ast.TemporaryNone && len(n.Options) == 0 && n.Partition == nil {
+		return a.planCreateTableAs(n)
+	}
+	if err := createTableForm(n); err != nil {
+		return nil, err
 	}
 	d := &tableDef{t: &catalog.Table{DatabaseID: a.env.Database.ID, Name: n.Table.Name.O}, computed: map[int]ast.ExprNode{}}
 	for _, cd := range n.Cols {
@@ -55,7 +58,20 @@ func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 			return nil, err
 		}
 	}
+	ct, err := a.finishCreateTable(n, d)
+	if err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// finishCreateTable checks a table definition's columns, primary key
+// (adding the hidden key when none is declared), settings and indexes.
+func (a *binder) finishCreateTable(n *ast.CreateTableStmt, d *tableDef) (*CreateTable, error) {
 	t := d.t
+	if err := a.tempCreate(t); err != nil {
+		return nil, err
+	}
 	if len(t.Columns) == 0 {
 		return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "table %q must have at least one column", t.Name)
 	}
@@ -98,7 +114,8 @@ func (a *binder) planCreateTable(n *ast.CreateTableStmt) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices, Sequences: seqs}, nil
+	return &CreateTable{Table: t, IfNotExists: n.IfNotExists, Pivots: pivots, Notices: notices, Sequences: seqs,
+		Temp: a.stmt.Temp, OnCommit: a.stmt.OnCommit}, nil
 }
 
 // createTableForm refuses the forms of CREATE TABLE PivotDB does not have.

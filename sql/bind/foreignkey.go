@@ -114,7 +114,7 @@ type fkDef struct {
 func (a *binder) addForeignKey(t *catalog.Table, d fkDef) error {
 	r := d.refer
 	var parent *catalog.Table
-	if strings.EqualFold(r.Table.Name.O, t.Name) {
+	if strings.EqualFold(r.Table.Name.O, TempDisplayName(t.Name)) {
 		parent = t
 	} else {
 		p, err := a.lookupTable(r.Table)
@@ -122,6 +122,15 @@ func (a *binder) addForeignKey(t *catalog.Table, d fkDef) error {
 			return err
 		}
 		parent = p
+	}
+	// A temporary table goes with its session: no permanent table may
+	// point at it, and it may point only at its session's tables, which
+	// go with it (the names of another session's are not visible).
+	switch temp := IsTempName(t.Name); {
+	case temp && !IsTempName(parent.Name):
+		return sqlerr.New(sqlerr.InvalidTableDefinition, "constraints on temporary tables may reference only temporary tables")
+	case !temp && IsTempName(parent.Name):
+		return sqlerr.New(sqlerr.InvalidTableDefinition, "constraints on permanent tables may reference only permanent tables")
 	}
 	if r.Match != ast.MatchNone && r.Match != ast.MatchSimple {
 		return sqlerr.NotSupported("MATCH FULL and MATCH PARTIAL")

@@ -3,6 +3,7 @@ package bind
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -26,6 +27,24 @@ func IndexSpecOf(name string, unique bool, parts []*ast.IndexPartSpecification, 
 		return spec, sqlerr.NotSupported("partial indexes")
 	}
 	for _, p := range parts {
+		if first, ok := nullsMarker(p.Expr); ok {
+			// (c [DESC] NULLS FIRST|LAST): entries are stored ascending
+			// with NULL as the smallest value (sql/rowenc), a DESC column
+			// read in reverse, so only the order that gives is available.
+			if len(spec.Desc) == 0 {
+				return spec, sqlerr.New(sqlerr.SyntaxError, "syntax error at or near \"NULLS\"")
+			}
+			if desc := spec.Desc[len(spec.Desc)-1]; first != planner.NullsDefault(desc, false) {
+				what := "NULLS LAST on an ascending"
+				if desc {
+					what = "NULLS FIRST on a descending"
+				}
+				return spec, &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+					Message: what + " index column is not supported yet",
+					Hint:    "Index entries sort NULL as the smallest value: write ASC NULLS FIRST or DESC NULLS LAST (the order of a query comes from its ORDER BY)."}
+			}
+			continue
+		}
 		if p.Expr != nil || p.Length > 0 || p.Column == nil {
 			return spec, sqlerr.NotSupported("expressions and prefix lengths in an index")
 		}

@@ -101,7 +101,7 @@ func (a *binder) buildFromWhere(j *ast.Join, where ast.ExprNode) (planner.Node, 
 		it.node = node
 	}
 
-	node, pos, err := joinItems(items, preds, owner)
+	node, pos, err := joinItems(items, preds, owner, a.setting("enable_hashjoin"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,8 +130,10 @@ type joinPred struct {
 }
 
 // joinItems joins the items greedily (see buildFromWhere). pos maps each
-// FROM-order column to its position in the joined row.
-func joinItems(items []*fromItem, preds []*joinPred, owner []int) (planner.Node, []int, error) {
+// FROM-order column to its position in the joined row. hash false
+// (enable_hashjoin off) keeps equalities in the join condition, so every
+// join is a nested loop.
+func joinItems(items []*fromItem, preds []*joinPred, owner []int, hash bool) (planner.Node, []int, error) {
 	pos := make([]int, len(owner))
 	joined := make([]bool, len(items))
 	width := 0
@@ -231,7 +233,7 @@ func joinItems(items []*fromItem, preds []*joinPred, owner []int) (planner.Node,
 				continue
 			}
 			p.done = true
-			if l, r, ok := splitEquality(p.e, owner, next); ok {
+			if l, r, ok := splitEquality(p.e, owner, next); ok && hash {
 				lk, err := remapColumns(l, func(i int) int { return leftPos[i] })
 				if err != nil {
 					return nil, nil, err
@@ -663,7 +665,7 @@ func (a *binder) leftJoin(outer, inner ast.ResultSetNode, on *ast.OnCondition) (
 			rfilters = append(rfilters, local)
 			continue
 		}
-		if l, r, ok := splitEquality(conj, owner, 1); ok {
+		if l, r, ok := splitEquality(conj, owner, 1); ok && a.setting("enable_hashjoin") {
 			rk, err := remapColumns(r, func(i int) int { return i - lw })
 			if err != nil {
 				return nil, err

@@ -65,6 +65,9 @@ func (a *binder) setScanCondition(scan *planner.Scan, cond expr.Expr) error {
 	}
 	scan.Ranges = planner.CompileRanges(scan.Table, cond, byIndex)
 	scan.Index, scan.IndexEntries, scan.IndexRanges = nil, nil, nil
+	if !a.setting("enable_indexscan") {
+		return nil // SET enable_indexscan = off: the primary key's ranges only
+	}
 	if ic, ok := planner.ChooseIndex(scan.Table, cond, scan.Ranges); ok {
 		scan.Index, scan.IndexEntries, scan.IndexRanges = ic.Index, ic.Entries, ic.Ranges
 	}

@@ -254,7 +254,11 @@ func (q *selectQuery) orderBy() error {
 	if q.sel.OrderBy == nil {
 		return nil
 	}
-	for _, item := range q.sel.OrderBy.Items {
+	items, err := q.a.orderItems(q.sel.OrderBy.Items)
+	if err != nil {
+		return err
+	}
+	for _, item := range items {
 		idx, err := q.a.orderByTarget(item.Expr, q.sel.Fields.Fields, q.visible)
 		if err != nil {
 			return err
@@ -271,7 +275,7 @@ func (q *selectQuery) orderBy() error {
 			q.exprs = append(q.exprs, e)
 			q.cols = append(q.cols, planner.Column{Name: "?order?", Type: e.Type(), Hidden: true})
 		}
-		q.keys = append(q.keys, planner.SortKey{Index: idx, Desc: item.Desc})
+		q.keys = append(q.keys, planner.SortKey{Index: idx, Desc: item.Desc, NullsFirst: item.nullsFirst})
 		q.keyText = append(q.keyText, strings.ToLower(restore(item.Expr)))
 	}
 	return nil

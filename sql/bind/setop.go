@@ -192,7 +192,11 @@ func (a *binder) setOpOrderLimit(node planner.Node, orderBy *ast.OrderByClause, 
 	if orderBy != nil {
 		cols := node.Columns()
 		var keys []planner.SortKey
-		for _, item := range orderBy.Items {
+		items, err := a.orderItems(orderBy.Items)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
 			idx := -1
 			switch e := item.Expr.(type) {
 			case *ast.PositionExpr:
@@ -219,7 +223,7 @@ func (a *binder) setOpOrderLimit(node planner.Node, orderBy *ast.OrderByClause, 
 			if idx < 0 {
 				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "invalid UNION/INTERSECT/EXCEPT ORDER BY clause: only result column names can be used, not expressions or functions")
 			}
-			keys = append(keys, planner.SortKey{Index: idx, Desc: item.Desc})
+			keys = append(keys, planner.SortKey{Index: idx, Desc: item.Desc, NullsFirst: item.nullsFirst})
 		}
 		node = &planner.Sort{Input: node, Keys: keys}
 	}

@@ -41,8 +41,13 @@ func (a *binder) planShow(n *ast.ShowStmt) (Statement, error) {
 
 // planExplain binds the query whose plan EXPLAIN renders.
 func (a *binder) planExplain(n *ast.ExplainStmt) (Statement, error) {
-	if n.Analyze {
-		return nil, sqlerr.NotSupported("EXPLAIN ANALYZE")
+	o := a.stmt.Explain
+	if n.Analyze || o != nil && o.Analyze {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+			"EXPLAIN ANALYZE is not supported yet: EXPLAIN shows the plan with its key ranges and shards, without running it")
+	}
+	if n.Format != "" && !strings.EqualFold(n.Format, "row") {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN FORMAT = %q is not supported yet: use EXPLAIN (FORMAT JSON)", n.Format)
 	}
 	node, ok, err := a.buildQueryStmt(n.Stmt)
 	if err != nil {
@@ -51,5 +56,10 @@ func (a *binder) planExplain(n *ast.ExplainStmt) (Statement, error) {
 	if !ok {
 		return nil, sqlerr.NotSupported("EXPLAIN of this statement")
 	}
-	return &Explain{Node: node}, nil
+	ex := &Explain{Node: node}
+	if o != nil {
+		ex.Verbose, ex.JSON = o.Verbose, o.Format == "json"
+		ex.Costs = o.Costs != nil && *o.Costs
+	}
+	return ex, nil
 }

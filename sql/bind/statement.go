@@ -106,6 +106,11 @@ type CreateTable struct {
 	// Pivots are the initial shard boundaries (without the empty pivot 0).
 	Pivots  [][]types.Value
 	Notices []tablesettings.Notice
+	// Temp is set for CREATE TEMP TABLE (Table.Name is then the
+	// session-private name); OnCommit is its ON COMMIT action ("",
+	// "preserve rows", "delete rows", "drop").
+	Temp     bool
+	OnCommit string
 	// Sequences are the sequences of the table's serial and identity
 	// columns (OwnerColumn set, IDs and OwnerTable unset), created with it.
 	Sequences []*catalog.Sequence
@@ -140,6 +145,8 @@ type DropDatabase struct {
 type CreateView struct {
 	noRows
 	Name, Text string
+	// Dialect is the sql_dialect Text is written in ("" for yql).
+	Dialect string
 }
 
 // DropViews is DROP VIEW [IF EXISTS] v, ...
@@ -226,6 +233,12 @@ type User struct {
 	*parser.UserStmt
 }
 
+// RoleSetting is ALTER DATABASE/ROLE ... SET/RESET.
+type RoleSetting struct {
+	noRows
+	*parser.RoleSetting
+}
+
 // Grant is GRANT or REVOKE; its objects and roles are resolved when it
 // runs, against the catalog it changes.
 type Grant struct {
@@ -273,6 +286,13 @@ func (*ShowCreateTable) Columns() []planner.Column {
 
 // Explain renders the plan of a query; the lines are built when it runs,
 // against the shard maps of that moment.
-type Explain struct{ Node planner.Node }
+type Explain struct {
+	Node planner.Node
+	// Verbose adds each operator's output columns and each table read's
+	// shards; Costs each table read's estimated rows (from shard
+	// statistics: PivotDB has no cost model, so EXPLAIN shows no costs
+	// unless asked); JSON prints the tree as one JSON document.
+	Verbose, Costs, JSON bool
+}
 
 func (*Explain) Columns() []planner.Column { return utf8Columns("QUERY PLAN") }

@@ -8,6 +8,7 @@ import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
@@ -29,7 +30,11 @@ func (a *binder) planCreateView(n *ast.CreateViewStmt) (Statement, error) {
 	if _, err := a.viewQuery(n); err != nil {
 		return nil, err
 	}
-	return &CreateView{Name: n.ViewName.Name.O, Text: a.stmt.Text}, nil
+	cv := &CreateView{Name: n.ViewName.Name.O, Text: a.stmt.Text}
+	if a.pg() {
+		cv.Dialect = sessionvars.DialectPostgreSQL
+	}
+	return cv, nil
 }
 
 // viewSource plans a view named in FROM as a derived table; ok is false
@@ -48,7 +53,11 @@ func (a *binder) viewSource(tn *ast.TableName, alias string) (planner.Node, *sco
 	if a.viewDepth >= maxViewDepth {
 		return nil, nil, true, sqlerr.New(sqlerr.InvalidObjectDefinition, "views nested too deeply (a view refers to itself?) at %q", v.Name)
 	}
-	stmts, err := parser.Parse(v.Definition)
+	d := parser.DialectYQL
+	if v.Dialect == sessionvars.DialectPostgreSQL {
+		d = parser.DialectPostgreSQL
+	}
+	stmts, err := parser.ParseDialect(v.Definition, d)
 	if err != nil || len(stmts) != 1 {
 		return nil, nil, true, sqlerr.New(sqlerr.InternalError, "view %q: stored definition does not parse: %v", v.Name, err)
 	}

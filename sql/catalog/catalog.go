@@ -296,6 +296,8 @@ type Snapshot struct {
 	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
 	// sequences: database id -> lower-case name -> sequence
 	sequences map[uint64]map[string]*Sequence
+	// roleSettings are the ALTER DATABASE/ROLE ... SET records.
+	roleSettings map[roleSettingID]*RoleSetting
 	// indexes maps an index id to its entries' descriptor (IndexTable).
 	indexes map[uint64]indexRef
 	nextID  uint64
@@ -430,6 +432,7 @@ func (s *Snapshot) clone() *Snapshot {
 	}
 	s.cloneViews(c)
 	s.cloneSequences(c)
+	s.cloneRoleSettings(c)
 	return c
 }
 
@@ -509,6 +512,9 @@ func Load(store *meta.Store) (*Catalog, error) {
 		return nil, err
 	}
 	if err := loadSequences(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadRoleSettings(store, snap); err != nil {
 		return nil, err
 	}
 	if err := scanRecords(store, userPrefix, func(v []byte) error {

@@ -13,6 +13,12 @@
 //	                                    attributes, memberships)
 //	<SystemPrefix> "cat/seqdesc/" <id BE8>  Sequence JSON (options; where
 //	                                    it stands is in meta.Sequence)
+//	<SystemPrefix> "cat/view/" <id BE8> View JSON (definition text, and
+//	                                    the sql_dialect it is written in)
+//	<SystemPrefix> "cat/dbrolesetting/" <db id BE8> <role>
+//	                                    RoleSetting JSON: ALTER DATABASE/
+//	                                    ROLE ... SET (db 0: every database,
+//	                                    role "": every role)
 //
 // Databases, tables and views carry their owner and ACL (Owned); Access
 // answers what a role may do with them.

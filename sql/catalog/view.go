@@ -19,6 +19,9 @@ type View struct {
 	// parses it again each time the view is used, so the view sees the
 	// tables as they are then.
 	Definition string `json:"definition"`
+	// Dialect is the sql_dialect the definition was written in ("" is
+	// yql): it is parsed in that dialect whatever the reader's.
+	Dialect string `json:"dialect,omitempty"`
 	// Owner and ACL: see Owned. The tables a view reads are read with its
 	// owner's privileges.
 	Owned

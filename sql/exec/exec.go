@@ -657,7 +657,14 @@ func (s *sortIter) Next() (expr.Row, error) {
 		}
 		sort.SliceStable(rows, func(i, j int) bool {
 			for _, k := range s.keys {
-				c := types.Compare(rows[i][k.Index], rows[j][k.Index])
+				a, b := rows[i][k.Index], rows[j][k.Index]
+				if an, bn := a.IsNull(), b.IsNull(); an || bn {
+					if an == bn {
+						continue
+					}
+					return an == k.NullsFirst
+				}
+				c := types.Compare(a, b)
 				if c != 0 {
 					if k.Desc {
 						return c > 0

@@ -38,11 +38,13 @@ func (op ArithOp) String() string { return arithOpNames[op] }
 //	Date/Timestamp  time ± interval, date ± integer days
 //
 // Division or modulo by zero is NULL for every type (design §3.1; SQLite
-// and YQL agree), never an error.
+// and YQL agree), never an error — unless Strict (sql_dialect postgresql),
+// when it is 22012 "division by zero" as in PostgreSQL.
 type Arith struct {
-	Op   ArithOp
-	L, R Expr
-	Typ  types.Type
+	Op     ArithOp
+	L, R   Expr
+	Typ    types.Type
+	Strict bool
 }
 
 // NewArith type-checks L op R and returns the node, or 42883 when the
@@ -70,7 +72,25 @@ func (e *Arith) Eval(c *Context, row Row) (types.Value, error) {
 	if err != nil || r.IsNull() {
 		return types.NullValue, err
 	}
+	if e.Strict && (e.Op == Div || e.Op == Mod || e.Op == IntDiv) && isZero(r) {
+		return types.NullValue, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
+	}
 	return arith(e.Op, l, r, e.Typ.Family)
+}
+
+// isZero reports whether a numeric divisor is zero (either sign for
+// floating point).
+func isZero(v types.Value) bool {
+	f := v.Family()
+	switch {
+	case f.IsInteger():
+		return smFromValue(v).mag == 0
+	case f.IsFloat():
+		return v.AsFloat() == 0
+	case f == types.Decimal:
+		return v.AsDecimal().IsZero()
+	}
+	return false
 }
 
 // ArithType returns the result type of l op r, or false when there is no
@@ -103,9 +123,9 @@ func ArithType(op ArithOp, l, r types.Type) (types.Type, bool) {
 	case lf.IsNumeric() && rf == types.Interval:
 		return types.TypeInterval, op == Mul
 	case lf.IsTime() && rf == types.Interval:
-		return types.TypeTimestamp, op == Add || op == Sub
+		return timeResult(lf), op == Add || op == Sub
 	case lf == types.Interval && rf.IsTime():
-		return types.TypeTimestamp, op == Add
+		return timeResult(rf), op == Add
 	case lf.IsTime() && rf.IsTime():
 		return types.TypeInterval, op == Sub
 	case lf == types.Date && rf.IsInteger():
@@ -149,7 +169,7 @@ func arith(op ArithOp, l, r types.Value, res types.Family) (types.Value, error) 
 		return types.NewDecimal(d), nil
 	case res == types.Interval:
 		return intervalArith(op, l, r)
-	case res == types.Timestamp || res == types.Date:
+	case res == types.Timestamp || res == types.TimestampTZ || res == types.Date:
 		return timeArith(op, l, r)
 	}
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "expr: arithmetic %v %s %v with result %v", lf, op, rf, res)
@@ -317,6 +337,9 @@ func timeArith(op ArithOp, l, r types.Value) (types.Value, error) {
 		if !ok {
 			return types.Value{}, timestampOutOfRange()
 		}
+		if lf == types.TimestampTZ {
+			return types.NewTimestampTZ(m), nil
+		}
 		return types.NewTimestamp(m), nil
 	}
 	// Date ± integer days.
@@ -401,4 +424,15 @@ func (e *Unary) String() string {
 		return "+" + operand(e.E)
 	}
 	return "-" + operand(e.E)
+}
+
+// timeResult is the type of a time ± interval: timestamptz stays
+// timestamptz (the interval is added to the instant, in UTC: a day is 24
+// hours also across a daylight saving change, unlike PostgreSQL), every
+// other time becomes a timestamp.
+func timeResult(f types.Family) types.Type {
+	if f == types.TimestampTZ {
+		return types.TypeTimestampTZ
+	}
+	return types.TypeTimestamp
 }

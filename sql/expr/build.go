@@ -34,6 +34,9 @@ const MaxDepth = 2000
 // for one statement by one goroutine; it may build several expressions.
 type Builder struct {
 	Scope Scope
+	// StrictDivision makes division and modulo by zero raise 22012, as in
+	// PostgreSQL (sql_dialect postgresql); otherwise they are NULL (yql).
+	StrictDivision bool
 	// ParamTypes are the types of $1..$n: declared types in (zero or
 	// TypeUnknown when not declared), inferred types out (TypeUnknown where
 	// nothing decided). It grows as parameters are seen.
@@ -510,6 +513,19 @@ func (b *Builder) compareExprs(op CmpOp, l, r Expr) (Expr, error) {
 		}
 		return nil, opNotExist(sym, l.Type(), r.Type())
 	}
+	// timestamptz against another time: the other side names a wall-clock
+	// time in the session's zone, as in PostgreSQL (zone.go). The
+	// timestamptz side is the one converted (to that wall clock), so that
+	// a timestamp column compared with now() stays a bare column for key
+	// range inference; the order is the same but for the hour a daylight
+	// saving change repeats.
+	lf, rf := l.Type().Family, r.Type().Family
+	switch {
+	case lf == types.TimestampTZ && rf != types.TimestampTZ && rf.IsTime():
+		l = &Cast{E: l, To: types.TypeTimestamp}
+	case rf == types.TimestampTZ && lf != types.TimestampTZ && lf.IsTime():
+		r = &Cast{E: r, To: types.TypeTimestamp}
+	}
 	return &Compare{Op: op, L: l, R: r}, nil
 }
 
@@ -579,7 +595,11 @@ func (b *Builder) arithExprs(op ArithOp, l, r Expr) (Expr, error) {
 		return nil, err
 	}
 	l, r = adoptUnsigned(l, r), adoptUnsigned(r, l)
-	return NewArith(op, l, r)
+	e, err := NewArith(op, l, r)
+	if err == nil {
+		e.Strict = b.StrictDivision
+	}
+	return e, err
 }
 
 // adoptUnsigned makes a non-negative integer constant next to an unsigned

@@ -15,11 +15,24 @@ import (
 // become pivot_cast(x, 'T').
 const CastFuncName = "pivot_cast"
 
+// NullsFirstFunc and NullsLastFunc are the marker items the dialect front
+// writes after an ORDER BY item for NULLS FIRST and NULLS LAST
+// (parser.NullsFirstFunc, parser.NullsLastFunc).
+const (
+	NullsFirstFunc = "pivot_nulls_first"
+	NullsLastFunc  = "pivot_nulls_last"
+)
+
 func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 	name := n.FnName.L
 	switch name {
 	case CastFuncName:
 		return b.pivotCast(n)
+	case NullsFirstFunc, NullsLastFunc:
+		// The marker the dialect front writes for NULLS FIRST/LAST; the
+		// binder consumes it in ORDER BY lists and index columns, so here
+		// it stood somewhere else, where PostgreSQL has no such clause.
+		return nil, b.withPos(sqlerr.New(sqlerr.SyntaxError, `syntax error at or near "NULLS"`), n)
 	case ArraySubqueryFunc:
 		if len(n.Args) == 1 {
 			if _, ok := unparen(n.Args[0]).(*ast.SubqueryExpr); ok {

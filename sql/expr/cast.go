@@ -28,6 +28,11 @@ func (e *Cast) Eval(c *Context, row Row) (types.Value, error) {
 	if err != nil {
 		return v, err
 	}
+	if !v.IsNull() {
+		if r, ok, err := zoneCast(v, e.To, c.zone()); ok {
+			return r, err
+		}
+	}
 	return types.Cast(v, e.To)
 }
 

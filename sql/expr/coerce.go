@@ -98,6 +98,9 @@ func unify(a, b types.Type) (types.Type, bool) {
 	case af.IsNumeric() && bf.IsNumeric():
 		return unifyNumeric(af, bf), true
 	case af.IsTime() && bf.IsTime():
+		if af == types.TimestampTZ || bf == types.TimestampTZ {
+			return types.TypeTimestampTZ, true
+		}
 		return types.TypeTimestamp, true
 	case (af == types.Utf8 || af == types.String) && (bf == types.Utf8 || bf == types.String):
 		return types.TypeString, true
@@ -226,6 +229,11 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 		v, err := types.ParseText(t, n.Value.Str())
 		if err != nil {
 			return nil, err
+		}
+		if t.Family == types.TimestampTZ {
+			// Text without an offset names a wall-clock time in the
+			// session's zone when the statement runs (zone.go).
+			return &Cast{E: n, To: t}, nil
 		}
 		return &Const{Value: v, Typ: t}, nil
 	case *Param:

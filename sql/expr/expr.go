@@ -24,6 +24,10 @@ type Context struct {
 	// Now is the statement time: now(), current_timestamp and current_date
 	// read it, so that every row of a statement sees the same time.
 	Now time.Time
+	// Zone is the session's TimeZone (nil: UTC): casts between
+	// timestamptz and timestamp, date or text, and the local clock
+	// functions read it (zone.go).
+	Zone *time.Location
 	// Exec is the executor's state for the statement (package exec sets
 	// it): subquery nodes run their plans through it. Nil outside an
 	// executor.

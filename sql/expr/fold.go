@@ -15,6 +15,10 @@ func fold(e Expr) Expr {
 		if !n.Deterministic {
 			return e
 		}
+	case *Cast:
+		if zoneDependent(n.E.Type(), n.To) {
+			return e
+		}
 	}
 	for _, c := range Children(e) {
 		if _, ok := c.(*Const); !ok {

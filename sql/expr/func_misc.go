@@ -15,12 +15,16 @@ func init() {
 	register(&funcDef{1, -1, buildGreatest(1)}, "greatest")
 	register(&funcDef{1, -1, buildGreatest(-1)}, "least")
 	register(&funcDef{1, -1, buildFarmHash}, "farm_hash")
-	register(&funcDef{0, 0, buildClock(types.TypeTimestamp, false)},
-		"now", "current_timestamp", "localtimestamp", "currentutctimestamp", "utc_timestamp",
-		"statement_timestamp", "transaction_timestamp", "sysdate")
-	register(&funcDef{0, 0, buildClock(types.TypeTimestamp, true)}, "clock_timestamp")
-	register(&funcDef{0, 0, buildClock(types.T(types.Date), false)},
-		"current_date", "curdate", "currentutcdate", "utc_date")
+	// PostgreSQL's clock functions: an instant (timestamptz), or the
+	// session zone's wall clock (localtimestamp, current_date).
+	register(&funcDef{0, 0, buildClock(types.TypeTimestampTZ, false)},
+		"now", "current_timestamp", "statement_timestamp", "transaction_timestamp")
+	register(&funcDef{0, 0, buildClock(types.TypeTimestampTZ, true)}, "clock_timestamp")
+	register(&funcDef{0, 0, buildLocalClock(types.TypeTimestamp)}, "localtimestamp")
+	register(&funcDef{0, 0, buildLocalClock(types.T(types.Date))}, "current_date")
+	// YQL's and MySQL's UTC clocks.
+	register(&funcDef{0, 0, buildClock(types.TypeTimestamp, false)}, "currentutctimestamp", "utc_timestamp", "sysdate")
+	register(&funcDef{0, 0, buildClock(types.T(types.Date), false)}, "curdate", "currentutcdate", "utc_date")
 	register(&funcDef{0, 0, buildClock(types.T(types.Datetime), false)}, "currentutcdatetime")
 }
 
@@ -151,6 +155,8 @@ func buildClock(t types.Type, wall bool) func(b *Builder, name string, args []Ex
 				return types.NewDate(floorDiv64(micros, microsPerDay)), nil
 			case types.Datetime:
 				return types.NewDatetime(floorDiv64(micros, 1e6)), nil
+			case types.TimestampTZ:
+				return types.NewTimestampTZ(micros), nil
 			}
 			return types.NewTimestamp(micros), nil
 		})
@@ -165,4 +171,27 @@ func floorDiv64(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// buildLocalClock is a clock function read in the session's time zone:
+// localtimestamp (a timestamp) and current_date.
+func buildLocalClock(t types.Type) func(b *Builder, name string, args []Expr) (Expr, error) {
+	return func(_ *Builder, name string, args []Expr) (Expr, error) {
+		f := newFunc(name, t, args, true, func(c *Context, _ []types.Value) (types.Value, error) {
+			now := time.Time{}
+			if c != nil {
+				now = c.Now
+			}
+			if now.IsZero() {
+				now = time.Now()
+			}
+			wall := types.WallMicros(now.UnixMicro(), c.zone())
+			if t.Family == types.Date {
+				return types.NewDate(floorDiv64(wall, microsPerDay)), nil
+			}
+			return types.NewTimestamp(wall), nil
+		})
+		f.Deterministic = false
+		return f, nil
+	}
 }

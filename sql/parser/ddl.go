@@ -71,6 +71,17 @@ func (r *rewriter) createTable() (ok bool, with []Setting, err error) {
 		i += 3
 	}
 	i, _, ok = s.nameChain(i)
+	if ok && s.isWord(i, "with") && s.isOp(i+1, "(") && s.isWord(int(s.match[i+1])+1, "as") {
+		// CREATE TABLE t WITH (settings) AS query: the settings are
+		// PostgreSQL's storage parameters' place, YQL's here.
+		if with, err = s.settingList(i + 1); err != nil {
+			return true, nil, err
+		}
+		if err := r.seq(0, i); err != nil {
+			return true, nil, err
+		}
+		return true, with, r.seq(int(s.match[i+1])+1, s.n())
+	}
 	if !ok || !s.isOp(i, "(") {
 		return false, nil, nil
 	}

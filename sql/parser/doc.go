@@ -5,6 +5,7 @@
 // # API
 //
 //	func Parse(sql string) ([]Statement, error)
+//	func ParseDialect(sql string, d Dialect) ([]Statement, error)
 //	func ColumnType(col *ast.ColumnDef) (types.Type, error)
 //	func CastTarget(call *ast.FuncCallExpr) (expr ast.ExprNode, t types.Type, ok bool, err error)
 //
@@ -13,7 +14,9 @@
 // the YQL-only statement types that TiDB's grammar cannot express
 // (also TRUNCATE of several tables and the SEQUENCE statements):
 // AlterSettings (ALTER TABLE t SET/RESET), SetVar, ShowVar, ResetVar,
-// TxnStmt, Deallocate and Discard. CREATE TABLE ... WITH (...) settings come
+// TxnStmt, Deallocate, Discard and CursorStmt (DECLARE, FETCH, MOVE,
+// CLOSE: cursor.go; DECLARE's query goes to TiDB alone and comes back as
+// the Statement's AST beside the CursorStmt). CREATE TABLE ... WITH (...) settings come
 // back in Statement.With next to the AST. Parameters are described by
 // NumParams and ParamIndex (see Statement).
 //
@@ -30,6 +33,12 @@
 //	         scan.go)                          └─▶ rewriter ──▶ TiDB parser ──▶ post-processing
 //	                                               (rewrite.go,  (parse.go)      (param order,
 //	                                                ddl.go)                       column types)
+//
+// Before the rewrite, PostgreSQL forms TiDB's grammar lacks are taken off
+// the token list into the Statement: EXPLAIN's option list (explain.go),
+// CREATE TABLE AS's WITH [NO] DATA and TEMP / ON COMMIT (createas.go);
+// SELECT ... INTO name is re-spelled as CREATE TABLE name AS SELECT and
+// parsed again (selectinto.go).
 //
 // The lexer knows PostgreSQL's and YQL's quoting: '...' standard strings
 // (a doubled quote is a quote, backslash is ordinary), E'...' and "..." strings with
@@ -117,9 +126,20 @@
 //
 // # Decisions
 //
-//   - "..." is always a string, never an identifier (YQL). It is accepted
-//     where TiDB accepts a string, such as an alias: SELECT 1 AS "x".
-//     Identifiers are bare or in backticks.
+//   - In the yql dialect (Parse, the default) "..." is a string, never an
+//     identifier. It is accepted where TiDB accepts a string, such as an
+//     alias: SELECT 1 AS "x". Identifiers are bare or in backticks. In
+//     the postgresql dialect (ParseDialect) "..." is a quoted identifier
+//     ("" is a quote, no escapes), handed to TiDB as a backtick identifier;
+//     nothing else differs, so YQL-only syntax parses in both.
+//   - ORDER BY x [ASC|DESC] NULLS FIRST|LAST becomes ORDER BY x [ASC|DESC],
+//     (pivot_nulls_first()) — a marker item after the one it qualifies,
+//     which the binder folds into the sort key (also in index column
+//     lists); OFFSET n alone becomes LIMIT <max> OFFSET n, OFFSET n LIMIT m
+//     becomes LIMIT m OFFSET n, LIMIT ALL becomes LIMIT <max>.
+//   - ALTER DATABASE d SET/RESET and ALTER ROLE|USER r [IN DATABASE d]
+//     SET/RESET parse into RoleSetting (rolesetting.go), the SET/RESET
+//     tail exactly as the session statements.
 //   - Adjacent string literals are concatenated (TiDB), also on one line.
 //   - ? and # are syntax errors: TiDB would read a parameter marker and a
 //     MySQL comment. $name (YQL's named parameters) is a syntax error.

@@ -35,14 +35,22 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	}
+	f.Add(`ALTER ROLE "r" IN DATABASE d SET sql_dialect = 'postgresql'`)
+	f.Add(`SELECT "a""b" FROM t ORDER BY 1 DESC NULLS LAST OFFSET 3`)
 	f.Fuzz(func(t *testing.T, sql string) {
 		checkParse(t, sql)
 	})
 }
 
-// checkParse parses sql and checks the invariants of the result.
+// checkParse parses sql in both dialects and checks the invariants of the
+// results.
 func checkParse(t *testing.T, sql string) {
-	stmts, err := Parse(sql)
+	checkParseDialect(t, sql, DialectYQL)
+	checkParseDialect(t, sql, DialectPostgreSQL)
+}
+
+func checkParseDialect(t *testing.T, sql string, d Dialect) {
+	stmts, err := ParseDialect(sql, d)
 	if err != nil {
 		var e *sqlerr.Error
 		if !errors.As(err, &e) || len(e.Code) != 5 {
@@ -63,10 +71,13 @@ func checkParse(t *testing.T, sql string) {
 		set := 0
 		for _, p := range []bool{st.AST != nil, st.Settings != nil, st.Set != nil, st.Show != nil, st.Reset != nil,
 			st.Txn != nil, st.Deallocate != nil, st.Discard != nil, st.Reshard != nil, st.DropIndex != nil, st.Reindex != nil,
-			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil, st.Truncate != nil, st.Sequence != nil} {
+			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil, st.Truncate != nil, st.Sequence != nil, st.RoleSetting != nil, st.Cursor != nil} {
 			if p {
 				set++
 			}
+		}
+		if st.Cursor != nil && st.Cursor.Kind == CursorDeclare && st.AST != nil {
+			set-- // DECLARE's query is its AST
 		}
 		if set != 1 {
 			t.Fatalf("%q: %d statement kinds set", sql, set)

@@ -15,8 +15,9 @@ const (
 	// tkIdent is a bare word: an identifier or a keyword (the lexer does
 	// not tell them apart; the rewriter looks at the text).
 	tkIdent
-	// tkQuotedIdent is a `backtick` identifier; its text is passed to TiDB
-	// verbatim.
+	// tkQuotedIdent is a `backtick` identifier, or in the postgresql
+	// dialect a "double-quoted" one; its text (stmtToks.text, which
+	// spells the latter with backticks) is passed to TiDB verbatim.
 	tkQuotedIdent
 	// tkString is any string literal ('...', E'...', N'...', "...",
 	// $tag$...$tag$); aux indexes the decoded value in statement.strs.
@@ -50,6 +51,9 @@ type lexer struct {
 	// strs receives decoded string literal values; the statement scanner
 	// resets it per statement.
 	strs []string
+	// pgIdents makes "..." a quoted identifier (the postgresql dialect)
+	// instead of a string with C-style escapes (yql).
+	pgIdents bool
 }
 
 func isIdentStart(c byte) bool {
@@ -87,6 +91,8 @@ func (l *lexer) next() (token, error) {
 			return token{}, err
 		}
 		return tok(tkString, l.addStr(v)), nil
+	case c == '"' && l.pgIdents:
+		return l.scanDoubleQuotedIdent(start)
 	case c == '"':
 		v, err := l.scanQuoted('"', true, start)
 		if err != nil {
@@ -334,6 +340,21 @@ func hexDigits(s string, max int) (n int, v int) {
 		n++
 	}
 	return n, v
+}
+
+// scanDoubleQuotedIdent scans PostgreSQL's "quoted identifier" ("" is a
+// quote, no other escapes). The token is a tkQuotedIdent whose aux indexes
+// the name in strs; stmtToks.text spells it as a backtick identifier, so
+// the rewriter and TiDB see it as one.
+func (l *lexer) scanDoubleQuotedIdent(start int) (token, error) {
+	v, err := l.scanQuoted('"', false, start)
+	if err != nil {
+		return token{}, l.errNear(sqlerr.SyntaxError, "unterminated quoted identifier", start)
+	}
+	if v == "" {
+		return token{}, l.errNear(sqlerr.SyntaxError, "zero-length delimited identifier", start)
+	}
+	return token{start: int32(start), end: int32(l.pos), aux: int32(l.addStr(v)), kind: tkQuotedIdent}, nil
 }
 
 func (l *lexer) scanBacktick() error {

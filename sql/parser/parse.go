@@ -24,11 +24,26 @@ import (
 // Every error is a *sqlerr.Error with a SQLSTATE; syntax errors (42601)
 // read `syntax error at or near "x"` or `syntax error at end of input` and
 // carry the 1-based character position in sql.
-func Parse(sql string) ([]Statement, error) {
+func Parse(sql string) ([]Statement, error) { return ParseDialect(sql, DialectYQL) }
+
+// Dialect is the session's sql_dialect as far as parsing is concerned: it
+// decides whether "..." is a string (yql) or a quoted identifier
+// (postgresql). Everything else the two dialects spell alike, so YQL-only
+// syntax (UPSERT, REPLACE, backticks, WITH (...) settings, YQL type names)
+// parses in both.
+type Dialect uint8
+
+const (
+	DialectYQL Dialect = iota
+	DialectPostgreSQL
+)
+
+// ParseDialect is Parse in the given dialect.
+func ParseDialect(sql string, d Dialect) ([]Statement, error) {
 	if len(sql) >= math.MaxInt32 {
 		return nil, sqlerr.New(sqlerr.ProgramLimitExceeded, "statement too long")
 	}
-	sc := &scanner{lex: lexer{src: sql}, rp: runePos{src: sql}}
+	sc := &scanner{lex: lexer{src: sql, pgIdents: d == DialectPostgreSQL}, rp: runePos{src: sql}}
 	var out []Statement
 	for {
 		st, err := sc.next()
@@ -54,8 +69,34 @@ func Parse(sql string) ([]Statement, error) {
 func buildStatement(s *stmtToks) (Statement, error) {
 	first, last := s.toks[0], s.toks[s.n()-1]
 	stmt := Statement{Text: s.src[first.start:last.end], Offset: int(first.start)}
+	s, ex, err := s.explainOptions()
+	if err != nil {
+		return Statement{}, err
+	}
+	stmt.Explain = ex
+	s, stmt.NoData = s.withData()
+	s, stmt.Temp, stmt.OnCommit = s.tempTable()
+	if text, ok, err := s.selectInto(); ok {
+		if err != nil {
+			return Statement{}, err
+		}
+		sts, err := Parse(text)
+		if err != nil {
+			// Re-spelled, the statement's positions are not the
+			// client's: report the error without one.
+			e := *sqlerr.As(err)
+			e.Position = 0
+			return Statement{}, &e
+		}
+		if len(sts) != 1 {
+			return Statement{}, errAt(sqlerr.SyntaxError, s.start(0), "SELECT ... INTO must be one statement")
+		}
+		st := sts[0]
+		st.Text, st.Offset = stmt.Text, stmt.Offset
+		st.Position = func(int) int { return 0 }
+		return st, nil
+	}
 	if s.isKind(0, tkIdent) {
-		var err error
 		handled := true
 		switch strings.ToLower(s.text(0)) {
 		case "set":
@@ -68,6 +109,14 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			stmt.Deallocate, err = s.parseDeallocate()
 		case "discard":
 			stmt.Discard, err = s.parseDiscard()
+		case "declare":
+			return s.parseDeclare(stmt)
+		case "fetch":
+			stmt.Cursor, err = s.parseFetch(false)
+		case "move":
+			stmt.Cursor, err = s.parseFetch(true)
+		case "close":
+			stmt.Cursor, err = s.parseClose()
 		case "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release":
 			stmt.Txn, handled, err = s.parseTxn()
 		case "create", "drop", "reindex":
@@ -102,6 +151,10 @@ func buildStatement(s *stmtToks) (Statement, error) {
 				break
 			}
 			if handled {
+				break
+			}
+			stmt.RoleSetting, handled, err = s.parseRoleSetting()
+			if handled || err != nil {
 				break
 			}
 			stmt.User, handled, err = s.parseUser()

@@ -18,6 +18,7 @@ import (
 //	parse        every statement: text, TiDB text, restored AST, params,
 //	             column types, casts and the YQL-only statement fields
 //	parse brief  only the TiDB text (or the YQL-only fields)
+//	parse postgresql  in the postgresql dialect (with or without brief)
 //
 // An error prints as "error CODE at POS: message".
 func TestParse(t *testing.T) {
@@ -25,7 +26,11 @@ func TestParse(t *testing.T) {
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			switch d.Cmd {
 			case "parse":
-				return formatParse(d.Input, d.HasArg("brief"))
+				dialect := DialectYQL
+				if d.HasArg("postgresql") {
+					dialect = DialectPostgreSQL
+				}
+				return formatParse(d.Input, d.HasArg("brief"), dialect)
 			}
 			t.Fatalf("unknown command %q", d.Cmd)
 			return ""
@@ -33,8 +38,8 @@ func TestParse(t *testing.T) {
 	})
 }
 
-func formatParse(sql string, brief bool) string {
-	stmts, err := Parse(sql)
+func formatParse(sql string, brief bool, dialect Dialect) string {
+	stmts, err := ParseDialect(sql, dialect)
 	if err != nil {
 		return formatError(err)
 	}
@@ -125,6 +130,10 @@ func (c *castLister) Enter(n ast.Node) (ast.Node, bool) {
 func (c *castLister) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 func formatStatement(b *strings.Builder, st Statement, brief bool) {
+	if c := st.Cursor; c != nil {
+		fmt.Fprintf(b, "cursor kind=%d name=%q binary=%v scroll=%d hold=%v dir=%d count=%d all=%v\n",
+			c.Kind, c.Name, c.Binary, c.Scroll, c.Hold, c.Dir, c.Count, c.All)
+	}
 	switch {
 	case st.AST != nil:
 		fmt.Fprintf(b, "tidb: %s\n", st.TiDBText)
@@ -216,6 +225,7 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "reindex %q kind=%q\n", st.Reindex.Name, st.Reindex.Kind)
 	case st.Unsupported != nil:
 		fmt.Fprintf(b, "unsupported %s\n", st.Unsupported.What)
+	case st.Cursor != nil:
 	case st.User != nil:
 		u := st.User
 		kind := map[UserKind]string{UserCreate: "create", UserAlter: "alter", UserDrop: "drop"}[u.Kind]
@@ -235,6 +245,14 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			}
 		}
 		fmt.Fprintln(b)
+	case st.RoleSetting != nil:
+		r := st.RoleSetting
+		fmt.Fprintf(b, "role setting database=%q role=%q all_roles=%v", r.Database, r.Role, r.AllRoles)
+		if r.Set != nil {
+			fmt.Fprintf(b, " set %s=%q default=%v\n", r.Set.Name, r.Set.Values, r.Set.Default)
+		} else {
+			fmt.Fprintf(b, " reset %q all=%v\n", r.Reset.Name, r.Reset.All)
+		}
 	case st.AlterOwner != nil:
 		fmt.Fprintf(b, "alter owner %s %q to %q\n", st.AlterOwner.Kind, st.AlterOwner.Name, st.AlterOwner.Owner)
 	case st.Grant != nil:

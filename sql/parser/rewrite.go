@@ -229,6 +229,13 @@ const ArraySubqueryFunc = "pivot_array_subquery"
 // functions in FROM).
 const SeriesFunc = "pivot_generate_series"
 
+// NullsFirstFunc and NullsLastFunc are the marker items NULLS FIRST and
+// NULLS LAST become in an ORDER BY list (see rewriter.item).
+const (
+	NullsFirstFunc = "pivot_nulls_first"
+	NullsLastFunc  = "pivot_nulls_last"
+)
+
 // fromFuncAfter are the words after which a function call is a table
 // function.
 var fromFuncAfter = map[string]bool{"from": true, "join": true, "lateral": true}
@@ -283,6 +290,26 @@ func (r *rewriter) item(i, hi int) (int, error) {
 				return 0, err
 			}
 			return int(s.match[i+1]) + 1, nil
+		case s.isWord(i, "offset") && i+1 < hi && (s.isKind(i+1, tkNumber) || s.isKind(i+1, tkParam)):
+			return r.offset(i, hi), nil
+		case s.isWord(i, "limit") && s.isWord(i+1, "all"):
+			// LIMIT ALL is no limit.
+			r.plain(i)
+			r.syn(noLimit, i+1, false, false)
+			return i + 2, nil
+		case s.isWord(i, "nulls") && (s.isWord(i+1, "first") || s.isWord(i+1, "last")) && i > 0 && !s.isOp(i-1, ",") && !s.isOp(i-1, "("):
+			// ORDER BY x [ASC|DESC] NULLS FIRST|LAST: TiDB's grammar has
+			// no NULLS clause, so it becomes a marker item after the one it
+			// qualifies, ORDER BY x DESC, (pivot_nulls_last()) (in
+			// parentheses, which an index column list needs); the binder
+			// folds the marker into the preceding sort key (and refuses
+			// it anywhere else).
+			fn := NullsFirstFunc
+			if s.isWord(i+1, "last") {
+				fn = NullsLastFunc
+			}
+			r.syn(", ("+fn+"())", i, true, false)
+			return i + 2, nil
 		case s.isWord(i, "array") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
 			// ARRAY(SELECT ...): the expression builder reads
 			// pivot_array_subquery((SELECT ...)), whose value is the
@@ -950,6 +977,53 @@ func (s *stmtToks) inFromList(i int) bool {
 			if clauseWords[w] {
 				return false
 			}
+		}
+	}
+	return false
+}
+
+// noLimit is the LIMIT count that stands for none (LIMIT ALL, OFFSET
+// alone): the largest count the binder takes.
+const noLimit = "9223372036854775807"
+
+// offset rewrites PostgreSQL's OFFSET n [ROW|ROWS] for MySQL's grammar,
+// where OFFSET is only a part of LIMIT and comes after it: OFFSET n alone
+// becomes LIMIT <none> OFFSET n, and OFFSET n LIMIT m becomes LIMIT m
+// OFFSET n. It returns the index after what it consumed.
+func (r *rewriter) offset(i, hi int) int {
+	s := r.s
+	next := i + 2
+	if s.isWord(next, "row") || s.isWord(next, "rows") {
+		next++
+	}
+	switch {
+	case next+1 < hi && s.isWord(next, "limit") && (s.isKind(next+1, tkNumber) || s.isKind(next+1, tkParam)):
+		r.plain(next)
+		r.plain(next + 1)
+		next += 2
+	case !s.limitBefore(i):
+		r.syn("LIMIT "+noLimit, i, false, false)
+	}
+	r.plain(i)
+	r.plain(i + 1)
+	return next
+}
+
+// limitBefore reports whether a LIMIT stands before token i at its own
+// parenthesis level.
+func (s *stmtToks) limitBefore(i int) bool {
+	depth := 0
+	for j := i - 1; j >= 0; j-- {
+		switch {
+		case s.isOp(j, ")"):
+			depth++
+		case s.isOp(j, "("):
+			if depth == 0 {
+				return false
+			}
+			depth--
+		case depth == 0 && s.isWord(j, "limit"):
+			return true
 		}
 	}
 	return false

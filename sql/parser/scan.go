@@ -42,9 +42,13 @@ type stmtToks struct {
 
 func (s *stmtToks) n() int { return len(s.toks) }
 
-// text is the source text of token i.
+// text is the source text of token i; a "double-quoted" identifier (the
+// postgresql dialect) is spelled as the equivalent backtick identifier.
 func (s *stmtToks) text(i int) string {
 	t := s.toks[i]
+	if t.kind == tkQuotedIdent && s.src[t.start] == '"' {
+		return backquote(strings.ReplaceAll(s.strs[t.aux], "`", "``"))
+	}
 	return s.src[t.start:t.end]
 }
 

@@ -8,8 +8,9 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User, Grant, AlterOwner, Truncate and Sequence
-// is set.
+// DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
+// Truncate, Sequence and Cursor is set, except that DECLARE CURSOR sets both
+// Cursor and AST (its query).
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -31,6 +32,18 @@ type Statement struct {
 	// handed to TiDB as INSERT INTO: AST is then an *ast.InsertStmt (or an
 	// *ast.ExplainStmt around one).
 	Upsert bool
+	// Explain holds EXPLAIN's options when the statement is an EXPLAIN
+	// with an option list or ANALYZE / VERBOSE; AST is then the
+	// *ast.ExplainStmt of the statement explained.
+	Explain *ExplainOptions
+	// NoData is CREATE TABLE ... AS query WITH NO DATA (the trailing WITH
+	// [NO] DATA is taken off before TiDB's grammar, which lacks it).
+	NoData bool
+	// Temp is CREATE TEMP TABLE; OnCommit its ON COMMIT action ("preserve
+	// rows", "delete rows", "drop"; "" when not given). The words are taken
+	// off before TiDB's grammar.
+	Temp     bool
+	OnCommit string
 	// Returning is the RETURNING list of an INSERT, UPSERT, REPLACE,
 	// UPDATE or DELETE (nil: none), parsed as a select list.
 	Returning []*ast.SelectField
@@ -68,8 +81,11 @@ type Statement struct {
 	User        *UserStmt
 	Truncate    *Truncate
 	Sequence    *SequenceStmt
+	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner
+	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
+	Cursor *CursorStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or

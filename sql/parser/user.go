@@ -111,9 +111,6 @@ func (s *stmtToks) parseUser() (u *UserStmt, ok bool, err error) {
 	if u.Kind == UserAlter && s.isWord(i, "rename") {
 		return nil, true, errAt(sqlerr.FeatureNotSupported, s.start(i), "ALTER USER ... RENAME is not supported yet")
 	}
-	if u.Kind == UserAlter && (s.isWord(i, "set") || s.isWord(i, "reset")) {
-		return nil, true, errAt(sqlerr.FeatureNotSupported, s.start(i), "per-user settings (ALTER USER ... SET) are not supported yet")
-	}
 	if s.isWord(i, "with") {
 		i++
 	}

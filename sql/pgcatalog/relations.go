@@ -89,7 +89,25 @@ type View struct {
 	Database *catalog.Database
 	User     string
 	Settings *sessionvars.Vars
+	// Cursors lists the session's open cursors (pg_cursors), read when
+	// the statement runs; nil: none.
+	Cursors func() []Cursor
+	// TempPrefix starts the catalog names of the session's temporary
+	// tables (sql/bind/temp.go): they are listed under the name the
+	// session gave them; other sessions' temporary tables are not listed.
+	TempPrefix string
 }
+
+// Cursor is one open cursor as pg_cursors shows it.
+type Cursor struct {
+	Name, Statement              string
+	Holdable, Binary, Scrollable bool
+	Created                      types.Value // a Timestamp
+}
+
+// tempNamePrefix starts every temporary table's catalog name
+// (bind.TempNamePrefix; bind imports this package).
+const tempNamePrefix = "pg_temp_"
 
 // Table is one pg_catalog or information_schema relation.
 type Table struct {
@@ -151,6 +169,8 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 			out[i] = intValue(cs[i].Type, int64(v))
 		case float64:
 			out[i] = types.NewFloat(v)
+		case types.Value:
+			out[i] = v
 		default:
 			panic(fmt.Sprintf("sql: catalog value %T", v))
 		}
@@ -206,7 +226,18 @@ func (t *Table) Node(v *View) *planner.Generate {
 
 // tables lists the session database's tables by name.
 func (v *View) tables() []*catalog.Table {
-	ts := v.Snapshot.Tables(v.Database.ID)
+	var ts []*catalog.Table
+	for _, t := range v.Snapshot.Tables(v.Database.ID) {
+		if strings.HasPrefix(t.Name, tempNamePrefix) {
+			if v.TempPrefix == "" || !strings.HasPrefix(t.Name, v.TempPrefix) {
+				continue
+			}
+			c := *t
+			c.Name = strings.TrimPrefix(t.Name, v.TempPrefix)
+			t = &c
+		}
+		ts = append(ts, t)
+	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 	return ts
 }

@@ -59,12 +59,15 @@ var (
 		"rolcanlogin bool, rolreplication bool, rolbypassrls bool, rolconnlimit int4, rolpassword text, rolvaliduntil timestamp")
 	pgShadowCols = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
 		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
-	pgAuthMembersCols = cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool")
-	pgUserCols        = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
+	pgAuthMembersCols   = cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool")
+	pgDbRoleSettingCols = cols("setdatabase oid, setrole oid, setconfig array")
+	pgUserCols          = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
 		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
 	pgSettingsCols = cols("name text, setting text, unit text, category text, short_desc text, extra_desc text, " +
 		"context text, vartype text, source text, min_val text, max_val text, enumvals array, boot_val text, " +
 		"reset_val text, sourcefile text, sourceline int4, pending_restart bool")
+	pgCursorsCols = cols("name text, statement text, is_holdable bool, is_binary bool, is_scrollable bool, " +
+		"creation_time timestamp")
 	pgAmCols      = cols("oid oid, amname name, amhandler regproc, amtype char")
 	pgAttrdefCols = cols("oid oid, adrelid oid, adnum int2, adbin text")
 	pgProcCols    = cols("oid oid, proname name, pronamespace oid, proowner oid, prolang oid, procost float4, " +
@@ -198,7 +201,7 @@ var pgCatalogTables = []*Table{
 		for i, r := range v.roles() {
 			u := v.role(r)
 			out = append(out, row(pgRolesCols, r, u.Superuser, true, u.CreateRole, u.CreateDB, !u.NoLogin, false, -1,
-				"********", nil, false, nil, roleOID(i)))
+				"********", nil, false, v.roleConfig(r), roleOID(i)))
 		}
 		return out
 	}},
@@ -232,6 +235,18 @@ var pgCatalogTables = []*Table{
 		}
 		return out
 	}},
+	// ALTER DATABASE/ROLE ... SET (psql's \drds).
+	{Schema: "pg_catalog", Name: "pg_db_role_setting", Cols: pgDbRoleSettingCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for _, r := range v.Snapshot.RoleSettings() {
+			var role int64
+			if r.Role != "" {
+				role = v.roleOIDOf(r.Role)
+			}
+			out = append(out, row(pgDbRoleSettingCols, int64(r.DatabaseID), role, settingsArray(r.Settings)))
+		}
+		return out
+	}},
 	{Schema: "pg_catalog", Name: "pg_auth_members", Cols: pgAuthMembersCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for i, r := range v.roles() {
@@ -252,6 +267,16 @@ var pgCatalogTables = []*Table{
 			}
 			out = append(out, row(pgSettingsCols, sessionvars.DisplayName(n), val, nil, "PivotDB", "", nil, ctx, "string",
 				"default", nil, nil, nil, sessionvars.Default(n), sessionvars.Default(n), nil, nil, false))
+		}
+		return out
+	}},
+	{Schema: "pg_catalog", Name: "pg_cursors", Cols: pgCursorsCols, rows: func(v *View) [][]types.Value {
+		if v.Cursors == nil {
+			return nil
+		}
+		var out [][]types.Value
+		for _, c := range v.Cursors() {
+			out = append(out, row(pgCursorsCols, c.Name, c.Statement, c.Holdable, c.Binary, c.Scrollable, c.Created))
 		}
 		return out
 	}},
@@ -621,7 +646,7 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		numPrec, numRadix = 53, 2
 	case f == types.Date:
 		dtPrec = 0
-	case f == types.Timestamp || f == types.Datetime:
+	case f == types.Timestamp || f == types.TimestampTZ || f == types.Datetime:
 		dtPrec = 6
 		if f == types.Datetime {
 			dtPrec = 0

@@ -77,6 +77,8 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 			return types.NewDate(v / 86400e6), rest, nil
 		case types.Datetime:
 			return types.NewDatetime(v / 1e6), rest, nil
+		case types.TimestampTZ:
+			return types.NewTimestampTZ(v), rest, nil
 		}
 		return types.NewTimestamp(v), rest, nil
 	case f == types.Interval:
@@ -350,6 +352,8 @@ func fromInt(f types.Family, x int64) types.Value {
 		return types.NewDatetime(x)
 	case types.Timestamp:
 		return types.NewTimestamp(x)
+	case types.TimestampTZ:
+		return types.NewTimestampTZ(x)
 	case types.Interval:
 		return types.NewInterval(x)
 	}

@@ -1,10 +1,12 @@
 package sessionvars
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // oneOf accepts only the listed values (PivotDB supports one).
@@ -33,8 +35,13 @@ func normalizeDateStyle(v string) (string, error) {
 		switch p := strings.ToUpper(strings.TrimSpace(part)); p {
 		case "ISO":
 			style = "ISO"
-		case "MDY", "DMY", "YMD":
+		case "MDY":
 			order = p
+		case "DMY", "YMD", "EURO", "EUROPEAN":
+			// Numeric dates ('1/8/1999') are read month first: the
+			// order is not yet passed down to where text becomes a date.
+			return "", sqlerr.New(sqlerr.FeatureNotSupported,
+				"DateStyle order %s is not supported yet: numeric dates are read month first (MDY)", p)
 		case "US", "NONEURO", "NONEUROPEAN":
 			order = "MDY"
 		default:
@@ -44,14 +51,18 @@ func normalizeDateStyle(v string) (string, error) {
 	return style + ", " + order, nil
 }
 
+// normalizeTimeZone accepts what types.LoadZone resolves: UTC, a tz
+// database name, hours east ("3"), a POSIX offset ("+03:00").
 func normalizeTimeZone(v string) (string, error) {
 	tz := strings.TrimSpace(v)
 	switch strings.ToUpper(tz) {
 	case "UTC", "GMT", "Z", "ZULU", "ETC/UTC", "UCT", "+00", "+00:00", "0":
 		return "UTC", nil
 	}
-	return "", sqlerr.New(sqlerr.FeatureNotSupported,
-		"time zone %q is not supported yet: PivotDB timestamps have no time zone and the session time zone is UTC", tz)
+	if _, err := types.LoadZone(tz); err != nil {
+		return "", err
+	}
+	return tz, nil
 }
 
 func normalizeExtraFloatDigits(v string) (string, error) {
@@ -105,4 +116,22 @@ func normalizeNonNegativeInt(v string) (string, error) {
 		return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value %q: a non-negative integer is expected", v)
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// The values of sql_dialect.
+const (
+	DialectYQL        = "yql"
+	DialectPostgreSQL = "postgresql"
+)
+
+func normalizeDialect(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case DialectYQL:
+		return DialectYQL, nil
+	case DialectPostgreSQL, "postgres", "pg":
+		return DialectPostgreSQL, nil
+	}
+	return "", &sqlerr.Error{Code: sqlerr.InvalidParameterValue,
+		Message: fmt.Sprintf("invalid value for parameter \"sql_dialect\": %q", v),
+		Hint:    "Available values: yql, postgresql."}
 }

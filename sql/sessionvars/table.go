@@ -51,6 +51,10 @@ var specs = map[string]*spec{
 	// password_encryption is what psql's \password reads to hash a new
 	// password client-side; PivotDB stores only SCRAM-SHA-256 verifiers.
 	"password_encryption": {def: "scram-sha-256", normalize: oneOf("scram-sha-256")},
+	// sql_dialect switches the three rules where YQL and PostgreSQL
+	// disagree: "..." (string / identifier), division by zero (NULL /
+	// 22012) and where NULLs sort by default (first / last ascending).
+	"sql_dialect": {def: DialectYQL, normalize: normalizeDialect},
 }
 
 // Names lists every known setting, lower case, sorted.

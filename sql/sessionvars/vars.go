@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // Vars holds one session's settings. It is used by one goroutine at a
@@ -164,4 +165,53 @@ func (v *Vars) IdleInTransactionTimeout() time.Duration {
 func (v *Vars) RangeExpansionLimit() int {
 	n, _ := strconv.Atoi(v.values["range_expansion_limit"])
 	return n
+}
+
+// PostgreSQLDialect reports whether sql_dialect is postgresql.
+func (v *Vars) PostgreSQLDialect() bool { return v.values["sql_dialect"] == DialectPostgreSQL }
+
+// Zone returns the TimeZone setting's location (timestamptz input,
+// output and casts).
+func (v *Vars) Zone() *time.Location {
+	loc, err := types.LoadZone(v.values["timezone"])
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// ZoneName is the TimeZone setting as types.LoadZone reads it.
+func (v *Vars) ZoneName() string { return v.values["timezone"] }
+
+// Dialect returns the sql_dialect setting (yql or postgresql).
+func (v *Vars) Dialect() string { return v.values["sql_dialect"] }
+
+// SetDefault sets a setting and makes the value this session's default,
+// the one RESET returns to: what a session starts with from ALTER
+// DATABASE/ROLE ... SET and from its startup packet, as in PostgreSQL.
+func (v *Vars) SetDefault(name, value string) error {
+	if err := v.Set(name, value); err != nil {
+		return err
+	}
+	name = strings.ToLower(name)
+	d := make(map[string]string, len(v.defaults)+1)
+	for k, x := range v.defaults {
+		d[k] = x
+	}
+	d[name] = v.values[name]
+	v.defaults = d
+	return nil
+}
+
+// Validate checks a value for a settable setting as SET would, and
+// returns its normalised form (ALTER DATABASE/ROLE ... SET store it).
+func Validate(name, value string) (string, error) {
+	d, err := settable(strings.ToLower(name))
+	if err != nil {
+		return "", err
+	}
+	if d.normalize != nil {
+		return d.normalize(value)
+	}
+	return value, nil
 }

@@ -21,19 +21,30 @@ func TestSetNormalisesAndReportsChanges(t *testing.T) {
 	if got := v.StatementTimeout(); got != 5*time.Second {
 		t.Fatalf("server default: statement_timeout = %v", got)
 	}
-	if err := v.Set("DateStyle", "iso, dmy"); err != nil {
+	if err := v.Set("DateStyle", "mdy, iso"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := v.Get("datestyle"); got != "ISO, DMY" {
+	if got, _ := v.Get("datestyle"); got != "ISO, MDY" {
 		t.Fatalf("DateStyle = %q", got)
+	}
+	if err := v.Set("application_name", "app"); err != nil {
+		t.Fatal(err)
 	}
 	if err := v.Set("statement_timeout", "2s"); err != nil {
 		t.Fatal(err)
 	}
-	// statement_timeout is not reported; DateStyle is, under its display name.
+	// statement_timeout is not reported; application_name is; DateStyle
+	// did not change.
 	ch := v.TakeChanged()
-	if len(ch) != 1 || ch[0] != (Param{"DateStyle", "ISO, DMY"}) {
+	if len(ch) != 1 || ch[0] != (Param{"application_name", "app"}) {
 		t.Fatalf("changes = %v", ch)
+	}
+	found := false
+	for _, p := range v.Reported() {
+		found = found || p == (Param{"DateStyle", "ISO, MDY"})
+	}
+	if !found {
+		t.Fatalf("DateStyle not reported under its display name: %v", v.Reported())
 	}
 	if ch := v.TakeChanged(); ch != nil {
 		t.Fatalf("changes taken twice: %v", ch)
@@ -52,7 +63,10 @@ func TestRefusals(t *testing.T) {
 		{"no_such_setting", "1", sqlerr.UndefinedObject},
 		{"server_version", "16", sqlerr.CantChangeRuntimeParam},
 		{"extra_float_digits", "9", sqlerr.InvalidParameterValue},
-		{"timezone", "Europe/Paris", sqlerr.FeatureNotSupported},
+		{"timezone", "Mars/Olympus", sqlerr.InvalidParameterValue},
+		{"sql_dialect", "sqlite", sqlerr.InvalidParameterValue},
+		{"DateStyle", "ISO, DMY", sqlerr.FeatureNotSupported},
+		{"DateStyle", "German", sqlerr.FeatureNotSupported},
 		{"range_expansion_limit", "-1", sqlerr.InvalidParameterValue},
 	} {
 		if err := v.Set(c.name, c.value); code(err) != c.code {
@@ -61,5 +75,30 @@ func TestRefusals(t *testing.T) {
 	}
 	if got := v.RangeExpansionLimit(); got != 200000 {
 		t.Errorf("range_expansion_limit = %d", got)
+	}
+}
+
+func TestDefaultsFromStoredSettings(t *testing.T) {
+	v := New(nil)
+	if v.PostgreSQLDialect() {
+		t.Fatal("default dialect is postgresql")
+	}
+	if err := v.SetDefault("sql_dialect", "PostgreSQL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Set("sql_dialect", "yql"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Reset("sql_dialect"); err != nil {
+		t.Fatal(err)
+	}
+	if !v.PostgreSQLDialect() {
+		t.Fatal("RESET did not return to the session's default")
+	}
+	if other := New(nil); other.PostgreSQLDialect() {
+		t.Fatal("SetDefault leaked into another session")
+	}
+	if err := v.Set("TimeZone", "Europe/Berlin"); err != nil || v.Zone().String() != "Europe/Berlin" {
+		t.Fatalf("TimeZone: %v %v", err, v.Zone())
 	}
 }

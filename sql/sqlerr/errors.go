@@ -60,6 +60,9 @@ const (
 	ProgramLimitExceeded           = "54000"
 	StatementTooComplex            = "54001"
 	QueryCanceled                  = "57014"
+	LockNotAvailable               = "55P03"
+	IdleSessionTimeout             = "57P05"
+	ReservedName                   = "42939"
 	AdminShutdown                  = "57P01"
 	InternalError                  = "XX000"
 	CantChangeRuntimeParam         = "55P02"
@@ -86,6 +89,8 @@ const (
 	PrivilegeNotRevoked            = "01006"
 	SequenceGeneratorLimitExceeded = "2200H"
 	ObjectNotInPrerequisiteState   = "55000"
+	InvalidCursorName              = "34000"
+	DuplicateCursor                = "42P03"
 )
 
 // Window functions and WITH RECURSIVE.

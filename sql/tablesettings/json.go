@@ -151,6 +151,8 @@ func decodeValue(j *valueJSON) (types.Value, error) {
 			return types.NewDatetime(i), nil
 		case types.Timestamp:
 			return types.NewTimestamp(i), nil
+		case types.TimestampTZ:
+			return types.NewTimestampTZ(i), nil
 		case types.Interval:
 			return types.NewInterval(i), nil
 		}

@@ -187,6 +187,8 @@ func Literal(v types.Value) string {
 		return "Datetime(" + quoteString(isoTime(v.Int()*1e6)) + ")"
 	case f == types.Timestamp:
 		return "Timestamp(" + quoteString(isoTime(v.Int())) + ")"
+	case f == types.TimestampTZ:
+		return quoteString(types.FormatTimestampTZ(v.Int(), time.UTC)) + "::timestamptz"
 	case f == types.Interval:
 		return "Interval(" + quoteString(FormatISOInterval(v.Int())) + ")"
 	}

@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -98,11 +99,19 @@ func (lt *LockTable) wait(ctx context.Context, txn, owner uint64, released chan 
 		delete(lt.graph.waitsFor, txn)
 		lt.graph.Unlock()
 	}()
+	var timeout <-chan time.Time
+	if d := lockTimeout(ctx); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case <-released:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-timeout:
+		return errLockTimeout()
 	}
 }
 

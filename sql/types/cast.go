@@ -140,6 +140,8 @@ func Cast(v Value, t Type) (Value, error) {
 				return NewDate(floorDiv(m, microsPerDay)), nil
 			case Datetime:
 				return NewDatetime(floorDiv(m, 1e6)), nil
+			case TimestampTZ:
+				return NewTimestampTZ(m), nil
 			}
 			return NewTimestamp(m), nil
 		}
@@ -189,8 +191,40 @@ func ParseInterval(s string) (int64, error) {
 	bad := func() (int64, error) {
 		return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", s)
 	}
+	// PostgreSQL's verbose form: '@ 1 minute', '@ 2 hours ago'.
+	ago := false
+	if rest, ok := strings.CutPrefix(ts, "@"); ok {
+		ts = strings.TrimSpace(rest)
+	}
+	if rest, ok := strings.CutSuffix(strings.ToLower(ts), " ago"); ok {
+		ts, ago = strings.TrimSpace(rest), true
+	}
 	if ts == "" {
 		return bad()
+	}
+	m, err := parseIntervalNoAgo(ts, bad)
+	if ago {
+		m = -m
+	}
+	return m, err
+}
+
+// monthsNotSupported is the error for interval input with years or
+// months: PivotDB's interval is a length of time in microseconds, and a
+// month has no fixed length.
+func monthsNotSupported(s string) error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"interval %q is not supported yet: intervals with years or months have no fixed length, and PivotDB's interval counts microseconds", s)
+}
+
+func parseIntervalNoAgo(ts string, bad func() (int64, error)) (int64, error) {
+	if y, m, ok := strings.Cut(ts, "-"); ok && y != "" && !strings.ContainsAny(ts, " :") {
+		// SQL year-month form '1-2'.
+		if _, err1 := strconv.Atoi(y); err1 == nil {
+			if _, err2 := strconv.Atoi(m); err2 == nil {
+				return 0, monthsNotSupported(ts)
+			}
+		}
 	}
 	neg := false
 	iso := ts
@@ -200,6 +234,9 @@ func ParseInterval(s string) (int64, error) {
 	if strings.HasPrefix(iso, "P") {
 		m, ok := parseISODuration(iso[1:])
 		if !ok {
+			if date, _, _ := strings.Cut(iso[1:], "T"); strings.ContainsAny(date, "YM") {
+				return 0, monthsNotSupported(ts)
+			}
 			return bad()
 		}
 		if neg {
@@ -229,16 +266,21 @@ func ParseInterval(s string) (int64, error) {
 		}
 		unit := "second"
 		if i+1 < len(fields) {
-			unit = strings.TrimSuffix(fields[i+1], "s")
+			unit = fields[i+1]
+			if unit != "ms" && unit != "us" && unit != "s" {
+				unit = strings.TrimSuffix(unit, "s")
+			}
 			i++
 		}
 		var mul float64
 		switch unit {
+		case "year", "yr", "y", "month", "mon", "decade", "dec", "century", "cent", "millennium", "millennia", "millenium", "mil":
+			return 0, monthsNotSupported(ts)
 		case "microsecond", "us", "usec":
 			mul = 1
 		case "millisecond", "ms", "msec":
 			mul = 1e3
-		case "second", "sec":
+		case "second", "sec", "s":
 			mul = 1e6
 		case "minute", "min":
 			mul = 60e6

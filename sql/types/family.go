@@ -38,6 +38,10 @@ const (
 	// Uuid is PostgreSQL's uuid (16 bytes).
 	Uuid
 	Unknown
+	// TimestampTZ is PostgreSQL's timestamp with time zone
+	// (timestamptz.go); it comes after Unknown so that the numbers of the
+	// older families do not move.
+	TimestampTZ
 	numFamilies
 )
 
@@ -46,7 +50,7 @@ var familyNames = [numFamilies]string{
 	Uint8: "Uint8", Uint16: "Uint16", Uint32: "Uint32", Uint64: "Uint64", Float: "Float",
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
-	Uuid: "Uuid", Unknown: "Unknown",
+	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ",
 }
 
 func (f Family) String() string {
@@ -72,7 +76,9 @@ func (f Family) IsFloat() bool { return f == Float || f == Double }
 func (f Family) IsStringLike() bool { return f == String || f == Utf8 || f == Json }
 
 // IsTime reports whether f is one of the point-in-time families.
-func (f Family) IsTime() bool { return f == Date || f == Datetime || f == Timestamp }
+func (f Family) IsTime() bool {
+	return f == Date || f == Datetime || f == Timestamp || f == TimestampTZ
+}
 
 // Type is a column or expression type: a family plus its parameters.
 type Type struct {
@@ -150,6 +156,8 @@ func (t Type) PGName() string {
 		return "date"
 	case Datetime, Timestamp:
 		return "timestamp without time zone"
+	case TimestampTZ:
+		return "timestamp with time zone"
 	case Interval:
 		return "interval"
 	case Uuid:
@@ -212,6 +220,8 @@ func (t Type) OID() uint32 {
 		return OIDDate
 	case Datetime, Timestamp:
 		return OIDTimestamp
+	case TimestampTZ:
+		return OIDTimestampTZ
 	case Interval:
 		return OIDInterval
 	case Uuid:
@@ -229,7 +239,7 @@ func (t Type) TypeSize() int16 {
 		return 2
 	case Int32, Uint16, Float, Date:
 		return 4
-	case Int64, Uint32, Double, Datetime, Timestamp:
+	case Int64, Uint32, Double, Datetime, Timestamp, TimestampTZ:
 		return 8
 	case Interval, Uuid:
 		return 16
@@ -265,8 +275,10 @@ func FromOID(oid uint32) (Type, bool) {
 		return T(Json), true
 	case OIDDate:
 		return T(Date), true
-	case OIDTimestamp, OIDTimestampTZ:
+	case OIDTimestamp:
 		return TypeTimestamp, true
+	case OIDTimestampTZ:
+		return TypeTimestampTZ, true
 	case OIDInterval:
 		return TypeInterval, true
 	case OIDUuid:
@@ -368,7 +380,12 @@ func ParseTypeName(name string) (Type, error) {
 		return noArgs(T(Date))
 	case "datetime":
 		return noArgs(T(Datetime))
-	case "timestamp", "timestamp without time zone", "timestamp with time zone", "timestamptz":
+	case "timestamp with time zone", "timestamptz":
+		if len(args) == 1 && args[0] >= 0 && args[0] <= 6 {
+			return TypeTimestampTZ, nil
+		}
+		return noArgs(TypeTimestampTZ)
+	case "timestamp", "timestamp without time zone":
 		if len(args) == 1 && args[0] >= 0 && args[0] <= 6 {
 			// PostgreSQL's timestamp(p): PivotDB keeps microseconds always.
 			return TypeTimestamp, nil

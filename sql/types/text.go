@@ -45,6 +45,8 @@ func (v Value) Text() string {
 		return FormatTimestamp(v.i * 1e6)
 	case Timestamp:
 		return FormatTimestamp(v.i)
+	case TimestampTZ:
+		return v.formatTimestampTZ()
 	case Interval:
 		return FormatInterval(v.i)
 	case Uuid:
@@ -257,7 +259,20 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		if t.Width > 0 && utf8.RuneCountInString(s) > t.Width {
-			return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+			// As PostgreSQL does, trailing spaces that do not fit are
+			// trimmed: 'abcd    ' fits varchar(4); 'abcde' does not.
+			cut := 0
+			for i := range s {
+				if cut == t.Width {
+					cut = i
+					break
+				}
+				cut++
+			}
+			if strings.Trim(s[cut:], " ") != "" {
+				return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
+			}
+			s = s[:cut]
 		}
 		return NewUtf8(s), nil
 	case Json:
@@ -280,6 +295,15 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		return NewTimestamp(m), nil
+	case TimestampTZ:
+		// Without a session zone (types has none), a time without an
+		// offset is UTC; expressions parse in the session's TimeZone
+		// (sql/expr, cast.go).
+		m, err := ParseTimestamp(s)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewTimestampTZ(m), nil
 	case Interval:
 		m, err := ParseInterval(s)
 		if err != nil {
@@ -339,7 +363,11 @@ func ParseDate(s string) (int64, error) {
 	}
 	t, err := time.Parse("2006-01-02", ts)
 	if err != nil {
-		return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type date: %q", s)
+		m, err := decodeDateTime(s, "date")
+		if err != nil {
+			return 0, err
+		}
+		return floorDiv(m, microsPerDay), nil
 	}
 	return floorDiv(t.Unix(), 86400), nil
 }
@@ -372,5 +400,5 @@ func ParseTimestamp(s string) (int64, error) {
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type timestamp: %q", s)
+	return decodeDateTime(s, "timestamp")
 }
