@@ -18,16 +18,18 @@
 // Beside them: sql/sessionvars (settings), sql/pgcatalog (pg_catalog,
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
-// of statement runs in the file named after it: ddl.go, write.go (with
+// of statement runs in the file named after it: ddl.go, altertable.go,
+// write.go (with foreignkey.go for foreign keys and their actions, and
 // onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
 // while the transaction writes and sent after it), truncate.go,
-// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go, grants.go,
-// session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE: a cursor
-// holds its query's iterator across statements, under a context of its
-// own; the block's end closes or materializes it), createas.go (CREATE
-// TABLE AS, SELECT INTO), temptables.go (temporary tables: session-private,
-// their ON COMMIT actions, dropped at session end and at startup). Sequences (sequences.go) keep where they stand in
-// the metadata store, outside transactions: a range of values is recorded
+// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,
+// grants.go, session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE:
+// a cursor holds its query's iterator across statements, under a context
+// of its own; the block's end closes or materializes it), createas.go
+// (CREATE TABLE AS, SELECT INTO), temptables.go (temporary tables:
+// session-private, their ON COMMIT actions, dropped at session end and at
+// startup). Sequences (sequences.go) keep where they stand in the
+// metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked

@@ -55,6 +55,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.Reindex:
 		return s.reindex(ctx, st)
 
+	case *bind.AlterTable:
+		return s.alterTable(ctx, st)
 	case *bind.AlterSettings:
 		return s.alterSettings(ctx, st)
 	case *bind.Reshard:

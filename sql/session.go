@@ -7,6 +7,7 @@ import (
 	"github.com/pivotdb/pivotdb/activity"
 	"time"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -392,6 +393,13 @@ func (s *Session) mapError(ctx context.Context, err error) error {
 			return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")
 		}
 		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
+	}
+	if errors.Is(err, partition.ErrTableNotFound) {
+		// The statement was bound to a table that a concurrent schema
+		// change dropped or rewrote under a new id (ALTER COLUMN TYPE,
+		// ADD PRIMARY KEY); run again, it binds to the table as it is now.
+		return sqlerr.New(sqlerr.SerializationFailure,
+			"could not serialize access: the table was dropped or rewritten by a concurrent schema change")
 	}
 	if errors.Is(err, storage.ErrClosed) {
 		return &sqlerr.Error{Code: sqlerr.AdminShutdown, Message: "terminating connection due to administrator command", Fatal: true}

@@ -178,6 +178,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planCreateTable(n)
 	case *ast.CreateIndexStmt:
 		return a.planCreateIndex(n)
+	case *ast.AlterTableStmt:
+		return a.planAlterTable(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
 			return &DropViews{Views: n.Tables, IfExists: n.IfExists}, nil
