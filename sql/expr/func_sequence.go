@@ -42,32 +42,25 @@ func init() {
 		f.Deterministic = false
 		return f
 	}
-	register(&funcDef{1, 1, func(b *Builder, name string, args []Expr) (Expr, error) {
-		if err := seqArg(b, args, 0); err != nil {
-			return nil, err
-		}
-		return volatile(newFunc(name, types.TypeInt64, args, true, func(c *Context, a []types.Value) (types.Value, error) {
-			s, err := sequences(c)
-			if err != nil {
-				return types.Value{}, err
+	// bySequence is nextval and currval: one sequence argument, the
+	// sequence's value out.
+	bySequence := func(op func(Sequences, types.Value) (int64, error)) *funcDef {
+		return &funcDef{1, 1, func(b *Builder, name string, args []Expr) (Expr, error) {
+			if err := seqArg(b, args, 0); err != nil {
+				return nil, err
 			}
-			v, err := s.Nextval(a[0])
-			return types.NewInt64(v), err
-		})), nil
-	}}, "pivot_nextval")
-	register(&funcDef{1, 1, func(b *Builder, name string, args []Expr) (Expr, error) {
-		if err := seqArg(b, args, 0); err != nil {
-			return nil, err
-		}
-		return volatile(newFunc(name, types.TypeInt64, args, true, func(c *Context, a []types.Value) (types.Value, error) {
-			s, err := sequences(c)
-			if err != nil {
-				return types.Value{}, err
-			}
-			v, err := s.Currval(a[0])
-			return types.NewInt64(v), err
-		})), nil
-	}}, "pivot_currval")
+			return volatile(newFunc(name, types.TypeInt64, args, true, func(c *Context, a []types.Value) (types.Value, error) {
+				s, err := sequences(c)
+				if err != nil {
+					return types.Value{}, err
+				}
+				v, err := op(s, a[0])
+				return types.NewInt64(v), err
+			})), nil
+		}}
+	}
+	register(bySequence(Sequences.Nextval), "pivot_nextval")
+	register(bySequence(Sequences.Currval), "pivot_currval")
 	register(&funcDef{2, 3, func(b *Builder, name string, args []Expr) (Expr, error) {
 		if err := seqArg(b, args, 0); err != nil {
 			return nil, err
