@@ -35,10 +35,7 @@ import (
 
 func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, error) {
 	if p.Old == nil { // IF EXISTS, and it does not
-		for _, n := range p.Notices {
-			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
-		}
-		return &tagResult{tag: "ALTER TABLE"}, nil
+		return s.alterDone(p, nil), nil
 	}
 	if p.Rewrite != nil {
 		return s.alterRewrite(ctx, p)
@@ -96,13 +93,20 @@ func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, e
 	if err != nil {
 		return nil, err
 	}
+	return s.alterDone(p, recount), nil
+}
+
+// alterDone finishes a committed ALTER TABLE: it sends the notices the
+// binder collected, recounts the indexes it built (after the commit, so
+// the counts see the new data), and gives the command tag.
+func (s *Session) alterDone(p *bind.AlterTable, recount []uint64) Result {
 	for _, n := range p.Notices {
 		s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
 	}
 	for _, id := range recount {
 		s.recountIndex(id)
 	}
-	return &tagResult{tag: "ALTER TABLE"}, nil
+	return &tagResult{tag: "ALTER TABLE"}
 }
 
 // validateRows checks the stored rows of a table against the NOT NULL
@@ -366,13 +370,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range p.Notices {
-		s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", n)
-	}
-	for _, id := range ids {
-		s.recountIndex(id)
-	}
-	return &tagResult{tag: "ALTER TABLE"}, nil
+	return s.alterDone(p, ids), nil
 }
 
 // validateRewrite checks the rows of a rewritten table: NOT NULL, CHECK,
