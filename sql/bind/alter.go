@@ -534,13 +534,7 @@ func (al *alterer) addConstraint(c *ast.Constraint, notValid bool) error {
 	case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 		name := c.Name
 		if name == "" {
-			name = t.Name
-			for _, k := range c.Keys {
-				if k.Column != nil {
-					name += "_" + k.Column.Name.O
-				}
-			}
-			name += "_key"
+			name = uniqueConstraintName(t.Name, c.Keys)
 		}
 		spec, err := IndexSpecOf(name, true, c.Keys, c.Option)
 		if err != nil {
@@ -550,12 +544,9 @@ func (al *alterer) addConstraint(c *ast.Constraint, notValid bool) error {
 	case ast.ConstraintPrimaryKey:
 		return al.addPrimaryKey(c)
 	case ast.ConstraintForeignKey:
-		def := fkDef{name: c.Name, refer: c.Refer}
-		for _, k := range c.Keys {
-			if k.Column == nil {
-				return sqlerr.NotSupported("expressions in FOREIGN KEY")
-			}
-			def.cols = append(def.cols, k.Column.Name.O)
+		def, err := fkDefOf(c)
+		if err != nil {
+			return err
 		}
 		return al.addForeignKey(def, notValid)
 	}

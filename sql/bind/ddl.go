@@ -227,12 +227,9 @@ func (d *tableDef) addConstraint(c *ast.Constraint) error {
 		d.checks = append(d.checks, checkDef{name: c.Name, expr: c.Expr})
 		return nil
 	case ast.ConstraintForeignKey:
-		def := fkDef{name: c.Name, refer: c.Refer}
-		for _, k := range c.Keys {
-			if k.Column == nil {
-				return sqlerr.NotSupported("expressions in FOREIGN KEY")
-			}
-			def.cols = append(def.cols, k.Column.Name.O)
+		def, err := fkDefOf(c)
+		if err != nil {
+			return err
 		}
 		d.fks = append(d.fks, def)
 		return nil
@@ -240,15 +237,7 @@ func (d *tableDef) addConstraint(c *ast.Constraint) error {
 		unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex
 		name := c.Name
 		if name == "" && unique {
-			// An unnamed UNIQUE (a, b) is named as PostgreSQL
-			// names the constraint: t_a_b_key.
-			name = d.t.Name
-			for _, k := range c.Keys {
-				if k.Column != nil {
-					name += "_" + k.Column.Name.O
-				}
-			}
-			name += "_key"
+			name = uniqueConstraintName(d.t.Name, c.Keys)
 		}
 		spec, err := IndexSpecOf(name, unique, c.Keys, c.Option)
 		if err != nil {

@@ -108,6 +108,19 @@ type fkDef struct {
 	refer *ast.ReferenceDef
 }
 
+// fkDefOf reads a FOREIGN KEY table constraint (CREATE TABLE's or ALTER
+// TABLE ADD's) as written; addForeignKey resolves it.
+func fkDefOf(c *ast.Constraint) (fkDef, error) {
+	def := fkDef{name: c.Name, refer: c.Refer}
+	for _, k := range c.Keys {
+		if k.Column == nil {
+			return fkDef{}, sqlerr.NotSupported("expressions in FOREIGN KEY")
+		}
+		def.cols = append(def.cols, k.Column.Name.O)
+	}
+	return def, nil
+}
+
 // addForeignKey resolves a declared foreign key of t (the table being
 // created or altered: a reference to its own name is to itself) and adds
 // it to t.

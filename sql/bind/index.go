@@ -17,6 +17,18 @@ type IndexSpec struct {
 	Unique  bool
 }
 
+// uniqueConstraintName is the name PostgreSQL gives an unnamed UNIQUE
+// (a, b) constraint of table t: t_a_b_key.
+func uniqueConstraintName(table string, keys []*ast.IndexPartSpecification) string {
+	name := table
+	for _, k := range keys {
+		if k.Column != nil {
+			name += "_" + k.Column.Name.O
+		}
+	}
+	return name + "_key"
+}
+
 // IndexSpecOf reads the column list of CREATE INDEX or of a table element.
 func IndexSpecOf(name string, unique bool, parts []*ast.IndexPartSpecification, opt *ast.IndexOption) (IndexSpec, error) {
 	spec := IndexSpec{Name: name, Unique: unique}
