@@ -487,12 +487,7 @@ func (a *aggIter) run() error {
 	keyVals := make(expr.Row, len(a.n.GroupBy))
 	var buf []byte
 	for n := 0; ; n++ {
-		if n%256 == 255 {
-			if err := a.c.Ctx.Err(); err != nil {
-				return err
-			}
-		}
-		r, err := a.in.Next()
+		r, err := a.nextInput(n)
 		if err != nil {
 			return err
 		}
@@ -533,6 +528,18 @@ func (a *aggIter) run() error {
 	return a.finish(order)
 }
 
+// nextInput is the n-th input row (nil at the end); every 256 rows it
+// checks whether the statement was cancelled, as a long aggregation
+// returns no row to let the caller check.
+func (a *aggIter) nextInput(n int) (expr.Row, error) {
+	if n%256 == 255 {
+		if err := a.c.Ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return a.in.Next()
+}
+
 // newAggGroup starts a group of grouping set set (0 without sets).
 func newAggGroup(n *planner.Aggregate, key expr.Row, set int, order *[]*aggGroup) *aggGroup {
 	g := &aggGroup{key: key, aggs: make([]expr.AggFunc, len(n.Aggs))}
@@ -563,12 +570,7 @@ func (a *aggIter) runSets() error {
 	argVals := make([]types.Value, len(a.n.Aggs))
 	var buf []byte
 	for n := 0; ; n++ {
-		if n%256 == 255 {
-			if err := a.c.Ctx.Err(); err != nil {
-				return err
-			}
-		}
-		r, err := a.in.Next()
+		r, err := a.nextInput(n)
 		if err != nil {
 			return err
 		}
