@@ -330,15 +330,12 @@ func (w *windowIter) frame(f int, fr planner.Frame, i int) (s, e int) {
 	case planner.UnboundedFollowing:
 		s = pe
 	case planner.OffsetPreceding, planner.OffsetFollowing:
-		sign := int64(1)
-		if fr.Start.Kind == planner.OffsetPreceding {
-			sign = -1
-		}
+		off := signedOffset(fr.Start.Kind, offs[0])
 		switch fr.Mode {
 		case planner.FrameRows:
-			s = clampIndex(int64(i)+sign*offs[0], ps-1, pe)
+			s = clampIndex(int64(i)+off, ps-1, pe)
 		case planner.FrameGroups:
-			gs := clampIndex(int64(g)+sign*offs[0], -1, last+1)
+			gs := clampIndex(int64(g)+off, -1, last+1)
 			switch {
 			case gs < 0:
 				s = ps
@@ -362,15 +359,12 @@ func (w *windowIter) frame(f int, fr planner.Frame, i int) (s, e int) {
 	case planner.UnboundedPreceding:
 		e = ps - 1
 	case planner.OffsetPreceding, planner.OffsetFollowing:
-		sign := int64(1)
-		if fr.End.Kind == planner.OffsetPreceding {
-			sign = -1
-		}
+		off := signedOffset(fr.End.Kind, offs[1])
 		switch fr.Mode {
 		case planner.FrameRows:
-			e = clampIndex(int64(i)+sign*offs[1], ps-1, pe)
+			e = clampIndex(int64(i)+off, ps-1, pe)
 		case planner.FrameGroups:
-			ge := clampIndex(int64(g)+sign*offs[1], -1, last+1)
+			ge := clampIndex(int64(g)+off, -1, last+1)
 			switch {
 			case ge < 0:
 				e = ps - 1
@@ -390,6 +384,15 @@ func (w *windowIter) frame(f int, fr planner.Frame, i int) (s, e int) {
 		e = pe - 1
 	}
 	return s, e
+}
+
+// signedOffset is an offset frame bound's offset as a signed step from
+// the current row or group: back for PRECEDING, forward for FOLLOWING.
+func signedOffset(k planner.BoundKind, off int64) int64 {
+	if k == planner.OffsetPreceding {
+		return -off
+	}
+	return off
 }
 
 func clampIndex(v int64, lo, hi int) int {
