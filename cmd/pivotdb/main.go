@@ -113,49 +113,39 @@ func serve(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if *loadMergeQuiet <= 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --load-merge-quiet must be positive\n")
-		return 2
+		return badServeFlag(stderr, "--load-merge-quiet must be positive")
 	}
 	if *ttlInterval < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --ttl-run-interval must not be negative\n")
-		return 2
+		return badServeFlag(stderr, "--ttl-run-interval must not be negative")
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return badServeFlag(stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	if *startupTimeout <= 0 || *authMaxDelay <= 0 || *authDelay < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --startup-timeout and --auth-failure-max-delay must be positive, --auth-failure-delay not negative\n")
-		return 2
+		return badServeFlag(stderr, "--startup-timeout and --auth-failure-max-delay must be positive, --auth-failure-delay not negative")
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "pivotdb serve: --log-level %q: want debug, info, warn or error\n", *logLevel)
-		return 2
+		return badServeFlag(stderr, "--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	if *consoleSample <= 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --console-sample-interval must be positive\n")
-		return 2
+		return badServeFlag(stderr, "--console-sample-interval must be positive")
 	}
 	if *slowQuery < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --slow-query-threshold must not be negative\n")
-		return 2
+		return badServeFlag(stderr, "--slow-query-threshold must not be negative")
 	}
 	if *httpListen != "" {
 		if err := console.CheckAddr(*httpListen); err != nil {
-			fmt.Fprintf(stderr, "pivotdb serve: %v\n", err)
-			return 2
+			return badServeFlag(stderr, "%v", err)
 		}
 	}
 	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 || *diskReserve < 0 {
-		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative\n")
-		return 2
+		return badServeFlag(stderr, "--max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative")
 	}
 	setMemoryLimit(*maxMem)
 	authMethod, err := server.ParseAuthMethod(*authName)
 	if err != nil {
-		fmt.Fprintf(stderr, "pivotdb serve: --auth: %v\n", err)
-		return 2
+		return badServeFlag(stderr, "--auth: %v", err)
 	}
 	if *initialPassword == "" {
 		*initialPassword = os.Getenv("PIVOTDB_PASSWORD")
@@ -264,6 +254,13 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	log.Info("stopped cleanly")
 	return code
+}
+
+// badServeFlag reports a command-line mistake of pivotdb serve and gives
+// the exit status for one (2, as flag's own parse errors).
+func badServeFlag(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "pivotdb serve: %s\n", fmt.Sprintf(format, args...))
+	return 2
 }
 
 // loadTLS reads the certificate and key of --tls-cert/--tls-key; nil
