@@ -2,44 +2,22 @@ package partition
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/storagetest"
 )
 
-var seedFlag = flag.Uint64("seed", 0, "seed for the randomized tests (0: time-based)")
+// newRand returns the randomness of one randomized test; its seed is
+// printed if the test fails, for replaying it with -seed.
+func newRand(t testing.TB) *rand.Rand { return storagetest.NewRand(t, "./partition/") }
 
-// newRand returns the randomness of one randomized test and arranges for its
-// seed to be printed if the test fails, so that the failure can be replayed
-// with -seed.
-func newRand(t testing.TB) *rand.Rand {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("replay with: go test -run '^%s$' -seed %d ./partition/", t.Name(), seed)
-		}
-	})
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-// quietLogger drops Pebble's informational lines and keeps its errors.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any) {}
-func (quietLogger) Errorf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+// quietLogger keeps Pebble's informational lines out of the tests' output.
+type quietLogger = storagetest.QuietLogger
 
 // The tables of the tests have the primary key (a Int64, b Utf8), both
 // nullable; a pivot may hold a prefix of it.
