@@ -204,7 +204,9 @@ func (b *Builder) Coerce(e Expr, t types.Type) (Expr, error) {
 		return b.resolve(e, t)
 	case et == t:
 		return e, nil
-	case et.Family == t.Family && t.Precision == 0 && t.Width == 0:
+	case et.Family == t.Family && t.Precision == 0 && t.Width == 0 && (t.Blank || !et.Blank):
+		// (A char(n) value becoming text or varchar loses its padding,
+		// which takes a Cast.)
 		return e, nil
 	}
 	if k, ok := e.(*Const); ok && k.Value.IsNull() {
