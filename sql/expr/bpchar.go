@@ -1,6 +1,10 @@
 package expr
 
-import "github.com/pivotdb/pivotdb/sql/types"
+import (
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/types"
+)
 
 // blankCompare prepares the sides of a comparison in which one side is
 // char(n) (types/bpchar.go): trailing blanks do not count, so each char
@@ -13,10 +17,29 @@ func blankCompare(op CmpOp, l, r Expr) (Expr, Expr) {
 	if !lt.Blank && !rt.Blank || lt.Family != types.Utf8 || rt.Family != types.Utf8 {
 		return l, r
 	}
-	if lt == rt && (op == EQ || op == NE || op == NullSafeEQ) {
-		return l, r
+	if op == EQ || op == NE || op == NullSafeEQ {
+		l, r = padConst(l, rt), padConst(r, lt)
+		if l.Type() == r.Type() && l.Type().Width > 0 {
+			return l, r
+		}
+	}
+	if !lt.Blank && lt.Width > 0 || !rt.Blank && rt.Width > 0 {
+		// char(n) against varchar(m) is a bpchar comparison in
+		// PostgreSQL (both sides lose trailing blanks); against text it
+		// is a text one (only the char side does).
+		return trimAll(l), trimAll(r)
 	}
 	return trimBlank(l), trimBlank(r)
+}
+
+// trimAll is e with its trailing blanks dropped, whatever its string type.
+func trimAll(e Expr) Expr {
+	if e.Type().Blank {
+		return trimBlank(e)
+	}
+	return newFunc("rtrim", types.TypeUtf8, []Expr{e}, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		return types.TrimBlanks(a[0]), nil
+	})
 }
 
 // trimBlank is e as text when e is char(n), e itself otherwise.
@@ -25,4 +48,21 @@ func trimBlank(e Expr) Expr {
 		return e
 	}
 	return fold(&Cast{E: e, To: types.TypeUtf8})
+}
+
+// padConst is a constant char value padded to the width of the char(n)
+// type t it is compared with, when it fits: 'a' next to a char(4) key
+// becomes 'a   ' of type char(4), so the comparison stays a bare column
+// against a constant (key ranges, index lookups). A constant that does
+// not fit stays as it is and the comparison trims both sides.
+func padConst(e Expr, t types.Type) Expr {
+	k, ok := e.(*Const)
+	if !ok || !k.Typ.Blank || !t.Blank || t.Width == 0 || k.Typ == t || k.Value.IsNull() {
+		return e
+	}
+	v, err := types.ParseText(t, strings.TrimRight(k.Value.Str(), " "))
+	if err != nil {
+		return e
+	}
+	return &Const{Value: v, Typ: t}
 }

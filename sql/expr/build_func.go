@@ -137,6 +137,8 @@ func (b *Builder) pipes(n *ast.FuncCallExpr) (Expr, error) {
 	if r, err = b.resolve(r, target); err != nil {
 		return nil, err
 	}
+	// || is text's operator: a char(n) side loses its padding.
+	l, r = trimBlank(l), trimBlank(r)
 	return &Concat{L: l, R: r, Typ: ConcatType(l.Type(), r.Type())}, nil
 }
 

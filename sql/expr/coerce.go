@@ -276,5 +276,9 @@ func resolveTarget(t types.Type) types.Type {
 	if t.Family == types.Null {
 		return types.TypeUtf8
 	}
+	if t.Blank {
+		// Next to char(n) a literal is bpchar, as in PostgreSQL.
+		return types.TypeBPChar
+	}
 	return BaseType(t)
 }
