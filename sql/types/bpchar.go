@@ -80,3 +80,16 @@ func TrimBlanks(v Value) Value {
 	}
 	return v
 }
+
+// TruncateChars is s cut to at most n characters: what an explicit cast
+// to varchar(n) or char(n) keeps.
+func TruncateChars(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i]
+		}
+		count++
+	}
+	return s
+}
