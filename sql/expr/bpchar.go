@@ -34,6 +34,9 @@ func blankCompare(op CmpOp, l, r Expr) (Expr, Expr) {
 
 // trimAll is e with its trailing blanks dropped, whatever its string type.
 func trimAll(e Expr) Expr {
+	if e.Type().Family != types.Utf8 {
+		return e
+	}
 	if e.Type().Blank {
 		return trimBlank(e)
 	}
@@ -65,4 +68,38 @@ func padConst(e Expr, t types.Type) Expr {
 		return e
 	}
 	return &Const{Value: v, Typ: t}
+}
+
+// blankIn is blankCompare for x IN (list): constants padded to a char(n)
+// x's width keep x bare; otherwise trailing blanks are dropped where the
+// comparisons with each element would drop them.
+func blankIn(e Expr, list []Expr) (Expr, []Expr) {
+	et := e.Type()
+	blank, varchar := et.Blank, !et.Blank && et.Width > 0
+	for _, x := range list {
+		xt := x.Type()
+		blank = blank || xt.Blank
+		varchar = varchar || !xt.Blank && xt.Width > 0 && xt.Family == types.Utf8
+	}
+	if !blank || et.Family != types.Utf8 {
+		return e, list
+	}
+	same := et.Width > 0 && et.Blank
+	for i, x := range list {
+		list[i] = padConst(x, et)
+		if xt := list[i].Type(); xt != et && xt.Family != types.Null {
+			same = false
+		}
+	}
+	if same {
+		return e, list
+	}
+	trim := trimBlank
+	if varchar {
+		trim = trimAll
+	}
+	for i, x := range list {
+		list[i] = trim(x)
+	}
+	return trim(e), list
 }

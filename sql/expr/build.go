@@ -725,6 +725,7 @@ func (b *Builder) unifyIn(e Expr, list []Expr) (Expr, []Expr, error) {
 		}
 		list[i] = x
 	}
+	e, list = blankIn(e, list)
 	return e, list, nil
 }
 
