@@ -103,3 +103,14 @@ func blankIn(e Expr, list []Expr) (Expr, []Expr) {
 	}
 	return trim(e), list
 }
+
+// unifyBlank is the common type of two different character types one of
+// which is char(n), chosen as PostgreSQL's select_common_type does: text,
+// varchar and bpchar all convert to each other implicitly, so the first
+// type stays (without its width).
+func unifyBlank(a, b types.Type) types.Type {
+	if a.Blank {
+		return types.TypeBPChar
+	}
+	return types.TypeUtf8
+}

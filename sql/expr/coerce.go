@@ -78,7 +78,7 @@ func CommonType(context string, ts ...types.Type) (types.Type, error) {
 	case have && sawUnknown:
 		// The literals are parsed as the others' type, but not cut to
 		// their width or scale.
-		return BaseType(res), nil
+		return resolveTarget(res), nil
 	case have:
 		return res, nil
 	case sawUnknown:
@@ -93,6 +93,8 @@ func unify(a, b types.Type) (types.Type, bool) {
 	}
 	af, bf := a.Family, b.Family
 	switch {
+	case af == types.Utf8 && bf == types.Utf8 && (a.Blank || b.Blank):
+		return unifyBlank(a, b), true
 	case af == bf:
 		return types.T(af), true
 	case af.IsNumeric() && bf.IsNumeric():
