@@ -22,8 +22,8 @@ type Window struct {
 	// partitions come out in that order.
 	PartitionNullsFirst bool
 	OrderBy             []WindowOrder
-	Funcs       []*WindowFunc
-	Cols        []Column
+	Funcs               []*WindowFunc
+	Cols                []Column
 }
 
 // WindowOrder is one ORDER BY item of a window.

@@ -26,7 +26,10 @@
 // holds its query's iterator across statements, under a context of its
 // own; the block's end closes or materializes it), createas.go (CREATE
 // TABLE AS, SELECT INTO), temptables.go (temporary tables: session-private,
-// their ON COMMIT actions, dropped at session end and at startup). Sequences (sequences.go) keep where they stand in
+// their ON COMMIT actions, dropped at session end and at startup),
+// with_dml.go (WITH x AS (INSERT ... RETURNING ...) main: the WITH
+// queries run first, once, in the statement's transaction; a main SELECT
+// reads the tables as of the statement's start). Sequences (sequences.go) keep where they stand in
 // the metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //

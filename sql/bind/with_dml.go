@@ -135,4 +135,3 @@ func (a *binder) dmlSource(def *cteDef, alias string) (planner.Node, *scope, err
 	n, sc := derivedTable(node, alias, d.names)
 	return n, sc, nil
 }
-
