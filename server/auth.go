@@ -115,6 +115,7 @@ func (c *conn) authenticate(user string) bool {
 	// The reason stays in the server log, as in PostgreSQL; the client
 	// learns only that authentication failed.
 	e.Detail = ""
+	c.srv.cfg.Observer.ConnectionRefused("auth")
 	c.fatal(e)
 	return false
 }

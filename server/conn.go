@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -100,6 +102,11 @@ type conn struct {
 	mu      sync.Mutex
 	state   connState
 	running context.CancelCauseFunc // cancels the running statement; nil when none
+
+	// backend is the connection's entry in Config.Activity, from the end
+	// of startup (activity.go); terminating is set by pg_terminate_backend.
+	backend     *activity.Backend
+	terminating atomic.Bool
 }
 
 func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
@@ -168,6 +175,10 @@ func (c *conn) cleanup() {
 	}
 	if c.sess != nil {
 		c.shielded("closing session", c.sess.Close)
+	}
+	if c.backend != nil {
+		c.srv.cfg.Activity.Unregister(c.backend)
+		c.srv.cfg.Observer.ConnectionClosed()
 	}
 }
 
@@ -258,7 +269,7 @@ func (c *conn) becomeIdle() bool {
 		c.mu.Unlock()
 		return false
 	}
-	if c.srv.draining.Load() {
+	if c.srv.draining.Load() || c.terminating.Load() {
 		c.state = stateClosed
 		c.mu.Unlock()
 		c.send(errorResponse(adminShutdown()))
@@ -410,6 +421,9 @@ func (c *conn) sendSessionEvents() {
 		c.send(&pgproto3.NoticeResponse{Severity: sev, SeverityUnlocalized: sev, Code: code, Message: n.Message})
 	}
 	for _, p := range c.sess.TakeParameterChanges() {
+		if p.Name == "application_name" {
+			c.backend.SetApplicationName(p.Value)
+		}
 		c.send(&pgproto3.ParameterStatus{Name: p.Name, Value: p.Value})
 	}
 }
@@ -423,6 +437,7 @@ func (c *conn) readyForQuery() error {
 		// transaction block each cycle is its own implicit transaction.
 		c.closeAllPortals()
 	}
+	c.backend.Idle(status)
 	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
 	return c.flush()
 }

@@ -43,6 +43,23 @@
 // simple Query that leaves the session outside a transaction block (each
 // such cycle is an implicit transaction), and when the connection ends.
 //
+// # What runs
+//
+// activity.go enters each connection that completes its startup in
+// Config.Activity (package activity) with the PID of its BackendKeyData,
+// marks it active around each statement (startStatement, which also feeds
+// Config.Observer's metrics and the slow-query log) and idle at each
+// ReadyForQuery; the session gets the entry (pg_backend_pid,
+// pg_stat_activity) and the statement context carries it, so that
+// sql/txn can mark a lock wait. pg_cancel_backend calls the entry's Cancel
+// (cancelRunning, as a CancelRequest), pg_terminate_backend its Terminate
+// (terminate: 57P01, then the connection ends).
+//
+// clientcheck.go: while a statement runs nothing reads the socket, so a
+// watcher peeks at the sockets of busy connections every
+// ClientCheckInterval (MSG_PEEK, never consuming a pipelined message) and
+// cancels the connection of a client that closed its end.
+//
 // # Cancellation
 //
 // Each connection has a context derived from Serve's. Each statement runs

@@ -261,7 +261,9 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 
 	c.setRunning(p.cancel)
 	c.resultAcct = p.acct
+	end := c.startStatement(p.prep.SQL)
 	err := c.executePortal(p, int(m.MaxRows))
+	end(p.tag, err)
 	c.resultAcct = nil
 	c.setRunning(nil)
 	if err != nil {

@@ -53,7 +53,9 @@ func (c *conn) runScript(ctx context.Context, text string) error {
 			continue
 		}
 		ran = true
-		err := c.runSimpleStatement(ctx, p)
+		end := c.startStatement(p.SQL)
+		tag, err := c.runSimpleStatement(ctx, p)
+		end(tag, err)
 		if err != nil {
 			return c.commandError(ctx, err)
 		}
@@ -65,10 +67,10 @@ func (c *conn) runScript(ctx context.Context, text string) error {
 	return nil
 }
 
-func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
+func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) (string, error) {
 	if len(p.ParamTypes) > 0 {
 		// Only the extended protocol can supply parameters.
-		return sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $1")
+		return "", sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $1")
 	}
 	// Each statement of the script reserves in a child of the Query's
 	// account that it gives back when it ends: what one statement's
@@ -78,7 +80,7 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
 	ctx = memory.WithAccount(ctx, acct)
 	res, err := c.sess.Execute(ctx, p, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer res.Close()
 	cols := res.Columns()
@@ -89,17 +91,18 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) error {
 	for {
 		row, err := res.Next(ctx)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if row == nil {
 			break
 		}
 		if err := c.sendRow(cols, formats, row); err != nil {
-			return err
+			return "", err
 		}
 	}
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag())})
-	return nil
+	tag := res.Tag()
+	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	return tag, nil
 }
 
 // binaryCursorFormats is the formats of a FETCH from a DECLARE BINARY

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/sql/memory"
 )
 
@@ -85,6 +86,20 @@ type Config struct {
 	// (--max-query-memory): its message, parse estimate, built tree, held
 	// rows and result rows. Zero: only Memory's limit applies.
 	MaxStatementMemory int64
+	// Activity is the registry of live sessions that pg_stat_activity and
+	// pg_cancel_backend read (package activity). Nil: a registry of this
+	// server's own.
+	Activity *activity.Registry
+	// Observer hears about connections and statements (metrics). Nil:
+	// nobody.
+	Observer Observer
+	// SlowQueryThreshold logs every statement that runs at least this long
+	// at level WARN with its text (--slow-query-threshold). Zero: none.
+	SlowQueryThreshold time.Duration
+	// ClientCheckInterval is how often the sockets of connections running a
+	// statement are checked for a client that went away, whose statement is
+	// then cancelled (clientcheck.go). Default DefaultClientCheckInterval.
+	ClientCheckInterval time.Duration
 
 	// testAuthSleep replaces the wait of the login throttle in tests,
 	// which record the delays instead of sleeping them.
@@ -109,6 +124,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AuthFailureDelay == 0 {
 		c.AuthFailureDelay = DefaultAuthFailureDelay
+	}
+	if c.Activity == nil {
+		c.Activity = activity.NewRegistry()
+	}
+	if c.Observer == nil {
+		c.Observer = noObserver{}
+	}
+	if c.ClientCheckInterval <= 0 {
+		c.ClientCheckInterval = DefaultClientCheckInterval
 	}
 	if c.AuthFailureMaxDelay <= 0 {
 		c.AuthFailureMaxDelay = DefaultAuthFailureMaxDelay
@@ -197,6 +221,10 @@ func (s *Server) Listen() error {
 	return nil
 }
 
+// ShuttingDown tells whether Shutdown (or a hard stop) has begun: no new
+// connections are taken (the HTTP health check answers 503).
+func (s *Server) ShuttingDown() bool { return s.draining.Load() }
+
 // Addr is the address the server listens on, or nil before Listen.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
@@ -242,6 +270,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.forceCloseAll()
 	})
 	defer stop()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go s.watchClients(watchCtx)
 
 	var backoff time.Duration
 	for {

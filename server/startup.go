@@ -173,6 +173,7 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 			db = params["user"]
 		}
 		c.log.Info("server: plaintext connection refused (TLS required)", "client", clientHost(c.raw.RemoteAddr()))
+		c.srv.cfg.Observer.ConnectionRefused("tls")
 		c.fatal(&sqlerr.Error{Code: sqlerr.InvalidAuthorizationSpec, Fatal: true,
 			Message: fmt.Sprintf("no pg_hba.conf entry for host %q, user %q, database %q, no encryption",
 				clientHost(c.raw.RemoteAddr()), params["user"], db),
@@ -181,6 +182,7 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 	}
 
 	if !c.srv.admit(c) {
+		c.srv.cfg.Observer.ConnectionRefused("too_many")
 		c.fatal(&sqlerr.Error{Code: sqlerr.TooManyConnections, Message: "sorry, too many clients already", Fatal: true})
 		return false
 	}
@@ -231,6 +233,8 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 
 	c.secret = make([]byte, 4)
 	rand.Read(c.secret)
+	c.registerBackend(database, user, params)
+	c.srv.cfg.Observer.ConnectionOpened()
 	c.srv.publishKey(c)
 	c.send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.sess.TxStatus()})

@@ -2,6 +2,8 @@ package sql
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/panics"
@@ -22,14 +24,20 @@ import (
 // that order; the shard maps install before the catalog so that a table is
 // never visible without its shards.
 func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
+	b := s.e.storage.NewBatch()
+	defer b.Close()
+	return s.ddlInto(b, fn)
+}
+
+// ddlInto is ddl on a batch that may already hold data changes (a
+// rewrite's rows, prepared before the change locks were taken).
+func (s *Session) ddlInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	if s.inBlock() {
 		s.notice("NOTICE", sqlerr.FeatureNotSupported,
 			"schema changes inside a transaction block take effect immediately and are not rolled back")
 	}
 	ch := s.e.catalog.Begin()
 	pch := s.e.shards.Begin()
-	b := s.e.storage.NewBatch()
-	defer b.Close()
 	abort := func(err error) error {
 		pch.Abort()
 		ch.Abort()
@@ -93,6 +101,15 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 				return err
 			}
 		}
+		t.ForeignKeys = append([]catalog.ForeignKey(nil), t.ForeignKeys...)
+		for i := range t.ForeignKeys {
+			if t.ForeignKeys[i].RefTable == 0 {
+				t.ForeignKeys[i].RefTable = t.ID // a reference to itself
+			}
+		}
+		if err := bumpReferenced(ch, &t, nil); err != nil {
+			return err
+		}
 		ch.PutTable(&t)
 		for _, seq := range p.Sequences {
 			q := *seq
@@ -143,6 +160,16 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 			}
 			if err := ownTable(s.access(ch.Snapshot()), t); err != nil {
 				return err
+			}
+			if tables, fks := ch.Snapshot().ReferencingKeys(t.ID); len(tables) > 0 {
+				for i, rt := range tables {
+					if rt.ID != t.ID && !droppedToo(p, rt.Name) {
+						return &sqlerr.Error{Code: sqlerr.DependentObjectsStillExist,
+							Message: fmt.Sprintf("cannot drop table %s because other objects depend on it", t.Name),
+							Detail:  fmt.Sprintf("constraint %s on table %s depends on table %s", fks[i].Name, rt.Name, t.Name),
+							Hint:    "Drop the referencing table or its constraint first."}
+					}
+				}
 			}
 			for _, q := range ch.Snapshot().OwnedSequences(s.db.ID, t.ID) {
 				if err := s.dropSequenceIn(ch, b, q); err != nil {
@@ -293,4 +320,37 @@ func (s *Session) dropViews(ctx context.Context, p *bind.DropViews) (Result, err
 		return nil, err
 	}
 	return &tagResult{tag: "DROP VIEW"}, nil
+}
+
+// droppedToo reports whether DROP TABLE drops the named table as well.
+func droppedToo(p *bind.DropTables, name string) bool {
+	for _, tn := range p.Tables {
+		if strings.EqualFold(tn.Name.O, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// bumpReferenced raises the version of every table t's foreign keys
+// reference that old (the table before the change; nil for a new one)
+// did not: writers of those tables must now look for t's rows, and a
+// transaction that wrote them under the old definition fails at commit.
+func bumpReferenced(ch *catalog.Change, t, old *catalog.Table) error {
+	for _, fk := range t.ForeignKeys {
+		if fk.RefTable == t.ID {
+			continue
+		}
+		if old != nil && slices.ContainsFunc(old.ForeignKeys, func(x catalog.ForeignKey) bool { return x.Name == fk.Name }) {
+			continue
+		}
+		p, ok := ch.Snapshot().TableByID(fk.RefTable)
+		if !ok {
+			return sqlerr.New(sqlerr.UndefinedTable, "the table foreign key %q references does not exist", fk.Name)
+		}
+		np := *p
+		np.Version++
+		ch.PutTable(&np)
+	}
+	return nil
 }

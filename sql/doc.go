@@ -18,19 +18,20 @@
 // Beside them: sql/sessionvars (settings), sql/pgcatalog (pg_catalog,
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
-// of statement runs in the file named after it: ddl.go, write.go (with
+// of statement runs in the file named after it: ddl.go, altertable.go,
+// write.go (with foreignkey.go for foreign keys and their actions, and
 // onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
 // while the transaction writes and sent after it), truncate.go,
-// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go, grants.go,
-// session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE: a cursor
-// holds its query's iterator across statements, under a context of its
-// own; the block's end closes or materializes it), createas.go (CREATE
-// TABLE AS, SELECT INTO), temptables.go (temporary tables: session-private,
-// their ON COMMIT actions, dropped at session end and at startup),
-// with_dml.go (WITH x AS (INSERT ... RETURNING ...) main: the WITH
-// queries run first, once, in the statement's transaction; a main SELECT
-// reads the tables as of the statement's start). Sequences (sequences.go) keep where they stand in
-// the metadata store, outside transactions: a range of values is recorded
+// indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,
+// grants.go, session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE:
+// a cursor holds its query's iterator across statements, under a context
+// of its own; the block's end closes or materializes it), createas.go
+// (CREATE TABLE AS, SELECT INTO), temptables.go (temporary tables:
+// session-private, their ON COMMIT actions, dropped at session end and at
+// startup), with_dml.go (WITH x AS (INSERT ... RETURNING ...) main: the
+// WITH queries run first, once, in the statement's transaction; a main
+// SELECT reads the tables as of the statement's start). Sequences (sequences.go) keep where they stand in the
+// metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
@@ -69,6 +70,12 @@
 // new session's defaults (newSession); the startup packet's settings
 // override them (SetStartupParameter). TimeZone reaches expressions as
 // expr.Context.Zone, and timestamptz values leave in it (sessionResult).
+//
+// Seeing what runs: the server gives each session its entry in the
+// registry of live sessions (activity.go, package activity), which
+// pg_stat_activity and the signalling functions read; table_activity.go
+// counts scans and row writes per table for pg_stat_user_tables; stats.go
+// sums shards, splits, merges and TTL erasures for metrics and the console.
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);

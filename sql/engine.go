@@ -74,6 +74,11 @@ type Engine struct {
 	meta    *meta.Store
 	catalog *catalog.Catalog
 	shards  *partition.Manager
+	// ttlErased counts the rows the TTL runner erased since Open (Stats).
+	ttlErased atomic.Int64
+	// tableActivity counts scans and row writes per table since Open
+	// (pg_stat_user_tables; table_activity.go).
+	tableActivity tableActivity
 	// balancer splits and merges shards in the background; nil when
 	// Options.Balancer.Interval is zero.
 	balancer *partition.Balancer

@@ -45,6 +45,9 @@ import (
 // writes (txn.UseSchema) and the commit compares it with the catalog's.
 func indexVersion(t *catalog.Table) string {
 	var b strings.Builder
+	// The table's version too: ALTER TABLE changes what rows may hold.
+	b.WriteString(strconv.Itoa(t.Version))
+	b.WriteByte(':')
 	for i, ix := range t.Indexes {
 		if i > 0 {
 			b.WriteByte(',')
@@ -256,6 +259,13 @@ func (s *Session) indexDDL(fn func(ch *catalog.Change, pch *partition.Change, b 
 	unlock := s.e.txns.LockSchema()
 	defer unlock()
 	return s.ddl(fn)
+}
+
+// indexDDLInto is indexDDL on a batch that already holds data changes.
+func (s *Session) indexDDLInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
+	unlock := s.e.txns.LockSchema()
+	defer unlock()
+	return s.ddlInto(b, fn)
 }
 
 // createIndexData creates the shard map of index ix of t and, when

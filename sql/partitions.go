@@ -160,6 +160,37 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 		}
 		lines = append(lines, "    PRIMARY KEY ("+strings.Join(keys, ", ")+")")
 	}
+	for _, c := range t.Checks {
+		line := "    CONSTRAINT " + tablesettings.QuoteIdent(c.Name) + " CHECK (" + c.Expr + ")"
+		if c.NotValid {
+			line += " NOT VALID"
+		}
+		lines = append(lines, line)
+	}
+	actions := map[byte]string{'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
+	for _, fk := range t.ForeignKeys {
+		parent, ok := s.e.catalog.Snapshot().TableByID(fk.RefTable)
+		if !ok {
+			continue
+		}
+		cols := make([]string, len(fk.Columns))
+		for i, c := range fk.Columns {
+			cols[i] = tablesettings.QuoteIdent(t.Columns[c].Name)
+		}
+		refs := make([]string, len(parent.PrimaryKey))
+		for i, name := range parent.KeyColumnNames() {
+			refs[i] = tablesettings.QuoteIdent(name)
+		}
+		line := "    CONSTRAINT " + tablesettings.QuoteIdent(fk.Name) + " FOREIGN KEY (" + strings.Join(cols, ", ") +
+			") REFERENCES " + tablesettings.QuoteIdent(parent.Name) + " (" + strings.Join(refs, ", ") + ")"
+		if a := actions[fk.OnDelete]; a != "" {
+			line += " ON DELETE " + a
+		}
+		if a := actions[fk.OnUpdate]; a != "" {
+			line += " ON UPDATE " + a
+		}
+		lines = append(lines, line)
+	}
 	b.WriteString(strings.Join(lines, ",\n"))
 	b.WriteString("\n)")
 	var pivots [][]types.Value

@@ -57,6 +57,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.Reindex:
 		return s.reindex(ctx, st)
 
+	case *bind.AlterTable:
+		return s.alterTable(ctx, st)
 	case *bind.AlterSettings:
 		return s.alterSettings(ctx, st)
 	case *bind.Reshard:
@@ -105,7 +107,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
 	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
-		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
+		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(),
+		Scans: &s.e.tableActivity}
 	return exec.Build(ec, node)
 }
 

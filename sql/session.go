@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"time"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -50,6 +52,9 @@ type Session struct {
 	// onCommit maps a temporary table's catalog name to its ON COMMIT
 	// action, "delete rows" or "drop" (temptables.go).
 	onCommit map[string]string
+	// backend is the session's entry in the server's registry of live
+	// sessions (activity.go); nil when no server registered it.
+	backend *activity.Backend
 	// seqs remembers the values nextval gave this session (currval,
 	// lastval).
 	seqs sessionSequences
@@ -277,6 +282,9 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		Backend:       s.backend,
+		TableStats:    s.tableStats,
+		Locks:         s.lockRows,
 		Cursor:        s.cursorColumns,
 		OpenCursors:   s.openCursors,
 		TempPrefix:    s.tempPrefix,
@@ -390,6 +398,13 @@ func (s *Session) mapError(ctx context.Context, err error) error {
 		}
 		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
 	}
+	if errors.Is(err, partition.ErrTableNotFound) {
+		// The statement was bound to a table that a concurrent schema
+		// change dropped or rewrote under a new id (ALTER COLUMN TYPE,
+		// ADD PRIMARY KEY); run again, it binds to the table as it is now.
+		return sqlerr.New(sqlerr.SerializationFailure,
+			"could not serialize access: the table was dropped or rewritten by a concurrent schema change")
+	}
 	if errors.Is(err, storage.ErrClosed) {
 		return &sqlerr.Error{Code: sqlerr.AdminShutdown, Message: "terminating connection due to administrator command", Fatal: true}
 	}
@@ -419,12 +434,12 @@ func (s *Session) reader() storage.Reader {
 // that commits when fn succeeds (autocommit).
 func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error {
 	if s.txn == nil && s.implicit {
-		s.txn = s.e.txns.Begin()
+		s.txn = s.beginTxn()
 	}
 	if s.txn != nil {
 		return fn(s.txn)
 	}
-	t := s.e.txns.Begin()
+	t := s.beginTxn()
 	if err := fn(t); err != nil {
 		t.Rollback()
 		return err

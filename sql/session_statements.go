@@ -44,7 +44,7 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		// BEGIN inside an implicit transaction turns it into a block that
 		// keeps the cycle's earlier writes, as in PostgreSQL.
 		if s.txn == nil {
-			s.txn = s.e.txns.Begin()
+			s.txn = s.beginTxn()
 		}
 		s.implicit = false
 		return &tagResult{tag: "BEGIN"}, nil

@@ -81,6 +81,7 @@ func (e *Engine) eraseExpired(ctx context.Context, tableID uint64, span storage.
 		if len(keys) > 0 {
 			n, err := e.deleteExpired(ctx, t, keys)
 			erased += n
+			e.ttlErased.Add(n)
 			if err != nil {
 				return erased, err
 			}

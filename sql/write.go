@@ -23,7 +23,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	err := s.writeTxn(ctx, func(t *txn.Txn) error {
 		count, returned = 0, nil
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
-			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
+			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
 		// The source is read completely before writing, so INSERT INTO t
 		// SELECT ... FROM t never reads its own writes.
 		it, err := exec.Build(ec, p.Source)
@@ -35,6 +35,10 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 			return err
 		}
 		w := newRowWriter(ctx, t, p.Table, p.Computed, ec)
+		w.checks = p.Checks
+		if p.FK != nil {
+			w.fk, w.fkt = newFKWriter(ctx, t, ec.Eval), p.FK.Root
+		}
 		var cw *conflictWriter
 		if p.Conflict != nil {
 			cw = newConflictWriter(w, p, ec, len(rows))
@@ -64,6 +68,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	if err != nil {
 		return nil, err
 	}
+	s.e.tableActivity.countWrites(p.Table.ID, int64(count), 0, 0)
 	return writeResult(p.Returning, fmt.Sprintf("INSERT 0 %d", count), returned), nil
 }
 
@@ -128,7 +133,12 @@ type rowWriter struct {
 	t        *txn.Txn
 	table    *catalog.Table
 	computed []expr.Expr // per column; nil when the table has none
-	eval     *expr.Context
+	checks   []bind.Check
+	// fk keeps the table's foreign keys (nil: none); fkt is the table's
+	// place in the statement's bind.FKGraph.
+	fk   *fkWriter
+	fkt  *bind.FKTable
+	eval *expr.Context
 	// expiry is the table's TTL at the statement's time (nil: none): an
 	// expired row that the TTL runner has not deleted yet counts as absent.
 	expiry *ttl.Expiry
@@ -216,6 +226,43 @@ func (w *rowWriter) checkNotNull(row []types.Value) error {
 	return nil
 }
 
+// checkNotNullAndChecks enforces NOT NULL, then the CHECK constraints, on
+// a complete row.
+func (w *rowWriter) checkNotNullAndChecks(row []types.Value) error {
+	if err := w.checkNotNull(row); err != nil {
+		return err
+	}
+	return checkRow(w.eval, w.table, w.checks, row)
+}
+
+// checkRow fails with 23514 when row makes a CHECK constraint false
+// (NULL passes, as in PostgreSQL).
+func checkRow(ec *expr.Context, t *catalog.Table, checks []bind.Check, row []types.Value) error {
+	for _, c := range checks {
+		v, err := c.Expr.Eval(ec, row)
+		if err != nil {
+			return err
+		}
+		if !v.IsNull() && !v.Bool() {
+			return &sqlerr.Error{Code: sqlerr.CheckViolation,
+				Message: fmt.Sprintf("new row for relation %q violates check constraint %q", t.Name, c.Name),
+				Detail:  "Failing row contains " + rowText(visibleColumns(t, row)) + "."}
+		}
+	}
+	return nil
+}
+
+// visibleColumns drops the hidden key from a row, as PostgreSQL's
+// "Failing row contains" shows only the table's own columns.
+func visibleColumns(t *catalog.Table, row []types.Value) []types.Value {
+	h := t.HiddenKeyColumn()
+	if h < 0 {
+		return row
+	}
+	out := append([]types.Value(nil), row[:h]...)
+	return append(out, row[h+1:]...)
+}
+
 // write inserts, upserts or replaces one row. listed marks the columns the
 // statement supplied (UPSERT keeps the others of an existing row).
 func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode) error {
@@ -278,8 +325,13 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode
 		if err := w.compute(row, false); err != nil {
 			return err
 		}
-		if err := w.checkNotNull(row); err != nil {
+		if err := w.checkNotNullAndChecks(row); err != nil {
 			return err
+		}
+		if w.fk != nil {
+			if err := w.fk.checkParents(w.fkt, nil, row); err != nil {
+				return err
+			}
 		}
 		if err := w.indexes.update(prev, row); err != nil {
 			return err
@@ -327,6 +379,10 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 			return err
 		}
 		m := &modifier{p: p, tx: tx, ec: ec, w: newRowWriter(ctx, tx, p.Scan.Table, p.Computed, ec)}
+		m.w.checks = p.Checks
+		if p.FK != nil {
+			m.w.fk, m.w.fkt = newFKWriter(ctx, tx, ec.Eval), p.FK.Root
+		}
 		for _, key := range keys {
 			row, err := m.row(ctx, key)
 			if err != nil {
@@ -348,6 +404,9 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 	verb := "DELETE"
 	if p.Update {
 		verb = "UPDATE"
+		s.e.tableActivity.countWrites(p.Scan.Table.ID, 0, int64(count), 0)
+	} else {
+		s.e.tableActivity.countWrites(p.Scan.Table.ID, 0, 0, int64(count))
 	}
 	return writeResult(p.Returning, fmt.Sprintf("%s %d", verb, count), returned), nil
 }
@@ -358,7 +417,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 // when the statement ends.
 func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify, params []types.Value) (ec *exec.Context, done func(), err error) {
 	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
-		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit()}
+		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
 	if !modifyHasSubquery(p) {
 		return ec, func() {}, nil
 	}
@@ -421,7 +480,14 @@ func (m *modifier) row(ctx context.Context, key []byte) ([]types.Value, error) {
 		if err := m.w.indexes.update(row, nil); err != nil {
 			return nil, err
 		}
-		return row, m.tx.DeleteRow(t.ID, key, len(val))
+		if err := m.tx.DeleteRow(t.ID, key, len(val)); err != nil {
+			return nil, err
+		}
+		if m.w.fk != nil {
+			// After the delete, so that a row referencing itself is gone.
+			return row, m.w.fk.parentChanged(m.w.fkt, row, nil)
+		}
+		return row, nil
 	}
 	return m.update(ctx, key, len(val), row, row)
 }
@@ -436,9 +502,20 @@ func (m *modifier) update(ctx context.Context, key []byte, oldLen int, row, inpu
 	if err != nil {
 		return nil, err
 	}
+	if m.w.fk != nil {
+		if err := m.w.fk.checkParents(m.w.fkt, row, newRow); err != nil {
+			return nil, err
+		}
+	}
 	if m.keyMayChange() {
 		if newKey := rowenc.EncodeKey(t, newRow); string(newKey) != string(key) {
-			return newRow, m.move(ctx, key, oldLen, row, newKey, newRow)
+			if err := m.move(ctx, key, oldLen, row, newKey, newRow); err != nil {
+				return nil, err
+			}
+			if m.w.fk != nil {
+				return newRow, m.w.fk.parentChanged(m.w.fkt, row, newRow)
+			}
+			return newRow, nil
 		}
 	}
 	newKey := key
@@ -502,7 +579,7 @@ func (m *modifier) updated(row, input []types.Value) ([]types.Value, error) {
 	if err := m.w.compute(newRow, false); err != nil {
 		return nil, err
 	}
-	return newRow, m.w.checkNotNull(newRow)
+	return newRow, m.w.checkNotNullAndChecks(newRow)
 }
 
 // move writes an updated row whose primary key changed: the row at newKey

@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pivotdb/pivotdb/activity"
+	"github.com/pivotdb/pivotdb/console"
+	"github.com/pivotdb/pivotdb/metrics"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
@@ -55,6 +58,7 @@ func usage(w io.Writer) {
                 [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES]
+                [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -99,6 +103,12 @@ func serve(args []string, stderr io.Writer) int {
 		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
 			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
+	httpListen := fs.String("http-listen", "",
+		"serve Prometheus metrics at /metrics, a health check at /health and the web console at / on HOST:PORT (loopback only; off when empty)")
+	consoleSample := fs.Duration("console-sample-interval", console.DefaultSampleInterval,
+		"how often the console samples shards, splits and merges for its chart and rates")
+	slowQuery := fs.Duration("slow-query-threshold", 0, "log statements that run at least this long, with their text, at level WARN (0: none)")
+	logLevel := fs.String("log-level", "info", "least severe log messages written: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -118,6 +128,25 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pivotdb serve: --startup-timeout and --auth-failure-max-delay must be positive, --auth-failure-delay not negative\n")
 		return 2
 	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "pivotdb serve: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	if *consoleSample <= 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --console-sample-interval must be positive\n")
+		return 2
+	}
+	if *slowQuery < 0 {
+		fmt.Fprintf(stderr, "pivotdb serve: --slow-query-threshold must not be negative\n")
+		return 2
+	}
+	if *httpListen != "" {
+		if err := console.CheckAddr(*httpListen); err != nil {
+			fmt.Fprintf(stderr, "pivotdb serve: %v\n", err)
+			return 2
+		}
+	}
 	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 || *diskReserve < 0 {
 		fmt.Fprintf(stderr, "pivotdb serve: --max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative\n")
 		return 2
@@ -131,7 +160,7 @@ func serve(args []string, stderr io.Writer) int {
 	if *initialPassword == "" {
 		*initialPassword = os.Getenv("PIVOTDB_PASSWORD")
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	panics.SetLogger(log)
 
 	if authMethod == server.AuthTrust {
@@ -176,14 +205,29 @@ func serve(args []string, stderr io.Writer) int {
 		eng.Close()
 		return 1
 	}
+	mem := memory.NewMonitor("--max-memory", *maxMem)
+	sessions := activity.NewRegistry()
+	mets := metrics.New(metrics.Sources{Engine: eng, Memory: mem, Log: log})
 	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 		TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
 		StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
-		Memory: memory.NewMonitor("--max-memory", *maxMem), MaxStatementMemory: *maxQueryMem}, server.FromSQL(eng))
+		Memory: mem, MaxStatementMemory: *maxQueryMem,
+		Activity: sessions, Observer: mets, SlowQueryThreshold: *slowQuery}, server.FromSQL(eng))
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "addr", *listen, "err", err)
 		eng.Close()
 		return 1
+	}
+	if *httpListen != "" {
+		hs, err := console.Start(console.Config{Addr: *httpListen, Engine: eng, Metrics: mets, Activity: sessions,
+			ShuttingDown: srv.ShuttingDown, SampleInterval: *consoleSample, Log: log})
+		if err != nil {
+			log.Error("cannot listen", "http_addr", *httpListen, "err", err)
+			eng.Close()
+			return 1
+		}
+		defer hs.Close()
+		log.Info("serving metrics, health and the console", "url", "http://"+hs.Addr().String()+"/")
 	}
 	log.Info("PivotDB is ready", "addr", srv.Addr().String(), "data_dir", *dataDir,
 		"auth", authMethod.String(), "tls", tlsConfig != nil)

@@ -3,6 +3,7 @@ package bind
 import (
 	"context"
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"strings"
 	"time"
 
@@ -44,6 +45,14 @@ type Env struct {
 	// its IN lists and long constants there (53200 over the budget). nil:
 	// no budget.
 	Mem *memory.Account
+	// Backend is the session's entry in the registry of live sessions
+	// (pg_stat_activity, pg_backend_pid); nil without a server.
+	Backend *activity.Backend
+	// TableStats reads a table's activity counters and live rows for
+	// pg_stat_user_tables when a statement that reads it runs.
+	TableStats func(tableID uint64) (pgcatalog.TableStats, error)
+	// Locks lists the row locks for pg_locks.
+	Locks func() []pgcatalog.LockRow
 	// Cursor returns the result columns of the session's open cursor
 	// name (FETCH returns its rows); ok is false when there is none.
 	Cursor func(name string) (cols []planner.Column, ok bool)
@@ -175,6 +184,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planCreateTable(n)
 	case *ast.CreateIndexStmt:
 		return a.planCreateIndex(n)
+	case *ast.AlterTableStmt:
+		return a.planAlterTable(n)
 	case *ast.DropTableStmt:
 		if n.IsView {
 			return &DropViews{Views: n.Tables, IfExists: n.IfExists}, nil
@@ -346,5 +357,6 @@ func (a *binder) evalContext() *expr.Context {
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
+		Backend: a.env.Backend, TableStats: a.env.TableStats, Locks: a.env.Locks,
 		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix}
 }

@@ -85,10 +85,22 @@ func (a *binder) finishCreateTable(n *ast.CreateTableStmt, d *tableDef) (*Create
 	if err := a.checkComputed(t, d.computed); err != nil {
 		return nil, err
 	}
+	for _, c := range d.checks {
+		if _, err := a.addCheck(t, c.name, c.expr, c.column, false); err != nil {
+			return nil, err
+		}
+	}
 	if !d.pkDeclared {
 		t.NextColumnID++
 		t.Columns = append(t.Columns, catalog.Column{ID: t.NextColumnID, Name: hiddenKeyName, Type: types.TypeUint64, NotNull: true, Hidden: true})
 		t.PrimaryKey = []int{len(t.Columns) - 1}
+	}
+	// A foreign key to the table itself gets the table's id when it is
+	// created (RefTable 0 until then).
+	for _, fk := range d.fks {
+		if err := a.addForeignKey(t, fk); err != nil {
+			return nil, err
+		}
 	}
 	settings, notices, err := tablesettings.ForCreate(a.stmt.With, t.SettingsInfo())
 	if err != nil {
@@ -131,6 +143,15 @@ type tableDef struct {
 	pkDeclared bool
 	indexes    []IndexSpec
 	computed   map[int]ast.ExprNode // column index → AS (expr)
+	checks     []checkDef
+	fks        []fkDef
+}
+
+// checkDef is a CHECK constraint as declared, added once every column is
+// known.
+type checkDef struct {
+	name, column string // column: the column it is declared on, if any
+	expr         ast.ExprNode
 }
 
 // addColumn adds a column definition with its options.
@@ -166,6 +187,10 @@ func (a *binder) addColumn(d *tableDef, cd *ast.ColumnDef) error {
 			}
 		case ast.ColumnOptionGenerated:
 			d.computed[len(t.Columns)] = opt.Expr
+		case ast.ColumnOptionCheck:
+			d.checks = append(d.checks, checkDef{name: opt.ConstraintName, column: col.Name, expr: opt.Expr})
+		case ast.ColumnOptionReference:
+			d.fks = append(d.fks, fkDef{cols: []string{col.Name}, refer: opt.Refer})
 		case ast.ColumnOptionUniqKey:
 			// A column's UNIQUE is a unique index, named as
 			// PostgreSQL names the constraint (t_col_key).
@@ -197,6 +222,19 @@ func (d *tableDef) addConstraint(c *ast.Constraint) error {
 			}
 			d.pk = append(d.pk, k.Column.Name.O)
 		}
+		return nil
+	case ast.ConstraintCheck:
+		d.checks = append(d.checks, checkDef{name: c.Name, expr: c.Expr})
+		return nil
+	case ast.ConstraintForeignKey:
+		def := fkDef{name: c.Name, refer: c.Refer}
+		for _, k := range c.Keys {
+			if k.Column == nil {
+				return sqlerr.NotSupported("expressions in FOREIGN KEY")
+			}
+			def.cols = append(def.cols, k.Column.Name.O)
+		}
+		d.fks = append(d.fks, def)
 		return nil
 	case ast.ConstraintIndex, ast.ConstraintKey, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 		unique := c.Tp == ast.ConstraintUniq || c.Tp == ast.ConstraintUniqKey || c.Tp == ast.ConstraintUniqIndex

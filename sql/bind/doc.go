@@ -23,11 +23,13 @@
 // CONFLICT arbiters and DO UPDATE); sequences and identity columns by
 // sequence.go;
 // schema statements by ddl.go, createas.go (CREATE TABLE AS), temp.go
-// (temporary tables' private names), index.go, shard.go and show.go;
-// cursor statements by cursor.go (FETCH takes its columns from the
-// session's open cursor through Env.Cursor);
-// settings.go reads the planner switches (enable_indexscan,
-// enable_hashjoin); system
+// (temporary tables' private names), alter.go (ALTER TABLE's column and
+// constraint actions: the new descriptor plus the scans or rewrite the
+// stored rows need), check.go (CHECK constraints), index.go, shard.go and
+// show.go; foreign keys (declared, and the FKGraph a write needs) by
+// foreignkey.go; cursor statements by cursor.go (FETCH takes its columns
+// from the session's open cursor through Env.Cursor); settings.go reads
+// the planner switches (enable_indexscan, enable_hashjoin); system
 // relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
 //
 // Privileges: every table and view a statement reads or writes is checked

@@ -47,6 +47,12 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Computed, err = a.computedExprs(t); err != nil {
 		return nil, err
 	}
+	if p.Checks, err = a.checkExprs(t); err != nil {
+		return nil, err
+	}
+	if p.FK, err = a.fkGraph(t); err != nil {
+		return nil, err
+	}
 	if p.Defaults, err = a.columnDefaults(t); err != nil {
 		return nil, err
 	}

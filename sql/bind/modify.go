@@ -104,6 +104,12 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if p.Computed, err = a.computedExprs(t); err != nil {
 		return nil, err
 	}
+	if p.Checks, err = a.checkExprs(t); err != nil {
+		return nil, err
+	}
+	if p.FK, err = a.fkGraph(t); err != nil {
+		return nil, err
+	}
 	if p.Returning, err = a.returning(t, sc); err != nil {
 		return nil, err
 	}
@@ -169,9 +175,13 @@ func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
 	if err := a.planWhere(scan, sc, n.Where); err != nil {
 		return nil, err
 	}
+	fk, err := a.fkGraph(scan.Table)
+	if err != nil {
+		return nil, err
+	}
 	ret, err := a.returning(scan.Table, sc)
 	if err != nil {
 		return nil, err
 	}
-	return &Modify{Scan: scan, Returning: ret}, nil
+	return &Modify{Scan: scan, FK: fk, Returning: ret}, nil
 }

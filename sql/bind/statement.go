@@ -62,6 +62,10 @@ type Insert struct {
 	Defaults []expr.Expr
 	// Computed[i] is the expression of computed column i (nil otherwise).
 	Computed []expr.Expr
+	// Checks are the table's CHECK constraints over the written row.
+	Checks []Check
+	// FK is the table's foreign keys, both ways (nil: none).
+	FK *FKGraph
 	// Conflict is ON CONFLICT (nil: none).
 	Conflict *Conflict
 	// Returning is the RETURNING list (nil: none).
@@ -79,6 +83,8 @@ type Modify struct {
 	Assign   []int       // UPDATE: column indexes
 	Values   []expr.Expr // UPDATE: new values, evaluated on the old row
 	Computed []expr.Expr // UPDATE: computed columns, recomputed on the new row
+	Checks   []Check     // UPDATE: CHECK constraints over the new row
+	FK       *FKGraph    // the table's foreign keys, both ways (nil: none)
 	// Returning is the RETURNING list (nil: none).
 	Returning *Returning
 }

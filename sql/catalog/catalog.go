@@ -65,10 +65,26 @@ type Column struct {
 	// Hidden columns (the generated key of a table without PRIMARY KEY) are
 	// not returned by SELECT *.
 	Hidden bool `json:"hidden,omitempty"`
+	// Missing is the value that rows written before the column was added
+	// (ALTER TABLE ADD COLUMN ... DEFAULT) read for it: an encoded value
+	// entry of this column (rowenc.EncodeMissing); nil reads NULL. Rows
+	// written since store the column explicitly, NULL included, so that
+	// only an absent entry means "older than the column".
+	Missing []byte `json:"missing,omitempty"`
 	// Identity is IdentityAlways or IdentityByDefault for an identity
 	// column (GENERATED ... AS IDENTITY), whose Default calls nextval of
 	// the sequence it owns; "" otherwise.
 	Identity string `json:"identity,omitempty"`
+}
+
+// Check is a CHECK constraint: Expr is its SQL text over the table's
+// columns; a row for which it is false violates it (NULL passes, as in
+// PostgreSQL). NotValid marks one added with NOT VALID, which rows
+// written before it were not checked against.
+type Check struct {
+	Name     string `json:"name"`
+	Expr     string `json:"expr"`
+	NotValid bool   `json:"not_valid,omitempty"`
 }
 
 // The kinds of identity column.
@@ -93,8 +109,76 @@ type Table struct {
 	Settings tablesettings.Settings `json:"settings"`
 	// Indexes are the table's secondary indexes, in creation order.
 	Indexes []Index `json:"indexes,omitempty"`
+	// Checks are the table's CHECK constraints, in creation order.
+	Checks []Check `json:"checks,omitempty"`
+	// ForeignKeys are the table's FOREIGN KEY constraints (this table is
+	// the referencing one), in creation order.
+	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"`
+	// Version counts the ALTER TABLEs that changed the table; writers
+	// record it (with the index ids) so that a transaction that wrote rows
+	// under an older definition fails at commit instead of storing rows
+	// the new one forbids.
+	Version int `json:"version,omitempty"`
 	// Owner and ACL: see Owned.
 	Owned
+}
+
+// ForeignKey is a FOREIGN KEY constraint: the values of Columns (all
+// non-NULL) must be the primary key of a row of table RefTable (always
+// its primary key, so the referenced columns are not stored: they are the
+// referenced table's PrimaryKey, wherever its columns move). Actions
+// use pg_constraint's letters: 'a' no action, 'r' restrict, 'c' cascade,
+// 'n' set null, 'd' set default.
+type ForeignKey struct {
+	Name     string `json:"name"`
+	Columns  []int  `json:"columns"` // indexes into the table's Columns
+	RefTable uint64 `json:"ref_table"`
+	OnDelete byte   `json:"on_delete"`
+	OnUpdate byte   `json:"on_update"`
+	// NotValid marks one added with NOT VALID: rows stored before it were
+	// not checked.
+	NotValid bool `json:"not_valid,omitempty"`
+}
+
+// ReferencingKeys lists the foreign keys of the snapshot's tables that
+// reference table id, with their tables.
+func (s *Snapshot) ReferencingKeys(id uint64) (tables []*Table, fks []*ForeignKey) {
+	ids := make([]uint64, 0, len(s.tables))
+	for tid := range s.tables {
+		ids = append(ids, tid)
+	}
+	slices.Sort(ids)
+	for _, tid := range ids {
+		t := s.tables[tid]
+		for i := range t.ForeignKeys {
+			if t.ForeignKeys[i].RefTable == id {
+				tables = append(tables, t)
+				fks = append(fks, &t.ForeignKeys[i])
+			}
+		}
+	}
+	return tables, fks
+}
+
+// Check returns the named CHECK constraint of the table, or nil.
+func (t *Table) Check(name string) *Check {
+	for i := range t.Checks {
+		if strings.EqualFold(t.Checks[i].Name, name) {
+			return &t.Checks[i]
+		}
+	}
+	return nil
+}
+
+// HasMissing reports whether a column reads a value other than NULL in
+// rows written before it was added.
+func (t *Table) HasMissing() bool {
+	for i := range t.Columns {
+		if t.Columns[i].Missing != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Index is a secondary index. Its entries form a table of their own (see

@@ -32,6 +32,9 @@ type Context struct {
 	// RangeLimit bounds the key ranges one table read may enumerate
 	// (range_expansion_limit).
 	RangeLimit int
+	// Scans, when set, counts every table read the statement starts
+	// (pg_stat_user_tables' seq_scan and idx_scan).
+	Scans ScanCounter
 
 	// SubReader, when set, is what subqueries read instead of Reader: a
 	// writing statement gives them a view of its transaction as of the
@@ -254,11 +257,24 @@ func isTrue(c *Context, cond expr.Expr, row expr.Row) (bool, error) {
 	return !v.IsNull() && v.Bool(), nil
 }
 
+// ScanCounter counts table reads: index is true for a read through a
+// secondary index or by primary key lookups (PostgreSQL's idx_scan), false
+// for a read of key ranges (seq_scan).
+type ScanCounter interface {
+	CountScan(tableID uint64, index bool)
+}
+
 func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	if n.Index != nil {
+		if c.Scans != nil {
+			c.Scans.CountScan(n.Table.ID, true)
+		}
 		return newIndexScan(c, n)
 	}
 	spans, filter, points := scanSpans(c, n)
+	if c.Scans != nil {
+		c.Scans.CountScan(n.Table.ID, points)
+	}
 	parts := scanParts(c, n, spans)
 	if len(parts) == 0 {
 		return &sliceIter{}, nil

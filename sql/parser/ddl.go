@@ -260,24 +260,133 @@ func (r *rewriter) alterTable() (ok bool, err error) {
 	}
 	i := 2
 	if s.isWord(i, "if") && s.isWord(i+1, "exists") {
+		// TiDB has no ALTER TABLE IF EXISTS: it sees ALTER TABLE t.
+		if _, _, ok := s.nameChain(i + 2); !ok {
+			return false, nil
+		}
+		r.alter = append(r.alter, AlterAction{Spec: -1, Kind: AlterTableIfExists})
+		if err := r.seq(0, i); err != nil {
+			return true, err
+		}
 		i += 2
-	}
-	i, _, ok = s.nameChain(i)
-	if !ok {
-		return false, nil
-	}
-	if err := r.seq(0, i); err != nil {
-		return true, err
+		j, _, _ := s.nameChain(i)
+		if s.isWord(i, "only") {
+			j, _, _ = s.nameChain(i + 1)
+			i++
+		}
+		if err := r.seq(i, j); err != nil {
+			return true, err
+		}
+		i = j
+	} else if s.isWord(i, "only") && (s.isKind(i+1, tkIdent) || s.isKind(i+1, tkQuotedIdent)) {
+		// ALTER TABLE ONLY t (pg_dump's form): PivotDB has no table
+		// inheritance, so ONLY changes nothing.
+		if err := r.seq(0, i); err != nil {
+			return true, err
+		}
+		i++
+		j, _, ok := s.nameChain(i)
+		if !ok {
+			return true, s.errAtTok(i)
+		}
+		if err := r.seq(i, j); err != nil {
+			return true, err
+		}
+		i = j
+	} else {
+		i, _, ok = s.nameChain(i)
+		if !ok {
+			return false, nil
+		}
+		if err := r.seq(0, i); err != nil {
+			return true, err
+		}
 	}
 	for k, el := range s.split(i, s.n()) {
 		if k > 0 {
 			r.plain(el[0] - 1)
+		}
+		handled, err := r.pgAlterSpec(k, el[0], el[1])
+		if err != nil {
+			return true, err
+		}
+		if handled {
+			continue
 		}
 		if err := r.alterSpec(el[0], el[1]); err != nil {
 			return true, err
 		}
 	}
 	return true, nil
+}
+
+// pgAlterSpec handles the PostgreSQL ALTER TABLE actions TiDB's grammar
+// lacks: ALTER [COLUMN] c SET|DROP NOT NULL and ALTER [COLUMN] c [SET DATA]
+// TYPE t [USING expr] are recorded in r.alter and handed to TiDB as FORCE
+// (a spec that changes nothing, which the binder matches by position);
+// ADD ... NOT VALID and DROP CONSTRAINT IF EXISTS are recorded as flags
+// of the spec TiDB parses without them; RENAME a TO b gains COLUMN.
+func (r *rewriter) pgAlterSpec(spec, a, b int) (bool, error) {
+	s := r.s
+	switch {
+	case s.isWord(a, "alter") && !s.isWord(a+1, "constraint") && !s.isWord(a+1, "check") && !s.isWord(a+1, "index"):
+		j := a + 1
+		if s.isWord(j, "column") {
+			j++
+		}
+		if !s.isKind(j, tkIdent) && !s.isKind(j, tkQuotedIdent) {
+			return false, nil
+		}
+		act := AlterAction{Spec: spec, Column: s.unquoteIdent(j)}
+		j++
+		switch {
+		case s.isWord(j, "set") && s.isWord(j+1, "not") && s.isWord(j+2, "null") && j+3 == b:
+			act.Kind = AlterSetNotNull
+		case s.isWord(j, "drop") && s.isWord(j+1, "not") && s.isWord(j+2, "null") && j+3 == b:
+			act.Kind = AlterDropNotNull
+		case s.isWord(j, "type") || s.isWord(j, "set") && s.isWord(j+1, "data") && s.isWord(j+2, "type"):
+			if !s.isWord(j, "type") {
+				j += 2
+			}
+			t, next, err := s.parseTypeAt(j+1, b)
+			if err != nil {
+				return true, err
+			}
+			act.Kind, act.Type = AlterSetType, t
+			if s.isWord(next, "collate") && next+1 < b {
+				next += 2 // the only collation is the binary one
+			}
+			if s.isWord(next, "using") {
+				if next+1 >= b {
+					return true, s.errAtTok(b)
+				}
+				act.Using = s.src[s.start(next+1):s.toks[b-1].end]
+				next = b
+			}
+			if next != b {
+				return true, s.errAtTok(next)
+			}
+		default:
+			return false, nil
+		}
+		r.alter = append(r.alter, act)
+		r.syn("FORCE", a, false, false)
+		return true, nil
+	case s.isWord(a, "add") && b-a > 2 && s.isWord(b-2, "not") && s.isWord(b-1, "valid"):
+		r.alter = append(r.alter, AlterAction{Spec: spec, Kind: AlterNotValid})
+		return true, r.alterSpec(a, b-2)
+	case s.isWord(a, "drop") && s.isWord(a+1, "constraint") && s.isWord(a+2, "if") && s.isWord(a+3, "exists"):
+		r.alter = append(r.alter, AlterAction{Spec: spec, Kind: AlterIfExists})
+		r.emit(a, s.text(a))
+		r.emit(a+1, s.text(a+1))
+		return true, r.seq(a+4, b)
+	case s.isWord(a, "rename") && !s.isWord(a+1, "column") && !s.isWord(a+1, "to") && !s.isWord(a+1, "as") &&
+		!s.isWord(a+1, "index") && !s.isWord(a+1, "key") && s.isWord(a+2, "to"):
+		r.emit(a, s.text(a))
+		r.syn("COLUMN", a, false, false)
+		return true, r.seq(a+1, b)
+	}
+	return false, nil
 }
 
 // alterSpec emits one ALTER TABLE spec [a, b).

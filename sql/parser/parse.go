@@ -258,6 +258,7 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 		return s.rp.pos(s.start(tok))
 	}
 	stmt.With = with
+	stmt.Alter = r.alter
 	stmt.Identities = r.identities
 	stmt.NumParams = r.numParams
 	stmt.ParamIndex = r.params

@@ -189,6 +189,9 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			fmt.Fprintln(b, s)
 		}
 		formatSettings(b, "with", st.With)
+		for _, a := range st.Alter {
+			fmt.Fprintf(b, "alter action: spec %d kind %d column %q type %s using %q\n", a.Spec, a.Kind, a.Column, a.Type, a.Using)
+		}
 	case st.Settings != nil:
 		a := st.Settings
 		fmt.Fprintf(b, "alter settings: table %s.%s\n", a.Table.Schema.O, a.Table.Name.O)

@@ -44,6 +44,8 @@ type rewriter struct {
 	params    []int
 	paramOffs []int
 	numParams int
+	// alter collects ALTER TABLE's PostgreSQL-only actions (pgAlterSpec).
+	alter []AlterAction
 	// identities are the serial and identity columns of CREATE TABLE or
 	// ALTER TABLE ... ADD (identity.go).
 	identities []ColumnIdentity

@@ -2,6 +2,8 @@ package parser
 
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // Statement is one parsed statement of a script. Exactly one of AST,
@@ -63,6 +65,10 @@ type Statement struct {
 	// Parse sets Order to the marker's position among all markers in text
 	// order, so $1 used twice has two markers that both map to 1.
 	ParamIndex []int
+
+	// Alter lists the PostgreSQL actions of an ALTER TABLE that TiDB's
+	// grammar lacks, by the position of their spec (see AlterAction).
+	Alter []AlterAction
 
 	Settings    *AlterSettings
 	Reshard     *Reshard
@@ -305,4 +311,37 @@ type Deallocate struct {
 // Discard is DISCARD ALL | PLANS | SEQUENCES | TEMP | TEMPORARY.
 type Discard struct {
 	Target string // lowercased; "temporary" is reported as "temp"
+}
+
+// AlterActionKind is a PostgreSQL ALTER TABLE action TiDB cannot parse.
+type AlterActionKind uint8
+
+const (
+	// AlterSetNotNull is ALTER [COLUMN] c SET NOT NULL (TiDB sees FORCE).
+	AlterSetNotNull AlterActionKind = iota + 1
+	// AlterDropNotNull is ALTER [COLUMN] c DROP NOT NULL (TiDB sees FORCE).
+	AlterDropNotNull
+	// AlterSetType is ALTER [COLUMN] c [SET DATA] TYPE t [USING e] (TiDB
+	// sees FORCE).
+	AlterSetType
+	// AlterNotValid marks ADD CONSTRAINT ... NOT VALID (TiDB sees the
+	// ADD without NOT VALID).
+	AlterNotValid
+	// AlterIfExists marks DROP CONSTRAINT IF EXISTS (TiDB sees DROP
+	// CONSTRAINT).
+	AlterIfExists
+	// AlterTableIfExists is ALTER TABLE IF EXISTS t (TiDB sees ALTER
+	// TABLE t); its Spec is -1.
+	AlterTableIfExists
+)
+
+// AlterAction is one PostgreSQL ALTER TABLE action; Spec is the index of
+// the TiDB spec (AlterTableStmt.Specs) it stands for or qualifies.
+type AlterAction struct {
+	Spec   int
+	Kind   AlterActionKind
+	Column string
+	Type   types.Type
+	// Using is the text of SET TYPE's USING expression ("" for none).
+	Using string
 }

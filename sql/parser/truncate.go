@@ -10,6 +10,9 @@ type Truncate struct {
 	Tables [][]string
 	// RestartIdentity resets the sequences owned by the tables' columns.
 	RestartIdentity bool
+	// Cascade also truncates the tables whose foreign keys reference the
+	// tables named, and theirs in turn.
+	Cascade bool
 }
 
 // parseTruncate parses TRUNCATE; the first token is TRUNCATE.
@@ -46,8 +49,7 @@ func (s *stmtToks) parseTruncate() (*Truncate, error) {
 	}
 	switch {
 	case s.isWord(i, "cascade"):
-		// Nothing references a table (PivotDB has no foreign keys), so
-		// CASCADE truncates nothing more.
+		t.Cascade = true
 		i++
 	case s.isWord(i, "restrict"):
 		i++

@@ -60,6 +60,7 @@ var sessionFuncs = map[string]*sessionFunc{}
 func init() {
 	for _, group := range []map[string]*sessionFunc{
 		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), arrayFuncs(), privilegeFuncs(),
+		backendFuncs(),
 	} {
 		for name, f := range group {
 			sessionFuncs[name] = f

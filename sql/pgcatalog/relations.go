@@ -2,8 +2,10 @@ package pgcatalog
 
 import (
 	"fmt"
+	"github.com/pivotdb/pivotdb/activity"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -32,7 +34,52 @@ const (
 	pkConstraintBit = 1 << 29
 )
 
-func pkIndexOID(t *catalog.Table) int64      { return int64(t.ID) | pkIndexBit }
+func pkIndexOID(t *catalog.Table) int64 { return int64(t.ID) | pkIndexBit }
+
+// checkConstraintOID numbers CHECK constraint k of t: bit 28, the
+// constraint's position in bits 20-26, the table id below.
+func checkConstraintOID(t *catalog.Table, k int) int64 {
+	return 1<<28 | int64(k&0x7f)<<20 | int64(t.ID&0xfffff)
+}
+
+// fkConstraintOID numbers FOREIGN KEY k of t: bit 27, the position in
+// bits 20-26, the table id below.
+func fkConstraintOID(t *catalog.Table, k int) int64 {
+	return 1<<27 | int64(k&0x7f)<<20 | int64(t.ID&0xfffff)
+}
+
+// notNullName is the name PostgreSQL 15's information_schema gives the
+// NOT NULL constraint of column i: <namespace oid>_<table oid>_<attnum>_not_null.
+func notNullName(t *catalog.Table, i int) string {
+	return fmt.Sprintf("%d_%d_%d_not_null", oidPublic, t.ID, attnum(t, i))
+}
+
+// exprUsesColumn reports whether stored expression text names a column
+// (as a word, outside string literals, compared case-insensitively).
+func exprUsesColumn(text, name string) bool {
+	lower, name := strings.ToLower(text), strings.ToLower(name)
+	inQuote := false
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		if c == '\'' {
+			inQuote = !inQuote
+			continue
+		}
+		if inQuote || !strings.HasPrefix(lower[i:], name) {
+			continue
+		}
+		before := i == 0 || !isWordByte(lower[i-1])
+		after := i+len(name) >= len(lower) || !isWordByte(lower[i+len(name)])
+		if before && after {
+			return true
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+}
 func pkConstraintOID(t *catalog.Table) int64 { return int64(t.ID) | pkConstraintBit }
 
 // View is what a statement's virtual tables and session functions are
@@ -44,6 +91,16 @@ type View struct {
 	Database *catalog.Database
 	User     string
 	Settings *sessionvars.Vars
+	// Backend is the session's entry in the registry of live sessions
+	// (package activity), which pg_stat_activity lists and
+	// pg_cancel_backend looks targets up in; nil for a session no server
+	// registered (it then sees no sessions).
+	Backend *activity.Backend
+	// TableStats reads a table's counters for pg_stat_user_tables; nil:
+	// the view has no rows.
+	TableStats func(tableID uint64) (TableStats, error)
+	// Locks lists the locks held and awaited (pg_locks); nil: none.
+	Locks func() []LockRow
 	// Cursors lists the session's open cursors (pg_cursors), read when
 	// the statement runs; nil: none.
 	Cursors func() []Cursor
@@ -124,6 +181,12 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 			out[i] = intValue(cs[i].Type, int64(v))
 		case float64:
 			out[i] = types.NewFloat(v)
+		case time.Time:
+			if v.IsZero() {
+				out[i] = types.NullValue
+			} else {
+				out[i] = types.NewTimestamp(v.UnixMicro())
+			}
 		case types.Value:
 			out[i] = v
 		default:

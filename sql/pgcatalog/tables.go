@@ -145,6 +145,47 @@ var pgCatalogTables = []*Table{
 				false, true, int64(t.ID), 0, pkIndexOID(t), 0, 0, " ", " ", " ", true, 0, true, arrayText(keys),
 				nil, nil, nil, nil, nil, nil, nil))
 		}
+		for _, t := range v.tables() {
+			for _, ix := range t.Indexes {
+				if !ix.Unique {
+					continue
+				}
+				keys := make([]int, len(ix.Columns))
+				for i, k := range ix.Columns {
+					keys[i] = attnum(t, k)
+				}
+				out = append(out, row(pgConstraintCols, int64(ix.ID)|pkConstraintBit, ix.Name, oidPublic, "u", false,
+					false, true, int64(t.ID), 0, int64(ix.ID), 0, 0, " ", " ", " ", true, 0, true, arrayText(keys),
+					nil, nil, nil, nil, nil, nil, nil))
+			}
+			for k, fk := range t.ForeignKeys {
+				parent, ok := v.Snapshot.TableByID(fk.RefTable)
+				if !ok {
+					continue
+				}
+				keys := make([]int, len(fk.Columns))
+				refs := make([]int, len(fk.Columns))
+				for i, c := range fk.Columns {
+					keys[i] = attnum(t, c)
+					refs[i] = attnum(parent, parent.PrimaryKey[i])
+				}
+				out = append(out, row(pgConstraintCols, fkConstraintOID(t, k), fk.Name, oidPublic, "f", false,
+					false, !fk.NotValid, int64(t.ID), 0, pkIndexOID(parent), 0, int64(parent.ID), string(fk.OnUpdate),
+					string(fk.OnDelete), "s", true, 0, true, arrayText(keys), arrayText(refs),
+					nil, nil, nil, nil, nil, nil))
+			}
+			for k, c := range t.Checks {
+				var keys []int
+				for i, col := range t.Columns {
+					if !col.Hidden && exprUsesColumn(c.Expr, col.Name) {
+						keys = append(keys, attnum(t, i))
+					}
+				}
+				out = append(out, row(pgConstraintCols, checkConstraintOID(t, k), c.Name, oidPublic, "c", false,
+					false, !c.NotValid, int64(t.ID), 0, 0, 0, 0, " ", " ", " ", true, 0, false, arrayText(keys),
+					nil, nil, nil, nil, nil, nil, storedExprText(c.Expr)))
+			}
+		}
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_database", Cols: pgDatabaseCols, rows: func(v *View) [][]types.Value {
@@ -310,6 +351,9 @@ var pgCatalogTables = []*Table{
 		}
 		return out
 	}},
+	{Schema: "pg_catalog", Name: "pg_stat_activity", Cols: pgStatActivityCols, rows: pgStatActivityRows},
+	{Schema: "pg_catalog", Name: "pg_locks", Cols: pgLocksCols, rows: pgLocksRows},
+	{Schema: "pg_catalog", Name: "pg_stat_user_tables", Cols: pgStatUserTablesCols, rows: pgStatUserTablesRows},
 }
 
 var pgSequenceCols = cols("seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, seqmin int8, seqcache int8, seqcycle bool")
@@ -437,6 +481,14 @@ var (
 		"numeric_precision_radix int4, numeric_scale int4, datetime_precision int4, udt_catalog name, " +
 		"udt_schema name, udt_name name, is_identity text, is_generated text, generation_expression text, " +
 		"is_updatable text")
+	isTableConstraintsCols = cols("constraint_catalog name, constraint_schema name, constraint_name name, " +
+		"table_catalog name, table_schema name, table_name name, constraint_type text, is_deferrable text, " +
+		"initially_deferred text, enforced text, nulls_distinct text")
+	isCheckConstraintsCols = cols("constraint_catalog name, constraint_schema name, constraint_name name, " +
+		"check_clause text")
+	isReferentialConstraintsCols = cols("constraint_catalog name, constraint_schema name, constraint_name name, " +
+		"unique_constraint_catalog name, unique_constraint_schema name, unique_constraint_name name, " +
+		"match_option text, update_rule text, delete_rule text")
 	isSequencesCols = cols("sequence_catalog name, sequence_schema name, sequence_name name, data_type text, " +
 		"numeric_precision int4, numeric_precision_radix int4, numeric_scale int4, start_value text, " +
 		"minimum_value text, maximum_value text, increment text, cycle_option text")
@@ -471,6 +523,67 @@ var informationSchemaTables = []*Table{
 		for _, t := range v.tables() {
 			for _, i := range visibleTableColumns(t) {
 				out = append(out, informationSchemaColumn(db, t, i))
+			}
+		}
+		return out
+	}},
+	{Schema: "information_schema", Name: "table_constraints", Cols: isTableConstraintsCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		db := v.Database.Name
+		add := func(t *catalog.Table, name, typ string) {
+			out = append(out, row(isTableConstraintsCols, db, "public", name, db, "public", t.Name, typ,
+				"NO", "NO", "YES", nil))
+		}
+		for _, t := range v.tables() {
+			if hasVisibleKey(t) {
+				add(t, pkIndexName(t), "PRIMARY KEY")
+			}
+			for _, ix := range t.Indexes {
+				if ix.Unique {
+					add(t, ix.Name, "UNIQUE")
+				}
+			}
+			for _, c := range t.Checks {
+				add(t, c.Name, "CHECK")
+			}
+			for _, fk := range t.ForeignKeys {
+				add(t, fk.Name, "FOREIGN KEY")
+			}
+			for _, i := range visibleTableColumns(t) {
+				if t.Columns[i].NotNull {
+					add(t, notNullName(t, i), "CHECK")
+				}
+			}
+		}
+		return out
+	}},
+	{Schema: "information_schema", Name: "check_constraints", Cols: isCheckConstraintsCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		db := v.Database.Name
+		for _, t := range v.tables() {
+			for _, c := range t.Checks {
+				out = append(out, row(isCheckConstraintsCols, db, "public", c.Name, "("+storedExprText(c.Expr)+")"))
+			}
+			for _, i := range visibleTableColumns(t) {
+				if c := t.Columns[i]; c.NotNull {
+					out = append(out, row(isCheckConstraintsCols, db, "public", notNullName(t, i), c.Name+" IS NOT NULL"))
+				}
+			}
+		}
+		return out
+	}},
+	{Schema: "information_schema", Name: "referential_constraints", Cols: isReferentialConstraintsCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		db := v.Database.Name
+		rule := map[byte]string{'a': "NO ACTION", 'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
+		for _, t := range v.tables() {
+			for _, fk := range t.ForeignKeys {
+				parent, ok := v.Snapshot.TableByID(fk.RefTable)
+				if !ok {
+					continue
+				}
+				out = append(out, row(isReferentialConstraintsCols, db, "public", fk.Name, db, "public",
+					pkIndexName(parent), "NONE", rule[fk.OnUpdate], rule[fk.OnDelete]))
 			}
 		}
 		return out

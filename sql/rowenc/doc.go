@@ -11,7 +11,10 @@
 //
 //	uvarint(column id) · wire tag · payload
 //
-// NULL columns are left out. The wire tag makes every payload self-delimiting
+// NULL columns are left out, except those with a Missing value (added by
+// ALTER TABLE ADD COLUMN ... DEFAULT): they store an explicit NULL (wire
+// tag 4), because a row without an entry for such a column is one written
+// before the column existed, and reads the column's Missing value. The wire tag makes every payload self-delimiting
 // (varint, fixed 8 bytes, or length-prefixed bytes), so a reader can skip a
 // column it does not know — one dropped or added after the row was written —
 // without a schema.

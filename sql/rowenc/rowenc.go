@@ -171,40 +171,66 @@ const (
 	wireUvarint = 1 // unsigned varint
 	wireFixed64 = 2 // 8 bytes little-endian (floats)
 	wireBytes   = 3 // uvarint length then bytes (strings, decimals as text)
+	// wireNull is an explicit NULL, written only for columns that have a
+	// Missing value (added with a DEFAULT), where leaving the column out
+	// would read the default.
+	wireNull = 4
 )
 
 // EncodeValue encodes the non-key columns of a row.
 func EncodeValue(buf []byte, t *catalog.Table, row []types.Value) []byte {
 	for i := range t.Columns {
 		v := row[i]
-		if v.IsNull() || t.IsKeyColumn(i) {
+		if t.IsKeyColumn(i) {
 			continue
 		}
-		buf = binary.AppendUvarint(buf, uint64(t.Columns[i].ID))
-		switch f := v.Family(); {
-		case f == types.Bool:
-			buf = append(buf, wireVarint)
-			buf = binary.AppendVarint(buf, v.Int())
-		case f.IsUnsigned():
-			buf = append(buf, wireUvarint)
-			buf = binary.AppendUvarint(buf, v.Uint())
-		case f.IsInteger() || f.IsTime() || f == types.Interval:
-			buf = append(buf, wireVarint)
-			buf = binary.AppendVarint(buf, v.Int())
-		case f.IsFloat():
-			buf = append(buf, wireFixed64)
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.Float()))
-		case f == types.Decimal:
-			s := v.Dec().Text('E')
-			buf = append(buf, wireBytes)
-			buf = binary.AppendUvarint(buf, uint64(len(s)))
-			buf = append(buf, s...)
-		default:
-			s := v.Str()
-			buf = append(buf, wireBytes)
-			buf = binary.AppendUvarint(buf, uint64(len(s)))
-			buf = append(buf, s...)
+		if v.IsNull() {
+			if t.Columns[i].Missing != nil {
+				buf = binary.AppendUvarint(buf, uint64(t.Columns[i].ID))
+				buf = append(buf, wireNull)
+			}
+			continue
 		}
+		buf = appendEntry(buf, t.Columns[i].ID, v)
+	}
+	return buf
+}
+
+// EncodeMissing encodes v as the Missing value of column id (see
+// catalog.Column.Missing); nil for NULL.
+func EncodeMissing(id int, v types.Value) []byte {
+	if v.IsNull() {
+		return nil
+	}
+	return appendEntry(nil, id, v)
+}
+
+// appendEntry appends one non-NULL column entry of a row value.
+func appendEntry(buf []byte, id int, v types.Value) []byte {
+	buf = binary.AppendUvarint(buf, uint64(id))
+	switch f := v.Family(); {
+	case f == types.Bool:
+		buf = append(buf, wireVarint)
+		buf = binary.AppendVarint(buf, v.Int())
+	case f.IsUnsigned():
+		buf = append(buf, wireUvarint)
+		buf = binary.AppendUvarint(buf, v.Uint())
+	case f.IsInteger() || f.IsTime() || f == types.Interval:
+		buf = append(buf, wireVarint)
+		buf = binary.AppendVarint(buf, v.Int())
+	case f.IsFloat():
+		buf = append(buf, wireFixed64)
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.Float()))
+	case f == types.Decimal:
+		s := v.Dec().Text('E')
+		buf = append(buf, wireBytes)
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
+	default:
+		s := v.Str()
+		buf = append(buf, wireBytes)
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
 	}
 	return buf
 }
@@ -212,6 +238,28 @@ func EncodeValue(buf []byte, t *catalog.Table, row []types.Value) []byte {
 // DecodeValue decodes a row value into the non-key columns of row; columns
 // not present stay NULL. row must be all NULL in those positions on entry.
 func DecodeValue(t *catalog.Table, val []byte, row []types.Value) error {
+	if !t.HasMissing() {
+		return decodeEntries(t, val, row, nil)
+	}
+	// Columns added with a DEFAULT read it when the row has no entry for
+	// them (the row is older than the column).
+	seen := make([]bool, len(t.Columns))
+	if err := decodeEntries(t, val, row, seen); err != nil {
+		return err
+	}
+	for i := range t.Columns {
+		if m := t.Columns[i].Missing; m != nil && !seen[i] && !t.IsKeyColumn(i) {
+			if err := decodeEntries(t, m, row, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeEntries decodes column entries into row, marking in seen (when
+// not nil) the columns it found.
+func decodeEntries(t *catalog.Table, val []byte, row []types.Value, seen []bool) error {
 	for len(val) > 0 {
 		id, n := binary.Uvarint(val)
 		if n <= 0 || len(val) < n+1 {
@@ -220,7 +268,14 @@ func DecodeValue(t *catalog.Table, val []byte, row []types.Value) error {
 		wire := val[n]
 		val = val[n+1:]
 		col := columnByID(t, int(id))
+		if col >= 0 && seen != nil {
+			seen[col] = true
+		}
 		switch wire {
+		case wireNull:
+			if col >= 0 {
+				row[col] = types.NullValue
+			}
 		case wireVarint:
 			x, n := binary.Varint(val)
 			if n <= 0 {

@@ -73,6 +73,8 @@ const (
 	InvalidSchemaName              = "3F000"
 	ObjectInUse                    = "55006"
 	CheckViolation                 = "23514"
+	ForeignKeyViolation            = "23503"
+	InvalidForeignKey              = "42830"
 	InvalidRegularExpression       = "2201B"
 	ReadOnlySQLTransaction         = "25006"
 	InvalidCatalogName             = "3D000"

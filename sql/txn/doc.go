@@ -14,6 +14,11 @@
 // the statement's context (cancel, statement_timeout). TryLock takes a lock
 // only if it is free and never waits (the TTL runner's background deletes).
 //
+// Seeing locks: each lock records its transaction's session (Txn.SetPID),
+// and a waiting transaction is listed with the lock it waits for, so
+// Manager.Locks gives pg_locks its rows; a wait also marks the session's
+// activity.Backend (from the statement's context) as waiting on Lock.
+//
 // Commit writes the batch with one synced Pebble commit: all of a
 // transaction's writes, across every table and shard, become visible and
 // durable together or not at all.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
@@ -19,6 +20,8 @@ type LockTable struct {
 	graph struct {
 		sync.Mutex
 		waitsFor map[uint64]uint64
+		// waiting describes each waiting transaction, for pg_locks.
+		waiting map[uint64]LockInfo
 	}
 }
 
@@ -29,6 +32,7 @@ type lockShard struct {
 
 type lock struct {
 	owner uint64
+	pid   uint32 // the owner's session (pg_locks)
 	// released is closed when the owner releases the lock.
 	released chan struct{}
 }
@@ -40,6 +44,7 @@ func NewLockTable() *LockTable {
 		lt.shards[i].held = map[string]*lock{}
 	}
 	lt.graph.waitsFor = map[uint64]uint64{}
+	lt.graph.waiting = map[uint64]LockInfo{}
 	return lt
 }
 
@@ -55,13 +60,13 @@ func (lt *LockTable) shard(key string) *lockShard {
 
 // acquire locks key for txn, waiting while another transaction holds it.
 // It reports whether the lock was newly taken (false if txn already held it).
-func (lt *LockTable) acquire(ctx context.Context, txn uint64, key string) (bool, error) {
+func (lt *LockTable) acquire(ctx context.Context, txn uint64, pid uint32, key string) (bool, error) {
 	s := lt.shard(key)
 	for {
 		s.Lock()
 		l, ok := s.held[key]
 		if !ok {
-			s.held[key] = &lock{owner: txn, released: make(chan struct{})}
+			s.held[key] = &lock{owner: txn, pid: pid, released: make(chan struct{})}
 			s.Unlock()
 			return true, nil
 		}
@@ -72,13 +77,14 @@ func (lt *LockTable) acquire(ctx context.Context, txn uint64, key string) (bool,
 		ch := l.released
 		owner := l.owner
 		s.Unlock()
-		if err := lt.wait(ctx, txn, owner, ch); err != nil {
+		if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: owner}, ch); err != nil {
 			return false, err
 		}
 	}
 }
 
-func (lt *LockTable) wait(ctx context.Context, txn, owner uint64, released chan struct{}) error {
+func (lt *LockTable) wait(ctx context.Context, w LockInfo, released chan struct{}) error {
+	txn, owner := w.Txn, w.Holder
 	lt.graph.Lock()
 	// Follow the chain of waits from the owner; reaching txn means a cycle.
 	for cur, steps := owner, 0; steps < 1<<16; steps++ {
@@ -93,10 +99,12 @@ func (lt *LockTable) wait(ctx context.Context, txn, owner uint64, released chan 
 		cur = next
 	}
 	lt.graph.waitsFor[txn] = owner
+	lt.graph.waiting[txn] = w
 	lt.graph.Unlock()
 	defer func() {
 		lt.graph.Lock()
 		delete(lt.graph.waitsFor, txn)
+		delete(lt.graph.waiting, txn)
 		lt.graph.Unlock()
 	}()
 	var timeout <-chan time.Time
@@ -105,6 +113,10 @@ func (lt *LockTable) wait(ctx context.Context, txn, owner uint64, released chan 
 		defer t.Stop()
 		timeout = t.C
 	}
+	// pg_stat_activity shows the session waiting on a lock, as
+	// PostgreSQL's wait_event_type Lock / wait_event transactionid does
+	// for a row held by another transaction.
+	defer activity.FromContext(ctx).Wait("Lock", "transactionid")()
 	select {
 	case <-released:
 		return nil
@@ -131,14 +143,45 @@ func (lt *LockTable) release(txn uint64, keys []string) {
 // tryAcquire locks key for txn if it is free, without waiting and without
 // entering the wait-for graph. held reports whether txn holds the lock
 // now; taken whether it took it just now.
-func (lt *LockTable) tryAcquire(txn uint64, key string) (taken, held bool) {
+func (lt *LockTable) tryAcquire(txn uint64, pid uint32, key string) (taken, held bool) {
 	s := lt.shard(key)
 	s.Lock()
 	defer s.Unlock()
 	l, ok := s.held[key]
 	if !ok {
-		s.held[key] = &lock{owner: txn, released: make(chan struct{})}
+		s.held[key] = &lock{owner: txn, pid: pid, released: make(chan struct{})}
 		return true, true
 	}
 	return false, l.owner == txn
+}
+
+// LockInfo is one key lock for pg_locks: held by transaction Txn of
+// session PID (Granted), or awaited by it while Holder holds it.
+type LockInfo struct {
+	Key     string
+	Txn     uint64
+	PID     uint32
+	Granted bool
+	Holder  uint64 // for a waiter: the transaction it waits for
+}
+
+// list returns the locks held and awaited now; each shard and the graph
+// are read under their own mutex, so the list is a close, not an atomic,
+// picture.
+func (lt *LockTable) list() []LockInfo {
+	var out []LockInfo
+	for i := range lt.shards {
+		s := &lt.shards[i]
+		s.Lock()
+		for k, l := range s.held {
+			out = append(out, LockInfo{Key: k, Txn: l.owner, PID: l.pid, Granted: true})
+		}
+		s.Unlock()
+	}
+	lt.graph.Lock()
+	for _, w := range lt.graph.waiting {
+		out = append(out, w)
+	}
+	lt.graph.Unlock()
+	return out
 }

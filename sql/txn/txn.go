@@ -54,6 +54,9 @@ type Txn struct {
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
+	// pid is the server process ID of the session that runs the
+	// transaction (SetPID), shown with its locks in pg_locks; 0: none.
+	pid uint32
 	// schema is the schema version of each table written (UseSchema).
 	schema map[uint64]string
 }
@@ -78,10 +81,16 @@ func (m *Manager) Begin() *Txn {
 // ID identifies the transaction in lock waits.
 func (t *Txn) ID() uint64 { return t.id }
 
+// SetPID records the session's process ID for pg_locks.
+func (t *Txn) SetPID(pid uint32) { t.pid = pid }
+
+// Locks lists the key locks held and awaited now (pg_locks).
+func (m *Manager) Locks() []LockInfo { return m.locks.list() }
+
 // Lock takes the exclusive lock of key for the rest of the transaction.
 func (t *Txn) Lock(ctx context.Context, key []byte) error {
 	k := string(key)
-	taken, err := t.m.locks.acquire(ctx, t.id, k)
+	taken, err := t.m.locks.acquire(ctx, t.id, t.pid, k)
 	if taken {
 		t.keys = append(t.keys, k)
 	}
@@ -94,7 +103,7 @@ func (t *Txn) Lock(ctx context.Context, key []byte) error {
 // TTL runner uses it to leave rows that writers hold for a later run).
 func (t *Txn) TryLock(key []byte) bool {
 	k := string(key)
-	taken, held := t.m.locks.tryAcquire(t.id, k)
+	taken, held := t.m.locks.tryAcquire(t.id, t.pid, k)
 	if taken {
 		t.keys = append(t.keys, k)
 	}

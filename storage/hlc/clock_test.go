@@ -88,6 +88,9 @@ func TestClockConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A background write of the mark may be in flight when the test
+	// ends; Close waits for it before TempDir's cleanup.
+	defer c.Close()
 	const goroutines, perG = 8, 2000
 	results := make([][]Timestamp, goroutines)
 	var wg sync.WaitGroup

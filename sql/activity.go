@@ -1,0 +1,51 @@
+package sql
+
+import (
+	"github.com/pivotdb/pivotdb/activity"
+	"github.com/pivotdb/pivotdb/sql/pgcatalog"
+	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// SetBackend tells the session its entry in the server's registry of live
+// sessions: pg_backend_pid answers its PID, and pg_stat_activity,
+// pg_cancel_backend and pg_terminate_backend reach the other sessions of
+// the registry through it. The server calls it once, after startup.
+func (s *Session) SetBackend(b *activity.Backend) { s.backend = b }
+
+// beginTxn starts a transaction that pg_locks attributes to the session.
+func (s *Session) beginTxn() *txn.Txn {
+	t := s.e.txns.Begin()
+	if s.backend != nil {
+		t.SetPID(s.backend.PID)
+	}
+	return t
+}
+
+// lockRows are pg_locks' rows: every key lock held or awaited, as
+// PostgreSQL shows row locks — a transaction holds ExclusiveLock on its
+// own transaction ID and its rows ("tuple", on the row's table); a
+// session waiting for a row waits, ungranted, for a ShareLock on the
+// holder's transaction ID.
+func (s *Session) lockRows() []pgcatalog.LockRow {
+	var out []pgcatalog.LockRow
+	txns := map[uint64]uint32{}
+	for _, l := range s.e.txns.Locks() {
+		if !l.Granted {
+			out = append(out, pgcatalog.LockRow{LockType: "transactionid", TransactionID: int64(l.Holder),
+				PID: l.PID, Mode: "ShareLock", Virtual: l.Txn})
+			continue
+		}
+		txns[l.Txn] = l.PID
+		row := pgcatalog.LockRow{LockType: "tuple", PID: l.PID, Mode: "ExclusiveLock", Granted: true, Virtual: l.Txn}
+		if id, _, err := storage.DecodeTablePrefix([]byte(l.Key)); err == nil {
+			row.Relation = int64(id)
+		}
+		out = append(out, row)
+	}
+	for id, pid := range txns {
+		out = append(out, pgcatalog.LockRow{LockType: "transactionid", TransactionID: int64(id), PID: pid,
+			Mode: "ExclusiveLock", Granted: true, Virtual: id})
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkAlterTable100k times ADD COLUMN with a DEFAULT (a catalog
+// change: no row is written) and ALTER COLUMN TYPE (every row written
+// again) on a table of 100,000 rows, with one writer inserting rows the
+// whole time; it reports the writer's rate while each runs next to its
+// rate on the quiet table. Run with -benchtime=1x.
+func BenchmarkAlterTable100k(b *testing.B) {
+	const rows = 100_000
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		e := testEngine(b)
+		s := testSession(b, e)
+		query(b, s, "CREATE TABLE big (id int PRIMARY KEY, v int, t text)")
+		for lo := 0; lo < rows; lo += 1000 {
+			var sb strings.Builder
+			for i := lo; i < lo+1000; i++ {
+				if i > lo {
+					sb.WriteString(", ")
+				}
+				fmt.Fprintf(&sb, "(%d, %d, 'row %d')", i, i, i)
+			}
+			query(b, s, "INSERT INTO big VALUES "+sb.String())
+		}
+		w := startWriter(b, e, rows)
+		quiet := w.rate(300 * time.Millisecond)
+		b.StartTimer()
+
+		addStart, addOps := time.Now(), w.ops.Load()
+		query(b, s, "ALTER TABLE big ADD COLUMN c int DEFAULT 5")
+		addTime, addWrites := time.Since(addStart), w.ops.Load()-addOps
+
+		typeStart, typeOps := time.Now(), w.ops.Load()
+		query(b, s, "ALTER TABLE big ALTER COLUMN v TYPE bigint")
+		typeTime, typeWrites := time.Since(typeStart), w.ops.Load()-typeOps
+
+		b.StopTimer()
+		w.stop()
+		b.ReportMetric(float64(addTime.Microseconds())/1000, "add-column-ms")
+		b.ReportMetric(float64(typeTime.Microseconds())/1000, "alter-type-ms")
+		b.ReportMetric(quiet, "quiet-writes/s")
+		b.ReportMetric(float64(addWrites)/addTime.Seconds(), "writes/s-during-add")
+		b.ReportMetric(float64(typeWrites)/typeTime.Seconds(), "writes/s-during-type")
+		if got := query(b, s, "SELECT count(*) FROM big WHERE c = 5")[0][0].Int(); got < rows {
+			b.Fatalf("%d rows read the default, want at least %d", got, rows)
+		}
+	}
+}
+
+// benchWriter inserts rows with new keys into big from its own session.
+type benchWriter struct {
+	ops  atomic.Int64
+	done atomic.Bool
+	wg   sync.WaitGroup
+}
+
+func startWriter(b *testing.B, e *Engine, first int) *benchWriter {
+	w := &benchWriter{}
+	ws := testSession(b, e)
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for id := first; !w.done.Load(); id++ {
+			stmt := fmt.Sprintf("INSERT INTO big (id, v, t) VALUES (%d, %d, 'new')", id, id)
+			for !w.done.Load() {
+				_, err := tryQuery(ws, stmt)
+				if err == nil {
+					w.ops.Add(1)
+					break
+				}
+				if !retryable(err) {
+					b.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// rate measures the writer's commits per second over d.
+func (w *benchWriter) rate(d time.Duration) float64 {
+	start := w.ops.Load()
+	time.Sleep(d)
+	return float64(w.ops.Load()-start) / d.Seconds()
+}
+
+func (w *benchWriter) stop() {
+	w.done.Store(true)
+	w.wg.Wait()
+}

@@ -1,0 +1,69 @@
+package sql
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/pgcatalog"
+)
+
+// tableActivity counts, per table, the reads statements start and the
+// rows they insert, update and delete, in memory since Open, for
+// pg_stat_user_tables (PostgreSQL's cumulative statistics likewise count
+// what statements did, committed or not).
+type tableActivity struct {
+	m sync.Map // table id -> *tableCounters
+}
+
+type tableCounters struct {
+	seqScan, idxScan, ins, upd, del atomic.Int64
+}
+
+func (a *tableActivity) of(id uint64) *tableCounters {
+	if c, ok := a.m.Load(id); ok {
+		return c.(*tableCounters)
+	}
+	c, _ := a.m.LoadOrStore(id, &tableCounters{})
+	return c.(*tableCounters)
+}
+
+// CountScan makes tableActivity an exec.ScanCounter.
+func (a *tableActivity) CountScan(tableID uint64, index bool) {
+	if index {
+		a.of(tableID).idxScan.Add(1)
+	} else {
+		a.of(tableID).seqScan.Add(1)
+	}
+}
+
+func (a *tableActivity) countWrites(tableID uint64, ins, upd, del int64) {
+	c := a.of(tableID)
+	c.ins.Add(ins)
+	c.upd.Add(upd)
+	c.del.Add(del)
+}
+
+// tableStats is the binder's pg_stat_user_tables source: the counters and
+// the live rows of the table's shards (the shard statistics sys.partitions
+// shows; NULL-free once a split's counts have landed).
+func (s *Session) tableStats(tableID uint64) (pgcatalog.TableStats, error) {
+	c := s.e.tableActivity.of(tableID)
+	st := pgcatalog.TableStats{SeqScan: c.seqScan.Load(), IdxScan: c.idxScan.Load(),
+		Inserted: c.ins.Load(), Updated: c.upd.Load(), Deleted: c.del.Load()}
+	_, shards, _, err := s.e.shards.TableStats(tableID)
+	if errors.Is(err, partition.ErrTableNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	for _, sh := range shards {
+		if sh.Pending {
+			st.LiveRowsUnknown = true
+		}
+		st.LiveRows += sh.Rows
+	}
+	return st, nil
+}
