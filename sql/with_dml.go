@@ -14,11 +14,15 @@ import (
 // not anything reads it; its RETURNING rows are what its name reads. A
 // main SELECT reads the tables as they were when the statement started
 // (a copy of the transaction's writes taken first), so it does not see
-// the queries' own changes, only their RETURNING rows.
+// the queries' own changes, only their RETURNING rows. So does every
+// query: an INSERT's source, and the scan that finds the rows an UPDATE or
+// DELETE changes, read that view (session.readView); the rows found are
+// then locked and re-read as they are now, as any UPDATE or DELETE does.
 //
-// Not PostgreSQL's yet: a later data-modifying query, or a main INSERT,
-// UPDATE or DELETE, reads through the transaction and so sees the changes
-// of the queries before it (PostgreSQL runs them all on one snapshot).
+// Not PostgreSQL's: a row changed by an earlier query of the statement
+// and found again by a later UPDATE or DELETE is changed again (a row the
+// earlier one deleted is skipped), where PostgreSQL leaves it as the
+// first change left it.
 func (s *Session) runWithDML(ctx context.Context, p *bind.WithDML, params []types.Value) (res Result, err error) {
 	// own: no transaction and no protocol cycle (a caller of the Go API
 	// that never called BeginImplicit): the statement is its own
@@ -47,17 +51,16 @@ func (s *Session) runWithDML(ctx context.Context, p *bind.WithDML, params []type
 		}
 		view, closeView = b, func() { b.Close() }
 	}
+	s.readView = view
 	for _, q := range p.Queries {
 		q.Rows = nil
 		rows, err := s.drain(ctx, q.Plan, params)
 		if err != nil {
+			s.readView = nil
 			closeView()
 			return nil, err
 		}
 		q.Rows = rows
-	}
-	if _, ok := p.Main.(*bind.Select); ok {
-		s.readView = view
 	}
 	res, err = s.run(ctx, p.Main, params)
 	s.readView = nil
