@@ -58,8 +58,19 @@ func (a *binder) planWithDML() (Statement, error) {
 			return nil, sqlerr.New(sqlerr.DuplicateAlias, "WITH query name %q specified more than once", w.Name)
 		}
 		seen[name] = true
+		// The WITH's other queries are visible to this one (all of
+		// them: PostgreSQL lets it see only those written before it).
+		a.stmt = st
+		pop := func() {}
+		if with := topWith(st.AST); with != nil {
+			var err error
+			if pop, err = a.pushWith(with); err != nil {
+				return nil, err
+			}
+		}
 		a.stmt = &w.Stmt
 		plan, err := a.plan()
+		pop()
 		if err != nil {
 			return nil, err
 		}
