@@ -51,3 +51,25 @@ func TestWithDML(t *testing.T) {
 		}
 	}
 }
+
+// TestWithDMLMalformed: broken data-modifying WITH clauses are errors
+// with a SQLSTATE, never a crash.
+func TestWithDMLMalformed(t *testing.T) {
+	for _, sql := range []string{
+		"WITH x AS (INSERT)",
+		"WITH x AS (DELETE FROM t RETURNING id)",
+		"WITH x AS (DELETE FROM t RETURNING id),",
+		"WITH x AS (DELETE FROM t RETURNING id), SELECT 1",
+		"WITH x(a AS (DELETE FROM t) SELECT 1",
+		"WITH x AS (DELETE FROM t RETURNING id) WITH y AS (DELETE FROM t) SELECT 1",
+		"WITH RECURSIVE",
+		"WITH x AS (UPDATE) SELECT 1",
+		"EXPLAIN (COSTS OFF) WITH x AS (DELETE FROM t RETURNING id) SELECT 1",
+		"EXPLAIN WITH x AS (DELETE FROM t RETURNING id) SELECT 1",
+	} {
+		_, err := Parse(sql)
+		if e := sqlerr.As(err); e == nil || e.Code == "" {
+			t.Errorf("%s: got %v, want an error with a SQLSTATE", sql, err)
+		}
+	}
+}
