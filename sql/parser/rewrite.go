@@ -348,7 +348,10 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			// x AS (INSERT ...) in a WITH that does not head the
 			// statement (the top-level one was taken apart by withDML).
 			switch strings.ToLower(s.text(0)) {
-			case "explain", "declare", "create":
+			case "declare":
+				// Nor does PostgreSQL run them in a cursor.
+				return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "DECLARE CURSOR must not contain data-modifying statements in WITH")
+			case "explain", "create":
 				return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "data-modifying statements in WITH are not supported yet in %s", strings.ToUpper(s.text(0)))
 			}
 			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "WITH clause containing a data-modifying statement must be at the top level")
