@@ -1,0 +1,169 @@
+package exec
+
+import (
+	"strings"
+
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// SubHash is the decorrelated form of a correlated EXISTS / IN subquery
+// whose correlation is a conjunction of equalities `inner column = outer
+// value` (the binder checks the rest of the inner plan reads no outer
+// value, see bind/subquery_hash.go). Instead of running the inner plan
+// once per outer row, Plan — the inner plan without those equalities —
+// runs once per statement; its rows (Subquery.Width visible columns, then
+// one column per key) are grouped by the key columns into a hash table,
+// and each outer row probes it with the values of Probe. This is a hash
+// semi join (EXISTS, IN) or anti join (NOT EXISTS, NOT IN) on the
+// correlation keys, evaluated as a filter so the outer plan keeps its
+// shape.
+//
+// NULL semantics are those of the per-row path: an inner row whose key
+// is NULL matches no outer row and an outer NULL key matches no inner
+// row (both are `=` comparisons that are not TRUE), so such outer rows see
+// an empty inner side; the IN/NOT IN comparison with the group's rows then
+// goes through Subquery.in exactly as before, which keeps NOT IN's NULL
+// answer when the group holds a NULL.
+type SubHash struct {
+	Plan  planner.Node
+	KeyAt int         // position of the first key column in Plan's rows
+	Probe []expr.Expr // outer value of each key (evaluated on the outer row)
+	Keys  []string    // "inner = outer" of each key, for EXPLAIN
+	// Anti: the node stands for NOT EXISTS or NOT IN (EXPLAIN's label).
+	Anti bool
+}
+
+// subHashTable is a built probe table: the inner rows of each key.
+type subHashTable struct {
+	groups map[string]*subResult
+}
+
+var emptySubResult = &subResult{}
+
+// SubPlanOperator names the node in EXPLAIN.
+func (s *Subquery) SubPlanOperator() string {
+	name := "SubPlan "
+	if s.Hash != nil {
+		name = "HashSemiJoin "
+		if s.Hash.Anti {
+			name = "HashAntiJoin "
+		}
+		text := s.String()
+		if s.Hash.Anti && s.Kind == SubExists {
+			text = "NOT " + text
+		}
+		return name + text + " on (" + strings.Join(s.Hash.Keys, " AND ") + ")"
+	}
+	return name + s.String()
+}
+
+// hashProbe returns the inner rows matching the outer row whose values
+// eval carries, building the statement's table on first use; nil when the
+// inner side is too large to hold (the caller then runs the subquery per
+// row).
+func (c *Context) hashProbe(s *Subquery, eval *expr.Context) (*subResult, error) {
+	st := c.sub
+	var t *subHashTable
+	built := false
+	if st != nil {
+		st.mu.Lock()
+		t, built = st.hashed[s]
+		st.mu.Unlock()
+	}
+	if !built {
+		var err error
+		t, err = c.buildSubHash(s, eval)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil {
+			st.mu.Lock()
+			if st.hashed == nil {
+				st.hashed = map[*Subquery]*subHashTable{}
+			}
+			st.hashed[s] = t
+			st.mu.Unlock()
+		}
+	}
+	if t == nil {
+		return nil, nil
+	}
+	var buf []byte
+	for _, p := range s.Hash.Probe {
+		v, err := p.Eval(eval, nil)
+		if err != nil {
+			return nil, err
+		}
+		if v.IsNull() {
+			return emptySubResult, nil
+		}
+		buf = types.AppendGroupKey(buf, v)
+	}
+	if r := t.groups[string(buf)]; r != nil {
+		return r, nil
+	}
+	return emptySubResult, nil
+}
+
+// buildSubHash runs the inner plan once and groups its rows by key.
+func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, error) {
+	sc := *c
+	if c.SubReader != nil {
+		sc.Reader = c.SubReader
+		sc.Concurrent = false
+	}
+	ev := *eval
+	ev.Exec = &sc
+	sc.Eval = &ev
+	it, err := Build(&sc, s.Hash.Plan)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	t := &subHashTable{groups: map[string]*subResult{}}
+	n := 0
+	var buf []byte
+	for {
+		r, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			break
+		}
+		buf = buf[:0]
+		null := false
+		for _, v := range r[s.Hash.KeyAt : s.Hash.KeyAt+len(s.Hash.Probe)] {
+			null = null || v.IsNull()
+			buf = types.AppendGroupKey(buf, v)
+		}
+		if null {
+			continue // `inner = outer` is never TRUE
+		}
+		g := t.groups[string(buf)]
+		if g == nil {
+			g = &subResult{}
+			t.groups[string(buf)] = g
+		}
+		if s.Kind == SubExists {
+			if len(g.rows) == 0 {
+				g.rows = append(g.rows, nil)
+				n++
+			}
+		} else {
+			g.rows = append(g.rows, append(expr.Row(nil), r[:s.Width]...))
+			n++
+		}
+		if n > subCacheRows {
+			return nil, nil
+		}
+	}
+	if s.Kind == SubIn {
+		for _, g := range t.groups {
+			g.index()
+		}
+	}
+	return t, nil
+}
