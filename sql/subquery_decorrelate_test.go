@@ -13,7 +13,7 @@ import (
 // EXISTS, IN and NOT IN that run as hash semi/anti joins (exec.SubHash)
 // with an oracle over random tables with NULLs: NULL correlation values on
 // either side, NULLs among NOT IN's values, two keys, a statement
-// parameter next to the keys, and the same subqueries under OR in WHERE
+// parameter next to the keys, EXISTS's LIMIT 1, and the same subqueries under OR in WHERE
 // (run by the parallel scan's workers: several shards; run with -race).
 // EXPLAIN must show every one of them hashed, so the test fails if they
 // fall back to the per-row path.
@@ -29,7 +29,8 @@ func TestDecorrelatedSubqueriesRandomized(t *testing.T) {
 		v IN (SELECT id FROM q WHERE q.v = p.v),
 		id NOT IN (SELECT ` + nullable + ` FROM q WHERE q.v = p.v),
 		id IN (SELECT ` + nullable + ` FROM q WHERE q.v = p.v),
-		EXISTS (SELECT 1 FROM q WHERE q.v = p.v AND q.v = p.id)
+		EXISTS (SELECT 1 FROM q WHERE q.v = p.v AND q.v = p.id),
+		EXISTS (SELECT 1 FROM q WHERE q.v = p.v LIMIT 1)
 	FROM p ORDER BY id`
 	const filter = `SELECT id FROM p WHERE id NOT IN (SELECT ` + nullable + ` FROM q WHERE q.v = p.v)
 		OR NOT EXISTS (SELECT 1 FROM q WHERE q.v = p.v AND q.id > $1) ORDER BY id`
@@ -40,7 +41,7 @@ func TestDecorrelatedSubqueriesRandomized(t *testing.T) {
 		}
 		return strings.Join(lines, "\n")
 	}
-	for q, want := range map[string]int{selectList: 6, filter: 2} {
+	for q, want := range map[string]int{selectList: 7, filter: 2} {
 		plan := explain(q)
 		if got := strings.Count(plan, "HashSemiJoin") + strings.Count(plan, "HashAntiJoin"); got != want {
 			t.Fatalf("%d hashed subqueries, want %d:\n%s", got, want, plan)
@@ -75,7 +76,7 @@ func TestDecorrelatedSubqueriesRandomized(t *testing.T) {
 					two = triT
 				}
 			}
-			want = append(want, fmt.Sprintf("%d %s %s %s %s %s %s", r.id, exists, notExists, in, triNot(notIn), inN, two))
+			want = append(want, fmt.Sprintf("%d %s %s %s %s %s %s %s", r.id, exists, notExists, in, triNot(notIn), inN, two, exists))
 			if triNot(notIn) == triT || notExists == triT {
 				wantFilter = append(wantFilter, fmt.Sprint(r.id))
 			}

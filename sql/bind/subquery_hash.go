@@ -26,7 +26,8 @@ import (
 // the answer is the same, the node may stand anywhere (under OR, in the
 // select list); only the cost changes.
 //
-// Not decorrelated: aggregates, DISTINCT, ORDER BY, LIMIT, set operations
+// Not decorrelated: aggregates, DISTINCT, ORDER BY, LIMIT (but EXISTS's
+// LIMIT n, n ≥ 1, which changes nothing), OFFSET, set operations
 // and joins in the subquery (any plan other than a projection of one
 // table's scan), outer values anywhere but in the key equalities, values
 // of enclosing subqueries (Inherited), keys whose types do not compare as
@@ -43,7 +44,11 @@ func (a *binder) hashSubquery(node *exec.Subquery, notExists bool) error {
 	if len(node.Binds) == 0 || len(node.Inherited) > 0 {
 		return nil
 	}
-	proj, ok := node.Plan.(*planner.Project)
+	plan := node.Plan
+	if l, ok := plan.(*planner.Limit); ok && node.Kind == exec.SubExists && existsLimit(l) {
+		plan = l.Input // EXISTS (... LIMIT 1): the limit changes nothing
+	}
+	proj, ok := plan.(*planner.Project)
 	if !ok {
 		return nil
 	}
@@ -163,4 +168,14 @@ func hashableKeys(a, b types.Type) bool {
 		return true
 	}
 	return false
+}
+
+// existsLimit reports whether l is a LIMIT that cannot change an EXISTS: a
+// constant count of at least one and no OFFSET.
+func existsLimit(l *planner.Limit) bool {
+	if l.Offset != nil {
+		return false
+	}
+	c, ok := l.Count.(*expr.Const)
+	return ok && !c.Value.IsNull() && c.Value.Family().IsInteger() && c.Value.Int() >= 1
 }

@@ -107,7 +107,10 @@ func (c *Context) hashProbe(s *Subquery, eval *expr.Context) (*subResult, error)
 	return emptySubResult, nil
 }
 
-// buildSubHash runs the inner plan once and groups its rows by key.
+// buildSubHash runs the inner plan once and groups its rows by key. The
+// table's memory counts against the statement's limit like a hash join's
+// build side; beyond subCacheRows rows it is dropped (nil) and the
+// subquery runs per outer row instead.
 func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, error) {
 	sc := *c
 	if c.SubReader != nil {
@@ -124,6 +127,7 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 	defer it.Close()
 	t := &subHashTable{groups: map[string]*subResult{}}
 	n := 0
+	var held int64 // bytes counted against the statement's memory (grow)
 	var buf []byte
 	for {
 		r, err := it.Next()
@@ -146,6 +150,12 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		if g == nil {
 			g = &subResult{}
 			t.groups[string(buf)] = g
+			size := int64(len(buf)) + 64 // the key and its map entry
+			if err := c.grow(size); err != nil {
+				c.release(held)
+				return nil, err
+			}
+			held += size
 		}
 		if s.Kind == SubExists {
 			if len(g.rows) == 0 {
@@ -153,10 +163,17 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 				n++
 			}
 		} else {
-			g.rows = append(g.rows, append(expr.Row(nil), r[:s.Width]...))
+			row := append(expr.Row(nil), r[:s.Width]...)
+			if err := c.grow(rowMemory(row)); err != nil {
+				c.release(held)
+				return nil, err
+			}
+			held += rowMemory(row)
+			g.rows = append(g.rows, row)
 			n++
 		}
 		if n > subCacheRows {
+			c.release(held)
 			return nil, nil
 		}
 	}
