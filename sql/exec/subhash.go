@@ -2,6 +2,7 @@ package exec
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -35,6 +36,13 @@ type SubHash struct {
 	Anti bool
 }
 
+// subHashEntry is the statement's table of one node, built once.
+type subHashEntry struct {
+	once  sync.Once
+	table *subHashTable
+	err   error
+}
+
 // subHashTable is a built probe table: the inner rows of each key.
 type subHashTable struct {
 	groups map[string]*subResult
@@ -64,27 +72,31 @@ func (s *Subquery) SubPlanOperator() string {
 // inner side is too large to hold (the caller then runs the subquery per
 // row).
 func (c *Context) hashProbe(s *Subquery, eval *expr.Context) (*subResult, error) {
-	st := c.sub
 	var t *subHashTable
-	built := false
-	if st != nil {
+	if st := c.sub; st != nil {
+		// One build per statement, also when the workers of a parallel
+		// scan reach the node at once: the others wait for it. The inner
+		// plan holds no subquery (the binder checks), so a build never
+		// waits for another.
 		st.mu.Lock()
-		t, built = st.hashed[s]
-		st.mu.Unlock()
-	}
-	if !built {
-		var err error
-		t, err = c.buildSubHash(s, eval)
-		if err != nil {
-			return nil, err
+		if st.hashed == nil {
+			st.hashed = map[*Subquery]*subHashEntry{}
 		}
-		if st != nil {
-			st.mu.Lock()
-			if st.hashed == nil {
-				st.hashed = map[*Subquery]*subHashTable{}
-			}
-			st.hashed[s] = t
-			st.mu.Unlock()
+		h := st.hashed[s]
+		if h == nil {
+			h = &subHashEntry{}
+			st.hashed[s] = h
+		}
+		st.mu.Unlock()
+		h.once.Do(func() { h.table, h.err = c.buildSubHash(s, eval) })
+		t = h.table
+		if h.err != nil {
+			return nil, h.err
+		}
+	} else {
+		var err error
+		if t, err = c.buildSubHash(s, eval); err != nil {
+			return nil, err
 		}
 	}
 	if t == nil {

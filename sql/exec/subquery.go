@@ -160,7 +160,7 @@ type subState struct {
 	// hashed are the probe tables of decorrelated subqueries (subhash.go);
 	// a nil table means the inner side was too large and the subquery runs
 	// per outer row.
-	hashed map[*Subquery]*subHashTable
+	hashed map[*Subquery]*subHashEntry
 }
 
 func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
