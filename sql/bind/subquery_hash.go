@@ -33,7 +33,8 @@ import (
 // of enclosing subqueries (Inherited), keys whose types do not compare as
 // their hash keys do, and inner reads the correlation narrows to a key
 // range or an index (they already read only the matching rows per outer
-// value, and hashing would read the whole table instead).
+// value, and hashing would read the whole table instead). SET
+// enable_hashjoin = off keeps the per-row path, as for joins.
 
 // hashSubquery sets node.Hash when the subquery qualifies.
 // notExists tells the EXPLAIN label (NOT EXISTS is a Not above the node).
@@ -43,6 +44,9 @@ func (a *binder) hashSubquery(node *exec.Subquery, notExists bool) error {
 	}
 	if len(node.Binds) == 0 || len(node.Inherited) > 0 {
 		return nil
+	}
+	if !a.setting("enable_hashjoin") {
+		return nil // SET enable_hashjoin = off: one inner run per outer row
 	}
 	plan := node.Plan
 	if l, ok := plan.(*planner.Limit); ok && node.Kind == exec.SubExists && existsLimit(l) {
