@@ -189,7 +189,9 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 				return types.Value{}, err
 			}
 			params[s.Slots[i]-1] = v
-			buf = types.AppendGroupKey(buf, v)
+			if s.Hash == nil { // the hashed path needs no cache key
+				buf = types.AppendGroupKey(buf, v)
+			}
 		}
 		nc := *c
 		nc.Params = params
@@ -205,6 +207,10 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 			return s.result(c, row, res)
 		}
 		// The inner side was too large to hash: run per outer row.
+		for _, n := range s.Slots {
+			buf = types.AppendGroupKey(buf, eval.Params[n-1])
+		}
+		key = string(buf)
 	}
 	res, err := ec.subResult(s, key, eval)
 	if err != nil {
