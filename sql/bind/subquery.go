@@ -280,6 +280,9 @@ func (a *binder) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n a
 	node.Slots = lv.slots
 	node.Inherited = lv.inherited
 	node.Text = restorePlain(sub.Query)
+	if err := a.hashSubquery(node, notExists); err != nil {
+		return nil, err
+	}
 
 	switch node.Kind {
 	case exec.SubArray:
