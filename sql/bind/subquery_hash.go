@@ -162,6 +162,10 @@ func correlationKey(e expr.Expr, slots map[int]bool) (expr.Expr, expr.Expr, bool
 func hashableKeys(a, b types.Type) bool {
 	fa, fb := a.Family, b.Family
 	switch {
+	case a.Blank || b.Blank:
+		// char(n) compares ignoring trailing blanks; hashing the stored
+		// (padded) bytes would not, so such keys keep the per-row path.
+		return false
 	case fa.IsInteger() && fb.IsInteger():
 		return true
 	case fa != fb:
