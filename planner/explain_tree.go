@@ -35,7 +35,11 @@ func ExplainTree(n Node, detail func(Node) []string) *ExplainNode {
 		}
 		expr.Walk(e, func(x expr.Expr) bool {
 			if sp, ok := x.(SubPlanner); ok {
-				out.Plans = append(out.Plans, &ExplainNode{Operator: "SubPlan " + sp.String(),
+				op := "SubPlan " + sp.String()
+				if l, ok := sp.(interface{ SubPlanOperator() string }); ok {
+					op = l.SubPlanOperator()
+				}
+				out.Plans = append(out.Plans, &ExplainNode{Operator: op,
 					Plans: []*ExplainNode{ExplainTree(sp.SubPlan(), detail)}})
 			}
 			return true

@@ -17,15 +17,22 @@ import (
 type Window struct {
 	Input       Node
 	PartitionBy []expr.Expr
-	OrderBy     []WindowOrder
-	Funcs       []*WindowFunc
-	Cols        []Column
+	// PartitionNullsFirst puts rows with NULL partition values before the
+	// others (the dialect's default for an ascending key: NullsDefault):
+	// partitions come out in that order.
+	PartitionNullsFirst bool
+	OrderBy             []WindowOrder
+	Funcs               []*WindowFunc
+	Cols                []Column
 }
 
 // WindowOrder is one ORDER BY item of a window.
 type WindowOrder struct {
 	Expr expr.Expr
 	Desc bool
+	// NullsFirst puts NULLs before every value, whatever the direction
+	// (NULLS FIRST, or the dialect's default: NullsDefault).
+	NullsFirst bool
 }
 
 // WindowFunc is one window function call. Name is the function's lower-case
@@ -115,6 +122,14 @@ func (n *Window) Describe() string {
 			k := o.Expr.String()
 			if o.Desc {
 				k += " desc"
+			}
+			if o.NullsFirst != NullsDefault(o.Desc, false) {
+				// Only what differs from YQL's order is shown.
+				if o.NullsFirst {
+					k += " nulls first"
+				} else {
+					k += " nulls last"
+				}
 			}
 			keys = append(keys, k)
 		}

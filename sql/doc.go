@@ -28,7 +28,9 @@
 // of its own; the block's end closes or materializes it), createas.go
 // (CREATE TABLE AS, SELECT INTO), temptables.go (temporary tables:
 // session-private, their ON COMMIT actions, dropped at session end and at
-// startup). Sequences (sequences.go) keep where they stand in the
+// startup), with_dml.go (WITH x AS (INSERT ... RETURNING ...) main: the
+// WITH queries run first, once, in the statement's transaction; a main
+// SELECT reads the tables as of the statement's start). Sequences (sequences.go) keep where they stand in the
 // metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //

@@ -63,7 +63,11 @@ func (e *Engine) checkSchemaVersions(versions map[uint64]string) error {
 	for id, v := range versions {
 		t, ok := snap.TableByID(id)
 		if !ok {
-			continue // dropped: the commit fails on the missing shard map
+			// Dropped, or rewritten under a new id, since the statement
+			// bound it: what it read may miss rows that now live in the
+			// new table.
+			return sqlerr.New(sqlerr.SerializationFailure,
+				"could not serialize access: the table was dropped or rewritten by a concurrent schema change")
 		}
 		if indexVersion(t) != v {
 			return sqlerr.New(sqlerr.SerializationFailure,

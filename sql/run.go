@@ -25,6 +25,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.modify(ctx, st, params)
 	case *bind.Explain:
 		return s.explain(st)
+	case *bind.WithDML:
+		return s.runWithDML(ctx, st, params)
 
 	case *bind.CreateTableAs:
 		return s.createTableAs(ctx, st, params)

@@ -29,6 +29,10 @@ type Session struct {
 
 	vars    *sessionvars.Vars
 	notices []Notice
+	// readView, while set, is what queries read instead of the
+	// transaction: the main SELECT of a statement with data-modifying WITH
+	// queries reads the tables as they were when it started (with_dml.go).
+	readView storage.Reader
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
@@ -417,6 +421,9 @@ func (s *Session) onError() {
 // reader is what a statement reads: the open transaction's view, or the
 // latest committed data.
 func (s *Session) reader() storage.Reader {
+	if s.readView != nil {
+		return s.readView
+	}
 	if s.txn != nil {
 		return s.txn.Reader()
 	}

@@ -25,12 +25,20 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: t.Reader(), Shards: s.e.shards,
 			RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
 		// The source is read completely before writing, so INSERT INTO t
-		// SELECT ... FROM t never reads its own writes.
-		it, err := exec.Build(ec, p.Source)
+		// SELECT ... FROM t never reads its own writes; under
+		// data-modifying WITH queries it reads the tables as they were
+		// when the statement started (with_dml.go).
+		src := ec
+		if s.readView != nil {
+			c := *ec
+			c.Reader = s.readView
+			src = &c
+		}
+		it, err := exec.Build(src, p.Source)
 		if err != nil {
 			return err
 		}
-		rows, err := exec.Drain(ec, it)
+		rows, err := exec.Drain(src, it)
 		if err != nil {
 			return err
 		}
@@ -374,7 +382,16 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 			return err
 		}
 		defer done()
-		keys, err := matchingKeys(ec, p)
+		scan := ec
+		if s.readView != nil {
+			// Under data-modifying WITH queries the rows to change are
+			// found in the tables as they were when the statement
+			// started (with_dml.go); each is then re-read as it is now.
+			c := *ec
+			c.Reader = s.readView
+			scan = &c
+		}
+		keys, err := matchingKeys(scan, p)
 		if err != nil {
 			return err
 		}
@@ -419,6 +436,10 @@ func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify
 	ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: tx.Reader(), Shards: s.e.shards,
 		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
 	if !modifyHasSubquery(p) {
+		return ec, func() {}, nil
+	}
+	if s.readView != nil {
+		ec.SubReader = s.readView
 		return ec, func() {}, nil
 	}
 	view, err := s.e.storage.NewBatchCopy(tx.Batch())

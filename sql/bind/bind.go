@@ -72,7 +72,11 @@ func (a *binder) pg() bool {
 // are inferred); params are all of them, as inferred, a parameter nothing
 // constrains typed text as in PostgreSQL.
 func Bind(st *parser.Statement, declared []types.Type, env *Env) (stmt Statement, params []types.Type, err error) {
-	params = make([]types.Type, max(st.NumParams, len(declared)))
+	n := max(st.NumParams, len(declared))
+	for _, w := range st.WithDML {
+		n = max(n, w.Stmt.NumParams)
+	}
+	params = make([]types.Type, n)
 	for i := range params {
 		params[i] = types.TypeUnknown
 	}
@@ -120,6 +124,8 @@ type binder struct {
 func (a *binder) plan() (Statement, error) {
 	st := a.stmt
 	switch {
+	case len(st.WithDML) > 0:
+		return a.planWithDML()
 	case st.Txn != nil:
 		return &Txn{TxnStmt: st.Txn}, nil
 	case st.Set != nil:

@@ -47,6 +47,10 @@ type cteDef struct {
 	work      *planner.RecursiveCTE
 	workRefs  int
 	workOuter int
+
+	// dml is set for a data-modifying WITH query (with_dml.go); cte is
+	// then nil.
+	dml *dmlCTE
 }
 
 // pushWith puts a WITH clause's queries in scope; pop removes them.
@@ -89,6 +93,10 @@ func (a *binder) cteSource(tn *ast.TableName, alias string) (planner.Node, *scop
 	def := a.lookupCTE(tn)
 	if def == nil {
 		return nil, nil, false, nil
+	}
+	if def.dml != nil {
+		node, sc, err := a.dmlSource(def, alias)
+		return node, sc, true, err
 	}
 	if alias == "" {
 		alias = def.cte.Name.O

@@ -12,8 +12,12 @@
 // (scope.go); queries are built by select.go, join.go (FROM: join order,
 // condition pushdown, derived tables), using.go (JOIN ... USING, NATURAL),
 // lateral.go (LATERAL and functions after other FROM items), subquery.go
-// (outer references become hidden parameters bound per outer row),
+// (outer references become hidden parameters bound per outer row;
+// subquery_hash.go decorrelates EXISTS and IN correlated by equalities
+// into a hash semi/anti join),
 // setop.go, values.go (VALUES as a query), cte.go (WITH, WITH RECURSIVE),
+// with_dml.go (data-modifying WITH queries: their RETURNING rows as a
+// relation the session fills before the main statement runs),
 // window.go (window functions over the grouped row), grouping_sets.go
 // (GROUPING SETS, ROLLUP, CUBE) and view.go (views expand as derived
 // tables); writes by insert.go and modify.go

@@ -280,6 +280,9 @@ func (a *binder) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n a
 	node.Slots = lv.slots
 	node.Inherited = lv.inherited
 	node.Text = restorePlain(sub.Query)
+	if err := a.hashSubquery(node, notExists); err != nil {
+		return nil, err
+	}
 
 	switch node.Kind {
 	case exec.SubArray:
@@ -315,6 +318,11 @@ func (a *binder) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n a
 			if !expr.Comparable(e.Type(), cols[i].Type) {
 				return nil, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s",
 					expr.TypeName(e.Type()), opName, expr.TypeName(cols[i].Type))
+			}
+			if lt, rt := e.Type(), cols[i].Type; (lt.Blank || rt.Blank) && lt != rt {
+				// The executor compares the values as they are, which for
+				// char(n) (kept padded) is right only at one width.
+				return nil, sqlerr.NotSupported("comparing %s with a subquery's %s column", lt.PGName(), rt.PGName())
 			}
 			node.L = append(node.L, e)
 		}

@@ -162,8 +162,8 @@ func (w *windowing) group(spec *ast.WindowSpec) (*windowGroup, error) {
 			return g, nil
 		}
 	}
-	node := &planner.Window{}
 	q := w.q
+	node := &planner.Window{PartitionNullsFirst: planner.NullsDefault(false, q.a.pg())}
 	if spec.PartitionBy != nil {
 		for _, item := range spec.PartitionBy.Items {
 			e, err := q.a.build(q.outScope, item.Expr, w.inner)
@@ -174,12 +174,18 @@ func (w *windowing) group(spec *ast.WindowSpec) (*windowGroup, error) {
 		}
 	}
 	if spec.OrderBy != nil {
-		for _, item := range spec.OrderBy.Items {
+		// NULLS FIRST/LAST and the dialect's default as in a query's
+		// ORDER BY.
+		items, err := q.a.orderItems(spec.OrderBy.Items)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
 			e, err := q.a.build(q.outScope, item.Expr, w.inner)
 			if err != nil {
 				return nil, err
 			}
-			node.OrderBy = append(node.OrderBy, planner.WindowOrder{Expr: e, Desc: item.Desc})
+			node.OrderBy = append(node.OrderBy, planner.WindowOrder{Expr: e, Desc: item.Desc, NullsFirst: item.nullsFirst})
 		}
 	}
 	g := &windowGroup{key: key, node: node}

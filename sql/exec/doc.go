@@ -29,7 +29,9 @@
 // Subqueries: a Subquery expression node (subquery.go) runs its plan through
 // the executor reached from expr.Context.Exec, with the outer values it binds
 // added to the parameters; results are cached in the Context for the
-// statement, keyed by those values. Set operations (setop.go) hash rows by
+// statement, keyed by those values. A decorrelated EXISTS / IN (subhash.go)
+// instead runs its inner plan once and probes a hash table on the
+// correlation keys for each outer row. Set operations (setop.go) hash rows by
 // their DISTINCT key.
 //
 // Window functions (window.go): the input is read and sorted by its

@@ -61,6 +61,11 @@ type Subquery struct {
 	Inherited []int
 	Typ       types.Type
 	Text      string // the subquery's SQL text, for EXPLAIN
+	// Hash, when set, is the decorrelated form of an EXISTS or IN whose
+	// correlation is only equalities of inner columns with outer values
+	// (subhash.go): Eval probes a hash table of the inner rows built once
+	// per statement instead of running Plan per outer row.
+	Hash *SubHash
 }
 
 // subCacheMax bounds the outer-value tuples cached per correlated subquery,
@@ -73,7 +78,12 @@ const (
 func (s *Subquery) Type() types.Type { return s.Typ }
 
 // SubPlan returns the plan for EXPLAIN (planner.SubPlanner).
-func (s *Subquery) SubPlan() planner.Node { return s.Plan }
+func (s *Subquery) SubPlan() planner.Node {
+	if s.Hash != nil {
+		return s.Hash.Plan
+	}
+	return s.Plan
+}
 
 func (s *Subquery) Children() []expr.Expr {
 	out := make([]expr.Expr, 0, len(s.L)+len(s.Binds))
@@ -147,6 +157,10 @@ type subState struct {
 	mu    sync.Mutex
 	cache map[*Subquery]map[string]*subResult
 	rows  int // result rows held by cache
+	// hashed are the probe tables of decorrelated subqueries (subhash.go);
+	// a nil table means the inner side was too large and the subquery runs
+	// per outer row.
+	hashed map[*Subquery]*subHashEntry
 }
 
 func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
@@ -175,17 +189,38 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 				return types.Value{}, err
 			}
 			params[s.Slots[i]-1] = v
-			buf = types.AppendGroupKey(buf, v)
+			if s.Hash == nil { // the hashed path needs no cache key
+				buf = types.AppendGroupKey(buf, v)
+			}
 		}
 		nc := *c
 		nc.Params = params
 		eval = &nc
 	}
 	key = string(buf)
+	if s.Hash != nil {
+		res, err := ec.hashProbe(s, eval)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if res != nil {
+			return s.result(c, row, res)
+		}
+		// The inner side was too large to hash: run per outer row.
+		for _, n := range s.Slots {
+			buf = types.AppendGroupKey(buf, eval.Params[n-1])
+		}
+		key = string(buf)
+	}
 	res, err := ec.subResult(s, key, eval)
 	if err != nil {
 		return types.Value{}, err
 	}
+	return s.result(c, row, res)
+}
+
+// result is the subquery's value on row given the inner rows res.
+func (s *Subquery) result(c *expr.Context, row expr.Row, res *subResult) (types.Value, error) {
 	switch s.Kind {
 	case SubScalar:
 		if len(res.rows) == 0 {
@@ -391,7 +426,16 @@ func (c *Context) runSubquery(s *Subquery, eval *expr.Context) (*subResult, erro
 		}
 		res.rows = append(res.rows, append(expr.Row(nil), r[:s.Width]...))
 	}
-	if s.Kind == SubIn && len(res.rows) > 8 {
+	if s.Kind == SubIn {
+		res.index()
+	}
+	return res, nil
+}
+
+// index hashes the rows of an IN subquery's result when there are enough
+// of them for the set to pay off.
+func (res *subResult) index() {
+	if len(res.rows) > 8 {
 		res.set = make(map[string]struct{}, len(res.rows))
 		for _, r := range res.rows {
 			hasNull := false
@@ -405,5 +449,4 @@ func (c *Context) runSubquery(s *Subquery, eval *expr.Context) (*subResult, erro
 			res.set[types.GroupKey(r)] = struct{}{}
 		}
 	}
-	return res, nil
 }

@@ -169,19 +169,11 @@ func (w *windowIter) load() error {
 		}
 		start := len(arena)
 		for k := 0; k < nPart; k++ {
-			arena = appendSortKey(arena, row[w.partOff+k])
+			arena = appendOrderKey(arena, row[w.partOff+k], false, n.PartitionNullsFirst)
 		}
 		mid := len(arena)
 		for k, o := range n.OrderBy {
-			from := len(arena)
-			arena = appendSortKey(arena, row[w.orderOff+k])
-			if o.Desc {
-				// The key encoding is prefix-free, so complementing
-				// its bytes reverses the order.
-				for b := from; b < len(arena); b++ {
-					arena[b] = ^arena[b]
-				}
-			}
+			arena = appendOrderKey(arena, row[w.orderOff+k], o.Desc, o.NullsFirst)
 		}
 		offs = append(offs, start, mid)
 		if err := w.c.grow(rowMemory(row) + resultMem + int64(len(arena)-start) + 40); err != nil {
@@ -235,6 +227,36 @@ func appendSortKey(buf []byte, v types.Value) []byte {
 		return storage.AppendFloat64(buf, 0)
 	}
 	return rowenc.AppendKeyValue(buf, v)
+}
+
+// Key bytes that put a NULL before or after every value of a key part.
+const (
+	keyNullLow  = 0x00
+	keyValue    = 0x01
+	keyNullHigh = 0x02
+)
+
+// appendOrderKey appends v's key for one PARTITION BY or ORDER BY part: a
+// byte that places NULL before or after every value, as nullsFirst says,
+// whatever the direction, then (values only) v's sort key, complemented
+// when desc: the encoding is prefix-free, so complementing its bytes
+// reverses the order.
+func appendOrderKey(buf []byte, v types.Value, desc, nullsFirst bool) []byte {
+	if v.IsNull() {
+		if nullsFirst {
+			return append(buf, keyNullLow)
+		}
+		return append(buf, keyNullHigh)
+	}
+	buf = append(buf, keyValue)
+	from := len(buf)
+	buf = appendSortKey(buf, v)
+	if desc {
+		for b := from; b < len(buf); b++ {
+			buf[b] = ^buf[b]
+		}
+	}
+	return buf
 }
 
 func (w *windowIter) Next() (expr.Row, error) {
@@ -423,12 +445,13 @@ func (w *windowIter) rangeStart(f, i int) int {
 	if key.IsNull() || bound.IsNull() {
 		return w.groupStart[w.group[i-w.ps]]
 	}
-	// NULLs sort before all values ascending and after them descending.
-	desc := w.n.OrderBy[0].Desc
+	// NULLs sort before or after all values (NULLS FIRST/LAST), whatever
+	// the direction; they are in no value range.
+	nullsFirst := w.n.OrderBy[0].NullsFirst
 	return w.ps + sort.Search(w.pe-w.ps, func(j int) bool {
 		v := w.rows[w.ps+j][w.orderOff]
 		if v.IsNull() {
-			return desc
+			return !nullsFirst
 		}
 		return w.orderCmp(v, bound) >= 0
 	})
@@ -442,8 +465,8 @@ func (w *windowIter) rangeEnd(f, i int) int {
 	if key.IsNull() || bound.IsNull() {
 		return w.groupEnd[w.group[i-w.ps]] - 1
 	}
-	// Rows with NULL ORDER BY values sort before (ascending) or after
-	// (descending) all others; they are in no value range.
+	// Rows with NULL ORDER BY values sort before or after all others
+	// (NULLS FIRST/LAST); they are in no value range.
 	lo, hi := w.ps, w.pe
 	for lo < hi && w.rows[lo][w.orderOff].IsNull() {
 		lo++

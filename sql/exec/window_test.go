@@ -78,7 +78,7 @@ func TestWindowRunningSumPeers(t *testing.T) {
 	}
 	spec, _ := expr.NewAggSpec("sum", false, false, col(3))
 	w := &planner.Window{Input: valuesNode(rows), PartitionBy: []expr.Expr{col(1)},
-		OrderBy: []planner.WindowOrder{{Expr: col(2)}},
+		OrderBy: []planner.WindowOrder{{Expr: col(2), NullsFirst: true}},
 		Funcs:   []*planner.WindowFunc{{Name: "sum", Agg: spec, Args: []expr.Expr{col(3)}, Typ: spec.Typ, Frame: planner.DefaultFrame}}}
 	c := &Context{Ctx: context.Background(), Eval: &expr.Context{}}
 	got, err := runWindow(t, c, w)
@@ -93,6 +93,46 @@ func TestWindowRunningSumPeers(t *testing.T) {
 			t.Errorf("id %d: got %v, want %d", id, got[id], v)
 		}
 	}
+}
+
+// TestWindowNullsLast: with NULLS LAST (PostgreSQL's default ascending)
+// the NULL row comes after every value, in both directions, and a RANGE
+// offset frame leaves it out of every value range.
+func TestWindowNullsLast(t *testing.T) {
+	rows := [][]types.Value{
+		intRow(1, 1, 1, 10), intRow(2, 1, 2, 20), intRow(3, 1, 2, 30), intRow(4, nil, 1, 5), intRow(5, 1, nil, 7), intRow(6, nil, nil, 1),
+	}
+	spec, _ := expr.NewAggSpec("sum", false, false, col(3))
+	run := func(desc bool, frame planner.Frame) map[int64]types.Value {
+		t.Helper()
+		w := &planner.Window{Input: valuesNode(rows), PartitionBy: []expr.Expr{col(1)},
+			OrderBy: []planner.WindowOrder{{Expr: col(2), Desc: desc, NullsFirst: false}},
+			Funcs:   []*planner.WindowFunc{{Name: "sum", Agg: spec, Args: []expr.Expr{col(3)}, Typ: spec.Typ, Frame: frame}}}
+		got, err := runWindow(t, &Context{Ctx: context.Background(), Eval: &expr.Context{}}, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	check := func(name string, got map[int64]types.Value, want map[int64]int64) {
+		t.Helper()
+		for id, v := range want {
+			if got[id].IsNull() || types.Compare(got[id], types.NewInt64(v)) != 0 {
+				t.Errorf("%s: id %d: got %v, want %d", name, id, got[id], v)
+			}
+		}
+	}
+	// Ascending: 10, then peers 20+30, then the NULL row sees everything.
+	check("asc", run(false, planner.DefaultFrame), map[int64]int64{1: 10, 2: 60, 3: 60, 5: 67, 4: 5, 6: 6})
+	// Descending, NULLs still last: 20+30, then 10, then the NULL row.
+	check("desc", run(true, planner.DefaultFrame), map[int64]int64{2: 50, 3: 50, 1: 60, 5: 67, 4: 5, 6: 6})
+	// RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING: NULL rows frame their peers only.
+	lo, _ := expr.NewArith(expr.Sub, col(2), constInt(1))
+	hi, _ := expr.NewArith(expr.Add, col(2), constInt(1))
+	fr := planner.Frame{Mode: planner.FrameRange,
+		Start: planner.FrameBound{Kind: planner.OffsetPreceding, Offset: constInt(1), Value: lo},
+		End:   planner.FrameBound{Kind: planner.OffsetFollowing, Offset: constInt(1), Value: hi}}
+	check("range", run(false, fr), map[int64]int64{1: 60, 2: 60, 3: 60, 5: 7, 4: 5, 6: 1})
 }
 
 func TestWindowMemLimit(t *testing.T) {
@@ -159,8 +199,9 @@ func randomWindow(rng *rand.Rand) (*planner.Window, string) {
 	}
 	hasOrder := rng.Intn(4) != 0
 	if hasOrder {
-		w.OrderBy = []planner.WindowOrder{{Expr: col(2), Desc: rng.Intn(2) == 0}}
+		w.OrderBy = []planner.WindowOrder{{Expr: col(2), Desc: rng.Intn(2) == 0, NullsFirst: rng.Intn(2) == 0}}
 	}
+	w.PartitionNullsFirst = rng.Intn(2) == 0
 	name := randomFuncs[rng.Intn(len(randomFuncs))]
 	fn := &planner.WindowFunc{Name: name, Frame: planner.DefaultFrame, Typ: types.TypeInt64}
 	switch name {
@@ -228,12 +269,27 @@ func randomBound(rng *rand.Rand, mode planner.FrameMode, w *planner.Window) plan
 func windowOracle(rows [][]types.Value, w *planner.Window) map[int64]types.Value {
 	fn := w.Funcs[0]
 	desc := len(w.OrderBy) > 0 && w.OrderBy[0].Desc
+	nullsFirst := len(w.OrderBy) > 0 && w.OrderBy[0].NullsFirst
 	cmpK := func(a, b types.Value) int {
 		c := types.Compare(a, b)
 		if desc {
 			return -c
 		}
 		return c
+	}
+	// ordK is the window's order: NULLs first or last whatever the
+	// direction.
+	ordK := func(a, b types.Value) int {
+		switch {
+		case a.IsNull() && b.IsNull():
+			return 0
+		case a.IsNull() != b.IsNull():
+			if a.IsNull() == nullsFirst {
+				return -1
+			}
+			return 1
+		}
+		return cmpK(a, b)
 	}
 	out := map[int64]types.Value{}
 	for _, row := range rows {
@@ -246,7 +302,7 @@ func windowOracle(rows [][]types.Value, w *planner.Window) map[int64]types.Value
 			}
 		}
 		if w.OrderBy != nil {
-			sort.SliceStable(part, func(i, j int) bool { return cmpK(part[i][2], part[j][2]) < 0 })
+			sort.SliceStable(part, func(i, j int) bool { return ordK(part[i][2], part[j][2]) < 0 })
 		}
 		pos := 0
 		for i, r := range part {
@@ -299,7 +355,7 @@ func windowOracle(rows [][]types.Value, w *planner.Window) map[int64]types.Value
 				return groupOf(j) >= groupOf(pos)
 			}
 			bound, _ := b.Value.Eval(nil, row)
-			return !part[j][2].IsNull() && cmpK(part[j][2], bound) >= 0 || part[j][2].IsNull() && desc
+			return !part[j][2].IsNull() && cmpK(part[j][2], bound) >= 0 || part[j][2].IsNull() && !nullsFirst
 		}
 		inEnd := func(j int) bool {
 			b := fn.Frame.End
@@ -326,7 +382,7 @@ func windowOracle(rows [][]types.Value, w *planner.Window) map[int64]types.Value
 				return groupOf(j) <= groupOf(pos)
 			}
 			bound, _ := b.Value.Eval(nil, row)
-			return !part[j][2].IsNull() && cmpK(part[j][2], bound) <= 0 || part[j][2].IsNull() && !desc
+			return !part[j][2].IsNull() && cmpK(part[j][2], bound) <= 0 || part[j][2].IsNull() && nullsFirst
 		}
 		var frame [][]types.Value
 		for j := range part {

@@ -519,6 +519,7 @@ func (b *Builder) compareExprs(op CmpOp, l, r Expr) (Expr, error) {
 	// a timestamp column compared with now() stays a bare column for key
 	// range inference; the order is the same but for the hour a daylight
 	// saving change repeats.
+	l, r = blankCompare(op, l, r)
 	lf, rf := l.Type().Family, r.Type().Family
 	switch {
 	case lf == types.TimestampTZ && rf != types.TimestampTZ && rf.IsTime():
@@ -724,6 +725,7 @@ func (b *Builder) unifyIn(e Expr, list []Expr) (Expr, []Expr, error) {
 		}
 		list[i] = x
 	}
+	e, list = blankIn(e, list)
 	return e, list, nil
 }
 

@@ -137,6 +137,8 @@ func (b *Builder) pipes(n *ast.FuncCallExpr) (Expr, error) {
 	if r, err = b.resolve(r, target); err != nil {
 		return nil, err
 	}
+	// || is text's operator: a char(n) side loses its padding.
+	l, r = trimBlank(l), trimBlank(r)
 	return &Concat{L: l, R: r, Typ: ConcatType(l.Type(), r.Type())}, nil
 }
 
@@ -166,6 +168,9 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 }
 
 func (b *Builder) castTo(e Expr, t types.Type) (Expr, error) {
+	if t.Family == types.Utf8 && t.Width > 0 && e.Type().Family != types.Null {
+		return b.castToWidth(e, t)
+	}
 	switch e.Type().Family {
 	case types.Unknown:
 		return b.resolve(e, t)
@@ -175,6 +180,20 @@ func (b *Builder) castTo(e Expr, t types.Type) (Expr, error) {
 		}
 	}
 	return NewCast(e, t)
+}
+
+// castToWidth is an explicit cast to varchar(n) or char(n): unlike
+// storing a value, which is 22001 when it does not fit, the cast cuts the
+// text to n characters, as PostgreSQL's does (char(n) then pads it).
+func (b *Builder) castToWidth(e Expr, t types.Type) (Expr, error) {
+	text, err := b.castTo(e, types.TypeUtf8)
+	if err != nil {
+		return nil, err
+	}
+	return fold(newFunc("truncate", t, []Expr{text}, true,
+		func(_ *Context, a []types.Value) (types.Value, error) {
+			return types.ParseText(t, types.TruncateChars(a[0].Str(), t.Width))
+		})), nil
 }
 
 // typedLiteral builds DATE '...' and TIMESTAMP '...'.

@@ -28,6 +28,10 @@ func (e *Cast) Eval(c *Context, row Row) (types.Value, error) {
 	if err != nil {
 		return v, err
 	}
+	if e.To.Family == types.Utf8 && !e.To.Blank && e.E.Type().Blank {
+		// char(n) as text loses its padding (types/bpchar.go).
+		v = types.TrimBlanks(v)
+	}
 	if !v.IsNull() {
 		if r, ok, err := zoneCast(v, e.To, c.zone()); ok {
 			return r, err

@@ -78,7 +78,7 @@ func CommonType(context string, ts ...types.Type) (types.Type, error) {
 	case have && sawUnknown:
 		// The literals are parsed as the others' type, but not cut to
 		// their width or scale.
-		return BaseType(res), nil
+		return resolveTarget(res), nil
 	case have:
 		return res, nil
 	case sawUnknown:
@@ -93,6 +93,8 @@ func unify(a, b types.Type) (types.Type, bool) {
 	}
 	af, bf := a.Family, b.Family
 	switch {
+	case af == types.Utf8 && bf == types.Utf8 && (a.Blank || b.Blank):
+		return unifyBlank(a, b), true
 	case af == bf:
 		return types.T(af), true
 	case af.IsNumeric() && bf.IsNumeric():
@@ -204,7 +206,9 @@ func (b *Builder) Coerce(e Expr, t types.Type) (Expr, error) {
 		return b.resolve(e, t)
 	case et == t:
 		return e, nil
-	case et.Family == t.Family && t.Precision == 0 && t.Width == 0:
+	case et.Family == t.Family && t.Precision == 0 && t.Width == 0 && (t.Blank || !et.Blank):
+		// (A char(n) value becoming text or varchar loses its padding,
+		// which takes a Cast.)
 		return e, nil
 	}
 	if k, ok := e.(*Const); ok && k.Value.IsNull() {
@@ -273,6 +277,10 @@ func (b *Builder) resolvePair(l, r Expr) (Expr, Expr, error) {
 func resolveTarget(t types.Type) types.Type {
 	if t.Family == types.Null {
 		return types.TypeUtf8
+	}
+	if t.Blank {
+		// Next to char(n) a literal is bpchar, as in PostgreSQL.
+		return types.TypeBPChar
 	}
 	return BaseType(t)
 }

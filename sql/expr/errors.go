@@ -35,6 +35,8 @@ func TypeName(t types.Type) string {
 		return t.Family.String()
 	case f == types.Decimal:
 		return "numeric"
+	case f == types.Utf8 && t.Blank:
+		return "character"
 	case f == types.Utf8 && t.Width > 0:
 		return "character varying"
 	}

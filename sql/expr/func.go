@@ -147,7 +147,9 @@ func (b *Builder) textArg(args []Expr, i int) error {
 	if err != nil {
 		return err
 	}
-	args[i] = e
+	// A function of text given a char(n) value sees it without its
+	// padding, as PostgreSQL's char-to-text cast leaves it.
+	args[i] = trimBlank(e)
 	switch e.Type().Family {
 	case types.Utf8, types.String, types.Null:
 		return nil

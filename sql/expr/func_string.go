@@ -115,8 +115,13 @@ func sliceChars(s string, bytes bool, from, to int64) string {
 
 func buildLength(octets bool) func(b *Builder, name string, args []Expr) (Expr, error) {
 	return func(b *Builder, name string, args []Expr) (Expr, error) {
+		padded := args[0]
 		if err := b.textArg(args, 0); err != nil {
 			return nil, err
+		}
+		if octets && padded.Type().Blank {
+			// octet_length(bpchar) counts the padding (PostgreSQL's).
+			args[0] = padded
 		}
 		return newFunc(name, types.TypeInt64, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
 			return types.NewInt64(charLen(a[0].Str(), octets || isBytes(a[0]))), nil

@@ -38,7 +38,8 @@
 // the token list into the Statement: EXPLAIN's option list (explain.go),
 // CREATE TABLE AS's WITH [NO] DATA and TEMP / ON COMMIT (createas.go);
 // SELECT ... INTO name is re-spelled as CREATE TABLE name AS SELECT and
-// parsed again (selectinto.go).
+// parsed again (selectinto.go); the data-modifying queries of a top-level
+// WITH become statements of their own in Statement.WithDML (with_dml.go).
 //
 // The lexer knows PostgreSQL's and YQL's quoting: '...' standard strings
 // (a doubled quote is a quote, backslash is ordinary), E'...' and "..." strings with

@@ -74,6 +74,23 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		return Statement{}, err
 	}
 	stmt.Explain = ex
+	if rest, dml, ok, err := s.withDML(); ok || err != nil {
+		if err != nil {
+			return Statement{}, err
+		}
+		if ex != nil {
+			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0), "EXPLAIN of data-modifying statements in WITH is not supported yet")
+		}
+		main, err := buildStatement(rest)
+		if err != nil {
+			return Statement{}, err
+		}
+		if main.WithDML != nil {
+			return Statement{}, errAt(sqlerr.SyntaxError, rest.start(0), "syntax error at or near \"WITH\"")
+		}
+		main.Text, main.Offset, main.WithDML = stmt.Text, stmt.Offset, dml
+		return main, nil
+	}
 	s, stmt.NoData = s.withData()
 	s, stmt.Temp, stmt.OnCommit = s.tempTable()
 	if text, ok, err := s.selectInto(); ok {

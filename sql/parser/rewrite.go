@@ -344,10 +344,17 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			}
 			return int(s.match[i+1]) + 1, nil
 		}
-		if s.isWord(i, "as") && s.isOp(i+1, "(") && s.isWord(0, "with") && dmlWords[strings.ToLower(s.text(i+2))] && s.isKind(i+2, tkIdent) {
-			// WITH x AS (INSERT ... RETURNING ...): the write side's
-			// RETURNING is not there yet.
-			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "data-modifying statements in WITH are not supported yet")
+		if s.isWord(i, "as") && s.isOp(i+1, "(") && dmlWords[strings.ToLower(s.text(i+2))] && s.isKind(i+2, tkIdent) && s.withAt(i) {
+			// x AS (INSERT ...) in a WITH that does not head the
+			// statement (the top-level one was taken apart by withDML).
+			switch strings.ToLower(s.text(0)) {
+			case "declare":
+				// Nor does PostgreSQL run them in a cursor.
+				return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "DECLARE CURSOR must not contain data-modifying statements in WITH")
+			case "explain", "create":
+				return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "data-modifying statements in WITH are not supported yet in %s", strings.ToUpper(s.text(0)))
+			}
+			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+2), "WITH clause containing a data-modifying statement must be at the top level")
 		}
 		if s.isWord(i, "grouping") && s.isWord(i+1, "sets") && s.isOp(i+2, "(") && int(s.match[i+2]) < hi {
 			return r.groupingSets(i, hi)

@@ -54,6 +54,9 @@ type Statement struct {
 	Identities []ColumnIdentity
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
+	// WithDML are the data-modifying queries of the statement's top-level
+	// WITH, taken out of AST (with_dml.go); the statement is the rest.
+	WithDML []WithDML
 	// NumParams is the highest $n in the statement (a gap such as $1, $3
 	// still gives 3).
 	NumParams int

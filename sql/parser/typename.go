@@ -118,6 +118,12 @@ const markerPrefix = "pivot:"
 // typeText spells t so that types.ParseTypeName reads it back exactly:
 // YQL names, with varchar(n) for a bounded Utf8 (which YQL cannot spell).
 func typeText(t types.Type) string {
+	if t.Family == types.Utf8 && t.Blank {
+		if t.Width > 0 {
+			return fmt.Sprintf("char(%d)", t.Width)
+		}
+		return "bpchar"
+	}
 	if t.Family == types.Utf8 && t.Width > 0 {
 		return fmt.Sprintf("varchar(%d)", t.Width)
 	}

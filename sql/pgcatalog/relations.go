@@ -300,7 +300,7 @@ func hasVisibleKey(t *catalog.Table) bool {
 // typeOID is the pg_type of a column: its wire type, except that a
 // bounded Utf8 is varchar so that format_type prints its width.
 func typeOID(t types.Type) int64 {
-	if t.Family == types.Utf8 && t.Width > 0 {
+	if t.Family == types.Utf8 && t.Width > 0 && !t.Blank {
 		return int64(types.OIDVarchar)
 	}
 	return int64(t.OID())
@@ -374,7 +374,7 @@ func formatType(oid, mod int64) string {
 		if mod > 4 {
 			return fmt.Sprintf("character(%d)", mod-4)
 		}
-		return "character"
+		return "bpchar"
 	case 1043:
 		if mod > 4 {
 			return fmt.Sprintf("character varying(%d)", mod-4)

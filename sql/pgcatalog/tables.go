@@ -626,6 +626,14 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 	dataType := c.Type.PGName()
 	var charMax, octetMax, numPrec, numRadix, numScale, dtPrec any
 	switch f := c.Type.Family; {
+	case f == types.Utf8 && c.Type.Blank:
+		dataType = "character"
+		if c.Type.Width > 0 {
+			charMax = c.Type.Width
+			octetMax = c.Type.Width * 4
+		} else {
+			octetMax = 1073741824
+		}
 	case f == types.Utf8 && c.Type.Width > 0:
 		dataType = "character varying"
 		charMax = c.Type.Width

@@ -17,7 +17,7 @@ import (
 // Acting: work_mem (the statement's memory limit for sorts, grouping,
 // DISTINCT and hash joins, capped by --max-query-memory), enable_indexscan
 // (off: no secondary index reads), enable_hashjoin (off: equi-joins run as
-// nested loops), client_min_messages (notices below the level are not
+// nested loops, correlated EXISTS / IN run per outer row), client_min_messages (notices below the level are not
 // sent), lock_timeout (lock waits give up with 55P03), idle_session_timeout
 // (the server ends a session idle outside a transaction, 57P05),
 // default_with_oids (only off exists).

@@ -151,12 +151,18 @@ func (t *Txn) Commit() error {
 		return nil
 	}
 	var err error
-	if !t.batch.Empty() {
+	// A transaction that wrote nothing still checks the schema it meant
+	// to write under: an UPDATE or DELETE that raced a rewrite of its
+	// table (ALTER COLUMN TYPE, ADD PRIMARY KEY) may have read the old
+	// table after its rows were moved and matched none; acknowledging
+	// "DELETE 0" would lose that statement, so it fails with 40001 instead.
+	checkOnly := t.batch.Empty() && t.m.schemaCheck != nil && len(t.schema) > 0
+	if !t.batch.Empty() || checkOnly {
 		t.m.gate.RLock()
 		if t.m.schemaCheck != nil && len(t.schema) > 0 {
 			err = t.m.schemaCheck(t.schema)
 		}
-		if err == nil {
+		if err == nil && !checkOnly {
 			// Written keys feed the shards' load samples (split by load).
 			t.m.shards.SampleWrites(&t.writes)
 			err = t.m.shards.Commit(t.batch, &t.writes)

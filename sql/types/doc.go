@@ -12,7 +12,9 @@
 //	Uint8..Uint64             i holds the unsigned bits (read with Uint())
 //	Float, Double             f (Float values are rounded to float32)
 //	Decimal                   d (*apd.Decimal, never mutated once built)
-//	String, Utf8, Json        s (String is raw bytes kept in a Go string)
+//	String, Utf8, Json        s (String is raw bytes kept in a Go string;
+//	                          a char(n) value, Utf8 of a Type with Blank,
+//	                          is kept padded to n: bpchar.go)
 //	Date                      i = days since 1970-01-01
 //	Datetime                  i = seconds since 1970-01-01 00:00:00 UTC
 //	Timestamp                 i = microseconds since 1970-01-01 00:00:00 UTC

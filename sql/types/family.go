@@ -86,9 +86,14 @@ type Type struct {
 	// Precision and Scale of a Decimal; Precision 0 means unconstrained
 	// (PostgreSQL's bare numeric).
 	Precision, Scale int
-	// Width is the declared maximum length in characters of a varchar(n);
-	// 0 means unbounded.
+	// Width is the declared maximum length in characters of a varchar(n)
+	// or char(n); 0 means unbounded.
 	Width int
+	// Blank marks PostgreSQL's blank-padded character type (bpchar.go):
+	// char(n) is a Utf8 with Width n and Blank set, bare bpchar has
+	// Width 0. Its values are stored padded to Width; trailing blanks are
+	// insignificant to comparisons, length() and casts to text.
+	Blank bool `json:",omitempty"`
 }
 
 // T returns a Type of family f without parameters.
@@ -108,6 +113,8 @@ var (
 	TypeDecimal   = T(Decimal)
 	TypeTimestamp = T(Timestamp)
 	TypeInterval  = T(Interval)
+	// TypeBPChar is PostgreSQL's bare bpchar: blank-padded, unbounded.
+	TypeBPChar = Type{Family: Utf8, Blank: true}
 )
 
 // String renders the type in YQL spelling, as SHOW CREATE TABLE prints it.
@@ -115,6 +122,10 @@ func (t Type) String() string {
 	switch {
 	case t.Family == Decimal && t.Precision > 0:
 		return fmt.Sprintf("Decimal(%d,%d)", t.Precision, t.Scale)
+	case t.Family == Utf8 && t.Blank && t.Width > 0:
+		return fmt.Sprintf("Char(%d)", t.Width)
+	case t.Family == Utf8 && t.Blank:
+		return "Bpchar"
 	case t.Family == Utf8 && t.Width > 0:
 		return fmt.Sprintf("Utf8(%d)", t.Width)
 	}
@@ -146,6 +157,12 @@ func (t Type) PGName() string {
 	case String:
 		return "bytea"
 	case Utf8:
+		if t.Blank {
+			if t.Width > 0 {
+				return fmt.Sprintf("character(%d)", t.Width)
+			}
+			return "bpchar"
+		}
 		if t.Width > 0 {
 			return fmt.Sprintf("character varying(%d)", t.Width)
 		}
@@ -212,7 +229,12 @@ func (t Type) OID() uint32 {
 		return OIDFloat8
 	case String:
 		return OIDBytea
-	case Utf8, Null, Unknown:
+	case Utf8:
+		if t.Blank {
+			return OIDBPChar
+		}
+		return OIDText
+	case Null, Unknown:
 		return OIDText
 	case Json:
 		return OIDJSON
@@ -269,7 +291,9 @@ func FromOID(oid uint32) (Type, bool) {
 		return TypeDecimal, true
 	case OIDBytea:
 		return TypeString, true
-	case OIDText, OIDVarchar, OIDBPChar, OIDName, OIDChar:
+	case OIDBPChar:
+		return TypeBPChar, true
+	case OIDText, OIDVarchar, OIDName, OIDChar:
 		return TypeUtf8, true
 	case OIDJSON, OIDJSONB:
 		return T(Json), true
@@ -360,7 +384,9 @@ func ParseTypeName(name string) (Type, error) {
 		return Type{}, sqlerr.New(sqlerr.SyntaxError, "invalid NUMERIC type modifier")
 	case "string", "bytea", "blob", "bytes", "binary", "varbinary", "longblob":
 		return noArgs(TypeString)
-	case "utf8", "text", "varchar", "character varying", "char", "character", "bpchar", "name", "longtext":
+	case "char", "character", "bpchar":
+		return parseBPChar(lower, base, args)
+	case "utf8", "text", "varchar", "character varying", "name", "longtext":
 		switch len(args) {
 		case 0:
 			return TypeUtf8, nil

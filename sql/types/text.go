@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -258,21 +257,11 @@ func ParseText(t Type, s string) (Value, error) {
 		if err := CheckText(s); err != nil {
 			return Value{}, err
 		}
-		if t.Width > 0 && utf8.RuneCountInString(s) > t.Width {
-			// As PostgreSQL does, trailing spaces that do not fit are
-			// trimmed: 'abcd    ' fits varchar(4); 'abcde' does not.
-			cut := 0
-			for i := range s {
-				if cut == t.Width {
-					cut = i
-					break
-				}
-				cut++
+		if t.Width > 0 {
+			var err error
+			if s, err = fitWidth(t, s); err != nil {
+				return Value{}, err
 			}
-			if strings.Trim(s[cut:], " ") != "" {
-				return Value{}, sqlerr.New(sqlerr.StringDataRightTruncation, "value too long for type character varying(%d)", t.Width)
-			}
-			s = s[:cut]
 		}
 		return NewUtf8(s), nil
 	case Json:

@@ -249,6 +249,9 @@ var workloads = []workload{
 const (
 	windowSQL    = "SELECT count(s) FROM (SELECT sum(k) OVER (PARTITION BY k % 1000 ORDER BY k) AS s FROM kv) x"
 	recursiveSQL = "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 100000) SELECT count(*) FROM t"
+	// existsSQL is a correlated EXISTS over 10,000 × 10,000 rows of kv,
+	// correlated on v (no key): issue 22's decorrelation case.
+	existsSQL = "SELECT count(*) FROM kv AS a WHERE a.k < 10000 AND EXISTS (SELECT 1 FROM kv AS b WHERE b.v = a.v AND b.k < 10000)"
 )
 
 func init() {
@@ -280,6 +283,20 @@ func init() {
 				return nil
 			},
 			pgbench: func(dialect) string { return recursiveSQL + ";\n" },
+		},
+		workload{
+			name: "correlated EXISTS, 10k x 10k rows",
+			op: func(ctx context.Context, in *instance, c *pgxpool.Conn, r *rand.Rand, rows int) error {
+				var n int64
+				if err := c.QueryRow(ctx, existsSQL).Scan(&n); err != nil {
+					return err
+				}
+				if want := int64(min(rows, 10000)); n != want {
+					return fmt.Errorf("correlated EXISTS gave %d rows, want %d", n, want)
+				}
+				return nil
+			},
+			pgbench: func(dialect) string { return existsSQL + ";\n" },
 		})
 }
 
