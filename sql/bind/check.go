@@ -108,3 +108,19 @@ func (v *subqueryFinder) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 func (v *subqueryFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// rowRules binds what every write of table t applies to a row it stores:
+// its computed columns, its CHECK constraints and its foreign keys (INSERT
+// and UPDATE share them).
+func (a *binder) rowRules(t *catalog.Table) (computed []expr.Expr, checks []Check, fk *FKGraph, err error) {
+	if computed, err = a.computedExprs(t); err != nil {
+		return nil, nil, nil, err
+	}
+	if checks, err = a.checkExprs(t); err != nil {
+		return nil, nil, nil, err
+	}
+	if fk, err = a.fkGraph(t); err != nil {
+		return nil, nil, nil, err
+	}
+	return computed, checks, fk, nil
+}

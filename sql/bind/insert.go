@@ -44,13 +44,7 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
 		return nil, err
 	}
-	if p.Computed, err = a.computedExprs(t); err != nil {
-		return nil, err
-	}
-	if p.Checks, err = a.checkExprs(t); err != nil {
-		return nil, err
-	}
-	if p.FK, err = a.fkGraph(t); err != nil {
+	if p.Computed, p.Checks, p.FK, err = a.rowRules(t); err != nil {
 		return nil, err
 	}
 	if p.Defaults, err = a.columnDefaults(t); err != nil {

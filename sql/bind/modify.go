@@ -101,13 +101,7 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 	if err := a.planWhere(scan, sc, n.Where); err != nil {
 		return nil, err
 	}
-	if p.Computed, err = a.computedExprs(t); err != nil {
-		return nil, err
-	}
-	if p.Checks, err = a.checkExprs(t); err != nil {
-		return nil, err
-	}
-	if p.FK, err = a.fkGraph(t); err != nil {
+	if p.Computed, p.Checks, p.FK, err = a.rowRules(t); err != nil {
 		return nil, err
 	}
 	if p.Returning, err = a.returning(t, sc); err != nil {
