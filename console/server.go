@@ -40,6 +40,10 @@ type Server struct {
 	http *http.Server
 	hist *history
 	stop context.CancelFunc
+	// sampled is closed when the sampler goroutine has returned, so that
+	// Close can wait for it: it runs statements on the engine, which the
+	// caller closes after this server.
+	sampled chan struct{}
 }
 
 // CheckAddr applies the listener's rule: the console and the metrics have
@@ -88,7 +92,11 @@ func Start(cfg Config) (*Server, error) {
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
-	go s.sample(ctx)
+	s.sampled = make(chan struct{})
+	go func() {
+		defer close(s.sampled)
+		s.sample(ctx)
+	}()
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			cfg.Log.Warn("http listener stopped", "err", err)
@@ -100,10 +108,13 @@ func Start(cfg Config) (*Server, error) {
 // Addr is the address listened on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
-// Close stops the listener and the sampler.
+// Close stops the listener and the sampler, and waits for the sampler's
+// statement in flight to end.
 func (s *Server) Close() error {
 	s.stop()
-	return s.http.Close()
+	err := s.http.Close()
+	<-s.sampled
+	return err
 }
 
 // sample records the engine's figures now and every SampleInterval.

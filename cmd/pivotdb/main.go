@@ -208,15 +208,16 @@ func serve(args []string, stderr io.Writer) int {
 		eng.Close()
 		return 1
 	}
+	var hs *console.Server
 	if *httpListen != "" {
-		hs, err := console.Start(console.Config{Addr: *httpListen, Engine: eng, Metrics: mets, Activity: sessions,
+		var err error
+		hs, err = console.Start(console.Config{Addr: *httpListen, Engine: eng, Metrics: mets, Activity: sessions,
 			ShuttingDown: srv.ShuttingDown, SampleInterval: *consoleSample, Log: log})
 		if err != nil {
 			log.Error("cannot listen", "http_addr", *httpListen, "err", err)
 			eng.Close()
 			return 1
 		}
-		defer hs.Close()
 		log.Info("serving metrics, health and the console", "url", "http://"+hs.Addr().String()+"/")
 	}
 	log.Info("PivotDB is ready", "addr", srv.Addr().String(), "data_dir", *dataDir,
@@ -247,6 +248,10 @@ func serve(args []string, stderr io.Writer) int {
 			log.Error("server stopped", "err", err)
 			code = 1
 		}
+	}
+	if hs != nil {
+		// Before the engine: the console's sampler runs statements on it.
+		hs.Close()
 	}
 	if err := eng.Close(); err != nil {
 		log.Error("closing storage", "err", err)
