@@ -284,10 +284,14 @@ func (s *Session) bindEnv() *bind.Env {
 		PartitionRows: s.partitionRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
-		Locks:         s.lockRows,
-		Cursor:        s.cursorColumns,
-		OpenCursors:   s.openCursors,
-		TempPrefix:    s.tempPrefix,
+		RelationSize:  s.relationSize,
+		Notice: func(msg string) {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", msg)
+		},
+		Locks:       s.lockRows,
+		Cursor:      s.cursorColumns,
+		OpenCursors: s.openCursors,
+		TempPrefix:  s.tempPrefix,
 	}
 }
 
