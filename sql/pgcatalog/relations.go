@@ -660,11 +660,51 @@ func (v *View) userName(oid int64) string {
 	return fmt.Sprintf("unknown (OID=%d)", oid)
 }
 
-// storedExprText shows a DEFAULT or computed-column expression as the
-// catalog stores it (TiDB's restored SQL) the way a PostgreSQL user writes
-// it: without the charset introducer TiDB puts before string literals.
+// storedExprText shows a DEFAULT, CHECK or computed-column expression as
+// the catalog stores it (TiDB's restored SQL) the way a PostgreSQL user
+// writes it: without the charset introducer TiDB puts before string
+// literals, and with `quoted` names spelled as PostgreSQL's quote_ident
+// spells them (bare when they need no quotes).
 func storedExprText(s string) string {
-	return strings.ReplaceAll(s, "_UTF8MB4'", "'")
+	s = strings.ReplaceAll(s, "_UTF8MB4'", "'")
+	if !strings.Contains(s, "`") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'':
+			// A string literal ('' inside is a quote): copied as it is.
+			j := i + 1
+			for j < len(s) && !(s[j] == '\'' && (j+1 >= len(s) || s[j+1] != '\'')) {
+				if s[j] == '\'' {
+					j++
+				}
+				j++
+			}
+			b.WriteString(s[i:min(j+1, len(s))])
+			i = j
+		case '`':
+			var name strings.Builder
+			j := i + 1
+			for ; j < len(s); j++ {
+				if s[j] == '`' {
+					if j+1 < len(s) && s[j+1] == '`' {
+						name.WriteByte('`')
+						j++
+						continue
+					}
+					break
+				}
+				name.WriteByte(s[j])
+			}
+			b.WriteString(quoteIdent(name.String()))
+			i = j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // viewColumns are a view's visible result columns; none when the view

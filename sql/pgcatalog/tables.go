@@ -326,6 +326,7 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_cast", Cols: pgCastCols, rows: pgCastRows},
+	{Schema: "pg_catalog", Name: "pg_enum", Cols: cols("oid oid, enumtypid oid, enumsortorder float4, enumlabel name"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_inherits", Cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_trigger", Cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr array, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
