@@ -57,4 +57,3 @@ func (v *Vars) TxnMode() txnmode.Mode {
 	return txnmode.Mode{Isolation: l, ReadOnly: get("transaction_read_only") == "on",
 		Deferrable: get("transaction_deferrable") == "on"}
 }
-
