@@ -32,7 +32,7 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.Modify:
 		return s.modify(ctx, st, params)
 	case *bind.Explain:
-		return s.explain(st)
+		return s.explain(ctx, st, params)
 	case *bind.WithDML:
 		return s.runWithDML(ctx, st, params)
 

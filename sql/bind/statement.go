@@ -294,10 +294,19 @@ func (*ShowCreateTable) Columns() []planner.Column {
 	return utf8Columns("table_name", "create_statement")
 }
 
-// Explain renders the plan of a query; the lines are built when it runs,
-// against the shard maps of that moment.
+// Explain renders the plan of a query or a write; the lines are built when
+// it runs, against the shard maps of that moment.
 type Explain struct {
+	// Node is the query's plan, or the plan that finds a write's rows (an
+	// INSERT's source, an UPDATE's or DELETE's scan).
 	Node planner.Node
+	// Write is the INSERT (*Insert) or UPDATE/DELETE (*Modify) explained;
+	// nil for a query. Its operator is shown above Node.
+	Write Statement
+	// Analyze runs the statement and shows what each operator did;
+	// Timing measures each operator's time, Summary adds the planning and
+	// execution time (both on by default with Analyze).
+	Analyze, Timing, Summary bool
 	// Verbose adds each operator's output columns and each table read's
 	// shards; Costs each table read's estimated rows (from shard
 	// statistics: PivotDB has no cost model, so EXPLAIN shows no costs
