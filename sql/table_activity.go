@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/pgcatalog"
@@ -19,6 +20,20 @@ type tableActivity struct {
 
 type tableCounters struct {
 	seqScan, idxScan, ins, upd, del atomic.Int64
+	// VACUUM and ANALYZE runs: how many, and when the last one ended
+	// (Unix microseconds; 0: never).
+	vacuums, analyzes       atomic.Int64
+	lastVacuum, lastAnalyze atomic.Int64
+}
+
+func (c *tableCounters) vacuumed(at time.Time) {
+	c.vacuums.Add(1)
+	c.lastVacuum.Store(at.UnixMicro())
+}
+
+func (c *tableCounters) analyzed(at time.Time) {
+	c.analyzes.Add(1)
+	c.lastAnalyze.Store(at.UnixMicro())
 }
 
 func (a *tableActivity) of(id uint64) *tableCounters {
@@ -51,7 +66,9 @@ func (a *tableActivity) countWrites(tableID uint64, ins, upd, del int64) {
 func (s *Session) tableStats(tableID uint64) (pgcatalog.TableStats, error) {
 	c := s.e.tableActivity.of(tableID)
 	st := pgcatalog.TableStats{SeqScan: c.seqScan.Load(), IdxScan: c.idxScan.Load(),
-		Inserted: c.ins.Load(), Updated: c.upd.Load(), Deleted: c.del.Load()}
+		Inserted: c.ins.Load(), Updated: c.upd.Load(), Deleted: c.del.Load(),
+		Vacuums: c.vacuums.Load(), Analyzes: c.analyzes.Load(),
+		LastVacuum: c.lastVacuum.Load(), LastAnalyze: c.lastAnalyze.Load()}
 	_, shards, _, err := s.e.shards.TableStats(tableID)
 	if errors.Is(err, partition.ErrTableNotFound) {
 		return st, nil
