@@ -298,6 +298,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		JobRows:       s.jobRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
 		RelationSize:  s.relationSize,
