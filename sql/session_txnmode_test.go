@@ -125,6 +125,22 @@ func TestTransactionModes(t *testing.T) {
 			{"SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE, NOT DEFERRABLE", "ok"},
 			{"INSERT INTO acct VALUES (4, 0)", "ok"},
 		},
+		"and chain": {
+			{"COMMIT AND CHAIN", "25P01: COMMIT AND CHAIN can only be used in transaction blocks"},
+			{"BEGIN READ ONLY", "ok"},
+			{"SELECT 1", "1"},
+			{"COMMIT AND CHAIN", "ok"},
+			{"SHOW transaction_read_only", "on"},
+			{"SET TRANSACTION READ WRITE", "ok"}, // no query yet in the new transaction
+			{"INSERT INTO acct VALUES (5, 5)", "ok"},
+			{"ROLLBACK AND CHAIN", "ok"},
+			{"SELECT count(*) FROM acct WHERE id = 5", "0"},
+			{"SHOW transaction_read_only", "off"},
+			{"SELECT x", `42703: column "x" does not exist`},
+			{"COMMIT AND CHAIN", "ok"},
+			{"SELECT 2", "2"},
+			{"COMMIT", "ok"},
+		},
 		"not run yet": {
 			{"SELECT * FROM acct FOR UPDATE", "0A000: SELECT FOR UPDATE is not supported yet"},
 			{"SELECT * FROM acct WHERE id = 1 FOR SHARE SKIP LOCKED", "0A000: SELECT FOR SHARE is not supported yet"},
