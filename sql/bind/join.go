@@ -786,9 +786,7 @@ func (a *binder) fromUnnest(call *ast.FuncCallExpr, alias string, names []string
 		case types.Array:
 		case types.Utf8:
 			// The catalog's text form of an array.
-			if e, err = expr.NewCast(e, types.ArrayOf(types.TypeUtf8)); err != nil {
-				return nil, err
-			}
+			e = expr.TextArray(e)
 		default:
 			return nil, sqlerr.New(sqlerr.UndefinedFunction, "function unnest(%s) does not exist", expr.TypeName(e.Type()))
 		}

@@ -411,12 +411,6 @@ func newUnnest(c *Context, n *planner.Unnest) (Iter, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !v.IsNull() && v.Family() != types.Array {
-			// The catalog's text form of an array.
-			if v, err = types.Cast(v, e.Type()); err != nil {
-				return nil, err
-			}
-		}
 		elems := v.ArrayElems()
 		it.arrays = append(it.arrays, elems)
 		it.n = max(it.n, len(elems))

@@ -100,6 +100,15 @@ func arrayValue(v types.Value, elem types.Type) (types.Value, error) {
 	return types.Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "expected an array, got %s", v.Family())
 }
 
+// TextArray reads a text expression holding the text form of an array
+// (the catalog's arrays: '{a,b}', or an int2vector's '1 2') as text[].
+func TextArray(e Expr) Expr {
+	return newFunc("text_array", types.ArrayOf(types.TypeUtf8), []Expr{e}, true,
+		func(_ *Context, a []types.Value) (types.Value, error) {
+			return arrayValue(a[0], types.TypeUtf8)
+		})
+}
+
 // isArrayLike reports whether t can stand where an array is expected:
 // an array, text (the catalog's text form), NULL or an untyped literal.
 func isArrayLike(t types.Type) bool {
@@ -588,6 +597,9 @@ func (b *Builder) subscript(e Expr) (Expr, error) {
 	switch f := e.Type().Family; {
 	case f.IsInteger(), f == types.Null:
 		return e, nil
+	case f.IsNumeric():
+		// PostgreSQL converts a numeric subscript to integer (rounding).
+		return NewCast(e, types.TypeInt32)
 	}
 	return nil, sqlerr.New(sqlerr.DatatypeMismatch, "array subscript must have type integer")
 }
@@ -708,9 +720,7 @@ func (b *Builder) buildArraySlice(n *ast.FuncCallExpr) (Expr, error) {
 	}
 	if arr.Type().Family == types.Utf8 {
 		// The catalog's text form: a text[] slice of it.
-		if arr, err = NewCast(arr, types.ArrayOf(types.TypeUtf8)); err != nil {
-			return nil, err
-		}
+		arr = TextArray(arr)
 	}
 	if f := arr.Type().Family; f != types.Array && f != types.Null {
 		return nil, sqlerr.New(sqlerr.DatatypeMismatch, "cannot subscript type %s because it does not support subscripting", TypeName(arr.Type()))

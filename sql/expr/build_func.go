@@ -41,6 +41,10 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 		return b.buildArraySlice(n)
 	case ArrayAnyFunc, ArrayAllFunc, ArrayContainsFunc, ArrayContainedFunc, ArrayOverlapFunc:
 		return nil, b.withPos(sqlerr.New(sqlerr.SyntaxError, "syntax error: %s stands only on the right of a comparison", name), n)
+	case "unnest":
+		// A set-returning function: only FROM unnest(...) (or a LATERAL
+		// join with it) is planned.
+		return nil, b.withPos(sqlerr.NotSupported("unnest() outside FROM (write FROM unnest(...) or a LATERAL join)"), n)
 	case ArraySubqueryFunc:
 		if len(n.Args) == 1 {
 			if _, ok := unparen(n.Args[0]).(*ast.SubqueryExpr); ok {

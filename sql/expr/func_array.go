@@ -45,11 +45,7 @@ func (b *Builder) arrayArg(args []Expr, i int, elem types.Type) error {
 		return nil
 	case types.Utf8:
 		// The catalog's text form of an array: read as text[].
-		c, err := NewCast(args[i], types.ArrayOf(types.TypeUtf8))
-		if err != nil {
-			return err
-		}
-		args[i] = c
+		args[i] = TextArray(args[i])
 		return nil
 	}
 	return errSignature

@@ -92,8 +92,20 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_type", Cols: pgTypeCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range pgTypes {
+			arr := int64(types.ArrayOID(uint32(t.oid)))
 			out = append(out, row(pgTypeCols, t.oid, t.typname, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
-				"b", t.category, false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
+				"b", t.category, false, true, ",", 0, 0, 0, arr, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
+				false, 0, -1, 0, 0, nil, nil, nil))
+		}
+		// The array types: typelem names the element type, as the
+		// drivers read it to decode arrays.
+		for _, t := range pgTypes {
+			arr := int64(types.ArrayOID(uint32(t.oid)))
+			if arr == 0 {
+				continue
+			}
+			out = append(out, row(pgTypeCols, arr, "_"+t.typname, oidPgCatalog, oidBootstrapUser, -1, false,
+				"b", "A", false, true, ",", 0, 0, t.oid, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "x",
 				false, 0, -1, 0, 0, nil, nil, nil))
 		}
 		return out
@@ -430,11 +442,19 @@ func pgAttributeRows(v *View) [][]types.Value {
 				length, byVal, align = int64(pt.len), pt.byVal, pt.align
 			}
 		}
-		var coll int64
-		if typ.Family == types.Utf8 {
+		var coll, ndims int64
+		if typ.ElemType().Family == types.Utf8 {
 			coll = oidDefaultCollation
 		}
-		return row(pgAttributeCols, rel, name, oid, -1, length, num, 0, -1, typmod(typ), byVal, align, "p", "",
+		storage := "p"
+		if typ.Family == types.Array {
+			ndims, storage = 1, "x"
+			length, byVal = -1, false
+			if typ.ElemType().TypeSize() == 8 {
+				align = "d"
+			}
+		}
+		return row(pgAttributeCols, rel, name, oid, -1, length, num, ndims, -1, typmod(typ), byVal, align, storage, "",
 			notNull, hasDef, false, ident, generated, false, true, 0, coll, nil, nil, nil, nil)
 	}
 	for _, t := range v.tables() {
@@ -626,6 +646,8 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 	dataType := c.Type.PGName()
 	var charMax, octetMax, numPrec, numRadix, numScale, dtPrec any
 	switch f := c.Type.Family; {
+	case f == types.Array:
+		dataType = "ARRAY"
 	case f == types.Utf8 && c.Type.Blank:
 		dataType = "character"
 		if c.Type.Width > 0 {
@@ -679,6 +701,11 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 
 // formatUDTName is information_schema's udt_name: the pg_type name.
 func formatUDTName(t types.Type) string {
+	if t.Family == types.Array {
+		if n := arrayTypeName(typeOID(t.ElemType())); n != "" {
+			return n
+		}
+	}
 	oid := typeOID(t)
 	for _, pt := range pgTypes {
 		if pt.oid == oid {
