@@ -60,7 +60,7 @@ var sessionFuncs = map[string]*sessionFunc{}
 func init() {
 	for _, group := range []map[string]*sessionFunc{
 		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), privilegeFuncs(),
-		backendFuncs(),
+		backendFuncs(), sizeFuncs(), objectFuncs(),
 	} {
 		for name, f := range group {
 			sessionFuncs[name] = f
@@ -100,9 +100,16 @@ func catalogFuncs() map[string]*sessionFunc {
 				return types.NewUtf8(v.userName(a[0].Int())), nil
 			})(v, args)
 		}),
-		"format_type": sig(2, 2, tOID, tInt4).as(perRow("format_type", tText, func(a []types.Value) (types.Value, error) {
-			return types.NewUtf8(formatType(a[0].Int(), a[1].Int())), nil
-		})),
+		"format_type": sig(2, 2, tOID, tInt4).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			// A NULL typmod is "none" (psql's \dC passes NULL), not a NULL
+			// result.
+			if args[1].Type().Family == types.Null {
+				args[1] = &expr.Const{Value: types.NewInt(types.Int32, -1), Typ: tInt4}
+			}
+			return perRow("format_type", tText, func(a []types.Value) (types.Value, error) {
+				return types.NewUtf8(formatType(a[0].Int(), a[1].Int())), nil
+			})(v, args)
+		}),
 		"pg_table_is_visible": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
 			// Every relation PivotDB has is in public or pg_catalog, both on
 			// the search path.
@@ -202,6 +209,11 @@ func Function(b *expr.Builder, v *View, name string, args []expr.Expr) (e expr.E
 			break
 		}
 		t := f.argTypes[min(i, len(f.argTypes)-1)]
+		if t.Family == types.Unknown {
+			// An argument of several accepted types (an OID or a name):
+			// the builder looks at the type it has.
+			continue
+		}
 		e, err := b.Resolve(args[i], t)
 		if err != nil {
 			return nil, false, err
