@@ -16,10 +16,16 @@ import (
 // what statements did, committed or not).
 type tableActivity struct {
 	m sync.Map // table id -> *tableCounters
+	// rowsRead is every table's rows read from storage together
+	// (/metrics' pivotdb_rows_read_total).
+	rowsRead atomic.Int64
 }
 
 type tableCounters struct {
 	seqScan, idxScan, ins, upd, del atomic.Int64
+	// seqTupRead counts rows read by range scans, idxTupFetch rows found
+	// by point lookups and index entries read by index scans.
+	seqTupRead, idxTupFetch atomic.Int64
 	// VACUUM and ANALYZE runs: how many, and when the last one ended
 	// (Unix microseconds; 0: never).
 	vacuums, analyzes       atomic.Int64
@@ -53,6 +59,16 @@ func (a *tableActivity) CountScan(tableID uint64, index bool) {
 	}
 }
 
+// CountRowsRead makes tableActivity an exec.ScanCounter.
+func (a *tableActivity) CountRowsRead(tableID uint64, index bool, rows int64) {
+	a.rowsRead.Add(rows)
+	if index {
+		a.of(tableID).idxTupFetch.Add(rows)
+	} else {
+		a.of(tableID).seqTupRead.Add(rows)
+	}
+}
+
 func (a *tableActivity) countWrites(tableID uint64, ins, upd, del int64) {
 	c := a.of(tableID)
 	c.ins.Add(ins)
@@ -66,6 +82,7 @@ func (a *tableActivity) countWrites(tableID uint64, ins, upd, del int64) {
 func (s *Session) tableStats(tableID uint64) (pgcatalog.TableStats, error) {
 	c := s.e.tableActivity.of(tableID)
 	st := pgcatalog.TableStats{SeqScan: c.seqScan.Load(), IdxScan: c.idxScan.Load(),
+		SeqTupRead: c.seqTupRead.Load(), IdxTupFetch: c.idxTupFetch.Load(),
 		Inserted: c.ins.Load(), Updated: c.upd.Load(), Deleted: c.del.Load(),
 		Vacuums: c.vacuums.Load(), Analyzes: c.analyzes.Load(),
 		LastVacuum: c.lastVacuum.Load(), LastAnalyze: c.lastAnalyze.Load()}

@@ -128,11 +128,19 @@ type binder struct {
 
 func (a *binder) plan() (Statement, error) {
 	st := a.stmt
+	_, explain := st.AST.(*ast.ExplainStmt)
+	if (len(st.Locking) > 0 || st.AsOf != nil) && (len(st.WithDML) > 0 || st.Cursor != nil || explain) {
+		return a.planQueryClausesElsewhere()
+	}
 	switch {
 	case len(st.WithDML) > 0:
 		return a.planWithDML()
 	case st.Txn != nil:
-		return &Txn{TxnStmt: st.Txn}, nil
+		asOf, err := a.bindAsOf(st.Txn.AsOf)
+		if err != nil {
+			return nil, err
+		}
+		return &Txn{TxnStmt: st.Txn, AsOf: asOf}, nil
 	case st.Set != nil:
 		return &Set{SetVar: st.Set}, nil
 	case st.Show != nil:
@@ -180,7 +188,14 @@ func (a *binder) plan() (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Select{Node: node}, nil
+		sel := &Select{Node: node}
+		if sel.Locking, err = a.bindLocking(n, st.Locking); err != nil {
+			return nil, err
+		}
+		if sel.AsOf, err = a.bindAsOf(st.AsOf); err != nil {
+			return nil, err
+		}
+		return sel, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
