@@ -10,6 +10,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -107,6 +108,10 @@ type View struct {
 	// ViewColumns plans a view's query for its result columns (the
 	// pg_attribute rows of a view); nil: views list no columns.
 	ViewColumns func(vw *catalog.View) ([]planner.Column, error)
+	// TableOptions lists a table's settings as "name=value" items, its
+	// current shard boundaries as partition_at_keys (pg_class.reloptions);
+	// nil: none are listed.
+	TableOptions func(t *catalog.Table) ([]string, error)
 	// Notice sends a NOTICE to the client (set_config's, as SET's); nil:
 	// none is sent.
 	Notice func(msg string)
@@ -757,4 +762,22 @@ func (v *View) viewColumns(vw *catalog.View) []planner.Column {
 		}
 	}
 	return out
+}
+
+// tableOptions is pg_class.reloptions of a table: its settings in the
+// text form of an array, NULL when it has none (as PostgreSQL shows a
+// table without storage parameters) or they cannot be read.
+func (v *View) tableOptions(t *catalog.Table) any {
+	if v.TableOptions == nil {
+		return nil
+	}
+	opts, err := v.TableOptions(t)
+	if err != nil || len(opts) == 0 {
+		return nil
+	}
+	elems := make([]*string, len(opts))
+	for i := range opts {
+		elems[i] = &opts[i]
+	}
+	return expr.FormatArrayText(elems)
 }
