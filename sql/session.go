@@ -39,6 +39,10 @@ type Session struct {
 	// COMMIT/ROLLBACK is refused with 25P02 until it ends.
 	txn    *txn.Txn
 	failed bool
+	// queried is set once a statement other than transaction control and
+	// SET/SHOW/RESET ran in the current transaction: PostgreSQL's "first
+	// snapshot", after which the isolation level is fixed (txnmode.go).
+	queried bool
 	// implicit marks the implicit transaction of a protocol cycle: the
 	// statements of one simple Query string, or of an extended-protocol
 	// pipeline up to Sync, commit together at Sync as in PostgreSQL. Its
@@ -121,6 +125,7 @@ func (s *Session) Sync() error {
 	s.implicit = false
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
+	s.queried = false
 	if t == nil {
 		s.endTransaction(!failed)
 		return nil
@@ -292,10 +297,14 @@ func (s *Session) bindEnv() *bind.Env {
 		JobRows:       s.jobRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
-		Locks:         s.lockRows,
-		Cursor:        s.cursorColumns,
-		OpenCursors:   s.openCursors,
-		TempPrefix:    s.tempPrefix,
+		RelationSize:  s.relationSize,
+		Notice: func(msg string) {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", msg)
+		},
+		Locks:       s.lockRows,
+		Cursor:      s.cursorColumns,
+		OpenCursors: s.openCursors,
+		TempPrefix:  s.tempPrefix,
 	}
 }
 

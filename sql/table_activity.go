@@ -84,3 +84,23 @@ func (s *Session) tableStats(tableID uint64) (pgcatalog.TableStats, error) {
 	}
 	return st, nil
 }
+
+// relationSize is the binder's pg_relation_size source: the data sizes of
+// the shards of a table or index (sys.partitions' data_size_bytes, keys
+// plus values). While a split's base count has not landed a shard counts
+// only its later writes, so the sum may lag for a moment; it is never
+// negative.
+func (s *Session) relationSize(id uint64) (int64, error) {
+	_, shards, _, err := s.e.shards.TableStats(id)
+	if errors.Is(err, partition.ErrTableNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, sh := range shards {
+		n += sh.Bytes
+	}
+	return max(n, 0), nil
+}

@@ -34,7 +34,14 @@ func utf8Columns(names ...string) []planner.Column {
 }
 
 // Select is a query: SELECT, a set operation, VALUES.
-type Select struct{ Node planner.Node }
+type Select struct {
+	Node planner.Node
+	// Locking are the row locks of its FOR UPDATE / FOR NO KEY UPDATE /
+	// FOR SHARE / FOR KEY SHARE clauses, one per locked table (nil: none).
+	Locking []RowLock
+	// AsOf is its AS OF SYSTEM TIME clause (nil: read the present).
+	AsOf *AsOf
+}
 
 func (s *Select) Columns() []planner.Column { return s.Node.Columns() }
 
@@ -201,6 +208,9 @@ type Split struct {
 type Txn struct {
 	noRows
 	*parser.TxnStmt
+	// AsOf is the AS OF SYSTEM TIME mode of BEGIN or SET TRANSACTION
+	// (nil: none).
+	AsOf *AsOf
 }
 
 // Set is SET name = value.
