@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -22,9 +23,14 @@ var quietOnce sync.Once
 
 // QuietEngine turns dragonboat's logging down to errors, once per process
 // (its loggers are global and may not change while hosts run).
+// PIVOTDB_RAFT_LOG=info (or debug, warning) shows more when debugging.
 func QuietEngine() {
 	quietOnce.Do(func() {
-		if err := raft.SetEngineLogLevel("error"); err != nil {
+		level := os.Getenv("PIVOTDB_RAFT_LOG")
+		if level == "" {
+			level = "error"
+		}
+		if err := raft.SetEngineLogLevel(level); err != nil {
 			panic(err)
 		}
 	})

@@ -126,13 +126,27 @@ func (h *dragonboatHost) Read(ctx context.Context, g GroupID, query any) (any, e
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
 	var v any
-	err := retryDropped(ctx, func() error {
-		var err error
-		v, err = h.nh.SyncRead(ctx, uint64(g), query)
-		return err
-	})
-	return v, mapError(g, err)
+	for {
+		// Each attempt gets a bounded wait: dragonboat completes a read
+		// when the replica next applies something, and a replica that
+		// caught up by a snapshot while the read waited applies nothing
+		// until the next write, so its read would wait for that write. A
+		// ReadIndex has no effect, so asking again is safe.
+		actx, acancel := context.WithTimeout(ctx, readAttemptTimeout)
+		err := retryDropped(actx, func() error {
+			var err error
+			v, err = h.nh.SyncRead(actx, uint64(g), query)
+			return err
+		})
+		acancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, dragonboat.ErrTimeout) {
+			return v, mapError(g, err)
+		}
+	}
 }
+
+// readAttemptTimeout bounds one ReadIndex attempt of Read.
+const readAttemptTimeout = time.Second
 
 func (h *dragonboatHost) StaleRead(g GroupID, query any) (any, error) {
 	v, err := h.nh.StaleRead(uint64(g), query)

@@ -28,7 +28,9 @@ type Host interface {
 	// the three ways to start one (bootstrap, join, restart).
 	StartReplica(spec ReplicaSpec, create CreateStateMachine) error
 	// StopReplica stops the local replica of g; its data stays and a later
-	// StartReplica restarts it. It is not a membership change.
+	// StartReplica restarts it. It is not a membership change. A replica
+	// removed from its group may have been stopped by the engine already:
+	// then StopReplica returns ErrGroupNotFound.
 	StopReplica(g GroupID) error
 	// HasReplicaData reports whether the log store holds a replica r of g that
 	// was started before: the caller then restarts it (no members, no join).
