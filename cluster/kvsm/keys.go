@@ -10,8 +10,8 @@ import (
 // byte 0x03 is one the storage engine's key map (storage/keys.go) leaves
 // reserved, so the two can share a store:
 //
-//	 03 | group id (8 bytes BE) | 00 | "applied"   the applied index (8 bytes BE)
-//	 03 | group id (8 bytes BE) | 01 | user key    a value written by a command
+//	03 | group id (8 bytes BE) | 00 | "applied"   the applied index (8 bytes BE)
+//	03 | group id (8 bytes BE) | 01 | user key    a value written by a command
 //
 // A group's span is [03|g, 03|g+1): everything of the group and nothing
 // else, so a snapshot is one scan of it and a recovery replaces it whole. The

@@ -382,7 +382,7 @@ func (a *onDiskAdapter) Update(in []sm.Entry) ([]sm.Entry, error) {
 }
 
 func (a *onDiskAdapter) Lookup(q any) (any, error) { return a.sm.Lookup(q) }
-func (a *onDiskAdapter) Sync() error              { return a.sm.Sync() }
+func (a *onDiskAdapter) Sync() error               { return a.sm.Sync() }
 
 func (a *onDiskAdapter) PrepareSnapshot() (any, error) { return a.sm.PrepareSnapshot() }
 

@@ -96,9 +96,11 @@ type ReplicaSpec struct {
 	InitialMembers map[ReplicaID]string
 	Join           bool
 	// NonVoter starts the replica as a non-voting member: it must be one in
-	// the membership (AddNonVoter). A replica restarted after its promotion
-	// may still say NonVoter; it becomes a voter again when it replays the
-	// promotion.
+	// the membership (AddNonVoter). A replica that joined as a non-voter
+	// must say so at every later start too, promoted or not: replaying its
+	// log it meets its own addition as a non-voter, which dragonboat refuses
+	// (panics) on a voter; it becomes a voter when it replays or restores
+	// its promotion.
 	NonVoter bool
 }
 
