@@ -23,6 +23,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pivotdb/pivotdb/cluster/clustertest"
 	"github.com/pivotdb/pivotdb/cluster/kvsm"
+	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage/storagetest"
 )
 
@@ -50,6 +51,10 @@ func runNemesisNode() {
 		Join:     strings.Split(os.Getenv("NODE_JOIN"), ","),
 		Logf:     log.Printf,
 		Store:    &pebble.Options{Logger: storagetest.QuietLogger{}},
+		// Frequent snapshot points: kills then land between a compaction
+		// of the log and the state machine's sync, and a restarted node
+		// may catch up from a snapshot.
+		Raft: raft.HostConfig{SnapshotEntries: 200, CompactionOverhead: 50},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	n, err := Start(ctx, cfg)
@@ -69,7 +74,7 @@ func runNemesisNode() {
 		}
 		w.Write(v.(kvsm.GetResult).Value)
 	})
-	mux.HandleFunc("/put", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /put", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
 		_, err := propose(ctx, h, kvsm.Op{Kind: kvsm.OpPut, Key: []byte("test/" + r.FormValue("key")), Value: []byte(r.FormValue("value"))})
@@ -247,12 +252,16 @@ func TestNemesis(t *testing.T) {
 				}
 				p := procs[(c+i)%3] // every client talks to every node
 				in := kvInput{key: fmt.Sprint(rng.IntN(5)), write: rng.IntN(2) == 0, value: fmt.Sprintf("c%d-%d", c, i)}
-				u := "http://" + p.http + "/get?key=" + in.key
-				if in.write {
-					u = "http://" + p.http + "/put?key=" + in.key + "&value=" + url.QueryEscape(in.value)
-				}
 				call := now()
-				resp, err := client.Get(u)
+				var resp *http.Response
+				var err error
+				if in.write {
+					// A POST: Go's client replays a GET whose connection
+					// broke, which would apply a write twice.
+					resp, err = client.PostForm("http://"+p.http+"/put", url.Values{"key": {in.key}, "value": {in.value}})
+				} else {
+					resp, err = client.Get("http://" + p.http + "/get?key=" + in.key)
+				}
 				var body []byte
 				ok := false
 				if err == nil {
