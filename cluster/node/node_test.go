@@ -312,3 +312,53 @@ func TestJoinListErrors(t *testing.T) {
 		t.Fatalf("start with another Raft address: %v", err)
 	}
 }
+
+// Only the lowest address of the join list founds a cluster, and only with a
+// quorum of the list reachable and empty: alone it waits (and says so), and
+// so does any other founder without it.
+func TestFoundingNeedsTheLowestAndAQuorum(t *testing.T) {
+	nodes := newTestNodes(t, 3)
+	lowest, other := nodes[0], nodes[1]
+	for _, n := range nodes[1:] {
+		if n.cfg.Addr < lowest.cfg.Addr {
+			lowest, other = n, lowest
+		}
+	}
+	var mu sync.Mutex
+	var said []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		said = append(said, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	lowest.cfg.Logf, other.cfg.Logf = logf, logf
+
+	short, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	if err := lowest.start(short, t); err == nil || !strings.Contains(err.Error(), "quorum") {
+		t.Fatalf("the lowest founder alone: %v", err)
+	}
+	short, cancel = context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	if err := other.start(short, t); err == nil || !strings.Contains(err.Error(), "to found the cluster") {
+		t.Fatalf("another founder alone: %v", err)
+	}
+	mu.Lock()
+	if len(said) == 0 {
+		t.Error("a waiting founder said nothing")
+	}
+	mu.Unlock()
+	// Neither left an identity behind: both are still empty.
+	for _, n := range []*testNode{lowest, other} {
+		if id, err := loadIdentity(n.cfg.DataDir); err != nil || id != nil {
+			t.Fatalf("a founder that gave up kept an identity: %+v, %v", id, err)
+		}
+	}
+	// The lowest and one more are a quorum of three.
+	ctx := testCtx(t)
+	startAll(t, ctx, []*testNode{lowest, other})
+	if lowest.n.Identity().NodeID != 1 || other.n.Identity().NodeID != 2 {
+		t.Fatalf("ids %d and %d", lowest.n.Identity().NodeID, other.n.Identity().NodeID)
+	}
+	waitMeta(t, ctx, lowest.n, []uint64{1, 2}, nil)
+}
