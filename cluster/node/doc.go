@@ -52,6 +52,12 @@
 // the registry; raft.Host.Membership(MetaGroup) shows voters and
 // non-voters.
 //
+// # Security
+//
+// Config.TLS makes both the cluster RPC and Raft mutual TLS (a CA, and a
+// certificate it signed that is valid as server and client). Without it
+// only loopback addresses are accepted.
+//
 // Not done yet: the cluster RPC and Raft listen on two addresses (Addr,
-// RaftAddr) and run without TLS; serve has no flags for any of this yet.
+// RaftAddr); serve has no flags for any of this yet.
 package node

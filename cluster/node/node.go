@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/kvsm"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // Config configures a node.
@@ -39,6 +41,10 @@ type Config struct {
 	// Raft tunes the host (RTT, snapshot interval); its Dir and RaftAddress
 	// must be empty: they follow DataDir and RaftAddr.
 	Raft raft.HostConfig
+	// TLS makes the cluster RPC and Raft traffic mutual TLS with these
+	// files. Required when Addr or RaftAddr is not a loopback address: a
+	// cluster port open to a network without it would let anyone join.
+	TLS *raft.TLSFiles
 	// Store are the options of the replicas' Pebble store (nil: defaults).
 	Store *pebble.Options
 	// Logf reports progress while the node waits for peers (nil: quiet).
@@ -56,6 +62,8 @@ type Node struct {
 	store *kvsm.Store
 	lis   net.Listener
 	srv   *grpc.Server
+	// clientTLS is the TLS configuration of calls to peers; nil: plain.
+	clientTLS *tls.Config
 
 	mu    sync.Mutex
 	id    *Identity // nil while the node has no identity
@@ -125,8 +133,15 @@ func (c *Config) validate() error {
 	if c.Addr == c.RaftAddr {
 		return fmt.Errorf("node: the cluster RPC and Raft addresses are both %s", c.Addr)
 	}
-	if c.Raft.Dir != "" || c.Raft.RaftAddress != "" {
-		return errors.New("node: Config.Raft.Dir and RaftAddress follow DataDir and RaftAddr; leave them empty")
+	if c.Raft.Dir != "" || c.Raft.RaftAddress != "" || c.Raft.TLS != nil {
+		return errors.New("node: Config.Raft.Dir, RaftAddress and TLS follow DataDir, RaftAddr and TLS; leave them empty")
+	}
+	if c.TLS == nil {
+		for _, a := range []string{c.Addr, c.RaftAddr} {
+			if !isLoopback(a) {
+				return fmt.Errorf("node: %s is not a loopback address: cluster traffic off this machine needs mutual TLS (a CA, a certificate and a key)", a)
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for _, a := range c.Join {
@@ -167,15 +182,25 @@ func (n *Node) open() error {
 	hc := n.cfg.Raft
 	hc.Dir = filepath.Join(n.cfg.DataDir, "raft")
 	hc.RaftAddress = n.cfg.RaftAddr
+	hc.TLS = n.cfg.TLS
 	n.host, err = raft.Start(hc)
 	if err != nil {
 		return err
+	}
+	var opts []grpc.ServerOption
+	if n.cfg.TLS != nil {
+		server, client, err := loadTLS(n.cfg.TLS)
+		if err != nil {
+			return err
+		}
+		n.clientTLS = client
+		opts = append(opts, grpc.Creds(credentials.NewTLS(server)))
 	}
 	n.lis, err = net.Listen("tcp", n.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("node: cluster RPC: %w", err)
 	}
-	n.srv = grpc.NewServer()
+	n.srv = grpc.NewServer(opts...)
 	n.srv.RegisterService(&serviceDesc, (*rpcServer)(n))
 	go n.srv.Serve(n.lis)
 	return nil
@@ -311,6 +336,16 @@ func (n *Node) startMeta(ctx context.Context) error {
 	return nil
 }
 
+func reachable(statuses []peerStatus) int {
+	n := 0
+	for _, st := range statuses {
+		if st.resp != nil {
+			n++
+		}
+	}
+	return n
+}
+
 type peerStatus struct {
 	addr string
 	resp *StatusResponse // nil: unreachable
@@ -330,7 +365,7 @@ func (n *Node) peerStatuses(ctx context.Context) []peerStatus {
 		wg.Add(1)
 		go func(p *peerStatus) {
 			defer wg.Done()
-			c, err := dialPeer(p.addr)
+			c, err := n.dial(p.addr)
 			if err != nil {
 				return
 			}
@@ -399,8 +434,10 @@ func (n *Node) form(ctx context.Context) error {
 			return n.bootstrap(ctx)
 		case lowest:
 			wait = fmt.Sprintf("waiting for a quorum of the join list: %d of %d empty nodes reachable, %d needed", empty, len(list), quorum)
-		default:
+		case slices.Contains(list, n.cfg.Addr):
 			wait = fmt.Sprintf("waiting for %s to found the cluster", list[0])
+		default:
+			wait = fmt.Sprintf("waiting for a member among %v to answer (%d of %d reachable)", n.cfg.Join, reachable(statuses), len(statuses))
 		}
 		if wait != lastWait {
 			n.cfg.Logf("node %s: %s", n.cfg.Addr, wait)
@@ -440,7 +477,7 @@ func (n *Node) bootstrap(ctx context.Context) error {
 func (n *Node) join(ctx context.Context, clusterID string, members []string) error {
 	var errs []error
 	for _, m := range members {
-		c, err := dialPeer(m)
+		c, err := n.dial(m)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -487,7 +524,7 @@ func (n *Node) promote(ctx context.Context) error {
 			if st.resp == nil || !st.resp.Ready || st.resp.ClusterID != id.ClusterID {
 				continue
 			}
-			c, err := dialPeer(st.addr)
+			c, err := n.dial(st.addr)
 			if err != nil {
 				continue
 			}

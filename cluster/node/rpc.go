@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 )
@@ -96,9 +97,14 @@ type peerClient struct {
 	conn *grpc.ClientConn
 }
 
-func dialPeer(addr string) (*peerClient, error) {
+// dial makes a client of the peer at addr, over TLS when the node has it.
+func (n *Node) dial(addr string) (*peerClient, error) {
+	creds := insecure.NewCredentials()
+	if n.clientTLS != nil {
+		creds = credentials.NewTLS(n.clientTLS)
+	}
 	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.CallContentSubtype(jsonCodec{}.Name())))
 	if err != nil {
 		return nil, err

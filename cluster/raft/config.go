@@ -36,6 +36,21 @@ type HostConfig struct {
 	// memory; proposals past it are refused as busy and retried. 64 MiB by
 	// default.
 	MaxInMemLogBytes uint64
+	// TLS, when set, makes Raft traffic mutual TLS: hosts present CertFile
+	// and accept peers whose certificates CAFile signed. Nil: plain TCP.
+	TLS *TLSFiles
+}
+
+// TLSFiles names the PEM files of a node's mutual TLS.
+type TLSFiles struct {
+	CAFile, CertFile, KeyFile string
+}
+
+func (t *TLSFiles) validate() error {
+	if t.CAFile == "" || t.CertFile == "" || t.KeyFile == "" {
+		return errors.New("raft: TLS needs a CA file, a certificate file and a key file")
+	}
+	return nil
 }
 
 const (
@@ -74,6 +89,11 @@ func (c HostConfig) withDefaults() (HostConfig, error) {
 	}
 	if c.CompactionOverhead == 0 {
 		c.CompactionOverhead = defaultCompactionOverhead
+	}
+	if c.TLS != nil {
+		if err := c.TLS.validate(); err != nil {
+			return c, err
+		}
 	}
 	if c.MaxInMemLogBytes == 0 {
 		c.MaxInMemLogBytes = defaultMaxInMemLogBytes

@@ -45,6 +45,10 @@ func Start(cfg HostConfig) (Host, error) {
 			Engine: engineConfig(),
 		},
 	}
+	if cfg.TLS != nil {
+		nhc.MutualTLS = true
+		nhc.CAFile, nhc.CertFile, nhc.KeyFile = cfg.TLS.CAFile, cfg.TLS.CertFile, cfg.TLS.KeyFile
+	}
 	nh, err := dragonboat.NewNodeHost(nhc)
 	if err != nil {
 		return nil, fmt.Errorf("raft: starting the node host at %s: %w", cfg.RaftAddress, err)
