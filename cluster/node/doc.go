@@ -36,6 +36,9 @@
 //
 // # Invariants
 //
+//   - The Raft host starts once the node knows its cluster (restart, found,
+//     or just before it asks to join), with a deployment id taken from the
+//     cluster id: hosts of different clusters drop each other's messages.
 //   - Each step is recorded in the identity before it is taken (State:
 //     bootstrapping, joining, member), so a restart repeats the step it
 //     stopped in and never founds a cluster a second time. A member whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -57,11 +58,12 @@ type Config struct {
 // Node is one member of a cluster: its identity, its Raft host with the
 // metadata replica, its store, and the cluster RPC server.
 type Node struct {
-	cfg   Config
-	host  raft.Host
-	store *kvsm.Store
-	lis   net.Listener
-	srv   *grpc.Server
+	cfg         Config
+	host        raft.Host
+	store       *kvsm.Store
+	lis         net.Listener
+	srv         *grpc.Server
+	hostCluster string // the cluster host was started for
 	// clientTLS is the TLS configuration of calls to peers; nil: plain.
 	clientTLS *tls.Config
 
@@ -171,19 +173,12 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// open starts the store, the Raft host and the RPC server: peers may ask
-// this node about itself from now on.
+// open starts the store and the RPC server: peers may ask this node about
+// itself from now on. The Raft host starts once the node knows its cluster
+// (startMeta).
 func (n *Node) open() error {
 	var err error
 	n.store, err = kvsm.OpenStore(filepath.Join(n.cfg.DataDir, "store"), n.cfg.Store)
-	if err != nil {
-		return err
-	}
-	hc := n.cfg.Raft
-	hc.Dir = filepath.Join(n.cfg.DataDir, "raft")
-	hc.RaftAddress = n.cfg.RaftAddr
-	hc.TLS = n.cfg.TLS
-	n.host, err = raft.Start(hc)
 	if err != nil {
 		return err
 	}
@@ -274,29 +269,38 @@ func (n *Node) restart(ctx context.Context) error {
 		// The promotion this node asked for before it stopped may not have
 		// happened; its peers may be down too, and a restart must not wait
 		// for them.
-		n.bg.Add(1)
-		go func() {
-			defer n.bg.Done()
-			for {
-				err := n.promote(n.bgCtx)
-				if err == nil || n.bgCtx.Err() != nil {
-					return
-				}
-				n.cfg.Logf("node %s: %v", n.cfg.Addr, err)
-				select {
-				case <-n.bgCtx.Done():
-					return
-				case <-time.After(n.cfg.PollInterval):
-				}
-			}
-		}()
+		n.promoteInBackground()
 	}
 	return nil
+}
+
+// promoteInBackground asks for the promotion until it is settled or the
+// node closes.
+func (n *Node) promoteInBackground() {
+	n.bg.Add(1)
+	go func() {
+		defer n.bg.Done()
+		for {
+			err := n.promote(n.bgCtx)
+			if err == nil || n.bgCtx.Err() != nil {
+				return
+			}
+			n.cfg.Logf("node %s: %v", n.cfg.Addr, err)
+			select {
+			case <-n.bgCtx.Done():
+				return
+			case <-time.After(n.cfg.PollInterval):
+			}
+		}
+	}()
 }
 
 // startMeta starts the metadata replica as the identity's state says.
 func (n *Node) startMeta(ctx context.Context) error {
 	id := n.Identity()
+	if err := n.startHost(id.ClusterID); err != nil {
+		return err
+	}
 	r := raft.ReplicaID(id.NodeID)
 	spec := raft.ReplicaSpec{Group: MetaGroup, Replica: r, NonVoter: id.JoinedAsNonVoter}
 	has := n.host.HasReplicaData(MetaGroup, r)
@@ -344,6 +348,48 @@ func reachable(statuses []peerStatus) int {
 		}
 	}
 	return n
+}
+
+// startHost starts the Raft host of a node of cluster clusterID. Its
+// deployment id comes from the cluster id, so hosts of different clusters
+// drop each other's Raft messages (a node of another cluster that reuses an
+// address cannot disturb this one).
+func (n *Node) startHost(clusterID string) error {
+	if n.host != nil {
+		if n.hostCluster == clusterID {
+			return nil
+		}
+		// Started for a cluster this node did not join (that cluster's
+		// nodes left the join list's addresses): start over.
+		if err := n.host.Close(); err != nil {
+			return err
+		}
+		n.host = nil
+	}
+	did, err := deploymentID(clusterID)
+	if err != nil {
+		return err
+	}
+	hc := n.cfg.Raft
+	hc.Dir = filepath.Join(n.cfg.DataDir, "raft")
+	hc.RaftAddress = n.cfg.RaftAddr
+	hc.TLS = n.cfg.TLS
+	hc.DeploymentID = did
+	h, err := raft.Start(hc)
+	if err != nil {
+		return err
+	}
+	n.host, n.hostCluster = h, clusterID
+	return nil
+}
+
+// deploymentID is the first 8 bytes of the cluster id (random hex), never 0.
+func deploymentID(clusterID string) (uint64, error) {
+	b, err := hex.DecodeString(clusterID)
+	if err != nil || len(b) < 8 {
+		return 0, fmt.Errorf("node: cluster id %q is not 16 hex bytes", clusterID)
+	}
+	return binary.BigEndian.Uint64(b) | 1, nil
 }
 
 type peerStatus struct {
@@ -428,6 +474,9 @@ func (n *Node) form(ctx context.Context) error {
 				if err == nil {
 					return nil
 				}
+				if fatal := (errJoinFatal{}); errors.As(err, &fatal) {
+					return fatal.err
+				}
 				wait = fmt.Sprintf("joining cluster %s failed, retrying: %v", cid, err)
 			}
 		case lowest && empty >= quorum:
@@ -475,6 +524,12 @@ func (n *Node) bootstrap(ctx context.Context) error {
 // join asks the members, one after the other, to add this node, then
 // starts its metadata replica and asks for its promotion.
 func (n *Node) join(ctx context.Context, clusterID string, members []string) error {
+	// The host listens before a member adds this node, so that the
+	// leader's first messages to the new replica find it (a refused
+	// connection makes dragonboat back off from the address for a while).
+	if err := n.startHost(clusterID); err != nil {
+		return errJoinFatal{err}
+	}
 	var errs []error
 	for _, m := range members {
 		c, err := n.dial(m)
@@ -497,17 +552,30 @@ func (n *Node) join(ctx context.Context, clusterID string, members []string) err
 
 			JoinedAsNonVoter: true,
 		}
+		// From here on the node has an identity: a failure is final for
+		// this start, and the next start repeats the step from the identity.
 		if err := n.setIdentity(id); err != nil {
-			return err
+			return errJoinFatal{err}
 		}
 		n.cfg.Logf("node %s: joined cluster %s as node %d", n.cfg.Addr, id.ClusterID, id.NodeID)
 		if err := n.startMeta(ctx); err != nil {
-			return err
+			return errJoinFatal{err}
 		}
-		return n.promote(ctx)
+		if err := n.promote(ctx); err != nil {
+			n.cfg.Logf("node %s: %v; retrying in the background", n.cfg.Addr, err)
+			n.promoteInBackground()
+		}
+		return nil
 	}
 	return errors.Join(errs...)
 }
+
+// errJoinFatal ends the attempts to join: the node may no longer ask again
+// under a new id.
+type errJoinFatal struct{ err error }
+
+func (e errJoinFatal) Error() string { return e.err.Error() }
+func (e errJoinFatal) Unwrap() error { return e.err }
 
 // promote waits for the metadata replica to catch up, then asks members to
 // make it a voter while the group has fewer than MetaReplicas.

@@ -36,6 +36,10 @@ type HostConfig struct {
 	// memory; proposals past it are refused as busy and retried. 64 MiB by
 	// default.
 	MaxInMemLogBytes uint64
+	// DeploymentID tags this host's Raft messages; hosts with different ids
+	// drop each other's. PivotDB derives it from the cluster id. It may not
+	// change across restarts of Dir. 0: dragonboat's shared default.
+	DeploymentID uint64
 	// TLS, when set, makes Raft traffic mutual TLS: hosts present CertFile
 	// and accept peers whose certificates CAFile signed. Nil: plain TCP.
 	TLS *TLSFiles

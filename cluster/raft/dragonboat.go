@@ -36,6 +36,7 @@ func Start(cfg HostConfig) (Host, error) {
 		NodeHostDir:    filepath.Join(cfg.Dir, "nodehost"),
 		RTTMillisecond: uint64(cfg.RTT / time.Millisecond),
 		RaftAddress:    cfg.RaftAddress,
+		DeploymentID:   cfg.DeploymentID,
 		// Bound what a slow peer can pin in memory; past the limit the
 		// messages are dropped and Raft resends them.
 		MaxSendQueueSize:    64 << 20,
@@ -143,10 +144,18 @@ func (h *dragonboatHost) Read(ctx context.Context, g GroupID, query any) (any, e
 			return err
 		})
 		acancel()
-		if err == nil || ctx.Err() != nil || !errors.Is(err, dragonboat.ErrTimeout) {
+		if err == nil || ctx.Err() != nil || !retryableRead(err) {
 			return v, mapError(g, err)
 		}
 	}
+}
+
+// retryableRead reports whether a read attempt failed only for time: it
+// timed out, or every try was dropped (no leader known yet) until the
+// attempt ended.
+func retryableRead(err error) bool {
+	return errors.Is(err, dragonboat.ErrTimeout) || errors.Is(err, dragonboat.ErrShardNotReady) ||
+		errors.Is(err, dragonboat.ErrSystemBusy) || errors.Is(err, dragonboat.ErrShardNotInitialized)
 }
 
 // readAttemptTimeout bounds one ReadIndex attempt of Read.
