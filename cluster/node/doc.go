@@ -55,6 +55,11 @@
 // the registry; raft.Host.Membership(MetaGroup) shows voters and
 // non-voters.
 //
+// The multi-process nemesis (nemesis_test.go, `make test-cluster`,
+// NEMESIS_DURATION=10m by default) kills and freezes node processes under
+// register reads and writes and checks the history with porcupine; a failed
+// run prints the directory with each node's log.
+//
 // # Security
 //
 // Config.TLS makes both the cluster RPC and Raft mutual TLS (a CA, and a

@@ -28,6 +28,14 @@ func TestTransferLeadership(t *testing.T) {
 		mustPut(t, ctx, nodes[i].Host, clustertest.Key(i), "v")
 		mustGet(t, ctx, nodes[int(target)-1].Host, clustertest.Key(i), "v")
 	}
+	// Each host lists its replica and the leader it knows.
+	for i, n := range nodes {
+		waitFor(t, func() bool {
+			rs := n.Host.LocalReplicas()
+			return len(rs) == 1 && rs[0].Group == group && rs[0].Replica == raft.ReplicaID(i+1) &&
+				rs[0].Leader == 1 && !rs[0].NonVoter
+		})
+	}
 }
 
 // The replica set changes under writes: a replica added as a non-voter after
