@@ -4,6 +4,7 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -107,18 +108,28 @@ func (n *Node) Stop() {
 	n.Host, n.Store = nil, nil
 }
 
-// Put writes key=value to group g through h.
+// Put writes key=value to group g through h. A put is idempotent, so an
+// attempt that times out is repeated until ctx ends: a proposal forwarded
+// to a leader that has just died is neither applied nor dropped, and only
+// its deadline ends it.
 func Put(ctx context.Context, h raft.Host, g raft.GroupID, key, value string) error {
 	cmd, err := kvsm.Command{Ops: []kvsm.Op{{Kind: kvsm.OpPut, Key: []byte(key), Value: []byte(value)}}}.Encode()
 	if err != nil {
 		return err
 	}
-	res, err := h.Propose(ctx, g, cmd)
-	if err != nil {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		res, err := h.Propose(actx, g, cmd)
+		cancel()
+		if errors.Is(err, raft.ErrTimeout) && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		_, err = kvsm.DecodeResult(res.Value, res.Data)
 		return err
 	}
-	_, err = kvsm.DecodeResult(res.Value, res.Data)
-	return err
 }
 
 // Get reads key from group g linearizably through h.

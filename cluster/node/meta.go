@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/kvsm"
 	"github.com/pivotdb/pivotdb/cluster/raft"
@@ -40,18 +42,31 @@ func nodeKey(id uint64) []byte {
 }
 
 // propose applies ops to the metadata group through h and returns the new
-// values of its OpAdd ops.
+// values of its OpAdd ops. An attempt that times out is repeated until ctx
+// ends (a proposal forwarded to a leader that just died waits for its
+// deadline): the metadata commands are safe to apply twice (puts and
+// deletes are idempotent; an id counter bumped twice skips an id).
 func propose(ctx context.Context, h raft.Host, ops ...kvsm.Op) ([]int64, error) {
 	cmd, err := kvsm.Command{Ops: ops}.Encode()
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.Propose(ctx, MetaGroup, cmd)
-	if err != nil {
-		return nil, err
+	for {
+		actx, cancel := context.WithTimeout(ctx, proposeAttempt)
+		res, err := h.Propose(actx, MetaGroup, cmd)
+		cancel()
+		if errors.Is(err, raft.ErrTimeout) && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return kvsm.DecodeResult(res.Value, res.Data)
 	}
-	return kvsm.DecodeResult(res.Value, res.Data)
 }
+
+// proposeAttempt bounds one attempt of propose.
+const proposeAttempt = 3 * time.Second
 
 func putNodeOp(rec NodeRecord) kvsm.Op {
 	b, _ := json.Marshal(rec) // a struct of strings and ints always encodes

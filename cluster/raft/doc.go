@@ -42,7 +42,11 @@
 //   - A replica that joined as a non-voter starts as one every time
 //     (ReplicaSpec.NonVoter).
 //   - Propose retries only what the engine dropped before replicating it; a
-//     timeout is ambiguous (the command may still apply). Reads retry freely.
+//     timeout is ambiguous (the command may still apply). A proposal a
+//     follower forwarded to a leader that then died waits for its deadline,
+//     so callers give attempts short deadlines and repeat commands that are
+//     safe to repeat (the shard commands will need transaction ids for
+//     that). Reads retry freely.
 //   - A group starts at log index 0: dragonboat refuses anything else. A split
 //     child therefore starts as a new, empty group (design §12).
 //

@@ -44,7 +44,10 @@ type Host interface {
 	// committed and applied by this host's replica, with the state machine's
 	// result. A proposal the engine dropped before replicating it (no leader
 	// yet, busy) is retried until ctx ends; ErrTimeout means the outcome is
-	// unknown: the command may still be applied.
+	// unknown: the command may still be applied. A proposal forwarded to a
+	// leader that then died is neither applied nor dropped: only ctx ends
+	// it, so give each attempt a short deadline and make commands safe to
+	// repeat (or able to tell a repeat) before retrying them.
 	Propose(ctx context.Context, g GroupID, cmd []byte) (Result, error)
 	// Read runs query against the local replica once it has applied
 	// everything committed when Read was called (ReadIndex): a linearizable
