@@ -439,9 +439,11 @@ func (n *Node) form(ctx context.Context) error {
 			switch r := st.resp; {
 			case r == nil:
 			case r.Empty:
+				// Founders must agree on the list (each founds with its own
+				// view of the quorum); a later node only waits for them.
 				other := slices.Clone(r.JoinList)
 				slices.Sort(other)
-				if !slices.Equal(other, list) {
+				if slices.Contains(list, n.cfg.Addr) && !slices.Equal(other, list) {
 					return fmt.Errorf("node: %s was started with the join list %v, this node with %v: founders must be given the same list",
 						st.addr, r.JoinList, n.cfg.Join)
 				}

@@ -114,6 +114,32 @@ func waitMeta(t *testing.T, ctx context.Context, n *Node, voters, nonVoters []ui
 	t.Fatalf("metadata group: voters %v, non-voters %v; want %v, %v", keys(m.Voters), keys(m.NonVoters), voters, nonVoters)
 }
 
+// waitMembers waits until the metadata group, read through n, has exactly
+// the given members (voters and non-voters), and returns its membership.
+func waitMembers(t *testing.T, ctx context.Context, n *Node, ids []uint64) raft.Membership {
+	t.Helper()
+	var m raft.Membership
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var err error
+		m, err = n.Host().Membership(ctx, MetaGroup)
+		if err != nil {
+			continue
+		}
+		all := map[raft.ReplicaID]string{}
+		for r, a := range m.Voters {
+			all[r] = a
+		}
+		for r, a := range m.NonVoters {
+			all[r] = a
+		}
+		if sameIDs(all, ids) {
+			return m
+		}
+	}
+	t.Fatalf("metadata group: voters %v, non-voters %v; want members %v", keys(m.Voters), keys(m.NonVoters), ids)
+	return m
+}
+
 func sameIDs(m map[raft.ReplicaID]string, ids []uint64) bool {
 	if len(m) != len(ids) {
 		return false
@@ -206,23 +232,38 @@ func TestLaterNodeAndWipedNode(t *testing.T) {
 	for _, n := range founders {
 		n.cfg.Join = []string{founders[0].cfg.Addr, founders[1].cfg.Addr, founders[2].cfg.Addr}
 	}
-	startAll(t, ctx, founders)
+	// The later node starts first: it waits for the founders.
 	later.cfg.Join = []string{founders[1].cfg.Addr}
-	if err := later.start(ctx, t); err != nil {
+	laterErr := make(chan error, 1)
+	go func() { laterErr <- later.start(ctx, t) }()
+	time.Sleep(200 * time.Millisecond)
+	startAll(t, ctx, founders)
+	if err := <-laterErr; err != nil {
 		t.Fatal(err)
 	}
-	if id := later.n.Identity(); id.NodeID != 4 || id.Promoted {
-		t.Fatalf("later node: %+v", id)
+	// Four nodes, ids 1..4 in the order they joined. Promotions are granted
+	// while the group has fewer than three voters; two members granting at
+	// once may make a fourth (safe; the balancer will trim it).
+	byID := map[uint64]*testNode{}
+	for _, n := range nodes {
+		byID[n.n.Identity().NodeID] = n
 	}
-	waitMeta(t, ctx, founders[0].n, []uint64{1, 2, 3}, []uint64{4})
+	if len(byID) != 4 || byID[1] == nil || byID[4] == nil {
+		t.Fatalf("node ids %v", byID)
+	}
+	m := waitMembers(t, ctx, byID[1].n, []uint64{1, 2, 3, 4})
+	if len(m.Voters) < 3 {
+		t.Fatalf("%d voters", len(m.Voters))
+	}
 
-	// Wipe the node with id 2.
-	var wiped *testNode
-	for _, n := range founders {
-		if n.n.Identity().NodeID == 2 {
-			wiped = n
+	// Wipe a voter other than node 1.
+	var old uint64
+	for r := range m.Voters {
+		if r != 1 {
+			old = uint64(r)
 		}
 	}
+	wiped := byID[old]
 	wiped.stop(t)
 	if err := os.RemoveAll(wiped.cfg.DataDir); err != nil {
 		t.Fatal(err)
@@ -231,18 +272,24 @@ func TestLaterNodeAndWipedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := wiped.n.Identity()
-	if id.NodeID != 5 || !id.Promoted {
-		t.Fatalf("wiped node came back as %+v; want node 5, a voter", id)
+	if id.NodeID != 5 {
+		t.Fatalf("wiped node %d came back as %+v; want node 5", old, id)
 	}
-	waitMeta(t, ctx, later.n, []uint64{1, 3, 5}, []uint64{4})
-	m, err := founders[0].n.Host().Membership(ctx, MetaGroup)
-	if err != nil {
-		t.Fatal(err)
+	var want []uint64
+	for n := uint64(1); n <= 5; n++ {
+		if n != old {
+			want = append(want, n)
+		}
 	}
-	if !m.Removed[2] {
-		t.Fatalf("old id 2 not removed: %+v", m)
+	m = waitMembers(t, ctx, byID[1].n, want)
+	if !m.Removed[raft.ReplicaID(old)] {
+		t.Fatalf("old id %d not removed: %+v", old, m)
 	}
-	recs, err := later.n.Nodes(ctx)
+	if len(m.Voters) < 3 {
+		t.Fatalf("%d voters after the wiped node rejoined: %+v", len(m.Voters), m)
+	}
+	byID[5] = wiped
+	recs, err := byID[4].n.Nodes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +297,8 @@ func TestLaterNodeAndWipedNode(t *testing.T) {
 	for _, r := range recs {
 		got = append(got, r.ID)
 	}
-	if fmt.Sprint(got) != "[1 3 4 5]" {
-		t.Fatalf("registry ids %v", got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("registry ids %v, want %v", got, want)
 	}
 }
 
