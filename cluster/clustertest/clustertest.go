@@ -76,6 +76,13 @@ type Node struct {
 // store in dir/store on fs (vfs.Default when nil).
 func StartNode(t testing.TB, dir, addr string, fs vfs.FS) *Node {
 	t.Helper()
+	return StartNodeWith(t, dir, addr, fs, nil)
+}
+
+// StartNodeWith is StartNode with tune, when not nil, adjusting the host's
+// configuration.
+func StartNodeWith(t testing.TB, dir, addr string, fs vfs.FS, tune func(*raft.HostConfig)) *Node {
+	t.Helper()
 	QuietEngine()
 	if fs == nil {
 		fs = vfs.Default
@@ -84,7 +91,11 @@ func StartNode(t testing.TB, dir, addr string, fs vfs.FS) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := raft.Start(HostConfig(filepath.Join(dir, "raft"), addr))
+	hc := HostConfig(filepath.Join(dir, "raft"), addr)
+	if tune != nil {
+		tune(&hc)
+	}
+	h, err := raft.Start(hc)
 	if err != nil {
 		store.Close()
 		t.Fatal(err)

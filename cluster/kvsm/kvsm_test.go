@@ -232,3 +232,41 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("RecoverFromSnapshot with stop closed: %v", err)
 	}
 }
+
+// Apply does not sync; Sync makes everything applied so far durable. A crash
+// (a clone of the file system with only what was synced) keeps the synced
+// prefix, with its own applied index, and loses the rest.
+func TestSyncAndCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	open := func(fs vfs.FS) *Store {
+		s, err := OpenStore("/store", &pebble.Options{FS: fs, Logger: storagetest.QuietLogger{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open(fs)
+	m := s.NewStateMachine(5, 1)
+	for i := 1; i <= 10; i++ {
+		if err := m.Apply([]raft.Entry{{Index: uint64(i), Cmd: encode(t, put(fmt.Sprint(i), "v"))}}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 6 {
+			if err := m.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	s.Close()
+	s = open(crashed)
+	defer s.Close()
+	m = s.NewStateMachine(5, 1)
+	idx, err := m.Open(nil)
+	if err != nil || idx != 6 {
+		t.Fatalf("applied index after the crash %d, %v; want 6 (the last sync)", idx, err)
+	}
+	if got := len(scan(t, m)); got != 6 {
+		t.Fatalf("%d keys after the crash, want the 6 synced", got)
+	}
+}

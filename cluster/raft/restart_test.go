@@ -30,14 +30,18 @@ func TestCrashLosesUnsyncedAppliesAndReplays(t *testing.T) {
 	dir := t.TempDir()
 	fs := vfs.NewCrashableMem()
 	addrs := []string{clustertest.FreeAddr(t), clustertest.FreeAddr(t), clustertest.FreeAddr(t)}
+	// Host 0 never reaches a snapshot point, where the engine would sync
+	// the state machine: everything it applies is unsynced.
+	noSnapshots := func(c *raft.HostConfig) { c.SnapshotEntries = 100000 }
 	nodes := make([]*clustertest.Node, 3)
 	initial := map[raft.ReplicaID]string{}
 	for i := range nodes {
 		var nfs vfs.FS
+		var tune func(*raft.HostConfig)
 		if i == 0 {
-			nfs = fs
+			nfs, tune = fs, noSnapshots
 		}
-		nodes[i] = clustertest.StartNode(t, filepath.Join(dir, fmt.Sprint(i)), addrs[i], nfs)
+		nodes[i] = clustertest.StartNodeWith(t, filepath.Join(dir, fmt.Sprint(i)), addrs[i], nfs, tune)
 		initial[raft.ReplicaID(i+1)] = addrs[i]
 	}
 	for i, n := range nodes {
@@ -58,7 +62,7 @@ func TestCrashLosesUnsyncedAppliesAndReplays(t *testing.T) {
 
 	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	nodes[0].Stop()
-	nodes[0] = clustertest.StartNode(t, filepath.Join(dir, "0"), addrs[0], crashed)
+	nodes[0] = clustertest.StartNodeWith(t, filepath.Join(dir, "0"), addrs[0], crashed, noSnapshots)
 	opened, err := nodes[0].Store.AppliedIndex(group)
 	if err != nil {
 		t.Fatal(err)
