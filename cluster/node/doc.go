@@ -67,9 +67,7 @@
 // only loopback addresses are accepted.
 //
 // Not done yet: the cluster RPC and Raft listen on two addresses (Addr,
-// RaftAddr); serve has no flags for any of this yet. Two members granting
-// promotions at the same moment can give the metadata group one voter too
-// many (safe; dragonboat's OrderedConfigChange would make the check and the
-// change one step). Non-voters left by joins that failed half-way stay in
+// RaftAddr); serve has no flags for any of this yet. Non-voters left by
+// joins that failed half-way stay in
 // the metadata group until a node at the same address joins again.
 package node

@@ -71,7 +71,7 @@ type Node struct {
 	id    *Identity // nil while the node has no identity
 	ready bool      // the metadata replica runs
 
-	changeMu sync.Mutex // serialises the joins and promotions this node runs
+	changeMu sync.Mutex // serialises the joins this node runs
 
 	// bg runs background work (a restarted non-voter's promotion) until
 	// Close cancels it.

@@ -93,33 +93,30 @@ func (s *rpcServer) Join(ctx context.Context, req *JoinRequest) (*JoinResponse, 
 }
 
 // Promote makes a node's metadata replica a voter while the group has fewer
-// voters than MetaReplicas. Promotions through one member are serialised;
-// two members promoting at once may overshoot by one voter, which is safe.
+// voters than MetaReplicas. The check and the promotion are one step
+// (raft.Host.PromoteIf): members promoting different nodes at once cannot
+// both pass the check.
 func (s *rpcServer) Promote(ctx context.Context, req *PromoteRequest) (*PromoteResponse, error) {
 	if _, err := s.member(req.ClusterID); err != nil {
 		return nil, err
 	}
 	n := s.node()
-	n.changeMu.Lock()
-	defer n.changeMu.Unlock()
+	r := raft.ReplicaID(req.NodeID)
+	_, err := n.host.PromoteIf(ctx, MetaGroup, r, func(m raft.Membership) bool {
+		return len(m.Voters) < n.cfg.MetaReplicas
+	})
+	if errors.Is(err, raft.ErrRejected) {
+		return nil, status.Errorf(codes.NotFound, "node: node %d has no replica in the metadata group to promote", req.NodeID)
+	}
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	m, err := n.host.Membership(ctx, MetaGroup)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	r := raft.ReplicaID(req.NodeID)
-	if _, ok := m.Voters[r]; ok {
-		return &PromoteResponse{Voter: true}, nil
-	}
-	if _, ok := m.NonVoters[r]; !ok {
-		return nil, status.Errorf(codes.NotFound, "node: node %d has no replica in the metadata group", req.NodeID)
-	}
-	if len(m.Voters) >= n.cfg.MetaReplicas {
-		return &PromoteResponse{Voter: false}, nil
-	}
-	if err := n.host.Promote(ctx, MetaGroup, r); err != nil {
-		return nil, toStatus(err)
-	}
-	return &PromoteResponse{Voter: true}, nil
+	_, voter := m.Voters[r]
+	return &PromoteResponse{Voter: voter}, nil
 }
 
 func toStatus(err error) error {

@@ -41,6 +41,11 @@
 //     replayed after a crash. The engine calls Sync before compacting the log.
 //   - A replica that joined as a non-voter starts as one every time
 //     (ReplicaSpec.NonVoter).
+//   - Membership changes are ordered (dragonboat's OrderedConfigChange): each
+//     names the membership it was decided on and is refused if another
+//     change came first; the host then reads again and retries, and
+//     PromoteIf re-checks its condition, so a check and its change are one
+//     step.
 //   - Propose retries only what the engine dropped before replicating it; a
 //     timeout is ambiguous (the command may still apply). A proposal a
 //     follower forwarded to a leader that then died waits for its deadline,

@@ -82,9 +82,10 @@ func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachin
 		CompactionOverhead: h.cfg.CompactionOverhead,
 		MaxInMemLogSize:    h.cfg.MaxInMemLogBytes,
 		IsNonVoting:        spec.NonVoter,
-		// Membership changes are not ordered by a config change index:
-		// PivotDB's callers serialise their own changes per group.
-		OrderedConfigChange: false,
+		// Every membership change names the membership it was decided
+		// on (changeMembership), so two concurrent changes cannot both
+		// apply against the same state.
+		OrderedConfigChange: true,
 	}
 	members := make(map[uint64]dragonboat.Target, len(spec.InitialMembers))
 	for r, addr := range spec.InitialMembers {
@@ -167,57 +168,97 @@ func (h *dragonboatHost) StaleRead(g GroupID, query any) (any, error) {
 }
 
 func (h *dragonboatHost) AddVoter(ctx context.Context, g GroupID, r ReplicaID, addr string) error {
-	return h.changeMembership(ctx, g, func(ctx context.Context) error {
-		return h.nh.SyncRequestAddReplica(ctx, uint64(g), uint64(r), addr, 0)
-	}, func(m Membership) bool { return m.Voters[r] == addr })
+	_, err := h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestAddReplica(ctx, uint64(g), uint64(r), addr, ccid)
+	}, func(m Membership) bool { return m.Voters[r] == addr }, nil)
+	return err
 }
 
 func (h *dragonboatHost) AddNonVoter(ctx context.Context, g GroupID, r ReplicaID, addr string) error {
-	return h.changeMembership(ctx, g, func(ctx context.Context) error {
-		return h.nh.SyncRequestAddNonVoting(ctx, uint64(g), uint64(r), addr, 0)
-	}, func(m Membership) bool { return m.NonVoters[r] == addr })
+	_, err := h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestAddNonVoting(ctx, uint64(g), uint64(r), addr, ccid)
+	}, func(m Membership) bool { return m.NonVoters[r] == addr }, nil)
+	return err
 }
 
 func (h *dragonboatHost) Promote(ctx context.Context, g GroupID, r ReplicaID) error {
+	_, err := h.PromoteIf(ctx, g, r, nil)
+	return err
+}
+
+func (h *dragonboatHost) PromoteIf(ctx context.Context, g GroupID, r ReplicaID, cond func(Membership) bool) (bool, error) {
 	// dragonboat promotes a non-voter when it is added as a voter under the
-	// same id; the address is ignored, but must be the non-voter's.
-	ctx, cancel := withDeadline(ctx)
-	defer cancel()
-	m, err := h.Membership(ctx, g)
-	if err != nil {
-		return err
-	}
-	if _, ok := m.Voters[r]; ok {
+	// same id; the address must be the non-voter's.
+	var addr string
+	return h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestAddReplica(ctx, uint64(g), uint64(r), addr, ccid)
+	}, func(m Membership) bool {
+		_, ok := m.Voters[r]
+		return ok
+	}, func(m Membership) error {
+		a, ok := m.NonVoters[r]
+		if !ok {
+			return fmt.Errorf("%w: group %d has no non-voting replica %d to promote", ErrRejected, g, r)
+		}
+		addr = a
+		if cond != nil && !cond(m) {
+			return errCondition
+		}
 		return nil
-	}
-	addr, ok := m.NonVoters[r]
-	if !ok {
-		return fmt.Errorf("%w: group %d has no non-voting replica %d to promote", ErrRejected, g, r)
-	}
-	return h.AddVoter(ctx, g, r, addr)
+	})
 }
 
 func (h *dragonboatHost) RemoveReplica(ctx context.Context, g GroupID, r ReplicaID) error {
-	return h.changeMembership(ctx, g, func(ctx context.Context) error {
-		return h.nh.SyncRequestDeleteReplica(ctx, uint64(g), uint64(r), 0)
-	}, func(m Membership) bool { return m.Removed[r] })
+	_, err := h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestDeleteReplica(ctx, uint64(g), uint64(r), ccid)
+	}, func(m Membership) bool { return m.Removed[r] }, nil)
+	return err
 }
 
-// changeMembership runs one membership change, retrying while the engine
-// drops it. A rejected change whose effect is already in place (a retry of a
-// change that was applied) counts as done, so that callers can repeat a step
-// after a timeout.
+// errCondition: PromoteIf's condition does not hold.
+var errCondition = errors.New("raft: condition does not hold")
+
+// changeMembership runs one membership change against the membership it
+// reads first: the change carries that membership's config change id, and
+// dragonboat (OrderedConfigChange) rejects it if another change came in
+// between; then it reads again and retries. A change whose effect is in
+// place (done) is not requested again, so callers can repeat a step after a
+// timeout. check, when set, vets the membership read before each try; its
+// errCondition answers (false, nil). It returns whether it made the change.
 func (h *dragonboatHost) changeMembership(ctx context.Context, g GroupID,
-	change func(context.Context) error, done func(Membership) bool) error {
+	change func(ctx context.Context, ccid uint64) error, done func(Membership) bool,
+	check func(Membership) error) (bool, error) {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	err := retryDropped(ctx, func() error { return change(ctx) })
-	if errors.Is(err, dragonboat.ErrRejected) {
-		if m, merr := h.Membership(ctx, g); merr == nil && done(m) {
-			return nil
+	lastID := ^uint64(0)
+	for {
+		m, err := h.Membership(ctx, g)
+		if err != nil {
+			return false, err
+		}
+		if done(m) {
+			return false, nil
+		}
+		if m.ConfigChangeID == lastID {
+			// Rejected against this very membership: not a race.
+			return false, fmt.Errorf("%w: group %d: membership change refused", ErrRejected, g)
+		}
+		if check != nil {
+			if err := check(m); errors.Is(err, errCondition) {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
+		lastID = m.ConfigChangeID
+		err = retryDropped(ctx, func() error { return change(ctx, m.ConfigChangeID) })
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, dragonboat.ErrRejected) {
+			return false, mapError(g, err)
 		}
 	}
-	return mapError(g, err)
 }
 
 func (h *dragonboatHost) TransferLeadership(ctx context.Context, g GroupID, r ReplicaID) error {
@@ -270,9 +311,10 @@ func (h *dragonboatHost) Membership(ctx context.Context, g GroupID) (Membership,
 		return Membership{}, mapError(g, err)
 	}
 	out := Membership{
-		Voters:    make(map[ReplicaID]string, len(m.Nodes)),
-		NonVoters: make(map[ReplicaID]string, len(m.NonVotings)),
-		Removed:   make(map[ReplicaID]bool, len(m.Removed)),
+		ConfigChangeID: m.ConfigChangeID,
+		Voters:         make(map[ReplicaID]string, len(m.Nodes)),
+		NonVoters:      make(map[ReplicaID]string, len(m.NonVotings)),
+		Removed:        make(map[ReplicaID]bool, len(m.Removed)),
 	}
 	for r, addr := range m.Nodes {
 		out.Voters[ReplicaID(r)] = addr

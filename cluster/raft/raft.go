@@ -65,6 +65,11 @@ type Host interface {
 	AddNonVoter(ctx context.Context, g GroupID, r ReplicaID, addr string) error
 	// Promote turns non-voting replica r into a voter.
 	Promote(ctx context.Context, g GroupID, r ReplicaID) error
+	// PromoteIf promotes non-voting replica r if cond holds for g's
+	// membership, atomically: a membership change between reading it and
+	// promoting makes PromoteIf read and decide again. It reports whether
+	// it promoted r (false if r was a voter already or cond was false).
+	PromoteIf(ctx context.Context, g GroupID, r ReplicaID, cond func(Membership) bool) (bool, error)
 	// RemoveReplica removes replica r from g's membership. Its host should
 	// then stop it and remove its data; its id is never valid again in g.
 	RemoveReplica(ctx context.Context, g GroupID, r ReplicaID) error
@@ -112,6 +117,9 @@ type CreateStateMachine func(g GroupID, r ReplicaID) StateMachine
 
 // Membership is a group's replica set.
 type Membership struct {
+	// ConfigChangeID identifies this membership: the log index of the
+	// change that made it.
+	ConfigChangeID uint64
 	// Voters and NonVoters map replica ids to their hosts' addresses.
 	Voters    map[ReplicaID]string
 	NonVoters map[ReplicaID]string
