@@ -691,6 +691,15 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		}
 		if filter >= 0 {
 			err = r.filterCall(call, filter)
+		} else if s.isWord(call+1, "distinct") && call+2 < int(s.match[call]) && distinctMarkerAggs[strings.ToLower(s.text(call-1))] {
+			// agg(DISTINCT x) of an aggregate TiDB's grammar does not
+			// know: agg(pivot_agg_distinct(), x) (expr.BuildAgg).
+			close := int(s.match[call])
+			r.plain(call)
+			r.syn(AggDistinctFunc+"(),", call+1, false, true)
+			if err = r.seq(call+2, close); err == nil {
+				r.plain(close)
+			}
 		} else {
 			err = r.group(call)
 		}
@@ -810,6 +819,12 @@ func (r *rewriter) arrayCtor(at, open, close int) error {
 	r.syn(")", close, true, false)
 	return nil
 }
+
+// AggDistinctFunc marks agg(DISTINCT x) for the aggregates in
+// distinctMarkerAggs, whose DISTINCT TiDB's grammar cannot read.
+const AggDistinctFunc = "pivot_agg_distinct"
+
+var distinctMarkerAggs = map[string]bool{"array_agg": true, "string_agg": true, "bool_and": true, "bool_or": true, "every": true}
 
 // orderByIn returns the ORDER token of an ORDER BY at the top level of
 // the parenthesised group opening at open, or -1.
