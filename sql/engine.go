@@ -63,6 +63,9 @@ type Options struct {
 	// (--disk-reserve; storage/diskspace.go): below it a statement's
 	// commit fails with 53100. Zero: a default scaled to the disk.
 	DiskReserveBytes int64
+	// GCTTL is how long replaced row versions are kept (--gc-ttl;
+	// storage.Options.GCTTL); 0 means storage.DefaultGCTTL.
+	GCTTL time.Duration
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -118,7 +121,7 @@ func Open(opts Options) (*Engine, error) {
 		opts.Now = time.Now
 	}
 	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
-		DiskReserveBytes: opts.DiskReserveBytes})
+		DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL})
 	if err != nil {
 		return nil, err
 	}

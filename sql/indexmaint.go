@@ -173,7 +173,7 @@ func (m *indexMaintainer) uniqueOwner(ix *catalog.Index, et *catalog.Table, row 
 	if err := m.tx.Lock(m.ctx, append([]byte("ix:"), prefix...)); err != nil {
 		return nil, err
 	}
-	it, err := m.tx.Reader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
+	it, err := m.tx.LatestReader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, err
 	}

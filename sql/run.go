@@ -44,6 +44,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.dropTables(ctx, st)
 	case *bind.Truncate:
 		return s.truncate(ctx, st)
+	case *bind.Vacuum:
+		return s.vacuum(ctx, st)
 	case *bind.CreateSequence:
 		return s.createSequence(ctx, st)
 	case *bind.AlterSequence:

@@ -170,6 +170,8 @@ func (a *binder) plan() (Statement, error) {
 		return &User{UserStmt: st.User}, nil
 	case st.Truncate != nil:
 		return &Truncate{Truncate: st.Truncate}, nil
+	case st.Vacuum != nil:
+		return &Vacuum{Vacuum: st.Vacuum}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
 	case st.RoleSetting != nil:

@@ -105,6 +105,13 @@ type Truncate struct {
 	*parser.Truncate
 }
 
+// Vacuum is VACUUM (compact the tables' spans) and ANALYZE (recount their
+// shard statistics).
+type Vacuum struct {
+	noRows
+	*parser.Vacuum
+}
+
 // CreateTable creates a table from a validated descriptor (IDs unset).
 type CreateTable struct {
 	noRows

@@ -155,6 +155,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			}
 		case "truncate":
 			stmt.Truncate, err = s.parseTruncate()
+		case "vacuum", "analyze", "analyse":
+			stmt.Vacuum, err = s.parseVacuum()
 		case "grant", "revoke":
 			stmt.Grant, err = s.parseGrant()
 		case "copy":

@@ -9,7 +9,7 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Sequence, Cursor and Job is set, except that DECLARE CURSOR sets both
+// Truncate, Vacuum, Sequence, Cursor and Job is set, except that DECLARE CURSOR sets both
 // Cursor and AST (its query).
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
@@ -88,6 +88,7 @@ type Statement struct {
 	Discard     *Discard
 	User        *UserStmt
 	Truncate    *Truncate
+	Vacuum      *Vacuum
 	Sequence    *SequenceStmt
 	RoleSetting *RoleSetting
 	Grant       *Grant
