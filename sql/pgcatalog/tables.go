@@ -355,6 +355,18 @@ var pgCatalogTables = []*Table{
 		}
 		return out
 	}},
+	{Schema: "pg_catalog", Name: "pg_indexes", Cols: pgIndexesCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for _, t := range v.tables() {
+			if hasVisibleKey(t) {
+				out = append(out, row(pgIndexesCols, "public", t.Name, pkIndexName(t), nil, pkIndexDef(t)))
+			}
+			for i := range t.Indexes {
+				out = append(out, row(pgIndexesCols, "public", t.Name, t.Indexes[i].Name, nil, indexDef(t, &t.Indexes[i])))
+			}
+		}
+		return out
+	}},
 	{Schema: "pg_catalog", Name: "pg_stat_activity", Cols: pgStatActivityCols, rows: pgStatActivityRows},
 	{Schema: "pg_catalog", Name: "pg_locks", Cols: pgLocksCols, rows: pgLocksRows},
 	{Schema: "pg_catalog", Name: "pg_stat_user_tables", Cols: pgStatUserTablesCols, rows: pgStatUserTablesRows},
@@ -406,6 +418,8 @@ func procNames() []string {
 }
 
 var pgSequenceCols = cols("seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, seqmin int8, seqcache int8, seqcycle bool")
+
+var pgIndexesCols = cols("schemaname name, tablename name, indexname name, tablespace name, indexdef text")
 
 var pgTablesCols = cols("schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool")
 
