@@ -12,15 +12,22 @@ import (
 )
 
 // TestReplayPostgreSQLDump replays a dump PostgreSQL 15's pg_dump made
-// (tests/pgdump/shop-inserts.sql, from shop-schema.sql) with psql into a
+// (tests/pgdump/shop-*.sql, from shop-schema.sql) with psql into a
 // PivotDB database set to the postgresql dialect, stopping at the first
 // error: its SET lines, CREATE TABLE / VIEW / SEQUENCE, OWNER TO, ALTER
 // SEQUENCE ... OWNED BY, SET DEFAULT nextval('...'::regclass), the rows
-// (INSERT: the dump was made with --inserts), setval, ALTER TABLE ONLY ...
+// (INSERT with --inserts, else COPY ... FROM stdin), setval, ALTER TABLE ONLY ...
 // ADD CONSTRAINT (UNIQUE, PRIMARY KEY on a table created without one,
 // FOREIGN KEY), CREATE INDEX ... USING btree. Then every row, the
 // sequences and the constraints are checked.
 func TestReplayPostgreSQLDump(t *testing.T) {
+	t.Run("inserts", func(t *testing.T) { replayShopDump(t, "pgdump/shop-inserts.sql") })
+	// The same database dumped as pg_dump makes it by default, the rows in
+	// COPY ... FROM stdin blocks.
+	t.Run("copy", func(t *testing.T) { replayShopDump(t, "pgdump/shop-copy.sql") })
+}
+
+func replayShopDump(t *testing.T, file string) {
 	srv := startServer(t)
 	c := srv.connect(t, pgx.QueryExecModeSimpleProtocol)
 	// pg_dump names the owners; the roles come from pg_dumpall -r.
@@ -28,8 +35,12 @@ func TestReplayPostgreSQLDump(t *testing.T) {
 		"ALTER DATABASE shop SET sql_dialect = postgresql"} {
 		mustExec(t, c, q)
 	}
-	dump, _ := filepath.Abs("pgdump/shop-inserts.sql")
+	dump, _ := filepath.Abs(file)
 	out := runPsql(t, srv, "-d", "shop", "-v", "ON_ERROR_STOP=1", "-q", "-f", dump)
+	if strings.Contains(out, "ERROR:  COPY is not supported yet") {
+		// Until COPY lands (issue 20, item 1): this runs once it does.
+		t.Skip("COPY FROM stdin is not supported yet")
+	}
 	if strings.Contains(out, "ERROR") {
 		t.Fatalf("replay:\n%s", out)
 	}

@@ -1,5 +1,6 @@
 -- The schema and data tests/pgdump/shop-inserts.sql was dumped from, by
 -- PostgreSQL 15.18: psql -f shop-schema.sql shop && pg_dump --inserts shop
+-- (and shop-copy.sql by plain pg_dump shop)
 -- (the \restrict lines of pg_dump 15.14+ taken out, for older psql).
 CREATE ROLE app_owner;
 CREATE TABLE customers (
