@@ -119,7 +119,12 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "set":
 			stmt.Set, stmt.Txn, handled, err = s.parseSet()
 		case "show":
+			if stmt.Job, handled, err = s.parseJob(); handled || err != nil {
+				break
+			}
 			stmt.Show, handled = s.parseShow()
+		case "cancel", "pause", "resume":
+			stmt.Job, handled, err = s.parseJob()
 		case "reset":
 			stmt.Reset, err = s.parseReset()
 		case "deallocate":

@@ -9,7 +9,7 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Vacuum, Sequence and Cursor is set, except that DECLARE CURSOR sets both
+// Truncate, Vacuum, Sequence, Cursor and Job is set, except that DECLARE CURSOR sets both
 // Cursor and AST (its query).
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
@@ -95,6 +95,8 @@ type Statement struct {
 	AlterOwner  *AlterOwner
 	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
 	Cursor *CursorStmt
+	// Job is SHOW JOBS / SHOW JOB, CANCEL, PAUSE or RESUME JOB.
+	Job *JobStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
