@@ -102,8 +102,8 @@ func replayShopDump(t *testing.T, file string) {
 			"CREATE UNIQUE INDEX orders_pkey ON public.orders USING btree (id)\n"+
 			"CREATE INDEX orders_placed_total ON public.orders USING btree (placed, total)")
 	for q, code := range map[string]string{
-		"INSERT INTO customers (email, name) VALUES ('ann@example.com', 'Ann 2')": "23505",
-		"INSERT INTO orders (customer_id, total, placed) VALUES (9, 1, '2024-01-01')": "23503",
+		"INSERT INTO customers (email, name) VALUES ('ann@example.com', 'Ann 2')":      "23505",
+		"INSERT INTO orders (customer_id, total, placed) VALUES (9, 1, '2024-01-01')":  "23503",
 		"INSERT INTO orders (customer_id, total, placed) VALUES (1, -1, '2024-01-01')": "23514",
 	} {
 		var pe *pgconn.PgError
