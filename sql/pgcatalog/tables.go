@@ -326,6 +326,8 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_cast", Cols: pgCastCols, rows: pgCastRows},
+	{Schema: "pg_catalog", Name: "pg_shseclabel", Cols: cols("objoid oid, classoid oid, provider text, label text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_seclabel", Cols: cols("objoid oid, classoid oid, objsubid int4, provider text, label text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_enum", Cols: cols("oid oid, enumtypid oid, enumsortorder float4, enumlabel name"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_inherits", Cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
