@@ -29,6 +29,7 @@ func TestVacuumCompacts(t *testing.T) {
 	query(t, s, "CREATE INDEX v_pad ON v (pad)")
 	query(t, s, "INSERT INTO v SELECT x, repeat('x', 200) || CAST(x AS Utf8) FROM generate_series(1, 5000) AS g(x)")
 	query(t, s, "DELETE FROM v")
+	time.Sleep(10 * time.Millisecond) // the tombstones fall below the GC threshold
 	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "v")
 	usage := func() uint64 {
 		if err := e.storage.Flush(); err != nil {
