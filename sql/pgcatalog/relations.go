@@ -283,7 +283,7 @@ var catalogOIDs = map[string]int64{
 	"pg_policy": 3256, "pg_publication": 6104, "pg_tablespace": 1213, "pg_enum": 3501,
 	"pg_statistic_ext": 3381, "pg_auth_members": 1261, "pg_db_role_setting": 2964, "pg_foreign_table": 3118,
 	"pg_partitioned_table": 3350, "pg_publication_rel": 6106, "pg_publication_namespace": 6237,
-	"pg_shdescription": 2396,
+	"pg_shdescription": 2396, "pg_shseclabel": 3592, "pg_seclabel": 3596,
 }
 
 // tables lists the session database's tables by name.
