@@ -8,14 +8,20 @@ import (
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 	st := p.TxnStmt
+	level := txn.ReadCommitted
 	if iso := st.Isolation; iso != "" {
-		if _, err := sessionvars.NormalizeIsolation(iso); err != nil {
+		norm, err := sessionvars.NormalizeIsolation(iso)
+		if err != nil {
 			return nil, err
+		}
+		if norm == "repeatable read" {
+			level = txn.RepeatableRead
 		}
 	}
 	switch {
@@ -28,12 +34,22 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 	}
 	switch st.Kind {
 	case parser.TxnSavepoint, parser.TxnRelease, parser.TxnRollbackTo:
-		return nil, sqlerr.NotSupported("savepoints")
+		return s.runSavepoint(st)
 	case parser.TxnSetCharacteristics:
 		if st.Session && st.Isolation != "" {
 			if err := s.vars.Set("default_transaction_isolation", st.Isolation); err != nil {
 				return nil, err
 			}
+		}
+		if !st.Session && st.Isolation != "" {
+			if s.txn == nil || !s.inBlock() {
+				s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "SET TRANSACTION can only be used in transaction blocks")
+				return &tagResult{tag: "SET"}, nil
+			}
+			if s.txn.Started() {
+				return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			}
+			s.txn.SetIsolation(level)
 		}
 		return &tagResult{tag: "SET"}, nil
 	case parser.TxnBegin:
@@ -45,6 +61,12 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		// keeps the cycle's earlier writes, as in PostgreSQL.
 		if s.txn == nil {
 			s.txn = s.beginTxn()
+		}
+		if st.Isolation != "" {
+			if s.txn.Started() {
+				return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			}
+			s.txn.SetIsolation(level)
 		}
 		s.implicit = false
 		return &tagResult{tag: "BEGIN"}, nil
@@ -154,13 +176,49 @@ func (s *Session) showVar(st *bind.ShowVar) (Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if strings.EqualFold(st.Name, "transaction_isolation") {
+			v = s.transactionIsolation()
+		}
 		return showRows(st, [][]types.Value{{types.NewUtf8(v)}}), nil
 	}
 	names := sessionvars.Names()
 	rows := make([][]types.Value, len(names))
 	for i, n := range names {
 		val, _ := s.vars.Get(n)
+		if n == "transaction_isolation" {
+			val = s.transactionIsolation()
+		}
 		rows[i] = []types.Value{types.NewUtf8(sessionvars.DisplayName(n)), types.NewUtf8(val)}
 	}
 	return showRows(st, rows), nil
+}
+
+// runSavepoint runs SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO
+// [SAVEPOINT] in a transaction block (txn.Txn keeps the savepoints). ROLLBACK
+// TO also ends the failed state of a block, which is how psql's
+// ON_ERROR_ROLLBACK and ORMs' nested transactions recover from an error.
+func (s *Session) runSavepoint(st *parser.TxnStmt) (Result, error) {
+	verb := map[parser.TxnKind]string{parser.TxnSavepoint: "SAVEPOINT", parser.TxnRelease: "RELEASE SAVEPOINT",
+		parser.TxnRollbackTo: "ROLLBACK TO SAVEPOINT"}[st.Kind]
+	if !s.inBlock() {
+		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "%s can only be used in transaction blocks", verb)
+	}
+	switch st.Kind {
+	case parser.TxnSavepoint:
+		if err := s.txn.Savepoint(st.Savepoint); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "SAVEPOINT"}, nil
+	case parser.TxnRelease:
+		if err := s.txn.ReleaseSavepoint(st.Savepoint); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "RELEASE"}, nil
+	default:
+		if err := s.txn.RollbackToSavepoint(st.Savepoint); err != nil {
+			return nil, err
+		}
+		s.failed = false
+		return &tagResult{tag: "ROLLBACK"}, nil
+	}
 }

@@ -79,11 +79,14 @@ func normalizeExtraFloatDigits(v string) (string, error) {
 }
 
 // NormalizeIsolation accepts the isolation levels PivotDB runs as (READ
-// UNCOMMITTED is READ COMMITTED, as in PostgreSQL).
+// UNCOMMITTED is READ COMMITTED, as in PostgreSQL). SERIALIZABLE is not
+// implemented yet.
 func NormalizeIsolation(v string) (string, error) {
 	switch strings.ToLower(strings.Join(strings.Fields(v), " ")) {
 	case "read committed", "read uncommitted":
 		return "read committed", nil
+	case "repeatable read":
+		return "repeatable read", nil
 	}
 	return "", sqlerr.New(sqlerr.FeatureNotSupported, "transaction isolation level %q is not supported yet", v)
 }
