@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/acl"
@@ -77,6 +78,8 @@ type Engine struct {
 	meta    *meta.Store
 	catalog *catalog.Catalog
 	shards  *partition.Manager
+	// jobs is the registry of long statements (sys.jobs; jobs.go).
+	jobs *jobs.Registry
 	// ttlErased counts the rows the TTL runner erased since Open (Stats).
 	ttlErased atomic.Int64
 	// tableActivity counts scans and row writes per table since Open
@@ -141,6 +144,11 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms})
 	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	// Jobs that were running when the server stopped are marked failed.
+	if e.jobs, err = jobs.Open(ms, opts.Now, opts.Events); err != nil {
 		st.Close()
 		return nil, err
 	}

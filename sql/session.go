@@ -16,6 +16,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/sql/txnmode"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -43,6 +44,10 @@ type Session struct {
 	// COMMIT/ROLLBACK is refused with 25P02 until it ends.
 	txn    *txn.Txn
 	failed bool
+	// queried is set once a statement other than transaction control and
+	// SET/SHOW/RESET ran in the current transaction: PostgreSQL's "first
+	// snapshot", after which the isolation level is fixed (txnmode.go).
+	queried bool
 	// implicit marks the implicit transaction of a protocol cycle: the
 	// statements of one simple Query string, or of an extended-protocol
 	// pipeline up to Sync, commit together at Sync as in PostgreSQL. Its
@@ -67,6 +72,9 @@ type Session struct {
 	// the text of the statement running, which DECLARE records.
 	cursors     map[string]*cursor
 	currentText string
+	// planningTime is how long binding the running statement took
+	// (EXPLAIN ANALYZE's Planning Time).
+	planningTime time.Duration
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -122,6 +130,7 @@ func (s *Session) Sync() error {
 	s.implicit = false
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
+	s.queried = false
 	if t == nil {
 		s.endTransaction(!failed)
 		return nil
@@ -189,6 +198,8 @@ type preparedPlan struct {
 	dialect parser.Dialect
 	snap    *catalog.Snapshot
 	plan    bind.Statement
+	// planning is how long binding took.
+	planning time.Duration
 }
 
 // dialect is the session's sql_dialect as the parser sees it.
@@ -260,17 +271,19 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 }
 
 func (s *Session) bind(ctx context.Context, st parser.Statement, declared []types.Type) (*Prepared, error) {
+	start := time.Now()
 	env := s.bindEnv()
 	env.Mem = memory.FromContext(ctx)
 	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
 		return nil, err
 	}
+	planning := time.Since(start)
 	return &Prepared{
 		SQL:        st.Text,
 		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan},
+		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan, planning: planning},
 	}, nil
 }
 
@@ -286,12 +299,17 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		JobRows:       s.jobRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
-		Locks:         s.lockRows,
-		Cursor:        s.cursorColumns,
-		OpenCursors:   s.openCursors,
-		TempPrefix:    s.tempPrefix,
+		RelationSize:  s.relationSize,
+		Notice: func(msg string) {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", msg)
+		},
+		Locks:       s.lockRows,
+		Cursor:      s.cursorColumns,
+		OpenCursors: s.openCursors,
+		TempPrefix:  s.tempPrefix,
 	}
 }
 
@@ -340,6 +358,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	}
 	ctx, cancel := s.statementContext(ctx)
 	s.currentText = p.SQL
+	s.planningTime = p.plan.planning
 	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()
@@ -464,32 +483,22 @@ func (s *Session) takeSnapshot(fix bool) error {
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
 		if fix {
+			// The level may have changed since BEGIN (SET TRANSACTION);
+			// the first statement fixes it.
+			s.txn.SetIsolation(s.isolation())
 			s.txn.StartStatement()
 		}
 	}
 	return nil
 }
 
-// isolation returns the isolation level of a transaction the session
-// begins now: default_transaction_isolation.
+// isolation returns the isolation level of the session's current
+// transaction (txnMode: the block's, or a statement's own).
 func (s *Session) isolation() txn.Isolation {
-	if v, _ := s.vars.Get("default_transaction_isolation"); v == "repeatable read" {
+	if s.txnMode().Isolation == txnmode.RepeatableRead {
 		return txn.RepeatableRead
 	}
 	return txn.ReadCommitted
-}
-
-// transactionIsolation is SHOW transaction_isolation: the open
-// transaction's level, else the default of the next one.
-func (s *Session) transactionIsolation() string {
-	level := s.isolation()
-	if s.txn != nil {
-		level = s.txn.Isolation()
-	}
-	if level == txn.RepeatableRead {
-		return "repeatable read"
-	}
-	return "read committed"
 }
 
 // writeTxn runs fn in the open transaction, or in a transaction of its own

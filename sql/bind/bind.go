@@ -38,6 +38,9 @@ type Env struct {
 	// TempPrefix is the catalog-name prefix of the session's temporary
 	// tables (temp.go); "": the session has none.
 	TempPrefix string
+	// JobRows computes the rows of sys.jobs (JobColumns) when the
+	// statement runs.
+	JobRows func() ([][]types.Value, error)
 	// PartitionRows computes the rows of sys.partitions; it is called when
 	// a statement that reads the view runs, not while it is bound.
 	PartitionRows func() ([][]types.Value, error)
@@ -51,6 +54,11 @@ type Env struct {
 	// TableStats reads a table's activity counters and live rows for
 	// pg_stat_user_tables when a statement that reads it runs.
 	TableStats func(tableID uint64) (pgcatalog.TableStats, error)
+	// RelationSize is the data size of a table's or index's shards
+	// (pg_relation_size and its kind).
+	RelationSize func(id uint64) (int64, error)
+	// Notice sends a NOTICE to the client (set_config).
+	Notice func(msg string)
 	// Locks lists the row locks for pg_locks.
 	Locks func() []pgcatalog.LockRow
 	// Cursor returns the result columns of the session's open cursor
@@ -123,11 +131,19 @@ type binder struct {
 
 func (a *binder) plan() (Statement, error) {
 	st := a.stmt
+	_, explain := st.AST.(*ast.ExplainStmt)
+	if (len(st.Locking) > 0 || st.AsOf != nil) && (len(st.WithDML) > 0 || st.Cursor != nil || explain) {
+		return a.planQueryClausesElsewhere()
+	}
 	switch {
 	case len(st.WithDML) > 0:
 		return a.planWithDML()
 	case st.Txn != nil:
-		return &Txn{TxnStmt: st.Txn}, nil
+		asOf, err := a.bindAsOf(st.Txn.AsOf)
+		if err != nil {
+			return nil, err
+		}
+		return &Txn{TxnStmt: st.Txn, AsOf: asOf}, nil
 	case st.Set != nil:
 		return &Set{SetVar: st.Set}, nil
 	case st.Show != nil:
@@ -154,12 +170,16 @@ func (a *binder) plan() (Statement, error) {
 		return &User{UserStmt: st.User}, nil
 	case st.Truncate != nil:
 		return &Truncate{Truncate: st.Truncate}, nil
+	case st.Vacuum != nil:
+		return &Vacuum{Vacuum: st.Vacuum}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
 	case st.RoleSetting != nil:
 		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
 	case st.Cursor != nil:
 		return a.planCursor(st.Cursor)
+	case st.Job != nil:
+		return &JobStatement{JobStmt: st.Job}, nil
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
@@ -173,7 +193,14 @@ func (a *binder) plan() (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Select{Node: node}, nil
+		sel := &Select{Node: node}
+		if sel.Locking, err = a.bindLocking(n, st.Locking); err != nil {
+			return nil, err
+		}
+		if sel.AsOf, err = a.bindAsOf(st.AsOf); err != nil {
+			return nil, err
+		}
+		return sel, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
@@ -357,6 +384,7 @@ func (a *binder) evalContext() *expr.Context {
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
-		Backend: a.env.Backend, TableStats: a.env.TableStats, Locks: a.env.Locks,
-		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix}
+		Backend: a.env.Backend, TableStats: a.env.TableStats, RelationSize: a.env.RelationSize, Locks: a.env.Locks,
+		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix, ViewColumns: a.viewColumns,
+		Notice: a.env.Notice}
 }

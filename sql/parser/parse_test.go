@@ -152,6 +152,12 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			}
 			b.WriteString("\n")
 		}
+		for _, lc := range st.Locking {
+			fmt.Fprintf(b, "locking (pos %d): %s of %v %s\n", lc.Pos, lc.Strength, lc.Of, lc.Wait)
+		}
+		if st.AsOf != nil {
+			fmt.Fprintf(b, "as of system time (pos %d): %s\n", st.AsOf.Pos, restore(st.AsOf.Expr))
+		}
 		for _, f := range st.Returning {
 			if f.WildCard != nil {
 				fmt.Fprintf(b, "returning: %s*\n", f.WildCard.Table.O+strings.Repeat(".", min(1, len(f.WildCard.Table.O))))
@@ -205,6 +211,10 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		formatSeqOptions(b, q.Options)
 	case st.Truncate != nil:
 		fmt.Fprintf(b, "truncate %q restart identity=%v\n", st.Truncate.Tables, st.Truncate.RestartIdentity)
+	case st.Vacuum != nil:
+		v := st.Vacuum
+		fmt.Fprintf(b, "vacuum=%v analyze=%v full=%v freeze=%v verbose=%v tables=%q\n", v.Vacuum, v.Analyze, v.Full,
+			v.Freeze, v.Verbose, v.Tables)
 	case st.Set != nil:
 		fmt.Fprintf(b, "set %s = %q default=%v local=%v\n", st.Set.Name, st.Set.Values, st.Set.Default, st.Set.Local)
 	case st.Show != nil:
@@ -213,8 +223,11 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "reset %q all=%v\n", st.Reset.Name, st.Reset.All)
 	case st.Txn != nil:
 		x := st.Txn
-		fmt.Fprintf(b, "txn %s isolation=%q access=%s deferrable=%v chain=%v savepoint=%q session=%v\n",
+		fmt.Fprintf(b, "txn %s isolation=%q access=%s deferrable=%s chain=%v savepoint=%q session=%v\n",
 			x.Kind, x.Isolation, x.Access, x.Deferrable, x.Chain, x.Savepoint, x.Session)
+		if x.AsOf != nil {
+			fmt.Fprintf(b, "as of system time (pos %d): %s\n", x.AsOf.Pos, restore(x.AsOf.Expr))
+		}
 	case st.Deallocate != nil:
 		fmt.Fprintf(b, "deallocate %q all=%v\n", st.Deallocate.Name, st.Deallocate.All)
 	case st.Discard != nil:

@@ -9,7 +9,7 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Sequence and Cursor is set, except that DECLARE CURSOR sets both
+// Truncate, Vacuum, Sequence, Cursor and Job is set, except that DECLARE CURSOR sets both
 // Cursor and AST (its query).
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
@@ -54,6 +54,11 @@ type Statement struct {
 	Identities []ColumnIdentity
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
+	// Locking are a query's top-level locking clauses (FOR UPDATE, ...),
+	// in order; AsOf its AS OF SYSTEM TIME clause (locking.go). Both are
+	// taken off before TiDB parses the rest.
+	Locking []LockingClause
+	AsOf    *AsOfClause
 	// WithDML are the data-modifying queries of the statement's top-level
 	// WITH, taken out of AST (with_dml.go); the statement is the rest.
 	WithDML []WithDML
@@ -83,12 +88,15 @@ type Statement struct {
 	Discard     *Discard
 	User        *UserStmt
 	Truncate    *Truncate
+	Vacuum      *Vacuum
 	Sequence    *SequenceStmt
 	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner
 	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
 	Cursor *CursorStmt
+	// Job is SHOW JOBS / SHOW JOB, CANCEL, PAUSE or RESUME JOB.
+	Job *JobStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
@@ -256,16 +264,38 @@ func (a TxnAccess) String() string {
 	return "default"
 }
 
+// TxnDeferrable is a transaction's [NOT] DEFERRABLE mode;
+// DeferrableDefault means the statement did not say.
+type TxnDeferrable uint8
+
+const (
+	DeferrableDefault TxnDeferrable = iota
+	Deferrable
+	NotDeferrable
+)
+
+func (d TxnDeferrable) String() string {
+	switch d {
+	case Deferrable:
+		return "deferrable"
+	case NotDeferrable:
+		return "not deferrable"
+	}
+	return "default"
+}
+
 // TxnStmt is a transaction control statement.
 type TxnStmt struct {
 	Kind TxnKind
 	// Isolation is the requested isolation level, lowercased and single
 	// spaced ("serializable", "repeatable read", "read committed", "read
 	// uncommitted"); "" when not given.
-	Isolation string
-	Access    TxnAccess
-	// Deferrable is set for DEFERRABLE (NOT DEFERRABLE leaves it false).
-	Deferrable bool
+	Isolation  string
+	Access     TxnAccess
+	Deferrable TxnDeferrable
+	// AsOf is CockroachDB's AS OF SYSTEM TIME mode of BEGIN and SET
+	// TRANSACTION (nil: none).
+	AsOf *AsOfClause
 	// Chain is set for COMMIT/ROLLBACK AND CHAIN.
 	Chain bool
 	// Savepoint is the savepoint name (lowercased unless quoted).
