@@ -12,8 +12,9 @@ import (
 )
 
 // The scenarios of issue 16 that need its MVCC core: row locks, REPEATABLE
-// READ, SERIALIZABLE, savepoints and historical reads. Each is skipped with
-// needsCore on its first line; the core enables it by deleting that line.
+// READ, SERIALIZABLE, savepoints and historical reads. Those not run yet
+// (row locks, SERIALIZABLE, historical reads) are skipped with needsCore on
+// their first line; the core enables one by deleting that line.
 
 // runCounter has workers each add 1 to one counter row increments times,
 // reading the counter first (by read) and writing what they read plus
