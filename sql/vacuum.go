@@ -12,6 +12,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
 )
 
 // vacuum runs VACUUM and ANALYZE.
@@ -22,9 +23,12 @@ import (
 // values) is dropped and the space returned, which is what VACUUM FULL
 // does for a heap; plain VACUUM does the same, since a partial compaction
 // would leave some of it. FREEZE has nothing more to do (no transaction ids
-// wrap around). When the engine keeps MVCC versions (issue 16), this is
-// where VACUUM collects the versions older than the oldest snapshot still
-// open, before compacting: see the TODO in vacuumTable.
+// wrap around). Before compacting, VACUUM collects the row versions that
+// later commits replaced or deleted longer ago than the GC window
+// (storage.GCVersions at the engine's GCThreshold, --gc-ttl): younger ones
+// stay, so space freed by a recent DELETE comes back only once the window
+// has passed (as in CockroachDB; PostgreSQL's horizon is the oldest open
+// snapshot instead).
 //
 // ANALYZE recounts the statistics PivotDB keeps, the row and byte counts
 // of every shard of the table and its indexes (partition.Manager.Recount):
@@ -95,10 +99,16 @@ func (s *Session) vacuumTable(ctx context.Context, p *parser.Vacuum, t *catalog.
 	c := s.e.tableActivity.of(t.ID)
 	if p.Vacuum {
 		start := time.Now()
-		// TODO(issue 16): once the engine keeps MVCC versions, collect
-		// the versions of ids older than the oldest open snapshot here
-		// (storage/mvcc's garbage collection), then compact.
+		// Versions replaced or deleted longer ago than the GC window
+		// (--gc-ttl) go first, so that the compaction can drop them;
+		// younger ones stay for the reads that may still need them.
+		threshold, gc := s.e.storage.GCThreshold()
 		for _, id := range ids {
+			if gc {
+				if _, err := s.e.storage.GCVersions(ctx, storage.TableSpan(id), threshold); err != nil {
+					return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
+				}
+			}
 			if err := s.e.storage.CompactTable(ctx, id); err != nil {
 				return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
 			}
