@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/storage"
 	"strings"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
-	"github.com/pivotdb/pivotdb/storage"
 )
 
 // vacuum runs VACUUM and ANALYZE.
@@ -23,12 +23,9 @@ import (
 // values) is dropped and the space returned, which is what VACUUM FULL
 // does for a heap; plain VACUUM does the same, since a partial compaction
 // would leave some of it. FREEZE has nothing more to do (no transaction ids
-// wrap around). Before compacting, VACUUM collects the row versions that
-// later commits replaced or deleted longer ago than the GC window
-// (storage.GCVersions at the engine's GCThreshold, --gc-ttl): younger ones
-// stay, so space freed by a recent DELETE comes back only once the window
-// has passed (as in CockroachDB; PostgreSQL's horizon is the oldest open
-// snapshot instead).
+// wrap around). When the engine keeps MVCC versions (issue 16), this is
+// where VACUUM collects the versions older than the oldest snapshot still
+// open, before compacting: see the TODO in vacuumTable.
 //
 // ANALYZE recounts the statistics PivotDB keeps, the row and byte counts
 // of every shard of the table and its indexes (partition.Manager.Recount):
@@ -99,12 +96,13 @@ func (s *Session) vacuumTable(ctx context.Context, p *parser.Vacuum, t *catalog.
 	c := s.e.tableActivity.of(t.ID)
 	if p.Vacuum {
 		start := time.Now()
-		// Versions replaced or deleted longer ago than the GC window
-		// (--gc-ttl) go first, so that the compaction can drop them;
-		// younger ones stay for the reads that may still need them.
-		threshold, gc := s.e.storage.GCThreshold()
+		// First collect the versions no read can see any more (those a
+		// newer version shadows below the GC threshold, --gc-ttl: the
+		// same rule as the background GC, storage/gc.go), then compact,
+		// so the space of deleted and overwritten rows comes back now.
+		threshold, gcOn := s.e.storage.GCThreshold()
 		for _, id := range ids {
-			if gc {
+			if gcOn {
 				if _, err := s.e.storage.GCVersions(ctx, storage.TableSpan(id), threshold); err != nil {
 					return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
 				}

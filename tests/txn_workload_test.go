@@ -280,8 +280,9 @@ func TestListAppendReadCommitted(t *testing.T) {
 
 // TestListAppendStatementReadsOneShard: on one shard, one statement reading
 // several keys sees all of a transaction's appends or none. Today each key
-// of the IN list is read by a lookup of its own, on the live engine: the
-// checker finds G-single here too.
+// of the IN list was read by a lookup of its own, on the live engine, and
+// the checker found G-single here too; now every lookup of a statement reads
+// at its one timestamp.
 func TestListAppendStatementReadsOneShard(t *testing.T) {
 	runListAppend(t, listAppendOptions{level: history.RepeatableRead, clients: 6, keys: 6, statementReads: true})
 }
