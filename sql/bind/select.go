@@ -50,6 +50,9 @@ func (a *binder) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if err := q.windows(); err != nil {
 		return nil, err
 	}
+	if err := q.setReturning(); err != nil {
+		return nil, err
+	}
 	if err := q.selectList(untyped); err != nil {
 		return nil, err
 	}
@@ -191,7 +194,8 @@ func (q *selectQuery) selectList(untyped bool) error {
 			return err
 		}
 		col := planner.Column{Name: outputName(f), Type: e.Type()}
-		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) {
+		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) && ref.Index < len(q.sc.cols) {
+			// (A select-list unnest reads a column past the scope's.)
 			col = q.a.sourceColumn(q.input, ref.Index, q.sc.cols[ref.Index])
 			col.Name = outputName(f)
 		}

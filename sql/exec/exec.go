@@ -187,6 +187,12 @@ func build(c *Context, n planner.Node) (Iter, error) {
 		return newSeries(c, n)
 	case *planner.Unnest:
 		return newUnnest(c, n)
+	case *planner.ProjectSet:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &projectSetIter{c: c, n: n, in: in}, nil
 	case *planner.Generate:
 		rows, err := n.Rows()
 		if err != nil {
@@ -468,6 +474,49 @@ func (u *unnestIter) Next() (expr.Row, error) {
 }
 
 func (u *unnestIter) Close() {}
+
+// projectSetIter expands each input row by the arrays of a select-list
+// unnest (planner.ProjectSet).
+type projectSetIter struct {
+	c      *Context
+	n      *planner.ProjectSet
+	in     Iter
+	row    expr.Row
+	arrays [][]types.Value
+	pos, m int
+}
+
+func (p *projectSetIter) Next() (expr.Row, error) {
+	for p.pos >= p.m {
+		row, err := p.in.Next()
+		if err != nil || row == nil {
+			return nil, err
+		}
+		p.row, p.pos, p.m = row, 0, 0
+		p.arrays = p.arrays[:0]
+		for _, e := range p.n.Arrays {
+			v, err := e.Eval(p.c.Eval, row)
+			if err != nil {
+				return nil, err
+			}
+			p.arrays = append(p.arrays, v.ArrayElems())
+			p.m = max(p.m, len(v.ArrayElems()))
+		}
+	}
+	out := make(expr.Row, 0, len(p.row)+len(p.arrays))
+	out = append(out, p.row...)
+	for _, a := range p.arrays {
+		if p.pos < len(a) {
+			out = append(out, a[p.pos])
+		} else {
+			out = append(out, types.NullValue)
+		}
+	}
+	p.pos++
+	return out, nil
+}
+
+func (p *projectSetIter) Close() { p.in.Close() }
 
 type sliceIter struct {
 	rows [][]types.Value

@@ -42,9 +42,9 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 	case ArrayAnyFunc, ArrayAllFunc, ArrayContainsFunc, ArrayContainedFunc, ArrayOverlapFunc:
 		return nil, b.withPos(sqlerr.New(sqlerr.SyntaxError, "syntax error: %s stands only on the right of a comparison", name), n)
 	case "unnest":
-		// A set-returning function: only FROM unnest(...) (or a LATERAL
-		// join with it) is planned.
-		return nil, b.withPos(sqlerr.NotSupported("unnest() outside FROM (write FROM unnest(...) or a LATERAL join)"), n)
+		// A set-returning function: planned in FROM and at the top of a
+		// select list (the binder takes those calls before they get here).
+		return nil, b.withPos(sqlerr.NotSupported("unnest() here (it is planned in FROM and in a select list without aggregates)"), n)
 	case ArraySubqueryFunc:
 		if len(n.Args) == 1 {
 			if _, ok := unparen(n.Args[0]).(*ast.SubqueryExpr); ok {

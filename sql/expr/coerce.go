@@ -254,7 +254,7 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.Family == types.TimestampTZ {
+		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ {
 			// Text without an offset names a wall-clock time in the
 			// session's zone when the statement runs (zone.go).
 			return &Cast{E: n, To: t}, nil

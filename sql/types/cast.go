@@ -139,8 +139,8 @@ func Cast(v Value, t Type) (Value, error) {
 		}
 	case t.Family == Decimal:
 		if v.fam.IsNumeric() {
-			if v.fam.IsFloat() && (math.IsNaN(v.f) || math.IsInf(v.f, 0)) {
-				if math.IsNaN(v.f) {
+			if v.fam.IsFloat() && (math.IsNaN(v.fl()) || math.IsInf(v.fl(), 0)) {
+				if math.IsNaN(v.fl()) {
 					return CastDecimal(t, &apd.Decimal{Form: apd.NaN})
 				}
 				return Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cannot convert infinity to numeric")
@@ -173,7 +173,7 @@ func castToInt(v Value, f Family) (Value, error) {
 	case v.fam.IsInteger():
 		return IntToFamily(f, v.i)
 	case v.fam.IsFloat():
-		x := math.Round(v.f)
+		x := math.Round(v.fl())
 		if math.IsNaN(x) || x < -9.223372036854775808e18 || x >= 1.8446744073709551616e19 {
 			return Value{}, outOfRange(T(f))
 		}

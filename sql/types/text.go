@@ -29,9 +29,9 @@ func (v Value) Text() string {
 	case Uint8, Uint16, Uint32, Uint64:
 		return strconv.FormatUint(uint64(v.i), 10)
 	case Float:
-		return formatFloat(v.f, 32)
+		return formatFloat(v.fl(), 32)
 	case Double:
-		return formatFloat(v.f, 64)
+		return formatFloat(v.fl(), 64)
 	case Decimal:
 		return v.d.Text('f')
 	case String:
