@@ -67,6 +67,17 @@ type writeEntry struct {
 	rows, size int64
 }
 
+// WritesMark is a position in a Writes (Mark), to go back to (Truncate).
+type WritesMark struct{ entries, arena int }
+
+// Mark returns the current position of the record: a savepoint's.
+func (w *Writes) Mark() WritesMark { return WritesMark{len(w.entries), len(w.arena)} }
+
+// Truncate forgets the writes recorded after mark (ROLLBACK TO SAVEPOINT).
+func (w *Writes) Truncate(mark WritesMark) {
+	w.entries, w.arena = w.entries[:mark.entries], w.arena[:mark.arena]
+}
+
 // RowSize is a row's logical size: its full key plus its value.
 func RowSize(key []byte, valueLen int) int64 { return int64(len(key) + valueLen) }
 

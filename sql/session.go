@@ -16,6 +16,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/sql/txnmode"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -350,7 +351,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
 	}
-	if err := s.takeSnapshot(); err != nil {
+	// Transaction control does not take a REPEATABLE READ transaction's
+	// snapshot: BEGIN and SET TRANSACTION come before it.
+	if err := s.takeSnapshot(st.Txn == nil); err != nil {
 		s.onError()
 		return nil, err
 	}
@@ -367,8 +370,11 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	return &sessionResult{Result: res, s: s, ctx: ctx, cancel: cancel}, nil
 }
 
+// endsTransaction reports whether st may run in a failed block: it ends
+// the block or rolls back to a savepoint, which ends the failure.
 func endsTransaction(st parser.Statement) bool {
-	return st.Txn != nil && (st.Txn.Kind == parser.TxnCommit || st.Txn.Kind == parser.TxnRollback)
+	return st.Txn != nil && (st.Txn.Kind == parser.TxnCommit || st.Txn.Kind == parser.TxnRollback ||
+		st.Txn.Kind == parser.TxnRollbackTo)
 }
 
 func sameColumns(a, b []ResultColumn) bool {
@@ -460,11 +466,16 @@ func (s *Session) reader() storage.Reader {
 	return s.e.storage
 }
 
-// takeSnapshot starts a statement's snapshot (READ COMMITTED: one per
-// statement): a read timestamp at or above every commit acknowledged so
-// far, which the statement's reads of every shard and index use, also
-// through the open transaction.
-func (s *Session) takeSnapshot() error {
+// takeSnapshot starts a statement's snapshot: a read timestamp at or above
+// every commit acknowledged so far, which the statement's reads of every
+// shard and index use, also through the open transaction. READ COMMITTED
+// takes one per statement; a REPEATABLE READ transaction keeps the one of
+// its first statement that fixes it (fix: not transaction control).
+func (s *Session) takeSnapshot(fix bool) error {
+	if s.txn != nil && s.txn.SnapshotFixed() {
+		s.snap = s.e.storage.At(s.txn.ReadTimestamp())
+		return nil
+	}
 	ts, err := s.e.storage.ReadTimestamp()
 	if err != nil {
 		return err
@@ -472,20 +483,39 @@ func (s *Session) takeSnapshot() error {
 	s.snap = s.e.storage.At(ts)
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
+		if fix {
+			// The level may have changed since BEGIN (SET TRANSACTION);
+			// the first statement fixes it.
+			s.txn.SetIsolation(s.isolation())
+			s.txn.StartStatement()
+		}
 	}
 	return nil
+}
+
+// isolation returns the isolation level of the session's current
+// transaction (txnMode: the block's, or a statement's own).
+func (s *Session) isolation() txn.Isolation {
+	if s.txnMode().Isolation == txnmode.RepeatableRead {
+		return txn.RepeatableRead
+	}
+	return txn.ReadCommitted
 }
 
 // writeTxn runs fn in the open transaction, or in a transaction of its own
 // that commits when fn succeeds (autocommit).
 func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error {
+	// A transaction begun by a statement starts with it (at REPEATABLE
+	// READ, its snapshot is the statement's).
 	if s.txn == nil && s.implicit {
 		s.txn = s.beginTxn()
+		s.txn.StartStatement()
 	}
 	if s.txn != nil {
 		return fn(s.txn)
 	}
 	t := s.beginTxn()
+	t.StartStatement()
 	if err := fn(t); err != nil {
 		t.Rollback()
 		return err

@@ -18,7 +18,7 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 	}
 	switch st.Kind {
 	case parser.TxnSavepoint, parser.TxnRelease, parser.TxnRollbackTo:
-		return nil, sqlerr.NotSupported("savepoints")
+		return s.runSavepoint(st)
 	case parser.TxnSetCharacteristics:
 		if st.Session {
 			if err := s.setSessionCharacteristics(p); err != nil {
@@ -214,4 +214,34 @@ func (s *Session) showVar(st *bind.ShowVar) (Result, error) {
 		rows[i] = []types.Value{types.NewUtf8(sessionvars.DisplayName(n)), types.NewUtf8(val)}
 	}
 	return showRows(st, rows), nil
+}
+
+// runSavepoint runs SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO
+// [SAVEPOINT] in a transaction block (txn.Txn keeps the savepoints). ROLLBACK
+// TO also ends the failed state of a block, which is how psql's
+// ON_ERROR_ROLLBACK and ORMs' nested transactions recover from an error.
+func (s *Session) runSavepoint(st *parser.TxnStmt) (Result, error) {
+	verb := map[parser.TxnKind]string{parser.TxnSavepoint: "SAVEPOINT", parser.TxnRelease: "RELEASE SAVEPOINT",
+		parser.TxnRollbackTo: "ROLLBACK TO SAVEPOINT"}[st.Kind]
+	if !s.inBlock() {
+		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "%s can only be used in transaction blocks", verb)
+	}
+	switch st.Kind {
+	case parser.TxnSavepoint:
+		if err := s.txn.Savepoint(st.Savepoint); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "SAVEPOINT"}, nil
+	case parser.TxnRelease:
+		if err := s.txn.ReleaseSavepoint(st.Savepoint); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "RELEASE"}, nil
+	default:
+		if err := s.txn.RollbackToSavepoint(st.Savepoint); err != nil {
+			return nil, err
+		}
+		s.failed = false
+		return &tagResult{tag: "ROLLBACK"}, nil
+	}
 }

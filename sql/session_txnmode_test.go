@@ -99,10 +99,10 @@ func TestTransactionModes(t *testing.T) {
 		},
 		"levels not run yet": {
 			{"BEGIN ISOLATION LEVEL SERIALIZABLE", "0A000: transaction isolation level SERIALIZABLE is not supported yet"},
-			{"START TRANSACTION ISOLATION LEVEL REPEATABLE READ", "0A000: transaction isolation level REPEATABLE READ is not supported yet"},
+			{"START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY", "0A000: transaction isolation level SERIALIZABLE is not supported yet"},
 			{"SHOW transaction_isolation", "read committed"},
 			{"SET default_transaction_isolation = 'serializable'", "0A000: transaction isolation level SERIALIZABLE is not supported yet"},
-			{"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ", "0A000: transaction isolation level REPEATABLE READ is not supported yet"},
+			{"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE", "0A000: transaction isolation level SERIALIZABLE is not supported yet"},
 			{"BEGIN", "ok"},
 			{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "0A000: transaction isolation level SERIALIZABLE is not supported yet"},
 			{"ROLLBACK", "ok"},

@@ -132,7 +132,7 @@ func (s *Session) deleteAllRows(ctx context.Context, catalogName string) error {
 	}
 	// A snapshot of its own: the COMMIT's was taken before the commit it
 	// empties the table after.
-	if err := s.takeSnapshot(); err != nil {
+	if err := s.takeSnapshot(false); err != nil {
 		return err
 	}
 	scan := &planner.Scan{Table: t}

@@ -29,10 +29,8 @@ func (s *Session) runWithDML(ctx context.Context, p *bind.WithDML, params []type
 	// transaction, committed when it succeeds.
 	own := s.txn == nil && !s.implicit
 	if own {
-		s.txn = s.e.txns.Begin()
-		if s.snap != nil {
-			s.txn.SetReadTimestamp(s.snap.Timestamp())
-		}
+		s.txn = s.beginTxn()
+		s.txn.StartStatement()
 		defer func() {
 			t := s.txn
 			s.txn = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -287,4 +288,33 @@ func (v batchAt) NewPointReader() (*PointReader, error) {
 		return nil, err
 	}
 	return &PointReader{r: v.b.b, ts: v.ts}, nil
+}
+
+// LatestVersion returns the timestamp of the newest committed version of a
+// versioned key (a tombstone included), ignoring the batch's own writes;
+// found is false when the key has none. REPEATABLE READ compares it with
+// the transaction's snapshot: a newer version is a concurrent update.
+func (b *Batch) LatestVersion(key []byte) (ts hlc.Timestamp, found bool, err error) {
+	if err := b.check(); err != nil {
+		return hlc.Timestamp{}, false, err
+	}
+	if !isVersioned(key) {
+		return hlc.Timestamp{}, false, nil
+	}
+	it, err := b.e.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		return hlc.Timestamp{}, false, err
+	}
+	defer it.Close()
+	pk := bareKey(key)
+	for valid := it.SeekPrefixGE(pk); valid; valid = it.Next() {
+		k := it.Key()
+		if enginekey.Split(k) != len(pk) || !bytes.HasPrefix(k, pk) {
+			break
+		}
+		if _, ts, ok := enginekey.DecodeVersion(k); ok {
+			return ts, true, nil
+		}
+	}
+	return hlc.Timestamp{}, false, it.Error()
 }

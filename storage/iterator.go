@@ -97,7 +97,7 @@ func (i *Iterator) Next() bool {
 	case !i.valid:
 		ok = false
 	case i.dir > 0:
-		ok = i.settleForward(i.it.NextPrefix())
+		ok = i.settleForward(i.nextKey())
 	default:
 		// Pebble is before the current key: seek past its versions.
 		i.dir = +1
@@ -133,6 +133,23 @@ func (i *Iterator) SeekGE(key []byte) bool {
 func (i *Iterator) SeekLT(key []byte) bool {
 	i.dir = -1
 	return i.moved(i.settleBackward(i.it.SeekLT(bareKey(key))), -1, key)
+}
+
+// nextKey moves Pebble from the entry of the current key to the first entry
+// of the next key. Most keys have one version, so it steps with Next (a
+// NextPrefix costs more than a Next onto a new key) and falls back on
+// NextPrefix when it finds older versions of the current key.
+func (i *Iterator) nextKey() bool {
+	i.prefix = append(i.prefix[:0], i.key...)
+	if !i.it.Next() {
+		return false
+	}
+	k := i.it.Key()
+	n := enginekey.Split(k)
+	if n != len(i.prefix)+1 || !bytes.HasPrefix(k, i.prefix) {
+		return true
+	}
+	return i.it.NextPrefix()
 }
 
 // settleForward moves Pebble forward from its position (valid: it is on an

@@ -297,7 +297,6 @@ func TestListAppendReadCommittedShards(t *testing.T) {
 
 // TestListAppendRepeatableRead: snapshot isolation forbids G-single too.
 func TestListAppendRepeatableRead(t *testing.T) {
-	t.Skip(needsCore)
 	runListAppend(t, listAppendOptions{isolation: "REPEATABLE READ", level: history.RepeatableRead,
 		clients: 6, keys: 6, split: []int{3}})
 }
@@ -561,7 +560,6 @@ func TestBankReadCommittedShards(t *testing.T) {
 // TestBankRepeatableRead: the same at REPEATABLE READ, transfers retrying
 // on 40001.
 func TestBankRepeatableRead(t *testing.T) {
-	t.Skip(needsCore)
 	runBank(t, bankOptions{isolation: "REPEATABLE READ", accounts: 9, split: []int{3, 6}, index: true})
 }
 

@@ -30,6 +30,7 @@ const (
 	InvalidSQLStatementName        = "26000"
 	InvalidAuthorizationSpec       = "28000"
 	InvalidPassword                = "28P01"
+	InvalidSavepointSpecification  = "3B001"
 	SerializationFailure           = "40001"
 	DeadlockDetected               = "40P01"
 	SyntaxError                    = "42601"

@@ -13,6 +13,13 @@
 // row (UPSERT of some columns, UPDATE) sees the row as the last committer
 // left it. Readers never wait.
 //
+// REPEATABLE READ (SetIsolation) keeps the snapshot of the transaction's
+// first statement (StartStatement) for all of them, and Get, the locked
+// re-read every write path makes, fails with 40001 when the key has a
+// version committed after that snapshot (storage.Batch.LatestVersion):
+// PostgreSQL's first-updater-wins, which the row locks make exact — the
+// second writer waits for the first and then sees its version.
+//
 // Lock waits form a wait-for graph; a wait that would close a cycle fails at
 // once with 40P01 (deadlock detected) rather than hanging, and waits honour
 // the statement's context (cancel, statement_timeout). TryLock takes a lock

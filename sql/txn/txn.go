@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
@@ -60,7 +61,123 @@ type Txn struct {
 	pid uint32
 	// schema is the schema version of each table written (UseSchema).
 	schema map[uint64]string
+	// isolation is the transaction's level; started is set by its first
+	// statement that reads (StartStatement), which fixes a REPEATABLE READ
+	// transaction's snapshot.
+	isolation Isolation
+	started   bool
+	// savepoints are the open savepoints, oldest first; retired holds
+	// batches replaced by ROLLBACK TO SAVEPOINT, which readers made
+	// earlier (cursors) may still use until the transaction ends.
+	savepoints []savepoint
+	retired    []*storage.Batch
 }
+
+// savepoint is the state of the transaction when a SAVEPOINT ran: a copy
+// of its writes, and how many locks and statistics records it had.
+type savepoint struct {
+	name   string
+	batch  *storage.Batch
+	keys   int
+	writes partition.WritesMark
+}
+
+// Savepoint records the transaction's state under name (SAVEPOINT name);
+// a name may be used again, and then the newest one counts.
+func (t *Txn) Savepoint(name string) error {
+	cp, err := t.m.eng.NewBatchCopy(t.batch)
+	if err != nil {
+		return err
+	}
+	t.savepoints = append(t.savepoints, savepoint{name: name, batch: cp, keys: len(t.keys), writes: t.writes.Mark()})
+	return nil
+}
+
+// findSavepoint returns the index of the newest savepoint called name.
+func (t *Txn) findSavepoint(name string) (int, error) {
+	for i := len(t.savepoints) - 1; i >= 0; i-- {
+		if t.savepoints[i].name == name {
+			return i, nil
+		}
+	}
+	return 0, sqlerr.New(sqlerr.InvalidSavepointSpecification, "savepoint \"%s\" does not exist", name)
+}
+
+// RollbackToSavepoint undoes every write made and releases every lock
+// taken since the savepoint name, which stays (ROLLBACK TO SAVEPOINT);
+// the savepoints made after it are gone.
+func (t *Txn) RollbackToSavepoint(name string) error {
+	i, err := t.findSavepoint(name)
+	if err != nil {
+		return err
+	}
+	sp := t.savepoints[i]
+	nb, err := t.m.eng.NewBatchCopy(sp.batch)
+	if err != nil {
+		return err
+	}
+	nb.SetReadTimestamp(t.batch.ReadTimestamp())
+	t.retired = append(t.retired, t.batch)
+	t.batch = nb
+	t.m.locks.release(t.id, t.keys[sp.keys:])
+	t.keys = t.keys[:sp.keys]
+	t.writes.Truncate(sp.writes)
+	t.dropSavepoints(i + 1)
+	return nil
+}
+
+// ReleaseSavepoint forgets the savepoint name and the ones made after it
+// (RELEASE SAVEPOINT); their writes and locks stay the transaction's.
+func (t *Txn) ReleaseSavepoint(name string) error {
+	i, err := t.findSavepoint(name)
+	if err != nil {
+		return err
+	}
+	t.dropSavepoints(i)
+	return nil
+}
+
+func (t *Txn) dropSavepoints(from int) {
+	for _, sp := range t.savepoints[from:] {
+		sp.batch.Close()
+	}
+	t.savepoints = t.savepoints[:from]
+}
+
+// Isolation is a transaction isolation level.
+type Isolation int
+
+const (
+	// ReadCommitted: a new snapshot per statement; a row changed after it
+	// is re-read under its lock (PostgreSQL's default).
+	ReadCommitted Isolation = iota
+	// RepeatableRead: one snapshot for the whole transaction; writing a
+	// row that another transaction committed after it fails with 40001.
+	RepeatableRead
+)
+
+// SetIsolation sets the transaction's isolation level, before its first
+// statement reads.
+func (t *Txn) SetIsolation(level Isolation) { t.isolation = level }
+
+// Isolation returns the transaction's isolation level.
+func (t *Txn) Isolation() Isolation { return t.isolation }
+
+// StartStatement records that a statement (not transaction control) runs
+// in the transaction at the current read timestamp; at REPEATABLE READ that
+// timestamp becomes the snapshot of every later statement.
+func (t *Txn) StartStatement() { t.started = true }
+
+// Started reports whether a statement ran (the isolation level can no
+// longer change).
+func (t *Txn) Started() bool { return t.started }
+
+// SnapshotFixed reports whether the transaction reads one snapshot from
+// now on (REPEATABLE READ after its first statement).
+func (t *Txn) SnapshotFixed() bool { return t.started && t.isolation == RepeatableRead }
+
+// ReadTimestamp returns the snapshot the transaction reads now.
+func (t *Txn) ReadTimestamp() hlc.Timestamp { return t.batch.ReadTimestamp() }
 
 // UseSchema records that the transaction writes table id as the schema
 // version describes it (for example, which indexes it maintains). Commit
@@ -133,7 +250,23 @@ func (t *Txn) LatestReader() storage.Reader { return t.batch.At(storage.MaxTimes
 // Get reads the newest committed value of a key, or the transaction's own
 // write of it. Callers hold the key's lock (Lock), so the value cannot
 // change before the transaction ends.
-func (t *Txn) Get(key []byte) ([]byte, bool, error) { return t.batch.At(storage.MaxTimestamp).Get(key) }
+//
+// At REPEATABLE READ a key with a version committed after the
+// transaction's snapshot fails with 40001 instead: the transaction would
+// write over (or decide on) a change it cannot see, which PostgreSQL
+// refuses the same way (first updater wins).
+func (t *Txn) Get(key []byte) ([]byte, bool, error) {
+	if t.SnapshotFixed() {
+		ts, ok, err := t.batch.LatestVersion(key)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok && t.batch.ReadTimestamp().Less(ts) {
+			return nil, false, sqlerr.New(sqlerr.SerializationFailure, "could not serialize access due to concurrent update")
+		}
+	}
+	return t.batch.At(storage.MaxTimestamp).Get(key)
+}
 
 // PutRow writes a row of a table. existed and oldLen describe the row as
 // the transaction saw it before (under the key's lock), for the shard
@@ -200,7 +333,12 @@ func (t *Txn) Rollback() {
 
 func (t *Txn) finish() {
 	t.done = true
+	t.dropSavepoints(0)
 	t.batch.Close()
+	for _, b := range t.retired {
+		b.Close()
+	}
+	t.retired = nil
 	t.m.locks.release(t.id, t.keys)
 	t.keys = nil
 }

@@ -20,7 +20,7 @@
 // # What runs today
 //
 // Implemented is the gate: READ COMMITTED (and READ UNCOMMITTED, which is
-// READ COMMITTED in PostgreSQL too) runs; REPEATABLE READ and SERIALIZABLE
-// are refused with 0A000 until issue 16's MVCC core implements them, at
-// which point that core changes Implemented and nothing else.
+// READ COMMITTED in PostgreSQL too) and REPEATABLE READ run (sql/txn);
+// SERIALIZABLE is refused with 0A000 until issue 16's MVCC core implements
+// it, at which point that core changes Implemented and nothing else.
 package txnmode

@@ -5,8 +5,10 @@
 // and the live / old size accounting. It works on a Pebble store opened
 // with ConfigureOptions (Comparer); it does not know shards, tables or SQL.
 //
-// Nothing in the server uses it yet: the engine (storage.Engine) still
-// stores unversioned keys. "Adopting this in the engine" below is the plan.
+// The server's engine (storage.Engine) stores its rows in this layout since
+// issue 16's step A, with committed values and tombstones only (no intents
+// yet); "Adopting this in the engine" below says what was done and what is
+// left.
 //
 // # Key layout
 //
@@ -166,60 +168,44 @@
 //
 // # Adopting this in the engine
 //
-// The next session's plan, in order; each step keeps main green:
+// Done (issue 16, step A):
 //
-//  1. Leaf package. storage cannot import storage/mvcc (mvcc imports
-//     storage for Span and FormatKey). Move key.go, comparer.go and
-//     options.go into a leaf package (e.g. storage/enginekey, importing only
-//     hlc and Pebble) that both import.
-//  2. storage.Open: call ConfigureOptions in Options.pebbleOptions
-//     (engine.go). Pebble then refuses a directory written with the default
-//     comparer ("pebble: comparer name from file ... != ..."); wrap that
-//     error as "data directory was written by a PivotDB without versioned
-//     storage; dump and reload it" (issue 16 item 1).
-//  3. storage key plumbing: Batch.Set/Delete/Merge/Get of system keys write
-//     bare keys (AppendBareKey) unless the caller asks for a version;
-//     newIterator (iterator.go) turns its Span into engineSpan bounds and
-//     hands callers user keys; the invariant check in Iterator.moved must
-//     compare with Comparer.Compare, not bytes.Compare (versions of one key
-//     are not bytewise ascending); resolveSpan's "append 0" successor and
-//     rangeStart (engine.go), DeleteRange (batch.go) and CompactTable's
-//     boundary tombstones (keyfilter.go) work on bare keys; PointReader.Get
-//     (point.go) compares the prefix, not the whole key.
-//  4. keyfilter.go: keyCounter.add and keyFilterCollector.AddPointKey see
-//     every version; count a prefix once (skip a key whose prefix equals the
-//     previous one) so KeyFilterBytes keeps attributing by rows.
-//  5. partition: the shard counter vector (stats.go, keys.go statsKey)
-//     grows by Stats.Counters() (counters.go pads shorter vectors, so old
-//     counters read as zeros); partition.Writes records the Stats deltas the
-//     mvcc operations return instead of computing row deltas; splits
-//     (cuts.go, estimate.go) size shards by live bytes and, since pivots are
-//     user keys and bounds are engineSpan(pivot), never cut between two
-//     versions; reshape.go writes the new shard's GC threshold (split: the
-//     parent's; merge: the larger of the two, and the right shard's
-//     threshold key is deleted) in the swap batch; ttl.go
-//     deletes with a tombstone version at the runner's timestamp.
-//  6. sql/txn: Txn gets a TxnMeta (NewTxnID, anchor = first written key,
-//     timestamps from one hlc.Clock per server with its high-water file in
-//     the data directory, Seq advanced per statement). PutRow/DeleteRow
-//     become WriteIntent; each statement's intents are committed to Pebble
-//     without fsync under per-key latches (so other transactions meet them
-//     as locks; a crash loses only an uncommitted transaction). Commit
-//     writes the record COMMITTED at clock.Now() and resolves the lock
-//     spans in one synced batch when every shard is local (one fsync per
-//     commit, as today), else record first and resolution after; Rollback
-//     resolves ABORTED; ROLLBACK TO SAVEPOINT calls RollbackSpanToSeq.
-//     Single-statement transactions whose writes fit one batch commit in one
-//     phase (PutCommitted at the commit timestamp). LockTable stays as the
-//     wait queue and deadlock detector for LockConflictErrors.
-//  7. sql/exec: every scan and point read of a statement uses mvcc.Scanner /
-//     mvcc.Get at the statement's (READ COMMITTED) or transaction's read
-//     timestamp with ReadOptions{Txn (Seq from before the statement),
-//     GCThreshold}, on every shard and index alike — this is what fixes
-//     issue 16's wrong sums — and replaces Engine.NewBatchCopy.
-//  8. sql/catalog: catalog records are versioned keys written like rows, so
-//     a statement reads the schema of its snapshot (issue 17 builds
-//     transactional DDL on it).
+//  1. Leaf package: the key layout, Comparer and ConfigureOptions live in
+//     storage/enginekey; this package delegates to it.
+//  2. storage.Open configures the store with it; a directory written with
+//     Pebble's default comparer fails with storage.ErrOldFormat.
+//  3. storage keeps the engine key plumbing to itself (versions.go): table
+//     keys (0x02) are versions, system keys bare; callers see user keys.
+//     A Batch holds its versioned writes as bare keys with this package's
+//     value tags (01 value, 02 tombstone) and rewrites them as versions at
+//     the commit timestamp in the commit's one batch; the commit registers
+//     in flight from taking its timestamp until it is visible, and
+//     Engine.ReadTimestamp waits for the commits below its timestamp (the
+//     rule above). The storage Iterator, PointReader and Get read the
+//     newest version at or below their timestamp (they do not use Scanner:
+//     they also show a batch's own writes, which are not intents).
+//  4. keyfilter.go counts a row once whatever its number of versions.
+//  5. partition: stats stay logical (rows and bytes of the newest
+//     versions, from partition.Writes), so splits size shards by live data;
+//     pivots are user keys, so no split falls between versions. The
+//     balancer's reclaim of a merged shard collects old versions first.
+//  6. sql/txn: the in-memory lock table still holds the write locks; a
+//     transaction's statements read at the statement's snapshot
+//     (Txn.SetReadTimestamp) and re-read the newest version under a lock
+//     (Txn.Get, LatestReader).
+//  7. sql: the session takes one read timestamp per statement
+//     (takeSnapshot) and every scan, index read and point read of the
+//     statement uses it.
+//  8. GC: storage/gc.go removes shadowed versions older than --gc-ttl in a
+//     background pass (per engine, not yet per shard with a threshold key,
+//     and without a per-table GC_TTL).
+//
+// Left (steps B and C of issue 16): writes as intents with transaction
+// records (WriteIntent, ResolveSpan) and the lock table as wait queue only;
+// REPEATABLE READ (WriteConflictError → 40001), SERIALIZABLE (CheckRefresh);
+// FOR UPDATE / FOR SHARE lock records (AcquireLock); savepoints
+// (RollbackSpanToSeq); AS OF SYSTEM TIME with reads refused below a shard's
+// GC threshold (ReadGCThreshold); the versioned catalog.
 //
 // Known gaps of this layer, for the steps above: ResolveSpan visits every
 // key of a ranged span (CockroachDB also keeps each intent in the lock
