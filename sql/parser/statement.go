@@ -9,8 +9,8 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Sequence and Cursor is set, except that DECLARE CURSOR sets both
-// Cursor and AST (its query).
+// Truncate, Sequence, Cursor and Copy is set, except that DECLARE CURSOR sets both
+// Cursor and AST (its query), and COPY ... TO both Copy and AST.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -89,6 +89,8 @@ type Statement struct {
 	AlterOwner  *AlterOwner
 	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
 	Cursor *CursorStmt
+	// Copy is COPY; the query of COPY ... TO is in AST.
+	Copy *CopyStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or
