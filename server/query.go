@@ -83,6 +83,14 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) (string,
 		return "", err
 	}
 	defer res.Close()
+	if cs := sql.CopyOf(res); cs != nil {
+		tag, err := c.runCopy(cs, res)
+		if err != nil {
+			return "", err
+		}
+		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		return tag, nil
+	}
 	cols := res.Columns()
 	formats := binaryCursorFormats(res, cols)
 	if cols != nil {
