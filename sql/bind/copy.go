@@ -17,7 +17,7 @@ import (
 // INSERT privilege apply as for INSERT; TO is bound as its query.
 type Copy struct {
 	noRows
-	Stmt *parser.CopyStmt
+	Stmt    *parser.CopyStmt
 	Options *pgcopy.Options
 	// Names and Types are the COPY's columns, in order.
 	Names []string
