@@ -413,6 +413,9 @@ func (d *Decoder) splitCSV(line []byte) error {
 		}
 		raw := line[rawStart:i]
 		f := d.scratch[start:len(d.scratch):len(d.scratch)]
+		if f == nil {
+			f = emptyField // never nil: nil is NULL
+		}
 		isNull := !sawQuote && string(raw) == d.o.Null
 		if col < len(d.o.ForceNotNull) && d.o.ForceNotNull[col] {
 			isNull = false
@@ -522,8 +525,7 @@ func (d *Decoder) nextBinary() ([][]byte, bool, error) {
 	d.fields = d.fields[:0]
 	for k := 0; k < int(count); k++ {
 		if len(b) < p+4 {
-			d.line--
-			return short()
+			return d.shortTuple()
 		}
 		n := int32(binary.BigEndian.Uint32(b[p:]))
 		p += 4
@@ -535,8 +537,7 @@ func (d *Decoder) nextBinary() ([][]byte, bool, error) {
 			return nil, false, sqlerr.New(sqlerr.BadCopyFileFormat, "invalid field size")
 		}
 		if len(b) < p+int(n) {
-			d.line--
-			return short()
+			return d.shortTuple()
 		}
 		d.fields = append(d.fields, b[p:p+int(n):p+int(n)])
 		p += int(n)
@@ -544,3 +545,15 @@ func (d *Decoder) nextBinary() ([][]byte, bool, error) {
 	d.off += p
 	return d.fields, true, nil
 }
+
+// shortTuple: the tuple being read is not all buffered. It is read again
+// from its start when more input comes; at the end of input it is cut.
+func (d *Decoder) shortTuple() ([][]byte, bool, error) {
+	if d.eof {
+		return nil, false, sqlerr.New(sqlerr.BadCopyFileFormat, "unexpected EOF in COPY data")
+	}
+	d.line--
+	return nil, false, nil
+}
+
+var emptyField = []byte{}

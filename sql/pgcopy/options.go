@@ -164,7 +164,7 @@ func ParseOptions(opts []parser.CopyOption, from bool, cols []string) (*Options,
 					Message: "argument to option \"encoding\" must be a valid encoding name"}
 			}
 		case "freeze":
-			if !opt.HasValue || isFalse(opt.Value) {
+			if opt.HasValue && isFalse(opt.Value) {
 				break
 			}
 			// FREEZE skips MVCC bookkeeping in PostgreSQL for rows of a
