@@ -103,9 +103,9 @@ func (e *Encoder) AppendRow(buf []byte, row []types.Value) ([]byte, error) {
 func (e *Encoder) appendText(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		// Control characters first, as PostgreSQL's CopyAttributeOutText:
+		// a tab delimiter is written \t, not backslash-tab.
 		switch {
-		case c == '\\' || c == e.o.Delimiter:
-			buf = append(buf, '\\', c)
 		case c < 0x20:
 			switch c {
 			case '\b':
@@ -121,8 +121,13 @@ func (e *Encoder) appendText(buf []byte, s string) []byte {
 			case '\v':
 				buf = append(buf, '\\', 'v')
 			default:
+				if c == e.o.Delimiter {
+					buf = append(buf, '\\')
+				}
 				buf = append(buf, c)
 			}
+		case c == '\\' || c == e.o.Delimiter:
+			buf = append(buf, '\\', c)
 		default:
 			buf = append(buf, c)
 		}
