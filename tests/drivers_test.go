@@ -392,4 +392,3 @@ func TestPgxStatementCache(t *testing.T) {
 		t.Fatalf("after the schema change: %v, %v", v, err)
 	}
 }
-
