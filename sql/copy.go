@@ -179,14 +179,22 @@ func (s *Session) copyStatement(ctx context.Context, p *bind.Copy) (Result, erro
 	}
 	c := &copyFrom{s: s, p: p, dec: pgcopy.NewDecoder(p.Options, p.Names),
 		prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation, From: true}}
-	if s.txn == nil && s.implicit {
-		s.txn = s.beginTxn()
-	}
-	c.t = s.txn
-	if c.t == nil {
-		c.t, c.own = s.beginTxn(), true
-	}
 	ins := p.Insert
+	if s.txn == nil && bulkUsable(ins.Table) {
+		// Outside a block and before any write of the protocol cycle: the
+		// bulk path (copybulk.go), in a transaction of the COPY's own that
+		// holds its foreign-key locks and commits at CopyDone.
+		c.t, c.own = s.beginTxn(), true
+		c.bulk = newBulkLoad(s.e, ins.Table, p.Relation)
+	} else {
+		if s.txn == nil && s.implicit {
+			s.txn = s.beginTxn()
+		}
+		c.t = s.txn
+		if c.t == nil {
+			c.t, c.own = s.beginTxn(), true
+		}
+	}
 	c.ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, nil), Reader: c.t.Reader(), Shards: s.e.shards,
 		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
 	c.w = newRowWriter(ctx, c.t, ins.Table, ins.Computed, c.ec)
@@ -205,9 +213,12 @@ type copyFrom struct {
 	dec *pgcopy.Decoder
 	t   *txn.Txn
 	own bool // t is the COPY's own (no protocol cycle, no block): it commits at Done
-	ec  *exec.Context
-	w   *rowWriter
-	src []types.Value
+	// bulk collects the rows of the bulk path (nil: rows are written
+	// through t as INSERT writes them).
+	bulk *bulkLoad
+	ec   *exec.Context
+	w    *rowWriter
+	src  []types.Value
 
 	prog CopyProgress
 	done bool // finished or failed; tag set when finished
@@ -285,7 +296,12 @@ func (c *copyFrom) row(fields [][]byte) error {
 	if err != nil {
 		return c.context(err, -1, nil)
 	}
-	if err := c.w.write(row, listed, bind.ModeInsert); err != nil {
+	if c.bulk != nil {
+		err = c.bulkRow(row)
+	} else {
+		err = c.w.write(row, listed, bind.ModeInsert)
+	}
+	if err != nil {
 		return c.context(err, -1, nil)
 	}
 	c.prog.Rows++
@@ -344,8 +360,16 @@ func (c *copyFrom) finish(ctx context.Context) error {
 	if err := c.drain(ctx); err != nil {
 		return err
 	}
+	if c.bulk != nil {
+		err := c.bulk.finish(ctx, c.t)
+		c.bulk.close()
+		if err != nil {
+			c.abort(err)
+			return err
+		}
+	}
 	c.done = true
-	if c.own {
+	if c.own && c.bulk == nil {
 		if err := c.t.Commit(); err != nil {
 			c.prog.Done, c.prog.Err = true, err
 			c.s.e.reportCopy(c.prog)
@@ -368,6 +392,9 @@ func (c *copyFrom) abort(err error) {
 	c.done = true
 	if c.own {
 		c.t.Rollback()
+	}
+	if c.bulk != nil {
+		c.bulk.close()
 	}
 	c.prog.Done, c.prog.Err = true, err
 	c.s.e.reportCopy(c.prog)

@@ -95,6 +95,13 @@ type Engine struct {
 	// cannot report its usage.
 	space *diskGuard
 
+	// popts, dir and fs are what Open opened the store with; bulk
+	// ingestion (ingest.go) writes sstables with popts' writer options
+	// into a directory under dir on fs.
+	popts *pebble.Options
+	dir   string
+	fs    vfs.FS
+
 	mu     sync.Mutex // Serialises Close.
 	closed bool
 }
@@ -145,7 +152,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space}
+	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, popts: po, dir: dir, fs: po.FS}
 	e.flusher = &filterFlusher{db: db, delay: opts.KeyFilterFlushDelay, log: opts.Logger}
 	if e.flusher.delay <= 0 {
 		e.flusher.delay = DefaultKeyFilterFlushDelay
