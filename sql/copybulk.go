@@ -401,14 +401,16 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 		return err
 	}
 	small := len(b.runs) == 0 && len(b.arena) <= bulkBatchBytes
-	if !small {
-		if err := b.spill(); err != nil {
+	if !small && b.dir == nil {
+		d, err := b.e.storage.NewBulkDir()
+		if err != nil {
 			return err
 		}
-		b.arena, b.recs = nil, nil // the runs are on disk now
-	} else {
-		b.sortRun()
+		b.dir = d
 	}
+	// The last run stays in memory (at most bulkRunBytes): both merges
+	// read it there.
+	b.sortRun()
 	m, err := b.openMerge()
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -27,9 +28,9 @@ import (
 var bulkSeq atomic.Uint64
 
 // BulkDir is a scratch directory for one bulk load, on the store's
-// filesystem (Ingest moves files, so they must be on it). Remove it when
-// done; Open does not clean up after a crash, which leaves only the
-// directory's files (named bulk-*, under the data directory).
+// filesystem (Ingest moves files, so they must be on it). Close removes
+// it; after a crash, the next Open removes what is left (bulk-* under the
+// data directory).
 type BulkDir struct {
 	fs   vfs.FS
 	path string
@@ -51,6 +52,20 @@ func (d *BulkDir) Create(suffix string) (vfs.File, string, error) {
 	path := filepath.Join(d.path, strconv.Itoa(d.n)+suffix)
 	f, err := d.fs.Create(path, vfs.WriteCategoryUnspecified)
 	return f, path, err
+}
+
+// removeBulkDirs removes the scratch directories of bulk loads that a
+// crash interrupted: Open holds the store's lock, so none is in use.
+func removeBulkDirs(fs vfs.FS, dir string) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "bulk-") {
+			fs.RemoveAll(filepath.Join(dir, n))
+		}
+	}
 }
 
 // Open opens a file of the directory for reading.
