@@ -236,3 +236,23 @@ func TestCopyBulkConcurrentWriters(t *testing.T) {
 		t.Errorf("%v rows from INSERTs, want %d", got[0][0], ins)
 	}
 }
+
+// BenchmarkCopyFrom loads b.N rows with one COPY FROM STDIN (text format)
+// into an empty table through the bulk path, in process: the SQL layer's
+// cost per row without the wire. `make bench` compares the whole server
+// with PostgreSQL (tests/bench, "COPY FROM 1M rows").
+func BenchmarkCopyFrom(b *testing.B) {
+	e := testEngine(b)
+	s := testSession(b, e)
+	query(b, s, "CREATE TABLE bc (k Int64, v Utf8, PRIMARY KEY (k))")
+	var data strings.Builder
+	for i := 0; i < b.N; i++ {
+		fmt.Fprintf(&data, "%d\tvalue number %d\n", i, i)
+	}
+	b.SetBytes(int64(data.Len() / max(1, b.N)))
+	b.ResetTimer()
+	tag, err := copyIn(s, "COPY bc FROM STDIN", data.String(), 64<<10)
+	if err != nil || tag != fmt.Sprintf("COPY %d", b.N) {
+		b.Fatalf("%q %v", tag, err)
+	}
+}
