@@ -22,12 +22,14 @@ import (
 // (or Fail); for TO it sends what Read returns. The Result's Tag is
 // "COPY n" once the copy ended.
 //
-// COPY FROM writes through the INSERT path (rowWriter: defaults,
-// computed columns, sequences, CHECK, foreign keys, secondary and unique
-// indexes) into the session's transaction: the implicit one of the
-// protocol cycle, or the open block, so a COPY is atomic and part of an
-// explicit transaction like any INSERT. A bad row fails the statement
-// with the row's line in the error's CONTEXT, and the transaction with it.
+// COPY FROM completes and checks rows with the INSERT path's rowWriter
+// (defaults, computed columns, sequences, NOT NULL, CHECK, foreign keys).
+// Inside a transaction block (or after a write of the same protocol cycle)
+// it writes them through the session's transaction, indexes included, so
+// the COPY is part of the transaction; otherwise it takes the bulk path
+// (copybulk.go), which keeps memory bounded and commits at CopyDone. A bad
+// row fails the statement with the row's line in the error's CONTEXT, and
+// the transaction with it: nothing of the COPY is visible.
 
 // CopyProgress is what a running COPY reports to the engine's progress
 // hook (SetCopyProgressHook): the jobs table shows it.

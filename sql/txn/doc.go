@@ -22,4 +22,11 @@
 // Commit writes the batch with one synced Pebble commit: all of a
 // transaction's writes, across every table and shard, become visible and
 // durable together or not at all.
+//
+// Bulk loads (COPY's bulk path, sql/copybulk.go) write outside the batch:
+// Txn.LockSpan makes a transaction the only writer of a key span (it waits
+// for the holders of key locks inside it; other transactions' Lock of a
+// key inside waits meanwhile and TryLock fails; waits on spans take part
+// in deadlock detection), and Txn.CommitWith runs the ingestion under the
+// commit gate after the schema check, like a commit.
 package txn
