@@ -24,6 +24,7 @@ type collector struct {
 	src Sources
 
 	tables, shards, splits, merges, reshards, ttlErased *prometheus.Desc
+	rowsRead                                            *prometheus.Desc
 	panics                                              *prometheus.Desc
 	diskAvail, diskTotal, diskReserve, diskRefusing     *prometheus.Desc
 	diskRefused                                         *prometheus.Desc
@@ -43,6 +44,7 @@ func newCollector(src Sources) *collector {
 		merges:       d("pivotdb_shard_merges_total", "Shards removed by merges (over the tables that exist)."),
 		reshards:     d("pivotdb_shard_reshards_total", "Other replacements of several shards by several."),
 		ttlErased:    d("pivotdb_ttl_rows_erased_total", "Rows the TTL runner erased since the server started."),
+		rowsRead:     d("pivotdb_rows_read_total", "Rows statements read from storage since the server started (scans' rows visited, point lookups' rows found, index entries)."),
 		panics:       d("pivotdb_panics_recovered_total", "Panics recovered (a session or background task failed, the server carried on)."),
 		diskAvail:    d("pivotdb_disk_available_bytes", "Free space of the data directory's filesystem."),
 		diskTotal:    d("pivotdb_disk_total_bytes", "Size of the data directory's filesystem."),
@@ -91,6 +93,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.merges, float64(st.Merges))
 		counter(c.reshards, float64(st.Reshards))
 		counter(c.ttlErased, float64(st.TTLRowsErased))
+		counter(c.rowsRead, float64(st.RowsRead))
 	}
 	ds := e.Storage().DiskSpace()
 	if ds.Enabled {

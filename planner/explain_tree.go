@@ -2,6 +2,7 @@ package planner
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -13,6 +14,10 @@ type ExplainNode struct {
 	// Operator is the operator and its arguments ("Scan t", "HashJoin on
 	// (...)", "SubPlan $1").
 	Operator string `json:"Operator"`
+	// Actual is what EXPLAIN ANALYZE measured running the operator; nil
+	// for a plain EXPLAIN. Its fields print inline in JSON, after the
+	// operator.
+	*ExplainActual
 	// Details are lines about the operator: for a table read its access
 	// path, ranges and shards (from the SQL layer), VERBOSE's output
 	// columns.
@@ -22,12 +27,47 @@ type ExplainNode struct {
 	Plans []*ExplainNode `json:"Plans,omitempty"`
 }
 
+// ExplainActual is what EXPLAIN ANALYZE shows of one operator's run.
+type ExplainActual struct {
+	// Rows is the rows the operator returned over all its loops.
+	Rows int64 `json:"Actual Rows"`
+	// Loops is how often the operator was started (a subquery's or a
+	// lateral join's inner plan runs once per outer row); 0: never.
+	Loops int64 `json:"Actual Loops"`
+	// TimeMs is the milliseconds spent starting the operator and
+	// fetching its rows, inputs included, over all loops; nil with
+	// TIMING OFF.
+	TimeMs *float64 `json:"Actual Total Time,omitempty"`
+}
+
+// String renders the measures as the text form appends them to the
+// operator's line.
+func (a *ExplainActual) String() string {
+	if a.Loops == 0 {
+		return "(never executed)"
+	}
+	s := fmt.Sprintf("(actual rows=%d loops=%d", a.Rows, a.Loops)
+	if a.TimeMs != nil {
+		s += fmt.Sprintf(" time=%.3f ms", *a.TimeMs)
+	}
+	return s + ")"
+}
+
 // ExplainTree builds the EXPLAIN tree of n. detail, when set, gives the
 // detail lines of each node.
 func ExplainTree(n Node, detail func(Node) []string) *ExplainNode {
+	return ExplainTreeAnalyzed(n, detail, nil)
+}
+
+// ExplainTreeAnalyzed is ExplainTree with each node's measures from
+// actual (EXPLAIN ANALYZE; nil: none).
+func ExplainTreeAnalyzed(n Node, detail func(Node) []string, actual func(Node) *ExplainActual) *ExplainNode {
 	out := &ExplainNode{Operator: describe(n)}
 	if detail != nil {
 		out.Details = detail(n)
+	}
+	if actual != nil {
+		out.ExplainActual = actual(n)
 	}
 	for _, e := range nodeExprs(n) {
 		if e == nil {
@@ -40,13 +80,13 @@ func ExplainTree(n Node, detail func(Node) []string) *ExplainNode {
 					op = l.SubPlanOperator()
 				}
 				out.Plans = append(out.Plans, &ExplainNode{Operator: op,
-					Plans: []*ExplainNode{ExplainTree(sp.SubPlan(), detail)}})
+					Plans: []*ExplainNode{ExplainTreeAnalyzed(sp.SubPlan(), detail, actual)}})
 			}
 			return true
 		})
 	}
 	for _, c := range n.Children() {
-		out.Plans = append(out.Plans, ExplainTree(c, detail))
+		out.Plans = append(out.Plans, ExplainTreeAnalyzed(c, detail, actual))
 	}
 	return out
 }
@@ -61,7 +101,11 @@ func (e *ExplainNode) Lines() []string {
 
 func (e *ExplainNode) lines(depth int, out *[]string) {
 	pad := strings.Repeat("  ", depth)
-	*out = append(*out, pad+e.Operator)
+	op := e.Operator
+	if e.ExplainActual != nil {
+		op += "  " + e.ExplainActual.String()
+	}
+	*out = append(*out, pad+op)
 	for _, l := range e.Details {
 		*out = append(*out, pad+"  "+l)
 	}
@@ -72,14 +116,27 @@ func (e *ExplainNode) lines(depth int, out *[]string) {
 
 // JSON renders the tree as PostgreSQL's EXPLAIN (FORMAT JSON) frames it: a
 // one-element array holding {"Plan": tree}, indented by two spaces.
-func (e *ExplainNode) JSON() string {
+func (e *ExplainNode) JSON() string { return e.JSONWithSummary(nil, nil) }
+
+// JSONWithSummary is JSON with EXPLAIN ANALYZE's summary beside the plan,
+// in milliseconds: "Planning Time" and "Execution Time" (nil: left out).
+func (e *ExplainNode) JSONWithSummary(planningMs, executionMs *float64) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // ranges print as [(1) .. (1, <Max>))
 	enc.SetIndent("", "  ")
-	if err := enc.Encode([]map[string]*ExplainNode{{"Plan": e}}); err != nil {
-		// Only strings and slices: encoding cannot fail.
+	doc := explainDocument{Plan: e, PlanningTime: planningMs, ExecutionTime: executionMs}
+	if err := enc.Encode([]explainDocument{doc}); err != nil {
+		// Only strings, numbers and slices: encoding cannot fail.
 		panic(err)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// explainDocument is one element of EXPLAIN's JSON array, its fields in
+// PostgreSQL's order.
+type explainDocument struct {
+	Plan          *ExplainNode `json:"Plan"`
+	PlanningTime  *float64     `json:"Planning Time,omitempty"`
+	ExecutionTime *float64     `json:"Execution Time,omitempty"`
 }

@@ -1,23 +1,46 @@
 package sql
 
 import (
+	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/exec"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
-// explain renders the plan of a query: one row per line (FORMAT TEXT) or
-// one row holding the same tree as JSON. The lines are built when the
-// statement runs, so that they show the shard maps, shard statistics and
-// the range_expansion_limit of that moment.
-func (s *Session) explain(st *bind.Explain) (Result, error) {
+// explain renders the plan of a query or a write: one row per line
+// (FORMAT TEXT) or one row holding the same tree as JSON. The lines are
+// built when the statement runs, so that they show the shard maps, shard
+// statistics and the range_expansion_limit of that moment. With ANALYZE the
+// statement runs first (a write too, in the session's transaction, as in
+// PostgreSQL; its result rows are discarded) and each operator shows what
+// it did.
+func (s *Session) explain(ctx context.Context, st *bind.Explain, params []types.Value) (Result, error) {
+	var (
+		a       *exec.Analysis
+		elapsed time.Duration
+		written int64
+	)
+	if st.Analyze {
+		a = exec.NewAnalysis(st.Timing)
+		start := time.Now()
+		var err error
+		written, err = s.runAnalyzed(exec.WithAnalysis(ctx, a), st, params)
+		elapsed = time.Since(start)
+		if err != nil {
+			return nil, err
+		}
+	}
 	var detailErr error
-	tree := planner.ExplainTree(st.Node, func(n planner.Node) []string {
+	detail := func(n planner.Node) []string {
 		var out []string
 		if scan, ok := n.(*planner.Scan); ok {
 			lines, err := s.explainScan(scan, st.Verbose, st.Costs)
@@ -25,24 +48,181 @@ func (s *Session) explain(st *bind.Explain) (Result, error) {
 				detailErr = err
 			}
 			out = append(out, lines...)
+			if a != nil {
+				out = append(out, s.explainReads(scan, a.Stats(n), st.Verbose)...)
+			}
 		}
 		if st.Verbose {
 			out = append(out, "output: "+outputColumns(n.Columns()))
 		}
 		return out
-	})
+	}
+	var actual func(planner.Node) *planner.ExplainActual
+	if a != nil {
+		actual = func(n planner.Node) *planner.ExplainActual { return explainActual(a.Stats(n), st.Timing) }
+	}
+	tree := planner.ExplainTreeAnalyzed(st.Node, detail, actual)
 	if detailErr != nil {
 		return nil, detailErr
 	}
+	if st.Write != nil {
+		root := &planner.ExplainNode{Operator: writeOperator(st.Write), Plans: []*planner.ExplainNode{tree}}
+		if a != nil {
+			root.ExplainActual = &planner.ExplainActual{Rows: written, Loops: 1}
+			if st.Timing {
+				ms := durationMs(elapsed)
+				root.TimeMs = &ms
+			}
+		}
+		tree = root
+	}
+	var planningMs, executionMs *float64
+	if st.Summary {
+		p, e := durationMs(s.planningTime), durationMs(elapsed)
+		planningMs, executionMs = &p, &e
+	}
 	var rows [][]types.Value
 	if st.JSON {
-		rows = [][]types.Value{{types.NewUtf8(tree.JSON())}}
+		rows = [][]types.Value{{types.NewUtf8(tree.JSONWithSummary(planningMs, executionMs))}}
 	} else {
 		for _, l := range tree.Lines() {
 			rows = append(rows, []types.Value{types.NewUtf8(l)})
 		}
+		if st.Summary {
+			rows = append(rows, []types.Value{types.NewUtf8(fmt.Sprintf("Planning Time: %.3f ms", *planningMs))},
+				[]types.Value{types.NewUtf8(fmt.Sprintf("Execution Time: %.3f ms", *executionMs))})
+		}
 	}
 	return staticRows(resultColumns(st.Columns()), rows, "EXPLAIN"), nil
+}
+
+// runAnalyzed runs an EXPLAIN ANALYZE's statement under ctx (which carries
+// the analysis) to its end, discarding its rows; for a write it returns the
+// rows written (the count of its command tag).
+func (s *Session) runAnalyzed(ctx context.Context, st *bind.Explain, params []types.Value) (int64, error) {
+	if st.Write == nil {
+		it, err := s.iterate(ctx, st.Node, params)
+		if err != nil {
+			return 0, err
+		}
+		defer it.Close()
+		for {
+			row, err := it.Next()
+			if err != nil || row == nil {
+				return 0, err
+			}
+		}
+	}
+	res, err := s.run(ctx, st.Write, params)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Close()
+	for {
+		row, err := res.Next(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if row == nil {
+			break
+		}
+	}
+	tag := res.Tag()
+	n, _ := strconv.ParseInt(tag[strings.LastIndexByte(tag, ' ')+1:], 10, 64)
+	return n, nil
+}
+
+// writeOperator names the operator of an explained write: "Insert on t",
+// "Upsert on t", "Replace on t", "Update on t", "Delete on t".
+func writeOperator(w bind.Statement) string {
+	switch w := w.(type) {
+	case *bind.Insert:
+		verb := w.Mode.Verb()
+		return verb[:1] + strings.ToLower(verb[1:]) + " on " + w.Table.Name
+	case *bind.Modify:
+		if w.Update {
+			return "Update on " + w.Scan.Table.Name
+		}
+		return "Delete on " + w.Scan.Table.Name
+	}
+	return fmt.Sprintf("%T", w)
+}
+
+// explainActual is a node's measures as EXPLAIN ANALYZE shows them; a node
+// never started shows "(never executed)".
+func explainActual(st *exec.NodeStats, timing bool) *planner.ExplainActual {
+	if st == nil {
+		return &planner.ExplainActual{}
+	}
+	out := &planner.ExplainActual{Rows: st.Rows(), Loops: st.Loops()}
+	if timing {
+		ms := durationMs(st.Time())
+		out.TimeMs = &ms
+	}
+	return out
+}
+
+// durationMs is d in milliseconds, rounded to microseconds as PostgreSQL
+// prints them.
+func durationMs(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}
+
+// explainReads describes what an analysed table read took from storage:
+// the rows (for an index scan, the index entries) read per shard, the
+// shard named by its partition index in the table's shard map as it is
+// now (sys.partitions' partition_index; VERBOSE adds the shard id). A
+// shard that has been split or merged away since shows by id.
+func (s *Session) explainReads(scan *planner.Scan, st *exec.NodeStats, verbose bool) []string {
+	if st == nil {
+		return nil
+	}
+	what, read := "rows read", scan.Table
+	if scan.Index != nil {
+		what, read = "index entries read", scan.IndexEntries
+	}
+	reads := st.Reads()
+	sm := s.e.shards.Map(read.ID)
+	type part struct {
+		index int
+		id    partition.ShardID
+		rows  int64
+	}
+	parts := make([]part, 0, len(reads))
+	var total int64
+	for _, r := range reads {
+		idx := -1
+		if sm != nil {
+			idx = sm.IndexOf(r.Shard)
+		}
+		parts = append(parts, part{index: idx, id: r.Shard, rows: r.Rows})
+		total += r.Rows
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		if (parts[i].index < 0) != (parts[j].index < 0) {
+			return parts[i].index >= 0
+		}
+		if parts[i].index != parts[j].index {
+			return parts[i].index < parts[j].index
+		}
+		return parts[i].id < parts[j].id
+	})
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		switch {
+		case p.index < 0:
+			names[i] = fmt.Sprintf("shard %d: %d", p.id, p.rows)
+		case verbose:
+			names[i] = fmt.Sprintf("partition %d (shard %d): %d", p.index, p.id, p.rows)
+		default:
+			names[i] = fmt.Sprintf("partition %d: %d", p.index, p.rows)
+		}
+	}
+	line := fmt.Sprintf("%s: %d", what, total)
+	if len(names) > 0 {
+		line += " (" + strings.Join(names, ", ") + ")"
+	}
+	return []string{line}
 }
 
 // outputColumns lists an operator's output columns for EXPLAIN (VERBOSE):

@@ -23,9 +23,10 @@ func TestPgCatalogRandomDDL(t *testing.T) {
 	// typeNames maps a DDL type to what format_type prints.
 	typeNames := [][2]string{
 		{"Bool", "boolean"}, {"Int16", "smallint"}, {"Int32", "integer"}, {"Int64", "bigint"},
-		{"Uint32", "bigint"}, {"Uint64", "numeric(20,0)"}, {"Double", "double precision"}, {"Float", "real"},
+		{"Uint32", "uint32"}, {"Uint64", "uint64"}, {"Double", "double precision"}, {"Float", "real"},
 		{"Utf8", "text"}, {"varchar(7)", "character varying(7)"}, {"String", "bytea"}, {"Date", "date"},
 		{"Timestamp", "timestamp without time zone"}, {"Decimal(9,4)", "numeric(9,4)"}, {"Json", "json"},
+		{"Int8", "tinyint"}, {"Uint8", "uint8"}, {"Uint16", "uint16"}, {"Datetime", "datetime"},
 	}
 	type column struct{ name, typ string }
 	type table struct {

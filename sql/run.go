@@ -16,6 +16,14 @@ import (
 // named after it (ddl.go, write.go, indexmaint.go, explain.go,
 // partitions.go, users.go, session_statements.go).
 func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Value) (Result, error) {
+	if err := s.readOnlyError(st); err != nil {
+		return nil, err
+	}
+	switch st.(type) {
+	case *bind.Txn, *bind.Set, *bind.Reset, *bind.ShowVar, *bind.Deallocate, *bind.Discard:
+	default:
+		s.queried = true
+	}
 	switch st := st.(type) {
 	case *bind.Select:
 		return s.runSelect(ctx, st, params)
@@ -24,7 +32,7 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.Modify:
 		return s.modify(ctx, st, params)
 	case *bind.Explain:
-		return s.explain(st)
+		return s.explain(ctx, st, params)
 	case *bind.WithDML:
 		return s.runWithDML(ctx, st, params)
 
@@ -134,6 +142,15 @@ func resultColumns(cols []planner.Column) []ResultColumn {
 // runSelect streams a query's rows without its hidden columns, which come
 // last.
 func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.Value) (Result, error) {
+	// The binder resolved both clauses (bind/locking.go, bind/asof.go);
+	// running them needs issue 16's MVCC core: row locks that live in the
+	// data, and reads at a chosen timestamp.
+	if len(p.Locking) > 0 {
+		return nil, sqlerr.NotSupported("SELECT %s", p.Locking[0].Strength)
+	}
+	if p.AsOf != nil {
+		return nil, sqlerr.NotSupported("AS OF SYSTEM TIME")
+	}
 	it, err := s.iterate(ctx, p.Node, params)
 	if err != nil {
 		return nil, err

@@ -279,6 +279,9 @@ func (s *Session) resolveSequence(v types.Value) (*catalog.Sequence, error) {
 
 func (x sessionSeqs) Nextval(seq types.Value) (int64, error) {
 	s := x.s
+	if s.txnMode().ReadOnly {
+		return 0, readOnlyViolation("nextval()")
+	}
 	q, err := s.resolveSequence(seq)
 	if err != nil {
 		return 0, err
@@ -319,6 +322,9 @@ func (x sessionSeqs) Currval(seq types.Value) (int64, error) {
 
 func (x sessionSeqs) Setval(seq types.Value, v int64, isCalled bool) (int64, error) {
 	s := x.s
+	if s.txnMode().ReadOnly {
+		return 0, readOnlyViolation("setval()")
+	}
 	q, err := s.resolveSequence(seq)
 	if err != nil {
 		return 0, err

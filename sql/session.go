@@ -39,6 +39,10 @@ type Session struct {
 	// COMMIT/ROLLBACK is refused with 25P02 until it ends.
 	txn    *txn.Txn
 	failed bool
+	// queried is set once a statement other than transaction control and
+	// SET/SHOW/RESET ran in the current transaction: PostgreSQL's "first
+	// snapshot", after which the isolation level is fixed (txnmode.go).
+	queried bool
 	// implicit marks the implicit transaction of a protocol cycle: the
 	// statements of one simple Query string, or of an extended-protocol
 	// pipeline up to Sync, commit together at Sync as in PostgreSQL. Its
@@ -63,6 +67,9 @@ type Session struct {
 	// the text of the statement running, which DECLARE records.
 	cursors     map[string]*cursor
 	currentText string
+	// planningTime is how long binding the running statement took
+	// (EXPLAIN ANALYZE's Planning Time).
+	planningTime time.Duration
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -118,6 +125,7 @@ func (s *Session) Sync() error {
 	s.implicit = false
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
+	s.queried = false
 	if t == nil {
 		s.endTransaction(!failed)
 		return nil
@@ -185,6 +193,8 @@ type preparedPlan struct {
 	dialect parser.Dialect
 	snap    *catalog.Snapshot
 	plan    bind.Statement
+	// planning is how long binding took.
+	planning time.Duration
 }
 
 // dialect is the session's sql_dialect as the parser sees it.
@@ -256,17 +266,19 @@ func (s *Session) PrepareScript(ctx context.Context, text string) ([]*Prepared, 
 }
 
 func (s *Session) bind(ctx context.Context, st parser.Statement, declared []types.Type) (*Prepared, error) {
+	start := time.Now()
 	env := s.bindEnv()
 	env.Mem = memory.FromContext(ctx)
 	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
 		return nil, err
 	}
+	planning := time.Since(start)
 	return &Prepared{
 		SQL:        st.Text,
 		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan},
+		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan, planning: planning},
 	}, nil
 }
 
@@ -284,10 +296,14 @@ func (s *Session) bindEnv() *bind.Env {
 		PartitionRows: s.partitionRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
-		Locks:         s.lockRows,
-		Cursor:        s.cursorColumns,
-		OpenCursors:   s.openCursors,
-		TempPrefix:    s.tempPrefix,
+		RelationSize:  s.relationSize,
+		Notice: func(msg string) {
+			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", msg)
+		},
+		Locks:       s.lockRows,
+		Cursor:      s.cursorColumns,
+		OpenCursors: s.openCursors,
+		TempPrefix:  s.tempPrefix,
 	}
 }
 
@@ -330,6 +346,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 	}
 	ctx, cancel := s.statementContext(ctx)
 	s.currentText = p.SQL
+	s.planningTime = p.plan.planning
 	res, err := s.run(ctx, p.plan.plan, params)
 	if err != nil {
 		cancel()

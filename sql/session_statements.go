@@ -13,33 +13,40 @@ import (
 
 func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 	st := p.TxnStmt
-	if iso := st.Isolation; iso != "" {
-		if _, err := sessionvars.NormalizeIsolation(iso); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case st.Access == parser.AccessReadOnly:
-		return nil, sqlerr.NotSupported("READ ONLY transactions")
-	case st.Deferrable:
-		return nil, sqlerr.NotSupported("DEFERRABLE transactions")
-	case st.Chain:
+	if st.Chain {
 		return nil, sqlerr.NotSupported("COMMIT/ROLLBACK AND CHAIN")
 	}
 	switch st.Kind {
 	case parser.TxnSavepoint, parser.TxnRelease, parser.TxnRollbackTo:
 		return nil, sqlerr.NotSupported("savepoints")
 	case parser.TxnSetCharacteristics:
-		if st.Session && st.Isolation != "" {
-			if err := s.vars.Set("default_transaction_isolation", st.Isolation); err != nil {
+		if st.Session {
+			if err := s.setSessionCharacteristics(p); err != nil {
 				return nil, err
 			}
+			return &tagResult{tag: "SET"}, nil
+		}
+		if !s.inBlock() {
+			// As in PostgreSQL: the modes apply to this statement's own
+			// transaction, which ends with it.
+			s.notice("WARNING", sqlerr.NoActiveSQLTransaction, "SET TRANSACTION can only be used in transaction blocks")
+		}
+		if err := s.applyTxnModes(p); err != nil {
+			return nil, err
 		}
 		return &tagResult{tag: "SET"}, nil
 	case parser.TxnBegin:
 		if s.inBlock() {
 			s.notice("WARNING", sqlerr.ActiveSQLTransaction, "there is already a transaction in progress")
+			if err := s.applyTxnModes(p); err != nil {
+				return nil, err
+			}
 			return &tagResult{tag: "BEGIN"}, nil
+		}
+		s.vars.BeginTxn()
+		if err := s.applyTxnModes(p); err != nil {
+			s.vars.EndTxn()
+			return nil, err
 		}
 		// BEGIN inside an implicit transaction turns it into a block that
 		// keeps the cycle's earlier writes, as in PostgreSQL.
@@ -54,18 +61,16 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 			return &tagResult{tag: "COMMIT"}, nil
 		}
 		t, failed := s.txn, s.failed
+		s.leaveBlock()
 		if failed {
 			// COMMIT of a failed block rolls back, as in PostgreSQL.
 			s.endTxnCursors(ctx, false)
-			s.txn, s.failed = nil, false
 			t.Rollback()
 			s.endTransaction(false)
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
 		// Held cursors read their rows while the block's view is open.
-		err := s.endTxnCursors(ctx, true)
-		s.txn, s.failed = nil, false
-		if err != nil {
+		if err := s.endTxnCursors(ctx, true); err != nil {
 			t.Rollback()
 			return nil, err
 		}
@@ -81,8 +86,9 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
 		s.endTxnCursors(ctx, false)
-		s.txn.Rollback()
-		s.txn, s.failed = nil, false
+		t := s.txn
+		s.leaveBlock()
+		t.Rollback()
 		s.endTransaction(false)
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}
@@ -94,6 +100,15 @@ func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
 		return nil, sqlerr.NotSupported("SET LOCAL")
 	}
 	value := strings.Join(p.Values, ", ")
+	if name := strings.ToLower(p.Name); sessionvars.TxnSetting(name) {
+		if p.Default {
+			return nil, cannotReset(name)
+		}
+		if err := s.setTxnVar(name, value); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "SET"}, nil
+	}
 	if p.Default {
 		if err := s.vars.Reset(p.Name); err != nil {
 			return nil, err
@@ -113,6 +128,9 @@ func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
 }
 
 func (s *Session) runReset(ctx context.Context, p *bind.Reset) (Result, error) {
+	if sessionvars.TxnSetting(p.Name) {
+		return nil, cannotReset(p.Name)
+	}
 	if p.All {
 		s.vars.ResetAll()
 	} else if err := s.vars.Reset(p.Name); err != nil {

@@ -19,13 +19,16 @@ type EngineStats struct {
 	Splits, Merges, Reshards int64
 	// TTLRowsErased counts the rows the TTL runner erased since Open.
 	TTLRowsErased int64
+	// RowsRead counts the rows statements read from storage since Open
+	// (pg_stat_user_tables' seq_tup_read plus idx_tup_fetch over all tables).
+	RowsRead int64
 }
 
 // Stats reads the engine's figures. Each table's map and counters are read
 // together (partition.Manager.TableStats); tables dropped meanwhile are
 // skipped.
 func (e *Engine) Stats() (EngineStats, error) {
-	st := EngineStats{TTLRowsErased: e.ttlErased.Load()}
+	st := EngineStats{TTLRowsErased: e.ttlErased.Load(), RowsRead: e.tableActivity.rowsRead.Load()}
 	for _, id := range e.shards.Tables() {
 		sm := e.shards.Map(id)
 		if sm == nil {

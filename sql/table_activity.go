@@ -15,10 +15,16 @@ import (
 // what statements did, committed or not).
 type tableActivity struct {
 	m sync.Map // table id -> *tableCounters
+	// rowsRead is every table's rows read from storage together
+	// (/metrics' pivotdb_rows_read_total).
+	rowsRead atomic.Int64
 }
 
 type tableCounters struct {
 	seqScan, idxScan, ins, upd, del atomic.Int64
+	// seqTupRead counts rows read by range scans, idxTupFetch rows found
+	// by point lookups and index entries read by index scans.
+	seqTupRead, idxTupFetch atomic.Int64
 }
 
 func (a *tableActivity) of(id uint64) *tableCounters {
@@ -38,6 +44,16 @@ func (a *tableActivity) CountScan(tableID uint64, index bool) {
 	}
 }
 
+// CountRowsRead makes tableActivity an exec.ScanCounter.
+func (a *tableActivity) CountRowsRead(tableID uint64, index bool, rows int64) {
+	a.rowsRead.Add(rows)
+	if index {
+		a.of(tableID).idxTupFetch.Add(rows)
+	} else {
+		a.of(tableID).seqTupRead.Add(rows)
+	}
+}
+
 func (a *tableActivity) countWrites(tableID uint64, ins, upd, del int64) {
 	c := a.of(tableID)
 	c.ins.Add(ins)
@@ -51,6 +67,7 @@ func (a *tableActivity) countWrites(tableID uint64, ins, upd, del int64) {
 func (s *Session) tableStats(tableID uint64) (pgcatalog.TableStats, error) {
 	c := s.e.tableActivity.of(tableID)
 	st := pgcatalog.TableStats{SeqScan: c.seqScan.Load(), IdxScan: c.idxScan.Load(),
+		SeqTupRead: c.seqTupRead.Load(), IdxTupFetch: c.idxTupFetch.Load(),
 		Inserted: c.ins.Load(), Updated: c.upd.Load(), Deleted: c.del.Load()}
 	_, shards, _, err := s.e.shards.TableStats(tableID)
 	if errors.Is(err, partition.ErrTableNotFound) {
@@ -66,4 +83,24 @@ func (s *Session) tableStats(tableID uint64) (pgcatalog.TableStats, error) {
 		st.LiveRows += sh.Rows
 	}
 	return st, nil
+}
+
+// relationSize is the binder's pg_relation_size source: the data sizes of
+// the shards of a table or index (sys.partitions' data_size_bytes, keys
+// plus values). While a split's base count has not landed a shard counts
+// only its later writes, so the sum may lag for a moment; it is never
+// negative.
+func (s *Session) relationSize(id uint64) (int64, error) {
+	_, shards, _, err := s.e.shards.TableStats(id)
+	if errors.Is(err, partition.ErrTableNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, sh := range shards {
+		n += sh.Bytes
+	}
+	return max(n, 0), nil
 }

@@ -98,6 +98,7 @@ func TestMetricsAndHealth(t *testing.T) {
 		{"pivotdb_rows_written_total", []string{"op", "insert"}, 3},
 		{"pivotdb_rows_written_total", []string{"op", "delete"}, 1},
 		{"pivotdb_rows_returned_total", nil, 2},
+		{"pivotdb_rows_read_total", nil, 3}, // DELETE's point lookup, the SELECT's two rows
 	} {
 		if d := value(t, after, tc.name, tc.labels...) - value(t, before, tc.name, tc.labels...); d != tc.delta {
 			t.Errorf("%s%v moved by %v, want %v", tc.name, tc.labels, d, tc.delta)

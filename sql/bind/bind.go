@@ -51,6 +51,11 @@ type Env struct {
 	// TableStats reads a table's activity counters and live rows for
 	// pg_stat_user_tables when a statement that reads it runs.
 	TableStats func(tableID uint64) (pgcatalog.TableStats, error)
+	// RelationSize is the data size of a table's or index's shards
+	// (pg_relation_size and its kind).
+	RelationSize func(id uint64) (int64, error)
+	// Notice sends a NOTICE to the client (set_config).
+	Notice func(msg string)
 	// Locks lists the row locks for pg_locks.
 	Locks func() []pgcatalog.LockRow
 	// Cursor returns the result columns of the session's open cursor
@@ -123,11 +128,19 @@ type binder struct {
 
 func (a *binder) plan() (Statement, error) {
 	st := a.stmt
+	_, explain := st.AST.(*ast.ExplainStmt)
+	if (len(st.Locking) > 0 || st.AsOf != nil) && (len(st.WithDML) > 0 || st.Cursor != nil || explain) {
+		return a.planQueryClausesElsewhere()
+	}
 	switch {
 	case len(st.WithDML) > 0:
 		return a.planWithDML()
 	case st.Txn != nil:
-		return &Txn{TxnStmt: st.Txn}, nil
+		asOf, err := a.bindAsOf(st.Txn.AsOf)
+		if err != nil {
+			return nil, err
+		}
+		return &Txn{TxnStmt: st.Txn, AsOf: asOf}, nil
 	case st.Set != nil:
 		return &Set{SetVar: st.Set}, nil
 	case st.Show != nil:
@@ -175,7 +188,14 @@ func (a *binder) plan() (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Select{Node: node}, nil
+		sel := &Select{Node: node}
+		if sel.Locking, err = a.bindLocking(n, st.Locking); err != nil {
+			return nil, err
+		}
+		if sel.AsOf, err = a.bindAsOf(st.AsOf); err != nil {
+			return nil, err
+		}
+		return sel, nil
 	case *ast.InsertStmt:
 		return a.planInsert(n)
 	case *ast.UpdateStmt:
@@ -359,6 +379,7 @@ func (a *binder) evalContext() *expr.Context {
 // read.
 func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
-		Backend: a.env.Backend, TableStats: a.env.TableStats, Locks: a.env.Locks,
-		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix}
+		Backend: a.env.Backend, TableStats: a.env.TableStats, RelationSize: a.env.RelationSize, Locks: a.env.Locks,
+		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix, ViewColumns: a.viewColumns,
+		Notice: a.env.Notice}
 }

@@ -175,6 +175,16 @@ func describe(st Statement, params []types.Type) string {
 	switch st := st.(type) {
 	case *Select:
 		node = st.Node
+		for _, l := range st.Locking {
+			fmt.Fprintf(&b, "lock %s (table %s) %s %s\n", l.Name, l.Table.Name, l.Strength, l.Wait)
+		}
+		if st.AsOf != nil {
+			fmt.Fprintf(&b, "as of %s\n", st.AsOf)
+		}
+	case *Txn:
+		if st.AsOf != nil {
+			fmt.Fprintf(&b, "as of %s\n", st.AsOf)
+		}
 	case *Explain:
 		node = st.Node
 	case *Modify:

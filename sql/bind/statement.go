@@ -34,7 +34,14 @@ func utf8Columns(names ...string) []planner.Column {
 }
 
 // Select is a query: SELECT, a set operation, VALUES.
-type Select struct{ Node planner.Node }
+type Select struct {
+	Node planner.Node
+	// Locking are the row locks of its FOR UPDATE / FOR NO KEY UPDATE /
+	// FOR SHARE / FOR KEY SHARE clauses, one per locked table (nil: none).
+	Locking []RowLock
+	// AsOf is its AS OF SYSTEM TIME clause (nil: read the present).
+	AsOf *AsOf
+}
 
 func (s *Select) Columns() []planner.Column { return s.Node.Columns() }
 
@@ -201,6 +208,9 @@ type Split struct {
 type Txn struct {
 	noRows
 	*parser.TxnStmt
+	// AsOf is the AS OF SYSTEM TIME mode of BEGIN or SET TRANSACTION
+	// (nil: none).
+	AsOf *AsOf
 }
 
 // Set is SET name = value.
@@ -284,10 +294,19 @@ func (*ShowCreateTable) Columns() []planner.Column {
 	return utf8Columns("table_name", "create_statement")
 }
 
-// Explain renders the plan of a query; the lines are built when it runs,
-// against the shard maps of that moment.
+// Explain renders the plan of a query or a write; the lines are built when
+// it runs, against the shard maps of that moment.
 type Explain struct {
+	// Node is the query's plan, or the plan that finds a write's rows (an
+	// INSERT's source, an UPDATE's or DELETE's scan).
 	Node planner.Node
+	// Write is the INSERT (*Insert) or UPDATE/DELETE (*Modify) explained;
+	// nil for a query. Its operator is shown above Node.
+	Write Statement
+	// Analyze runs the statement and shows what each operator did;
+	// Timing measures each operator's time, Summary adds the planning and
+	// execution time (both on by default with Analyze).
+	Analyze, Timing, Summary bool
 	// Verbose adds each operator's output columns and each table read's
 	// shards; Costs each table read's estimated rows (from shard
 	// statistics: PivotDB has no cost model, so EXPLAIN shows no costs

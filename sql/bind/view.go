@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/acl"
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -53,20 +54,30 @@ func (a *binder) viewSource(tn *ast.TableName, alias string) (planner.Node, *sco
 	if a.viewDepth >= maxViewDepth {
 		return nil, nil, true, sqlerr.New(sqlerr.InvalidObjectDefinition, "views nested too deeply (a view refers to itself?) at %q", v.Name)
 	}
+	if alias == "" {
+		alias = v.Name
+	}
+	node, names, err := a.planView(v)
+	if err != nil {
+		return nil, nil, true, err
+	}
+	node, sc := derivedTable(node, alias, names)
+	return node, sc, true, nil
+}
+
+// planView plans a view's query; names is its column list, if it has one.
+func (a *binder) planView(v *catalog.View) (planner.Node, []string, error) {
 	d := parser.DialectYQL
 	if v.Dialect == sessionvars.DialectPostgreSQL {
 		d = parser.DialectPostgreSQL
 	}
 	stmts, err := parser.ParseDialect(v.Definition, d)
 	if err != nil || len(stmts) != 1 {
-		return nil, nil, true, sqlerr.New(sqlerr.InternalError, "view %q: stored definition does not parse: %v", v.Name, err)
+		return nil, nil, sqlerr.New(sqlerr.InternalError, "view %q: stored definition does not parse: %v", v.Name, err)
 	}
 	cv, ok := stmts[0].AST.(*ast.CreateViewStmt)
 	if !ok {
-		return nil, nil, true, sqlerr.New(sqlerr.InternalError, "view %q: stored definition is not CREATE VIEW", v.Name)
-	}
-	if alias == "" {
-		alias = v.Name
+		return nil, nil, sqlerr.New(sqlerr.InternalError, "view %q: stored definition is not CREATE VIEW", v.Name)
 	}
 	// The view is planned by this binder, so that anything numbered per
 	// statement (parameter types, subqueries' hidden parameters) is shared
@@ -82,14 +93,28 @@ func (a *binder) viewSource(tn *ast.TableName, alias string) (planner.Node, *sco
 	a.viewDepth--
 	a.stmt, a.outer, a.checkAs = saved, savedOuter, savedAs
 	if err != nil {
-		return nil, nil, true, err
+		return nil, nil, err
 	}
 	var names []string
 	for _, c := range cv.Cols {
 		names = append(names, c.O)
 	}
-	node, sc := derivedTable(node, alias, names)
-	return node, sc, true, nil
+	return node, names, nil
+}
+
+// viewColumns is a view's result columns as its readers see them (the
+// rows pg_attribute lists for it). It plans the view with a binder of its
+// own: it is called when a catalog statement's rows are computed, after
+// this binder has finished. Privileges are not checked (PostgreSQL lists
+// the columns of views one cannot read).
+func (a *binder) viewColumns(v *catalog.View) ([]planner.Column, error) {
+	b := &binder{env: a.env, snap: a.snap, stmt: a.stmt}
+	node, names, err := b.planView(v)
+	if err != nil {
+		return nil, err
+	}
+	node, _ = derivedTable(node, v.Name, names)
+	return node.Columns(), nil
 }
 
 // viewQuery plans a view's query, checking its column list.

@@ -45,6 +45,11 @@ type Context struct {
 
 	// sub caches subquery results for the statement; Build creates it.
 	sub *subState
+	// analyze is the statement's EXPLAIN ANALYZE collector (from Ctx; nil
+	// when not analysing); reads, set on a scan's copy of the context, is
+	// the scan node's share of it (analyze.go).
+	analyze *Analysis
+	reads   *NodeStats
 	// work holds each running recursive query's current work table.
 	work map[*planner.RecursiveCTE][]expr.Row
 
@@ -80,6 +85,7 @@ type memState struct {
 func (c *Context) bind() {
 	if c.sub == nil {
 		c.sub = &subState{cache: map[*Subquery]map[string]*subResult{}}
+		c.analyze = analysisFrom(c.Ctx)
 	}
 	if c.mem == nil {
 		c.mem = &memState{}
@@ -158,6 +164,14 @@ type Iter interface {
 // Build returns the iterator for a plan.
 func Build(c *Context, n planner.Node) (Iter, error) {
 	c.bind()
+	if c.analyze != nil {
+		return c.analyze.buildAnalyzed(c, n)
+	}
+	return build(c, n)
+}
+
+// build makes the iterator of one node; its inputs come through Build.
+func build(c *Context, n planner.Node) (Iter, error) {
 	switch n := n.(type) {
 	case *planner.Scan:
 		return newScan(c, n)
@@ -262,6 +276,10 @@ func isTrue(c *Context, cond expr.Expr, row expr.Row) (bool, error) {
 // for a read of key ranges (seq_scan).
 type ScanCounter interface {
 	CountScan(tableID uint64, index bool)
+	// CountRowsRead counts rows read from storage by such reads
+	// (seq_tup_read, idx_tup_fetch): a range scan's rows visited, a point
+	// lookup's rows found, an index scan's entries.
+	CountRowsRead(tableID uint64, index bool, rows int64)
 }
 
 func newScan(c *Context, n *planner.Scan) (Iter, error) {

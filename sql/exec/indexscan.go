@@ -75,7 +75,7 @@ func (s *indexScan) fill() (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		part.shard.AddReads(int64(len(s.keys)))
+		s.c.addReads(s.n.Table.ID, true, part.shard, int64(len(s.keys)))
 		if more {
 			// The smallest key after the last one read.
 			s.next = append(append([]byte(nil), s.keys[len(s.keys)-1]...), 0)

@@ -55,7 +55,7 @@ func (s *pointScan) Next() (expr.Row, error) {
 		if !ok {
 			continue
 		}
-		part.shard.AddReads(1)
+		s.c.addReads(s.n.Table.ID, true, part.shard, 1)
 		if err := decodeRow(s.n.Table, key, val, s.row); err != nil {
 			return nil, err
 		}

@@ -143,7 +143,7 @@ func (r *rowReader) close() {
 	if r.it != nil {
 		r.it.Close()
 		r.it = nil
-		r.shard.AddReads(int64(r.count))
+		r.c.addReads(r.n.Table.ID, false, r.shard, int64(r.count))
 	}
 }
 

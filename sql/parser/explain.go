@@ -13,8 +13,9 @@ import (
 type ExplainOptions struct {
 	Analyze bool
 	Verbose bool
-	// Costs is COSTS as written: nil when not given.
-	Costs *bool
+	// Costs, Timing and Summary are the options as written: nil when not
+	// given.
+	Costs, Timing, Summary *bool
 	// Format is "text" or "json".
 	Format string
 	// Pos is the 1-based character position of EXPLAIN's first option.
@@ -107,7 +108,15 @@ func (s *stmtToks) explainOption(o *ExplainOptions, a, b int) error {
 			return errAt(sqlerr.FeatureNotSupported, s.start(a+1), "EXPLAIN format %q is not supported yet: use TEXT or JSON", val)
 		}
 		return errAt(sqlerr.InvalidParameterValue, s.start(a), "unrecognized value for EXPLAIN option \"format\": %q", val)
-	case "buffers", "wal", "settings", "timing", "summary", "generic_plan":
+	case "timing":
+		v, err := boolean()
+		o.Timing = &v
+		return err
+	case "summary":
+		v, err := boolean()
+		o.Summary = &v
+		return err
+	case "buffers", "wal", "settings", "generic_plan":
 		v, err := boolean()
 		if err != nil || !v {
 			return err

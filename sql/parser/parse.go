@@ -199,6 +199,11 @@ func buildStatement(s *stmtToks) (Statement, error) {
 
 // tidbStatement rewrites the statement and has TiDB parse the result.
 func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
+	s, locking, asOf, err := s.queryClauses()
+	if err != nil {
+		return Statement{}, err
+	}
+	stmt.Locking, stmt.AsOf = locking, asOf
 	tail, err := s.findWriteTail()
 	if err != nil {
 		return Statement{}, err

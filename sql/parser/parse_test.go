@@ -158,6 +158,12 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			}
 			b.WriteString("\n")
 		}
+		for _, lc := range st.Locking {
+			fmt.Fprintf(b, "locking (pos %d): %s of %v %s\n", lc.Pos, lc.Strength, lc.Of, lc.Wait)
+		}
+		if st.AsOf != nil {
+			fmt.Fprintf(b, "as of system time (pos %d): %s\n", st.AsOf.Pos, restore(st.AsOf.Expr))
+		}
 		for _, f := range st.Returning {
 			if f.WildCard != nil {
 				fmt.Fprintf(b, "returning: %s*\n", f.WildCard.Table.O+strings.Repeat(".", min(1, len(f.WildCard.Table.O))))
@@ -219,8 +225,11 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "reset %q all=%v\n", st.Reset.Name, st.Reset.All)
 	case st.Txn != nil:
 		x := st.Txn
-		fmt.Fprintf(b, "txn %s isolation=%q access=%s deferrable=%v chain=%v savepoint=%q session=%v\n",
+		fmt.Fprintf(b, "txn %s isolation=%q access=%s deferrable=%s chain=%v savepoint=%q session=%v\n",
 			x.Kind, x.Isolation, x.Access, x.Deferrable, x.Chain, x.Savepoint, x.Session)
+		if x.AsOf != nil {
+			fmt.Fprintf(b, "as of system time (pos %d): %s\n", x.AsOf.Pos, restore(x.AsOf.Expr))
+		}
 	case st.Deallocate != nil:
 		fmt.Fprintf(b, "deallocate %q all=%v\n", st.Deallocate.Name, st.Deallocate.All)
 	case st.Discard != nil:

@@ -183,6 +183,16 @@ var notCallee = map[string]bool{
 	"return": true, "end": true,
 }
 
+// labelKeywords are words MySQL reserves that PostgreSQL accepts as a
+// column label after AS (rewriter.item quotes them there).
+var labelKeywords = map[string]bool{
+	"default": true, "desc": true, "asc": true, "order": true, "group": true, "key": true, "index": true,
+	"check": true, "primary": true, "unique": true, "references": true, "user": true, "column": true, "to": true,
+	"range": true, "rows": true, "table": true, "limit": true, "both": true, "leading": true, "trailing": true,
+	"constraint": true, "foreign": true, "interval": true, "current_date": true, "current_time": true,
+	"current_timestamp": true, "current_user": true, "generated": true, "stored": true, "virtual": true,
+}
+
 // valueFuncs are SQL's functions called without parentheses that MySQL's
 // grammar does not know as such (it knows current_user and the clock
 // functions).
@@ -251,6 +261,13 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	switch t.kind {
 	case tkIdent:
 		switch {
+		case s.isWord(i-1, "as") && labelKeywords[strings.ToLower(s.text(i))] &&
+			(i+1 >= hi || s.isOp(i+1, ",") || s.isOp(i+1, ")") || s.isWord(i+1, "from")):
+			// SELECT ... AS default: PostgreSQL takes any keyword as a
+			// column label after AS (SQLAlchemy's reflection names one
+			// "default"); MySQL's grammar needs it quoted.
+			r.emit(i, backquote(s.text(i)))
+			return i + 1, nil
 		case s.isWord(i, "operator") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
@@ -395,10 +412,12 @@ func (r *rewriter) item(i, hi int) (int, error) {
 		}
 		return r.operand(i, hi)
 	case tkString:
-		if s.src[t.start] == '"' && s.prevWordIn(i, tableNameAfter) {
+		if s.src[t.start] == '"' && (s.prevWordIn(i, tableNameAfter) || s.isOp(i-1, ".")) {
 			// FROM "t": a double-quoted string where only a table name can
 			// stand is PostgreSQL's quoted identifier (drivers quote table
-			// names: pgx's CopyFrom describes SELECT ... FROM "t").
+			// names: pgx's CopyFrom describes SELECT ... FROM "t"), and
+			// so is one after a dot, where only a name can stand
+			// (SQLAlchemy writes c."oid").
 			r.emit(i, backquote(strings.ReplaceAll(s.strs[t.aux], "`", "``")))
 			return i + 1, nil
 		}

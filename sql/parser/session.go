@@ -33,14 +33,21 @@ func (s *stmtToks) varName(i int) (string, int, bool) {
 func (s *stmtToks) parseSet() (sv *SetVar, txn *TxnStmt, ok bool, err error) {
 	switch {
 	case s.isWord(1, "transaction"):
+		switch {
+		case s.isWord(2, "snapshot"):
+			return nil, nil, true, errAt(sqlerr.FeatureNotSupported, s.start(2), "SET TRANSACTION SNAPSHOT is not supported yet")
+		case s.atEnd(2):
+			// PostgreSQL's grammar needs at least one mode.
+			return nil, nil, true, s.errAtTok(2)
+		}
 		txn, err = s.txnModes(&TxnStmt{Kind: TxnSetCharacteristics}, 2)
 		return nil, txn, true, err
 	case s.isWord(1, "session") && s.isWord(2, "characteristics"):
 		if !s.isWord(3, "as") {
 			return nil, nil, true, s.errAtTok(3)
 		}
-		if !s.isWord(4, "transaction") {
-			return nil, nil, true, s.errAtTok(4)
+		if !s.isWord(4, "transaction") || s.atEnd(5) {
+			return nil, nil, true, s.errAtTok(max(4, min(5, s.n())))
 		}
 		txn, err = s.txnModes(&TxnStmt{Kind: TxnSetCharacteristics, Session: true}, 5)
 		return nil, txn, true, err

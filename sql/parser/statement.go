@@ -54,6 +54,11 @@ type Statement struct {
 	Identities []ColumnIdentity
 	// With holds the settings of CREATE TABLE ... WITH (...), in order.
 	With []Setting
+	// Locking are a query's top-level locking clauses (FOR UPDATE, ...),
+	// in order; AsOf its AS OF SYSTEM TIME clause (locking.go). Both are
+	// taken off before TiDB parses the rest.
+	Locking []LockingClause
+	AsOf    *AsOfClause
 	// WithDML are the data-modifying queries of the statement's top-level
 	// WITH, taken out of AST (with_dml.go); the statement is the rest.
 	WithDML []WithDML
@@ -258,16 +263,38 @@ func (a TxnAccess) String() string {
 	return "default"
 }
 
+// TxnDeferrable is a transaction's [NOT] DEFERRABLE mode;
+// DeferrableDefault means the statement did not say.
+type TxnDeferrable uint8
+
+const (
+	DeferrableDefault TxnDeferrable = iota
+	Deferrable
+	NotDeferrable
+)
+
+func (d TxnDeferrable) String() string {
+	switch d {
+	case Deferrable:
+		return "deferrable"
+	case NotDeferrable:
+		return "not deferrable"
+	}
+	return "default"
+}
+
 // TxnStmt is a transaction control statement.
 type TxnStmt struct {
 	Kind TxnKind
 	// Isolation is the requested isolation level, lowercased and single
 	// spaced ("serializable", "repeatable read", "read committed", "read
 	// uncommitted"); "" when not given.
-	Isolation string
-	Access    TxnAccess
-	// Deferrable is set for DEFERRABLE (NOT DEFERRABLE leaves it false).
-	Deferrable bool
+	Isolation  string
+	Access     TxnAccess
+	Deferrable TxnDeferrable
+	// AsOf is CockroachDB's AS OF SYSTEM TIME mode of BEGIN and SET
+	// TRANSACTION (nil: none).
+	AsOf *AsOfClause
 	// Chain is set for COMMIT/ROLLBACK AND CHAIN.
 	Chain bool
 	// Savepoint is the savepoint name (lowercased unless quoted).

@@ -91,6 +91,7 @@ func (s *stmtToks) txnEnd(txn *TxnStmt, i int) (*TxnStmt, error) {
 //	ISOLATION LEVEL {SERIALIZABLE | REPEATABLE READ | READ COMMITTED | READ UNCOMMITTED}
 //	READ WRITE | READ ONLY
 //	[NOT] DEFERRABLE
+//	AS OF SYSTEM TIME expr        (CockroachDB's)
 //
 // separated by optional commas.
 func (s *stmtToks) txnModes(txn *TxnStmt, i int) (*TxnStmt, error) {
@@ -128,11 +129,27 @@ func (s *stmtToks) txnModes(txn *TxnStmt, i int) (*TxnStmt, error) {
 		case s.isWord(i, "read"):
 			return nil, s.errAtTok(i + 1)
 		case s.isWord(i, "deferrable"):
-			txn.Deferrable = true
+			txn.Deferrable = Deferrable
 			i++
 		case s.isWord(i, "not") && s.isWord(i+1, "deferrable"):
-			txn.Deferrable = false
+			txn.Deferrable = NotDeferrable
 			i += 2
+		case s.isAsOf(i):
+			// CockroachDB's mode: the expression runs to the next mode.
+			end := i + 4
+			for end < s.n() && !s.isOp(end, ",") && !s.isWord(end, "isolation") && !s.isWord(end, "read") &&
+				!s.isWord(end, "deferrable") && !(s.isWord(end, "not") && s.isWord(end+1, "deferrable")) {
+				end = s.skip(end)
+			}
+			if end == i+4 {
+				return nil, s.errAtTok(end)
+			}
+			e, err := s.exprAt(i+4, end)
+			if err != nil {
+				return nil, err
+			}
+			txn.AsOf = &AsOfClause{Expr: e, Pos: s.rp.pos(s.start(i))}
+			i = end
 		default:
 			return nil, s.errAtTok(i)
 		}

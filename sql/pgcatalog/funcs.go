@@ -60,7 +60,7 @@ var sessionFuncs = map[string]*sessionFunc{}
 func init() {
 	for _, group := range []map[string]*sessionFunc{
 		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), arrayFuncs(), privilegeFuncs(),
-		backendFuncs(),
+		backendFuncs(), sizeFuncs(), objectFuncs(),
 	} {
 		for name, f := range group {
 			sessionFuncs[name] = f
@@ -100,9 +100,16 @@ func catalogFuncs() map[string]*sessionFunc {
 				return types.NewUtf8(v.userName(a[0].Int())), nil
 			})(v, args)
 		}),
-		"format_type": sig(2, 2, tOID, tInt4).as(perRow("format_type", tText, func(a []types.Value) (types.Value, error) {
-			return types.NewUtf8(formatType(a[0].Int(), a[1].Int())), nil
-		})),
+		"format_type": sig(2, 2, tOID, tInt4).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			// A NULL typmod is "none" (psql's \dC passes NULL), not a NULL
+			// result.
+			if args[1].Type().Family == types.Null {
+				args[1] = &expr.Const{Value: types.NewInt(types.Int32, -1), Typ: tInt4}
+			}
+			return perRow("format_type", tText, func(a []types.Value) (types.Value, error) {
+				return types.NewUtf8(formatType(a[0].Int(), a[1].Int())), nil
+			})(v, args)
+		}),
 		"pg_table_is_visible": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
 			// Every relation PivotDB has is in public or pg_catalog, both on
 			// the search path.
@@ -168,13 +175,16 @@ func textFuncs() map[string]*sessionFunc {
 
 // arrayFuncs: PivotDB has no array type: x::T[] checks and normalises the
 // elements of the text form of an array, a[i] reads one, and
-// array_upper/array_lower give the bounds of its one dimension.
+// array_upper/array_lower give the bounds of its one dimension,
+// array_remove drops the elements equal to a value (psql's \sv removes
+// check_option from a view's reloptions).
 func arrayFuncs() map[string]*sessionFunc {
 	return map[string]*sessionFunc{
 		parser.ArrayCastFunc: sig(2, 2, tText).as(buildArrayCast),
 		parser.ArrayElemFunc: sig(2, 2, tText, types.TypeInt64).as(buildArrayElem),
 		"array_upper":        sig(2, 2, tText, tInt4).as(arrayBound("array_upper", true)),
 		"array_lower":        sig(2, 2, tText, tInt4).as(arrayBound("array_lower", false)),
+		"array_remove":       sig(2, 2, tText, tText).as(perRow("array_remove", tText, arrayRemove)),
 	}
 }
 
@@ -215,6 +225,11 @@ func Function(b *expr.Builder, v *View, name string, args []expr.Expr) (e expr.E
 			break
 		}
 		t := f.argTypes[min(i, len(f.argTypes)-1)]
+		if t.Family == types.Unknown {
+			// An argument of several accepted types (an OID or a name):
+			// the builder looks at the type it has.
+			continue
+		}
 		e, err := b.Resolve(args[i], t)
 		if err != nil {
 			return nil, false, err

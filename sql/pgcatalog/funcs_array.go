@@ -110,3 +110,21 @@ func arrayBound(name string, upper bool) func(*View, []expr.Expr) (expr.Expr, er
 		return types.NewInt(types.Int32, 1), nil
 	})
 }
+
+// arrayRemove is array_remove(a, x) over the text form of an array: a
+// without the elements equal to x (a NULL argument gives NULL: session
+// functions are strict).
+func arrayRemove(a []types.Value) (types.Value, error) {
+	elems, err := expr.ParseArrayText(a[0].Str())
+	if err != nil {
+		return types.Value{}, err
+	}
+	out := elems[:0]
+	for _, e := range elems {
+		if e != nil && *e == a[1].Str() {
+			continue
+		}
+		out = append(out, e)
+	}
+	return types.NewUtf8(expr.FormatArrayText(out)), nil
+}

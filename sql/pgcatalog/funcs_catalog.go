@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -61,17 +62,89 @@ func getIndexDef(v *View, args []expr.Expr) (expr.Expr, error) {
 	})(v, args)
 }
 
-// getConstraintDef is pg_get_constraintdef(oid [, pretty]): a primary key
-// constraint's definition.
+// getConstraintDef is pg_get_constraintdef(oid [, pretty]): a
+// constraint's definition as ALTER TABLE ... ADD CONSTRAINT takes it
+// (PRIMARY KEY (a), UNIQUE (a), FOREIGN KEY (a) REFERENCES t(b) ON DELETE
+// CASCADE, CHECK ((a > 0)), with NOT VALID when it was added so). The
+// referenced table is qualified with public when search_path leaves
+// public out, as PostgreSQL qualifies names that are not visible (pg_dump
+// empties search_path).
 func getConstraintDef(v *View, args []expr.Expr) (expr.Expr, error) {
 	return perRow("pg_get_constraintdef", tText, func(a []types.Value) (types.Value, error) {
+		oid := a[0].Int()
+		cols := func(t *catalog.Table, idx []int) string {
+			names := make([]string, len(idx))
+			for i, k := range idx {
+				names[i] = quoteIdent(t.Columns[k].Name)
+			}
+			return strings.Join(names, ", ")
+		}
+		notValid := func(nv bool) string {
+			if nv {
+				return " NOT VALID"
+			}
+			return ""
+		}
 		for _, t := range v.tables() {
-			if pkConstraintOID(t) == a[0].Int() && hasVisibleKey(t) {
+			if pkConstraintOID(t) == oid && hasVisibleKey(t) {
 				return types.NewUtf8("PRIMARY KEY (" + keyColumnNames(t) + ")"), nil
+			}
+			for _, ix := range t.Indexes {
+				if ix.Unique && int64(ix.ID)|pkConstraintBit == oid {
+					return types.NewUtf8("UNIQUE (" + cols(t, ix.Columns) + ")"), nil
+				}
+			}
+			for k, fk := range t.ForeignKeys {
+				if fkConstraintOID(t, k) != oid {
+					continue
+				}
+				parent, ok := v.Snapshot.TableByID(fk.RefTable)
+				if !ok {
+					return types.NullValue, nil
+				}
+				def := "FOREIGN KEY (" + cols(t, fk.Columns) + ") REFERENCES " + v.qualifiedName(parent.Name) +
+					"(" + cols(parent, parent.PrimaryKey[:len(fk.Columns)]) + ")"
+				if r := fkRuleText[fk.OnUpdate]; r != "" {
+					def += " ON UPDATE " + r
+				}
+				if r := fkRuleText[fk.OnDelete]; r != "" {
+					def += " ON DELETE " + r
+				}
+				return types.NewUtf8(def + notValid(fk.NotValid)), nil
+			}
+			for k, c := range t.Checks {
+				if checkConstraintOID(t, k) == oid {
+					return types.NewUtf8("CHECK ((" + storedExprText(c.Expr) + "))" + notValid(c.NotValid)), nil
+				}
 			}
 		}
 		return types.NullValue, nil
 	})(v, args)
+}
+
+// fkRuleText spells a foreign key's referential actions; NO ACTION, the
+// default, is left out as PostgreSQL leaves it out.
+var fkRuleText = map[byte]string{'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
+
+// qualifiedName is a relation's name as PostgreSQL's ruleutils prints it:
+// bare while public is on the search path, public.name otherwise.
+func (v *View) qualifiedName(name string) string {
+	if v.Settings != nil {
+		if sp, err := v.Settings.Get("search_path"); err == nil && !searchPathHasPublic(sp) {
+			return "public." + quoteIdent(name)
+		}
+	}
+	return quoteIdent(name)
+}
+
+// searchPathHasPublic reports whether a search_path lists public.
+func searchPathHasPublic(sp string) bool {
+	for _, p := range strings.Split(sp, ",") {
+		if strings.EqualFold(strings.Trim(strings.TrimSpace(p), `"`), "public") {
+			return true
+		}
+	}
+	return false
 }
 
 // buildRegCast is x::regclass and the other object-identifier casts. The

@@ -48,3 +48,16 @@ func TestVersionIsAConstant(t *testing.T) {
 		t.Fatalf("unknown function: %v %v", ok, err)
 	}
 }
+
+func TestStoredExprText(t *testing.T) {
+	for in, want := range map[string]string{
+		"`amount`>0":                 "amount>0",
+		"`Amount` + `order`":         `"Amount" + "order"`,
+		"_UTF8MB4'it''s `x`' || `a`": "'it''s `x`' || a",
+		"`a``b`":                     "\"a`b\"",
+	} {
+		if got := storedExprText(in); got != want {
+			t.Errorf("storedExprText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -99,6 +99,16 @@ type View struct {
 	// TableStats reads a table's counters for pg_stat_user_tables; nil:
 	// the view has no rows.
 	TableStats func(tableID uint64) (TableStats, error)
+	// RelationSize is the size in bytes of a table's or a secondary
+	// index's data (its shards' data sizes), for pg_relation_size and its
+	// kind (funcs_size.go); nil: sizes are NULL.
+	RelationSize func(id uint64) (int64, error)
+	// ViewColumns plans a view's query for its result columns (the
+	// pg_attribute rows of a view); nil: views list no columns.
+	ViewColumns func(vw *catalog.View) ([]planner.Column, error)
+	// Notice sends a NOTICE to the client (set_config's, as SET's); nil:
+	// none is sent.
+	Notice func(msg string)
 	// Locks lists the locks held and awaited (pg_locks); nil: none.
 	Locks func() []LockRow
 	// Cursors lists the session's open cursors (pg_cursors), read when
@@ -298,10 +308,14 @@ func hasVisibleKey(t *catalog.Table) bool {
 }
 
 // typeOID is the pg_type of a column: its wire type, except that a
-// bounded Utf8 is varchar so that format_type prints its width.
+// bounded Utf8 is varchar so that format_type prints its width, and that
+// the YQL types PostgreSQL lacks are their domains (yqlDomains).
 func typeOID(t types.Type) int64 {
 	if t.Family == types.Utf8 && t.Width > 0 && !t.Blank {
 		return int64(types.OIDVarchar)
+	}
+	if d, ok := yqlDomains[t.Family]; ok {
+		return d.oid
 	}
 	return int64(t.OID())
 }
@@ -313,8 +327,6 @@ func typmod(t types.Type) int64 {
 		return int64(t.Width) + 4
 	case t.Family == types.Decimal && t.Precision > 0:
 		return int64(t.Precision)<<16 | int64(t.Scale) + 4
-	case t.Family == types.Uint64:
-		return 20<<16 + 4
 	}
 	return -1
 }
@@ -327,32 +339,59 @@ type pgTypeInfo struct {
 	byVal    bool
 	category string
 	align    string
+	// base and baseMod are a domain's base type and typmod (typtype 'd');
+	// base is 0 for a base type.
+	base, baseMod int64
+}
+
+// yqlDomains describe the YQL types that PostgreSQL has no type for as
+// domains over the type they travel as on the wire (design §3.1), as
+// PostgreSQL describes a domain: a Uint64 column's atttypid is the domain
+// uint64 over numeric(20,0), and its values are sent as numeric.
+// format_type prints the domain's name, a type name PivotDB reads back
+// (so pg_dump's CREATE TABLE restores a Uint64 column as Uint64); clients
+// that look domains up (JDBC's getColumns, SQLAlchemy's reflection) see
+// the base type.
+var yqlDomains = map[types.Family]pgTypeInfo{
+	types.Int8:     {14002, "tinyint", 2, true, "N", "s", int64(types.OIDInt2), -1},
+	types.Uint8:    {14006, "uint8", 2, true, "N", "s", int64(types.OIDInt2), -1},
+	types.Uint16:   {14007, "uint16", 4, true, "N", "i", int64(types.OIDInt4), -1},
+	types.Uint32:   {14008, "uint32", 8, true, "N", "d", int64(types.OIDInt8), -1},
+	types.Uint64:   {14009, "uint64", -1, false, "N", "i", int64(types.OIDNumeric), 20<<16 + 4},
+	types.Datetime: {14017, "datetime", 8, true, "D", "d", int64(types.OIDTimestamp), 0 + 4},
+}
+
+func init() {
+	for _, d := range yqlDomains {
+		pgTypes = append(pgTypes, d)
+	}
+	sort.Slice(pgTypes, func(i, j int) bool { return pgTypes[i].oid < pgTypes[j].oid })
 }
 
 var pgTypes = []pgTypeInfo{
-	{16, "bool", 1, true, "B", "c"},
-	{17, "bytea", -1, false, "U", "i"},
-	{18, "char", 1, true, "Z", "c"},
-	{19, "name", 64, false, "S", "c"},
-	{20, "int8", 8, true, "N", "d"},
-	{21, "int2", 2, true, "N", "s"},
-	{23, "int4", 4, true, "N", "i"},
-	{25, "text", -1, false, "S", "i"},
-	{26, "oid", 4, true, "N", "i"},
-	{114, "json", -1, false, "U", "i"},
-	{700, "float4", 4, true, "N", "i"},
-	{701, "float8", 8, true, "N", "d"},
-	{705, "unknown", -2, false, "X", "c"},
-	{1042, "bpchar", -1, false, "S", "i"},
-	{1043, "varchar", -1, false, "S", "i"},
-	{1082, "date", 4, true, "D", "i"},
-	{1114, "timestamp", 8, true, "D", "d"},
-	{1184, "timestamptz", 8, true, "D", "d"},
-	{1186, "interval", 16, false, "T", "d"},
-	{1700, "numeric", -1, false, "N", "i"},
-	{2205, "regclass", 4, true, "N", "i"},
-	{2950, "uuid", 16, false, "U", "c"},
-	{3802, "jsonb", -1, false, "U", "i"},
+	{16, "bool", 1, true, "B", "c", 0, 0},
+	{17, "bytea", -1, false, "U", "i", 0, 0},
+	{18, "char", 1, true, "Z", "c", 0, 0},
+	{19, "name", 64, false, "S", "c", 0, 0},
+	{20, "int8", 8, true, "N", "d", 0, 0},
+	{21, "int2", 2, true, "N", "s", 0, 0},
+	{23, "int4", 4, true, "N", "i", 0, 0},
+	{25, "text", -1, false, "S", "i", 0, 0},
+	{26, "oid", 4, true, "N", "i", 0, 0},
+	{114, "json", -1, false, "U", "i", 0, 0},
+	{700, "float4", 4, true, "N", "i", 0, 0},
+	{701, "float8", 8, true, "N", "d", 0, 0},
+	{705, "unknown", -2, false, "X", "c", 0, 0},
+	{1042, "bpchar", -1, false, "S", "i", 0, 0},
+	{1043, "varchar", -1, false, "S", "i", 0, 0},
+	{1082, "date", 4, true, "D", "i", 0, 0},
+	{1114, "timestamp", 8, true, "D", "d", 0, 0},
+	{1184, "timestamptz", 8, true, "D", "d", 0, 0},
+	{1186, "interval", 16, false, "T", "d", 0, 0},
+	{1700, "numeric", -1, false, "N", "i", 0, 0},
+	{2205, "regclass", 4, true, "N", "i", 0, 0},
+	{2950, "uuid", 16, false, "U", "c", 0, 0},
+	{3802, "jsonb", -1, false, "U", "i", 0, 0},
 }
 
 // formatType is format_type(oid, typmod): the SQL name of a type.
@@ -621,9 +660,69 @@ func (v *View) userName(oid int64) string {
 	return fmt.Sprintf("unknown (OID=%d)", oid)
 }
 
-// storedExprText shows a DEFAULT or computed-column expression as the
-// catalog stores it (TiDB's restored SQL) the way a PostgreSQL user writes
-// it: without the charset introducer TiDB puts before string literals.
+// storedExprText shows a DEFAULT, CHECK or computed-column expression as
+// the catalog stores it (TiDB's restored SQL) the way a PostgreSQL user
+// writes it: without the charset introducer TiDB puts before string
+// literals, and with `quoted` names spelled as PostgreSQL's quote_ident
+// spells them (bare when they need no quotes).
 func storedExprText(s string) string {
-	return strings.ReplaceAll(s, "_UTF8MB4'", "'")
+	s = strings.ReplaceAll(s, "_UTF8MB4'", "'")
+	if !strings.Contains(s, "`") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'':
+			// A string literal ('' inside is a quote): copied as it is.
+			j := i + 1
+			for j < len(s) && !(s[j] == '\'' && (j+1 >= len(s) || s[j+1] != '\'')) {
+				if s[j] == '\'' {
+					j++
+				}
+				j++
+			}
+			b.WriteString(s[i:min(j+1, len(s))])
+			i = j
+		case '`':
+			var name strings.Builder
+			j := i + 1
+			for ; j < len(s); j++ {
+				if s[j] == '`' {
+					if j+1 < len(s) && s[j+1] == '`' {
+						name.WriteByte('`')
+						j++
+						continue
+					}
+					break
+				}
+				name.WriteByte(s[j])
+			}
+			b.WriteString(quoteIdent(name.String()))
+			i = j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// viewColumns are a view's visible result columns; none when the view
+// cannot be planned any more (a table it reads was dropped), which reading
+// the view reports.
+func (v *View) viewColumns(vw *catalog.View) []planner.Column {
+	if v.ViewColumns == nil {
+		return nil
+	}
+	cs, err := v.ViewColumns(vw)
+	if err != nil {
+		return nil
+	}
+	var out []planner.Column
+	for _, c := range cs {
+		if !c.Hidden {
+			out = append(out, c)
+		}
+	}
+	return out
 }

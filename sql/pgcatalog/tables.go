@@ -92,9 +92,13 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_type", Cols: pgTypeCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, t := range pgTypes {
+			typtype, mod := "b", int64(-1)
+			if t.base != 0 {
+				typtype, mod = "d", t.baseMod
+			}
 			out = append(out, row(pgTypeCols, t.oid, t.typname, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
-				"b", t.category, false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
-				false, 0, -1, 0, 0, nil, nil, nil))
+				typtype, t.category, false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
+				false, t.base, mod, 0, 0, nil, nil, nil))
 		}
 		return out
 	}},
@@ -315,14 +319,14 @@ var pgCatalogTables = []*Table{
 		}},
 	{Schema: "pg_catalog", Name: "pg_proc", Cols: pgProcCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
-		names := append(expr.FunctionNames(), functionNames()...)
-		sort.Strings(names)
-		for i, n := range names {
-			out = append(out, row(pgProcCols, 20000+i, n, oidPgCatalog, oidBootstrapUser, 12, 1.0, 0.0, 0, 0,
+		for i, n := range procNames() {
+			out = append(out, row(pgProcCols, procOIDBase+i, n, oidPgCatalog, oidBootstrapUser, 12, 1.0, 0.0, 0, 0,
 				"f", false, false, false, false, "v", "s", 0, 0, 0, "", nil, nil, nil, nil, nil, n, nil, nil, nil, nil))
 		}
 		return out
 	}},
+	{Schema: "pg_catalog", Name: "pg_cast", Cols: pgCastCols, rows: pgCastRows},
+	{Schema: "pg_catalog", Name: "pg_enum", Cols: cols("oid oid, enumtypid oid, enumsortorder float4, enumlabel name"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_inherits", Cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_trigger", Cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr array, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
@@ -354,6 +358,51 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_stat_activity", Cols: pgStatActivityCols, rows: pgStatActivityRows},
 	{Schema: "pg_catalog", Name: "pg_locks", Cols: pgLocksCols, rows: pgLocksRows},
 	{Schema: "pg_catalog", Name: "pg_stat_user_tables", Cols: pgStatUserTablesCols, rows: pgStatUserTablesRows},
+}
+
+var pgCastCols = cols("oid oid, castsource oid, casttarget oid, castfunc oid, castcontext char, castmethod char")
+
+// pgCastRows lists the casts between the types of pg_type that PivotDB
+// performs (expr.CastAllowed), each marked as PostgreSQL marks its casts:
+// implicit ('i') when the two types mix to the target in an expression,
+// in assignment ('a') when a column of the target accepts the source
+// without a cast, explicit ('e') otherwise. PivotDB's casts are built-in
+// conversions, not functions of pg_proc: castmethod is 'f' with no
+// castfunc.
+func pgCastRows(*View) [][]types.Value {
+	var out [][]types.Value
+	for _, from := range pgTypes {
+		ft, ok := types.FromOID(uint32(from.oid))
+		if !ok || ft.Family == types.Unknown {
+			continue
+		}
+		for _, to := range pgTypes {
+			tt, ok := types.FromOID(uint32(to.oid))
+			if !ok || tt.Family == types.Unknown || from.oid == to.oid || !expr.CastAllowed(ft, tt) {
+				continue
+			}
+			ctx := "e"
+			if common, err := expr.CommonType("", ft, tt); err == nil && common.Family == tt.Family && ft.Family != tt.Family {
+				ctx = "i"
+			} else if expr.AssignmentAllowed(ft, tt) {
+				ctx = "a"
+			}
+			out = append(out, row(pgCastCols, 30000+len(out), from.oid, to.oid, 0, ctx, "f"))
+		}
+	}
+	return out
+}
+
+// procOIDBase numbers pg_proc's rows: procOIDBase + the position in
+// procNames.
+const procOIDBase = 20000
+
+// procNames lists the functions pg_proc describes, sorted: the expression
+// builder's and the session functions.
+func procNames() []string {
+	names := append(expr.FunctionNames(), functionNames()...)
+	sort.Strings(names)
+	return names
 }
 
 var pgSequenceCols = cols("seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, seqmin int8, seqcache int8, seqcycle bool")
@@ -388,11 +437,10 @@ func pgClassRows(v *View) [][]types.Value {
 			out = append(out, rel(int64(ix.ID), ix.Name, oidPublic, oidBtreeAM, false, "i", len(ix.Columns)))
 		}
 	}
-	// Views: their columns are known only by planning their query, so
-	// pg_attribute does not list them.
+	// Views: their columns are known by planning their query.
 	for _, vw := range v.Snapshot.Views(v.Database.ID) {
 		owned = &vw.Owned
-		out = append(out, rel(int64(vw.ID), vw.Name, oidPublic, 0, false, "v", 0))
+		out = append(out, rel(int64(vw.ID), vw.Name, oidPublic, 0, false, "v", len(v.viewColumns(vw))))
 	}
 	owned = nil
 	// A sequence is a relation of kind S with three columns in
@@ -458,6 +506,11 @@ func pgAttributeRows(v *View) [][]types.Value {
 				c := t.Columns[k]
 				out = append(out, attr(int64(ix.ID), c.Name, c.Type, n+1, c.NotNull, false, ""))
 			}
+		}
+	}
+	for _, vw := range v.Snapshot.Views(v.Database.ID) {
+		for n, c := range v.viewColumns(vw) {
+			out = append(out, attr(int64(vw.ID), c.Name, c.Type, n+1, false, false, ""))
 		}
 	}
 	for _, list := range virtualTableLists {
@@ -677,9 +730,14 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		genExpr, "YES")
 }
 
-// formatUDTName is information_schema's udt_name: the pg_type name.
+// formatUDTName is information_schema's udt_name: the pg_type name; for a
+// YQL type described as a domain, its base type's (information_schema
+// names the domain in domain_name).
 func formatUDTName(t types.Type) string {
 	oid := typeOID(t)
+	if d, ok := yqlDomains[t.Family]; ok {
+		oid = d.base
+	}
 	for _, pt := range pgTypes {
 		if pt.oid == oid {
 			return pt.typname

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txnmode"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -78,14 +79,21 @@ func normalizeExtraFloatDigits(v string) (string, error) {
 	return strconv.Itoa(n), nil
 }
 
-// NormalizeIsolation accepts the isolation levels PivotDB runs as (READ
-// UNCOMMITTED is READ COMMITTED, as in PostgreSQL).
-func NormalizeIsolation(v string) (string, error) {
-	switch strings.ToLower(strings.Join(strings.Fields(v), " ")) {
-	case "read committed", "read uncommitted":
-		return "read committed", nil
+// isolationOf validates an isolation level for setting name: PostgreSQL's
+// four names (22023 otherwise), of which the transaction core must run the
+// level (txnmode.Implemented, 0A000 otherwise). READ UNCOMMITTED is READ
+// COMMITTED, as in PostgreSQL.
+func isolationOf(name string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		l, ok := txnmode.ParseIsolation(v)
+		if !ok {
+			return "", txnmode.InvalidIsolation(name, v)
+		}
+		if err := txnmode.Implemented(l); err != nil {
+			return "", err
+		}
+		return l.String(), nil
 	}
-	return "", sqlerr.New(sqlerr.FeatureNotSupported, "transaction isolation level %q is not supported yet", v)
 }
 
 // normalizeDuration parses a time setting: a number of milliseconds or a

@@ -39,10 +39,16 @@ var specs = map[string]*spec{
 	"integer_datetimes":                   {def: "on", report: true, readOnly: true},
 	"standard_conforming_strings":         {def: "on", report: true, normalize: oneOf("on")},
 	"is_superuser":                        {def: "on", report: true, readOnly: true},
-	"default_transaction_read_only":       {def: "off", report: true, normalize: oneOf("off")},
+	"default_transaction_read_only":       {def: "off", report: true, normalize: normalizeBool},
+	"default_transaction_deferrable":      {def: "off", normalize: normalizeBool},
 	"in_hot_standby":                      {def: "off", report: true, readOnly: true},
-	"transaction_isolation":               {def: "read committed", readOnly: true},
-	"default_transaction_isolation":       {def: "read committed", normalize: NormalizeIsolation},
+	// The transaction_* settings are the open transaction's
+	// characteristics (txn.go): outside a transaction block they read as
+	// the default_transaction_* ones.
+	"transaction_isolation":         {def: "read committed", normalize: isolationOf("transaction_isolation")},
+	"transaction_read_only":         {def: "off", normalize: normalizeBool},
+	"transaction_deferrable":        {def: "off", normalize: normalizeBool},
+	"default_transaction_isolation": {def: "read committed", normalize: isolationOf("default_transaction_isolation")},
 	"max_identifier_length":               {def: "63", readOnly: true},
 	"lc_collate":                          {def: "C", readOnly: true},
 	"lc_ctype":                            {def: "C", readOnly: true},

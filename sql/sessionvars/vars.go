@@ -19,6 +19,8 @@ type Vars struct {
 	// server's --statement-timeout and --idle-in-transaction-timeout):
 	// they are the initial values and what RESET returns to.
 	defaults map[string]string
+	// inTxn is set while a transaction block is open (txn.go).
+	inTxn bool
 }
 
 // New returns settings at their defaults, with defaults overriding the
@@ -59,6 +61,9 @@ func settable(name string) (*spec, error) {
 
 // Get returns a setting's value (SHOW, current_setting).
 func (v *Vars) Get(name string) (string, error) {
+	if val, ok := v.txnValue(strings.ToLower(name)); ok {
+		return val, nil
+	}
 	val, ok := v.values[strings.ToLower(name)]
 	if !ok {
 		return "", Unknown(name)
@@ -106,7 +111,7 @@ func (v *Vars) Reset(name string) error {
 // DISCARD ALL).
 func (v *Vars) ResetAll() {
 	for name, d := range specs {
-		if !d.readOnly {
+		if !d.readOnly && !TxnSetting(name) {
 			_ = v.Reset(name)
 		}
 	}

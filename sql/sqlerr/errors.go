@@ -37,6 +37,7 @@ const (
 	InsufficientPrivilege          = "42501"
 	UndefinedColumn                = "42703"
 	UndefinedFunction              = "42883"
+	AmbiguousFunction              = "42725"
 	UndefinedTable                 = "42P01"
 	UndefinedParameter             = "42P02"
 	UndefinedObject                = "42704"

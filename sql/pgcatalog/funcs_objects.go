@@ -1,0 +1,87 @@
+package pgcatalog
+
+import (
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// objectFuncs describe views and functions for psql's \sv and \df and
+// pg_dump, and set_config, which pg_dump calls first.
+func objectFuncs() map[string]*sessionFunc {
+	return map[string]*sessionFunc{
+		// pg_get_viewdef(view [, pretty]): the view's query as written
+		// (PivotDB keeps a view as the text of its CREATE VIEW), the
+		// view named by OID or by name.
+		"pg_get_viewdef": sig(1, 2, types.TypeUnknown, tBool).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			byOID := args[0].Type().Family.IsInteger()
+			return perRow("pg_get_viewdef", tText, func(a []types.Value) (types.Value, error) {
+				for _, vw := range v.Snapshot.Views(v.Database.ID) {
+					if byOID && int64(vw.ID) != a[0].Int() || !byOID && !strings.EqualFold(vw.Name, strings.Trim(a[0].Str(), `"`)) {
+						continue
+					}
+					d := parser.DialectYQL
+					if vw.Dialect == sessionvars.DialectPostgreSQL {
+						d = parser.DialectPostgreSQL
+					}
+					q, ok := parser.ViewQueryText(vw.Definition, d)
+					if !ok {
+						return types.Value{}, sqlerr.New(sqlerr.InternalError, "view %q: stored definition is not CREATE VIEW", vw.Name)
+					}
+					// PostgreSQL prints the query on lines of its own, ending
+					// with a semicolon.
+					return types.NewUtf8(" " + q + ";"), nil
+				}
+				if !byOID {
+					return types.Value{}, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", a[0].Str())
+				}
+				if _, ok := v.relationName(a[0].Int()); ok {
+					return types.Value{}, sqlerr.New(sqlerr.WrongObjectType, "%q is not a view", a[0].Text())
+				}
+				return types.NullValue, nil
+			})(v, args)
+		}),
+		// PivotDB's functions are all built in (pg_proc, in pg_catalog,
+		// which is always on the search path).
+		"pg_function_is_visible": sig(1, 1, tOID).as(perRow("pg_function_is_visible", tBool, func(a []types.Value) (types.Value, error) {
+			n := a[0].Int() - procOIDBase
+			return types.NewBool(n >= 0 && n < int64(len(procNames()))), nil
+		})),
+		// The signatures of built-in functions are not described in pg_proc
+		// (PivotDB's functions resolve their arguments when called); psql's
+		// \df lists only functions outside pg_catalog, which there are none
+		// of.
+		"pg_get_function_result":             sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
+		"pg_get_function_arguments":          sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
+		"pg_get_function_identity_arguments": sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
+		"set_config":                         sig(3, 3, tText, tText, tBool).as(setConfig),
+	}
+}
+
+// setConfig is set_config(name, value, is_local): SET name = value, whose
+// new value it returns. SET LOCAL is not supported, nor is its function
+// form. A NULL argument makes the result NULL (session functions are
+// strict) and changes nothing.
+func setConfig(v *View, args []expr.Expr) (expr.Expr, error) {
+	return expr.NewSessionFunc("set_config", tText, args, func(a []types.Value) (types.Value, error) {
+		if a[2].Bool() {
+			return types.Value{}, sqlerr.NotSupported("set_config with is_local = true (SET LOCAL)")
+		}
+		name := strings.ToLower(a[0].Str())
+		if err := v.Settings.Set(name, a[1].Str()); err != nil {
+			return types.Value{}, err
+		}
+		val, err := v.Settings.Get(name)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if n := sessionvars.Notice(name, val); n != "" && v.Notice != nil {
+			v.Notice(n)
+		}
+		return types.NewUtf8(val), nil
+	}), nil
+}

@@ -1,0 +1,60 @@
+package sessionvars
+
+import "github.com/pivotdb/pivotdb/sql/txnmode"
+
+// A transaction's characteristics are three settings, as in PostgreSQL:
+// transaction_isolation, transaction_read_only and transaction_deferrable.
+// Outside a transaction block every statement is a transaction of its
+// own that starts with the default_transaction_* values, so that is what
+// the transaction_* settings read there; BeginTxn copies the defaults in
+// when a block starts (BEGIN's modes and SET TRANSACTION then change
+// them), EndTxn lets them follow the defaults again.
+
+// txnSettings maps each transaction setting to its default.
+var txnSettings = map[string]string{
+	"transaction_isolation":  "default_transaction_isolation",
+	"transaction_read_only":  "default_transaction_read_only",
+	"transaction_deferrable": "default_transaction_deferrable",
+}
+
+// TxnSetting reports whether name (lower case) is one of the open
+// transaction's characteristics, which the session sets itself (SET
+// TRANSACTION's rules apply to them).
+func TxnSetting(name string) bool { _, ok := txnSettings[name]; return ok }
+
+// BeginTxn starts a transaction block: its characteristics start as the
+// defaults.
+func (v *Vars) BeginTxn() {
+	v.inTxn = true
+	for name, def := range txnSettings {
+		v.values[name] = v.values[def]
+	}
+}
+
+// EndTxn ends a transaction block.
+func (v *Vars) EndTxn() { v.inTxn = false }
+
+// InTxn reports whether a transaction block is open (BeginTxn).
+func (v *Vars) InTxn() bool { return v.inTxn }
+
+// txnValue is what a transaction setting reads outside a block.
+func (v *Vars) txnValue(name string) (string, bool) {
+	def, ok := txnSettings[name]
+	if !ok || v.inTxn {
+		return "", false
+	}
+	return v.values[def], true
+}
+
+// TxnMode is the characteristics of the current transaction: the open
+// block's, or outside one those a statement's own transaction gets.
+func (v *Vars) TxnMode() txnmode.Mode {
+	get := func(name string) string {
+		val, _ := v.Get(name)
+		return val
+	}
+	l, _ := txnmode.ParseIsolation(get("transaction_isolation"))
+	return txnmode.Mode{Isolation: l, ReadOnly: get("transaction_read_only") == "on",
+		Deferrable: get("transaction_deferrable") == "on"}
+}
+
