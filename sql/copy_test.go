@@ -256,3 +256,20 @@ func BenchmarkCopyFrom(b *testing.B) {
 		b.Fatalf("%q %v", tag, err)
 	}
 }
+
+func TestCopyReadOnly(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE ro (k Int64, PRIMARY KEY (k))")
+	query(t, s, "BEGIN READ ONLY")
+	_, err := copyIn(s, "COPY ro FROM STDIN", "1\n", 10)
+	if sqlerr.Code(err) != sqlerr.ReadOnlySQLTransaction || err.Error() != "cannot execute COPY FROM in a read-only transaction" {
+		t.Fatalf("COPY FROM in a read-only block: %v", err)
+	}
+	query(t, s, "ROLLBACK")
+	query(t, s, "BEGIN READ ONLY")
+	if out := copyOut(t, s, "COPY ro TO STDOUT"); out != "" {
+		t.Fatalf("COPY TO: %q", out)
+	}
+	query(t, s, "COMMIT")
+}
