@@ -187,7 +187,7 @@ func (s *Session) copyStatement(ctx context.Context, p *bind.Copy) (Result, erro
 		// bulk path (copybulk.go), in a transaction of the COPY's own that
 		// holds its foreign-key locks and commits at CopyDone.
 		c.t, c.own = s.beginTxn(), true
-		c.bulk = newBulkLoad(s.e, ins.Table, p.Relation)
+		c.bulk = newBulkLoad(ctx, s.e, ins.Table, p.Relation)
 	} else {
 		if s.txn == nil && s.implicit {
 			s.txn = s.beginTxn()

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // copyIn runs COPY ... FROM STDIN with data cut into pieces of chunk bytes,
@@ -272,4 +274,36 @@ func TestCopyReadOnly(t *testing.T) {
 		t.Fatalf("COPY TO: %q", out)
 	}
 	query(t, s, "COMMIT")
+}
+
+// TestCopyBulkMemoryBudget: the bulk path's buffer grows only as far as
+// the statement's memory account allows, spilling runs earlier instead;
+// a budget too small for even one record is 53200.
+func TestCopyBulkMemoryBudget(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE mb (k Int64, v Utf8, PRIMARY KEY (k))")
+	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "mb")
+	mon := memory.NewMonitor("test", 1<<20)
+	acct := mon.NewAccount("statement", 0)
+	defer acct.Close()
+	b := newBulkLoad(memory.WithAccount(context.Background(), acct), e, tbl, "mb")
+	defer b.close()
+	row := []types.Value{{}, types.NewUtf8(strings.Repeat("x", 100))}
+	for i := 0; i < 50000; i++ {
+		row[0] = types.NewInt64(int64(i))
+		if err := b.addRow(row, int64(i+1)); err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+	}
+	if len(b.runs) < 3 || mon.Peak() > 1<<20 {
+		t.Fatalf("%d runs, peak %d bytes under a 1 MiB budget", len(b.runs), mon.Peak())
+	}
+	tiny := memory.NewMonitor("tiny", 1<<10).NewAccount("statement", 0)
+	defer tiny.Close()
+	b2 := newBulkLoad(memory.WithAccount(context.Background(), tiny), e, tbl, "mb")
+	defer b2.close()
+	if err := b2.addRow(row, 1); sqlerr.Code(err) != sqlerr.OutOfMemory {
+		t.Fatalf("a 1 KiB budget: %v", err)
+	}
 }

@@ -11,9 +11,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
@@ -91,6 +93,11 @@ type bulkLoad struct {
 
 	keyBuf, valBuf []byte
 	vals           []types.Value
+
+	// acct holds the reservation of the buffers (reserved bytes) in the
+	// statement's memory account.
+	acct     *memory.Account
+	reserved int64
 }
 
 type bulkRec struct {
@@ -98,8 +105,8 @@ type bulkRec struct {
 	keyOff, keyLen int32
 }
 
-func newBulkLoad(e *Engine, t *catalog.Table, rel string) *bulkLoad {
-	b := &bulkLoad{e: e, table: t, rel: rel}
+func newBulkLoad(ctx context.Context, e *Engine, t *catalog.Table, rel string) *bulkLoad {
+	b := &bulkLoad{e: e, table: t, rel: rel, acct: memory.FromContext(ctx).Child("COPY", 0)}
 	for i := range t.Indexes {
 		b.entries = append(b.entries, t.IndexTable(&t.Indexes[i]))
 	}
@@ -139,7 +146,41 @@ func (b *bulkLoad) uniquePrefix(ix *catalog.Index, et *catalog.Table, row []type
 	return len(rowenc.EncodeKeyPrefix(et, b.vals))
 }
 
+// bulkRecSize is the memory of one bulkRec.
+const bulkRecSize = int64(unsafe.Sizeof(bulkRec{}))
+
+// room makes room for a record of n bytes, reserving the buffers' growth
+// in the statement's memory account first: when the budget refuses, the
+// run is spilled early instead (53200 only when even an empty buffer
+// cannot take the record).
+func (b *bulkLoad) room(n int) error {
+	for attempt := 0; ; attempt++ {
+		if len(b.arena)+n <= cap(b.arena) && len(b.recs) < cap(b.recs) {
+			return nil
+		}
+		newArena := max(2*cap(b.arena), len(b.arena)+n, 64<<10)
+		newRecs := max(2*cap(b.recs), 1024)
+		need := int64(newArena-cap(b.arena)) + int64(newRecs-cap(b.recs))*bulkRecSize
+		err := b.acct.Grow(need, "COPY's sort buffer")
+		if err == nil {
+			b.reserved += need
+			b.arena = slices.Grow(b.arena, newArena-len(b.arena))
+			b.recs = slices.Grow(b.recs, newRecs-len(b.recs))
+			return nil
+		}
+		if len(b.recs) == 0 || attempt > 0 {
+			return err
+		}
+		if err := b.spill(); err != nil {
+			return err
+		}
+	}
+}
+
 func (b *bulkLoad) add(idx, prefix int, line int64, key, value []byte) error {
+	if err := b.room(1 + 3*binary.MaxVarintLen64 + len(key) + len(value)); err != nil {
+		return err
+	}
 	off := len(b.arena)
 	b.arena = append(b.arena, byte(idx))
 	b.arena = binary.AppendUvarint(b.arena, uint64(prefix))
@@ -226,6 +267,8 @@ func (b *bulkLoad) close() {
 		b.dir = nil
 	}
 	b.arena, b.recs = nil, nil
+	b.acct.Close()
+	b.reserved = 0
 }
 
 // pair is one record of the merge.
