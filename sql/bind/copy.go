@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
@@ -82,12 +84,22 @@ func (a *binder) planCopy(c *parser.CopyStmt) (Statement, error) {
 			}
 			p.Relation = name
 		}
-		node, ok, err := a.buildQueryStmt(a.stmt.AST)
+		query := a.stmt.AST
+		if c.Table != nil && c.Columns == nil {
+			// Without a column list COPY TO copies every column but the
+			// computed (generated) ones, as PostgreSQL does.
+			if q, err := a.copyAllColumns(c); err != nil {
+				return nil, err
+			} else if q != nil {
+				query = q
+			}
+		}
+		node, ok, err := a.buildQueryStmt(query)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, sqlerr.NotSupported("COPY (%s) TO", statementName(a.stmt.AST))
+			return nil, sqlerr.NotSupported("COPY (%s) TO", statementName(query))
 		}
 		if sel, isSel := a.stmt.AST.(*ast.SelectStmt); isSel && sel.LockInfo != nil && c.Table == nil {
 			return nil, sqlerr.NotSupported("COPY (SELECT ... FOR UPDATE/SHARE) TO")
@@ -141,4 +153,40 @@ func (a *binder) copyTarget(c *parser.CopyStmt) error {
 	e := sqlerr.NotSupported("%s", what)
 	e.Hint = "Use COPY ... FROM STDIN / TO STDOUT (psql's \\copy), which moves the data over the connection."
 	return e
+}
+
+// copyAllColumns is the query of COPY t TO without a column list when t
+// has computed columns: SELECT of the others (nil: SELECT * will do).
+func (a *binder) copyAllColumns(c *parser.CopyStmt) (ast.StmtNode, error) {
+	tn := &ast.TableName{Name: ast.NewCIStr(c.Table[len(c.Table)-1])}
+	if len(c.Table) == 2 {
+		tn.Schema = ast.NewCIStr(c.Table[0])
+	}
+	t, err := a.lookupTable(tn)
+	if err != nil {
+		return nil, nil // SELECT * reports it
+	}
+	var cols []string
+	computed := false
+	for _, col := range t.Columns {
+		switch {
+		case col.Hidden:
+		case col.Computed != "":
+			computed = true
+		default:
+			cols = append(cols, "`"+strings.ReplaceAll(col.Name, "`", "``")+"`")
+		}
+	}
+	if !computed {
+		return nil, nil
+	}
+	from := "`" + strings.ReplaceAll(tn.Name.O, "`", "``") + "`"
+	if tn.Schema.O != "" {
+		from = "`" + strings.ReplaceAll(tn.Schema.O, "`", "``") + "`." + from
+	}
+	sts, err := parser.Parse("SELECT " + strings.Join(cols, ", ") + " FROM " + from)
+	if err != nil {
+		return nil, err
+	}
+	return sts[0].AST, nil
 }
