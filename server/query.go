@@ -48,13 +48,25 @@ func (c *conn) runScript(ctx context.Context, text string) error {
 		return c.commandError(ctx, err)
 	}
 	ran := false
-	for _, p := range stmts {
+	last := -1
+	for i, p := range stmts {
+		if !p.Empty {
+			last = i
+		}
+	}
+	for i, p := range stmts {
 		if p.Empty {
 			continue
 		}
 		ran = true
 		end := c.startStatement(p.SQL)
-		tag, err := c.runSimpleStatement(ctx, p)
+		sctx := ctx
+		if i < last {
+			// The cycle's transaction spans the whole string (COPY FROM
+			// must not commit on its own before the rest has run).
+			sctx = sql.WithStatementsAfter(ctx)
+		}
+		tag, err := c.runSimpleStatement(sctx, p)
 		end(tag, err)
 		if err != nil {
 			return c.commandError(ctx, err)

@@ -24,9 +24,10 @@ import (
 //
 // COPY FROM completes and checks rows with the INSERT path's rowWriter
 // (defaults, computed columns, sequences, NOT NULL, CHECK, foreign keys).
-// Inside a transaction block (or after a write of the same protocol cycle)
-// it writes them through the session's transaction, indexes included, so
-// the COPY is part of the transaction; otherwise it takes the bulk path
+// Inside a transaction block (or after a write of the same protocol
+// cycle, or before other statements of it) it writes them through the
+// session's transaction, indexes included, so the COPY is part of the
+// transaction; otherwise it takes the bulk path
 // (copybulk.go), which keeps memory bounded and commits at CopyDone. A bad
 // row fails the statement with the row's line in the error's CONTEXT, and
 // the transaction with it: nothing of the COPY is visible.
@@ -154,6 +155,22 @@ func (c *CopyStream) Read() ([]byte, error) {
 	return b, nil
 }
 
+type statementsAfterKey struct{}
+
+// WithStatementsAfter marks ctx as the context of a statement that more
+// statements of the same protocol cycle follow (the rest of a simple
+// Query's string). COPY FROM then writes through the cycle's transaction,
+// which commits at the cycle's end, instead of taking the bulk path, which
+// commits when the COPY ends.
+func WithStatementsAfter(ctx context.Context) context.Context {
+	return context.WithValue(ctx, statementsAfterKey{}, true)
+}
+
+func statementsAfter(ctx context.Context) bool {
+	v, _ := ctx.Value(statementsAfterKey{}).(bool)
+	return v
+}
+
 // copyStatement starts a COPY.
 func (s *Session) copyStatement(ctx context.Context, p *bind.Copy) (Result, error) {
 	id := s.e.copyIDs.Add(1)
@@ -182,7 +199,7 @@ func (s *Session) copyStatement(ctx context.Context, p *bind.Copy) (Result, erro
 	c := &copyFrom{s: s, p: p, dec: pgcopy.NewDecoder(p.Options, p.Names),
 		prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation, From: true}}
 	ins := p.Insert
-	if s.txn == nil && bulkUsable(ins.Table) {
+	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) {
 		// Outside a block and before any write of the protocol cycle: the
 		// bulk path (copybulk.go), in a transaction of the COPY's own that
 		// holds its foreign-key locks and commits at CopyDone.

@@ -336,6 +336,19 @@ func TestCopyProtocol(t *testing.T) {
 	expect("ReadyForQuery")
 	simpleQuery(t, fe, nc, "SELECT 1")
 
+	// A COPY followed by a failing statement in the same query string:
+	// one implicit transaction, so the COPY's rows go too.
+	send(&pgproto3.Query{String: "COPY cpp FROM STDIN; INSERT INTO cpp (k) VALUES (5)"})
+	expect("CopyInResponse")
+	send(&pgproto3.CopyData{Data: []byte("100\n101\n")}, &pgproto3.CopyDone{})
+	if m := expect("CommandComplete"); errorCode(m) != "*pgproto3.CommandComplete" {
+		t.Fatalf("COPY in a script: %s", errorCode(m))
+	}
+	if got := errorCode(expect("ErrorResponse")); !strings.HasPrefix(got, "23505") {
+		t.Fatalf("INSERT after the COPY: %s", got)
+	}
+	expect("ReadyForQuery")
+
 	// COPY TO's rows were the two of the extended COPY FROM.
 	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
 	if got := copyTo(t, c, "COPY cpp TO STDOUT"); got != "5\n6\n" {
