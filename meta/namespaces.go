@@ -22,11 +22,15 @@ var (
 	// (package sql, sequences.go). It is written on every reservation of a
 	// range of values, outside schema changes.
 	Sequence = append([]byte{storage.SystemPrefix}, "seq/"...)
+	// Jobs holds the jobs registry: "job/" <id BE8> → the job's record as
+	// JSON (package jobs). Written when a job starts, at most once a second
+	// while it runs, and when it ends.
+	Jobs = append([]byte{storage.SystemPrefix}, "job/"...)
 )
 
 // namespaces lists every registered namespace; a new kind of metadata
 // adds its prefix here.
-var namespaces = [][]byte{Catalog, Partition, Sequence}
+var namespaces = [][]byte{Catalog, Partition, Sequence, Jobs}
 
 // Check returns an error unless key belongs to a registered namespace.
 func Check(key []byte) error {

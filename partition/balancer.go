@@ -596,6 +596,18 @@ func (b *Balancer) reclaim(id uint64, sh Shard, logical int64, st *TickStats) {
 	if int64(disk) < 2*logical || int64(disk)-logical < b.opts.ReclaimAbove {
 		return
 	}
+	// Deleted rows are tombstone versions, and replaced rows old versions,
+	// until they leave the GC window: collect those that have, so that the
+	// compaction can drop them.
+	if threshold, ok := b.m.eng.GCThreshold(); ok {
+		if _, err := b.m.eng.GCVersions(b.ctx, sh.Span, threshold); err != nil {
+			if b.ctx.Err() == nil {
+				st.Failures++
+				b.log.Warn("partition: balancer cannot collect a merged shard's old versions", "table", id, "shard", sh.ID, "err", err)
+			}
+			return
+		}
+	}
 	if err := b.m.eng.Compact(b.ctx, sh.Span); err != nil {
 		if b.ctx.Err() == nil {
 			st.Failures++

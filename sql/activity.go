@@ -16,6 +16,10 @@ func (s *Session) SetBackend(b *activity.Backend) { s.backend = b }
 // beginTxn starts a transaction that pg_locks attributes to the session.
 func (s *Session) beginTxn() *txn.Txn {
 	t := s.e.txns.Begin()
+	if s.snap != nil {
+		// A transaction begun by a statement reads at its snapshot.
+		t.SetReadTimestamp(s.snap.Timestamp())
+	}
 	if s.backend != nil {
 		t.SetPID(s.backend.PID)
 	}

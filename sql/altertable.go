@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -37,6 +38,29 @@ func (s *Session) alterTable(ctx context.Context, p *bind.AlterTable) (Result, e
 	if p.Old == nil { // IF EXISTS, and it does not
 		return s.alterDone(p, nil), nil
 	}
+	if !alterReadsRows(p) {
+		return s.alterTableRun(ctx, p)
+	}
+	// An ALTER TABLE that goes through the rows runs as a cancelable job
+	// (sys.jobs) reporting its progress.
+	var res Result
+	err := s.runJob(ctx, jobs.KindAlterTable, true, func(ctx context.Context) (err error) {
+		res, err = s.alterTableRun(ctx, p)
+		return err
+	})
+	return res, err
+}
+
+// alterReadsRows reports whether an ALTER TABLE reads the stored rows: a
+// rewrite, a validation of NOT NULL, CHECK or FOREIGN KEY, an index build.
+func alterReadsRows(p *bind.AlterTable) bool {
+	if p.Rewrite != nil || len(p.NotNull) > 0 || len(p.Validate) > 0 || len(p.ValidateFKs) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(p.New.Indexes, func(ix catalog.Index) bool { return ix.ID == 0 })
+}
+
+func (s *Session) alterTableRun(ctx context.Context, p *bind.AlterTable) (Result, error) {
 	if p.Rewrite != nil {
 		return s.alterRewrite(ctx, p)
 	}
@@ -125,12 +149,15 @@ func (s *Session) validateRows(ctx context.Context, p *bind.AlterTable, t *catal
 	}
 	defer it.Close()
 	row := make([]types.Value, len(t.Columns))
+	work := jobWorkFrom(ctx)
+	work.expect(s.tableRows(t.ID))
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		if n++; n%1024 == 0 {
+		if n++; n%progressEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			work.advance(progressEvery)
 		}
 		clear(row)
 		if err := rowenc.DecodeKey(t, it.Key(), row); err != nil {
@@ -154,6 +181,7 @@ func (s *Session) validateRows(ctx context.Context, p *bind.AlterTable, t *catal
 			}
 		}
 	}
+	work.advance(int64(n % progressEvery))
 	return it.Error()
 }
 
@@ -241,14 +269,17 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 			snap.Close()
 			return nil, err
 		}
+		work := jobWorkFrom(ctx)
+		work.expect(s.tableRows(old.ID))
 		n := 0
 		for ok := it.First(); ok; ok = it.Next() {
-			if n++; n%1024 == 0 {
+			if n++; n%progressEvery == 0 {
 				if err := ctx.Err(); err != nil {
 					it.Close()
 					snap.Close()
 					return nil, err
 				}
+				work.advance(progressEvery)
 			}
 			pr, err := prepare(it.Key(), it.Value())
 			if err == nil {
@@ -261,6 +292,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 			}
 			prep = append(prep, pr)
 		}
+		work.advance(int64(n % progressEvery))
 		err = it.Error()
 		it.Close()
 		snap.Close()

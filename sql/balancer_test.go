@@ -21,7 +21,9 @@ import (
 func balancerEngine(t testing.TB, opts partition.BalancerOptions) *Engine {
 	t.Helper()
 	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: quiet, Balancer: opts})
+	// Versions leave the GC window at once, so that space freed by a DELETE
+	// can be reclaimed (TestBalancerReclaimsSpace).
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: quiet, Balancer: opts, GCTTL: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

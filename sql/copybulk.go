@@ -42,12 +42,14 @@ import (
 //     merged in key order: equal keys are a duplicate primary key, equal
 //     value prefixes of a unique index a duplicate value (23505, with the
 //     line of the later row); each key is looked up in the committed data
-//     (a row with that key, an entry with that unique value: 23505); the
-//     merged pairs are written to sstables with the engine's writer
-//     options (storage.SSTWriter).
-//  4. The sstables are ingested in one atomic Pebble ingestion under the
-//     commit gate and the schema check (txn.Txn.CommitWith), then the
-//     shards' statistics are updated from a second merge of the runs.
+//     (a row with that key, an entry with that unique value: 23505).
+//  4. Under the commit gate and the schema check (txn.Txn.CommitWith), the
+//     runs are merged again into sstables (storage.IngestVersioned: the
+//     keys become versions at one commit timestamp, written with the
+//     engine's writer options) and ingested in one atomic Pebble
+//     ingestion; reads that start during this pass wait for it, as for
+//     any commit in flight. Then the shards' statistics are updated from
+//     a third merge of the runs.
 //     A small COPY (one buffer, bulkBatchBytes at most) commits its pairs
 //     in a batch instead, statistics included.
 //
@@ -462,22 +464,6 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 	seen := &committedKeys{e: b.e}
 	defer seen.close()
 
-	var sst *storage.SSTWriter
-	var ssts []string
-	closeSST := func() error {
-		if sst == nil {
-			return nil
-		}
-		err := sst.Close()
-		ssts = append(ssts, sst.Path)
-		sst = nil
-		return err
-	}
-	defer func() {
-		if sst != nil {
-			sst.Close()
-		}
-	}()
 	var prev pair
 	var prevKey []byte
 	havePrev := false
@@ -508,34 +494,40 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 			if err := t.PutRow(b.tableID(p.idx), p.key, p.value, false, 0); err != nil {
 				return err
 			}
-		} else {
-			if sst == nil {
-				if sst, err = b.e.storage.NewSSTWriter(b.dir); err != nil {
-					return err
-				}
-			}
-			if err := sst.Set(p.key, p.value); err != nil {
-				return err
-			}
-			// Cut sstables between keys, so that they do not overlap.
-			if sst.EstimatedSize() >= bulkSSTBytes {
-				if err := closeSST(); err != nil {
-					return err
-				}
-			}
 		}
 		prev, havePrev = p, true
 		prevKey = append(prevKey[:0], p.key...)
 	}
-	if err := closeSST(); err != nil {
-		return err
-	}
 	m.close()
+	seen.close()
 	if small {
 		return t.CommitWith(func() error { return nil })
 	}
+	// Checked: merge again into the sstables, under the commit's timestamp
+	// (reads that start meanwhile wait for it, so this pass only writes).
 	return t.CommitWith(func() error {
-		if err := b.e.storage.Ingest(ctx, ssts); err != nil {
+		err := b.e.storage.IngestVersioned(ctx, b.dir, bulkSSTBytes, func(w *storage.SSTWriter) error {
+			m, err := b.openMerge()
+			if err != nil {
+				return err
+			}
+			defer m.close()
+			var last []byte
+			for {
+				p, ok, err := m.next()
+				if err != nil || !ok {
+					return err
+				}
+				if last != nil && bytes.Equal(last, p.key) {
+					continue // cannot happen after the checks; kept strict for Pebble
+				}
+				if err := w.Set(p.key, p.value); err != nil {
+					return err
+				}
+				last = append(last[:0], p.key...)
+			}
+		})
+		if err != nil {
 			return err
 		}
 		return b.recordStats()

@@ -54,6 +54,14 @@
 // ends). Schema changes commit on their own (ddl.go: catalog records and
 // shard maps through the metadata store, package meta, in one batch with
 // the data they drop or backfill), also inside a block, with a NOTICE.
+// A transaction's characteristics (isolation level, READ ONLY, DEFERRABLE)
+// are the session's transaction_* settings (session_txnmode.go):
+// Session.txnMode is the one value the transaction core reads; run refuses
+// writes in a read-only transaction (25006) before any statement runs, and
+// marks the transaction's first query, after which the level is fixed
+// (25001). Row locks (SELECT ... FOR UPDATE) and AS OF SYSTEM TIME reach
+// run bound (bind.Select.Locking, AsOf) and are 0A000 there until issue
+// 16's MVCC core runs them.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,

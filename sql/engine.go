@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/acl"
@@ -62,6 +63,9 @@ type Options struct {
 	// (--disk-reserve; storage/diskspace.go): below it a statement's
 	// commit fails with 53100. Zero: a default scaled to the disk.
 	DiskReserveBytes int64
+	// GCTTL is how long replaced row versions are kept (--gc-ttl;
+	// storage.Options.GCTTL); 0 means storage.DefaultGCTTL.
+	GCTTL time.Duration
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -74,6 +78,8 @@ type Engine struct {
 	meta    *meta.Store
 	catalog *catalog.Catalog
 	shards  *partition.Manager
+	// jobs is the registry of long statements (sys.jobs; jobs.go).
+	jobs *jobs.Registry
 	// copyIDs numbers COPY statements; copyProgress is the hook they
 	// report to (copy.go).
 	copyIDs      atomic.Uint64
@@ -119,7 +125,7 @@ func Open(opts Options) (*Engine, error) {
 		opts.Now = time.Now
 	}
 	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
-		DiskReserveBytes: opts.DiskReserveBytes})
+		DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL})
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +148,11 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms})
 	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	// Jobs that were running when the server stopped are marked failed.
+	if e.jobs, err = jobs.Open(ms, opts.Now, opts.Events); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func (f *fkWriter) referencing(c bind.FKChild, parent *catalog.Table, old []type
 	if ix := fkIndex(ct, c.FK); ix != nil {
 		return f.referencingByIndex(ct, ix, want)
 	}
-	it, err := f.tx.Reader().NewIter(storage.TableSpan(ct.ID))
+	it, err := f.tx.LatestReader().NewIter(storage.TableSpan(ct.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func (f *fkWriter) referencingByIndex(ct *catalog.Table, ix *catalog.Index, want
 		vals[k] = v
 	}
 	prefix := rowenc.EncodeKeyPrefix(et, vals)
-	it, err := f.tx.Reader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
+	it, err := f.tx.LatestReader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, err
 	}

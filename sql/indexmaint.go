@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -172,7 +173,7 @@ func (m *indexMaintainer) uniqueOwner(ix *catalog.Index, et *catalog.Table, row 
 	if err := m.tx.Lock(m.ctx, append([]byte("ix:"), prefix...)); err != nil {
 		return nil, err
 	}
-	it, err := m.tx.Reader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
+	it, err := m.tx.LatestReader().NewIter(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)})
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +218,22 @@ func (m *indexMaintainer) uniqueOwner(ix *catalog.Index, et *catalog.Table, row 
 	return nil, nil
 }
 
+// createIndex runs as a cancelable job (sys.jobs) reporting its
+// backfill's progress.
 func (s *Session) createIndex(ctx context.Context, p *bind.CreateIndex) (Result, error) {
 	var created uint64
-	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+	err := s.runJob(ctx, jobs.KindCreateIndex, true, func(ctx context.Context) error {
+		return s.createIndexJob(ctx, p, &created)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.recountIndex(created)
+	return &tagResult{tag: "CREATE INDEX"}, nil
+}
+
+func (s *Session) createIndexJob(ctx context.Context, p *bind.CreateIndex, created *uint64) error {
+	return s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		snap := ch.Snapshot()
 		t, ok := snap.Table(s.db.ID, p.Table)
 		if !ok {
@@ -246,14 +260,9 @@ func (s *Session) createIndex(ctx context.Context, p *bind.CreateIndex) (Result,
 			return err
 		}
 		ch.PutTable(&nt)
-		created = ix.ID
+		*created = ix.ID
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.recountIndex(created)
-	return &tagResult{tag: "CREATE INDEX"}, nil
 }
 
 // indexDDL is ddl for changes that add or drop indexes of tables that may
@@ -303,12 +312,15 @@ func (s *Session) fillIndex(ctx context.Context, b *storage.Batch, t *catalog.Ta
 		seen = map[string]bool{}
 	}
 	row := make([]types.Value, len(t.Columns))
+	work := jobWorkFrom(ctx)
+	work.expect(s.tableRows(t.ID))
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		if n++; n%1024 == 0 {
+		if n++; n%progressEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			work.advance(progressEvery)
 		}
 		for i := range row {
 			row[i] = types.NullValue
@@ -348,6 +360,7 @@ func (s *Session) fillIndex(ctx context.Context, b *storage.Batch, t *catalog.Ta
 			return err
 		}
 	}
+	work.advance(int64(n % progressEvery))
 	return it.Error()
 }
 
@@ -403,9 +416,24 @@ func (e *Engine) dropIndexData(pch *partition.Change, b *storage.Batch, id uint6
 	return b.DeleteRange(storage.TableSpan(id))
 }
 
+// reindex runs as a cancelable job (sys.jobs) reporting its backfills'
+// progress.
 func (s *Session) reindex(ctx context.Context, p *bind.Reindex) (Result, error) {
 	var rebuilt []uint64
-	err := s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+	err := s.runJob(ctx, jobs.KindReindex, true, func(ctx context.Context) error {
+		return s.reindexJob(ctx, p, &rebuilt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range rebuilt {
+		s.recountIndex(id)
+	}
+	return &tagResult{tag: "REINDEX"}, nil
+}
+
+func (s *Session) reindexJob(ctx context.Context, p *bind.Reindex, rebuilt *[]uint64) error {
+	return s.indexDDL(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		snap := ch.Snapshot()
 		var t *catalog.Table
 		var ids []uint64
@@ -447,18 +475,11 @@ func (s *Session) reindex(ctx context.Context, p *bind.Reindex) (Result, error) 
 			if err := s.createIndexData(ctx, pch, b, &nt, ix, true); err != nil {
 				return err
 			}
-			rebuilt = append(rebuilt, ix.ID)
+			*rebuilt = append(*rebuilt, ix.ID)
 		}
 		ch.PutTable(&nt)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range rebuilt {
-		s.recountIndex(id)
-	}
-	return &tagResult{tag: "REINDEX"}, nil
 }
 
 func containsID(ids []uint64, id uint64) bool {

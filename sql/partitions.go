@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -251,17 +252,25 @@ func tableIn(snap *catalog.Snapshot, s *Session, tn *ast.TableName) (*catalog.Ta
 	return t, nil
 }
 
-func (s *Session) reshard(p *bind.Reshard) (Result, error) {
-	t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+// reshard runs as a job (sys.jobs). It changes metadata only (no row
+// moves), so it reports no row progress and cannot be cancelled.
+func (s *Session) reshard(ctx context.Context, p *bind.Reshard) (Result, error) {
+	err := s.runJob(ctx, jobs.KindReshard, false, func(context.Context) error {
+		t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+		if err != nil {
+			return err
+		}
+		pivots, err := s.reshardPivots(p, t)
+		if err != nil {
+			return err
+		}
+		if _, err = s.e.shards.Reshard(t.ID, pivots); err != nil {
+			return shardError(err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	pivots, err := s.reshardPivots(p, t)
-	if err != nil {
-		return nil, err
-	}
-	if _, err = s.e.shards.Reshard(t.ID, pivots); err != nil {
-		return nil, shardError(err)
 	}
 	return &tagResult{tag: "ALTER TABLE"}, nil
 }
@@ -304,13 +313,20 @@ func (s *Session) reshardPivots(p *bind.Reshard, t *catalog.Table) ([][]byte, er
 }
 
 // split is SPLIT TABLE: it adds the bound keys to the table's pivots.
-func (s *Session) split(p *bind.Split) (Result, error) {
-	t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+// It runs as a RESHARD job, like reshard.
+func (s *Session) split(ctx context.Context, p *bind.Split) (Result, error) {
+	err := s.runJob(ctx, jobs.KindReshard, false, func(context.Context) error {
+		t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+		if err != nil {
+			return err
+		}
+		if _, err := s.e.shards.Split(t.ID, encodePivots(p.Bound, p.Keys)); err != nil {
+			return shardError(err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if _, err := s.e.shards.Split(t.ID, encodePivots(p.Bound, p.Keys)); err != nil {
-		return nil, shardError(err)
 	}
 	return &tagResult{tag: "ALTER TABLE"}, nil
 }

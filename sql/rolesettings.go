@@ -28,6 +28,9 @@ func (s *Session) runRoleSetting(p *bind.RoleSetting) (Result, error) {
 	var name, value string
 	if p.Set != nil {
 		name = p.Set.Name
+		if err := sessionvars.NotADefault(name); err != nil {
+			return nil, err
+		}
 		if !p.Set.Default {
 			v, err := sessionvars.Validate(name, strings.Join(p.Set.Values, ", "))
 			if err != nil {

@@ -44,6 +44,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.dropTables(ctx, st)
 	case *bind.Truncate:
 		return s.truncate(ctx, st)
+	case *bind.Vacuum:
+		return s.vacuum(ctx, st)
 	case *bind.CreateSequence:
 		return s.createSequence(ctx, st)
 	case *bind.AlterSequence:
@@ -70,11 +72,13 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.AlterSettings:
 		return s.alterSettings(ctx, st)
 	case *bind.Reshard:
-		return s.reshard(st)
+		return s.reshard(ctx, st)
 	case *bind.Split:
-		return s.split(st)
+		return s.split(ctx, st)
 	case *bind.ShowCreateTable:
 		return s.showCreateTable(st)
+	case *bind.JobStatement:
+		return s.runJobStatement(st)
 
 	case *bind.User:
 		return s.runUser(ctx, st)

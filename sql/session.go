@@ -33,6 +33,10 @@ type Session struct {
 	// transaction: the main SELECT of a statement with data-modifying WITH
 	// queries reads the tables as they were when it started (with_dml.go).
 	readView storage.Reader
+	// snap is the snapshot of the running statement: committed data at the
+	// read timestamp taken when it started (takeSnapshot). Every shard and
+	// index the statement reads, it reads at that one timestamp.
+	snap *storage.View
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
@@ -294,6 +298,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Settings:      s.vars,
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
+		JobRows:       s.jobRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
 		RelationSize:  s.relationSize,
@@ -343,6 +348,10 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		if len(params) < len(fresh.ParamTypes) {
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
+	}
+	if err := s.takeSnapshot(); err != nil {
+		s.onError()
+		return nil, err
 	}
 	ctx, cancel := s.statementContext(ctx)
 	s.currentText = p.SQL
@@ -436,7 +445,7 @@ func (s *Session) onError() {
 }
 
 // reader is what a statement reads: the open transaction's view, or the
-// latest committed data.
+// committed data of the statement's snapshot.
 func (s *Session) reader() storage.Reader {
 	if s.readView != nil {
 		return s.readView
@@ -444,7 +453,26 @@ func (s *Session) reader() storage.Reader {
 	if s.txn != nil {
 		return s.txn.Reader()
 	}
+	if s.snap != nil {
+		return s.snap
+	}
 	return s.e.storage
+}
+
+// takeSnapshot starts a statement's snapshot (READ COMMITTED: one per
+// statement): a read timestamp at or above every commit acknowledged so
+// far, which the statement's reads of every shard and index use, also
+// through the open transaction.
+func (s *Session) takeSnapshot() error {
+	ts, err := s.e.storage.ReadTimestamp()
+	if err != nil {
+		return err
+	}
+	s.snap = s.e.storage.At(ts)
+	if s.txn != nil {
+		s.txn.SetReadTimestamp(ts)
+	}
+	return nil
 }
 
 // writeTxn runs fn in the open transaction, or in a transaction of its own

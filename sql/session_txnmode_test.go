@@ -108,6 +108,7 @@ func TestTransactionModes(t *testing.T) {
 			{"SET default_transaction_isolation = 'snapshot'", `22023: invalid value for parameter "default_transaction_isolation": "snapshot"`},
 			{"SET transaction_isolation = 'chaos'", `22023: invalid value for parameter "transaction_isolation": "chaos"`},
 			{"RESET transaction_isolation", `55P02: parameter "transaction_isolation" cannot be reset`},
+			{"ALTER ROLE pivotdb SET transaction_read_only = on", `55P02: parameter "transaction_read_only" cannot be set as a session default`},
 			{"SET default_transaction_isolation = 'READ UNCOMMITTED'", "ok"},
 			{"SHOW default_transaction_isolation", "read committed"},
 		},
@@ -129,6 +130,9 @@ func TestTransactionModes(t *testing.T) {
 			{"SHOW transaction_read_only", "off"},
 			{"SELECT * FROM acct AS OF SYSTEM TIME '10s'", "22023: AS OF SYSTEM TIME: interval value '10s' too large, AS OF interval must be <= -1µs"},
 		},
+	}
+	if err := setup.SetStartupParameter("transaction_isolation", "read committed"); sqlerr.As(err).Code != sqlerr.CantChangeRuntimeParam {
+		t.Fatalf("transaction_isolation as a startup parameter: %v", err)
 	}
 	for name, steps := range scripts {
 		t.Run(name, func(t *testing.T) {

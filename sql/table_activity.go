@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/pgcatalog"
@@ -25,6 +26,20 @@ type tableCounters struct {
 	// seqTupRead counts rows read by range scans, idxTupFetch rows found
 	// by point lookups and index entries read by index scans.
 	seqTupRead, idxTupFetch atomic.Int64
+	// VACUUM and ANALYZE runs: how many, and when the last one ended
+	// (Unix microseconds; 0: never).
+	vacuums, analyzes       atomic.Int64
+	lastVacuum, lastAnalyze atomic.Int64
+}
+
+func (c *tableCounters) vacuumed(at time.Time) {
+	c.vacuums.Add(1)
+	c.lastVacuum.Store(at.UnixMicro())
+}
+
+func (c *tableCounters) analyzed(at time.Time) {
+	c.analyzes.Add(1)
+	c.lastAnalyze.Store(at.UnixMicro())
 }
 
 func (a *tableActivity) of(id uint64) *tableCounters {
@@ -68,7 +83,9 @@ func (s *Session) tableStats(tableID uint64) (pgcatalog.TableStats, error) {
 	c := s.e.tableActivity.of(tableID)
 	st := pgcatalog.TableStats{SeqScan: c.seqScan.Load(), IdxScan: c.idxScan.Load(),
 		SeqTupRead: c.seqTupRead.Load(), IdxTupFetch: c.idxTupFetch.Load(),
-		Inserted: c.ins.Load(), Updated: c.upd.Load(), Deleted: c.del.Load()}
+		Inserted: c.ins.Load(), Updated: c.upd.Load(), Deleted: c.del.Load(),
+		Vacuums: c.vacuums.Load(), Analyzes: c.analyzes.Load(),
+		LastVacuum: c.lastVacuum.Load(), LastAnalyze: c.lastAnalyze.Load()}
 	_, shards, _, err := s.e.shards.TableStats(tableID)
 	if errors.Is(err, partition.ErrTableNotFound) {
 		return st, nil

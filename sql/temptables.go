@@ -130,6 +130,11 @@ func (s *Session) deleteAllRows(ctx context.Context, catalogName string) error {
 	if !ok {
 		return nil
 	}
+	// A snapshot of its own: the COMMIT's was taken before the commit it
+	// empties the table after.
+	if err := s.takeSnapshot(); err != nil {
+		return err
+	}
 	scan := &planner.Scan{Table: t}
 	for i, c := range t.Columns {
 		scan.Cols = append(scan.Cols, planner.Column{Name: c.Name, Type: c.Type, Table: t, Index: i})

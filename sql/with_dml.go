@@ -30,6 +30,9 @@ func (s *Session) runWithDML(ctx context.Context, p *bind.WithDML, params []type
 	own := s.txn == nil && !s.implicit
 	if own {
 		s.txn = s.e.txns.Begin()
+		if s.snap != nil {
+			s.txn.SetReadTimestamp(s.snap.Timestamp())
+		}
 		defer func() {
 			t := s.txn
 			s.txn = nil
@@ -43,6 +46,9 @@ func (s *Session) runWithDML(ctx context.Context, p *bind.WithDML, params []type
 		}()
 	}
 	var view storage.Reader = s.e.storage
+	if s.snap != nil {
+		view = s.snap
+	}
 	closeView := func() {}
 	if s.txn != nil {
 		b, err := s.e.storage.NewBatchCopy(s.txn.Batch())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Batch collects writes and applies them atomically on Commit. It is indexed:
@@ -20,6 +21,9 @@ import (
 // ErrBatchCommitted.
 type Batch struct {
 	b         *pebble.Batch // nil once closed.
+	e         *Engine
+	ts        hlc.Timestamp // read timestamp of versioned keys
+	versioned bool          // holds writes of versioned keys
 	writeOpts *pebble.WriteOptions
 	filters   *keyFilterTables // tables with a key bloom filter (keyfilter.go)
 	flusher   *filterFlusher   // told when a commit holds keys of those tables
@@ -52,7 +56,21 @@ func (b *Batch) Set(key, value []byte) error {
 		return ErrEmptyKey
 	}
 	b.filtered = b.filtered || b.filters.coversKey(key)
-	return b.b.Set(key, value, nil)
+	if isVersioned(key) {
+		b.versioned = true
+		return b.setTagged(key, tagValue, value)
+	}
+	return b.b.Set(bareKey(key), value, nil)
+}
+
+// setTagged writes a versioned key's own write: its bare key with a tagged
+// value (versions.go), made a version at the commit timestamp by Commit.
+func (b *Batch) setTagged(key []byte, tag byte, value []byte) error {
+	op := b.b.SetDeferred(len(key)+1, len(value)+1)
+	op.Key[copy(op.Key, key)] = 0
+	op.Value[0] = tag
+	copy(op.Value[1:], value)
+	return op.Finish()
 }
 
 // Delete removes key. Deleting a key that does not exist is not an error; the
@@ -66,7 +84,13 @@ func (b *Batch) Delete(key []byte) error {
 	}
 	// A tombstone of such a table is flushed as promptly as its rows.
 	b.filtered = b.filtered || b.filters.coversKey(key)
-	return b.b.Delete(key, nil)
+	if isVersioned(key) {
+		// A tombstone version, not a Pebble delete: older versions stay
+		// for reads at earlier timestamps.
+		b.versioned = true
+		return b.setTagged(key, tagTombstone, nil)
+	}
+	return b.b.Delete(bareKey(key), nil)
 }
 
 // DeleteRange removes every key in span, as one range tombstone however many
@@ -88,18 +112,29 @@ func (b *Batch) DeleteRange(span Span) error {
 		return nil // Empty, or [empty key, 0x00), which holds no valid key.
 	}
 	b.rangeDels = true
-	return b.b.DeleteRange(start, span.End, nil)
+	// Every version of every key in the span goes, physically: a range
+	// deletion is for data no reader may see again (a dropped table).
+	return b.b.DeleteRange(bareKey(start), bareKey(span.End), nil)
 }
 
 // Get returns a copy of the value at key as the batch sees it: its own write
-// if it has one (a Delete or DeleteRange hides the key), else the latest
-// committed value.
+// if it has one (a Delete or DeleteRange hides the key), else the committed
+// value as of the batch's read timestamp (SetReadTimestamp; the latest by
+// default).
 func (b *Batch) Get(key []byte) (value []byte, found bool, err error) {
 	if err := b.check(); err != nil {
 		return nil, false, err
 	}
-	return get(b.b, b.filters, key)
+	return get(b.b, b.ts, key)
 }
+
+// SetReadTimestamp sets the timestamp as of which the batch's reads see
+// committed versions (its own writes are always on top). A transaction sets
+// it at the start of each statement (Engine.ReadTimestamp).
+func (b *Batch) SetReadTimestamp(ts hlc.Timestamp) { b.ts = ts }
+
+// ReadTimestamp returns the batch's read timestamp.
+func (b *Batch) ReadTimestamp() hlc.Timestamp { return b.ts }
 
 // NewIter returns an iterator over span as the batch sees it. The iterator
 // sees the batch's writes made before NewIter, and not later ones; the
@@ -108,7 +143,7 @@ func (b *Batch) NewIter(span Span) (*Iterator, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	return newIterator(b.b, span)
+	return newIterator(b.b, b.ts, span)
 }
 
 // Commit applies the batch atomically. Unless the engine was opened with
@@ -127,13 +162,41 @@ func (b *Batch) Commit() error {
 		}
 		defer done()
 	}
-	if err := b.b.Commit(b.writeOpts); err != nil {
+	if err := b.commit(b.writeOpts); err != nil {
 		return err
 	}
-	b.committed = true
 	if b.filtered {
 		b.flusher.noted()
 	}
+	return nil
+}
+
+// commit writes the batch. Versioned writes get the commit timestamp: the
+// batch is copied with them rewritten as versions at it, and the commit is
+// registered as in flight until the copy is visible (versions.go), so that
+// no read at or above the timestamp opens its view before it lands.
+func (b *Batch) commit(opts *pebble.WriteOptions) error {
+	if !b.versioned {
+		if err := b.b.Commit(opts); err != nil {
+			return err
+		}
+		b.committed = true
+		return nil
+	}
+	ts, id, err := b.e.commits.begin()
+	if err != nil {
+		return err
+	}
+	defer b.e.commits.end(id)
+	nb := b.e.db.NewBatchWithSize(b.b.Len())
+	defer nb.Close()
+	if err := rewriteVersioned(nb, b.b, ts); err != nil {
+		return err
+	}
+	if err := nb.Commit(opts); err != nil {
+		return err
+	}
+	b.committed = true
 	return nil
 }
 
@@ -182,6 +245,7 @@ func (e *Engine) NewBatchCopy(b *Batch) (*Batch, error) {
 		return nil, err
 	}
 	nb := e.NewBatch()
+	nb.ts, nb.versioned = b.ts, b.versioned
 	if !b.b.Empty() {
 		if err := nb.b.Apply(b.b, nil); err != nil {
 			nb.Close()
@@ -189,4 +253,38 @@ func (e *Engine) NewBatchCopy(b *Batch) (*Batch, error) {
 		}
 	}
 	return nb, nil
+}
+
+// At returns a view of the batch that reads committed versions as of ts
+// instead of the batch's read timestamp, with the batch's own writes on top
+// as always. A transaction reads the newest committed row through
+// At(MaxTimestamp) once it holds the row's lock (READ COMMITTED's re-read of
+// a row changed after the statement's snapshot).
+func (b *Batch) At(ts hlc.Timestamp) Reader { return batchAt{b: b, ts: ts} }
+
+// batchAt is the Reader of Batch.At.
+type batchAt struct {
+	b  *Batch
+	ts hlc.Timestamp
+}
+
+func (v batchAt) Get(key []byte) ([]byte, bool, error) {
+	if err := v.b.check(); err != nil {
+		return nil, false, err
+	}
+	return get(v.b.b, v.ts, key)
+}
+
+func (v batchAt) NewIter(span Span) (*Iterator, error) {
+	if err := v.b.check(); err != nil {
+		return nil, err
+	}
+	return newIterator(v.b.b, v.ts, span)
+}
+
+func (v batchAt) NewPointReader() (*PointReader, error) {
+	if err := v.b.check(); err != nil {
+		return nil, err
+	}
+	return &PointReader{r: v.b.b, ts: v.ts}, nil
 }

@@ -108,5 +108,5 @@ func (b *Batch) Merge(key, operand []byte) error {
 	if len(key) == 0 {
 		return ErrEmptyKey
 	}
-	return b.b.Merge(key, operand, nil)
+	return b.b.Merge(bareKey(key), operand, nil)
 }

@@ -19,9 +19,22 @@
 //     is unbounded.
 //   - Engine (engine.go, batch.go, snapshot.go, iterator.go). Engine wraps one
 //     *pebble.DB. Reads go through the Reader interface, which Engine (latest
-//     committed state), Batch (its own writes over the latest state) and
-//     Snapshot (a fixed past state) share; writes go through a Batch and
-//     become visible atomically on Commit.
+//     committed state), View (the committed state at a timestamp), Batch
+//     (its own writes over the state at its read timestamp) and Snapshot (a
+//     fixed past state) share; writes go through a Batch and become visible
+//     atomically on Commit.
+//   - Versions (versions.go, issue 16). Pebble holds engine keys
+//     (storage/enginekey): a user key, a 0x00 sentinel and a suffix, ordered
+//     by the MVCC comparer. Table keys (0x02: rows and index entries) are
+//     versioned: Commit writes each as a version at the commit's timestamp
+//     from the engine's hybrid logical clock (storage/hlc; its high-water
+//     mark is the data directory's HLC_HIGH_WATER file), and Delete writes a
+//     tombstone version. System keys (0x01) stay bare, overwritten in place.
+//     Every read of a versioned key returns the newest version at or below
+//     the reader's timestamp (Engine, Snapshot: the latest). Callers see
+//     user keys only. ReadTimestamp gives a statement its timestamp; At(ts)
+//     the View of it, which every shard and index read of the statement
+//     uses, so that none sees part of a transaction.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
 //     looks up whole keys without an iterator per key; keys of tables with
 //     KEY_BLOOM_FILTER (SetKeyFilter) are read by prefix seeks that consult
@@ -69,6 +82,18 @@
 //     always inside their span. In race and invariants builds every step is
 //     checked and a violation panics (invariants_on.go).
 //   - Commit is durable once it returns (WAL fsync) unless Options.NoSync.
+//     It is one Pebble batch (one fsync) however many keys it versions.
+//   - Versions of a key are written at increasing timestamps as long as
+//     writers of a key serialise (sql/txn's row locks): a commit takes its
+//     timestamp when it is applied, after the previous writer's commit.
+//   - ReadTimestamp returns a timestamp at or above every commit that
+//     returned before it was called, and only once every commit below it
+//     is visible: commits register from taking their timestamp until their
+//     batch lands (commitTracker), and reads wait for those below theirs.
+//     So a View never changes, however late its reads run (until a range
+//     deletion drops a table).
+//   - A data directory written before versions (Pebble's default comparer)
+//     is refused at Open with ErrOldFormat.
 //   - The empty key is never written (ErrEmptyKey), so range operations on a
 //     span from the start of the key space begin at 0x00; Pebble can lose
 //     range tombstones that start at the empty key (see rangeStart).
@@ -76,7 +101,9 @@
 // # Debugging
 //
 // FormatKey renders a key as /System/<hex> or /Table/<id>/<hex of the
-// primary key>; Span.String uses it. Engine.Metrics exposes Pebble's LSM,
+// primary key>; Span.String uses it. Engine keys (what Pebble's tools show)
+// render with storage/mvcc's FormatKey, "@wall,logical" for a version;
+// versions_test.go shows how a view at each timestamp reads them. Engine.Metrics exposes Pebble's LSM,
 // compaction and block-cache counters. Pebble's own log lines go to
 // Options.Logger. A data directory can be inspected offline with Pebble's
 // tool (github.com/cockroachdb/pebble/v2/cmd/pebble: "db scan", "lsm").

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Default sizes, chosen for a server process that owns the machine's memory
@@ -59,6 +62,13 @@ type Options struct {
 	// (keyfilterflush.go); 0 means DefaultKeyFilterFlushDelay. Tests make
 	// it short.
 	KeyFilterFlushDelay time.Duration
+	// GCTTL is how long versions a newer version replaced are kept (the
+	// server's --gc-ttl, gc.go); 0 means DefaultGCTTL, negative keeps
+	// them all (no GC).
+	GCTTL time.Duration
+	// GCInterval is the time between GC passes; 0 means a quarter of
+	// GCTTL, at least a minute. Tests make it short.
+	GCInterval time.Duration
 }
 
 // FS is the filesystem interface Pebble runs on. It is an alias so that tests
@@ -94,6 +104,12 @@ type Engine struct {
 	// space is the disk guard (diskspace.go); nil when the filesystem
 	// cannot report its usage.
 	space *diskGuard
+
+	// clock is the server's hybrid logical clock; commits takes commit
+	// timestamps from it and orders reads after commits (versions.go).
+	clock   *hlc.Clock
+	commits *commitTracker
+	gc      *gcLoop // nil: no GC
 
 	// popts, dir and fs are what Open opened the store with; bulk
 	// ingestion (ingest.go) writes sstables with popts' writer options
@@ -148,12 +164,25 @@ func Open(dir string, opts Options) (*Engine, error) {
 		// retried once (diskspace.go).
 		po.FS = vfs.OnDiskFull(po.FS, space.onDiskFull)
 	}
-	db, err := pebble.Open(dir, po)
+	// The clock's high-water mark must outlive every timestamp written, so
+	// it is loaded (and, if need be, moved) before any commit.
+	clock, err := hlc.NewClock(hlc.Config{Store: vfsHighWater{fs: po.FS, dir: dir, name: highWaterFile}})
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		clock.Close()
+		if strings.Contains(err.Error(), "comparer name from file") {
+			return nil, fmt.Errorf("storage: open %s: %w: the data directory was written by a PivotDB without "+
+				"versioned storage (before issue 16); dump it with that version and load it into a new one (%v)",
+				dir, ErrOldFormat, err)
+		}
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
 	removeBulkDirs(fs, dir) // under Pebble's lock of dir
-	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, popts: po, dir: dir, fs: po.FS}
+	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, clock: clock,
+		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS}
 	e.flusher = &filterFlusher{db: db, delay: opts.KeyFilterFlushDelay, log: opts.Logger}
 	if e.flusher.delay <= 0 {
 		e.flusher.delay = DefaultKeyFilterFlushDelay
@@ -161,6 +190,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if opts.NoSync {
 		e.writeOpts = pebble.NoSync
 	}
+	e.gc = startGC(e, opts.GCTTL, opts.GCInterval, opts.events())
 	return e, nil
 }
 
@@ -206,9 +236,10 @@ func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 	}
 	// Counter keys (counters.go) are updated with Batch.Merge.
 	p.Merger = counterMerger
-	// The comparer stays Pebble's default, plain bytes.Compare: the key
-	// encoding (encoding.go) is built so that byte order is SQL order, and
-	// keys have no MVCC suffix to split off.
+	// Keys are engine keys (versions.go): user keys, whose byte order is
+	// SQL order (encoding.go), with a version suffix that the comparer
+	// orders newest first and Split cuts off for prefix seeks and filters.
+	enginekey.ConfigureOptions(p)
 	//
 	// Bloom filters are per table (KEY_BLOOM_FILTER, design §9), but Pebble
 	// configures them per level: every level gets the policy of
@@ -250,12 +281,15 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	e.gc.stop()
 	e.flusher.stop()
 	var flushErr error
 	if err := e.db.Flush(); err != nil {
 		flushErr = fmt.Errorf("storage: flush on close: %w", err)
 	}
-	if err := e.db.Close(); err != nil {
+	err := e.db.Close()
+	e.clock.Close()
+	if err != nil {
 		return errors.Join(flushErr, fmt.Errorf("storage: close: %w", err))
 	}
 	return flushErr
@@ -263,22 +297,22 @@ func (e *Engine) Close() error {
 
 // Get returns a copy of the latest committed value at key.
 func (e *Engine) Get(key []byte) (value []byte, found bool, err error) {
-	return get(e.db, e.filters, key)
+	return get(e.db, MaxTimestamp, key)
 }
 
 // NewIter returns an iterator over the latest committed state of span. The
 // iterator reads a consistent view as of its creation: later commits are not
 // visible to it.
 func (e *Engine) NewIter(span Span) (*Iterator, error) {
-	return newIterator(e.db, span)
+	return newIterator(e.db, MaxTimestamp, span)
 }
 
 // NewBatch returns an empty indexed batch: writes made to it are visible to
 // its own Get and NewIter, merged over the latest committed state, until
 // Commit applies them atomically.
 func (e *Engine) NewBatch() *Batch {
-	return &Batch{b: e.db.NewIndexedBatch(), writeOpts: e.writeOpts, filters: e.filters, flusher: e.flusher,
-		space: e.space}
+	return &Batch{b: e.db.NewIndexedBatch(), e: e, ts: MaxTimestamp, writeOpts: e.writeOpts, filters: e.filters,
+		flusher: e.flusher, space: e.space}
 }
 
 // NewSnapshot returns a consistent, unchanging view of the current committed
@@ -324,8 +358,8 @@ func (e *Engine) Metrics() *pebble.Metrics {
 	return e.db.Metrics()
 }
 
-// resolveSpan turns span into the explicit [start, end) that Pebble's
-// range operations need: an empty Start becomes rangeStart's 0x00 and a nil
+// resolveSpan turns span into the explicit [start, end) of engine keys that
+// Pebble's range operations need: an empty Start becomes rangeStart's 0x00 and a nil
 // End the successor of the last key at or after Start. ok is false when there
 // is nothing to operate on.
 func (e *Engine) resolveSpan(span Span) (start, end []byte, ok bool, err error) {
@@ -334,7 +368,7 @@ func (e *Engine) resolveSpan(span Span) (start, end []byte, ok bool, err error) 
 	}
 	start, end = rangeStart(span.Start), span.End
 	if end == nil {
-		it, err := newIterator(e.db, Span{Start: start})
+		it, err := newIterator(e.db, MaxTimestamp, Span{Start: start})
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -350,7 +384,11 @@ func (e *Engine) resolveSpan(span Span) (start, end []byte, ok bool, err error) 
 			return nil, nil, false, nil
 		}
 	}
-	return start, end, bytes.Compare(start, end) < 0, nil
+	if bytes.Compare(start, end) >= 0 {
+		return nil, nil, false, nil
+	}
+	// Engine keys: the bare key of a user key sorts before all its versions.
+	return bareKey(start), bareKey(end), true, nil
 }
 
 // pebbleReader is the read side of pebble's DB, Batch and Snapshot.
@@ -359,20 +397,27 @@ type pebbleReader interface {
 	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
 }
 
-// get implements Reader.Get over any pebbleReader. Pebble's value is only
-// valid until its closer is closed, so it is copied out; an empty value comes
-// back as a non-nil empty slice.
-//
-// A key of a table with a key bloom filter is read with a prefix seek on an
-// iterator that consults the filters of every level (getFiltered): Pebble's
-// own Get skips the filters of the bottom level, which holds most data.
-func get(r pebbleReader, filters *keyFilterTables, key []byte) (value []byte, found bool, err error) {
-	if filters.coversKey(key) {
-		pr := PointReader{r: r, filters: filters}
+// get implements Reader.Get over any pebbleReader: a versioned key as of
+// ts, through a PointReader (a prefix seek that consults the key bloom
+// filters of every level, which Pebble's own Get skips at the bottom level,
+// where most data lives), a bare key with Pebble's Get.
+func get(r pebbleReader, ts hlc.Timestamp, key []byte) (value []byte, found bool, err error) {
+	if len(key) == 0 {
+		return nil, false, ErrEmptyKey
+	}
+	if isVersioned(key) {
+		pr := PointReader{r: r, ts: ts}
 		defer pr.Close()
 		return pr.Get(key)
 	}
-	v, closer, err := r.Get(key)
+	return getBare(r, key)
+}
+
+// getBare reads a bare key with Pebble's Get. Pebble's value is only valid
+// until its closer is closed, so it is copied out; an empty value comes back
+// as a non-nil empty slice.
+func getBare(r pebbleReader, key []byte) (value []byte, found bool, err error) {
+	v, closer, err := r.Get(bareKey(key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -632,5 +633,25 @@ func TestEngineClose(t *testing.T) {
 	_ = it.Close()
 	if err := e.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestRefusesOldFormat: a data directory written before versioned storage
+// (Pebble's default comparer) is refused with a message that says so.
+func TestRefusesOldFormat(t *testing.T) {
+	fs := NewMemFS()
+	db, err := pebble.Open("data", &pebble.Options{FS: fs, Merger: counterMerger, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Set([]byte("\x02row"), []byte("v"), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open("data", Options{FS: fs, Logger: quietLogger{}})
+	if !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "without versioned storage") {
+		t.Fatalf("Open of an old-format directory: %v, want ErrOldFormat", err)
 	}
 }

@@ -22,4 +22,8 @@ var (
 	ErrEmptyKey = errors.New("storage: empty key")
 	// ErrClosed reports a use of a Batch, Snapshot or Iterator after Close.
 	ErrClosed = errors.New("storage: use after close")
+	// ErrOldFormat reports a data directory written before versioned
+	// storage (issue 16): its keys have no version suffixes, and reading
+	// them as engine keys would misread every row.
+	ErrOldFormat = errors.New("storage: data directory in an unsupported (pre-MVCC) format")
 )

@@ -12,17 +12,19 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Bulk ingestion (COPY FROM's bulk path, sql/copybulk.go): the caller
-// writes its sorted keys into sstables with SSTWriter, then Ingest adds
+// writes its sorted keys through IngestVersioned's SSTWriter, which adds
 // them to the store in one atomic step, as CockroachDB's AddSSTable does.
-// The sstables are written with the engine's own writer options (the
-// per-table key filters of keyfilter.go, the block property collectors,
-// the table format), so an ingested table is indistinguishable from one
-// Pebble flushed. Keys are stored as given: SSTWriter.Set is the one place
-// a bulk-loaded key reaches the store, so a change of the key layout
-// (versioned keys) changes it there.
+// The sstables are written with the engine's own writer options (the MVCC
+// comparer, the per-table key filters of keyfilter.go, the block property
+// collectors, the table format), so an ingested table is indistinguishable
+// from one Pebble flushed. SSTWriter.Set turns a user key into its engine
+// key exactly as a batch's commit does (versions.go): the key layout lives
+// in storage alone.
 
 // bulkSeq numbers bulk directories within the process.
 var bulkSeq atomic.Uint64
@@ -77,49 +79,95 @@ func (d *BulkDir) Remove(path string) error { return d.fs.Remove(path) }
 // Close removes the directory and what is left in it.
 func (d *BulkDir) Close() error { return d.fs.RemoveAll(d.path) }
 
-// SSTWriter writes one sstable for Ingest. Keys must be added in strictly
-// ascending order.
+// SSTWriter writes the sstables of one IngestVersioned. Keys must be
+// added in strictly ascending order; it starts a new sstable when one
+// grows past the size given to IngestVersioned.
 type SSTWriter struct {
-	w    *sstable.Writer
-	Path string
-	n    int
+	e     *Engine
+	d     *BulkDir
+	ts    hlc.Timestamp
+	max   uint64
+	w     *sstable.Writer
+	paths []string
+	n     int
+	kbuf  []byte
+	vbuf  []byte
 }
 
-// NewSSTWriter creates an sstable in d written with the engine's writer
-// options.
-func (e *Engine) NewSSTWriter(d *BulkDir) (*SSTWriter, error) {
-	f, path, err := d.Create(".sst")
-	if err != nil {
-		return nil, err
-	}
-	// Level 0's options: the filter policy and block settings are the same
-	// at every level here (engine.go); Ingest picks the level.
-	opts := e.popts.MakeWriterOptions(0, e.db.TableFormat())
-	return &SSTWriter{w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts), Path: path}, nil
-}
-
-// Set adds key → value.
-func (w *SSTWriter) Set(key, value []byte) error {
-	if len(key) == 0 {
+// Set adds userKey → value: a key of the table area as a version at the
+// ingestion's commit timestamp with a committed value (versions.go), as a
+// batch's commit would write it; any other key bare.
+func (w *SSTWriter) Set(userKey, value []byte) error {
+	if len(userKey) == 0 {
 		return ErrEmptyKey
 	}
+	if w.w == nil {
+		f, path, err := w.d.Create(".sst")
+		if err != nil {
+			return err
+		}
+		// Level 0's options: the filter policy and block settings are
+		// the same at every level here (engine.go); Ingest picks the level.
+		opts := w.e.popts.MakeWriterOptions(0, w.e.db.TableFormat())
+		w.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)
+		w.paths = append(w.paths, path)
+	}
+	if isVersioned(userKey) {
+		w.kbuf = enginekey.AppendVersionKey(w.kbuf[:0], userKey, w.ts)
+		w.vbuf = append(append(w.vbuf[:0], tagValue), value...)
+	} else {
+		w.kbuf = enginekey.AppendBareKey(w.kbuf[:0], userKey)
+		w.vbuf = append(w.vbuf[:0], value...)
+	}
 	w.n++
-	return w.w.Set(key, value)
+	if err := w.w.Set(w.kbuf, w.vbuf); err != nil {
+		return err
+	}
+	if w.w.Raw().EstimatedSize() >= w.max {
+		return w.closeFile()
+	}
+	return nil
 }
 
 // Count is the number of keys added.
 func (w *SSTWriter) Count() int { return w.n }
 
-// EstimatedSize is the size of the sstable so far.
-func (w *SSTWriter) EstimatedSize() uint64 { return w.w.Raw().EstimatedSize() }
+func (w *SSTWriter) closeFile() error {
+	if w.w == nil {
+		return nil
+	}
+	err := w.w.Close()
+	w.w = nil
+	return err
+}
 
-// Close finishes the sstable (and syncs it).
-func (w *SSTWriter) Close() error { return w.w.Close() }
+// IngestVersioned loads sorted keys as one commit: it takes a commit
+// timestamp, lets fill write the keys through an SSTWriter (sstables of at
+// most maxFileSize bytes in d, with the engine's writer options), and
+// ingests them atomically: every key becomes visible at once, as a
+// version at that timestamp. Like any commit in flight, it makes reads
+// that take a later timestamp wait until it is visible, so fill should
+// only write what was prepared and checked before.
+func (e *Engine) IngestVersioned(ctx context.Context, d *BulkDir, maxFileSize uint64, fill func(w *SSTWriter) error) error {
+	ts, id, err := e.commits.begin()
+	if err != nil {
+		return err
+	}
+	defer e.commits.end(id)
+	w := &SSTWriter{e: e, d: d, ts: ts, max: maxFileSize}
+	err = fill(w)
+	if cerr := w.closeFile(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return e.ingest(ctx, w.paths)
+}
 
-// Ingest adds the sstables at paths, which must not overlap one another,
-// to the store atomically: all their keys become visible at once, above
-// every earlier write. The files are moved into the store.
-func (e *Engine) Ingest(ctx context.Context, paths []string) error {
+// ingest adds the sstables at paths, which must not overlap one another,
+// to the store atomically. The files are moved into the store.
+func (e *Engine) ingest(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}

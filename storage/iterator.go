@@ -6,16 +6,22 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
-// Iterator walks the keys of one span in order, forwards or backwards. It
-// never returns a key outside [span.Start, span.End): seeks outside the span
-// are clamped to it.
+// Iterator walks the keys of one span in order, forwards or backwards, as
+// of its read timestamp: for a versioned key (versions.go) the newest version
+// at or below it, skipping keys whose version there is a tombstone; for a
+// bare key its value. It returns user keys (never the engine keys' suffixes)
+// and never a key outside [span.Start, span.End): seeks outside the span are
+// clamped to it.
 //
 // Key and Value return slices that are valid only until the next call that
 // moves the iterator (First, Last, Next, Prev, SeekGE, SeekLT) or Close, and
 // that must not be modified; copy them to keep them. This avoids a copy per
-// row on scans that only filter or re-encode.
+// row on forward scans that only filter or re-encode (backward steps copy the
+// row they land on: they find its visible version only after passing it).
 //
 // A positioning method returns false both at the end of the span and on an
 // error; check Error after a loop:
@@ -29,9 +35,21 @@ import (
 // panics once it is closed.
 type Iterator struct {
 	it *pebble.Iterator // nil once closed.
-	// err is a sticky error from Value: Pebble forgets a value error on the
-	// next seek, but a scan that lost a row must not look successful.
+	ts hlc.Timestamp    // read timestamp
+	// err is a sticky error: Pebble forgets a value error on the next
+	// seek, but a scan that lost a row must not look successful.
 	err error
+
+	// The current position: key and value (user key, row value), and the
+	// direction of the last move. Moving forwards, they alias Pebble's
+	// buffers and Pebble is at the entry they came from; moving backwards,
+	// they are copies in kbuf and vbuf and Pebble is already on the entries
+	// before the key's.
+	valid      bool
+	dir        int
+	key, value []byte
+	kbuf, vbuf []byte
+	prefix     []byte // backwards: the prefix being collected
 
 	// span and last serve the invariant checks only (see invariants_on.go):
 	// span is a private copy of the bounds, last the key at the previous
@@ -41,23 +59,19 @@ type Iterator struct {
 	hasLast bool
 }
 
-// newIterator opens an iterator over span on any of Pebble's readers.
-func newIterator(r pebbleReader, span Span) (*Iterator, error) {
+// newIterator opens an iterator over span on any of Pebble's readers,
+// reading versions at ts.
+func newIterator(r pebbleReader, ts hlc.Timestamp, span Span) (*Iterator, error) {
 	if err := span.validate(); err != nil {
 		return nil, err
 	}
-	// An empty Start is the same bound as none, and Pebble's invariant
-	// builds (on under -race) trip over a non-nil empty LowerBound.
-	if len(span.Start) == 0 {
-		span.Start = nil
-	}
-	// Pebble copies the bounds, so the caller may reuse span's bytes once
-	// NewIter returns.
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: span.Start, UpperBound: span.End})
+	lower, upper := engineBounds(span)
+	// Pebble copies the bounds.
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
-	i := &Iterator{it: it}
+	i := &Iterator{it: it, ts: ts}
 	if invariantsEnabled {
 		i.span = Span{Start: bytes.Clone(span.Start), End: bytes.Clone(span.End)}
 	}
@@ -66,55 +80,194 @@ func newIterator(r pebbleReader, span Span) (*Iterator, error) {
 
 // First moves to the first key of the span.
 func (i *Iterator) First() bool {
-	return i.moved(i.it.First(), 0, nil)
+	i.dir = +1
+	return i.moved(i.settleForward(i.it.First()), 0, nil)
 }
 
 // Last moves to the last key of the span.
 func (i *Iterator) Last() bool {
-	return i.moved(i.it.Last(), 0, nil)
+	i.dir = -1
+	return i.moved(i.settleBackward(i.it.Last()), 0, nil)
 }
 
 // Next moves to the following key.
 func (i *Iterator) Next() bool {
-	return i.moved(i.it.Next(), +1, nil)
+	var ok bool
+	switch {
+	case !i.valid:
+		ok = false
+	case i.dir > 0:
+		ok = i.settleForward(i.it.NextPrefix())
+	default:
+		// Pebble is before the current key: seek past its versions.
+		i.dir = +1
+		ok = i.settleForward(i.it.SeekGE(append(bareKey(i.key), 0)))
+	}
+	return i.moved(ok, +1, nil)
 }
 
 // Prev moves to the preceding key.
 func (i *Iterator) Prev() bool {
-	return i.moved(i.it.Prev(), -1, nil)
+	var ok bool
+	switch {
+	case !i.valid:
+		ok = false
+	case i.dir < 0:
+		// Pebble is already on the last entry before the current key.
+		ok = i.settleBackward(i.it.Valid())
+	default:
+		i.dir = -1
+		ok = i.settleBackward(i.it.SeekLT(bareKey(i.key)))
+	}
+	return i.moved(ok, -1, nil)
 }
 
 // SeekGE moves to the first key >= key (and >= span.Start).
 func (i *Iterator) SeekGE(key []byte) bool {
-	return i.moved(i.it.SeekGE(key), +1, key)
+	i.dir = +1
+	return i.moved(i.settleForward(i.it.SeekGE(bareKey(key))), +1, key)
 }
 
 // SeekLT moves to the last key < key (and < span.End). With Prev it scans a
 // span backwards from a bound.
 func (i *Iterator) SeekLT(key []byte) bool {
-	return i.moved(i.it.SeekLT(key), -1, key)
+	i.dir = -1
+	return i.moved(i.settleBackward(i.it.SeekLT(bareKey(key))), -1, key)
+}
+
+// settleForward moves Pebble forward from its position (valid: it is on an
+// entry) to the first entry that is a visible key and makes it current.
+func (i *Iterator) settleForward(valid bool) bool {
+	i.valid = false
+	for valid {
+		k := i.it.Key()
+		n := enginekey.Split(k)
+		if n == 0 || k[n-1] != 0 {
+			i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
+			return false
+		}
+		uk := k[:n-1]
+		if n < len(k) {
+			// A version; one above the read timestamp is skipped for
+			// the next (older) one.
+			_, ts, ok := enginekey.DecodeVersion(k)
+			if !ok {
+				i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
+				return false
+			}
+			if i.ts.Less(ts) {
+				valid = i.it.Next()
+				continue
+			}
+		}
+		v, err := i.it.ValueAndErr()
+		if err != nil {
+			i.err = err
+			return false
+		}
+		if !isVersioned(uk) {
+			i.key, i.value, i.valid = uk, v, true
+			return true
+		}
+		val, deleted, err := decodeVersioned(k, v)
+		if err != nil {
+			i.err = err
+			return false
+		}
+		if deleted {
+			valid = i.it.NextPrefix()
+			continue
+		}
+		i.key, i.value, i.valid = uk, val, true
+		return true
+	}
+	return false
+}
+
+// settleBackward moves Pebble backward from its position (valid: it is on
+// the last entry of a key) over the entries of each key in turn until one
+// has a visible value, and makes a copy of it current. Entries of one key
+// come newest first, so the visible one is the last one at or below the
+// read timestamp that the backward walk passes (a bare key, a batch's own
+// write, comes first of all and wins).
+func (i *Iterator) settleBackward(valid bool) bool {
+	i.valid = false
+	for valid {
+		k := i.it.Key()
+		n := enginekey.Split(k)
+		if n == 0 || k[n-1] != 0 {
+			i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
+			return false
+		}
+		i.prefix = append(i.prefix[:0], k[:n]...)
+		found := false
+		for valid {
+			k = i.it.Key()
+			if enginekey.Split(k) != len(i.prefix) || !bytes.HasPrefix(k, i.prefix) {
+				break
+			}
+			visible := true
+			if len(k) > len(i.prefix) {
+				_, ts, ok := enginekey.DecodeVersion(k)
+				if !ok {
+					i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
+					return false
+				}
+				visible = ts.LessEq(i.ts)
+			}
+			if visible {
+				v, err := i.it.ValueAndErr()
+				if err != nil {
+					i.err = err
+					return false
+				}
+				i.vbuf = append(i.vbuf[:0], v...)
+				found = true
+			}
+			valid = i.it.Prev()
+		}
+		if err := i.it.Error(); err != nil {
+			i.err = err
+			return false
+		}
+		if !found {
+			continue
+		}
+		uk := i.prefix[:len(i.prefix)-1]
+		val := i.vbuf
+		if isVersioned(uk) {
+			var deleted bool
+			var err error
+			if val, deleted, err = decodeVersioned(i.prefix, i.vbuf); err != nil {
+				i.err = err
+				return false
+			}
+			if deleted {
+				continue
+			}
+		}
+		i.kbuf = append(i.kbuf[:0], uk...)
+		i.key, i.value, i.valid = i.kbuf, val, true
+		return true
+	}
+	return false
 }
 
 // Valid reports whether the iterator is at a key.
 func (i *Iterator) Valid() bool {
-	return i.it.Valid()
+	return i.valid
 }
 
 // Key returns the current key; see the type comment for its lifetime.
 func (i *Iterator) Key() []byte {
-	return i.it.Key()
+	return i.key
 }
 
-// Value returns the current value; see the type comment for its lifetime. If
-// the value cannot be read (an I/O error or corruption), Value returns nil and
-// Error reports why.
+// Value returns the current value; see the type comment for its lifetime.
+// If the value could not be read (an I/O error or corruption), the iterator
+// stopped and Error reports why.
 func (i *Iterator) Value() []byte {
-	v, err := i.it.ValueAndErr()
-	if err != nil {
-		i.err = err
-		return nil
-	}
-	return v
+	return i.value
 }
 
 // Error returns the error that stopped the iterator, if any. Reaching the end
@@ -134,6 +287,7 @@ func (i *Iterator) Close() error {
 	}
 	err := i.it.Close()
 	i.it = nil
+	i.valid = false
 	if i.err != nil {
 		return i.err
 	}
@@ -152,7 +306,7 @@ func (i *Iterator) moved(valid bool, dir int, seekKey []byte) bool {
 		i.hasLast = false
 		return false
 	}
-	key := i.it.Key()
+	key := i.key
 	if !i.span.Contains(key) {
 		panic(fmt.Sprintf("storage: iterator at %s, outside its span %s", FormatKey(key), i.span))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
 )
 
 // Per-table key bloom filters (KEY_BLOOM_FILTER, design §9).
@@ -210,6 +211,11 @@ type keyCounter struct {
 	// key order (sstables are written in key order, so ids ascend).
 	ids    []uint64
 	counts []uint64
+	// last is the prefix (user key) of the previous key and lastCovered
+	// the answer for it: the versions of a row share a prefix, and a row
+	// counts once however many versions it has.
+	last        []byte
+	lastCovered bool
 }
 
 // add counts key if its table is covered and reports whether it is.
@@ -217,6 +223,17 @@ func (c *keyCounter) add(key []byte) bool {
 	if len(c.tables) == 0 || len(key) < tablePrefixLen || key[0] != TableDataPrefix {
 		return false
 	}
+	prefix := key[:enginekey.Split(key)]
+	if c.last != nil && bytes.Equal(prefix, c.last) {
+		return c.lastCovered
+	}
+	c.last = append(c.last[:0], prefix...)
+	c.lastCovered = c.addNew(key)
+	return c.lastCovered
+}
+
+// addNew counts the first key of a row.
+func (c *keyCounter) addNew(key []byte) bool {
 	id := binary.BigEndian.Uint64(key[1:tablePrefixLen])
 	if n := len(c.ids); n > 0 && c.ids[n-1] == id {
 		c.counts[n-1]++
@@ -237,6 +254,7 @@ func (c *keyCounter) appendEntries(buf []byte) []byte {
 		buf = binary.BigEndian.AppendUint64(buf, c.counts[i])
 	}
 	c.ids, c.counts = c.ids[:0], c.counts[:0]
+	c.last, c.lastCovered = c.last[:0], false
 	return buf
 }
 
@@ -363,16 +381,17 @@ func (e *Engine) CompactTable(ctx context.Context, tableID uint64) error {
 	}
 	b := e.db.NewBatch()
 	defer b.Close()
-	if err := b.Delete(span.Start, nil); err != nil {
+	start, end := bareKey(span.Start), bareKey(span.End)
+	if err := b.Delete(start, nil); err != nil {
 		return err
 	}
-	if err := b.Delete(span.End, nil); err != nil {
+	if err := b.Delete(end, nil); err != nil {
 		return err
 	}
 	if err := b.Commit(e.writeOpts); err != nil {
 		return fmt.Errorf("storage: compact table %d: %w", tableID, err)
 	}
-	if err := e.db.Compact(ctx, span.Start, append(bytes.Clone(span.End), 0), true /* parallelize */); err != nil {
+	if err := e.db.Compact(ctx, start, append(end, 0), true /* parallelize */); err != nil {
 		return fmt.Errorf("storage: compact table %d: %w", tableID, err)
 	}
 	return nil

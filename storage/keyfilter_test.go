@@ -223,8 +223,8 @@ func TestKeyFilterFormat(t *testing.T) {
 	p := keyFilterPolicy{tables: tables}
 	w := p.NewWriter(pebble.TableFilter)
 	for k := uint64(0); k < 100; k++ {
-		w.AddKey(rowKey(5, k)) // not covered
-		w.AddKey(rowKey(7, k))
+		w.AddKey(bareKey(rowKey(5, k))) // not covered
+		w.AddKey(bareKey(rowKey(7, k)))
 	}
 	f := w.Finish(nil)
 	bloomBits, entries, ok := parseKeyFilter(f)
@@ -233,10 +233,10 @@ func TestKeyFilterFormat(t *testing.T) {
 	}
 	absent := 0
 	for k := uint64(0); k < 1000; k++ {
-		if !p.MayContain(pebble.TableFilter, f, rowKey(5, k)) {
+		if !p.MayContain(pebble.TableFilter, f, bareKey(rowKey(5, k))) {
 			t.Fatalf("uncovered table key %d: filtered out", k)
 		}
-		in := p.MayContain(pebble.TableFilter, f, rowKey(7, k))
+		in := p.MayContain(pebble.TableFilter, f, bareKey(rowKey(7, k)))
 		if k < 100 && !in {
 			t.Fatalf("present key %d: filtered out", k)
 		}

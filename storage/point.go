@@ -2,8 +2,11 @@ package storage
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // PointReader looks up whole keys one at a time, for reads by full primary
@@ -25,15 +28,16 @@ import (
 // seeks forward from the previous position). A PointReader is not safe for
 // concurrent use; Close it.
 type PointReader struct {
-	r       pebbleReader
-	filters *keyFilterTables
-	it      *pebble.Iterator
-	closed  bool
+	r      pebbleReader
+	ts     hlc.Timestamp // read timestamp of versioned keys
+	it     *pebble.Iterator
+	kbuf   []byte
+	closed bool
 }
 
 // NewPointReader returns a PointReader over the latest committed state.
 func (e *Engine) NewPointReader() (*PointReader, error) {
-	return &PointReader{r: e.db, filters: e.filters}, nil
+	return &PointReader{r: e.db, ts: MaxTimestamp}, nil
 }
 
 // NewPointReader returns a PointReader over the batch's view.
@@ -41,7 +45,7 @@ func (b *Batch) NewPointReader() (*PointReader, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: b.b, filters: b.filters}, nil
+	return &PointReader{r: b.b, ts: b.ts}, nil
 }
 
 // NewPointReader returns a PointReader over the snapshot.
@@ -49,19 +53,20 @@ func (s *Snapshot) NewPointReader() (*PointReader, error) {
 	if s.s == nil {
 		return nil, ErrClosed
 	}
-	return &PointReader{r: s.s, filters: s.filters}, nil
+	return &PointReader{r: s.s, ts: MaxTimestamp}, nil
 }
 
 // Get returns a copy of the value at key; found is false if there is none.
+// A versioned key is read as of the reader's timestamp.
 func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 	if p.closed {
 		return nil, false, ErrClosed
 	}
-	if !p.filters.coversKey(key) {
-		return get(p.r, nil, key)
-	}
 	if len(key) == 0 {
 		return nil, false, ErrEmptyKey
+	}
+	if !isVersioned(key) {
+		return getBare(p.r, key)
 	}
 	if p.it == nil {
 		it, err := p.r.NewIter(&pebble.IterOptions{UseL6Filters: true})
@@ -70,21 +75,34 @@ func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 		}
 		p.it = it
 	}
-	// With the default Comparer.Split the prefix is the whole key, so the
-	// seek lands on key itself or reports nothing.
-	if !p.it.SeekPrefixGE(key) {
-		return nil, false, p.it.Error()
+	// The prefix of every version of key is its bare key, so the seek
+	// stays among them (and consults the bloom filters on the prefix).
+	p.kbuf = enginekey.AppendBareKey(p.kbuf[:0], key)
+	for valid := p.it.SeekPrefixGE(p.kbuf); valid; valid = p.it.Next() {
+		k := p.it.Key()
+		if enginekey.Split(k) != len(p.kbuf) || !bytes.HasPrefix(k, p.kbuf) {
+			break
+		}
+		if len(k) > len(p.kbuf) {
+			_, ts, ok := enginekey.DecodeVersion(k)
+			if !ok {
+				return nil, false, fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
+			}
+			if p.ts.Less(ts) {
+				continue // newer than the read: the next version is older
+			}
+		}
+		v, err := p.it.ValueAndErr()
+		if err != nil {
+			return nil, false, err
+		}
+		val, deleted, err := decodeVersioned(k, v)
+		if err != nil || deleted {
+			return nil, false, err
+		}
+		return append(make([]byte, 0, len(val)), val...), true, nil
 	}
-	if !bytes.Equal(p.it.Key(), key) {
-		return nil, false, nil
-	}
-	v, err := p.it.ValueAndErr()
-	if err != nil {
-		return nil, false, err
-	}
-	value = make([]byte, len(v))
-	copy(value, v)
-	return value, true, nil
+	return nil, false, p.it.Error()
 }
 
 // Close releases the iterator, if one was made. Closing twice is harmless.

@@ -16,7 +16,7 @@ func (s *Snapshot) Get(key []byte) (value []byte, found bool, err error) {
 	if s.s == nil {
 		return nil, false, ErrClosed
 	}
-	return get(s.s, s.filters, key)
+	return get(s.s, MaxTimestamp, key)
 }
 
 // NewIter returns an iterator over span as of the snapshot.
@@ -24,7 +24,7 @@ func (s *Snapshot) NewIter(span Span) (*Iterator, error) {
 	if s.s == nil {
 		return nil, ErrClosed
 	}
-	return newIterator(s.s, span)
+	return newIterator(s.s, MaxTimestamp, span)
 }
 
 // Close releases the snapshot. Close the iterators made from it first.

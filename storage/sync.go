@@ -12,11 +12,7 @@ func (b *Batch) CommitUnsynced() error {
 	if err := b.check(); err != nil {
 		return err
 	}
-	if err := b.b.Commit(pebble.NoSync); err != nil {
-		return err
-	}
-	b.committed = true
-	return nil
+	return b.commit(pebble.NoSync)
 }
 
 // SyncWAL makes every commit so far durable. It does nothing on an engine

@@ -10,6 +10,16 @@
 // system Python) and a pgbench custom script. Each skips when its tool is
 // missing, except in CI (CI=true), where that fails the test.
 //
+// Transaction workloads (txn_workload_test.go, txn_core_test.go): several
+// clients run random transactions for a few seconds while every operation
+// is recorded with its invocation and completion time; package
+// tests/history checks the histories (Elle's list-append analysis at an
+// isolation level, porcupine for single-key registers), and the bank
+// workload checks that every sum of the balances is the total. The
+// scenarios that need issue 16's MVCC core (consistent reads across
+// shards, REPEATABLE READ, SERIALIZABLE, row locks, savepoints, historical
+// reads) are written and skipped with needsCore on each test's first line.
+//
 // The server under test is the binary named by $PIVOTDB_BIN (make test sets
 // it); without it, TestMain builds one into a temporary directory.
 package tests

@@ -57,7 +57,7 @@ func usage(w io.Writer) {
                 [--tls-cert FILE --tls-key FILE [--tls-required]] [--auth trust|scram] [--initial-password PASSWORD]
                 [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
-                [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES]
+                [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
@@ -102,6 +102,8 @@ func serve(args []string, stderr io.Writer) int {
 	diskReserve := fs.Int64("disk-reserve", 0,
 		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
 			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
+	gcTTL := fs.Duration("gc-ttl", storage.DefaultGCTTL,
+		"how long row versions replaced or deleted by later commits are kept before garbage collection removes them")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
 	httpListen := fs.String("http-listen", "",
 		"serve Prometheus metrics at /metrics, a health check at /health and the web console at / on HOST:PORT (loopback only; off when empty)")
@@ -138,6 +140,9 @@ func serve(args []string, stderr io.Writer) int {
 		if err := console.CheckAddr(*httpListen); err != nil {
 			return badServeFlag(stderr, "%v", err)
 		}
+	}
+	if *gcTTL <= 0 {
+		return badServeFlag(stderr, "--gc-ttl must be positive")
 	}
 	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 || *diskReserve < 0 {
 		return badServeFlag(stderr, "--max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative")
@@ -184,7 +189,7 @@ func serve(args []string, stderr io.Writer) int {
 			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
 		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
-		DiskReserveBytes: *diskReserve})
+		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL})
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1

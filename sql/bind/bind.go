@@ -38,6 +38,9 @@ type Env struct {
 	// TempPrefix is the catalog-name prefix of the session's temporary
 	// tables (temp.go); "": the session has none.
 	TempPrefix string
+	// JobRows computes the rows of sys.jobs (JobColumns) when the
+	// statement runs.
+	JobRows func() ([][]types.Value, error)
 	// PartitionRows computes the rows of sys.partitions; it is called when
 	// a statement that reads the view runs, not while it is bound.
 	PartitionRows func() ([][]types.Value, error)
@@ -167,6 +170,8 @@ func (a *binder) plan() (Statement, error) {
 		return &User{UserStmt: st.User}, nil
 	case st.Truncate != nil:
 		return &Truncate{Truncate: st.Truncate}, nil
+	case st.Vacuum != nil:
+		return &Vacuum{Vacuum: st.Vacuum}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
 	case st.RoleSetting != nil:
@@ -175,6 +180,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planCopy(st.Copy)
 	case st.Cursor != nil:
 		return a.planCursor(st.Cursor)
+	case st.Job != nil:
+		return &JobStatement{JobStmt: st.Job}, nil
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:

@@ -33,6 +33,11 @@
 // from the session's open cursor through Env.Cursor); settings.go reads
 // the planner switches (enable_indexscan, enable_hashjoin); system
 // relations (pg_catalog via sql/pgcatalog, sys.partitions) by system.go.
+// A query's locking clauses become one RowLock per locked table
+// (locking.go, PostgreSQL's checks and errors) and AS OF SYSTEM TIME an
+// AsOf, an absolute HLC timestamp or an offset from the statement's start
+// (asof.go, CockroachDB's evaluation and errors); both are fields of
+// Select (AsOf also of Txn, for BEGIN ... AS OF SYSTEM TIME).
 //
 // Privileges: every table and view a statement reads or writes is checked
 // for the session's user (for a view's tables, the view's owner) while it is

@@ -261,7 +261,6 @@ func hasWindowFunc(sel *ast.SelectStmt) bool {
 	return v.found
 }
 
-
 // planQueryClausesElsewhere refuses locking clauses and AS OF SYSTEM TIME
 // where PivotDB does not run them yet: under EXPLAIN, in DECLARE CURSOR
 // and beside data-modifying WITH queries. The clauses are bound first so

@@ -105,6 +105,13 @@ type Truncate struct {
 	*parser.Truncate
 }
 
+// Vacuum is VACUUM (compact the tables' spans) and ANALYZE (recount their
+// shard statistics).
+type Vacuum struct {
+	noRows
+	*parser.Vacuum
+}
+
 // CreateTable creates a table from a validated descriptor (IDs unset).
 type CreateTable struct {
 	noRows
@@ -315,3 +322,14 @@ type Explain struct {
 }
 
 func (*Explain) Columns() []planner.Column { return utf8Columns("QUERY PLAN") }
+
+// JobStatement is SHOW JOBS, SHOW JOB id, CANCEL JOB id, PAUSE JOB id or
+// RESUME JOB id.
+type JobStatement struct{ *parser.JobStmt }
+
+func (j *JobStatement) Columns() []planner.Column {
+	if j.Kind == parser.JobShowAll || j.Kind == parser.JobShow {
+		return JobColumns
+	}
+	return nil
+}

@@ -41,6 +41,26 @@ var partitionColumns = []planner.Column{
 	{Name: "key_bloom_filter_bytes", Type: types.TypeInt64},
 }
 
+// JobColumns are the columns of sys.jobs and SHOW JOBS: CockroachDB's, plus
+// the progress in rows (rows_total NULL while unknown) and whether CANCEL
+// JOB can stop the job now.
+var JobColumns = []planner.Column{
+	{Name: "job_id", Type: types.TypeInt64},
+	{Name: "job_type", Type: types.TypeUtf8},
+	{Name: "description", Type: types.TypeUtf8},
+	{Name: "user_name", Type: types.TypeUtf8},
+	{Name: "status", Type: types.TypeUtf8},
+	{Name: "created", Type: types.TypeTimestamp},
+	{Name: "started", Type: types.TypeTimestamp},
+	{Name: "finished", Type: types.TypeTimestamp},
+	{Name: "modified", Type: types.TypeTimestamp},
+	{Name: "fraction_completed", Type: types.TypeDouble},
+	{Name: "error", Type: types.TypeUtf8},
+	{Name: "rows_done", Type: types.TypeInt64},
+	{Name: "rows_total", Type: types.TypeInt64},
+	{Name: "cancelable", Type: types.TypeBool},
+}
+
 // isPartitionsView reports whether a table name is sys.partitions or YDB's
 // `.sys/partition_stats`.
 func isPartitionsView(tn *ast.TableName) bool {
@@ -61,6 +81,10 @@ func (a *binder) systemTable(tn *ast.TableName, alias string) (planner.Node, *sc
 			return nil, nil, true, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", vt.Name)
 		}
 		return vt.Node(a.catalogView()), columnScope(vt.Cols, vt.Name, alias), true, nil
+	}
+	if strings.EqualFold(tn.Schema.O, "sys") && strings.EqualFold(tn.Name.O, "jobs") {
+		node := &planner.Generate{Name: "sys.jobs", Cols: JobColumns, Rows: a.env.JobRows}
+		return node, columnScope(JobColumns, tn.Name.O, alias), true, nil
 	}
 	if !isPartitionsView(tn) {
 		return nil, nil, false, nil

@@ -39,7 +39,13 @@
 // CREATE TABLE AS's WITH [NO] DATA and TEMP / ON COMMIT (createas.go);
 // SELECT ... INTO name is re-spelled as CREATE TABLE name AS SELECT and
 // parsed again (selectinto.go); the data-modifying queries of a top-level
-// WITH become statements of their own in Statement.WithDML (with_dml.go).
+// WITH become statements of their own in Statement.WithDML (with_dml.go);
+// a query's top-level locking clauses (FOR UPDATE | NO KEY UPDATE | SHARE |
+// KEY SHARE [OF t] [NOWAIT | SKIP LOCKED], several) and CockroachDB's AS OF
+// SYSTEM TIME expr go to Statement.Locking and Statement.AsOf (locking.go;
+// the expression is parsed by TiDB on its own, parameters refused; AS OF
+// SYSTEM TIME below the top level is 42601 as in CockroachDB). BEGIN and SET
+// TRANSACTION take AS OF SYSTEM TIME as a mode (TxnStmt.AsOf).
 //
 // The lexer knows PostgreSQL's and YQL's quoting: '...' standard strings
 // (a doubled quote is a quote, backslash is ordinary), E'...' and "..." strings with

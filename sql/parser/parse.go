@@ -119,7 +119,12 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "set":
 			stmt.Set, stmt.Txn, handled, err = s.parseSet()
 		case "show":
+			if stmt.Job, handled, err = s.parseJob(); handled || err != nil {
+				break
+			}
 			stmt.Show, handled = s.parseShow()
+		case "cancel", "pause", "resume":
+			stmt.Job, handled, err = s.parseJob()
 		case "reset":
 			stmt.Reset, err = s.parseReset()
 		case "deallocate":
@@ -150,6 +155,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			}
 		case "truncate":
 			stmt.Truncate, err = s.parseTruncate()
+		case "vacuum", "analyze", "analyse":
+			stmt.Vacuum, err = s.parseVacuum()
 		case "grant", "revoke":
 			stmt.Grant, err = s.parseGrant()
 		case "copy":

@@ -217,6 +217,10 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		formatSeqOptions(b, q.Options)
 	case st.Truncate != nil:
 		fmt.Fprintf(b, "truncate %q restart identity=%v\n", st.Truncate.Tables, st.Truncate.RestartIdentity)
+	case st.Vacuum != nil:
+		v := st.Vacuum
+		fmt.Fprintf(b, "vacuum=%v analyze=%v full=%v freeze=%v verbose=%v tables=%q\n", v.Vacuum, v.Analyze, v.Full,
+			v.Freeze, v.Verbose, v.Tables)
 	case st.Set != nil:
 		fmt.Fprintf(b, "set %s = %q default=%v local=%v\n", st.Set.Name, st.Set.Values, st.Set.Default, st.Set.Local)
 	case st.Show != nil:

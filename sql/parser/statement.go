@@ -9,7 +9,7 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Sequence, Cursor and Copy is set, except that DECLARE CURSOR sets both
+// Truncate, Vacuum, Sequence, Cursor, Job and Copy is set, except that DECLARE CURSOR sets both
 // Cursor and AST (its query), and COPY ... TO both Copy and AST.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
@@ -88,12 +88,15 @@ type Statement struct {
 	Discard     *Discard
 	User        *UserStmt
 	Truncate    *Truncate
+	Vacuum      *Vacuum
 	Sequence    *SequenceStmt
 	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner
 	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
 	Cursor *CursorStmt
+	// Job is SHOW JOBS / SHOW JOB, CANCEL, PAUSE or RESUME JOB.
+	Job *JobStmt
 	// Copy is COPY; the query of COPY ... TO is in AST.
 	Copy *CopyStmt
 }

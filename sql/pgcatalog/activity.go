@@ -131,6 +131,10 @@ type TableStats struct {
 	LiveRows                   int64
 	// LiveRowsUnknown: a split's counts have not landed yet.
 	LiveRowsUnknown bool
+	// VACUUM and ANALYZE runs since the server started, and when the last
+	// one ended (Unix microseconds; 0: none).
+	Vacuums, Analyzes       int64
+	LastVacuum, LastAnalyze int64
 }
 
 var pgStatUserTablesCols = cols("relid oid, schemaname name, relname name, seq_scan int8, seq_tup_read int8, " +
@@ -139,10 +143,11 @@ var pgStatUserTablesCols = cols("relid oid, schemaname name, relname name, seq_s
 	"last_autovacuum timestamp, last_analyze timestamp, last_autoanalyze timestamp, vacuum_count int8, " +
 	"autovacuum_count int8, analyze_count int8, autoanalyze_count int8")
 
-// pgStatUserTablesRows: scans, rows read and row writes counted since the
-// server started, live rows from the shard statistics. PivotDB has neither
-// dead tuples, HOT updates nor VACUUM/ANALYZE runs to count: those columns
-// are NULL rather than a made-up zero.
+// pgStatUserTablesRows: scans, row writes and VACUUM / ANALYZE runs
+// counted since the server started, live rows from the shard statistics.
+// seq_tup_read counts rows read by range scans, idx_tup_fetch rows found by
+// point lookups and index scans. PivotDB has neither dead tuples, HOT
+// updates nor autovacuum: those columns are NULL rather than a made-up zero.
 func pgStatUserTablesRows(v *View) [][]types.Value {
 	if v.TableStats == nil {
 		return nil
@@ -157,8 +162,15 @@ func pgStatUserTablesRows(v *View) [][]types.Value {
 		if st.LiveRowsUnknown {
 			live = nil
 		}
+		at := func(micros int64) any {
+			if micros == 0 {
+				return nil
+			}
+			return types.NewTimestamp(micros)
+		}
 		out = append(out, row(pgStatUserTablesCols, int64(t.ID), "public", t.Name, st.SeqScan, st.SeqTupRead, st.IdxScan, st.IdxTupFetch,
-			st.Inserted, st.Updated, st.Deleted, nil, live, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil))
+			st.Inserted, st.Updated, st.Deleted, nil, live, nil, nil, nil, at(st.LastVacuum), nil, at(st.LastAnalyze),
+			nil, st.Vacuums, nil, st.Analyzes, nil))
 	}
 	return out
 }

@@ -58,7 +58,11 @@ func objectFuncs() map[string]*sessionFunc {
 		"pg_get_function_result":             sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
 		"pg_get_function_arguments":          sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
 		"pg_get_function_identity_arguments": sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
-		"set_config":                         sig(3, 3, tText, tText, tBool).as(setConfig),
+		// A single node is never a standby replaying a primary's log.
+		"pg_is_in_recovery": sig(0, 0).as(func(*View, []expr.Expr) (expr.Expr, error) {
+			return &expr.Const{Value: types.NewBool(false), Typ: tBool}, nil
+		}),
+		"set_config": sig(3, 3, tText, tText, tBool).as(setConfig),
 	}
 }
 

@@ -14,5 +14,13 @@
 // DATABASE/ROLE ... SET and the startup packet. TimeZone values are what
 // types.LoadZone resolves; sql_dialect is yql or postgresql.
 //
+// Transaction characteristics (txn.go): transaction_isolation,
+// transaction_read_only and transaction_deferrable are the open
+// transaction block's (BeginTxn copies the default_transaction_* values in,
+// EndTxn lets them follow the defaults again); outside a block they read as
+// the defaults. The session, not Vars, enforces when they may change (SET
+// TRANSACTION's rules). Isolation levels are validated with package
+// txnmode, which also says which levels run (0A000 for the others).
+//
 // Debugging: SHOW ALL and pg_settings list every value of a session.
 package sessionvars

@@ -56,6 +56,11 @@ var toolSpecs = map[string]*spec{
 	"enable_parallel_hash":           {def: "on", normalize: normalizeBool},
 	"enable_gathermerge":             {def: "on", normalize: normalizeBool},
 	"enable_async_append":            {def: "on", normalize: normalizeBool},
+	// pg_dump sets these, and its dumps set them when restored.
+	"synchronize_seqscans":        {def: "on", normalize: normalizeBool},
+	"check_function_bodies":       {def: "on", normalize: normalizeBool},
+	"default_tablespace":          {def: ""},
+	"default_table_access_method": {def: "heap"},
 }
 
 func init() {
@@ -94,6 +99,10 @@ var noOpReason = map[string]string{
 	"enable_parallel_hash":           "PivotDB builds each hash table in one worker",
 	"enable_gathermerge":             "PivotDB has no gather merge",
 	"enable_async_append":            "PivotDB has no async append",
+	"synchronize_seqscans":           "PivotDB's table scans read shards through iterators of their own, which do not share a position",
+	"check_function_bodies":          "PivotDB has no user-defined functions whose bodies could be checked",
+	"default_tablespace":             "PivotDB has no tablespaces: every table lives in the data directory",
+	"default_table_access_method":    "PivotDB stores every table in its LSM tree, whatever access method is named",
 }
 
 // Notice is the NOTICE a SET of name (lower case) to value (normalised)
@@ -251,10 +260,11 @@ var severityRank = map[string]int{
 }
 
 // SendNotice reports whether a notice of severity ("NOTICE", "WARNING")
-// reaches the client under client_min_messages.
+// reaches the client under client_min_messages. INFO always does, as in
+// PostgreSQL (VACUUM VERBOSE's report).
 func (v *Vars) SendNotice(severity string) bool {
 	r, ok := severityRank[strings.ToLower(severity)]
-	if !ok {
+	if !ok || strings.EqualFold(severity, "info") {
 		return true
 	}
 	return r >= severityRank[v.values["client_min_messages"]]

@@ -1,6 +1,12 @@
 package sessionvars
 
-import "github.com/pivotdb/pivotdb/sql/txnmode"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txnmode"
+)
 
 // A transaction's characteristics are three settings, as in PostgreSQL:
 // transaction_isolation, transaction_read_only and transaction_deferrable.
@@ -21,6 +27,19 @@ var txnSettings = map[string]string{
 // transaction's characteristics, which the session sets itself (SET
 // TRANSACTION's rules apply to them).
 func TxnSetting(name string) bool { _, ok := txnSettings[name]; return ok }
+
+// NotADefault refuses a transaction setting where a default is being set
+// (the startup packet, ALTER DATABASE/ROLE ... SET): every transaction
+// starts from default_transaction_*, so the value would be ignored.
+func NotADefault(name string) error {
+	name = strings.ToLower(name)
+	if def, ok := txnSettings[name]; ok {
+		return &sqlerr.Error{Code: sqlerr.CantChangeRuntimeParam,
+			Message: fmt.Sprintf("parameter %q cannot be set as a session default", name),
+			Hint:    fmt.Sprintf("Set %s instead.", def)}
+	}
+	return nil
+}
 
 // BeginTxn starts a transaction block: its characteristics start as the
 // defaults.
@@ -57,4 +76,3 @@ func (v *Vars) TxnMode() txnmode.Mode {
 	return txnmode.Mode{Isolation: l, ReadOnly: get("transaction_read_only") == "on",
 		Deferrable: get("transaction_deferrable") == "on"}
 }
-

@@ -195,6 +195,9 @@ func (v *Vars) Dialect() string { return v.values["sql_dialect"] }
 // the one RESET returns to: what a session starts with from ALTER
 // DATABASE/ROLE ... SET and from its startup packet, as in PostgreSQL.
 func (v *Vars) SetDefault(name, value string) error {
+	if err := NotADefault(name); err != nil {
+		return err
+	}
 	if err := v.Set(name, value); err != nil {
 		return err
 	}

@@ -48,6 +48,12 @@
 // parser.Parse and read by ForCreate gives Settings that are Equal (the
 // data-driven tests check this after every statement).
 //
+// PostgreSQL's heap storage parameters (fillfactor, autovacuum_*,
+// toast_tuple_target, ...; heap.go) are accepted in CREATE TABLE and ALTER
+// TABLE SET with a notice that they change nothing in an LSM tree, and are
+// not kept: the one exception to "nothing accepted and ignored", so that
+// pgbench -i and PostgreSQL-made dumps run unmodified.
+//
 // Notices are for the client (severity NOTICE, SQLSTATE 00000): a
 // READ_REPLICAS_SETTINGS with replicas (kept, shown, but without effect on
 // one node), and a UNIFORM_PARTITIONS larger than the first key type has

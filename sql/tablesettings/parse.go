@@ -457,6 +457,14 @@ func applyList(s *Settings, list []parser.Setting, t TableInfo, pos map[kind]int
 	for _, st := range list {
 		k, ok := lookup(st.Name)
 		if !ok {
+			n, heap, err := heapParameter(st)
+			if err != nil {
+				return nil, err
+			}
+			if heap {
+				notices = append(notices, n)
+				continue
+			}
 			return nil, unknownSetting(st.Name, st.Pos)
 		}
 		if allowed != nil {

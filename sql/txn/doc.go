@@ -2,8 +2,12 @@
 // (an indexed Pebble batch, so a transaction reads its own writes), and a
 // lock table of exclusive per-key locks held until commit or rollback.
 //
-// Isolation is READ COMMITTED with write locks: a statement reads the latest
-// committed data plus its own transaction's writes; every key a transaction
+// Isolation is READ COMMITTED with write locks: a statement reads the
+// committed data of its snapshot (storage.Engine.ReadTimestamp, taken by the
+// session when the statement starts and set with SetReadTimestamp) plus its
+// own transaction's writes, on every shard and index alike (Reader); once it
+// holds a row's lock it re-reads the row's newest version (Get,
+// LatestReader) and re-checks it, as PostgreSQL does; every key a transaction
 // writes (or checks for existence before an INSERT) is locked first, so two
 // transactions never both insert the same key and a read-modify-write of a
 // row (UPSERT of some columns, UPDATE) sees the row as the last committer
@@ -21,7 +25,8 @@
 //
 // Commit writes the batch with one synced Pebble commit: all of a
 // transaction's writes, across every table and shard, become visible and
-// durable together or not at all.
+// durable together or not at all, as versions at one commit timestamp, so
+// a snapshot sees all of them or none.
 //
 // Bulk loads (COPY's bulk path, sql/copybulk.go) write outside the batch:
 // Txn.LockSpan makes a transaction the only writer of a key span (it waits

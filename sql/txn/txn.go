@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Manager creates transactions on one storage engine.
@@ -112,12 +113,29 @@ func (t *Txn) TryLock(key []byte) bool {
 	return held
 }
 
-// Reader returns the view of the transaction: committed data with the
-// transaction's own writes on top.
+// SetReadTimestamp sets the snapshot the transaction's statement reads:
+// committed versions at or below ts (storage.Engine.ReadTimestamp), taken
+// at the start of each statement (READ COMMITTED).
+func (t *Txn) SetReadTimestamp(ts hlc.Timestamp) { t.batch.SetReadTimestamp(ts) }
+
+// Reader returns the view of the transaction's statement: committed data
+// as of the statement's read timestamp (SetReadTimestamp) with the
+// transaction's own writes on top. Every scan and point read of a
+// statement goes through it, so all the shards and indexes it reads show
+// one snapshot.
 func (t *Txn) Reader() storage.Reader { return t.batch }
 
-// Get reads a key through the transaction.
-func (t *Txn) Get(key []byte) ([]byte, bool, error) { return t.batch.Get(key) }
+// LatestReader returns the newest committed data with the transaction's own
+// writes on top: what a statement reads of rows it holds the locks of (the
+// re-read of READ COMMITTED, which sees a row changed by a transaction that
+// committed after the statement's snapshot), and of index entries and
+// referencing rows under the lock of their value.
+func (t *Txn) LatestReader() storage.Reader { return t.batch.At(storage.MaxTimestamp) }
+
+// Get reads the newest committed value of a key, or the transaction's own
+// write of it. Callers hold the key's lock (Lock), so the value cannot
+// change before the transaction ends.
+func (t *Txn) Get(key []byte) ([]byte, bool, error) { return t.batch.At(storage.MaxTimestamp).Get(key) }
 
 // PutRow writes a row of a table. existed and oldLen describe the row as
 // the transaction saw it before (under the key's lock), for the shard

@@ -1,125 +1,22 @@
 package mvcc
 
 import (
-	"bytes"
-	"cmp"
-	"fmt"
-
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
 )
 
-// ComparerName is recorded by Pebble in every store written with Comparer;
-// a store written with another comparer (today's engine uses Pebble's
-// default) refuses to open with this one and vice versa, which is the
-// "data directory in today's format is refused" of issue 16 for free.
-const ComparerName = "pivotdb.mvcc.v1"
+// ComparerName is recorded by Pebble in every store written with Comparer
+// (enginekey.ComparerName).
+const ComparerName = enginekey.ComparerName
 
-// Comparer orders engine keys (key.go) by user key, then by suffix: a bare
-// key first, then versions newest first, then (for lock records) by
-// strength and transaction. Split returns the user key part with its 0x00
-// sentinel, so Pebble's prefix seeks (SeekPrefixGE) and bloom filters work
-// on user keys: a point lookup of a row finds all its versions with one
-// filter probe, and the per-table filter of storage/keyfilter.go sees one
-// prefix per row, as it did before versions.
-//
-// It follows CockroachDB's EngineComparer (pebble/v2/cockroachkvs), with a
-// fixed-width timestamp so that equal keys are equal bytes.
-var Comparer = &pebble.Comparer{
-	Split:                split,
-	Compare:              compare,
-	Equal:                bytes.Equal,
-	ComparePointSuffixes: compareSuffixes,
-	CompareRangeSuffixes: compareSuffixes,
-	AbbreviatedKey: func(k []byte) uint64 {
-		return pebble.DefaultComparer.AbbreviatedKey(k[:split(k)])
-	},
-	Separator: func(dst, a, b []byte) []byte {
-		ak, aok := userKeyOf(a)
-		bk, bok := userKeyOf(b)
-		if !aok || !bok || len(ak) == 0 || len(bk) == 0 || bytes.Equal(ak, bk) {
-			return append(dst, a...)
-		}
-		n := len(dst)
-		dst = pebble.DefaultComparer.Separator(dst, ak, bk)
-		if bytes.Equal(dst[n:], ak) {
-			// No shorter separator of the user keys: a itself is one.
-			return append(dst[:n], a...)
-		}
-		// The separator sorts after ak and before bk as a user key, so its
-		// bare key sorts after every version of ak and before bk's.
-		return append(dst, 0)
-	},
-	Successor: func(dst, a []byte) []byte {
-		if len(a) == 0 {
-			return append(dst, 0)
-		}
-		ak, ok := userKeyOf(a)
-		if !ok {
-			return append(dst, a...)
-		}
-		n := len(dst)
-		dst = pebble.DefaultComparer.Successor(dst, ak)
-		if bytes.Equal(dst[n:], ak) {
-			return append(dst[:n], a...)
-		}
-		return append(dst, 0)
-	},
-	// a is a prefix (user key | 0x00); the next prefix is the bare key of
-	// the user key a itself, i.e. one more 0x00.
-	ImmediateSuccessor: func(dst, a []byte) []byte {
-		return append(append(dst, a...), 0)
-	},
-	FormatKey: func(k []byte) fmt.Formatter { return formattedKey(k) },
-	Name:      ComparerName,
-}
+// Comparer orders engine keys: enginekey.Comparer, which storage.Open uses
+// for the server's store. It lives in the leaf package enginekey so that
+// storage can use it without importing this package.
+var Comparer = enginekey.Comparer
 
-// split returns the length of the key's prefix: everything up to and
-// including the 0x00 sentinel. A key whose length byte does not fit (never
-// written by this package) is all prefix.
-func split(k []byte) int {
-	n := len(k)
-	if n == 0 {
-		return 0
-	}
-	s := int(k[n-1])
-	if s >= n {
-		return n
-	}
-	return n - s
-}
+func split(k []byte) int                { return enginekey.Split(k) }
+func compare(a, b []byte) int           { return enginekey.Compare(a, b) }
+func compareSuffixes(a, b []byte) int   { return enginekey.CompareSuffixes(a, b) }
+func userKeyOf(k []byte) ([]byte, bool) { return enginekey.UserKeyOf(k) }
 
-// compare is Pebble's formula (prefix bytewise, then suffix), spelled out.
-func compare(a, b []byte) int {
-	if len(a) == 0 || len(b) == 0 {
-		return cmp.Compare(len(a), len(b))
-	}
-	an, bn := split(a), split(b)
-	if c := bytes.Compare(a[:an], b[:bn]); c != 0 {
-		return c
-	}
-	return compareSuffixes(a[an:], b[bn:])
-}
-
-// compareSuffixes puts the empty suffix first and then orders suffixes by
-// their bytes in reverse, so that a later timestamp (larger big-endian
-// bytes) sorts first. The length byte is derived from the rest, so it never
-// decides.
-func compareSuffixes(a, b []byte) int {
-	if len(a) == 0 || len(b) == 0 {
-		return cmp.Compare(len(a), len(b))
-	}
-	return bytes.Compare(b[:len(b)-1], a[:len(a)-1])
-}
-
-// userKeyOf returns the user key of an engine key (without the sentinel).
-func userKeyOf(k []byte) ([]byte, bool) {
-	n := split(k)
-	if n == 0 || k[n-1] != 0 {
-		return nil, false
-	}
-	return k[:n-1], true
-}
-
-type formattedKey []byte
-
-func (k formattedKey) Format(s fmt.State, _ rune) { fmt.Fprint(s, FormatKey(k)) }
+// Comparer.FormatKey (Pebble's logs and tools) shows keys as FormatKey does.
+func init() { enginekey.FormatKeyFunc = FormatKey }

@@ -2,12 +2,12 @@ package mvcc
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -25,9 +25,9 @@ import (
 
 const (
 	// sentinelLen is the 0x00 byte that ends every user key part.
-	sentinelLen = 1
+	sentinelLen = enginekey.SentinelLen
 	// timestampSuffixLen is a version suffix: wall, logical, length byte.
-	timestampSuffixLen = 8 + 4 + 1
+	timestampSuffixLen = enginekey.TimestampSuffixLen
 	// lockSuffixLen is a lock record's suffix: strength, txn id, length byte.
 	lockSuffixLen = 1 + TxnIDLen + 1
 )
@@ -51,7 +51,7 @@ const (
 // Sentinel errors of the package; classify them with errors.Is.
 var (
 	// ErrCorruptKey reports an engine key that does not follow the layout.
-	ErrCorruptKey = errors.New("mvcc: corrupt key")
+	ErrCorruptKey = enginekey.ErrCorruptKey
 	// ErrInvalidTimestamp reports a version timestamp that is empty or
 	// before the epoch: such a version could not be ordered.
 	ErrInvalidTimestamp = errors.New("mvcc: invalid timestamp")
@@ -59,17 +59,12 @@ var (
 
 // AppendBareKey appends the bare engine key of userKey (no version): the
 // form of keys that are not versioned, and of span bounds.
-func AppendBareKey(buf, userKey []byte) []byte {
-	return append(append(buf, userKey...), 0)
-}
+func AppendBareKey(buf, userKey []byte) []byte { return enginekey.AppendBareKey(buf, userKey) }
 
 // AppendVersionKey appends the engine key of the version of userKey at ts.
 // ts must be valid (checkTimestamp); the operations check it at their entry.
 func AppendVersionKey(buf, userKey []byte, ts hlc.Timestamp) []byte {
-	buf = append(append(buf, userKey...), 0)
-	buf = binary.BigEndian.AppendUint64(buf, uint64(ts.WallTime))
-	buf = binary.BigEndian.AppendUint32(buf, uint32(ts.Logical))
-	return append(buf, timestampSuffixLen)
+	return enginekey.AppendVersionKey(buf, userKey, ts)
 }
 
 // checkTimestamp rejects timestamps that cannot name a version.
@@ -84,36 +79,13 @@ func checkTimestamp(ts hlc.Timestamp) error {
 // its timestamp; versioned is false for a bare key. A lock record or any
 // other suffix is ErrCorruptKey here: it is not a data key.
 func DecodeKey(key []byte) (userKey []byte, ts hlc.Timestamp, versioned bool, err error) {
-	n := len(key)
-	if n == 0 {
-		return nil, hlc.Timestamp{}, false, fmt.Errorf("%w: empty key", ErrCorruptKey)
-	}
-	switch key[n-1] {
-	case 0:
-		return key[:n-1], hlc.Timestamp{}, false, nil
-	case timestampSuffixLen:
-		if n < sentinelLen+timestampSuffixLen || key[n-timestampSuffixLen-1] != 0 {
-			break
-		}
-		s := key[n-timestampSuffixLen:]
-		ts = hlc.Timestamp{WallTime: int64(binary.BigEndian.Uint64(s)), Logical: int32(binary.BigEndian.Uint32(s[8:]))}
-		return key[:n-timestampSuffixLen-1], ts, true, nil
-	}
-	return nil, hlc.Timestamp{}, false, fmt.Errorf("%w: %x", ErrCorruptKey, key)
+	return enginekey.DecodeKey(key)
 }
 
 // decodeVersion is DecodeKey for the scan loop: it trusts the layout of a
 // data key and only tells a versioned key from anything else.
 func decodeVersion(key []byte) (userKey []byte, ts hlc.Timestamp, ok bool) {
-	n := len(key)
-	if n < sentinelLen+timestampSuffixLen || key[n-1] != timestampSuffixLen {
-		return nil, hlc.Timestamp{}, false
-	}
-	s := key[n-timestampSuffixLen:]
-	return key[:n-timestampSuffixLen-1], hlc.Timestamp{
-		WallTime: int64(binary.BigEndian.Uint64(s)),
-		Logical:  int32(binary.BigEndian.Uint32(s[8:])),
-	}, true
+	return enginekey.DecodeVersion(key)
 }
 
 // engineSpan turns a span of user keys into the bounds of an iterator over

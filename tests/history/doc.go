@@ -21,7 +21,8 @@
 //   - real-time (rt) edges from a transaction that completed to every one
 //     invoked after that, for strict serializability;
 //
-// and reports the anomalies it finds:
+// and reports the anomalies it finds (the cycles only as far as the level
+// forbids them: a READ COMMITTED check does not look for G-single):
 //
 //	G1a           a committed transaction read a value written by an aborted one
 //	G1b           ... read an intermediate state of another transaction's appends
