@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/exec"
 	"github.com/pivotdb/pivotdb/sql/pgbinary"
@@ -64,6 +65,43 @@ func (e *Engine) reportCopy(p CopyProgress) {
 	if fn := e.copyProgress.Load(); fn != nil {
 		(*fn)(p)
 	}
+}
+
+// copyJob is a COPY's entry in sys.jobs (SHOW JOBS): rows done (the total
+// is unknown), and its end; CANCEL JOB cancels the COPY.
+type copyJob struct {
+	job *jobs.Job
+	ctx context.Context // the statement's context, cancelled by CANCEL JOB too
+}
+
+func (s *Session) startCopyJob(ctx context.Context) copyJob {
+	job := s.startJob(jobs.KindCopy)
+	job.Progress(0, -1)
+	return copyJob{job: job, ctx: job.Context(ctx)}
+}
+
+// report passes progress to the engine's hook and the job.
+func (j copyJob) report(e *Engine, p CopyProgress) {
+	e.reportCopy(p)
+	if p.Done {
+		total := int64(-1)
+		if p.Err == nil {
+			total = p.Rows
+		}
+		j.job.Progress(p.Rows, total)
+		j.job.Finish(p.Err)
+		return
+	}
+	j.job.Progress(p.Rows, -1)
+}
+
+// err is the error of a COPY whose context ended: 57014 naming CANCEL
+// JOB when that is why.
+func (j copyJob) err() error {
+	if errors.Is(context.Cause(j.ctx), jobs.ErrCanceled) {
+		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to CANCEL JOB %d", j.job.ID())
+	}
+	return j.ctx.Err()
 }
 
 // CopyStream is the copy side of a COPY statement's Result.
@@ -174,6 +212,16 @@ func statementsAfter(ctx context.Context) bool {
 // copyStatement starts a COPY.
 func (s *Session) copyStatement(ctx context.Context, p *bind.Copy) (Result, error) {
 	id := s.e.copyIDs.Add(1)
+	job := s.startCopyJob(ctx)
+	ctx = job.ctx
+	res, err := s.startCopy(ctx, p, id, job)
+	if err != nil {
+		job.job.Finish(err)
+	}
+	return res, err
+}
+
+func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job copyJob) (Result, error) {
 	var pid uint32
 	if s.backend != nil {
 		pid = s.backend.PID
@@ -187,7 +235,7 @@ func (s *Session) copyStatement(ctx context.Context, p *bind.Copy) (Result, erro
 		if err != nil {
 			return nil, err
 		}
-		return &copyTo{s: s, p: p, enc: enc, it: it, prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation}}, nil
+		return &copyTo{s: s, p: p, enc: enc, it: it, job: job, prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation}}, nil
 	}
 	if p.Options.Format == pgcopy.Binary {
 		for i, t := range p.Types {
@@ -196,7 +244,7 @@ func (s *Session) copyStatement(ctx context.Context, p *bind.Copy) (Result, erro
 			}
 		}
 	}
-	c := &copyFrom{s: s, p: p, dec: pgcopy.NewDecoder(p.Options, p.Names),
+	c := &copyFrom{s: s, p: p, dec: pgcopy.NewDecoder(p.Options, p.Names), job: job,
 		prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation, From: true}}
 	ins := p.Insert
 	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) {
@@ -240,6 +288,7 @@ type copyFrom struct {
 	src  []types.Value
 
 	prog CopyProgress
+	job  copyJob
 	done bool // finished or failed; tag set when finished
 	tag  string
 }
@@ -267,7 +316,8 @@ func (c *copyFrom) write(ctx context.Context, data []byte) error {
 // drain writes every complete row buffered.
 func (c *copyFrom) drain(ctx context.Context) error {
 	for {
-		if err := ctx.Err(); err != nil {
+		if c.job.ctx.Err() != nil {
+			err := c.job.err()
 			c.abort(err)
 			return err
 		}
@@ -325,7 +375,7 @@ func (c *copyFrom) row(fields [][]byte) error {
 	}
 	c.prog.Rows++
 	if c.prog.Rows%copyProgressEvery == 0 {
-		c.s.e.reportCopy(c.prog)
+		c.job.report(c.s.e, c.prog)
 	}
 	return nil
 }
@@ -380,7 +430,10 @@ func (c *copyFrom) finish(ctx context.Context) error {
 		return err
 	}
 	if c.bulk != nil {
-		err := c.bulk.finish(ctx, c.t)
+		err := c.bulk.finish(c.job.ctx, c.t)
+		if err != nil && c.job.ctx.Err() != nil {
+			err = c.job.err()
+		}
 		c.bulk.close()
 		if err != nil {
 			c.abort(err)
@@ -391,14 +444,14 @@ func (c *copyFrom) finish(ctx context.Context) error {
 	if c.own && c.bulk == nil {
 		if err := c.t.Commit(); err != nil {
 			c.prog.Done, c.prog.Err = true, err
-			c.s.e.reportCopy(c.prog)
+			c.job.report(c.s.e, c.prog)
 			return err
 		}
 	}
 	c.tag = fmt.Sprintf("COPY %d", c.prog.Rows)
 	c.s.e.tableActivity.countWrites(c.p.Insert.Table.ID, c.prog.Rows, 0, 0)
 	c.prog.Done = true
-	c.s.e.reportCopy(c.prog)
+	c.job.report(c.s.e, c.prog)
 	return nil
 }
 
@@ -416,7 +469,7 @@ func (c *copyFrom) abort(err error) {
 		c.bulk.close()
 	}
 	c.prog.Done, c.prog.Err = true, err
-	c.s.e.reportCopy(c.prog)
+	c.job.report(c.s.e, c.prog)
 }
 
 // copyTo is the Result of COPY ... TO STDOUT.
@@ -429,6 +482,7 @@ type copyTo struct {
 	ended   bool
 	buf     []byte
 	prog    CopyProgress
+	job     copyJob
 	tag     string
 }
 
@@ -439,6 +493,11 @@ func (c *copyTo) Close() {
 	if c.it != nil {
 		c.it.Close()
 		c.it = nil
+	}
+	if !c.ended && !c.prog.Done {
+		// Ended before its last row (an error, the client gone).
+		c.prog.Done, c.prog.Err = true, sqlerr.New(sqlerr.QueryCanceled, "COPY to stdout did not finish")
+		c.job.report(c.s.e, c.prog)
 	}
 }
 
@@ -451,13 +510,16 @@ func (c *copyTo) read(ctx context.Context) ([]byte, error) {
 		c.started = true
 		buf = c.enc.Start(buf, c.p.Names)
 	}
-	if err := ctx.Err(); err != nil {
+	if c.job.ctx.Err() != nil {
+		err := c.job.err()
+		c.prog.Done, c.prog.Err = true, err
+		c.job.report(c.s.e, c.prog)
 		return nil, err
 	}
 	row, err := c.it.Next()
 	if err != nil {
 		c.prog.Done, c.prog.Err = true, err
-		c.s.e.reportCopy(c.prog)
+		c.job.report(c.s.e, c.prog)
 		return nil, err
 	}
 	if row == nil {
@@ -466,7 +528,7 @@ func (c *copyTo) read(ctx context.Context) ([]byte, error) {
 		buf = c.enc.End(buf)
 		c.tag = fmt.Sprintf("COPY %d", c.prog.Rows)
 		c.prog.Done = true
-		c.s.e.reportCopy(c.prog)
+		c.job.report(c.s.e, c.prog)
 		if len(buf) == 0 {
 			return nil, nil
 		}
@@ -493,7 +555,7 @@ func (c *copyTo) read(ctx context.Context) ([]byte, error) {
 	c.prog.Rows++
 	c.prog.Bytes += int64(len(buf))
 	if c.prog.Rows%copyProgressEvery == 0 {
-		c.s.e.reportCopy(c.prog)
+		c.job.report(c.s.e, c.prog)
 	}
 	if cap(buf) <= 1<<20 {
 		c.buf = buf

@@ -311,3 +311,31 @@ func TestCopyBulkMemoryBudget(t *testing.T) {
 		t.Fatalf("a 1 KiB budget: %v", err)
 	}
 }
+
+// TestCopyJobs: a COPY is a job in sys.jobs with the rows it copied, and
+// ends succeeded or failed.
+func TestCopyJobs(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE cj (k Int64, PRIMARY KEY (k))")
+	var b strings.Builder
+	for i := 0; i < 25000; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	if _, err := copyIn(s, "COPY cj FROM STDIN", b.String(), 1<<16); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := copyIn(s, "COPY cj FROM STDIN", "x\n", 10); err == nil {
+		t.Fatal("bad COPY accepted")
+	}
+	copyOut(t, s, "COPY cj TO STDOUT")
+	rows := query(t, s, "SELECT job_type, status, rows_done FROM sys.jobs WHERE job_type = 'COPY' ORDER BY job_id")
+	var got []string
+	for _, r := range rows {
+		got = append(got, r[0].Text()+" "+r[1].Text()+" "+r[2].Text())
+	}
+	want := []string{"COPY succeeded 25000", "COPY failed 0", "COPY succeeded 25000"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("sys.jobs: %q, want %q", got, want)
+	}
+}
