@@ -25,7 +25,8 @@
 //	      │                  TO STDOUT (CopyIn/OutResponse, CopyData,
 //	      │                  CopyDone, CopyFail), in either protocol.
 //	      └ rows.go          RowDescription and DataRow; the binary formats
-//	                         are sql/pgbinary's (binary.go adapts them).
+//	                         (arrays too) are sql/pgbinary's (binary.go
+//	                         adapts them).
 //
 // The connection's goroutine does everything for its client: it reads a
 // message, runs it against the session, writes the answer, and only then

@@ -406,14 +406,17 @@ func exprName(n ast.ExprNode) string {
 		if plain, ok := parser.SequenceFuncs[name]; ok {
 			return plain
 		}
-		if name == parser.ArrayElemFunc && len(n.Args) == 2 {
+		if (name == parser.ArrayElemFunc || name == parser.ArraySliceFunc) && len(n.Args) >= 2 {
 			// a[i] is named after a, as in PostgreSQL.
 			return exprName(n.Args[0])
 		}
-		if (name == "pivot_cast" || name == parser.RegCastFunc || name == parser.ArrayCastFunc) && len(n.Args) == 2 {
+		if name == parser.ArrayCtorFunc {
+			return "array"
+		}
+		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
-				name, _, _ := strings.Cut(v.GetString(), "(")
+				name, _, _ := strings.Cut(strings.TrimSuffix(v.GetString(), "[]"), "(")
 				return strings.ToLower(strings.TrimSpace(name))
 			}
 			return exprName(n.Args[0])

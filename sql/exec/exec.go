@@ -106,14 +106,20 @@ const valueOverhead = int64(unsafe.Sizeof(types.Value{}))
 func rowMemory(r expr.Row) int64 {
 	n := int64(24) // the slice header
 	for _, v := range r {
-		n += valueOverhead + int64(len(v.Str())) // Str is the string/bytes payload, "" for other types
+		n += valueOverhead + int64(v.PayloadSize()) // the string/bytes payload or an array's elements
 	}
 	return n
 }
 
 // grow accounts n more bytes held by the statement against MemLimit and
 // the statement's memory account.
-func (c *Context) grow(n int64) error {
+func (c *Context) grow(n int64) error { return c.growMem(n, true) }
+
+// growBudget accounts n more bytes against the statement's memory account
+// only (the server's --max-memory / --max-query-memory), not MemLimit.
+func (c *Context) growBudget(n int64) error { return c.growMem(n, false) }
+
+func (c *Context) growMem(n int64, workMem bool) error {
 	if c.mem == nil {
 		// Drain without Build: one goroutine, no copies yet.
 		c.mem = &memState{}
@@ -127,7 +133,7 @@ func (c *Context) grow(n int64) error {
 	if err := m.acct.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
 		return err
 	}
-	if c.MemLimit <= 0 {
+	if c.MemLimit <= 0 || !workMem {
 		return nil
 	}
 	m.used += n
@@ -179,15 +185,23 @@ func build(c *Context, n planner.Node) (Iter, error) {
 		return &valuesIter{c: c, n: n}, nil
 	case *planner.Series:
 		return newSeries(c, n)
+	case *planner.Unnest:
+		return newUnnest(c, n)
 	case *planner.Generate:
 		rows, err := n.Rows()
 		if err != nil {
 			return nil, err
 		}
+		// A generated table (pg_catalog, information_schema, sys.*) is
+		// a scan, not a sort or hash: its rows count against the memory
+		// budget but not against work_mem (MemLimit), as PostgreSQL reads
+		// pg_settings under its smallest work_mem.
+		var held int64
 		for _, r := range rows {
-			if err := c.grow(rowMemory(r)); err != nil {
-				return nil, err
-			}
+			held += rowMemory(r)
+		}
+		if err := c.growBudget(held); err != nil {
+			return nil, err
 		}
 		return &sliceIter{rows: rows}, nil
 	case *planner.Filter:
@@ -412,6 +426,48 @@ func (s *seriesIter) Next() (expr.Row, error) {
 }
 
 func (s *seriesIter) Close() {}
+
+// unnestIter streams unnest's rows from the evaluated arrays.
+type unnestIter struct {
+	arrays [][]types.Value
+	n, pos int
+	ord    bool
+}
+
+func newUnnest(c *Context, n *planner.Unnest) (Iter, error) {
+	it := &unnestIter{ord: n.Ordinality}
+	for _, e := range n.Args {
+		v, err := e.Eval(c.Eval, nil)
+		if err != nil {
+			return nil, err
+		}
+		elems := v.ArrayElems()
+		it.arrays = append(it.arrays, elems)
+		it.n = max(it.n, len(elems))
+	}
+	return it, nil
+}
+
+func (u *unnestIter) Next() (expr.Row, error) {
+	if u.pos >= u.n {
+		return nil, nil
+	}
+	row := make(expr.Row, 0, len(u.arrays)+1)
+	for _, a := range u.arrays {
+		if u.pos < len(a) {
+			row = append(row, a[u.pos])
+		} else {
+			row = append(row, types.NullValue)
+		}
+	}
+	u.pos++
+	if u.ord {
+		row = append(row, types.NewInt64(int64(u.pos)))
+	}
+	return row, nil
+}
+
+func (u *unnestIter) Close() {}
 
 type sliceIter struct {
 	rows [][]types.Value

@@ -36,6 +36,9 @@ func Has(oid uint32) bool {
 		types.OIDInterval, types.OIDUuid:
 		return true
 	}
+	if e := types.ElemOID(oid); e != 0 {
+		return Has(e)
+	}
 	return false
 }
 
@@ -44,6 +47,9 @@ func Has(oid uint32) bool {
 // any number for numeric); a mismatch is a bug upstream and reports XX000.
 func Append(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 	f := v.Family()
+	if types.ElemOID(oid) != 0 {
+		return appendArray(buf, oid, v)
+	}
 	mismatch := func() ([]byte, error) {
 		return buf, sqlerr.New(sqlerr.InternalError, "server: cannot send a %v value as binary type %d", f, oid)
 	}
@@ -178,6 +184,9 @@ var ErrBadFormat = &sqlerr.Error{Code: sqlerr.InvalidBinaryRepresentation, Messa
 // which Has is true). Malformed input is ErrBadFormat;
 // well-formed values PivotDB cannot hold get their own SQLSTATE.
 func Decode(oid uint32, b []byte) (types.Value, error) {
+	if types.ElemOID(oid) != 0 {
+		return decodeArray(oid, b)
+	}
 	bad := func() (types.Value, error) { return types.Value{}, ErrBadFormat }
 	need := func(n int) bool { return len(b) == n }
 	switch oid {

@@ -82,6 +82,21 @@ func Cast(v Value, t Type) (Value, error) {
 	if v.fam == Null {
 		return v, nil
 	}
+	if t.Family == Array {
+		switch v.fam {
+		case Array:
+			if v.a != nil && v.a.elem == t.ElemType() {
+				return v, nil
+			}
+			return castArray(v, t)
+		case Unknown, Utf8:
+			return parseArray(t, v.s)
+		}
+		return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", T(v.fam).PGName(), t.PGName())
+	}
+	if v.fam == Array && t.Family != Utf8 && t.Family != String {
+		return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", v.ArrayType().PGName(), t.PGName())
+	}
 	if v.fam == t.Family && t.Precision == 0 && t.Width == 0 {
 		return v, nil
 	}

@@ -50,6 +50,8 @@ func (v Value) Text() string {
 		return FormatInterval(v.i)
 	case Uuid:
 		return formatUuid(v.s)
+	case Array:
+		return v.formatArray()
 	}
 	return fmt.Sprintf("<%v>", v.fam)
 }
@@ -181,6 +183,8 @@ func FormatInterval(micros int64) string {
 // PostgreSQL reports them.
 func ParseText(t Type, s string) (Value, error) {
 	switch t.Family {
+	case Array:
+		return parseArray(t, s)
 	case Uuid:
 		return parseUuid(s)
 	case Null, Unknown:

@@ -17,6 +17,7 @@ type Value struct {
 	f   float64
 	s   string
 	d   *apd.Decimal
+	a   *arrayData // an Array's payload (array.go)
 }
 
 // NullValue is the SQL NULL.
@@ -129,6 +130,9 @@ func Compare(a, b Value) int {
 		return 1
 	}
 	if a.fam == b.fam {
+		if a.fam == Array {
+			return compareArrays(a, b)
+		}
 		return compareSame(a, b)
 	}
 	an, bn := a.fam.IsNumeric() || a.fam == Bool, b.fam.IsNumeric() || b.fam == Bool
@@ -290,6 +294,8 @@ func AppendGroupKey(buf []byte, v Value) []byte {
 		buf = append(buf, 3)
 		buf = append(buf, v.s...)
 		return append(buf, 0, 0xff)
+	case v.fam == Array:
+		return appendArrayGroupKey(buf, v)
 	case v.fam == Uuid:
 		buf = append(buf, 6)
 		return append(buf, v.s...)
