@@ -564,6 +564,7 @@ func errorResponse(e *sqlerr.Error) *pgproto3.ErrorResponse {
 		Message:             e.Message,
 		Detail:              e.Detail,
 		Hint:                e.Hint,
+		Where:               e.Where,
 	}
 	if e.Position > 0 {
 		r.Position = int32(min(e.Position, 1<<31-1))

@@ -21,9 +21,12 @@
 //	      ├ query.go         simple protocol: Query → statements in turn.
 //	      ├ extended.go      Parse/Bind/Describe/Execute/Close/Sync/Flush,
 //	      │                  prepared statements and portals.
-//	      └ rows.go          RowDescription and DataRow; binary.go,
-//	                         binary_array.go and numeric.go hold the
-//	                         binary formats.
+//	      ├ copy.go          the copy sub-protocol of COPY FROM STDIN /
+//	      │                  TO STDOUT (CopyIn/OutResponse, CopyData,
+//	      │                  CopyDone, CopyFail), in either protocol.
+//	      └ rows.go          RowDescription and DataRow; the binary formats
+//	                         (arrays too) are sql/pgbinary's (binary.go
+//	                         adapts them).
 //
 // The connection's goroutine does everything for its client: it reads a
 // message, runs it against the session, writes the answer, and only then

@@ -290,6 +290,19 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 		}
 		p.res = res
 	}
+	if cs := sql.CopyOf(p.res); cs != nil {
+		tag, err := c.runCopy(cs, p.res)
+		if err != nil {
+			return err
+		}
+		p.tag = tag
+		p.res.Close()
+		p.res = nil
+		p.done = true
+		p.release()
+		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		return nil
+	}
 	cols := p.prep.Columns
 	for n := 0; ; n++ {
 		if maxRows > 0 && n == maxRows {

@@ -48,13 +48,25 @@ func (c *conn) runScript(ctx context.Context, text string) error {
 		return c.commandError(ctx, err)
 	}
 	ran := false
-	for _, p := range stmts {
+	last := -1
+	for i, p := range stmts {
+		if !p.Empty {
+			last = i
+		}
+	}
+	for i, p := range stmts {
 		if p.Empty {
 			continue
 		}
 		ran = true
 		end := c.startStatement(p.SQL)
-		tag, err := c.runSimpleStatement(ctx, p)
+		sctx := ctx
+		if i < last {
+			// The cycle's transaction spans the whole string (COPY FROM
+			// must not commit on its own before the rest has run).
+			sctx = sql.WithStatementsAfter(ctx)
+		}
+		tag, err := c.runSimpleStatement(sctx, p)
 		end(tag, err)
 		if err != nil {
 			return c.commandError(ctx, err)
@@ -83,6 +95,14 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) (string,
 		return "", err
 	}
 	defer res.Close()
+	if cs := sql.CopyOf(res); cs != nil {
+		tag, err := c.runCopy(cs, res)
+		if err != nil {
+			return "", err
+		}
+		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		return tag, nil
+	}
 	cols := res.Columns()
 	formats := binaryCursorFormats(res, cols)
 	if cols != nil {

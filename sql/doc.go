@@ -32,7 +32,11 @@
 // session-private, their ON COMMIT actions, dropped at session end and at
 // startup), with_dml.go (WITH x AS (INSERT ... RETURNING ...) main: the
 // WITH queries run first, once, in the statement's transaction; a main
-// SELECT reads the tables as of the statement's start). Sequences (sequences.go) keep where they stand in the
+// SELECT reads the tables as of the statement's start), copy.go (COPY FROM
+// STDIN / TO STDOUT: the server drives the Result through CopyOf; formats
+// in sql/pgcopy; FROM writes through rowWriter in a block, else through
+// the bulk path of copybulk.go: sorted runs, merged with the duplicate and
+// unique checks under a span lock, ingested as sstables). Sequences (sequences.go) keep where they stand in the
 // metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //

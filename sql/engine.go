@@ -80,6 +80,10 @@ type Engine struct {
 	shards  *partition.Manager
 	// jobs is the registry of long statements (sys.jobs; jobs.go).
 	jobs *jobs.Registry
+	// copyIDs numbers COPY statements; copyProgress is the hook they
+	// report to (copy.go).
+	copyIDs      atomic.Uint64
+	copyProgress atomic.Pointer[func(CopyProgress)]
 	// ttlErased counts the rows the TTL runner erased since Open (Stats).
 	ttlErased atomic.Int64
 	// tableActivity counts scans and row writes per table since Open

@@ -106,6 +106,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	case *bind.ShowDatabases:
 		return s.showDatabases(st)
 
+	case *bind.Copy:
+		return s.copyStatement(ctx, st)
 	case *bind.DeclareCursor:
 		return s.declareCursor(ctx, st, params)
 	case *bind.Fetch:

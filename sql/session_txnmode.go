@@ -171,6 +171,10 @@ func writeCommand(st bind.Statement) string {
 			}
 			return "DELETE"
 		}
+	case *bind.Copy:
+		if st.Stmt.From && !bind.IsTempName(st.Insert.Table.Name) {
+			return "COPY FROM"
+		}
 	case *bind.WithDML:
 		for _, q := range st.Queries {
 			if cmd := writeCommand(q.Plan); cmd != "" {

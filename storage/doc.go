@@ -44,6 +44,13 @@
 //     never depends on the current setting (no false negatives). Commits
 //     of such tables' keys make the engine flush its memtables a moment
 //     later (keyfilterflush.go), so their rows get filters promptly.
+//   - Bulk ingestion (ingest.go). A bulk load writes sorted keys into
+//     sstables with the engine's own writer options (so the per-table key
+//     filters and block properties are those of a flushed sstable), in a
+//     scratch directory under the data directory (BulkDir; leftovers of a
+//     crash are removed by Open), and Ingest adds them to the store in one
+//     atomic step. SSTWriter.Set and Batch.Set are the only places keys
+//     reach Pebble.
 //   - Disk space (diskspace.go). A full disk would make Pebble end the
 //     process, so every Batch.Commit first checks (statfs) that the disk
 //     keeps Options.DiskReserveBytes free after it, and fails with

@@ -111,6 +111,13 @@ type Engine struct {
 	commits *commitTracker
 	gc      *gcLoop // nil: no GC
 
+	// popts, dir and fs are what Open opened the store with; bulk
+	// ingestion (ingest.go) writes sstables with popts' writer options
+	// into a directory under dir on fs.
+	popts *pebble.Options
+	dir   string
+	fs    vfs.FS
+
 	mu     sync.Mutex // Serialises Close.
 	closed bool
 }
@@ -173,8 +180,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
+	removeBulkDirs(fs, dir) // under Pebble's lock of dir
 	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, clock: clock,
-		commits: newCommitTracker(clock)}
+		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS}
 	e.flusher = &filterFlusher{db: db, delay: opts.KeyFilterFlushDelay, log: opts.Logger}
 	if e.flusher.delay <= 0 {
 		e.flusher.delay = DefaultKeyFilterFlushDelay

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/lib/pq"
 )
@@ -391,30 +390,5 @@ func TestPgxStatementCache(t *testing.T) {
 	}
 	if err != nil || fmt.Sprint(v) != "42" {
 		t.Fatalf("after the schema change: %v, %v", v, err)
-	}
-}
-
-// TestPgxCopyFrom: COPY is not supported yet; CopyFrom fails with a clear
-// 0A000 and the connection stays usable.
-func TestPgxCopyFrom(t *testing.T) {
-	srv := startServer(t)
-	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
-	mustExec(t, c, "CREATE TABLE cp (k Int64, v Utf8, PRIMARY KEY (k))")
-	n, err := c.CopyFrom(ctxT(t), pgx.Identifier{"cp"}, []string{"k", "v"}, pgx.CopyFromRows([][]any{{1, "a"}, {2, "b"}}))
-	if err == nil {
-		// COPY works: the rows must be there.
-		var got int64
-		if err := c.QueryRow(ctxT(t), "SELECT count(*) FROM cp").Scan(&got); err != nil || got != n || n != 2 {
-			t.Fatalf("CopyFrom reported %d rows, table has %d (%v)", n, got, err)
-		}
-		return
-	}
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(strings.ToLower(pe.Message), "copy") {
-		t.Fatalf("CopyFrom: want 0A000 about COPY, got %v", err)
-	}
-	var one int
-	if err := c.QueryRow(ctxT(t), "SELECT 1").Scan(&one); err != nil || one != 1 {
-		t.Fatalf("connection after the failed COPY: %v", err)
 	}
 }

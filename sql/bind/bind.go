@@ -179,6 +179,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planSequence(st.Sequence)
 	case st.RoleSetting != nil:
 		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
+	case st.Copy != nil:
+		return a.planCopy(st.Copy)
 	case st.Cursor != nil:
 		return a.planCursor(st.Cursor)
 	case st.Job != nil:

@@ -71,13 +71,16 @@ func checkParseDialect(t *testing.T, sql string, d Dialect) {
 		set := 0
 		for _, p := range []bool{st.AST != nil, st.Settings != nil, st.Set != nil, st.Show != nil, st.Reset != nil,
 			st.Txn != nil, st.Deallocate != nil, st.Discard != nil, st.Reshard != nil, st.DropIndex != nil, st.Reindex != nil,
-			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil, st.Truncate != nil, st.Vacuum != nil, st.Sequence != nil, st.RoleSetting != nil, st.Cursor != nil, st.Job != nil} {
+			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil, st.Truncate != nil, st.Vacuum != nil, st.Sequence != nil, st.RoleSetting != nil, st.Cursor != nil, st.Job != nil, st.Copy != nil} {
 			if p {
 				set++
 			}
 		}
 		if st.Cursor != nil && st.Cursor.Kind == CursorDeclare && st.AST != nil {
 			set-- // DECLARE's query is its AST
+		}
+		if st.Copy != nil && st.AST != nil {
+			set-- // COPY TO's query is its AST
 		}
 		if set != 1 {
 			t.Fatalf("%q: %d statement kinds set", sql, set)

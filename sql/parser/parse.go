@@ -164,10 +164,10 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "grant", "revoke":
 			stmt.Grant, err = s.parseGrant()
 		case "copy":
-			// pgx's CopyFrom, psql's \copy and pg_dump send COPY; PivotDB
-			// loads data with multi-row INSERT/UPSERT instead.
-			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0),
-				"COPY is not supported yet: use multi-row INSERT or UPSERT")
+			if ex != nil {
+				return Statement{}, s.errAtTok(0)
+			}
+			return s.parseCopy(stmt)
 		case "alter":
 			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
 				break

@@ -130,6 +130,12 @@ func (c *castLister) Enter(n ast.Node) (ast.Node, bool) {
 func (c *castLister) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 func formatStatement(b *strings.Builder, st Statement, brief bool) {
+	if c := st.Copy; c != nil {
+		fmt.Fprintf(b, "copy table=%q columns=%q from=%v target=%d path=%q where=%v\n", c.Table, c.Columns, c.From, c.Target, c.Path, c.Where)
+		for _, o := range c.Options {
+			fmt.Fprintf(b, "copy option %s (pos %d) value=%q has=%v list=%q star=%v\n", o.Name, o.Pos, o.Value, o.HasValue, o.List, o.Star)
+		}
+	}
 	if c := st.Cursor; c != nil {
 		fmt.Fprintf(b, "cursor kind=%d name=%q binary=%v scroll=%d hold=%v dir=%d count=%d all=%v\n",
 			c.Kind, c.Name, c.Binary, c.Scroll, c.Hold, c.Dir, c.Count, c.All)
@@ -285,6 +291,7 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 			fmt.Fprint(b, " cascade")
 		}
 		fmt.Fprintln(b)
+	case st.Copy != nil:
 	default:
 		fmt.Fprintf(b, "BUG: empty statement\n")
 	}

@@ -9,8 +9,8 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Vacuum, Sequence, Cursor and Job is set, except that DECLARE CURSOR sets both
-// Cursor and AST (its query).
+// Truncate, Vacuum, Sequence, Cursor, Job and Copy is set, except that DECLARE CURSOR sets both
+// Cursor and AST (its query), and COPY ... TO both Copy and AST.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
 	// last, without the terminating ';' and without surrounding comments.
@@ -97,6 +97,8 @@ type Statement struct {
 	Cursor *CursorStmt
 	// Job is SHOW JOBS / SHOW JOB, CANCEL, PAUSE or RESUME JOB.
 	Job *JobStmt
+	// Copy is COPY; the query of COPY ... TO is in AST.
+	Copy *CopyStmt
 }
 
 // Setting is one "name = value" of CREATE TABLE ... WITH (...) or

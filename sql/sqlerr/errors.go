@@ -20,6 +20,7 @@ const (
 	InvalidParameterValue          = "22023"
 	InvalidTextRepresentation      = "22P02"
 	InvalidBinaryRepresentation    = "22P03"
+	BadCopyFileFormat              = "22P04"
 	NotNullViolation               = "23502"
 	UniqueViolation                = "23505"
 	InvalidCursorState             = "24000"
@@ -115,6 +116,9 @@ type Error struct {
 	Detail   string
 	Hint     string
 	Position int // 1-based character offset into the statement; 0 if unknown
+	// Where is the CONTEXT line: where the error happened inside the
+	// statement ("COPY t, line 3, column x: \"abc\"").
+	Where string
 	// Fatal makes the server report severity FATAL and close the connection.
 	Fatal bool
 }

@@ -34,4 +34,11 @@
 // transaction's writes, across every table and shard, become visible and
 // durable together or not at all, as versions at one commit timestamp, so
 // a snapshot sees all of them or none.
+//
+// Bulk loads (COPY's bulk path, sql/copybulk.go) write outside the batch:
+// Txn.LockSpan makes a transaction the only writer of a key span (it waits
+// for the holders of key locks inside it; other transactions' Lock of a
+// key inside waits meanwhile and TryLock fails; waits on spans take part
+// in deadlock detection), and Txn.CommitWith runs the ingestion under the
+// commit gate after the schema check, like a commit.
 package txn

@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pivotdb/pivotdb/activity"
@@ -23,6 +24,7 @@ type LockTable struct {
 		// waiting describes each waiting transaction, for pg_locks.
 		waiting map[uint64]LockInfo
 	}
+	spans spanLocks
 }
 
 type lockShard struct {
@@ -66,9 +68,22 @@ func (lt *LockTable) acquire(ctx context.Context, txn uint64, pid uint32, key st
 		s.Lock()
 		l, ok := s.held[key]
 		if !ok {
-			s.held[key] = &lock{owner: txn, pid: pid, released: make(chan struct{})}
+			l = &lock{owner: txn, pid: pid, released: make(chan struct{})}
+			s.held[key] = l
 			s.Unlock()
-			return true, nil
+			sl := lt.foreignSpan(txn, key)
+			if sl == nil {
+				return true, nil
+			}
+			// A bulk load owns the span: give the key back and wait.
+			s.Lock()
+			delete(s.held, key)
+			close(l.released)
+			s.Unlock()
+			if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: sl.owner}, sl.released); err != nil {
+				return false, err
+			}
+			continue
 		}
 		if l.owner == txn {
 			s.Unlock()
@@ -149,6 +164,9 @@ func (lt *LockTable) tryAcquire(txn uint64, pid uint32, key string) (taken, held
 	defer s.Unlock()
 	l, ok := s.held[key]
 	if !ok {
+		if lt.foreignSpan(txn, key) != nil {
+			return false, false
+		}
 		s.held[key] = &lock{owner: txn, pid: pid, released: make(chan struct{})}
 		return true, true
 	}
@@ -184,4 +202,117 @@ func (lt *LockTable) list() []LockInfo {
 	}
 	lt.graph.Unlock()
 	return out
+}
+
+// Span locks (Txn.LockSpan): a bulk load makes itself the only writer of a
+// key span while it checks its keys against the committed data and
+// ingests them. Key locks are taken first and the spans checked after, and
+// a span is registered before the held key locks inside it are looked
+// for, so a writer and a span owner always see each other: the writer
+// gives its new key lock back and waits for the span, or the span owner
+// waits for the writer's transaction.
+
+type spanLock struct {
+	owner      uint64
+	pid        uint32
+	start, end string
+	released   chan struct{}
+}
+
+type spanLocks struct {
+	sync.Mutex
+	list []*spanLock
+	n    atomic.Int32
+}
+
+// foreignSpan returns the span lock of another transaction covering key.
+func (lt *LockTable) foreignSpan(txn uint64, key string) *spanLock {
+	if lt.spans.n.Load() == 0 {
+		return nil
+	}
+	lt.spans.Lock()
+	defer lt.spans.Unlock()
+	for _, sl := range lt.spans.list {
+		if sl.owner != txn && key >= sl.start && key < sl.end {
+			return sl
+		}
+	}
+	return nil
+}
+
+// acquireSpan registers [start, end) for txn and waits for the other
+// transactions holding key locks inside it to end.
+func (lt *LockTable) acquireSpan(ctx context.Context, txn uint64, pid uint32, start, end string) (*spanLock, error) {
+	for {
+		// Two span owners over one span: the later waits for the earlier.
+		if other := lt.overlappingSpan(txn, start, end); other != nil {
+			if err := lt.wait(ctx, LockInfo{Key: start, Txn: txn, PID: pid, Holder: other.owner}, other.released); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		lt.spans.Lock()
+		if lt.overlappingSpanLocked(txn, start, end) != nil {
+			lt.spans.Unlock()
+			continue
+		}
+		sl := &spanLock{owner: txn, pid: pid, start: start, end: end, released: make(chan struct{})}
+		lt.spans.list = append(lt.spans.list, sl)
+		lt.spans.n.Add(1)
+		lt.spans.Unlock()
+		for {
+			holder, ch, key := lt.heldIn(txn, start, end)
+			if ch == nil {
+				return sl, nil
+			}
+			if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: holder}, ch); err != nil {
+				lt.releaseSpan(sl)
+				return nil, err
+			}
+		}
+	}
+}
+
+func (lt *LockTable) overlappingSpan(txn uint64, start, end string) *spanLock {
+	lt.spans.Lock()
+	defer lt.spans.Unlock()
+	return lt.overlappingSpanLocked(txn, start, end)
+}
+
+func (lt *LockTable) overlappingSpanLocked(txn uint64, start, end string) *spanLock {
+	for _, sl := range lt.spans.list {
+		if sl.owner != txn && start < sl.end && sl.start < end {
+			return sl
+		}
+	}
+	return nil
+}
+
+// heldIn finds a key lock inside [start, end) held by another transaction.
+func (lt *LockTable) heldIn(txn uint64, start, end string) (holder uint64, released chan struct{}, key string) {
+	for i := range lt.shards {
+		s := &lt.shards[i]
+		s.Lock()
+		for k, l := range s.held {
+			if l.owner != txn && k >= start && k < end {
+				s.Unlock()
+				return l.owner, l.released, k
+			}
+		}
+		s.Unlock()
+	}
+	return 0, nil, ""
+}
+
+func (lt *LockTable) releaseSpan(sl *spanLock) {
+	lt.spans.Lock()
+	for i, x := range lt.spans.list {
+		if x == sl {
+			lt.spans.list = append(lt.spans.list[:i], lt.spans.list[i+1:]...)
+			lt.spans.n.Add(-1)
+			close(sl.released)
+			break
+		}
+	}
+	lt.spans.Unlock()
 }

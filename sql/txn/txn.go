@@ -71,6 +71,8 @@ type Txn struct {
 	// earlier (cursors) may still use until the transaction ends.
 	savepoints []savepoint
 	retired    []*storage.Batch
+	// spanUnlocks release the span locks taken (LockSpan).
+	spanUnlocks []func()
 }
 
 // savepoint is the state of the transaction when a SAVEPOINT ran: a copy
@@ -341,4 +343,51 @@ func (t *Txn) finish() {
 	t.retired = nil
 	t.m.locks.release(t.id, t.keys)
 	t.keys = nil
+	for _, unlock := range t.spanUnlocks {
+		unlock()
+	}
+	t.spanUnlocks = nil
+}
+
+// LockSpan makes t the only writer of the keys in [start, end) until
+// unlock is called or t ends: it waits for the other transactions that
+// hold key locks inside the span to end, and other transactions' Lock of
+// a key inside it waits (TryLock fails) meanwhile. A bulk load (COPY's
+// bulk path) takes it around checking its keys against the committed data
+// and ingesting them, so that no concurrent writer can slip a key in
+// between.
+func (t *Txn) LockSpan(ctx context.Context, start, end []byte) (unlock func(), err error) {
+	sl, err := t.m.locks.acquireSpan(ctx, t.id, t.pid, string(start), string(end))
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	unlock = func() { once.Do(func() { t.m.locks.releaseSpan(sl) }) }
+	t.spanUnlocks = append(t.spanUnlocks, unlock)
+	return unlock, nil
+}
+
+// CommitWith commits t with an external write: under the commit gate and
+// after the schema check (the tables t recorded with UseSchema still have
+// the indexes it wrote), it runs write (a bulk ingestion), then commits
+// t's own batch if it has writes. An error from write fails the commit.
+func (t *Txn) CommitWith(write func() error) error {
+	if t.done {
+		return nil
+	}
+	t.m.gate.RLock()
+	var err error
+	if t.m.schemaCheck != nil && len(t.schema) > 0 {
+		err = t.m.schemaCheck(t.schema)
+	}
+	if err == nil {
+		err = write()
+	}
+	if err == nil && !t.batch.Empty() {
+		t.m.shards.SampleWrites(&t.writes)
+		err = t.m.shards.Commit(t.batch, &t.writes)
+	}
+	t.m.gate.RUnlock()
+	t.finish()
+	return err
 }

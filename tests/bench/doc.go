@@ -8,11 +8,13 @@
 // an IN-list of 100 keys on a hash-sharded table, a mixed 80/20 read/write
 // load, a bulk load with multi-row INSERTs — at several client counts, once
 // through a Go pgx harness and once through pgbench custom scripts
-// (-M prepared). Each figure is the median of several repetitions that
+// (-M prepared), and a COPY FROM STDIN of --copy-rows rows (text format,
+// one connection) into an empty table. Each figure is the median of several repetitions that
 // alternate which server goes first. Raw synced Pebble commits give the
 // physical limit for writes. The table goes to stdout and, with --out, to a
 // Markdown file (docs/benchmarks.md).
 //
 //	go run ./tests/bench --bin bin/pivotdb [--duration 2s] [--reps 3] [--clients 1,4,16] [--out FILE]
 //	go run ./tests/bench --bin bin/pivotdb --profile "point SELECT@16"   # CPU profile of PivotDB
+//	go run ./tests/bench --bin bin/pivotdb --copy-only --rows 1000        # only the COPY row
 package main

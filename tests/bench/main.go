@@ -24,6 +24,8 @@ func main() {
 	clientsFlag := flag.String("clients", "1,4,16", "client connection counts")
 	rows := flag.Int("rows", 100000, "rows in the point/range/IN-list tables")
 	bulkRows := flag.Int("bulk-rows", 1000000, "rows of the bulk load")
+	copyRows := flag.Int("copy-rows", 1000000, "rows of the COPY FROM load")
+	copyOnly := flag.Bool("copy-only", false, "run only the COPY FROM load (after loading the tables)")
 	withPgbench := flag.Bool("pgbench", true, "also run each workload through pgbench -M prepared")
 	out := flag.String("out", "", "also write the results as Markdown to this file (e.g. docs/benchmarks.md)")
 	profile := flag.String("profile", "", "WORKLOAD@CLIENTS: take a 10 s CPU profile of PivotDB running it (pgx) and write it to pivotdb.cpu.pprof")
@@ -80,6 +82,21 @@ func main() {
 		progress("%-24s %-8s %2d clients: PivotDB %10.0f/s  PostgreSQL %10.0f/s  ratio %.2f",
 			r.workload, r.harness, r.clients, r.pivot.ops, r.pg.ops, r.ratio())
 	}
+	// COPY FROM STDIN of copyRows rows into an empty table, one
+	// connection; the median of reps runs (each a full load).
+	copyRow := func() {
+		r, err := measure(*reps, servers, func(in *instance, rep int) (measurement, error) {
+			return runCopyLoad(ctx, in, *copyRows)
+		})
+		if err != nil {
+			fatalf("%v", err)
+		}
+		add(row{workload: fmt.Sprintf("COPY FROM %s rows", humanCount(*copyRows)), harness: "pgx", clients: 1, pg: r[0], pivot: r[1], rowsPerSec: true})
+	}
+	if *copyOnly {
+		copyRow()
+		return
+	}
 	for _, w := range workloads {
 		for _, c := range clients {
 			r, err := measure(*reps, servers, func(in *instance, rep int) (measurement, error) {
@@ -113,6 +130,7 @@ func main() {
 		}
 		add(row{workload: fmt.Sprintf("bulk load %s rows", humanCount(*bulkRows)), harness: "pgx", clients: c, pg: r[0], pivot: r[1], rowsPerSec: true})
 	}
+	copyRow()
 	var raw []row
 	for _, c := range clients {
 		m, err := runRawPebble(c, *duration)

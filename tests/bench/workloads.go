@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -398,6 +399,59 @@ func runBulkLoad(ctx context.Context, in *instance, clients, n int) (measurement
 	}
 	if got != int64(n) {
 		return measurement{}, fmt.Errorf("%s bulk load: %d rows after loading %d", in.name, got, n)
+	}
+	if _, err := in.pool.Exec(ctx, "DROP TABLE bulk"); err != nil {
+		return measurement{}, err
+	}
+	return measurement{ops: float64(n) / elapsed.Seconds()}, nil
+}
+
+// copyRowsReader streams the text-format rows k<TAB>value k for k in
+// [0, n) without holding them: what COPY bulk FROM STDIN reads.
+type copyRowsReader struct {
+	k, n int
+	buf  []byte
+}
+
+func (r *copyRowsReader) Read(p []byte) (int, error) {
+	for len(r.buf) < len(p) && r.k < r.n {
+		r.buf = fmt.Appendf(r.buf, "%d\tvalue number %d\n", r.k, r.k)
+		r.k++
+	}
+	if len(r.buf) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[:copy(r.buf, r.buf[n:])]
+	return n, nil
+}
+
+// runCopyLoad loads n rows into an empty table with one COPY FROM STDIN
+// (text format) over one connection, and reports rows per second.
+func runCopyLoad(ctx context.Context, in *instance, n int) (measurement, error) {
+	if _, err := in.pool.Exec(ctx, "DROP TABLE IF EXISTS bulk"); err != nil {
+		return measurement{}, err
+	}
+	if _, err := in.pool.Exec(ctx, in.dialect.createBulk); err != nil {
+		return measurement{}, err
+	}
+	conn, err := in.pool.Acquire(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
+	defer conn.Release()
+	start := time.Now()
+	tag, err := conn.Conn().PgConn().CopyFrom(ctx, &copyRowsReader{n: n}, "COPY bulk (k, v) FROM STDIN")
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s COPY: %w", in.name, err)
+	}
+	elapsed := time.Since(start)
+	if tag.RowsAffected() != int64(n) {
+		return measurement{}, fmt.Errorf("%s COPY: %d rows, want %d", in.name, tag.RowsAffected(), n)
+	}
+	var got int64
+	if err := in.pool.QueryRow(ctx, "SELECT count(*) FROM bulk").Scan(&got); err != nil || got != int64(n) {
+		return measurement{}, fmt.Errorf("%s COPY: %d rows after loading %d (%v)", in.name, got, n, err)
 	}
 	if _, err := in.pool.Exec(ctx, "DROP TABLE bulk"); err != nil {
 		return measurement{}, err

@@ -13,6 +13,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.util.Arrays;
+import java.io.StringReader;
+import java.io.StringWriter;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyManager;
 
 public class DriverTest {
     static void check(boolean ok, String what) {
@@ -229,6 +233,32 @@ public class DriverTest {
             System.out.println("ok server metadata");
 
             databaseMetaData(c);
+
+            // CopyManager: COPY FROM STDIN and TO STDOUT, and a bad row.
+            try (Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE jcopy (id Int64, name Utf8, PRIMARY KEY (id))");
+            }
+            CopyManager cm = c.unwrap(PGConnection.class).getCopyAPI();
+            StringBuilder in = new StringBuilder();
+            for (int i = 0; i < 10000; i++) {
+                in.append(i).append(",\"name, ").append(i).append("\"\n");
+            }
+            long copied = cm.copyIn("COPY jcopy FROM STDIN WITH (FORMAT csv)", new StringReader(in.toString()));
+            check(copied == 10000, "copyIn row count " + copied);
+            StringWriter out = new StringWriter();
+            long sent = cm.copyOut("COPY jcopy TO STDOUT WITH CSV", out);
+            check(sent == 10000 && out.toString().equals(in.toString()), "copyOut gives the rows back");
+            try {
+                cm.copyIn("COPY jcopy FROM STDIN WITH (FORMAT csv)", new StringReader("20000,a\nx,b\n"));
+                check(false, "bad row accepted");
+            } catch (SQLException e) {
+                check("22P02".equals(e.getSQLState()), "bad row SQLSTATE " + e.getSQLState());
+            }
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM jcopy")) {
+                rs.next();
+                check(rs.getLong(1) == 10000, "the failed COPY left rows");
+            }
+            System.out.println("ok CopyManager");
         }
         System.out.println("pgjdbc: all checks passed");
     }

@@ -117,8 +117,41 @@ def main():
     cur.execute("SELECT ARRAY[[1, 2], [3, 4]], array_agg(id) FROM py_arr")
     assert cur.fetchone() == ([[1, 2], [3, 4]], [1, 2])
     print("ok arrays")
+    copy_checks(conn)
     conn.close()
     print("psycopg2: all checks passed")
+
+
+def copy_checks(conn):
+    """COPY through copy_expert and copy_from: 100k rows in, the same rows
+    out, a bad row leaving nothing."""
+    import io
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE py_copy (id Int64, name Utf8, score Double, PRIMARY KEY (id))")
+    n = 100000
+    lines = ["%d\tname %d\t%s\n" % (i, i, "\\N" if i % 7 == 0 else "%g" % (i / 8)) for i in range(n)]
+    cur.copy_expert("COPY py_copy FROM STDIN", io.StringIO("".join(lines)))
+    assert cur.rowcount == n, "copy_expert rowcount %d" % cur.rowcount
+    out = io.StringIO()
+    cur.copy_expert("COPY py_copy TO STDOUT", out)
+    assert out.getvalue() == "".join(lines), "COPY TO differs from what was copied in"
+    print("ok copy_expert of %d rows and COPY TO matching" % n)
+
+    cur.execute("CREATE TABLE py_copy2 (id Int64, name Utf8, score Double, PRIMARY KEY (id))")
+    cur.copy_from(io.StringIO("1\tx\t0.5\n2\t\\N\t\\N\n"), "py_copy2")
+    cur.execute("SELECT id, name, score FROM py_copy2 ORDER BY id")
+    assert cur.fetchall() == [(1, "x", 0.5), (2, None, None)], "copy_from rows"
+    csv = io.StringIO()
+    cur.copy_expert("COPY (SELECT * FROM py_copy2 ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER)", csv)
+    assert csv.getvalue() == "id,name,score\n1,x,0.5\n2,,\n", csv.getvalue()
+    try:
+        cur.copy_expert("COPY py_copy2 FROM STDIN WITH CSV", io.StringIO("3,a,1\n4,b,oops\n"))
+        raise AssertionError("bad row accepted")
+    except psycopg2.errors.InvalidTextRepresentation as e:
+        assert "line 2, column score" in e.diag.context, e.diag.context
+    cur.execute("SELECT count(*) FROM py_copy2")
+    assert cur.fetchone()[0] == 2, "the failed COPY left rows"
+    print("ok copy_from, COPY (query) TO csv, a bad row leaving nothing")
 
 
 if __name__ == "__main__":

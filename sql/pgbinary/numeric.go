@@ -1,4 +1,4 @@
-package server
+package pgbinary
 
 import (
 	"encoding/binary"
@@ -44,9 +44,9 @@ func appendNumericHeader(buf []byte, ndigits, weight int, sign uint16, dscale in
 	return binary.BigEndian.AppendUint16(buf, uint16(dscale))
 }
 
-// appendNumeric appends d in binary numeric format. The display scale is the
+// AppendNumeric appends d in binary numeric format. The display scale is the
 // decimal's own (-exponent), so 1.50 stays 1.50 and a Uint64 is an integer.
-func appendNumeric(buf []byte, d *apd.Decimal) ([]byte, error) {
+func AppendNumeric(buf []byte, d *apd.Decimal) ([]byte, error) {
 	switch d.Form {
 	case apd.NaN, apd.NaNSignaling:
 		return appendNumericSpecial(buf, numericNaN), nil
@@ -98,10 +98,10 @@ func appendNumeric(buf []byte, d *apd.Decimal) ([]byte, error) {
 	return buf, nil
 }
 
-// decodeNumeric parses binary numeric with numeric_recv's checks. Digits
+// DecodeNumeric parses binary numeric with numeric_recv's checks. Digits
 // beyond the display scale are truncated, as numeric_recv does, so the
 // result has exactly dscale fractional digits.
-func decodeNumeric(b []byte) (*apd.Decimal, bool) {
+func DecodeNumeric(b []byte) (*apd.Decimal, bool) {
 	if len(b) < 8 {
 		return nil, false
 	}

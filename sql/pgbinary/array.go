@@ -1,4 +1,4 @@
-package server
+package pgbinary
 
 import (
 	"encoding/binary"
@@ -14,9 +14,9 @@ import (
 //	· ndim × (int32 length · int32 lower bound)
 //	· each element: int32 byte length (-1 for NULL) · its binary form
 
-// appendBinaryArray appends array v in the binary format of array type
+// appendArray appends array v in the binary format of array type
 // oid, whose elements are sent as element type ElemOID(oid).
-func appendBinaryArray(buf []byte, oid uint32, v types.Value) ([]byte, error) {
+func appendArray(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 	if v.Family() != types.Array {
 		return buf, sqlerr.New(sqlerr.InternalError, "server: cannot send a %v value as binary type %d", v.Family(), oid)
 	}
@@ -44,7 +44,7 @@ func appendBinaryArray(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 		at := len(buf)
 		buf = append(buf, 0, 0, 0, 0)
 		var err error
-		if buf, err = appendBinary(buf, elemOID, e); err != nil {
+		if buf, err = Append(buf, elemOID, e); err != nil {
 			return buf, err
 		}
 		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
@@ -52,11 +52,11 @@ func appendBinaryArray(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 	return buf, nil
 }
 
-// decodeBinaryArray decodes a binary array parameter of array type oid.
+// decodeArray decodes a binary array parameter of array type oid.
 // Malformed input is 22P03; an element type other than the array's own
 // is 42804, as in PostgreSQL.
-func decodeBinaryArray(oid uint32, b []byte, param int) (types.Value, error) {
-	bad := func() (types.Value, error) { return types.Value{}, errBadBinary(param) }
+func decodeArray(oid uint32, b []byte) (types.Value, error) {
+	bad := func() (types.Value, error) { return types.Value{}, ErrBadFormat }
 	u32 := func() (uint32, bool) {
 		if len(b) < 4 {
 			return 0, false
@@ -79,7 +79,7 @@ func decodeBinaryArray(oid uint32, b []byte, param int) (types.Value, error) {
 		return types.Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "binary data has array element type %d instead of expected %d", elemOID, want)
 	}
 	et, ok := types.FromOID(elemOID)
-	if !ok || !hasBinary(elemOID) {
+	if !ok || !Has(elemOID) {
 		return types.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "binary arrays of type %d are not supported", elemOID)
 	}
 	dims := make([]int, nd)
@@ -113,7 +113,7 @@ func decodeBinaryArray(oid uint32, b []byte, param int) (types.Value, error) {
 		if int32(l) < 0 || int(l) > len(b) {
 			return bad()
 		}
-		v, err := decodeBinary(elemOID, b[:l], param)
+		v, err := Decode(elemOID, b[:l])
 		if err != nil {
 			return types.Value{}, err
 		}
