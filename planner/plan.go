@@ -254,6 +254,30 @@ func joinExprs(es []expr.Expr) string {
 	return strings.Join(parts, ", ")
 }
 
+// Unnest produces the elements of its array arguments, one row per
+// position, in storage order: unnest(a, b, ...) in FROM, one column per
+// argument (NULL where an array is shorter than the longest), plus the
+// 1-based position when Ordinality (WITH ORDINALITY). The arguments are
+// evaluated once when the node starts (they may refer to an outer
+// query's row); a NULL array counts as empty.
+type Unnest struct {
+	Args       []expr.Expr
+	Ordinality bool
+	Cols       []Column
+}
+
+func (n *Unnest) Columns() []Column { return n.Cols }
+func (n *Unnest) Children() []Node  { return nil }
+
+// Describe is the node's EXPLAIN line.
+func (n *Unnest) Describe() string {
+	s := "Unnest " + joinExprs(n.Args)
+	if n.Ordinality {
+		s += " with ordinality"
+	}
+	return s
+}
+
 // Series produces the integers Start, Start+Step, ... up to Stop (down to
 // Stop for a negative Step): generate_series(start, stop [, step]) in FROM.
 // Its one column is the value. The arguments are evaluated once when the

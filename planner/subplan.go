@@ -37,6 +37,10 @@ func nodeExprs(n Node) []expr.Expr {
 		return []expr.Expr{n.Count, n.Offset}
 	case *Series:
 		return []expr.Expr{n.Start, n.Stop, n.Step}
+	case *Unnest:
+		return n.Args
+	case *ProjectSet:
+		return n.Arrays
 	case *Join:
 		out := append(append([]expr.Expr(nil), n.LeftKeys...), n.RightKeys...)
 		return append(out, n.Cond)

@@ -32,6 +32,9 @@ func hasBinary(oid uint32) bool {
 		types.OIDInterval, types.OIDUuid:
 		return true
 	}
+	if e := types.ElemOID(oid); e != 0 {
+		return hasBinary(e)
+	}
 	return false
 }
 
@@ -40,6 +43,9 @@ func hasBinary(oid uint32) bool {
 // any number for numeric); a mismatch is a bug upstream and reports XX000.
 func appendBinary(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 	f := v.Family()
+	if types.ElemOID(oid) != 0 {
+		return appendBinaryArray(buf, oid, v)
+	}
 	mismatch := func() ([]byte, error) {
 		return buf, sqlerr.New(sqlerr.InternalError, "server: cannot send a %v value as binary type %d", f, oid)
 	}
@@ -175,6 +181,9 @@ func errBadBinary(param int) error {
 // which hasBinary is true). Malformed input is 22P03 naming the parameter;
 // well-formed values PivotDB cannot hold get their own SQLSTATE.
 func decodeBinary(oid uint32, b []byte, param int) (types.Value, error) {
+	if types.ElemOID(oid) != 0 {
+		return decodeBinaryArray(oid, b, param)
+	}
 	bad := func() (types.Value, error) { return types.Value{}, errBadBinary(param) }
 	need := func(n int) bool { return len(b) == n }
 	switch oid {
@@ -310,7 +319,7 @@ func decodeParam(t types.Type, wireOID uint32, format int16, b []byte, param int
 	if err != nil {
 		return types.Value{}, err
 	}
-	if v.Family() == t.Family && t.Precision == 0 && t.Width == 0 {
+	if v.Family() == t.Family && t.Precision == 0 && t.Width == 0 && t.Family != types.Array {
 		return v, nil
 	}
 	// The wire type may differ from the statement's: Uint64 travels as

@@ -21,8 +21,9 @@
 //	      ├ query.go         simple protocol: Query → statements in turn.
 //	      ├ extended.go      Parse/Bind/Describe/Execute/Close/Sync/Flush,
 //	      │                  prepared statements and portals.
-//	      └ rows.go          RowDescription and DataRow; binary.go and
-//	                         numeric.go hold the binary formats.
+//	      └ rows.go          RowDescription and DataRow; binary.go,
+//	                         binary_array.go and numeric.go hold the
+//	                         binary formats.
 //
 // The connection's goroutine does everything for its client: it reads a
 // message, runs it against the session, writes the answer, and only then

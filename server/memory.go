@@ -51,7 +51,7 @@ const bigRow = 256 << 10
 func rowEstimate(row []types.Value) int64 {
 	var n int64
 	for _, v := range row {
-		n += 16 + 2*int64(len(v.Str()))
+		n += 16 + 2*int64(v.PayloadSize())
 	}
 	return 2 * n
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
-// x::T[], a[i], array_upper/array_lower over the text form of an array,
+// x::T[], a[i], array_upper/array_lower over arrays and over the text
+// form of an array a text column holds (as the catalog's arrays are),
 // generate_series in FROM and string_agg: the pieces of psql 15's
 // publications footer of \d NAME.
 func TestArrayFunctions(t *testing.T) {
@@ -29,6 +30,9 @@ func TestArrayFunctions(t *testing.T) {
 		{"SELECT ('{4,5,6}'::int4[])[0]", "NULL"},
 		{"SELECT ('{4,5,6}'::int4[])[4]", "NULL"},
 		{"SELECT ('{4,NULL}'::int4[])[2]", "NULL"},
+		{"SELECT '{2024-01-02}'::date[]", "{2024-01-02}"},
+		{"SELECT ('{{1,2},{3,4}}'::int[][])[2][1]", "3"},
+		{"SELECT array_to_string(arr, '+') FROM a WHERE id = 3", "2+x"},
 		{"SELECT arr[1] FROM a WHERE id = 1", "3"},
 		{"SELECT arr[1] + 1 FROM a WHERE id = 1", "4"},
 		{"SELECT arr[3] || '!' FROM a WHERE id = 3", "x!"},
@@ -57,8 +61,8 @@ func TestArrayFunctions(t *testing.T) {
 		{"SELECT '{1,x}'::int2[]", sqlerr.InvalidTextRepresentation},
 		{"SELECT '{1,70000}'::int2[]", sqlerr.NumericValueOutOfRange},
 		{"SELECT '{1'::int2[]", sqlerr.InvalidTextRepresentation},
-		{"SELECT '{1}'::Date[]", sqlerr.FeatureNotSupported},
-		{"SELECT '{1}'::int[][]", sqlerr.FeatureNotSupported},
+		{"SELECT '{x}'::Date[]", sqlerr.InvalidDatetimeFormat},
+		{"SELECT '{{1},{2,3}}'::int[][]", sqlerr.InvalidTextRepresentation},
 		{"SELECT ('{1,x}'::int2[])[1]", sqlerr.InvalidTextRepresentation},
 		{"SELECT * FROM generate_series(1, 5, 0)", sqlerr.InvalidParameterValue},
 		{"SELECT * FROM generate_series(1)", sqlerr.UndefinedFunction},

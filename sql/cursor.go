@@ -307,7 +307,7 @@ func (c *cursor) end() (int64, error) {
 func cursorRowMemory(r []types.Value) int64 {
 	n := int64(24)
 	for _, v := range r {
-		n += int64(unsafe.Sizeof(v)) + int64(len(v.Str()))
+		n += int64(unsafe.Sizeof(v)) + int64(v.PayloadSize())
 	}
 	return n
 }

@@ -517,7 +517,7 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	// VALUES row reused by the next execution), so it is copied first.
 	copied := false
 	for i, v := range row {
-		if v.Family() == types.TimestampTZ {
+		if v.Family() == types.TimestampTZ || v.Family() == types.Array && v.ArrayElemType().Family == types.TimestampTZ {
 			if !copied {
 				row, copied = append([]types.Value(nil), row...), true
 			}

@@ -624,13 +624,16 @@ func (al *alterer) setType(i int, act parser.AlterAction) error {
 			return sqlerr.NotSupported("changing the type of column %q, which computed column %q uses", col.Name, c.Name)
 		}
 	}
-	if t.IsKeyColumn(i) && !keyable(act.Type) {
-		return sqlerr.New(sqlerr.InvalidTableDefinition,
-			"column %q of type %s cannot be part of the primary key", col.Name, act.Type)
+	if t.IsKeyColumn(i) {
+		if err := keyColumnErr(col.Name, act.Type); err != nil {
+			return err
+		}
 	}
 	for _, ix := range t.Indexes {
-		if slices.Contains(ix.Columns, i) && act.Type.Family == types.Json {
-			return sqlerr.New(sqlerr.InvalidTableDefinition, "column %q of type %s cannot be indexed", col.Name, act.Type)
+		if slices.Contains(ix.Columns, i) {
+			if err := indexColumnErr(col.Name, act.Type); err != nil {
+				return err
+			}
 		}
 	}
 	oldType := col.Type
@@ -700,9 +703,8 @@ func (al *alterer) addPrimaryKey(c *ast.Constraint) error {
 		if slices.Contains(key, i) {
 			return sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in primary key constraint", t.Columns[i].Name)
 		}
-		if !keyable(t.Columns[i].Type) {
-			return sqlerr.New(sqlerr.InvalidTableDefinition,
-				"column %q of type %s cannot be part of the primary key", t.Columns[i].Name, t.Columns[i].Type)
+		if err := keyColumnErr(t.Columns[i].Name, t.Columns[i].Type); err != nil {
+			return err
 		}
 		if !t.Columns[i].NotNull {
 			t.Columns[i].NotNull = true

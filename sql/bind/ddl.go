@@ -261,9 +261,8 @@ func (d *tableDef) resolvePrimaryKey() error {
 		if t.IsKeyColumn(i) {
 			return sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in primary key constraint", name)
 		}
-		if !keyable(t.Columns[i].Type) {
-			return sqlerr.New(sqlerr.InvalidTableDefinition,
-				"column %q of type %s cannot be part of the primary key", name, t.Columns[i].Type)
+		if err := keyColumnErr(name, t.Columns[i].Type); err != nil {
+			return err
 		}
 		t.PrimaryKey = append(t.PrimaryKey, i)
 	}
@@ -282,6 +281,30 @@ func (d *tableDef) resolveIndexes() error {
 			return err
 		}
 		t.Indexes = append(t.Indexes, ix)
+	}
+	return nil
+}
+
+// keyColumnErr is the error for a column of type t in a primary key, nil
+// when t may be part of one. Arrays have no key encoding yet (0A000).
+func keyColumnErr(name string, t types.Type) error {
+	if t.Family == types.Array {
+		return sqlerr.NotSupported("column %q of type %s in a primary key", name, t.PGName())
+	}
+	if !keyable(t) {
+		return sqlerr.New(sqlerr.InvalidTableDefinition, "column %q of type %s cannot be part of the primary key", name, t)
+	}
+	return nil
+}
+
+// indexColumnErr is the error for a column of type t in a secondary
+// index, nil when it may be in one.
+func indexColumnErr(name string, t types.Type) error {
+	switch t.Family {
+	case types.Array:
+		return sqlerr.NotSupported("column %q of type %s in an index", name, t.PGName())
+	case types.Json:
+		return sqlerr.New(sqlerr.InvalidTableDefinition, "column %q of type %s cannot be indexed", name, t)
 	}
 	return nil
 }

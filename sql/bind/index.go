@@ -6,7 +6,6 @@ import (
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
-	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // IndexSpec is an index being defined, by CREATE INDEX or in CREATE TABLE.
@@ -81,8 +80,8 @@ func (spec IndexSpec) Resolve(t *catalog.Table) (catalog.Index, error) {
 				return ix, sqlerr.New(sqlerr.DuplicateColumn, "column %q appears twice in index %q", name, spec.Name)
 			}
 		}
-		if f := t.Columns[c].Type.Family; f == types.Json {
-			return ix, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q of type %s cannot be indexed", name, t.Columns[c].Type)
+		if err := indexColumnErr(name, t.Columns[c].Type); err != nil {
+			return ix, err
 		}
 		ix.Columns = append(ix.Columns, c)
 		anyDesc = anyDesc || spec.Desc[i]

@@ -727,6 +727,9 @@ func (a *binder) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		// plain derived table (lateral.go plans the others).
 		names, _ := columnAliases(ts)
 		if call := seriesCall(src); call != nil {
+			if call.FnName.L != parser.SeriesFunc {
+				return a.fromUnnest(call, alias, names)
+			}
 			return a.fromSeries(call, alias, names)
 		}
 		node, err := a.fromQuery(src)
@@ -749,10 +752,76 @@ func seriesCall(n ast.ResultSetNode) *ast.FuncCallExpr {
 		return nil
 	}
 	call, ok := sel.Fields.Fields[0].Expr.(*ast.FuncCallExpr)
-	if !ok || call.FnName.L != parser.SeriesFunc {
+	if !ok {
 		return nil
 	}
-	return call
+	switch call.FnName.L {
+	case parser.SeriesFunc, parser.UnnestFunc, parser.UnnestOrdinalityFunc:
+		return call
+	}
+	return nil
+}
+
+// fromUnnest plans unnest(a [, b ...]) [WITH ORDINALITY] in FROM: one
+// column per array, named unnest (or after the alias for one array, or
+// the column aliases), and ordinality (bigint) last.
+func (a *binder) fromUnnest(call *ast.FuncCallExpr, alias string, names []string) (*fromItem, error) {
+	if len(call.Args) == 0 {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function unnest() does not exist")
+	}
+	ord := call.FnName.L == parser.UnnestOrdinalityFunc
+	node := &planner.Unnest{Ordinality: ord}
+	for _, n := range call.Args {
+		b := a.builder(nil, nil)
+		e, err := b.BuildUntyped(n)
+		if err == nil && e.Type().Family == types.Unknown {
+			// unnest('{1,2}'): PostgreSQL cannot choose; neither can we.
+			err = sqlerr.New(sqlerr.IndeterminateDatatype, "could not determine polymorphic type because input has type unknown")
+		}
+		a.params = b.ParamTypes
+		if err != nil {
+			return nil, err
+		}
+		switch e.Type().Family {
+		case types.Array:
+		case types.Utf8:
+			// The catalog's text form of an array.
+			e = expr.TextArray(e)
+		default:
+			return nil, sqlerr.New(sqlerr.UndefinedFunction, "function unnest(%s) does not exist", expr.TypeName(e.Type()))
+		}
+		node.Args = append(node.Args, e)
+	}
+	var cols []string
+	switch {
+	case len(node.Args) == 1 && alias != "":
+		cols = []string{alias}
+	default:
+		for range node.Args {
+			cols = append(cols, "unnest")
+		}
+	}
+	if ord {
+		cols = append(cols, "ordinality")
+	}
+	if len(names) > len(cols) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "table \"%s\" has %d columns available but %d columns specified", alias, len(cols), len(names))
+	}
+	copy(cols, names)
+	table := "unnest"
+	if alias != "" {
+		table = alias
+	}
+	sc := &scope{}
+	for i, c := range cols {
+		t := types.TypeInt64
+		if i < len(node.Args) {
+			t = node.Args[i].Type().ElemType()
+		}
+		node.Cols = append(node.Cols, planner.Column{Name: c, Type: t})
+		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(table), name: c, typ: t})
+	}
+	return &fromItem{node: node, sc: sc}, nil
 }
 
 // fromSeries plans generate_series(start, stop [, step]) in FROM: the

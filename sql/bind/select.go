@@ -50,6 +50,9 @@ func (a *binder) buildSelect(sel *ast.SelectStmt) (planner.Node, error) {
 	if err := q.windows(); err != nil {
 		return nil, err
 	}
+	if err := q.setReturning(); err != nil {
+		return nil, err
+	}
 	if err := q.selectList(untyped); err != nil {
 		return nil, err
 	}
@@ -191,7 +194,8 @@ func (q *selectQuery) selectList(untyped bool) error {
 			return err
 		}
 		col := planner.Column{Name: outputName(f), Type: e.Type()}
-		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) {
+		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) && ref.Index < len(q.sc.cols) {
+			// (A select-list unnest reads a column past the scope's.)
 			col = q.a.sourceColumn(q.input, ref.Index, q.sc.cols[ref.Index])
 			col.Name = outputName(f)
 		}
@@ -406,14 +410,17 @@ func exprName(n ast.ExprNode) string {
 		if plain, ok := parser.SequenceFuncs[name]; ok {
 			return plain
 		}
-		if name == parser.ArrayElemFunc && len(n.Args) == 2 {
+		if (name == parser.ArrayElemFunc || name == parser.ArraySliceFunc) && len(n.Args) >= 2 {
 			// a[i] is named after a, as in PostgreSQL.
 			return exprName(n.Args[0])
 		}
-		if (name == "pivot_cast" || name == parser.RegCastFunc || name == parser.ArrayCastFunc) && len(n.Args) == 2 {
+		if name == parser.ArrayCtorFunc {
+			return "array"
+		}
+		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
-				name, _, _ := strings.Cut(v.GetString(), "(")
+				name, _, _ := strings.Cut(strings.TrimSuffix(v.GetString(), "[]"), "(")
 				return strings.ToLower(strings.TrimSpace(name))
 			}
 			return exprName(n.Args[0])

@@ -289,8 +289,11 @@ func (a *binder) subquery(b *expr.Builder, sc expr.Scope, replace replaceFn, n a
 		if len(cols) != 1 {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
 		}
-		// PivotDB has no array type: the value is the array's text form.
-		node.Typ = types.TypeUtf8
+		et := cols[0].Type
+		if et.Family == types.Unknown || et.Family == types.Null {
+			et = types.TypeUtf8
+		}
+		node.Typ = types.ArrayOf(et)
 	case exec.SubScalar:
 		if len(cols) != 1 {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")

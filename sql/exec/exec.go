@@ -106,7 +106,7 @@ const valueOverhead = int64(unsafe.Sizeof(types.Value{}))
 func rowMemory(r expr.Row) int64 {
 	n := int64(24) // the slice header
 	for _, v := range r {
-		n += valueOverhead + int64(len(v.Str())) // Str is the string/bytes payload, "" for other types
+		n += valueOverhead + int64(v.PayloadSize()) // the string/bytes payload or an array's elements
 	}
 	return n
 }
@@ -179,6 +179,14 @@ func build(c *Context, n planner.Node) (Iter, error) {
 		return &valuesIter{c: c, n: n}, nil
 	case *planner.Series:
 		return newSeries(c, n)
+	case *planner.Unnest:
+		return newUnnest(c, n)
+	case *planner.ProjectSet:
+		in, err := Build(c, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &projectSetIter{c: c, n: n, in: in}, nil
 	case *planner.Generate:
 		rows, err := n.Rows()
 		if err != nil {
@@ -412,6 +420,91 @@ func (s *seriesIter) Next() (expr.Row, error) {
 }
 
 func (s *seriesIter) Close() {}
+
+// unnestIter streams unnest's rows from the evaluated arrays.
+type unnestIter struct {
+	arrays [][]types.Value
+	n, pos int
+	ord    bool
+}
+
+func newUnnest(c *Context, n *planner.Unnest) (Iter, error) {
+	it := &unnestIter{ord: n.Ordinality}
+	for _, e := range n.Args {
+		v, err := e.Eval(c.Eval, nil)
+		if err != nil {
+			return nil, err
+		}
+		elems := v.ArrayElems()
+		it.arrays = append(it.arrays, elems)
+		it.n = max(it.n, len(elems))
+	}
+	return it, nil
+}
+
+func (u *unnestIter) Next() (expr.Row, error) {
+	if u.pos >= u.n {
+		return nil, nil
+	}
+	row := make(expr.Row, 0, len(u.arrays)+1)
+	for _, a := range u.arrays {
+		if u.pos < len(a) {
+			row = append(row, a[u.pos])
+		} else {
+			row = append(row, types.NullValue)
+		}
+	}
+	u.pos++
+	if u.ord {
+		row = append(row, types.NewInt64(int64(u.pos)))
+	}
+	return row, nil
+}
+
+func (u *unnestIter) Close() {}
+
+// projectSetIter expands each input row by the arrays of a select-list
+// unnest (planner.ProjectSet).
+type projectSetIter struct {
+	c      *Context
+	n      *planner.ProjectSet
+	in     Iter
+	row    expr.Row
+	arrays [][]types.Value
+	pos, m int
+}
+
+func (p *projectSetIter) Next() (expr.Row, error) {
+	for p.pos >= p.m {
+		row, err := p.in.Next()
+		if err != nil || row == nil {
+			return nil, err
+		}
+		p.row, p.pos, p.m = row, 0, 0
+		p.arrays = p.arrays[:0]
+		for _, e := range p.n.Arrays {
+			v, err := e.Eval(p.c.Eval, row)
+			if err != nil {
+				return nil, err
+			}
+			p.arrays = append(p.arrays, v.ArrayElems())
+			p.m = max(p.m, len(v.ArrayElems()))
+		}
+	}
+	out := make(expr.Row, 0, len(p.row)+len(p.arrays))
+	out = append(out, p.row...)
+	for _, a := range p.arrays {
+		if p.pos < len(a) {
+			out = append(out, a[p.pos])
+		} else {
+			out = append(out, types.NullValue)
+		}
+	}
+	p.pos++
+	return out, nil
+}
+
+func (p *projectSetIter) Close() { p.in.Close() }
 
 type sliceIter struct {
 	rows [][]types.Value

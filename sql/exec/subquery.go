@@ -29,8 +29,8 @@ const (
 	// row of a subquery (NULL for none; 21000 for more), as RowCompare.
 	SubRow
 	// SubArray is ARRAY(SELECT x ...): the values of all rows, in the
-	// plan's order, as the text form of an array ('{}' for no rows;
-	// PivotDB has no array type, see expr.FormatArrayText).
+	// plan's order, as an array ('{}' for no rows; rows of arrays make
+	// an array of one more dimension).
 	SubArray
 )
 
@@ -230,14 +230,11 @@ func (s *Subquery) result(c *expr.Context, row expr.Row, res *subResult) (types.
 	case SubExists:
 		return types.NewBool(len(res.rows) > 0), nil
 	case SubArray:
-		elems := make([]*string, len(res.rows))
+		elems := make([]types.Value, len(res.rows))
 		for i, r := range res.rows {
-			if !r[0].IsNull() {
-				t := r[0].Text()
-				elems[i] = &t
-			}
+			elems[i] = r[0]
 		}
-		return types.NewUtf8(expr.FormatArrayText(elems)), nil
+		return expr.MakeArray(s.Typ.ElemType(), elems, s.Plan.Columns()[0].Type.Family == types.Array)
 	}
 	left := make(expr.Row, len(s.L))
 	for i, e := range s.L {

@@ -65,7 +65,7 @@ type AggSpec struct {
 var aggNames = map[string]bool{
 	"count": true, "sum": true, "avg": true, "min": true, "max": true, "total": true,
 	"group_concat": true, "string_agg": true, "bool_and": true, "bool_or": true,
-	"every": true, "count_if": true,
+	"every": true, "count_if": true, "array_agg": true,
 }
 
 // IsAggregate reports whether name (lower case) is an aggregate function.
@@ -152,6 +152,13 @@ func NewAggSpec(name string, distinct, star bool, arg Expr) (*AggSpec, error) {
 			return bad()
 		}
 		s.Typ = types.TypeBool
+	case "array_agg":
+		switch f {
+		case types.Unknown, types.Null:
+			s.Typ = types.ArrayOf(types.TypeUtf8)
+		default:
+			s.Typ = types.ArrayOf(t)
+		}
 	}
 	return s, nil
 }
@@ -187,6 +194,8 @@ func (s *AggSpec) New() AggFunc {
 		a = &boolAgg{and: true}
 	case "bool_or":
 		a = &boolAgg{}
+	case "array_agg":
+		a = &arrayAgg{elem: s.Typ.ElemType(), nested: s.Arg != nil && s.Arg.Type().Family == types.Array}
 	}
 	if s.Distinct {
 		a = &distinctAgg{inner: a, seen: map[string]struct{}{}}
@@ -407,6 +416,39 @@ func (a *boolAgg) Result() (types.Value, error) {
 		return types.NullValue, nil
 	}
 	return types.NewBool(a.acc), nil
+}
+
+// arrayAgg is array_agg: every input, NULLs included, in input order;
+// NULL for no input. Array inputs make an array of one more dimension
+// (2202E unless they all have the same dimensions).
+type arrayAgg struct {
+	elem   types.Type
+	nested bool
+	vals   []types.Value
+}
+
+func (a *arrayAgg) Add(v types.Value) error {
+	if a.nested && v.IsNull() {
+		return sqlerr.New(sqlerr.NullValueNotAllowed, "cannot accumulate null arrays")
+	}
+	a.vals = append(a.vals, v)
+	return nil
+}
+
+func (a *arrayAgg) Result() (types.Value, error) {
+	if len(a.vals) == 0 {
+		return types.NullValue, nil
+	}
+	if a.nested {
+		for _, v := range a.vals {
+			if len(v.ArrayDims()) == 0 {
+				return types.Value{}, sqlerr.New(sqlerr.ArraySubscriptError, "cannot accumulate empty arrays")
+			}
+		}
+	}
+	// The slice's length is fixed in the value; later Adds append beyond
+	// it, so a result returned earlier never changes.
+	return MakeArray(a.elem, a.vals[:len(a.vals):len(a.vals)], a.nested)
 }
 
 // BuildAgg builds an aggregate call: an *ast.AggregateFuncExpr, or an

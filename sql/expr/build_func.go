@@ -33,6 +33,18 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 		// binder consumes it in ORDER BY lists and index columns, so here
 		// it stood somewhere else, where PostgreSQL has no such clause.
 		return nil, b.withPos(sqlerr.New(sqlerr.SyntaxError, `syntax error at or near "NULLS"`), n)
+	case ArrayCtorFunc:
+		return b.buildArrayCtor(n)
+	case ArrayElemFunc:
+		return b.buildArrayElem(n)
+	case ArraySliceFunc:
+		return b.buildArraySlice(n)
+	case ArrayAnyFunc, ArrayAllFunc, ArrayContainsFunc, ArrayContainedFunc, ArrayOverlapFunc:
+		return nil, b.withPos(sqlerr.New(sqlerr.SyntaxError, "syntax error: %s stands only on the right of a comparison", name), n)
+	case "unnest":
+		// A set-returning function: planned in FROM and at the top of a
+		// select list (the binder takes those calls before they get here).
+		return nil, b.withPos(sqlerr.NotSupported("unnest() here (it is planned in FROM and in a select list without aggregates)"), n)
 	case ArraySubqueryFunc:
 		if len(n.Args) == 1 {
 			if _, ok := unparen(n.Args[0]).(*ast.SubqueryExpr); ok {
@@ -120,6 +132,9 @@ func (b *Builder) pipes(n *ast.FuncCallExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.Type().Family == types.Array || r.Type().Family == types.Array {
+		return b.arrayConcat(l, r)
+	}
 	isStr := func(t types.Type) bool {
 		f := t.Family
 		return f == types.Utf8 || f == types.String || f == types.Unknown
@@ -159,6 +174,13 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 	t, err := types.ParseTypeName(name)
 	if err != nil {
 		return nil, err
+	}
+	if emptyArrayCtor(n.Args[0]) {
+		// ARRAY[]::T[]: the cast gives the empty array its type.
+		if t.Family != types.Array {
+			return nil, sqlerr.New(codeCannotCoerce, "cannot cast type %s to %s", "text[]", TypeName(t))
+		}
+		return &Const{Value: types.NewArray(t.ElemType(), nil), Typ: t}, nil
 	}
 	e, err := b.build(n.Args[0])
 	if err != nil {

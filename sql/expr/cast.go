@@ -47,6 +47,12 @@ func (e *Cast) String() string { return "CAST(" + e.E.String() + " AS " + e.To.S
 func CastAllowed(from, to types.Type) bool {
 	ff, tf := from.Family, to.Family
 	switch {
+	case ff == types.Array && tf == types.Array:
+		return CastAllowed(from.ElemType(), to.ElemType())
+	case tf == types.Array:
+		return ff == types.Null || ff == types.Unknown || ff == types.Utf8
+	case ff == types.Array:
+		return tf == types.Utf8
 	case ff == tf, ff == types.Null, ff == types.Unknown:
 		return true
 	case tf == types.Utf8 || tf == types.String:

@@ -21,7 +21,12 @@ import (
 // literals compared with a varchar(3) or Decimal(5,2) column are parsed as
 // text or unconstrained decimals, so that comparing with a longer string or
 // a more precise number is simply false instead of an error or a rounding.
-func BaseType(t types.Type) types.Type { return types.T(t.Family) }
+func BaseType(t types.Type) types.Type {
+	if t.Family == types.Array {
+		return types.ArrayOf(types.T(t.Elem))
+	}
+	return types.T(t.Family)
+}
 
 // Comparable reports whether values of types a and b can be compared with
 // = and <. NULL compares with everything (and yields NULL).
@@ -36,6 +41,8 @@ func Comparable(a, b types.Type) bool {
 		return true
 	case af.IsTime() && bf.IsTime():
 		return true
+	case af == types.Array && bf == types.Array:
+		return Comparable(a.ElemType(), b.ElemType())
 	case af == bf:
 		return af == types.Bool || af == types.Interval || af == types.Unknown || af == types.Uuid
 	}
@@ -93,6 +100,11 @@ func unify(a, b types.Type) (types.Type, bool) {
 	}
 	af, bf := a.Family, b.Family
 	switch {
+	case af == types.Array && bf == types.Array:
+		e, ok := unify(a.ElemType(), b.ElemType())
+		return types.ArrayOf(e), ok
+	case af == types.Array || bf == types.Array:
+		return types.Type{}, false
 	case af == types.Utf8 && bf == types.Utf8 && (a.Blank || b.Blank):
 		return unifyBlank(a, b), true
 	case af == bf:
@@ -170,6 +182,12 @@ func unifyNumeric(a, b types.Family) types.Type {
 func AssignmentAllowed(from, to types.Type) bool {
 	ff, tf := from.Family, to.Family
 	switch {
+	case ff == types.Array && tf == types.Array:
+		return AssignmentAllowed(from.ElemType(), to.ElemType())
+	case ff == types.Array || tf == types.Array:
+		// Arrays store only into arrays (and text into an array column
+		// only through an untyped literal), as in PostgreSQL.
+		return ff == types.Null || ff == types.Unknown || tf == types.Utf8 && ff == types.Array
 	case ff == tf, ff == types.Null, ff == types.Unknown:
 		return true
 	case ff.IsNumeric() && tf.IsNumeric():
@@ -206,6 +224,8 @@ func (b *Builder) Coerce(e Expr, t types.Type) (Expr, error) {
 		return b.resolve(e, t)
 	case et == t:
 		return e, nil
+	case et.Family == types.Array || t.Family == types.Array:
+		// Element types differ: a Cast below.
 	case et.Family == t.Family && t.Precision == 0 && t.Width == 0 && (t.Blank || !et.Blank):
 		// (A char(n) value becoming text or varchar loses its padding,
 		// which takes a Cast.)
@@ -234,7 +254,7 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.Family == types.TimestampTZ {
+		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ {
 			// Text without an offset names a wall-clock time in the
 			// session's zone when the statement runs (zone.go).
 			return &Cast{E: n, To: t}, nil

@@ -82,6 +82,14 @@
 //     Decimal, as PostgreSQL's sum(int8) is numeric; sum of unsigned is
 //     Uint64 with 22003 on overflow of the final sum; avg of integers is
 //     Double).
+//   - Arrays (array.go, func_array.go): ARRAY[...] takes its elements'
+//     common type (arrays as elements add a dimension); an untyped
+//     literal or parameter next to an array operator becomes that array
+//     type ('{1,2}', = ANY($1)); x op ANY/ALL, @>, <@ and && compare
+//     elements with the scalar rules; || is array_cat, array_append or
+//     array_prepend by the operand types; subscripts are NULL out of range.
+//     Where an array is expected, a text value is read as the text form of
+//     one (the system catalog's array columns are still text).
 //   - Text (Utf8, Json) is valid UTF-8 without NUL: literals, parameters
 //     and casts from bytes that are not fail with 22021 ("invalid byte
 //     sequence for encoding "UTF8": 0x00"), as in PostgreSQL

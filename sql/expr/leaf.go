@@ -52,6 +52,9 @@ func (e *Const) Type() types.Type {
 	if e.Typ.Family != types.Null {
 		return e.Typ
 	}
+	if e.Value.Family() == types.Array {
+		return e.Value.ArrayType()
+	}
 	return types.T(e.Value.Family())
 }
 
@@ -76,6 +79,8 @@ func Literal(v types.Value) string {
 		return v.Text()
 	case f == types.Utf8 || f == types.Unknown:
 		return quoteString(v.Str())
+	case f == types.Array:
+		return quoteString(v.Text()) + "::" + v.ArrayType().String()
 	case f == types.String:
 		if utf8.ValidString(v.Str()) && isPrintable(v.Str()) {
 			return "String(" + quoteString(v.Str()) + ")"

@@ -25,6 +25,10 @@ func (c *Context) zone() *time.Location {
 // zoneDependent reports whether a cast from one type to another reads the
 // session's time zone.
 func zoneDependent(from, to types.Type) bool {
+	if from.Family == types.Array || to.Family == types.Array {
+		// Element by element (text to timestamptz[] parses each one).
+		return zoneDependent(from.ElemType(), to.ElemType())
+	}
 	ff, tf := from.Family, to.Family
 	if ff == tf {
 		return false
@@ -37,6 +41,9 @@ func zoneDependent(from, to types.Type) bool {
 // it (see zoneDependent); ok is false for every other conversion.
 func zoneCast(v types.Value, to types.Type, z *time.Location) (r types.Value, ok bool, err error) {
 	ff, tf := v.Family(), to.Family
+	if ff == types.Array || tf == types.Array {
+		return zoneCastArray(v, to, z)
+	}
 	switch {
 	case ff == types.TimestampTZ && tf.IsTime():
 		r, err = types.Cast(types.NewTimestamp(types.WallMicros(v.Micros(), z)), to)
@@ -54,6 +61,64 @@ func zoneCast(v types.Value, to types.Type, z *time.Location) (r types.Value, ok
 		return types.NewTimestampTZ(m), true, nil
 	}
 	return types.Value{}, false, nil
+}
+
+// zoneCastArray is zoneCast for arrays whose elements' conversion depends
+// on the zone: text to timestamptz[], timestamptz[] to text, and arrays
+// of times to one another, element by element.
+func zoneCastArray(v types.Value, to types.Type, z *time.Location) (types.Value, bool, error) {
+	ff := v.Family()
+	var from types.Type
+	switch {
+	case ff == types.Array:
+		from = v.ArrayElemType()
+	case ff == types.Utf8 || ff == types.String || ff == types.Unknown:
+		from = types.TypeUtf8
+	default:
+		return types.Value{}, false, nil
+	}
+	if !zoneDependent(from, to.ElemType()) {
+		return types.Value{}, false, nil
+	}
+	if to.Family != types.Array {
+		// timestamptz[] as text: each element printed in the zone.
+		r, err := types.Cast(v.InZone(z.String()), to)
+		return r, true, err
+	}
+	var dims, lower []int
+	var elems []types.Value
+	if ff == types.Array {
+		dims, lower, elems = v.ArrayDims(), v.ArrayLower(), v.ArrayElems()
+	} else {
+		d, l, texts, err := types.ParseArrayLiteral(v.Str())
+		if err != nil {
+			return types.Value{}, true, err
+		}
+		dims, lower = d, l
+		elems = make([]types.Value, len(texts))
+		for i, t := range texts {
+			if t != nil {
+				elems[i] = types.NewUtf8(*t)
+			}
+		}
+	}
+	et := to.ElemType()
+	out := make([]types.Value, len(elems))
+	for i, e := range elems {
+		if e.IsNull() {
+			continue
+		}
+		r, ok, err := zoneCast(e, et, z)
+		if !ok {
+			r, err = types.Cast(e, et)
+		}
+		if err != nil {
+			return types.Value{}, true, err
+		}
+		out[i] = r
+	}
+	r, err := types.NewArrayDims(et, dims, lower, out)
+	return r, true, err
 }
 
 // CastInZone is types.Cast for a statement run in c (the session's zone

@@ -71,9 +71,13 @@
 //     Decimal("1.5", p, s)) become pivot_cast('...', 'Type'), and so do
 //     PostgreSQL's DATE '...', TIMESTAMP '...', TIMESTAMPTZ '...' and
 //     INTERVAL '...' (MySQL's INTERVAL '1' DAY is left to TiDB);
-//   - x::T[] and CAST(x AS T[]) become pivot_array_cast(x, 'T'), and a
-//     subscript a[i] pivot_array_elem(a, i) (no array type: both work on
-//     the text form of an array);
+//   - array syntax becomes calls the expression builder knows
+//     (ArrayCtorFunc and its siblings): ARRAY[...] pivot_array(...),
+//     a[i][j] pivot_array_elem(a, i, j), slices pivot_array_slice, and
+//     a @> b, a <@ b, a && b a = pivot_array_contains(b) and so on; array
+//     types T[], T ARRAY and List<T> are ordinary type names;
+//   - unnest(...) [WITH ORDINALITY] in FROM becomes a derived table like
+//     generate_series(...) (UnnestFunc);
 //   - generate_series(...) after FROM, JOIN, LATERAL or a comma of a FROM
 //     list becomes the derived table (SELECT pivot_generate_series(...)),
 //     planned as a series (lateral when other items precede it);
@@ -117,7 +121,7 @@
 // error at end of input` (`at or near ";"` when the statement was ended by
 // a semicolon), `unterminated quoted string at or near "'abc"`. Position is
 // the 1-based character (not byte) offset in the whole script. Unknown type
-// names are 42704 `type "foo" does not exist`, array types 0A000, bad
+// names are 42704 `type "foo" does not exist`, bad
 // escapes 22025, $0 42P02. A script with an error anywhere yields no
 // statements.
 //

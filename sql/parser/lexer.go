@@ -41,7 +41,7 @@ type token struct {
 }
 
 // multiOps are the operators longer than one byte, longest first.
-var multiOps = []string{"<=>", "->>", "<=", ">=", "<>", "!=", "==", "||", "&&", "<<", ">>", "::", ":=", "=>", "->", "@@"}
+var multiOps = []string{"<=>", "->>", "<=", ">=", "<>", "!=", "==", "||", "&&", "<<", ">>", "::", ":=", "=>", "->", "@@", "@>", "<@"}
 
 // lexer scans the script one token at a time. Comments and whitespace are
 // skipped; they only show as gaps between token offsets.

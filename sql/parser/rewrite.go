@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -239,6 +240,14 @@ const ArraySubqueryFunc = "pivot_array_subquery"
 // functions in FROM).
 const SeriesFunc = "pivot_generate_series"
 
+// UnnestFunc and UnnestOrdinalityFunc are the dialect front's spellings
+// of unnest(...) and unnest(...) WITH ORDINALITY in FROM, derived tables
+// like SeriesFunc's.
+const (
+	UnnestFunc           = "pivot_unnest"
+	UnnestOrdinalityFunc = "pivot_unnest_ordinality"
+)
+
 // NullsFirstFunc and NullsLastFunc are the marker items NULLS FIRST and
 // NULLS LAST become in an ORDER BY list (see rewriter.item).
 const (
@@ -272,6 +281,34 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
+		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
+			// unnest(...) [WITH ORDINALITY] in FROM: (SELECT
+			// pivot_unnest(...)) or pivot_unnest_ordinality, planned
+			// like generate_series.
+			open := i + 1
+			end := int(s.match[open]) + 1
+			fn := UnnestFunc
+			if end+1 < hi && s.isWord(end, "with") && s.isWord(end+1, "ordinality") {
+				fn = UnnestOrdinalityFunc
+			}
+			next := end
+			if fn == UnnestOrdinalityFunc {
+				next = end + 2
+			}
+			aliased := s.derivedColumnsAt(next, hi) > 0
+			if aliased && !s.isWord(i-1, "lateral") {
+				r.syn("LATERAL", i, false, false)
+			}
+			r.syn("(SELECT "+fn, i, false, true)
+			if err := r.group(open); err != nil {
+				return 0, err
+			}
+			r.syn(")", end-1, true, false)
+			r.lastTok = next - 1
+			if aliased {
+				return r.derivedColumns(next, hi)
+			}
+			return next, nil
 		case s.tableFuncAt(i) && s.isWord(i, "generate_series") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
 			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "generate_series") &&
 				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
@@ -439,6 +476,23 @@ func (r *rewriter) item(i, hi int) (int, error) {
 		case "::":
 			// A cast with nothing castable before it.
 			return 0, s.errAtTok(i)
+		case "@>", "<@", "&&":
+			// PostgreSQL's array containment and overlap operators (&&
+			// is not MySQL's AND here): a = pivot_array_contains(b), and
+			// so on, which the expression builder reads like x = ANY (a).
+			if !r.afterOperand(i) || i+1 >= hi {
+				return 0, s.errAtTok(i)
+			}
+			fn := map[string]string{"@>": ArrayContainsFunc, "<@": ArrayContainedFunc, "&&": ArrayOverlapFunc}[s.text(i)]
+			r.syn("= "+fn+"(", i, false, false)
+			r.lastTok = i
+			next, err := r.item(i+1, hi)
+			if err != nil {
+				return 0, err
+			}
+			r.syn(")", next-1, true, false)
+			r.lastTok = next - 1
+			return next, nil
 		case "~", "!":
 			if op, next := s.regexOpAt(i, hi); op != "" && r.afterOperand(i) {
 				return r.regexOp(op, i, next-1, hi)
@@ -456,17 +510,27 @@ type cast struct {
 	// reg, when set, names an object-identifier type (regclass, oid, ...):
 	// the cast becomes RegCastFunc.
 	reg string
-	// arr marks a cast to an array type T[]: it becomes ArrayCastFunc.
-	arr bool
 }
 
-// ArrayCastFunc and ArrayElemFunc are the dialect front's spellings of
-// x::T[] and of the subscript a[i]: pivot_array_cast(x, 'T') and
-// pivot_array_elem(a, i). PivotDB has no array type; both work on
-// PostgreSQL's text form of an array (sql/pgfuncs.go).
+// The dialect front's spellings of array syntax (sql/expr/array.go):
+//
+//	ARRAY[a, b]            pivot_array(a, b)
+//	ARRAY[[1,2],[3,4]]     pivot_array(pivot_array(1,2), pivot_array(3,4))
+//	a[i][j]                pivot_array_elem(a, i, j)
+//	a[i:j][k]              pivot_array_slice(a, i, j, 1, k, mask)
+//	a @> b, a <@ b, a && b a = pivot_array_contains(b), a = pivot_array_contained(b), a = pivot_array_overlap(b)
+//
+// A slice's mask has bit 2k set when the lower bound of subscript k is
+// omitted (a[:j]) and bit 2k+1 when its upper bound is (a[i:]); an
+// omitted bound is written as 0. A subscript without a colon in a slice
+// is 1:k, as in PostgreSQL.
 const (
-	ArrayCastFunc = "pivot_array_cast"
-	ArrayElemFunc = "pivot_array_elem"
+	ArrayCtorFunc      = "pivot_array"
+	ArrayElemFunc      = "pivot_array_elem"
+	ArraySliceFunc     = "pivot_array_slice"
+	ArrayContainsFunc  = "pivot_array_contains"
+	ArrayContainedFunc = "pivot_array_contained"
+	ArrayOverlapFunc   = "pivot_array_overlap"
 )
 
 // operand emits the primary expression at i — a literal, a parameter, an
@@ -478,9 +542,16 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	call := -1 // the '(' of a function call
 	var lit typedLiteral
 	isLit := false
+	ctor := -1 // the ']' of ARRAY[...]
 	switch {
 	case s.isOp(i, "("):
 		end = int(s.match[i]) + 1
+	case s.isWord(i, "array") && s.isOp(i+1, "["):
+		ctor = s.closeBracket(i+1, hi)
+		if ctor < 0 {
+			return 0, s.errAtTok(i + 1)
+		}
+		end = ctor + 1
 	case s.isKind(i, tkIdent) || s.isKind(i, tkQuotedIdent):
 		for s.isOp(end, ".") && end+1 < hi &&
 			(s.isKind(end+1, tkIdent) || s.isKind(end+1, tkQuotedIdent) || s.isOp(end+1, "*")) {
@@ -521,9 +592,9 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	}
 	bodyEnd := end
 	// Subscripts a[i] follow the operand (before any cast).
-	var subs [][2]int // the '[' and ']' tokens
-	// (ARRAY[...] is the array constructor, which is not supported.)
-	for end < hi && s.isOp(end, "[") && !isLit && !(end == i+1 && s.isWord(i, "array")) {
+	var subs [][3]int // the '[', ':' (or -1) and ']' tokens
+	slice := false
+	for end < hi && s.isOp(end, "[") && !isLit {
 		close := s.closeBracket(end, hi)
 		if close < 0 {
 			return 0, s.errAtTok(end)
@@ -531,8 +602,28 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		if close == end+1 {
 			return 0, s.errAtTok(close)
 		}
-		subs = append(subs, [2]int{end, close})
+		colon := -1
+		for k := end + 1; k < close; k = s.skip(k) {
+			if s.isOp(k, ":") {
+				colon = k
+				break
+			}
+			if s.isOp(k, "[") {
+				k = s.closeBracket(k, close)
+				if k < 0 {
+					return 0, s.errAtTok(end)
+				}
+			}
+		}
+		if colon >= 0 {
+			slice = true
+		}
+		subs = append(subs, [3]int{end, colon, close})
 		end = close + 1
+	}
+	if len(subs) > 0 && s.isOp(end, "=") && s.isWord(0, "update") && (s.isWord(i-1, "set") || s.isOp(i-1, ",")) {
+		// UPDATE t SET a[i] = v.
+		return 0, errAt(sqlerr.FeatureNotSupported, s.start(subs[0][0]), "assigning to an array element or slice is not supported yet")
 	}
 	var casts []cast
 	for end < hi && s.isOp(end, "::") {
@@ -541,28 +632,31 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			end = next
 			continue
 		}
-		t, arr, next, err := s.parseCastTypeAt(end+1, hi, true)
+		t, next, err := s.parseTypeAt(end+1, hi)
 		if err != nil {
 			return 0, err
 		}
-		casts = append(casts, cast{tok: end, t: t, arr: arr})
+		casts = append(casts, cast{tok: end, t: t})
 		end = next
 	}
 	for k := len(casts) - 1; k >= 0; k-- {
 		switch {
 		case casts[k].reg != "":
 			r.syn(RegCastFunc+"(", i, false, true)
-		case casts[k].arr:
-			r.syn(ArrayCastFunc+"(", i, false, true)
 		default:
 			r.syn(CastFunc+"(", i, false, true)
 		}
 	}
-	for range subs {
+	switch {
+	case slice:
+		r.syn(ArraySliceFunc+"(", i, false, true)
+	case len(subs) > 0:
 		r.syn(ArrayElemFunc+"(", i, false, true)
 	}
 	var err error
 	switch {
+	case ctor >= 0:
+		err = r.arrayCtor(i, i+1, ctor)
 	case isLit:
 		r.syn(CastFunc+"(", i, false, true)
 		r.plain(lit.strTok)
@@ -581,6 +675,11 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 				// nextval and its siblings are MySQL/TiDB keywords that
 				// take a table name; PostgreSQL's take a value.
 				r.emit(k, SequenceFuncPrefix+name)
+				continue
+			}
+			if k == call-1 && s.isWord(k, "cardinality") {
+				// A TiDB keyword; quoted it is a plain function name.
+				r.emit(k, "`cardinality`")
 				continue
 			}
 			r.plain(k)
@@ -608,12 +707,43 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, sb := range subs {
-		r.syn(",", sb[0], true, false)
-		if err := r.seq(sb[0]+1, sb[1]); err != nil {
-			return 0, err
+	if slice {
+		mask := 0
+		for k, sb := range subs {
+			open, colon, close := sb[0], sb[1], sb[2]
+			switch {
+			case colon < 0:
+				// a[k] among slices is a[1:k].
+				r.syn(", 1,", open, true, false)
+				if err := r.seq(open+1, close); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			r.syn(",", open, true, false)
+			if colon == open+1 {
+				mask |= 1 << (2 * k)
+				r.syn("0", open, false, false)
+			} else if err := r.seq(open+1, colon); err != nil {
+				return 0, err
+			}
+			r.syn(",", colon, true, false)
+			if close == colon+1 {
+				mask |= 1 << (2*k + 1)
+				r.syn("0", colon, false, false)
+			} else if err := r.seq(colon+1, close); err != nil {
+				return 0, err
+			}
 		}
-		r.syn(")", sb[1], true, false)
+		r.syn(fmt.Sprintf(", %d)", mask), subs[len(subs)-1][2], true, false)
+	} else if len(subs) > 0 {
+		for _, sb := range subs {
+			r.syn(",", sb[0], true, false)
+			if err := r.seq(sb[0]+1, sb[2]); err != nil {
+				return 0, err
+			}
+		}
+		r.syn(")", subs[len(subs)-1][2], true, false)
 	}
 	for _, c := range casts {
 		if c.reg != "" {
@@ -628,6 +758,52 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	// token, even when synthetic text was written last.
 	r.lastTok = end - 1
 	return end, nil
+}
+
+// arrayCtor emits the elements of ARRAY[...] (or of a bare [...] nested
+// in one) between the brackets at open and close as
+// pivot_array(e1, e2, ...); at is the token the call is attributed to.
+func (r *rewriter) arrayCtor(at, open, close int) error {
+	s := r.s
+	r.syn(ArrayCtorFunc+"(", at, false, true)
+	first := true
+	a := open + 1
+	emitElem := func(lo, hi int) error {
+		if lo >= hi {
+			return s.errAtTok(hi)
+		}
+		if !first {
+			r.syn(",", lo, true, false)
+		}
+		first = false
+		if s.isOp(lo, "[") && s.closeBracket(lo, hi) == hi-1 {
+			return r.arrayCtor(lo, lo, hi-1)
+		}
+		return r.seq(lo, hi)
+	}
+	for k := open + 1; k < close; {
+		switch {
+		case s.isOp(k, "["):
+			k = s.closeBracket(k, close) + 1
+			if k <= 0 {
+				return s.errAtTok(open)
+			}
+			continue
+		case s.isOp(k, ","):
+			if err := emitElem(a, k); err != nil {
+				return err
+			}
+			a = k + 1
+		}
+		k = s.skip(k)
+	}
+	if a < close || !first {
+		if err := emitElem(a, close); err != nil {
+			return err
+		}
+	}
+	r.syn(")", close, true, false)
+	return nil
 }
 
 // closeBracket returns the index of the ']' that closes the '[' at i
@@ -690,18 +866,14 @@ func (r *rewriter) castCall(i int) error {
 	if as == open+1 {
 		return s.errAtTok(as)
 	}
-	t, arr, next, err := s.parseCastTypeAt(as+1, close, true)
+	t, next, err := s.parseTypeAt(as+1, close)
 	if err != nil {
 		return err
 	}
 	if next != close {
 		return s.errAtTok(next)
 	}
-	if arr {
-		r.syn(ArrayCastFunc+"(", i, false, true)
-	} else {
-		r.syn(CastFunc+"(", i, false, true)
-	}
+	r.syn(CastFunc+"(", i, false, true)
 	if err := r.seq(open+1, as); err != nil {
 		return err
 	}
@@ -743,7 +915,7 @@ func (r *rewriter) afterOperand(i int) bool {
 	case tkIdent:
 		return !notCallee[strings.ToLower(s.text(p))]
 	case tkOp:
-		return s.isOp(p, ")")
+		return s.isOp(p, ")") || s.isOp(p, "]")
 	}
 	return false
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -14,33 +13,56 @@ var typeContinuation = map[string]bool{"precision": true, "varying": true}
 
 // parseTypeAt reads a type name starting at token i, bounded by hi:
 //
-//	word [word...] [(n [, n])] [with|without time zone] [[]]
+//	word [word...] [(n [, n])] [with|without time zone] [[] | [n] | ARRAY [[n]]]...
 //
 // such as Uint64, varchar(20), double precision, character varying(10),
-// timestamp(3) with time zone, pg_catalog.int4. The name is checked with
-// types.ParseTypeName; array types are 0A000. It returns the type and the
-// index after the name.
+// timestamp(3) with time zone, pg_catalog.int4, int[], text[][],
+// integer ARRAY[3]. The name is checked with types.ParseTypeName; as in
+// PostgreSQL, array bounds are accepted and ignored (int[3] is int[]).
+// It returns the type and the index after the name.
 func (s *stmtToks) parseTypeAt(i, hi int) (types.Type, int, error) {
-	t, _, next, err := s.parseCastTypeAt(i, hi, false)
-	return t, next, err
-}
-
-// parseCastTypeAt is parseTypeAt that, when allowArray is set, also reads
-// a one-dimensional array type T[] (the target of a cast such as
-// x::int2[]); arr reports it. PivotDB has no array type: such a cast
-// yields PostgreSQL's text form of the array (ArrayCastFunc).
-func (s *stmtToks) parseCastTypeAt(i, hi int, allowArray bool) (types.Type, bool, int, error) {
+	if s.isWord(i, "list") && s.isOp(i+1, "<") {
+		// YQL's List<T>.
+		t, next, err := s.parseElemTypeAt(i+2, hi)
+		if err != nil {
+			return t, next, err
+		}
+		if next >= hi || !s.isOp(next, ">") {
+			return types.Type{}, i, s.errAtTok(next)
+		}
+		return types.ArrayOf(t), next + 1, nil
+	}
 	t, next, err := s.parseElemTypeAt(i, hi)
 	if err != nil {
-		return t, false, next, err
+		return t, next, err
 	}
-	if next < hi && s.isOp(next, "[") {
-		if allowArray && next+1 < hi && s.isOp(next+1, "]") && !(next+2 < hi && s.isOp(next+2, "[")) {
-			return t, true, next + 2, nil
+	arr := false
+	for next < hi {
+		switch {
+		case s.isWord(next, "array"):
+			arr = true
+			next++
+			if next < hi && s.isOp(next, "[") {
+				continue
+			}
+		case s.isOp(next, "["):
+			close := next + 1
+			if close < hi && s.isKind(close, tkNumber) {
+				close++
+			}
+			if close >= hi || !s.isOp(close, "]") {
+				return types.Type{}, i, s.errAtTok(close)
+			}
+			arr = true
+			next = close + 1
+			continue
 		}
-		return types.Type{}, false, i, errAt(sqlerr.FeatureNotSupported, s.start(next), "array types are not supported")
+		break
 	}
-	return t, false, next, nil
+	if arr {
+		t = types.ArrayOf(t)
+	}
+	return t, next, nil
 }
 
 func (s *stmtToks) parseElemTypeAt(i, hi int) (types.Type, int, error) {
@@ -82,9 +104,6 @@ func (s *stmtToks) parseElemTypeAt(i, hi int) (types.Type, int, error) {
 		j = close + 1
 		words, j = s.typeWords(words, j, hi)
 	}
-	if j < hi && s.isWord(j, "array") {
-		return types.Type{}, i, errAt(sqlerr.FeatureNotSupported, s.start(j), "array types are not supported")
-	}
 	t, err := types.ParseTypeName(strings.Join(words, " ") + args)
 	if err != nil {
 		return types.Type{}, i, withOffset(err, s.start(i))
@@ -118,6 +137,9 @@ const markerPrefix = "pivot:"
 // typeText spells t so that types.ParseTypeName reads it back exactly:
 // YQL names, with varchar(n) for a bounded Utf8 (which YQL cannot spell).
 func typeText(t types.Type) string {
+	if t.Family == types.Array {
+		return typeText(t.ElemType()) + "[]"
+	}
 	if t.Family == types.Utf8 && t.Blank {
 		if t.Width > 0 {
 			return fmt.Sprintf("char(%d)", t.Width)

@@ -19,15 +19,18 @@
 //	system views systemViewOID + their position in pgCatalogTables
 //
 // Types: oid columns are bigint, name and char columns text, and array
-// columns (reloptions, indkey, ...) carry PostgreSQL's text form of the
-// array ('{a,b}', or '1 2' for int2vector), since PivotDB has no array
-// type; array_to_string understands that form.
+// columns (reloptions, indkey, ...) are still text carrying PostgreSQL's
+// text form of the array ('{a,b}', or '1 2' for int2vector); the array
+// operators and functions of sql/expr read such text as an array. pg_type
+// lists the array types of the built-in types (typelem, typarray), and
+// array columns of user tables report them (format_type prints
+// "integer[]").
 //
 // Layers: Lookup finds a relation by name and Table.Node plans its read as
 // a planner.Generate node whose rows are computed when the statement runs
 // (tables.go); Function resolves the session functions for the expression
-// builder (funcs.go: the table of functions; funcs_catalog.go and
-// funcs_array.go: their bodies). Both read a View: the statement's catalog
+// builder (funcs.go: the table of functions; funcs_catalog.go: their
+// bodies). Both read a View: the statement's catalog
 // snapshot, database, user and settings — never the session itself, so the
 // binder can use them without the executor.
 //

@@ -59,7 +59,7 @@ var sessionFuncs = map[string]*sessionFunc{}
 
 func init() {
 	for _, group := range []map[string]*sessionFunc{
-		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), arrayFuncs(), privilegeFuncs(),
+		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), privilegeFuncs(),
 		backendFuncs(), sizeFuncs(), objectFuncs(),
 	} {
 		for name, f := range group {
@@ -169,22 +169,6 @@ func textFuncs() map[string]*sessionFunc {
 		"quote_ident": sig(1, 1, tText).as(perRow("quote_ident", tText, func(a []types.Value) (types.Value, error) {
 			return types.NewUtf8(quoteIdent(a[0].Str())), nil
 		})),
-		"array_to_string": sig(2, 3, tText).as(perRow("array_to_string", tText, arrayToString)),
-	}
-}
-
-// arrayFuncs: PivotDB has no array type: x::T[] checks and normalises the
-// elements of the text form of an array, a[i] reads one, and
-// array_upper/array_lower give the bounds of its one dimension,
-// array_remove drops the elements equal to a value (psql's \sv removes
-// check_option from a view's reloptions).
-func arrayFuncs() map[string]*sessionFunc {
-	return map[string]*sessionFunc{
-		parser.ArrayCastFunc: sig(2, 2, tText).as(buildArrayCast),
-		parser.ArrayElemFunc: sig(2, 2, tText, types.TypeInt64).as(buildArrayElem),
-		"array_upper":        sig(2, 2, tText, tInt4).as(arrayBound("array_upper", true)),
-		"array_lower":        sig(2, 2, tText, tInt4).as(arrayBound("array_lower", false)),
-		"array_remove":       sig(2, 2, tText, tText).as(perRow("array_remove", tText, arrayRemove)),
 	}
 }
 

@@ -311,6 +311,16 @@ func hasVisibleKey(t *catalog.Table) bool {
 // bounded Utf8 is varchar so that format_type prints its width, and that
 // the YQL types PostgreSQL lacks are their domains (yqlDomains).
 func typeOID(t types.Type) int64 {
+	if t.Family == types.Array {
+		// Arrays of the YQL-only types are arrays of their wire types
+		// (PostgreSQL has no arrays of a domain).
+		e := t.ElemType()
+		eo := e.OID()
+		if e.Family == types.Utf8 && e.Width > 0 && !e.Blank {
+			eo = types.OIDVarchar
+		}
+		return int64(types.ArrayOID(eo))
+	}
 	if t.Family == types.Utf8 && t.Width > 0 && !t.Blank {
 		return int64(types.OIDVarchar)
 	}
@@ -323,6 +333,8 @@ func typeOID(t types.Type) int64 {
 // typmod is PostgreSQL's atttypmod of a column type.
 func typmod(t types.Type) int64 {
 	switch {
+	case t.Family == types.Array:
+		return typmod(t.ElemType())
 	case t.Family == types.Utf8 && t.Width > 0:
 		return int64(t.Width) + 4
 	case t.Family == types.Decimal && t.Precision > 0:
@@ -394,8 +406,25 @@ var pgTypes = []pgTypeInfo{
 	{3802, "jsonb", -1, false, "U", "i", 0, 0},
 }
 
+// arrayTypeName is pg_type's name of the array type whose element type
+// has OID elem ("_int4"), or "" when it has none.
+func arrayTypeName(elem int64) string {
+	if types.ArrayOID(uint32(elem)) == 0 {
+		return ""
+	}
+	for _, t := range pgTypes {
+		if t.oid == elem {
+			return "_" + t.typname
+		}
+	}
+	return ""
+}
+
 // formatType is format_type(oid, typmod): the SQL name of a type.
 func formatType(oid, mod int64) string {
+	if e := types.ElemOID(uint32(oid)); e != 0 {
+		return formatType(int64(e), mod) + "[]"
+	}
 	switch oid {
 	case 16:
 		return "boolean"

@@ -96,9 +96,21 @@ var pgCatalogTables = []*Table{
 			if t.base != 0 {
 				typtype, mod = "d", t.baseMod
 			}
+			arr := int64(types.ArrayOID(uint32(t.oid)))
 			out = append(out, row(pgTypeCols, t.oid, t.typname, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
-				typtype, t.category, false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
+				typtype, t.category, false, true, ",", 0, 0, 0, arr, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
 				false, t.base, mod, 0, 0, nil, nil, nil))
+		}
+		// The array types: typelem names the element type, as the
+		// drivers read it to decode arrays.
+		for _, t := range pgTypes {
+			arr := int64(types.ArrayOID(uint32(t.oid)))
+			if arr == 0 {
+				continue
+			}
+			out = append(out, row(pgTypeCols, arr, "_"+t.typname, oidPgCatalog, oidBootstrapUser, -1, false,
+				"b", "A", false, true, ",", 0, 0, t.oid, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "x",
+				false, 0, -1, 0, 0, nil, nil, nil))
 		}
 		return out
 	}},
@@ -478,11 +490,19 @@ func pgAttributeRows(v *View) [][]types.Value {
 				length, byVal, align = int64(pt.len), pt.byVal, pt.align
 			}
 		}
-		var coll int64
-		if typ.Family == types.Utf8 {
+		var coll, ndims int64
+		if typ.ElemType().Family == types.Utf8 {
 			coll = oidDefaultCollation
 		}
-		return row(pgAttributeCols, rel, name, oid, -1, length, num, 0, -1, typmod(typ), byVal, align, "p", "",
+		storage := "p"
+		if typ.Family == types.Array {
+			ndims, storage = 1, "x"
+			length, byVal = -1, false
+			if typ.ElemType().TypeSize() == 8 {
+				align = "d"
+			}
+		}
+		return row(pgAttributeCols, rel, name, oid, -1, length, num, ndims, -1, typmod(typ), byVal, align, storage, "",
 			notNull, hasDef, false, ident, generated, false, true, 0, coll, nil, nil, nil, nil)
 	}
 	for _, t := range v.tables() {
@@ -679,6 +699,8 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 	dataType := c.Type.PGName()
 	var charMax, octetMax, numPrec, numRadix, numScale, dtPrec any
 	switch f := c.Type.Family; {
+	case f == types.Array:
+		dataType = "ARRAY"
 	case f == types.Utf8 && c.Type.Blank:
 		dataType = "character"
 		if c.Type.Width > 0 {
@@ -734,6 +756,11 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 // YQL type described as a domain, its base type's (information_schema
 // names the domain in domain_name).
 func formatUDTName(t types.Type) string {
+	if t.Family == types.Array {
+		if n := arrayTypeName(typeOID(t.ElemType())); n != "" {
+			return n
+		}
+	}
 	oid := typeOID(t)
 	if d, ok := yqlDomains[t.Family]; ok {
 		oid = d.base

@@ -18,4 +18,11 @@
 // (varint, fixed 8 bytes, or length-prefixed bytes), so a reader can skip a
 // column it does not know — one dropped or added after the row was written —
 // without a schema.
+//
+// An array column is one wireBytes payload (array.go): its dimensions,
+// then each element as a wire tag and payload like a column's (an
+// explicit NULL tag for a NULL element), decoded with the element type
+// from the schema. Arrays have no key encoding in tables (they cannot be
+// in a primary key or index); AppendKeyValue still orders them, for the
+// executor's sort and partition keys.
 package rowenc

@@ -36,6 +36,8 @@ func AppendKeyValue(buf []byte, v types.Value) []byte {
 		return storage.AppendFloat64(buf, v.Float())
 	case f == types.Decimal:
 		return appendDecimalKey(buf, v.Dec())
+	case f == types.Array:
+		return appendArrayKey(buf, v)
 	default: // String, Utf8, Json, Unknown
 		return storage.AppendString(buf, v.Str())
 	}
@@ -208,6 +210,11 @@ func EncodeMissing(id int, v types.Value) []byte {
 // appendEntry appends one non-NULL column entry of a row value.
 func appendEntry(buf []byte, id int, v types.Value) []byte {
 	buf = binary.AppendUvarint(buf, uint64(id))
+	return appendPayload(buf, v)
+}
+
+// appendPayload appends a non-NULL value's wire tag and payload.
+func appendPayload(buf []byte, v types.Value) []byte {
 	switch f := v.Family(); {
 	case f == types.Bool:
 		buf = append(buf, wireVarint)
@@ -226,6 +233,12 @@ func appendEntry(buf []byte, id int, v types.Value) []byte {
 		buf = append(buf, wireBytes)
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)
+	case f == types.Array:
+		// Built apart first: the length goes in front of it.
+		inner := appendArray(nil, v)
+		buf = append(buf, wireBytes)
+		buf = binary.AppendUvarint(buf, uint64(len(inner)))
+		buf = append(buf, inner...)
 	default:
 		s := v.Str()
 		buf = append(buf, wireBytes)
@@ -233,6 +246,47 @@ func appendEntry(buf []byte, id int, v types.Value) []byte {
 		buf = append(buf, s...)
 	}
 	return buf
+}
+
+// decodePayload decodes one payload of wire tag wire at the start of val
+// as a value of type t, returning the rest of val.
+func decodePayload(wire byte, val []byte, t types.Type) (types.Value, []byte, error) {
+	switch wire {
+	case wireNull:
+		return types.NullValue, val, nil
+	case wireVarint:
+		x, n := binary.Varint(val)
+		if n <= 0 {
+			return types.Value{}, nil, ErrCorruptValue
+		}
+		return fromInt(t.Family, x), val[n:], nil
+	case wireUvarint:
+		x, n := binary.Uvarint(val)
+		if n <= 0 {
+			return types.Value{}, nil, ErrCorruptValue
+		}
+		return types.NewUint(t.Family, x), val[n:], nil
+	case wireFixed64:
+		if len(val) < 8 {
+			return types.Value{}, nil, ErrCorruptValue
+		}
+		f := math.Float64frombits(binary.LittleEndian.Uint64(val))
+		if t.Family == types.Float {
+			return types.NewFloat(f), val[8:], nil
+		}
+		return types.NewDouble(f), val[8:], nil
+	case wireBytes:
+		l, n := binary.Uvarint(val)
+		if n <= 0 || uint64(len(val)-n) < l {
+			return types.Value{}, nil, ErrCorruptValue
+		}
+		v, err := fromBytes(t, val[n:n+int(l)])
+		if err != nil {
+			return types.Value{}, nil, err
+		}
+		return v, val[n+int(l):], nil
+	}
+	return types.Value{}, nil, ErrCorruptValue
 }
 
 // DecodeValue decodes a row value into the non-key columns of row; columns
@@ -271,59 +325,21 @@ func decodeEntries(t *catalog.Table, val []byte, row []types.Value, seen []bool)
 		if col >= 0 && seen != nil {
 			seen[col] = true
 		}
-		switch wire {
-		case wireNull:
-			if col >= 0 {
-				row[col] = types.NullValue
+		if col < 0 {
+			// A dropped column: skip its payload without a type.
+			_, rest, err := decodePayload(wire, val, types.TypeString)
+			if err != nil {
+				return err
 			}
-		case wireVarint:
-			x, n := binary.Varint(val)
-			if n <= 0 {
-				return ErrCorruptValue
-			}
-			val = val[n:]
-			if col >= 0 {
-				row[col] = fromInt(t.Columns[col].Type.Family, x)
-			}
-		case wireUvarint:
-			x, n := binary.Uvarint(val)
-			if n <= 0 {
-				return ErrCorruptValue
-			}
-			val = val[n:]
-			if col >= 0 {
-				row[col] = types.NewUint(t.Columns[col].Type.Family, x)
-			}
-		case wireFixed64:
-			if len(val) < 8 {
-				return ErrCorruptValue
-			}
-			f := math.Float64frombits(binary.LittleEndian.Uint64(val))
-			val = val[8:]
-			if col >= 0 {
-				if t.Columns[col].Type.Family == types.Float {
-					row[col] = types.NewFloat(f)
-				} else {
-					row[col] = types.NewDouble(f)
-				}
-			}
-		case wireBytes:
-			l, n := binary.Uvarint(val)
-			if n <= 0 || uint64(len(val)-n) < l {
-				return ErrCorruptValue
-			}
-			s := string(val[n : n+int(l)])
-			val = val[n+int(l):]
-			if col >= 0 {
-				v, err := fromBytes(t.Columns[col].Type, s)
-				if err != nil {
-					return err
-				}
-				row[col] = v
-			}
-		default:
-			return ErrCorruptValue
+			val = rest
+			continue
 		}
+		v, rest, err := decodePayload(wire, val, t.Columns[col].Type)
+		if err != nil {
+			return err
+		}
+		row[col] = v
+		val = rest
 	}
 	return nil
 }
@@ -360,7 +376,12 @@ func fromInt(f types.Family, x int64) types.Value {
 	return types.NewInt(f, x)
 }
 
-func fromBytes(t types.Type, s string) (types.Value, error) {
+func fromBytes(t types.Type, b []byte) (types.Value, error) {
+	switch t.Family {
+	case types.Array:
+		return decodeArray(t.ElemType(), b)
+	}
+	s := string(b)
 	switch t.Family {
 	case types.Decimal:
 		d, _, err := apd.NewFromString(s)

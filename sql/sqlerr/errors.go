@@ -92,6 +92,7 @@ const (
 	ObjectNotInPrerequisiteState   = "55000"
 	InvalidCursorName              = "34000"
 	DuplicateCursor                = "42P03"
+	ArraySubscriptError            = "2202E"
 )
 
 // Window functions and WITH RECURSIVE.

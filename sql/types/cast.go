@@ -82,6 +82,21 @@ func Cast(v Value, t Type) (Value, error) {
 	if v.fam == Null {
 		return v, nil
 	}
+	if t.Family == Array {
+		switch v.fam {
+		case Array:
+			if v.a != nil && v.a.elem == t.ElemType() {
+				return v, nil
+			}
+			return castArray(v, t)
+		case Unknown, Utf8:
+			return parseArray(t, v.s)
+		}
+		return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", T(v.fam).PGName(), t.PGName())
+	}
+	if v.fam == Array && t.Family != Utf8 && t.Family != String {
+		return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", v.ArrayType().PGName(), t.PGName())
+	}
 	if v.fam == t.Family && t.Precision == 0 && t.Width == 0 {
 		return v, nil
 	}
@@ -124,8 +139,8 @@ func Cast(v Value, t Type) (Value, error) {
 		}
 	case t.Family == Decimal:
 		if v.fam.IsNumeric() {
-			if v.fam.IsFloat() && (math.IsNaN(v.f) || math.IsInf(v.f, 0)) {
-				if math.IsNaN(v.f) {
+			if v.fam.IsFloat() && (math.IsNaN(v.fl()) || math.IsInf(v.fl(), 0)) {
+				if math.IsNaN(v.fl()) {
 					return CastDecimal(t, &apd.Decimal{Form: apd.NaN})
 				}
 				return Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cannot convert infinity to numeric")
@@ -158,7 +173,7 @@ func castToInt(v Value, f Family) (Value, error) {
 	case v.fam.IsInteger():
 		return IntToFamily(f, v.i)
 	case v.fam.IsFloat():
-		x := math.Round(v.f)
+		x := math.Round(v.fl())
 		if math.IsNaN(x) || x < -9.223372036854775808e18 || x >= 1.8446744073709551616e19 {
 			return Value{}, outOfRange(T(f))
 		}

@@ -19,6 +19,14 @@
 //	Datetime                  i = seconds since 1970-01-01 00:00:00 UTC
 //	Timestamp                 i = microseconds since 1970-01-01 00:00:00 UTC
 //	Interval                  i = microseconds (signed)
+//	Array                     a (*arrayData: element type, dimensions,
+//	                          lower bounds, elements row-major; array.go)
+//
+// An array Type is Family Array with Elem naming the element family and
+// Precision, Scale, Width and Blank describing the element, so Type stays
+// a comparable value (==) and ArrayOf/ElemType convert. Array text is
+// PostgreSQL's array_in/array_out format (ParseText, Text); Compare orders
+// arrays as PostgreSQL's btree does.
 //
 // Values are immutable; sharing them between rows and goroutines is safe.
 package types

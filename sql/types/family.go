@@ -42,6 +42,8 @@ const (
 	// (timestamptz.go); it comes after Unknown so that the numbers of the
 	// older families do not move.
 	TimestampTZ
+	// Array is PostgreSQL's array of a scalar element type (array.go).
+	Array
 	numFamilies
 )
 
@@ -50,7 +52,7 @@ var familyNames = [numFamilies]string{
 	Uint8: "Uint8", Uint16: "Uint16", Uint32: "Uint32", Uint64: "Uint64", Float: "Float",
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
-	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ",
+	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ", Array: "List",
 }
 
 func (f Family) String() string {
@@ -94,6 +96,9 @@ type Type struct {
 	// Width 0. Its values are stored padded to Width; trailing blanks are
 	// insignificant to comparisons, length() and casts to text.
 	Blank bool `json:",omitempty"`
+	// Elem is the element family of an Array; Precision, Scale, Width
+	// and Blank then describe the element (array.go).
+	Elem Family `json:",omitempty"`
 }
 
 // T returns a Type of family f without parameters.
@@ -120,6 +125,8 @@ var (
 // String renders the type in YQL spelling, as SHOW CREATE TABLE prints it.
 func (t Type) String() string {
 	switch {
+	case t.Family == Array:
+		return "List<" + t.ElemType().String() + ">"
 	case t.Family == Decimal && t.Precision > 0:
 		return fmt.Sprintf("Decimal(%d,%d)", t.Precision, t.Scale)
 	case t.Family == Utf8 && t.Blank && t.Width > 0:
@@ -135,6 +142,8 @@ func (t Type) String() string {
 // PGName is the PostgreSQL type name clients see (information_schema, psql \d).
 func (t Type) PGName() string {
 	switch t.Family {
+	case Array:
+		return t.ElemType().PGName() + "[]"
 	case Bool:
 		return "boolean"
 	case Int8, Int16, Uint8:
@@ -213,6 +222,8 @@ const (
 // OID is the wire type of t (design.md §3.1).
 func (t Type) OID() uint32 {
 	switch t.Family {
+	case Array:
+		return ArrayOID(t.ElemType().OID())
 	case Bool:
 		return OIDBool
 	case Int8, Int16, Uint8:
@@ -308,6 +319,11 @@ func FromOID(oid uint32) (Type, bool) {
 	case OIDUuid:
 		return T(Uuid), true
 	}
+	if e := ElemOID(oid); e != 0 {
+		if et, ok := FromOID(e); ok && et.Family != Unknown {
+			return ArrayOf(et), true
+		}
+	}
 	return TypeUnknown, false
 }
 
@@ -320,6 +336,9 @@ func FromOID(oid uint32) (Type, bool) {
 // 64-bit integer, because drivers send `$1::int8` and expect a bigint.
 func ParseTypeName(name string) (Type, error) {
 	s := strings.TrimSpace(name)
+	if t, ok, err := parseArrayTypeName(s); ok {
+		return t, err
+	}
 	base, args, err := splitTypeArgs(s)
 	if err != nil {
 		return Type{}, err

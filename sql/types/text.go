@@ -29,9 +29,9 @@ func (v Value) Text() string {
 	case Uint8, Uint16, Uint32, Uint64:
 		return strconv.FormatUint(uint64(v.i), 10)
 	case Float:
-		return formatFloat(v.f, 32)
+		return formatFloat(v.fl(), 32)
 	case Double:
-		return formatFloat(v.f, 64)
+		return formatFloat(v.fl(), 64)
 	case Decimal:
 		return v.d.Text('f')
 	case String:
@@ -50,6 +50,8 @@ func (v Value) Text() string {
 		return FormatInterval(v.i)
 	case Uuid:
 		return formatUuid(v.s)
+	case Array:
+		return v.formatArray()
 	}
 	return fmt.Sprintf("<%v>", v.fam)
 }
@@ -181,6 +183,8 @@ func FormatInterval(micros int64) string {
 // PostgreSQL reports them.
 func ParseText(t Type, s string) (Value, error) {
 	switch t.Family {
+	case Array:
+		return parseArray(t, s)
 	case Uuid:
 		return parseUuid(s)
 	case Null, Unknown:

@@ -35,6 +35,15 @@ func (v Value) InZone(zone string) Value {
 	if v.fam == TimestampTZ {
 		v.s = zone
 	}
+	if v.fam == Array && v.a != nil && v.a.elem.Family == TimestampTZ {
+		// An array of timestamptz prints its elements in the zone too.
+		a := *v.a
+		a.elems = make([]Value, len(v.a.elems))
+		for i, e := range v.a.elems {
+			a.elems[i] = e.InZone(zone)
+		}
+		v.a = &a
+	}
 	return v
 }
 

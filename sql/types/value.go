@@ -13,10 +13,10 @@ import (
 // Value is one SQL datum. The zero Value is NULL.
 type Value struct {
 	fam Family
-	i   int64
-	f   float64
+	i   int64 // also a Float's or Double's IEEE bits (fl), to keep Value small
 	s   string
 	d   *apd.Decimal
+	a   *arrayData // an Array's payload (array.go)
 }
 
 // NullValue is the SQL NULL.
@@ -45,10 +45,15 @@ func NewUint(f Family, u uint64) Value { return Value{fam: f, i: int64(u)} }
 func NewUint64(u uint64) Value { return Value{fam: Uint64, i: int64(u)} }
 
 // NewDouble returns a Double value.
-func NewDouble(f float64) Value { return Value{fam: Double, f: f} }
+func NewDouble(f float64) Value { return Value{fam: Double, i: int64(math.Float64bits(f))} }
 
 // NewFloat returns a Float (32-bit) value; f is rounded to float32.
-func NewFloat(f float64) Value { return Value{fam: Float, f: float64(float32(f))} }
+func NewFloat(f float64) Value {
+	return Value{fam: Float, i: int64(math.Float64bits(float64(float32(f))))}
+}
+
+// fl returns a Float's or Double's value.
+func (v Value) fl() float64 { return math.Float64frombits(uint64(v.i)) }
 
 // NewDecimal returns a Decimal value. d must not be mutated afterwards.
 func NewDecimal(d *apd.Decimal) Value { return Value{fam: Decimal, d: d} }
@@ -85,7 +90,7 @@ func (v Value) Family() Family    { return v.fam }
 func (v Value) Bool() bool        { return v.i != 0 }
 func (v Value) Int() int64        { return v.i }
 func (v Value) Uint() uint64      { return uint64(v.i) }
-func (v Value) Float() float64    { return v.f }
+func (v Value) Float() float64    { return v.fl() }
 func (v Value) Str() string       { return v.s }
 func (v Value) Dec() *apd.Decimal { return v.d }
 
@@ -97,7 +102,7 @@ func (v Value) AsFloat() float64 {
 	case v.fam.IsInteger(), v.fam == Bool:
 		return float64(v.i)
 	case v.fam.IsFloat():
-		return v.f
+		return v.fl()
 	case v.fam == Decimal:
 		f, _ := v.d.Float64()
 		return f
@@ -129,6 +134,9 @@ func Compare(a, b Value) int {
 		return 1
 	}
 	if a.fam == b.fam {
+		if a.fam == Array {
+			return compareArrays(a, b)
+		}
 		return compareSame(a, b)
 	}
 	an, bn := a.fam.IsNumeric() || a.fam == Bool, b.fam.IsNumeric() || b.fam == Bool
@@ -166,7 +174,7 @@ func compareSame(a, b Value) int {
 	case a.fam.IsUnsigned():
 		return cmp.Compare(uint64(a.i), uint64(b.i))
 	case a.fam.IsFloat():
-		return compareFloat(a.f, b.f)
+		return compareFloat(a.fl(), b.fl())
 	case a.fam == Decimal:
 		return a.d.Cmp(b.d)
 	case a.fam.IsStringLike() || a.fam == Unknown || a.fam == Uuid:
@@ -247,7 +255,7 @@ func (v Value) AsDecimal() *apd.Decimal {
 		return apd.New(v.i, 0)
 	case v.fam.IsFloat():
 		d := new(apd.Decimal)
-		if _, err := d.SetFloat64(v.f); err != nil {
+		if _, err := d.SetFloat64(v.fl()); err != nil {
 			return apd.New(0, 0)
 		}
 		return d
@@ -277,9 +285,9 @@ func AppendGroupKey(buf []byte, v Value) []byte {
 	case v.fam == Null:
 		return append(buf, 0)
 	case v.fam.IsNumeric() || v.fam == Bool:
-		if v.fam.IsFloat() && (math.IsNaN(v.f) || math.IsInf(v.f, 0)) {
+		if v.fam.IsFloat() && (math.IsNaN(v.fl()) || math.IsInf(v.fl(), 0)) {
 			buf = append(buf, 2)
-			return append(buf, []byte(formatFloat(v.f, 64))...)
+			return append(buf, []byte(formatFloat(v.fl(), 64))...)
 		}
 		d := v.AsDecimal()
 		var r apd.Decimal
@@ -290,6 +298,8 @@ func AppendGroupKey(buf []byte, v Value) []byte {
 		buf = append(buf, 3)
 		buf = append(buf, v.s...)
 		return append(buf, 0, 0xff)
+	case v.fam == Array:
+		return appendArrayGroupKey(buf, v)
 	case v.fam == Uuid:
 		buf = append(buf, 6)
 		return append(buf, v.s...)

@@ -173,6 +173,51 @@ public class DriverTest {
             }
             System.out.println("ok getGeneratedKeys");
 
+            // Arrays: createArrayOf parameters (= ANY(?), array columns),
+            // and java.sql.Array results.
+            try (Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE jdbc_arr (id int4 PRIMARY KEY, tags text[], nums int4[])");
+            }
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO jdbc_arr VALUES (?, ?, ?)")) {
+                for (int i = 1; i <= 3; i++) {
+                    ps.setInt(1, i);
+                    ps.setArray(2, c.createArrayOf("text", new String[] {"t" + i, "x y", null}));
+                    ps.setArray(3, c.createArrayOf("int4", new Integer[] {i, i * 10}));
+                    check(ps.executeUpdate() == 1, "insert an array row");
+                }
+            }
+            for (int run = 0; run < 6; run++) {
+                // The driver prepares on the server from the fifth run on.
+                try (PreparedStatement ps = c.prepareStatement("SELECT id, tags, nums FROM jdbc_arr WHERE id = ANY(?) ORDER BY id")) {
+                    ps.setArray(1, c.createArrayOf("int4", new Integer[] {3, 1, 99}));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        check(rs.next() && rs.getInt(1) == 1, "= ANY(?) first row");
+                        String[] tags = (String[]) rs.getArray(2).getArray();
+                        check(tags.length == 3 && tags[0].equals("t1") && tags[1].equals("x y") && tags[2] == null,
+                            "text[] back: " + Arrays.toString(tags));
+                        Integer[] nums = (Integer[]) rs.getArray(3).getArray();
+                        check(nums.length == 2 && nums[0] == 1 && nums[1] == 10, "int4[] back: " + Arrays.toString(nums));
+                        check(rs.next() && rs.getInt(1) == 3 && !rs.next(), "= ANY(?) second row");
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM jdbc_arr WHERE tags && ?")) {
+                ps.setArray(1, c.createArrayOf("varchar", new String[] {"t2", "zz"}));
+                try (ResultSet rs = ps.executeQuery()) {
+                    check(rs.next() && rs.getLong(1) == 1, "tags && ?");
+                }
+            }
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT ARRAY[1.5, 2]::numeric[], ARRAY[10000000000]")) {
+                rs.next();
+                check(rs.getMetaData().getColumnType(1) == java.sql.Types.ARRAY, "array column type");
+                check(rs.getMetaData().getColumnTypeName(2).equals("_int8"), "int8[] type name " + rs.getMetaData().getColumnTypeName(2));
+                BigDecimal[] d = (BigDecimal[]) rs.getArray(1).getArray();
+                check(d.length == 2 && d[0].compareTo(new BigDecimal("1.5")) == 0, "numeric[] back");
+                Long[] l = (Long[]) rs.getArray(2).getArray();
+                check(l.length == 1 && l[0] == 10000000000L, "int8[] back");
+            }
+            System.out.println("ok arrays");
+
             // Metadata that comes from the server's parameters and catalog.
             check(c.getMetaData().getDatabaseMajorVersion() == 15, "server version");
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT current_database(), version()")) {

@@ -63,19 +63,21 @@ def main():
     conn.commit()
     print("ok casts of literals")
 
-    # Arrays (a list parameter becomes ARRAY[...]) are not supported: a
-    # clear error with a SQLSTATE, and the connection stays usable.
+    # A list parameter becomes ARRAY[...]; a bad array literal is a clear
+    # error with PostgreSQL's SQLSTATE, and the connection stays usable.
+    cur.execute("SELECT %s", ([1, 2, 3],))
+    assert cur.fetchone() == ([1, 2, 3],)
     try:
-        cur.execute("SELECT %s", ([1, 2, 3],))
-        raise AssertionError("ARRAY[...] did not fail")
+        cur.execute("SELECT %s::int[]", ("{1,x",))
+        raise AssertionError("a malformed array literal was accepted")
     except psycopg2.Error as e:
-        assert e.pgcode in ("0A000", "42601"), (e.pgcode, e.pgerror)
-        assert "array" in e.pgerror.lower() or "ARRAY" in e.pgerror, e.pgerror
+        assert e.pgcode == "22P02", (e.pgcode, e.pgerror)
+        assert "malformed array literal" in e.pgerror, e.pgerror
     conn.rollback()
     cur.execute("SELECT 1")
     assert cur.fetchone() == (1,)
     conn.commit()
-    print("ok ARRAY[...] fails clearly")
+    print("ok ARRAY[...] and a malformed array literal")
 
     # A failed statement aborts the implicit transaction until rollback.
     try:
@@ -97,6 +99,24 @@ def main():
     cur.execute("SELECT count(*) FROM py_t")
     assert cur.fetchone()[0] == 11
     print("ok autocommit and executemany")
+
+    # Arrays: a Python list is sent as ARRAY[...] (an empty one as '{}'),
+    # array columns come back as lists, NULL elements as None.
+    cur.execute("CREATE TABLE py_arr (id int4 PRIMARY KEY, tags text[], nums int8[])")
+    cur.execute("INSERT INTO py_arr VALUES (%s, %s, %s)", (1, ["a", "b c", None, 'q"u'], [1, 2, 3]))
+    cur.execute("INSERT INTO py_arr VALUES (%s, %s, %s)", (2, [], [10 ** 12]))
+    cur.execute("SELECT id, tags, nums FROM py_arr ORDER BY id")
+    rows = cur.fetchall()
+    assert rows == [(1, ["a", "b c", None, 'q"u'], [1, 2, 3]), (2, [], [10 ** 12])], rows
+    cur.execute("SELECT id FROM py_arr WHERE id = ANY(%s) ORDER BY id", ([2, 5, 1],))
+    assert [r[0] for r in cur.fetchall()] == [1, 2]
+    cur.execute("SELECT id FROM py_arr WHERE tags @> %s", (["b c"],))
+    assert cur.fetchall() == [(1,)]
+    cur.execute("SELECT unnest FROM unnest(%s::int[]) ORDER BY 1", ([3, 1, 2],))
+    assert [r[0] for r in cur.fetchall()] == [1, 2, 3]
+    cur.execute("SELECT ARRAY[[1, 2], [3, 4]], array_agg(id) FROM py_arr")
+    assert cur.fetchone() == ([[1, 2], [3, 4]], [1, 2])
+    print("ok arrays")
     conn.close()
     print("psycopg2: all checks passed")
 
