@@ -192,6 +192,14 @@ func writeCommand(st bind.Statement) string {
 		return "ALTER SEQUENCE"
 	case *bind.DropSequences:
 		return "DROP SEQUENCE"
+	case *bind.TypeDDL:
+		switch st.Kind {
+		case parser.TypeCreateEnum:
+			return "CREATE TYPE"
+		case parser.TypeDrop:
+			return "DROP TYPE"
+		}
+		return "ALTER TYPE"
 	case *bind.CreateDatabase:
 		return "CREATE DATABASE"
 	case *bind.DropDatabase:

@@ -174,6 +174,8 @@ func (a *binder) plan() (Statement, error) {
 		return &Vacuum{Vacuum: st.Vacuum}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
+	case st.Type != nil:
+		return &TypeDDL{TypeStmt: st.Type}, nil
 	case st.RoleSetting != nil:
 		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
 	case st.Cursor != nil:
@@ -295,7 +297,7 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
-		StrictDivision: a.pg()}
+		StrictDivision: a.pg(), Types: a.resolveType}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		return pgcatalog.Function(b, a.catalogView(), name, args)
@@ -310,7 +312,7 @@ func (a *binder) buildStored(sc expr.Scope, n ast.ExprNode) (expr.Expr, error) {
 	if sc == nil {
 		sc = &scope{}
 	}
-	return (&expr.Builder{Scope: sc}).Build(n)
+	return (&expr.Builder{Scope: sc, Types: a.resolveType}).Build(n)
 }
 
 // paramNumber returns the $n of a parameter marker node, or 0.

@@ -175,6 +175,9 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, err = b.userType(t); err != nil {
+		return nil, err
+	}
 	if emptyArrayCtor(n.Args[0]) {
 		// ARRAY[]::T[]: the cast gives the empty array its type.
 		if t.Family != types.Array {

@@ -145,6 +145,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
 				break
 			}
+			if stmt.Type, handled, err = s.typeStatement(); handled || err != nil {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				var ist Statement
@@ -166,6 +169,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 				"COPY is not supported yet: use multi-row INSERT or UPSERT")
 		case "alter":
 			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
+			if stmt.Type, handled, err = s.typeStatement(); handled || err != nil {
 				break
 			}
 			var ist Statement

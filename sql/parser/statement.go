@@ -9,7 +9,7 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Vacuum, Sequence, Cursor and Job is set, except that DECLARE CURSOR sets both
+// Truncate, Vacuum, Sequence, Type, Cursor and Job is set, except that DECLARE CURSOR sets both
 // Cursor and AST (its query).
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
@@ -90,6 +90,8 @@ type Statement struct {
 	Truncate    *Truncate
 	Vacuum      *Vacuum
 	Sequence    *SequenceStmt
+	// Type is CREATE TYPE ... AS ENUM, ALTER TYPE or DROP TYPE (enumtype.go).
+	Type        *TypeStmt
 	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner

@@ -37,7 +37,7 @@ func ArrayOf(t Type) Type {
 	if t.Family == Array {
 		return t
 	}
-	return Type{Family: Array, Elem: t.Family, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank}
+	return Type{Family: Array, Elem: t.Family, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum}
 }
 
 // IsArray reports whether t is an array type.
@@ -49,7 +49,7 @@ func (t Type) ElemType() Type {
 	if t.Family != Array {
 		return t
 	}
-	return Type{Family: t.Elem, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank}
+	return Type{Family: t.Elem, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum}
 }
 
 // NewArray returns a one-dimensional array of elem with the given

@@ -97,6 +97,9 @@ func Cast(v Value, t Type) (Value, error) {
 	if v.fam == Array && t.Family != Utf8 && t.Family != String {
 		return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", v.ArrayType().PGName(), t.PGName())
 	}
+	if v.fam == Enum || t.Family == Enum {
+		return castEnum(v, t)
+	}
 	if v.fam == t.Family && t.Precision == 0 && t.Width == 0 {
 		return v, nil
 	}
@@ -392,4 +395,26 @@ func parseISODuration(s string) (int64, bool) {
 		return 0, false
 	}
 	return int64(math.Round(total)), true
+}
+
+// castEnum casts to or from an enum: only text converts (an enum value is
+// its own type's only); labels are checked (22P02).
+func castEnum(v Value, t Type) (Value, error) {
+	switch {
+	case v.fam == Enum && t.Family == Enum:
+		if l, ok := t.Enum.Label(v.s); ok && l.Sort == v.fl() {
+			return v, nil
+		}
+	case t.Family == Enum && (v.fam == Unknown || v.fam == Utf8):
+		return parseEnum(t, v.s)
+	case v.fam == Enum && t.Family == Utf8:
+		return ParseText(t, v.s)
+	case v.fam == Enum && t.Family == String:
+		return NewString(v.s), nil
+	}
+	from := T(v.fam).PGName()
+	if v.fam == Enum {
+		from = "enum"
+	}
+	return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", from, t.PGName())
 }
