@@ -28,9 +28,16 @@ func get(t *testing.T, url string) (int, string) {
 
 func exec(t *testing.T, e *sql.Engine, text string) {
 	t.Helper()
+	if err := tryExec(e, text); err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+}
+
+// tryExec runs one statement as a client would and returns its error.
+func tryExec(e *sql.Engine, text string) error {
 	s, err := e.NewSession(catalog.DefaultDatabase, catalog.BootstrapUser)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer s.Close()
 	ctx := context.Background()
@@ -42,12 +49,13 @@ func exec(t *testing.T, e *sql.Engine, text string) {
 			res.Close()
 		}
 	}
+	if err != nil {
+		s.FailTransaction()
+	}
 	if serr := s.Sync(); err == nil {
 		err = serr
 	}
-	if err != nil {
-		t.Fatalf("%s: %v", text, err)
-	}
+	return err
 }
 
 // The listener's pages, served while the sampler runs and statements
@@ -76,6 +84,23 @@ func TestConsolePages(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `id="table-kv"`) || strings.Count(body, `<tr class="shard">`) != 2 ||
 		!strings.Contains(body, "<code>(2)</code>") || !strings.Contains(body, `<polyline class="splits"`) {
 		t.Fatalf("console page: %d\n%s", code, body)
+	}
+	if !strings.Contains(body, `<a href="/jobs">jobs</a> (0 running)`) {
+		t.Fatalf("console page links no jobs:\n%s", body)
+	}
+	// The jobs page lists the SPLIT (a RESHARD job) and a failed CREATE
+	// INDEX with its error.
+	exec(t, e, "INSERT INTO kv VALUES (4, 'a')")
+	if err := tryExec(e, "CREATE UNIQUE INDEX kv_v ON kv (v)"); err == nil {
+		t.Fatal("a unique index over duplicates was built")
+	}
+	code, body = get(t, base+"/jobs")
+	if code != 200 || strings.Count(body, `<tr class="job `) != 2 ||
+		!strings.Contains(body, `<tr class="job succeeded"><td>1</td><td>RESHARD</td><td><code>SPLIT TABLE kv BY (2)</code>`) ||
+		!strings.Contains(body, `<span style="width: 100%"></span></span> 100%`) ||
+		!strings.Contains(body, `<tr class="job failed"><td>2</td><td>CREATE INDEX</td>`) ||
+		!strings.Contains(body, `<div class="error">could not create unique index &#34;kv_v&#34;</div>`) {
+		t.Fatalf("jobs page: %d\n%s", code, body)
 	}
 	if code, body := get(t, base+"/console.css"); code != 200 || !strings.Contains(body, "table.shards") {
 		t.Fatalf("style sheet: %d", code)

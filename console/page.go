@@ -38,6 +38,11 @@ type pageData struct {
 	Chart     template.HTML
 	Databases []dbData
 	Errors    []string
+	// JobsPage renders /jobs: the jobs (sys.jobs) instead of the tables.
+	JobsPage bool
+	Jobs     []jobData
+	// Running counts the running jobs, shown in the header.
+	Running int
 }
 
 type dbData struct {
@@ -76,6 +81,15 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		d.Errors = append(d.Errors, err.Error())
 	}
 	d.Chart = chart(samples)
+	if js, err := s.jobs(); err == nil {
+		for _, j := range js {
+			if j.Status == "running" {
+				d.Running++
+			}
+		}
+	} else {
+		d.Errors = append(d.Errors, err.Error())
+	}
 	dbs, err := databases(s.cfg.Engine)
 	if err != nil {
 		d.Errors = append(d.Errors, err.Error())

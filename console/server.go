@@ -89,6 +89,7 @@ func Start(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /console.css", serveAsset("assets/console.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("GET /jobs", s.jobsPage)
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop

@@ -3,8 +3,9 @@
 // the catalog (databases, tables, views, users, the object id sequence;
 // package sql/catalog) and the shard maps (shard records, the shard id
 // sequence, reshape counters and statistics records; package partition) —
-// and what later issues add (sequences, jobs, roles and privileges,
-// constraints), each in a namespace of its own (namespaces.go).
+// and what later issues add (sequences, the jobs registry of package jobs,
+// roles and privileges, constraints), each in a namespace of its own
+// (namespaces.go).
 //
 // Today a Store is the local Pebble engine: metadata records live under
 // storage.SystemPrefix beside the data, and a metadata Batch rides on the

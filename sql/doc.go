@@ -82,11 +82,17 @@
 // Seeing what runs: the server gives each session its entry in the
 // registry of live sessions (activity.go, package activity), which
 // pg_stat_activity and the signalling functions read; table_activity.go
-// counts scans and row writes per table for pg_stat_user_tables; stats.go
-// sums shards, splits, merges and TTL erasures for metrics and the console.
+// counts scans, rows read and row writes per table for pg_stat_user_tables;
+// stats.go sums shards, splits, merges, TTL erasures and rows read for
+// metrics and the console. Long statements run as jobs (jobs.go, package
+// jobs: sys.jobs, SHOW JOBS, CANCEL JOB): runJob registers the job, and the
+// loops deep in the statement (fillIndex, the rewrite's conversion,
+// validation scans) report progress through the jobWork on the context.
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);
+// EXPLAIN ANALYZE runs the statement and adds each operator's rows, loops and
+// time and each read's rows per shard (explain.go, sql/exec/analyze.go);
 // sys.partitions shows every shard's counters, index shards as
 // "table/index". Tests call checkIndexes (index_test.go), which compares
 // every index with the entries its table's rows give.

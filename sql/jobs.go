@@ -130,13 +130,21 @@ func (s *Session) tableRows(tableID uint64) int64 {
 }
 
 // jobRows are the rows of sys.jobs and SHOW JOBS, newest first
-// (bind.JobColumns).
+// (bind.JobColumns). As in CockroachDB, a superuser sees every job and
+// other roles their own: a job's description is its statement's text.
 func (s *Session) jobRows() ([][]types.Value, error) {
 	var out [][]types.Value
 	for _, r := range s.e.jobs.List() {
-		out = append(out, jobRow(r))
+		if s.seesJob(r) {
+			out = append(out, jobRow(r))
+		}
 	}
 	return out, nil
+}
+
+// seesJob: a superuser sees and controls every job, other roles theirs.
+func (s *Session) seesJob(r jobs.Record) bool {
+	return r.User == s.user || s.access(s.e.catalog.Snapshot()).Superuser()
 }
 
 func jobRow(r jobs.Record) []types.Value {
@@ -175,7 +183,7 @@ func (s *Session) runJobStatement(st *bind.JobStatement) (Result, error) {
 		return staticRows(resultColumns(st.Columns()), rows, "SHOW JOBS"), nil
 	case parser.JobShow:
 		r, ok := s.e.jobs.Get(st.ID)
-		if !ok {
+		if !ok || !s.seesJob(r) {
 			return nil, jobNotFound(st.ID)
 		}
 		return staticRows(resultColumns(st.Columns()), [][]types.Value{jobRow(r)}, "SHOW JOB"), nil
@@ -185,7 +193,7 @@ func (s *Session) runJobStatement(st *bind.JobStatement) (Result, error) {
 			return nil, jobNotFound(st.ID)
 		}
 		// As CockroachDB: the job's owner or a superuser.
-		if r.User != s.user && !s.access(s.e.catalog.Snapshot()).Superuser() {
+		if !s.seesJob(r) {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "must be superuser or the job's owner to cancel job %d", st.ID)
 		}
 		switch err := s.e.jobs.Cancel(st.ID); {

@@ -102,8 +102,15 @@ func TestCancelJob(t *testing.T) {
 	} {
 		job, release, done := runningJob(t, e, tc.stmt)
 		id := job.Record().ID
-		_, err := tryQuery(asUser(t, e, "mallory"), "CANCEL JOB "+itoa(id))
+		mallory := asUser(t, e, "mallory")
+		_, err := tryQuery(mallory, "CANCEL JOB "+itoa(id))
 		wantCode(t, err, "42501")
+		// Other roles' jobs are not listed to her.
+		if rows := query(t, mallory, "SELECT count(*) FROM sys.jobs"); rows[0][0].Int() != 0 {
+			t.Fatalf("mallory sees %d jobs", rows[0][0].Int())
+		}
+		_, err = tryQuery(mallory, "SHOW JOB "+itoa(id))
+		wantCode(t, err, "42704")
 		query(t, testSession(t, e), "CANCEL JOB "+itoa(id))
 		release()
 		err = <-done

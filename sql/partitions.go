@@ -194,15 +194,9 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 	}
 	b.WriteString(strings.Join(lines, ",\n"))
 	b.WriteString("\n)")
-	var pivots [][]types.Value
-	if sm := s.e.shards.Map(t.ID); sm != nil && t.HiddenKeyColumn() < 0 {
-		for _, p := range sm.Splits() {
-			vals, err := pivotValues(t, p)
-			if err != nil {
-				return "", err
-			}
-			pivots = append(pivots, vals)
-		}
+	pivots, err := s.tablePivots(t)
+	if err != nil {
+		return "", err
 	}
 	if with := t.Settings.RenderWithPivots(pivots); with != "" {
 		b.WriteString("\n" + with)
@@ -345,4 +339,33 @@ func encodePivots(t *catalog.Table, keys [][]types.Value) [][]byte {
 		out[i] = rowenc.EncodeKeyPrefix(t, k)
 	}
 	return out
+}
+
+// tablePivots are the key values at which the table's shards start, after
+// the first: what SHOW CREATE TABLE and pg_class.reloptions print as
+// PARTITION_AT_KEYS. A table without a primary key has none (its hidden
+// key is not something a user can write).
+func (s *Session) tablePivots(t *catalog.Table) ([][]types.Value, error) {
+	var pivots [][]types.Value
+	if sm := s.e.shards.Map(t.ID); sm != nil && t.HiddenKeyColumn() < 0 {
+		for _, p := range sm.Splits() {
+			vals, err := pivotValues(t, p)
+			if err != nil {
+				return nil, err
+			}
+			pivots = append(pivots, vals)
+		}
+	}
+	return pivots, nil
+}
+
+// tableOptions is pg_class.reloptions of a table: its settings with the
+// current shard boundaries as PARTITION_AT_KEYS (pg_dump writes them back
+// as CREATE TABLE ... WITH (...)).
+func (s *Session) tableOptions(t *catalog.Table) ([]string, error) {
+	pivots, err := s.tablePivots(t)
+	if err != nil {
+		return nil, err
+	}
+	return t.Settings.OptionsWithPivots(pivots), nil
 }

@@ -302,6 +302,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
 		RelationSize:  s.relationSize,
+		TableOptions:  s.tableOptions,
 		Notice: func(msg string) {
 			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", msg)
 		},

@@ -14,7 +14,7 @@ import (
 func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 	st := p.TxnStmt
 	if st.Chain {
-		return nil, sqlerr.NotSupported("COMMIT/ROLLBACK AND CHAIN")
+		return s.endAndChain(ctx, p)
 	}
 	switch st.Kind {
 	case parser.TxnSavepoint, parser.TxnRelease, parser.TxnRollbackTo:
@@ -93,6 +93,39 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "sql: unknown transaction statement %v", p.Kind)
+}
+
+// endAndChain is COMMIT AND CHAIN / ROLLBACK AND CHAIN: the block ends,
+// and a new one starts at once with the same characteristics, as in
+// PostgreSQL (also when the commit of a failed block rolled it back).
+func (s *Session) endAndChain(ctx context.Context, p *bind.Txn) (Result, error) {
+	if !s.inBlock() {
+		what := "COMMIT"
+		if p.Kind == parser.TxnRollback {
+			what = "ROLLBACK"
+		}
+		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "%s AND CHAIN can only be used in transaction blocks", what)
+	}
+	chars := map[string]string{}
+	for _, name := range []string{"transaction_isolation", "transaction_read_only", "transaction_deferrable"} {
+		chars[name], _ = s.vars.Get(name)
+	}
+	end := *p.TxnStmt
+	end.Chain = false
+	res, err := s.runTxn(ctx, &bind.Txn{TxnStmt: &end})
+	if err != nil {
+		return nil, err
+	}
+	s.vars.BeginTxn()
+	for name, v := range chars {
+		if err := s.vars.Set(name, v); err != nil {
+			s.vars.EndTxn()
+			return nil, err
+		}
+	}
+	s.txn = s.beginTxn()
+	s.implicit = false
+	return res, nil
 }
 
 func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {

@@ -178,6 +178,11 @@ func writeCommand(st bind.Statement) string {
 			}
 		}
 		return writeCommand(st.Main)
+	case *bind.Explain:
+		// EXPLAIN ANALYZE runs the statement; PostgreSQL names it.
+		if st.Analyze && st.Write != nil {
+			return writeCommand(st.Write)
+		}
 	case *bind.CreateTableAs:
 		return "CREATE TABLE AS"
 	case *bind.CreateTable:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/storage"
 	"strings"
 	"time"
 
@@ -95,10 +96,17 @@ func (s *Session) vacuumTable(ctx context.Context, p *parser.Vacuum, t *catalog.
 	c := s.e.tableActivity.of(t.ID)
 	if p.Vacuum {
 		start := time.Now()
-		// TODO(issue 16): once the engine keeps MVCC versions, collect
-		// the versions of ids older than the oldest open snapshot here
-		// (storage/mvcc's garbage collection), then compact.
+		// First collect the versions no read can see any more (those a
+		// newer version shadows below the GC threshold, --gc-ttl: the
+		// same rule as the background GC, storage/gc.go), then compact,
+		// so the space of deleted and overwritten rows comes back now.
+		threshold, gcOn := s.e.storage.GCThreshold()
 		for _, id := range ids {
+			if gcOn {
+				if _, err := s.e.storage.GCVersions(ctx, storage.TableSpan(id), threshold); err != nil {
+					return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
+				}
+			}
 			if err := s.e.storage.CompactTable(ctx, id); err != nil {
 				return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
 			}

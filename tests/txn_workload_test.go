@@ -280,10 +280,10 @@ func TestListAppendReadCommitted(t *testing.T) {
 
 // TestListAppendStatementReadsOneShard: on one shard, one statement reading
 // several keys sees all of a transaction's appends or none. Today each key
-// of the IN list is read by a lookup of its own, on the live engine: the
-// checker finds G-single here too.
+// of the IN list was read by a lookup of its own, on the live engine, and
+// the checker found G-single here too; now every lookup of a statement reads
+// at its one timestamp.
 func TestListAppendStatementReadsOneShard(t *testing.T) {
-	t.Skip(needsCore)
 	runListAppend(t, listAppendOptions{level: history.RepeatableRead, clients: 6, keys: 6, statementReads: true})
 }
 
@@ -291,7 +291,6 @@ func TestListAppendStatementReadsOneShard(t *testing.T) {
 // one statement reading several keys sees all of a transaction's appends
 // or none (a statement reads every shard at one snapshot).
 func TestListAppendReadCommittedShards(t *testing.T) {
-	t.Skip(needsCore)
 	runListAppend(t, listAppendOptions{level: history.RepeatableRead, clients: 6, keys: 6, split: []int{2, 4},
 		statementReads: true})
 }
@@ -556,7 +555,6 @@ func TestBankReadCommittedOneShard(t *testing.T) {
 // a secondary index too; every sum is the total only when a statement
 // reads all of them at one snapshot (the 66 wrong sums of 12,190).
 func TestBankReadCommittedShards(t *testing.T) {
-	t.Skip(needsCore)
 	runBank(t, bankOptions{accounts: 9, split: []int{3, 6}, index: true})
 }
 

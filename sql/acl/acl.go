@@ -98,6 +98,10 @@ func (it Item) String() string {
 	return sb.String()
 }
 
+// QuoteRole is quoteRole, for aclitems of object kinds this package does
+// not model (pg_catalog's acldefault).
+func QuoteRole(name string) string { return quoteRole(name) }
+
 // quoteRole quotes a role name the way aclitem output does (PostgreSQL's
 // putid): in double quotes, doubled inside, unless it is only letters,
 // digits and underscores.

@@ -57,6 +57,9 @@ type Env struct {
 	// RelationSize is the data size of a table's or index's shards
 	// (pg_relation_size and its kind).
 	RelationSize func(id uint64) (int64, error)
+	// TableOptions lists a table's settings, current shard boundaries
+	// included, for pg_class.reloptions.
+	TableOptions func(t *catalog.Table) ([]string, error)
 	// Notice sends a NOTICE to the client (set_config).
 	Notice func(msg string)
 	// Locks lists the row locks for pg_locks.
@@ -388,5 +391,5 @@ func (a *binder) catalogView() *pgcatalog.View {
 	return &pgcatalog.View{Snapshot: a.snap, Database: a.env.Database, User: a.env.User, Settings: a.env.Settings,
 		Backend: a.env.Backend, TableStats: a.env.TableStats, RelationSize: a.env.RelationSize, Locks: a.env.Locks,
 		Cursors: a.env.OpenCursors, TempPrefix: a.env.TempPrefix, ViewColumns: a.viewColumns,
-		Notice: a.env.Notice}
+		Notice: a.env.Notice, TableOptions: a.env.TableOptions}
 }

@@ -221,7 +221,7 @@ func (a *binder) lockSource(ts *ast.TableSource, lc parser.LockingClause, locks 
 		}
 		return nil
 	case *ast.Join:
-		if len(lc.Of) > 0 && name != "" && named() {
+		if !all && len(lc.Of) > 0 && name != "" && named() {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "%s cannot be applied to a join", lc.Strength)
 		}
 		var err error

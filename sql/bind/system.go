@@ -80,7 +80,8 @@ func (a *binder) systemTable(tn *ast.TableName, alias string) (planner.Node, *sc
 		if vt.SuperuserOnly() && !a.access().Superuser() {
 			return nil, nil, true, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", vt.Name)
 		}
-		return vt.Node(a.catalogView()), columnScope(vt.Cols, vt.Name, alias), true, nil
+		node := vt.Node(a.catalogView())
+		return node, columnScope(node.Columns(), vt.Name, alias), true, nil
 	}
 	if strings.EqualFold(tn.Schema.O, "sys") && strings.EqualFold(tn.Name.O, "jobs") {
 		node := &planner.Generate{Name: "sys.jobs", Cols: JobColumns, Rows: a.env.JobRows}
@@ -102,7 +103,7 @@ func columnScope(cols []planner.Column, name, alias string) *scope {
 	}
 	sc := &scope{}
 	for _, c := range cols {
-		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type})
+		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type, hidden: c.Hidden})
 	}
 	return sc
 }

@@ -113,7 +113,13 @@ func rowMemory(r expr.Row) int64 {
 
 // grow accounts n more bytes held by the statement against MemLimit and
 // the statement's memory account.
-func (c *Context) grow(n int64) error {
+func (c *Context) grow(n int64) error { return c.growMem(n, true) }
+
+// growBudget accounts n more bytes against the statement's memory account
+// only (the server's --max-memory / --max-query-memory), not MemLimit.
+func (c *Context) growBudget(n int64) error { return c.growMem(n, false) }
+
+func (c *Context) growMem(n int64, workMem bool) error {
 	if c.mem == nil {
 		// Drain without Build: one goroutine, no copies yet.
 		c.mem = &memState{}
@@ -127,7 +133,7 @@ func (c *Context) grow(n int64) error {
 	if err := m.acct.Grow(n, "rows held for sorting, grouping, DISTINCT, a join or an INSERT's source"); err != nil {
 		return err
 	}
-	if c.MemLimit <= 0 {
+	if c.MemLimit <= 0 || !workMem {
 		return nil
 	}
 	m.used += n
@@ -192,10 +198,16 @@ func build(c *Context, n planner.Node) (Iter, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A generated table (pg_catalog, information_schema, sys.*) is
+		// a scan, not a sort or hash: its rows count against the memory
+		// budget but not against work_mem (MemLimit), as PostgreSQL reads
+		// pg_settings under its smallest work_mem.
+		var held int64
 		for _, r := range rows {
-			if err := c.grow(rowMemory(r)); err != nil {
-				return nil, err
-			}
+			held += rowMemory(r)
+		}
+		if err := c.growBudget(held); err != nil {
+			return nil, err
 		}
 		return &sliceIter{rows: rows}, nil
 	case *planner.Filter:

@@ -144,7 +144,7 @@ func (s *stmtToks) queryClauses() (*stmtToks, []LockingClause, *AsOfClause, erro
 		locks    []LockingClause
 		asOf     *AsOfClause
 		cuts     [][2]int
-		sawFrom  bool
+		inFrom   bool // between a FROM and the clause after its list
 		n        = s.n()
 		isLockAt = func(i int) bool {
 			return s.isWord(i, "for") && (s.isWord(i+1, "update") || s.isWord(i+1, "share") ||
@@ -154,14 +154,19 @@ func (s *stmtToks) queryClauses() (*stmtToks, []LockingClause, *AsOfClause, erro
 	for i := q0; i < n; {
 		switch {
 		case s.isWord(i, "from"):
-			sawFrom = true
+			inFrom = true
+			i++
+		case s.isKind(i, tkIdent) && clauseAfterAsOf[strings.ToLower(s.text(i))] && !isLockAt(i):
+			inFrom = false
 			i++
 		case s.isAsOf(i):
 			if asOf != nil {
 				return nil, nil, nil, errAt(sqlerr.FeatureNotSupported, s.start(i),
 					"AS OF SYSTEM TIME in more than one FROM clause is not supported yet")
 			}
-			if !sawFrom {
+			if !inFrom {
+				// CockroachDB's grammar has the clause right after a FROM
+				// list only.
 				return nil, nil, nil, s.errAtTok(i)
 			}
 			end := i + 4

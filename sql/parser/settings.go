@@ -99,6 +99,7 @@ func (s *stmtToks) valueAt(i, hi int, on bool) (Value, int, error) {
 		end = i + 2
 	case t.kind == tkString:
 		v.Kind, v.Str = ValueString, s.strs[t.aux]
+		v.SingleQuoted = s.src[t.start] == '\''
 	case s.isOp(i, "("):
 		close := int(s.match[i])
 		v.Kind = ValueTuple
@@ -254,4 +255,25 @@ func (s *stmtToks) reshard() (r *Reshard, ok bool, err error) {
 		return nil, true, s.errAtTok(j)
 	}
 	return r, true, nil
+}
+
+// ParseSettingValue parses text as a whole setting value, as it would
+// stand after "name =" in CREATE TABLE ... WITH (...) (TTL's ON clause
+// allowed). pg_dump writes the table settings PivotDB lists in
+// pg_class.reloptions back as string literals (uniform_partitions = '4');
+// the settings layer reads such a string's content with this. Positions
+// in the result and in errors count from the start of text.
+func ParseSettingValue(text string) (Value, error) {
+	sc := &scanner{lex: lexer{src: text}, rp: runePos{src: text}}
+	s, err := sc.next()
+	if err != nil {
+		return Value{}, err
+	}
+	if s == nil || s.n() == 0 {
+		return Value{}, sqlerr.New(sqlerr.SyntaxError, "empty setting value")
+	}
+	if s.semi >= 0 {
+		return Value{}, s.errAtTok(s.n())
+	}
+	return s.valueOn(0, s.n(), true)
 }

@@ -160,6 +160,9 @@ type Value struct {
 	Str   string
 	Type  string
 	Items []Value
+	// SingleQuoted marks a ValueString written '...' (not "..." or a
+	// dollar quote): pg_dump writes reloptions values so.
+	SingleQuoted bool
 	// On is the column after ON, Unit the word after AS (as written; ""
 	// when absent). A scalar that is a setting's whole value may have them
 	// (never a tuple or its elements); only TTL accepts them.

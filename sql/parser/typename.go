@@ -66,6 +66,19 @@ func (s *stmtToks) parseTypeAt(i, hi int) (types.Type, int, error) {
 }
 
 func (s *stmtToks) parseElemTypeAt(i, hi int) (types.Type, int, error) {
+	if i < hi && s.isQuotedName(i) {
+		// A quoted type name ('s'::"char", as pg_dump writes it): taken
+		// as written, without continuation words or arguments.
+		name := s.strs[s.toks[i].aux]
+		if s.toks[i].kind == tkQuotedIdent {
+			name = s.unquoteIdent(i)
+		}
+		t, err := types.ParseTypeName(name)
+		if err != nil {
+			return types.Type{}, i, withOffset(err, s.start(i))
+		}
+		return t, i + 1, nil
+	}
 	if i >= hi || s.toks[i].kind != tkIdent {
 		return types.Type{}, i, s.errAtTok(i)
 	}
@@ -249,4 +262,12 @@ func (s *stmtToks) regTypeAt(i, hi int) (string, int, bool) {
 		return "", i, false
 	}
 	return w, i + 1, true
+}
+
+// isQuotedName reports whether token i is a double-quoted name: a quoted
+// identifier, or in the yql dialect a "..." string where only a name can
+// stand.
+func (s *stmtToks) isQuotedName(i int) bool {
+	t := s.toks[i]
+	return t.kind == tkQuotedIdent || t.kind == tkString && s.src[t.start] == '"'
 }

@@ -143,11 +143,10 @@ var pgStatUserTablesCols = cols("relid oid, schemaname name, relname name, seq_s
 	"last_autovacuum timestamp, last_analyze timestamp, last_autoanalyze timestamp, vacuum_count int8, " +
 	"autovacuum_count int8, analyze_count int8, autoanalyze_count int8")
 
-// pgStatUserTablesRows: scans, row writes and VACUUM / ANALYZE runs
-// counted since the server started, live rows from the shard statistics.
-// seq_tup_read counts rows read by range scans, idx_tup_fetch rows found by
-// point lookups and index scans. PivotDB has neither dead tuples, HOT
-// updates nor autovacuum: those columns are NULL rather than a made-up zero.
+// pgStatUserTablesRows: scans, rows read, row writes and VACUUM / ANALYZE
+// runs counted since the server started, live rows from the shard
+// statistics. PivotDB has neither dead tuples, HOT updates nor autovacuum:
+// those columns are NULL rather than a made-up zero.
 func pgStatUserTablesRows(v *View) [][]types.Value {
 	if v.TableStats == nil {
 		return nil
@@ -168,9 +167,9 @@ func pgStatUserTablesRows(v *View) [][]types.Value {
 			}
 			return types.NewTimestamp(micros)
 		}
-		out = append(out, row(pgStatUserTablesCols, int64(t.ID), "public", t.Name, st.SeqScan, st.SeqTupRead, st.IdxScan, st.IdxTupFetch,
-			st.Inserted, st.Updated, st.Deleted, nil, live, nil, nil, nil, at(st.LastVacuum), nil, at(st.LastAnalyze),
-			nil, st.Vacuums, nil, st.Analyzes, nil))
+		out = append(out, row(pgStatUserTablesCols, int64(t.ID), "public", t.Name, st.SeqScan, st.SeqTupRead, st.IdxScan,
+			st.IdxTupFetch, st.Inserted, st.Updated, st.Deleted, nil, live, nil, nil, nil, at(st.LastVacuum), nil,
+			at(st.LastAnalyze), nil, st.Vacuums, nil, st.Analyzes, nil))
 	}
 	return out
 }

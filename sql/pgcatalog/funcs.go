@@ -88,6 +88,15 @@ func informationFuncs() map[string]*sessionFunc {
 		"current_role":     user,
 		"user":             user,
 		"current_setting":  sig(1, 2, tText, tBool).as(currentSetting),
+		// current_schemas(include_implicit): the schemas names are looked
+		// up in, in order: pg_catalog (implicitly first) and public,
+		// whatever search_path says (PivotDB has only those).
+		"current_schemas": sig(1, 1, tBool).as(perRow("current_schemas", tText, func(a []types.Value) (types.Value, error) {
+			if a[0].Bool() {
+				return types.NewUtf8("{pg_catalog,public}"), nil
+			}
+			return types.NewUtf8("{public}"), nil
+		})),
 	}
 }
 

@@ -3,6 +3,7 @@ package pgcatalog
 import (
 	"strings"
 
+	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
@@ -58,6 +59,44 @@ func objectFuncs() map[string]*sessionFunc {
 		"pg_get_function_result":             sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
 		"pg_get_function_arguments":          sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
 		"pg_get_function_identity_arguments": sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
+		// acldefault(kind, owner): the ACL an object of the kind has while
+		// none was granted (pg_dump compares the real ACL with it). Tables,
+		// views, sequences and databases carry PivotDB's defaults
+		// (acl.Default); for the other kinds, whose privileges PivotDB does
+		// not check, it is PostgreSQL's: the owner holds them all, and
+		// PUBLIC may execute functions and use types.
+		"acldefault": sig(2, 2, tText, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			return perRow("acldefault", tText, func(a []types.Value) (types.Value, error) {
+				owner := v.userName(a[1].Int())
+				item := func(grantee, privs string) string {
+					return acl.QuoteRole(grantee) + "=" + privs + "/" + acl.QuoteRole(owner)
+				}
+				var items []string
+				switch a[0].Str() {
+				case "r":
+					return types.NewUtf8(aclArray(acl.Default(acl.Table, owner)).(string)), nil
+				case "d":
+					return types.NewUtf8(aclArray(acl.Default(acl.Database, owner)).(string)), nil
+				case "s":
+					items = []string{item(owner, "rwU")}
+				case "n":
+					items = []string{item(owner, "UC")}
+				case "f", "p":
+					items = []string{item("", "X"), item(owner, "X")}
+				case "T":
+					items = []string{item("", "U"), item(owner, "U")}
+				case "l":
+					items = []string{item("", "U"), item(owner, "U")}
+				case "L":
+					items = []string{item(owner, "rw")}
+				case "F", "S":
+					items = []string{item(owner, "U")}
+				default:
+					return types.Value{}, sqlerr.New(sqlerr.InternalError, "unrecognized object type abbreviation: %s", a[0].Str())
+				}
+				return types.NewUtf8("{" + strings.Join(items, ",") + "}"), nil
+			})(v, args)
+		}),
 		// A single node is never a standby replaying a primary's log.
 		"pg_is_in_recovery": sig(0, 0).as(func(*View, []expr.Expr) (expr.Expr, error) {
 			return &expr.Const{Value: types.NewBool(false), Typ: tBool}, nil

@@ -3,12 +3,14 @@ package pgcatalog
 import (
 	"fmt"
 	"github.com/pivotdb/pivotdb/activity"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -106,6 +108,10 @@ type View struct {
 	// ViewColumns plans a view's query for its result columns (the
 	// pg_attribute rows of a view); nil: views list no columns.
 	ViewColumns func(vw *catalog.View) ([]planner.Column, error)
+	// TableOptions lists a table's settings as "name=value" items, its
+	// current shard boundaries as partition_at_keys (pg_class.reloptions);
+	// nil: none are listed.
+	TableOptions func(t *catalog.Table) ([]string, error)
 	// Notice sends a NOTICE to the client (set_config's, as SET's); nil:
 	// none is sent.
 	Notice func(msg string)
@@ -137,6 +143,8 @@ type Table struct {
 	Name   string
 	Cols   []planner.Column
 	rows   func(v *View) [][]types.Value
+	// oid is the relation's own OID (systemOID), its rows' tableoid.
+	oid int64
 }
 
 // cols parses "name type, ..." with PostgreSQL catalog type names.
@@ -225,8 +233,9 @@ var virtualTableLists [][]*Table
 func init() {
 	virtualTableLists = [][]*Table{pgCatalogTables, informationSchemaTables}
 	for _, list := range virtualTableLists {
-		for _, t := range list {
+		for i, t := range list {
 			virtualTables[t.Schema+"."+t.Name] = t
+			t.oid = systemOID(t, i)
 		}
 	}
 }
@@ -245,11 +254,36 @@ func Lookup(schema, name string) *Table {
 }
 
 // Node plans a read of the relation: its rows are computed from v when the
-// statement runs.
+// statement runs. After the relation's columns comes PostgreSQL's system
+// column tableoid, hidden from SELECT *: the OID of the relation itself
+// (pg_dump reads it to tell which catalog an object's row came from).
 func (t *Table) Node(v *View) *planner.Generate {
-	return &planner.Generate{Name: t.Schema + "." + t.Name, Cols: t.Cols, Rows: func() ([][]types.Value, error) {
-		return t.rows(v), nil
+	cols := append(slices.Clip(t.Cols), planner.Column{Name: "tableoid", Type: types.TypeInt64, Hidden: true})
+	oid := types.NewInt64(t.oid)
+	return &planner.Generate{Name: t.Schema + "." + t.Name, Cols: cols, Rows: func() ([][]types.Value, error) {
+		rows := t.rows(v)
+		for i, r := range rows {
+			rows[i] = append(r, oid)
+		}
+		return rows, nil
 	}}
+}
+
+// catalogOIDs are the OIDs PostgreSQL gives its system catalogs (fixed in
+// its source since they are bootstrapped); pg_class lists those
+// relations under them, and the tableoid of their rows is the same
+// number, as clients expect ('pg_class'::regclass = 1259). The other
+// virtual relations (views such as pg_roles) are numbered from
+// systemViewOID.
+var catalogOIDs = map[string]int64{
+	"pg_class": 1259, "pg_namespace": 2615, "pg_type": 1247, "pg_proc": 1255, "pg_attribute": 1249,
+	"pg_constraint": 2606, "pg_index": 2610, "pg_attrdef": 2604, "pg_extension": 3079, "pg_database": 1262,
+	"pg_authid": 1260, "pg_am": 2601, "pg_cast": 2605, "pg_collation": 3456, "pg_description": 2609,
+	"pg_depend": 2608, "pg_sequence": 2224, "pg_trigger": 2620, "pg_rewrite": 2618, "pg_inherits": 2611,
+	"pg_policy": 3256, "pg_publication": 6104, "pg_tablespace": 1213, "pg_enum": 3501,
+	"pg_statistic_ext": 3381, "pg_auth_members": 1261, "pg_db_role_setting": 2964, "pg_foreign_table": 3118,
+	"pg_partitioned_table": 3350, "pg_publication_rel": 6106, "pg_publication_namespace": 6237,
+	"pg_shdescription": 2396,
 }
 
 // tables lists the session database's tables by name.
@@ -607,6 +641,9 @@ func (v *View) relationOID(name string) (int64, bool) {
 }
 
 func systemOID(vt *Table, i int) int64 {
+	if oid, ok := catalogOIDs[vt.Name]; ok && vt.Schema == "pg_catalog" {
+		return oid
+	}
 	if vt.Schema == "information_schema" {
 		return systemViewOID + 500 + int64(i)
 	}
@@ -776,4 +813,22 @@ func (v *View) viewColumns(vw *catalog.View) []planner.Column {
 		}
 	}
 	return out
+}
+
+// tableOptions is pg_class.reloptions of a table: its settings in the
+// text form of an array, NULL when it has none (as PostgreSQL shows a
+// table without storage parameters) or they cannot be read.
+func (v *View) tableOptions(t *catalog.Table) any {
+	if v.TableOptions == nil {
+		return nil
+	}
+	opts, err := v.TableOptions(t)
+	if err != nil || len(opts) == 0 {
+		return nil
+	}
+	elems := make([]*string, len(opts))
+	for i := range opts {
+		elems[i] = &opts[i]
+	}
+	return expr.FormatArrayText(elems)
 }

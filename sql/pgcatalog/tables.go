@@ -441,6 +441,8 @@ func pgClassRows(v *View) [][]types.Value {
 	c := pgClassCols
 	// owner is the relation's owner; nil owned: a system relation.
 	var owned *catalog.Owned
+	// reloptions of the table being listed (nil: none).
+	var reloptions any
 	rel := func(oid int64, name string, ns int64, am int64, hasIndex bool, kind string, natts int) []types.Value {
 		owner, relacl := int64(oidBootstrapUser), any(nil)
 		if owned != nil {
@@ -450,13 +452,15 @@ func pgClassRows(v *View) [][]types.Value {
 			}
 		}
 		return row(c, oid, name, ns, 0, 0, owner, am, oid, 0, 0, -1.0, 0, 0, hasIndex, false, "p",
-			kind, natts, 0, false, false, false, false, false, true, "d", false, 0, 0, 0, relacl, nil, nil)
+			kind, natts, 0, false, false, false, false, false, true, "d", false, 0, 0, 0, relacl, reloptions, nil)
 	}
 	for _, t := range v.tables() {
 		owned = &t.Owned
 		key := hasVisibleKey(t)
+		reloptions = v.tableOptions(t)
 		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key || len(t.Indexes) > 0, "r",
 			len(visibleTableColumns(t))))
+		reloptions = nil
 		if key {
 			out = append(out, rel(pkIndexOID(t), pkIndexName(t), oidPublic, oidBtreeAM, false, "i", len(t.PrimaryKey)))
 		}

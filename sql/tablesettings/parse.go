@@ -476,6 +476,20 @@ func applyList(s *Settings, list []parser.Setting, t TableInfo, pos map[kind]int
 			return nil, errorf(codeValue, st.Pos, "%s specified multiple times", k)
 		}
 		pos[k] = st.Pos
+		if st.Value.Kind == parser.ValueString && st.Value.SingleQuoted && k != kReadReplicas {
+			// A value given as a '...' literal: its content is the value.
+			// pg_dump writes pg_class.reloptions back that way
+			// (uniform_partitions = '4'); YDB's "..." strings stay
+			// strings, which these settings refuse.
+			v, err := parser.ParseSettingValue(st.Value.Str)
+			if err != nil {
+				e := *sqlerr.As(err)
+				e.Position = st.Value.Pos
+				return nil, &e
+			}
+			v.Pos = st.Value.Pos
+			st.Value = v
+		}
 		n, err := set(s, k, st, t)
 		if err != nil {
 			return nil, err

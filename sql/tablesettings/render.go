@@ -39,6 +39,11 @@ func (s Settings) Render() string {
 // default is printed explicitly so that the recreated table merges down to
 // the same floor.
 func (s Settings) RenderWithPivots(pivots [][]types.Value) string {
+	return s.render(s.withPivots(pivots))
+}
+
+// withPivots are render's arguments for RenderWithPivots.
+func (s Settings) withPivots(pivots [][]types.Value) (*int64, [][]types.Value, *int64) {
 	if len(pivots) > 0 && len(pivots[0]) == 0 {
 		pivots = pivots[1:]
 	}
@@ -47,12 +52,36 @@ func (s Settings) RenderWithPivots(pivots [][]types.Value) string {
 		m := s.InitialPartitions()
 		minCount = &m
 	}
-	return s.render(nil, pivots, minCount)
+	return nil, pivots, minCount
+}
+
+// OptionsWithPivots lists the settings RenderWithPivots prints as
+// PostgreSQL's reloptions: "name=value" items, names in lower case
+// (pg_class.reloptions; pg_dump writes them back as WITH (name =
+// 'value'), which ForCreate reads).
+func (s Settings) OptionsWithPivots(pivots [][]types.Value) []string {
+	var out []string
+	for _, it := range s.items(s.withPivots(pivots)) {
+		out = append(out, strings.ToLower(it[0])+"="+it[1])
+	}
+	return out
 }
 
 func (s Settings) render(uniform *int64, keys [][]types.Value, minCount *int64) string {
 	var items []string
-	add := func(k kind, v string) { items = append(items, k.String()+" = "+v) }
+	for _, it := range s.items(uniform, keys, minCount) {
+		items = append(items, it[0]+" = "+it[1])
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	return "WITH (\n    " + strings.Join(items, ",\n    ") + "\n)"
+}
+
+// items are the settings given, as name and value text, in order.
+func (s Settings) items(uniform *int64, keys [][]types.Value, minCount *int64) [][2]string {
+	var items [][2]string
+	add := func(k kind, v string) { items = append(items, [2]string{k.String(), v}) }
 	if s.AutoPartitioningBySize != nil {
 		add(kBySize, flagText(*s.AutoPartitioningBySize))
 	}
@@ -87,10 +116,7 @@ func (s Settings) render(uniform *int64, keys [][]types.Value, minCount *int64) 
 	if s.ReadReplicas != nil {
 		add(kReadReplicas, quoteString(s.ReadReplicas.String()))
 	}
-	if len(items) == 0 {
-		return ""
-	}
-	return "WITH (\n    " + strings.Join(items, ",\n    ") + "\n)"
+	return items
 }
 
 func flagText(b bool) string {

@@ -27,3 +27,10 @@ SELECT x, pg_size_pretty(x) FROM (VALUES (0::bigint), (10239::bigint), (10240::b
 SELECT pg_size_pretty(123456789012345678901234::numeric);
 SELECT set_config('work_mem', '8MB', false), current_setting('work_mem');
 SELECT set_config('work_mem', '8MB', true);
+-- pg_class.reloptions lists the YQL table settings with the current shard
+-- boundaries; pg_dump writes them back as WITH (name = 'value'), which
+-- CREATE TABLE reads.
+CREATE TABLE parted (a Utf8, b Int64, PRIMARY KEY (a, b)) WITH (PARTITION_AT_KEYS = (("m"), ("m", 5)), AUTO_PARTITIONING_PARTITION_SIZE_MB = 512, KEY_BLOOM_FILTER = ENABLED);
+SELECT relname, reloptions FROM pg_class WHERE relname IN ('parted', 'small') ORDER BY 1;
+CREATE TABLE parted_copy (a Utf8, b Int64, PRIMARY KEY (a, b)) WITH (auto_partitioning_partition_size_mb='512', partition_at_keys='(("m"), ("m", 5))', key_bloom_filter='ENABLED');
+SELECT (SELECT reloptions FROM pg_class WHERE relname = 'parted') = (SELECT reloptions FROM pg_class WHERE relname = 'parted_copy') AS same;
