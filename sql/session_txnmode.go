@@ -197,6 +197,11 @@ func writeCommand(st bind.Statement) string {
 		return "ALTER SEQUENCE"
 	case *bind.DropSequences:
 		return "DROP SEQUENCE"
+	case *bind.FunctionDDL:
+		if st.Drop {
+			return "DROP FUNCTION"
+		}
+		return "CREATE FUNCTION"
 	case *bind.TypeDDL:
 		switch st.Kind {
 		case parser.TypeCreateEnum:

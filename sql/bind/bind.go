@@ -114,6 +114,8 @@ type binder struct {
 	params []types.Type
 	// viewDepth counts the views being expanded around this binder.
 	viewDepth int
+	// funcDepth counts the SQL functions being inlined (function.go).
+	funcDepth int
 
 	// outer holds the queries enclosing the subquery being planned
 	// (subquery.go); hiddenBase and hiddenN number the parameters that
@@ -179,6 +181,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planSequence(st.Sequence)
 	case st.Type != nil:
 		return &TypeDDL{TypeStmt: st.Type}, nil
+	case st.Function != nil:
+		return a.planFunction(st.Function)
 	case st.RoleSetting != nil:
 		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
 	case st.Cursor != nil:
@@ -303,6 +307,9 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 		StrictDivision: a.pg(), Types: a.resolveType}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
+		if e, ok, err := a.userFunction(b, name, args); ok || err != nil {
+			return e, ok, err
+		}
 		return pgcatalog.Function(b, a.catalogView(), name, args)
 	}
 	return b

@@ -298,6 +298,8 @@ type Snapshot struct {
 	sequences map[uint64]map[string]*Sequence
 	// enums: database id -> lower-case name -> enum type (enum.go)
 	enums map[uint64]map[string]*EnumType
+	// functions: database id -> id -> function (function.go)
+	functions map[uint64]map[uint64]*Function
 	// roleSettings are the ALTER DATABASE/ROLE ... SET records.
 	roleSettings map[roleSettingID]*RoleSetting
 	// indexes maps an index id to its entries' descriptor (IndexTable).
@@ -435,6 +437,7 @@ func (s *Snapshot) clone() *Snapshot {
 	s.cloneViews(c)
 	s.cloneSequences(c)
 	s.cloneEnums(c)
+	s.cloneFunctions(c)
 	s.cloneRoleSettings(c)
 	return c
 }
@@ -518,6 +521,9 @@ func Load(store *meta.Store) (*Catalog, error) {
 		return nil, err
 	}
 	if err := loadEnums(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadFunctions(store, snap); err != nil {
 		return nil, err
 	}
 	if err := loadRoleSettings(store, snap); err != nil {
@@ -631,6 +637,9 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 	}
 	for _, e := range ch.snap.EnumTypes(d.ID) {
 		ch.DropEnumType(e)
+	}
+	for _, f := range ch.snap.Functions(d.ID, "") {
+		ch.DropFunction(f)
 	}
 	delete(ch.snap.databases, strings.ToLower(d.Name))
 	delete(ch.snap.byName, d.ID)

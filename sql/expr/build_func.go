@@ -192,6 +192,9 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 	return b.castTo(e, t)
 }
 
+// CastTo is CAST(e AS t) on a built expression.
+func (b *Builder) CastTo(e Expr, t types.Type) (Expr, error) { return b.castTo(e, t) }
+
 func (b *Builder) castTo(e Expr, t types.Type) (Expr, error) {
 	if t.Family == types.Utf8 && t.Width > 0 && e.Type().Family != types.Null {
 		return b.castToWidth(e, t)

@@ -148,6 +148,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			if stmt.Type, handled, err = s.typeStatement(); handled || err != nil {
 				break
 			}
+			if stmt.Function, handled, err = s.functionStatement(); handled || err != nil {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				var ist Statement

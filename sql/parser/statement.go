@@ -91,7 +91,9 @@ type Statement struct {
 	Vacuum      *Vacuum
 	Sequence    *SequenceStmt
 	// Type is CREATE TYPE ... AS ENUM, ALTER TYPE or DROP TYPE (enumtype.go).
-	Type        *TypeStmt
+	Type *TypeStmt
+	// Function is CREATE [OR REPLACE] FUNCTION or DROP FUNCTION (function.go).
+	Function    *FunctionStmt
 	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner

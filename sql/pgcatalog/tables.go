@@ -342,6 +342,24 @@ var pgCatalogTables = []*Table{
 			out = append(out, row(pgProcCols, procOIDBase+i, n, oidPgCatalog, oidBootstrapUser, 12, 1.0, 0.0, 0, 0,
 				"f", false, false, false, false, "v", "s", 0, 0, 0, "", nil, nil, nil, nil, nil, n, nil, nil, nil, nil))
 		}
+		// The database's SQL functions (prolang 14: sql).
+		for _, f := range v.userFunctions() {
+			argTypes := make([]string, len(f.Args))
+			var names []string
+			for i, a := range f.Args {
+				argTypes[i] = strconv.FormatInt(typeOID(a.Type), 10)
+				if a.Name != "" {
+					names = append(names, a.Name)
+				}
+			}
+			var argNames any
+			if len(names) > 0 {
+				argNames = "{" + strings.Join(names, ",") + "}"
+			}
+			out = append(out, row(pgProcCols, userFunctionOID(f), f.Name, oidPublic, v.roleOIDOf(f.OwnerName()), 14, 100.0, 0.0, 0, 0,
+				"f", false, false, f.Strict, false, f.Volatility, "u", len(f.Args), 0, typeOID(f.Returns),
+				strings.Join(argTypes, " "), nil, nil, argNames, nil, nil, f.Body, nil, nil, nil, nil))
+		}
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_cast", Cols: pgCastCols, rows: pgCastRows},
