@@ -26,7 +26,8 @@
 // sequence.go; enum types by enumtype.go (TypeDDL, and resolveType, which
 // turns the type names the parser did not know into the database's enum
 // types, 42704 otherwise, for column definitions, ALTER COLUMN TYPE and
-// casts through expr.Builder.Types);
+// casts through expr.Builder.Types); SQL functions by function.go
+// (FunctionDDL, and calls inlined through expr.Builder.Funcs);
 // schema statements by ddl.go, createas.go (CREATE TABLE AS), temp.go
 // (temporary tables' private names), alter.go (ALTER TABLE's column and
 // constraint actions: the new descriptor plus the scans or rewrite the

@@ -21,6 +21,9 @@
 //	                                    type hold a copy of the definition
 //	                                    in their types.Type, which ALTER
 //	                                    TYPE rewrites in the same change.
+//	<SystemPrefix> "cat/func/" <id BE8> Function JSON (CREATE FUNCTION ...
+//	                                    LANGUAGE sql: signature, body text
+//	                                    and its dialect; function.go)
 //	<SystemPrefix> "cat/dbrolesetting/" <db id BE8> <role>
 //	                                    RoleSetting JSON: ALTER DATABASE/
 //	                                    ROLE ... SET (db 0: every database,

@@ -13,7 +13,8 @@
 // test_driver value nodes, which this package imports) or exactly one of
 // the YQL-only statement types that TiDB's grammar cannot express
 // (also TRUNCATE of several tables, the SEQUENCE statements and CREATE /
-// ALTER / DROP TYPE of enums, enumtype.go):
+// ALTER / DROP TYPE of enums, enumtype.go, and CREATE / DROP FUNCTION,
+// function.go):
 // AlterSettings (ALTER TABLE t SET/RESET), SetVar, ShowVar, ResetVar,
 // TxnStmt, Deallocate, Discard and CursorStmt (DECLARE, FETCH, MOVE,
 // CLOSE: cursor.go; DECLARE's query goes to TiDB alone and comes back as
