@@ -264,7 +264,7 @@ func parseIntervalNoAgo(ts string, bad func() (int64, error)) (int64, error) {
 	}
 	// PostgreSQL style: a sequence of "<number> <unit>" and hh:mm[:ss].
 	var total float64
-	fields := strings.Fields(strings.ToLower(ts))
+	fields := splitNumberUnits(strings.Fields(strings.ToLower(ts)))
 	if len(fields) == 0 {
 		return bad()
 	}
@@ -417,4 +417,20 @@ func castEnum(v Value, t Type) (Value, error) {
 		from = "enum"
 	}
 	return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", from, t.PGName())
+}
+
+// splitNumberUnits splits fields that join a number and its unit, as
+// PostgreSQL reads '1000us', '5min' or '2days' like '1000 us'.
+func splitNumberUnits(fields []string) []string {
+	out := fields[:0:0]
+	for _, f := range fields {
+		k := strings.IndexFunc(f, func(r rune) bool { return r >= 'a' && r <= 'z' })
+		if k > 0 && !strings.Contains(f, ":") && f[k-1] >= '0' && f[k-1] <= '9' &&
+			!(f[k] == 'e' && k+1 < len(f) && (f[k+1] >= '0' && f[k+1] <= '9' || f[k+1] == '-' || f[k+1] == '+')) {
+			out = append(out, f[:k], f[k:])
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
