@@ -7,7 +7,7 @@ DATA    ?= ./data
 LISTEN  ?= 127.0.0.1:5433
 PKGS    := ./...
 
-.PHONY: all build run test test-short deps vet bench bench-go fuzz clean
+.PHONY: all build run test test-short test-cluster deps vet bench bench-go fuzz clean
 
 all: build
 
@@ -29,6 +29,14 @@ vet:
 # (sessions, locks, the server) and the suite stays well inside its budget.
 test: deps build vet
 	PIVOTDB_BIN=$(CURDIR)/$(BIN) $(GO) test -race -timeout 20m $(PKGS)
+
+# test-cluster: the multi-process nemesis of the consensus layer: three node
+# processes on loopback, SIGKILL + restart and SIGSTOP/SIGCONT of one node at
+# a time for NEMESIS_DURATION, register reads and writes through all three
+# checked for linearizability with porcupine (cluster/node/nemesis_test.go).
+NEMESIS_DURATION ?= 10m
+test-cluster:
+	PIVOTDB_NEMESIS_DURATION=$(NEMESIS_DURATION) $(GO) test -race -count=1 -timeout 40m -run '^TestNemesis$$' -v ./cluster/node/
 
 test-short: build
 	PIVOTDB_BIN=$(CURDIR)/$(BIN) $(GO) test -short $(PKGS)

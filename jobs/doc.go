@@ -14,7 +14,8 @@
 //
 // Persistence: every job is a JSON record in the metadata store (namespace
 // meta.Jobs, key "job/" + id big-endian), written durably when the job
-// starts and ends and at most once a second while it reports progress;
+// starts and ends, when its total changes, and at most once a second while
+// it reports progress;
 // sys.jobs reads the registry's memory, which is always current. Open loads
 // the records: a job recorded as running was interrupted by a stop or crash
 // (the work of every job kind commits in one batch at its end, so nothing

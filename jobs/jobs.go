@@ -315,18 +315,22 @@ func (j *Job) Context(ctx context.Context) context.Context {
 
 // Progress reports rows done out of total (total < 0: unknown). It is cheap
 // enough to call every few hundred rows: the record is written at most
-// once a second.
+// once a second, and when the total changes.
 func (j *Job) Progress(done, total int64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.rec.Status != Running {
 		return
 	}
+	changedTotal := total != j.rec.RowsTotal
 	j.rec.RowsDone, j.rec.RowsTotal = done, total
 	now := j.r.now()
 	j.rec.Modified = now.UTC()
-	if now.Sub(j.saved) >= saveEvery {
-		j.saveLocked(false)
+	// A new total is saved at once and durably (it changes a few times
+	// per job), so that an interrupted job still shows how much it had
+	// to do; other progress may be lost with the last second's.
+	if changedTotal || now.Sub(j.saved) >= saveEvery {
+		j.saveLocked(changedTotal)
 	}
 }
 

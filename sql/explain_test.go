@@ -112,6 +112,20 @@ Execution Time: T ms`
 		t.Errorf("the top operator took %.3f ms, more than the execution time %.3f ms", top, exec)
 	}
 
+	// A subquery in the filter of a parallel scan runs in its workers:
+	// their counts meet in one analysis (the race detector watches).
+	query(t, s, "CREATE TABLE eu (k Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO eu VALUES (1), (3)")
+	var sub []string
+	for _, r := range query(t, s, "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM et WHERE EXISTS (SELECT 1 FROM eu WHERE eu.k = et.k) OR v = 'zz'") {
+		sub = append(sub, r[0].Str())
+	}
+	if joined := strings.Join(sub, "\n"); !strings.Contains(joined, "Scan et  (actual rows=2 loops=1)") ||
+		!strings.Contains(joined, "rows read: 4 (partition 0: 2, partition 1: 2)") ||
+		!strings.Contains(joined, "Scan eu  (actual rows=2 loops=4)") {
+		t.Fatalf("subquery in a parallel scan:\n%s", joined)
+	}
+
 	// VERBOSE names the shards read by id.
 	var verbose []string
 	for _, r := range query(t, s, "EXPLAIN (ANALYZE, VERBOSE, SUMMARY OFF) SELECT v FROM et") {

@@ -12,9 +12,9 @@ import (
 // TestJobsOverTheWire: a second connection watches a long CREATE INDEX's
 // job progress in sys.jobs; the server is then SIGKILLed in the middle of
 // the backfill, and after the restart SHOW JOBS lists the job as failed,
-// interrupted, and the index does not exist (its progress is as last
-// saved: at most a second old). A finished job shows the same after the
-// restart.
+// interrupted, and the index does not exist (its rows_total as when it
+// started, rows_done as last saved: at most a second old). A finished job
+// shows the same after the restart.
 func TestJobsOverTheWire(t *testing.T) {
 	srv := startServer(t)
 	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
@@ -87,7 +87,7 @@ func TestJobsOverTheWire(t *testing.T) {
 		}
 	}
 	if got == nil || got.Status != "failed" || got.Error == nil || !strings.Contains(*got.Error, "interrupted") ||
-		got.Finished == nil || got.Cancelable || got.User != "pivotdb" {
+		got.Finished == nil || got.Cancelable || got.User != "pivotdb" || got.RowsTotal == nil || *got.RowsTotal != 60000 {
 		t.Fatalf("after the restart: %+v", got)
 	}
 	if len(jobs) != 2 || jobs[0].ID != id || jobs[1].ID >= id {

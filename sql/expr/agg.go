@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/apd/v3"
@@ -198,6 +199,15 @@ func (s *AggSpec) New() AggFunc {
 		a = &arrayAgg{elem: s.Typ.ElemType(), nested: s.Arg != nil && s.Arg.Type().Family == types.Array}
 	}
 	if s.Distinct {
+		switch s.Name {
+		case "array_agg", "string_agg":
+			// The order of the inputs shows in the result: PostgreSQL
+			// sorts them for DISTINCT, so they go in sorted (NULL last;
+			// array_agg keeps one NULL).
+			spec := *s
+			spec.Distinct = false
+			return &sortedDistinctAgg{spec: &spec, seen: map[string]struct{}{}, keepNull: s.Name == "array_agg"}
+		}
 		a = &distinctAgg{inner: a, seen: map[string]struct{}{}}
 	}
 	return a
@@ -418,6 +428,55 @@ func (a *boolAgg) Result() (types.Value, error) {
 	return types.NewBool(a.acc), nil
 }
 
+// sortedDistinctAgg is DISTINCT for aggregates whose result shows the
+// input order: the distinct inputs are fed in sorted order to a fresh
+// accumulator each time the result is asked for.
+type sortedDistinctAgg struct {
+	spec     *AggSpec
+	seen     map[string]struct{}
+	buf      []byte
+	vals     []types.Value
+	keepNull bool
+}
+
+func (a *sortedDistinctAgg) Add(v types.Value) error {
+	if v.IsNull() && !a.keepNull {
+		return nil
+	}
+	a.buf = types.AppendGroupKey(a.buf[:0], v)
+	if _, dup := a.seen[string(a.buf)]; dup {
+		return nil
+	}
+	a.seen[string(a.buf)] = struct{}{}
+	a.vals = append(a.vals, v)
+	return nil
+}
+
+func (a *sortedDistinctAgg) Result() (types.Value, error) {
+	vals := append([]types.Value(nil), a.vals...)
+	slices.SortStableFunc(vals, func(x, y types.Value) int {
+		switch {
+		case x.IsNull() && y.IsNull():
+			return 0
+		case x.IsNull():
+			return 1
+		case y.IsNull():
+			return -1
+		}
+		return types.Compare(x, y)
+	})
+	inner := a.spec.New()
+	for _, v := range vals {
+		if err := inner.Add(v); err != nil {
+			return types.Value{}, err
+		}
+	}
+	return inner.Result()
+}
+
+// AggDistinctFunc is parser.AggDistinctFunc: the marker of agg(DISTINCT x).
+const AggDistinctFunc = "pivot_agg_distinct"
+
 // arrayAgg is array_agg: every input, NULLs included, in input order;
 // NULL for no input. Array inputs make an array of one more dimension
 // (2202E unless they all have the same dimensions).
@@ -470,6 +529,13 @@ func (b *Builder) BuildAgg(n ast.ExprNode) (*AggSpec, error) {
 		}
 	case *ast.FuncCallExpr:
 		name, args = x.FnName.L, x.Args
+		if len(args) > 1 {
+			// agg(DISTINCT x), spelled agg(pivot_agg_distinct(), x) by
+			// the dialect front.
+			if m, ok := args[0].(*ast.FuncCallExpr); ok && m.FnName.L == AggDistinctFunc && len(m.Args) == 0 {
+				distinct, args = true, args[1:]
+			}
+		}
 	default:
 		return nil, sqlerr.New(sqlerr.InternalError, "expr: %T is not an aggregate call", n)
 	}

@@ -684,8 +684,22 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			}
 			r.plain(k)
 		}
+		if k := s.orderByIn(call); k >= 0 && !s.isWord(call-1, "group_concat") {
+			// agg(x ORDER BY y): TiDB's grammar has it for group_concat
+			// only, which the binder refuses as 0A000 too.
+			return 0, errAt(sqlerr.FeatureNotSupported, s.start(k), "ORDER BY inside an aggregate call is not supported yet")
+		}
 		if filter >= 0 {
 			err = r.filterCall(call, filter)
+		} else if s.isWord(call+1, "distinct") && call+2 < int(s.match[call]) && distinctMarkerAggs[strings.ToLower(s.text(call-1))] {
+			// agg(DISTINCT x) of an aggregate TiDB's grammar does not
+			// know: agg(pivot_agg_distinct(), x) (expr.BuildAgg).
+			close := int(s.match[call])
+			r.plain(call)
+			r.syn(AggDistinctFunc+"(),", call+1, false, true)
+			if err = r.seq(call+2, close); err == nil {
+				r.plain(close)
+			}
 		} else {
 			err = r.group(call)
 		}
@@ -804,6 +818,28 @@ func (r *rewriter) arrayCtor(at, open, close int) error {
 	}
 	r.syn(")", close, true, false)
 	return nil
+}
+
+// AggDistinctFunc marks agg(DISTINCT x) for the aggregates in
+// distinctMarkerAggs, whose DISTINCT TiDB's grammar cannot read.
+const AggDistinctFunc = "pivot_agg_distinct"
+
+var distinctMarkerAggs = map[string]bool{"array_agg": true, "string_agg": true, "bool_and": true, "bool_or": true, "every": true}
+
+// orderByIn returns the ORDER token of an ORDER BY at the top level of
+// the parenthesised group opening at open, or -1.
+func (s *stmtToks) orderByIn(open int) int {
+	close := int(s.match[open])
+	if w := open + 1; s.isWord(w, "select") || s.isWord(w, "with") || s.isWord(w, "values") || s.isWord(w, "table") {
+		// INSERT INTO t (SELECT ... ORDER BY ...) is no call.
+		return -1
+	}
+	for k := open + 1; k < close; k = s.skip(k) {
+		if s.isWord(k, "order") && s.isWord(k+1, "by") {
+			return k
+		}
+	}
+	return -1
 }
 
 // closeBracket returns the index of the ']' that closes the '[' at i

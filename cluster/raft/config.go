@@ -1,0 +1,142 @@
+package raft
+
+import (
+	"errors"
+	"time"
+
+	"github.com/lni/dragonboat/v4/config"
+)
+
+// HostConfig configures a Host. The zero value of every tuning field takes
+// the default documented beside it.
+type HostConfig struct {
+	// Dir holds the Raft log store and the engine's snapshot files. It must
+	// survive restarts; losing it means the node comes back as a new one.
+	Dir string
+	// RaftAddress is host:port, where this host listens for Raft traffic and
+	// how other hosts name it in memberships. It may not change between
+	// restarts of the same Dir (the engine checks).
+	RaftAddress string
+
+	// RTT is the tick of the Raft clock: a round trip between hosts. 10ms by
+	// default (loopback and one data centre).
+	RTT time.Duration
+	// ElectionTicks and HeartbeatTicks count RTTs: 20 and 2 by default, so
+	// a leader that stops is replaced after about 200-400ms.
+	ElectionTicks  uint64
+	HeartbeatTicks uint64
+	// SnapshotEntries: every this many applied entries a replica records a
+	// snapshot point and compacts its log below it, keeping
+	// CompactionOverhead entries for followers that lag a little. 10000 and
+	// 5000 by default. A replica further behind than the kept log catches up
+	// from a streamed snapshot.
+	SnapshotEntries    uint64
+	CompactionOverhead uint64
+	// MaxInMemLogBytes bounds the not-yet-applied log a replica keeps in
+	// memory; proposals past it are refused as busy and retried. 64 MiB by
+	// default.
+	MaxInMemLogBytes uint64
+	// DeploymentID tags this host's Raft messages; hosts with different ids
+	// drop each other's. PivotDB derives it from the cluster id. It may not
+	// change across restarts of Dir. 0: dragonboat's shared default.
+	DeploymentID uint64
+	// TLS, when set, makes Raft traffic mutual TLS: hosts present CertFile
+	// and accept peers whose certificates CAFile signed. Nil: plain TCP.
+	TLS *TLSFiles
+}
+
+// TLSFiles names the PEM files of a node's mutual TLS.
+type TLSFiles struct {
+	CAFile, CertFile, KeyFile string
+}
+
+func (t *TLSFiles) validate() error {
+	if t.CAFile == "" || t.CertFile == "" || t.KeyFile == "" {
+		return errors.New("raft: TLS needs a CA file, a certificate file and a key file")
+	}
+	return nil
+}
+
+const (
+	defaultRTT                = 10 * time.Millisecond
+	defaultElectionTicks      = 20
+	defaultHeartbeatTicks     = 2
+	defaultSnapshotEntries    = 10000
+	defaultCompactionOverhead = 5000
+	defaultMaxInMemLogBytes   = 64 << 20
+)
+
+func (c HostConfig) withDefaults() (HostConfig, error) {
+	if c.Dir == "" {
+		return c, errors.New("raft: HostConfig.Dir is empty")
+	}
+	if c.RaftAddress == "" {
+		return c, errors.New("raft: HostConfig.RaftAddress is empty")
+	}
+	if c.RTT == 0 {
+		c.RTT = defaultRTT
+	}
+	if c.RTT < time.Millisecond {
+		return c, errors.New("raft: HostConfig.RTT is below 1ms")
+	}
+	if c.ElectionTicks == 0 {
+		c.ElectionTicks = defaultElectionTicks
+	}
+	if c.HeartbeatTicks == 0 {
+		c.HeartbeatTicks = defaultHeartbeatTicks
+	}
+	if c.ElectionTicks <= 2*c.HeartbeatTicks {
+		return c, errors.New("raft: ElectionTicks must exceed twice HeartbeatTicks")
+	}
+	if c.SnapshotEntries == 0 {
+		c.SnapshotEntries = defaultSnapshotEntries
+	}
+	if c.CompactionOverhead == 0 {
+		c.CompactionOverhead = defaultCompactionOverhead
+	}
+	if c.TLS != nil {
+		if err := c.TLS.validate(); err != nil {
+			return c, err
+		}
+	}
+	if c.MaxInMemLogBytes == 0 {
+		c.MaxInMemLogBytes = defaultMaxInMemLogBytes
+	}
+	return c, nil
+}
+
+// logStoreConfig is the Raft log store's configuration: dragonboat's default
+// (GetDefaultLogDBConfig) gives its log store 16 Pebble shards of 4×128 MiB
+// memtables, up to 8 GiB, and even its "tiny" preset allows 256 MiB. PivotDB
+// runs many groups on one log store and keeps the data in its own engine, so
+// the log store gets 2 Pebble shards, each with 2×4 MiB memtables and a 1 MiB
+// block cache: at most 16 MiB of memtables (config.LogDBConfig.MemorySizeMB)
+// and 2 MiB of cache. Log writes are small and fsynced per batch; bigger
+// memtables only delay flushes.
+//
+// Shards may not change once a directory has been written.
+func logStoreConfig() config.LogDBConfig {
+	c := config.GetTinyMemLogDBConfig()
+	c.Shards = 2
+	c.KVWriteBufferSize = 4 << 20
+	c.KVMaxWriteBufferNumber = 2
+	c.KVTargetFileSizeBase = 4 << 20
+	c.KVMaxBytesForLevelBase = 64 << 20
+	c.KVLRUCacheSize = 1 << 20
+	c.SaveBufferSize = 32 << 10
+	c.MaxSaveBufferSize = 4 << 20
+	return c
+}
+
+// engineConfig sizes dragonboat's worker pools (goroutines, not memory):
+// its default is 16 to 48 workers per stage. ExecShards may not change once
+// a directory has been written.
+func engineConfig() config.EngineConfig {
+	return config.EngineConfig{
+		ExecShards:     8,
+		CommitShards:   8,
+		ApplyShards:    8,
+		SnapshotShards: 8,
+		CloseShards:    4,
+	}
+}

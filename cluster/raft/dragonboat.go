@@ -1,0 +1,464 @@
+package raft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/lni/dragonboat/v4"
+	"github.com/lni/dragonboat/v4/config"
+	sm "github.com/lni/dragonboat/v4/statemachine"
+)
+
+// dragonboatHost is Host over one dragonboat NodeHost.
+type dragonboatHost struct {
+	nh  *dragonboat.NodeHost
+	cfg HostConfig
+}
+
+var _ Host = (*dragonboatHost)(nil)
+
+// defaultRequestTimeout bounds a request whose ctx has no deadline:
+// dragonboat needs one for every synchronous request.
+const defaultRequestTimeout = 30 * time.Second
+
+// Start opens the log store in cfg.Dir and starts listening on
+// cfg.RaftAddress. No replica runs until StartReplica.
+func Start(cfg HostConfig) (Host, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	nhc := config.NodeHostConfig{
+		NodeHostDir:    filepath.Join(cfg.Dir, "nodehost"),
+		RTTMillisecond: uint64(cfg.RTT / time.Millisecond),
+		RaftAddress:    cfg.RaftAddress,
+		DeploymentID:   cfg.DeploymentID,
+		// Bound what a slow peer can pin in memory; past the limit the
+		// messages are dropped and Raft resends them.
+		MaxSendQueueSize:    64 << 20,
+		MaxReceiveQueueSize: 64 << 20,
+		Expert: config.ExpertConfig{
+			LogDB:  logStoreConfig(),
+			Engine: engineConfig(),
+		},
+	}
+	if cfg.TLS != nil {
+		nhc.MutualTLS = true
+		nhc.CAFile, nhc.CertFile, nhc.KeyFile = cfg.TLS.CAFile, cfg.TLS.CertFile, cfg.TLS.KeyFile
+	}
+	nh, err := dragonboat.NewNodeHost(nhc)
+	if err != nil {
+		return nil, fmt.Errorf("raft: starting the node host at %s: %w", cfg.RaftAddress, err)
+	}
+	return &dragonboatHost{nh: nh, cfg: cfg}, nil
+}
+
+func (h *dragonboatHost) RaftAddress() string { return h.nh.RaftAddress() }
+
+func (h *dragonboatHost) Close() error {
+	h.nh.Close()
+	return nil
+}
+
+func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachine) error {
+	if spec.Group == 0 || spec.Replica == 0 {
+		return fmt.Errorf("raft: group and replica ids must be non-zero (group %d, replica %d)", spec.Group, spec.Replica)
+	}
+	if spec.Join && len(spec.InitialMembers) > 0 {
+		return errors.New("raft: a joining replica takes no initial members")
+	}
+	rc := config.Config{
+		ShardID:            uint64(spec.Group),
+		ReplicaID:          uint64(spec.Replica),
+		CheckQuorum:        true,
+		PreVote:            true,
+		ElectionRTT:        h.cfg.ElectionTicks,
+		HeartbeatRTT:       h.cfg.HeartbeatTicks,
+		SnapshotEntries:    h.cfg.SnapshotEntries,
+		CompactionOverhead: h.cfg.CompactionOverhead,
+		MaxInMemLogSize:    h.cfg.MaxInMemLogBytes,
+		IsNonVoting:        spec.NonVoter,
+		// Every membership change names the membership it was decided
+		// on (changeMembership), so two concurrent changes cannot both
+		// apply against the same state.
+		OrderedConfigChange: true,
+	}
+	members := make(map[uint64]dragonboat.Target, len(spec.InitialMembers))
+	for r, addr := range spec.InitialMembers {
+		members[uint64(r)] = addr
+	}
+	err := h.nh.StartOnDiskReplica(members, spec.Join,
+		func(shardID, replicaID uint64) sm.IOnDiskStateMachine {
+			return &onDiskAdapter{sm: create(GroupID(shardID), ReplicaID(replicaID))}
+		}, rc)
+	return mapError(spec.Group, err)
+}
+
+func (h *dragonboatHost) StopReplica(g GroupID) error {
+	return mapError(g, h.nh.StopShard(uint64(g)))
+}
+
+func (h *dragonboatHost) HasReplicaData(g GroupID, r ReplicaID) bool {
+	return h.nh.HasNodeInfo(uint64(g), uint64(r))
+}
+
+func (h *dragonboatHost) RemoveReplicaData(ctx context.Context, g GroupID, r ReplicaID) error {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	return mapError(g, h.nh.SyncRemoveData(ctx, uint64(g), uint64(r)))
+}
+
+func (h *dragonboatHost) Propose(ctx context.Context, g GroupID, cmd []byte) (Result, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	session := h.nh.GetNoOPSession(uint64(g))
+	var res sm.Result
+	err := retryDropped(ctx, func() error {
+		var err error
+		res, err = h.nh.SyncPropose(ctx, session, cmd)
+		return err
+	})
+	if err != nil {
+		return Result{}, mapError(g, err)
+	}
+	return Result{Value: res.Value, Data: res.Data}, nil
+}
+
+func (h *dragonboatHost) Read(ctx context.Context, g GroupID, query any) (any, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	var v any
+	for {
+		// Each attempt gets a bounded wait: dragonboat completes a read
+		// when the replica next applies something, and a replica that
+		// caught up by a snapshot while the read waited applies nothing
+		// until the next write, so its read would wait for that write. A
+		// ReadIndex has no effect, so asking again is safe.
+		actx, acancel := context.WithTimeout(ctx, readAttemptTimeout)
+		err := retryDropped(actx, func() error {
+			var err error
+			v, err = h.nh.SyncRead(actx, uint64(g), query)
+			return err
+		})
+		acancel()
+		if err == nil || ctx.Err() != nil || !retryableRead(err) {
+			return v, mapError(g, err)
+		}
+	}
+}
+
+// retryableRead reports whether a read attempt failed only for time: it
+// timed out, or every try was dropped (no leader known yet) until the
+// attempt ended.
+func retryableRead(err error) bool {
+	return errors.Is(err, dragonboat.ErrTimeout) || errors.Is(err, dragonboat.ErrShardNotReady) ||
+		errors.Is(err, dragonboat.ErrSystemBusy) || errors.Is(err, dragonboat.ErrShardNotInitialized)
+}
+
+// readAttemptTimeout bounds one ReadIndex attempt of Read.
+const readAttemptTimeout = time.Second
+
+func (h *dragonboatHost) StaleRead(g GroupID, query any) (any, error) {
+	v, err := h.nh.StaleRead(uint64(g), query)
+	return v, mapError(g, err)
+}
+
+func (h *dragonboatHost) AddVoter(ctx context.Context, g GroupID, r ReplicaID, addr string) error {
+	_, err := h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestAddReplica(ctx, uint64(g), uint64(r), addr, ccid)
+	}, func(m Membership) bool { return m.Voters[r] == addr }, nil)
+	return err
+}
+
+func (h *dragonboatHost) AddNonVoter(ctx context.Context, g GroupID, r ReplicaID, addr string) error {
+	_, err := h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestAddNonVoting(ctx, uint64(g), uint64(r), addr, ccid)
+	}, func(m Membership) bool { return m.NonVoters[r] == addr }, nil)
+	return err
+}
+
+func (h *dragonboatHost) Promote(ctx context.Context, g GroupID, r ReplicaID) error {
+	_, err := h.PromoteIf(ctx, g, r, nil)
+	return err
+}
+
+func (h *dragonboatHost) PromoteIf(ctx context.Context, g GroupID, r ReplicaID, cond func(Membership) bool) (bool, error) {
+	// dragonboat promotes a non-voter when it is added as a voter under the
+	// same id; the address must be the non-voter's.
+	var addr string
+	return h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestAddReplica(ctx, uint64(g), uint64(r), addr, ccid)
+	}, func(m Membership) bool {
+		_, ok := m.Voters[r]
+		return ok
+	}, func(m Membership) error {
+		a, ok := m.NonVoters[r]
+		if !ok {
+			return fmt.Errorf("%w: group %d has no non-voting replica %d to promote", ErrRejected, g, r)
+		}
+		addr = a
+		if cond != nil && !cond(m) {
+			return errCondition
+		}
+		return nil
+	})
+}
+
+func (h *dragonboatHost) RemoveReplica(ctx context.Context, g GroupID, r ReplicaID) error {
+	_, err := h.changeMembership(ctx, g, func(ctx context.Context, ccid uint64) error {
+		return h.nh.SyncRequestDeleteReplica(ctx, uint64(g), uint64(r), ccid)
+	}, func(m Membership) bool { return m.Removed[r] }, nil)
+	return err
+}
+
+// errCondition: PromoteIf's condition does not hold.
+var errCondition = errors.New("raft: condition does not hold")
+
+// changeMembership runs one membership change against the membership it
+// reads first: the change carries that membership's config change id, and
+// dragonboat (OrderedConfigChange) rejects it if another change came in
+// between; then it reads again and retries. A change whose effect is in
+// place (done) is not requested again, so callers can repeat a step after a
+// timeout. check, when set, vets the membership read before each try; its
+// errCondition answers (false, nil). It returns whether it made the change.
+func (h *dragonboatHost) changeMembership(ctx context.Context, g GroupID,
+	change func(ctx context.Context, ccid uint64) error, done func(Membership) bool,
+	check func(Membership) error) (bool, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	lastID := ^uint64(0)
+	for {
+		m, err := h.Membership(ctx, g)
+		if err != nil {
+			return false, err
+		}
+		if done(m) {
+			return false, nil
+		}
+		if m.ConfigChangeID == lastID {
+			// Rejected against this very membership: not a race.
+			return false, fmt.Errorf("%w: group %d: membership change refused", ErrRejected, g)
+		}
+		if check != nil {
+			if err := check(m); errors.Is(err, errCondition) {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
+		lastID = m.ConfigChangeID
+		err = retryDropped(ctx, func() error { return change(ctx, m.ConfigChangeID) })
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, dragonboat.ErrRejected) {
+			return false, mapError(g, err)
+		}
+	}
+}
+
+func (h *dragonboatHost) TransferLeadership(ctx context.Context, g GroupID, r ReplicaID) error {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	const ask = 500 * time.Millisecond
+	var asked time.Time
+	for {
+		leader, _, ok, err := h.Leader(g)
+		if err != nil {
+			return err
+		}
+		if ok && leader == r {
+			return nil
+		}
+		if ok && time.Since(asked) >= ask {
+			// The request is a hint the leader may ignore (target lagging,
+			// election running): ask again until ctx ends.
+			if err := h.nh.RequestLeaderTransfer(uint64(g), uint64(r)); err != nil && !dragonboat.IsTempError(err) {
+				return mapError(g, err)
+			}
+			asked = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: group %d: leadership did not move to replica %d", ErrTimeout, g, r)
+		case <-time.After(h.cfg.RTT):
+		}
+	}
+}
+
+func (h *dragonboatHost) Leader(g GroupID) (ReplicaID, uint64, bool, error) {
+	leader, term, ok, err := h.nh.GetLeaderID(uint64(g))
+	if err != nil {
+		return 0, 0, false, mapError(g, err)
+	}
+	return ReplicaID(leader), term, ok, nil
+}
+
+func (h *dragonboatHost) Membership(ctx context.Context, g GroupID) (Membership, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	var m *dragonboat.Membership
+	err := retryDropped(ctx, func() error {
+		var err error
+		m, err = h.nh.SyncGetShardMembership(ctx, uint64(g))
+		return err
+	})
+	if err != nil {
+		return Membership{}, mapError(g, err)
+	}
+	out := Membership{
+		ConfigChangeID: m.ConfigChangeID,
+		Voters:         make(map[ReplicaID]string, len(m.Nodes)),
+		NonVoters:      make(map[ReplicaID]string, len(m.NonVotings)),
+		Removed:        make(map[ReplicaID]bool, len(m.Removed)),
+	}
+	for r, addr := range m.Nodes {
+		out.Voters[ReplicaID(r)] = addr
+	}
+	for r, addr := range m.NonVotings {
+		out.NonVoters[ReplicaID(r)] = addr
+	}
+	for r := range m.Removed {
+		out.Removed[ReplicaID(r)] = true
+	}
+	return out, nil
+}
+
+func (h *dragonboatHost) LocalReplicas() []ReplicaInfo {
+	info := h.nh.GetNodeHostInfo(dragonboat.NodeHostInfoOption{SkipLogInfo: true})
+	if info == nil {
+		return nil
+	}
+	out := make([]ReplicaInfo, 0, len(info.ShardInfoList))
+	for _, s := range info.ShardInfoList {
+		if s.Pending {
+			continue
+		}
+		out = append(out, ReplicaInfo{
+			Group:    GroupID(s.ShardID),
+			Replica:  ReplicaID(s.ReplicaID),
+			Leader:   ReplicaID(s.LeaderID),
+			Term:     s.Term,
+			NonVoter: s.IsNonVoting,
+		})
+	}
+	return out
+}
+
+// withDeadline gives ctx the deadline dragonboat's synchronous calls need.
+func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, defaultRequestTimeout)
+}
+
+// retryDropped repeats f while dragonboat reports that it dropped the
+// request before replicating it: no leader is known yet, the replica is still
+// loading, or its queue is full. Such a request never reaches the log, so
+// repeating it cannot apply a command twice. A timeout is not retried: a
+// timed-out proposal may still commit.
+func retryDropped(ctx context.Context, f func() error) error {
+	backoff := time.Millisecond
+	for {
+		err := f()
+		if !errors.Is(err, dragonboat.ErrShardNotReady) &&
+			!errors.Is(err, dragonboat.ErrSystemBusy) &&
+			!errors.Is(err, dragonboat.ErrShardNotInitialized) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		if backoff < 50*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// mapError turns dragonboat's errors into this package's sentinels, keeping
+// the engine's text for the log.
+func mapError(g GroupID, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, dragonboat.ErrClosed):
+		return fmt.Errorf("%w (group %d)", ErrClosed, g)
+	case errors.Is(err, dragonboat.ErrShardNotFound):
+		return fmt.Errorf("%w: group %d", ErrGroupNotFound, g)
+	case errors.Is(err, dragonboat.ErrShardAlreadyExist):
+		return fmt.Errorf("%w: group %d", ErrGroupExists, g)
+	case errors.Is(err, dragonboat.ErrTimeout), errors.Is(err, dragonboat.ErrCanceled),
+		errors.Is(err, dragonboat.ErrShardNotReady), errors.Is(err, dragonboat.ErrSystemBusy),
+		errors.Is(err, dragonboat.ErrShardNotInitialized):
+		return fmt.Errorf("%w: group %d: %v", ErrTimeout, g, err)
+	case errors.Is(err, dragonboat.ErrRejected):
+		return fmt.Errorf("%w: group %d", ErrRejected, g)
+	case errors.Is(err, dragonboat.ErrReplicaRemoved):
+		return fmt.Errorf("%w: group %d", ErrReplicaRemoved, g)
+	}
+	return fmt.Errorf("raft: group %d: %w", g, err)
+}
+
+// onDiskAdapter presents a StateMachine to dragonboat as an
+// IOnDiskStateMachine.
+type onDiskAdapter struct {
+	sm      StateMachine
+	entries []Entry // reused by Update
+}
+
+func (a *onDiskAdapter) Open(stop <-chan struct{}) (uint64, error) {
+	index, err := a.sm.Open(stop)
+	if errors.Is(err, ErrStopped) {
+		return 0, sm.ErrOpenStopped
+	}
+	return index, err
+}
+
+func (a *onDiskAdapter) Update(in []sm.Entry) ([]sm.Entry, error) {
+	a.entries = a.entries[:0]
+	for _, e := range in {
+		a.entries = append(a.entries, Entry{Index: e.Index, Cmd: e.Cmd})
+	}
+	if err := a.sm.Apply(a.entries); err != nil {
+		return nil, err
+	}
+	for i := range in {
+		in[i].Result = sm.Result{Value: a.entries[i].Result.Value, Data: a.entries[i].Result.Data}
+		a.entries[i] = Entry{} // drop the command bytes: dragonboat owns them
+	}
+	return in, nil
+}
+
+func (a *onDiskAdapter) Lookup(q any) (any, error) { return a.sm.Lookup(q) }
+func (a *onDiskAdapter) Sync() error               { return a.sm.Sync() }
+
+func (a *onDiskAdapter) PrepareSnapshot() (any, error) { return a.sm.PrepareSnapshot() }
+
+func (a *onDiskAdapter) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) error {
+	err := a.sm.SaveSnapshot(view, w, stop)
+	switch {
+	case errors.Is(err, ErrStopped):
+		return sm.ErrSnapshotStopped
+	case errors.Is(err, sm.ErrSnapshotStreaming):
+		// dragonboat compares against its sentinel.
+		return sm.ErrSnapshotStreaming
+	}
+	return err
+}
+
+func (a *onDiskAdapter) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) error {
+	err := a.sm.RecoverFromSnapshot(r, stop)
+	if errors.Is(err, ErrStopped) {
+		return sm.ErrSnapshotStopped
+	}
+	return err
+}
+
+func (a *onDiskAdapter) Close() error { return a.sm.Close() }
