@@ -52,6 +52,10 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.alterSequence(ctx, st)
 	case *bind.DropSequences:
 		return s.dropSequences(ctx, st)
+	case *bind.TypeDDL:
+		return s.runTypeDDL(ctx, st)
+	case *bind.FunctionDDL:
+		return s.runFunctionDDL(ctx, st)
 	case *bind.CreateDatabase:
 		return s.createDatabase(ctx, st)
 	case *bind.DropDatabase:

@@ -201,6 +201,19 @@ func writeCommand(st bind.Statement) string {
 		return "ALTER SEQUENCE"
 	case *bind.DropSequences:
 		return "DROP SEQUENCE"
+	case *bind.FunctionDDL:
+		if st.Drop {
+			return "DROP FUNCTION"
+		}
+		return "CREATE FUNCTION"
+	case *bind.TypeDDL:
+		switch st.Kind {
+		case parser.TypeCreateEnum:
+			return "CREATE TYPE"
+		case parser.TypeDrop:
+			return "DROP TYPE"
+		}
+		return "ALTER TYPE"
 	case *bind.CreateDatabase:
 		return "CREATE DATABASE"
 	case *bind.DropDatabase:

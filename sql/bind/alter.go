@@ -608,6 +608,10 @@ func (al *alterer) rewriteFrom() (*Rewrite, error) {
 // a new id and every row is written again with the converted value.
 func (al *alterer) setType(i int, act parser.AlterAction) error {
 	t := al.t
+	var err error
+	if act.Type, err = al.a.resolveType(act.Type); err != nil {
+		return err
+	}
 	col := &t.Columns[i]
 	if col.Computed != "" {
 		return sqlerr.NotSupported("changing the type of computed column %q", col.Name)

@@ -114,6 +114,8 @@ type binder struct {
 	params []types.Type
 	// viewDepth counts the views being expanded around this binder.
 	viewDepth int
+	// funcDepth counts the SQL functions being inlined (function.go).
+	funcDepth int
 
 	// outer holds the queries enclosing the subquery being planned
 	// (subquery.go); hiddenBase and hiddenN number the parameters that
@@ -177,6 +179,10 @@ func (a *binder) plan() (Statement, error) {
 		return &Vacuum{Vacuum: st.Vacuum}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
+	case st.Type != nil:
+		return &TypeDDL{TypeStmt: st.Type}, nil
+	case st.Function != nil:
+		return a.planFunction(st.Function)
 	case st.RoleSetting != nil:
 		return &RoleSetting{RoleSetting: st.RoleSetting}, nil
 	case st.Copy != nil:
@@ -300,9 +306,12 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
-		StrictDivision: a.pg()}
+		StrictDivision: a.pg(), Types: a.resolveType}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
+		if e, ok, err := a.userFunction(b, name, args); ok || err != nil {
+			return e, ok, err
+		}
 		return pgcatalog.Function(b, a.catalogView(), name, args)
 	}
 	return b
@@ -318,7 +327,7 @@ func (a *binder) buildStored(sc expr.Scope, n ast.ExprNode) (expr.Expr, error) {
 	if sc == nil {
 		sc = &scope{}
 	}
-	b := &expr.Builder{Scope: sc}
+	b := &expr.Builder{Scope: sc, Types: a.resolveType}
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		return pgcatalog.Function(b, a.catalogView(), name, args)
 	}

@@ -161,6 +161,9 @@ func (a *binder) addColumn(d *tableDef, cd *ast.ColumnDef) error {
 	if err != nil {
 		return err
 	}
+	if typ, err = a.resolveType(typ); err != nil {
+		return err
+	}
 	if t.ColumnIndex(cd.Name.Name.O) >= 0 {
 		return sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", cd.Name.Name.O)
 	}

@@ -23,7 +23,11 @@
 // tables); writes by insert.go and modify.go
 // (with returning.go for RETURNING lists and onconflict.go for ON
 // CONFLICT arbiters and DO UPDATE); sequences and identity columns by
-// sequence.go;
+// sequence.go; enum types by enumtype.go (TypeDDL, and resolveType, which
+// turns the type names the parser did not know into the database's enum
+// types, 42704 otherwise, for column definitions, ALTER COLUMN TYPE and
+// casts through expr.Builder.Types); SQL functions by function.go
+// (FunctionDDL, and calls inlined through expr.Builder.Funcs);
 // schema statements by ddl.go, createas.go (CREATE TABLE AS), temp.go
 // (temporary tables' private names), alter.go (ALTER TABLE's column and
 // constraint actions: the new descriptor plus the scans or rewrite the

@@ -296,6 +296,10 @@ type Snapshot struct {
 	views     map[uint64]map[string]*View  // database id -> lower-case name -> view
 	// sequences: database id -> lower-case name -> sequence
 	sequences map[uint64]map[string]*Sequence
+	// enums: database id -> lower-case name -> enum type (enum.go)
+	enums map[uint64]map[string]*EnumType
+	// functions: database id -> id -> function (function.go)
+	functions map[uint64]map[uint64]*Function
 	// roleSettings are the ALTER DATABASE/ROLE ... SET records.
 	roleSettings map[roleSettingID]*RoleSetting
 	// indexes maps an index id to its entries' descriptor (IndexTable).
@@ -432,6 +436,8 @@ func (s *Snapshot) clone() *Snapshot {
 	}
 	s.cloneViews(c)
 	s.cloneSequences(c)
+	s.cloneEnums(c)
+	s.cloneFunctions(c)
 	s.cloneRoleSettings(c)
 	return c
 }
@@ -512,6 +518,12 @@ func Load(store *meta.Store) (*Catalog, error) {
 		return nil, err
 	}
 	if err := loadSequences(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadEnums(store, snap); err != nil {
+		return nil, err
+	}
+	if err := loadFunctions(store, snap); err != nil {
 		return nil, err
 	}
 	if err := loadRoleSettings(store, snap); err != nil {
@@ -622,6 +634,12 @@ func (ch *Change) DropDatabase(d *Database) []*Table {
 	}
 	for _, q := range ch.snap.Sequences(d.ID) {
 		ch.DropSequence(q)
+	}
+	for _, e := range ch.snap.EnumTypes(d.ID) {
+		ch.DropEnumType(e)
+	}
+	for _, f := range ch.snap.Functions(d.ID, "") {
+		ch.DropFunction(f)
 	}
 	delete(ch.snap.databases, strings.ToLower(d.Name))
 	delete(ch.snap.byName, d.ID)

@@ -15,6 +15,15 @@
 //	                                    it stands is in meta.Sequence)
 //	<SystemPrefix> "cat/view/" <id BE8> View JSON (definition text, and
 //	                                    the sql_dialect it is written in)
+//	<SystemPrefix> "cat/enum/" <id BE8> EnumType JSON (CREATE TYPE ... AS
+//	                                    ENUM: name, labels with their sort
+//	                                    positions; enum.go). Columns of the
+//	                                    type hold a copy of the definition
+//	                                    in their types.Type, which ALTER
+//	                                    TYPE rewrites in the same change.
+//	<SystemPrefix> "cat/func/" <id BE8> Function JSON (CREATE FUNCTION ...
+//	                                    LANGUAGE sql: signature, body text
+//	                                    and its dialect; function.go)
 //	<SystemPrefix> "cat/dbrolesetting/" <db id BE8> <role>
 //	                                    RoleSetting JSON: ALTER DATABASE/
 //	                                    ROLE ... SET (db 0: every database,

@@ -63,6 +63,10 @@ type Builder struct {
 	// (current_database(), pg_table_is_visible(), ::regclass). ok=false
 	// falls through to the built-in functions.
 	Funcs func(name string, args []Expr) (e Expr, ok bool, err error)
+	// Types, when set, resolves a user-defined type name of a cast
+	// (types.Type.IsUserTypeRef, or an array of one) against the catalog.
+	// When nil such names are 42704.
+	Types func(t types.Type) (types.Type, error)
 	// Position, when set, maps a node's offset in the parsed text to the
 	// 1-based position in the client's statement reported with errors.
 	Position func(offset int) int
@@ -886,4 +890,15 @@ func (b *Builder) caseExpr(n *ast.CaseExpr) (Expr, error) {
 		c.Else = results[len(results)-1]
 	}
 	return c, nil
+}
+
+// userType resolves a cast's type when it names a user-defined type.
+func (b *Builder) userType(t types.Type) (types.Type, error) {
+	if !t.ElemType().IsUserTypeRef() {
+		return t, nil
+	}
+	if b.Types == nil {
+		return types.Type{}, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", t.ElemType().Enum.Name)
+	}
+	return b.Types(t)
 }

@@ -175,6 +175,9 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, err = b.userType(t); err != nil {
+		return nil, err
+	}
 	if emptyArrayCtor(n.Args[0]) {
 		// ARRAY[]::T[]: the cast gives the empty array its type.
 		if t.Family != types.Array {
@@ -188,6 +191,9 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 	}
 	return b.castTo(e, t)
 }
+
+// CastTo is CAST(e AS t) on a built expression.
+func (b *Builder) CastTo(e Expr, t types.Type) (Expr, error) { return b.castTo(e, t) }
 
 func (b *Builder) castTo(e Expr, t types.Type) (Expr, error) {
 	if t.Family == types.Utf8 && t.Width > 0 && e.Type().Family != types.Null {

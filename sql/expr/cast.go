@@ -53,6 +53,10 @@ func CastAllowed(from, to types.Type) bool {
 		return ff == types.Null || ff == types.Unknown || ff == types.Utf8
 	case ff == types.Array:
 		return tf == types.Utf8
+	case ff == types.Enum && tf == types.Enum:
+		return Comparable(from, to)
+	case tf == types.Enum:
+		return ff == types.Null || ff == types.Unknown || ff == types.Utf8
 	case ff == tf, ff == types.Null, ff == types.Unknown:
 		return true
 	case tf == types.Utf8 || tf == types.String:

@@ -23,7 +23,10 @@ import (
 // a more precise number is simply false instead of an error or a rounding.
 func BaseType(t types.Type) types.Type {
 	if t.Family == types.Array {
-		return types.ArrayOf(types.T(t.Elem))
+		return types.ArrayOf(BaseType(t.ElemType()))
+	}
+	if t.Family == types.Enum {
+		return t
 	}
 	return types.T(t.Family)
 }
@@ -43,6 +46,9 @@ func Comparable(a, b types.Type) bool {
 		return true
 	case af == types.Array && bf == types.Array:
 		return Comparable(a.ElemType(), b.ElemType())
+	case af == types.Enum && bf == types.Enum:
+		// Values of one enum type only (PostgreSQL's anyenum operators).
+		return a.Enum != nil && b.Enum != nil && a.Enum.ID == b.Enum.ID
 	case af == bf:
 		return af == types.Bool || af == types.Interval || af == types.Unknown || af == types.Uuid
 	}
@@ -104,6 +110,11 @@ func unify(a, b types.Type) (types.Type, bool) {
 		e, ok := unify(a.ElemType(), b.ElemType())
 		return types.ArrayOf(e), ok
 	case af == types.Array || bf == types.Array:
+		return types.Type{}, false
+	case af == types.Enum || bf == types.Enum:
+		if Comparable(a, b) {
+			return a, true
+		}
 		return types.Type{}, false
 	case af == types.Utf8 && bf == types.Utf8 && (a.Blank || b.Blank):
 		return unifyBlank(a, b), true

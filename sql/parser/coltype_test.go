@@ -27,7 +27,7 @@ func TestTypeTextRoundTrip(t *testing.T) {
 }
 
 func TestCastTarget(t *testing.T) {
-	stmts, err := Parse("SELECT pivot_cast(a, 'Uint64'), pivot_cast(a), pivot_cast(a, 5), pivot_cast(a, 'nope'), other(a)")
+	stmts, err := Parse("SELECT pivot_cast(a, 'Uint64'), pivot_cast(a), pivot_cast(a, 5), pivot_cast(a, 'no such'), other(a)")
 	if err != nil {
 		t.Fatal(err)
 	}

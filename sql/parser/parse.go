@@ -145,6 +145,12 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
 				break
 			}
+			if stmt.Type, handled, err = s.typeStatement(); handled || err != nil {
+				break
+			}
+			if stmt.Function, handled, err = s.functionStatement(); handled || err != nil {
+				break
+			}
 			stmt.User, handled, err = s.parseUser()
 			if !handled && err == nil {
 				var ist Statement
@@ -170,6 +176,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			return s.parseCopy(stmt)
 		case "alter":
 			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
+				break
+			}
+			if stmt.Type, handled, err = s.typeStatement(); handled || err != nil {
 				break
 			}
 			var ist Statement

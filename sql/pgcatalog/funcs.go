@@ -116,7 +116,7 @@ func catalogFuncs() map[string]*sessionFunc {
 				args[1] = &expr.Const{Value: types.NewInt(types.Int32, -1), Typ: tInt4}
 			}
 			return perRow("format_type", tText, func(a []types.Value) (types.Value, error) {
-				return types.NewUtf8(formatType(a[0].Int(), a[1].Int())), nil
+				return types.NewUtf8(v.formatType(a[0].Int(), a[1].Int())), nil
 			})(v, args)
 		}),
 		"pg_table_is_visible": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
@@ -127,9 +127,11 @@ func catalogFuncs() map[string]*sessionFunc {
 				return types.NewBool(ok), nil
 			})(v, args)
 		}),
-		"pg_type_is_visible": sig(1, 1, tOID).as(perRow("pg_type_is_visible", tBool, func(a []types.Value) (types.Value, error) {
-			return types.NewBool(formatType(a[0].Int(), -1) != "???"), nil
-		})),
+		"pg_type_is_visible": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			return perRow("pg_type_is_visible", tBool, func(a []types.Value) (types.Value, error) {
+				return types.NewBool(v.formatType(a[0].Int(), -1) != "???"), nil
+			})(v, args)
+		}),
 		"pg_get_indexdef":        sig(1, 3, tOID, tInt4, tBool).as(getIndexDef),
 		"pg_get_serial_sequence": sig(2, 2, tText, tText).as(getSerialSequence),
 		"pg_get_constraintdef":   sig(1, 2, tOID, tBool).as(getConstraintDef),

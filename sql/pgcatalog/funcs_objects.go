@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/acl"
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
@@ -46,19 +47,28 @@ func objectFuncs() map[string]*sessionFunc {
 				return types.NullValue, nil
 			})(v, args)
 		}),
-		// PivotDB's functions are all built in (pg_proc, in pg_catalog,
-		// which is always on the search path).
-		"pg_function_is_visible": sig(1, 1, tOID).as(perRow("pg_function_is_visible", tBool, func(a []types.Value) (types.Value, error) {
-			n := a[0].Int() - procOIDBase
-			return types.NewBool(n >= 0 && n < int64(len(procNames()))), nil
-		})),
+		// Built-in functions are in pg_catalog, always on the search path;
+		// the database's SQL functions are in public.
+		"pg_function_is_visible": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			return perRow("pg_function_is_visible", tBool, func(a []types.Value) (types.Value, error) {
+				n := a[0].Int() - procOIDBase
+				_, user := v.userFunctionByOID(a[0].Int())
+				return types.NewBool(n >= 0 && n < int64(len(procNames())) || user), nil
+			})(v, args)
+		}),
 		// The signatures of built-in functions are not described in pg_proc
-		// (PivotDB's functions resolve their arguments when called); psql's
-		// \df lists only functions outside pg_catalog, which there are none
-		// of.
-		"pg_get_function_result":             sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
-		"pg_get_function_arguments":          sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
-		"pg_get_function_identity_arguments": sig(1, 1, tOID).as(func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }),
+		// (PivotDB's functions resolve their arguments when called): NULL;
+		// the database's SQL functions have theirs (psql's \df).
+		"pg_get_function_result": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			return perRow("pg_get_function_result", tText, func(a []types.Value) (types.Value, error) {
+				if f, ok := v.userFunctionByOID(a[0].Int()); ok {
+					return types.NewUtf8(v.formatType(typeOID(f.Returns), typmod(f.Returns))), nil
+				}
+				return types.NullValue, nil
+			})(v, args)
+		}),
+		"pg_get_function_arguments":          sig(1, 1, tOID).as(functionArguments),
+		"pg_get_function_identity_arguments": sig(1, 1, tOID).as(functionArguments),
 		// acldefault(kind, owner): the ACL an object of the kind has while
 		// none was granted (pg_dump compares the real ACL with it). Tables,
 		// views, sequences and databases carry PivotDB's defaults
@@ -127,4 +137,44 @@ func setConfig(v *View, args []expr.Expr) (expr.Expr, error) {
 		}
 		return types.NewUtf8(val), nil
 	}), nil
+}
+
+// functionArguments is pg_get_function_arguments: "a integer, b text" for
+// a SQL function of the database, NULL for a built-in one.
+func functionArguments(v *View, args []expr.Expr) (expr.Expr, error) {
+	return perRow("pg_get_function_arguments", tText, func(a []types.Value) (types.Value, error) {
+		f, ok := v.userFunctionByOID(a[0].Int())
+		if !ok {
+			return types.NullValue, nil
+		}
+		parts := make([]string, len(f.Args))
+		for i, arg := range f.Args {
+			parts[i] = v.formatType(typeOID(arg.Type), typmod(arg.Type))
+			if arg.Name != "" {
+				parts[i] = arg.Name + " " + parts[i]
+			}
+		}
+		return types.NewUtf8(strings.Join(parts, ", ")), nil
+	})(v, args)
+}
+
+// userFunctionOID is the OID of a SQL function of the database: a range
+// of its own above the enum types' (types.EnumOIDBase) and below the enum
+// labels' (pg_enum).
+func userFunctionOID(f *catalog.Function) int64 { return 5<<28 + int64(f.ID) }
+
+func (v *View) userFunctions() []*catalog.Function {
+	if v == nil || v.Snapshot == nil || v.Database == nil {
+		return nil
+	}
+	return v.Snapshot.Functions(v.Database.ID, "")
+}
+
+func (v *View) userFunctionByOID(oid int64) (*catalog.Function, bool) {
+	for _, f := range v.userFunctions() {
+		if userFunctionOID(f) == oid {
+			return f, true
+		}
+	}
+	return nil, false
 }

@@ -454,7 +454,29 @@ func arrayTypeName(elem int64) string {
 	return ""
 }
 
-// formatType is format_type(oid, typmod): the SQL name of a type.
+// enumByOID finds an enum type of the view's database by its type OID.
+func (v *View) enumByOID(oid int64) (*catalog.EnumType, bool) {
+	if v == nil || v.Snapshot == nil || v.Database == nil {
+		return nil, false
+	}
+	for _, e := range v.Snapshot.EnumTypes(v.Database.ID) {
+		if int64(e.Def.OID()) == oid {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
+// formatType is format_type(oid, typmod) with the database's own types
+// (enums) known.
+func (v *View) formatType(oid, mod int64) string {
+	if e, ok := v.enumByOID(oid); ok {
+		return e.Def.Name
+	}
+	return formatType(oid, mod)
+}
+
+// formatType is format_type(oid, typmod): the SQL name of a built-in type.
 func formatType(oid, mod int64) string {
 	if e := types.ElemOID(uint32(oid)); e != 0 {
 		return formatType(int64(e), mod) + "[]"

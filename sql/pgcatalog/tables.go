@@ -34,6 +34,7 @@ var (
 		"attcompression char, attnotnull bool, atthasdef bool, atthasmissing bool, attidentity char, " +
 		"attgenerated char, attisdropped bool, attislocal bool, attinhcount int4, attcollation oid, attacl array, " +
 		"attoptions array, attfdwoptions array, attmissingval text")
+	pgEnumCols = cols("oid oid, enumtypid oid, enumsortorder float4, enumlabel name")
 	pgTypeCols = cols("oid oid, typname name, typnamespace oid, typowner oid, typlen int2, typbyval bool, " +
 		"typtype char, typcategory char, typispreferred bool, typisdefined bool, typdelim char, typrelid oid, " +
 		"typsubscript regproc, typelem oid, typarray oid, typinput regproc, typoutput regproc, typreceive regproc, " +
@@ -111,6 +112,12 @@ var pgCatalogTables = []*Table{
 			out = append(out, row(pgTypeCols, arr, "_"+t.typname, oidPgCatalog, oidBootstrapUser, -1, false,
 				"b", "A", false, true, ",", 0, 0, t.oid, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "x",
 				false, 0, -1, 0, 0, nil, nil, nil))
+		}
+		// The database's enum types (typtype 'e', category 'E').
+		for _, e := range v.enumTypes() {
+			out = append(out, row(pgTypeCols, int64(e.Def.OID()), e.Def.Name, oidPublic, v.roleOIDOf(e.OwnerName()),
+				4, true, "e", "E", false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "i", "p",
+				false, 0, -1, 0, 0, nil, nil, aclArray(e.ACL)))
 		}
 		return out
 	}},
@@ -335,12 +342,38 @@ var pgCatalogTables = []*Table{
 			out = append(out, row(pgProcCols, procOIDBase+i, n, oidPgCatalog, oidBootstrapUser, 12, 1.0, 0.0, 0, 0,
 				"f", false, false, false, false, "v", "s", 0, 0, 0, "", nil, nil, nil, nil, nil, n, nil, nil, nil, nil))
 		}
+		// The database's SQL functions (prolang 14: sql).
+		for _, f := range v.userFunctions() {
+			argTypes := make([]string, len(f.Args))
+			var names []string
+			for i, a := range f.Args {
+				argTypes[i] = strconv.FormatInt(typeOID(a.Type), 10)
+				if a.Name != "" {
+					names = append(names, a.Name)
+				}
+			}
+			var argNames any
+			if len(names) > 0 {
+				argNames = "{" + strings.Join(names, ",") + "}"
+			}
+			out = append(out, row(pgProcCols, userFunctionOID(f), f.Name, oidPublic, v.roleOIDOf(f.OwnerName()), 14, 100.0, 0.0, 0, 0,
+				"f", false, false, f.Strict, false, f.Volatility, "u", len(f.Args), 0, typeOID(f.Returns),
+				strings.Join(argTypes, " "), nil, nil, argNames, nil, nil, f.Body, nil, nil, nil, nil))
+		}
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_cast", Cols: pgCastCols, rows: pgCastRows},
 	{Schema: "pg_catalog", Name: "pg_shseclabel", Cols: cols("objoid oid, classoid oid, provider text, label text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_seclabel", Cols: cols("objoid oid, classoid oid, objsubid int4, provider text, label text"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_enum", Cols: cols("oid oid, enumtypid oid, enumsortorder float4, enumlabel name"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_enum", Cols: pgEnumCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for _, e := range v.enumTypes() {
+			for k, l := range e.Def.Labels {
+				out = append(out, row(pgEnumCols, enumLabelOID(e, k), int64(e.Def.OID()), l.Sort, l.Label))
+			}
+		}
+		return out
+	}},
 	{Schema: "pg_catalog", Name: "pg_inherits", Cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_trigger", Cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr array, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
@@ -721,6 +754,8 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 	switch f := c.Type.Family; {
 	case f == types.Array:
 		dataType = "ARRAY"
+	case f == types.Enum:
+		dataType = "USER-DEFINED"
 	case f == types.Utf8 && c.Type.Blank:
 		dataType = "character"
 		if c.Type.Width > 0 {
@@ -776,6 +811,9 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 // YQL type described as a domain, its base type's (information_schema
 // names the domain in domain_name).
 func formatUDTName(t types.Type) string {
+	if t.Family == types.Enum && t.Enum != nil {
+		return t.Enum.Name
+	}
 	if t.Family == types.Array {
 		if n := arrayTypeName(typeOID(t.ElemType())); n != "" {
 			return n
@@ -791,4 +829,19 @@ func formatUDTName(t types.Type) string {
 		}
 	}
 	return "text"
+}
+
+// enumTypes lists the enum types of the view's database.
+func (v *View) enumTypes() []*catalog.EnumType {
+	if v.Snapshot == nil || v.Database == nil {
+		return nil
+	}
+	return v.Snapshot.EnumTypes(v.Database.ID)
+}
+
+// enumLabelOID is pg_enum's oid of label k of e. PivotDB gives labels no
+// object ids of their own, so they are numbered in a range of their own,
+// [3<<29, 1<<31): 256 per type, in the order of the current labels.
+func enumLabelOID(e *catalog.EnumType, k int) int64 {
+	return 3<<29 + int64(e.Def.ID%(1<<21))*256 + int64(k%256)
 }

@@ -34,6 +34,9 @@ func AppendKeyValue(buf []byte, v types.Value) []byte {
 		return storage.AppendInt64(buf, v.Int())
 	case f.IsFloat():
 		return storage.AppendFloat64(buf, v.Float())
+	case f == types.Enum:
+		// The sort position: keys keep the enum's declaration order.
+		return storage.AppendFloat64(buf, v.EnumSort())
 	case f == types.Decimal:
 		return appendDecimalKey(buf, v.Dec())
 	case f == types.Array:
@@ -86,6 +89,13 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 	case f == types.Interval:
 		v, rest, err := storage.DecodeInt64(b)
 		return types.NewInterval(v), rest, err
+	case f == types.Enum:
+		v, rest, err := storage.DecodeFloat64(b)
+		if err != nil {
+			return types.Value{}, nil, err
+		}
+		e, err := enumValue(t, v)
+		return e, rest, err
 	case f.IsFloat():
 		v, rest, err := storage.DecodeFloat64(b)
 		if f == types.Float {
@@ -228,6 +238,11 @@ func appendPayload(buf []byte, v types.Value) []byte {
 	case f.IsFloat():
 		buf = append(buf, wireFixed64)
 		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.Float()))
+	case f == types.Enum:
+		// The sort position, which never changes (types/enum.go); the
+		// label comes from the column's type when the row is read.
+		buf = append(buf, wireFixed64)
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.EnumSort()))
 	case f == types.Decimal:
 		s := v.Dec().Text('E')
 		buf = append(buf, wireBytes)
@@ -271,6 +286,10 @@ func decodePayload(wire byte, val []byte, t types.Type) (types.Value, []byte, er
 			return types.Value{}, nil, ErrCorruptValue
 		}
 		f := math.Float64frombits(binary.LittleEndian.Uint64(val))
+		if t.Family == types.Enum {
+			v, err := enumValue(t, f)
+			return v, val[8:], err
+		}
 		if t.Family == types.Float {
 			return types.NewFloat(f), val[8:], nil
 		}
@@ -413,4 +432,16 @@ func DecodeRow(t *catalog.Table, key, val []byte) ([]types.Value, error) {
 		return nil, err
 	}
 	return row, nil
+}
+
+// enumValue is the value of enum type t at sort position p.
+func enumValue(t types.Type, p float64) (types.Value, error) {
+	if t.Enum == nil {
+		return types.Value{}, ErrCorruptValue
+	}
+	l, ok := t.Enum.BySort(p)
+	if !ok {
+		return types.Value{}, fmt.Errorf("%w: no label of enum %s at position %v", ErrCorruptValue, t.Enum.Name, p)
+	}
+	return types.NewEnum(l), nil
 }

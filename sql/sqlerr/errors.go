@@ -46,6 +46,8 @@ const (
 	DuplicateDatabase              = "42P04"
 	DuplicateTable                 = "42P07"
 	DuplicateObject                = "42710"
+	DuplicateFunction              = "42723"
+	InvalidFunctionDefinition      = "42P13"
 	WrongObjectType                = "42809"
 	AmbiguousColumn                = "42702"
 	DatatypeMismatch               = "42804"

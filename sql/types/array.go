@@ -37,7 +37,7 @@ func ArrayOf(t Type) Type {
 	if t.Family == Array {
 		return t
 	}
-	return Type{Family: Array, Elem: t.Family, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank}
+	return Type{Family: Array, Elem: t.Family, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum}
 }
 
 // IsArray reports whether t is an array type.
@@ -49,7 +49,7 @@ func (t Type) ElemType() Type {
 	if t.Family != Array {
 		return t
 	}
-	return Type{Family: t.Elem, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank}
+	return Type{Family: t.Elem, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum}
 }
 
 // NewArray returns a one-dimensional array of elem with the given
@@ -657,7 +657,7 @@ func parseArrayTypeName(name string) (t Type, ok bool, err error) {
 		elem = strings.TrimSpace(name[len("list<") : len(name)-1])
 	case strings.HasPrefix(lower, "_") && len(lower) > 1:
 		et, err := ParseTypeName(name[1:])
-		if err != nil || et.Family == Array {
+		if err != nil || et.Family == Array || et.IsUserTypeRef() {
 			return Type{}, false, nil
 		}
 		return ArrayOf(et), true, nil
@@ -667,6 +667,9 @@ func parseArrayTypeName(name string) (t Type, ok bool, err error) {
 	et, err := ParseTypeName(elem)
 	if err != nil {
 		return Type{}, true, err
+	}
+	if et.IsUserTypeRef() {
+		return Type{}, true, sqlerr.NotSupported("arrays of user-defined types (%s)", name)
 	}
 	if et.Family == Array {
 		return et, true, nil

@@ -97,6 +97,9 @@ func Cast(v Value, t Type) (Value, error) {
 	if v.fam == Array && t.Family != Utf8 && t.Family != String {
 		return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", v.ArrayType().PGName(), t.PGName())
 	}
+	if v.fam == Enum || t.Family == Enum {
+		return castEnum(v, t)
+	}
 	if v.fam == t.Family && t.Precision == 0 && t.Width == 0 {
 		return v, nil
 	}
@@ -261,7 +264,7 @@ func parseIntervalNoAgo(ts string, bad func() (int64, error)) (int64, error) {
 	}
 	// PostgreSQL style: a sequence of "<number> <unit>" and hh:mm[:ss].
 	var total float64
-	fields := strings.Fields(strings.ToLower(ts))
+	fields := splitNumberUnits(strings.Fields(strings.ToLower(ts)))
 	if len(fields) == 0 {
 		return bad()
 	}
@@ -392,4 +395,42 @@ func parseISODuration(s string) (int64, bool) {
 		return 0, false
 	}
 	return int64(math.Round(total)), true
+}
+
+// castEnum casts to or from an enum: only text converts (an enum value is
+// its own type's only); labels are checked (22P02).
+func castEnum(v Value, t Type) (Value, error) {
+	switch {
+	case v.fam == Enum && t.Family == Enum:
+		if l, ok := t.Enum.Label(v.s); ok && l.Sort == v.fl() {
+			return v, nil
+		}
+	case t.Family == Enum && (v.fam == Unknown || v.fam == Utf8):
+		return parseEnum(t, v.s)
+	case v.fam == Enum && t.Family == Utf8:
+		return ParseText(t, v.s)
+	case v.fam == Enum && t.Family == String:
+		return NewString(v.s), nil
+	}
+	from := T(v.fam).PGName()
+	if v.fam == Enum {
+		from = "enum"
+	}
+	return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", from, t.PGName())
+}
+
+// splitNumberUnits splits fields that join a number and its unit, as
+// PostgreSQL reads '1000us', '5min' or '2days' like '1000 us'.
+func splitNumberUnits(fields []string) []string {
+	out := fields[:0:0]
+	for _, f := range fields {
+		k := strings.IndexFunc(f, func(r rune) bool { return r >= 'a' && r <= 'z' })
+		if k > 0 && !strings.Contains(f, ":") && f[k-1] >= '0' && f[k-1] <= '9' &&
+			!(f[k] == 'e' && k+1 < len(f) && (f[k+1] >= '0' && f[k+1] <= '9' || f[k+1] == '-' || f[k+1] == '+')) {
+			out = append(out, f[:k], f[k:])
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -77,6 +77,10 @@ func TestIntervalInputForms(t *testing.T) {
 		"3 days ago":       "-3 days",
 		"-00:00:01":        "-00:00:01",
 		"1 week":           "7 days",
+		"1000us":           "00:00:00.001",
+		"5min 30s":         "00:05:30",
+		"2days 1h":         "2 days 01:00:00",
+		"1.5e1 s":          "00:00:15",
 	} {
 		m, err := ParseInterval(in)
 		if err != nil {
@@ -92,7 +96,7 @@ func TestIntervalInputForms(t *testing.T) {
 			t.Errorf("%q: got %v, want 0A000", in, err)
 		}
 	}
-	for _, in := range []string{"@", "banana", "1 fortnight"} {
+	for _, in := range []string{"@", "banana", "1 fortnight", "5fortnights"} {
 		if _, err := ParseInterval(in); sqlerr.Code(err) != sqlerr.InvalidDatetimeFormat {
 			t.Errorf("%q: got %v, want 22007", in, err)
 		}

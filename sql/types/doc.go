@@ -21,12 +21,21 @@
 //	Interval                  i = microseconds (signed)
 //	Array                     a (*arrayData: element type, dimensions,
 //	                          lower bounds, elements row-major; array.go)
+//	Enum                      s = label, i = float64 bits of its sort
+//	                          position (declaration order; enum.go)
 //
 // An array Type is Family Array with Elem naming the element family and
 // Precision, Scale, Width and Blank describing the element, so Type stays
 // a comparable value (==) and ArrayOf/ElemType convert. Array text is
 // PostgreSQL's array_in/array_out format (ParseText, Text); Compare orders
 // arrays as PostgreSQL's btree does.
+//
+// An enum Type is Family Enum with Enum pointing at the type's definition
+// (*EnumDef: catalog id, name, labels with sort positions); Compare orders
+// enum values by position, and storage keeps positions, which never change,
+// so ALTER TYPE rewrites no rows. A type name ParseTypeName does not know
+// is an unresolved reference (an EnumDef with only a name) that the binder
+// resolves against the catalog.
 //
 // Values are immutable; sharing them between rows and goroutines is safe.
 package types

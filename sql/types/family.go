@@ -44,6 +44,8 @@ const (
 	TimestampTZ
 	// Array is PostgreSQL's array of a scalar element type (array.go).
 	Array
+	// Enum is a user-defined enum type (enum.go).
+	Enum
 	numFamilies
 )
 
@@ -53,6 +55,7 @@ var familyNames = [numFamilies]string{
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
 	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ", Array: "List",
+	Enum: "Enum",
 }
 
 func (f Family) String() string {
@@ -99,6 +102,8 @@ type Type struct {
 	// Elem is the element family of an Array; Precision, Scale, Width
 	// and Blank then describe the element (array.go).
 	Elem Family `json:",omitempty"`
+	// Enum is the definition of an Enum (enum.go).
+	Enum *EnumDef `json:",omitempty"`
 }
 
 // T returns a Type of family f without parameters.
@@ -127,6 +132,8 @@ func (t Type) String() string {
 	switch {
 	case t.Family == Array:
 		return "List<" + t.ElemType().String() + ">"
+	case t.Family == Enum && t.Enum != nil:
+		return t.Enum.Name
 	case t.Family == Decimal && t.Precision > 0:
 		return fmt.Sprintf("Decimal(%d,%d)", t.Precision, t.Scale)
 	case t.Family == Utf8 && t.Blank && t.Width > 0:
@@ -144,6 +151,10 @@ func (t Type) PGName() string {
 	switch t.Family {
 	case Array:
 		return t.ElemType().PGName() + "[]"
+	case Enum:
+		if t.Enum != nil {
+			return t.Enum.Name
+		}
 	case Bool:
 		return "boolean"
 	case Int8, Int16, Uint8:
@@ -224,6 +235,10 @@ func (t Type) OID() uint32 {
 	switch t.Family {
 	case Array:
 		return ArrayOID(t.ElemType().OID())
+	case Enum:
+		if t.Enum.Resolved() {
+			return t.Enum.OID()
+		}
 	case Bool:
 		return OIDBool
 	case Int8, Int16, Uint8:
@@ -438,6 +453,9 @@ func ParseTypeName(name string) (Type, error) {
 		return noArgs(TypeTimestamp)
 	case "interval":
 		return noArgs(TypeInterval)
+	}
+	if t, ok := userTypeRef(lower, args); ok {
+		return t, nil
 	}
 	return Type{}, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", s)
 }

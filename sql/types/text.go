@@ -36,7 +36,7 @@ func (v Value) Text() string {
 		return v.d.Text('f')
 	case String:
 		return `\x` + hex.EncodeToString([]byte(v.s))
-	case Utf8, Json, Unknown:
+	case Utf8, Json, Unknown, Enum:
 		return v.s
 	case Date:
 		return FormatDate(v.i)
@@ -59,7 +59,7 @@ func (v Value) Text() string {
 // String is for debugging and test output: text with strings quoted.
 func (v Value) String() string {
 	switch v.fam {
-	case Utf8, Unknown, Json:
+	case Utf8, Unknown, Json, Enum:
 		return strconv.Quote(v.s)
 	case String:
 		return "b" + strconv.Quote(v.s)
@@ -187,6 +187,8 @@ func ParseText(t Type, s string) (Value, error) {
 		return parseArray(t, s)
 	case Uuid:
 		return parseUuid(s)
+	case Enum:
+		return parseEnum(t, s)
 	case Null, Unknown:
 		return NewUnknown(s), nil
 	case Bool:

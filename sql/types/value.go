@@ -3,6 +3,7 @@ package types
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"math"
 	"math/big"
 	"strings"
@@ -136,6 +137,9 @@ func Compare(a, b Value) int {
 	if a.fam == b.fam {
 		if a.fam == Array {
 			return compareArrays(a, b)
+		}
+		if a.fam == Enum {
+			return compareFloat(a.fl(), b.fl())
 		}
 		return compareSame(a, b)
 	}
@@ -300,6 +304,9 @@ func AppendGroupKey(buf []byte, v Value) []byte {
 		return append(buf, 0, 0xff)
 	case v.fam == Array:
 		return appendArrayGroupKey(buf, v)
+	case v.fam == Enum:
+		buf = append(buf, 9)
+		return binary.BigEndian.AppendUint64(buf, uint64(v.i))
 	case v.fam == Uuid:
 		buf = append(buf, 6)
 		return append(buf, v.s...)
