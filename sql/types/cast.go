@@ -113,7 +113,14 @@ func Cast(v Value, t Type) (Value, error) {
 		}
 		return ParseText(t, s)
 	case t.Family == String:
-		if v.fam == Utf8 || v.fam == Json {
+		if v.fam == Utf8 {
+			// Text becomes bytes by bytea's input rules (\x hex, the
+			// escape format's \\ and \nnn), as an untyped literal does
+			// (ParseText): '\xdeadbeef' is four bytes whether it was
+			// typed text first or not.
+			return NewString(parseBytea(v.s)), nil
+		}
+		if v.fam == Json {
 			return NewString(v.s), nil
 		}
 		return NewString(v.Text()), nil
