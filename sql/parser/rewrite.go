@@ -281,11 +281,16 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
-		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
+		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
+			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "unnest") &&
+				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
 			// unnest(...) [WITH ORDINALITY] in FROM: (SELECT
 			// pivot_unnest(...)) or pivot_unnest_ordinality, planned
-			// like generate_series.
+			// like generate_series. psql writes pg_catalog.unnest.
 			open := i + 1
+			if !s.isOp(open, "(") {
+				open = i + 3
+			}
 			end := int(s.match[open]) + 1
 			fn := UnnestFunc
 			if end+1 < hi && s.isWord(end, "with") && s.isWord(end+1, "ordinality") {

@@ -166,8 +166,19 @@ func cols(spec string) []planner.Column {
 			t = types.TypeBool
 		case "timestamp":
 			t = types.TypeTimestamp
-		case "name", "text", "char", "array":
+		case "name", "text", "char":
 			t = types.TypeUtf8
+		case "text[]", "name[]", "char[]", "aclitem[]":
+			// aclitem has no type of its own: its elements are the
+			// text PostgreSQL prints for them.
+			t = types.ArrayOf(types.TypeUtf8)
+		case "int2[]", "int2vector":
+			// int2vector is an int2[] that prints as {1,2} rather than
+			// PostgreSQL's "1 2"; drivers read it through unnest,
+			// subscripts and _pg_expandarray, which see the same elements.
+			t = types.ArrayOf(types.T(types.Int16))
+		case "oid[]", "oidvector", "regtype[]":
+			t = types.ArrayOf(types.TypeInt64)
 		default:
 			panic("sql: unknown catalog column type " + typ)
 		}
@@ -190,6 +201,21 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 		case bool:
 			out[i] = types.NewBool(v)
 		case string:
+			if cs[i].Type.IsArray() {
+				// Array columns are produced in PostgreSQL's text form;
+				// a malformed one is a bug in this package. int2vector
+				// and oidvector values come space-separated ("1 2"), as
+				// PostgreSQL writes them.
+				if v != "" && v[0] != '{' && v[0] != '[' {
+					v = "{" + strings.Join(strings.Fields(v), ",") + "}"
+				}
+				a, err := types.ParseText(cs[i].Type, v)
+				if err != nil {
+					panic(fmt.Sprintf("sql: catalog array %q for %s: %v", v, cs[i].Name, err))
+				}
+				out[i] = a
+				continue
+			}
 			out[i] = types.NewUtf8(v)
 		case int:
 			out[i] = intValue(cs[i].Type, int64(v))
