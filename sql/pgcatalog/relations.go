@@ -206,7 +206,7 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 				// a malformed one is a bug in this package. int2vector
 				// and oidvector values come space-separated ("1 2"), as
 				// PostgreSQL writes them.
-				if v != "" && v[0] != '{' && v[0] != '[' {
+				if v == "" || v[0] != '{' && v[0] != '[' {
 					v = "{" + strings.Join(strings.Fields(v), ",") + "}"
 				}
 				a, err := types.ParseText(cs[i].Type, v)
