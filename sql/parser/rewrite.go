@@ -166,6 +166,13 @@ func (r *rewriter) seq(lo, hi int) error {
 		if err != nil {
 			return err
 		}
+		if s := r.s; next > i && next+1 < hi && s.isOp(next-1, ")") && s.isOp(next, ".") && s.isKind(next+1, tkIdent) {
+			// (expr).field: PostgreSQL's field selection from a composite
+			// value (pgjdbc's (information_schema._pg_expandarray(a)).n).
+			// There are no composite values here; MySQL's grammar would
+			// call it a syntax error.
+			return errAt(sqlerr.FeatureNotSupported, s.start(next), "field selection from a composite value ((...).%s) is not supported yet", s.text(next+1))
+		}
 		i = next
 	}
 	return nil
