@@ -298,6 +298,10 @@ var pgCatalogTables = []*Table{
 	}},
 	{Schema: "pg_catalog", Name: "pg_description", Cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_shdescription", Cols: cols("objoid oid, classoid oid, description text"), rows: empty},
+	// No security label providers: pg_dumpall -g reads the roles' labels.
+	{Schema: "pg_catalog", Name: "pg_shseclabel", Cols: cols("objoid oid, classoid oid, provider text, label text"), rows: empty},
+	// No GRANT ON PARAMETER: pg_dumpall -g lists the grants on settings.
+	{Schema: "pg_catalog", Name: "pg_parameter_acl", Cols: cols("oid oid, parname text, paracl aclitem[]"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_am", Cols: pgAmCols, rows: func(v *View) [][]types.Value {
 		return [][]types.Value{
 			row(pgAmCols, oidHeapAM, "heap", 0, "t"),
