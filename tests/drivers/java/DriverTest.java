@@ -4,6 +4,7 @@
 
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.Date;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -226,6 +227,31 @@ public class DriverTest {
                 check(rs.getString(2).startsWith("PostgreSQL 15"), "version");
             }
             System.out.println("ok server metadata");
+
+            // DatabaseMetaData over the catalog. getPrimaryKeys, getIndexInfo
+            // and getBestRowIdentifier select fields of a record,
+            // (information_schema._pg_expandarray(i.indkey)).n, which is not
+            // there yet: a clear 0A000, not a syntax error.
+            try (Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE jdbc_meta (a int, b text, c int, PRIMARY KEY (a, c))");
+            }
+            DatabaseMetaData md = c.getMetaData();
+            try (ResultSet rs = md.getColumns(null, "public", "jdbc_meta", null)) {
+                StringBuilder names = new StringBuilder();
+                while (rs.next()) {
+                    names.append(rs.getString("COLUMN_NAME")).append(rs.getInt("ORDINAL_POSITION"));
+                }
+                check(names.toString().equals("a1b2c3"), "getColumns " + names);
+            }
+            try (ResultSet rs = md.getTables(null, "public", "jdbc_meta", null)) {
+                check(rs.next() && rs.getString("TABLE_TYPE").equals("TABLE") && !rs.next(), "getTables");
+            }
+            try (ResultSet rs = md.getPrimaryKeys(null, "public", "jdbc_meta")) {
+                check(false, "getPrimaryKeys should be 0A000 until records are there");
+            } catch (SQLException e) {
+                check("0A000".equals(e.getSQLState()) && e.getMessage().contains("field selection"), "getPrimaryKeys: " + e);
+            }
+            System.out.println("ok database metadata");
         }
         System.out.println("pgjdbc: all checks passed");
     }
