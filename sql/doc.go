@@ -21,7 +21,9 @@
 // of statement runs in the file named after it: ddl.go, altertable.go,
 // write.go (with foreignkey.go for foreign keys and their actions, and
 // onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
-// while the transaction writes and sent after it), truncate.go,
+// while the transaction writes and sent after it), truncate.go, vacuum.go
+// (VACUUM: GC of old versions and compaction of a table's spans; ANALYZE:
+// a recount of its shard statistics),
 // indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,
 // grants.go, session_statements.go, cursor.go (DECLARE/FETCH/MOVE/CLOSE:
 // a cursor holds its query's iterator across statements, under a context

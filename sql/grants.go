@@ -292,7 +292,9 @@ func (s *Session) alterOwner(ctx context.Context, p *bind.AlterOwner) (Result, e
 			ch.PutTable(&nt)
 			return nil
 		}
-		if v, ok := snap.View(s.db.ID, rel); ok && p.Kind == "view" {
+		// ALTER TABLE may name a view or a sequence too, as in PostgreSQL
+		// (pg_dump writes ALTER TABLE ... OWNER TO for all three).
+		if v, ok := snap.View(s.db.ID, rel); ok && (p.Kind == "view" || p.Kind == "table") {
 			if err := ownView(acc, v); err != nil {
 				return err
 			}
@@ -302,6 +304,18 @@ func (s *Session) alterOwner(ctx context.Context, p *bind.AlterOwner) (Result, e
 			nv := *v
 			nv.Owner, nv.ACL = newOwner, v.ACL.NewOwner(v.OwnerName(), newOwner)
 			ch.PutView(&nv)
+			return nil
+		}
+		if q, ok := snap.Sequence(s.db.ID, rel); ok && (p.Kind == "sequence" || p.Kind == "table") {
+			if !acc.Owns(&q.Owned) {
+				return sqlerr.New(sqlerr.InsufficientPrivilege, "must be owner of sequence %s", q.Name)
+			}
+			if err := mayGive(); err != nil {
+				return err
+			}
+			nq := *q
+			nq.Owner, nq.ACL = newOwner, q.ACL.NewOwner(q.OwnerName(), newOwner)
+			ch.PutSequence(&nq)
 			return nil
 		}
 		if snap.RelationExists(s.db.ID, rel) {

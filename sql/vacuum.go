@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pivotdb/pivotdb/storage"
 	"strings"
 	"time"
 
@@ -13,19 +12,21 @@ import (
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
 )
 
 // vacuum runs VACUUM and ANALYZE.
 //
-// VACUUM [FULL] compacts each table's key span, and those of its indexes,
-// down to the bottom level of the LSM (storage.CompactTable): the data that
-// deletes, updates and TRUNCATE left behind (tombstones and overwritten
-// values) is dropped and the space returned, which is what VACUUM FULL
-// does for a heap; plain VACUUM does the same, since a partial compaction
-// would leave some of it. FREEZE has nothing more to do (no transaction ids
-// wrap around). When the engine keeps MVCC versions (issue 16), this is
-// where VACUUM collects the versions older than the oldest snapshot still
-// open, before compacting: see the TODO in vacuumTable.
+// VACUUM [FULL] first removes, in each table's key span and those of its
+// indexes, the row versions no read can need any more — what the
+// background GC pass would remove next (storage.GCVersions): versions
+// older than the retention window (--gc-ttl) that a newer one shadows, and
+// tombstones past it — then compacts the spans down to the bottom level of
+// the LSM (storage.CompactTable), which drops what was deleted and gives
+// the space back: what VACUUM FULL does for a heap. Plain VACUUM does the
+// same, since a partial compaction would leave some of it. FREEZE has
+// nothing more to do (no transaction ids wrap around). Versions inside
+// the window stay: historical reads (AS OF SYSTEM TIME) may need them.
 //
 // ANALYZE recounts the statistics PivotDB keeps, the row and byte counts
 // of every shard of the table and its indexes (partition.Manager.Recount):
@@ -96,16 +97,20 @@ func (s *Session) vacuumTable(ctx context.Context, p *parser.Vacuum, t *catalog.
 	c := s.e.tableActivity.of(t.ID)
 	if p.Vacuum {
 		start := time.Now()
-		// First collect the versions no read can see any more (those a
-		// newer version shadows below the GC threshold, --gc-ttl: the
-		// same rule as the background GC, storage/gc.go), then compact,
-		// so the space of deleted and overwritten rows comes back now.
+		// First the versions no read can need any more (those the GC
+		// loop would remove on its next pass: older than --gc-ttl and
+		// shadowed by a newer version, or a tombstone), then the
+		// compaction that gives their space back.
+		var gc storage.GCStats
 		threshold, gcOn := s.e.storage.GCThreshold()
 		for _, id := range ids {
 			if gcOn {
-				if _, err := s.e.storage.GCVersions(ctx, storage.TableSpan(id), threshold); err != nil {
+				st, err := s.e.storage.GCVersions(ctx, storage.TableSpan(id), threshold)
+				if err != nil {
 					return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
 				}
+				gc.Versions += st.Versions
+				gc.Deleted += st.Deleted
 			}
 			if err := s.e.storage.CompactTable(ctx, id); err != nil {
 				return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
@@ -113,8 +118,8 @@ func (s *Session) vacuumTable(ctx context.Context, p *parser.Vacuum, t *catalog.
 		}
 		c.vacuumed(time.Now())
 		if p.Verbose {
-			s.notice("INFO", sqlerr.SuccessfulCompletion, "vacuuming \"%s.public.%s\": compacted the table and %d index(es) in %s",
-				s.db.Name, name, len(t.Indexes), time.Since(start).Round(time.Millisecond))
+			s.notice("INFO", sqlerr.SuccessfulCompletion, "vacuuming \"%s.public.%s\": removed %d of %d row versions, compacted the table and %d index(es) in %s",
+				s.db.Name, name, gc.Deleted, gc.Versions, len(t.Indexes), time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if p.Analyze {

@@ -308,12 +308,19 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 
 // buildStored translates an expression stored in the catalog (a DEFAULT, a
 // computed column): it has no parameters and no place in the statement
-// text, so its errors carry no position.
+// text, so its errors carry no position. It sees the session functions, as
+// the DDL that stored it did (DEFAULT nextval('s'::regclass), as pg_dump
+// writes serial columns; computed columns refuse them as not
+// deterministic).
 func (a *binder) buildStored(sc expr.Scope, n ast.ExprNode) (expr.Expr, error) {
 	if sc == nil {
 		sc = &scope{}
 	}
-	return (&expr.Builder{Scope: sc}).Build(n)
+	b := &expr.Builder{Scope: sc}
+	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
+		return pgcatalog.Function(b, a.catalogView(), name, args)
+	}
+	return b.Build(n)
 }
 
 // paramNumber returns the $n of a parameter marker node, or 0.

@@ -2,6 +2,8 @@ package parser
 
 import (
 	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // DDL rewriting: column types and the YQL parts of CREATE TABLE.
@@ -455,6 +457,26 @@ func (r *rewriter) alterSpec(a, b int) error {
 			return s.errAtTok(j)
 		}
 		return r.columnDef(j+1, b)
+	case s.isWord(a, "alter"):
+		// ALTER [COLUMN] c SET DEFAULT expr: MySQL's grammar takes a
+		// literal or a parenthesised expression there, PostgreSQL any
+		// expression (pg_dump writes SET DEFAULT nextval('...'::regclass)).
+		j := words(a+1, "column") + 1
+		if s.isWord(j, "add") && s.isWord(j+1, "generated") {
+			// pg_dump writes identity columns so.
+			return errAt(sqlerr.FeatureNotSupported, s.start(j), "ALTER COLUMN ... ADD GENERATED ... AS IDENTITY is not supported yet (declare the identity column in CREATE TABLE)")
+		}
+		if s.isWord(j, "set") && s.isWord(j+1, "default") && j+2 < b && !(s.isOp(j+2, "(") && int(s.match[j+2]) == b-1) {
+			if err := r.seq(a, j+2); err != nil {
+				return err
+			}
+			r.syn("(", j+2, false, false)
+			if err := r.seq(j+2, b); err != nil {
+				return err
+			}
+			r.syn(")", b-1, true, false)
+			return nil
+		}
 	}
 	return r.seq(a, b)
 }

@@ -12,7 +12,8 @@
 // A Statement holds either TiDB's AST (ast.StmtNode, built with the
 // test_driver value nodes, which this package imports) or exactly one of
 // the YQL-only statement types that TiDB's grammar cannot express
-// (also TRUNCATE of several tables and the SEQUENCE statements):
+// (also TRUNCATE of several tables, VACUUM / ANALYZE (vacuum.go) and the
+// SEQUENCE statements):
 // AlterSettings (ALTER TABLE t SET/RESET), SetVar, ShowVar, ResetVar,
 // TxnStmt, Deallocate, Discard and CursorStmt (DECLARE, FETCH, MOVE,
 // CLOSE: cursor.go; DECLARE's query goes to TiDB alone and comes back as

@@ -6,10 +6,10 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
-// AlterOwner is ALTER TABLE|VIEW|DATABASE name OWNER TO role: it gives an
-// object to another role.
+// AlterOwner is ALTER TABLE|VIEW|SEQUENCE|DATABASE name OWNER TO role: it
+// gives an object to another role.
 type AlterOwner struct {
-	// Kind is "table", "view" or "database".
+	// Kind is "table", "view", "sequence" or "database".
 	Kind string
 	// Name is the object's name (possibly "schema.name" for a relation):
 	// a bare name lowercased, a quoted one as written.
@@ -25,7 +25,7 @@ func (s *stmtToks) parseAlterOwner() (o *AlterOwner, ok bool, err error) {
 	// isWord, not text: the statement may be the lone word ALTER (a crash
 	// FuzzParse found, testdata/fuzz/FuzzParse/49b8c4b75f0d73df).
 	var kind string
-	for _, k := range []string{"table", "view", "database"} {
+	for _, k := range []string{"table", "view", "sequence", "database"} {
 		if s.isWord(1, k) {
 			kind = k
 		}

@@ -284,6 +284,15 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			// "default"); MySQL's grammar needs it quoted.
 			r.emit(i, backquote(s.text(i)))
 			return i + 1, nil
+		case s.isWord(i, "using") && s.isKind(i+1, tkIdent) && s.isOp(i+2, "(") && s.isWord(0, "create") &&
+			s.hasWordBefore("index", 4) && s.hasWordBefore("on", i):
+			// CREATE INDEX ... ON t USING btree (...), as pg_dump writes
+			// it: PivotDB's indexes are ordered (btree's semantics), the
+			// other access methods are not there.
+			if !s.isWord(i+1, "btree") {
+				return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+1), "index access method %q is not supported yet", strings.ToLower(s.text(i+1)))
+			}
+			return i + 2, nil
 		case s.isWord(i, "operator") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):

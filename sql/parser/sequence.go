@@ -79,6 +79,11 @@ func (s *stmtToks) sequenceStatement() (*SequenceStmt, bool, error) {
 			i += 3
 		}
 	case s.isWord(0, "alter"):
+		for j := 2; j+1 < s.n(); j++ {
+			if s.isWord(j, "owner") && s.isWord(j+1, "to") {
+				return nil, false, nil // ALTER SEQUENCE ... OWNER TO: parseAlterOwner
+			}
+		}
 		st.Kind = SequenceAlter
 		if s.isWord(i, "if") && s.isWord(i+1, "exists") {
 			st.IfExists = true

@@ -16,7 +16,19 @@
 //	types        PostgreSQL's OIDs of design §3.1's wire types
 //	the user     10, like PostgreSQL's bootstrap superuser
 //	databases    their catalog ID
-//	system views systemViewOID + their position in pgCatalogTables
+//	system views PostgreSQL's OIDs for its catalogs (pg_class 1259, ...,
+//	             catalogOIDs), else systemViewOID + their position; every
+//	             relation has the hidden system column tableoid
+//	YQL types    PostgreSQL lacks (Uint64, Int8, Datetime, ...): domains
+//	             over their wire type (yqlDomains), so format_type prints a
+//	             name PivotDB reads back and clients see the base type
+//
+// Figures that live outside the catalog reach the View as callbacks the
+// session fills: shard data sizes (RelationSize, for pg_relation_size and
+// its kind: funcs_size.go), a table's settings with its current shard
+// boundaries (TableOptions, for pg_class.reloptions, which pg_dump writes
+// back as WITH (...)), a view's columns (ViewColumns: the binder plans the
+// view), activity counters, locks and cursors.
 //
 // Types: oid columns are bigint, name and char columns text, and array
 // columns (reloptions, indkey, ...) are still text carrying PostgreSQL's

@@ -173,9 +173,10 @@ func cols(spec string) []planner.Column {
 			// text PostgreSQL prints for them.
 			t = types.ArrayOf(types.TypeUtf8)
 		case "int2[]", "int2vector":
-			// int2vector is an int2[] that prints as {1,2} rather than
-			// PostgreSQL's "1 2"; drivers read it through unnest,
-			// subscripts and _pg_expandarray, which see the same elements.
+			// int2vector and oidvector are arrays whose values (given
+			// as "1 2") print as PostgreSQL's do (types.NewVector):
+			// SQLAlchemy splits indkey::varchar on blanks, and unnest and
+			// subscripts see the elements. RowDescription says int2[].
 			t = types.ArrayOf(types.T(types.Int16))
 		case "oid[]", "oidvector", "regtype[]":
 			t = types.ArrayOf(types.TypeInt64)
@@ -205,11 +206,21 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 				// Array columns are produced in PostgreSQL's text form;
 				// a malformed one is a bug in this package. int2vector
 				// and oidvector values come space-separated ("1 2"), as
-				// PostgreSQL writes them.
+				// PostgreSQL writes them, and print so again.
+				var a types.Value
+				var err error
 				if v == "" || v[0] != '{' && v[0] != '[' {
-					v = "{" + strings.Join(strings.Fields(v), ",") + "}"
+					fields := strings.Fields(v)
+					elems := make([]types.Value, len(fields))
+					for k, f := range fields {
+						if elems[k], err = types.ParseText(cs[i].Type.ElemType(), f); err != nil {
+							break
+						}
+					}
+					a = types.NewVector(cs[i].Type.ElemType(), elems)
+				} else {
+					a, err = types.ParseText(cs[i].Type, v)
 				}
-				a, err := types.ParseText(cs[i].Type, v)
 				if err != nil {
 					panic(fmt.Sprintf("sql: catalog array %q for %s: %v", v, cs[i].Name, err))
 				}
@@ -309,7 +320,7 @@ var catalogOIDs = map[string]int64{
 	"pg_policy": 3256, "pg_publication": 6104, "pg_tablespace": 1213, "pg_enum": 3501,
 	"pg_statistic_ext": 3381, "pg_auth_members": 1261, "pg_db_role_setting": 2964, "pg_foreign_table": 3118,
 	"pg_partitioned_table": 3350, "pg_publication_rel": 6106, "pg_publication_namespace": 6237,
-	"pg_shdescription": 2396,
+	"pg_shdescription": 2396, "pg_shseclabel": 3592, "pg_seclabel": 3596,
 }
 
 // tables lists the session database's tables by name.

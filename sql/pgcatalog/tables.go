@@ -342,6 +342,8 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_cast", Cols: pgCastCols, rows: pgCastRows},
+	{Schema: "pg_catalog", Name: "pg_shseclabel", Cols: cols("objoid oid, classoid oid, provider text, label text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_seclabel", Cols: cols("objoid oid, classoid oid, objsubid int4, provider text, label text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_enum", Cols: cols("oid oid, enumtypid oid, enumsortorder float4, enumlabel name"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_inherits", Cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles oid[], polqual text, polwithcheck text"), rows: empty},
@@ -368,6 +370,18 @@ var pgCatalogTables = []*Table{
 		for _, t := range v.tables() {
 			out = append(out, row(pgTablesCols, "public", t.Name, t.OwnerName(), nil, hasVisibleKey(t) || len(t.Indexes) > 0,
 				false, false, false))
+		}
+		return out
+	}},
+	{Schema: "pg_catalog", Name: "pg_indexes", Cols: pgIndexesCols, rows: func(v *View) [][]types.Value {
+		var out [][]types.Value
+		for _, t := range v.tables() {
+			if hasVisibleKey(t) {
+				out = append(out, row(pgIndexesCols, "public", t.Name, pkIndexName(t), nil, pkIndexDef(t)))
+			}
+			for i := range t.Indexes {
+				out = append(out, row(pgIndexesCols, "public", t.Name, t.Indexes[i].Name, nil, indexDef(t, &t.Indexes[i])))
+			}
 		}
 		return out
 	}},
@@ -422,6 +436,8 @@ func procNames() []string {
 }
 
 var pgSequenceCols = cols("seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, seqmin int8, seqcache int8, seqcycle bool")
+
+var pgIndexesCols = cols("schemaname name, tablename name, indexname name, tablespace name, indexdef text")
 
 var pgTablesCols = cols("schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool")
 

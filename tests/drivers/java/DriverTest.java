@@ -228,31 +228,75 @@ public class DriverTest {
             }
             System.out.println("ok server metadata");
 
-            // DatabaseMetaData over the catalog. getPrimaryKeys, getIndexInfo
-            // and getBestRowIdentifier select fields of a record,
-            // (information_schema._pg_expandarray(i.indkey)).n, which is not
-            // there yet: a clear 0A000, not a syntax error.
-            try (Statement st = c.createStatement()) {
-                st.execute("CREATE TABLE jdbc_meta (a int, b text, c int, PRIMARY KEY (a, c))");
-            }
-            DatabaseMetaData md = c.getMetaData();
-            try (ResultSet rs = md.getColumns(null, "public", "jdbc_meta", null)) {
-                StringBuilder names = new StringBuilder();
-                while (rs.next()) {
-                    names.append(rs.getString("COLUMN_NAME")).append(rs.getInt("ORDINAL_POSITION"));
-                }
-                check(names.toString().equals("a1b2c3"), "getColumns " + names);
-            }
-            try (ResultSet rs = md.getTables(null, "public", "jdbc_meta", null)) {
-                check(rs.next() && rs.getString("TABLE_TYPE").equals("TABLE") && !rs.next(), "getTables");
-            }
-            try (ResultSet rs = md.getPrimaryKeys(null, "public", "jdbc_meta")) {
-                check(false, "getPrimaryKeys should be 0A000 until records are there");
-            } catch (SQLException e) {
-                check("0A000".equals(e.getSQLState()) && e.getMessage().contains("field selection"), "getPrimaryKeys: " + e);
-            }
-            System.out.println("ok database metadata");
+            databaseMetaData(c);
         }
         System.out.println("pgjdbc: all checks passed");
+    }
+
+    // DatabaseMetaData calls that DBeaver, DataGrip, Flyway and Hibernate
+    // make. getPrimaryKeys, getIndexInfo and getBestRowIdentifier need
+    // information_schema._pg_expandarray (a set-returning function of a
+    // composite type), getImportedKeys the max_index_keys setting, and
+    // getTypeInfo the array types: not checked yet.
+    static void databaseMetaData(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE meta_parent (id Uint64, name varchar(30) NOT NULL, PRIMARY KEY (id))");
+            st.execute("CREATE TABLE meta_child (id Int64, parent Uint64 REFERENCES meta_parent, note Utf8 DEFAULT 'x', "
+                + "PRIMARY KEY (id))");
+            st.execute("CREATE VIEW meta_view AS SELECT id, name FROM meta_parent");
+        }
+        DatabaseMetaData m = c.getMetaData();
+        java.util.Map<String, String> tables = new java.util.TreeMap<>();
+        try (ResultSet rs = m.getTables(null, "public", "meta%", new String[] {"TABLE", "VIEW"})) {
+            while (rs.next()) {
+                tables.put(rs.getString("TABLE_NAME"), rs.getString("TABLE_TYPE"));
+            }
+        }
+        check(tables.toString().equals("{meta_child=TABLE, meta_parent=TABLE, meta_view=VIEW}"), "getTables: " + tables);
+
+        StringBuilder cols = new StringBuilder();
+        try (ResultSet rs = m.getColumns(null, "public", "meta_child", "%")) {
+            while (rs.next()) {
+                cols.append(rs.getString("COLUMN_NAME")).append(':').append(rs.getString("TYPE_NAME")).append(':')
+                    .append(rs.getInt("DATA_TYPE")).append(':').append(rs.getInt("COLUMN_SIZE")).append(':')
+                    .append(rs.getString("IS_NULLABLE")).append(':').append(rs.getString("COLUMN_DEF")).append(' ');
+            }
+        }
+        // A Uint64 column is the domain uint64 over numeric(20,0): DISTINCT
+        // (2001), 20 digits.
+        check(cols.toString().equals("id:int8:-5:19:YES:null parent:uint64:2001:20:YES:null note:text:12:2147483647:YES:'x' "),
+            "getColumns: " + cols);
+        try (ResultSet rs = m.getColumns(null, "public", "meta_view", "%")) {
+            int n = 0;
+            while (rs.next()) {
+                n++;
+            }
+            check(n == 2, "getColumns of a view: " + n);
+        }
+
+        java.util.List<String> schemas = new java.util.ArrayList<>();
+        try (ResultSet rs = m.getSchemas()) {
+            while (rs.next()) {
+                schemas.add(rs.getString("TABLE_SCHEM"));
+            }
+        }
+        check(schemas.toString().equals("[information_schema, pg_catalog, public]"), "getSchemas: " + schemas);
+        try (ResultSet rs = m.getCatalogs()) {
+            check(rs.next() && rs.getString(1).equals("pivotdb") && !rs.next(), "getCatalogs");
+        }
+        // getPrimaryKeys, getIndexInfo and getBestRowIdentifier select
+        // fields of a record, (information_schema._pg_expandarray(i.indkey)).n,
+        // which is not there yet: a clear 0A000, not a syntax error.
+        try (ResultSet rs = m.getPrimaryKeys(null, "public", "meta_parent")) {
+            check(false, "getPrimaryKeys should be 0A000 until records are there");
+        } catch (SQLException e) {
+            check("0A000".equals(e.getSQLState()) && e.getMessage().contains("field selection"), "getPrimaryKeys: " + e);
+        }
+        try (Statement st = c.createStatement()) {
+            st.execute("DROP VIEW meta_view");
+            st.execute("DROP TABLE meta_child");
+            st.execute("DROP TABLE meta_parent");
+        }
+        System.out.println("ok DatabaseMetaData");
     }
 }

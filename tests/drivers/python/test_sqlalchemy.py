@@ -98,6 +98,57 @@ def main():
         assert n == 0, n
     print("ok drop_all drops the sequences")
 
+    inspection(engine)
+
+
+def inspection(engine):
+    """sa.inspect(): the catalog queries SQLAlchemy's reflection sends.
+
+    get_pk_constraint (and so MetaData.reflect) needs unnest() and
+    generate_subscripts() in a select list, which wait for arrays
+    (issue 19); everything else is checked here.
+    """
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "CREATE TABLE insp_parent (id Uint64, name varchar(20) NOT NULL, score Double DEFAULT 1.5, PRIMARY KEY (id))"))
+        conn.execute(sa.text("CREATE UNIQUE INDEX insp_parent_name ON insp_parent (name)"))
+        conn.execute(sa.text(
+            "CREATE TABLE insp_child (id serial PRIMARY KEY, parent Uint64 REFERENCES insp_parent ON DELETE CASCADE, "
+            "amount numeric(10,2), CHECK (amount > 0))"))
+        conn.execute(sa.text("CREATE VIEW insp_view AS SELECT id, name FROM insp_parent"))
+    insp = sa.inspect(engine)
+    tables = insp.get_table_names()
+    assert "insp_parent" in tables and "insp_child" in tables, tables
+    assert "insp_view" in insp.get_view_names()
+    assert "SELECT id, name FROM insp_parent" in insp.get_view_definition("insp_view")
+
+    cols = {c["name"]: c for c in insp.get_columns("insp_parent")}
+    # Uint64 is a domain over numeric(20,0): SQLAlchemy reflects the base.
+    assert isinstance(cols["id"]["type"], sa.Numeric), cols["id"]
+    assert isinstance(cols["name"]["type"], sa.String) and cols["name"]["type"].length == 20, cols["name"]
+    assert cols["name"]["nullable"] is False, cols["name"]
+    assert cols["score"]["default"] == "1.5", cols["score"]
+    child = {c["name"]: c for c in insp.get_columns("insp_child")}
+    assert child["id"]["autoincrement"] is True and "nextval" in child["id"]["default"], child["id"]
+    assert child["amount"]["type"].precision == 10 and child["amount"]["type"].scale == 2, child["amount"]
+    view_cols = [c["name"] for c in insp.get_columns("insp_view")]
+    assert view_cols == ["id", "name"], view_cols
+    print("ok inspect columns")
+
+    idx = insp.get_indexes("insp_parent")
+    assert [(i["name"], i["unique"], i["column_names"]) for i in idx] == [("insp_parent_name", True, ["name"])], idx
+    fks = insp.get_foreign_keys("insp_child")
+    assert len(fks) == 1 and fks[0]["referred_table"] == "insp_parent" and fks[0]["constrained_columns"] == ["parent"] \
+        and fks[0]["referred_columns"] == ["id"] and fks[0]["options"].get("ondelete") == "CASCADE", fks
+    checks = insp.get_check_constraints("insp_child")
+    # The expression as PivotDB stores it (restored SQL, without spaces).
+    assert [c["sqltext"].replace(" ", "") for c in checks] == ["amount>0"], checks
+    print("ok inspect indexes, foreign keys and checks")
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP VIEW insp_view"))
+        conn.execute(sa.text("DROP TABLE insp_child"))
+        conn.execute(sa.text("DROP TABLE insp_parent"))
+
 
 if __name__ == "__main__":
     main()
