@@ -297,6 +297,9 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
+		case s.tableFuncAt(i) && s.isWord(i, "generate_subscripts") && s.isOp(i+1, "("):
+			// Planned in a select list only (bind/projectset.go).
+			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i), "generate_subscripts() in FROM is not supported yet (call it in the select list)")
 		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
 			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "unnest") &&
 				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:

@@ -102,12 +102,8 @@ def main():
 
 
 def inspection(engine):
-    """sa.inspect(): the catalog queries SQLAlchemy's reflection sends.
-
-    get_pk_constraint (and so MetaData.reflect) needs unnest() and
-    generate_subscripts() in a select list, which wait for arrays
-    (issue 19); everything else is checked here.
-    """
+    """sa.inspect(): the catalog queries SQLAlchemy's reflection sends
+    (get_pk_constraint and MetaData.reflect: see main)."""
     with engine.begin() as conn:
         conn.execute(sa.text(
             "CREATE TABLE insp_parent (id Uint64, name varchar(20) NOT NULL, score Double DEFAULT 1.5, PRIMARY KEY (id))"))
