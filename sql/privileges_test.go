@@ -97,7 +97,7 @@ func TestTablePrivileges(t *testing.T) {
 	// ALL, PUBLIC and the ACL's text form.
 	query(t, admin, "GRANT ALL PRIVILEGES ON t TO bob")
 	query(t, admin, "GRANT SELECT ON t TO PUBLIC")
-	rows := query(t, admin, "SELECT relacl FROM pg_catalog.pg_class WHERE relname = 't'")
+	rows := query(t, admin, "SELECT relacl::text FROM pg_catalog.pg_class WHERE relname = 't'")
 	if got := rows[0][0].Str(); got != "{pivotdb=arwdD/pivotdb,alice=a/pivotdb,bob=arwdD/pivotdb,=r/pivotdb}" {
 		t.Fatalf("relacl %s", got)
 	}
@@ -174,7 +174,7 @@ func TestOwnersAndCreate(t *testing.T) {
 	wantCode(t, err, "2BP01")
 	query(t, alice, "REVOKE SELECT ON a FROM bob CASCADE")
 	denied(t, carol, "SELECT * FROM a", "permission denied for table a")
-	rows := query(t, admin, "SELECT relacl FROM pg_catalog.pg_class WHERE relname = 'a'")
+	rows := query(t, admin, "SELECT relacl::text FROM pg_catalog.pg_class WHERE relname = 'a'")
 	if got := rows[0][0].Str(); got != "{alice=arwdD/alice,bob=a*/alice}" {
 		t.Fatalf("relacl after CASCADE: %s", got)
 	}
@@ -191,7 +191,7 @@ func TestOwnersAndCreate(t *testing.T) {
 	if !boolOf(t, alice, "SELECT has_database_privilege('adb', 'CONNECT')") || boolOf(t, alice, "SELECT has_database_privilege('bob', 'adb', 'connect')") {
 		t.Fatal("has_database_privilege")
 	}
-	rows = query(t, admin, "SELECT datacl FROM pg_catalog.pg_database WHERE datname = 'adb'")
+	rows = query(t, admin, "SELECT datacl::text FROM pg_catalog.pg_database WHERE datname = 'adb'")
 	if got := rows[0][0].Str(); got != "{alice=Cc/alice}" {
 		t.Fatalf("datacl %s", got)
 	}
@@ -221,7 +221,7 @@ func TestOwnersAndCreate(t *testing.T) {
 	denied(t, bob, "ALTER TABLE a OWNER TO bob", "must be owner of table a")
 	denied(t, alice, "ALTER TABLE a OWNER TO bob", `must be able to SET ROLE "bob"`)
 	query(t, admin, "ALTER TABLE a OWNER TO bob")
-	rows = query(t, admin, "SELECT relacl FROM pg_catalog.pg_class WHERE relname = 'a'")
+	rows = query(t, admin, "SELECT relacl::text FROM pg_catalog.pg_class WHERE relname = 'a'")
 	if got := rows[0][0].Str(); got != "{bob=a*rwdD/bob}" {
 		t.Fatalf("relacl after OWNER TO: %s", got)
 	}

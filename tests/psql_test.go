@@ -81,3 +81,17 @@ func TestPsqlTiming(t *testing.T) {
 		t.Fatalf("psql \\timing output:\n%s", out)
 	}
 }
+
+// TestPgDumpallGlobals runs pg_dumpall -g (roles, their settings, the
+// tablespaces): its queries unnest pg_db_role_setting.setconfig, an array.
+func TestPgDumpallGlobals(t *testing.T) {
+	dumpall := requireTool(t, "pg_dumpall")
+	srv := startServer(t)
+	runPsql(t, srv, "-c", "CREATE ROLE dump_alice LOGIN", "-c", "ALTER ROLE dump_alice SET work_mem = '8MB'")
+	out := runClient(t, srv, ".", dumpall, "-g", "-l", "pivotdb")
+	for _, want := range []string{"CREATE ROLE dump_alice;", "ALTER ROLE dump_alice SET work_mem TO '8MB';", "dump complete"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("pg_dumpall -g lacks %q:\n%s", want, out)
+		}
+	}
+}

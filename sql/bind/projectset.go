@@ -9,7 +9,8 @@ import (
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
-// setReturning plans unnest(a) calls in the select list (SELECT
+// setReturning plans unnest(a) and generate_subscripts(a, dim [,
+// reverse]) calls in the select list (SELECT
 // unnest(tags), id FROM t): a planner.ProjectSet under the projection
 // expands each row into one row per element, and the calls read its
 // appended columns. Several calls run in step (the shorter padded with
@@ -33,11 +34,23 @@ func (q *selectQuery) setReturning() error {
 	ps := &planner.ProjectSet{Input: q.input, Cols: append([]planner.Column(nil), in...)}
 	refs := map[ast.ExprNode]expr.Expr{}
 	for k, call := range f.calls {
-		if len(call.Args) != 1 {
+		name := call.FnName.L
+		var arg ast.ExprNode
+		switch {
+		case name == "generate_subscripts":
+			// generate_subscripts(a, dim [, reverse]) is the unnest of
+			// a's subscripts in that dimension.
+			if len(call.Args) < 2 || len(call.Args) > 3 {
+				return sqlerr.New(sqlerr.UndefinedFunction, "function generate_subscripts with %d arguments does not exist", len(call.Args))
+			}
+			arg = &ast.FuncCallExpr{FnName: ast.NewCIStr(expr.SubscriptsFunc), Args: call.Args}
+		case len(call.Args) != 1:
 			return sqlerr.New(sqlerr.UndefinedFunction, "function unnest with %d arguments does not exist in the select list (use FROM unnest(...))", len(call.Args))
+		default:
+			arg = call.Args[0]
 		}
 		b := q.a.builder(q.outScope, q.replace)
-		e, err := b.BuildUntyped(call.Args[0])
+		e, err := b.BuildUntyped(arg)
 		q.a.params = b.ParamTypes
 		if err != nil {
 			return err
@@ -53,8 +66,8 @@ func (q *selectQuery) setReturning() error {
 		}
 		t := e.Type().ElemType()
 		ps.Arrays = append(ps.Arrays, e)
-		ps.Cols = append(ps.Cols, planner.Column{Name: "unnest", Type: t})
-		refs[call] = &expr.ColumnRef{Index: len(in) + k, Name: "unnest", Typ: t}
+		ps.Cols = append(ps.Cols, planner.Column{Name: name, Type: t})
+		refs[call] = &expr.ColumnRef{Index: len(in) + k, Name: name, Typ: t}
 	}
 	q.input = ps
 	prev := q.replace
@@ -77,7 +90,7 @@ type unnestFinder struct{ calls []*ast.FuncCallExpr }
 func (v *unnestFinder) Enter(n ast.Node) (ast.Node, bool) {
 	switch n := n.(type) {
 	case *ast.FuncCallExpr:
-		if n.FnName.L == "unnest" {
+		if n.FnName.L == "unnest" || n.FnName.L == "generate_subscripts" {
 			v.calls = append(v.calls, n)
 			return n, true
 		}

@@ -27,6 +27,49 @@ func init() {
 	register(&funcDef{3, 3, buildArrayReplace}, "array_replace")
 	register(&funcDef{2, 3, buildArrayToString}, "array_to_string")
 	register(&funcDef{2, 3, buildStringToArray}, "string_to_array")
+	register(&funcDef{2, 3, buildSubscripts}, SubscriptsFunc)
+}
+
+// SubscriptsFunc(a, dim [, reverse]) is the int4[] of a's subscripts in
+// dimension dim (descending when reverse), NULL when a has no such
+// dimension: the binder plans generate_subscripts(...) in a select list
+// as unnest(SubscriptsFunc(...)), which makes no rows for NULL, as
+// PostgreSQL's generate_subscripts does.
+const SubscriptsFunc = "pivot_subscripts"
+
+func buildSubscripts(b *Builder, name string, args []Expr) (Expr, error) {
+	if err := b.arrayArg(args, 0, types.TypeUnknown); err != nil {
+		return nil, err
+	}
+	if err := b.intArg(args, 1); err != nil {
+		return nil, err
+	}
+	if len(args) == 3 {
+		var err error
+		if args[2], err = b.resolve(args[2], types.TypeBool); err != nil {
+			return nil, err
+		}
+		if args[2].Type().Family != types.Bool {
+			return nil, errSignature
+		}
+	}
+	return newFunc(name, types.ArrayOf(types.TypeInt32), args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		d := a[1].Int()
+		dims, lower := a[0].ArrayDims(), a[0].ArrayLower()
+		if d < 1 || d > int64(len(dims)) {
+			return types.NullValue, nil
+		}
+		n, lo := dims[d-1], lower[d-1]
+		out := make([]types.Value, n)
+		for i := range out {
+			if len(a) == 3 && a[2].Bool() {
+				out[i] = int4(lo + n - 1 - i)
+			} else {
+				out[i] = int4(lo + i)
+			}
+		}
+		return types.NewArray(types.TypeInt32, out), nil
+	}), nil
 }
 
 // arrayArg checks that args[i] is an array (or the catalog's text form,

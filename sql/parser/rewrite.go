@@ -166,6 +166,13 @@ func (r *rewriter) seq(lo, hi int) error {
 		if err != nil {
 			return err
 		}
+		if s := r.s; next > i && next+1 < hi && s.isOp(next-1, ")") && s.isOp(next, ".") && s.isKind(next+1, tkIdent) {
+			// (expr).field: PostgreSQL's field selection from a composite
+			// value (pgjdbc's (information_schema._pg_expandarray(a)).n).
+			// There are no composite values here; MySQL's grammar would
+			// call it a syntax error.
+			return errAt(sqlerr.FeatureNotSupported, s.start(next), "field selection from a composite value ((...).%s) is not supported yet", s.text(next+1))
+		}
 		i = next
 	}
 	return nil
@@ -290,11 +297,19 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
 			return r.collate(i, hi)
-		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
+		case s.tableFuncAt(i) && s.isWord(i, "generate_subscripts") && s.isOp(i+1, "("):
+			// Planned in a select list only (bind/projectset.go).
+			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i), "generate_subscripts() in FROM is not supported yet (call it in the select list)")
+		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
+			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "unnest") &&
+				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
 			// unnest(...) [WITH ORDINALITY] in FROM: (SELECT
 			// pivot_unnest(...)) or pivot_unnest_ordinality, planned
-			// like generate_series.
+			// like generate_series. psql writes pg_catalog.unnest.
 			open := i + 1
+			if !s.isOp(open, "(") {
+				open = i + 3
+			}
 			end := int(s.match[open]) + 1
 			fn := UnnestFunc
 			if end+1 < hi && s.isWord(end, "with") && s.isWord(end+1, "ordinality") {

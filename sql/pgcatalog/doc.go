@@ -30,13 +30,17 @@
 // back as WITH (...)), a view's columns (ViewColumns: the binder plans the
 // view), activity counters, locks and cursors.
 //
-// Types: oid columns are bigint, name and char columns text, and array
-// columns (reloptions, indkey, ...) are still text carrying PostgreSQL's
-// text form of the array ('{a,b}', or '1 2' for int2vector); the array
-// operators and functions of sql/expr read such text as an array. pg_type
-// lists the array types of the built-in types (typelem, typarray), and
-// array columns of user tables report them (format_type prints
-// "integer[]").
+// Types: oid columns are bigint, name and char columns text. Array
+// columns are arrays (cols: text[], int2[], oid[] as bigint[]; aclitem[]
+// is text[] of PostgreSQL's aclitem text): producers hand row() their
+// text form ('{a,b}'), which it parses, so a malformed one panics (a bug
+// here). int2vector and oidvector columns (indkey, indoption, indclass,
+// proargtypes) are int2[] / bigint[] whose values are given as '1 2' and
+// print so again (types.NewVector), as clients split indkey::varchar on
+// blanks; RowDescription says int2[] where PostgreSQL says int2vector.
+// pg_type lists the array types of the built-in types (typelem,
+// typarray), and array columns of user tables report them (format_type
+// prints "integer[]").
 //
 // Layers: Lookup finds a relation by name and Table.Node plans its read as
 // a planner.Generate node whose rows are computed when the statement runs

@@ -69,6 +69,17 @@ func objectFuncs() map[string]*sessionFunc {
 		}),
 		"pg_get_function_arguments":          sig(1, 1, tOID).as(functionArguments),
 		"pg_get_function_identity_arguments": sig(1, 1, tOID).as(functionArguments),
+		// pg_tablespace_location: the one tablespace lives in the data
+		// directory, which PostgreSQL shows as ''; another OID has no
+		// pg_tblspc link, PostgreSQL's error.
+		"pg_tablespace_location": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			return perRow("pg_tablespace_location", tText, func(a []types.Value) (types.Value, error) {
+				if a[0].Int() == oidDefaultTablespace {
+					return types.NewUtf8(""), nil
+				}
+				return types.Value{}, sqlerr.New("58P01", "could not read symbolic link \"pg_tblspc/%d\": No such file or directory", a[0].Int())
+			})(v, args)
+		}),
 		// acldefault(kind, owner): the ACL an object of the kind has while
 		// none was granted (pg_dump compares the real ACL with it). Tables,
 		// views, sequences and databases carry PivotDB's defaults

@@ -166,8 +166,20 @@ func cols(spec string) []planner.Column {
 			t = types.TypeBool
 		case "timestamp":
 			t = types.TypeTimestamp
-		case "name", "text", "char", "array":
+		case "name", "text", "char":
 			t = types.TypeUtf8
+		case "text[]", "name[]", "char[]", "aclitem[]":
+			// aclitem has no type of its own: its elements are the
+			// text PostgreSQL prints for them.
+			t = types.ArrayOf(types.TypeUtf8)
+		case "int2[]", "int2vector":
+			// int2vector and oidvector are arrays whose values (given
+			// as "1 2") print as PostgreSQL's do (types.NewVector):
+			// SQLAlchemy splits indkey::varchar on blanks, and unnest and
+			// subscripts see the elements. RowDescription says int2[].
+			t = types.ArrayOf(types.T(types.Int16))
+		case "oid[]", "oidvector", "regtype[]":
+			t = types.ArrayOf(types.TypeInt64)
 		default:
 			panic("sql: unknown catalog column type " + typ)
 		}
@@ -190,6 +202,31 @@ func row(cs []planner.Column, vals ...any) []types.Value {
 		case bool:
 			out[i] = types.NewBool(v)
 		case string:
+			if cs[i].Type.IsArray() {
+				// Array columns are produced in PostgreSQL's text form;
+				// a malformed one is a bug in this package. int2vector
+				// and oidvector values come space-separated ("1 2"), as
+				// PostgreSQL writes them, and print so again.
+				var a types.Value
+				var err error
+				if v == "" || v[0] != '{' && v[0] != '[' {
+					fields := strings.Fields(v)
+					elems := make([]types.Value, len(fields))
+					for k, f := range fields {
+						if elems[k], err = types.ParseText(cs[i].Type.ElemType(), f); err != nil {
+							break
+						}
+					}
+					a = types.NewVector(cs[i].Type.ElemType(), elems)
+				} else {
+					a, err = types.ParseText(cs[i].Type, v)
+				}
+				if err != nil {
+					panic(fmt.Sprintf("sql: catalog array %q for %s: %v", v, cs[i].Name, err))
+				}
+				out[i] = a
+				continue
+			}
 			out[i] = types.NewUtf8(v)
 		case int:
 			out[i] = intValue(cs[i].Type, int64(v))

@@ -22,50 +22,50 @@ import (
 func empty(*View) [][]types.Value { return nil }
 
 var (
-	pgNamespaceCols = cols("oid oid, nspname name, nspowner oid, nspacl array")
+	pgNamespaceCols = cols("oid oid, nspname name, nspowner oid, nspacl aclitem[]")
 	pgClassCols     = cols("oid oid, relname name, relnamespace oid, reltype oid, reloftype oid, relowner oid, " +
 		"relam oid, relfilenode oid, reltablespace oid, relpages int4, reltuples float4, relallvisible int4, " +
 		"reltoastrelid oid, relhasindex bool, relisshared bool, relpersistence char, relkind char, relnatts int2, " +
 		"relchecks int2, relhasrules bool, relhastriggers bool, relhassubclass bool, relrowsecurity bool, " +
 		"relforcerowsecurity bool, relispopulated bool, relreplident char, relispartition bool, relrewrite oid, " +
-		"relfrozenxid xid, relminmxid xid, relacl array, reloptions array, relpartbound text")
+		"relfrozenxid xid, relminmxid xid, relacl aclitem[], reloptions text[], relpartbound text")
 	pgAttributeCols = cols("attrelid oid, attname name, atttypid oid, attstattarget int4, attlen int2, attnum int2, " +
 		"attndims int4, attcacheoff int4, atttypmod int4, attbyval bool, attalign char, attstorage char, " +
 		"attcompression char, attnotnull bool, atthasdef bool, atthasmissing bool, attidentity char, " +
-		"attgenerated char, attisdropped bool, attislocal bool, attinhcount int4, attcollation oid, attacl array, " +
-		"attoptions array, attfdwoptions array, attmissingval text")
+		"attgenerated char, attisdropped bool, attislocal bool, attinhcount int4, attcollation oid, attacl aclitem[], " +
+		"attoptions text[], attfdwoptions text[], attmissingval text")
 	pgEnumCols = cols("oid oid, enumtypid oid, enumsortorder float4, enumlabel name")
 	pgTypeCols = cols("oid oid, typname name, typnamespace oid, typowner oid, typlen int2, typbyval bool, " +
 		"typtype char, typcategory char, typispreferred bool, typisdefined bool, typdelim char, typrelid oid, " +
 		"typsubscript regproc, typelem oid, typarray oid, typinput regproc, typoutput regproc, typreceive regproc, " +
 		"typsend regproc, typmodin regproc, typmodout regproc, typanalyze regproc, typalign char, typstorage char, " +
 		"typnotnull bool, typbasetype oid, typtypmod int4, typndims int4, typcollation oid, typdefaultbin text, " +
-		"typdefault text, typacl array")
+		"typdefault text, typacl aclitem[]")
 	pgIndexCols = cols("indexrelid oid, indrelid oid, indnatts int2, indnkeyatts int2, indisunique bool, " +
 		"indnullsnotdistinct bool, indisprimary bool, indisexclusion bool, indimmediate bool, indisclustered bool, " +
-		"indisvalid bool, indcheckxmin bool, indisready bool, indislive bool, indisreplident bool, indkey array, " +
-		"indcollation array, indclass array, indoption array, indexprs text, indpred text")
+		"indisvalid bool, indcheckxmin bool, indisready bool, indislive bool, indisreplident bool, indkey int2vector, " +
+		"indcollation oidvector, indclass oidvector, indoption int2vector, indexprs text, indpred text")
 	pgConstraintCols = cols("oid oid, conname name, connamespace oid, contype char, condeferrable bool, " +
 		"condeferred bool, convalidated bool, conrelid oid, contypid oid, conindid oid, conparentid oid, " +
 		"confrelid oid, confupdtype char, confdeltype char, confmatchtype char, conislocal bool, coninhcount int4, " +
-		"connoinherit bool, conkey array, confkey array, conpfeqop array, conppeqop array, conffeqop array, " +
-		"confdelsetcols array, conexclop array, conbin text")
+		"connoinherit bool, conkey int2[], confkey int2[], conpfeqop oid[], conppeqop oid[], conffeqop oid[], " +
+		"confdelsetcols int2[], conexclop oid[], conbin text")
 	pgDatabaseCols = cols("oid oid, datname name, datdba oid, encoding int4, datlocprovider char, " +
 		"datistemplate bool, datallowconn bool, datconnlimit int4, datfrozenxid xid, datminmxid xid, " +
-		"dattablespace oid, datcollate text, datctype text, daticulocale text, datcollversion text, datacl array")
+		"dattablespace oid, datcollate text, datctype text, daticulocale text, datcollversion text, datacl aclitem[]")
 	pgRolesCols = cols("rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, " +
 		"rolcanlogin bool, rolreplication bool, rolconnlimit int4, rolpassword text, rolvaliduntil timestamp, " +
-		"rolbypassrls bool, rolconfig array, oid oid")
+		"rolbypassrls bool, rolconfig text[], oid oid")
 	pgAuthidCols = cols("oid oid, rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, " +
 		"rolcanlogin bool, rolreplication bool, rolbypassrls bool, rolconnlimit int4, rolpassword text, rolvaliduntil timestamp")
 	pgShadowCols = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
-		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
+		"usebypassrls bool, passwd text, valuntil timestamp, useconfig text[]")
 	pgAuthMembersCols   = cols("oid oid, roleid oid, member oid, grantor oid, admin_option bool")
-	pgDbRoleSettingCols = cols("setdatabase oid, setrole oid, setconfig array")
+	pgDbRoleSettingCols = cols("setdatabase oid, setrole oid, setconfig text[]")
 	pgUserCols          = cols("usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, " +
-		"usebypassrls bool, passwd text, valuntil timestamp, useconfig array")
+		"usebypassrls bool, passwd text, valuntil timestamp, useconfig text[]")
 	pgSettingsCols = cols("name text, setting text, unit text, category text, short_desc text, extra_desc text, " +
-		"context text, vartype text, source text, min_val text, max_val text, enumvals array, boot_val text, " +
+		"context text, vartype text, source text, min_val text, max_val text, enumvals text[], boot_val text, " +
 		"reset_val text, sourcefile text, sourceline int4, pending_restart bool")
 	pgCursorsCols = cols("name text, statement text, is_holdable bool, is_binary bool, is_scrollable bool, " +
 		"creation_time timestamp")
@@ -74,9 +74,9 @@ var (
 	pgProcCols    = cols("oid oid, proname name, pronamespace oid, proowner oid, prolang oid, procost float4, " +
 		"prorows float4, provariadic oid, prosupport regproc, prokind char, prosecdef bool, proleakproof bool, " +
 		"proisstrict bool, proretset bool, provolatile char, proparallel char, pronargs int2, " +
-		"pronargdefaults int2, prorettype oid, proargtypes array, proallargtypes array, proargmodes array, " +
-		"proargnames array, proargdefaults text, protrftypes array, prosrc text, probin text, prosqlbody text, " +
-		"proconfig array, proacl array")
+		"pronargdefaults int2, prorettype oid, proargtypes oidvector, proallargtypes oid[], proargmodes char[], " +
+		"proargnames text[], proargdefaults text, protrftypes oid[], prosrc text, probin text, prosqlbody text, " +
+		"proconfig text[], proacl aclitem[]")
 )
 
 var pgCatalogTables = []*Table{
@@ -305,6 +305,10 @@ var pgCatalogTables = []*Table{
 	}},
 	{Schema: "pg_catalog", Name: "pg_description", Cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_shdescription", Cols: cols("objoid oid, classoid oid, description text"), rows: empty},
+	// No security label providers: pg_dumpall -g reads the roles' labels.
+	{Schema: "pg_catalog", Name: "pg_shseclabel", Cols: cols("objoid oid, classoid oid, provider text, label text"), rows: empty},
+	// No GRANT ON PARAMETER: pg_dumpall -g lists the grants on settings.
+	{Schema: "pg_catalog", Name: "pg_parameter_acl", Cols: cols("oid oid, parname text, paracl aclitem[]"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_am", Cols: pgAmCols, rows: func(v *View) [][]types.Value {
 		return [][]types.Value{
 			row(pgAmCols, oidHeapAM, "heap", 0, "t"),
@@ -331,9 +335,9 @@ var pgCatalogTables = []*Table{
 				row(c, oidCCollation, "C", oidPgCatalog, oidBootstrapUser, "c", true, -1, "C", "C", nil, nil),
 			}
 		}},
-	{Schema: "pg_catalog", Name: "pg_tablespace", Cols: cols("oid oid, spcname name, spcowner oid, spcacl array, spcoptions array"),
+	{Schema: "pg_catalog", Name: "pg_tablespace", Cols: cols("oid oid, spcname name, spcowner oid, spcacl aclitem[], spcoptions text[]"),
 		rows: func(v *View) [][]types.Value {
-			c := cols("oid oid, spcname name, spcowner oid, spcacl array, spcoptions array")
+			c := cols("oid oid, spcname name, spcowner oid, spcacl aclitem[], spcoptions text[]")
 			return [][]types.Value{row(c, oidDefaultTablespace, "pg_default", oidBootstrapUser, nil, nil)}
 		}},
 	{Schema: "pg_catalog", Name: "pg_proc", Cols: pgProcCols, rows: func(v *View) [][]types.Value {
@@ -375,17 +379,17 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_inherits", Cols: cols("inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles array, polqual text, polwithcheck text"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_trigger", Cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr array, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_policy", Cols: cols("oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles oid[], polqual text, polwithcheck text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_trigger", Cols: cols("oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char, tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool, tginitdeferred bool, tgnargs int2, tgattr int2vector, tgargs text, tgqual text, tgoldtable name, tgnewtable name"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_rewrite", Cols: cols("oid oid, rulename name, ev_class oid, ev_type char, ev_enabled char, is_instead bool, ev_qual text, ev_action text"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_statistic_ext", Cols: cols("oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, stxstattarget int4, stxkeys array, stxkind array, stxexprs text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_statistic_ext", Cols: cols("oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, stxstattarget int4, stxkeys int2vector, stxkind char[], stxexprs text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_publication", Cols: cols("oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_publication_namespace", Cols: cols("oid oid, pnpubid oid, pnnspid oid"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_publication_rel", Cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs array"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_extension", Cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig array, extcondition array"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_publication_rel", Cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs int2vector"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_extension", Cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig oid[], extcondition text[]"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_depend", Cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_foreign_table", Cols: cols("ftrelid oid, ftserver oid, ftoptions array"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_partitioned_table", Cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs array, partclass array, partcollation array, partexprs text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_foreign_table", Cols: cols("ftrelid oid, ftserver oid, ftoptions text[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_partitioned_table", Cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs int2vector, partclass oidvector, partcollation oidvector, partexprs text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_sequence", Cols: pgSequenceCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
 		for _, q := range v.Snapshot.Sequences(v.Database.ID) {

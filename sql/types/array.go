@@ -30,6 +30,11 @@ type arrayData struct {
 	dims  []int // length of each dimension; nil for an empty array
 	lower []int // lower bound of each dimension
 	elems []Value
+	// vector marks PostgreSQL's int2vector / oidvector values of the
+	// catalog (pg_index.indkey, pg_proc.proargtypes): one-dimensional
+	// arrays that print as "1 2" (clients split indkey::varchar on
+	// blanks). Everything built from one is a plain array again.
+	vector bool
 }
 
 // ArrayOf returns the type of arrays of t (t itself when t is an array).
@@ -61,6 +66,15 @@ func NewArray(elem Type, elems []Value) Value {
 		a.dims, a.lower = []int{len(elems)}, []int{1}
 	}
 	return Value{fam: Array, a: a}
+}
+
+// NewVector returns a one-dimensional array that prints as PostgreSQL's
+// int2vector and oidvector do: the elements separated by blanks, "" when
+// empty.
+func NewVector(elem Type, elems []Value) Value {
+	v := NewArray(elem, elems)
+	v.a.vector = true
+	return v
 }
 
 // NewArrayDims returns an array with the given dimensions and lower
@@ -161,6 +175,13 @@ func (v Value) PayloadSize() int {
 // array_out would (empty, NULL, blanks or one of {}",\).
 func (v Value) formatArray() string {
 	a := v.a
+	if a != nil && a.vector {
+		parts := make([]string, len(a.elems))
+		for i, e := range a.elems {
+			parts[i] = e.Text()
+		}
+		return strings.Join(parts, " ")
+	}
 	if a == nil || len(a.dims) == 0 {
 		return "{}"
 	}

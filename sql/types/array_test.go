@@ -188,3 +188,22 @@ func TestArrayTextRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorText: int2vector-style arrays print blank-separated ("" when
+// empty) and keep their elements for subscripts and comparisons.
+func TestVectorText(t *testing.T) {
+	v := NewVector(T(Int16), []Value{NewInt(Int16, 2), NewInt(Int16, 5)})
+	if got := v.Text(); got != "2 5" {
+		t.Fatalf("vector text %q", got)
+	}
+	if got := NewVector(T(Int16), nil).Text(); got != "" {
+		t.Fatalf("empty vector text %q", got)
+	}
+	if len(v.ArrayElems()) != 2 || v.ArrayDims()[0] != 2 {
+		t.Fatalf("vector elems %v dims %v", v.ArrayElems(), v.ArrayDims())
+	}
+	plain := NewArray(T(Int16), []Value{NewInt(Int16, 2), NewInt(Int16, 5)})
+	if Compare(v, plain) != 0 {
+		t.Fatal("a vector equals the array of its elements")
+	}
+}

@@ -34,3 +34,8 @@ CREATE TABLE parted (a Utf8, b Int64, PRIMARY KEY (a, b)) WITH (PARTITION_AT_KEY
 SELECT relname, reloptions FROM pg_class WHERE relname IN ('parted', 'small') ORDER BY 1;
 CREATE TABLE parted_copy (a Utf8, b Int64, PRIMARY KEY (a, b)) WITH (auto_partitioning_partition_size_mb='512', partition_at_keys='(("m"), ("m", 5))', key_bloom_filter='ENABLED');
 SELECT (SELECT reloptions FROM pg_class WHERE relname = 'parted') = (SELECT reloptions FROM pg_class WHERE relname = 'parted_copy') AS same;
+-- reloptions is a text[]: psql's \d+ footer lists it as Options, and
+-- clients unnest it (issue 20).
+\d+ parted
+SELECT o FROM pg_catalog.pg_class c, pg_catalog.unnest(c.reloptions) AS o WHERE c.relname = 'parted' AND o LIKE 'key%';
+SELECT cardinality(reloptions), reloptions[3], relacl IS NULL AS no_acl FROM pg_class WHERE relname = 'parted';

@@ -35,6 +35,10 @@ SELECT 'nosuch'::regclass;
 \d orders
 \d events
 \du
+-- \d+ adds the storage and description columns and its footer reads
+-- reloptions || array(...) and pg_catalog.unnest(reloptions) (issue 20).
+\d+ orders
+\d+ events
 -- The pieces on their own.
 SELECT s, ('{10,20,30}'::pg_catalog.int2[])[s] AS elem FROM pg_catalog.generate_series(0, pg_catalog.array_upper('{10,20,30}'::int2[], 1) + 1) s ORDER BY 1;
 SELECT string_agg(attname, ', ') FROM generate_series(1, 3) s JOIN pg_catalog.pg_attribute ON attnum = ('{3,1}'::int4[])[s] WHERE attrelid = 'orders'::regclass;

@@ -80,6 +80,18 @@ def main():
         assert names == {3: "Italo Calvino", 4: "Jorge"}, names
     print("ok ON CONFLICT")
 
+    # Reflection reads the catalog's arrays: get_pk_constraint unnests
+    # pg_index.indkey beside generate_subscripts(indkey, 1).
+    insp = sa.inspect(engine)
+    pk = insp.get_pk_constraint("sa_book")
+    assert pk["constrained_columns"] == ["id"], pk
+    cols = [c["name"] for c in insp.get_columns("sa_book")]
+    assert cols == [c.name for c in Book.__table__.columns], cols
+    meta = sa.MetaData()
+    meta.reflect(engine, only=["sa_author", "sa_book"])
+    assert [c.name for c in meta.tables["sa_book"].primary_key] == ["id"], meta.tables["sa_book"].primary_key
+    print("ok reflection")
+
     Base.metadata.drop_all(engine)
     with engine.connect() as conn:
         n = conn.execute(sa.text("SELECT count(*) FROM pg_class WHERE relkind = 'S' AND relname LIKE 'sa_%'")).scalar()
@@ -90,12 +102,8 @@ def main():
 
 
 def inspection(engine):
-    """sa.inspect(): the catalog queries SQLAlchemy's reflection sends.
-
-    get_pk_constraint (and so MetaData.reflect) needs unnest() and
-    generate_subscripts() in a select list, which wait for arrays
-    (issue 19); everything else is checked here.
-    """
+    """sa.inspect(): the catalog queries SQLAlchemy's reflection sends
+    (get_pk_constraint and MetaData.reflect: see main)."""
     with engine.begin() as conn:
         conn.execute(sa.text(
             "CREATE TABLE insp_parent (id Uint64, name varchar(20) NOT NULL, score Double DEFAULT 1.5, PRIMARY KEY (id))"))
