@@ -435,9 +435,9 @@ func (s *Snapshot) clone() *Snapshot {
 		c.byName[db] = cm
 	}
 	s.cloneViews(c)
-	s.cloneSequences(c)
-	s.cloneEnums(c)
-	s.cloneFunctions(c)
+	c.sequences = cloneByDatabase(s.sequences)
+	c.enums = cloneByDatabase(s.enums)
+	c.functions = cloneByDatabase(s.functions)
 	s.cloneRoleSettings(c)
 	return c
 }
@@ -517,13 +517,13 @@ func Load(store *meta.Store) (*Catalog, error) {
 	if err := loadViews(store, snap); err != nil {
 		return nil, err
 	}
-	if err := loadSequences(store, snap); err != nil {
+	if err := loadJSONRecords(store, sequencePrefix, "sequence", snap.addSequence); err != nil {
 		return nil, err
 	}
-	if err := loadEnums(store, snap); err != nil {
+	if err := loadJSONRecords(store, enumPrefix, "enum type", snap.addEnum); err != nil {
 		return nil, err
 	}
-	if err := loadFunctions(store, snap); err != nil {
+	if err := loadJSONRecords(store, functionPrefix, "function", snap.addFunction); err != nil {
 		return nil, err
 	}
 	if err := loadRoleSettings(store, snap); err != nil {
@@ -572,6 +572,37 @@ func Load(store *meta.Store) (*Catalog, error) {
 		ch.Install()
 	}
 	return c, nil
+}
+
+// loadJSONRecords decodes every record under prefix as a T (kind names it
+// in the error a damaged record gives) and hands it to add.
+func loadJSONRecords[T any](store *meta.Store, prefix []byte, kind string, add func(*T)) error {
+	return scanRecords(store, prefix, func(b []byte) error {
+		v := new(T)
+		if err := json.Unmarshal(b, v); err != nil {
+			return fmt.Errorf("catalog: corrupt %s record: %w", kind, err)
+		}
+		add(v)
+		return nil
+	})
+}
+
+// cloneByDatabase copies a per-database map of objects one level deep, so a
+// new snapshot can add and remove objects without touching the old one
+// (the objects themselves are immutable once in a snapshot).
+func cloneByDatabase[K comparable, V any](src map[uint64]map[K]*V) map[uint64]map[K]*V {
+	if len(src) == 0 {
+		return nil
+	}
+	out := make(map[uint64]map[K]*V, len(src))
+	for db, m := range src {
+		cm := make(map[K]*V, len(m))
+		for k, v := range m {
+			cm[k] = v
+		}
+		out[db] = cm
+	}
+	return out
 }
 
 func scanRecords(store *meta.Store, prefix []byte, fn func(v []byte) error) error {

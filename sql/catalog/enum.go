@@ -1,12 +1,9 @@
 package catalog
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -65,30 +62,6 @@ func (s *Snapshot) addEnum(e *EnumType) {
 		s.enums[e.DatabaseID] = map[string]*EnumType{}
 	}
 	s.enums[e.DatabaseID][strings.ToLower(e.Def.Name)] = e
-}
-
-func (s *Snapshot) cloneEnums(c *Snapshot) {
-	for db, m := range s.enums {
-		cm := make(map[string]*EnumType, len(m))
-		for k, v := range m {
-			cm[k] = v
-		}
-		if c.enums == nil {
-			c.enums = map[uint64]map[string]*EnumType{}
-		}
-		c.enums[db] = cm
-	}
-}
-
-func loadEnums(store *meta.Store, snap *Snapshot) error {
-	return scanRecords(store, enumPrefix, func(b []byte) error {
-		var e EnumType
-		if err := json.Unmarshal(b, &e); err != nil {
-			return fmt.Errorf("catalog: corrupt enum type record: %w", err)
-		}
-		snap.addEnum(&e)
-		return nil
-	})
 }
 
 // PutEnumType adds or replaces an enum type (its name may have changed).

@@ -1,12 +1,9 @@
 package catalog
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -54,19 +51,6 @@ func (s *Snapshot) Functions(dbID uint64, name string) []*Function {
 	return out
 }
 
-func (s *Snapshot) cloneFunctions(c *Snapshot) {
-	for db, m := range s.functions {
-		cm := make(map[uint64]*Function, len(m))
-		for k, v := range m {
-			cm[k] = v
-		}
-		if c.functions == nil {
-			c.functions = map[uint64]map[uint64]*Function{}
-		}
-		c.functions[db] = cm
-	}
-}
-
 func (s *Snapshot) addFunction(f *Function) {
 	if s.functions == nil {
 		s.functions = map[uint64]map[uint64]*Function{}
@@ -75,17 +59,6 @@ func (s *Snapshot) addFunction(f *Function) {
 		s.functions[f.DatabaseID] = map[uint64]*Function{}
 	}
 	s.functions[f.DatabaseID][f.ID] = f
-}
-
-func loadFunctions(store *meta.Store, snap *Snapshot) error {
-	return scanRecords(store, functionPrefix, func(b []byte) error {
-		var f Function
-		if err := json.Unmarshal(b, &f); err != nil {
-			return fmt.Errorf("catalog: corrupt function record: %w", err)
-		}
-		snap.addFunction(&f)
-		return nil
-	})
 }
 
 // PutFunction adds or replaces a function.

@@ -1,12 +1,9 @@
 package catalog
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -95,30 +92,6 @@ func (s *Snapshot) addSequence(q *Sequence) {
 		s.sequences[q.DatabaseID] = map[string]*Sequence{}
 	}
 	s.sequences[q.DatabaseID][strings.ToLower(q.Name)] = q
-}
-
-func (s *Snapshot) cloneSequences(c *Snapshot) {
-	for db, m := range s.sequences {
-		cm := make(map[string]*Sequence, len(m))
-		for k, v := range m {
-			cm[k] = v
-		}
-		if c.sequences == nil {
-			c.sequences = map[uint64]map[string]*Sequence{}
-		}
-		c.sequences[db] = cm
-	}
-}
-
-func loadSequences(store *meta.Store, snap *Snapshot) error {
-	return scanRecords(store, sequencePrefix, func(b []byte) error {
-		var q Sequence
-		if err := json.Unmarshal(b, &q); err != nil {
-			return fmt.Errorf("catalog: corrupt sequence record: %w", err)
-		}
-		snap.addSequence(&q)
-		return nil
-	})
 }
 
 // PutSequence adds or replaces a sequence.
