@@ -166,9 +166,8 @@ func TestConcurrentAccounts(t *testing.T) {
 func TestFreeOSAfterLargeRelease(t *testing.T) {
 	var mu sync.Mutex
 	runs := 0
-	freeOSMemory = func() { mu.Lock(); runs++; mu.Unlock() }
-	defer func() { freeOSMemory = defaultFreeOSMemory }()
 	m := NewMonitor("m", 0)
+	m.freer.run = func() { mu.Lock(); runs++; mu.Unlock() }
 	m.FreeOSThreshold = 100
 	m.FreeOSInterval = 50 * time.Millisecond
 	small := m.NewAccount("a", 0)

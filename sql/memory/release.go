@@ -19,14 +19,15 @@ type freer struct {
 	scheduled bool
 	last      time.Time
 	runs      int64
+	// run replaces defaultFreeOSMemory in tests; it is the monitor's own,
+	// so a run scheduled by one test never calls another test's function.
+	run func()
 }
 
-// freeOSMemory is what a run does; tests replace it. The first collection
-// moves sync.Pool contents (pgproto3 keeps message buffers in pools) to
-// the pools' victim caches, the second, in FreeOSMemory, drops them, and
+// defaultFreeOSMemory is what a run does. The first collection moves
+// sync.Pool contents (pgproto3 keeps message buffers in pools) to the
+// pools' victim caches, the second, in FreeOSMemory, drops them, and
 // FreeOSMemory then returns the free pages.
-var freeOSMemory = defaultFreeOSMemory
-
 func defaultFreeOSMemory() {
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -56,8 +57,12 @@ func (m *Monitor) maybeFreeOS(n int64) {
 		f.mu.Lock()
 		f.scheduled = false
 		f.last = time.Now()
+		run := f.run
 		f.mu.Unlock()
-		freeOSMemory()
+		if run == nil {
+			run = defaultFreeOSMemory
+		}
+		run()
 		f.mu.Lock()
 		f.runs++
 		f.mu.Unlock()
