@@ -236,6 +236,17 @@ func (c *conn) acceptStartupMessage(version uint32, rest []byte) bool {
 	c.registerBackend(database, user, params)
 	c.srv.cfg.Observer.ConnectionOpened()
 	c.srv.publishKey(c)
+	// From here the connection is a session: Shutdown must not close it
+	// without FATAL 57P01, as it closes connections still in startup, so
+	// it is busy until the command loop makes it idle (becomeIdle sends
+	// the FATAL when the server is draining by then).
+	c.mu.Lock()
+	if c.state == stateClosed {
+		c.mu.Unlock()
+		return false
+	}
+	c.state = stateBusy
+	c.mu.Unlock()
 	c.send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.sess.TxStatus()})
 	if err := c.flush(); err != nil {
