@@ -69,7 +69,8 @@ func decodeDateTime(s, typ string) (int64, error) {
 	case "epoch":
 		return 0, nil
 	case "infinity", "+infinity", "-infinity":
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s value %q is not supported yet", typ, in)
+		m, _ := parseInfinity(in)
+		return m, nil
 	case "now":
 		return Now().UnixMicro(), nil
 	case "today", "tomorrow", "yesterday":
