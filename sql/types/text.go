@@ -317,7 +317,9 @@ func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // ParseDate parses YYYY-MM-DD (optionally followed by a time, which must be
 // midnight-free of meaning and is ignored as PostgreSQL's date input does).
-func ParseDate(s string) (int64, error) {
+func ParseDate(s string) (int64, error) { return parseDate(s, OrderMDY) }
+
+func parseDate(s string, order uint8) (int64, error) {
 	if d, ok := parseInfinity(s); ok {
 		return d, nil // ±infinity in days too (infinity.go)
 	}
@@ -327,7 +329,7 @@ func ParseDate(s string) (int64, error) {
 	}
 	t, err := time.Parse("2006-01-02", ts)
 	if err != nil {
-		m, err := decodeDateTime(s, "date")
+		m, err := decodeDateTime(s, "date", order)
 		if err != nil {
 			return 0, err
 		}
@@ -351,7 +353,9 @@ var timestampLayouts = []string{
 
 // ParseTimestamp parses an ISO 8601 / PostgreSQL timestamp. A zone offset or
 // Z converts the time to UTC; without one the time is taken as UTC.
-func ParseTimestamp(s string) (int64, error) {
+func ParseTimestamp(s string) (int64, error) { return parseTimestamp(s, OrderMDY) }
+
+func parseTimestamp(s string, order uint8) (int64, error) {
 	ts := strings.TrimSpace(s)
 	if strings.HasSuffix(ts, " UTC") || strings.HasSuffix(ts, "+00") && !strings.Contains(ts[len(ts)-4:], ":") {
 		ts = strings.TrimSuffix(ts, " UTC")
@@ -364,5 +368,5 @@ func ParseTimestamp(s string) (int64, error) {
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return decodeDateTime(s, "timestamp")
+	return decodeDateTime(s, "timestamp", order)
 }

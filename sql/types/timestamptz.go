@@ -115,6 +115,11 @@ func FormatTimestampTZ(micros int64, loc *time.Location) string {
 	return formatTimestampTZStyled(micros, loc, 0)
 }
 
+// FormatTimestampTZStyle is FormatTimestampTZ in a DateStyle.
+func FormatTimestampTZStyle(micros int64, loc *time.Location, st Style) string {
+	return formatTimestampTZStyled(micros, loc, st)
+}
+
 func formatTimestampTZStyled(micros int64, loc *time.Location, st Style) string {
 	if inf, ok := infinityText(micros); ok {
 		return inf
@@ -135,9 +140,14 @@ func (v Value) formatTimestampTZ() string {
 // the wall-clock time in loc (the session's TimeZone, for timestamptz
 // input), one with an offset is that instant.
 func ParseTimestampIn(s string, loc *time.Location) (int64, error) {
+	return ParseTimestampInOrder(s, loc, OrderMDY)
+}
+
+// ParseTimestampInOrder is ParseTimestampIn with DateStyle's field order.
+func ParseTimestampInOrder(s string, loc *time.Location, order uint8) (int64, error) {
 	ts := strings.TrimSpace(s)
 	if strings.HasSuffix(ts, " UTC") {
-		return ParseTimestamp(ts)
+		return parseTimestamp(ts, order)
 	}
 	for _, layout := range timestampLayouts {
 		if strings.Contains(layout, "Z07") {
@@ -150,7 +160,7 @@ func ParseTimestampIn(s string, loc *time.Location) (int64, error) {
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return ParseTimestamp(ts)
+	return parseTimestamp(ts, order)
 }
 
 // WallMicros converts an instant to the wall-clock time it is in loc,
