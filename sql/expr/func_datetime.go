@@ -146,7 +146,7 @@ func buildExtract(b *Builder, name string, args []Expr) (Expr, error) {
 	part := fn.impl.eval
 	fn.Typ = types.TypeDecimal
 	fn.impl = &funcImpl{strict: true, eval: func(c *Context, a []types.Value) (types.Value, error) {
-		u := unitAlias(strings.ToLower(strings.TrimSpace(a[0].Str())))
+		u := types.UnitAlias(strings.ToLower(strings.TrimSpace(a[0].Str())))
 		if isDate {
 			switch u {
 			case "microseconds", "milliseconds", "second", "minute", "hour", "timezone", "timezone_hour", "timezone_minute":
@@ -177,39 +177,6 @@ func buildExtract(b *Builder, name string, args []Expr) (Expr, error) {
 	return fn, nil
 }
 
-// unitAlias maps PostgreSQL's spellings of date_part's units to one.
-func unitAlias(u string) string {
-	switch u {
-	case "microsecond", "microseconds", "us", "usec", "usecs", "useconds":
-		return "microseconds"
-	case "millisecond", "milliseconds", "ms", "msec", "msecs", "mseconds":
-		return "milliseconds"
-	case "second", "seconds", "s", "sec", "secs":
-		return "second"
-	case "minute", "minutes", "m", "min", "mins":
-		return "minute"
-	case "hour", "hours", "h", "hr", "hrs":
-		return "hour"
-	case "day", "days", "d":
-		return "day"
-	case "week", "weeks", "w":
-		return "week"
-	case "month", "months", "mon", "mons":
-		return "month"
-	case "quarter", "qtr":
-		return "quarter"
-	case "year", "years", "y", "yr", "yrs":
-		return "year"
-	case "decade", "decades", "dec", "decs":
-		return "decade"
-	case "century", "centuries", "c", "cent":
-		return "century"
-	case "millennium", "millennia", "mil", "mils", "millenniums":
-		return "millennium"
-	}
-	return u
-}
-
 func unitNotRecognized(u string, t string) error {
 	return sqlerr.New(sqlerr.InvalidParameterValue, "unit %q not recognized for type %s", u, t)
 }
@@ -223,7 +190,7 @@ func intervalPart(field string, v types.Value) (types.Value, error) {
 	min := rest / 60e6
 	secUS := rest - min*60e6 // seconds and their fraction, in microseconds
 	var x float64
-	switch u := unitAlias(field); u {
+	switch u := types.UnitAlias(field); u {
 	case "microseconds":
 		x = float64(secUS)
 	case "milliseconds":
@@ -268,7 +235,7 @@ func timePart(c *Context, field string, v types.Value) (types.Value, error) {
 	if v.Family() == types.TimestampTZ {
 		typ = "timestamp with time zone"
 	}
-	u := unitAlias(field)
+	u := types.UnitAlias(field)
 	if v.IsInfiniteTime() {
 		switch u {
 		case "epoch", "year", "decade", "century", "millennium", "julian", "isoyear":

@@ -39,7 +39,7 @@ func zoneDependent(from, to types.Type) bool {
 		// DateStyle: times and intervals print in it, dates are read in
 		// its field order.
 		types.StyleDependent(ff) && (tf == types.Utf8 || tf == types.String) ||
-		tf.IsTime() && text(ff)
+		(tf.IsTime() || tf == types.Interval) && text(ff)
 }
 
 // style is the session's DateStyle and IntervalStyle.
@@ -71,6 +71,9 @@ func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r
 			return types.Value{}, true, err
 		}
 		return types.NewTimestampTZ(m), true, nil
+	case st.IntervalStyle() == types.IntervalSQLStandard && text && tf == types.Interval:
+		r, err = types.ParseIntervalStyle(v.Str(), types.IntervalSQLStandard)
+		return r, true, err
 	case st.Order() != types.OrderMDY && text && (tf == types.Date || tf == types.Datetime || tf == types.Timestamp):
 		r, err = types.ParseTextOrder(to, v.Str(), st.Order())
 		return r, true, err

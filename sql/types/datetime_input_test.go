@@ -70,43 +70,43 @@ func TestDateTimeInputForms(t *testing.T) {
 // expectations and psql against 15.x).
 func TestIntervalInputForms(t *testing.T) {
 	for in, want := range map[string]string{
-		"1 day 2 hours":                      "1 day 02:00:00",
-		"@ 1 minute":                         "00:01:00",
-		"@ 2 hours ago":                      "-02:00:00",
-		"1 day 02:03:04.5":                   "1 day 02:03:04.5",
-		"90 seconds":                         "00:01:30",
-		"250 ms":                             "00:00:00.25",
-		"PT1H":                               "01:00:00",
-		"P1DT2H":                             "1 day 02:00:00",
-		"3 days ago":                         "-3 days",
-		"-00:00:01":                          "-00:00:01",
-		"1 week":                             "7 days",
-		"1000us":                             "00:00:00.001",
-		"5min 30s":                           "00:05:30",
-		"2days 1h":                           "2 days 01:00:00",
-		"1.5e1 s":                            "00:00:15",
-		"30 hours":                           "30:00:00",
-		"1 year 2 mons 3 days 04:05:06":      "1 year 2 mons 3 days 04:05:06",
-		"1.5 years":                          "1 year 6 mons",
-		"1.5 months":                         "1 mon 15 days",
-		"1.5 weeks":                          "10 days 12:00:00",
-		"1.5 days":                           "1 day 12:00:00",
-		"-1 days +02:03":                     "-1 days +02:03:00",
-		"1 day -1 hour":                      "1 day -01:00:00",
-		"@ 1 year 2 mons ago":                "-1 years -2 mons",
-		"1-2":                                "1 year 2 mons",
-		"-1-2":                               "-1 years -2 mons",
-		"3 4:05:06":                          "3 days 04:05:06",
-		"P1Y2M3DT4H5M6S":                     "1 year 2 mons 3 days 04:05:06",
-		"P0001-02-03T04:05:06":               "1 year 2 mons 3 days 04:05:06",
-		"1 century":                          "100 years",
-		"2 decades 1 millennium":             "1020 years",
-		"-1 year -2 mons +3 days -04:05:06":  "-1 years -2 mons +3 days -04:05:06",
-		"0":                                  "00:00:00",
-		"2147483647 months":                  "178956970 years 7 mons",
-		"10 mon":                             "10 mons",
-		"1 mon -1 day":                       "1 mon -1 days",
-		"2562047788 hours 0.5 sec":           "2562047788:00:00.5",
+		"1 day 2 hours":                     "1 day 02:00:00",
+		"@ 1 minute":                        "00:01:00",
+		"@ 2 hours ago":                     "-02:00:00",
+		"1 day 02:03:04.5":                  "1 day 02:03:04.5",
+		"90 seconds":                        "00:01:30",
+		"250 ms":                            "00:00:00.25",
+		"PT1H":                              "01:00:00",
+		"P1DT2H":                            "1 day 02:00:00",
+		"3 days ago":                        "-3 days",
+		"-00:00:01":                         "-00:00:01",
+		"1 week":                            "7 days",
+		"1000us":                            "00:00:00.001",
+		"5min 30s":                          "00:05:30",
+		"2days 1h":                          "2 days 01:00:00",
+		"1.5e1 s":                           "00:00:15",
+		"30 hours":                          "30:00:00",
+		"1 year 2 mons 3 days 04:05:06":     "1 year 2 mons 3 days 04:05:06",
+		"1.5 years":                         "1 year 6 mons",
+		"1.5 months":                        "1 mon 15 days",
+		"1.5 weeks":                         "10 days 12:00:00",
+		"1.5 days":                          "1 day 12:00:00",
+		"-1 days +02:03":                    "-1 days +02:03:00",
+		"1 day -1 hour":                     "1 day -01:00:00",
+		"@ 1 year 2 mons ago":               "-1 years -2 mons",
+		"1-2":                               "1 year 2 mons",
+		"-1-2":                              "-1 years -2 mons",
+		"3 4:05:06":                         "3 days 04:05:06",
+		"P1Y2M3DT4H5M6S":                    "1 year 2 mons 3 days 04:05:06",
+		"P0001-02-03T04:05:06":              "1 year 2 mons 3 days 04:05:06",
+		"1 century":                         "100 years",
+		"2 decades 1 millennium":            "1020 years",
+		"-1 year -2 mons +3 days -04:05:06": "-1 years -2 mons +3 days -04:05:06",
+		"0":                                 "00:00:00",
+		"2147483647 months":                 "178956970 years 7 mons",
+		"10 mon":                            "10 mons",
+		"1 mon -1 day":                      "1 mon -1 days",
+		"2562047788 hours 0.5 sec":          "2562047788:00:00.5",
 	} {
 		v, err := ParseIntervalValue(in)
 		if err != nil {
@@ -234,6 +234,49 @@ func TestIntervalOrderAndArithmetic(t *testing.T) {
 		r, err := AgeMicros(ts(c.a), ts(c.b))
 		if err != nil || r.Text() != c.want {
 			t.Errorf("age(%s, %s) = %s (%v), want %s", c.a, c.b, r.Text(), err, c.want)
+		}
+	}
+}
+
+// TestIntervalInputPG15: PostgreSQL 15's interval regression cases
+// (src/test/regress/expected/interval.out): repeated units are bad input,
+// and IntervalStyle sql_standard reads a leading minus for every field.
+func TestIntervalInputPG15(t *testing.T) {
+	for _, in := range []string{"1 second 2 seconds", "10 milliseconds 20 milliseconds",
+		"5.5 seconds 3 milliseconds", "1:20:05 5 microseconds", "1 day 1 day", "123 11", "123 2:03 -2:04"} {
+		if _, err := ParseIntervalValue(in); sqlerr.Code(err) != sqlerr.InvalidDatetimeFormat {
+			t.Errorf("%q: %v, want 22007", in, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"+1 -1:00:00":                "1 day -01:00:00",
+		"-1 +1:00:00":                "-1 days +01:00:00",
+		"+1-2 -3 +4:05:06.789":       "1 year 2 mons -3 days +04:05:06.789",
+		"-23 hours 45 min 12.34 sec": "-22:14:47.66",
+		"-1 year 2 months 1 day 23 hours 45 min 12.34 sec": "-10 mons +1 day 23:45:12.34",
+		"P0002-10-15T10:30:20":                             "2 years 10 mons 15 days 10:30:20",
+		"P1Y0M3DT4H5M6S":                                   "1 year 3 days 04:05:06",
+		"P1.1Y0M3DT4H5M6S":                                 "1 year 1 mon 3 days 04:05:06",
+		"9223372036854775807 microseconds":                 "2562047788:00:54.775807",
+		"-9223372036854775808 microseconds":                "-2562047788:00:54.775808",
+	} {
+		v, err := ParseIntervalValue(in)
+		if err != nil || v.Text() != want {
+			t.Errorf("%q: %s (%v), want %s", in, v.Text(), err, want)
+		}
+	}
+	sql := MakeStyle(0, 0, IntervalSQLStandard)
+	for in, want := range map[string]string{
+		"-23 hours 45 min 12.34 sec":                        "-23:45:12.34",
+		"-1 day 23 hours 45 min 12.34 sec":                  "-1 23:45:12.34",
+		"-1 year 2 months 1 day 23 hours 45 min 12.34 sec":  "-1-2 -1 -23:45:12.34",
+		"-1 year 2 months 1 day 23 hours 45 min +12.34 sec": "-0-10 +1 +23:45:12.34",
+		"P1W":     "7 0:00:00",
+		"PT-0.1S": "-0:00:00.1",
+	} {
+		v, err := ParseIntervalStyle(in, IntervalSQLStandard)
+		if err != nil || v.WithStyle(sql).Text() != want {
+			t.Errorf("sql_standard %q: %s (%v), want %s", in, v.WithStyle(sql).Text(), err, want)
 		}
 	}
 }

@@ -119,7 +119,12 @@ func MakeInterval(months, days, micros int64) (Value, error) {
 // does (IntervalStyle postgres): '1 year 2 mons 3 days 04:05:06',
 // '@ 1 minute ago', '1.5 months', '1-2' (SQL year-month), '3 4:05:06'
 // (SQL day-time), ISO 8601 'P1Y2M3DT4H5M6S' and 'P0001-02-03T04:05:06'.
-func ParseIntervalValue(s string) (Value, error) {
+func ParseIntervalValue(s string) (Value, error) { return ParseIntervalStyle(s, IntervalPostgres) }
+
+// ParseIntervalStyle is ParseIntervalValue under an IntervalStyle: in
+// sql_standard a leading minus applies to every field ('-1 2:03:04' is
+// minus one day, two hours ...) unless another field has its own sign.
+func ParseIntervalStyle(s string, style uint8) (Value, error) {
 	bad := sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", s)
 	ts := strings.ToLower(strings.TrimSpace(s))
 	var acc intervalAcc
@@ -139,7 +144,7 @@ func ParseIntervalValue(s string) (Value, error) {
 			acc.negate()
 		}
 	default:
-		if err = acc.postgres(ts); err != nil {
+		if err = acc.postgres(ts, style == IntervalSQLStandard); err != nil {
 			if sqlerr.Code(err) == sqlerr.DatetimeFieldOverflow {
 				return Value{}, sqlerr.New(sqlerr.IntervalFieldOverflow, "interval field value out of range: %q", s)
 			}
@@ -153,6 +158,23 @@ func ParseIntervalValue(s string) (Value, error) {
 	return v, nil
 }
 
+// IntervalStyleDependent reports whether interval text s means another
+// value under IntervalStyle sql_standard ('-1 2:03:04'): such a literal
+// is parsed when the statement runs, in the session's style.
+func IntervalStyleDependent(t Type, s string) bool {
+	if t.Family != Interval || !strings.HasPrefix(strings.TrimSpace(s), "-") {
+		return false
+	}
+	a, errA := ParseIntervalValue(s)
+	b, errB := ParseIntervalStyle(s, IntervalSQLStandard)
+	if errA != nil || errB != nil {
+		return (errA == nil) != (errB == nil)
+	}
+	am, ad, au := a.IntervalParts()
+	bm, bd, bu := b.IntervalParts()
+	return am != bm || ad != bd || au != bu
+}
+
 // intervalAcc accumulates fields; fractions of a unit cascade down as
 // PostgreSQL's DecodeInterval does (a fraction of a year becomes whole
 // months, of a month days and then time, of a day or week time).
@@ -162,6 +184,14 @@ type intervalAcc struct {
 	micros       float64 // fractions of units, in microseconds
 	overflow     bool
 	seen         bool
+	// mask has a bit per unit given (PostgreSQL's fmask): a unit given
+	// twice ('1 day 1 day', '1:20:05 5 us') is bad input.
+	mask uint16
+	dup  bool
+	// exact is the number being added when it is an integer, which a
+	// float64 may not hold exactly ('9223372036854775807 us').
+	exact    int64
+	hasExact bool
 }
 
 func (a *intervalAcc) negate() {
@@ -172,11 +202,20 @@ func (a *intervalAcc) negate() {
 // the fraction rounded at the end.
 func (a *intervalAcc) addMicros(n float64, mul int64) {
 	whole := math.Trunc(n)
-	if whole > float64(math.MaxInt64/mul) || whole < float64(math.MinInt64/mul) {
+	var w int64
+	switch {
+	case a.hasExact:
+		if a.exact > math.MaxInt64/mul || a.exact < math.MinInt64/mul {
+			a.overflow = true
+			return
+		}
+		w, whole = a.exact*mul, n
+	case whole >= float64(math.MaxInt64/mul) || whole <= float64(math.MinInt64/mul):
 		a.overflow = true
 		return
+	default:
+		w = int64(whole) * mul
 	}
-	w := int64(whole) * mul
 	r := a.us + w
 	if (w > 0 && r < a.us) || (w < 0 && r > a.us) {
 		a.overflow = true
@@ -207,9 +246,66 @@ func (a *intervalAcc) addFracDays(f float64) {
 
 // add adds n of unit (already singular, lower case); false for an unknown
 // unit.
+// Unit bits of intervalAcc.mask.
+const (
+	mYear uint16 = 1 << iota
+	mMonth
+	mDay
+	mHour
+	mMinute
+	mSecond
+	mMilli
+	mMicro
+	mWeek
+	mDecade
+	mCentury
+	mMillennium
+	mAllSecs = mSecond | mMilli | mMicro
+	mTime    = mHour | mMinute | mAllSecs
+)
+
+// use records units given, noting a repeat.
+func (a *intervalAcc) use(m uint16) {
+	if a.mask&m != 0 {
+		a.dup = true
+	}
+	a.mask |= m
+}
+
 func (a *intervalAcc) add(n float64, unit string) bool {
 	whole := math.Trunc(n)
 	frac := n - whole
+	var m uint16
+	switch UnitAlias(unit) {
+	case "microseconds":
+		m = mMicro
+	case "milliseconds":
+		m = mMilli
+	case "second":
+		m = mSecond
+		if frac != 0 {
+			m = mAllSecs
+		}
+	case "minute":
+		m = mMinute
+	case "hour":
+		m = mHour
+	case "day":
+		m = mDay
+	case "week":
+		m = mWeek
+	case "month":
+		m = mMonth
+	case "year":
+		m = mYear
+	case "decade":
+		m = mDecade
+	case "century":
+		m = mCentury
+	case "millennium":
+		m = mMillennium
+	}
+	a.use(m)
 	switch unit {
 	case "microsecond", "microseconds", "us", "usec", "usecs", "useconds":
 		a.addMicros(n, 1)
@@ -248,7 +344,7 @@ func (a *intervalAcc) add(n float64, unit string) bool {
 var errIntervalSyntax = sqlerr.New(sqlerr.InvalidDatetimeFormat, "bad interval")
 
 // postgres reads the postgres and SQL-standard forms.
-func (a *intervalAcc) postgres(ts string) error {
+func (a *intervalAcc) postgres(ts string, sqlStandard bool) error {
 	ago := false
 	if rest, ok := strings.CutPrefix(ts, "@"); ok {
 		ts = strings.TrimSpace(rest)
@@ -269,6 +365,7 @@ func (a *intervalAcc) postgres(ts string) error {
 				return errIntervalSyntax
 			}
 			a.addMicros(float64(m), 1)
+			a.use(mTime)
 			a.seen = true
 			continue
 		case isYearMonth(f):
@@ -285,6 +382,7 @@ func (a *intervalAcc) postgres(ts string) error {
 				t = -t
 			}
 			a.months += t
+			a.use(mYear | mMonth)
 			a.seen = true
 			continue
 		}
@@ -292,8 +390,12 @@ func (a *intervalAcc) postgres(ts string) error {
 		if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
 			return errIntervalSyntax
 		}
+		a.exact, err = strconv.ParseInt(f, 10, 64)
+		a.hasExact = err == nil
 		if i+1 < len(fields) && !isNumberLike(fields[i+1]) {
-			if !a.add(n, fields[i+1]) {
+			ok := a.add(n, fields[i+1])
+			a.hasExact = false
+			if !ok {
 				return errIntervalSyntax
 			}
 			i++
@@ -306,9 +408,27 @@ func (a *intervalAcc) postgres(ts string) error {
 		} else {
 			a.add(n, "second")
 		}
+		a.hasExact = false
 	}
-	if !a.seen {
+	if !a.seen || a.dup {
 		return errIntervalSyntax
+	}
+	if sqlStandard && strings.HasPrefix(fields[0], "-") {
+		// IntervalStyle sql_standard: '-1 2:03:04' is negative
+		// throughout, unless another field has a sign of its own: read
+		// it without the minus and negate the whole.
+		more := false
+		for _, f := range fields[1:] {
+			more = more || strings.HasPrefix(f, "-") || strings.HasPrefix(f, "+")
+		}
+		if !more {
+			var b intervalAcc
+			if err := b.postgres(strings.Join(append([]string{fields[0][1:]}, fields[1:]...), " "), false); err != nil {
+				return err
+			}
+			b.negate()
+			*a = b
+		}
 	}
 	if ago {
 		a.negate()
@@ -428,6 +548,13 @@ func intervalFields(v Value) (year, mon, mday int64, hour, min, sec, fsec int64)
 	sec = us / 1e6
 	fsec = us - sec*1e6
 	return year, mon, int64(d), hour, min, sec, fsec
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func abs64(x int64) uint64 {
@@ -793,3 +920,38 @@ func AgeMicros(a, b int64) (Value, error) {
 	}
 	return MakeInterval(months, days, us)
 }
+
+// UnitAlias maps PostgreSQL's spellings of a date/time unit (interval
+// input, date_part) to one: "mins" → "minute", "us" → "microseconds".
+func UnitAlias(u string) string {
+	switch u {
+	case "microsecond", "microseconds", "us", "usec", "usecs", "useconds":
+		return "microseconds"
+	case "millisecond", "milliseconds", "ms", "msec", "msecs", "mseconds":
+		return "milliseconds"
+	case "second", "seconds", "s", "sec", "secs":
+		return "second"
+	case "minute", "minutes", "m", "min", "mins":
+		return "minute"
+	case "hour", "hours", "h", "hr", "hrs":
+		return "hour"
+	case "day", "days", "d":
+		return "day"
+	case "week", "weeks", "w":
+		return "week"
+	case "month", "months", "mon", "mons":
+		return "month"
+	case "quarter", "qtr":
+		return "quarter"
+	case "year", "years", "y", "yr", "yrs":
+		return "year"
+	case "decade", "decades", "dec", "decs":
+		return "decade"
+	case "century", "centuries", "c", "cent":
+		return "century"
+	case "millennium", "millennia", "mil", "mils", "millenniums":
+		return "millennium"
+	}
+	return u
+}
+
