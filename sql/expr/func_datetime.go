@@ -239,7 +239,7 @@ func timePart(c *Context, field string, v types.Value) (types.Value, error) {
 	if v.IsInfiniteTime() {
 		switch u {
 		case "epoch", "year", "decade", "century", "millennium", "julian", "isoyear":
-			return types.NewDouble(math.Inf(int(v.Micros() >> 63 | 1))), nil
+			return types.NewDouble(math.Inf(int(v.Micros()>>63 | 1))), nil
 		case "microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter",
 			"dow", "isodow", "doy", "timezone", "timezone_hour", "timezone_minute":
 			return types.NullValue, nil
