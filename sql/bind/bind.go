@@ -306,7 +306,7 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
-		StrictDivision: a.pg(), Types: a.resolveType}
+		StrictDivision: a.pg(), IntegerDateDiff: a.pg(), Types: a.resolveType}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		if e, ok, err := a.userFunction(b, name, args); ok || err != nil {

@@ -59,6 +59,7 @@ type dtFields struct {
 	haveZone       bool
 	nums           []string // numbers not yet placed in the date
 	order          uint8    // DateStyle's field order (OrderMDY ...)
+	written        int      // a two-digit year as written (fixYear)
 }
 
 // decodeDateTime parses s (already failed the ISO layouts); typ names the
@@ -102,6 +103,9 @@ func decodeDateTime(s, typ string, order uint8) (int64, error) {
 		f.hour = 0
 	}
 	if f.bc {
+		if f.written != 0 {
+			f.year = f.written
+		}
 		f.year = 1 - f.year
 	}
 	if f.month < 1 || f.month > 12 || f.day < 1 || f.hour > 24 || f.min > 59 || f.sec > 60 {
@@ -223,18 +227,19 @@ func (f *dtFields) dateParts(parts []string) error {
 	case len(parts[0]) >= 3:
 		f.year, f.month, f.day = n[0], time.Month(n[1]), n[2] // y-m-d
 	case f.order == OrderDMY:
-		f.day, f.month, f.year = n[0], time.Month(n[1]), fixYear(parts[2], n[2])
+		f.day, f.month, f.year = n[0], time.Month(n[1]), f.fixYear(parts[2], n[2])
 	case f.order == OrderYMD:
-		f.year, f.month, f.day = fixYear(parts[0], n[0]), time.Month(n[1]), n[2]
+		f.year, f.month, f.day = f.fixYear(parts[0], n[0]), time.Month(n[1]), n[2]
 	default:
-		f.month, f.day, f.year = time.Month(n[0]), n[1], fixYear(parts[2], n[2]) // MDY
+		f.month, f.day, f.year = time.Month(n[0]), n[1], f.fixYear(parts[2], n[2]) // MDY
 	}
 	return nil
 }
 
 // fixYear reads a two-digit year as PostgreSQL does (70-99: 19xx, else
-// 20xx).
-func fixYear(text string, y int) int {
+// 20xx), remembering the year as written: a BC year is taken as written.
+func (f *dtFields) fixYear(text string, y int) int {
+	f.written = y
 	if len(text) <= 2 {
 		if y < 70 {
 			return 2000 + y
@@ -262,7 +267,7 @@ func (f *dtFields) placeNumbers() error {
 	case len(f.nums[0]) >= 3 || a > 31:
 		f.year, f.day = a, b
 	default:
-		f.day, f.year = a, fixYear(f.nums[1], b)
+		f.day, f.year = a, f.fixYear(f.nums[1], b)
 	}
 	f.nums = nil
 	return nil
