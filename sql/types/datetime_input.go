@@ -60,6 +60,7 @@ type dtFields struct {
 	nums           []string // numbers not yet placed in the date
 	order          uint8    // DateStyle's field order (OrderMDY ...)
 	written        int      // a two-digit year as written (fixYear)
+	numericDate    bool     // the date was all numbers, read in order
 }
 
 // decodeDateTime parses s (already failed the ISO layouts); typ names the
@@ -108,8 +109,13 @@ func decodeDateTime(s, typ string, order uint8) (int64, error) {
 		}
 		f.year = 1 - f.year
 	}
-	if f.month < 1 || f.month > 12 || f.day < 1 || f.hour > 24 || f.min > 59 || f.sec > 60 {
-		return 0, sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range: %q", s)
+	if f.month < 1 || f.month > 12 || f.day < 1 || f.day > 31 || f.hour > 24 || f.min > 59 || f.sec > 60 {
+		e := sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range: %q", s)
+		if f.numericDate && (f.month > 12 || f.day > 31) {
+			// As PostgreSQL hints when a field may be in the wrong place.
+			e.Hint = `Perhaps you need a different "datestyle" setting.`
+		}
+		return 0, e
 	}
 	loc := time.UTC
 	if f.zone != nil {
@@ -223,6 +229,7 @@ func (f *dtFields) dateParts(parts []string) error {
 	for i, p := range parts {
 		n[i], _ = strconv.Atoi(p)
 	}
+	f.numericDate = true
 	switch {
 	case len(parts[0]) >= 3:
 		f.year, f.month, f.day = n[0], time.Month(n[1]), n[2] // y-m-d
