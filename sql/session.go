@@ -496,8 +496,11 @@ func (s *Session) takeSnapshot(fix bool) error {
 // isolation returns the isolation level of the session's current
 // transaction (txnMode: the block's, or a statement's own).
 func (s *Session) isolation() txn.Isolation {
-	if s.txnMode().Isolation == txnmode.RepeatableRead {
+	switch s.txnMode().Isolation {
+	case txnmode.RepeatableRead:
 		return txn.RepeatableRead
+	case txnmode.Serializable:
+		return txn.Serializable
 	}
 	return txn.ReadCommitted
 }
