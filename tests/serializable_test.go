@@ -2,8 +2,13 @@ package tests
 
 import (
 	"errors"
+	"fmt"
+	"math/rand"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -121,4 +126,105 @@ func TestSerializableHint(t *testing.T) {
 	}
 	// The failed transaction is over: the session works on.
 	mustExec(t, a, "UPDATE kv SET v = 1 WHERE k = 1")
+}
+
+// TestReadCommittedNoSerializationFailures: READ COMMITTED resolves its
+// conflicts itself (a writer re-reads the row it waited for and re-checks
+// its WHERE; what only running again resolves is run again in the server
+// while no row was sent), so under heavy contention — increments of a few
+// hot rows, upserts through the primary key and through a unique index
+// while other clients delete and re-insert those rows, and a client
+// creating and dropping an index of the table; transfers in blocks on
+// another table — clients never see 40001. Deadlocks (40P01) of the blocks
+// are the application's, as in PostgreSQL, and are not counted.
+//
+// Not covered, because it still fails: a block at READ COMMITTED that
+// wrote a table whose indexes a concurrent CREATE or DROP INDEX changed
+// before the block's COMMIT gets 40001 at COMMIT (in PostgreSQL the index
+// change waits for the writing transactions; here it does not yet).
+func TestReadCommittedNoSerializationFailures(t *testing.T) {
+	srv := startServer(t)
+	ctx := ctxT(t)
+	admin := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	mustExec(t, admin, "CREATE TABLE hot (k Int64, u Int64, v Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = ((3)))")
+	mustExec(t, admin, "CREATE UNIQUE INDEX hot_u ON hot (u)")
+	const keys = 6
+	mustExec(t, admin, "CREATE TABLE acct (k Int64, v Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = ((3)))")
+	for k := 0; k < keys; k++ {
+		mustExec(t, admin, "INSERT INTO hot VALUES ($1, $1, 0)", k)
+		mustExec(t, admin, "INSERT INTO acct VALUES ($1, 0)", k)
+	}
+	ops := []string{
+		"UPDATE hot SET v = v + 1 WHERE k = $1",
+		"INSERT INTO hot VALUES ($1, $1, 1) ON CONFLICT (k) DO UPDATE SET v = hot.v + 1",
+		"INSERT INTO hot VALUES ($1 + 100, $1, 1) ON CONFLICT (u) DO UPDATE SET v = hot.v + 1",
+		"DELETE FROM hot WHERE u = $1",
+		"INSERT INTO hot VALUES ($1, $1, 0) ON CONFLICT DO NOTHING",
+		"UPDATE hot SET v = v - 1 WHERE v > 0 AND k >= $1",
+	}
+	var (
+		mu       sync.Mutex
+		failures = map[string]int{}
+		total    atomic.Int64
+	)
+	deadline := time.Now().Add(2 * time.Second)
+	var wg sync.WaitGroup
+	for p := 0; p < 6; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			c := srv.connect(t, pgx.QueryExecModeCacheStatement)
+			defer c.Close(ctx)
+			rng := rand.New(rand.NewSource(int64(p)))
+			for time.Now().Before(deadline) {
+				var err error
+				if p == 0 || p == 2 && rng.Intn(2) == 0 {
+					// A transfer between two hot rows in a block.
+					a, b := rng.Intn(keys), rng.Intn(keys)
+					err = func() error {
+						for _, q := range []string{"BEGIN", "UPDATE acct SET v = v - 1 WHERE k = $1", "UPDATE acct SET v = v + 1 WHERE k = $2", "COMMIT"} {
+							var args []any
+							if strings.Contains(q, "$1") {
+								args = []any{a}
+							} else if strings.Contains(q, "$2") {
+								q, args = strings.Replace(q, "$2", "$1", 1), []any{b}
+							}
+							if _, err := c.Exec(ctx, q, args...); err != nil {
+								_, _ = c.Exec(ctx, "ROLLBACK")
+								return err
+							}
+						}
+						return nil
+					}()
+				} else if p == 1 {
+					// Schema changes under the writers.
+					_, err = c.Exec(ctx, "CREATE INDEX hot_v ON hot (v)")
+					if err == nil {
+						_, err = c.Exec(ctx, "DROP INDEX hot_v")
+					}
+				} else {
+					_, err = c.Exec(ctx, ops[rng.Intn(len(ops))], rng.Intn(keys))
+				}
+				total.Add(1)
+				switch sqlState(err) {
+				case "", "40P01", "23505":
+					// 23505: an upsert through one unique key meeting
+					// the other, as in PostgreSQL.
+					if err != nil && sqlState(err) == "" {
+						t.Error(err)
+						return
+					}
+				default:
+					mu.Lock()
+					failures[fmt.Sprintf("p%d %s %s", p, sqlState(err), err.Error())]++
+					mu.Unlock()
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	t.Logf("%d statements", total.Load())
+	for msg, n := range failures {
+		t.Errorf("%d× %s", n, msg)
+	}
 }

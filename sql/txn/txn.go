@@ -337,6 +337,19 @@ func (t *Txn) Commit() error {
 	return err
 }
 
+// CheckSchema runs the check Commit runs on the schema versions the
+// transaction recorded (UseSchema) without committing: nil when the tables
+// it wrote still have the indexes it wrote them with. A READ COMMITTED
+// statement checks it when it ends, while it can still run again.
+func (t *Txn) CheckSchema() error {
+	if t.m.schemaCheck == nil || len(t.schema) == 0 {
+		return nil
+	}
+	t.m.gate.RLock()
+	defer t.m.gate.RUnlock()
+	return t.m.schemaCheck(t.schema)
+}
+
 // Rollback discards the writes and releases locks.
 func (t *Txn) Rollback() {
 	if !t.done {
