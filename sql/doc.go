@@ -61,7 +61,18 @@
 // Session.txnMode is the one value the transaction core reads; run refuses
 // writes in a read-only transaction (25006) before any statement runs, and
 // marks the transaction's first query, after which the level is fixed
-// (25001). Row-locking reads (SELECT ... FOR UPDATE, bind.Select.Locking)
+// (25001). At REPEATABLE READ and SERIALIZABLE an implicit transaction
+// begins at the cycle's first query, not its first write, so that the
+// whole cycle reads one snapshot and SERIALIZABLE records every read
+// (session_retry.go, beginReadingCycle). At READ COMMITTED a statement
+// that began its transaction and fails with 40001 (a concurrent schema
+// change, an ON CONFLICT row that kept vanishing) is run again before its
+// result is returned, and Sync runs a cycle's lone such statement again
+// when its commit meets a schema change, if the tag comes out the same
+// (session_retry.go; debug with the conflict's message, which names the
+// cause).
+//
+// Row-locking reads (SELECT ... FOR UPDATE, bind.Select.Locking)
 // run in selectlock.go: a planner.LockRows node below the query's LIMIT
 // locks the rows of the locked tables, whose key columns the plan carries
 // up to it as hidden columns, in the transaction's lock table at the

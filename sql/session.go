@@ -53,7 +53,10 @@ type Session struct {
 	// pipeline up to Sync, commit together at Sync as in PostgreSQL. Its
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
-	closed   bool
+	// cycleRetry is the statement of the implicit transaction that Sync
+	// may run again (session_retry.go); nil: none.
+	cycleRetry *cycleStatement
+	closed     bool
 	// tempPrefix names the session's temporary tables in the catalog
 	// (bind/temp.go); madeTemp is set once the session created one.
 	tempPrefix string
@@ -141,6 +144,10 @@ func (s *Session) Sync() error {
 		return nil
 	}
 	err := s.mapError(context.Background(), t.Commit())
+	if err != nil {
+		err = s.rerunAtSync(err)
+	}
+	s.cycleRetry = nil
 	s.endTransaction(err == nil)
 	return err
 }
@@ -316,8 +323,15 @@ func (s *Session) bindEnv() *bind.Env {
 
 // Execute runs a prepared statement with bound parameters (one per
 // ParamTypes entry, already converted to those types, NULL allowed).
-// Cancelling ctx aborts it with 57014.
+// Cancelling ctx aborts it with 57014. At READ COMMITTED a statement that
+// fails with a conflict it resolves by running again is run again
+// (session_retry.go).
 func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value) (Result, error) {
+	return s.executeRetrying(ctx, p, params)
+}
+
+// executeOnce is one run of Execute.
+func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.Value) (Result, error) {
 	if p.Empty {
 		return &emptyResult{}, nil
 	}
@@ -496,8 +510,11 @@ func (s *Session) takeSnapshot(fix bool) error {
 // isolation returns the isolation level of the session's current
 // transaction (txnMode: the block's, or a statement's own).
 func (s *Session) isolation() txn.Isolation {
-	if s.txnMode().Isolation == txnmode.RepeatableRead {
+	switch s.txnMode().Isolation {
+	case txnmode.RepeatableRead:
 		return txn.RepeatableRead
+	case txnmode.Serializable:
+		return txn.Serializable
 	}
 	return txn.ReadCommitted
 }

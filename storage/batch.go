@@ -34,6 +34,9 @@ type Batch struct {
 	space     *diskGuard // admission of commits (diskspace.go); may be nil
 	rangeDels bool       // DeleteRange was called (a drop, for admission)
 	committed bool
+	// commitCheck runs inside commit with the commit timestamp
+	// (SetCommitCheck, refresh.go); nil: none.
+	commitCheck func(commitTS hlc.Timestamp) error
 }
 
 // check returns the error for a use of a closed or committed batch.
@@ -175,9 +178,11 @@ func (b *Batch) Commit() error {
 // commit writes the batch. Versioned writes get the commit timestamp: the
 // batch is copied with them rewritten as versions at it, and the commit is
 // registered as in flight until the copy is visible (versions.go), so that
-// no read at or above the timestamp opens its view before it lands.
+// no read at or above the timestamp opens its view before it lands. A
+// commit check (SetCommitCheck) runs between taking the timestamp and
+// writing, once the commits below it are visible.
 func (b *Batch) commit(opts *pebble.WriteOptions) error {
-	if !b.versioned {
+	if !b.versioned && b.commitCheck == nil {
 		if err := b.b.Commit(opts); err != nil {
 			return err
 		}
@@ -189,6 +194,12 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 		return err
 	}
 	defer b.e.commits.end(id)
+	if b.commitCheck != nil {
+		b.e.commits.waitBelow(id)
+		if err := b.commitCheck(ts); err != nil {
+			return err
+		}
+	}
 	nb := b.e.db.NewBatchWithSize(b.b.Len())
 	defer nb.Close()
 	if err := rewriteVersioned(nb, b.b, ts); err != nil {

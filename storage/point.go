@@ -33,7 +33,14 @@ type PointReader struct {
 	it     *pebble.Iterator
 	kbuf   []byte
 	closed bool
+	// onGet is told of every key looked up (ObserveGets); nil: nobody.
+	onGet func(key []byte)
 }
+
+// ObserveGets makes the reader call fn with every key it is asked for,
+// before looking it up: a SERIALIZABLE transaction records the keys it read
+// (sql/txn). fn must not keep key.
+func (p *PointReader) ObserveGets(fn func(key []byte)) { p.onGet = fn }
 
 // NewPointReader returns a PointReader over the latest committed state.
 func (e *Engine) NewPointReader() (*PointReader, error) {
@@ -64,6 +71,9 @@ func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 	}
 	if len(key) == 0 {
 		return nil, false, ErrEmptyKey
+	}
+	if p.onGet != nil {
+		p.onGet(key)
 	}
 	if !isVersioned(key) {
 		return getBare(p.r, key)

@@ -99,7 +99,6 @@ func TestLostUpdateRepeatableRead(t *testing.T) {
 // least one doctor stays on call every round (the issue saw 200 of 200
 // rounds end with nobody).
 func TestWriteSkewSerializable(t *testing.T) {
-	t.Skip(needsCore)
 	srv := startServer(t)
 	ctx := ctxT(t)
 	admin := srv.connect(t, pgx.QueryExecModeCacheStatement)

@@ -303,7 +303,6 @@ func TestListAppendRepeatableRead(t *testing.T) {
 
 // TestListAppendSerializable: no cycle at all, G2-item included.
 func TestListAppendSerializable(t *testing.T) {
-	t.Skip(needsCore)
 	runListAppend(t, listAppendOptions{isolation: "SERIALIZABLE", level: history.Serializable,
 		clients: 6, keys: 6, split: []int{3}})
 }
@@ -566,6 +565,5 @@ func TestBankRepeatableRead(t *testing.T) {
 // TestBankSerializable: and at SERIALIZABLE, where no balance goes
 // negative either.
 func TestBankSerializable(t *testing.T) {
-	t.Skip(needsCore)
 	runBank(t, bankOptions{isolation: "SERIALIZABLE", accounts: 9, split: []int{3, 6}, index: true, nonNegative: true})
 }

@@ -34,6 +34,18 @@
 // PostgreSQL's first-updater-wins, which the row locks make exact — the
 // second writer waits for the first and then sees its version.
 //
+// SERIALIZABLE (readspans.go) is REPEATABLE READ plus CockroachDB's read
+// refresh: every read of the transaction is recorded as a key or a span
+// (through Reader, LatestReader, Get and NewReadView; coalesced, condensed
+// past maxReadSpanBytes), and its commit checks, atomically with respect
+// to every commit below its commit timestamp (storage.Batch.SetCommitCheck
+// waits for those in flight), that no version landed in those spans
+// between its read timestamp and its commit timestamp: 40001 "could not
+// serialize access due to read/write dependencies among transactions"
+// otherwise. A transaction with nothing to commit is serialized at its
+// read timestamp and never fails. To debug a refresh failure, the error's
+// detail names the key; Txn.ReadSpans lists what a transaction recorded.
+//
 // Lock waits form a wait-for graph; a wait that would close a cycle fails at
 // once with 40P01 (deadlock detected) rather than hanging, and waits honour
 // the statement's context (cancel, statement_timeout) and lock_timeout

@@ -68,6 +68,8 @@ type Txn struct {
 	// transaction's snapshot.
 	isolation Isolation
 	started   bool
+	// reads are the spans a SERIALIZABLE transaction read (readspans.go).
+	reads readSpans
 	// savepoints are the open savepoints, oldest first; retired holds
 	// batches replaced by ROLLBACK TO SAVEPOINT, which readers made
 	// earlier (cursors) may still use until the transaction ends.
@@ -157,6 +159,9 @@ const (
 	// RepeatableRead: one snapshot for the whole transaction; writing a
 	// row that another transaction committed after it fails with 40001.
 	RepeatableRead
+	// Serializable: REPEATABLE READ's snapshot and write rule, and the
+	// commit refreshes the transaction's reads (readspans.go).
+	Serializable
 )
 
 // SetIsolation sets the transaction's isolation level, before its first
@@ -176,8 +181,8 @@ func (t *Txn) StartStatement() { t.started = true }
 func (t *Txn) Started() bool { return t.started }
 
 // SnapshotFixed reports whether the transaction reads one snapshot from
-// now on (REPEATABLE READ after its first statement).
-func (t *Txn) SnapshotFixed() bool { return t.started && t.isolation == RepeatableRead }
+// now on (REPEATABLE READ or SERIALIZABLE after its first statement).
+func (t *Txn) SnapshotFixed() bool { return t.started && t.isolation != ReadCommitted }
 
 // ReadTimestamp returns the snapshot the transaction reads now.
 func (t *Txn) ReadTimestamp() hlc.Timestamp { return t.batch.ReadTimestamp() }
@@ -237,24 +242,29 @@ func (t *Txn) SetReadTimestamp(ts hlc.Timestamp) { t.batch.SetReadTimestamp(ts) 
 // transaction's own writes on top. Every scan and point read of a
 // statement goes through it, so all the shards and indexes it reads show
 // one snapshot.
-func (t *Txn) Reader() storage.Reader { return t.batch }
+func (t *Txn) Reader() storage.Reader { return t.recording(t.batch) }
 
 // LatestReader returns the newest committed data with the transaction's own
 // writes on top: what a statement reads of rows it holds the locks of (the
 // re-read of READ COMMITTED, which sees a row changed by a transaction that
 // committed after the statement's snapshot), and of index entries and
 // referencing rows under the lock of their value.
-func (t *Txn) LatestReader() storage.Reader { return t.batch.At(storage.MaxTimestamp) }
+func (t *Txn) LatestReader() storage.Reader {
+	return t.recording(t.batch.At(storage.MaxTimestamp))
+}
 
 // Get reads the newest committed value of a key, or the transaction's own
 // write of it. Callers hold the key's lock (Lock), so the value cannot
 // change before the transaction ends.
 //
-// At REPEATABLE READ a key with a version committed after the
-// transaction's snapshot fails with 40001 instead: the transaction would
+// At REPEATABLE READ and SERIALIZABLE a key with a version committed after
+// the transaction's snapshot fails with 40001 instead: the transaction would
 // write over (or decide on) a change it cannot see, which PostgreSQL
 // refuses the same way (first updater wins).
 func (t *Txn) Get(key []byte) ([]byte, bool, error) {
+	if t.isolation == Serializable {
+		t.reads.addKey(key)
+	}
 	if t.SnapshotFixed() {
 		ts, ok, err := t.batch.LatestVersion(key)
 		if err != nil {
@@ -313,6 +323,7 @@ func (t *Txn) Commit() error {
 			err = t.m.schemaCheck(t.schema)
 		}
 		if err == nil && !checkOnly {
+			t.commitCheck()
 			// Written keys feed the shards' load samples (split by load).
 			t.m.shards.SampleWrites(&t.writes)
 			err = t.m.shards.Commit(t.batch, &t.writes)
@@ -321,6 +332,19 @@ func (t *Txn) Commit() error {
 	}
 	t.finish()
 	return err
+}
+
+// CheckSchema runs the check Commit runs on the schema versions the
+// transaction recorded (UseSchema) without committing: nil when the tables
+// it wrote still have the indexes it wrote them with. A READ COMMITTED
+// statement checks it when it ends, while it can still run again.
+func (t *Txn) CheckSchema() error {
+	if t.m.schemaCheck == nil || len(t.schema) == 0 {
+		return nil
+	}
+	t.m.gate.RLock()
+	defer t.m.gate.RUnlock()
+	return t.m.schemaCheck(t.schema)
 }
 
 // Rollback discards the writes and releases locks.
@@ -380,6 +404,7 @@ func (t *Txn) CommitWith(write func() error) error {
 		err = write()
 	}
 	if err == nil && !t.batch.Empty() {
+		t.commitCheck()
 		t.m.shards.SampleWrites(&t.writes)
 		err = t.m.shards.Commit(t.batch, &t.writes)
 	}
