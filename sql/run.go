@@ -156,9 +156,6 @@ func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.
 	if len(p.Locking) > 0 {
 		return nil, sqlerr.NotSupported("SELECT %s", p.Locking[0].Strength)
 	}
-	if p.AsOf != nil {
-		return nil, sqlerr.NotSupported("AS OF SYSTEM TIME")
-	}
 	it, err := s.iterate(ctx, p.Node, params)
 	if err != nil {
 		return nil, err

@@ -257,6 +257,7 @@ func (g *gcLoop) pass(ctx context.Context) (GCStats, error) {
 	}
 	return sum, nil
 }
+
 // stop ends the loop and waits for a pass in progress to stop.
 func (g *gcLoop) stop() {
 	if g == nil {
