@@ -44,6 +44,10 @@ type Session struct {
 	// (session_asof.go).
 	stmtAsOf, txnAsOf *hlc.Timestamp
 	hold              *storage.ReadHold
+	// snapTime is the time of snap on the engine's clock (Options.Now),
+	// at which reads judge TTL; txnSnapTime that of the snapshot a
+	// REPEATABLE READ transaction keeps.
+	snapTime, txnSnapTime time.Time
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
@@ -494,6 +498,7 @@ func (s *Session) takeSnapshot(fix bool) error {
 	}
 	if s.txn != nil && s.txn.SnapshotFixed() {
 		s.snap = s.e.storage.At(s.txn.ReadTimestamp())
+		s.snapTime = s.txnSnapTime
 		return nil
 	}
 	// Held before the timestamp is taken, so GC never passes it.
@@ -505,6 +510,8 @@ func (s *Session) takeSnapshot(fix bool) error {
 		return err
 	}
 	s.snap = s.e.storage.At(ts)
+	s.snapTime = s.e.opts.Now()
+	s.txnSnapTime = s.snapTime
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
 		if fix {
@@ -548,7 +555,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and

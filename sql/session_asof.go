@@ -107,6 +107,7 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		return true, err
 	}
 	s.snap = s.e.storage.At(ts)
+	s.snapTime = time.Unix(0, ts.WallTime)
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
 		if fix {
