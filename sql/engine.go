@@ -178,6 +178,7 @@ func Open(opts Options) (*Engine, error) {
 	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
 	e.startTTL()
+	e.startGC()
 	return e, nil
 }
 

@@ -70,6 +70,14 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 			if st.Pending {
 				size, count = types.NullValue, types.NullValue
 			}
+			vs, err := s.e.storage.VersionBytes(context.Background(), sh.Span)
+			if err != nil {
+				return nil, err
+			}
+			gcThreshold := types.NullValue
+			if !vs.Threshold.IsEmpty() {
+				gcThreshold = types.NewTimestamp(vs.Threshold.WallTime / 1000)
+			}
 			rows = append(rows, []types.Value{
 				types.NewUtf8(t.Name), types.NewInt64(int64(k)), types.NewInt64(int64(sh.ID)),
 				types.NewUtf8(formatPivot(t, sh.Span.Start)), types.NewUtf8(end),
@@ -77,6 +85,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
 				types.NewBool(s.e.storage.KeyFilterEnabled(t.ID)), types.NewInt64(int64(filterBytes[t.ID])),
+				types.NewInt64(vs.OldBytes), types.NewInt64(vs.OldCount), gcThreshold,
 			})
 		}
 	}

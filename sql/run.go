@@ -151,10 +151,8 @@ func resultColumns(cols []planner.Column) []ResultColumn {
 // last.
 func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.Value) (Result, error) {
 	// The binder resolved both clauses (bind/locking.go, bind/asof.go);
-	// reads at a chosen timestamp need issue 16's MVCC core.
-	if p.AsOf != nil {
-		return nil, sqlerr.NotSupported("AS OF SYSTEM TIME")
-	}
+	// running them needs row locks (selectlock.go) and reads at a chosen
+	// timestamp (the statement's read timestamp, set from AS OF).
 	if len(p.Locking) > 0 {
 		return s.runLockingSelect(ctx, p, params) // selectlock.go
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/txnmode"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Session is one client's SQL session: settings, transaction state and
@@ -38,6 +39,15 @@ type Session struct {
 	// read timestamp taken when it started (takeSnapshot). Every shard and
 	// index the statement reads, it reads at that one timestamp.
 	snap *storage.View
+	// stmtAsOf is the running statement's AS OF SYSTEM TIME, txnAsOf the
+	// open block's; hold keeps GC below the session's open reads
+	// (session_asof.go).
+	stmtAsOf, txnAsOf *hlc.Timestamp
+	hold              *storage.ReadHold
+	// snapTime is the time of snap on the engine's clock (Options.Now),
+	// at which reads judge TTL; txnSnapTime that of the snapshot a
+	// REPEATABLE READ transaction keeps.
+	snapTime, txnSnapTime time.Time
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
@@ -107,6 +117,7 @@ func (s *Session) Close() {
 		s.txn.Rollback()
 		s.txn = nil
 	}
+	s.transactionDone()
 	s.dropTempTables()
 	s.e.removeSession(s)
 }
@@ -134,6 +145,7 @@ func (s *Session) Sync() error {
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
 	s.queried = false
+	s.transactionDone()
 	if t == nil {
 		s.endTransaction(!failed)
 		return nil
@@ -365,11 +377,16 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
 	}
+	if err := s.prepareAsOf(p.plan.plan); err != nil {
+		s.onError()
+		return nil, err
+	}
 	// Transaction control does not take a REPEATABLE READ transaction's
 	// snapshot: BEGIN and SET TRANSACTION come before it.
 	if err := s.takeSnapshot(st.Txn == nil); err != nil {
+		s.statementDone()
 		s.onError()
-		return nil, err
+		return nil, s.mapError(ctx, err)
 	}
 	ctx, cancel := s.statementContext(ctx)
 	s.currentText = p.SQL
@@ -378,6 +395,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	if err != nil {
 		cancel()
 		err = s.mapError(ctx, err)
+		s.statementDone()
 		s.onError()
 		return nil, err
 	}
@@ -432,6 +450,9 @@ var errStatementTimeout = errors.New("statement timeout")
 // mapError turns context errors into 57014 with PostgreSQL's wording, and
 // a commit refused for want of disk space into 53100.
 func (s *Session) mapError(ctx context.Context, err error) error {
+	if e, ok := belowGCError(err); ok {
+		return e
+	}
 	var full *storage.DiskFullError
 	if errors.As(err, &full) {
 		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",
@@ -486,15 +507,25 @@ func (s *Session) reader() storage.Reader {
 // takes one per statement; a REPEATABLE READ transaction keeps the one of
 // its first statement that fixes it (fix: not transaction control).
 func (s *Session) takeSnapshot(fix bool) error {
+	if ok, err := s.asOfSnapshot(fix); ok {
+		return err
+	}
 	if s.txn != nil && s.txn.SnapshotFixed() {
 		s.snap = s.e.storage.At(s.txn.ReadTimestamp())
+		s.snapTime = s.txnSnapTime
 		return nil
+	}
+	// Held before the timestamp is taken, so GC never passes it.
+	if err := s.holdReads(hlc.Timestamp{}); err != nil {
+		return err
 	}
 	ts, err := s.e.storage.ReadTimestamp()
 	if err != nil {
 		return err
 	}
 	s.snap = s.e.storage.At(ts)
+	s.snapTime = s.e.opts.Now()
+	s.txnSnapTime = s.snapTime
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
 		if fix {
@@ -541,7 +572,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and
@@ -578,6 +609,7 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 func (r *sessionResult) Close() {
 	r.Result.Close()
 	r.cancel()
+	r.s.statementDone()
 }
 
 type emptyResult struct{}

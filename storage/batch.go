@@ -129,6 +129,9 @@ func (b *Batch) Get(key []byte) (value []byte, found bool, err error) {
 	if err := b.check(); err != nil {
 		return nil, false, err
 	}
+	if err := b.e.checkGCKey(b.ts, key); err != nil {
+		return nil, false, err
+	}
 	return get(b.b, b.ts, key)
 }
 
@@ -145,6 +148,9 @@ func (b *Batch) ReadTimestamp() hlc.Timestamp { return b.ts }
 // committed state underneath is read as of NewIter too.
 func (b *Batch) NewIter(span Span) (*Iterator, error) {
 	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if err := b.e.checkGC(b.ts, span); err != nil {
 		return nil, err
 	}
 	return newIterator(b.b, b.ts, span)
@@ -284,11 +290,17 @@ func (v batchAt) Get(key []byte) ([]byte, bool, error) {
 	if err := v.b.check(); err != nil {
 		return nil, false, err
 	}
+	if err := v.b.e.checkGCKey(v.ts, key); err != nil {
+		return nil, false, err
+	}
 	return get(v.b.b, v.ts, key)
 }
 
 func (v batchAt) NewIter(span Span) (*Iterator, error) {
 	if err := v.b.check(); err != nil {
+		return nil, err
+	}
+	if err := v.b.e.checkGC(v.ts, span); err != nil {
 		return nil, err
 	}
 	return newIterator(v.b.b, v.ts, span)
@@ -298,7 +310,7 @@ func (v batchAt) NewPointReader() (*PointReader, error) {
 	if err := v.b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: v.b.b, ts: v.ts}, nil
+	return &PointReader{r: v.b.b, ts: v.ts, gc: v.b.e}, nil
 }
 
 // LatestVersion returns the timestamp of the newest committed version of a

@@ -110,6 +110,9 @@ type Engine struct {
 	clock   *hlc.Clock
 	commits *commitTracker
 	gc      *gcLoop // nil: no GC
+	// gcs holds the shards' GC thresholds and the read holds
+	// (gcthreshold.go).
+	gcs *gcState
 
 	// popts, dir and fs are what Open opened the store with; bulk
 	// ingestion (ingest.go) writes sstables with popts' writer options
@@ -182,7 +185,12 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	removeBulkDirs(fs, dir) // under Pebble's lock of dir
 	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, clock: clock,
-		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS}
+		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS, gcs: newGCState()}
+	if err := e.gcs.load(db); err != nil {
+		db.Close()
+		clock.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
 	e.flusher = &filterFlusher{db: db, delay: opts.KeyFilterFlushDelay, log: opts.Logger}
 	if e.flusher.delay <= 0 {
 		e.flusher.delay = DefaultKeyFilterFlushDelay

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -44,19 +45,6 @@ type GCStats struct {
 	Keys     int64 // user keys visited
 	Versions int64 // versions visited
 	Deleted  int64 // versions deleted
-}
-
-// GCThreshold returns the engine's GC threshold now: the clock's time minus
-// Options.GCTTL. ok is false when GC is off or the clock fails.
-func (e *Engine) GCThreshold() (threshold hlc.Timestamp, ok bool) {
-	if e.gc == nil {
-		return hlc.Timestamp{}, false
-	}
-	now, err := e.clock.Now()
-	if err != nil || now.WallTime-int64(e.gc.ttl) <= 0 {
-		return hlc.Timestamp{}, false
-	}
-	return hlc.Timestamp{WallTime: now.WallTime - int64(e.gc.ttl)}, true
 }
 
 // GCVersions removes, in span (of the table area; keys outside it are not
@@ -142,12 +130,69 @@ func (e *Engine) GCVersions(ctx context.Context, span Span, threshold hlc.Timest
 	return st, flush()
 }
 
+// GCTarget is one span a GC pass collects, with its retention window:
+// a shard of a table and the table's GC_TTL.
+type GCTarget struct {
+	Span Span
+	TTL  time.Duration
+}
+
+// GCPolicy is what the SQL layer tells GC about its tables.
+type GCPolicy struct {
+	// Targets returns the spans a pass collects: every shard of every
+	// table and index, with its table's TTL. Called at every pass.
+	Targets func() []GCTarget
+	// TTL returns the retention window of a table or index (by id in the
+	// table area); ok false means the engine's default.
+	TTL func(tableID uint64) (ttl time.Duration, ok bool)
+}
+
+// SetGCPolicy sets the SQL layer's policy. Without one a pass collects the
+// whole table area with the engine's TTL as one span.
+func (e *Engine) SetGCPolicy(p GCPolicy) {
+	if e.gc != nil {
+		e.gc.policy.Store(&p)
+	}
+}
+
+// ttlOf returns the retention window of the table whose span starts at
+// start: the policy's, else the engine's.
+func (g *gcLoop) ttlOf(start []byte) time.Duration {
+	if p := g.policy.Load(); p != nil && p.TTL != nil {
+		if id, _, err := DecodeTablePrefix(start); err == nil {
+			if ttl, ok := p.TTL(id); ok && ttl > 0 {
+				return ttl
+			}
+		}
+	}
+	return g.ttl
+}
+
+// DefaultTTL returns the engine's retention window (Options.GCTTL); ok is
+// false when GC is off.
+func (e *Engine) DefaultTTL() (ttl time.Duration, ok bool) {
+	if e.gc == nil {
+		return 0, false
+	}
+	return e.gc.ttl, true
+}
+
+// RunGC runs one pass over the targets now (as the background loop does),
+// for tests and VACUUM; it returns the sum of the passes' stats.
+func (e *Engine) RunGC(ctx context.Context) (GCStats, error) {
+	if e.gc == nil {
+		return GCStats{}, nil
+	}
+	return e.gc.pass(ctx)
+}
+
 // gcLoop runs GC passes in the background until stopped.
 type gcLoop struct {
 	e        *Engine
 	ttl      time.Duration
 	interval time.Duration
 	log      *slog.Logger
+	policy   atomic.Pointer[GCPolicy]
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
 }
@@ -180,19 +225,37 @@ func (g *gcLoop) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		threshold, ok := g.e.GCThreshold()
-		if !ok {
-			continue
-		}
-		st, err := g.e.GCVersions(ctx, TablesSpan(), threshold)
+		st, err := g.pass(ctx)
 		if err != nil && ctx.Err() == nil {
 			g.log.Warn("storage: GC pass failed", "err", err)
 		}
 		if st.Deleted > 0 {
 			g.log.Info("storage: GC removed old versions", "deleted", st.Deleted, "versions", st.Versions,
-				"keys", st.Keys, "threshold", threshold.String())
+				"keys", st.Keys)
 		}
 	}
+}
+
+// pass collects every target once.
+func (g *gcLoop) pass(ctx context.Context) (GCStats, error) {
+	targets := []GCTarget{{Span: TablesSpan(), TTL: g.ttl}}
+	if p := g.policy.Load(); p != nil && p.Targets != nil {
+		targets = p.Targets()
+	}
+	var sum GCStats
+	for _, t := range targets {
+		st, err := g.e.GCSpan(ctx, t.Span, t.TTL)
+		sum.Keys += st.Keys
+		sum.Versions += st.Versions
+		sum.Deleted += st.Deleted
+		if err != nil {
+			return sum, err
+		}
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
 }
 
 // stop ends the loop and waits for a pass in progress to stop.

@@ -186,14 +186,24 @@ func (e *Engine) At(ts hlc.Timestamp) *View { return &View{e: e, ts: ts} }
 func (v *View) Timestamp() hlc.Timestamp { return v.ts }
 
 // Get returns a copy of the value at key as of the view's timestamp.
-func (v *View) Get(key []byte) ([]byte, bool, error) { return get(v.e.db, v.ts, key) }
+func (v *View) Get(key []byte) ([]byte, bool, error) {
+	if err := v.e.checkGCKey(v.ts, key); err != nil {
+		return nil, false, err
+	}
+	return get(v.e.db, v.ts, key)
+}
 
 // NewIter returns an iterator over span as of the view's timestamp.
-func (v *View) NewIter(span Span) (*Iterator, error) { return newIterator(v.e.db, v.ts, span) }
+func (v *View) NewIter(span Span) (*Iterator, error) {
+	if err := v.e.checkGC(v.ts, span); err != nil {
+		return nil, err
+	}
+	return newIterator(v.e.db, v.ts, span)
+}
 
 // NewPointReader returns a PointReader as of the view's timestamp.
 func (v *View) NewPointReader() (*PointReader, error) {
-	return &PointReader{r: v.e.db, ts: v.ts}, nil
+	return &PointReader{r: v.e.db, ts: v.ts, gc: v.e}, nil
 }
 
 // rewriteVersioned copies the writes of src into dst, with every bare

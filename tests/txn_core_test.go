@@ -274,7 +274,6 @@ func TestSavepoints(t *testing.T) {
 // TestAsOfSystemTime: a read AS OF SYSTEM TIME sees the data as it was,
 // and BEGIN AS OF SYSTEM TIME gives a read-only transaction at that time.
 func TestAsOfSystemTime(t *testing.T) {
-	t.Skip(needsCore)
 	srv := startServer(t)
 	ctx := ctxT(t)
 	c := srv.connect(t, pgx.QueryExecModeSimpleProtocol)

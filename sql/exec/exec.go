@@ -325,7 +325,7 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	}
 	// The TTL is evaluated once, at the statement's time, so that every
 	// row of the statement is judged against the same moment.
-	expiry := ttl.At(n.Table, c.Now())
+	expiry := ttl.At(n.Table, c.ReadTime())
 	if points {
 		return newPointScan(c, n, filter, expiry, parts)
 	}
@@ -342,6 +342,15 @@ func (c *Context) Now() time.Time {
 		return c.Eval.Now
 	}
 	return time.Now()
+}
+
+// ReadTime returns the time of the statement's snapshot
+// (expr.Context.ReadTime), at which table reads judge TTL; Now when unset.
+func (c *Context) ReadTime() time.Time {
+	if c.Eval != nil && !c.Eval.ReadTime.IsZero() {
+		return c.Eval.ReadTime
+	}
+	return c.Now()
 }
 
 // ScanSpans evaluates a scan's key ranges with the statement's parameters:
