@@ -841,7 +841,6 @@ func (r *rewriter) arrayCtor(at, open, close int) error {
 // genericAggs (aggcall.go), whose DISTINCT TiDB's grammar cannot read.
 const AggDistinctFunc = "pivot_agg_distinct"
 
-
 // orderByIn returns the ORDER token of an ORDER BY at the top level of
 // the parenthesised group opening at open, or -1.
 func (s *stmtToks) orderByIn(open int) int {
