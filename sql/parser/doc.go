@@ -78,6 +78,10 @@
 //     a[i][j] pivot_array_elem(a, i, j), slices pivot_array_slice, and
 //     a @> b, a <@ b, a && b a = pivot_array_contains(b) and so on; array
 //     types T[], T ARRAY and List<T> are ordinary type names;
+//   - in an UPDATE's SET list, a[i][j] = v becomes a =
+//     pivot_array_assign(a, -1, i, j, (v)) and a[lo:hi] = v a =
+//     pivot_array_assign(a, mask, lo, hi, (v)) (arrayassign.go; the binder
+//     composes several assignments to one column);
 //   - unnest(...) [WITH ORDINALITY] in FROM becomes a derived table like
 //     generate_series(...) (UnnestFunc);
 //   - generate_series(...) after FROM, JOIN, LATERAL or a comma of a FROM

@@ -645,9 +645,9 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		subs = append(subs, [3]int{end, colon, close})
 		end = close + 1
 	}
-	if len(subs) > 0 && s.isOp(end, "=") && s.isWord(0, "update") && (s.isWord(i-1, "set") || s.isOp(i-1, ",")) {
-		// UPDATE t SET a[i] = v.
-		return 0, errAt(sqlerr.FeatureNotSupported, s.start(subs[0][0]), "assigning to an array element or slice is not supported yet")
+	if len(subs) > 0 && s.isOp(end, "=") && call < 0 && ctor < 0 && !isLit && s.setItemAt(i) {
+		// UPDATE t SET a[i] = v (arrayassign.go).
+		return r.arrayAssign(i, bodyEnd, subs, slice, end, hi)
 	}
 	var casts []cast
 	for end < hi && s.isOp(end, "::") {
