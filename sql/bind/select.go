@@ -614,10 +614,12 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 			}
 		}
 		var arg expr.Expr
+		var mods aggMods
 		star := false
 		if len(n.Args) > 1 {
 			return nil, false, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", strings.ToLower(n.F), len(n.Args))
 		}
+		var argNode ast.ExprNode
 		if len(n.Args) == 1 {
 			v := &aggFinder{}
 			n.Args[0].Accept(v)
@@ -625,7 +627,10 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 				return nil, false, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested")
 			}
 			var err error
-			if arg, err = g.a.build(g.input, n.Args[0], nil); err != nil {
+			if argNode, mods, err = takeAggMods(n.Args[0]); err != nil {
+				return nil, false, err
+			}
+			if arg, err = g.a.build(g.input, argNode, nil); err != nil {
 				return nil, false, err
 			}
 		} else {
@@ -633,6 +638,9 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 		}
 		spec, err := expr.NewAggSpec(strings.ToLower(n.F), n.Distinct, star, arg)
 		if err != nil {
+			return nil, false, err
+		}
+		if err := g.applyMods(spec, mods, []ast.ExprNode{argNode}); err != nil {
 			return nil, false, err
 		}
 		g.aggs = append(g.aggs, spec)
@@ -662,10 +670,30 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 				return nil, false, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested")
 			}
 		}
+		// The ORDER BY and FILTER markers come off the first argument
+		// (after the DISTINCT marker).
+		call := *n
+		call.Args = append([]ast.ExprNode(nil), n.Args...)
+		first := 0
+		if len(call.Args) > 1 {
+			if m, ok := call.Args[0].(*ast.FuncCallExpr); ok && m.FnName.L == parser.AggDistinctFunc {
+				first = 1
+			}
+		}
+		var mods aggMods
+		if first < len(call.Args) {
+			var err error
+			if call.Args[first], mods, err = takeAggMods(call.Args[first]); err != nil {
+				return nil, false, err
+			}
+		}
 		b := g.a.builder(g.input, nil)
-		spec, err := b.BuildAgg(n)
+		spec, err := b.BuildAgg(&call)
 		g.a.params = b.ParamTypes
 		if err != nil {
+			return nil, false, err
+		}
+		if err := g.applyMods(spec, mods, call.Args[first:]); err != nil {
 			return nil, false, err
 		}
 		g.aggs = append(g.aggs, spec)

@@ -652,13 +652,11 @@ func (a *aggIter) run() error {
 			groups[string(buf)] = g
 		}
 		for i, s := range a.n.Aggs {
-			var v types.Value
-			if s.Arg != nil {
-				if v, err = s.Arg.Eval(a.c.Eval, r); err != nil {
-					return err
-				}
+			in, err := s.Input(a.c.Eval, r)
+			if err != nil {
+				return err
 			}
-			if err := g.aggs[i].Add(v); err != nil {
+			if err := s.Add(g.aggs[i], in); err != nil {
 				return err
 			}
 		}
@@ -705,7 +703,7 @@ func (a *aggIter) runSets() error {
 	groups := map[string]*aggGroup{}
 	var order []*aggGroup
 	vals := make(expr.Row, len(a.n.GroupBy))
-	argVals := make([]types.Value, len(a.n.Aggs))
+	inputs := make([]expr.AggInput, len(a.n.Aggs))
 	var buf []byte
 	for n := 0; ; n++ {
 		r, err := a.nextInput(n)
@@ -721,11 +719,8 @@ func (a *aggIter) runSets() error {
 			}
 		}
 		for i, s := range a.n.Aggs {
-			argVals[i] = types.Value{}
-			if s.Arg != nil {
-				if argVals[i], err = s.Arg.Eval(a.c.Eval, r); err != nil {
-					return err
-				}
+			if inputs[i], err = s.Input(a.c.Eval, r); err != nil {
+				return err
 			}
 		}
 		for si, set := range a.n.Sets {
@@ -745,8 +740,8 @@ func (a *aggIter) runSets() error {
 				g = newAggGroup(a.n, key, si, &order)
 				groups[string(buf)] = g
 			}
-			for i := range a.n.Aggs {
-				if err := g.aggs[i].Add(argVals[i]); err != nil {
+			for i, s := range a.n.Aggs {
+				if err := s.Add(g.aggs[i], inputs[i]); err != nil {
 					return err
 				}
 			}
