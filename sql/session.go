@@ -572,7 +572,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone(), Style: s.vars.Style()}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and
@@ -594,16 +594,39 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	// row goes out (the value is an instant; the zone only travels with
 	// it for printing). The row may be the executor's own (a constant
 	// VALUES row reused by the next execution), so it is copied first.
+	return presentRow(row, r.s.vars.ZoneName(), r.s.vars.Style()), err
+}
+
+// presentRow readies a row for output in the session's TimeZone (a
+// timestamptz prints in it) and DateStyle and IntervalStyle (dates,
+// times and intervals print in them): presentation the values carry to
+// Text (types.InZone, types.WithStyle). The row may be the executor's own
+// (a constant VALUES row reused by the next execution), so it is copied
+// before it changes.
+func presentRow(row []types.Value, zone string, st types.Style) []types.Value {
 	copied := false
 	for i, v := range row {
-		if v.Family() == types.TimestampTZ || v.Family() == types.Array && v.ArrayElemType().Family == types.TimestampTZ {
-			if !copied {
-				row, copied = append([]types.Value(nil), row...), true
-			}
-			row[i] = v.InZone(r.s.vars.ZoneName())
+		f := v.Family()
+		if f == types.Array {
+			f = v.ArrayElemType().Family
 		}
+		tz := f == types.TimestampTZ
+		styled := st != 0 && types.StyleDependent(f)
+		if !tz && !styled {
+			continue
+		}
+		if !copied {
+			row, copied = append([]types.Value(nil), row...), true
+		}
+		if tz {
+			v = v.InZone(zone)
+		}
+		if styled {
+			v = v.WithStyle(st)
+		}
+		row[i] = v
 	}
-	return row, err
+	return row
 }
 
 func (r *sessionResult) Close() {

@@ -33,6 +33,10 @@ type Context struct {
 	// timestamptz and timestamp, date or text, and the local clock
 	// functions read it (zone.go).
 	Zone *time.Location
+	// Style is the session's DateStyle and IntervalStyle: casts of
+	// dates, times and intervals to text print in it, and text read as a
+	// date or timestamp takes its field order (zone.go).
+	Style types.Style
 	// Exec is the executor's state for the statement (package exec sets
 	// it): subquery nodes run their plans through it. Nil outside an
 	// executor.
