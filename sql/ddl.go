@@ -16,9 +16,10 @@ import (
 )
 
 // ddl runs a schema change: fn edits the catalog change and may add data
-// changes to the batch; both commit atomically. Inside a transaction block a
-// schema change takes effect at once, on its own, and is not undone by
-// ROLLBACK (PivotDB does not have transactional DDL yet); a NOTICE says so.
+// changes to the batch; both commit atomically. Inside a transaction block
+// the change is the transaction's, committed or rolled back with it
+// (ddlInBlock, txnddl.go). Every schema change holds the schema-change
+// lock (lockDDL) while it runs, one in a block until the block ends.
 //
 // The catalog's change lock is taken before the shard manager's, always in
 // that order; the shard maps install before the catalog so that a table is
@@ -33,9 +34,13 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 // rewrite's rows, prepared before the change locks were taken).
 func (s *Session) ddlInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	if s.inBlock() {
-		s.notice("NOTICE", sqlerr.FeatureNotSupported,
-			"schema changes inside a transaction block take effect immediately and are not rolled back")
+		return s.ddlInBlock(b, fn)
 	}
+	return s.withDDLLock(false, func() error { return s.ddlNow(b, fn) })
+}
+
+// ddlNow commits a schema change on its own.
+func (s *Session) ddlNow(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	ch := s.e.catalog.Begin()
 	pch := s.e.shards.Begin()
 	abort := func(err error) error {
@@ -132,7 +137,7 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 
 func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, error) {
 	// The sequences the tables own are dropped with them.
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	var owned []uint64
 	for _, tn := range p.Tables {
 		if t, ok := snap.Table(s.db.ID, tn.Name.O); ok {
@@ -177,7 +182,7 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 				}
 			}
 			ch.DropTable(t)
-			if err := s.e.dropTableData(pch, b, t); err != nil {
+			if err := s.dropTableData(pch, b, t); err != nil {
 				return err
 			}
 		}

@@ -101,6 +101,12 @@ type Engine struct {
 	// creating holds tables whose CREATE TABLE is committing: the shard
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
+	// ddlApply is held by a transaction committing schema changes from
+	// before its commit releases the schema-change lock until its catalog
+	// is installed (txnddl.go); ddlHolds are the tables with uncommitted
+	// schema changes.
+	ddlApply sync.Mutex
+	ddlHolds ddlHolds
 
 	// settingDefaults overrides defaults of session settings (Options'
 	// timeouts); read-only after Open.
@@ -170,6 +176,10 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.dropLeftoverTempTables(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := e.dropOrphans(); err != nil {
 		st.Close()
 		return nil, err
 	}

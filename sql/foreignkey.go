@@ -410,7 +410,7 @@ func (s *Session) validateForeignKeys(t *catalog.Table, snap *catalog.Snapshot, 
 			}
 			parent = p
 		}
-		it, err := s.e.storage.NewIter(storage.TableSpan(t.ID))
+		it, err := s.ddlReader().NewIter(storage.TableSpan(t.ID))
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ import (
 // partitionRows lists every shard of the session's database.
 func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	filterBytes, err := s.e.storage.KeyFilterBytes()
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 	}
 	actions := map[byte]string{'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
 	for _, fk := range t.ForeignKeys {
-		parent, ok := s.e.catalog.Snapshot().TableByID(fk.RefTable)
+		parent, ok := s.catalogSnap().TableByID(fk.RefTable)
 		if !ok {
 			continue
 		}
@@ -259,7 +259,7 @@ func tableIn(snap *catalog.Snapshot, s *Session, tn *ast.TableName) (*catalog.Ta
 // moves), so it reports no row progress and cannot be cancelled.
 func (s *Session) reshard(ctx context.Context, p *bind.Reshard) (Result, error) {
 	err := s.runJob(ctx, jobs.KindReshard, false, func(context.Context) error {
-		t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+		t, err := tableIn(s.catalogSnap(), s, p.Table)
 		if err != nil {
 			return err
 		}
@@ -319,7 +319,7 @@ func (s *Session) reshardPivots(p *bind.Reshard, t *catalog.Table) ([][]byte, er
 // It runs as a RESHARD job, like reshard.
 func (s *Session) split(ctx context.Context, p *bind.Split) (Result, error) {
 	err := s.runJob(ctx, jobs.KindReshard, false, func(context.Context) error {
-		t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+		t, err := tableIn(s.catalogSnap(), s, p.Table)
 		if err != nil {
 			return err
 		}

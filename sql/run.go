@@ -19,6 +19,14 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	if err := s.readOnlyError(st); err != nil {
 		return nil, err
 	}
+	if s.inBlock() {
+		if err := txnBlockDDL(st); err != nil {
+			return nil, err
+		}
+	}
+	prevCtx := s.stmtCtx
+	s.stmtCtx = ctx
+	defer func() { s.stmtCtx = prevCtx }()
 	switch st.(type) {
 	case *bind.Txn, *bind.Set, *bind.Reset, *bind.ShowVar, *bind.Deallocate, *bind.Discard:
 	default:
@@ -183,7 +191,7 @@ func showRows(st bind.Statement, rows [][]types.Value) *rowsResult {
 // showTables lists the tables of the session's database.
 func (s *Session) showTables(st *bind.ShowTables) (Result, error) {
 	var rows [][]types.Value
-	for _, t := range s.e.catalog.Snapshot().Tables(s.db.ID) {
+	for _, t := range s.catalogSnap().Tables(s.db.ID) {
 		name := t.Name
 		if bind.IsTempName(name) {
 			// Only the session's own temporary tables, by their names.
@@ -200,7 +208,7 @@ func (s *Session) showTables(st *bind.ShowTables) (Result, error) {
 // showDatabases lists the databases.
 func (s *Session) showDatabases(st *bind.ShowDatabases) (Result, error) {
 	var rows [][]types.Value
-	for _, d := range s.e.catalog.Snapshot().Databases() {
+	for _, d := range s.catalogSnap().Databases() {
 		rows = append(rows, []types.Value{types.NewUtf8(d.Name)})
 	}
 	return showRows(st, rows), nil

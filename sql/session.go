@@ -88,6 +88,26 @@ type Session struct {
 	// planningTime is how long binding the running statement took
 	// (EXPLAIN ANALYZE's Planning Time).
 	planningTime time.Duration
+
+	// Transactional DDL (txnddl.go): tddl is the block's schema changes,
+	// ddlSavepoints its pending catalog at each savepoint; ddlLocked and
+	// gateHeld mark a statement holding the schema-change lock and the
+	// schema gate, tddlRunning one editing the pending catalog. stmtCtx
+	// is the running statement's context (lock waits honour it).
+	tddl          *txnDDL
+	ddlSavepoints []ddlSavepoint
+	ddlLocked     bool
+	gateHeld      bool
+	tddlRunning   bool
+	stmtCtx       context.Context
+}
+
+// stmtContext is the running statement's context.
+func (s *Session) stmtContext() context.Context {
+	if s.stmtCtx != nil {
+		return s.stmtCtx
+	}
+	return context.Background()
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -114,7 +134,7 @@ func (s *Session) Close() {
 	s.closed = true
 	s.closeCursors(func(*cursor) bool { return true })
 	if s.txn != nil {
-		s.txn.Rollback()
+		s.rollbackTxn(s.txn)
 		s.txn = nil
 	}
 	s.transactionDone()
@@ -151,11 +171,11 @@ func (s *Session) Sync() error {
 		return nil
 	}
 	if failed {
-		t.Rollback()
+		s.rollbackTxn(t)
 		s.endTransaction(false)
 		return nil
 	}
-	err := s.mapError(context.Background(), t.Commit())
+	err := s.mapError(context.Background(), s.commitTxn(t))
 	if err != nil {
 		err = s.rerunAtSync(err)
 	}
@@ -308,7 +328,7 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 
 // bindEnv is what the binder sees of the session.
 func (s *Session) bindEnv() *bind.Env {
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	return &bind.Env{
 		Snapshot: snap,
 		// The database as snap has it: its ACL may have changed since the
@@ -360,7 +380,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, err
 		}
 	}
-	if redialect || p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
+	if redialect || p.deferred || p.plan.snap != s.catalogSnap() {
 		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
 			s.onError()

@@ -46,7 +46,7 @@ func (s *Session) vacuum(ctx context.Context, p *bind.Vacuum) (Result, error) {
 			return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
 		}
 	}
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	acc := s.access(snap)
 	var tables []*catalog.Table
 	if len(p.Tables) == 0 {

@@ -61,8 +61,11 @@ type Txn struct {
 	// pid is the server process ID of the session that runs the
 	// transaction (SetPID), shown with its locks in pg_locks; 0: none.
 	pid uint32
-	// schema is the schema version of each table written (UseSchema).
-	schema map[uint64]string
+	// schema is the schema version of each table written (UseSchema);
+	// ownSchema holds the tables whose schema the transaction changes
+	// itself (OwnSchema), which are not recorded.
+	schema    map[uint64]string
+	ownSchema map[uint64]bool
 	// isolation is the transaction's level; started is set by its first
 	// statement that reads (StartStatement), which fixes a REPEATABLE READ
 	// transaction's snapshot.
@@ -191,12 +194,32 @@ func (t *Txn) ReadTimestamp() hlc.Timestamp { return t.batch.ReadTimestamp() }
 // version describes it (for example, which indexes it maintains). Commit
 // fails if the manager's schema check finds the table changed since.
 func (t *Txn) UseSchema(id uint64, version string) {
+	if t.ownSchema[id] {
+		return
+	}
 	if t.schema == nil {
 		t.schema = map[uint64]string{}
 	}
 	if _, ok := t.schema[id]; !ok {
 		t.schema[id] = version
 	}
+}
+
+// OwnSchema is for a transaction that changes table id's schema itself
+// (transactional DDL, sql/txnddl.go): the version recorded so far (if
+// any) is returned, for the caller to check against the committed one
+// now, and from now on the table is neither recorded nor checked at
+// commit — its committed version is the one the transaction's own commit
+// installs, and the caller keeps other schema changes off the table until
+// then.
+func (t *Txn) OwnSchema(id uint64) (version string, recorded bool) {
+	if t.ownSchema == nil {
+		t.ownSchema = map[uint64]bool{}
+	}
+	t.ownSchema[id] = true
+	version, recorded = t.schema[id]
+	delete(t.schema, id)
+	return version, recorded
 }
 
 // Begin starts a transaction.

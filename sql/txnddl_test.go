@@ -1,0 +1,107 @@
+package sql
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// tableHasKeys reports whether any key is stored in table id's span.
+func tableHasKeys(t *testing.T, e *Engine, id uint64) bool {
+	t.Helper()
+	it, err := e.storage.NewIter(storage.TableSpan(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	return it.First()
+}
+
+// TestTxnDDLPhysical: what a transaction's schema changes leave on disk.
+// A rolled-back CREATE TABLE leaves no shard map; a committed DROP TABLE
+// leaves no rows; and the creations of a transaction the server did not
+// get to end (a crash: the session is abandoned, not closed) are dropped
+// at the next start.
+func TestTxnDDLPhysical(t *testing.T) {
+	dir := t.TempDir()
+	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.NewSession("pivotdb", "pivotdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(q string) { t.Helper(); query(t, s, q) }
+
+	run("BEGIN")
+	run("CREATE TABLE rb (id Int32, v Utf8, PRIMARY KEY (id))")
+	run("CREATE INDEX rb_v ON rb (v)")
+	rb, _ := s.catalogSnap().Table(s.db.ID, "rb")
+	if e.shards.Map(rb.ID) == nil || e.shards.Map(rb.Indexes[0].ID) == nil {
+		t.Fatal("a table created in a transaction has no shard map")
+	}
+	if _, ok := e.catalog.Snapshot().TableByID(rb.ID); ok {
+		t.Fatal("the uncommitted table is in the committed catalog")
+	}
+	run("ROLLBACK")
+	if e.shards.Map(rb.ID) != nil || e.shards.Map(rb.Indexes[0].ID) != nil {
+		t.Fatal("a rolled-back CREATE TABLE left its shard maps")
+	}
+
+	run("CREATE TABLE dr (id Int32, PRIMARY KEY (id))")
+	run("INSERT INTO dr VALUES (1), (2)")
+	dr, _ := s.catalogSnap().Table(s.db.ID, "dr")
+	run("BEGIN")
+	run("DROP TABLE dr")
+	if !tableHasKeys(t, e, dr.ID) {
+		t.Fatal("an uncommitted DROP TABLE removed the rows")
+	}
+	run("COMMIT")
+	if tableHasKeys(t, e, dr.ID) || e.shards.Map(dr.ID) != nil {
+		t.Fatal("a committed DROP TABLE left rows or a shard map")
+	}
+
+	run("BEGIN")
+	run("CREATE TABLE crash (id Int32, PRIMARY KEY (id))")
+	run("CREATE SEQUENCE crash_seq")
+	crash, _ := s.catalogSnap().Table(s.db.ID, "crash")
+	q, _ := s.catalogSnap().Sequence(s.db.ID, "crash_seq")
+	if _, ok, _ := e.meta.Get(sequenceKey(q.ID)); !ok {
+		t.Fatal("the sequence's record was not written at once")
+	}
+	// The crash: the transaction never ends.
+	s.txn, s.tddl = nil, nil
+	s.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Open(Options{DataDir: dir, NoSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.shards.Map(crash.ID) != nil {
+		t.Fatal("the shard map of a table whose transaction never committed survived the restart")
+	}
+	if _, ok, _ := e.meta.Get(sequenceKey(q.ID)); ok {
+		t.Fatal("the record of a sequence whose transaction never committed survived the restart")
+	}
+	s2, err := e.NewSession("pivotdb", "pivotdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := tryQuery(s2, "SELECT * FROM crash"); err == nil {
+		t.Fatal("the table of a transaction that never committed exists")
+	}
+	// Ids are never reused: the counter was persisted with the creations.
+	query(t, s2, "CREATE TABLE after (id Int32, PRIMARY KEY (id))")
+	after, _ := s2.catalogSnap().Table(s2.db.ID, "after")
+	if after.ID <= q.ID {
+		t.Fatalf("id %d reused after the restart (the crashed transaction had %d)", after.ID, q.ID)
+	}
+}
