@@ -35,6 +35,12 @@
 //     user keys only. ReadTimestamp gives a statement its timestamp; At(ts)
 //     the View of it, which every shard and index read of the statement
 //     uses, so that none sees part of a transaction.
+//   - Read refresh (refresh.go, SERIALIZABLE in sql/txn). CheckRefresh
+//     reports a version committed in (from, to] inside a span
+//     (RefreshConflictError); Batch.SetCommitCheck runs a check inside
+//     Commit with the commit timestamp, after every commit registered
+//     before it is visible and before the batch lands, so the check and
+//     the commit are atomic with respect to every commit below it.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
 //     looks up whole keys without an iterator per key; keys of tables with
 //     KEY_BLOOM_FILTER (SetKeyFilter) are read by prefix seeks that consult

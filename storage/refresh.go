@@ -55,6 +55,16 @@ func (t *commitTracker) waitBelow(id uint64) {
 	}
 }
 
+// committedVersion reports whether the iterator's version is a committed
+// value or tombstone (versions.go's tags).
+func committedVersion(it *pebble.Iterator) bool {
+	v, err := it.ValueAndErr()
+	if err != nil || len(v) == 0 {
+		return false
+	}
+	return v[0] == tagValue || (v[0] == tagTombstone && len(v) == 1)
+}
+
 // CheckRefresh reports whether reads of span at from would return the same
 // at to: nil unless a versioned key in span has a version in (from, to],
 // then a *RefreshConflictError naming the first such key. Only table keys
@@ -77,6 +87,14 @@ func (e *Engine) CheckRefresh(span Span, from, to hlc.Timestamp) error {
 	defer it.Close()
 	for ok := it.First(); ok; {
 		uk, ts, versioned := enginekey.DecodeVersion(it.Key())
+		if versioned && ts.LessEq(to) && !committedVersion(it) {
+			// Not a committed value or tombstone: a provisional version
+			// (storage/mvcc's intent) whose fate decides what a read at
+			// to sees, whatever its timestamp. This engine writes none
+			// yet; when it does, its own transaction's must be told
+			// apart (mvcc.CheckRefresh does).
+			return &RefreshConflictError{Key: bytes.Clone(uk), Timestamp: ts, From: from}
+		}
 		switch {
 		case !versioned:
 			// A bare key in the table area is nobody's committed data.

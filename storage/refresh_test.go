@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -57,6 +59,17 @@ func TestCheckRefresh(t *testing.T) {
 	}
 	if err := e.CheckRefresh(Span{Start: k("a"), End: k("b")}, r2, r0); err == nil {
 		t.Error("a refresh backwards succeeded")
+	}
+	// A provisional version (an intent, which this engine does not write
+	// yet) below the target is a conflict even below the read timestamp:
+	// its transaction may still commit above it.
+	ik := enginekey.AppendVersionKey(nil, k("g"), r0)
+	if err := e.db.Set(ik, []byte{0x03, 0}, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	var rc *RefreshConflictError
+	if err := e.CheckRefresh(Span{Start: k("f"), End: k("h")}, r1, r2); !errors.As(err, &rc) || string(rc.Key) != string(k("g")) {
+		t.Errorf("refresh over an intent: %v", err)
 	}
 }
 
