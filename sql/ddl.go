@@ -51,12 +51,19 @@ func (s *Session) ddlNow(b *storage.Batch, fn func(ch *catalog.Change, pch *part
 	if err := fn(ch, pch, b); err != nil {
 		return abort(err)
 	}
+	// Schema times for historical reads (session_asof.go).
+	changes := s.schemaChanges(ch)
+	changedAt, err := s.e.storage.RecordSchemaChanges(b, changes)
+	if err != nil {
+		return abort(err)
+	}
 	if err := ch.Write(s.e.meta.With(b)); err != nil {
 		return abort(err)
 	}
 	if err := b.Commit(); err != nil {
 		return abort(err)
 	}
+	s.e.storage.NoteSchemaChanges(changes, changedAt)
 	// Committed: a panic before both installs would leave the catalog and
 	// shard maps in memory behind the disk, with the change locks held.
 	defer panics.Crash("sql: installing a committed schema change")

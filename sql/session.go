@@ -473,6 +473,9 @@ func (s *Session) mapError(ctx context.Context, err error) error {
 	if e, ok := belowGCError(err); ok {
 		return e
 	}
+	if e, ok := s.schemaChangedError(err); ok {
+		return e
+	}
 	var full *storage.DiskFullError
 	if errors.As(err, &full) {
 		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",
@@ -511,6 +514,11 @@ func (s *Session) onError() {
 func (s *Session) reader() storage.Reader {
 	if s.readView != nil {
 		return s.readView
+	}
+	if s.txnAsOf != nil && s.snap != nil {
+		// A block AS OF SYSTEM TIME is read-only: it has no writes of its
+		// own, and reads the historical view (session_asof.go).
+		return s.snap
 	}
 	if s.txn != nil {
 		return s.txn.Reader()

@@ -2,9 +2,12 @@ package sql
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
@@ -106,7 +109,7 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 	if _, err := s.e.storage.ReadTimestamp(); err != nil {
 		return true, err
 	}
-	s.snap = s.e.storage.At(ts)
+	s.snap = s.e.storage.At(ts).Historical()
 	s.snapTime = time.Unix(0, ts.WallTime)
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
@@ -214,4 +217,70 @@ func (s *Session) statementTime() time.Time {
 		return time.Unix(0, s.txnAsOf.WallTime)
 	}
 	return s.e.opts.Now()
+}
+
+// schemaChanges lists what a schema change about to commit (ch) does to
+// the way rows decode, for the schema times of historical reads
+// (storage/schematime.go): ids it creates (tables, rewrites, indexes), and
+// tables whose columns or primary key change. Settings, constraints,
+// owners and names of tables do not change how a row reads.
+func (s *Session) schemaChanges(ch *catalog.Change) []storage.SchemaChange {
+	old, cur := s.e.catalog.Snapshot(), ch.Snapshot()
+	var out []storage.SchemaChange
+	for _, db := range cur.Databases() {
+		for _, t := range cur.Tables(db.ID) {
+			prev, existed := old.TableByID(t.ID)
+			if !existed {
+				out = append(out, storage.SchemaChange{TableID: t.ID, Kind: storage.SchemaCreated})
+			} else if rowShape(prev) != rowShape(t) {
+				out = append(out, storage.SchemaChange{TableID: t.ID, Kind: storage.SchemaAltered})
+			}
+			for _, ix := range t.Indexes {
+				if _, _, ok := old.IndexByID(ix.ID); !ok {
+					out = append(out, storage.SchemaChange{TableID: ix.ID, Kind: storage.SchemaCreated})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rowShape renders what decoding a table's rows depends on: its columns
+// (name, type, default, computed expression, hidden) and primary key.
+func rowShape(t *catalog.Table) string {
+	var b strings.Builder
+	for _, c := range t.Columns {
+		fmt.Fprintf(&b, "%d %q %s %q %q %v %x|", c.ID, c.Name, c.Type, c.Default, c.Computed, c.Hidden, c.Missing)
+	}
+	fmt.Fprint(&b, t.PrimaryKey)
+	return b.String()
+}
+
+// schemaChangedError is the SQL error of a historical read of a table
+// created or changed after the read's time (storage.SchemaChangedError):
+// CockroachDB's 42P01 for a table that did not exist yet; for a changed
+// definition or a newer index, 0A000, since the catalog keeps only the
+// current definition (issue 16's versioned catalog lifts this).
+func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
+	var sc *storage.SchemaChangedError
+	if !errors.As(err, &sc) {
+		return nil, false
+	}
+	snap := s.e.catalog.Snapshot()
+	if t, entries, ok := snap.IndexByID(sc.TableID); ok {
+		return sqlerr.NotSupported("AS OF SYSTEM TIME %s, before index %q of table %q was created (at %s), through that index,",
+			sc.ReadTimestamp, strings.TrimPrefix(entries.Name, t.Name+"/"), strings.TrimPrefix(t.Name, s.tempPrefix), sc.Changed), true
+	}
+	name := fmt.Sprintf("table %d", sc.TableID)
+	if t, ok := snap.TableByID(sc.TableID); ok {
+		name = strings.TrimPrefix(t.Name, s.tempPrefix)
+	}
+	if sc.Kind == storage.SchemaCreated {
+		return &sqlerr.Error{Code: sqlerr.UndefinedTable, Message: fmt.Sprintf("relation %q does not exist", name),
+			Detail: fmt.Sprintf("AS OF SYSTEM TIME %s is before the table was created (or last rewritten) at %s.", sc.ReadTimestamp, sc.Changed)}, true
+	}
+	e := sqlerr.NotSupported("AS OF SYSTEM TIME %s, before the last change of the columns of table %q (at %s),",
+		sc.ReadTimestamp, name, sc.Changed)
+	e.Hint = "The catalog keeps only the current definition of a table; read at a time after the change."
+	return e, true
 }

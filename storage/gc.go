@@ -17,22 +17,27 @@ import (
 //
 // Every commit of a row adds a version and keeps the older ones, so that
 // reads at earlier timestamps still find theirs. Versions no read can need
-// any more are removed by GC: those older than the retention window
-// (Options.GCTTL, the server's --gc-ttl, 4 hours by default as in
-// CockroachDB) that a newer version at or below the window's start
-// shadows. Reads today are at most a statement old (one snapshot per
-// statement), so the window is what keeps a long statement's snapshot
-// whole; issue 16's historical reads (AS OF SYSTEM TIME) will read inside it.
+// any more are removed by GC: those older than the retention window (the
+// table's GC_TTL, else Options.GCTTL, the server's --gc-ttl, 4 hours by
+// default as in CockroachDB) that a newer version at or below the window's
+// start shadows, and never one an open read still needs (read holds,
+// gcthreshold.go). AS OF SYSTEM TIME reads inside the window.
 //
-// A background loop runs a pass over the table area every GCInterval. A
-// pass is a scan of engine keys that deletes, per key, every version below
-// the newest one at or below the threshold (now minus the window) and that
-// one too if it is a tombstone. It writes nothing else and takes no locks:
-// commits only add versions above the threshold (their timestamps are
-// later than now minus the window), so a pass and commits never decide on
-// the same versions. Deletes are Pebble point deletions committed without
-// fsync in batches: losing them in a crash only leaves garbage for the next
-// pass.
+// GC works shard by shard (GCSpan; the SQL layer lists the shards and
+// their windows through SetGCPolicy). A pass over a shard first raises and
+// records its GC threshold (gcthreshold.go), then scans its engine keys
+// and deletes, per key, every version below the newest one at or below
+// the threshold and that one too if it is a tombstone (GCVersions). It
+// writes nothing else and takes no locks: commits only add versions above
+// the threshold (their timestamps are later than now minus the window and
+// than every open read), so a pass and commits never decide on the same
+// versions. Deletes are Pebble point deletions committed without fsync in
+// batches: losing them in a crash only leaves garbage for the next pass.
+//
+// A background loop collects each shard every quarter of its window (at
+// least a second; Options.GCInterval when set), the first time within a
+// minute of Open. VACUUM and the balancer's compaction of a merged shard
+// run a pass over their shards at once.
 
 // DefaultGCTTL is Options.GCTTL's default.
 const DefaultGCTTL = 4 * time.Hour
@@ -183,7 +188,8 @@ func (e *Engine) RunGC(ctx context.Context) (GCStats, error) {
 	if e.gc == nil {
 		return GCStats{}, nil
 	}
-	return e.gc.pass(ctx)
+	st, _, err := e.gc.pass(ctx, false)
+	return st, err
 }
 
 // gcLoop runs GC passes in the background until stopped.
@@ -193,9 +199,15 @@ type gcLoop struct {
 	interval time.Duration
 	log      *slog.Logger
 	policy   atomic.Pointer[GCPolicy]
+	mu       sync.Mutex
+	lastRun  map[string]time.Time // shard span start -> end of its last pass
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
 }
+
+// gcMinPeriod is the shortest time between two passes over one shard
+// (a table with a GC_TTL of a few seconds is collected every second).
+const gcMinPeriod = time.Second
 
 // startGC starts the loop of an engine; nil when GC is off (ttl < 0).
 func startGC(e *Engine, ttl, interval time.Duration, log *slog.Logger) *gcLoop {
@@ -205,27 +217,42 @@ func startGC(e *Engine, ttl, interval time.Duration, log *slog.Logger) *gcLoop {
 	if ttl == 0 {
 		ttl = DefaultGCTTL
 	}
-	if interval <= 0 {
-		interval = max(ttl/4, time.Minute)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &gcLoop{e: e, ttl: ttl, interval: interval, log: log, cancel: cancel}
+	g := &gcLoop{e: e, ttl: ttl, interval: interval, log: log, cancel: cancel, lastRun: map[string]time.Time{}}
 	g.done.Add(1)
 	go g.run(ctx)
 	return g
 }
 
+// period is how often a shard with retention window ttl is collected: a
+// quarter of its window (at least gcMinPeriod), or Options.GCInterval when
+// given.
+func (g *gcLoop) period(ttl time.Duration) time.Duration {
+	if g.interval > 0 {
+		return g.interval
+	}
+	return max(ttl/4, gcMinPeriod)
+}
+
 func (g *gcLoop) run(ctx context.Context) {
 	defer g.done.Done()
-	t := time.NewTicker(g.interval)
-	defer t.Stop()
+	// The first pass comes within a minute of Open, so that tables with a
+	// short GC_TTL need not wait for the default window's period.
+	wait := g.period(g.ttl)
+	if g.interval <= 0 {
+		wait = min(wait, time.Minute)
+	}
 	for {
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 		}
-		st, err := g.pass(ctx)
+		var st GCStats
+		var err error
+		st, wait, err = g.pass(ctx, true)
 		if err != nil && ctx.Err() == nil {
 			g.log.Warn("storage: GC pass failed", "err", err)
 		}
@@ -236,26 +263,63 @@ func (g *gcLoop) run(ctx context.Context) {
 	}
 }
 
-// pass collects every target once.
-func (g *gcLoop) pass(ctx context.Context) (GCStats, error) {
-	targets := []GCTarget{{Span: TablesSpan(), TTL: g.ttl}}
+// targets returns what a pass collects: the policy's shards, else the
+// whole table area with the engine's window.
+func (g *gcLoop) targets() []GCTarget {
 	if p := g.policy.Load(); p != nil && p.Targets != nil {
-		targets = p.Targets()
+		return p.Targets()
 	}
-	var sum GCStats
-	for _, t := range targets {
-		st, err := g.e.GCSpan(ctx, t.Span, t.TTL)
+	return []GCTarget{{Span: TablesSpan(), TTL: g.ttl}}
+}
+
+// pass collects the targets — with due, only those whose period has
+// passed since their last pass — and returns when the next one is due.
+func (g *gcLoop) pass(ctx context.Context, due bool) (sum GCStats, next time.Duration, err error) {
+	next = g.period(g.ttl)
+	seen := map[string]bool{}
+	for _, t := range g.targets() {
+		ttl := t.TTL
+		if ttl <= 0 {
+			ttl = g.ttlOf(t.Span.Start)
+		}
+		period := g.period(ttl)
+		key := string(t.Span.Start)
+		seen[key] = true
+		g.mu.Lock()
+		last, ran := g.lastRun[key]
+		g.mu.Unlock()
+		if due && ran {
+			if left := period - time.Since(last); left > 0 {
+				next = min(next, left)
+				continue
+			}
+		}
+		st, err := g.e.GCSpan(ctx, t.Span, ttl)
 		sum.Keys += st.Keys
 		sum.Versions += st.Versions
 		sum.Deleted += st.Deleted
 		if err != nil {
-			return sum, err
+			return sum, next, err
 		}
 		if err := ctx.Err(); err != nil {
-			return sum, err
+			return sum, next, err
 		}
+		g.mu.Lock()
+		g.lastRun[key] = time.Now()
+		g.mu.Unlock()
+		next = min(next, period)
 	}
-	return sum, nil
+	if due {
+		// Shards that split, merged or were dropped since.
+		g.mu.Lock()
+		for k := range g.lastRun {
+			if !seen[k] {
+				delete(g.lastRun, k)
+			}
+		}
+		g.mu.Unlock()
+	}
+	return sum, max(next, gcMinPeriod/10), nil
 }
 
 // stop ends the loop and waits for a pass in progress to stop.

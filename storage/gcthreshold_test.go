@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -151,5 +152,50 @@ func TestGCThresholdSplitMerge(t *testing.T) {
 	// Another table is not covered by table 7's keys.
 	if got := e.GCThresholdOf(TableSpan(8)); !got.IsEmpty() {
 		t.Fatalf("table 8: %s", got)
+	}
+}
+
+// TestGCPolicyPass: a pass collects each target with its own window, and
+// the background loop's due pass skips a shard collected less than a
+// quarter of its window ago.
+func TestGCPolicyPass(t *testing.T) {
+	e := openMem(t, NewMemFS(), Options{NoSync: true})
+	defer e.Close()
+	short, long := TableSpan(1), TableSpan(2)
+	e.SetGCPolicy(GCPolicy{
+		Targets: func() []GCTarget { return []GCTarget{{Span: short}, {Span: long, TTL: time.Hour}} },
+		TTL: func(id uint64) (time.Duration, bool) {
+			if id == 1 {
+				return 4 * time.Millisecond, true
+			}
+			return 0, false
+		},
+	})
+	for _, span := range []Span{short, long} {
+		key := append(bytes.Clone(span.Start), 'k')
+		mustCommit(t, e, func(b *Batch) { must(t, b.Set(key, []byte("1"))) })
+		mustCommit(t, e, func(b *Batch) { must(t, b.Set(key, []byte("2"))) })
+	}
+	time.Sleep(10 * time.Millisecond)
+	st, err := e.RunGC(context.Background())
+	must(t, err)
+	if st.Deleted != 1 {
+		t.Fatalf("pass: %+v, want the short-window table's old version deleted only", st)
+	}
+	if e.GCThresholdOf(long).IsEmpty() || !e.GCThresholdOf(long).Less(e.GCThresholdOf(short)) {
+		t.Fatalf("thresholds: short %s, long %s", e.GCThresholdOf(short), e.GCThresholdOf(long))
+	}
+	// Due passes: the long window's shard was just collected (period 15m),
+	// the short one's period is the 1s floor.
+	_, next, err := e.gc.pass(context.Background(), true)
+	must(t, err)
+	if next > time.Second {
+		t.Fatalf("next pass in %s, want at most the 1s floor", next)
+	}
+	before := e.GCThresholdOf(long)
+	_, _, err = e.gc.pass(context.Background(), true)
+	must(t, err)
+	if e.GCThresholdOf(long) != before {
+		t.Fatal("a due pass collected a shard whose period had not passed")
 	}
 }

@@ -31,6 +31,7 @@ type PointReader struct {
 	r      pebbleReader
 	ts     hlc.Timestamp // read timestamp of versioned keys
 	gc     *Engine       // checks ts against GC thresholds; nil: no check
+	hist   bool          // also checks schema times (View.Historical)
 	it     *pebble.Iterator
 	kbuf   []byte
 	closed bool
@@ -82,6 +83,11 @@ func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 	if p.gc != nil {
 		if err := p.gc.checkGCKey(p.ts, key); err != nil {
 			return nil, false, err
+		}
+		if p.hist {
+			if err := p.gc.checkSchema(p.ts, key); err != nil {
+				return nil, false, err
+			}
 		}
 	}
 	if p.it == nil {
