@@ -95,6 +95,9 @@ type selectQuery struct {
 	aggregating bool
 	// win binds window function calls (nil: the query has none).
 	win *windowing
+	// srf is the select list's set-returning calls of a query with
+	// aggregates or window functions (nil otherwise; projectset.go).
+	srf *srfPlacement
 
 	exprs   []expr.Expr // the projection: select list, then hidden ORDER BY columns
 	cols    []planner.Column
@@ -194,7 +197,7 @@ func (q *selectQuery) selectList(untyped bool) error {
 			return err
 		}
 		col := planner.Column{Name: outputName(f), Type: e.Type()}
-		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) && ref.Index < len(q.sc.cols) {
+		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) && !q.srf.isRef(ref) && ref.Index < len(q.sc.cols) {
 			// (A select-list unnest reads a column past the scope's.)
 			col = q.a.sourceColumn(q.input, ref.Index, q.sc.cols[ref.Index])
 			col.Name = outputName(f)
@@ -287,7 +290,7 @@ func (q *selectQuery) orderBy() error {
 
 // finish stacks the projection, DISTINCT, the sort and LIMIT/OFFSET.
 func (q *selectQuery) finish() (planner.Node, error) {
-	var node planner.Node = &planner.Project{Input: q.win.place(q.input), Exprs: q.exprs, Cols: q.cols}
+	var node planner.Node = &planner.Project{Input: q.srf.place(q.win.place(q.input)), Exprs: q.exprs, Cols: q.cols}
 	if q.on != nil {
 		// DISTINCT ON keeps the first row of each group in ORDER BY's
 		// order: sort, then drop the later rows.
