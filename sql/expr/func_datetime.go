@@ -135,7 +135,8 @@ func buildDatePart(b *Builder, name string, args []Expr) (Expr, error) {
 // writes as pivot_extract('field', source), is date_part as a numeric,
 // as PostgreSQL 14+ returns it: seconds and epoch with six decimals
 // (epoch of a date with none), milliseconds with three, the other fields
-// whole. A date has no time fields (hour, minute, ...: 22023).
+// whole. A date has no time fields (hour, minute, ...: 0A000, as in
+// PostgreSQL).
 func buildExtract(b *Builder, name string, args []Expr) (Expr, error) {
 	f, err := buildDatePart(b, "extract", args)
 	if err != nil {
@@ -150,7 +151,7 @@ func buildExtract(b *Builder, name string, args []Expr) (Expr, error) {
 		if isDate {
 			switch u {
 			case "microseconds", "milliseconds", "second", "minute", "hour", "timezone", "timezone_hour", "timezone_minute":
-				return types.Value{}, sqlerr.New(sqlerr.InvalidParameterValue, "unit %q not supported for type date", a[0].Str())
+				return types.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "unit %q not supported for type date", a[0].Str())
 			}
 		}
 		v, err := part(c, a)
@@ -239,7 +240,7 @@ func timePart(c *Context, field string, v types.Value) (types.Value, error) {
 	if v.IsInfiniteTime() {
 		switch u {
 		case "epoch", "year", "decade", "century", "millennium", "julian", "isoyear":
-			return types.NewDouble(math.Inf(int(v.Micros() >> 63 | 1))), nil
+			return types.NewDouble(math.Inf(int(v.Micros()>>63 | 1))), nil
 		case "microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter",
 			"dow", "isodow", "doy", "timezone", "timezone_hour", "timezone_minute":
 			return types.NullValue, nil

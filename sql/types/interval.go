@@ -954,4 +954,3 @@ func UnitAlias(u string) string {
 	}
 	return u
 }
-

@@ -324,8 +324,8 @@ func parseDate(s string, order uint8) (int64, error) {
 		return d, nil // ±infinity in days too (infinity.go)
 	}
 	ts := strings.TrimSpace(s)
-	if len(ts) > 10 && (ts[10] == ' ' || ts[10] == 'T') {
-		ts = ts[:10]
+	if len(ts) > 10 && (ts[10] == ' ' || ts[10] == 'T') && !strings.Contains(strings.ToLower(ts[10:]), "bc") {
+		ts = ts[:10] // the time of day does not change the date
 	}
 	t, err := time.Parse("2006-01-02", ts)
 	if err != nil {
