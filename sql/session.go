@@ -87,6 +87,9 @@ type Session struct {
 	gateHeld      bool
 	tddlRunning   bool
 	stmtCtx       context.Context
+	// stmtCatalog is the catalog as of the running statement's read
+	// timestamp (catalog.Catalog.At), set by takeSnapshot.
+	stmtCatalog *catalog.Snapshot
 }
 
 // stmtContext is the running statement's context.
@@ -144,6 +147,7 @@ func (s *Session) BeginImplicit() {
 // Sync ends a protocol cycle: the implicit transaction commits, or rolls
 // back if one of its statements failed. An explicit block stays open.
 func (s *Session) Sync() error {
+	s.stmtCatalog = nil
 	if !s.implicit {
 		return nil
 	}
@@ -248,6 +252,7 @@ func (s *Session) reparse(p *Prepared) (parser.Statement, error) {
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
+	s.prepareCatalog()
 	stmts, err := parser.ParseDialect(text, s.dialect())
 	if err != nil {
 		return nil, err
@@ -346,6 +351,14 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
+	// The snapshot comes first: the statement binds against the catalog
+	// as of its read timestamp. Transaction control does not take a
+	// REPEATABLE READ transaction's snapshot: BEGIN and SET TRANSACTION
+	// come before it.
+	if err := s.takeSnapshot(st.Txn == nil); err != nil {
+		s.onError()
+		return nil, err
+	}
 	redialect := p.plan.dialect != s.dialect()
 	if redialect {
 		var err error
@@ -370,12 +383,6 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		if len(params) < len(fresh.ParamTypes) {
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
-	}
-	// Transaction control does not take a REPEATABLE READ transaction's
-	// snapshot: BEGIN and SET TRANSACTION come before it.
-	if err := s.takeSnapshot(st.Txn == nil); err != nil {
-		s.onError()
-		return nil, err
 	}
 	ctx, cancel := s.statementContext(ctx)
 	s.currentText = p.SQL
@@ -486,6 +493,16 @@ func (s *Session) reader() storage.Reader {
 	return s.e.storage
 }
 
+// prepareCatalog sets the catalog a statement is prepared against: the
+// one of a REPEATABLE READ transaction's snapshot, else the newest
+// (Execute binds again if its snapshot's differs).
+func (s *Session) prepareCatalog() {
+	s.stmtCatalog = nil
+	if s.txn != nil && s.txn.SnapshotFixed() {
+		s.stmtCatalog, _ = s.e.catalog.At(s.txn.ReadTimestamp())
+	}
+}
+
 // takeSnapshot starts a statement's snapshot: a read timestamp at or above
 // every commit acknowledged so far, which the statement's reads of every
 // shard and index use, also through the open transaction. READ COMMITTED
@@ -494,6 +511,7 @@ func (s *Session) reader() storage.Reader {
 func (s *Session) takeSnapshot(fix bool) error {
 	if s.txn != nil && s.txn.SnapshotFixed() {
 		s.snap = s.e.storage.At(s.txn.ReadTimestamp())
+		s.stmtCatalog, _ = s.e.catalog.At(s.snap.Timestamp())
 		return nil
 	}
 	ts, err := s.e.storage.ReadTimestamp()
@@ -501,6 +519,9 @@ func (s *Session) takeSnapshot(fix bool) error {
 		return err
 	}
 	s.snap = s.e.storage.At(ts)
+	// The schema as of the snapshot: every schema change committed at or
+	// below ts is installed by now (ReadTimestamp waited for it).
+	s.stmtCatalog, _ = s.e.catalog.At(ts)
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
 		if fix {

@@ -105,3 +105,28 @@ func TestTxnDDLPhysical(t *testing.T) {
 		t.Fatalf("id %d reused after the restart (the crashed transaction had %d)", after.ID, q.ID)
 	}
 }
+
+// TestCatalogAsOfSnapshot: a REPEATABLE READ transaction sees the schema as
+// of its snapshot (issue 16 item 1): a table created and a column renamed
+// after it are not seen until the transaction ends.
+func TestCatalogAsOfSnapshot(t *testing.T) {
+	e := testEngine(t)
+	a, b := testSession(t, e), testSession(t, e)
+	query(t, b, "CREATE TABLE rr (id Int32, v Int64, PRIMARY KEY (id))")
+	query(t, b, "INSERT INTO rr VALUES (1, 10)")
+	query(t, a, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+	query(t, a, "SELECT count(*) FROM rr")
+	query(t, b, "CREATE TABLE later (id Int32, PRIMARY KEY (id))")
+	query(t, b, "ALTER TABLE rr RENAME COLUMN v TO w")
+	if got := query(t, a, "SELECT v FROM rr"); len(got) != 1 || got[0][0].Text() != "10" {
+		t.Fatalf("old column name in the snapshot: %v", got)
+	}
+	if _, err := tryQuery(a, "SELECT * FROM later"); err == nil {
+		t.Fatal("a table created after the snapshot is visible to it")
+	}
+	query(t, a, "ROLLBACK")
+	if got := query(t, a, "SELECT w FROM rr"); len(got) != 1 {
+		t.Fatalf("new column name after the transaction: %v", got)
+	}
+	query(t, a, "SELECT * FROM later")
+}
