@@ -76,6 +76,9 @@ func TestTxnDDLPhysical(t *testing.T) {
 	if _, ok, _ := e.meta.Get(sequenceKey(q.ID)); !ok {
 		t.Fatal("the sequence's record was not written at once")
 	}
+	if e.shards.Map(crash.ID) == nil {
+		t.Fatal("no shard map before the crash")
+	}
 	// The crash: the transaction never ends.
 	s.txn, s.tddl = nil, nil
 	s.Close()
@@ -211,5 +214,51 @@ func TestTxnDDLConcurrent(t *testing.T) {
 	}
 	if got := query(t, setup, "SELECT count(*) FROM shared"); got[0][0].Text() != "40" {
 		t.Fatalf("shared has %v rows", got)
+	}
+}
+
+// TestDropOrphansAfterCommittedDrop: a server stopped between a committed
+// DROP TABLE and the removal of its data (which runs after the commit)
+// removes the data at the next start.
+func TestDropOrphansAfterCommittedDrop(t *testing.T) {
+	dir := t.TempDir()
+	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.NewSession("pivotdb", "pivotdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	query(t, s, "CREATE TABLE od (id Int32, v Utf8, PRIMARY KEY (id))")
+	query(t, s, "CREATE INDEX od_v ON od (v)")
+	query(t, s, "INSERT INTO od VALUES (1, 'a'), (2, 'b')")
+	od, _ := s.catalogSnap().Table(s.db.ID, "od")
+	// The commit of the DROP without the drops that follow it.
+	ch := e.catalog.Begin()
+	ch.DropTable(od)
+	b := e.storage.NewBatch()
+	if err := ch.Write(e.meta.With(b)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	ch.Install()
+	s.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Open(Options{DataDir: dir, NoSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, id := range []uint64{od.ID, od.Indexes[0].ID} {
+		if e.shards.Map(id) != nil || tableHasKeys(t, e, id) {
+			t.Fatalf("key space %d of a dropped table survived the restart", id)
+		}
 	}
 }
