@@ -13,6 +13,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // ddl runs a schema change: fn edits the catalog change and may add data
@@ -60,15 +61,29 @@ func (s *Session) ddlNow(b *storage.Batch, fn func(ch *catalog.Change, pch *part
 	if err := ch.Write(s.e.meta.With(b)); err != nil {
 		return abort(err)
 	}
+	// The new catalog is installed as the batch lands, before a statement
+	// can read at its commit timestamp: the statements that see its rows
+	// see its schema (catalog.Catalog.At).
+	installed := false
+	b.OnCommitted(func(ts hlc.Timestamp) {
+		// Committed: a panic before both installs would leave the catalog
+		// and shard maps in memory behind the disk, with the change locks
+		// held.
+		defer panics.Crash("sql: installing a committed schema change")
+		pch.Install()
+		ch.InstallAt(ts)
+		installed = true
+	})
 	if err := b.Commit(); err != nil {
+		if installed {
+			return err
+		}
 		return abort(err)
 	}
 	s.e.storage.NoteSchemaChanges(changes, changedAt)
-	// Committed: a panic before both installs would leave the catalog and
-	// shard maps in memory behind the disk, with the change locks held.
-	defer panics.Crash("sql: installing a committed schema change")
-	pch.Install()
-	ch.Install()
+	// The rest of the statement (CREATE TABLE AS fills the table) sees
+	// the change.
+	s.stmtCatalog = nil
 	s.e.syncKeyFilters()
 	return nil
 }

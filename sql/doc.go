@@ -53,9 +53,16 @@
 // (BEGIN ... COMMIT). Writes take per-key locks (sql/txn) and commit in one
 // Pebble batch through the shard manager, which adds the per-shard statistics
 // deltas to the same batch. Any error in a block fails it (25P02 until it
-// ends). Schema changes commit on their own (ddl.go: catalog records and
-// shard maps through the metadata store, package meta, in one batch with
-// the data they drop or backfill), also inside a block, with a NOTICE.
+// ends). Outside a block schema changes commit on their own (ddl.go:
+// catalog records and shard maps through the metadata store, package
+// meta, in one batch with the data they drop or backfill); inside one they
+// are the transaction's (txnddl.go: a pending catalog change committed in
+// the transaction's batch, creations made invisibly at once, drops after
+// the commit, orphans dropped at startup; design in sql/catalog/doc.go).
+// Every schema change holds the schema-change lock (a key of the
+// transaction lock table), a block until it ends. A statement takes its
+// read timestamp before binding, and binds against the catalog as of it
+// (catalog.Catalog.At; Session.catalogSnap is what a statement sees).
 // A transaction's characteristics (isolation level, READ ONLY, DEFERRABLE)
 // are the session's transaction_* settings (session_txnmode.go):
 // Session.txnMode is the one value the transaction core reads; run refuses

@@ -24,6 +24,12 @@ import (
 // ids: their in-memory states are locked around it and reloaded from the
 // records afterwards.
 func (s *Session) seqDDL(ids []uint64, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
+	// The schema-change lock first: a transaction holding it may be
+	// waiting for a sequence's lock (nextval) that this change holds.
+	return s.withDDLLock(false, func() error { return s.seqDDLLocked(ids, fn) })
+}
+
+func (s *Session) seqDDLLocked(ids []uint64, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)

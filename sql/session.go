@@ -100,6 +100,9 @@ type Session struct {
 	gateHeld      bool
 	tddlRunning   bool
 	stmtCtx       context.Context
+	// stmtCatalog is the catalog as of the running statement's read
+	// timestamp (catalog.Catalog.At), set by takeSnapshot.
+	stmtCatalog *catalog.Snapshot
 }
 
 // stmtContext is the running statement's context.
@@ -158,6 +161,7 @@ func (s *Session) BeginImplicit() {
 // Sync ends a protocol cycle: the implicit transaction commits, or rolls
 // back if one of its statements failed. An explicit block stays open.
 func (s *Session) Sync() error {
+	s.stmtCatalog = nil
 	if !s.implicit {
 		return nil
 	}
@@ -267,6 +271,7 @@ func (s *Session) reparse(p *Prepared) (parser.Statement, error) {
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
+	s.prepareCatalog()
 	stmts, err := parser.ParseDialect(text, s.dialect())
 	if err != nil {
 		return nil, err
@@ -372,6 +377,16 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
+	// The snapshot comes first: the statement binds against the catalog
+	// as of its read timestamp. Transaction control does not take a
+	// REPEATABLE READ transaction's snapshot: BEGIN and SET TRANSACTION
+	// come before it.
+	s.stmtAsOf = nil
+	if err := s.takeSnapshot(st.Txn == nil); err != nil {
+		s.statementDone()
+		s.onError()
+		return nil, s.mapError(ctx, err)
+	}
 	redialect := p.plan.dialect != s.dialect()
 	if redialect {
 		var err error
@@ -397,16 +412,19 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
 	}
+	// AS OF SYSTEM TIME is bound with the plan: a historical statement
+	// reads at its timestamp (with the schema its binding used, today's).
 	if err := s.prepareAsOf(p.plan.plan); err != nil {
+		s.statementDone()
 		s.onError()
 		return nil, err
 	}
-	// Transaction control does not take a REPEATABLE READ transaction's
-	// snapshot: BEGIN and SET TRANSACTION come before it.
-	if err := s.takeSnapshot(st.Txn == nil); err != nil {
-		s.statementDone()
-		s.onError()
-		return nil, s.mapError(ctx, err)
+	if s.stmtAsOf != nil {
+		if _, err := s.asOfSnapshot(st.Txn == nil); err != nil {
+			s.statementDone()
+			s.onError()
+			return nil, s.mapError(ctx, err)
+		}
 	}
 	ctx, cancel := s.statementContext(ctx)
 	s.currentText = p.SQL
@@ -529,6 +547,16 @@ func (s *Session) reader() storage.Reader {
 	return s.e.storage
 }
 
+// prepareCatalog sets the catalog a statement is prepared against: the
+// one of a REPEATABLE READ transaction's snapshot, else the newest
+// (Execute binds again if its snapshot's differs).
+func (s *Session) prepareCatalog() {
+	s.stmtCatalog = nil
+	if s.txn != nil && s.txn.SnapshotFixed() {
+		s.stmtCatalog, _ = s.e.catalog.At(s.txn.ReadTimestamp())
+	}
+}
+
 // takeSnapshot starts a statement's snapshot: a read timestamp at or above
 // every commit acknowledged so far, which the statement's reads of every
 // shard and index use, also through the open transaction. READ COMMITTED
@@ -541,6 +569,7 @@ func (s *Session) takeSnapshot(fix bool) error {
 	if s.txn != nil && s.txn.SnapshotFixed() {
 		s.snap = s.e.storage.At(s.txn.ReadTimestamp())
 		s.snapTime = s.txnSnapTime
+		s.stmtCatalog, _ = s.e.catalog.At(s.snap.Timestamp())
 		return nil
 	}
 	// Held before the timestamp is taken, so GC never passes it.
@@ -554,6 +583,9 @@ func (s *Session) takeSnapshot(fix bool) error {
 	s.snap = s.e.storage.At(ts)
 	s.snapTime = s.e.opts.Now()
 	s.txnSnapTime = s.snapTime
+	// The schema as of the snapshot: every schema change committed at or
+	// below ts is installed by now (ReadTimestamp waited for it).
+	s.stmtCatalog, _ = s.e.catalog.At(ts)
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
 		if fix {

@@ -11,6 +11,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Transactional DDL (design in sql/catalog/doc.go). Inside a transaction
@@ -81,6 +82,9 @@ func (h *ddlHolds) held(id uint64) bool {
 func (s *Session) catalogSnap() *catalog.Snapshot {
 	if s.tddl != nil && s.tddl.pending != nil {
 		return s.tddl.pending.Snapshot()
+	}
+	if s.stmtCatalog != nil {
+		return s.stmtCatalog
 	}
 	return s.e.catalog.Snapshot()
 }
@@ -253,7 +257,7 @@ func (s *Session) holdChanged(d *txnDDL, ch *catalog.Change) error {
 // commitTxn commits the session's transaction t with its schema changes.
 func (s *Session) commitTxn(t *txn.Txn) error {
 	d := s.tddl
-	s.tddl, s.ddlSavepoints = nil, nil
+	s.tddl, s.ddlSavepoints, s.stmtCatalog = nil, nil, nil
 	if d == nil || d.pending == nil {
 		err := t.Commit()
 		if d != nil {
@@ -266,12 +270,33 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 		s.finishTxnDDL(d, false)
 		return err
 	}
-	// The commit releases the schema-change lock; the next schema change
-	// waits on ddlApply until the catalog is installed.
+	// Schema times for historical reads (session_asof.go), as ddlNow.
+	changes := s.schemaChanges(d.pending)
+	changedAt, err := s.e.storage.RecordSchemaChanges(t.Batch(), changes)
+	if err != nil {
+		t.Rollback()
+		s.finishTxnDDL(d, false)
+		return err
+	}
+	// The catalog is installed as the commit lands, before a statement can
+	// read at its timestamp (storage.Batch.OnCommitted). The commit
+	// releases the schema-change lock; should the catalog be installed
+	// after that, the next schema change waits on ddlApply for it.
 	s.e.ddlApply.Lock()
-	err := t.Commit()
+	applied := false
+	t.Batch().OnCommitted(func(ts hlc.Timestamp) {
+		s.e.catalog.Apply(d.pending, ts)
+		applied = true
+	})
+	err = t.Commit()
 	if err == nil {
-		s.e.catalog.Apply(d.pending)
+		s.e.storage.NoteSchemaChanges(changes, changedAt)
+	}
+	if err == nil && !applied {
+		ts, _ := s.e.storage.ReadTimestamp()
+		s.e.catalog.Apply(d.pending, ts)
+	}
+	if err == nil {
 		s.e.syncKeyFilters()
 	}
 	s.e.ddlApply.Unlock()
@@ -283,7 +308,7 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 // changes.
 func (s *Session) rollbackTxn(t *txn.Txn) {
 	d := s.tddl
-	s.tddl, s.ddlSavepoints = nil, nil
+	s.tddl, s.ddlSavepoints, s.stmtCatalog = nil, nil, nil
 	t.Rollback()
 	if d != nil {
 		s.finishTxnDDL(d, false)
@@ -424,8 +449,9 @@ func (s *Session) dropIndexData(pch *partition.Change, b *storage.Batch, id uint
 // txnBlockDDL checks, for a statement inside a transaction block, that it
 // is one of the schema changes that are transactional; the others are
 // refused (before anything runs) rather than committed on their own.
-// PostgreSQL never allows CREATE/DROP DATABASE in a block (25001); the
-// ones PivotDB cannot run transactionally yet are 0A000.
+// PostgreSQL never allows CREATE/DROP DATABASE in a block (25001; VACUUM
+// checks its own); the ones PivotDB cannot run transactionally yet are
+// 0A000.
 func txnBlockDDL(st bind.Statement) error {
 	never := func(what string) error {
 		return sqlerr.New(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", what)
@@ -441,8 +467,6 @@ func txnBlockDDL(st bind.Statement) error {
 		return never("CREATE DATABASE")
 	case *bind.DropDatabase:
 		return never("DROP DATABASE")
-	case *bind.Vacuum:
-		return never("VACUUM")
 	case *bind.AlterTable:
 		if st.Rewrite != nil {
 			return notYet("ALTER TABLE that rewrites the table (ALTER COLUMN TYPE, ADD PRIMARY KEY)")
@@ -461,12 +485,6 @@ func txnBlockDDL(st bind.Statement) error {
 		return notYet("ALTER TABLE ... SPLIT")
 	case *bind.Reindex:
 		return notYet("REINDEX")
-	case *bind.CreateTableAs:
-		return notYet("CREATE TABLE ... AS")
-	case *bind.User:
-		return notYet("CREATE/ALTER/DROP ROLE")
-	case *bind.RoleSetting:
-		return notYet("ALTER DATABASE/ROLE ... SET")
 	}
 	return nil
 }

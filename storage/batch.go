@@ -37,7 +37,18 @@ type Batch struct {
 	// commitCheck runs inside commit with the commit timestamp
 	// (SetCommitCheck, refresh.go); nil: none.
 	commitCheck func(commitTS hlc.Timestamp) error
+	// onCommitted runs once the batch is written, before the commit stops
+	// being in flight (OnCommitted).
+	onCommitted func(ts hlc.Timestamp)
 }
+
+// OnCommitted sets a function that Commit calls once the batch is written
+// and before any read at or above its commit timestamp can start
+// (ReadTimestamp waits for it): what it installs in memory — a schema
+// change's catalog — is seen by every statement that sees the batch's
+// writes. ts is the commit timestamp of versioned writes; a batch without
+// any gets the clock's current time.
+func (b *Batch) OnCommitted(fn func(ts hlc.Timestamp)) { b.onCommitted = fn }
 
 // check returns the error for a use of a closed or committed batch.
 func (b *Batch) check() error {
@@ -193,6 +204,15 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 			return err
 		}
 		b.committed = true
+		if b.onCommitted != nil {
+			ts, err := b.e.clock.Now()
+			if err != nil {
+				// Written, so the hook must still run: at the read
+				// timestamp no later than any read that sees the write.
+				ts = hlc.Timestamp{}
+			}
+			b.onCommitted(ts)
+		}
 		return nil
 	}
 	ts, id, err := b.e.commits.begin()
@@ -215,6 +235,9 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 		return err
 	}
 	b.committed = true
+	if b.onCommitted != nil {
+		b.onCommitted(ts)
+	}
 	return nil
 }
 

@@ -97,7 +97,9 @@
 //     is visible: commits register from taking their timestamp until their
 //     batch lands (commitTracker), and reads wait for those below theirs.
 //     So a View never changes, however late its reads run (until a range
-//     deletion drops a table).
+//     deletion drops a table). Batch.OnCommitted runs inside that window:
+//     what it installs in memory (a schema change's catalog) is there
+//     before any read at the commit's timestamp starts.
 //   - A data directory written before versions (Pebble's default comparer)
 //     is refused at Open with ErrOldFormat.
 //   - The empty key is never written (ErrEmptyKey), so range operations on a

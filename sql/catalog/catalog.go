@@ -15,6 +15,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/tablesettings"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // DefaultDatabase is created on first start and is what `make run` serves.
@@ -456,6 +457,9 @@ type Catalog struct {
 		sync.RWMutex
 		snap *Snapshot
 	}
+	// gens are the recent snapshots with the timestamps they are current
+	// from (versions.go); guarded by current.
+	gens []generation
 }
 
 var (
@@ -554,7 +558,7 @@ func Load(store *meta.Store) (*Catalog, error) {
 	}
 	c := &Catalog{}
 	c.ids.Store(snap.nextID)
-	c.current.snap = snap
+	c.setCurrent(snap, hlc.Timestamp{})
 	_, hasDB := snap.Database(DefaultDatabase)
 	_, hasUser := snap.User(BootstrapUser)
 	if !hasDB || !hasUser {
@@ -781,7 +785,7 @@ func (ch *Change) Install() {
 		panic("catalog: Install of a transaction's pending change (use Catalog.Apply)")
 	}
 	ch.c.current.Lock()
-	ch.c.current.snap = ch.snap
+	ch.c.setCurrent(ch.snap, hlc.Timestamp{})
 	ch.c.current.Unlock()
 	ch.c.mu.Unlock()
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/pivotdb/pivotdb/meta"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // A transaction's schema changes (transactional DDL, see doc.go): a
@@ -54,14 +55,15 @@ func (ch *Change) Records(b *meta.Batch) error {
 // Apply installs a committed pending change: its changes relative to its
 // base are applied to the current snapshot (which may hold changes
 // committed since the base by background work), under the change lock.
-// Call it only after the batch holding the change's Records committed.
-func (c *Catalog) Apply(p *Change) {
+// Call it from the OnCommitted of the batch holding the change's Records
+// (ts: its commit timestamp).
+func (c *Catalog) Apply(p *Change, ts hlc.Timestamp) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.Snapshot()
 	next := rebase(p.base, p.snap, cur)
 	c.current.Lock()
-	c.current.snap = next
+	c.setCurrent(next, ts)
 	c.current.Unlock()
 }
 

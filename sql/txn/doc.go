@@ -66,6 +66,11 @@
 // durable together or not at all, as versions at one commit timestamp, so
 // a snapshot sees all of them or none.
 //
+// Schema changes: writers record each table's schema version (UseSchema)
+// and the manager's schema check fails a commit whose tables changed; a
+// transaction that changes a table's schema itself (transactional DDL)
+// takes it out of that check with OwnSchema after checking it once.
+//
 // Bulk loads (COPY's bulk path, sql/copybulk.go) write outside the batch:
 // Txn.LockSpan makes a transaction the only writer of a key span (it waits
 // for the holders of key locks inside it; other transactions' Lock of a
