@@ -151,13 +151,12 @@ func resultColumns(cols []planner.Column) []ResultColumn {
 // last.
 func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.Value) (Result, error) {
 	// The binder resolved both clauses (bind/locking.go, bind/asof.go);
-	// running them needs issue 16's MVCC core: row locks that live in the
-	// data, and reads at a chosen timestamp.
-	if len(p.Locking) > 0 {
-		return nil, sqlerr.NotSupported("SELECT %s", p.Locking[0].Strength)
-	}
+	// reads at a chosen timestamp need issue 16's MVCC core.
 	if p.AsOf != nil {
 		return nil, sqlerr.NotSupported("AS OF SYSTEM TIME")
+	}
+	if len(p.Locking) > 0 {
+		return s.runLockingSelect(ctx, p, params) // selectlock.go
 	}
 	it, err := s.iterate(ctx, p.Node, params)
 	if err != nil {

@@ -142,8 +142,6 @@ func TestTransactionModes(t *testing.T) {
 			{"COMMIT", "ok"},
 		},
 		"not run yet": {
-			{"SELECT * FROM acct FOR UPDATE", "0A000: SELECT FOR UPDATE is not supported yet"},
-			{"SELECT * FROM acct WHERE id = 1 FOR SHARE SKIP LOCKED", "0A000: SELECT FOR SHARE is not supported yet"},
 			{"SELECT * FROM acct AS OF SYSTEM TIME '-10s'", "0A000: AS OF SYSTEM TIME is not supported yet"},
 			{"BEGIN AS OF SYSTEM TIME '-10s'", "0A000: AS OF SYSTEM TIME transactions is not supported yet"},
 			{"SHOW transaction_read_only", "off"},

@@ -79,7 +79,6 @@ func increment(ctx context.Context, c *pgx.Conn, begin, read string) error {
 // TestLostUpdateForUpdate: read-then-write increments under SELECT ... FOR
 // UPDATE lose nothing (the issue saw 1,009 of 1,200 lost without it).
 func TestLostUpdateForUpdate(t *testing.T) {
-	t.Skip(needsCore)
 	const workers, increments = 8, 50
 	if v := runCounter(t, "BEGIN", "SELECT v FROM counter WHERE id = 1 FOR UPDATE", workers, increments); v != workers*increments {
 		t.Fatalf("counter %d, want %d: updates were lost", v, workers*increments)
@@ -164,7 +163,6 @@ func goOffCall(ctx context.Context, c *pgx.Conn, round, doctor int) error {
 // TestSkipLockedJobQueue: 8 workers take jobs with ... ORDER BY id LIMIT 1
 // FOR UPDATE SKIP LOCKED; every job is handed out exactly once.
 func TestSkipLockedJobQueue(t *testing.T) {
-	t.Skip(needsCore)
 	srv := startServer(t)
 	ctx := ctxT(t)
 	admin := srv.connect(t, pgx.QueryExecModeCacheStatement)

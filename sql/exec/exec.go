@@ -36,6 +36,10 @@ type Context struct {
 	// (pg_stat_user_tables' seq_scan and idx_scan).
 	Scans ScanCounter
 
+	// LockRow locks the rows a LockRows node names (SELECT ... FOR
+	// UPDATE); nil in statements that lock no rows.
+	LockRow RowLocker
+
 	// SubReader, when set, is what subqueries read instead of Reader: a
 	// writing statement gives them a view of its transaction as of the
 	// statement's start, so that they do not see its own writes (as in
@@ -258,6 +262,8 @@ func build(c *Context, n planner.Node) (Iter, error) {
 		return newWorkTable(c, n), nil
 	case *planner.Apply:
 		return newApply(c, n)
+	case *planner.LockRows:
+		return newLockRows(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // Manager creates transactions on one storage engine.
@@ -52,7 +53,8 @@ type Txn struct {
 	m     *Manager
 	id    uint64
 	batch *storage.Batch
-	keys  []string
+	// keys are the key locks taken or strengthened, in order (heldKey).
+	keys []heldKey
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
@@ -121,8 +123,7 @@ func (t *Txn) RollbackToSavepoint(name string) error {
 	nb.SetReadTimestamp(t.batch.ReadTimestamp())
 	t.retired = append(t.retired, t.batch)
 	t.batch = nb
-	t.m.locks.release(t.id, t.keys[sp.keys:])
-	t.keys = t.keys[:sp.keys]
+	t.giveBackLocks(sp.keys)
 	t.writes.Truncate(sp.writes)
 	t.dropSavepoints(i + 1)
 	return nil
@@ -207,14 +208,10 @@ func (t *Txn) SetPID(pid uint32) { t.pid = pid }
 // Locks lists the key locks held and awaited now (pg_locks).
 func (m *Manager) Locks() []LockInfo { return m.locks.list() }
 
-// Lock takes the exclusive lock of key for the rest of the transaction.
+// Lock takes the exclusive lock of key (FOR UPDATE strength) for the rest
+// of the transaction.
 func (t *Txn) Lock(ctx context.Context, key []byte) error {
-	k := string(key)
-	taken, err := t.m.locks.acquire(ctx, t.id, t.pid, k)
-	if taken {
-		t.keys = append(t.keys, k)
-	}
-	return err
+	return t.LockStrength(ctx, key, mvcc.Update)
 }
 
 // TryLock takes the exclusive lock of key if no other transaction holds
@@ -225,7 +222,7 @@ func (t *Txn) TryLock(key []byte) bool {
 	k := string(key)
 	taken, held := t.m.locks.tryAcquire(t.id, t.pid, k)
 	if taken {
-		t.keys = append(t.keys, k)
+		t.keys = append(t.keys, heldKey{key: k})
 	}
 	return held
 }
@@ -341,8 +338,7 @@ func (t *Txn) finish() {
 		b.Close()
 	}
 	t.retired = nil
-	t.m.locks.release(t.id, t.keys)
-	t.keys = nil
+	t.releaseLocks()
 	for _, unlock := range t.spanUnlocks {
 		unlock()
 	}

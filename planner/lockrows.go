@@ -1,0 +1,32 @@
+package planner
+
+import (
+	"github.com/pivotdb/pivotdb/sql/catalog"
+)
+
+// LockRows locks, for each row of its input, the rows of the tables its
+// targets name (SELECT ... FOR UPDATE and the other locking clauses), as
+// PostgreSQL's LockRows node does: it sits below the query's LIMIT and
+// above its ORDER BY, so only the rows that reach it are locked, and a row
+// SKIP LOCKED passes over does not count against the LIMIT. Its rows are
+// its input's; a row whose lock was skipped is left out.
+type LockRows struct {
+	Input   Node
+	Targets []LockTarget
+}
+
+// LockTarget is one table row a LockRows node locks per input row: the
+// primary key values of Table sit at KeyCols of the row.
+type LockTarget struct {
+	Table   *catalog.Table
+	KeyCols []int
+	// Strength is the locking clause's (parser.LockStrength as an int,
+	// FOR KEY SHARE = 1 ... FOR UPDATE = 4) and Wait its policy
+	// (parser.LockWait: 0 wait, 1 SKIP LOCKED, 2 NOWAIT); the planner
+	// does not import the parser.
+	Strength uint8
+	Wait     uint8
+}
+
+func (n *LockRows) Columns() []Column { return n.Input.Columns() }
+func (n *LockRows) Children() []Node  { return []Node{n.Input} }
