@@ -61,9 +61,16 @@
 // Session.txnMode is the one value the transaction core reads; run refuses
 // writes in a read-only transaction (25006) before any statement runs, and
 // marks the transaction's first query, after which the level is fixed
-// (25001). Row locks (SELECT ... FOR UPDATE) and AS OF SYSTEM TIME reach
-// run bound (bind.Select.Locking, AsOf) and are 0A000 there until issue
-// 16's MVCC core runs them.
+// (25001). Row-locking reads (SELECT ... FOR UPDATE, bind.Select.Locking)
+// run in selectlock.go: a planner.LockRows node below the query's LIMIT
+// locks the rows of the locked tables, whose key columns the plan carries
+// up to it as hidden columns, in the transaction's lock table at the
+// clause's strength; a locked row changed after the snapshot runs a READ
+// COMMITTED statement again on a new snapshot (its rows are collected
+// first) and fails a REPEATABLE READ one with 40001. An UPDATE or DELETE
+// locks each row at PostgreSQL's strength (FOR NO KEY UPDATE when no key
+// or unique column changes). AS OF SYSTEM TIME reaches run bound
+// (bind.Select.AsOf) and is 0A000 there until issue 16's MVCC core runs it.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,
