@@ -17,14 +17,14 @@ import (
 // REPEATABLE READ's 40001; locks gone at ROLLBACK TO SAVEPOINT. The
 // one-session behaviour is tests/sql/locking.test.
 
-func lockingSetup(t *testing.T) (a, b *pgx.Conn, ctx context.Context) {
-	srv := startServer(t)
+func lockingSetup(t *testing.T) (srv *testServer, a, b *pgx.Conn, ctx context.Context) {
+	srv = startServer(t)
 	ctx = ctxT(t)
 	a = srv.connect(t, pgx.QueryExecModeSimpleProtocol)
 	b = srv.connect(t, pgx.QueryExecModeSimpleProtocol)
 	mustExec(t, a, "CREATE TABLE t (id Int64, v Utf8, n Int64, PRIMARY KEY (id))")
 	mustExec(t, a, "INSERT INTO t VALUES (1, 'a', 0), (2, 'a', 0), (3, 'a', 0)")
-	return a, b, ctx
+	return srv, a, b, ctx
 }
 
 // wantError checks err's SQLSTATE and message.
@@ -52,7 +52,7 @@ func queryIDs(t *testing.T, c *pgx.Conn, sql string) []int64 {
 // TestLockingConflicts walks PostgreSQL's conflict table with NOWAIT, SKIP
 // LOCKED and lock_timeout.
 func TestLockingConflicts(t *testing.T) {
-	a, b, ctx := lockingSetup(t)
+	srv, a, b, ctx := lockingSetup(t)
 	notAvailable := `could not obtain lock on row in relation "t"`
 	mustExec(t, a, "BEGIN")
 	mustExec(t, a, "SELECT * FROM t WHERE id = 1 FOR UPDATE")
@@ -67,6 +67,17 @@ func TestLockingConflicts(t *testing.T) {
 	}
 	if got := queryIDs(t, b, "SELECT id FROM t ORDER BY id FOR KEY SHARE SKIP LOCKED"); len(got) != 2 {
 		t.Fatalf("SKIP LOCKED gave %v, want [2 3]", got)
+	}
+	// A prepared locking query runs again with other parameters.
+	p := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	for _, id := range []int64{2, 3, 1} {
+		var got int64
+		err := p.QueryRow(ctx, "SELECT id FROM t WHERE id = $1 FOR NO KEY UPDATE NOWAIT", id).Scan(&got)
+		if id == 1 {
+			wantError(t, "prepared NOWAIT", err, "55P03", notAvailable)
+		} else if err != nil || got != id {
+			t.Fatalf("prepared, id %d: %d %v", id, got, err)
+		}
 	}
 	// pg_locks shows the row lock, in PostgreSQL's mode for FOR UPDATE.
 	var mode string
@@ -127,7 +138,7 @@ func TestLockingConflicts(t *testing.T) {
 // rows as the writer left them (READ COMMITTED), or fails with 40001
 // (REPEATABLE READ); two that wait for each other end in 40P01.
 func TestLockingRecheck(t *testing.T) {
-	a, b, ctx := lockingSetup(t)
+	_, a, b, ctx := lockingSetup(t)
 
 	// READ COMMITTED: row 1 no longer matches, row 2 changed and still
 	// matches, row 3 is unchanged.
