@@ -226,3 +226,26 @@ func waitForLockWait(t *testing.T, c *pgx.Conn) {
 	}
 	t.Fatal("no session waits for a lock")
 }
+
+// TestLockingForeignKey: a foreign key check takes FOR KEY SHARE on the
+// parent row, as PostgreSQL's does: a child insert goes on beside an update
+// of the parent's other columns and beside other children, and waits for a
+// FOR UPDATE or a DELETE of the parent.
+func TestLockingForeignKey(t *testing.T) {
+	_, a, b, ctx := lockingSetup(t)
+	mustExec(t, a, "CREATE TABLE c (id Int64, t_id Int64 REFERENCES t (id), PRIMARY KEY (id))")
+	mustExec(t, b, "SET lock_timeout = '100ms'")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "UPDATE t SET n = 1 WHERE id = 1")
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "INSERT INTO c VALUES (1, 1)")
+	mustExec(t, a, "INSERT INTO c VALUES (2, 1)")
+	mustExec(t, b, "COMMIT")
+	mustExec(t, a, "COMMIT")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "SELECT * FROM t WHERE id = 2 FOR UPDATE")
+	_, err := b.Exec(ctx, "INSERT INTO c VALUES (3, 2)")
+	wantError(t, "child insert under the parent's FOR UPDATE", err, "55P03", "canceling statement due to lock timeout")
+	mustExec(t, a, "ROLLBACK")
+	mustExec(t, b, "INSERT INTO c VALUES (3, 2)")
+}
