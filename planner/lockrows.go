@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/pivotdb/pivotdb/sql/catalog"
 )
 
@@ -30,3 +33,27 @@ type LockTarget struct {
 
 func (n *LockRows) Columns() []Column { return n.Input.Columns() }
 func (n *LockRows) Children() []Node  { return []Node{n.Input} }
+
+// Describe is the node's line in a plan: each target's table, key columns
+// (1-based, as Sort prints them), strength and wait policy.
+func (n *LockRows) Describe() string {
+	strengths := [...]string{"", "FOR KEY SHARE", "FOR SHARE", "FOR NO KEY UPDATE", "FOR UPDATE"}
+	waits := [...]string{"", " SKIP LOCKED", " NOWAIT"}
+	var parts []string
+	for _, t := range n.Targets {
+		var cols []string
+		for _, c := range t.KeyCols {
+			cols = append(cols, fmt.Sprintf("#%d", c+1))
+		}
+		s := "?"
+		if int(t.Strength) < len(strengths) {
+			s = strengths[t.Strength]
+		}
+		w := ""
+		if int(t.Wait) < len(waits) {
+			w = waits[t.Wait]
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s) %s%s", t.Table.Name, strings.Join(cols, ", "), s, w))
+	}
+	return "LockRows " + strings.Join(parts, ", ")
+}
