@@ -60,13 +60,11 @@ func (t *Txn) giveBackLocks(n int) {
 
 // releaseLocks releases every lock of the transaction.
 func (t *Txn) releaseLocks() {
-	keys := make([]string, 0, len(t.keys))
 	for _, h := range t.keys {
-		if h.prev == 0 {
-			keys = append(keys, h.key)
+		if h.prev == 0 { // a strengthening's key is listed before it
+			t.m.locks.setStrength(t.id, h.key, 0)
 		}
 	}
-	t.m.locks.release(t.id, keys)
 	t.keys = nil
 }
 

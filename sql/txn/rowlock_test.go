@@ -93,3 +93,44 @@ func TestLockStrengthWaitAndGiveBack(t *testing.T) {
 		t.Fatalf("%d locks left", n)
 	}
 }
+
+// TestLockUpgradeDeadlock: two transactions that share a key (FOR SHARE)
+// and both ask for FOR UPDATE wait for each other; one gets 40P01 and the
+// other the lock once the first has ended.
+func TestLockUpgradeDeadlock(t *testing.T) {
+	m := &Manager{locks: NewLockTable()}
+	a := &Txn{m: m, id: 1}
+	b := &Txn{m: m, id: 2}
+	ctx := context.Background()
+	key := []byte("k")
+	for _, x := range []*Txn{a, b} {
+		if err := x.LockStrength(ctx, key, mvcc.Share); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 2)
+	for _, x := range []*Txn{a, b} {
+		go func(x *Txn) {
+			err := x.LockStrength(ctx, key, mvcc.Update)
+			if err != nil {
+				x.releaseLocks() // the victim rolls back
+			}
+			errs <- err
+		}(x)
+	}
+	var deadlocks, granted int
+	for range 2 {
+		err := <-errs
+		switch e := sqlerr.As(err); {
+		case err == nil:
+			granted++
+		case e != nil && e.Code == sqlerr.DeadlockDetected:
+			deadlocks++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if deadlocks != 1 || granted != 1 {
+		t.Fatalf("%d deadlocks, %d granted; want 1 and 1", deadlocks, granted)
+	}
+}
