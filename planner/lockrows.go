@@ -23,10 +23,10 @@ type LockRows struct {
 type LockTarget struct {
 	Table   *catalog.Table
 	KeyCols []int
-	// Strength is the locking clause's (parser.LockStrength as an int,
-	// FOR KEY SHARE = 1 ... FOR UPDATE = 4) and Wait its policy
-	// (parser.LockWait: 0 wait, 1 SKIP LOCKED, 2 NOWAIT); the planner
-	// does not import the parser.
+	// Strength is the row lock strength to take (storage/mvcc.Strength:
+	// FOR KEY SHARE = 1 ... FOR UPDATE = 4) and Wait the clause's policy
+	// (parser.LockWait: 0 wait, 1 SKIP LOCKED, 2 NOWAIT); plans are data
+	// and import neither package.
 	Strength uint8
 	Wait     uint8
 }
