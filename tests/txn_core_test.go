@@ -13,7 +13,7 @@ import (
 
 // The scenarios of issue 16 that need its MVCC core: row locks, REPEATABLE
 // READ, SERIALIZABLE, savepoints and historical reads. Those not run yet
-// (row locks, SERIALIZABLE, historical reads) are skipped with needsCore on
+// (SERIALIZABLE, historical reads) are skipped with needsCore on
 // their first line; the core enables one by deleting that line.
 
 // runCounter has workers each add 1 to one counter row increments times,
