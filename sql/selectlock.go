@@ -296,33 +296,7 @@ func (c *carrier) carry(n planner.Node) (planner.Node, []carried, error) {
 		cp.Input = in
 		return &cp, found, nil
 	case *planner.Join:
-		left, lfound, err := c.carry(n.Left)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(left.Columns()) != len(n.Left.Columns()) {
-			// The right row's columns would move.
-			return nil, nil, lockShapeNotSupported()
-		}
-		right, rfound, err := c.carry(n.Right)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(lfound)+len(rfound) == 0 {
-			return n, nil, nil
-		}
-		width := len(n.Left.Columns())
-		for i := range rfound {
-			for j := range rfound[i].cols {
-				rfound[i].cols[j] += width
-			}
-		}
-		cp := *n
-		cp.Left, cp.Right = left, right
-		if extra := right.Columns()[len(n.Right.Columns()):]; len(extra) > 0 {
-			cp.Cols = append(append([]planner.Column(nil), n.Cols...), extra...)
-		}
-		return &cp, append(lfound, rfound...), nil
+		return c.carryJoin(n)
 	}
 	if c.scansTarget(n) {
 		return nil, nil, lockShapeNotSupported()
@@ -345,7 +319,7 @@ func (c *carrier) scansTarget(n planner.Node) bool {
 }
 
 func lockShapeNotSupported() error {
-	return sqlerr.NotSupported("a locking clause on a table read this way (a lateral join, or a derived table on the left of a join)")
+	return sqlerr.NotSupported("a locking clause on a table read through LATERAL or a set operation")
 }
 
 // rowLockStrength is the row lock an UPDATE or DELETE takes on each row it
@@ -371,4 +345,82 @@ func (m *modifier) rowLockStrength() mvcc.Strength {
 		}
 	}
 	return mvcc.NoKeyUpdate
+}
+
+// carryJoin carries key columns through a join. A join's row is its left
+// row followed by its right row, so key columns the right side adds go at
+// the end; those the left side adds would come between the two, so the
+// join's condition is rewritten for the wider left row and a Project over
+// the join puts the columns back in the join's order, the added ones last.
+func (c *carrier) carryJoin(n *planner.Join) (planner.Node, []carried, error) {
+	left, lfound, err := c.carry(n.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	right, rfound, err := c.carry(n.Right)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(lfound)+len(rfound) == 0 {
+		return n, nil, nil
+	}
+	lw, rw := len(n.Left.Columns()), len(n.Right.Columns())
+	lx := len(left.Columns()) - lw // key columns the left side added
+	cp := *n
+	cp.Left, cp.Right = left, right
+	cp.Cols = append(append([]planner.Column(nil), left.Columns()...), right.Columns()...)
+	if lx == 0 {
+		for i := range rfound {
+			for j := range rfound[i].cols {
+				rfound[i].cols[j] += lw
+			}
+		}
+		return &cp, append(lfound, rfound...), nil
+	}
+	if cp.Cond != nil {
+		// Over the join's row: right columns move up by lx.
+		cp.Cond, err = expr.Transform(n.Cond, func(x expr.Expr) (expr.Expr, error) {
+			if r, ok := x.(*expr.ColumnRef); ok && r.Index >= lw {
+				return &expr.ColumnRef{Index: r.Index + lx, Name: r.Name, Typ: r.Typ}, nil
+			}
+			return x, nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	// The joined row is left (lw), left's added (lx), right (rw), right's
+	// added; the Project gives left, right, left's added, right's added.
+	var order []int
+	for i := 0; i < lw; i++ {
+		order = append(order, i)
+	}
+	for i := 0; i < rw; i++ {
+		order = append(order, lw+lx+i)
+	}
+	for i := 0; i < lx; i++ {
+		order = append(order, lw+i)
+	}
+	for i := lw + lx + rw; i < len(cp.Cols); i++ {
+		order = append(order, i)
+	}
+	at := make([]int, len(order)) // at[joined index] = projected index
+	proj := &planner.Project{Input: &cp}
+	for out, in := range order {
+		at[in] = out
+		col := cp.Cols[in]
+		proj.Exprs = append(proj.Exprs, &expr.ColumnRef{Index: in, Name: col.Name, Typ: col.Type})
+		proj.Cols = append(proj.Cols, col)
+	}
+	for i := range lfound {
+		for j, x := range lfound[i].cols {
+			lfound[i].cols[j] = at[x]
+		}
+	}
+	for i := range rfound {
+		for j, x := range rfound[i].cols {
+			rfound[i].cols[j] = at[lw+lx+x]
+		}
+	}
+	return proj, append(lfound, rfound...), nil
 }
