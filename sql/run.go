@@ -162,6 +162,10 @@ func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.
 	// running them needs row locks (selectlock.go) and reads at a chosen
 	// timestamp (the statement's read timestamp, set from AS OF).
 	if len(p.Locking) > 0 {
+		if p.AsOf != nil {
+			// A historical read is read-only, as in CockroachDB.
+			return nil, readOnlyViolation("SELECT " + p.Locking[0].Strength.String())
+		}
 		return s.runLockingSelect(ctx, p, params) // selectlock.go
 	}
 	it, err := s.iterate(ctx, p.Node, params)
