@@ -11,10 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The scenarios of issue 16 that need its MVCC core: row locks, REPEATABLE
-// READ, SERIALIZABLE, savepoints and historical reads. Those not run yet
-// (SERIALIZABLE, historical reads) are skipped with needsCore on
-// their first line; the core enables one by deleting that line.
+// The scenarios of issue 16's transaction core: row locks, REPEATABLE
+// READ, SERIALIZABLE, savepoints and historical reads.
 
 // runCounter has workers each add 1 to one counter row increments times,
 // reading the counter first (by read) and writing what they read plus
