@@ -61,9 +61,13 @@
 // Session.txnMode is the one value the transaction core reads; run refuses
 // writes in a read-only transaction (25006) before any statement runs, and
 // marks the transaction's first query, after which the level is fixed
-// (25001). Row locks (SELECT ... FOR UPDATE) and AS OF SYSTEM TIME reach
-// run bound (bind.Select.Locking, AsOf) and are 0A000 there until issue
-// 16's MVCC core runs them.
+// (25001). Row locks (SELECT ... FOR UPDATE) reach run bound
+// (bind.Select.Locking) and are 0A000 there until issue 16's MVCC core runs
+// them. AS OF SYSTEM TIME (session_asof.go) sets the statement's or the
+// block's snapshot to its time (a historical storage.View); sessions hold
+// their read timestamps against GC until the statement or transaction
+// ends; TTL is judged at the snapshot's time (expr.Context.ReadTime). GC's
+// per-shard policy (GC_TTL) is gc.go's.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,
