@@ -87,8 +87,11 @@
 // COMMITTED statement again on a new snapshot (its rows are collected
 // first) and fails a REPEATABLE READ one with 40001. An UPDATE or DELETE
 // locks each row at PostgreSQL's strength (FOR NO KEY UPDATE when no key
-// or unique column changes). AS OF SYSTEM TIME reaches run bound
-// (bind.Select.AsOf) and is 0A000 there until issue 16's MVCC core runs it.
+// or unique column changes). AS OF SYSTEM TIME (session_asof.go) sets the
+// statement's or the block's snapshot to its time (a historical
+// storage.View); sessions hold their read timestamps against GC until the
+// statement or transaction ends; TTL is judged at the snapshot's time
+// (expr.Context.ReadTime). GC's per-shard policy (GC_TTL) is gc.go's.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,
