@@ -248,7 +248,9 @@ func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job co
 	c := &copyFrom{s: s, p: p, dec: pgcopy.NewDecoder(p.Options, p.Names), job: job,
 		prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation, From: true}}
 	ins := p.Insert
-	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) {
+	// At SERIALIZABLE the rows go through the transaction, whose commit
+	// refreshes its reads (sql/txn); an ingestion has no such check.
+	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) && s.isolation() != txn.Serializable {
 		// Outside a block and before any write of the protocol cycle: the
 		// bulk path (copybulk.go), in a transaction of the COPY's own that
 		// holds its foreign-key locks and commits at CopyDone.

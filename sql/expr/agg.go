@@ -58,6 +58,12 @@ type AggSpec struct {
 	Typ      types.Type
 	// Separator joins group_concat and string_agg values.
 	Separator string
+	// Order is the call's ORDER BY (aggorder.go): the inputs are fed to
+	// the accumulator in this order.
+	Order []AggOrder
+	// Filter is FILTER (WHERE ...) of array_agg (see aggorder.go); the
+	// FILTER of the other aggregates is folded into Arg.
+	Filter Expr
 	// GroupingMasks, for grouping(...) (Name "grouping"), is its value in
 	// each grouping set of the Aggregate node; it reads no input.
 	GroupingMasks []int64
@@ -172,11 +178,33 @@ func (s *AggSpec) String() string {
 	if s.Distinct {
 		d = "DISTINCT "
 	}
-	return s.Name + "(" + d + s.Arg.String() + ")"
+	sep := ""
+	if s.Name == "string_agg" {
+		sep = ", " + quoteString(s.Separator)
+	}
+	f := ""
+	if s.Filter != nil {
+		f = " FILTER (WHERE " + s.Filter.String() + ")"
+	}
+	return s.Name + "(" + d + s.Arg.String() + sep + s.orderString() + ")" + f
 }
 
 // New returns an empty accumulator.
 func (s *AggSpec) New() AggFunc {
+	if len(s.Order) > 0 {
+		// DISTINCT with ORDER BY: the ORDER BY keys are arguments
+		// (PostgreSQL's rule, checked by the binder), so dropping
+		// repeated inputs before sorting loses nothing; the inner
+		// accumulator does it.
+		inner := *s
+		inner.Order = nil
+		if s.Distinct && (s.Name == "array_agg" || s.Name == "string_agg") {
+			// Sorted by the ORDER BY, not by the values.
+			inner.Distinct = false
+			return &orderedAgg{spec: &inner, keys: s.Order, distinct: true}
+		}
+		return &orderedAgg{spec: &inner, keys: s.Order}
+	}
 	var a AggFunc
 	switch s.Name {
 	case "count":

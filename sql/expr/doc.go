@@ -22,6 +22,10 @@
 //     them.
 //   - Aggregates (agg.go): AggSpec describes a call and makes one AggFunc
 //     accumulator per group; Builder.BuildAgg builds one from the AST.
+//     The executor evaluates a row's input with AggSpec.Input (argument,
+//     FILTER, ORDER BY keys) and feeds it with AggSpec.Add; with ORDER BY
+//     the accumulator collects the inputs and sorts them when the result
+//     is asked for (aggorder.go).
 //
 // # Lifecycle and invariants
 //

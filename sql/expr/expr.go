@@ -24,6 +24,11 @@ type Context struct {
 	// Now is the statement time: now(), current_timestamp and current_date
 	// read it, so that every row of a statement sees the same time.
 	Now time.Time
+	// ReadTime is the time of the statement's snapshot, at which its table
+	// reads judge TTL (a row expired by then is hidden, one expiring later
+	// is shown): the AS OF SYSTEM TIME, a REPEATABLE READ transaction's
+	// first snapshot, else the statement's. Zero: Now.
+	ReadTime time.Time
 	// Zone is the session's TimeZone (nil: UTC): casts between
 	// timestamptz and timestamp, date or text, and the local clock
 	// functions read it (zone.go).

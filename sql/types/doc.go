@@ -39,7 +39,9 @@
 // enum values by position, and storage keeps positions, which never change,
 // so ALTER TYPE rewrites no rows. A type name ParseTypeName does not know
 // is an unresolved reference (an EnumDef with only a name) that the binder
-// resolves against the catalog.
+// resolves against the catalog, also as an array element type (mood[],
+// _mood). An enum's OID is EnumOIDBase + its id, its array type's
+// EnumArrayOIDBase + its id.
 //
 // PostgreSQL's interval keeps months, days and microseconds apart;
 // YQL's Interval is the same family with months and days zero, so YQL's
