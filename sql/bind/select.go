@@ -420,6 +420,9 @@ func exprName(n ast.ExprNode) string {
 		if name == parser.ArrayCtorFunc {
 			return "array"
 		}
+		if name == parser.ExtractFunc {
+			return "extract"
+		}
 		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {

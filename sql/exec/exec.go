@@ -36,6 +36,10 @@ type Context struct {
 	// (pg_stat_user_tables' seq_scan and idx_scan).
 	Scans ScanCounter
 
+	// LockRow locks the rows a LockRows node names (SELECT ... FOR
+	// UPDATE); nil in statements that lock no rows.
+	LockRow RowLocker
+
 	// SubReader, when set, is what subqueries read instead of Reader: a
 	// writing statement gives them a view of its transaction as of the
 	// statement's start, so that they do not see its own writes (as in
@@ -258,6 +262,8 @@ func build(c *Context, n planner.Node) (Iter, error) {
 		return newWorkTable(c, n), nil
 	case *planner.Apply:
 		return newApply(c, n)
+	case *planner.LockRows:
+		return newLockRows(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }
@@ -319,7 +325,7 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	}
 	// The TTL is evaluated once, at the statement's time, so that every
 	// row of the statement is judged against the same moment.
-	expiry := ttl.At(n.Table, c.Now())
+	expiry := ttl.At(n.Table, c.ReadTime())
 	if points {
 		return newPointScan(c, n, filter, expiry, parts)
 	}
@@ -336,6 +342,15 @@ func (c *Context) Now() time.Time {
 		return c.Eval.Now
 	}
 	return time.Now()
+}
+
+// ReadTime returns the time of the statement's snapshot
+// (expr.Context.ReadTime), at which table reads judge TTL; Now when unset.
+func (c *Context) ReadTime() time.Time {
+	if c.Eval != nil && !c.Eval.ReadTime.IsZero() {
+		return c.Eval.ReadTime
+	}
+	return c.Now()
 }
 
 // ScanSpans evaluates a scan's key ranges with the statement's parameters:

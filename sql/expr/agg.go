@@ -293,6 +293,9 @@ type sumAgg struct {
 	dec  *apd.Decimal
 	// isInt/isDec/isFloat record the input kind (fixed by the first value).
 	isInt, isDec, isFloat, isInterval bool
+	// months and days of an interval sum (PostgreSQL adds the fields
+	// apart); the microseconds go to ints.
+	months, days int64
 }
 
 func (a *sumAgg) Add(v types.Value) error {
@@ -306,7 +309,10 @@ func (a *sumAgg) Add(v types.Value) error {
 		a.ints.add(v)
 	case f == types.Interval:
 		a.isInterval = true
-		a.ints.add(types.NewInt64(v.Int()))
+		m, d, us := v.IntervalParts()
+		a.months += int64(m)
+		a.days += int64(d)
+		a.ints.add(types.NewInt64(us))
 	case f.IsFloat():
 		a.isFloat = true
 		a.f += v.Float()
@@ -332,6 +338,16 @@ func (a *sumAgg) Result() (types.Value, error) {
 	switch {
 	case a.kind == "total":
 		return types.NewDouble(a.float()), nil
+	case a.isInterval && (a.months != 0 || a.days != 0):
+		us, ok := a.ints.value(types.Int64)
+		if !ok {
+			return types.Value{}, intervalOutOfRange()
+		}
+		sum, err := types.MakeInterval(a.months, a.days, us.Int())
+		if err != nil || a.kind != "avg" {
+			return sum, err
+		}
+		return types.DivInterval(sum, float64(a.n))
 	case a.isInterval:
 		sum := a.ints.big()
 		if a.kind == "avg" {

@@ -719,6 +719,8 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		r.castTail(lit.t, i, bodyEnd-1)
 	case call >= 0 && call == i+1 && s.isWord(i, "cast"):
 		err = r.castCall(i)
+	case call >= 0 && call == i+1 && s.isWord(i, "extract"):
+		err = r.extractCall(i)
 	case call >= 0:
 		k := i
 		// pg_catalog.f(...) is f(...): every built-in function lives in
@@ -961,6 +963,39 @@ func (r *rewriter) castCall(i int) error {
 		return err
 	}
 	r.castTail(t, as+1, close)
+	return nil
+}
+
+// ExtractFunc is what EXTRACT(field FROM source) becomes:
+// pivot_extract('field', source) (sql/expr/func_datetime.go), since
+// TiDB's grammar knows only MySQL's units and no epoch.
+const ExtractFunc = "pivot_extract"
+
+// extractCall emits EXTRACT(field FROM expr), whose '(' is at i+1, as
+// pivot_extract('field', expr). The field is a word or a string.
+func (r *rewriter) extractCall(i int) error {
+	s := r.s
+	open := i + 1
+	close := int(s.match[open])
+	field := open + 1
+	if field >= close || !(s.isKind(field, tkIdent) || s.isKind(field, tkString)) {
+		return s.errAtTok(field)
+	}
+	if !s.isWord(field+1, "from") {
+		return s.errAtTok(field + 1)
+	}
+	if field+2 >= close {
+		return s.errAtTok(close)
+	}
+	name := s.text(field)
+	if s.isKind(field, tkString) {
+		name = s.strs[s.toks[field].aux]
+	}
+	r.syn(ExtractFunc+"("+sqlQuote(strings.ToLower(name))+",", i, false, false)
+	if err := r.seq(field+2, close); err != nil {
+		return err
+	}
+	r.plain(close)
 	return nil
 }
 
