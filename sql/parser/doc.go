@@ -86,6 +86,10 @@
 //     composes several assignments to one column);
 //   - unnest(...) [WITH ORDINALITY] in FROM becomes a derived table like
 //     generate_series(...) (UnnestFunc);
+//   - f(args) after FROM, JOIN, LATERAL or a comma of a FROM list, other
+//     than the two below, becomes (SELECT pivot_table_func(`f`(args))),
+//     planned by the binder as the rows of a SQL function of the database
+//     (TableFunc);
 //   - generate_series(...) after FROM, JOIN, LATERAL or a comma of a FROM
 //     list becomes the derived table (SELECT pivot_generate_series(...)),
 //     planned as a series (lateral when other items precede it);
