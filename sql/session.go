@@ -75,6 +75,16 @@ type Session struct {
 	// planningTime is how long binding the running statement took
 	// (EXPLAIN ANALYZE's Planning Time).
 	planningTime time.Duration
+
+	// relOwners are the owners of the table locks the session holds
+	// (tablelocks.go), released when the transaction ends; relOwner is
+	// the owner of a statement's locks outside a transaction, relMarks
+	// the lock counts at each savepoint.
+	relOwners []uint64
+	relOwner  uint64
+	relMarks  []relMark
+	// ddlLocks are the running schema change's table locks.
+	ddlLocks *stmtDDLLocks
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -104,6 +114,7 @@ func (s *Session) Close() {
 		s.txn.Rollback()
 		s.txn = nil
 	}
+	s.releaseTableLocks()
 	s.dropTempTables()
 	s.e.removeSession(s)
 }
@@ -200,6 +211,14 @@ type preparedPlan struct {
 	plan    bind.Statement
 	// planning is how long binding took.
 	planning time.Duration
+	// uses are the tables the statement reads and writes, for the table
+	// locks it takes (tablelocks.go).
+	uses []tableUse
+}
+
+type tableUse struct {
+	table *catalog.Table
+	use   bind.TableUse
 }
 
 // dialect is the session's sql_dialect as the parser sees it.
@@ -274,6 +293,16 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 	start := time.Now()
 	env := s.bindEnv()
 	env.Mem = memory.FromContext(ctx)
+	var uses []tableUse
+	env.UseTable = func(t *catalog.Table, u bind.TableUse) {
+		for i := range uses {
+			if uses[i].table.ID == t.ID {
+				uses[i].use = max(uses[i].use, u)
+				return
+			}
+		}
+		uses = append(uses, tableUse{table: t, use: u})
+	}
 	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
 		return nil, err
@@ -283,7 +312,7 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 		SQL:        st.Text,
 		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan, planning: planning},
+		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan, planning: planning, uses: uses},
 	}, nil
 }
 
@@ -308,6 +337,7 @@ func (s *Session) bindEnv() *bind.Env {
 			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", msg)
 		},
 		Locks:       s.lockRows,
+		SequenceRow: s.sequenceRow,
 		Cursor:      s.cursorColumns,
 		OpenCursors: s.openCursors,
 		TempPrefix:  s.tempPrefix,
@@ -351,13 +381,24 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
 	}
-	// Transaction control does not take a REPEATABLE READ transaction's
-	// snapshot: BEGIN and SET TRANSACTION come before it.
-	if err := s.takeSnapshot(st.Txn == nil); err != nil {
+	ctx, cancel := s.statementContext(ctx)
+	if err := s.lockForStatement(ctx, p); err != nil {
+		cancel()
+		err = s.mapError(ctx, err)
 		s.onError()
+		s.releaseStatementLocks()
 		return nil, err
 	}
-	ctx, cancel := s.statementContext(ctx)
+	// Transaction control does not take a REPEATABLE READ transaction's
+	// snapshot: BEGIN and SET TRANSACTION come before it. The snapshot
+	// comes after the table locks, so a statement that waited for one
+	// sees what its holder committed.
+	if err := s.takeSnapshot(st.Txn == nil); err != nil {
+		cancel()
+		s.onError()
+		s.releaseStatementLocks()
+		return nil, err
+	}
 	s.currentText = p.SQL
 	s.planningTime = p.plan.planning
 	res, err := s.run(ctx, p.plan.plan, params)
@@ -365,6 +406,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 		cancel()
 		err = s.mapError(ctx, err)
 		s.onError()
+		s.releaseStatementLocks()
 		return nil, err
 	}
 	return &sessionResult{Result: res, s: s, ctx: ctx, cancel: cancel}, nil
@@ -561,6 +603,7 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 func (r *sessionResult) Close() {
 	r.Result.Close()
 	r.cancel()
+	r.s.releaseStatementLocks()
 }
 
 type emptyResult struct{}

@@ -231,16 +231,19 @@ func (s *Session) runSavepoint(st *parser.TxnStmt) (Result, error) {
 		if err := s.txn.Savepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
+		s.savepointLocks(st.Savepoint)
 		return &tagResult{tag: "SAVEPOINT"}, nil
 	case parser.TxnRelease:
 		if err := s.txn.ReleaseSavepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
+		s.rollbackLocksTo(st.Savepoint, true)
 		return &tagResult{tag: "RELEASE"}, nil
 	default:
 		if err := s.txn.RollbackToSavepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
+		s.rollbackLocksTo(st.Savepoint, false)
 		s.failed = false
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}

@@ -162,9 +162,7 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "truncate":
 			stmt.Truncate, err = s.parseTruncate()
 		case "lock":
-			// pg_dump takes ACCESS SHARE locks; PivotDB has no table
-			// locks a transaction could hold yet.
-			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0), "LOCK TABLE is not supported yet")
+			stmt.Lock, err = s.parseLock()
 		case "vacuum", "analyze", "analyse":
 			stmt.Vacuum, err = s.parseVacuum()
 		case "grant", "revoke":
