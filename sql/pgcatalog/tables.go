@@ -5,8 +5,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -437,7 +440,7 @@ var pgCatalogTables = []*Table{
 	// privileges it would record, nor transforms.
 	{Schema: "pg_catalog", Name: "pg_init_privs", Cols: cols("objoid oid, classoid oid, objsubid int4, privtype char, initprivs aclitem[]"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_transform", Cols: cols("oid oid, trftype oid, trflang oid, trffromsql oid, trftosql oid"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_depend", Cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_depend", Cols: pgDependCols, rows: pgDependRows},
 	{Schema: "pg_catalog", Name: "pg_foreign_table", Cols: cols("ftrelid oid, ftserver oid, ftoptions text[]"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_partitioned_table", Cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs int2vector, partclass oidvector, partcollation oidvector, partexprs text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_sequence", Cols: pgSequenceCols, rows: func(v *View) [][]types.Value {
@@ -916,3 +919,53 @@ func typeCollation(oid int64) int64 {
 	}
 	return 0
 }
+
+var pgDependCols = cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char")
+
+// pgDependRows lists each view's dependencies on the tables and views its
+// query reads (normal, 'n'), so that pg_dump writes a view after them.
+// PostgreSQL records them on the view's rewrite rule; pg_dump takes a
+// dependency of the view itself as well. The relations are found by name
+// in the stored definition, as the view sees them when it is used.
+func pgDependRows(v *View) [][]types.Value {
+	var out [][]types.Value
+	classOID := catalogOIDs["pg_class"]
+	for _, vw := range v.Snapshot.Views(v.Database.ID) {
+		d := parser.DialectYQL
+		if vw.Dialect == sessionvars.DialectPostgreSQL {
+			d = parser.DialectPostgreSQL
+		}
+		stmts, err := parser.ParseDialect(vw.Definition, d)
+		if err != nil || len(stmts) != 1 || stmts[0].AST == nil {
+			continue
+		}
+		names := &tableNames{}
+		stmts[0].AST.Accept(names)
+		seen := map[int64]bool{}
+		for _, n := range names.names {
+			var ref int64
+			if t, ok := v.Snapshot.Table(v.Database.ID, n); ok {
+				ref = int64(t.ID)
+			} else if rv, ok := v.Snapshot.View(v.Database.ID, n); ok && rv.ID != vw.ID {
+				ref = int64(rv.ID)
+			}
+			if ref != 0 && !seen[ref] {
+				seen[ref] = true
+				out = append(out, row(pgDependCols, classOID, int64(vw.ID), 0, classOID, ref, 0, "n"))
+			}
+		}
+	}
+	return out
+}
+
+// tableNames collects the table names of a statement's tree.
+type tableNames struct{ names []string }
+
+func (c *tableNames) Enter(n ast.Node) (ast.Node, bool) {
+	if tn, ok := n.(*ast.TableName); ok {
+		c.names = append(c.names, tn.Name.O)
+	}
+	return n, false
+}
+
+func (c *tableNames) Leave(n ast.Node) (ast.Node, bool) { return n, true }
