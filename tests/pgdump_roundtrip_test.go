@@ -145,4 +145,3 @@ func dbSnapshot(t *testing.T, srv *testServer, db string) string {
 	}
 	return b.String()
 }
-
