@@ -85,6 +85,9 @@ type Session struct {
 	relMarks  []relMark
 	// ddlLocks are the running schema change's table locks.
 	ddlLocks *stmtDDLLocks
+	// fresh are the tables the transaction created or truncated, by the
+	// savepoint depth they were made at (COPY FREEZE, copyfreeze.go).
+	fresh map[uint64]int
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {

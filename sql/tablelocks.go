@@ -105,6 +105,7 @@ func (s *Session) releaseTableLocks() {
 	s.relOwner = 0
 	s.relMarks = nil
 	s.ddlLocks = nil
+	s.fresh = nil
 }
 
 // releaseStatementLocks ends the locks of a statement that ran outside
@@ -146,6 +147,7 @@ func (s *Session) rollbackLocksTo(name string, release bool) {
 		if s.relMarks[i].name != name {
 			continue
 		}
+		s.freshAfterSavepoint(i, release)
 		if release {
 			s.relMarks = s.relMarks[:i]
 			return

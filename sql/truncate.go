@@ -34,6 +34,7 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 	}
 	unlock := s.e.txns.LockSchema()
 	defer unlock()
+	var fresh map[uint64]uint64
 	err := s.seqDDL(restart, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		seen := map[uint64]bool{}
 		var tables []*catalog.Table
@@ -72,6 +73,7 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 			newIDs[t.ID] = id
 		}
 		relinkForeignKeys(ch, newIDs)
+		fresh = newIDs
 		if p.RestartIdentity {
 			for _, q := range seqs {
 				if !slices.Contains(restart, q.ID) {
@@ -86,6 +88,9 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, id := range fresh {
+		s.noteFreshTable(id)
 	}
 	return &tagResult{tag: "TRUNCATE TABLE"}, nil
 }
