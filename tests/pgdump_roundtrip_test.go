@@ -19,7 +19,8 @@ import (
 // the copy is the same: every row, the column types (YQL's Uint64 stays
 // uint64), the table settings with the current pivots
 // (pg_class.reloptions, written back as WITH (...)), indexes and unique
-// constraints, a view, a sequence's position, and the owners.
+// constraints, a view, a sequence's position, and the owners. Then
+// pg_dumpall's output (roles and databases) restores into a fresh server.
 //
 // The key columns are NOT NULL: pg_dump adds a primary key after the rows
 // (ALTER TABLE ... ADD PRIMARY KEY), which makes its columns NOT NULL as
@@ -88,6 +89,33 @@ func TestPgDumpRoundTrip(t *testing.T) {
 		if got := dbSnapshot(t, srv, db); got != want {
 			t.Errorf("%s differs from the source:\n%s\nsource:\n%s", db, got, want)
 		}
+	}
+
+	// pg_dumpall: roles and every database, restored into a fresh server.
+	// Its only errors are PostgreSQL's own in that case: the bootstrap
+	// role and the default database exist already.
+	pgDumpall := requireTool(t, "pg_dumpall")
+	if out, err := pgTool(srv, dir, pgDumpall, "-l", "pivotdb", "-f", "all.sql"); err != nil {
+		t.Fatalf("pg_dumpall: %v\n%s", err, out)
+	}
+	srv2 := startServer(t)
+	out, err := pgTool(srv2, dir, psql, "-d", "pivotdb", "-q", "-f", "all.sql")
+	if err != nil {
+		t.Fatalf("psql -f all.sql: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "ERROR") && !strings.Contains(line, `role "pivotdb" already exists`) &&
+			!strings.Contains(line, `database "pivotdb" already exists`) {
+			t.Fatalf("restoring pg_dumpall's output:\n%s", out)
+		}
+	}
+	if got := dbSnapshot(t, srv2, "src"); got != want {
+		t.Errorf("src restored by pg_dumpall differs from the source:\n%s\nsource:\n%s", got, want)
+	}
+	var login bool
+	if err := srv2.connect(t, pgx.QueryExecModeSimpleProtocol).QueryRow(ctxT(t),
+		"SELECT rolcanlogin FROM pg_roles WHERE rolname = 'dump_owner'").Scan(&login); err != nil || login {
+		t.Fatalf("role dump_owner after pg_dumpall: login %v, %v", login, err)
 	}
 }
 

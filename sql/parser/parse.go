@@ -93,6 +93,19 @@ func buildStatement(s *stmtToks) (Statement, error) {
 	}
 	s, stmt.NoData = s.withData()
 	s, stmt.Temp, stmt.OnCommit = s.tempTable()
+	if text, ok, err := s.createDatabaseOptions(); ok {
+		if err != nil {
+			return Statement{}, err
+		}
+		sts, err := Parse(text)
+		if err != nil || len(sts) != 1 {
+			return Statement{}, errAt(sqlerr.SyntaxError, s.start(0), "syntax error in CREATE DATABASE")
+		}
+		st := sts[0]
+		st.Text, st.Offset = stmt.Text, stmt.Offset
+		st.Position = func(int) int { return 0 }
+		return st, nil
+	}
 	if text, ok, err := s.selectInto(); ok {
 		if err != nil {
 			return Statement{}, err
