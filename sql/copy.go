@@ -252,7 +252,9 @@ func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job co
 	c := &copyFrom{s: s, p: p, dec: pgcopy.NewDecoder(p.Options, p.Names), job: job,
 		prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation, From: true}}
 	ins := p.Insert
-	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) {
+	// At SERIALIZABLE the rows go through the transaction, whose commit
+	// refreshes its reads (sql/txn); an ingestion has no such check.
+	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) && s.isolation() != txn.Serializable {
 		// Outside a block and before any write of the protocol cycle: the
 		// bulk path (copybulk.go), in a transaction of the COPY's own that
 		// holds its foreign-key locks and commits at CopyDone.
@@ -541,19 +543,9 @@ func (c *copyTo) read(ctx context.Context) ([]byte, error) {
 		return buf, nil
 	}
 	row = row[:len(c.p.Names)]
-	for i := range row {
-		if row[i].Family() == types.TimestampTZ {
-			// Printed in the session's TimeZone, as rows of a query are;
-			// the row may be the executor's own, so it is copied first.
-			row = append([]types.Value(nil), row...)
-			for k := i; k < len(row); k++ {
-				if row[k].Family() == types.TimestampTZ {
-					row[k] = row[k].InZone(c.s.vars.ZoneName())
-				}
-			}
-			break
-		}
-	}
+	// Printed in the session's TimeZone, DateStyle and IntervalStyle,
+	// as rows of a query are.
+	row = presentRow(row, c.s.vars.ZoneName(), c.s.vars.Style())
 	if buf, err = c.enc.AppendRow(buf, row); err != nil {
 		return nil, err
 	}

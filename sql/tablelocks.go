@@ -77,8 +77,14 @@ func (s *Session) lockOwner() uint64 {
 // lockTables takes the locks in order. Statement cancellation, lock_timeout
 // (55P03) and deadlocks (40P01) end the wait.
 func (s *Session) lockTables(ctx context.Context, locks []relLock, nowait bool) error {
+	_, err := s.lockTablesWaited(ctx, locks, nowait)
+	return err
+}
+
+// lockTablesWaited is lockTables, also reporting whether it waited.
+func (s *Session) lockTablesWaited(ctx context.Context, locks []relLock, nowait bool) (waited bool, err error) {
 	if len(locks) == 0 {
-		return nil
+		return false, nil
 	}
 	owner := s.lockOwner()
 	var pid uint32
@@ -86,13 +92,14 @@ func (s *Session) lockTables(ctx context.Context, locks []relLock, nowait bool) 
 		pid = s.backend.PID
 	}
 	for _, l := range locks {
-		err := s.e.txns.Tables().Lock(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: l.table.ID, Mode: l.mode,
+		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: l.table.ID, Mode: l.mode,
 			NoWait: nowait, Name: bind.TempDisplayName(l.table.Name), Implicit: l.implicit, DDL: l.ddl})
+		waited = waited || w
 		if err != nil {
-			return err
+			return waited, err
 		}
 	}
-	return nil
+	return waited, nil
 }
 
 // releaseTableLocks gives back every table lock of the transaction that
@@ -174,7 +181,7 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 	for _, u := range p.uses {
 		locks = append(locks, relLock{table: u.table, mode: useModes[u.use], implicit: true})
 	}
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	byName := func(parts []string, mode txn.LockMode) {
 		if t, ok := s.truncateTarget(snap, parts); ok {
 			locks = append(locks, relLock{table: t, mode: mode, ddl: true})
@@ -246,7 +253,7 @@ func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
 		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
 	}
 	mode := lockModeByName[p.Mode]
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	acc := s.access(snap)
 	var locks []relLock
 	for _, parts := range p.Tables {
@@ -289,15 +296,18 @@ var lockModeByName = map[string]txn.LockMode{
 	"share row exclusive": txn.ShareRowExclusive, "exclusive": txn.Exclusive, "access exclusive": txn.AccessExclusive,
 }
 
-// lockForStatement takes the table locks of the statement p runs. When
-// the catalog changed while it waited, p is bound again (what it bound may
-// be gone or changed) and the locks of the new plan are taken too.
-func (s *Session) lockForStatement(ctx context.Context, p *Prepared) error {
+// lockForStatement takes the table locks of the statement p runs. When it
+// waited for one, the statement takes its snapshot again (fix as for
+// takeSnapshot) so that it sees what the holder committed, and is bound
+// again if the catalog it sees changed meanwhile (what it bound may be
+// gone); the new plan's locks are taken too.
+func (s *Session) lockForStatement(ctx context.Context, p *Prepared, fix bool) error {
 	for tries := 0; ; tries++ {
 		locks := s.statementLocks(&p.plan)
 		if len(locks) == 0 {
 			return nil
 		}
+		waited := false
 		// The implicit locks come first in the list; the schema
 		// change's after them, from a mark they are released back to.
 		for i, l := range locks {
@@ -306,16 +316,27 @@ func (s *Session) lockForStatement(ctx context.Context, p *Prepared) error {
 					owner := s.lockOwner()
 					s.ddlLocks = &stmtDDLLocks{owner: owner, mark: s.e.txns.Tables().Mark(owner)}
 				}
-				if err := s.lockTables(ctx, locks[i:], false); err != nil {
+				w, err := s.lockTablesWaited(ctx, locks[i:], false)
+				waited = waited || w
+				if err != nil {
 					return err
 				}
 				break
 			}
-			if err := s.lockTables(ctx, locks[i:i+1], false); err != nil {
+			w, err := s.lockTablesWaited(ctx, locks[i:i+1], false)
+			waited = waited || w
+			if err != nil {
 				return err
 			}
 		}
-		if p.plan.snap == nil || p.plan.snap == s.e.catalog.Snapshot() || tries > 8 {
+		if !waited || tries > 8 || s.stmtAsOf != nil {
+			// (A historical read keeps its timestamp.)
+			return nil
+		}
+		if err := s.takeSnapshot(fix); err != nil {
+			return err
+		}
+		if p.plan.snap == nil || p.plan.snap == s.catalogSnap() {
 			return nil
 		}
 		fresh, err := s.bind(ctx, p.plan.stmt, p.ParamTypes)

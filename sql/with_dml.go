@@ -49,11 +49,11 @@ func (s *Session) runWithDML(ctx context.Context, p *bind.WithDML, params []type
 	}
 	closeView := func() {}
 	if s.txn != nil {
-		b, err := s.e.storage.NewBatchCopy(s.txn.Batch())
+		v, done, err := s.txn.NewReadView()
 		if err != nil {
 			return nil, err
 		}
-		view, closeView = b, func() { b.Close() }
+		view, closeView = v, done
 	}
 	s.readView = view
 	for _, q := range p.Queries {

@@ -442,12 +442,12 @@ func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify
 		ec.SubReader = s.readView
 		return ec, func() {}, nil
 	}
-	view, err := s.e.storage.NewBatchCopy(tx.Batch())
+	view, done, err := tx.NewReadView()
 	if err != nil {
 		return nil, nil, err
 	}
 	ec.SubReader = view
-	return ec, func() { view.Close() }, nil
+	return ec, done, nil
 }
 
 // matchingKeys collects the keys of the rows the scan finds. They are
@@ -483,7 +483,7 @@ type modifier struct {
 // it since the scan).
 func (m *modifier) row(ctx context.Context, key []byte) ([]types.Value, error) {
 	t := m.p.Scan.Table
-	if err := m.tx.Lock(ctx, key); err != nil {
+	if err := m.tx.LockStrength(ctx, key, m.rowLockStrength()); err != nil {
 		return nil, err
 	}
 	val, ok, err := m.tx.Get(key)

@@ -30,10 +30,19 @@ import (
 type PointReader struct {
 	r      pebbleReader
 	ts     hlc.Timestamp // read timestamp of versioned keys
+	gc     *Engine       // checks ts against GC thresholds; nil: no check
+	hist   bool          // also checks schema times (View.Historical)
 	it     *pebble.Iterator
 	kbuf   []byte
 	closed bool
+	// onGet is told of every key looked up (ObserveGets); nil: nobody.
+	onGet func(key []byte)
 }
+
+// ObserveGets makes the reader call fn with every key it is asked for,
+// before looking it up: a SERIALIZABLE transaction records the keys it read
+// (sql/txn). fn must not keep key.
+func (p *PointReader) ObserveGets(fn func(key []byte)) { p.onGet = fn }
 
 // NewPointReader returns a PointReader over the latest committed state.
 func (e *Engine) NewPointReader() (*PointReader, error) {
@@ -45,7 +54,7 @@ func (b *Batch) NewPointReader() (*PointReader, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: b.b, ts: b.ts}, nil
+	return &PointReader{r: b.b, ts: b.ts, gc: b.e}, nil
 }
 
 // NewPointReader returns a PointReader over the snapshot.
@@ -65,8 +74,21 @@ func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 	if len(key) == 0 {
 		return nil, false, ErrEmptyKey
 	}
+	if p.onGet != nil {
+		p.onGet(key)
+	}
 	if !isVersioned(key) {
 		return getBare(p.r, key)
+	}
+	if p.gc != nil {
+		if err := p.gc.checkGCKey(p.ts, key); err != nil {
+			return nil, false, err
+		}
+		if p.hist {
+			if err := p.gc.checkSchema(p.ts, key); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	if p.it == nil {
 		it, err := p.r.NewIter(&pebble.IterOptions{UseL6Filters: true})

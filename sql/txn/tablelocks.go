@@ -201,6 +201,12 @@ func (r *relLocks) wake() {
 // Errors: 55P03 for NoWait or lock_timeout, 40P01 for a deadlock, the
 // context's error when the statement is cancelled.
 func (tl *TableLocks) Lock(ctx context.Context, rq LockRequest) error {
+	_, err := tl.LockWaited(ctx, rq)
+	return err
+}
+
+// LockWaited is Lock, also reporting whether the request had to wait.
+func (tl *TableLocks) LockWaited(ctx context.Context, rq LockRequest) (waited bool, err error) {
 	tl.mu.Lock()
 	r := tl.rel(rq.Rel)
 	var w *tableWaiter
@@ -222,12 +228,12 @@ func (tl *TableLocks) Lock(ctx context.Context, rq LockRequest) error {
 				w = nil
 			}
 			tl.mu.Unlock()
-			return nil
+			return waited, nil
 		}
 		if rq.NoWait {
 			tl.dropIfIdle(rq.Rel, r)
 			tl.mu.Unlock()
-			return sqlerr.New(sqlerr.LockNotAvailable, "could not obtain lock on relation %q", rq.Name)
+			return false, sqlerr.New(sqlerr.LockNotAvailable, "could not obtain lock on relation %q", rq.Name)
 		}
 		if w == nil {
 			w = &tableWaiter{owner: rq.Owner, pid: rq.PID, mode: rq.Mode, implicit: rq.Implicit}
@@ -238,13 +244,13 @@ func (tl *TableLocks) Lock(ctx context.Context, rq LockRequest) error {
 		// every conflicting holder is checked here, not only b.
 		if err := tl.cycle(rq, r); err != nil {
 			tl.mu.Unlock()
-			return err
+			return true, err
 		}
 		ch := r.changed
 		tl.mu.Unlock()
-		err := tl.graph.wait(ctx, LockInfo{Key: relKey(rq.Rel), Txn: rq.Owner, PID: rq.PID, Holder: b}, ch)
-		if err != nil {
-			return err
+		waited = true
+		if err := tl.graph.wait(ctx, LockInfo{Key: relKey(rq.Rel), Txn: rq.Owner, PID: rq.PID, Holder: b}, ch); err != nil {
+			return true, err
 		}
 		tl.mu.Lock()
 	}

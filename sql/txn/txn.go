@@ -9,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // Manager creates transactions on one storage engine.
@@ -54,20 +55,26 @@ type Txn struct {
 	m     *Manager
 	id    uint64
 	batch *storage.Batch
-	keys  []string
+	// keys are the key locks taken or strengthened, in order (heldKey).
+	keys []heldKey
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
 	// pid is the server process ID of the session that runs the
 	// transaction (SetPID), shown with its locks in pg_locks; 0: none.
 	pid uint32
-	// schema is the schema version of each table written (UseSchema).
-	schema map[uint64]string
+	// schema is the schema version of each table written (UseSchema);
+	// ownSchema holds the tables whose schema the transaction changes
+	// itself (OwnSchema), which are not recorded.
+	schema    map[uint64]string
+	ownSchema map[uint64]bool
 	// isolation is the transaction's level; started is set by its first
 	// statement that reads (StartStatement), which fixes a REPEATABLE READ
 	// transaction's snapshot.
 	isolation Isolation
 	started   bool
+	// reads are the spans a SERIALIZABLE transaction read (readspans.go).
+	reads readSpans
 	// savepoints are the open savepoints, oldest first; retired holds
 	// batches replaced by ROLLBACK TO SAVEPOINT, which readers made
 	// earlier (cursors) may still use until the transaction ends.
@@ -123,8 +130,7 @@ func (t *Txn) RollbackToSavepoint(name string) error {
 	nb.SetReadTimestamp(t.batch.ReadTimestamp())
 	t.retired = append(t.retired, t.batch)
 	t.batch = nb
-	t.m.locks.release(t.id, t.keys[sp.keys:])
-	t.keys = t.keys[:sp.keys]
+	t.giveBackLocks(sp.keys)
 	t.writes.Truncate(sp.writes)
 	t.dropSavepoints(i + 1)
 	return nil
@@ -158,6 +164,9 @@ const (
 	// RepeatableRead: one snapshot for the whole transaction; writing a
 	// row that another transaction committed after it fails with 40001.
 	RepeatableRead
+	// Serializable: REPEATABLE READ's snapshot and write rule, and the
+	// commit refreshes the transaction's reads (readspans.go).
+	Serializable
 )
 
 // SetIsolation sets the transaction's isolation level, before its first
@@ -177,8 +186,8 @@ func (t *Txn) StartStatement() { t.started = true }
 func (t *Txn) Started() bool { return t.started }
 
 // SnapshotFixed reports whether the transaction reads one snapshot from
-// now on (REPEATABLE READ after its first statement).
-func (t *Txn) SnapshotFixed() bool { return t.started && t.isolation == RepeatableRead }
+// now on (REPEATABLE READ or SERIALIZABLE after its first statement).
+func (t *Txn) SnapshotFixed() bool { return t.started && t.isolation != ReadCommitted }
 
 // ReadTimestamp returns the snapshot the transaction reads now.
 func (t *Txn) ReadTimestamp() hlc.Timestamp { return t.batch.ReadTimestamp() }
@@ -187,12 +196,32 @@ func (t *Txn) ReadTimestamp() hlc.Timestamp { return t.batch.ReadTimestamp() }
 // version describes it (for example, which indexes it maintains). Commit
 // fails if the manager's schema check finds the table changed since.
 func (t *Txn) UseSchema(id uint64, version string) {
+	if t.ownSchema[id] {
+		return
+	}
 	if t.schema == nil {
 		t.schema = map[uint64]string{}
 	}
 	if _, ok := t.schema[id]; !ok {
 		t.schema[id] = version
 	}
+}
+
+// OwnSchema is for a transaction that changes table id's schema itself
+// (transactional DDL, sql/txnddl.go): the version recorded so far (if
+// any) is returned, for the caller to check against the committed one
+// now, and from now on the table is neither recorded nor checked at
+// commit — its committed version is the one the transaction's own commit
+// installs, and the caller keeps other schema changes off the table until
+// then.
+func (t *Txn) OwnSchema(id uint64) (version string, recorded bool) {
+	if t.ownSchema == nil {
+		t.ownSchema = map[uint64]bool{}
+	}
+	t.ownSchema[id] = true
+	version, recorded = t.schema[id]
+	delete(t.schema, id)
+	return version, recorded
 }
 
 // Begin starts a transaction.
@@ -209,14 +238,10 @@ func (t *Txn) SetPID(pid uint32) { t.pid = pid }
 // Locks lists the key locks held and awaited now (pg_locks).
 func (m *Manager) Locks() []LockInfo { return m.locks.list() }
 
-// Lock takes the exclusive lock of key for the rest of the transaction.
+// Lock takes the exclusive lock of key (FOR UPDATE strength) for the rest
+// of the transaction.
 func (t *Txn) Lock(ctx context.Context, key []byte) error {
-	k := string(key)
-	taken, err := t.m.locks.acquire(ctx, t.id, t.pid, k)
-	if taken {
-		t.keys = append(t.keys, k)
-	}
-	return err
+	return t.LockStrength(ctx, key, mvcc.Update)
 }
 
 // TryLock takes the exclusive lock of key if no other transaction holds
@@ -227,7 +252,7 @@ func (t *Txn) TryLock(key []byte) bool {
 	k := string(key)
 	taken, held := t.m.locks.tryAcquire(t.id, t.pid, k)
 	if taken {
-		t.keys = append(t.keys, k)
+		t.keys = append(t.keys, heldKey{key: k})
 	}
 	return held
 }
@@ -242,24 +267,29 @@ func (t *Txn) SetReadTimestamp(ts hlc.Timestamp) { t.batch.SetReadTimestamp(ts) 
 // transaction's own writes on top. Every scan and point read of a
 // statement goes through it, so all the shards and indexes it reads show
 // one snapshot.
-func (t *Txn) Reader() storage.Reader { return t.batch }
+func (t *Txn) Reader() storage.Reader { return t.recording(t.batch) }
 
 // LatestReader returns the newest committed data with the transaction's own
 // writes on top: what a statement reads of rows it holds the locks of (the
 // re-read of READ COMMITTED, which sees a row changed by a transaction that
 // committed after the statement's snapshot), and of index entries and
 // referencing rows under the lock of their value.
-func (t *Txn) LatestReader() storage.Reader { return t.batch.At(storage.MaxTimestamp) }
+func (t *Txn) LatestReader() storage.Reader {
+	return t.recording(t.batch.At(storage.MaxTimestamp))
+}
 
 // Get reads the newest committed value of a key, or the transaction's own
 // write of it. Callers hold the key's lock (Lock), so the value cannot
 // change before the transaction ends.
 //
-// At REPEATABLE READ a key with a version committed after the
-// transaction's snapshot fails with 40001 instead: the transaction would
+// At REPEATABLE READ and SERIALIZABLE a key with a version committed after
+// the transaction's snapshot fails with 40001 instead: the transaction would
 // write over (or decide on) a change it cannot see, which PostgreSQL
 // refuses the same way (first updater wins).
 func (t *Txn) Get(key []byte) ([]byte, bool, error) {
+	if t.isolation == Serializable {
+		t.reads.addKey(key)
+	}
 	if t.SnapshotFixed() {
 		ts, ok, err := t.batch.LatestVersion(key)
 		if err != nil {
@@ -318,6 +348,7 @@ func (t *Txn) Commit() error {
 			err = t.m.schemaCheck(t.schema)
 		}
 		if err == nil && !checkOnly {
+			t.commitCheck()
 			// Written keys feed the shards' load samples (split by load).
 			t.m.shards.SampleWrites(&t.writes)
 			err = t.m.shards.Commit(t.batch, &t.writes)
@@ -326,6 +357,19 @@ func (t *Txn) Commit() error {
 	}
 	t.finish()
 	return err
+}
+
+// CheckSchema runs the check Commit runs on the schema versions the
+// transaction recorded (UseSchema) without committing: nil when the tables
+// it wrote still have the indexes it wrote them with. A READ COMMITTED
+// statement checks it when it ends, while it can still run again.
+func (t *Txn) CheckSchema() error {
+	if t.m.schemaCheck == nil || len(t.schema) == 0 {
+		return nil
+	}
+	t.m.gate.RLock()
+	defer t.m.gate.RUnlock()
+	return t.m.schemaCheck(t.schema)
 }
 
 // Rollback discards the writes and releases locks.
@@ -343,8 +387,7 @@ func (t *Txn) finish() {
 		b.Close()
 	}
 	t.retired = nil
-	t.m.locks.release(t.id, t.keys)
-	t.keys = nil
+	t.releaseLocks()
 	for _, unlock := range t.spanUnlocks {
 		unlock()
 	}
@@ -386,6 +429,7 @@ func (t *Txn) CommitWith(write func() error) error {
 		err = write()
 	}
 	if err == nil && !t.batch.Empty() {
+		t.commitCheck()
 		t.m.shards.SampleWrites(&t.writes)
 		err = t.m.shards.Commit(t.batch, &t.writes)
 	}

@@ -56,11 +56,11 @@ func InvalidIsolation(parameter, value string) error {
 }
 
 // Implemented reports, as an error, whether transactions can run at level
-// l: READ COMMITTED and REPEATABLE READ run (sql/txn); SERIALIZABLE is
-// refused until its read refresh is in. Everything that refuses a level
-// (BEGIN, SET TRANSACTION, the settings) asks this.
+// l: every level PostgreSQL names runs (sql/txn: SERIALIZABLE by read
+// refresh). Everything that refuses a level (BEGIN, SET TRANSACTION, the
+// settings) asks this.
 func Implemented(l Isolation) error {
-	if l == ReadCommitted || l == RepeatableRead {
+	if l == ReadCommitted || l == RepeatableRead || l == Serializable {
 		return nil
 	}
 	return sqlerr.NotSupported("transaction isolation level %s", strings.ToUpper(l.String()))

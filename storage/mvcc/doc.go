@@ -200,9 +200,15 @@
 //     background pass (per engine, not yet per shard with a threshold key,
 //     and without a per-table GC_TTL).
 //
+// SERIALIZABLE's read refresh runs on the engine's committed versions
+// (storage/refresh.go: storage cannot import this package); once the
+// engine writes intents it must treat other transactions' intents at or
+// below the commit timestamp as conflicts and skip its own, as CheckRefresh
+// here does.
+//
 // Left (steps B and C of issue 16): writes as intents with transaction
 // records (WriteIntent, ResolveSpan) and the lock table as wait queue only;
-// REPEATABLE READ (WriteConflictError → 40001), SERIALIZABLE (CheckRefresh);
+// REPEATABLE READ (WriteConflictError → 40001);
 // FOR UPDATE / FOR SHARE lock records (AcquireLock); savepoints
 // (RollbackSpanToSeq); AS OF SYSTEM TIME with reads refused below a shard's
 // GC threshold (ReadGCThreshold); the versioned catalog.
