@@ -238,6 +238,11 @@ func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job co
 		}
 		return &copyTo{s: s, p: p, enc: enc, it: it, job: job, prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation}}, nil
 	}
+	if p.Options.Freeze {
+		if err := s.checkFreeze(p.Insert.Table); err != nil {
+			return nil, err
+		}
+	}
 	if p.Options.Format == pgcopy.Binary {
 		for i, t := range p.Types {
 			if !pgbinary.Has(t.OID()) {
