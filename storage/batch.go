@@ -36,7 +36,7 @@ type Batch struct {
 	committed bool
 	// commitCheck runs inside commit with the commit timestamp
 	// (SetCommitCheck, refresh.go); nil: none.
-	commitCheck func(commitTS hlc.Timestamp) error
+	commitCheck func(commitTS hlc.Timestamp, inflight InFlight) error
 }
 
 // check returns the error for a use of a closed or committed batch.
@@ -189,14 +189,24 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 		b.committed = true
 		return nil
 	}
-	ts, id, err := b.e.commits.begin()
+	var keys *inflightKeys
+	if !b.versioned {
+		keys = &inflightKeys{} // a check's commit of system keys only
+	} else if b.e.commits.refreshers.Load() > 0 {
+		// A transaction that may refresh is open: say what this commit
+		// writes, so that its check need not wait for it (refresh.go).
+		var err error
+		if keys, err = collectKeys(b.b); err != nil {
+			return err
+		}
+	}
+	ts, id, err := b.e.commits.beginWith(keys)
 	if err != nil {
 		return err
 	}
 	defer b.e.commits.end(id)
 	if b.commitCheck != nil {
-		b.e.commits.waitBelow(id)
-		if err := b.commitCheck(ts); err != nil {
+		if err := b.commitCheck(ts, b.e.commits.inFlightBelow(id)); err != nil {
 			return err
 		}
 	}
