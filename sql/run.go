@@ -124,8 +124,17 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
-	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
-		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(),
+	reader, concurrent := s.reader(), s.txn == nil
+	if s.txn != nil && s.readView == nil {
+		// A transaction that has written nothing reads its snapshot, which
+		// parallel scans may share (at REPEATABLE READ and SERIALIZABLE a
+		// protocol cycle's query begins one: session_retry.go).
+		if v, ok := s.txn.CleanView(); ok {
+			reader, concurrent = v, true
+		}
+	}
+	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: reader,
+		Shards: s.e.shards, Concurrent: concurrent, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(),
 		Scans: &s.e.tableActivity}
 	return exec.Build(ec, node)
 }

@@ -270,6 +270,18 @@ func (t *Txn) NewReadView() (view storage.Reader, done func(), err error) {
 	return t.recording(b), func() { b.Close() }, nil
 }
 
+// CleanView returns, while the transaction has written nothing, a view of
+// its snapshot that is safe for concurrent use (a query's parallel scans),
+// recording reads as Reader does; ok is false once it has written (its
+// view is then the write batch, Reader). Without writes the two show the
+// same.
+func (t *Txn) CleanView() (view storage.Reader, ok bool) {
+	if !t.batch.Empty() {
+		return nil, false
+	}
+	return t.recording(t.m.eng.At(t.batch.ReadTimestamp())), true
+}
+
 // ReadSpans returns the spans the transaction recorded as read (tests,
 // debugging), sorted and disjoint.
 func (t *Txn) ReadSpans() []storage.Span { return t.reads.list() }
