@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -111,6 +112,12 @@ func (s *Session) rerunAtSync(err error) error {
 			// Rows the statement matched were changing under it: a
 			// few more runs may agree with what the client has.
 			if mismatches++; mismatches >= maxTagMismatches {
+				var se *sqlerr.Error
+				if errors.As(err, &se) {
+					out := *se
+					out.Detail = fmt.Sprintf("The statement was run again at commit and reported %q instead of %q.", tag, c.tag)
+					return &out
+				}
 				return err
 			}
 			time.Sleep(time.Duration(rand.IntN(200*mismatches)) * time.Microsecond)

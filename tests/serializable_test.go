@@ -216,7 +216,12 @@ func TestReadCommittedNoSerializationFailures(t *testing.T) {
 					}
 				default:
 					mu.Lock()
-					failures[fmt.Sprintf("p%d %s %s", p, sqlState(err), err.Error())]++
+					var pe *pgconn.PgError
+					detail := ""
+					if errors.As(err, &pe) {
+						detail = pe.Detail
+					}
+					failures[fmt.Sprintf("p%d %s %s %s", p, sqlState(err), err.Error(), detail)]++
 					mu.Unlock()
 				}
 			}
