@@ -599,14 +599,14 @@ func (b *Balancer) reclaim(id uint64, sh Shard, logical int64, st *TickStats) {
 	// Deleted rows are tombstone versions, and replaced rows old versions,
 	// until they leave the GC window: collect those that have, so that the
 	// compaction can drop them.
-	if threshold, ok := b.m.eng.GCThreshold(); ok {
-		if _, err := b.m.eng.GCVersions(b.ctx, sh.Span, threshold); err != nil {
-			if b.ctx.Err() == nil {
-				st.Failures++
-				b.log.Warn("partition: balancer cannot collect a merged shard's old versions", "table", id, "shard", sh.ID, "err", err)
-			}
-			return
+	// The pass raises the shard's GC threshold as the background loop
+	// would (its table's TTL, never above an open read).
+	if _, err := b.m.eng.GCSpan(b.ctx, sh.Span, 0); err != nil {
+		if b.ctx.Err() == nil {
+			st.Failures++
+			b.log.Warn("partition: balancer cannot collect a merged shard's old versions", "table", id, "shard", sh.ID, "err", err)
 		}
+		return
 	}
 	if err := b.m.eng.Compact(b.ctx, sh.Span); err != nil {
 		if b.ctx.Err() == nil {

@@ -292,6 +292,11 @@ func (c *Change) Drop(b *meta.Batch, tableID uint64) error {
 	return nil
 }
 
+// Created lists the tables (key spaces) the change creates, ascending.
+func (c *Change) Created() []uint64 {
+	return slices.Sorted(maps.Keys(c.creates))
+}
+
 // Install makes the change current. Call it only after the batch holding the
 // change's records committed.
 func (c *Change) Install() {

@@ -2,8 +2,10 @@
 // ranges from predicates (design.md §6, after YTsaurus select_rows).
 //
 // Plans are data: trees of nodes (Scan, Filter, Project, Aggregate, Sort,
-// Limit, Distinct, Values, Generate, Join) that the SQL layer builds from a parsed
-// statement and the executor (sql/exec) turns into iterators. Plans never
+// Limit, Distinct, Values, Generate, Join, LockRows) that the SQL layer builds from a parsed
+// statement and the executor (sql/exec) turns into iterators. LockRows
+// (lockrows.go) is added by the SQL layer to a bound locking query (SELECT
+// ... FOR UPDATE, sql/selectlock.go), never by the binder. Plans never
 // execute themselves and never import the executor (the go-mysql-server
 // planbuilder/rowexec split).
 //

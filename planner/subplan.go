@@ -24,7 +24,10 @@ func nodeExprs(n Node) []expr.Expr {
 	case *Aggregate:
 		out := append([]expr.Expr(nil), n.GroupBy...)
 		for _, a := range n.Aggs {
-			out = append(out, a.Arg)
+			out = append(out, a.Arg, a.Filter)
+			for _, o := range a.Order {
+				out = append(out, o.Expr)
+			}
 		}
 		return out
 	case *Values:

@@ -190,6 +190,8 @@ func binaryCases(t testing.TB) []struct {
 		{types.OIDInterval, types.NewInterval(93784500000)},
 		{types.OIDInterval, types.NewInterval(-93784500000)},
 		{types.OIDInterval, types.NewInterval(0)},
+		{types.OIDInterval, types.NewIntervalParts(14, -3, 4e6)},
+		{types.OIDInterval, types.NewIntervalParts(-1, 40, -1)},
 	}
 }
 
@@ -237,7 +239,7 @@ func TestBinaryAgainstPgtype(t *testing.T) {
 			if err := m.Scan(tc.oid, pgtype.BinaryFormatCode, b, &iv); err != nil {
 				t.Fatalf("%v: %v", tc.v, err)
 			}
-			text = types.NewInterval(iv.Microseconds + int64(iv.Days)*microsPerDay).Text()
+			text = types.NewIntervalParts(iv.Months, iv.Days, iv.Microseconds).Text()
 		case types.OIDDate, types.OIDTimestamp:
 			var ts pgtype.Timestamp
 			if tc.oid == types.OIDDate {
@@ -321,18 +323,32 @@ func TestDecodeBinaryErrors(t *testing.T) {
 		{types.OIDText, []byte{0xff, 0xfe}, sqlerr.CharacterNotInRepertoire},
 		{types.OIDJSON, []byte("{"), sqlerr.InvalidTextRepresentation},
 		{types.OIDJSONB, []byte("{}"), sqlerr.InvalidBinaryRepresentation},
-		{types.OIDDate, []byte{0x7f, 0xff, 0xff, 0xff}, sqlerr.DatetimeFieldOverflow},
 		{types.OIDDate, []byte{1, 2}, sqlerr.InvalidBinaryRepresentation},
-		{types.OIDTimestamp, []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, sqlerr.DatetimeFieldOverflow},
 		{types.OIDTimestamp, []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xf0}, sqlerr.DatetimeFieldOverflow},
-		{types.OIDInterval, interval(0, 0, 1), sqlerr.FeatureNotSupported},
-		{types.OIDInterval, interval(math.MaxInt64, 1, 0), sqlerr.DatetimeFieldOverflow},
-		{types.OIDInterval, interval(math.MinInt64, -1, 0), sqlerr.DatetimeFieldOverflow},
 		{types.OIDInterval, []byte{1}, sqlerr.InvalidBinaryRepresentation},
 	} {
 		_, err := decodeBinary(tc.oid, tc.in, 3)
 		if code := sqlerr.Code(err); code != tc.code {
 			t.Errorf("oid %d %x: got %v (%s), want %s", tc.oid, tc.in, err, code, tc.code)
+		}
+	}
+	// PostgreSQL's infinities and an interval's three fields are values,
+	// not errors.
+	for _, tc := range []struct {
+		oid  uint32
+		in   []byte
+		want string
+	}{
+		{types.OIDDate, []byte{0x7f, 0xff, 0xff, 0xff}, "infinity"},
+		{types.OIDDate, []byte{0x80, 0, 0, 0}, "-infinity"},
+		{types.OIDTimestamp, []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "infinity"},
+		{types.OIDTimestampTZ, []byte{0x80, 0, 0, 0, 0, 0, 0, 0}, "-infinity"},
+		{types.OIDInterval, interval(0, 0, 1), "1 mon"},
+		{types.OIDInterval, interval(math.MaxInt64, 1, 0), "1 day 2562047788:00:54.775807"},
+	} {
+		v, err := decodeBinary(tc.oid, tc.in, 3)
+		if err != nil || v.Text() != tc.want {
+			t.Errorf("oid %d %x: got %s (%v), want %s", tc.oid, tc.in, v.Text(), err, tc.want)
 		}
 	}
 	var e *sqlerr.Error

@@ -5,6 +5,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/pgcatalog"
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // SetBackend tells the session its entry in the server's registry of live
@@ -29,7 +30,8 @@ func (s *Session) beginTxn() *txn.Txn {
 
 // lockRows are pg_locks' rows: every key lock held or awaited, as
 // PostgreSQL shows row locks — a transaction holds ExclusiveLock on its
-// own transaction ID and its rows ("tuple", on the row's table); a
+// own transaction ID and its rows ("tuple", on the row's table, in the mode
+// of its strength: tupleLockMode); a
 // session waiting for a row waits, ungranted, for a ShareLock on the
 // holder's transaction ID.
 func (s *Session) lockRows() []pgcatalog.LockRow {
@@ -42,7 +44,7 @@ func (s *Session) lockRows() []pgcatalog.LockRow {
 			continue
 		}
 		txns[l.Txn] = l.PID
-		row := pgcatalog.LockRow{LockType: "tuple", PID: l.PID, Mode: "ExclusiveLock", Granted: true, Virtual: l.Txn}
+		row := pgcatalog.LockRow{LockType: "tuple", PID: l.PID, Mode: tupleLockMode(l.Strength), Granted: true, Virtual: l.Txn}
 		if id, _, err := storage.DecodeTablePrefix([]byte(l.Key)); err == nil {
 			row.Relation = int64(id)
 		}
@@ -53,4 +55,18 @@ func (s *Session) lockRows() []pgcatalog.LockRow {
 			Mode: "ExclusiveLock", Granted: true, Virtual: id})
 	}
 	return out
+}
+
+// tupleLockMode is the lock mode PostgreSQL takes on a tuple for a row
+// lock of strength s (tupleLockExtraInfo in its heapam.c).
+func tupleLockMode(s mvcc.Strength) string {
+	switch s {
+	case mvcc.KeyShare:
+		return "AccessShareLock"
+	case mvcc.Share:
+		return "RowShareLock"
+	case mvcc.NoKeyUpdate:
+		return "ExclusiveLock"
+	}
+	return "AccessExclusiveLock"
 }

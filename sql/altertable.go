@@ -95,7 +95,7 @@ func (s *Session) alterTableRun(ctx context.Context, p *bind.AlterTable) (Result
 		}
 		for _, ix := range p.Old.Indexes {
 			if !slices.ContainsFunc(nt.Indexes, func(x catalog.Index) bool { return x.ID == ix.ID }) {
-				if err := s.e.dropIndexData(pch, b, ix.ID); err != nil {
+				if err := s.dropIndexData(pch, b, ix.ID); err != nil {
 					return err
 				}
 			}
@@ -143,7 +143,7 @@ func (s *Session) validateRows(ctx context.Context, p *bind.AlterTable, t *catal
 		}
 	}
 	ec := s.evalContext(ctx, nil)
-	it, err := s.e.storage.NewIter(storage.TableSpan(t.ID))
+	it, err := s.ddlReader().NewIter(storage.TableSpan(t.ID))
 	if err != nil {
 		return err
 	}

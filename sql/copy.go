@@ -538,19 +538,9 @@ func (c *copyTo) read(ctx context.Context) ([]byte, error) {
 		return buf, nil
 	}
 	row = row[:len(c.p.Names)]
-	for i := range row {
-		if row[i].Family() == types.TimestampTZ {
-			// Printed in the session's TimeZone, as rows of a query are;
-			// the row may be the executor's own, so it is copied first.
-			row = append([]types.Value(nil), row...)
-			for k := i; k < len(row); k++ {
-				if row[k].Family() == types.TimestampTZ {
-					row[k] = row[k].InZone(c.s.vars.ZoneName())
-				}
-			}
-			break
-		}
-	}
+	// Printed in the session's TimeZone, DateStyle and IntervalStyle,
+	// as rows of a query are.
+	row = presentRow(row, c.s.vars.ZoneName(), c.s.vars.Style())
 	if buf, err = c.enc.AppendRow(buf, row); err != nil {
 		return nil, err
 	}

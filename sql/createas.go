@@ -18,7 +18,7 @@ import (
 // new table is dropped again, so a failed CREATE TABLE AS leaves no table
 // behind. The command tag is PostgreSQL's: SELECT n.
 func (s *Session) createTableAs(ctx context.Context, p *bind.CreateTableAs, params []types.Value) (Result, error) {
-	existed := s.e.catalog.Snapshot().RelationExists(s.db.ID, p.Create.Table.Name)
+	existed := s.catalogSnap().RelationExists(s.db.ID, p.Create.Table.Name)
 	if _, err := s.createTable(ctx, p.Create); err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func (s *Session) createTableAs(ctx context.Context, p *bind.CreateTableAs, para
 		// NOTICE): the existing table is left alone, as in PostgreSQL.
 		return &tagResult{tag: "CREATE TABLE AS"}, nil
 	}
-	t, ok := s.e.catalog.Snapshot().Table(s.db.ID, p.Create.Table.Name)
+	t, ok := s.catalogSnap().Table(s.db.ID, p.Create.Table.Name)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.InternalError, "table %q vanished after CREATE TABLE AS", p.Create.Table.Name)
 	}

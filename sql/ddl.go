@@ -13,12 +13,14 @@ import (
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // ddl runs a schema change: fn edits the catalog change and may add data
-// changes to the batch; both commit atomically. Inside a transaction block a
-// schema change takes effect at once, on its own, and is not undone by
-// ROLLBACK (PivotDB does not have transactional DDL yet); a NOTICE says so.
+// changes to the batch; both commit atomically. Inside a transaction block
+// the change is the transaction's, committed or rolled back with it
+// (ddlInBlock, txnddl.go). Every schema change holds the schema-change
+// lock (lockDDL) while it runs, one in a block until the block ends.
 //
 // The catalog's change lock is taken before the shard manager's, always in
 // that order; the shard maps install before the catalog so that a table is
@@ -33,9 +35,13 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 // rewrite's rows, prepared before the change locks were taken).
 func (s *Session) ddlInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	if s.inBlock() {
-		s.notice("NOTICE", sqlerr.FeatureNotSupported,
-			"schema changes inside a transaction block take effect immediately and are not rolled back")
+		return s.ddlInBlock(b, fn)
 	}
+	return s.withDDLLock(false, func() error { return s.ddlNow(b, fn) })
+}
+
+// ddlNow commits a schema change on its own.
+func (s *Session) ddlNow(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	ch := s.e.catalog.Begin()
 	pch := s.e.shards.Begin()
 	abort := func(err error) error {
@@ -46,17 +52,38 @@ func (s *Session) ddlInto(b *storage.Batch, fn func(ch *catalog.Change, pch *par
 	if err := fn(ch, pch, b); err != nil {
 		return abort(err)
 	}
+	// Schema times for historical reads (session_asof.go).
+	changes := s.schemaChanges(ch)
+	changedAt, err := s.e.storage.RecordSchemaChanges(b, changes)
+	if err != nil {
+		return abort(err)
+	}
 	if err := ch.Write(s.e.meta.With(b)); err != nil {
 		return abort(err)
 	}
+	// The new catalog is installed as the batch lands, before a statement
+	// can read at its commit timestamp: the statements that see its rows
+	// see its schema (catalog.Catalog.At).
+	installed := false
+	b.OnCommitted(func(ts hlc.Timestamp) {
+		// Committed: a panic before both installs would leave the catalog
+		// and shard maps in memory behind the disk, with the change locks
+		// held.
+		defer panics.Crash("sql: installing a committed schema change")
+		pch.Install()
+		ch.InstallAt(ts)
+		installed = true
+	})
 	if err := b.Commit(); err != nil {
+		if installed {
+			return err
+		}
 		return abort(err)
 	}
-	// Committed: a panic before both installs would leave the catalog and
-	// shard maps in memory behind the disk, with the change locks held.
-	defer panics.Crash("sql: installing a committed schema change")
-	pch.Install()
-	ch.Install()
+	s.e.storage.NoteSchemaChanges(changes, changedAt)
+	// The rest of the statement (CREATE TABLE AS fills the table) sees
+	// the change.
+	s.stmtCatalog = nil
 	s.e.syncKeyFilters()
 	return nil
 }
@@ -132,7 +159,7 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 
 func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, error) {
 	// The sequences the tables own are dropped with them.
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	var owned []uint64
 	for _, tn := range p.Tables {
 		if t, ok := snap.Table(s.db.ID, tn.Name.O); ok {
@@ -177,7 +204,7 @@ func (s *Session) dropTables(ctx context.Context, p *bind.DropTables) (Result, e
 				}
 			}
 			ch.DropTable(t)
-			if err := s.e.dropTableData(pch, b, t); err != nil {
+			if err := s.dropTableData(pch, b, t); err != nil {
 				return err
 			}
 		}

@@ -53,9 +53,16 @@
 // (BEGIN ... COMMIT). Writes take per-key locks (sql/txn) and commit in one
 // Pebble batch through the shard manager, which adds the per-shard statistics
 // deltas to the same batch. Any error in a block fails it (25P02 until it
-// ends). Schema changes commit on their own (ddl.go: catalog records and
-// shard maps through the metadata store, package meta, in one batch with
-// the data they drop or backfill), also inside a block, with a NOTICE.
+// ends). Outside a block schema changes commit on their own (ddl.go:
+// catalog records and shard maps through the metadata store, package
+// meta, in one batch with the data they drop or backfill); inside one they
+// are the transaction's (txnddl.go: a pending catalog change committed in
+// the transaction's batch, creations made invisibly at once, drops after
+// the commit, orphans dropped at startup; design in sql/catalog/doc.go).
+// Every schema change holds the schema-change lock (a key of the
+// transaction lock table), a block until it ends. A statement takes its
+// read timestamp before binding, and binds against the catalog as of it
+// (catalog.Catalog.At; Session.catalogSnap is what a statement sees).
 // A transaction's characteristics (isolation level, READ ONLY, DEFERRABLE)
 // are the session's transaction_* settings (session_txnmode.go):
 // Session.txnMode is the one value the transaction core reads; run refuses
@@ -70,9 +77,21 @@
 // result is returned, and Sync runs a cycle's lone such statement again
 // when its commit meets a schema change, if the tag comes out the same
 // (session_retry.go; debug with the conflict's message, which names the
-// cause). Row locks (SELECT ... FOR UPDATE) and AS OF SYSTEM TIME reach
-// run bound (bind.Select.Locking, AsOf) and are 0A000 there until issue
-// 16's MVCC core runs them.
+// cause).
+//
+// Row-locking reads (SELECT ... FOR UPDATE, bind.Select.Locking)
+// run in selectlock.go: a planner.LockRows node below the query's LIMIT
+// locks the rows of the locked tables, whose key columns the plan carries
+// up to it as hidden columns, in the transaction's lock table at the
+// clause's strength; a locked row changed after the snapshot runs a READ
+// COMMITTED statement again on a new snapshot (its rows are collected
+// first) and fails a REPEATABLE READ one with 40001. An UPDATE or DELETE
+// locks each row at PostgreSQL's strength (FOR NO KEY UPDATE when no key
+// or unique column changes). AS OF SYSTEM TIME (session_asof.go) sets the
+// statement's or the block's snapshot to its time (a historical
+// storage.View); sessions hold their read timestamps against GC until the
+// statement or transaction ends; TTL is judged at the snapshot's time
+// (expr.Context.ReadTime). GC's per-shard policy (GC_TTL) is gc.go's.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,

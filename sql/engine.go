@@ -101,6 +101,12 @@ type Engine struct {
 	// creating holds tables whose CREATE TABLE is committing: the shard
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
+	// ddlApply is held by a transaction committing schema changes from
+	// before its commit releases the schema-change lock until its catalog
+	// is installed (txnddl.go); ddlHolds are the tables with uncommitted
+	// schema changes.
+	ddlApply sync.Mutex
+	ddlHolds ddlHolds
 
 	// settingDefaults overrides defaults of session settings (Options'
 	// timeouts); read-only after Open.
@@ -173,11 +179,16 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := e.dropOrphans(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
 	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
 	e.startTTL()
+	e.startGC()
 	return e, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // Foreign keys (catalog.ForeignKey, bind.FKGraph), kept in the writing
@@ -83,7 +84,11 @@ func (f *fkWriter) checkParents(ft *bind.FKTable, old, row []types.Value) error 
 		if err != nil || key == nil {
 			return err
 		}
-		if err := f.tx.Lock(f.ctx, key); err != nil {
+		// FOR KEY SHARE, as PostgreSQL's foreign key check takes: the
+		// parent cannot be deleted or change its key until the
+		// transaction ends, but other children and updates of its other
+		// columns go on.
+		if err := f.tx.LockStrength(f.ctx, key, mvcc.KeyShare); err != nil {
 			return err
 		}
 		if _, ok, err := f.tx.Get(key); err != nil {
@@ -405,7 +410,7 @@ func (s *Session) validateForeignKeys(t *catalog.Table, snap *catalog.Snapshot, 
 			}
 			parent = p
 		}
-		it, err := s.e.storage.NewIter(storage.TableSpan(t.ID))
+		it, err := s.ddlReader().NewIter(storage.TableSpan(t.ID))
 		if err != nil {
 			return err
 		}

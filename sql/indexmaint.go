@@ -70,6 +70,10 @@ func (e *Engine) checkSchemaVersions(versions map[uint64]string) error {
 			return sqlerr.New(sqlerr.SerializationFailure,
 				"could not serialize access: the table was dropped or rewritten by a concurrent schema change")
 		}
+		if e.ddlHolds.held(id) {
+			return sqlerr.New(sqlerr.SerializationFailure,
+				"could not serialize access: table %q has uncommitted schema changes of another transaction", t.Name)
+		}
 		if indexVersion(t) != v {
 			return sqlerr.New(sqlerr.SerializationFailure,
 				"could not serialize access: the indexes of table %q changed during the transaction", t.Name)
@@ -269,16 +273,12 @@ func (s *Session) createIndexJob(ctx context.Context, p *bind.CreateIndex, creat
 // hold rows: it holds the transaction manager's schema gate, so that no
 // write commits between the backfill's read and the change's install.
 func (s *Session) indexDDL(fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
-	unlock := s.e.txns.LockSchema()
-	defer unlock()
-	return s.ddl(fn)
+	return s.withDDLLock(true, func() error { return s.ddl(fn) })
 }
 
 // indexDDLInto is indexDDL on a batch that already holds data changes.
 func (s *Session) indexDDLInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
-	unlock := s.e.txns.LockSchema()
-	defer unlock()
-	return s.ddlInto(b, fn)
+	return s.withDDLLock(true, func() error { return s.ddlInto(b, fn) })
 }
 
 // createIndexData creates the shard map of index ix of t and, when
@@ -295,12 +295,18 @@ func (s *Session) createIndexData(ctx context.Context, pch *partition.Change, b 
 	if !backfill {
 		return nil
 	}
+	if s.inTxnDDL() {
+		// The entries of the transaction's own rows too, in its batch:
+		// they commit with it.
+		s.tddl.recount = append(s.tddl.recount, et.ID)
+		return s.fillIndex(ctx, s.txn.Batch(), t, ix, et)
+	}
 	return s.fillIndex(ctx, b, t, ix, et)
 }
 
 // fillIndex writes the entries of every committed row of t into b.
 func (s *Session) fillIndex(ctx context.Context, b *storage.Batch, t *catalog.Table, ix *catalog.Index, et *catalog.Table) error {
-	it, err := s.e.storage.NewIter(storage.TableSpan(t.ID))
+	it, err := s.ddlReader().NewIter(storage.TableSpan(t.ID))
 	if err != nil {
 		return err
 	}
@@ -371,6 +377,9 @@ func (s *Session) recountIndex(id uint64) {
 	if id == 0 {
 		return
 	}
+	if s.inBlock() && s.tddl != nil {
+		return // after the commit (finishTxnDDL): the entries are in the transaction
+	}
 	if _, err := s.e.shards.Recount(id); err != nil {
 		s.notice("WARNING", sqlerr.InternalError, "index statistics were not counted: %v", err)
 	}
@@ -400,7 +409,7 @@ func (s *Session) dropIndex(ctx context.Context, p *bind.DropIndex) (Result, err
 			}
 		}
 		ch.PutTable(&nt)
-		return s.e.dropIndexData(pch, b, ix.ID)
+		return s.dropIndexData(pch, b, ix.ID)
 	})
 	if err != nil {
 		return nil, err

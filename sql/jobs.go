@@ -144,7 +144,7 @@ func (s *Session) jobRows() ([][]types.Value, error) {
 
 // seesJob: a superuser sees and controls every job, other roles theirs.
 func (s *Session) seesJob(r jobs.Record) bool {
-	return r.User == s.user || s.access(s.e.catalog.Snapshot()).Superuser()
+	return r.User == s.user || s.access(s.catalogSnap()).Superuser()
 }
 
 func jobRow(r jobs.Record) []types.Value {

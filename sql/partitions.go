@@ -31,7 +31,7 @@ import (
 // partitionRows lists every shard of the session's database.
 func (s *Session) partitionRows() ([][]types.Value, error) {
 	var rows [][]types.Value
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	filterBytes, err := s.e.storage.KeyFilterBytes()
 	if err != nil {
 		return nil, err
@@ -70,6 +70,14 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 			if st.Pending {
 				size, count = types.NullValue, types.NullValue
 			}
+			vs, err := s.e.storage.VersionBytes(context.Background(), sh.Span)
+			if err != nil {
+				return nil, err
+			}
+			gcThreshold := types.NullValue
+			if !vs.Threshold.IsEmpty() {
+				gcThreshold = types.NewTimestamp(vs.Threshold.WallTime / 1000)
+			}
 			rows = append(rows, []types.Value{
 				types.NewUtf8(t.Name), types.NewInt64(int64(k)), types.NewInt64(int64(sh.ID)),
 				types.NewUtf8(formatPivot(t, sh.Span.Start)), types.NewUtf8(end),
@@ -77,6 +85,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
 				types.NewBool(s.e.storage.KeyFilterEnabled(t.ID)), types.NewInt64(int64(filterBytes[t.ID])),
+				types.NewInt64(vs.OldBytes), types.NewInt64(vs.OldCount), gcThreshold,
 			})
 		}
 	}
@@ -170,7 +179,7 @@ func (s *Session) createStatement(t *catalog.Table) (string, error) {
 	}
 	actions := map[byte]string{'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
 	for _, fk := range t.ForeignKeys {
-		parent, ok := s.e.catalog.Snapshot().TableByID(fk.RefTable)
+		parent, ok := s.catalogSnap().TableByID(fk.RefTable)
 		if !ok {
 			continue
 		}
@@ -250,7 +259,7 @@ func tableIn(snap *catalog.Snapshot, s *Session, tn *ast.TableName) (*catalog.Ta
 // moves), so it reports no row progress and cannot be cancelled.
 func (s *Session) reshard(ctx context.Context, p *bind.Reshard) (Result, error) {
 	err := s.runJob(ctx, jobs.KindReshard, false, func(context.Context) error {
-		t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+		t, err := tableIn(s.catalogSnap(), s, p.Table)
 		if err != nil {
 			return err
 		}
@@ -310,7 +319,7 @@ func (s *Session) reshardPivots(p *bind.Reshard, t *catalog.Table) ([][]byte, er
 // It runs as a RESHARD job, like reshard.
 func (s *Session) split(ctx context.Context, p *bind.Split) (Result, error) {
 	err := s.runJob(ctx, jobs.KindReshard, false, func(context.Context) error {
-		t, err := tableIn(s.e.catalog.Snapshot(), s, p.Table)
+		t, err := tableIn(s.catalogSnap(), s, p.Table)
 		if err != nil {
 			return err
 		}

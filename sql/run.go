@@ -19,6 +19,14 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	if err := s.readOnlyError(st); err != nil {
 		return nil, err
 	}
+	if s.inBlock() {
+		if err := txnBlockDDL(st); err != nil {
+			return nil, err
+		}
+	}
+	prevCtx := s.stmtCtx
+	s.stmtCtx = ctx
+	defer func() { s.stmtCtx = prevCtx }()
 	switch st.(type) {
 	case *bind.Txn, *bind.Set, *bind.Reset, *bind.ShowVar, *bind.Deallocate, *bind.Discard:
 	default:
@@ -124,15 +132,7 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
-	reader, concurrent := s.reader(), s.txn == nil
-	if s.txn != nil && s.readView == nil {
-		// A transaction that has written nothing reads its snapshot, which
-		// parallel scans may share (at REPEATABLE READ and SERIALIZABLE a
-		// protocol cycle's query begins one: session_retry.go).
-		if v, ok := s.txn.CleanView(); ok {
-			reader, concurrent = v, true
-		}
-	}
+	reader, concurrent := s.reader()
 	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: reader,
 		Shards: s.e.shards, Concurrent: concurrent, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(),
 		Scans: &s.e.tableActivity}
@@ -160,13 +160,14 @@ func resultColumns(cols []planner.Column) []ResultColumn {
 // last.
 func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.Value) (Result, error) {
 	// The binder resolved both clauses (bind/locking.go, bind/asof.go);
-	// running them needs issue 16's MVCC core: row locks that live in the
-	// data, and reads at a chosen timestamp.
+	// running them needs row locks (selectlock.go) and reads at a chosen
+	// timestamp (the statement's read timestamp, set from AS OF).
 	if len(p.Locking) > 0 {
-		return nil, sqlerr.NotSupported("SELECT %s", p.Locking[0].Strength)
-	}
-	if p.AsOf != nil {
-		return nil, sqlerr.NotSupported("AS OF SYSTEM TIME")
+		if p.AsOf != nil {
+			// A historical read is read-only, as in CockroachDB.
+			return nil, readOnlyViolation("SELECT " + p.Locking[0].Strength.String())
+		}
+		return s.runLockingSelect(ctx, p, params) // selectlock.go
 	}
 	it, err := s.iterate(ctx, p.Node, params)
 	if err != nil {
@@ -195,7 +196,7 @@ func showRows(st bind.Statement, rows [][]types.Value) *rowsResult {
 // showTables lists the tables of the session's database.
 func (s *Session) showTables(st *bind.ShowTables) (Result, error) {
 	var rows [][]types.Value
-	for _, t := range s.e.catalog.Snapshot().Tables(s.db.ID) {
+	for _, t := range s.catalogSnap().Tables(s.db.ID) {
 		name := t.Name
 		if bind.IsTempName(name) {
 			// Only the session's own temporary tables, by their names.
@@ -212,7 +213,7 @@ func (s *Session) showTables(st *bind.ShowTables) (Result, error) {
 // showDatabases lists the databases.
 func (s *Session) showDatabases(st *bind.ShowDatabases) (Result, error) {
 	var rows [][]types.Value
-	for _, d := range s.e.catalog.Snapshot().Databases() {
+	for _, d := range s.catalogSnap().Databases() {
 		rows = append(rows, []types.Value{types.NewUtf8(d.Name)})
 	}
 	return showRows(st, rows), nil

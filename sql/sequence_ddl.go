@@ -24,6 +24,12 @@ import (
 // ids: their in-memory states are locked around it and reloaded from the
 // records afterwards.
 func (s *Session) seqDDL(ids []uint64, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
+	// The schema-change lock first: a transaction holding it may be
+	// waiting for a sequence's lock (nextval) that this change holds.
+	return s.withDDLLock(false, func() error { return s.seqDDLLocked(ids, fn) })
+}
+
+func (s *Session) seqDDLLocked(ids []uint64, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
@@ -61,6 +67,10 @@ func (s *Session) createSequenceIn(ch *catalog.Change, b *storage.Batch, q *cata
 // dropSequenceIn removes sequence q and its record in a schema change.
 func (s *Session) dropSequenceIn(ch *catalog.Change, b *storage.Batch, q *catalog.Sequence) error {
 	ch.DropSequence(q)
+	if s.inTxnDDL() {
+		s.tddl.droppedSeqs = append(s.tddl.droppedSeqs, q.ID)
+		return nil
+	}
 	return s.e.meta.With(b).Delete(sequenceKey(q.ID))
 }
 
@@ -118,7 +128,7 @@ func (s *Session) sequenceOwner(snap *catalog.Snapshot, q *catalog.Sequence, par
 }
 
 func (s *Session) alterSequence(ctx context.Context, p *bind.AlterSequence) (Result, error) {
-	q, ok := s.e.catalog.Snapshot().Sequence(s.db.ID, p.Name)
+	q, ok := s.catalogSnap().Sequence(s.db.ID, p.Name)
 	if !ok {
 		if p.IfExists {
 			s.notice("NOTICE", sqlerr.UndefinedTable, "relation %q does not exist, skipping", p.Name)
@@ -174,7 +184,7 @@ func (s *Session) alterSequence(ctx context.Context, p *bind.AlterSequence) (Res
 
 // notSequence is the error for a name that is not a sequence.
 func (s *Session) notSequence(name string) error {
-	if s.e.catalog.Snapshot().RelationExists(s.db.ID, name) {
+	if s.catalogSnap().RelationExists(s.db.ID, name) {
 		return sqlerr.New(sqlerr.WrongObjectType, "%q is not a sequence", name)
 	}
 	return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
@@ -182,7 +192,7 @@ func (s *Session) notSequence(name string) error {
 
 func (s *Session) dropSequences(ctx context.Context, p *bind.DropSequences) (Result, error) {
 	var ids []uint64
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	for _, name := range p.Names {
 		if q, ok := snap.Sequence(s.db.ID, name); ok {
 			ids = append(ids, q.ID)

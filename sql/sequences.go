@@ -249,7 +249,7 @@ type sessionSeqs struct{ s *Session }
 // resolve finds the sequence a sequence function names: by name (text,
 // optionally schema-qualified or double-quoted) or by OID.
 func (s *Session) resolveSequence(v types.Value) (*catalog.Sequence, error) {
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	if v.Family().IsInteger() {
 		q, ok := snap.SequenceByID(uint64(v.Int()))
 		if !ok || q.DatabaseID != s.db.ID {
@@ -286,7 +286,7 @@ func (x sessionSeqs) Nextval(seq types.Value) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	if err := maySequence(s.access(snap), snap, q, false); err != nil {
 		return 0, err
 	}
@@ -329,7 +329,7 @@ func (x sessionSeqs) Setval(seq types.Value, v int64, isCalled bool) (int64, err
 	if err != nil {
 		return 0, err
 	}
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	if err := maySequence(s.access(snap), snap, q, true); err != nil {
 		return 0, err
 	}
@@ -356,7 +356,7 @@ func (x sessionSeqs) Lastval() (int64, error) {
 	if s.seqs.last == 0 {
 		return 0, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
 	}
-	if _, ok := s.e.catalog.Snapshot().SequenceByID(s.seqs.last); !ok {
+	if _, ok := s.catalogSnap().SequenceByID(s.seqs.last); !ok {
 		return 0, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
 	}
 	return s.seqs.cur[s.seqs.last], nil

@@ -19,6 +19,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/txnmode"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Session is one client's SQL session: settings, transaction state and
@@ -38,6 +39,15 @@ type Session struct {
 	// read timestamp taken when it started (takeSnapshot). Every shard and
 	// index the statement reads, it reads at that one timestamp.
 	snap *storage.View
+	// stmtAsOf is the running statement's AS OF SYSTEM TIME, txnAsOf the
+	// open block's; hold keeps GC below the session's open reads
+	// (session_asof.go).
+	stmtAsOf, txnAsOf *hlc.Timestamp
+	hold              *storage.ReadHold
+	// snapTime is the time of snap on the engine's clock (Options.Now),
+	// at which reads judge TTL; txnSnapTime that of the snapshot a
+	// REPEATABLE READ transaction keeps.
+	snapTime, txnSnapTime time.Time
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
@@ -78,6 +88,29 @@ type Session struct {
 	// planningTime is how long binding the running statement took
 	// (EXPLAIN ANALYZE's Planning Time).
 	planningTime time.Duration
+
+	// Transactional DDL (txnddl.go): tddl is the block's schema changes,
+	// ddlSavepoints its pending catalog at each savepoint; ddlLocked and
+	// gateHeld mark a statement holding the schema-change lock and the
+	// schema gate, tddlRunning one editing the pending catalog. stmtCtx
+	// is the running statement's context (lock waits honour it).
+	tddl          *txnDDL
+	ddlSavepoints []ddlSavepoint
+	ddlLocked     bool
+	gateHeld      bool
+	tddlRunning   bool
+	stmtCtx       context.Context
+	// stmtCatalog is the catalog as of the running statement's read
+	// timestamp (catalog.Catalog.At), set by takeSnapshot.
+	stmtCatalog *catalog.Snapshot
+}
+
+// stmtContext is the running statement's context.
+func (s *Session) stmtContext() context.Context {
+	if s.stmtCtx != nil {
+		return s.stmtCtx
+	}
+	return context.Background()
 }
 
 func newSession(e *Engine, db *catalog.Database, user string) *Session {
@@ -104,9 +137,10 @@ func (s *Session) Close() {
 	s.closed = true
 	s.closeCursors(func(*cursor) bool { return true })
 	if s.txn != nil {
-		s.txn.Rollback()
+		s.rollbackTxn(s.txn)
 		s.txn = nil
 	}
+	s.transactionDone()
 	s.dropTempTables()
 	s.e.removeSession(s)
 }
@@ -127,6 +161,7 @@ func (s *Session) BeginImplicit() {
 // Sync ends a protocol cycle: the implicit transaction commits, or rolls
 // back if one of its statements failed. An explicit block stays open.
 func (s *Session) Sync() error {
+	s.stmtCatalog = nil
 	if !s.implicit {
 		return nil
 	}
@@ -134,16 +169,17 @@ func (s *Session) Sync() error {
 	t, failed := s.txn, s.failed
 	s.txn, s.failed = nil, false
 	s.queried = false
+	s.transactionDone()
 	if t == nil {
 		s.endTransaction(!failed)
 		return nil
 	}
 	if failed {
-		t.Rollback()
+		s.rollbackTxn(t)
 		s.endTransaction(false)
 		return nil
 	}
-	err := s.mapError(context.Background(), t.Commit())
+	err := s.mapError(context.Background(), s.commitTxn(t))
 	if err != nil {
 		err = s.rerunAtSync(err)
 	}
@@ -235,6 +271,7 @@ func (s *Session) reparse(p *Prepared) (parser.Statement, error) {
 // extended protocol. paramOIDs are the types the client declared; missing or
 // zero entries are inferred.
 func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) (*Prepared, error) {
+	s.prepareCatalog()
 	stmts, err := parser.ParseDialect(text, s.dialect())
 	if err != nil {
 		return nil, err
@@ -296,7 +333,7 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 
 // bindEnv is what the binder sees of the session.
 func (s *Session) bindEnv() *bind.Env {
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	return &bind.Env{
 		Snapshot: snap,
 		// The database as snap has it: its ACL may have changed since the
@@ -340,6 +377,16 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
+	// The snapshot comes first: the statement binds against the catalog
+	// as of its read timestamp. Transaction control does not take a
+	// REPEATABLE READ transaction's snapshot: BEGIN and SET TRANSACTION
+	// come before it.
+	s.stmtAsOf = nil
+	if err := s.takeSnapshot(st.Txn == nil); err != nil {
+		s.statementDone()
+		s.onError()
+		return nil, s.mapError(ctx, err)
+	}
 	redialect := p.plan.dialect != s.dialect()
 	if redialect {
 		var err error
@@ -348,7 +395,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, err
 		}
 	}
-	if redialect || p.deferred || p.plan.snap != s.e.catalog.Snapshot() {
+	if redialect || p.deferred || p.plan.snap != s.catalogSnap() {
 		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
 			s.onError()
@@ -365,11 +412,19 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
 	}
-	// Transaction control does not take a REPEATABLE READ transaction's
-	// snapshot: BEGIN and SET TRANSACTION come before it.
-	if err := s.takeSnapshot(st.Txn == nil); err != nil {
+	// AS OF SYSTEM TIME is bound with the plan: a historical statement
+	// reads at its timestamp (with the schema its binding used, today's).
+	if err := s.prepareAsOf(p.plan.plan); err != nil {
+		s.statementDone()
 		s.onError()
 		return nil, err
+	}
+	if s.stmtAsOf != nil {
+		if _, err := s.asOfSnapshot(st.Txn == nil); err != nil {
+			s.statementDone()
+			s.onError()
+			return nil, s.mapError(ctx, err)
+		}
 	}
 	ctx, cancel := s.statementContext(ctx)
 	s.currentText = p.SQL
@@ -378,6 +433,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	if err != nil {
 		cancel()
 		err = s.mapError(ctx, err)
+		s.statementDone()
 		s.onError()
 		return nil, err
 	}
@@ -432,6 +488,12 @@ var errStatementTimeout = errors.New("statement timeout")
 // mapError turns context errors into 57014 with PostgreSQL's wording, and
 // a commit refused for want of disk space into 53100.
 func (s *Session) mapError(ctx context.Context, err error) error {
+	if e, ok := belowGCError(err); ok {
+		return e
+	}
+	if e, ok := s.schemaChangedError(err); ok {
+		return e
+	}
 	var full *storage.DiskFullError
 	if errors.As(err, &full) {
 		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",
@@ -465,19 +527,41 @@ func (s *Session) onError() {
 	}
 }
 
-// reader is what a statement reads: the open transaction's view, or the
-// committed data of the statement's snapshot.
-func (s *Session) reader() storage.Reader {
+// reader is what a query reads: the open transaction's view, or the
+// committed data of the statement's snapshot; concurrent is set when
+// several iterators may read it at once (parallel scans).
+func (s *Session) reader() (r storage.Reader, concurrent bool) {
 	if s.readView != nil {
-		return s.readView
+		return s.readView, s.txn == nil
+	}
+	if s.txnAsOf != nil && s.snap != nil {
+		// A block AS OF SYSTEM TIME is read-only: it has no writes of its
+		// own, and reads the historical view (session_asof.go).
+		return s.snap, false
 	}
 	if s.txn != nil {
-		return s.txn.Reader()
+		// A transaction that has written nothing reads its snapshot, which
+		// parallel scans may share (at REPEATABLE READ and SERIALIZABLE a
+		// protocol cycle's query begins one: session_retry.go).
+		if v, ok := s.txn.CleanView(); ok {
+			return v, true
+		}
+		return s.txn.Reader(), false
 	}
 	if s.snap != nil {
-		return s.snap
+		return s.snap, true
 	}
-	return s.e.storage
+	return s.e.storage, true
+}
+
+// prepareCatalog sets the catalog a statement is prepared against: the
+// one of a REPEATABLE READ transaction's snapshot, else the newest
+// (Execute binds again if its snapshot's differs).
+func (s *Session) prepareCatalog() {
+	s.stmtCatalog = nil
+	if s.txn != nil && s.txn.SnapshotFixed() {
+		s.stmtCatalog, _ = s.e.catalog.At(s.txn.ReadTimestamp())
+	}
 }
 
 // takeSnapshot starts a statement's snapshot: a read timestamp at or above
@@ -486,15 +570,29 @@ func (s *Session) reader() storage.Reader {
 // takes one per statement; a REPEATABLE READ transaction keeps the one of
 // its first statement that fixes it (fix: not transaction control).
 func (s *Session) takeSnapshot(fix bool) error {
+	if ok, err := s.asOfSnapshot(fix); ok {
+		return err
+	}
 	if s.txn != nil && s.txn.SnapshotFixed() {
 		s.snap = s.e.storage.At(s.txn.ReadTimestamp())
+		s.snapTime = s.txnSnapTime
+		s.stmtCatalog, _ = s.e.catalog.At(s.snap.Timestamp())
 		return nil
+	}
+	// Held before the timestamp is taken, so GC never passes it.
+	if err := s.holdReads(hlc.Timestamp{}); err != nil {
+		return err
 	}
 	ts, err := s.e.storage.ReadTimestamp()
 	if err != nil {
 		return err
 	}
 	s.snap = s.e.storage.At(ts)
+	s.snapTime = s.e.opts.Now()
+	s.txnSnapTime = s.snapTime
+	// The schema as of the snapshot: every schema change committed at or
+	// below ts is installed by now (ReadTimestamp waited for it).
+	s.stmtCatalog, _ = s.e.catalog.At(ts)
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
 		if fix {
@@ -541,7 +639,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.e.opts.Now(), Sequences: sessionSeqs{s}, Zone: s.vars.Zone()}
+	return &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone(), Style: s.vars.Style()}
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and
@@ -563,21 +661,45 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	// row goes out (the value is an instant; the zone only travels with
 	// it for printing). The row may be the executor's own (a constant
 	// VALUES row reused by the next execution), so it is copied first.
+	return presentRow(row, r.s.vars.ZoneName(), r.s.vars.Style()), err
+}
+
+// presentRow readies a row for output in the session's TimeZone (a
+// timestamptz prints in it) and DateStyle and IntervalStyle (dates,
+// times and intervals print in them): presentation the values carry to
+// Text (types.InZone, types.WithStyle). The row may be the executor's own
+// (a constant VALUES row reused by the next execution), so it is copied
+// before it changes.
+func presentRow(row []types.Value, zone string, st types.Style) []types.Value {
 	copied := false
 	for i, v := range row {
-		if v.Family() == types.TimestampTZ || v.Family() == types.Array && v.ArrayElemType().Family == types.TimestampTZ {
-			if !copied {
-				row, copied = append([]types.Value(nil), row...), true
-			}
-			row[i] = v.InZone(r.s.vars.ZoneName())
+		f := v.Family()
+		if f == types.Array {
+			f = v.ArrayElemType().Family
 		}
+		tz := f == types.TimestampTZ
+		styled := st != 0 && types.StyleDependent(f)
+		if !tz && !styled {
+			continue
+		}
+		if !copied {
+			row, copied = append([]types.Value(nil), row...), true
+		}
+		if tz {
+			v = v.InZone(zone)
+		}
+		if styled {
+			v = v.WithStyle(st)
+		}
+		row[i] = v
 	}
-	return row, err
+	return row
 }
 
 func (r *sessionResult) Close() {
 	r.Result.Close()
 	r.cancel()
+	r.s.statementDone()
 }
 
 type emptyResult struct{}

@@ -104,7 +104,7 @@ func (s *Session) rerunAtSync(err error) error {
 		s.txn, s.implicit, s.failed = nil, false, false
 		if rerr != nil || tag != c.tag {
 			if t != nil {
-				t.Rollback()
+				s.rollbackTxn(t)
 			}
 			if rerr != nil {
 				return rerr
@@ -126,7 +126,7 @@ func (s *Session) rerunAtSync(err error) error {
 		if t == nil {
 			return nil
 		}
-		if err = s.mapError(ctx, t.Commit()); err == nil || !isRetryableConflict(err) {
+		if err = s.mapError(ctx, s.commitTxn(t)); err == nil || !isRetryableConflict(err) {
 			return err
 		}
 	}
@@ -176,7 +176,7 @@ func (s *Session) executeRetrying(ctx context.Context, p *Prepared, params []typ
 		}
 		// Undo: the statement's transaction is all it wrote.
 		if s.txn != nil {
-			s.txn.Rollback()
+			s.rollbackTxn(s.txn)
 			s.txn = nil
 		}
 		s.failed = false

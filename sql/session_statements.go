@@ -65,16 +65,16 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		if failed {
 			// COMMIT of a failed block rolls back, as in PostgreSQL.
 			s.endTxnCursors(ctx, false)
-			t.Rollback()
+			s.rollbackTxn(t)
 			s.endTransaction(false)
 			return &tagResult{tag: "ROLLBACK"}, nil
 		}
 		// Held cursors read their rows while the block's view is open.
 		if err := s.endTxnCursors(ctx, true); err != nil {
-			t.Rollback()
+			s.rollbackTxn(t)
 			return nil, err
 		}
-		if err := t.Commit(); err != nil {
+		if err := s.commitTxn(t); err != nil {
 			s.endTransaction(false)
 			return nil, err
 		}
@@ -88,7 +88,7 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		s.endTxnCursors(ctx, false)
 		t := s.txn
 		s.leaveBlock()
-		t.Rollback()
+		s.rollbackTxn(t)
 		s.endTransaction(false)
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}
@@ -231,16 +231,19 @@ func (s *Session) runSavepoint(st *parser.TxnStmt) (Result, error) {
 		if err := s.txn.Savepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
+		s.runSavepointDDL("savepoint", st.Savepoint)
 		return &tagResult{tag: "SAVEPOINT"}, nil
 	case parser.TxnRelease:
 		if err := s.txn.ReleaseSavepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
+		s.runSavepointDDL("release", st.Savepoint)
 		return &tagResult{tag: "RELEASE"}, nil
 	default:
 		if err := s.txn.RollbackToSavepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
+		s.runSavepointDDL("rollback", st.Savepoint)
 		s.failed = false
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}

@@ -29,6 +29,7 @@ func (s *Session) leaveBlock() {
 	s.txn, s.failed = nil, false
 	s.vars.EndTxn()
 	s.queried = false
+	s.transactionDone()
 }
 
 // applyTxnModes applies the modes of BEGIN or SET TRANSACTION to the open
@@ -61,7 +62,7 @@ func (s *Session) applyTxnModes(p *bind.Txn) error {
 		}
 	}
 	if p.AsOf != nil {
-		return sqlerr.NotSupported("AS OF SYSTEM TIME transactions")
+		return s.beginAsOf(p)
 	}
 	return nil
 }
@@ -79,6 +80,9 @@ func (s *Session) setTxnVar(name, value string) error {
 	}
 	if !s.vars.InTxn() {
 		return nil
+	}
+	if err := s.asOfReadWrite(name, norm); err != nil {
+		return err
 	}
 	cur, _ := s.vars.Get(name)
 	if s.queried {

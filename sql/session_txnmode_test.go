@@ -156,10 +156,6 @@ func TestTransactionModes(t *testing.T) {
 			{"COMMIT", "ok"},
 		},
 		"not run yet": {
-			{"SELECT * FROM acct FOR UPDATE", "0A000: SELECT FOR UPDATE is not supported yet"},
-			{"SELECT * FROM acct WHERE id = 1 FOR SHARE SKIP LOCKED", "0A000: SELECT FOR SHARE is not supported yet"},
-			{"SELECT * FROM acct AS OF SYSTEM TIME '-10s'", "0A000: AS OF SYSTEM TIME is not supported yet"},
-			{"BEGIN AS OF SYSTEM TIME '-10s'", "0A000: AS OF SYSTEM TIME transactions is not supported yet"},
 			{"SHOW transaction_read_only", "off"},
 			{"SELECT * FROM acct AS OF SYSTEM TIME '10s'", "22023: AS OF SYSTEM TIME: interval value '10s' too large, AS OF interval must be <= -1µs"},
 		},

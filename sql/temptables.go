@@ -108,7 +108,7 @@ func (s *Session) endTransaction(committed bool) {
 	}
 	ctx := context.Background()
 	for name, action := range s.onCommit {
-		if _, ok := s.e.catalog.Snapshot().Table(s.db.ID, name); !ok {
+		if _, ok := s.catalogSnap().Table(s.db.ID, name); !ok {
 			delete(s.onCommit, name) // dropped by the client
 			continue
 		}
@@ -126,7 +126,7 @@ func (s *Session) endTransaction(committed bool) {
 // transaction of its own, through the DELETE path (indexes and shard
 // statistics follow).
 func (s *Session) deleteAllRows(ctx context.Context, catalogName string) error {
-	t, ok := s.e.catalog.Snapshot().Table(s.db.ID, catalogName)
+	t, ok := s.catalogSnap().Table(s.db.ID, catalogName)
 	if !ok {
 		return nil
 	}

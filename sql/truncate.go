@@ -25,16 +25,23 @@ import (
 func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error) {
 	var restart []uint64
 	if p.RestartIdentity {
-		snap := s.e.catalog.Snapshot()
+		snap := s.catalogSnap()
 		for _, parts := range p.Tables {
 			if t, ok := s.truncateTarget(snap, parts); ok {
 				restart = append(restart, ownedSequenceIDs(snap, s.db.ID, []*catalog.Table{t})...)
 			}
 		}
 	}
-	unlock := s.e.txns.LockSchema()
-	defer unlock()
-	err := s.seqDDL(restart, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
+	err := s.withDDLLock(true, func() error { return s.truncateLocked(ctx, p, restart) })
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "TRUNCATE TABLE"}, nil
+}
+
+// truncateLocked is truncate holding the schema-change lock and gate.
+func (s *Session) truncateLocked(ctx context.Context, p *bind.Truncate, restart []uint64) error {
+	return s.seqDDL(restart, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		seen := map[uint64]bool{}
 		var tables []*catalog.Table
 		for _, parts := range p.Tables {
@@ -84,10 +91,6 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &tagResult{tag: "TRUNCATE TABLE"}, nil
 }
 
 // truncateTarget resolves a name TRUNCATE lists: the session's temporary
@@ -176,7 +179,7 @@ func (s *Session) truncateTable(ctx context.Context, ch *catalog.Change, pch *pa
 			splits = append(splits, append(append([]byte(nil), newPrefix...), sp[len(oldPrefix):]...))
 		}
 	}
-	if err := s.e.dropTableData(pch, b, t); err != nil {
+	if err := s.dropTableData(pch, b, t); err != nil {
 		return 0, err
 	}
 	s.e.creating.Store(nt.ID, &nt)

@@ -46,7 +46,7 @@ func (s *Session) vacuum(ctx context.Context, p *bind.Vacuum) (Result, error) {
 			return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
 		}
 	}
-	snap := s.e.catalog.Snapshot()
+	snap := s.catalogSnap()
 	acc := s.access(snap)
 	var tables []*catalog.Table
 	if len(p.Tables) == 0 {
@@ -102,10 +102,11 @@ func (s *Session) vacuumTable(ctx context.Context, p *parser.Vacuum, t *catalog.
 		// shadowed by a newer version, or a tombstone), then the
 		// compaction that gives their space back.
 		var gc storage.GCStats
-		threshold, gcOn := s.e.storage.GCThreshold()
 		for _, id := range ids {
-			if gcOn {
-				st, err := s.e.storage.GCVersions(ctx, storage.TableSpan(id), threshold)
+			// Shard by shard, as the GC loop does: each shard's threshold
+			// rises to its table's GC_TTL window, never above an open read.
+			for _, span := range s.e.shardSpans(id) {
+				st, err := s.e.storage.GCSpan(ctx, span, 0)
 				if err != nil {
 					return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
 				}

@@ -483,7 +483,7 @@ type modifier struct {
 // it since the scan).
 func (m *modifier) row(ctx context.Context, key []byte) ([]types.Value, error) {
 	t := m.p.Scan.Table
-	if err := m.tx.Lock(ctx, key); err != nil {
+	if err := m.tx.LockStrength(ctx, key, m.rowLockStrength()); err != nil {
 		return nil, err
 	}
 	val, ok, err := m.tx.Get(key)

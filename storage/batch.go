@@ -37,7 +37,18 @@ type Batch struct {
 	// commitCheck runs inside commit with the commit timestamp
 	// (SetCommitCheck, refresh.go); nil: none.
 	commitCheck func(commitTS hlc.Timestamp, inflight InFlight) error
+	// onCommitted runs once the batch is written, before the commit stops
+	// being in flight (OnCommitted).
+	onCommitted func(ts hlc.Timestamp)
 }
+
+// OnCommitted sets a function that Commit calls once the batch is written
+// and before any read at or above its commit timestamp can start
+// (ReadTimestamp waits for it): what it installs in memory — a schema
+// change's catalog — is seen by every statement that sees the batch's
+// writes. ts is the commit timestamp of versioned writes; a batch without
+// any gets the clock's current time.
+func (b *Batch) OnCommitted(fn func(ts hlc.Timestamp)) { b.onCommitted = fn }
 
 // check returns the error for a use of a closed or committed batch.
 func (b *Batch) check() error {
@@ -129,6 +140,9 @@ func (b *Batch) Get(key []byte) (value []byte, found bool, err error) {
 	if err := b.check(); err != nil {
 		return nil, false, err
 	}
+	if err := b.e.checkGCKey(b.ts, key); err != nil {
+		return nil, false, err
+	}
 	return get(b.b, b.ts, key)
 }
 
@@ -145,6 +159,9 @@ func (b *Batch) ReadTimestamp() hlc.Timestamp { return b.ts }
 // committed state underneath is read as of NewIter too.
 func (b *Batch) NewIter(span Span) (*Iterator, error) {
 	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if err := b.e.checkGC(b.ts, span); err != nil {
 		return nil, err
 	}
 	return newIterator(b.b, b.ts, span)
@@ -180,13 +197,22 @@ func (b *Batch) Commit() error {
 // registered as in flight until the copy is visible (versions.go), so that
 // no read at or above the timestamp opens its view before it lands. A
 // commit check (SetCommitCheck) runs between taking the timestamp and
-// writing, once the commits below it are visible.
+// writing, with the keys of the commits below it still in flight.
 func (b *Batch) commit(opts *pebble.WriteOptions) error {
 	if !b.versioned && b.commitCheck == nil {
 		if err := b.b.Commit(opts); err != nil {
 			return err
 		}
 		b.committed = true
+		if b.onCommitted != nil {
+			ts, err := b.e.clock.Now()
+			if err != nil {
+				// Written, so the hook must still run: at the read
+				// timestamp no later than any read that sees the write.
+				ts = hlc.Timestamp{}
+			}
+			b.onCommitted(ts)
+		}
 		return nil
 	}
 	var keys *inflightKeys
@@ -219,6 +245,9 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 		return err
 	}
 	b.committed = true
+	if b.onCommitted != nil {
+		b.onCommitted(ts)
+	}
 	return nil
 }
 
@@ -294,11 +323,17 @@ func (v batchAt) Get(key []byte) ([]byte, bool, error) {
 	if err := v.b.check(); err != nil {
 		return nil, false, err
 	}
+	if err := v.b.e.checkGCKey(v.ts, key); err != nil {
+		return nil, false, err
+	}
 	return get(v.b.b, v.ts, key)
 }
 
 func (v batchAt) NewIter(span Span) (*Iterator, error) {
 	if err := v.b.check(); err != nil {
+		return nil, err
+	}
+	if err := v.b.e.checkGC(v.ts, span); err != nil {
 		return nil, err
 	}
 	return newIterator(v.b.b, v.ts, span)
@@ -308,7 +343,7 @@ func (v batchAt) NewPointReader() (*PointReader, error) {
 	if err := v.b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: v.b.b, ts: v.ts}, nil
+	return &PointReader{r: v.b.b, ts: v.ts, gc: v.b.e}, nil
 }
 
 // LatestVersion returns the timestamp of the newest committed version of a

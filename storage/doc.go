@@ -41,6 +41,18 @@
 //     Commit with the commit timestamp, after every commit registered
 //     before it is visible and before the batch lands, so the check and
 //     the commit are atomic with respect to every commit below it.
+//   - Garbage collection (gc.go, gcthreshold.go, schematime.go). Versions
+//     older than a table's retention window (GC_TTL, else Options.GCTTL)
+//     that a newer one shadows are removed shard by shard (GCSpan; the SQL
+//     layer lists shards and windows through SetGCPolicy). Each shard's GC
+//     threshold is a bare key 0x03 0x03 <shard start> (storage/mvcc's
+//     layout), loaded at Open and kept in memory; reads below it fail with
+//     BelowGCThresholdError. Sessions hold their read timestamps
+//     (HoldReads), and no threshold passes the oldest hold. Schema times
+//     (0x03 0x10 <table prefix>) let a historical View (AS OF SYSTEM TIME)
+//     refuse tables whose definition changed after it (SchemaChangedError)
+//     until the catalog is versioned. VersionBytes counts old versions for
+//     sys.partitions.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
 //     looks up whole keys without an iterator per key; keys of tables with
 //     KEY_BLOOM_FILTER (SetKeyFilter) are read by prefix seeks that consult
@@ -97,7 +109,16 @@
 //     is visible: commits register from taking their timestamp until their
 //     batch lands (commitTracker), and reads wait for those below theirs.
 //     So a View never changes, however late its reads run (until a range
-//     deletion drops a table).
+//     deletion drops a table). Batch.OnCommitted runs inside that window:
+//     what it installs in memory (a schema change's catalog) is there
+//     before any read at the commit's timestamp starts.
+//   - A shard's GC threshold only rises and is at most the oldest read
+//     hold: a pass writes it (under the mutex the holds share) before it
+//     deletes any version, so a read that registered its hold, or that
+//     checks the threshold when its iterator opens, never misses a version.
+//     A threshold key covers its table's keys up to the next one, so a
+//     split's halves keep it and a merge takes the higher (metadata-only
+//     splits need no GC step).
 //   - A data directory written before versions (Pebble's default comparer)
 //     is refused at Open with ErrOldFormat.
 //   - The empty key is never written (ErrEmptyKey), so range operations on a
@@ -109,7 +130,10 @@
 // FormatKey renders a key as /System/<hex> or /Table/<id>/<hex of the
 // primary key>; Span.String uses it. Engine keys (what Pebble's tools show)
 // render with storage/mvcc's FormatKey, "@wall,logical" for a version;
-// versions_test.go shows how a view at each timestamp reads them. Engine.Metrics exposes Pebble's LSM,
+// versions_test.go shows how a view at each timestamp reads them.
+// GCThresholdOf and OldestReadHold show why a read was refused or a version
+// kept; sys.partitions shows each shard's gc_threshold and old_bytes; the
+// GC loop logs each pass that removed versions. Engine.Metrics exposes Pebble's LSM,
 // compaction and block-cache counters. Pebble's own log lines go to
 // Options.Logger. A data directory can be inspected offline with Pebble's
 // tool (github.com/cockroachdb/pebble/v2/cmd/pebble: "db scan", "lsm").

@@ -66,8 +66,10 @@ type Options struct {
 	// server's --gc-ttl, gc.go); 0 means DefaultGCTTL, negative keeps
 	// them all (no GC).
 	GCTTL time.Duration
-	// GCInterval is the time between GC passes; 0 means a quarter of
-	// GCTTL, at least a minute. Tests make it short.
+	// GCInterval is the time between GC passes over a shard; 0 means a
+	// quarter of the shard's table's window (GC_TTL, else GCTTL), at least
+	// a second (gc.go). Tests set it to pass over every shard at a fixed
+	// rate.
 	GCInterval time.Duration
 }
 
@@ -110,6 +112,11 @@ type Engine struct {
 	clock   *hlc.Clock
 	commits *commitTracker
 	gc      *gcLoop // nil: no GC
+	// gcs holds the shards' GC thresholds and the read holds
+	// (gcthreshold.go).
+	gcs *gcState
+	// schema holds the tables' schema times (schematime.go).
+	schema *schemaTimes
 
 	// popts, dir and fs are what Open opened the store with; bulk
 	// ingestion (ingest.go) writes sstables with popts' writer options
@@ -182,7 +189,12 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	removeBulkDirs(fs, dir) // under Pebble's lock of dir
 	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, clock: clock,
-		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS}
+		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS, gcs: newGCState(), schema: &schemaTimes{}}
+	if err := errors.Join(e.gcs.load(db), e.schema.load(db)); err != nil {
+		db.Close()
+		clock.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
 	e.flusher = &filterFlusher{db: db, delay: opts.KeyFilterFlushDelay, log: opts.Logger}
 	if e.flusher.delay <= 0 {
 		e.flusher.delay = DefaultKeyFilterFlushDelay

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,22 +17,27 @@ import (
 //
 // Every commit of a row adds a version and keeps the older ones, so that
 // reads at earlier timestamps still find theirs. Versions no read can need
-// any more are removed by GC: those older than the retention window
-// (Options.GCTTL, the server's --gc-ttl, 4 hours by default as in
-// CockroachDB) that a newer version at or below the window's start
-// shadows. Reads today are at most a statement old (one snapshot per
-// statement), so the window is what keeps a long statement's snapshot
-// whole; issue 16's historical reads (AS OF SYSTEM TIME) will read inside it.
+// any more are removed by GC: those older than the retention window (the
+// table's GC_TTL, else Options.GCTTL, the server's --gc-ttl, 4 hours by
+// default as in CockroachDB) that a newer version at or below the window's
+// start shadows, and never one an open read still needs (read holds,
+// gcthreshold.go). AS OF SYSTEM TIME reads inside the window.
 //
-// A background loop runs a pass over the table area every GCInterval. A
-// pass is a scan of engine keys that deletes, per key, every version below
-// the newest one at or below the threshold (now minus the window) and that
-// one too if it is a tombstone. It writes nothing else and takes no locks:
-// commits only add versions above the threshold (their timestamps are
-// later than now minus the window), so a pass and commits never decide on
-// the same versions. Deletes are Pebble point deletions committed without
-// fsync in batches: losing them in a crash only leaves garbage for the next
-// pass.
+// GC works shard by shard (GCSpan; the SQL layer lists the shards and
+// their windows through SetGCPolicy). A pass over a shard first raises and
+// records its GC threshold (gcthreshold.go), then scans its engine keys
+// and deletes, per key, every version below the newest one at or below
+// the threshold and that one too if it is a tombstone (GCVersions). It
+// writes nothing else and takes no locks: commits only add versions above
+// the threshold (their timestamps are later than now minus the window and
+// than every open read), so a pass and commits never decide on the same
+// versions. Deletes are Pebble point deletions committed without fsync in
+// batches: losing them in a crash only leaves garbage for the next pass.
+//
+// A background loop collects each shard every quarter of its window (at
+// least a second; Options.GCInterval when set), the first time within a
+// minute of Open. VACUUM and the balancer's compaction of a merged shard
+// run a pass over their shards at once.
 
 // DefaultGCTTL is Options.GCTTL's default.
 const DefaultGCTTL = 4 * time.Hour
@@ -44,19 +50,6 @@ type GCStats struct {
 	Keys     int64 // user keys visited
 	Versions int64 // versions visited
 	Deleted  int64 // versions deleted
-}
-
-// GCThreshold returns the engine's GC threshold now: the clock's time minus
-// Options.GCTTL. ok is false when GC is off or the clock fails.
-func (e *Engine) GCThreshold() (threshold hlc.Timestamp, ok bool) {
-	if e.gc == nil {
-		return hlc.Timestamp{}, false
-	}
-	now, err := e.clock.Now()
-	if err != nil || now.WallTime-int64(e.gc.ttl) <= 0 {
-		return hlc.Timestamp{}, false
-	}
-	return hlc.Timestamp{WallTime: now.WallTime - int64(e.gc.ttl)}, true
 }
 
 // GCVersions removes, in span (of the table area; keys outside it are not
@@ -142,15 +135,79 @@ func (e *Engine) GCVersions(ctx context.Context, span Span, threshold hlc.Timest
 	return st, flush()
 }
 
+// GCTarget is one span a GC pass collects, with its retention window:
+// a shard of a table and the table's GC_TTL.
+type GCTarget struct {
+	Span Span
+	TTL  time.Duration
+}
+
+// GCPolicy is what the SQL layer tells GC about its tables.
+type GCPolicy struct {
+	// Targets returns the spans a pass collects: every shard of every
+	// table and index, with its table's TTL. Called at every pass.
+	Targets func() []GCTarget
+	// TTL returns the retention window of a table or index (by id in the
+	// table area); ok false means the engine's default.
+	TTL func(tableID uint64) (ttl time.Duration, ok bool)
+}
+
+// SetGCPolicy sets the SQL layer's policy. Without one a pass collects the
+// whole table area with the engine's TTL as one span.
+func (e *Engine) SetGCPolicy(p GCPolicy) {
+	if e.gc != nil {
+		e.gc.policy.Store(&p)
+	}
+}
+
+// ttlOf returns the retention window of the table whose span starts at
+// start: the policy's, else the engine's.
+func (g *gcLoop) ttlOf(start []byte) time.Duration {
+	if p := g.policy.Load(); p != nil && p.TTL != nil {
+		if id, _, err := DecodeTablePrefix(start); err == nil {
+			if ttl, ok := p.TTL(id); ok && ttl > 0 {
+				return ttl
+			}
+		}
+	}
+	return g.ttl
+}
+
+// DefaultTTL returns the engine's retention window (Options.GCTTL); ok is
+// false when GC is off.
+func (e *Engine) DefaultTTL() (ttl time.Duration, ok bool) {
+	if e.gc == nil {
+		return 0, false
+	}
+	return e.gc.ttl, true
+}
+
+// RunGC runs one pass over the targets now (as the background loop does),
+// for tests and VACUUM; it returns the sum of the passes' stats.
+func (e *Engine) RunGC(ctx context.Context) (GCStats, error) {
+	if e.gc == nil {
+		return GCStats{}, nil
+	}
+	st, _, err := e.gc.pass(ctx, false)
+	return st, err
+}
+
 // gcLoop runs GC passes in the background until stopped.
 type gcLoop struct {
 	e        *Engine
 	ttl      time.Duration
 	interval time.Duration
 	log      *slog.Logger
+	policy   atomic.Pointer[GCPolicy]
+	mu       sync.Mutex
+	lastRun  map[string]time.Time // shard span start -> end of its last pass
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
 }
+
+// gcMinPeriod is the shortest time between two passes over one shard
+// (a table with a GC_TTL of a few seconds is collected every second).
+const gcMinPeriod = time.Second
 
 // startGC starts the loop of an engine; nil when GC is off (ttl < 0).
 func startGC(e *Engine, ttl, interval time.Duration, log *slog.Logger) *gcLoop {
@@ -160,39 +217,109 @@ func startGC(e *Engine, ttl, interval time.Duration, log *slog.Logger) *gcLoop {
 	if ttl == 0 {
 		ttl = DefaultGCTTL
 	}
-	if interval <= 0 {
-		interval = max(ttl/4, time.Minute)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &gcLoop{e: e, ttl: ttl, interval: interval, log: log, cancel: cancel}
+	g := &gcLoop{e: e, ttl: ttl, interval: interval, log: log, cancel: cancel, lastRun: map[string]time.Time{}}
 	g.done.Add(1)
 	go g.run(ctx)
 	return g
 }
 
+// period is how often a shard with retention window ttl is collected: a
+// quarter of its window (at least gcMinPeriod), or Options.GCInterval when
+// given.
+func (g *gcLoop) period(ttl time.Duration) time.Duration {
+	if g.interval > 0 {
+		return g.interval
+	}
+	return max(ttl/4, gcMinPeriod)
+}
+
 func (g *gcLoop) run(ctx context.Context) {
 	defer g.done.Done()
-	t := time.NewTicker(g.interval)
-	defer t.Stop()
+	// The first pass comes within a minute of Open, so that tables with a
+	// short GC_TTL need not wait for the default window's period.
+	wait := g.period(g.ttl)
+	if g.interval <= 0 {
+		wait = min(wait, time.Minute)
+	}
 	for {
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 		}
-		threshold, ok := g.e.GCThreshold()
-		if !ok {
-			continue
-		}
-		st, err := g.e.GCVersions(ctx, TablesSpan(), threshold)
+		var st GCStats
+		var err error
+		st, wait, err = g.pass(ctx, true)
 		if err != nil && ctx.Err() == nil {
 			g.log.Warn("storage: GC pass failed", "err", err)
 		}
 		if st.Deleted > 0 {
 			g.log.Info("storage: GC removed old versions", "deleted", st.Deleted, "versions", st.Versions,
-				"keys", st.Keys, "threshold", threshold.String())
+				"keys", st.Keys)
 		}
 	}
+}
+
+// targets returns what a pass collects: the policy's shards, else the
+// whole table area with the engine's window.
+func (g *gcLoop) targets() []GCTarget {
+	if p := g.policy.Load(); p != nil && p.Targets != nil {
+		return p.Targets()
+	}
+	return []GCTarget{{Span: TablesSpan(), TTL: g.ttl}}
+}
+
+// pass collects the targets — with due, only those whose period has
+// passed since their last pass — and returns when the next one is due.
+func (g *gcLoop) pass(ctx context.Context, due bool) (sum GCStats, next time.Duration, err error) {
+	next = g.period(g.ttl)
+	seen := map[string]bool{}
+	for _, t := range g.targets() {
+		ttl := t.TTL
+		if ttl <= 0 {
+			ttl = g.ttlOf(t.Span.Start)
+		}
+		period := g.period(ttl)
+		key := string(t.Span.Start)
+		seen[key] = true
+		g.mu.Lock()
+		last, ran := g.lastRun[key]
+		g.mu.Unlock()
+		if due && ran {
+			if left := period - time.Since(last); left > 0 {
+				next = min(next, left)
+				continue
+			}
+		}
+		st, err := g.e.GCSpan(ctx, t.Span, ttl)
+		sum.Keys += st.Keys
+		sum.Versions += st.Versions
+		sum.Deleted += st.Deleted
+		if err != nil {
+			return sum, next, err
+		}
+		if err := ctx.Err(); err != nil {
+			return sum, next, err
+		}
+		g.mu.Lock()
+		g.lastRun[key] = time.Now()
+		g.mu.Unlock()
+		next = min(next, period)
+	}
+	if due {
+		// Shards that split, merged or were dropped since.
+		g.mu.Lock()
+		for k := range g.lastRun {
+			if !seen[k] {
+				delete(g.lastRun, k)
+			}
+		}
+		g.mu.Unlock()
+	}
+	return sum, max(next, gcMinPeriod/10), nil
 }
 
 // stop ends the loop and waits for a pass in progress to stop.

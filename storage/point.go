@@ -30,6 +30,8 @@ import (
 type PointReader struct {
 	r      pebbleReader
 	ts     hlc.Timestamp // read timestamp of versioned keys
+	gc     *Engine       // checks ts against GC thresholds; nil: no check
+	hist   bool          // also checks schema times (View.Historical)
 	it     *pebble.Iterator
 	kbuf   []byte
 	closed bool
@@ -52,7 +54,7 @@ func (b *Batch) NewPointReader() (*PointReader, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: b.b, ts: b.ts}, nil
+	return &PointReader{r: b.b, ts: b.ts, gc: b.e}, nil
 }
 
 // NewPointReader returns a PointReader over the snapshot.
@@ -77,6 +79,16 @@ func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 	}
 	if !isVersioned(key) {
 		return getBare(p.r, key)
+	}
+	if p.gc != nil {
+		if err := p.gc.checkGCKey(p.ts, key); err != nil {
+			return nil, false, err
+		}
+		if p.hist {
+			if err := p.gc.checkSchema(p.ts, key); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	if p.it == nil {
 		it, err := p.r.NewIter(&pebble.IterOptions{UseL6Filters: true})

@@ -183,6 +183,9 @@ func (e *Engine) Clock() *hlc.Clock { return e.clock }
 type View struct {
 	e  *Engine
 	ts hlc.Timestamp
+	// hist marks a historical read (AS OF SYSTEM TIME): it also refuses
+	// tables whose definition changed after ts (schematime.go).
+	hist bool
 }
 
 var _ Reader = (*View)(nil)
@@ -194,15 +197,40 @@ func (e *Engine) At(ts hlc.Timestamp) *View { return &View{e: e, ts: ts} }
 func (v *View) Timestamp() hlc.Timestamp { return v.ts }
 
 // Get returns a copy of the value at key as of the view's timestamp.
-func (v *View) Get(key []byte) ([]byte, bool, error) { return get(v.e.db, v.ts, key) }
+func (v *View) Get(key []byte) ([]byte, bool, error) {
+	if err := v.e.checkGCKey(v.ts, key); err != nil {
+		return nil, false, err
+	}
+	if v.hist {
+		if err := v.e.checkSchema(v.ts, key); err != nil {
+			return nil, false, err
+		}
+	}
+	return get(v.e.db, v.ts, key)
+}
 
 // NewIter returns an iterator over span as of the view's timestamp.
-func (v *View) NewIter(span Span) (*Iterator, error) { return newIterator(v.e.db, v.ts, span) }
+func (v *View) NewIter(span Span) (*Iterator, error) {
+	if err := v.e.checkGC(v.ts, span); err != nil {
+		return nil, err
+	}
+	if v.hist {
+		if err := v.e.checkSchema(v.ts, span.Start); err != nil {
+			return nil, err
+		}
+	}
+	return newIterator(v.e.db, v.ts, span)
+}
 
 // NewPointReader returns a PointReader as of the view's timestamp.
 func (v *View) NewPointReader() (*PointReader, error) {
-	return &PointReader{r: v.e.db, ts: v.ts}, nil
+	return &PointReader{r: v.e.db, ts: v.ts, gc: v.e, hist: v.hist}, nil
 }
+
+// Historical returns the view as a historical read (AS OF SYSTEM TIME):
+// a read of a table whose definition changed after the view's timestamp
+// fails with a SchemaChangedError, since rows are decoded with today's.
+func (v *View) Historical() *View { return &View{e: v.e, ts: v.ts, hist: true} }
 
 // rewriteVersioned copies the writes of src into dst, with every bare
 // versioned write (a tagged value) turned into a version at ts. Other

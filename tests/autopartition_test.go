@@ -145,7 +145,10 @@ func TestAutoPartitioningSurvivesKill(t *testing.T) {
 		}
 	})
 	r := rand.New(rand.NewPCG(seed, 11))
-	args := []string{"--balancer-interval", "20ms"}
+	// GC runs too (a pass a second over 100ms windows): it removes the
+	// versions the clients' writes and deletes leave behind while the
+	// server is killed, and must lose no acknowledged row (issue 16).
+	args := []string{"--balancer-interval", "20ms", "--gc-ttl", "100ms"}
 	srv := startServer(t, args...)
 	c := srv.connect(t, pgx.QueryExecModeSimpleProtocol)
 	mustExec(t, c, "CREATE TABLE kt (k Int64, v Utf8, PRIMARY KEY (k)) WITH (AUTO_PARTITIONING_PARTITION_SIZE_MB = 1)")
@@ -156,7 +159,7 @@ func TestAutoPartitioningSurvivesKill(t *testing.T) {
 		clients[i] = &killClient{id: i, present: map[int64]bool{}, maybe: map[int64]bool{}}
 		clients[i].next = clients[i].base()
 	}
-	maxShards, repairs := 0, 0
+	maxShards, repairs, gcPasses := 0, 0, 0
 	for round := int64(0); round < rounds; round++ {
 		var killed atomic.Bool
 		var wg sync.WaitGroup
@@ -176,6 +179,7 @@ func TestAutoPartitioningSurvivesKill(t *testing.T) {
 		// A kill between a split's swap and its landing shows as a
 		// recount at the next start (partition.Load).
 		repairs += strings.Count(srv.log.String(), "recounted shard whose split did not finish")
+		gcPasses += strings.Count(srv.log.String(), "GC removed old versions")
 		wg.Wait()
 		if t.Failed() {
 			t.FailNow()
@@ -196,7 +200,8 @@ func TestAutoPartitioningSurvivesKill(t *testing.T) {
 		inserted += cl.next - cl.base()
 	}
 	t.Logf("%d rounds: %d rows inserted (%d MB), %d splits, %d merges, at most %d shards seen at a check, "+
-		"%d shards recounted after a kill inside a split", rounds, inserted, inserted*killRowSize>>20, splits, merges, maxShards, repairs)
+		"%d shards recounted after a kill inside a split, %d GC passes that removed versions", rounds, inserted, inserted*killRowSize>>20,
+		splits, merges, maxShards, repairs, gcPasses)
 	if splits == 0 || (merges == 0 && rounds >= 8) {
 		t.Errorf("the balancer did not reshape the table enough: %d splits, %d merges", splits, merges)
 	}

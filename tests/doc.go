@@ -16,10 +16,13 @@
 // tests/history checks the histories (Elle's list-append analysis at an
 // isolation level, porcupine for single-key registers), and the bank
 // workload checks that every sum of the balances is the total. Those at
-// READ COMMITTED and REPEATABLE READ across shards run, as do the savepoint
-// and lost-update tests; the scenarios still waiting for issue 16's MVCC
-// core (SERIALIZABLE, row locks, historical reads) are written and skipped
-// with needsCore on each test's first line. snapshot_test.go has the
+// READ COMMITTED and REPEATABLE READ across shards run, as do the savepoint,
+// lost-update (also with FOR UPDATE) and SKIP LOCKED job queue tests;
+// locking_test.go has the row locks between two sessions (conflicts,
+// NOWAIT, SKIP LOCKED, lock_timeout, re-check, deadlock); serializable_test.go
+// SERIALIZABLE's anomalies (write skew, Fekete's read-only anomaly) and
+// READ COMMITTED's server-side retries; TestAsOfSystemTime historical reads.
+// snapshot_test.go has the
 // issue's opening bug (sums across shards and an index) and REPEATABLE
 // READ's and savepoints' behaviour between two sessions.
 //

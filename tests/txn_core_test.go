@@ -11,10 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The scenarios of issue 16 that need its MVCC core: row locks, REPEATABLE
-// READ, SERIALIZABLE, savepoints and historical reads. Those not run yet
-// (row locks, SERIALIZABLE, historical reads) are skipped with needsCore on
-// their first line; the core enables one by deleting that line.
+// The scenarios of issue 16's transaction core: row locks, REPEATABLE
+// READ, SERIALIZABLE, savepoints and historical reads.
 
 // runCounter has workers each add 1 to one counter row increments times,
 // reading the counter first (by read) and writing what they read plus
@@ -79,7 +77,6 @@ func increment(ctx context.Context, c *pgx.Conn, begin, read string) error {
 // TestLostUpdateForUpdate: read-then-write increments under SELECT ... FOR
 // UPDATE lose nothing (the issue saw 1,009 of 1,200 lost without it).
 func TestLostUpdateForUpdate(t *testing.T) {
-	t.Skip(needsCore)
 	const workers, increments = 8, 50
 	if v := runCounter(t, "BEGIN", "SELECT v FROM counter WHERE id = 1 FOR UPDATE", workers, increments); v != workers*increments {
 		t.Fatalf("counter %d, want %d: updates were lost", v, workers*increments)
@@ -163,7 +160,6 @@ func goOffCall(ctx context.Context, c *pgx.Conn, round, doctor int) error {
 // TestSkipLockedJobQueue: 8 workers take jobs with ... ORDER BY id LIMIT 1
 // FOR UPDATE SKIP LOCKED; every job is handed out exactly once.
 func TestSkipLockedJobQueue(t *testing.T) {
-	t.Skip(needsCore)
 	srv := startServer(t)
 	ctx := ctxT(t)
 	admin := srv.connect(t, pgx.QueryExecModeCacheStatement)
@@ -276,7 +272,6 @@ func TestSavepoints(t *testing.T) {
 // TestAsOfSystemTime: a read AS OF SYSTEM TIME sees the data as it was,
 // and BEGIN AS OF SYSTEM TIME gives a read-only transaction at that time.
 func TestAsOfSystemTime(t *testing.T) {
-	t.Skip(needsCore)
 	srv := startServer(t)
 	ctx := ctxT(t)
 	c := srv.connect(t, pgx.QueryExecModeSimpleProtocol)

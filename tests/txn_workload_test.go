@@ -22,14 +22,6 @@ import (
 // operation is recorded with its invocation and completion time; the
 // histories are then checked by tests/history (Elle's list-append
 // analysis, porcupine for registers) or by invariants (the bank's total).
-//
-// What needs issue 16's MVCC core (one snapshot per statement across
-// shards, REPEATABLE READ, SERIALIZABLE, row locks, savepoints, historical
-// reads) is written here too and skipped with needsCore, once at the top of
-// each such test: the core enables a test by deleting that line.
-
-// needsCore is the reason the tests that need issue 16's core are skipped.
-const needsCore = "needs issue 16's MVCC core"
 
 // workloadTime is how long each workload runs: short, these run in make
 // test.

@@ -2,6 +2,7 @@ package bind
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -117,10 +118,16 @@ func (a *binder) bindAsOf(c *parser.AsOfClause) (*AsOf, error) {
 			return nil, err
 		}
 	case f == types.Interval:
-		if v.Int() >= 0 {
+		// Its span, with 30-day months and 24-hour days, as CockroachDB
+		// takes an interval's length here.
+		m, ok := v.IntervalMicros()
+		if !ok || m < math.MinInt64/1000 {
+			return nil, asOfError("interval value %s out of range", quoteInterval(v))
+		}
+		if m >= 0 {
 			return nil, asOfError("interval value %s too large, AS OF interval must be <= -1µs", quoteInterval(v))
 		}
-		out.Relative, out.Offset = true, time.Duration(v.Int())*time.Microsecond
+		out.Relative, out.Offset = true, time.Duration(m)*time.Microsecond
 	default:
 		return nil, asOfError("expected timestamp, decimal, or interval, got %s", e.Type().PGName())
 	}
@@ -136,7 +143,7 @@ func (a *binder) bindAsOf(c *parser.AsOfClause) (*AsOf, error) {
 }
 
 func quoteInterval(v types.Value) string {
-	return "'" + types.FormatInterval(v.Int()) + "'"
+	return "'" + v.Text() + "'"
 }
 
 // asOfString reads a string value: a timestamp, a decimal, or an

@@ -397,6 +397,7 @@ func (a *binder) evalContext() *expr.Context {
 	c := &expr.Context{Ctx: context.Background(), Now: a.env.Now()}
 	if a.env.Settings != nil {
 		c.Zone = a.env.Settings.Zone()
+		c.Style = a.env.Settings.Style()
 	}
 	return c
 }

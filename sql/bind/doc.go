@@ -18,7 +18,13 @@
 // setop.go, values.go (VALUES as a query), cte.go (WITH, WITH RECURSIVE),
 // with_dml.go (data-modifying WITH queries: their RETURNING rows as a
 // relation the session fills before the main statement runs),
-// window.go (window functions over the grouped row), grouping_sets.go
+// window.go (window functions over the grouped row; the aggregates TiDB's
+// grammar does not know arrive as group_concat(pivot_window_agg('name'),
+// ...) OVER, see windowAggArgs), projectset.go (unnest and
+// generate_subscripts in a select list: a ProjectSet under the
+// projection, over the Window nodes when the query has aggregates or
+// window functions), aggmods.go (an aggregate's ORDER BY and
+// array_agg's FILTER, taken off its first argument), grouping_sets.go
 // (GROUPING SETS, ROLLUP, CUBE) and view.go (views expand as derived
 // tables); writes by insert.go and modify.go
 // (with returning.go for RETURNING lists and onconflict.go for ON

@@ -26,7 +26,7 @@ func (a *binder) resolveType(t types.Type) (types.Type, error) {
 		return types.Type{}, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", name)
 	}
 	if t.Family == types.Array {
-		return types.Type{}, sqlerr.NotSupported("arrays of enum types")
+		return types.ArrayOf(types.EnumType(&e.Def)), nil
 	}
 	return types.EnumType(&e.Def), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
@@ -114,6 +115,10 @@ func (a *binder) planUpdate(n *ast.UpdateStmt) (Statement, error) {
 // the columns assigned and their new values, expressions over sc.
 func (a *binder) assignments(t *catalog.Table, sc *scope, list []*ast.Assignment) (assign []int, values []expr.Expr, err error) {
 	seen := map[int]bool{}
+	// subscripted[i] is the index in values of column i's assignment when
+	// it sets elements (SET a[1] = x, a[2] = y): later ones apply to its
+	// result, as in PostgreSQL.
+	subscripted := map[int]int{}
 	for _, as := range list {
 		if as.Column.Table.O != "" && !strings.EqualFold(as.Column.Table.O, t.Name) {
 			return nil, nil, sqlerr.New(sqlerr.UndefinedColumn, "column \"%s.%s\" of relation %q does not exist",
@@ -123,8 +128,25 @@ func (a *binder) assignments(t *catalog.Table, sc *scope, list []*ast.Assignment
 		if i < 0 || t.Columns[i].Hidden {
 			return nil, nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", as.Column.Name.O, t.Name)
 		}
+		elem := isArrayAssign(as)
+		if prev, ok := subscripted[i]; ok && elem {
+			e, err := a.build(sc, as.Expr, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			aa, ok := e.(*expr.ArrayAssign)
+			if !ok {
+				return nil, nil, sqlerr.New(sqlerr.InternalError, "bind: %s built as %T", parser.ArrayAssignFunc, e)
+			}
+			aa.Arr = values[prev]
+			values[prev] = aa
+			continue
+		}
 		if seen[i] {
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", as.Column.Name.O)
+		}
+		if elem {
+			subscripted[i] = len(values)
 		}
 		if t.Columns[i].Computed != "" {
 			return nil, nil, computedWriteError(t.Columns[i].Name)
@@ -178,4 +200,15 @@ func (a *binder) planDelete(n *ast.DeleteStmt) (Statement, error) {
 		return nil, err
 	}
 	return &Modify{Scan: scan, FK: fk, Returning: ret}, nil
+}
+
+// isArrayAssign reports whether as is SET a[...] = v, which the dialect
+// front spells SET a = pivot_array_assign(a, ...).
+func isArrayAssign(as *ast.Assignment) bool {
+	call, ok := as.Expr.(*ast.FuncCallExpr)
+	if !ok || call.FnName.L != parser.ArrayAssignFunc || len(call.Args) == 0 {
+		return false
+	}
+	c, ok := call.Args[0].(*ast.ColumnNameExpr)
+	return ok && strings.EqualFold(c.Name.Name.O, as.Column.Name.O)
 }

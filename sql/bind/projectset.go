@@ -14,9 +14,9 @@ import (
 // unnest(tags), id FROM t): a planner.ProjectSet under the projection
 // expands each row into one row per element, and the calls read its
 // appended columns. Several calls run in step (the shorter padded with
-// NULL), as in PostgreSQL 10 and later. Not with aggregates or window
-// functions in the same query (0A000); unnest of several arrays is FROM's
-// (42883 here, as in PostgreSQL).
+// NULL), as in PostgreSQL 10 and later; with aggregates or window
+// functions they run after those (srfPlacement). unnest of several arrays
+// is FROM's (42883 here, as in PostgreSQL).
 func (q *selectQuery) setReturning() error {
 	f := &unnestFinder{}
 	for _, field := range q.sel.Fields.Fields {
@@ -24,15 +24,26 @@ func (q *selectQuery) setReturning() error {
 			field.Expr.Accept(f)
 		}
 	}
-	if len(f.calls) == 0 {
+	switch {
+	case f.inWindow:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "window function calls cannot contain set-returning function calls")
+	case f.inAgg:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "aggregate function calls cannot contain set-returning function calls")
+	case len(f.calls) == 0:
 		return nil
 	}
-	if q.aggregating || q.win != nil {
-		return sqlerr.NotSupported("unnest() in the select list of a query with aggregates or window functions")
-	}
+	// With aggregates or window functions the calls run after them, as in
+	// PostgreSQL: the node goes over the Window nodes in finish, once the
+	// width of its input is known (the Aggregate node grows while the
+	// select list, HAVING and ORDER BY find aggregates).
+	deferred := q.aggregating || q.win != nil
 	in := q.input.Columns()
 	ps := &planner.ProjectSet{Input: q.input, Cols: append([]planner.Column(nil), in...)}
 	refs := map[ast.ExprNode]expr.Expr{}
+	if deferred {
+		ps.Input, ps.Cols = nil, nil
+		q.srf = &srfPlacement{node: ps}
+	}
 	for k, call := range f.calls {
 		name := call.FnName.L
 		var arg ast.ExprNode
@@ -66,10 +77,18 @@ func (q *selectQuery) setReturning() error {
 		}
 		t := e.Type().ElemType()
 		ps.Arrays = append(ps.Arrays, e)
+		ref := &expr.ColumnRef{Index: len(in) + k, Name: name, Typ: t}
+		refs[call] = ref
+		if deferred {
+			q.srf.cols = append(q.srf.cols, planner.Column{Name: name, Type: t})
+			q.srf.refs = append(q.srf.refs, ref)
+			continue
+		}
 		ps.Cols = append(ps.Cols, planner.Column{Name: name, Type: t})
-		refs[call] = &expr.ColumnRef{Index: len(in) + k, Name: name, Typ: t}
 	}
-	q.input = ps
+	if !deferred {
+		q.input = ps
+	}
 	prev := q.replace
 	q.replace = func(n ast.ExprNode) (expr.Expr, bool, error) {
 		if r, ok := refs[n]; ok {
@@ -83,21 +102,89 @@ func (q *selectQuery) setReturning() error {
 	return nil
 }
 
+// srfPlacement is a ProjectSet that goes over the grouped and windowed
+// rows: place sets its input and points the calls' column references at
+// its appended columns.
+type srfPlacement struct {
+	node *planner.ProjectSet
+	cols []planner.Column
+	refs []*expr.ColumnRef
+}
+
+// place puts the ProjectSet over input (nil s: input).
+func (s *srfPlacement) place(input planner.Node) planner.Node {
+	if s == nil {
+		return input
+	}
+	in := input.Columns()
+	s.node.Input = input
+	s.node.Cols = append(append([]planner.Column(nil), in...), s.cols...)
+	for k, ref := range s.refs {
+		ref.Index = len(in) + k
+	}
+	return s.node
+}
+
+// isRef reports whether e is the column of a deferred set-returning call.
+func (s *srfPlacement) isRef(e expr.Expr) bool {
+	if s == nil {
+		return false
+	}
+	for _, r := range s.refs {
+		if r == e {
+			return true
+		}
+	}
+	return false
+}
+
 // unnestFinder collects the unnest(...) calls of an expression, not
-// those inside subqueries or inside another unnest's argument.
-type unnestFinder struct{ calls []*ast.FuncCallExpr }
+// those inside subqueries or inside another unnest's argument. A call
+// inside an aggregate or window function's arguments is PostgreSQL's
+// 0A000 (inAgg, inWindow).
+type unnestFinder struct {
+	calls           []*ast.FuncCallExpr
+	aggs, wins      int // aggregate and window calls entered
+	inAgg, inWindow bool
+}
 
 func (v *unnestFinder) Enter(n ast.Node) (ast.Node, bool) {
 	switch n := n.(type) {
 	case *ast.FuncCallExpr:
 		if n.FnName.L == "unnest" || n.FnName.L == "generate_subscripts" {
-			v.calls = append(v.calls, n)
+			switch {
+			case v.wins > 0:
+				v.inWindow = true
+			case v.aggs > 0:
+				v.inAgg = true
+			default:
+				v.calls = append(v.calls, n)
+			}
 			return n, true
 		}
+		if expr.IsAggregate(n.FnName.L) {
+			v.aggs++
+		}
+	case *ast.AggregateFuncExpr:
+		v.aggs++
+	case *ast.WindowFuncExpr:
+		v.wins++
 	case *ast.SubqueryExpr:
 		return n, true
 	}
 	return n, false
 }
 
-func (v *unnestFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+func (v *unnestFinder) Leave(n ast.Node) (ast.Node, bool) {
+	switch n := n.(type) {
+	case *ast.FuncCallExpr:
+		if n.FnName.L != "unnest" && n.FnName.L != "generate_subscripts" && expr.IsAggregate(n.FnName.L) {
+			v.aggs--
+		}
+	case *ast.AggregateFuncExpr:
+		v.aggs--
+	case *ast.WindowFuncExpr:
+		v.wins--
+	}
+	return n, true
+}

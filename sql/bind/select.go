@@ -95,6 +95,9 @@ type selectQuery struct {
 	aggregating bool
 	// win binds window function calls (nil: the query has none).
 	win *windowing
+	// srf is the select list's set-returning calls of a query with
+	// aggregates or window functions (nil otherwise; projectset.go).
+	srf *srfPlacement
 
 	exprs   []expr.Expr // the projection: select list, then hidden ORDER BY columns
 	cols    []planner.Column
@@ -194,7 +197,7 @@ func (q *selectQuery) selectList(untyped bool) error {
 			return err
 		}
 		col := planner.Column{Name: outputName(f), Type: e.Type()}
-		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) && ref.Index < len(q.sc.cols) {
+		if ref, ok := e.(*expr.ColumnRef); ok && !q.aggregating && !q.win.isRef(ref) && !q.srf.isRef(ref) && ref.Index < len(q.sc.cols) {
 			// (A select-list unnest reads a column past the scope's.)
 			col = q.a.sourceColumn(q.input, ref.Index, q.sc.cols[ref.Index])
 			col.Name = outputName(f)
@@ -287,7 +290,7 @@ func (q *selectQuery) orderBy() error {
 
 // finish stacks the projection, DISTINCT, the sort and LIMIT/OFFSET.
 func (q *selectQuery) finish() (planner.Node, error) {
-	var node planner.Node = &planner.Project{Input: q.win.place(q.input), Exprs: q.exprs, Cols: q.cols}
+	var node planner.Node = &planner.Project{Input: q.srf.place(q.win.place(q.input)), Exprs: q.exprs, Cols: q.cols}
 	if q.on != nil {
 		// DISTINCT ON keeps the first row of each group in ORDER BY's
 		// order: sort, then drop the later rows.
@@ -416,6 +419,9 @@ func exprName(n ast.ExprNode) string {
 		}
 		if name == parser.ArrayCtorFunc {
 			return "array"
+		}
+		if name == parser.ExtractFunc {
+			return "extract"
 		}
 		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
@@ -614,10 +620,12 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 			}
 		}
 		var arg expr.Expr
+		var mods aggMods
 		star := false
 		if len(n.Args) > 1 {
 			return nil, false, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", strings.ToLower(n.F), len(n.Args))
 		}
+		var argNode ast.ExprNode
 		if len(n.Args) == 1 {
 			v := &aggFinder{}
 			n.Args[0].Accept(v)
@@ -625,7 +633,10 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 				return nil, false, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested")
 			}
 			var err error
-			if arg, err = g.a.build(g.input, n.Args[0], nil); err != nil {
+			if argNode, mods, err = takeAggMods(n.Args[0]); err != nil {
+				return nil, false, err
+			}
+			if arg, err = g.a.build(g.input, argNode, nil); err != nil {
 				return nil, false, err
 			}
 		} else {
@@ -633,6 +644,9 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 		}
 		spec, err := expr.NewAggSpec(strings.ToLower(n.F), n.Distinct, star, arg)
 		if err != nil {
+			return nil, false, err
+		}
+		if err := g.applyMods(spec, mods, []ast.ExprNode{argNode}); err != nil {
 			return nil, false, err
 		}
 		g.aggs = append(g.aggs, spec)
@@ -662,10 +676,30 @@ func (g *aggregation) replace(n ast.ExprNode) (expr.Expr, bool, error) {
 				return nil, false, sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested")
 			}
 		}
+		// The ORDER BY and FILTER markers come off the first argument
+		// (after the DISTINCT marker).
+		call := *n
+		call.Args = append([]ast.ExprNode(nil), n.Args...)
+		first := 0
+		if len(call.Args) > 1 {
+			if m, ok := call.Args[0].(*ast.FuncCallExpr); ok && m.FnName.L == parser.AggDistinctFunc {
+				first = 1
+			}
+		}
+		var mods aggMods
+		if first < len(call.Args) {
+			var err error
+			if call.Args[first], mods, err = takeAggMods(call.Args[first]); err != nil {
+				return nil, false, err
+			}
+		}
 		b := g.a.builder(g.input, nil)
-		spec, err := b.BuildAgg(n)
+		spec, err := b.BuildAgg(&call)
 		g.a.params = b.ParamTypes
 		if err != nil {
+			return nil, false, err
+		}
+		if err := g.applyMods(spec, mods, call.Args[first:]); err != nil {
 			return nil, false, err
 		}
 		g.aggs = append(g.aggs, spec)

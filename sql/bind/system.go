@@ -39,6 +39,15 @@ var partitionColumns = []planner.Column{
 	// they lag an ALTER until the table's compaction has run.
 	{Name: "key_bloom_filter", Type: types.TypeBool},
 	{Name: "key_bloom_filter_bytes", Type: types.TypeInt64},
+	// old_bytes and old_versions are what the shard's old versions take
+	// (those a newer version shadows, and tombstones; engine key and
+	// stored value), counted when the row is read; data_size_bytes is the
+	// live size, which splits use. gc_threshold is the time below which
+	// the shard's old versions may be gone (AS OF SYSTEM TIME before it
+	// is refused); NULL until GC ran over the shard.
+	{Name: "old_bytes", Type: types.TypeInt64},
+	{Name: "old_versions", Type: types.TypeInt64},
+	{Name: "gc_threshold", Type: types.TypeTimestamp},
 }
 
 // JobColumns are the columns of sys.jobs and SHOW JOBS: CockroachDB's, plus

@@ -5,9 +5,11 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -115,7 +117,7 @@ func (w *windowing) resolve(spec *ast.WindowSpec, depth int) (ast.WindowSpec, er
 
 // call binds one window function call.
 func (w *windowing) call(n *ast.WindowFuncExpr) (expr.Expr, error) {
-	key := strings.ToLower(restore(n))
+	key := windowCallKey(n)
 	if ref, ok := w.byCall[key]; ok {
 		return ref, nil
 	}
@@ -144,6 +146,19 @@ func (w *windowing) call(n *ast.WindowFuncExpr) (expr.Expr, error) {
 	w.byCall[key] = ref
 	w.refs[ref] = true
 	return ref, nil
+}
+
+// windowCallKey identifies a window function call: equal calls share one
+// result. TiDB cannot restore a GROUPS frame (its Restore fails, and
+// restore would give every such call the same text), so the frame is
+// restored as ROWS and the key marked.
+func windowCallKey(n *ast.WindowFuncExpr) string {
+	if fc := n.Spec.Frame; fc != nil && fc.Type == ast.Groups {
+		fc.Type = ast.Rows
+		defer func() { fc.Type = ast.Groups }()
+		return "groups:" + strings.ToLower(restore(n))
+	}
+	return strings.ToLower(restore(n))
 }
 
 // group finds or creates the Window node for a PARTITION BY and ORDER BY.
@@ -212,7 +227,7 @@ func (w *windowing) function(name string, n *ast.WindowFuncExpr, g *windowGroup)
 		return nil
 	}
 	if n.Distinct {
-		return nil, sqlerr.NotSupported("DISTINCT in window functions")
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DISTINCT is not implemented for window functions")
 	}
 	integerArg := func(i int, what string) error {
 		w.q.a.hintParam(n.Args[i], types.TypeInt64)
@@ -296,17 +311,31 @@ func (w *windowing) function(name string, n *ast.WindowFuncExpr, g *windowGroup)
 		}
 		return fn, nil
 	}
+	args, sep, err := windowAggArgs(&name, n)
+	if err != nil {
+		return nil, err
+	}
+	fn.Name = name
 	if !expr.IsAggregate(name) {
 		return nil, sqlerr.New(sqlerr.WrongObjectType, "function %s is not a window function", name)
 	}
-	star := len(n.Args) == 0
-	if len(n.Args) > 1 {
-		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(n.Args))
+	var mods aggMods
+	if len(args) > 0 {
+		args = append([]ast.ExprNode(nil), args...)
+		if args[0], mods, err = takeAggMods(args[0]); err != nil {
+			return nil, err
+		}
+		if mods.order != nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate ORDER BY is not implemented for window functions")
+		}
+	}
+	star := len(args) == 0
+	if len(args) > 1 {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
 	}
 	var arg expr.Expr
 	if !star {
-		var err error
-		if arg, err = w.arg(n.Args[0]); err != nil {
+		if arg, err = w.arg(args[0]); err != nil {
 			return nil, err
 		}
 		fn.Args = append(fn.Args, arg)
@@ -315,8 +344,79 @@ func (w *windowing) function(name string, n *ast.WindowFuncExpr, g *windowGroup)
 	if err != nil {
 		return nil, err
 	}
+	if sep != nil {
+		spec.Separator = *sep
+	}
+	if mods.filter != nil {
+		// The condition is the function's last argument, evaluated with
+		// the others for every row (exec's windowIter.aggregate).
+		w.q.a.hintParam(mods.filter, types.TypeBool)
+		c, err := w.arg(mods.filter)
+		if err != nil {
+			return nil, err
+		}
+		if f := c.Type().Family; f != types.Bool && f != types.Null && f != types.Unknown {
+			return nil, sqlerr.New(sqlerr.DatatypeMismatch, "argument of FILTER must be type boolean, not type %s", c.Type().PGName())
+		}
+		if c, err = coerceTo(c, types.TypeBool); err != nil {
+			return nil, err
+		}
+		fn.Args = append(fn.Args, c)
+		spec.Filter = c
+	}
 	fn.Agg, fn.Typ = spec, spec.Typ
 	return fn, nil
+}
+
+// windowAggArgs returns the arguments of an aggregate called as a window
+// function and its separator (group_concat, string_agg). An aggregate
+// TiDB's grammar does not know comes as group_concat(pivot_window_agg('name'),
+// args...) (sql/parser/aggcall.go): *name becomes its own. TiDB appends
+// group_concat's SEPARATOR to its arguments.
+func windowAggArgs(name *string, n *ast.WindowFuncExpr) (args []ast.ExprNode, sep *string, err error) {
+	args = n.Args
+	if *name != "group_concat" {
+		return args, nil, nil
+	}
+	if len(args) == 0 {
+		return nil, nil, sqlerr.New(sqlerr.InternalError, "bind: group_concat without its separator")
+	}
+	sepText := func(e ast.ExprNode, fn string) (*string, error) {
+		if v, ok := e.(*test_driver.ValueExpr); ok {
+			if s, isStr := v.GetValue().(string); isStr {
+				return &s, nil
+			}
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a non-constant separator in %s() is not supported yet", fn)
+	}
+	last := args[len(args)-1]
+	args = args[:len(args)-1]
+	if len(args) > 0 {
+		if m, ok := args[0].(*ast.FuncCallExpr); ok && m.FnName.L == parser.WindowAggFunc && len(m.Args) == 1 {
+			v, ok := m.Args[0].(*test_driver.ValueExpr)
+			real, isStr := "", false
+			if ok {
+				real, isStr = v.GetValue().(string)
+			}
+			if !isStr {
+				return nil, nil, sqlerr.New(sqlerr.InternalError, "bind: malformed %s", parser.WindowAggFunc)
+			}
+			*name = real
+			args = args[1:]
+			if len(args) > 0 {
+				if d, ok := args[0].(*ast.FuncCallExpr); ok && d.FnName.L == parser.AggDistinctFunc && len(d.Args) == 0 {
+					return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "DISTINCT is not implemented for window functions")
+				}
+			}
+			if *name == "string_agg" && len(args) == 2 {
+				sep, err = sepText(args[1], *name)
+				return args[:1], sep, err
+			}
+			return args, nil, nil
+		}
+	}
+	sep, err = sepText(last, *name)
+	return args, sep, err
 }
 
 // coerceTo converts e to type t when it has another.

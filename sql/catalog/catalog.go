@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/sql/tablesettings"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // DefaultDatabase is created on first start and is what `make run` serves.
@@ -445,11 +447,19 @@ func (s *Snapshot) clone() *Snapshot {
 // Catalog owns the current snapshot and serialises schema changes.
 type Catalog struct {
 	// mu serialises schema changes (Change ... Install).
-	mu      sync.Mutex
+	mu sync.Mutex
+	// ids is the next object id. Changes of transactions (Pending) allocate
+	// ids without holding mu, so the counter is the catalog's, not a
+	// snapshot's; the "cat/seq" record is written only under mu, with the
+	// value read there, so that what is persisted never goes back.
+	ids     atomic.Uint64
 	current struct {
 		sync.RWMutex
 		snap *Snapshot
 	}
+	// gens are the recent snapshots with the timestamps they are current
+	// from (versions.go); guarded by current.
+	gens []generation
 }
 
 var (
@@ -547,7 +557,8 @@ func Load(store *meta.Store) (*Catalog, error) {
 		snap.users[BootstrapUser] = &nu
 	}
 	c := &Catalog{}
-	c.current.snap = snap
+	c.ids.Store(snap.nextID)
+	c.setCurrent(snap, hlc.Timestamp{})
 	_, hasDB := snap.Database(DefaultDatabase)
 	_, hasUser := snap.User(BootstrapUser)
 	if !hasDB || !hasUser {
@@ -626,6 +637,9 @@ type Change struct {
 	puts    map[string][]byte
 	deletes map[string]bool
 	seq     bool
+	// base is the committed snapshot a transaction's change (Pending)
+	// started from; nil for a change that holds the lock (Begin).
+	base *Snapshot
 }
 
 // Begin starts a schema change on a copy of the current snapshot.
@@ -639,11 +653,16 @@ func (ch *Change) Snapshot() *Snapshot { return ch.snap }
 
 // NewID allocates an object id.
 func (ch *Change) NewID() uint64 {
-	id := ch.snap.nextID
-	ch.snap.nextID++
+	id := ch.c.ids.Add(1) - 1
+	ch.snap.nextID = id + 1
 	ch.seq = true
 	return id
 }
+
+// KeepIDs makes Write persist the id counter even if this change allocated
+// none: a transaction's changes (Pending) allocate ids that must be
+// persisted at once, by a change holding the lock.
+func (ch *Change) KeepIDs() { ch.seq = true }
 
 // CreateDatabase adds a database owned by owner.
 func (ch *Change) CreateDatabase(name, owner string) *Database {
@@ -739,7 +758,10 @@ func (ch *Change) del(key []byte) {
 // Write adds the change's records to a metadata batch.
 func (ch *Change) Write(b *meta.Batch) error {
 	if ch.seq {
-		if err := b.Set(seqKey, []byte(strconv.FormatUint(ch.snap.nextID, 10))); err != nil {
+		if ch.base != nil {
+			panic("catalog: Write of a transaction's pending change (use Records)")
+		}
+		if err := b.Set(seqKey, []byte(strconv.FormatUint(ch.c.ids.Load(), 10))); err != nil {
 			return err
 		}
 	}
@@ -759,11 +781,19 @@ func (ch *Change) Write(b *meta.Batch) error {
 // Install makes the change current. Call it only after the batch holding
 // the change's records committed.
 func (ch *Change) Install() {
+	if ch.base != nil {
+		panic("catalog: Install of a transaction's pending change (use Catalog.Apply)")
+	}
 	ch.c.current.Lock()
-	ch.c.current.snap = ch.snap
+	ch.c.setCurrent(ch.snap, hlc.Timestamp{})
 	ch.c.current.Unlock()
 	ch.c.mu.Unlock()
 }
 
 // Abort drops the change.
-func (ch *Change) Abort() { ch.c.mu.Unlock() }
+func (ch *Change) Abort() {
+	if ch.base != nil {
+		return // a pending change holds no lock
+	}
+	ch.c.mu.Unlock()
+}

@@ -32,10 +32,93 @@
 // Databases, tables and views carry their owner and ACL (Owned); Access
 // answers what a role may do with them.
 //
-// The in-memory Catalog is a copy-on-write snapshot: readers take the current
+// The in-memory Catalog is a copy-on-write snapshot: readers take a
 // *Snapshot (no locking on the statement path) and schema changes build a
-// new Snapshot which is installed only after its batch committed. Names of
+// new Snapshot which is installed only once its batch committed. Names of
 // databases, tables and columns compare case-insensitively (as unquoted
 // identifiers do in PostgreSQL) and keep the spelling they were created with;
 // user names are case-sensitive, as PostgreSQL's role names are.
+//
+// # Versions: the schema as of a snapshot
+//
+// Rows are versions at HLC commit timestamps (storage/mvcc); the catalog
+// is versioned the same way, in memory (versions.go). Every installed
+// snapshot is a generation tagged with the commit timestamp of the change
+// that made it, and it is installed from the batch's OnCommitted hook:
+// after the batch is written but before the commit stops being in flight,
+// so no statement can take a read timestamp at or above the change's
+// before the catalog is there. A statement takes its read timestamp first
+// and then binds against At(ts), the newest generation at or below it:
+// it sees a schema change's catalog and its rows together or neither (a
+// CREATE TABLE with its INSERTs, a TRUNCATE with the rows written after
+// it). A REPEATABLE READ transaction binds every statement against the
+// generation of its one snapshot, so a table created or renamed after it
+// began is not seen until it ends (PostgreSQL shows the newest catalog
+// there; issue 16 asks for the snapshot's). The last maxGenerations
+// generations are kept; a read older than all of them (a very long
+// transaction, a historical read further back than the server's start)
+// gets the oldest kept, and At reports it inexact — AS OF SYSTEM TIME
+// (sql/txn's historical reads) is where to refuse that. On disk the
+// catalog records stay bare keys holding the newest version: a restart
+// starts the generations afresh.
+//
+// # Transactional DDL
+//
+// Inside a transaction block a schema change does not install anything.
+// The session keeps a Pending change (pending.go): a copy of the committed
+// snapshot with the transaction's changes applied, and the records they
+// wrote. The transaction's statements bind against its Snapshot; nobody
+// else sees it. Each statement edits a Fork, which replaces the pending
+// change only if the statement succeeds; a SAVEPOINT remembers the
+// pending change and ROLLBACK TO restores it. COMMIT adds the records to
+// the transaction's batch, which commits them with its rows in one
+// batch, and Apply installs the change on top of the current snapshot
+// from that batch's OnCommitted hook (rebase: objects the transaction
+// added, replaced or removed relative to its base; background changes
+// made since — temporary tables dropped at another session's end — are
+// kept). ROLLBACK drops the pending change.
+//
+// Ordering (sql/txnddl.go). Every schema change, autocommit or in a
+// block, holds one lock in the transaction lock table (ddlLockKey): an
+// autocommit one while it runs, one in a block until the block ends —
+// PostgreSQL's ACCESS EXCLUSIVE, but for the whole catalog rather than
+// per table, so at most one transaction has uncommitted schema changes
+// and two never create the same name. Waits for it are deadlock-checked
+// and honour lock_timeout and statement_timeout. Object ids come from the
+// catalog's counter (not a snapshot's), so a pending change and a
+// background change never allocate the same id; the counter is persisted
+// at once. The tables a pending change alters, drops or truncates are
+// held (registered under the transaction manager's schema gate, so no
+// commit is in flight then): until the transaction ends, another
+// transaction that wrote one of them fails at commit with 40001 rather
+// than store a row checked against the definition being replaced (it
+// fails instead of waiting, as PostgreSQL's ACCESS EXCLUSIVE would make
+// it). The holding transaction's own writes are checked once, when it
+// takes the table (txn.Txn.OwnSchema), against the committed definition.
+// Readers of other sessions never wait: they read the committed catalog
+// and rows.
+//
+// Physical effects. Creations happen at once but invisibly: the shard
+// maps of new tables and indexes, the records of new sequences and the id
+// counter commit in a batch of the statement's own, and no committed
+// descriptor names them. Index backfills and the row scans of validations
+// (SET NOT NULL, CHECK, FOREIGN KEY) read through the transaction (its
+// own rows included) and write index entries into its batch. Drops —
+// DROP TABLE/INDEX/SEQUENCE's data and shard maps, TRUNCATE's old rows —
+// wait for the commit and run after it. At the transaction's end, the
+// creations its committed catalog does not name (all of them after a
+// rollback) are dropped. A kill -9 before the commit therefore leaves
+// only unnamed creations, and one between the commit and its drops leaves
+// unnamed data; the engine drops both at startup (sql.Engine.dropOrphans:
+// shard maps and sequence records with no descriptor).
+//
+// Not transactional yet, refused in a block with 0A000 "... cannot run
+// inside a transaction block" (before anything runs): changes that
+// rewrite rows (ALTER COLUMN TYPE, ADD PRIMARY KEY), ALTER SEQUENCE,
+// TRUNCATE ... RESTART IDENTITY, table settings, RESHARD/SPLIT and
+// REINDEX. CREATE/DROP DATABASE get PostgreSQL's 25001.
+//
+// Debugging: pg_locks shows the schema-change lock as a tuple lock with
+// no relation; a transaction stuck on it is waiting for a transaction
+// block with schema changes to end.
 package catalog

@@ -6,6 +6,11 @@
 // operators that keep rows (Sort, Aggregate, Distinct, the build side of a
 // Join) copy them.
 //
+// Row locks (lockrows.go): a LockRows node locks, for each row it passes,
+// the rows of its targets by their primary key values in the row, through
+// Context.LockRow (the session's: lock table, strength, NOWAIT / SKIP
+// LOCKED); a row a target skips is left out.
+//
 // Joins (join.go) read the right input into memory, hashed on the join keys
 // when there are any (a NULL key matches nothing), and stream the left
 // input past it; a LEFT join pads unmatched left rows with NULLs. The join

@@ -36,6 +36,10 @@ type Context struct {
 	// (pg_stat_user_tables' seq_scan and idx_scan).
 	Scans ScanCounter
 
+	// LockRow locks the rows a LockRows node names (SELECT ... FOR
+	// UPDATE); nil in statements that lock no rows.
+	LockRow RowLocker
+
 	// SubReader, when set, is what subqueries read instead of Reader: a
 	// writing statement gives them a view of its transaction as of the
 	// statement's start, so that they do not see its own writes (as in
@@ -258,6 +262,8 @@ func build(c *Context, n planner.Node) (Iter, error) {
 		return newWorkTable(c, n), nil
 	case *planner.Apply:
 		return newApply(c, n)
+	case *planner.LockRows:
+		return newLockRows(c, n)
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "exec: unknown plan node %T", n)
 }
@@ -319,7 +325,7 @@ func newScan(c *Context, n *planner.Scan) (Iter, error) {
 	}
 	// The TTL is evaluated once, at the statement's time, so that every
 	// row of the statement is judged against the same moment.
-	expiry := ttl.At(n.Table, c.Now())
+	expiry := ttl.At(n.Table, c.ReadTime())
 	if points {
 		return newPointScan(c, n, filter, expiry, parts)
 	}
@@ -336,6 +342,15 @@ func (c *Context) Now() time.Time {
 		return c.Eval.Now
 	}
 	return time.Now()
+}
+
+// ReadTime returns the time of the statement's snapshot
+// (expr.Context.ReadTime), at which table reads judge TTL; Now when unset.
+func (c *Context) ReadTime() time.Time {
+	if c.Eval != nil && !c.Eval.ReadTime.IsZero() {
+		return c.Eval.ReadTime
+	}
+	return c.Now()
 }
 
 // ScanSpans evaluates a scan's key ranges with the statement's parameters:
@@ -637,13 +652,11 @@ func (a *aggIter) run() error {
 			groups[string(buf)] = g
 		}
 		for i, s := range a.n.Aggs {
-			var v types.Value
-			if s.Arg != nil {
-				if v, err = s.Arg.Eval(a.c.Eval, r); err != nil {
-					return err
-				}
+			in, err := s.Input(a.c.Eval, r)
+			if err != nil {
+				return err
 			}
-			if err := g.aggs[i].Add(v); err != nil {
+			if err := s.Add(g.aggs[i], in); err != nil {
 				return err
 			}
 		}
@@ -690,7 +703,7 @@ func (a *aggIter) runSets() error {
 	groups := map[string]*aggGroup{}
 	var order []*aggGroup
 	vals := make(expr.Row, len(a.n.GroupBy))
-	argVals := make([]types.Value, len(a.n.Aggs))
+	inputs := make([]expr.AggInput, len(a.n.Aggs))
 	var buf []byte
 	for n := 0; ; n++ {
 		r, err := a.nextInput(n)
@@ -706,11 +719,8 @@ func (a *aggIter) runSets() error {
 			}
 		}
 		for i, s := range a.n.Aggs {
-			argVals[i] = types.Value{}
-			if s.Arg != nil {
-				if argVals[i], err = s.Arg.Eval(a.c.Eval, r); err != nil {
-					return err
-				}
+			if inputs[i], err = s.Input(a.c.Eval, r); err != nil {
+				return err
 			}
 		}
 		for si, set := range a.n.Sets {
@@ -730,8 +740,8 @@ func (a *aggIter) runSets() error {
 				g = newAggGroup(a.n, key, si, &order)
 				groups[string(buf)] = g
 			}
-			for i := range a.n.Aggs {
-				if err := g.aggs[i].Add(argVals[i]); err != nil {
+			for i, s := range a.n.Aggs {
+				if err := s.Add(g.aggs[i], inputs[i]); err != nil {
 					return err
 				}
 			}

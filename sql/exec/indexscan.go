@@ -44,7 +44,7 @@ func newIndexScan(c *Context, n *planner.Scan) (Iter, error) {
 	}
 	res := n.IndexRanges.Evaluate(c.Eval.Params, limit)
 	spans := res.Ranges.ToSpans(n.IndexEntries)
-	s := &indexScan{c: c, n: n, reader: c.Reader, expiry: ttl.At(n.Table, c.Now()),
+	s := &indexScan{c: c, n: n, reader: c.Reader, expiry: ttl.At(n.Table, c.ReadTime()),
 		row: make(expr.Row, len(n.Table.Columns))}
 	s.parts = scanPartsOf(c, n.IndexEntries.ID, spans)
 	if eng, ok := c.Reader.(*storage.Engine); ok && len(s.parts) > 0 {

@@ -638,6 +638,15 @@ func (w *windowIter) aggregate(f int, fn *planner.WindowFunc, res []types.Value)
 		}
 		return w.arg(f, 0, j)
 	}
+	add := func(acc expr.AggFunc, j int) error {
+		if spec.Filter != nil {
+			// FILTER's condition is the last argument.
+			if c := w.arg(f, len(fn.Args)-1, j); c.IsNull() || !c.Bool() {
+				return nil
+			}
+		}
+		return acc.Add(input(j))
+	}
 	running := fn.Frame.Start.Kind == planner.UnboundedPreceding
 	var acc expr.AggFunc
 	added := w.ps // running: rows [ps, added) are in acc
@@ -654,14 +663,14 @@ func (w *windowIter) aggregate(f int, fn *planner.WindowFunc, res []types.Value)
 				acc = spec.New()
 			}
 			for ; added <= e; added++ {
-				if err := acc.Add(input(added)); err != nil {
+				if err := add(acc, added); err != nil {
 					return nil, err
 				}
 			}
 		} else {
 			acc = spec.New()
 			for j := s; j <= e; j++ {
-				if err := acc.Add(input(j)); err != nil {
+				if err := add(acc, j); err != nil {
 					return nil, err
 				}
 			}

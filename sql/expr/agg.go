@@ -58,6 +58,12 @@ type AggSpec struct {
 	Typ      types.Type
 	// Separator joins group_concat and string_agg values.
 	Separator string
+	// Order is the call's ORDER BY (aggorder.go): the inputs are fed to
+	// the accumulator in this order.
+	Order []AggOrder
+	// Filter is FILTER (WHERE ...) of array_agg (see aggorder.go); the
+	// FILTER of the other aggregates is folded into Arg.
+	Filter Expr
 	// GroupingMasks, for grouping(...) (Name "grouping"), is its value in
 	// each grouping set of the Aggregate node; it reads no input.
 	GroupingMasks []int64
@@ -172,11 +178,33 @@ func (s *AggSpec) String() string {
 	if s.Distinct {
 		d = "DISTINCT "
 	}
-	return s.Name + "(" + d + s.Arg.String() + ")"
+	sep := ""
+	if s.Name == "string_agg" {
+		sep = ", " + quoteString(s.Separator)
+	}
+	f := ""
+	if s.Filter != nil {
+		f = " FILTER (WHERE " + s.Filter.String() + ")"
+	}
+	return s.Name + "(" + d + s.Arg.String() + sep + s.orderString() + ")" + f
 }
 
 // New returns an empty accumulator.
 func (s *AggSpec) New() AggFunc {
+	if len(s.Order) > 0 {
+		// DISTINCT with ORDER BY: the ORDER BY keys are arguments
+		// (PostgreSQL's rule, checked by the binder), so dropping
+		// repeated inputs before sorting loses nothing; the inner
+		// accumulator does it.
+		inner := *s
+		inner.Order = nil
+		if s.Distinct && (s.Name == "array_agg" || s.Name == "string_agg") {
+			// Sorted by the ORDER BY, not by the values.
+			inner.Distinct = false
+			return &orderedAgg{spec: &inner, keys: s.Order, distinct: true}
+		}
+		return &orderedAgg{spec: &inner, keys: s.Order}
+	}
 	var a AggFunc
 	switch s.Name {
 	case "count":
@@ -265,6 +293,9 @@ type sumAgg struct {
 	dec  *apd.Decimal
 	// isInt/isDec/isFloat record the input kind (fixed by the first value).
 	isInt, isDec, isFloat, isInterval bool
+	// months and days of an interval sum (PostgreSQL adds the fields
+	// apart); the microseconds go to ints.
+	months, days int64
 }
 
 func (a *sumAgg) Add(v types.Value) error {
@@ -278,7 +309,10 @@ func (a *sumAgg) Add(v types.Value) error {
 		a.ints.add(v)
 	case f == types.Interval:
 		a.isInterval = true
-		a.ints.add(types.NewInt64(v.Int()))
+		m, d, us := v.IntervalParts()
+		a.months += int64(m)
+		a.days += int64(d)
+		a.ints.add(types.NewInt64(us))
 	case f.IsFloat():
 		a.isFloat = true
 		a.f += v.Float()
@@ -304,6 +338,16 @@ func (a *sumAgg) Result() (types.Value, error) {
 	switch {
 	case a.kind == "total":
 		return types.NewDouble(a.float()), nil
+	case a.isInterval && (a.months != 0 || a.days != 0):
+		us, ok := a.ints.value(types.Int64)
+		if !ok {
+			return types.Value{}, intervalOutOfRange()
+		}
+		sum, err := types.MakeInterval(a.months, a.days, us.Int())
+		if err != nil || a.kind != "avg" {
+			return sum, err
+		}
+		return types.DivInterval(sum, float64(a.n))
 	case a.isInterval:
 		sum := a.ints.big()
 		if a.kind == "avg" {

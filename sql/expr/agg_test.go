@@ -111,7 +111,7 @@ func TestBuildAgg(t *testing.T) {
 		{"group_concat(s)", "group_concat(s) : Utf8"},
 		{"group_concat(s SEPARATOR '|')", "group_concat(s) : Utf8 sep=|"},
 		{"total(i)", "total(i) : Double"},
-		{"string_agg(s, ';')", "string_agg(s) : Utf8 sep=;"},
+		{"string_agg(s, ';')", "string_agg(s, ';') : Utf8 sep=;"},
 		{"bool_and(i > 1)", "bool_and(i > 1) : Bool"},
 		{"sum(s)", "error 42883: function sum(text) does not exist"},
 		{"sum(nosuch)", `error 42703: column "nosuch" does not exist`},

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math"
+	"time"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -75,7 +76,7 @@ func (e *Arith) Eval(c *Context, row Row) (types.Value, error) {
 	if e.Strict && (e.Op == Div || e.Op == Mod || e.Op == IntDiv) && isZero(r) {
 		return types.NullValue, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
 	}
-	return arith(e.Op, l, r, e.Typ.Family)
+	return arithIn(e.Op, l, r, e.Typ.Family, c.zone())
 }
 
 // isZero reports whether a numeric divisor is zero (either sign for
@@ -151,6 +152,12 @@ func numericResult(a, b types.Family) types.Type {
 }
 
 func arith(op ArithOp, l, r types.Value, res types.Family) (types.Value, error) {
+	return arithIn(op, l, r, res, time.UTC)
+}
+
+// arithIn is arith in a session's time zone: a timestamptz ± an interval
+// with months or days moves the wall clock in that zone.
+func arithIn(op ArithOp, l, r types.Value, res types.Family, zone *time.Location) (types.Value, error) {
 	lf, rf := l.Family(), r.Family()
 	switch {
 	case res.IsInteger():
@@ -170,7 +177,7 @@ func arith(op ArithOp, l, r types.Value, res types.Family) (types.Value, error) 
 	case res == types.Interval:
 		return intervalArith(op, l, r)
 	case res == types.Timestamp || res == types.TimestampTZ || res == types.Date:
-		return timeArith(op, l, r)
+		return timeArith(op, l, r, zone)
 	}
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "expr: arithmetic %v %s %v with result %v", lf, op, rf, res)
 }
@@ -281,60 +288,74 @@ func intervalArith(op ArithOp, l, r types.Value) (types.Value, error) {
 	lf, rf := l.Family(), r.Family()
 	switch {
 	case lf == types.Interval && rf == types.Interval:
-		m, ok := checkedMicros(op, l.Int(), r.Int())
-		if !ok {
-			return types.Value{}, intervalOutOfRange()
+		sign := int64(1)
+		if op == Sub {
+			sign = -1
 		}
-		return types.NewInterval(m), nil
+		return types.AddIntervals(l, r, sign)
 	case lf.IsTime() && rf.IsTime():
+		if l.IsInfiniteTime() || r.IsInfiniteTime() {
+			return types.Value{}, types.InfiniteSubtractError("timestamps")
+		}
 		m, ok := checkedMicros(Sub, l.Micros(), r.Micros())
 		if !ok {
 			return types.Value{}, intervalOutOfRange()
 		}
-		return types.NewInterval(m), nil
+		// PostgreSQL's timestamp_mi: whole days as days, the rest as
+		// time (justify_hours), so '2024-01-02' - '2024-01-01 12:00' is
+		// '12:00:00' and a two-day gap prints '2 days'.
+		return types.JustifyHours(types.NewInterval(m))
 	}
 	// Interval times or divided by a number.
 	iv, n := l, r
 	if rf == types.Interval {
 		iv, n = r, l
 	}
-	if n.Family().IsInteger() {
-		v, err := intArith(op, types.NewInt64(iv.Int()), n, types.Int64)
-		if err != nil {
-			return types.Value{}, intervalOutOfRange()
-		}
-		if v.IsNull() {
-			return v, nil
-		}
-		return types.NewInterval(v.Int()), nil
-	}
 	f := n.AsFloat()
-	var x float64
-	switch op {
-	case Mul:
-		x = float64(iv.Int()) * f
-	case Div:
+	if op == Div {
 		if f == 0 {
 			return types.NullValue, nil
 		}
-		x = float64(iv.Int()) / f
+		return types.DivInterval(iv, f)
 	}
-	x = math.Round(x)
-	if math.IsNaN(x) || x < -9.2e18 || x > 9.2e18 {
-		return types.Value{}, intervalOutOfRange()
+	if months, days, us := iv.IntervalParts(); months == 0 && days == 0 && n.Family().IsInteger() {
+		// Exact for microseconds alone (YQL's Interval).
+		v, err := intArith(Mul, types.NewInt64(us), n, types.Int64)
+		if err != nil {
+			return types.Value{}, intervalOutOfRange()
+		}
+		return types.NewInterval(v.Int()), nil
 	}
-	return types.NewInterval(int64(x)), nil
+	return types.MulInterval(iv, f)
 }
 
-func timeArith(op ArithOp, l, r types.Value) (types.Value, error) {
+func timeArith(op ArithOp, l, r types.Value, zone *time.Location) (types.Value, error) {
 	lf, rf := l.Family(), r.Family()
 	if lf == types.Interval {
 		// interval + time
 		l, r, lf, rf = r, l, rf, lf
 	}
 	if rf == types.Interval {
-		m, ok := checkedMicros(op, l.Micros(), r.Int())
-		if !ok {
+		if l.IsInfiniteTime() {
+			// ±infinity plus anything stays itself, as in PostgreSQL.
+			if lf == types.TimestampTZ {
+				return types.NewTimestampTZ(l.Micros()), nil
+			}
+			return types.NewTimestamp(l.Micros()), nil
+		}
+		sign := int64(1)
+		if op == Sub {
+			sign = -1
+		}
+		loc := time.UTC
+		if lf == types.TimestampTZ {
+			loc = zone
+		}
+		m, err := types.AddIntervalMicros(l.Micros(), r, sign, loc)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if types.IsInfinite(m) {
 			return types.Value{}, timestampOutOfRange()
 		}
 		if lf == types.TimestampTZ {
@@ -346,6 +367,9 @@ func timeArith(op ArithOp, l, r types.Value) (types.Value, error) {
 	d, n := l, r
 	if lf != types.Date {
 		d, n = r, l
+	}
+	if d.IsInfiniteTime() {
+		return d, nil
 	}
 	v, err := intArith(op, types.NewInt64(d.Int()), n, types.Int64)
 	if err != nil || v.Int() > math.MaxInt64/int64(microsPerDay) || v.Int() < math.MinInt64/int64(microsPerDay) {
@@ -411,10 +435,7 @@ func (e *Unary) Eval(c *Context, row Row) (types.Value, error) {
 		}
 		return types.NewDecimal(new(apd.Decimal).Neg(d)), nil
 	case f == types.Interval:
-		if v.Int() == math.MinInt64 {
-			return types.Value{}, intervalOutOfRange()
-		}
-		return types.NewInterval(-v.Int()), nil
+		return types.NegateInterval(v)
 	}
 	return types.Value{}, opNotExist1("-", types.T(f))
 }
@@ -427,9 +448,9 @@ func (e *Unary) String() string {
 }
 
 // timeResult is the type of a time ± interval: timestamptz stays
-// timestamptz (the interval is added to the instant, in UTC: a day is 24
-// hours also across a daylight saving change, unlike PostgreSQL), every
-// other time becomes a timestamp.
+// timestamptz (months and days move the wall clock in the session's time
+// zone, the rest is added to the instant, as in PostgreSQL), every other
+// time becomes a timestamp.
 func timeResult(f types.Family) types.Type {
 	if f == types.TimestampTZ {
 		return types.TypeTimestampTZ

@@ -39,6 +39,8 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 		return b.buildArrayElem(n)
 	case ArraySliceFunc:
 		return b.buildArraySlice(n)
+	case ArrayAssignFunc:
+		return b.buildArrayAssign(n)
 	case ArrayAnyFunc, ArrayAllFunc, ArrayContainsFunc, ArrayContainedFunc, ArrayOverlapFunc:
 		return nil, b.withPos(sqlerr.New(sqlerr.SyntaxError, "syntax error: %s stands only on the right of a comparison", name), n)
 	case "unnest":

@@ -33,7 +33,7 @@ func (e *Cast) Eval(c *Context, row Row) (types.Value, error) {
 		v = types.TrimBlanks(v)
 	}
 	if !v.IsNull() {
-		if r, ok, err := zoneCast(v, e.To, c.zone()); ok {
+		if r, ok, err := zoneCast(v, e.To, c.zone(), c.style()); ok {
 			return r, err
 		}
 	}

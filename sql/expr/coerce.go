@@ -265,9 +265,12 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ {
+		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ ||
+			types.OrderDependent(t, n.Value.Str()) || types.IntervalStyleDependent(t, n.Value.Str()) {
 			// Text without an offset names a wall-clock time in the
-			// session's zone when the statement runs (zone.go).
+			// session's zone when the statement runs, '01/02/03' is
+			// read in the session's DateStyle order then, and '-1
+			// 2:03' in its IntervalStyle (zone.go).
 			return &Cast{E: n, To: t}, nil
 		}
 		return &Const{Value: v, Typ: t}, nil

@@ -22,6 +22,10 @@
 //     them.
 //   - Aggregates (agg.go): AggSpec describes a call and makes one AggFunc
 //     accumulator per group; Builder.BuildAgg builds one from the AST.
+//     The executor evaluates a row's input with AggSpec.Input (argument,
+//     FILTER, ORDER BY keys) and feeds it with AggSpec.Add; with ORDER BY
+//     the accumulator collects the inputs and sorts them when the result
+//     is asked for (aggorder.go).
 //
 // # Lifecycle and invariants
 //
@@ -70,9 +74,18 @@
 //   - || propagates NULL and renders non-strings as text; concat() skips
 //     NULLs (PostgreSQL). TiDB parses both as a call of "concat"; the
 //     operator is told apart by its position (isPipes).
-//   - Time: Date/Datetime/Timestamp ± Interval is Timestamp; time − time is
-//     Interval (YQL); Interval ± Interval, Interval × or ÷ a number; Date ±
-//     integer days is Date.
+//   - Time: Date/Datetime/Timestamp ± Interval is Timestamp (months first,
+//     clamped to the month's end, then days, then time; a timestamptz's
+//     months and days move its wall clock in the session's zone, so such
+//     sums are never folded); time − time is Interval (whole days as
+//     days, as PostgreSQL's timestamp_mi); Interval ± Interval field by
+//     field, Interval × or ÷ a number as interval_mul (fractions of months
+//     spill into days, of days into time); Date ± integer days is Date.
+//     An infinite time plus anything stays infinite; minus one is 22008.
+//     func_datetime.go: justify_*, age, date_part, EXTRACT (numeric) and
+//     isfinite. DateStyle and IntervalStyle (Context.Style) make casts of
+//     times to text and of text to dates (field order) and intervals
+//     (sql_standard's sign) session-dependent, like the zone (zone.go).
 //   - CASE/COALESCE/IF/GREATEST/LEAST unify their branches with
 //     CommonType. +x is x for every type, as in SQLite.
 //   - Clock functions read Context.Now and, like random(), are

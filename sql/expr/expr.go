@@ -24,10 +24,19 @@ type Context struct {
 	// Now is the statement time: now(), current_timestamp and current_date
 	// read it, so that every row of a statement sees the same time.
 	Now time.Time
+	// ReadTime is the time of the statement's snapshot, at which its table
+	// reads judge TTL (a row expired by then is hidden, one expiring later
+	// is shown): the AS OF SYSTEM TIME, a REPEATABLE READ transaction's
+	// first snapshot, else the statement's. Zero: Now.
+	ReadTime time.Time
 	// Zone is the session's TimeZone (nil: UTC): casts between
 	// timestamptz and timestamp, date or text, and the local clock
 	// functions read it (zone.go).
 	Zone *time.Location
+	// Style is the session's DateStyle and IntervalStyle: casts of
+	// dates, times and intervals to text print in it, and text read as a
+	// date or timestamp takes its field order (zone.go).
+	Style types.Style
 	// Exec is the executor's state for the statement (package exec sets
 	// it): subquery nodes run their plans through it. Nil outside an
 	// executor.

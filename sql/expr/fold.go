@@ -19,6 +19,11 @@ func fold(e Expr) Expr {
 		if zoneDependent(n.E.Type(), n.To) {
 			return e
 		}
+	case *Arith:
+		if n.Typ.Family == types.TimestampTZ {
+			// ± an interval's months and days reads the session's zone.
+			return e
+		}
 	}
 	for _, c := range Children(e) {
 		if _, ok := c.(*Const); !ok {

@@ -124,7 +124,7 @@ func (e *Param) Eval(c *Context, _ Row) (types.Value, error) {
 	}
 	// A text-format parameter (Unknown) parses as the inferred type; a
 	// binary one of another family converts with cast semantics.
-	if r, ok, err := zoneCast(v, e.Typ, c.zone()); ok {
+	if r, ok, err := zoneCast(v, e.Typ, c.zone(), c.style()); ok {
 		return r, err
 	}
 	return types.Cast(v, e.Typ)

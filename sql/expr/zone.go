@@ -33,32 +33,62 @@ func zoneDependent(from, to types.Type) bool {
 	if ff == tf {
 		return false
 	}
+	text := func(f types.Family) bool { return f == types.Utf8 || f == types.String || f == types.Unknown }
 	return ff == types.TimestampTZ && (tf.IsTime() || tf == types.Utf8 || tf == types.String) ||
-		tf == types.TimestampTZ && (ff.IsTime() || ff == types.Utf8 || ff == types.String || ff == types.Unknown)
+		tf == types.TimestampTZ && (ff.IsTime() || text(ff)) ||
+		// DateStyle: times and intervals print in it, dates are read in
+		// its field order.
+		types.StyleDependent(ff) && (tf == types.Utf8 || tf == types.String) ||
+		(tf.IsTime() || tf == types.Interval) && text(ff)
+}
+
+// style is the session's DateStyle and IntervalStyle.
+func (c *Context) style() types.Style {
+	if c == nil {
+		return 0
+	}
+	return c.Style
 }
 
 // zoneCast converts v to type to in zone z where the conversion depends on
 // it (see zoneDependent); ok is false for every other conversion.
-func zoneCast(v types.Value, to types.Type, z *time.Location) (r types.Value, ok bool, err error) {
+func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r types.Value, ok bool, err error) {
 	ff, tf := v.Family(), to.Family
 	if ff == types.Array || tf == types.Array {
-		return zoneCastArray(v, to, z)
+		return zoneCastArray(v, to, z, st)
 	}
+	text := ff == types.Utf8 || ff == types.String || ff == types.Unknown
 	switch {
-	case ff == types.TimestampTZ && tf.IsTime():
-		r, err = types.Cast(types.NewTimestamp(types.WallMicros(v.Micros(), z)), to)
-		return r, true, err
 	case ff == types.TimestampTZ && (tf == types.Utf8 || tf == types.String):
-		r, err = types.Cast(types.NewUtf8(types.FormatTimestampTZ(v.Micros(), z)), to)
+		r, err = types.Cast(types.NewUtf8(types.FormatTimestampTZStyle(v.Micros(), z, st)), to)
 		return r, true, err
-	case tf == types.TimestampTZ && ff.IsTime():
-		return types.NewTimestampTZ(types.InstantMicros(v.Micros(), z)), true, nil
-	case tf == types.TimestampTZ && (ff == types.Utf8 || ff == types.String || ff == types.Unknown):
-		m, err := types.ParseTimestampIn(v.Str(), z)
+	case st != 0 && types.StyleDependent(ff) && ff != tf && (tf == types.Utf8 || tf == types.String):
+		r, err = types.Cast(v.WithStyle(st), to)
+		return r, true, err
+	case tf == types.TimestampTZ && text:
+		m, err := types.ParseTimestampInOrder(v.Str(), z, st.Order())
 		if err != nil {
 			return types.Value{}, true, err
 		}
 		return types.NewTimestampTZ(m), true, nil
+	case st.IntervalStyle() == types.IntervalSQLStandard && text && tf == types.Interval:
+		r, err = types.ParseIntervalStyle(v.Str(), types.IntervalSQLStandard)
+		return r, true, err
+	case st.Order() != types.OrderMDY && text && (tf == types.Date || tf == types.Datetime || tf == types.Timestamp):
+		r, err = types.ParseTextOrder(to, v.Str(), st.Order())
+		return r, true, err
+	case ff == types.TimestampTZ && tf.IsTime():
+		if v.IsInfiniteTime() {
+			r, err = types.Cast(types.NewTimestamp(v.Micros()), to)
+			return r, true, err
+		}
+		r, err = types.Cast(types.NewTimestamp(types.WallMicros(v.Micros(), z)), to)
+		return r, true, err
+	case tf == types.TimestampTZ && ff.IsTime():
+		if v.IsInfiniteTime() {
+			return types.NewTimestampTZ(v.Micros()), true, nil
+		}
+		return types.NewTimestampTZ(types.InstantMicros(v.Micros(), z)), true, nil
 	}
 	return types.Value{}, false, nil
 }
@@ -66,7 +96,7 @@ func zoneCast(v types.Value, to types.Type, z *time.Location) (r types.Value, ok
 // zoneCastArray is zoneCast for arrays whose elements' conversion depends
 // on the zone: text to timestamptz[], timestamptz[] to text, and arrays
 // of times to one another, element by element.
-func zoneCastArray(v types.Value, to types.Type, z *time.Location) (types.Value, bool, error) {
+func zoneCastArray(v types.Value, to types.Type, z *time.Location, st types.Style) (types.Value, bool, error) {
 	ff := v.Family()
 	var from types.Type
 	switch {
@@ -82,7 +112,7 @@ func zoneCastArray(v types.Value, to types.Type, z *time.Location) (types.Value,
 	}
 	if to.Family != types.Array {
 		// timestamptz[] as text: each element printed in the zone.
-		r, err := types.Cast(v.InZone(z.String()), to)
+		r, err := types.Cast(v.InZone(z.String()).WithStyle(st), to)
 		return r, true, err
 	}
 	var dims, lower []int
@@ -108,7 +138,7 @@ func zoneCastArray(v types.Value, to types.Type, z *time.Location) (types.Value,
 		if e.IsNull() {
 			continue
 		}
-		r, ok, err := zoneCast(e, et, z)
+		r, ok, err := zoneCast(e, et, z, st)
 		if !ok {
 			r, err = types.Cast(e, et)
 		}
@@ -126,7 +156,7 @@ func zoneCastArray(v types.Value, to types.Type, z *time.Location) (types.Value,
 // their columns' types with it.
 func CastInZone(c *Context, v types.Value, t types.Type) (types.Value, error) {
 	if !v.IsNull() {
-		if r, ok, err := zoneCast(v, t, c.zone()); ok {
+		if r, ok, err := zoneCast(v, t, c.zone(), c.style()); ok {
 			return r, err
 		}
 	}

@@ -78,6 +78,10 @@
 //     a[i][j] pivot_array_elem(a, i, j), slices pivot_array_slice, and
 //     a @> b, a <@ b, a && b a = pivot_array_contains(b) and so on; array
 //     types T[], T ARRAY and List<T> are ordinary type names;
+//   - in an UPDATE's SET list, a[i][j] = v becomes a =
+//     pivot_array_assign(a, -1, i, j, (v)) and a[lo:hi] = v a =
+//     pivot_array_assign(a, mask, lo, hi, (v)) (arrayassign.go; the binder
+//     composes several assignments to one column);
 //   - unnest(...) [WITH ORDINALITY] in FROM becomes a derived table like
 //     generate_series(...) (UnnestFunc);
 //   - generate_series(...) after FROM, JOIN, LATERAL or a comma of a FROM
@@ -94,7 +98,16 @@
 //     window function's value;
 //   - agg(x, ...) FILTER (WHERE c) becomes agg(CASE WHEN (c) THEN (x) END,
 //     ...) and count(*) FILTER (WHERE c) count(CASE WHEN (c) THEN 1 END)
-//     (aggregates ignore NULLs);
+//     (aggregates ignore NULLs); array_agg, which keeps NULLs, gets
+//     array_agg(pivot_agg_filter((x), (c))) (aggcall.go);
+//   - agg(x, ... ORDER BY k [ASC|DESC] [NULLS FIRST|LAST], ...) becomes
+//     agg(pivot_agg_order(x, (k), flags, ...), ...): the keys wrap the
+//     first argument, so TiDB still sees its one-argument sum(...);
+//   - array_agg, string_agg, bool_and, bool_or, every, count_if and total
+//     are plain function calls to TiDB, which takes OVER only after its own
+//     aggregates: agg(args) OVER (...) becomes group_concat(
+//     pivot_window_agg('agg'), args) OVER (...), and so does agg(DISTINCT
+//     x) OVER of TiDB's aggregates (PostgreSQL's 0A000 in the binder);
 //   - UPSERT INTO becomes INSERT INTO with Statement.Upsert set;
 //   - the ON CONFLICT and RETURNING clauses of a write are cut off
 //     (writetail.go): DO UPDATE SET becomes ON DUPLICATE KEY UPDATE, and

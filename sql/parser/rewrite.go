@@ -597,7 +597,7 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	}
 	// f(...) OVER (...) or OVER w: the window is part of the operand, so
 	// that a cast after it applies to the window function's value.
-	// agg(...) FILTER (WHERE cond): see filterCall.
+	// agg(...) FILTER (WHERE cond): see aggCall.
 	filter := -1
 	if call >= 0 && end+1 < hi && s.isWord(end, "filter") && s.isOp(end+1, "(") && int(s.match[end+1]) < hi && s.isWord(end+2, "where") {
 		filter = end
@@ -645,9 +645,9 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		subs = append(subs, [3]int{end, colon, close})
 		end = close + 1
 	}
-	if len(subs) > 0 && s.isOp(end, "=") && s.isWord(0, "update") && (s.isWord(i-1, "set") || s.isOp(i-1, ",")) {
-		// UPDATE t SET a[i] = v.
-		return 0, errAt(sqlerr.FeatureNotSupported, s.start(subs[0][0]), "assigning to an array element or slice is not supported yet")
+	if len(subs) > 0 && s.isOp(end, "=") && call < 0 && ctor < 0 && !isLit && s.setItemAt(i) {
+		// UPDATE t SET a[i] = v (arrayassign.go).
+		return r.arrayAssign(i, bodyEnd, subs, slice, end, hi)
 	}
 	var casts []cast
 	for end < hi && s.isOp(end, "::") {
@@ -687,6 +687,8 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		r.castTail(lit.t, i, bodyEnd-1)
 	case call >= 0 && call == i+1 && s.isWord(i, "cast"):
 		err = r.castCall(i)
+	case call >= 0 && call == i+1 && s.isWord(i, "extract"):
+		err = r.extractCall(i)
 	case call >= 0:
 		k := i
 		// pg_catalog.f(...) is f(...): every built-in function lives in
@@ -694,7 +696,14 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		if call == i+3 && s.isWord(i, "pg_catalog") {
 			k = i + 2
 		}
+		name := s.aggCallName(call)
+		window := s.windowAgg(name, call, over)
 		for ; k < call; k++ {
+			if window && k == call-1 {
+				// See aggCall: group_concat carries the window call.
+				r.emit(k, "group_concat")
+				continue
+			}
 			if name := strings.ToLower(s.text(k)); k == call-1 && s.isKind(k, tkIdent) && SequenceFuncs[SequenceFuncPrefix+name] == name {
 				// nextval and its siblings are MySQL/TiDB keywords that
 				// take a table name; PostgreSQL's take a value.
@@ -708,22 +717,8 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 			}
 			r.plain(k)
 		}
-		if k := s.orderByIn(call); k >= 0 && !s.isWord(call-1, "group_concat") {
-			// agg(x ORDER BY y): TiDB's grammar has it for group_concat
-			// only, which the binder refuses as 0A000 too.
-			return 0, errAt(sqlerr.FeatureNotSupported, s.start(k), "ORDER BY inside an aggregate call is not supported yet")
-		}
-		if filter >= 0 {
-			err = r.filterCall(call, filter)
-		} else if s.isWord(call+1, "distinct") && call+2 < int(s.match[call]) && distinctMarkerAggs[strings.ToLower(s.text(call-1))] {
-			// agg(DISTINCT x) of an aggregate TiDB's grammar does not
-			// know: agg(pivot_agg_distinct(), x) (expr.BuildAgg).
-			close := int(s.match[call])
-			r.plain(call)
-			r.syn(AggDistinctFunc+"(),", call+1, false, true)
-			if err = r.seq(call+2, close); err == nil {
-				r.plain(close)
-			}
+		if s.needsAggCall(name, call, filter, over) {
+			err = r.aggCall(name, call, filter, window)
 		} else {
 			err = r.group(call)
 		}
@@ -845,10 +840,8 @@ func (r *rewriter) arrayCtor(at, open, close int) error {
 }
 
 // AggDistinctFunc marks agg(DISTINCT x) for the aggregates in
-// distinctMarkerAggs, whose DISTINCT TiDB's grammar cannot read.
+// genericAggs (aggcall.go), whose DISTINCT TiDB's grammar cannot read.
 const AggDistinctFunc = "pivot_agg_distinct"
-
-var distinctMarkerAggs = map[string]bool{"array_agg": true, "string_agg": true, "bool_and": true, "bool_or": true, "every": true}
 
 // orderByIn returns the ORDER token of an ORDER BY at the top level of
 // the parenthesised group opening at open, or -1.
@@ -938,6 +931,39 @@ func (r *rewriter) castCall(i int) error {
 		return err
 	}
 	r.castTail(t, as+1, close)
+	return nil
+}
+
+// ExtractFunc is what EXTRACT(field FROM source) becomes:
+// pivot_extract('field', source) (sql/expr/func_datetime.go), since
+// TiDB's grammar knows only MySQL's units and no epoch.
+const ExtractFunc = "pivot_extract"
+
+// extractCall emits EXTRACT(field FROM expr), whose '(' is at i+1, as
+// pivot_extract('field', expr). The field is a word or a string.
+func (r *rewriter) extractCall(i int) error {
+	s := r.s
+	open := i + 1
+	close := int(s.match[open])
+	field := open + 1
+	if field >= close || !(s.isKind(field, tkIdent) || s.isKind(field, tkString)) {
+		return s.errAtTok(field)
+	}
+	if !s.isWord(field+1, "from") {
+		return s.errAtTok(field + 1)
+	}
+	if field+2 >= close {
+		return s.errAtTok(close)
+	}
+	name := s.text(field)
+	if s.isKind(field, tkString) {
+		name = s.strs[s.toks[field].aux]
+	}
+	r.syn(ExtractFunc+"("+sqlQuote(strings.ToLower(name))+",", i, false, false)
+	if err := r.seq(field+2, close); err != nil {
+		return err
+	}
+	r.plain(close)
 	return nil
 }
 
@@ -1136,54 +1162,6 @@ func (r *rewriter) derivedColumns(i, hi int) (int, error) {
 	r.syn(DerivedColumnsMarker, close, false, false)
 	r.plain(close)
 	return close + 1, nil
-}
-
-// filterCall emits the arguments of an aggregate call whose "(" is at call
-// with the FILTER (WHERE cond) at filter folded into its first argument:
-// agg([DISTINCT] CASE WHEN (cond) THEN (x) END, rest...), and count(*)
-// as count(CASE WHEN (cond) THEN 1 END). Every aggregate ignores NULL
-// inputs, so this is FILTER's meaning: the rows failing cond are not fed.
-func (r *rewriter) filterCall(call, filter int) error {
-	s := r.s
-	close := int(s.match[call])
-	r.plain(call)
-	first := call + 1
-	if s.isWord(first, "distinct") || s.isWord(first, "all") {
-		r.plain(first)
-		first++
-	}
-	// The first argument ends at the first top-level comma.
-	argEnd := first
-	for argEnd < close && !s.isOp(argEnd, ",") {
-		if s.isOp(argEnd, "(") {
-			argEnd = int(s.match[argEnd])
-		}
-		argEnd++
-	}
-	if argEnd == first {
-		return s.errAtTok(filter)
-	}
-	condOpen := filter + 1
-	r.syn("CASE WHEN (", filter, false, true)
-	if err := r.seq(condOpen+2, int(s.match[condOpen])); err != nil {
-		return err
-	}
-	r.syn(") THEN", int(s.match[condOpen]), true, false)
-	if argEnd == first+1 && s.isOp(first, "*") {
-		r.syn("1", first, false, false)
-	} else {
-		r.syn("(", first, false, true)
-		if err := r.seq(first, argEnd); err != nil {
-			return err
-		}
-		r.syn(")", argEnd-1, true, false)
-	}
-	r.syn("END", argEnd-1, false, false)
-	if err := r.seq(argEnd, close); err != nil {
-		return err
-	}
-	r.plain(close)
-	return nil
 }
 
 // DistinctOnFunc is the dialect front's spelling of DISTINCT ON (a, b):

@@ -124,9 +124,14 @@ func Append(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 			return mismatch()
 		}
 		var days int64
-		if f == types.Date {
+		switch {
+		case v.IsInfiniteTime() && v.Micros() > 0:
+			return binary.BigEndian.AppendUint32(buf, uint32(int32(pgDateNoEnd))), nil
+		case v.IsInfiniteTime():
+			return binary.BigEndian.AppendUint32(buf, 1<<31), nil // INT32_MIN
+		case f == types.Date:
 			days = v.Int() - pgEpochDays
-		} else {
+		default:
 			days = floorDiv(v.Micros(), microsPerDay) - pgEpochDays
 		}
 		if days <= pgDateNoBegin || days >= pgDateNoEnd {
@@ -138,6 +143,10 @@ func Append(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 			return mismatch()
 		}
 		m := v.Micros()
+		if v.IsInfiniteTime() {
+			// PostgreSQL's infinities are the same extremes.
+			return binary.BigEndian.AppendUint64(buf, uint64(m)), nil
+		}
 		if m < math.MinInt64+pgEpochMicros {
 			return buf, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
 		}
@@ -151,14 +160,11 @@ func Append(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 		if f != types.Interval {
 			return mismatch()
 		}
-		// Split whole days off as the text output does ("1 day 02:00:00"),
-		// truncating toward zero so both parts share the sign.
-		m := v.Int()
-		days := m / microsPerDay
-		m -= days * microsPerDay
-		buf = binary.BigEndian.AppendUint64(buf, uint64(m))
-		buf = binary.BigEndian.AppendUint32(buf, uint32(int32(days)))
-		return binary.BigEndian.AppendUint32(buf, 0), nil
+		// PostgreSQL's three fields as the value keeps them.
+		months, days, us := v.IntervalParts()
+		buf = binary.BigEndian.AppendUint64(buf, uint64(us))
+		buf = binary.BigEndian.AppendUint32(buf, uint32(days))
+		return binary.BigEndian.AppendUint32(buf, uint32(months)), nil
 	}
 	return buf, sqlerr.New(sqlerr.InternalError, "server: no binary output for type %d", oid)
 }
@@ -256,8 +262,11 @@ func Decode(oid uint32, b []byte) (types.Value, error) {
 			return bad()
 		}
 		d := int64(int32(binary.BigEndian.Uint32(b)))
-		if d == pgDateNoBegin || d == pgDateNoEnd {
-			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "date out of range: infinity is not supported")
+		switch d {
+		case pgDateNoBegin:
+			return types.NewDate(types.NegInfinityMicros), nil
+		case pgDateNoEnd:
+			return types.NewDate(types.InfinityMicros), nil
 		}
 		return types.NewDate(d + pgEpochDays), nil
 	case types.OIDTimestamp, types.OIDTimestampTZ:
@@ -265,16 +274,16 @@ func Decode(oid uint32, b []byte) (types.Value, error) {
 			return bad()
 		}
 		m := int64(binary.BigEndian.Uint64(b))
-		if m == pgTimeNoBegin || m == pgTimeNoEnd {
-			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range: infinity is not supported")
-		}
-		if m > math.MaxInt64-pgEpochMicros {
+		if m > math.MaxInt64-pgEpochMicros && m != pgTimeNoEnd {
 			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
 		}
-		if oid == types.OIDTimestampTZ {
-			return types.NewTimestampTZ(m + pgEpochMicros), nil
+		if m != pgTimeNoBegin && m != pgTimeNoEnd {
+			m += pgEpochMicros
 		}
-		return types.NewTimestamp(m + pgEpochMicros), nil
+		if oid == types.OIDTimestampTZ {
+			return types.NewTimestampTZ(m), nil
+		}
+		return types.NewTimestamp(m), nil
 	case types.OIDUuid:
 		v, ok := types.UuidFromBytes(b)
 		if !ok {
@@ -286,19 +295,9 @@ func Decode(oid uint32, b []byte) (types.Value, error) {
 			return bad()
 		}
 		micros := int64(binary.BigEndian.Uint64(b))
-		days := int64(int32(binary.BigEndian.Uint32(b[8:])))
+		days := int32(binary.BigEndian.Uint32(b[8:]))
 		months := int32(binary.BigEndian.Uint32(b[12:]))
-		if months != 0 {
-			// A month has no fixed length; PivotDB intervals are exact
-			// durations (types.ParseInterval rejects months too).
-			return types.Value{}, sqlerr.New(sqlerr.FeatureNotSupported,
-				"interval with months or years is not supported: months have no fixed length")
-		}
-		total := days * microsPerDay // |days| < 2^31, so this cannot overflow
-		if (micros > 0 && total > math.MaxInt64-micros) || (micros < 0 && total < math.MinInt64-micros) {
-			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "interval out of range")
-		}
-		return types.NewInterval(total + micros), nil
+		return types.NewIntervalParts(months, days, micros), nil
 	}
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "server: no binary input for type %d", oid)
 }

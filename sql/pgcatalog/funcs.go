@@ -116,6 +116,10 @@ func catalogFuncs() map[string]*sessionFunc {
 				args[1] = &expr.Const{Value: types.NewInt(types.Int32, -1), Typ: tInt4}
 			}
 			return perRow("format_type", tText, func(a []types.Value) (types.Value, error) {
+				if a[0].Int() == 0 {
+					// InvalidOid (typelem of a non-array type).
+					return types.NewUtf8("-"), nil
+				}
 				return types.NewUtf8(v.formatType(a[0].Int(), a[1].Int())), nil
 			})(v, args)
 		}),

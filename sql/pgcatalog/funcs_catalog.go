@@ -178,6 +178,16 @@ func buildRegCast(v *View, args []expr.Expr) (expr.Expr, error) {
 					return types.NewInt64(t.oid), nil
 				}
 			}
+			// The database's enum types and their arrays (mood, mood[],
+			// _mood).
+			for _, e := range v.enumTypes() {
+				switch s {
+				case e.Def.Name:
+					return types.NewInt64(int64(e.Def.OID())), nil
+				case e.Def.Name + "[]", "_" + e.Def.Name:
+					return types.NewInt64(int64(e.Def.ArrayOID())), nil
+				}
+			}
 			return types.Value{}, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", s)
 		case "regnamespace":
 			for _, n := range []struct {

@@ -386,6 +386,9 @@ func typeOID(t types.Type) int64 {
 		// Arrays of the YQL-only types are arrays of their wire types
 		// (PostgreSQL has no arrays of a domain).
 		e := t.ElemType()
+		if e.Family == types.Enum {
+			return int64(t.OID())
+		}
 		eo := e.OID()
 		if e.Family == types.Utf8 && e.Width > 0 && !e.Blank {
 			eo = types.OIDVarchar
@@ -504,11 +507,28 @@ func (v *View) enumByOID(oid int64) (*catalog.EnumType, bool) {
 	return nil, false
 }
 
+// enumArrayByOID finds the enum type of the view's database whose array
+// type has the OID.
+func (v *View) enumArrayByOID(oid int64) (*catalog.EnumType, bool) {
+	if v == nil || v.Snapshot == nil || v.Database == nil {
+		return nil, false
+	}
+	for _, e := range v.Snapshot.EnumTypes(v.Database.ID) {
+		if int64(e.Def.ArrayOID()) == oid {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
 // formatType is format_type(oid, typmod) with the database's own types
 // (enums) known.
 func (v *View) formatType(oid, mod int64) string {
 	if e, ok := v.enumByOID(oid); ok {
 		return e.Def.Name
+	}
+	if e, ok := v.enumArrayByOID(oid); ok {
+		return e.Def.Name + "[]"
 	}
 	return formatType(oid, mod)
 }

@@ -116,7 +116,11 @@ var pgCatalogTables = []*Table{
 		// The database's enum types (typtype 'e', category 'E').
 		for _, e := range v.enumTypes() {
 			out = append(out, row(pgTypeCols, int64(e.Def.OID()), e.Def.Name, oidPublic, v.roleOIDOf(e.OwnerName()),
-				4, true, "e", "E", false, true, ",", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "i", "p",
+				4, true, "e", "E", false, true, ",", 0, 0, 0, int64(e.Def.ArrayOID()), 0, 0, 0, 0, 0, 0, 0, "i", "p",
+				false, 0, -1, 0, 0, nil, nil, aclArray(e.ACL)))
+			// Its array type, _name.
+			out = append(out, row(pgTypeCols, int64(e.Def.ArrayOID()), "_"+e.Def.Name, oidPublic, v.roleOIDOf(e.OwnerName()),
+				-1, false, "b", "A", false, true, ",", 0, 0, int64(e.Def.OID()), 0, 0, 0, 0, 0, 0, 0, 0, "i", "x",
 				false, 0, -1, 0, 0, nil, nil, aclArray(e.ACL)))
 		}
 		return out
@@ -817,6 +821,9 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 func formatUDTName(t types.Type) string {
 	if t.Family == types.Enum && t.Enum != nil {
 		return t.Enum.Name
+	}
+	if t.Family == types.Array && t.Elem == types.Enum && t.Enum != nil {
+		return "_" + t.Enum.Name
 	}
 	if t.Family == types.Array {
 		if n := arrayTypeName(typeOID(t.ElemType())); n != "" {

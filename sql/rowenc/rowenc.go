@@ -31,7 +31,11 @@ func AppendKeyValue(buf []byte, v types.Value) []byte {
 		// a Date pivot then bounds a Timestamp column correctly.
 		return storage.AppendInt64(buf, v.Micros())
 	case f == types.Interval:
-		return storage.AppendInt64(buf, v.Int())
+		// The span with 30-day months, PostgreSQL's interval order ('1 mon'
+		// and '30 days' are one key, as they are equal); for an interval
+		// of microseconds alone that is the encoding keys always had. The
+		// row's value, not the key, gives the exact months and days.
+		return storage.AppendInt64(buf, types.IntervalKeyMicros(v))
 	case f.IsFloat():
 		return storage.AppendFloat64(buf, v.Float())
 	case f == types.Enum:
@@ -79,6 +83,9 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 		}
 		switch f {
 		case types.Date:
+			if types.IsInfinite(v) {
+				return types.NewDate(v), rest, nil
+			}
 			return types.NewDate(v / 86400e6), rest, nil
 		case types.Datetime:
 			return types.NewDatetime(v / 1e6), rest, nil
@@ -232,6 +239,15 @@ func appendPayload(buf []byte, v types.Value) []byte {
 	case f.IsUnsigned():
 		buf = append(buf, wireUvarint)
 		buf = binary.AppendUvarint(buf, v.Uint())
+	case f == types.Interval && v.Str() != "":
+		// Months and days too (PostgreSQL's interval): 16 bytes, months
+		// and days as int32 then the microseconds, little-endian. An
+		// interval of microseconds alone keeps the varint it always had.
+		months, days, us := v.IntervalParts()
+		buf = append(buf, wireBytes, 16)
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(months))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(days))
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(us))
 	case f.IsInteger() || f.IsTime() || f == types.Interval:
 		buf = append(buf, wireVarint)
 		buf = binary.AppendVarint(buf, v.Int())
@@ -399,6 +415,12 @@ func fromBytes(t types.Type, b []byte) (types.Value, error) {
 	switch t.Family {
 	case types.Array:
 		return decodeArray(t.ElemType(), b)
+	case types.Interval:
+		if len(b) != 16 {
+			return types.Value{}, ErrCorruptValue
+		}
+		return types.NewIntervalParts(int32(binary.LittleEndian.Uint32(b)), int32(binary.LittleEndian.Uint32(b[4:])),
+			int64(binary.LittleEndian.Uint64(b[8:]))), nil
 	}
 	s := string(b)
 	switch t.Family {

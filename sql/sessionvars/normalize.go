@@ -30,26 +30,122 @@ func normalizeEncoding(v string) (string, error) {
 	return "", sqlerr.New(sqlerr.FeatureNotSupported, "client encoding %q is not supported yet: PivotDB speaks UTF8", v)
 }
 
-func normalizeDateStyle(v string) (string, error) {
+func normalizeDateStyle(v string) (string, error) { return MergeDateStyle("ISO, MDY", v) }
+
+// MergeDateStyle applies a DateStyle value to the current one as
+// PostgreSQL's check_datestyle does: a comma-separated list of an output
+// style (ISO, SQL, Postgres, German) and a field order (YMD; DMY, Euro,
+// European; MDY, US, NonEuro, NonEuropean), either of which may be left
+// out to keep the current one; German alone also sets DMY; Default is
+// ISO, MDY. The result is canonical ("SQL, DMY").
+func MergeDateStyle(cur, v string) (string, error) {
 	style, order := "ISO", "MDY"
-	for _, part := range strings.Split(v, ",") {
-		switch p := strings.ToUpper(strings.TrimSpace(part)); p {
+	if c1, c2, ok := strings.Cut(cur, ", "); ok {
+		style, order = c1, c2
+	}
+	bad := func(detail string) error {
+		e := sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"DateStyle\": %q", v)
+		e.Detail = detail
+		return e
+	}
+	haveStyle, haveOrder := false, false
+	setStyle := func(s string) bool {
+		if haveStyle && style != s {
+			return false
+		}
+		style, haveStyle = s, true
+		return true
+	}
+	setOrder := func(o string) bool {
+		if haveOrder && order != o {
+			return false
+		}
+		order, haveOrder = o, true
+		return true
+	}
+	parts := strings.Split(v, ",")
+	for _, part := range parts {
+		tok := strings.TrimSpace(part)
+		if tok == "" || strings.ContainsAny(tok, " \t") {
+			return "", bad("List syntax is invalid.")
+		}
+		ok := true
+		switch strings.ToUpper(tok) {
 		case "ISO":
-			style = "ISO"
-		case "MDY":
-			order = p
-		case "DMY", "YMD", "EURO", "EUROPEAN":
-			// Numeric dates ('1/8/1999') are read month first: the
-			// order is not yet passed down to where text becomes a date.
-			return "", sqlerr.New(sqlerr.FeatureNotSupported,
-				"DateStyle order %s is not supported yet: numeric dates are read month first (MDY)", p)
-		case "US", "NONEURO", "NONEUROPEAN":
-			order = "MDY"
+			ok = setStyle("ISO")
+		case "SQL":
+			ok = setStyle("SQL")
+		case "POSTGRES":
+			ok = setStyle("Postgres")
+		case "GERMAN":
+			ok = setStyle("German")
+			if !haveOrder {
+				order = "DMY"
+			}
+		case "YMD":
+			ok = setOrder("YMD")
+		case "DMY", "EURO", "EUROPEAN":
+			ok = setOrder("DMY")
+		case "MDY", "US", "NONEURO", "NONEUROPEAN":
+			ok = setOrder("MDY")
+		case "DEFAULT":
+			ok = setStyle("ISO") && setOrder("MDY")
 		default:
-			return "", sqlerr.New(sqlerr.FeatureNotSupported, "DateStyle %q is not supported yet: dates are printed in ISO style", strings.TrimSpace(part))
+			return "", bad(fmt.Sprintf("Unrecognized key word: %q.", tok))
+		}
+		if !ok {
+			return "", bad("Conflicting \"datestyle\" specifications.")
 		}
 	}
 	return style + ", " + order, nil
+}
+
+// normalizeIntervalStyle accepts PostgreSQL's four IntervalStyle values.
+func normalizeIntervalStyle(v string) (string, error) {
+	switch s := strings.ToLower(strings.TrimSpace(v)); s {
+	case "postgres", "postgres_verbose", "sql_standard", "iso_8601":
+		return s, nil
+	}
+	e := sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"IntervalStyle\": %q", v)
+	e.Hint = "Available values: postgres, postgres_verbose, sql_standard, iso_8601."
+	return "", e
+}
+
+// Style is how this session prints dates, times and intervals and reads
+// ambiguous numeric dates (DateStyle and IntervalStyle).
+func (v *Vars) Style() types.Style {
+	ds, _ := v.Get("datestyle")
+	is, _ := v.Get("intervalstyle")
+	return StyleOf(ds, is)
+}
+
+// StyleOf packs canonical DateStyle and IntervalStyle values.
+func StyleOf(dateStyle, intervalStyle string) types.Style {
+	style, order, _ := strings.Cut(dateStyle, ", ")
+	var d, o, i uint8
+	switch style {
+	case "SQL":
+		d = types.DateSQL
+	case "Postgres":
+		d = types.DatePostgres
+	case "German":
+		d = types.DateGerman
+	}
+	switch order {
+	case "DMY":
+		o = types.OrderDMY
+	case "YMD":
+		o = types.OrderYMD
+	}
+	switch intervalStyle {
+	case "postgres_verbose":
+		i = types.IntervalPostgresVerbose
+	case "sql_standard":
+		i = types.IntervalSQLStandard
+	case "iso_8601":
+		i = types.IntervalISO8601
+	}
+	return types.MakeStyle(d, o, i)
 }
 
 // normalizeTimeZone accepts what types.LoadZone resolves: UTC, a tz

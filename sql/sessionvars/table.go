@@ -27,7 +27,7 @@ var specs = map[string]*spec{
 	"client_encoding":                     {def: "UTF8", report: true, normalize: normalizeEncoding},
 	"datestyle":                           {def: "ISO, MDY", report: true, normalize: normalizeDateStyle},
 	"timezone":                            {def: "UTC", report: true, normalize: normalizeTimeZone},
-	"intervalstyle":                       {def: "postgres", report: true, normalize: oneOf("postgres")},
+	"intervalstyle":                       {def: "postgres", report: true, normalize: normalizeIntervalStyle},
 	"extra_float_digits":                  {def: "1", normalize: normalizeExtraFloatDigits},
 	"search_path":                         {def: `"$user", public`},
 	"statement_timeout":                   {def: "0", normalize: normalizeDuration},

@@ -78,6 +78,16 @@ func (v *Vars) Set(name, value string) error {
 	if err != nil {
 		return err
 	}
+	if name == "datestyle" {
+		// A DateStyle of one part keeps the other part as it is.
+		cur, _ := v.Get(name)
+		norm, err := MergeDateStyle(cur, value)
+		if err != nil {
+			return err
+		}
+		v.put(name, norm)
+		return nil
+	}
 	if d.normalize != nil {
 		norm, err := d.normalize(value)
 		if err != nil {

@@ -65,8 +65,10 @@ func TestRefusals(t *testing.T) {
 		{"extra_float_digits", "9", sqlerr.InvalidParameterValue},
 		{"timezone", "Mars/Olympus", sqlerr.InvalidParameterValue},
 		{"sql_dialect", "sqlite", sqlerr.InvalidParameterValue},
-		{"DateStyle", "ISO, DMY", sqlerr.FeatureNotSupported},
-		{"DateStyle", "German", sqlerr.FeatureNotSupported},
+		{"DateStyle", "ISO, SQL", sqlerr.InvalidParameterValue},
+		{"DateStyle", "banana", sqlerr.InvalidParameterValue},
+		{"DateStyle", "ISO DMY", sqlerr.InvalidParameterValue},
+		{"IntervalStyle", "ansi", sqlerr.InvalidParameterValue},
 		{"range_expansion_limit", "-1", sqlerr.InvalidParameterValue},
 	} {
 		if err := v.Set(c.name, c.value); code(err) != c.code {
@@ -100,5 +102,32 @@ func TestDefaultsFromStoredSettings(t *testing.T) {
 	}
 	if err := v.Set("TimeZone", "Europe/Berlin"); err != nil || v.Zone().String() != "Europe/Berlin" {
 		t.Fatalf("TimeZone: %v %v", err, v.Zone())
+	}
+}
+
+// TestDateStyle: a DateStyle value of one part keeps the other, German
+// alone means DMY, and SHOW gives PostgreSQL's canonical spelling.
+func TestDateStyle(t *testing.T) {
+	v := New(nil)
+	for _, c := range []struct{ set, want string }{
+		{"SQL", "SQL, MDY"},
+		{"dmy", "SQL, DMY"},
+		{"ISO, YMD", "ISO, YMD"},
+		{"German", "German, DMY"},
+		{"Postgres, US", "Postgres, MDY"},
+		{"euro", "Postgres, DMY"},
+		{"German, MDY", "German, MDY"},
+		{"default", "ISO, MDY"},
+	} {
+		if err := v.Set("DateStyle", c.set); err != nil {
+			t.Fatalf("SET DateStyle = %s: %v", c.set, err)
+		}
+		if got, _ := v.Get("DateStyle"); got != c.want {
+			t.Errorf("SET DateStyle = %s: SHOW gives %q, want %q", c.set, got, c.want)
+		}
+	}
+	err := v.Set("DateStyle", "ISO, SQL")
+	if e := sqlerr.As(err); e == nil || e.Message != `invalid value for parameter "DateStyle": "ISO, SQL"` || e.Detail != `Conflicting "datestyle" specifications.` {
+		t.Errorf("conflict: %#v", e)
 	}
 }

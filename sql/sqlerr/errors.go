@@ -169,3 +169,11 @@ func Code(err error) string {
 	}
 	return As(err).Code
 }
+
+// Date, time and interval values (types/interval.go).
+const (
+	IntervalFieldOverflow = "22015"
+	// DatetimeValueOutOfRange is PostgreSQL's ERRCODE_DATETIME_VALUE_OUT_OF_RANGE,
+	// the same code as DatetimeFieldOverflow.
+	DatetimeValueOutOfRange = "22008"
+)

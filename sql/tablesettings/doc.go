@@ -19,6 +19,7 @@
 //	func (s Settings) MaxPartitions() int64         // math.MaxInt64 when unbounded
 //	func (s Settings) ByLoad() bool                 // default DISABLED
 //	func (s Settings) BloomFilter() bool            // default DISABLED
+//	func (s Settings) GCTTLDuration() (time.Duration, bool) // GC_TTL; false: the server's --gc-ttl
 //	func (s Settings) InitialPartitions() int64     // shards at CREATE: N, len(keys)+1 or 1
 //	func (s Settings) InitialPivots(t TableInfo) ([][]types.Value, error)
 //	func (s Settings) Render() string               // the WITH clause as stored
@@ -93,7 +94,10 @@
 //     Uint64, Int64 (PivotDB adds Int64 to YDB's list) with AS SECONDS |
 //     MILLISECONDS | MICROSECONDS | NANOSECONDS; hidden columns cannot be
 //     named. The interval is kept in microseconds and must not be
-//     negative. Only TTL can be RESET; RESET of an unset TTL does nothing.
+//     negative. Only TTL and GC_TTL can be RESET; RESET of an unset one does nothing.
+//   - GC_TTL = Interval("PT1H") is how long versions a newer one replaced
+//     are kept (AS OF SYSTEM TIME reads inside it; storage/gcthreshold.go);
+//     it must be positive; RESET returns to the server's --gc-ttl.
 //     What the TTL does (expiry, hiding, erasing) is package sql/ttl's and
 //     the sql engine's (sql/ttl_runner.go).
 //   - READ_REPLICAS_SETTINGS is parsed as YDB parses it ("PER_AZ:n" or
@@ -123,7 +127,7 @@
 //	      "Wrong format for read replicas settings '...'. ...", "X value N is out of range"
 //	0A000 feature_not_supported:
 //	      "UNIFORM_PARTITIONS alter is not supported", "PARTITION_AT_KEYS alter is not supported",
-//	      "X reset is not supported" (every setting but TTL),
+//	      "X reset is not supported" (every setting but TTL and GC_TTL),
 //	      "Specifying read replicas count for each AZ in cluster is not supported yet"
 //	42703 undefined_column: "Cannot enable TTL on unknown column: 'x'"
 //	42P16 invalid_table_definition — the setting does not fit the table or another setting:

@@ -28,6 +28,7 @@ type settingsJSON struct {
 	Uniform         *int64         `json:"uniform_partitions,omitempty"`
 	PartitionAtKeys [][]*valueJSON `json:"partition_at_keys,omitempty"`
 	TTL             *TTL           `json:"ttl,omitempty"`
+	GCTTL           *int64         `json:"gc_ttl_us,omitempty"`
 	KeyBloomFilter  *bool          `json:"key_bloom_filter,omitempty"`
 	ReadReplicas    *ReadReplicas  `json:"read_replicas_settings,omitempty"`
 }
@@ -43,7 +44,7 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 		BySize: s.AutoPartitioningBySize, PartitionSizeMB: s.PartitionSizeMB,
 		MinPartitions: s.MinPartitionsCount, MaxPartitions: s.MaxPartitionsCount,
 		ByLoad: s.AutoPartitioningByLoad, Uniform: s.UniformPartitions,
-		TTL: s.TTL, KeyBloomFilter: s.KeyBloomFilter, ReadReplicas: s.ReadReplicas,
+		TTL: s.TTL, GCTTL: s.GCTTL, KeyBloomFilter: s.KeyBloomFilter, ReadReplicas: s.ReadReplicas,
 	}
 	for _, k := range s.PartitionAtKeys {
 		jk := make([]*valueJSON, len(k))
@@ -69,7 +70,7 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 		AutoPartitioningBySize: j.BySize, PartitionSizeMB: j.PartitionSizeMB,
 		MinPartitionsCount: j.MinPartitions, MaxPartitionsCount: j.MaxPartitions,
 		AutoPartitioningByLoad: j.ByLoad, UniformPartitions: j.Uniform,
-		TTL: j.TTL, KeyBloomFilter: j.KeyBloomFilter, ReadReplicas: j.ReadReplicas,
+		TTL: j.TTL, GCTTL: j.GCTTL, KeyBloomFilter: j.KeyBloomFilter, ReadReplicas: j.ReadReplicas,
 	}
 	for _, jk := range j.PartitionAtKeys {
 		k := make([]types.Value, len(jk))

@@ -25,6 +25,7 @@ const (
 	kUniform
 	kPartitionAtKeys
 	kTTL
+	kGCTTL
 	kBloomFilter
 	kReadReplicas
 	numKinds
@@ -41,6 +42,7 @@ var names = [numKinds]string{
 	kUniform:         "UNIFORM_PARTITIONS",
 	kPartitionAtKeys: "PARTITION_AT_KEYS",
 	kTTL:             "TTL",
+	kGCTTL:           "GC_TTL",
 	kBloomFilter:     "KEY_BLOOM_FILTER",
 	kReadReplicas:    "READ_REPLICAS_SETTINGS",
 }
@@ -122,6 +124,8 @@ func ApplyAlter(cur Settings, stmt *parser.AlterSettings, t TableInfo) (Settings
 			return Settings{}, nil, alterUnsupported(k, r.Pos)
 		case kTTL:
 			s.TTL = nil
+		case kGCTTL:
+			s.GCTTL = nil
 		default:
 			return Settings{}, nil, withHint(errorf(codeUnsupported, r.Pos, "%s reset is not supported", k),
 				"Set it to the value you want with ALTER TABLE ... SET (%s = ...).", k)
@@ -231,6 +235,12 @@ func set(s *Settings, k kind, st parser.Setting, t TableInfo) ([]Notice, error) 
 			return nil, err
 		}
 		s.TTL = ttl
+	case kGCTTL:
+		micros, err := parseGCTTL(v)
+		if err != nil {
+			return nil, err
+		}
+		s.GCTTL = &micros
 	case kReadReplicas:
 		rr, err := readReplicas(v)
 		if err != nil {
@@ -334,6 +344,29 @@ func checkMinMax(s Settings, pos map[kind]int) error {
 		withHint(e, "Set AUTO_PARTITIONING_MIN_PARTITIONS_COUNT explicitly.")
 	}
 	return e
+}
+
+// gcTTLHint says how GC_TTL is written.
+const gcTTLHint = `Write GC_TTL = Interval("PT1H") (or INTERVAL '1 hour'): how long replaced row versions are kept for AS OF SYSTEM TIME reads.`
+
+// parseGCTTL parses GC_TTL's value, a positive Interval literal, into
+// microseconds.
+func parseGCTTL(v parser.Value) (int64, error) {
+	notInterval := withHint(errorf(codeSyntax, v.Pos, "Literal of Interval type is expected for GC_TTL"), gcTTLHint)
+	if v.Kind != parser.ValueTyped {
+		return 0, notInterval
+	}
+	if lt, err := types.ParseTypeName(v.Type); err != nil || lt.Family != types.Interval {
+		return 0, notInterval
+	}
+	micros, err := types.ParseInterval(v.Str)
+	if err != nil {
+		return 0, sqlerr.WithPosition(err, v.Pos)
+	}
+	if micros <= 0 {
+		return 0, withHint(errorf(codeValue, v.Pos, "GC_TTL must be positive"), gcTTLHint)
+	}
+	return micros, nil
 }
 
 // parseTTL parses `Interval("PT1H") ON column [AS unit]` and checks it

@@ -110,6 +110,9 @@ func (s Settings) items(uniform *int64, keys [][]types.Value, minCount *int64) [
 	if s.TTL != nil {
 		add(kTTL, s.TTL.String())
 	}
+	if s.GCTTL != nil {
+		add(kGCTTL, "Interval("+quoteString(FormatISOInterval(*s.GCTTL))+")")
+	}
 	if s.KeyBloomFilter != nil {
 		add(kBloomFilter, flagText(*s.KeyBloomFilter))
 	}

@@ -3,6 +3,7 @@ package tablesettings
 import (
 	"math"
 	"strings"
+	"time"
 
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -73,6 +74,9 @@ type Settings struct {
 	PartitionAtKeys [][]types.Value
 	// TTL is the time to live of rows (nil: rows never expire).
 	TTL *TTL
+	// GCTTL is GC_TTL in microseconds, > 0: how long versions that a
+	// newer one replaced are kept (nil: the server's --gc-ttl).
+	GCTTL *int64
 	// KeyBloomFilter is KEY_BLOOM_FILTER (default DISABLED).
 	KeyBloomFilter *bool
 	// ReadReplicas is READ_REPLICAS_SETTINGS (nil: none). Stored and shown
@@ -156,6 +160,15 @@ func (s Settings) ByLoad() bool { return s.AutoPartitioningByLoad != nil && *s.A
 // (KEY_BLOOM_FILTER, default DISABLED).
 func (s Settings) BloomFilter() bool { return s.KeyBloomFilter != nil && *s.KeyBloomFilter }
 
+// GCTTLDuration returns GC_TTL; ok is false when the table has none (the
+// server's --gc-ttl applies).
+func (s Settings) GCTTLDuration() (ttl time.Duration, ok bool) {
+	if s.GCTTL == nil {
+		return 0, false
+	}
+	return time.Duration(*s.GCTTL) * time.Microsecond, true
+}
+
 // PartitionSizeMBOrDefault returns AUTO_PARTITIONING_PARTITION_SIZE_MB with its
 // default.
 func (s Settings) PartitionSizeMBOrDefault() int64 {
@@ -232,7 +245,7 @@ func (s Settings) Equal(o Settings) bool {
 	if !eqPtr(s.AutoPartitioningBySize, o.AutoPartitioningBySize) || !eqPtr(s.PartitionSizeMB, o.PartitionSizeMB) ||
 		!eqPtr(s.MinPartitionsCount, o.MinPartitionsCount) || !eqPtr(s.MaxPartitionsCount, o.MaxPartitionsCount) ||
 		!eqPtr(s.AutoPartitioningByLoad, o.AutoPartitioningByLoad) || !eqPtr(s.UniformPartitions, o.UniformPartitions) ||
-		!eqPtr(s.TTL, o.TTL) || !eqPtr(s.KeyBloomFilter, o.KeyBloomFilter) || !eqPtr(s.ReadReplicas, o.ReadReplicas) {
+		!eqPtr(s.TTL, o.TTL) || !eqPtr(s.GCTTL, o.GCTTL) || !eqPtr(s.KeyBloomFilter, o.KeyBloomFilter) || !eqPtr(s.ReadReplicas, o.ReadReplicas) {
 		return false
 	}
 	if len(s.PartitionAtKeys) != len(o.PartitionAtKeys) {

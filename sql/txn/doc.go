@@ -1,6 +1,20 @@
 // Package txn provides transactions over the storage engine: a write buffer
 // (an indexed Pebble batch, so a transaction reads its own writes), and a
-// lock table of exclusive per-key locks held until commit or rollback.
+// lock table of per-key locks held until commit or rollback.
+//
+// Lock strengths: each key lock is held in one of PostgreSQL's four row
+// lock strengths (storage/mvcc.Strength; its Conflicts is PostgreSQL's
+// conflict table): Lock takes FOR UPDATE, which every write path takes on
+// the keys it writes or checks; LockStrength any strength (an UPDATE that
+// keeps its row's key and unique columns takes FOR NO KEY UPDATE, a
+// locking read its clause's); TryLockStrength never waits (NOWAIT, SKIP
+// LOCKED). Several transactions may hold a key in strengths that do not
+// conflict; a transaction's own holds never conflict, and a stronger
+// request strengthens its hold. Txn.keys records each hold taken or
+// strengthened with the strength held before, so ROLLBACK TO SAVEPOINT
+// gives back exactly what was taken after the savepoint (newest first).
+// ChangedSince tells a locking read whether the row it locked has a version
+// committed after its snapshot.
 //
 // Isolation is READ COMMITTED with write locks: a statement reads the
 // committed data of its snapshot (storage.Engine.ReadTimestamp, taken by the
@@ -36,7 +50,12 @@
 //
 // Lock waits form a wait-for graph; a wait that would close a cycle fails at
 // once with 40P01 (deadlock detected) rather than hanging, and waits honour
-// the statement's context (cancel, statement_timeout). TryLock takes a lock
+// the statement's context (cancel, statement_timeout) and lock_timeout
+// (WithLockTimeout, 55P03). A waiter for a key held by several transactions
+// waits for one conflicting holder at a time (its one edge in the graph)
+// and looks again whenever a holder leaves or weakens its hold, so a cycle
+// through any of them is found at the latest when it waits for that one.
+// TryLock takes a lock
 // only if it is free and never waits (the TTL runner's background deletes).
 //
 // Seeing locks: each lock records its transaction's session (Txn.SetPID),
@@ -48,6 +67,11 @@
 // transaction's writes, across every table and shard, become visible and
 // durable together or not at all, as versions at one commit timestamp, so
 // a snapshot sees all of them or none.
+//
+// Schema changes: writers record each table's schema version (UseSchema)
+// and the manager's schema check fails a commit whose tables changed; a
+// transaction that changes a table's schema itself (transactional DDL)
+// takes it out of that check with OwnSchema after checking it once.
 //
 // Bulk loads (COPY's bulk path, sql/copybulk.go) write outside the batch:
 // Txn.LockSpan makes a transaction the only writer of a key span (it waits

@@ -2,19 +2,22 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // lockShards spreads the lock table over several mutexes so that writers of
 // different keys rarely contend on the table itself.
 const lockShards = 64
 
-// LockTable holds the exclusive key locks of all open transactions.
+// LockTable holds the key locks of all open transactions, each in one of
+// PostgreSQL's four row lock strengths.
 type LockTable struct {
 	shards [lockShards]lockShard
 	// graph guards waitsFor, the wait-for edges used for deadlock detection.
@@ -32,11 +35,46 @@ type lockShard struct {
 	held map[string]*lock
 }
 
+// lock is one key's holders: one transaction in a strength that conflicts
+// with itself (FOR NO KEY UPDATE, FOR UPDATE: every write), or several in
+// strengths that do not conflict with each other (FOR KEY SHARE, FOR SHARE;
+// mvcc.Strength.Conflicts is PostgreSQL's table).
 type lock struct {
-	owner uint64
-	pid   uint32 // the owner's session (pg_locks)
-	// released is closed when the owner releases the lock.
-	released chan struct{}
+	holders []holder
+	// changed is closed, and replaced, whenever a holder leaves or
+	// weakens its hold: a waiter then looks again.
+	changed chan struct{}
+}
+
+type holder struct {
+	txn      uint64
+	pid      uint32 // the holder's session (pg_locks)
+	strength mvcc.Strength
+}
+
+// conflict returns a holder other than txn whose strength conflicts with
+// strength (ok false: none), and the strength txn itself holds (0: none).
+func (l *lock) conflict(txn uint64, strength mvcc.Strength) (h holder, ok bool, own mvcc.Strength) {
+	for _, x := range l.holders {
+		if x.txn == txn {
+			own = x.strength
+		} else if !ok && x.strength.Conflicts(strength) {
+			h, ok = x, true
+		}
+	}
+	return h, ok, own
+}
+
+// grant records txn's hold at strength (a new holder, or a stronger hold
+// of one already there).
+func (l *lock) grant(txn uint64, pid uint32, strength mvcc.Strength) {
+	for i := range l.holders {
+		if l.holders[i].txn == txn {
+			l.holders[i].strength = max(l.holders[i].strength, strength)
+			return
+		}
+	}
+	l.holders = append(l.holders, holder{txn: txn, pid: pid, strength: strength})
 }
 
 // NewLockTable returns an empty lock table.
@@ -60,40 +98,71 @@ func (lt *LockTable) shard(key string) *lockShard {
 	return &lt.shards[h%lockShards]
 }
 
-// acquire locks key for txn, waiting while another transaction holds it.
-// It reports whether the lock was newly taken (false if txn already held it).
+// acquire locks key exclusively (FOR UPDATE strength) for txn, waiting
+// while another transaction holds it. It reports whether the lock was
+// newly taken (false if txn already held it).
 func (lt *LockTable) acquire(ctx context.Context, txn uint64, pid uint32, key string) (bool, error) {
+	prev, err := lt.acquireStrength(ctx, txn, pid, key, mvcc.Update, waitBlock)
+	return err == nil && prev == 0, err
+}
+
+// waitPolicy is what acquireStrength does when another transaction holds
+// the key in a conflicting strength.
+type waitPolicy uint8
+
+const (
+	waitBlock waitPolicy = iota // wait (deadlock detection, lock_timeout)
+	waitNone                    // fail at once with errWouldBlock
+)
+
+// errWouldBlock is acquireStrength's answer under waitNone when the key is
+// held in a conflicting strength.
+var errWouldBlock = errors.New("txn: lock held by another transaction")
+
+// acquireStrength takes key for txn at strength (or strengthens txn's hold
+// of it), waiting, or not (policy), while other transactions hold it in a
+// conflicting strength. prev is the strength txn held before (0: none), so
+// that ROLLBACK TO SAVEPOINT can give a strengthening back.
+func (lt *LockTable) acquireStrength(ctx context.Context, txn uint64, pid uint32, key string, strength mvcc.Strength, policy waitPolicy) (prev mvcc.Strength, err error) {
 	s := lt.shard(key)
 	for {
 		s.Lock()
 		l, ok := s.held[key]
 		if !ok {
-			l = &lock{owner: txn, pid: pid, released: make(chan struct{})}
+			l = &lock{holders: []holder{{txn: txn, pid: pid, strength: strength}}, changed: make(chan struct{})}
 			s.held[key] = l
 			s.Unlock()
 			sl := lt.foreignSpan(txn, key)
 			if sl == nil {
-				return true, nil
+				return 0, nil
 			}
 			// A bulk load owns the span: give the key back and wait.
 			s.Lock()
-			delete(s.held, key)
-			close(l.released)
+			lt.releaseLocked(s, txn, key)
 			s.Unlock()
-			if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: sl.owner}, sl.released); err != nil {
-				return false, err
+			if policy == waitNone {
+				return 0, errWouldBlock
+			}
+			if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: sl.owner, Strength: strength}, sl.released); err != nil {
+				return 0, err
 			}
 			continue
 		}
-		if l.owner == txn {
+		h, conflict, own := l.conflict(txn, strength)
+		if !conflict {
+			if own < strength {
+				l.grant(txn, pid, strength)
+			}
 			s.Unlock()
-			return false, nil
+			return own, nil
 		}
-		ch := l.released
-		owner := l.owner
+		ch := l.changed
 		s.Unlock()
-		if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: owner}, ch); err != nil {
-			return false, err
+		if policy == waitNone {
+			return own, errWouldBlock
+		}
+		if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: h.txn, Strength: strength}, ch); err != nil {
+			return own, err
 		}
 	}
 }
@@ -147,30 +216,58 @@ func (lt *LockTable) release(txn uint64, keys []string) {
 	for _, key := range keys {
 		s := lt.shard(key)
 		s.Lock()
-		if l, ok := s.held[key]; ok && l.owner == txn {
-			delete(s.held, key)
-			close(l.released)
-		}
+		lt.releaseLocked(s, txn, key)
 		s.Unlock()
 	}
 }
 
-// tryAcquire locks key for txn if it is free, without waiting and without
-// entering the wait-for graph. held reports whether txn holds the lock
-// now; taken whether it took it just now.
-func (lt *LockTable) tryAcquire(txn uint64, pid uint32, key string) (taken, held bool) {
+// releaseLocked drops txn's hold of key; s is key's shard, locked.
+func (lt *LockTable) releaseLocked(s *lockShard, txn uint64, key string) {
+	lt.setStrengthLocked(s, txn, key, 0)
+}
+
+// setStrength weakens txn's hold of key to strength (0: releases it):
+// ROLLBACK TO SAVEPOINT gives back what was taken after the savepoint.
+func (lt *LockTable) setStrength(txn uint64, key string, strength mvcc.Strength) {
 	s := lt.shard(key)
 	s.Lock()
-	defer s.Unlock()
+	lt.setStrengthLocked(s, txn, key, strength)
+	s.Unlock()
+}
+
+func (lt *LockTable) setStrengthLocked(s *lockShard, txn uint64, key string, strength mvcc.Strength) {
 	l, ok := s.held[key]
 	if !ok {
-		if lt.foreignSpan(txn, key) != nil {
-			return false, false
-		}
-		s.held[key] = &lock{owner: txn, pid: pid, released: make(chan struct{})}
-		return true, true
+		return
 	}
-	return false, l.owner == txn
+	for i, h := range l.holders {
+		if h.txn != txn || h.strength <= strength && strength != 0 {
+			continue
+		}
+		if strength == 0 {
+			l.holders = append(l.holders[:i], l.holders[i+1:]...)
+		} else {
+			l.holders[i].strength = strength
+		}
+		close(l.changed)
+		if len(l.holders) == 0 {
+			delete(s.held, key)
+		} else {
+			l.changed = make(chan struct{})
+		}
+		return
+	}
+}
+
+// tryAcquire locks key exclusively for txn if it is free, without waiting
+// and without entering the wait-for graph. held reports whether txn holds
+// the lock now; taken whether it took it just now.
+func (lt *LockTable) tryAcquire(txn uint64, pid uint32, key string) (taken, held bool) {
+	prev, err := lt.acquireStrength(context.Background(), txn, pid, key, mvcc.Update, waitNone)
+	if err != nil {
+		return false, false
+	}
+	return prev == 0, true
 }
 
 // LockInfo is one key lock for pg_locks: held by transaction Txn of
@@ -181,6 +278,9 @@ type LockInfo struct {
 	PID     uint32
 	Granted bool
 	Holder  uint64 // for a waiter: the transaction it waits for
+	// Strength is the row lock's strength held or asked for: FOR UPDATE
+	// for every write, the locking clause's for a SELECT FOR ...
+	Strength mvcc.Strength
 }
 
 // list returns the locks held and awaited now; each shard and the graph
@@ -192,7 +292,9 @@ func (lt *LockTable) list() []LockInfo {
 		s := &lt.shards[i]
 		s.Lock()
 		for k, l := range s.held {
-			out = append(out, LockInfo{Key: k, Txn: l.owner, PID: l.pid, Granted: true})
+			for _, h := range l.holders {
+				out = append(out, LockInfo{Key: k, Txn: h.txn, PID: h.pid, Granted: true, Strength: h.strength})
+			}
 		}
 		s.Unlock()
 	}
@@ -294,9 +396,14 @@ func (lt *LockTable) heldIn(txn uint64, start, end string) (holder uint64, relea
 		s := &lt.shards[i]
 		s.Lock()
 		for k, l := range s.held {
-			if l.owner != txn && k >= start && k < end {
-				s.Unlock()
-				return l.owner, l.released, k
+			if k < start || k >= end {
+				continue
+			}
+			for _, h := range l.holders {
+				if h.txn != txn {
+					s.Unlock()
+					return h.txn, l.changed, k
+				}
 			}
 		}
 		s.Unlock()

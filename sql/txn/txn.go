@@ -9,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // Manager creates transactions on one storage engine.
@@ -52,15 +53,19 @@ type Txn struct {
 	m     *Manager
 	id    uint64
 	batch *storage.Batch
-	keys  []string
+	// keys are the key locks taken or strengthened, in order (heldKey).
+	keys []heldKey
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
 	// pid is the server process ID of the session that runs the
 	// transaction (SetPID), shown with its locks in pg_locks; 0: none.
 	pid uint32
-	// schema is the schema version of each table written (UseSchema).
-	schema map[uint64]string
+	// schema is the schema version of each table written (UseSchema);
+	// ownSchema holds the tables whose schema the transaction changes
+	// itself (OwnSchema), which are not recorded.
+	schema    map[uint64]string
+	ownSchema map[uint64]bool
 	// isolation is the transaction's level; started is set by its first
 	// statement that reads (StartStatement), which fixes a REPEATABLE READ
 	// transaction's snapshot.
@@ -125,8 +130,7 @@ func (t *Txn) RollbackToSavepoint(name string) error {
 	nb.SetReadTimestamp(t.batch.ReadTimestamp())
 	t.retired = append(t.retired, t.batch)
 	t.batch = nb
-	t.m.locks.release(t.id, t.keys[sp.keys:])
-	t.keys = t.keys[:sp.keys]
+	t.giveBackLocks(sp.keys)
 	t.writes.Truncate(sp.writes)
 	t.dropSavepoints(i + 1)
 	return nil
@@ -195,12 +199,32 @@ func (t *Txn) ReadTimestamp() hlc.Timestamp { return t.batch.ReadTimestamp() }
 // version describes it (for example, which indexes it maintains). Commit
 // fails if the manager's schema check finds the table changed since.
 func (t *Txn) UseSchema(id uint64, version string) {
+	if t.ownSchema[id] {
+		return
+	}
 	if t.schema == nil {
 		t.schema = map[uint64]string{}
 	}
 	if _, ok := t.schema[id]; !ok {
 		t.schema[id] = version
 	}
+}
+
+// OwnSchema is for a transaction that changes table id's schema itself
+// (transactional DDL, sql/txnddl.go): the version recorded so far (if
+// any) is returned, for the caller to check against the committed one
+// now, and from now on the table is neither recorded nor checked at
+// commit — its committed version is the one the transaction's own commit
+// installs, and the caller keeps other schema changes off the table until
+// then.
+func (t *Txn) OwnSchema(id uint64) (version string, recorded bool) {
+	if t.ownSchema == nil {
+		t.ownSchema = map[uint64]bool{}
+	}
+	t.ownSchema[id] = true
+	version, recorded = t.schema[id]
+	delete(t.schema, id)
+	return version, recorded
 }
 
 // Begin starts a transaction.
@@ -217,14 +241,10 @@ func (t *Txn) SetPID(pid uint32) { t.pid = pid }
 // Locks lists the key locks held and awaited now (pg_locks).
 func (m *Manager) Locks() []LockInfo { return m.locks.list() }
 
-// Lock takes the exclusive lock of key for the rest of the transaction.
+// Lock takes the exclusive lock of key (FOR UPDATE strength) for the rest
+// of the transaction.
 func (t *Txn) Lock(ctx context.Context, key []byte) error {
-	k := string(key)
-	taken, err := t.m.locks.acquire(ctx, t.id, t.pid, k)
-	if taken {
-		t.keys = append(t.keys, k)
-	}
-	return err
+	return t.LockStrength(ctx, key, mvcc.Update)
 }
 
 // TryLock takes the exclusive lock of key if no other transaction holds
@@ -235,7 +255,7 @@ func (t *Txn) TryLock(key []byte) bool {
 	k := string(key)
 	taken, held := t.m.locks.tryAcquire(t.id, t.pid, k)
 	if taken {
-		t.keys = append(t.keys, k)
+		t.keys = append(t.keys, heldKey{key: k})
 	}
 	return held
 }
@@ -374,8 +394,7 @@ func (t *Txn) finish() {
 		b.Close()
 	}
 	t.retired = nil
-	t.m.locks.release(t.id, t.keys)
-	t.keys = nil
+	t.releaseLocks()
 	for _, unlock := range t.spanUnlocks {
 		unlock()
 	}

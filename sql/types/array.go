@@ -678,9 +678,11 @@ func parseArrayTypeName(name string) (t Type, ok bool, err error) {
 		elem = strings.TrimSpace(name[len("list<") : len(name)-1])
 	case strings.HasPrefix(lower, "_") && len(lower) > 1:
 		et, err := ParseTypeName(name[1:])
-		if err != nil || et.Family == Array || et.IsUserTypeRef() {
+		if err != nil || et.Family == Array {
 			return Type{}, false, nil
 		}
+		// An unresolved name (_mood) is an array of a user-defined type,
+		// which the binder resolves.
 		return ArrayOf(et), true, nil
 	default:
 		return Type{}, false, nil
@@ -688,9 +690,6 @@ func parseArrayTypeName(name string) (t Type, ok bool, err error) {
 	et, err := ParseTypeName(elem)
 	if err != nil {
 		return Type{}, true, err
-	}
-	if et.IsUserTypeRef() {
-		return Type{}, true, sqlerr.NotSupported("arrays of user-defined types (%s)", name)
 	}
 	if et.Family == Array {
 		return et, true, nil

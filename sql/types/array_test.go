@@ -94,7 +94,7 @@ func TestArrayTypeNames(t *testing.T) {
 			t.Errorf("%s: %v %v, want %v", name, got, err, want)
 		}
 	}
-	for _, bad := range []string{"int[x]", "foo[]", "int[", "List<foo>"} {
+	for _, bad := range []string{"int[x]", "int[", "List<no such>"} {
 		if _, err := ParseTypeName(bad); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}

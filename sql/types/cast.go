@@ -160,6 +160,17 @@ func Cast(v Value, t Type) (Value, error) {
 	case t.Family.IsTime():
 		if v.fam.IsTime() {
 			m := v.micros()
+			if v.IsInfiniteTime() {
+				switch t.Family {
+				case Date:
+					return NewDate(m), nil
+				case Datetime:
+					return Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "%s out of range for type Datetime", v.Text())
+				case TimestampTZ:
+					return NewTimestampTZ(m), nil
+				}
+				return NewTimestamp(m), nil
+			}
 			switch t.Family {
 			case Date:
 				return NewDate(floorDiv(m, microsPerDay)), nil
@@ -207,123 +218,31 @@ func castToInt(v Value, f Family) (Value, error) {
 	return Value{}, sqlerr.New(sqlerr.DatatypeMismatch, "cannot cast type %s to %s", T(v.fam).PGName(), T(f).PGName())
 }
 
-// ParseInterval parses an ISO 8601 duration ("PT1H", "P1DT2H30M", "-PT0.5S",
-// "P2W") as YQL writes intervals, or PostgreSQL's interval input ("1 day
-// 02:00:00", "3 hours", "-00:00:01", "90 seconds"). Months and years are not
-// fixed lengths of time and are rejected.
+// ParseInterval parses interval text (ParseIntervalValue) where a
+// length of time is needed (TTL settings, AS OF SYSTEM TIME): days count
+// 24 hours, and years and months, which have no fixed length, are
+// rejected (0A000).
 func ParseInterval(s string) (int64, error) {
-	ts := strings.TrimSpace(s)
-	bad := func() (int64, error) {
-		return 0, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", s)
+	v, err := ParseIntervalValue(s)
+	if err != nil {
+		return 0, err
 	}
-	// PostgreSQL's verbose form: '@ 1 minute', '@ 2 hours ago'.
-	ago := false
-	if rest, ok := strings.CutPrefix(ts, "@"); ok {
-		ts = strings.TrimSpace(rest)
+	months, _, _ := v.IntervalParts()
+	if months != 0 {
+		return 0, monthsNotSupported(s)
 	}
-	if rest, ok := strings.CutSuffix(strings.ToLower(ts), " ago"); ok {
-		ts, ago = strings.TrimSpace(rest), true
+	m, ok := v.IntervalMicros()
+	if !ok {
+		return 0, intervalOverflow()
 	}
-	if ts == "" {
-		return bad()
-	}
-	m, err := parseIntervalNoAgo(ts, bad)
-	if ago {
-		m = -m
-	}
-	return m, err
+	return m, nil
 }
 
-// monthsNotSupported is the error for interval input with years or
-// months: PivotDB's interval is a length of time in microseconds, and a
-// month has no fixed length.
+// monthsNotSupported is the error for an interval with years or months
+// where a fixed length of time is needed.
 func monthsNotSupported(s string) error {
 	return sqlerr.New(sqlerr.FeatureNotSupported,
-		"interval %q is not supported yet: intervals with years or months have no fixed length, and PivotDB's interval counts microseconds", s)
-}
-
-func parseIntervalNoAgo(ts string, bad func() (int64, error)) (int64, error) {
-	if y, m, ok := strings.Cut(ts, "-"); ok && y != "" && !strings.ContainsAny(ts, " :") {
-		// SQL year-month form '1-2'.
-		if _, err1 := strconv.Atoi(y); err1 == nil {
-			if _, err2 := strconv.Atoi(m); err2 == nil {
-				return 0, monthsNotSupported(ts)
-			}
-		}
-	}
-	neg := false
-	iso := ts
-	if strings.HasPrefix(iso, "-") {
-		neg, iso = true, iso[1:]
-	}
-	if strings.HasPrefix(iso, "P") {
-		m, ok := parseISODuration(iso[1:])
-		if !ok {
-			if date, _, _ := strings.Cut(iso[1:], "T"); strings.ContainsAny(date, "YM") {
-				return 0, monthsNotSupported(ts)
-			}
-			return bad()
-		}
-		if neg {
-			m = -m
-		}
-		return m, nil
-	}
-	// PostgreSQL style: a sequence of "<number> <unit>" and hh:mm[:ss].
-	var total float64
-	fields := splitNumberUnits(strings.Fields(strings.ToLower(ts)))
-	if len(fields) == 0 {
-		return bad()
-	}
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if strings.Contains(f, ":") {
-			m, ok := parseClock(f)
-			if !ok {
-				return bad()
-			}
-			total += float64(m)
-			continue
-		}
-		n, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return bad()
-		}
-		unit := "second"
-		if i+1 < len(fields) {
-			unit = fields[i+1]
-			if unit != "ms" && unit != "us" && unit != "s" {
-				unit = strings.TrimSuffix(unit, "s")
-			}
-			i++
-		}
-		var mul float64
-		switch unit {
-		case "year", "yr", "y", "month", "mon", "decade", "dec", "century", "cent", "millennium", "millennia", "millenium", "mil":
-			return 0, monthsNotSupported(ts)
-		case "microsecond", "us", "usec":
-			mul = 1
-		case "millisecond", "ms", "msec":
-			mul = 1e3
-		case "second", "sec", "s":
-			mul = 1e6
-		case "minute", "min":
-			mul = 60e6
-		case "hour", "h", "hr":
-			mul = 3600e6
-		case "day", "d":
-			mul = 86400e6
-		case "week", "w":
-			mul = 7 * 86400e6
-		default:
-			return bad()
-		}
-		total += n * mul
-	}
-	if math.Abs(total) > 9.2e18 {
-		return 0, sqlerr.New(sqlerr.DatetimeFieldOverflow, "interval out of range")
-	}
-	return int64(math.Round(total)), nil
+		"interval %q is not supported here yet: years and months have no fixed length of time", s)
 }
 
 func parseClock(f string) (int64, bool) {
@@ -350,58 +269,6 @@ func parseClock(f string) (int64, bool) {
 		total = -total
 	}
 	return total, true
-}
-
-// parseISODuration parses the part after "P" of an ISO 8601 duration.
-func parseISODuration(s string) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	var total float64
-	inTime := false
-	num := ""
-	seen := false
-	for _, c := range s {
-		switch {
-		case c == 'T':
-			if inTime || num != "" {
-				return 0, false
-			}
-			inTime = true
-		case (c >= '0' && c <= '9') || c == '.':
-			num += string(c)
-		default:
-			if num == "" {
-				return 0, false
-			}
-			n, err := strconv.ParseFloat(num, 64)
-			if err != nil {
-				return 0, false
-			}
-			var mul float64
-			switch {
-			case !inTime && c == 'W':
-				mul = 7 * 86400e6
-			case !inTime && c == 'D':
-				mul = 86400e6
-			case inTime && c == 'H':
-				mul = 3600e6
-			case inTime && c == 'M':
-				mul = 60e6
-			case inTime && c == 'S':
-				mul = 1e6
-			default:
-				return 0, false
-			}
-			total += n * mul
-			num = ""
-			seen = true
-		}
-	}
-	if num != "" || !seen || total > 9.2e18 {
-		return 0, false
-	}
-	return int64(math.Round(total)), true
 }
 
 // castEnum casts to or from an enum: only text converts (an enum value is

@@ -11,8 +11,8 @@ import (
 
 // PostgreSQL's free-form date and timestamp input (DecodeDateTime), for
 // what the ISO layouts of ParseTimestamp do not take: month names
-// ('January 8, 1999', '08-Jan-1999'), numeric dates read month first as
-// DateStyle MDY does ('1/8/1999'), 'yyyymmdd', times with AM/PM, time zone
+// ('January 8, 1999', '08-Jan-1999'), numeric dates read in DateStyle's
+// field order ('1/8/1999': January 8 in MDY, August 1 in DMY), 'yyyymmdd', times with AM/PM, time zone
 // abbreviations and names ('04:05:06 PST', 'America/New_York'), BC, and the
 // special values epoch, now, today, tomorrow and yesterday. The result is
 // microseconds since the epoch in UTC.
@@ -58,18 +58,20 @@ type dtFields struct {
 	offset         int
 	haveZone       bool
 	nums           []string // numbers not yet placed in the date
+	order          uint8    // DateStyle's field order (OrderMDY ...)
 }
 
 // decodeDateTime parses s (already failed the ISO layouts); typ names the
 // type in errors. It returns microseconds since the epoch, UTC.
-func decodeDateTime(s, typ string) (int64, error) {
+func decodeDateTime(s, typ string, order uint8) (int64, error) {
 	bad := sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", typ, s)
 	in := strings.ToLower(strings.TrimSpace(s))
 	switch in {
 	case "epoch":
 		return 0, nil
 	case "infinity", "+infinity", "-infinity":
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s value %q is not supported yet", typ, in)
+		m, _ := parseInfinity(in)
+		return m, nil
 	case "now":
 		return Now().UnixMicro(), nil
 	case "today", "tomorrow", "yesterday":
@@ -77,7 +79,7 @@ func decodeDateTime(s, typ string) (int64, error) {
 		d += map[string]int64{"today": 0, "tomorrow": 1, "yesterday": -1}[in]
 		return d * microsPerDay, nil
 	}
-	var f dtFields
+	f := dtFields{order: order}
 	// Fields are separated by spaces and commas; a 'T' between a date and
 	// a time (ISO 8601) separates too.
 	fields := strings.FieldsFunc(in, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
@@ -217,9 +219,14 @@ func (f *dtFields) dateParts(parts []string) error {
 	for i, p := range parts {
 		n[i], _ = strconv.Atoi(p)
 	}
-	if len(parts[0]) >= 3 {
+	switch {
+	case len(parts[0]) >= 3:
 		f.year, f.month, f.day = n[0], time.Month(n[1]), n[2] // y-m-d
-	} else {
+	case f.order == OrderDMY:
+		f.day, f.month, f.year = n[0], time.Month(n[1]), fixYear(parts[2], n[2])
+	case f.order == OrderYMD:
+		f.year, f.month, f.day = fixYear(parts[0], n[0]), time.Month(n[1]), n[2]
+	default:
 		f.month, f.day, f.year = time.Month(n[0]), n[1], fixYear(parts[2], n[2]) // MDY
 	}
 	return nil
@@ -330,4 +337,56 @@ func (f *dtFields) zoneOffset(tok string) error {
 	}
 	f.offset, f.haveZone = sign*(h*3600+m*60), true
 	return nil
+}
+
+// ParseTextOrder is ParseText with DateStyle's field order for dates and
+// timestamps ('01/02/03'); a timestamptz without an offset is UTC here
+// (ParseTimestampInOrder takes a zone).
+func ParseTextOrder(t Type, s string, order uint8) (Value, error) {
+	if order == OrderMDY {
+		return ParseText(t, s)
+	}
+	switch t.Family {
+	case Date:
+		d, err := parseDate(s, order)
+		if err != nil {
+			return Value{}, err
+		}
+		return NewDate(d), nil
+	case Datetime, Timestamp, TimestampTZ:
+		if _, inf := parseInfinity(s); inf && t.Family == Datetime {
+			return ParseText(t, s)
+		}
+		m, err := parseTimestamp(s, order)
+		if err != nil {
+			return Value{}, err
+		}
+		switch t.Family {
+		case Datetime:
+			return NewDatetime(floorDiv(m, 1e6)), nil
+		case TimestampTZ:
+			return NewTimestampTZ(m), nil
+		}
+		return NewTimestamp(m), nil
+	}
+	return ParseText(t, s)
+}
+
+// OrderDependent reports whether text s means different values of type t
+// (a date or timestamp) in different DateStyle field orders: such a
+// literal is parsed when the statement runs, in the session's order.
+func OrderDependent(t Type, s string) bool {
+	switch t.Family {
+	case Date, Datetime, Timestamp, TimestampTZ:
+	default:
+		return false
+	}
+	a, errA := ParseTextOrder(t, s, OrderMDY)
+	for _, o := range []uint8{OrderDMY, OrderYMD} {
+		b, errB := ParseTextOrder(t, s, o)
+		if (errA == nil) != (errB == nil) || errA == nil && a.i != b.i {
+			return true
+		}
+	}
+	return false
 }

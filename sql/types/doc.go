@@ -15,10 +15,14 @@
 //	String, Utf8, Json        s (String is raw bytes kept in a Go string;
 //	                          a char(n) value, Utf8 of a Type with Blank,
 //	                          is kept padded to n: bpchar.go)
-//	Date                      i = days since 1970-01-01
+//	Date                      i = days since 1970-01-01 (±infinity:
+//	                          the extreme int64s, infinity.go)
 //	Datetime                  i = seconds since 1970-01-01 00:00:00 UTC
 //	Timestamp                 i = microseconds since 1970-01-01 00:00:00 UTC
-//	Interval                  i = microseconds (signed)
+//	                          (±infinity as for Date)
+//	Interval                  i = microseconds (signed); s = "" or, when
+//	                          months or days are not zero, 8 bytes of
+//	                          months and days (interval.go)
 //	Array                     a (*arrayData: element type, dimensions,
 //	                          lower bounds, elements row-major; array.go)
 //	Enum                      s = label, i = float64 bits of its sort
@@ -35,7 +39,25 @@
 // enum values by position, and storage keeps positions, which never change,
 // so ALTER TYPE rewrites no rows. A type name ParseTypeName does not know
 // is an unresolved reference (an EnumDef with only a name) that the binder
-// resolves against the catalog.
+// resolves against the catalog, also as an array element type (mood[],
+// _mood). An enum's OID is EnumOIDBase + its id, its array type's
+// EnumArrayOIDBase + its id.
+//
+// PostgreSQL's interval keeps months, days and microseconds apart;
+// YQL's Interval is the same family with months and days zero, so YQL's
+// semantics (a length in microseconds) hold unchanged. Intervals compare,
+// group and key by their span with 30-day months (interval.go).
+//
+// A date, time or interval Value also carries a Style (style.go): the
+// session's DateStyle and IntervalStyle, set at output (WithStyle) and
+// read only by Text, like a timestamptz's zone (InZone). The zero Style
+// is PostgreSQL's default, ISO, MDY and postgres. Input reads numeric
+// dates in a field order (ParseTextOrder) and a leading minus of an
+// interval under sql_standard (ParseIntervalStyle); ParseText is MDY and
+// postgres.
+//
+// Debugging: Value.String prints a value with its family's text;
+// IntervalParts shows an interval's three fields.
 //
 // Values are immutable; sharing them between rows and goroutines is safe.
 package types

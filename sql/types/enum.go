@@ -47,6 +47,14 @@ const EnumOIDBase = 1 << 30
 // OID is the enum's PostgreSQL type OID.
 func (d *EnumDef) OID() uint32 { return uint32(EnumOIDBase + d.ID) }
 
+// EnumArrayOIDBase is added to an enum's catalog id to form the OID of
+// its array type (_mood): a range of its own below the SQL functions'
+// (5<<28, sql/pgcatalog).
+const EnumArrayOIDBase = 9 << 27
+
+// ArrayOID is the OID of the enum's array type.
+func (d *EnumDef) ArrayOID() uint32 { return uint32(EnumArrayOIDBase + d.ID) }
+
 // Resolved reports whether d is a real definition, not just a name.
 func (d *EnumDef) Resolved() bool { return d != nil && d.ID != 0 }
 

@@ -76,8 +76,8 @@ func TestNextEnumSort(t *testing.T) {
 	}
 }
 
-// Names the parser does not know are unresolved user-type references;
-// arrays of them are not supported.
+// Names the parser does not know are unresolved user-type references,
+// also as array elements (the binder resolves them).
 func TestUserTypeRef(t *testing.T) {
 	for _, name := range []string{"mood", "public.mood", "Mood"} {
 		got, err := ParseTypeName(name)
@@ -85,8 +85,11 @@ func TestUserTypeRef(t *testing.T) {
 			t.Errorf("%s: %v %v", name, got, err)
 		}
 	}
-	if _, err := ParseTypeName("mood[]"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
-		t.Errorf("mood[]: %v", err)
+	for _, name := range []string{"mood[]", "_mood", "List<mood>", "mood array"} {
+		got, err := ParseTypeName(name)
+		if err != nil || got.Family != Array || !got.ElemType().IsUserTypeRef() || got.Enum.Name != "mood" {
+			t.Errorf("%s: %v %v", name, got, err)
+		}
 	}
 	if _, err := ParseTypeName("no such"); sqlerr.Code(err) != sqlerr.UndefinedObject {
 		t.Errorf("two words: %v", err)

@@ -234,6 +234,9 @@ const (
 func (t Type) OID() uint32 {
 	switch t.Family {
 	case Array:
+		if t.Elem == Enum && t.Enum.Resolved() {
+			return t.Enum.ArrayOID()
+		}
 		return ArrayOID(t.ElemType().OID())
 	case Enum:
 		if t.Enum.Resolved() {

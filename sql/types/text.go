@@ -39,15 +39,21 @@ func (v Value) Text() string {
 	case Utf8, Json, Unknown, Enum:
 		return v.s
 	case Date:
-		return FormatDate(v.i)
+		if inf, ok := infinityText(v.i); ok {
+			return inf
+		}
+		return formatDateStyled(time.Unix(v.i*86400, 0).UTC(), v.st)
 	case Datetime:
-		return FormatTimestamp(v.i * 1e6)
+		return formatTimestampStyledMicros(v.i*1e6, time.UTC, v.st, false)
 	case Timestamp:
-		return FormatTimestamp(v.i)
+		if inf, ok := infinityText(v.i); ok {
+			return inf
+		}
+		return formatTimestampStyledMicros(v.i, time.UTC, v.st, false)
 	case TimestampTZ:
 		return v.formatTimestampTZ()
 	case Interval:
-		return FormatInterval(v.i)
+		return FormatIntervalStyle(v, v.intervalStyle())
 	case Uuid:
 		return formatUuid(v.s)
 	case Array:
@@ -99,23 +105,16 @@ func formatFloat(f float64, bits int) string {
 const microsPerDay = 86400 * 1e6
 
 // FormatDate prints days since the epoch as YYYY-MM-DD.
-func FormatDate(days int64) string {
-	t := time.Unix(days*86400, 0).UTC()
-	return formatYear(t.Year()) + t.Format("-01-02") + bcSuffix(t.Year())
-}
+func FormatDate(days int64) string { return NewDate(days).Text() }
 
 // FormatTimestamp prints microseconds since the epoch as
 // "YYYY-MM-DD HH:MM:SS[.ffffff]" with trailing zeros of the fraction removed.
-func FormatTimestamp(micros int64) string {
+func FormatTimestamp(micros int64) string { return NewTimestamp(micros).Text() }
+
+// formatTimestampStyledMicros prints microseconds since the epoch in loc.
+func formatTimestampStyledMicros(micros int64, loc *time.Location, st Style, withZone bool) string {
 	secs := floorDiv(micros, 1e6)
-	frac := micros - secs*1e6
-	t := time.Unix(secs, 0).UTC()
-	s := formatYear(t.Year()) + t.Format("-01-02 15:04:05")
-	if frac != 0 {
-		fs := fmt.Sprintf("%06d", frac)
-		s += "." + strings.TrimRight(fs, "0")
-	}
-	return s + bcSuffix(t.Year())
+	return formatTimestampStyled(time.Unix(secs, 0).In(loc), micros-secs*1e6, st, withZone)
 }
 
 func formatYear(y int) string {
@@ -140,42 +139,10 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// FormatInterval prints an interval in PostgreSQL's "postgres" style:
-// "1 day 02:03:04.5", "-00:00:01", "00:00:00".
+// FormatInterval prints an interval of microseconds in PostgreSQL's
+// "postgres" style: "02:03:04.5", "-00:00:01", "00:00:00".
 func FormatInterval(micros int64) string {
-	neg := micros < 0
-	u := uint64(micros)
-	if neg {
-		u = uint64(-micros)
-	}
-	days := u / uint64(microsPerDay)
-	rest := u % uint64(microsPerDay)
-	var b strings.Builder
-	if days > 0 {
-		if neg {
-			b.WriteByte('-')
-		}
-		fmt.Fprintf(&b, "%d day", days)
-		if days != 1 {
-			b.WriteByte('s')
-		}
-		if rest == 0 {
-			return b.String()
-		}
-		b.WriteByte(' ')
-	}
-	if neg {
-		b.WriteByte('-')
-	}
-	h := rest / 3600e6
-	m := rest / 60e6 % 60
-	s := rest / 1e6 % 60
-	frac := rest % 1e6
-	fmt.Fprintf(&b, "%02d:%02d:%02d", h, m, s)
-	if frac != 0 {
-		b.WriteString("." + strings.TrimRight(fmt.Sprintf("%06d", frac), "0"))
-	}
-	return b.String()
+	return FormatIntervalStyle(NewInterval(micros), IntervalPostgres)
 }
 
 // ParseText converts text (a string literal, a text-format parameter, a cast
@@ -279,6 +246,9 @@ func ParseText(t Type, s string) (Value, error) {
 		}
 		return NewDate(days), nil
 	case Datetime:
+		if _, inf := parseInfinity(s); inf {
+			return Value{}, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type Datetime: %q", s)
+		}
 		m, err := ParseTimestamp(s)
 		if err != nil {
 			return Value{}, err
@@ -300,11 +270,7 @@ func ParseText(t Type, s string) (Value, error) {
 		}
 		return NewTimestampTZ(m), nil
 	case Interval:
-		m, err := ParseInterval(s)
-		if err != nil {
-			return Value{}, err
-		}
-		return NewInterval(m), nil
+		return ParseIntervalValue(s)
 	}
 	return Value{}, sqlerr.New(sqlerr.InternalError, "types: no text input for %v", t)
 }
@@ -351,14 +317,19 @@ func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // ParseDate parses YYYY-MM-DD (optionally followed by a time, which must be
 // midnight-free of meaning and is ignored as PostgreSQL's date input does).
-func ParseDate(s string) (int64, error) {
+func ParseDate(s string) (int64, error) { return parseDate(s, OrderMDY) }
+
+func parseDate(s string, order uint8) (int64, error) {
+	if d, ok := parseInfinity(s); ok {
+		return d, nil // ±infinity in days too (infinity.go)
+	}
 	ts := strings.TrimSpace(s)
-	if len(ts) > 10 && (ts[10] == ' ' || ts[10] == 'T') {
-		ts = ts[:10]
+	if len(ts) > 10 && (ts[10] == ' ' || ts[10] == 'T') && !strings.Contains(strings.ToLower(ts[10:]), "bc") {
+		ts = ts[:10] // the time of day does not change the date
 	}
 	t, err := time.Parse("2006-01-02", ts)
 	if err != nil {
-		m, err := decodeDateTime(s, "date")
+		m, err := decodeDateTime(s, "date", order)
 		if err != nil {
 			return 0, err
 		}
@@ -382,7 +353,9 @@ var timestampLayouts = []string{
 
 // ParseTimestamp parses an ISO 8601 / PostgreSQL timestamp. A zone offset or
 // Z converts the time to UTC; without one the time is taken as UTC.
-func ParseTimestamp(s string) (int64, error) {
+func ParseTimestamp(s string) (int64, error) { return parseTimestamp(s, OrderMDY) }
+
+func parseTimestamp(s string, order uint8) (int64, error) {
 	ts := strings.TrimSpace(s)
 	if strings.HasSuffix(ts, " UTC") || strings.HasSuffix(ts, "+00") && !strings.Contains(ts[len(ts)-4:], ":") {
 		ts = strings.TrimSuffix(ts, " UTC")
@@ -395,5 +368,5 @@ func ParseTimestamp(s string) (int64, error) {
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return decodeDateTime(s, "timestamp")
+	return decodeDateTime(s, "timestamp", order)
 }

@@ -1,7 +1,6 @@
 package types
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,27 +112,19 @@ func loadZone(name string) (*time.Location, error) {
 // in zone loc: "2024-01-01 12:00:00.5+01", "+05:30" for a zone off by
 // minutes.
 func FormatTimestampTZ(micros int64, loc *time.Location) string {
-	secs := floorDiv(micros, 1e6)
-	frac := micros - secs*1e6
-	t := time.Unix(secs, 0).In(loc)
-	s := formatYear(t.Year()) + t.Format("-01-02 15:04:05")
-	if frac != 0 {
-		fs := fmt.Sprintf("%06d", frac)
-		s += "." + strings.TrimRight(fs, "0")
+	return formatTimestampTZStyled(micros, loc, 0)
+}
+
+// FormatTimestampTZStyle is FormatTimestampTZ in a DateStyle.
+func FormatTimestampTZStyle(micros int64, loc *time.Location, st Style) string {
+	return formatTimestampTZStyled(micros, loc, st)
+}
+
+func formatTimestampTZStyled(micros int64, loc *time.Location, st Style) string {
+	if inf, ok := infinityText(micros); ok {
+		return inf
 	}
-	_, off := t.Zone()
-	sign := byte('+')
-	if off < 0 {
-		sign, off = '-', -off
-	}
-	s += fmt.Sprintf("%c%02d", sign, off/3600)
-	if rest := off % 3600; rest != 0 {
-		s += fmt.Sprintf(":%02d", rest/60)
-		if rest%60 != 0 {
-			s += fmt.Sprintf(":%02d", rest%60)
-		}
-	}
-	return s + bcSuffix(t.Year())
+	return formatTimestampStyledMicros(micros, loc, st, true)
 }
 
 // formatTimestampTZ is Text of a TimestampTZ value.
@@ -142,16 +133,21 @@ func (v Value) formatTimestampTZ() string {
 	if err != nil {
 		loc = time.UTC
 	}
-	return FormatTimestampTZ(v.i, loc)
+	return formatTimestampTZStyled(v.i, loc, v.st)
 }
 
 // ParseTimestampIn parses timestamp text; a time without a zone offset is
 // the wall-clock time in loc (the session's TimeZone, for timestamptz
 // input), one with an offset is that instant.
 func ParseTimestampIn(s string, loc *time.Location) (int64, error) {
+	return ParseTimestampInOrder(s, loc, OrderMDY)
+}
+
+// ParseTimestampInOrder is ParseTimestampIn with DateStyle's field order.
+func ParseTimestampInOrder(s string, loc *time.Location, order uint8) (int64, error) {
 	ts := strings.TrimSpace(s)
 	if strings.HasSuffix(ts, " UTC") {
-		return ParseTimestamp(ts)
+		return parseTimestamp(ts, order)
 	}
 	for _, layout := range timestampLayouts {
 		if strings.Contains(layout, "Z07") {
@@ -164,7 +160,7 @@ func ParseTimestampIn(s string, loc *time.Location) (int64, error) {
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return ParseTimestamp(ts)
+	return parseTimestamp(ts, order)
 }
 
 // WallMicros converts an instant to the wall-clock time it is in loc,

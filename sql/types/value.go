@@ -14,6 +14,7 @@ import (
 // Value is one SQL datum. The zero Value is NULL.
 type Value struct {
 	fam Family
+	st  Style // how a date, time or interval prints (style.go); in padding
 	i   int64 // also a Float's or Double's IEEE bits (fl), to keep Value small
 	s   string
 	d   *apd.Decimal
@@ -77,7 +78,8 @@ func NewDatetime(secs int64) Value { return Value{fam: Datetime, i: secs} }
 // NewTimestamp returns a Timestamp value, microseconds since the Unix epoch.
 func NewTimestamp(micros int64) Value { return Value{fam: Timestamp, i: micros} }
 
-// NewInterval returns an Interval value in microseconds.
+// NewInterval returns an Interval value of microseconds (no months or
+// days: YQL's Interval; NewIntervalParts makes PostgreSQL's).
 func NewInterval(micros int64) Value { return Value{fam: Interval, i: micros} }
 
 // NewUnknown returns an untyped string literal: its type is decided by the
@@ -141,6 +143,9 @@ func Compare(a, b Value) int {
 		if a.fam == Enum {
 			return compareFloat(a.fl(), b.fl())
 		}
+		if a.fam == Interval {
+			return compareIntervals(a, b)
+		}
 		return compareSame(a, b)
 	}
 	an, bn := a.fam.IsNumeric() || a.fam == Bool, b.fam.IsNumeric() || b.fam == Bool
@@ -162,6 +167,9 @@ func Compare(a, b Value) int {
 func (v Value) micros() int64 {
 	switch v.fam {
 	case Date:
+		if IsInfinite(v.i) {
+			return v.i // ±infinity maps to itself (infinity.go)
+		}
 		return v.i * 86400 * 1e6
 	case Datetime:
 		return v.i * 1e6
@@ -310,6 +318,12 @@ func AppendGroupKey(buf []byte, v Value) []byte {
 	case v.fam == Uuid:
 		buf = append(buf, 6)
 		return append(buf, v.s...)
+	case v.fam == Interval:
+		// The span, as compareIntervals orders: '1 day' = '24 hours'.
+		days, rest := v.IntervalSpan()
+		buf = append(buf, 7)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(days))
+		return binary.BigEndian.AppendUint64(buf, uint64(rest))
 	case v.fam.IsTime():
 		buf = append(buf, 4)
 		m := v.micros()

@@ -1,0 +1,73 @@
+package catalog
+
+import (
+	"github.com/pivotdb/pivotdb/storage/hlc"
+)
+
+// The catalog's versions (doc.go, "Versions"): every installed snapshot is
+// a generation tagged with the commit timestamp of the schema change that
+// made it, installed before any read at or above that timestamp can start
+// (storage.Batch.OnCommitted). A statement reads the generation of its
+// read timestamp (At), so it sees the schema and the rows of a schema
+// change together or neither. Generations are kept in memory only, the
+// last maxGenerations of them: older read timestamps get the oldest one
+// kept (the catalog's records on disk are its newest version).
+
+// maxGenerations bounds the generations kept. Each shares its descriptors
+// with the others; only the maps are its own.
+const maxGenerations = 32
+
+// generation is a snapshot and the timestamp from which it is current.
+type generation struct {
+	ts   hlc.Timestamp
+	snap *Snapshot
+}
+
+// setCurrent installs snap as the current snapshot from ts on. Timestamps
+// only grow: a change installed without one (background work, startup)
+// counts from the previous generation's. Call with c.current locked.
+func (c *Catalog) setCurrent(snap *Snapshot, ts hlc.Timestamp) {
+	c.current.snap = snap
+	if n := len(c.gens); n > 0 && ts.Less(c.gens[n-1].ts) {
+		ts = c.gens[n-1].ts
+	}
+	if n := len(c.gens); n > 0 && c.gens[n-1].ts == ts {
+		c.gens[n-1].snap = snap
+		return
+	}
+	c.gens = append(c.gens, generation{ts: ts, snap: snap})
+	if len(c.gens) > maxGenerations {
+		c.gens = append(c.gens[:0], c.gens[len(c.gens)-maxGenerations:]...)
+	}
+}
+
+// At returns the snapshot as of read timestamp ts: the newest generation
+// installed at or below it. exact is false when ts is older than every
+// generation kept (a long REPEATABLE READ transaction, a historical read
+// further back than the server's start or maxGenerations schema changes):
+// the oldest kept is returned then.
+func (c *Catalog) At(ts hlc.Timestamp) (snap *Snapshot, exact bool) {
+	c.current.RLock()
+	defer c.current.RUnlock()
+	for i := len(c.gens) - 1; i >= 0; i-- {
+		if c.gens[i].ts.LessEq(ts) {
+			return c.gens[i].snap, true
+		}
+	}
+	if len(c.gens) == 0 {
+		return c.current.snap, true
+	}
+	return c.gens[0].snap, false
+}
+
+// InstallAt is Install for a change whose batch committed at ts (call it
+// from the batch's OnCommitted).
+func (ch *Change) InstallAt(ts hlc.Timestamp) {
+	if ch.base != nil {
+		panic("catalog: Install of a transaction's pending change (use Catalog.Apply)")
+	}
+	ch.c.current.Lock()
+	ch.c.setCurrent(ch.snap, ts)
+	ch.c.current.Unlock()
+	ch.c.mu.Unlock()
+}
