@@ -571,24 +571,31 @@ func (s *Session) onError() {
 	}
 }
 
-// reader is what a statement reads: the open transaction's view, or the
-// committed data of the statement's snapshot.
-func (s *Session) reader() storage.Reader {
+// reader is what a query reads: the open transaction's view, or the
+// committed data of the statement's snapshot; concurrent is set when
+// several iterators may read it at once (parallel scans).
+func (s *Session) reader() (r storage.Reader, concurrent bool) {
 	if s.readView != nil {
-		return s.readView
+		return s.readView, s.txn == nil
 	}
 	if s.txnAsOf != nil && s.snap != nil {
 		// A block AS OF SYSTEM TIME is read-only: it has no writes of its
 		// own, and reads the historical view (session_asof.go).
-		return s.snap
+		return s.snap, false
 	}
 	if s.txn != nil {
-		return s.txn.Reader()
+		// A transaction that has written nothing reads its snapshot, which
+		// parallel scans may share (at REPEATABLE READ and SERIALIZABLE a
+		// protocol cycle's query begins one: session_retry.go).
+		if v, ok := s.txn.CleanView(); ok {
+			return v, true
+		}
+		return s.txn.Reader(), false
 	}
 	if s.snap != nil {
-		return s.snap
+		return s.snap, true
 	}
-	return s.e.storage
+	return s.e.storage, true
 }
 
 // prepareCatalog sets the catalog a statement is prepared against: the

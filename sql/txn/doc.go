@@ -36,13 +36,15 @@
 //
 // SERIALIZABLE (readspans.go) is REPEATABLE READ plus CockroachDB's read
 // refresh: every read of the transaction is recorded as a key or a span
-// (through Reader, LatestReader, Get and NewReadView; coalesced, condensed
-// past maxReadSpanBytes), and its commit checks, atomically with respect
-// to every commit below its commit timestamp (storage.Batch.SetCommitCheck
-// waits for those in flight), that no version landed in those spans
-// between its read timestamp and its commit timestamp: 40001 "could not
-// serialize access due to read/write dependencies among transactions"
-// otherwise. A transaction with nothing to commit is serialized at its
+// (through Reader, LatestReader, Get, NewReadView and CleanView; coalesced,
+// condensed past maxReadSpanBytes), and its commit checks, atomically with
+// respect to every commit below its commit timestamp
+// (storage.Batch.SetCommitCheck: the store plus the keys of the commits
+// below still in flight, which record them while a SERIALIZABLE
+// transaction is open, storage.Engine.Refreshing), that no version landed
+// in those spans between its read timestamp and its commit timestamp:
+// 40001 "could not serialize access due to read/write dependencies among
+// transactions" otherwise. A transaction with nothing to commit is serialized at its
 // read timestamp and never fails. To debug a refresh failure, the error's
 // detail names the key; Txn.ReadSpans lists what a transaction recorded.
 //

@@ -73,8 +73,10 @@ type Txn struct {
 	// transaction's snapshot.
 	isolation Isolation
 	started   bool
-	// reads are the spans a SERIALIZABLE transaction read (readspans.go).
-	reads readSpans
+	// reads are the spans a SERIALIZABLE transaction read (readspans.go);
+	// refreshDone ends its registration as one that may refresh.
+	reads       readSpans
+	refreshDone func()
 	// savepoints are the open savepoints, oldest first; retired holds
 	// batches replaced by ROLLBACK TO SAVEPOINT, which readers made
 	// earlier (cursors) may still use until the transaction ends.
@@ -171,7 +173,10 @@ const (
 
 // SetIsolation sets the transaction's isolation level, before its first
 // statement reads.
-func (t *Txn) SetIsolation(level Isolation) { t.isolation = level }
+func (t *Txn) SetIsolation(level Isolation) {
+	t.isolation = level
+	t.setRefreshing()
+}
 
 // Isolation returns the transaction's isolation level.
 func (t *Txn) Isolation() Isolation { return t.isolation }
@@ -381,6 +386,10 @@ func (t *Txn) Rollback() {
 
 func (t *Txn) finish() {
 	t.done = true
+	if t.refreshDone != nil {
+		t.refreshDone()
+		t.refreshDone = nil
+	}
 	t.dropSavepoints(0)
 	t.batch.Close()
 	for _, b := range t.retired {
