@@ -742,6 +742,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 				r.emit(k, SequenceFuncPrefix+name)
 				continue
 			}
+			if to := sampleAggs[strings.ToLower(s.text(k))]; k == call-1 && s.isKind(k, tkIdent) && to != "" {
+				// PostgreSQL's stddev and variance are the sample ones;
+				// TiDB would read MySQL's population ones.
+				r.emit(k, to)
+				continue
+			}
 			if k == call-1 && s.isWord(k, "cardinality") {
 				// A TiDB keyword; quoted it is a plain function name.
 				r.emit(k, "`cardinality`")
