@@ -48,6 +48,28 @@ func (s *stmtToks) setItemAt(i int) bool {
 	return false
 }
 
+// insertColumnAt reports whether the operand at i is in the column list of
+// an INSERT (INSERT INTO [schema.]t (a[1], ...)).
+func (s *stmtToks) insertColumnAt(i int) bool {
+	if !s.isWord(0, "insert") {
+		return false
+	}
+	depth := 0
+	for k := i - 1; k >= 0; k-- {
+		switch {
+		case s.isOp(k, ")"):
+			depth++
+		case s.isOp(k, "("):
+			if depth > 0 {
+				depth--
+				continue
+			}
+			return !s.queryAt(k) && (s.isWord(k-2, "into") || s.isOp(k-2, ".") && s.isWord(k-4, "into"))
+		}
+	}
+	return false
+}
+
 // arrayAssign emits the SET item whose column is [i, bodyEnd), with the
 // subscripts subs ('[', ':' or -1, ']' tokens) and "=" at eq, and returns
 // the index after its value: the next comma of the SET list, or the
