@@ -52,6 +52,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.dropTables(ctx, st)
 	case *bind.Truncate:
 		return s.truncate(ctx, st)
+	case *bind.Lock:
+		return s.runLock(ctx, st)
 	case *bind.Vacuum:
 		return s.vacuum(ctx, st)
 	case *bind.CreateSequence:

@@ -202,7 +202,8 @@ func (a *binder) inlineFunction(outer *expr.Builder, f *catalog.Function, args [
 		}
 	}
 	b := &expr.Builder{Scope: &scope{}, ParamIndex: stmts[0].ParamIndex, Types: a.resolveType,
-		StrictDivision: f.Dialect == sessionvars.DialectPostgreSQL, Mem: a.env.Mem, Funcs: outer.Funcs}
+		StrictDivision: f.Dialect == sessionvars.DialectPostgreSQL, IntegerDateDiff: f.Dialect == sessionvars.DialectPostgreSQL,
+		Mem: a.env.Mem, Funcs: outer.Funcs}
 	b.Replace = func(n ast.ExprNode) (expr.Expr, bool, error) {
 		switch n := n.(type) {
 		case *test_driver.ParamMarkerExpr:

@@ -61,6 +61,20 @@
 // Manager.Locks gives pg_locks its rows; a wait also marks the session's
 // activity.Backend (from the statement's context) as waiting on Lock.
 //
+// Table locks (tablelocks.go, TableLocks) are separate from the key
+// locks: PostgreSQL's eight relation lock modes with its conflict table,
+// held by an owner (a transaction ID, or Manager.NewOwner for a statement
+// outside one) until Release or ReleaseTo (a savepoint's mark). Waiters
+// queue first come, first served, and wait through the key locks' wait
+// (LockTable.wait) on a channel that closes whenever the table's locks
+// change, so they share its wait-for graph, lock_timeout and activity
+// marking; before each wait every conflicting holder is checked for a
+// cycle, since the graph keeps one edge per waiter. A request marked DDL
+// ignores the holders' implicit (read/write) locks (see LockRequest). The
+// table lock waiters also sit in the key locks' waiting list under a key
+// no table has (relKey); pg_locks lists them as relation locks
+// (RelFromKey), not as key waits.
+//
 // Commit writes the batch with one synced Pebble commit: all of a
 // transaction's writes, across every table and shard, become visible and
 // durable together or not at all, as versions at one commit timestamp, so

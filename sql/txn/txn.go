@@ -17,6 +17,7 @@ type Manager struct {
 	eng    *storage.Engine
 	shards *partition.Manager
 	locks  *LockTable
+	tables *TableLocks // table locks (tablelocks.go)
 	nextID atomic.Uint64
 	// gate orders commits against schema changes that must see every
 	// committed write of a table, such as the backfill of CREATE INDEX:
@@ -42,7 +43,8 @@ func (m *Manager) LockSchema() (unlock func()) {
 // NewManager returns a transaction manager for eng. Commits go through the
 // shard manager, which adds each shard's statistics deltas to the commit.
 func NewManager(eng *storage.Engine, shards *partition.Manager) *Manager {
-	return &Manager{eng: eng, shards: shards, locks: NewLockTable()}
+	lt := NewLockTable()
+	return &Manager{eng: eng, shards: shards, locks: lt, tables: newTableLocks(lt)}
 }
 
 // Engine returns the storage engine.
