@@ -123,6 +123,9 @@ type binder struct {
 	viewDepth int
 	// funcDepth counts the SQL functions being inlined (function.go).
 	funcDepth int
+	// fnArgs, while a set-returning function's body is planned, are its
+	// arguments (setfunc.go).
+	fnArgs *setFuncArgs
 
 	// outer holds the queries enclosing the subquery being planned
 	// (subquery.go); hiddenBase and hiddenN number the parameters that
@@ -315,7 +318,10 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
-		StrictDivision: a.pg(), Types: a.resolveType}
+		StrictDivision: a.pg(), IntegerDateDiff: a.pg(), Types: a.resolveType}
+	if a.fnArgs != nil {
+		b.Replace = a.fnArgs.replace(a, sc, b.Replace)
+	}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		if e, ok, err := a.userFunction(b, name, args); ok || err != nil {
@@ -360,7 +366,8 @@ func (a *binder) paramNumber(n ast.ExprNode) int {
 // declared one.
 func (a *binder) hintParam(n ast.ExprNode, t types.Type) {
 	k := a.paramNumber(n)
-	if k == 0 {
+	if k == 0 || a.fnArgs != nil {
+		// (In a function's body $n is an argument, not the statement's.)
 		return
 	}
 	for len(a.params) < k {

@@ -268,6 +268,16 @@ const (
 	NullsLastFunc  = "pivot_nulls_last"
 )
 
+// TableFunc is the dialect front's spelling of a function call in FROM
+// other than generate_series and unnest: the derived table (SELECT
+// pivot_table_func(f(args))), which the binder plans as the function's
+// rows (bind/setfunc.go).
+const TableFunc = "pivot_table_func"
+
+// reservedTableWord are words that may follow FROM or JOIN with a "("
+// without being a function call.
+var reservedTableWord = map[string]bool{"lateral": true, "select": true, "values": true, "only": true, "table": true}
+
 // fromFuncAfter are the words after which a function call is a table
 // function.
 var fromFuncAfter = map[string]bool{"from": true, "join": true, "lateral": true}
@@ -364,6 +374,28 @@ func (r *rewriter) item(i, hi int) (int, error) {
 				return 0, err
 			}
 			r.syn(")", int(s.match[open]), true, false)
+			if aliased {
+				return r.derivedColumns(end, hi)
+			}
+			return end, nil
+		case s.tableFuncAt(i) && s.isKind(i, tkIdent) && !reservedTableWord[strings.ToLower(s.text(i))] &&
+			s.isOp(i+1, "(") && int(s.match[i+1]) < hi && !s.queryAt(i+1):
+			// Another function in FROM (a SQL function of the database):
+			// (SELECT pivot_table_func(f(...))), planned by the binder
+			// (bind/setfunc.go).
+			end := int(s.match[i+1]) + 1
+			aliased := s.derivedColumnsAt(end, hi) > 0
+			if aliased && !s.isWord(i-1, "lateral") {
+				r.syn("LATERAL", i, false, false)
+			}
+			r.syn("(SELECT "+TableFunc+"(", i, false, true)
+			// Quoted: the name may be a word TiDB reserves (topn).
+			r.emit(i, backquote(s.text(i)))
+			if err := r.group(i + 1); err != nil {
+				return 0, err
+			}
+			r.syn("))", end-1, true, false)
+			r.lastTok = end - 1
 			if aliased {
 				return r.derivedColumns(end, hi)
 			}

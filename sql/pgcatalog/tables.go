@@ -379,8 +379,12 @@ var pgCatalogTables = []*Table{
 			if len(names) > 0 {
 				argNames = "{" + strings.Join(names, ",") + "}"
 			}
-			out = append(out, row(pgProcCols, userFunctionOID(f), f.Name, oidPublic, v.roleOIDOf(f.OwnerName()), 14, 100.0, 0.0, 0, 0,
-				"f", false, false, f.Strict, false, f.Volatility, "u", len(f.Args), 0, typeOID(f.Returns),
+			rows := 0.0
+			if f.SetOf {
+				rows = 1000 // PostgreSQL's default estimate for a set-returning function
+			}
+			out = append(out, row(pgProcCols, userFunctionOID(f), f.Name, oidPublic, v.roleOIDOf(f.OwnerName()), 14, 100.0, rows, 0, 0,
+				"f", false, false, f.Strict, f.SetOf, f.Volatility, "u", len(f.Args), 0, typeOID(f.Returns),
 				strings.Join(argTypes, " "), nil, nil, argNames, nil, nil, f.Body, nil, nil, nil, nil))
 		}
 		return out
