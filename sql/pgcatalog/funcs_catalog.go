@@ -206,6 +206,9 @@ func buildRegCast(v *View, args []expr.Expr) (expr.Expr, error) {
 				}
 			}
 			return types.Value{}, sqlerr.New(sqlerr.UndefinedObject, "role %q does not exist", s)
+		case "regproc":
+			oid, err := v.regprocOID(s)
+			return types.NewInt64(oid), err
 		case "oid":
 			return types.Value{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type oid: %q", s)
 		}

@@ -99,14 +99,16 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_attribute", Cols: pgAttributeCols, rows: pgAttributeRows},
 	{Schema: "pg_catalog", Name: "pg_type", Cols: pgTypeCols, rows: func(v *View) [][]types.Value {
 		var out [][]types.Value
+		procs := procOIDs(procNames())
 		for _, t := range pgTypes {
 			typtype, mod := "b", int64(-1)
 			if t.base != 0 {
 				typtype, mod = "d", t.baseMod
 			}
 			arr := int64(types.ArrayOID(uint32(t.oid)))
+			in, outf := procs.typeIO(t.oid, t.base)
 			out = append(out, row(pgTypeCols, t.oid, t.typname, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
-				typtype, t.category, false, true, ",", 0, 0, 0, arr, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
+				typtype, t.category, false, true, ",", 0, 0, 0, arr, in, outf, 0, 0, 0, 0, 0, t.align, "p",
 				false, t.base, mod, 0, typeCollation(t.oid), nil, nil, nil))
 		}
 		// The array types: typelem names the element type, as the
@@ -117,17 +119,17 @@ var pgCatalogTables = []*Table{
 				continue
 			}
 			out = append(out, row(pgTypeCols, arr, "_"+t.typname, oidPgCatalog, oidBootstrapUser, -1, false,
-				"b", "A", false, true, ",", 0, 0, t.oid, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "x",
+				"b", "A", false, true, ",", 0, 0, t.oid, 0, procs.oid(arrayIn), procs.oid(arrayOut), 0, 0, 0, 0, 0, t.align, "x",
 				false, 0, -1, 0, typeCollation(t.oid), nil, nil, nil))
 		}
 		// The database's enum types (typtype 'e', category 'E').
 		for _, e := range v.enumTypes() {
 			out = append(out, row(pgTypeCols, int64(e.Def.OID()), e.Def.Name, oidPublic, v.roleOIDOf(e.OwnerName()),
-				4, true, "e", "E", false, true, ",", 0, 0, 0, int64(e.Def.ArrayOID()), 0, 0, 0, 0, 0, 0, 0, "i", "p",
+				4, true, "e", "E", false, true, ",", 0, 0, 0, int64(e.Def.ArrayOID()), procs.oid(enumIn), procs.oid(enumOut), 0, 0, 0, 0, 0, "i", "p",
 				false, 0, -1, 0, 0, nil, nil, aclArray(e.ACL)))
 			// Its array type, _name.
 			out = append(out, row(pgTypeCols, int64(e.Def.ArrayOID()), "_"+e.Def.Name, oidPublic, v.roleOIDOf(e.OwnerName()),
-				-1, false, "b", "A", false, true, ",", 0, 0, int64(e.Def.OID()), 0, 0, 0, 0, 0, 0, 0, 0, "i", "x",
+				-1, false, "b", "A", false, true, ",", 0, 0, int64(e.Def.OID()), 0, procs.oid(arrayIn), procs.oid(arrayOut), 0, 0, 0, 0, 0, "i", "x",
 				false, 0, -1, 0, 0, nil, nil, aclArray(e.ACL)))
 		}
 		return out
@@ -532,6 +534,7 @@ const castOIDBase = 10000
 // builder's and the session functions.
 func procNames() []string {
 	names := append(expr.FunctionNames(), functionNames()...)
+	names = append(names, ioFunctionNames()...)
 	sort.Strings(names)
 	return names
 }
