@@ -54,6 +54,10 @@ func (a *binder) planCreateTableAs(n *ast.CreateTableStmt) (Statement, error) {
 		if typ.Family == types.Unknown || typ.Family == types.Null {
 			typ = types.TypeUtf8
 		}
+		if typ.Family == types.Record {
+			// A query's records have no storage (types/record.go).
+			return nil, sqlerr.New(sqlerr.InvalidTableDefinition, "column %q has pseudo-type record", c.Name)
+		}
 		t.NextColumnID++
 		t.Columns = append(t.Columns, catalog.Column{ID: t.NextColumnID, Name: c.Name, Type: typ})
 	}

@@ -44,8 +44,28 @@ func (q *selectQuery) setReturning() error {
 		ps.Input, ps.Cols = nil, nil
 		q.srf = &srfPlacement{node: ps}
 	}
-	for k, call := range f.calls {
+	// add appends a column of the ProjectSet: the elements of array e.
+	add := func(name string, e expr.Expr, t types.Type) *expr.ColumnRef {
+		ps.Arrays = append(ps.Arrays, e)
+		ref := &expr.ColumnRef{Index: len(in) + len(ps.Arrays) - 1, Name: name, Typ: t}
+		if deferred {
+			q.srf.cols = append(q.srf.cols, planner.Column{Name: name, Type: t})
+			q.srf.refs = append(q.srf.refs, ref)
+		} else {
+			ps.Cols = append(ps.Cols, planner.Column{Name: name, Type: t})
+		}
+		return ref
+	}
+	for _, call := range f.calls {
 		name := call.FnName.L
+		if name == expandArray {
+			e, err := q.expandArray(call, add)
+			if err != nil {
+				return err
+			}
+			refs[call] = e
+			continue
+		}
 		var arg ast.ExprNode
 		switch {
 		case name == "generate_subscripts":
@@ -75,16 +95,7 @@ func (q *selectQuery) setReturning() error {
 		default:
 			return sqlerr.New(sqlerr.UndefinedFunction, "function unnest(%s) does not exist", expr.TypeName(e.Type()))
 		}
-		t := e.Type().ElemType()
-		ps.Arrays = append(ps.Arrays, e)
-		ref := &expr.ColumnRef{Index: len(in) + k, Name: name, Typ: t}
-		refs[call] = ref
-		if deferred {
-			q.srf.cols = append(q.srf.cols, planner.Column{Name: name, Type: t})
-			q.srf.refs = append(q.srf.refs, ref)
-			continue
-		}
-		ps.Cols = append(ps.Cols, planner.Column{Name: name, Type: t})
+		refs[call] = add(name, e, e.Type().ElemType())
 	}
 	if !deferred {
 		q.input = ps
@@ -100,6 +111,61 @@ func (q *selectQuery) setReturning() error {
 		return nil, false, nil
 	}
 	return nil
+}
+
+// expandArray is the name of information_schema._pg_expandarray, which
+// pgjdbc's getPrimaryKeys and getIndexInfo call in a select list.
+const expandArray = "_pg_expandarray"
+
+// isSetReturning reports whether a call is one of the set-returning
+// functions planned in a select list.
+func isSetReturning(n *ast.FuncCallExpr) bool {
+	switch n.FnName.L {
+	case "unnest", "generate_subscripts":
+		return true
+	case expandArray:
+		// Not on the search path in PostgreSQL: always qualified.
+		return n.Schema.L == "information_schema"
+	}
+	return false
+}
+
+// expandArray plans information_schema._pg_expandarray(a): two columns
+// in step, a's elements x and their positions n (expr.ExpandArrayFunc),
+// and the call's value is the record (x, n) built from them, whose fields
+// (call).x and (call).n select.
+func (q *selectQuery) expandArray(call *ast.FuncCallExpr, add func(string, expr.Expr, types.Type) *expr.ColumnRef) (expr.Expr, error) {
+	if len(call.Args) != 1 {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function information_schema._pg_expandarray with %d arguments does not exist", len(call.Args))
+	}
+	b := q.a.builder(q.outScope, q.replace)
+	e, err := b.BuildUntyped(call.Args[0])
+	q.a.params = b.ParamTypes
+	if err != nil {
+		return nil, err
+	}
+	switch e.Type().Family {
+	case types.Array:
+	case types.Utf8:
+		e = expr.TextArray(e) // the catalog's text form of an array
+	case types.Unknown:
+		return nil, sqlerr.New(sqlerr.IndeterminateDatatype, "could not determine polymorphic type because input has type unknown")
+	default:
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function information_schema._pg_expandarray(%s) does not exist", expr.TypeName(e.Type()))
+	}
+	var fields []expr.Expr
+	def := &types.RecordDef{}
+	for _, col := range []string{"x", "n"} {
+		arr, err := expr.NewFunc(expr.ExpandArrayFunc, []expr.Expr{e, &expr.Const{Value: types.NewUtf8(col), Typ: types.TypeUtf8}})
+		if err != nil {
+			return nil, err
+		}
+		t := arr.Type().ElemType()
+		fields = append(fields, add(col, arr, t))
+		def.Names = append(def.Names, col)
+		def.Types = append(def.Types, t)
+	}
+	return &expr.RowExpr{Fields: fields, Typ: types.RecordOf(def)}, nil
 }
 
 // srfPlacement is a ProjectSet that goes over the grouped and windowed
@@ -151,7 +217,7 @@ type unnestFinder struct {
 func (v *unnestFinder) Enter(n ast.Node) (ast.Node, bool) {
 	switch n := n.(type) {
 	case *ast.FuncCallExpr:
-		if n.FnName.L == "unnest" || n.FnName.L == "generate_subscripts" {
+		if isSetReturning(n) {
 			switch {
 			case v.wins > 0:
 				v.inWindow = true
@@ -178,7 +244,7 @@ func (v *unnestFinder) Enter(n ast.Node) (ast.Node, bool) {
 func (v *unnestFinder) Leave(n ast.Node) (ast.Node, bool) {
 	switch n := n.(type) {
 	case *ast.FuncCallExpr:
-		if n.FnName.L != "unnest" && n.FnName.L != "generate_subscripts" && expr.IsAggregate(n.FnName.L) {
+		if !isSetReturning(n) && expr.IsAggregate(n.FnName.L) {
 			v.aggs--
 		}
 	case *ast.AggregateFuncExpr:

@@ -437,8 +437,46 @@ func (b *Builder) binary(n *ast.BinaryOperationExpr) (Expr, error) {
 		return b.arithExprs(Mod, l, r)
 	case opcode.IntDiv:
 		return b.arithExprs(IntDiv, l, r)
+	case opcode.And, opcode.Or:
+		return b.bitwise(n.Op, l, r)
 	}
 	return nil, notSupported("operator " + n.Op.String())
+}
+
+// bitwise builds PostgreSQL's integer operators a & b and a | b (pgjdbc's
+// getIndexInfo tests indoption[k] & 1::smallint for DESC), of the wider
+// operand type; other types are 42883 as in PostgreSQL.
+func (b *Builder) bitwise(op opcode.Op, l, r Expr) (Expr, error) {
+	sym, name := "&", "bitand"
+	if op == opcode.Or {
+		sym, name = "|", "bitor"
+	}
+	var err error
+	if l.Type().Family == types.Unknown {
+		if l, err = b.resolve(l, types.TypeInt32); err != nil {
+			return nil, err
+		}
+	}
+	if r.Type().Family == types.Unknown {
+		if r, err = b.resolve(r, types.TypeInt32); err != nil {
+			return nil, err
+		}
+	}
+	lf, rf := l.Type().Family, r.Type().Family
+	if !(lf.IsInteger() || lf == types.Null) || !(rf.IsInteger() || rf == types.Null) {
+		return nil, opNotExist(sym, l.Type(), r.Type())
+	}
+	t, _ := ArithType(Add, l.Type(), r.Type())
+	return newFunc(name, t, []Expr{l, r}, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		x := a[0].Int() & a[1].Int()
+		if op == opcode.Or {
+			x = a[0].Int() | a[1].Int()
+		}
+		if t.Family.IsUnsigned() {
+			return types.NewUint(t.Family, uint64(x)), nil
+		}
+		return types.NewInt(t.Family, x), nil
+	}), nil
 }
 
 func cmpOpOf(op opcode.Op) CmpOp {

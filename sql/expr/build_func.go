@@ -37,6 +37,8 @@ func (b *Builder) funcCall(n *ast.FuncCallExpr) (Expr, error) {
 		return b.buildArrayCtor(n)
 	case ArrayElemFunc:
 		return b.buildArrayElem(n)
+	case FieldSelectFunc:
+		return b.buildFieldSelect(n)
 	case ArraySliceFunc:
 		return b.buildArraySlice(n)
 	case ArrayAssignFunc:

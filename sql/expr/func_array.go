@@ -28,6 +28,53 @@ func init() {
 	register(&funcDef{2, 3, buildArrayToString}, "array_to_string")
 	register(&funcDef{2, 3, buildStringToArray}, "string_to_array")
 	register(&funcDef{2, 3, buildSubscripts}, SubscriptsFunc)
+	register(&funcDef{2, 2, buildExpandArray}, ExpandArrayFunc)
+}
+
+// ExpandArrayFunc(a, 'x') and ExpandArrayFunc(a, 'n') are the two columns
+// of information_schema._pg_expandarray(a), which PostgreSQL defines as
+//
+//	SELECT $1[s], s - array_lower($1, 1) + 1
+//	FROM generate_series(array_lower($1, 1), array_upper($1, 1)) AS g(s)
+//
+// as arrays that the binder unnests in step (bind/projectset.go): the
+// elements a[s] along the first dimension (NULL for each when a has more
+// than one: a[s] of a 2-D array is NULL) and their positions 1, 2, ....
+// A NULL or empty array makes no rows.
+const ExpandArrayFunc = "pivot_expandarray"
+
+func buildExpandArray(b *Builder, name string, args []Expr) (Expr, error) {
+	if err := b.arrayArg(args, 0, types.TypeUnknown); err != nil {
+		return nil, err
+	}
+	k, ok := args[1].(*Const)
+	if !ok || k.Value.Str() != "x" && k.Value.Str() != "n" {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "%s takes an array and 'x' or 'n'", ExpandArrayFunc)
+	}
+	positions := k.Value.Str() == "n"
+	t := types.ArrayOf(types.TypeInt32)
+	if !positions {
+		t = args[0].Type()
+	}
+	return newFunc(name, t, args[:1], true, func(_ *Context, a []types.Value) (types.Value, error) {
+		dims := a[0].ArrayDims()
+		if len(dims) == 0 {
+			return types.NullValue, nil
+		}
+		out := make([]types.Value, dims[0])
+		for i := range out {
+			switch {
+			case positions:
+				out[i] = int4(i + 1)
+			case len(dims) == 1:
+				out[i] = a[0].ArrayElems()[i]
+			}
+		}
+		if positions {
+			return types.NewArray(types.TypeInt32, out), nil
+		}
+		return types.NewArray(a[0].ArrayElemType(), out), nil
+	}), nil
 }
 
 // SubscriptsFunc(a, dim [, reverse]) is the int4[] of a's subscripts in

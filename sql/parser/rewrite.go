@@ -173,11 +173,10 @@ func (r *rewriter) seq(lo, hi int) error {
 			return err
 		}
 		if s := r.s; next > i && next+1 < hi && s.isOp(next-1, ")") && s.isOp(next, ".") && s.isKind(next+1, tkIdent) {
-			// (expr).field: PostgreSQL's field selection from a composite
-			// value (pgjdbc's (information_schema._pg_expandarray(a)).n).
-			// There are no composite values here; MySQL's grammar would
-			// call it a syntax error.
-			return errAt(sqlerr.FeatureNotSupported, s.start(next), "field selection from a composite value ((...).%s) is not supported yet", s.text(next+1))
+			// f(x).field: PostgreSQL selects a field only from a
+			// parenthesised value, (f(x)).field (operand), and calls this
+			// a syntax error.
+			return s.errAtTok(next)
 		}
 		i = next
 	}
@@ -202,7 +201,7 @@ var notCallee = map[string]bool{
 var labelKeywords = map[string]bool{
 	"default": true, "desc": true, "asc": true, "order": true, "group": true, "key": true, "index": true,
 	"check": true, "primary": true, "unique": true, "references": true, "user": true, "column": true, "to": true,
-	"range": true, "rows": true, "table": true, "limit": true, "both": true, "leading": true, "trailing": true,
+	"range": true, "rows": true, "keys": true, "table": true, "limit": true, "both": true, "leading": true, "trailing": true,
 	"constraint": true, "foreign": true, "interval": true, "current_date": true, "current_time": true,
 	"current_timestamp": true, "current_user": true, "generated": true, "stored": true, "virtual": true,
 }
@@ -572,6 +571,12 @@ func (r *rewriter) item(i, hi int) (int, error) {
 	return i + 1, nil
 }
 
+// fieldNameAt reports whether token i can name a field after "(expr).": a
+// word, or a double-quoted identifier (which the lexer reads as a string).
+func (s *stmtToks) fieldNameAt(i int) bool {
+	return s.isKind(i, tkIdent) || s.isKind(i, tkQuotedIdent) || s.isKind(i, tkString) && s.src[s.toks[i].start] == '"'
+}
+
 // cast is one "::type" applied to an operand.
 type cast struct {
 	tok int // the "::" token
@@ -594,6 +599,9 @@ type cast struct {
 // omitted bound is written as 0. A subscript without a colon in a slice
 // is 1:k, as in PostgreSQL.
 const (
+	// FieldSelectFunc is (expr).field: pivot_field(expr, 'field').
+	FieldSelectFunc = "pivot_field"
+
 	ArrayCtorFunc      = "pivot_array"
 	ArrayElemFunc      = "pivot_array_elem"
 	ArraySliceFunc     = "pivot_array_slice"
@@ -612,9 +620,17 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	var lit typedLiteral
 	isLit := false
 	ctor := -1 // the ']' of ARRAY[...]
+	var fields []int // the names of (expr).field selections
 	switch {
 	case s.isOp(i, "("):
 		end = int(s.match[i]) + 1
+		// (expr).field, PostgreSQL's selection of a composite value's
+		// field (pgjdbc's (information_schema._pg_expandarray(a)).n):
+		// pivot_field(expr, 'field'), nested for (expr).a.b.
+		for end+1 < hi && s.isOp(end, ".") && s.fieldNameAt(end+1) {
+			fields = append(fields, end+1)
+			end += 2
+		}
 	case s.isWord(i, "array") && s.isOp(i+1, "["):
 		ctor = s.closeBracket(i+1, hi)
 		if ctor < 0 {
@@ -731,6 +747,9 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	case len(subs) > 0:
 		r.syn(ArrayElemFunc+"(", i, false, true)
 	}
+	for range fields {
+		r.syn(FieldSelectFunc+"(", i, false, true)
+	}
 	var err error
 	switch {
 	case ctor >= 0:
@@ -799,6 +818,19 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	}
 	if err != nil {
 		return 0, err
+	}
+	for _, f := range fields {
+		var name string
+		switch s.toks[f].kind {
+		case tkIdent:
+			name = strings.ToLower(s.text(f))
+		case tkString: // "Name": a quoted identifier (fieldNameAt)
+			name = s.strs[s.toks[f].aux]
+		default:
+			name = s.unquoteIdent(f)
+		}
+		r.syn(", "+sqlQuote(name)+")", f, true, false)
+		r.lastTok = f
 	}
 	if slice {
 		mask := 0

@@ -51,7 +51,9 @@ func getIndexDef(v *View, args []expr.Expr) (expr.Expr, error) {
 				}
 				if column > 0 {
 					if int(column) <= len(ix.Columns) {
-						return types.NewUtf8(indexColumnNames(t, ix)[column-1]), nil
+						// One column's definition is its name alone,
+						// without DESC (PostgreSQL's attrsOnly).
+						return types.NewUtf8(quoteIdent(t.Columns[ix.Columns[column-1]].Name)), nil
 					}
 					return types.NewUtf8(""), nil
 				}

@@ -155,14 +155,23 @@ var pgCatalogTables = []*Table{
 			for _, ix := range t.Indexes {
 				keys := make([]string, len(ix.Columns))
 				zeros := make([]string, len(ix.Columns))
+				opts := make([]string, len(ix.Columns))
 				for i, c := range ix.Columns {
 					keys[i] = strconv.Itoa(attnum(t, c))
 					zeros[i] = "0"
+					// indoption: a DESC column is INDOPTION_DESC with
+					// INDOPTION_NULLS_FIRST, DESC's default (3), as
+					// PostgreSQL records it (pgjdbc's getIndexInfo
+					// reads ASC_OR_DESC from bit 1).
+					opts[i] = "0"
+					if i < len(ix.Desc) && ix.Desc[i] {
+						opts[i] = "3"
+					}
 				}
 				n := len(ix.Columns)
 				out = append(out, row(pgIndexCols, int64(ix.ID), int64(t.ID), n, n, ix.Unique, false, false, false,
 					true, false, true, false, true, true, false, strings.Join(keys, " "), strings.Join(zeros, " "),
-					strings.Join(zeros, " "), strings.Join(zeros, " "), nil, nil))
+					strings.Join(zeros, " "), strings.Join(opts, " "), nil, nil))
 			}
 		}
 		return out

@@ -43,7 +43,9 @@ func AppendKeyValue(buf []byte, v types.Value) []byte {
 		return storage.AppendFloat64(buf, v.EnumSort())
 	case f == types.Decimal:
 		return appendDecimalKey(buf, v.Dec())
-	case f == types.Array:
+	case f == types.Array, f == types.Record:
+		// A record's fields are kept as an array's elements (grouping
+		// and sorting by a record compare field by field).
 		return appendArrayKey(buf, v)
 	default: // String, Utf8, Json, Unknown
 		return storage.AppendString(buf, v.Str())

@@ -70,10 +70,14 @@ func NewArray(elem Type, elems []Value) Value {
 
 // NewVector returns a one-dimensional array that prints as PostgreSQL's
 // int2vector and oidvector do: the elements separated by blanks, "" when
-// empty.
+// empty. Its subscripts start at 0, as theirs do (indkey[0] is an index's
+// first column; pgjdbc's getIndexInfo reads indoption[n - 1]).
 func NewVector(elem Type, elems []Value) Value {
 	v := NewArray(elem, elems)
 	v.a.vector = true
+	if len(elems) > 0 {
+		v.a.lower = []int{0}
+	}
 	return v
 }
 

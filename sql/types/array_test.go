@@ -202,8 +202,17 @@ func TestVectorText(t *testing.T) {
 	if len(v.ArrayElems()) != 2 || v.ArrayDims()[0] != 2 {
 		t.Fatalf("vector elems %v dims %v", v.ArrayElems(), v.ArrayDims())
 	}
+	// Its subscripts start at 0, as PostgreSQL's: it equals the array
+	// [0:1]={2,5}, not {2,5} (array_eq compares the lower bounds).
+	if v.ArrayLower()[0] != 0 {
+		t.Fatalf("vector lower bound %v", v.ArrayLower())
+	}
 	plain := NewArray(T(Int16), []Value{NewInt(Int16, 2), NewInt(Int16, 5)})
-	if Compare(v, plain) != 0 {
-		t.Fatal("a vector equals the array of its elements")
+	if Compare(v, plain) == 0 {
+		t.Fatal("a vector with lower bound 0 equals a 1-based array")
+	}
+	zero, err := NewArrayDims(T(Int16), []int{2}, []int{0}, []Value{NewInt(Int16, 2), NewInt(Int16, 5)})
+	if err != nil || Compare(v, zero) != 0 {
+		t.Fatalf("a vector equals the 0-based array of its elements (%v)", err)
 	}
 }

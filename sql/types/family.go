@@ -46,6 +46,8 @@ const (
 	Array
 	// Enum is a user-defined enum type (enum.go).
 	Enum
+	// Record is PostgreSQL's anonymous composite type (record.go).
+	Record
 	numFamilies
 )
 
@@ -55,7 +57,7 @@ var familyNames = [numFamilies]string{
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
 	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ", Array: "List",
-	Enum: "Enum",
+	Enum: "Enum", Record: "Record",
 }
 
 func (f Family) String() string {
@@ -104,6 +106,8 @@ type Type struct {
 	Elem Family `json:",omitempty"`
 	// Enum is the definition of an Enum (enum.go).
 	Enum *EnumDef `json:",omitempty"`
+	// Fields are a Record's field names and types (record.go).
+	Fields *RecordDef `json:",omitempty"`
 }
 
 // T returns a Type of family f without parameters.
@@ -199,6 +203,8 @@ func (t Type) PGName() string {
 		return "interval"
 	case Uuid:
 		return "uuid"
+	case Record:
+		return "record"
 	}
 	return "unknown"
 }
@@ -228,6 +234,7 @@ const (
 	OIDChar        uint32 = 18
 	OIDRegclass    uint32 = 2205
 	OIDUuid        uint32 = 2950
+	OIDRecord      uint32 = 2249
 )
 
 // OID is the wire type of t (design.md §3.1).
@@ -277,6 +284,8 @@ func (t Type) OID() uint32 {
 		return OIDInterval
 	case Uuid:
 		return OIDUuid
+	case Record:
+		return OIDRecord
 	}
 	return OIDText
 }

@@ -58,6 +58,8 @@ func (v Value) Text() string {
 		return formatUuid(v.s)
 	case Array:
 		return v.formatArray()
+	case Record:
+		return v.formatRecord()
 	}
 	return fmt.Sprintf("<%v>", v.fam)
 }

@@ -137,7 +137,7 @@ func Compare(a, b Value) int {
 		return 1
 	}
 	if a.fam == b.fam {
-		if a.fam == Array {
+		if a.fam == Array || a.fam == Record {
 			return compareArrays(a, b)
 		}
 		if a.fam == Enum {

@@ -264,16 +264,19 @@ public class DriverTest {
     }
 
     // DatabaseMetaData calls that DBeaver, DataGrip, Flyway and Hibernate
-    // make. getPrimaryKeys, getIndexInfo and getBestRowIdentifier need
-    // information_schema._pg_expandarray (a set-returning function of a
-    // composite type), getImportedKeys the max_index_keys setting, and
-    // getTypeInfo the array types: not checked yet.
+    // make. getPrimaryKeys and getIndexInfo expand pg_index.indkey with
+    // information_schema._pg_expandarray and select fields of its records;
+    // getTypeInfo compares typinput with 'array_in'::regproc.
+    // getImportedKeys is not checked yet (its catalog join is slow).
     static void databaseMetaData(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {
             st.execute("CREATE TABLE meta_parent (id Uint64, name varchar(30) NOT NULL, PRIMARY KEY (id))");
             st.execute("CREATE TABLE meta_child (id Int64, parent Uint64 REFERENCES meta_parent, note Utf8 DEFAULT 'x', "
                 + "PRIMARY KEY (id))");
             st.execute("CREATE VIEW meta_view AS SELECT id, name FROM meta_parent");
+            st.execute("CREATE TABLE meta_pair (a int, b text, note text, PRIMARY KEY (b, a))");
+            st.execute("CREATE UNIQUE INDEX meta_pair_u ON meta_pair (note)");
+            st.execute("CREATE INDEX meta_pair_d ON meta_pair (note DESC, a)");
         }
         DatabaseMetaData m = c.getMetaData();
         java.util.Map<String, String> tables = new java.util.TreeMap<>();
@@ -282,7 +285,7 @@ public class DriverTest {
                 tables.put(rs.getString("TABLE_NAME"), rs.getString("TABLE_TYPE"));
             }
         }
-        check(tables.toString().equals("{meta_child=TABLE, meta_parent=TABLE, meta_view=VIEW}"), "getTables: " + tables);
+        check(tables.toString().equals("{meta_child=TABLE, meta_pair=TABLE, meta_parent=TABLE, meta_view=VIEW}"), "getTables: " + tables);
 
         StringBuilder cols = new StringBuilder();
         try (ResultSet rs = m.getColumns(null, "public", "meta_child", "%")) {
@@ -314,15 +317,52 @@ public class DriverTest {
         try (ResultSet rs = m.getCatalogs()) {
             check(rs.next() && rs.getString(1).equals("pivotdb") && !rs.next(), "getCatalogs");
         }
-        // getPrimaryKeys, getIndexInfo and getBestRowIdentifier select
-        // fields of a record, (information_schema._pg_expandarray(i.indkey)).n,
-        // which is not there yet: a clear 0A000, not a syntax error.
-        try (ResultSet rs = m.getPrimaryKeys(null, "public", "meta_parent")) {
-            check(false, "getPrimaryKeys should be 0A000 until records are there");
-        } catch (SQLException e) {
-            check("0A000".equals(e.getSQLState()) && e.getMessage().contains("field selection"), "getPrimaryKeys: " + e);
+        // getPrimaryKeys: the key's columns in key order (KEY_SEQ).
+        StringBuilder pk = new StringBuilder();
+        try (ResultSet rs = m.getPrimaryKeys(null, "public", "meta_pair")) {
+            while (rs.next()) {
+                pk.append(rs.getString("TABLE_NAME")).append(':').append(rs.getString("COLUMN_NAME")).append(':')
+                    .append(rs.getInt("KEY_SEQ")).append(':').append(rs.getString("PK_NAME")).append(' ');
+            }
         }
+        check(pk.toString().equals("meta_pair:b:1:meta_pair_pkey meta_pair:a:2:meta_pair_pkey "), "getPrimaryKeys: " + pk);
+
+        // getIndexInfo: the primary key and the secondary indexes, unique
+        // ones first, each column with its position and direction.
+        StringBuilder ix = new StringBuilder();
+        try (ResultSet rs = m.getIndexInfo(null, "public", "meta_pair", false, false)) {
+            while (rs.next()) {
+                ix.append(rs.getString("INDEX_NAME")).append(':').append(rs.getBoolean("NON_UNIQUE")).append(':')
+                    .append(rs.getInt("ORDINAL_POSITION")).append(':').append(rs.getString("COLUMN_NAME")).append(':')
+                    .append(rs.getString("ASC_OR_DESC")).append(' ');
+            }
+        }
+        check(ix.toString().equals("meta_pair_pkey:false:1:b:A meta_pair_pkey:false:2:a:A meta_pair_u:false:1:note:A "
+            + "meta_pair_d:true:1:note:D meta_pair_d:true:2:a:A "), "getIndexInfo: " + ix);
+        int uniqueRows = 0;
+        try (ResultSet rs = m.getIndexInfo(null, "public", "meta_pair", true, false)) {
+            while (rs.next()) {
+                uniqueRows++;
+            }
+        }
+        check(uniqueRows == 3, "getIndexInfo(unique): " + uniqueRows);
+
+        // getTypeInfo: every type with its java.sql.Types code; the array
+        // types (typinput array_in) are ARRAY.
+        java.util.Map<String, Integer> typeInfo = new java.util.HashMap<>();
+        try (ResultSet rs = m.getTypeInfo()) {
+            while (rs.next()) {
+                typeInfo.put(rs.getString("TYPE_NAME"), rs.getInt("DATA_TYPE"));
+            }
+        }
+        check(Integer.valueOf(java.sql.Types.INTEGER).equals(typeInfo.get("int4"))
+            && Integer.valueOf(java.sql.Types.BIGINT).equals(typeInfo.get("int8"))
+            && Integer.valueOf(java.sql.Types.VARCHAR).equals(typeInfo.get("varchar"))
+            && Integer.valueOf(java.sql.Types.ARRAY).equals(typeInfo.get("_int4"))
+            && Integer.valueOf(java.sql.Types.ARRAY).equals(typeInfo.get("_text"))
+            && typeInfo.containsKey("serial") && typeInfo.containsKey("bigserial"), "getTypeInfo: " + typeInfo);
         try (Statement st = c.createStatement()) {
+            st.execute("DROP TABLE meta_pair");
             st.execute("DROP VIEW meta_view");
             st.execute("DROP TABLE meta_child");
             st.execute("DROP TABLE meta_parent");
