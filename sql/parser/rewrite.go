@@ -619,7 +619,7 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	call := -1 // the '(' of a function call
 	var lit typedLiteral
 	isLit := false
-	ctor := -1 // the ']' of ARRAY[...]
+	ctor := -1       // the ']' of ARRAY[...]
 	var fields []int // the names of (expr).field selections
 	switch {
 	case s.isOp(i, "("):
