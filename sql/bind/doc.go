@@ -20,8 +20,10 @@
 // relation the session fills before the main statement runs),
 // window.go (window functions over the grouped row; the aggregates TiDB's
 // grammar does not know arrive as group_concat(pivot_window_agg('name'),
-// ...) OVER, see windowAggArgs), projectset.go (unnest and
-// generate_subscripts in a select list: a ProjectSet under the
+// ...) OVER, see windowAggArgs), projectset.go (unnest,
+// generate_subscripts and information_schema._pg_expandarray — two
+// columns in step whose record (x, n) the call stands for — in a select
+// list: a ProjectSet under the
 // projection, over the Window nodes when the query has aggregates or
 // window functions), aggmods.go (an aggregate's ORDER BY and
 // array_agg's FILTER, taken off its first argument), grouping_sets.go

@@ -27,6 +27,15 @@
 //	                          lower bounds, elements row-major; array.go)
 //	Enum                      s = label, i = float64 bits of its sort
 //	                          position (declaration order; enum.go)
+//	Record                    a (the fields as a one-dimensional array's
+//	                          elements; record.go)
+//
+// A Record Type (PostgreSQL's anonymous record) points at its fields'
+// names and types (*RecordDef). Records exist in queries only (the row of
+// information_schema._pg_expandarray, selected from by (expr).field);
+// they print as record_out does, (1,"a b"), and have no storage (CREATE
+// TABLE AS refuses one with 42P16). int2vector and oidvector values are
+// arrays whose subscripts start at 0, as PostgreSQL's do.
 //
 // An array Type is Family Array with Elem naming the element family and
 // Precision, Scale, Width and Blank describing the element, so Type stays
