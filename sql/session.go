@@ -44,6 +44,9 @@ type Session struct {
 	// (session_asof.go).
 	stmtAsOf, txnAsOf *hlc.Timestamp
 	hold              *storage.ReadHold
+	// asOfBound is the AS OF SYSTEM TIME of a statement bound against the
+	// catalog of its time (session_asof.go, asOfCatalog); nil: none.
+	asOfBound *hlc.Timestamp
 	// snapTime is the time of snap on the engine's clock (Options.Now),
 	// at which reads judge TTL; txnSnapTime that of the snapshot a
 	// REPEATABLE READ transaction keeps.
@@ -291,6 +294,9 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 		}
 		declared[i] = t
 	}
+	// A historical SELECT describes the columns of its time.
+	s.asOfCatalog(&stmts[0])
+	defer func() { s.asOfBound, s.stmtCatalog = nil, nil }()
 	return s.bind(ctx, stmts[0], declared)
 }
 
@@ -373,6 +379,9 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		return &emptyResult{}, nil
 	}
 	st := p.plan.stmt
+	// described: the client was told the result's columns at Prepare (a
+	// simple query's statements are bound here first).
+	described := !p.deferred
 	if s.failed && !endsTransaction(st) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
@@ -395,13 +404,17 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, err
 		}
 	}
+	// A historical SELECT binds against the catalog of its time.
+	s.asOfCatalog(&st)
 	if redialect || p.deferred || p.plan.snap != s.catalogSnap() {
 		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
+			s.statementDone()
 			s.onError()
 			return nil, err
 		}
-		if !p.deferred && !sameColumns(fresh.Columns, p.Columns) {
+		if described && !sameColumns(fresh.Columns, p.Columns) {
+			s.statementDone()
 			s.onError()
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
 		}
@@ -413,7 +426,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		}
 	}
 	// AS OF SYSTEM TIME is bound with the plan: a historical statement
-	// reads at its timestamp (with the schema its binding used, today's).
+	// reads at its timestamp.
 	if err := s.prepareAsOf(p.plan.plan); err != nil {
 		s.statementDone()
 		s.onError()
