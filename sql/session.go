@@ -66,6 +66,10 @@ type Session struct {
 	// pipeline up to Sync, commit together at Sync as in PostgreSQL. Its
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
+	// script marks a simple Query string of several statements: its
+	// implicit transaction is PostgreSQL's implicit transaction block
+	// (inTxnBlock), in which schema changes are transactional.
+	script bool
 	// cycleRetry is the statement of the implicit transaction that Sync
 	// may run again (session_retry.go); nil: none.
 	cycleRetry *cycleStatement
@@ -165,6 +169,7 @@ func (s *Session) BeginImplicit() {
 // back if one of its statements failed. An explicit block stays open.
 func (s *Session) Sync() error {
 	s.stmtCatalog = nil
+	s.script = false
 	if !s.implicit {
 		return nil
 	}
@@ -193,6 +198,16 @@ func (s *Session) Sync() error {
 
 // inBlock reports whether an explicit transaction block is open.
 func (s *Session) inBlock() bool { return s.txn != nil && !s.implicit }
+
+// inTxnBlock reports whether statements run in a transaction block,
+// explicit or the implicit one of a query string of several statements
+// (PostgreSQL's implicit transaction block): schema changes are then the
+// transaction's, and what cannot run in a block is refused.
+func (s *Session) inTxnBlock() bool { return s.inBlock() || (s.implicit && s.script) }
+
+// SetScript tells the session that the simple Query now running holds
+// several statements (see inTxnBlock); Sync clears it.
+func (s *Session) SetScript(several bool) { s.script = several }
 
 // TxStatus is the ReadyForQuery status: 'I' idle, 'T' in a transaction
 // block, 'E' in a failed transaction block.

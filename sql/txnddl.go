@@ -491,12 +491,19 @@ func (s *Session) dropIndexData(pch *partition.Change, b *storage.Batch, id uint
 // refused (before anything runs) rather than committed on their own.
 // PostgreSQL never allows CREATE/DROP DATABASE in a block (25001; VACUUM
 // checks its own); the ones PivotDB cannot run transactionally yet are
-// 0A000.
-func txnBlockDDL(st bind.Statement) error {
+// 0A000. script: the block is the implicit one of a query string of
+// several statements.
+func txnBlockDDL(st bind.Statement, script bool) error {
 	never := func(what string) error {
 		return sqlerr.New(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", what)
 	}
 	notYet := func(what string) error {
+		if script {
+			return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+				Message: what + " cannot run in a query string of several statements yet",
+				Detail:  "The statements of one query string form one transaction; PivotDB cannot make this schema change transactional yet.",
+				Hint:    "Send it as a query of its own (it commits on its own)."}
+		}
 		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 			Message: what + " cannot run inside a transaction block",
 			Detail:  "PivotDB cannot make this schema change transactional yet.",
