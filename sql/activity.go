@@ -38,6 +38,9 @@ func (s *Session) lockRows() []pgcatalog.LockRow {
 	var out []pgcatalog.LockRow
 	txns := map[uint64]uint32{}
 	for _, l := range s.e.txns.Locks() {
+		if _, isTable := txn.RelFromKey(l.Key); isTable {
+			continue // a table lock's waiter: listed below
+		}
 		if !l.Granted {
 			out = append(out, pgcatalog.LockRow{LockType: "transactionid", TransactionID: int64(l.Holder),
 				PID: l.PID, Mode: "ShareLock", Virtual: l.Txn})
@@ -49,6 +52,12 @@ func (s *Session) lockRows() []pgcatalog.LockRow {
 			row.Relation = int64(id)
 		}
 		out = append(out, row)
+	}
+	// Table locks (tablelocks.go), held and awaited, as PostgreSQL's
+	// "relation" rows.
+	for _, l := range s.e.txns.Tables().List() {
+		out = append(out, pgcatalog.LockRow{LockType: "relation", Relation: int64(l.Rel), PID: l.PID,
+			Mode: l.Mode.String(), Granted: l.Granted, Virtual: l.Owner})
 	}
 	for id, pid := range txns {
 		out = append(out, pgcatalog.LockRow{LockType: "transactionid", TransactionID: int64(id), PID: pid,

@@ -312,7 +312,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		}
 		s.e.creating.Store(nt.ID, &nt)
 		defer s.e.creating.Delete(nt.ID)
-		if err := pch.Create(s.e.meta.With(b), nt.ID, nil); err != nil {
+		if err := pch.Create(s.e.meta.With(b), nt.ID, encodePivots(&nt, rw.Pivots)); err != nil {
 			return err
 		}
 		for i, et := range entries {

@@ -9,6 +9,7 @@ import (
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/exec"
+	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/pgbinary"
 	"github.com/pivotdb/pivotdb/sql/pgcopy"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -237,6 +238,11 @@ func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job co
 		}
 		return &copyTo{s: s, p: p, enc: enc, it: it, job: job, prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation}}, nil
 	}
+	if p.Options.Freeze {
+		if err := s.checkFreeze(p.Insert.Table); err != nil {
+			return nil, err
+		}
+	}
 	if p.Options.Format == pgcopy.Binary {
 		for i, t := range p.Types {
 			if !pgbinary.Has(t.OID()) {
@@ -354,6 +360,13 @@ func (c *copyFrom) row(fields [][]byte) error {
 			if v, err = pgbinary.Decode(t.OID(), f); err == nil && (v.Family() != t.Family || t.Precision != 0 || t.Width != 0 || t.Family == types.Array) {
 				v, err = types.Cast(v, t)
 			}
+		} else if types.StyleDependent(t.Family) {
+			// Times are read as a literal of a statement would be: a
+			// timestamptz without an offset in the session's zone, a
+			// numeric date in DateStyle's order, an interval in
+			// IntervalStyle (PostgreSQL's COPY reads with the same
+			// input functions).
+			v, err = expr.CastInZone(c.ec.Eval, types.NewUtf8(string(f)), t)
 		} else {
 			v, err = types.ParseText(t, string(f))
 		}

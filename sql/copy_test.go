@@ -339,3 +339,33 @@ func TestCopyJobs(t *testing.T) {
 		t.Fatalf("sys.jobs: %q, want %q", got, want)
 	}
 }
+
+// TestCopyDateTimeSettings: COPY reads and writes dates, times and
+// intervals as a statement's literals and results are: a timestamptz
+// without an offset in the session's TimeZone, a numeric date in
+// DateStyle's order, an interval under IntervalStyle; out in DateStyle
+// and IntervalStyle (PostgreSQL 15 gives the same lines).
+func TestCopyDateTimeSettings(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "SET sql_dialect = 'postgresql'")
+	query(t, s, "CREATE TABLE cp (k int PRIMARY KEY, d date, i interval, t timestamptz)")
+	query(t, s, "SET DateStyle = 'ISO, DMY'")
+	query(t, s, "SET IntervalStyle = 'sql_standard'")
+	query(t, s, "SET TimeZone = 'Europe/Berlin'")
+	for _, chunk := range []int{1000} {
+		if _, err := copyIn(s, "COPY cp FROM STDIN", "1\t01/02/2003\t1 year 2 mons\t2024-01-01 10:00\n2\t13/02/2003\t-1 2:03:04\t2024-07-01 10:00\n", chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "1\t2003-02-01\t1-2\t2024-01-01 10:00:00+01\n2\t2003-02-13\t-1 2:03:04\t2024-07-01 10:00:00+02\n"
+	if out := copyOut(t, s, "COPY cp TO STDOUT"); out != want {
+		t.Errorf("COPY TO:\n%s\nwant\n%s", out, want)
+	}
+	query(t, s, "SET DateStyle = 'German'")
+	query(t, s, "SET IntervalStyle = 'postgres'")
+	want = "1\t01.02.2003\t1 year 2 mons\t01.01.2024 10:00:00 CET\n2\t13.02.2003\t-1 days -02:03:04\t01.07.2024 10:00:00 CEST\n"
+	if out := copyOut(t, s, "COPY cp TO STDOUT"); out != want {
+		t.Errorf("COPY TO in German:\n%s\nwant\n%s", out, want)
+	}
+}

@@ -95,6 +95,7 @@ func (s *Session) ddlNow(b *storage.Batch, fn func(ch *catalog.Change, pch *part
 }
 
 func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result, error) {
+	var created uint64
 	err := s.ddl(func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		snap := ch.Snapshot()
 		if err := mayCreateIn(s.access(snap), s.currentDB(snap)); err != nil {
@@ -109,6 +110,7 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 		}
 		t := *p.Table
 		t.ID = ch.NewID()
+		created = t.ID
 		if p.Temp {
 			s.madeTemp = true
 			s.setOnCommit(p.Table.Name, p.OnCommit)
@@ -159,6 +161,9 @@ func (s *Session) createTable(ctx context.Context, p *bind.CreateTable) (Result,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if created != 0 {
+		s.noteFreshTable(created)
 	}
 	return &tagResult{tag: "CREATE TABLE"}, nil
 }

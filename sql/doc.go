@@ -98,6 +98,16 @@
 // statement or transaction ends; TTL is judged at the snapshot's time
 // (expr.Context.ReadTime). GC's per-shard policy (GC_TTL) is gc.go's.
 //
+// Table locks (tablelocks.go): Execute takes each statement's table locks
+// after binding and before its snapshot — the binder reports the tables a
+// statement reads and writes (bind.Env.UseTable), DDL's targets are found
+// by name, LOCK TABLE names its own — and binds again when the catalog
+// changed while it waited. They are held by the transaction (txn ID) or,
+// outside one, by the statement, and released at the transaction's end
+// (endTransaction), at ROLLBACK TO SAVEPOINT (back to the savepoint's
+// mark) and, for DDL, at its statement's end. COPY FREEZE's rule
+// (copyfreeze.go) reads the tables the transaction created or truncated.
+//
 // Limits: statement_timeout (a context deadline per statement, 57014),
 // Options.MaxQueryMemory (exec.Context.MemLimit: rows held by sorts,
 // grouping, DISTINCT and INSERT sources, 53200); the memory budget

@@ -41,7 +41,7 @@ func (s *Session) runFunctionDDL(ctx context.Context, st *bind.FunctionDDL) (Res
 			if !s.access(ch.Snapshot()).Owns(&old.Owned) {
 				return sqlerr.New(sqlerr.InsufficientPrivilege, "must be owner of function %s", old.Name)
 			}
-			if expr.BaseType(old.Returns) != expr.BaseType(f.Returns) {
+			if expr.BaseType(old.Returns) != expr.BaseType(f.Returns) || old.SetOf != f.SetOf || !sameFuncColumns(old.Columns, f.Columns) {
 				return &sqlerr.Error{Code: sqlerr.InvalidFunctionDefinition,
 					Message: "cannot change return type of existing function",
 					Hint:    fmt.Sprintf("Use DROP FUNCTION %s first.", bind.FunctionSignature(f.Name, ts))}
@@ -115,4 +115,18 @@ func sameArgTypes(a, b []types.Type) bool {
 	return slices.EqualFunc(a, b, func(x, y types.Type) bool {
 		return expr.TypeName(expr.BaseType(x)) == expr.TypeName(expr.BaseType(y))
 	})
+}
+
+// sameFuncColumns reports whether two RETURNS TABLE column lists are the
+// same (names and types).
+func sameFuncColumns(a, b []catalog.FunctionArg) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || expr.BaseType(a[i].Type) != expr.BaseType(b[i].Type) {
+			return false
+		}
+	}
+	return true
 }

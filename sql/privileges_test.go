@@ -292,7 +292,8 @@ func TestRoleAttributes(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, r[0].Str()+":"+r[1].String()+r[2].String()+r[3].String()+r[4].String())
 	}
-	want := "alice:ftft boss:tttf helper:ftff pivotdb:tttt readers:ffff"
+	// pg_database_owner, PostgreSQL's built-in role, owns schema public.
+	want := "alice:ftft boss:tttf helper:ftff pg_database_owner:ffff pivotdb:tttt readers:ffff"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("pg_roles\n got %s\nwant %s", strings.Join(got, " "), want)
 	}

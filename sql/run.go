@@ -52,6 +52,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.dropTables(ctx, st)
 	case *bind.Truncate:
 		return s.truncate(ctx, st)
+	case *bind.Lock:
+		return s.runLock(ctx, st)
 	case *bind.Vacuum:
 		return s.vacuum(ctx, st)
 	case *bind.CreateSequence:
@@ -132,8 +134,9 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 
 // iterate starts a query plan on the session's current view.
 func (s *Session) iterate(ctx context.Context, node planner.Node, params []types.Value) (exec.Iter, error) {
-	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: s.reader(),
-		Shards: s.e.shards, Concurrent: s.txn == nil, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(),
+	reader, concurrent := s.reader()
+	ec := &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, params), Reader: reader,
+		Shards: s.e.shards, Concurrent: concurrent, RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(),
 		Scans: &s.e.tableActivity}
 	return exec.Build(ec, node)
 }

@@ -45,6 +45,12 @@ type seqState struct {
 	// how many values of the range remain, cur included.
 	cur  int64
 	left int64
+	// last and called are what the sequence shows as a relation
+	// (position), once this server gave a value or ran setval; before,
+	// they are derived from the record.
+	last    int64
+	called  bool
+	tracked bool
 }
 
 // sequenceStore holds the in-memory state of the engine's sequences.
@@ -146,6 +152,7 @@ func (ss *sequenceStore) nextval(q *catalog.Sequence) (int64, error) {
 	if st.left > 0 {
 		st.cur += q.Increment
 	}
+	st.last, st.called, st.tracked = v, true, true
 	return v, nil
 }
 
@@ -223,6 +230,7 @@ func (ss *sequenceStore) setval(q *catalog.Sequence, v int64, isCalled bool) err
 		return err
 	}
 	st.loaded, st.next, st.done, st.left = true, next, done, 0
+	st.last, st.called, st.tracked = v, isCalled, true
 	return nil
 }
 
@@ -360,4 +368,52 @@ func (x sessionSeqs) Lastval() (int64, error) {
 		return 0, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
 	}
 	return s.seqs.cur[s.seqs.last], nil
+}
+
+// position is where q stands, as PostgreSQL's sequence relation shows it:
+// the last value nextval gave (or setval set) and whether nextval gave it
+// (called false: nextval gives last next). setval(seq, last, called)
+// makes a copy stand the same, which is what pg_dump writes.
+func (ss *sequenceStore) position(q *catalog.Sequence) (last int64, called bool, err error) {
+	st := ss.state(q.ID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := ss.load(q, st); err != nil {
+		return 0, false, err
+	}
+	if st.tracked {
+		return st.last, st.called, nil
+	}
+	_, ok, err := ss.meta.Get(sequenceKey(q.ID))
+	if err != nil {
+		return 0, false, err
+	}
+	switch {
+	case !ok:
+		return q.Start, false, nil
+	case !st.done:
+		// Values reserved before a restart are gone (a gap): the next
+		// value is the record's.
+		return st.next - q.Increment, true, nil
+	}
+	n := remaining(q, st.next)
+	if n == 0 {
+		return st.next, true, nil
+	}
+	return int64(uint64(st.next) + (n-1)*uint64(q.Increment)), true, nil
+}
+
+// sequenceRow is the row sequence q reads as in FROM: last_value, log_cnt
+// (always 0: values are reserved in the metadata store, not logged ahead)
+// and is_called. Reading it needs what nextval needs.
+func (s *Session) sequenceRow(q *catalog.Sequence) ([]types.Value, error) {
+	snap := s.e.catalog.Snapshot()
+	if err := maySequence(s.access(snap), snap, q, false); err != nil {
+		return nil, err
+	}
+	last, called, err := s.e.seqs.position(q)
+	if err != nil {
+		return nil, err
+	}
+	return []types.Value{types.NewInt64(last), types.NewInt64(0), types.NewBool(called)}, nil
 }

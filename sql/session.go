@@ -96,6 +96,18 @@ type Session struct {
 	// (EXPLAIN ANALYZE's Planning Time).
 	planningTime time.Duration
 
+	// relOwners are the owners of the table locks the session holds
+	// (tablelocks.go), released when the transaction ends; relOwner is
+	// the owner of a statement's locks outside a transaction, relMarks
+	// the lock counts at each savepoint.
+	relOwners []uint64
+	relOwner  uint64
+	relMarks  []relMark
+	// ddlLocks are the running schema change's table locks.
+	ddlLocks *stmtDDLLocks
+	// fresh are the tables the transaction created or truncated, by the
+	// savepoint depth they were made at (COPY FREEZE, copyfreeze.go).
+	fresh map[uint64]int
 	// Transactional DDL (txnddl.go): tddl is the block's schema changes,
 	// ddlSavepoints its pending catalog at each savepoint; ddlLocked and
 	// gateHeld mark a statement holding the schema-change lock and the
@@ -148,6 +160,7 @@ func (s *Session) Close() {
 		s.txn = nil
 	}
 	s.transactionDone()
+	s.releaseTableLocks()
 	s.dropTempTables()
 	s.e.removeSession(s)
 }
@@ -261,6 +274,14 @@ type preparedPlan struct {
 	plan    bind.Statement
 	// planning is how long binding took.
 	planning time.Duration
+	// uses are the tables the statement reads and writes, for the table
+	// locks it takes (tablelocks.go).
+	uses []tableUse
+}
+
+type tableUse struct {
+	table *catalog.Table
+	use   bind.TableUse
 }
 
 // dialect is the session's sql_dialect as the parser sees it.
@@ -339,6 +360,16 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 	start := time.Now()
 	env := s.bindEnv()
 	env.Mem = memory.FromContext(ctx)
+	var uses []tableUse
+	env.UseTable = func(t *catalog.Table, u bind.TableUse) {
+		for i := range uses {
+			if uses[i].table.ID == t.ID {
+				uses[i].use = max(uses[i].use, u)
+				return
+			}
+		}
+		uses = append(uses, tableUse{table: t, use: u})
+	}
 	plan, params, err := bind.Bind(&st, declared, env)
 	if err != nil {
 		return nil, err
@@ -348,7 +379,7 @@ func (s *Session) bind(ctx context.Context, st parser.Statement, declared []type
 		SQL:        st.Text,
 		ParamTypes: params,
 		Columns:    resultColumns(plan.Columns()),
-		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan, planning: planning},
+		plan:       preparedPlan{stmt: st, dialect: s.dialect(), snap: env.Snapshot, plan: plan, planning: planning, uses: uses},
 	}, nil
 }
 
@@ -373,6 +404,7 @@ func (s *Session) bindEnv() *bind.Env {
 			s.notice("NOTICE", sqlerr.SuccessfulCompletion, "%s", msg)
 		},
 		Locks:       s.lockRows,
+		SequenceRow: s.sequenceRow,
 		Cursor:      s.cursorColumns,
 		OpenCursors: s.openCursors,
 		TempPrefix:  s.tempPrefix,
@@ -455,6 +487,17 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		}
 	}
 	ctx, cancel := s.statementContext(ctx)
+	// The table locks (tablelocks.go); a statement that waited for one
+	// takes its snapshot again, so that it sees what the holder
+	// committed.
+	if err := s.lockForStatement(ctx, p, st.Txn == nil); err != nil {
+		cancel()
+		err = s.mapError(ctx, err)
+		s.statementDone()
+		s.onError()
+		s.releaseStatementLocks()
+		return nil, err
+	}
 	s.currentText = p.SQL
 	s.planningTime = p.plan.planning
 	res, err := s.run(ctx, p.plan.plan, params)
@@ -463,6 +506,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		err = s.mapError(ctx, err)
 		s.statementDone()
 		s.onError()
+		s.releaseStatementLocks()
 		return nil, err
 	}
 	return &sessionResult{Result: res, s: s, ctx: ctx, cancel: cancel}, nil
@@ -555,24 +599,31 @@ func (s *Session) onError() {
 	}
 }
 
-// reader is what a statement reads: the open transaction's view, or the
-// committed data of the statement's snapshot.
-func (s *Session) reader() storage.Reader {
+// reader is what a query reads: the open transaction's view, or the
+// committed data of the statement's snapshot; concurrent is set when
+// several iterators may read it at once (parallel scans).
+func (s *Session) reader() (r storage.Reader, concurrent bool) {
 	if s.readView != nil {
-		return s.readView
+		return s.readView, s.txn == nil
 	}
 	if s.txnAsOf != nil && s.snap != nil {
 		// A block AS OF SYSTEM TIME is read-only: it has no writes of its
 		// own, and reads the historical view (session_asof.go).
-		return s.snap
+		return s.snap, false
 	}
 	if s.txn != nil {
-		return s.txn.Reader()
+		// A transaction that has written nothing reads its snapshot, which
+		// parallel scans may share (at REPEATABLE READ and SERIALIZABLE a
+		// protocol cycle's query begins one: session_retry.go).
+		if v, ok := s.txn.CleanView(); ok {
+			return v, true
+		}
+		return s.txn.Reader(), false
 	}
 	if s.snap != nil {
-		return s.snap
+		return s.snap, true
 	}
-	return s.e.storage
+	return s.e.storage, true
 }
 
 // prepareCatalog sets the catalog a statement is prepared against: the
@@ -721,6 +772,7 @@ func (r *sessionResult) Close() {
 	r.Result.Close()
 	r.cancel()
 	r.s.statementDone()
+	r.s.releaseStatementLocks()
 }
 
 type emptyResult struct{}

@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -46,8 +47,9 @@ import (
 // transaction is that one statement and it returned no rows (so all the
 // client has of it is its command tag), Sync runs it again, in a new
 // transaction, and commits that one if it gives the same tag: the client
-// then holds exactly what committed. A different tag (the data changed
-// meanwhile too) fails the commit with the conflict after all.
+// then holds exactly what committed. A run with another tag (the rows it
+// matched changed meanwhile too) is rolled back and tried again; after
+// maxTagMismatches of them the commit fails with the conflict after all.
 
 // cycleStatement is the statement Sync may run again: what it ran with,
 // and the tag the client was sent.
@@ -81,6 +83,7 @@ func (s *Session) rerunAtSync(err error) error {
 		return err
 	}
 	ctx := context.Background()
+	mismatches := 0
 	for attempt := 1; attempt <= maxStatementRetries; attempt++ {
 		s.implicit = true
 		res, rerr := s.executeRetrying(ctx, c.p, c.params)
@@ -106,7 +109,19 @@ func (s *Session) rerunAtSync(err error) error {
 			if rerr != nil {
 				return rerr
 			}
-			return err
+			// Rows the statement matched were changing under it: a
+			// few more runs may agree with what the client has.
+			if mismatches++; mismatches >= maxTagMismatches {
+				var se *sqlerr.Error
+				if errors.As(err, &se) {
+					out := *se
+					out.Detail = fmt.Sprintf("The statement was run again at commit and reported %q instead of %q.", tag, c.tag)
+					return &out
+				}
+				return err
+			}
+			time.Sleep(time.Duration(rand.IntN(200*mismatches)) * time.Microsecond)
+			continue
 		}
 		if t == nil {
 			return nil
@@ -118,8 +133,12 @@ func (s *Session) rerunAtSync(err error) error {
 	return err
 }
 
-// maxStatementRetries bounds the runs of one statement.
-const maxStatementRetries = 50
+// maxStatementRetries bounds the runs of one statement; maxTagMismatches
+// the runs at Sync that come out with another tag than the client has.
+const (
+	maxStatementRetries = 50
+	maxTagMismatches    = 5
+)
 
 // executeRetrying is Execute with READ COMMITTED's retries.
 func (s *Session) executeRetrying(ctx context.Context, p *Prepared, params []types.Value) (Result, error) {

@@ -232,18 +232,21 @@ func (s *Session) runSavepoint(st *parser.TxnStmt) (Result, error) {
 			return nil, err
 		}
 		s.runSavepointDDL("savepoint", st.Savepoint)
+		s.savepointLocks(st.Savepoint)
 		return &tagResult{tag: "SAVEPOINT"}, nil
 	case parser.TxnRelease:
 		if err := s.txn.ReleaseSavepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
 		s.runSavepointDDL("release", st.Savepoint)
+		s.rollbackLocksTo(st.Savepoint, true)
 		return &tagResult{tag: "RELEASE"}, nil
 	default:
 		if err := s.txn.RollbackToSavepoint(st.Savepoint); err != nil {
 			return nil, err
 		}
 		s.runSavepointDDL("rollback", st.Savepoint)
+		s.rollbackLocksTo(st.Savepoint, false)
 		s.failed = false
 		return &tagResult{tag: "ROLLBACK"}, nil
 	}

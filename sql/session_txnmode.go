@@ -199,6 +199,12 @@ func writeCommand(st bind.Statement) string {
 		return "DROP TABLE"
 	case *bind.Truncate:
 		return "TRUNCATE TABLE"
+	case *bind.Lock:
+		// Modes up to ROW EXCLUSIVE may be taken in a read-only
+		// transaction, as in PostgreSQL (pg_dump takes ACCESS SHARE).
+		if lockModeByName[st.Mode] > lockModeByName["row exclusive"] {
+			return "LOCK TABLE"
+		}
 	case *bind.CreateSequence:
 		return "CREATE SEQUENCE"
 	case *bind.AlterSequence:

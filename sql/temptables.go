@@ -103,6 +103,7 @@ func (s *Session) setOnCommit(name, action string) {
 // client's: the transaction they would report on has ended, so a table
 // that cannot be emptied is dropped instead, which the next use reports.
 func (s *Session) endTransaction(committed bool) {
+	s.releaseTableLocks()
 	if len(s.onCommit) == 0 {
 		return
 	}

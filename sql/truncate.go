@@ -32,15 +32,19 @@ func (s *Session) truncate(ctx context.Context, p *bind.Truncate) (Result, error
 			}
 		}
 	}
-	err := s.withDDLLock(true, func() error { return s.truncateLocked(ctx, p, restart) })
+	var fresh map[uint64]uint64
+	err := s.withDDLLock(true, func() error { return s.truncateLocked(ctx, p, restart, &fresh) })
 	if err != nil {
 		return nil, err
+	}
+	for _, id := range fresh {
+		s.noteFreshTable(id)
 	}
 	return &tagResult{tag: "TRUNCATE TABLE"}, nil
 }
 
 // truncateLocked is truncate holding the schema-change lock and gate.
-func (s *Session) truncateLocked(ctx context.Context, p *bind.Truncate, restart []uint64) error {
+func (s *Session) truncateLocked(ctx context.Context, p *bind.Truncate, restart []uint64, fresh *map[uint64]uint64) error {
 	return s.seqDDL(restart, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		seen := map[uint64]bool{}
 		var tables []*catalog.Table
@@ -79,6 +83,7 @@ func (s *Session) truncateLocked(ctx context.Context, p *bind.Truncate, restart 
 			newIDs[t.ID] = id
 		}
 		relinkForeignKeys(ch, newIDs)
+		*fresh = newIDs
 		if p.RestartIdentity {
 			for _, q := range seqs {
 				if !slices.Contains(restart, q.ID) {

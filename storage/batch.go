@@ -36,7 +36,7 @@ type Batch struct {
 	committed bool
 	// commitCheck runs inside commit with the commit timestamp
 	// (SetCommitCheck, refresh.go); nil: none.
-	commitCheck func(commitTS hlc.Timestamp) error
+	commitCheck func(commitTS hlc.Timestamp, inflight InFlight) error
 	// onCommitted runs once the batch is written, before the commit stops
 	// being in flight (OnCommitted).
 	onCommitted func(ts hlc.Timestamp)
@@ -197,7 +197,7 @@ func (b *Batch) Commit() error {
 // registered as in flight until the copy is visible (versions.go), so that
 // no read at or above the timestamp opens its view before it lands. A
 // commit check (SetCommitCheck) runs between taking the timestamp and
-// writing, once the commits below it are visible.
+// writing, with the keys of the commits below it still in flight.
 func (b *Batch) commit(opts *pebble.WriteOptions) error {
 	if !b.versioned && b.commitCheck == nil {
 		if err := b.b.Commit(opts); err != nil {
@@ -215,14 +215,24 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 		}
 		return nil
 	}
-	ts, id, err := b.e.commits.begin()
+	var keys *inflightKeys
+	if !b.versioned {
+		keys = &inflightKeys{} // a check's commit of system keys only
+	} else if b.e.commits.refreshers.Load() > 0 {
+		// A transaction that may refresh is open: say what this commit
+		// writes, so that its check need not wait for it (refresh.go).
+		var err error
+		if keys, err = collectKeys(b.b); err != nil {
+			return err
+		}
+	}
+	ts, id, err := b.e.commits.beginWith(keys)
 	if err != nil {
 		return err
 	}
 	defer b.e.commits.end(id)
 	if b.commitCheck != nil {
-		b.e.commits.waitBelow(id)
-		if err := b.commitCheck(ts); err != nil {
+		if err := b.commitCheck(ts, b.e.commits.inFlightBelow(id)); err != nil {
 			return err
 		}
 	}

@@ -75,7 +75,8 @@ func TestCheckRefresh(t *testing.T) {
 
 // TestCommitCheckWaitsForCommitsBelow: a commit check runs with the commit
 // timestamp only once every commit registered before it (a smaller
-// timestamp) is visible, and a failing check writes nothing.
+// timestamp) whose keys are unknown is visible, and a failing check writes
+// nothing.
 func TestCommitCheckWaitsForCommitsBelow(t *testing.T) {
 	e := openMem(t, NewMemFS(), Options{})
 	defer e.Close()
@@ -90,7 +91,7 @@ func TestCommitCheckWaitsForCommitsBelow(t *testing.T) {
 		b := e.NewBatch()
 		defer b.Close()
 		must(t, b.Set(k, []byte("1")))
-		b.SetCommitCheck(func(ts hlc.Timestamp) error {
+		b.SetCommitCheck(func(ts hlc.Timestamp, _ InFlight) error {
 			if !before.Less(ts) {
 				t.Errorf("commit timestamp %s not above the earlier commit's %s", ts, before)
 			}
@@ -116,11 +117,60 @@ func TestCommitCheckWaitsForCommitsBelow(t *testing.T) {
 	defer b.Close()
 	must(t, b.Set(append(TablePrefix(1), 'b'), []byte("1")))
 	boom := errors.New("boom")
-	b.SetCommitCheck(func(hlc.Timestamp) error { return boom })
+	b.SetCommitCheck(func(hlc.Timestamp, InFlight) error { return boom })
 	if err := b.Commit(); !errors.Is(err, boom) {
 		t.Fatalf("commit: %v, want the check's error", err)
 	}
 	if got := scanAll(t, e); got != "a=1" {
 		t.Fatalf("after the failed commit: %q", got)
+	}
+}
+
+// TestCommitCheckSeesKeysInFlight: while a transaction that may refresh is
+// open, commits record their keys; a commit check then does not wait for
+// such a commit below it but gets its keys, which the store does not show
+// yet. Once the last refreshing transaction ends, commits stop recording.
+func TestCommitCheckSeesKeysInFlight(t *testing.T) {
+	e := openMem(t, NewMemFS(), Options{})
+	defer e.Close()
+	k := func(s string) []byte { return append(TablePrefix(1), s...) }
+	done := e.Refreshing()
+	// A commit below, in flight: registered with its keys, not landed.
+	below := e.NewBatch()
+	defer below.Close()
+	must(t, below.Set(k("c"), []byte("1")))
+	must(t, below.Delete(k("a")))
+	must(t, below.Set([]byte{SystemPrefix, 'x'}, []byte("1")))
+	keys, err := collectKeys(below.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys.keys) != 2 || string(keys.keys[0]) != string(k("a")) || string(keys.keys[1]) != string(k("c")) {
+		t.Fatalf("keys %q", keys.keys)
+	}
+	_, id, err := e.commits.beginWith(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.NewBatch()
+	defer b.Close()
+	must(t, b.Set(k("z"), []byte("1")))
+	var conflict, clear []byte
+	b.SetCommitCheck(func(_ hlc.Timestamp, f InFlight) error {
+		conflict = f.Conflict(Span{Start: k("b"), End: k("d")})
+		clear = f.Conflict(Span{Start: k("d"), End: k("y")})
+		return nil
+	})
+	if err := b.Commit(); err != nil { // does not wait: end(id) comes later
+		t.Fatal(err)
+	}
+	e.commits.end(id)
+	if string(conflict) != string(k("c")) || clear != nil {
+		t.Fatalf("conflicts %q, %q; want c and none", conflict, clear)
+	}
+	done()
+	done() // twice is harmless
+	if n := e.commits.refreshers.Load(); n != 0 {
+		t.Fatalf("%d refreshers", n)
 	}
 }

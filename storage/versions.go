@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2"
@@ -96,19 +97,26 @@ type commitTracker struct {
 	clock *hlc.Clock
 	mu    sync.Mutex
 	cond  sync.Cond
-	next  uint64              // id of the next registered commit
-	open  map[uint64]struct{} // registered, not yet visible
+	next  uint64                   // id of the next registered commit
+	open  map[uint64]*inflightKeys // registered, not yet visible; the keys they write, if known (refresh.go)
+	// refreshers counts the transactions that may run a read refresh
+	// (refresh.go); while there are any, commits register their keys.
+	refreshers atomic.Int64
 }
 
 func newCommitTracker(clock *hlc.Clock) *commitTracker {
-	t := &commitTracker{clock: clock, open: map[uint64]struct{}{}}
+	t := &commitTracker{clock: clock, open: map[uint64]*inflightKeys{}}
 	t.cond.L = &t.mu
 	return t
 }
 
 // begin takes a commit timestamp and registers the commit; call end(id)
 // once its batch is visible (or failed).
-func (t *commitTracker) begin() (hlc.Timestamp, uint64, error) {
+func (t *commitTracker) begin() (hlc.Timestamp, uint64, error) { return t.beginWith(nil) }
+
+// beginWith is begin for a commit that says which keys it writes (nil:
+// unknown), for the read refreshes of the commits above it (refresh.go).
+func (t *commitTracker) beginWith(keys *inflightKeys) (hlc.Timestamp, uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts, err := t.clock.Now()
@@ -117,7 +125,7 @@ func (t *commitTracker) begin() (hlc.Timestamp, uint64, error) {
 	}
 	id := t.next
 	t.next++
-	t.open[id] = struct{}{}
+	t.open[id] = keys
 	return ts, id, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -353,5 +355,55 @@ func TestCopyProtocol(t *testing.T) {
 	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
 	if got := copyTo(t, c, "COPY cpp TO STDOUT"); got != "5\n6\n" {
 		t.Fatalf("table after the protocol test: %q", got)
+	}
+}
+
+// TestCopyFreeze checks PostgreSQL's rule for COPY ... FREEZE over the
+// wire with psql: allowed for a table created or truncated in the current
+// subtransaction (with a NOTICE that it changes nothing here), else 55000.
+func TestCopyFreeze(t *testing.T) {
+	srv := startServer(t)
+	script := filepath.Join(t.TempDir(), "freeze.sql")
+	// A COPY refused before it starts reads no data (psql would take the
+	// lines for SQL), so those have none.
+	if err := os.WriteFile(script, []byte(`CREATE TABLE f (id int8 PRIMARY KEY);
+COPY f FROM STDIN (FREEZE);
+BEGIN;
+TRUNCATE f;
+COPY f FROM STDIN WITH (FREEZE ON);
+1
+2
+\.
+COMMIT;
+BEGIN;
+CREATE TABLE g (id int8 PRIMARY KEY);
+SAVEPOINT a;
+COPY g FROM STDIN (FREEZE);
+ROLLBACK TO a;
+TRUNCATE g;
+COPY g FROM STDIN (FREEZE true);
+4
+\.
+COMMIT;
+COPY f TO STDOUT (FREEZE);
+SELECT (SELECT count(*) FROM f) AS f, (SELECT count(*) FROM g) AS g;
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runPsql(t, srv, "-f", script)
+	for _, want := range []string{
+		"ERROR:  cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction",
+		"NOTICE:  COPY FREEZE is accepted but changes nothing",
+		"COPY 2",
+		"COPY 1",
+		"ERROR:  COPY FREEZE cannot be used with COPY TO",
+		" f | g \n---+---\n 2 | 1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "not created or truncated in the current subtransaction"); n != 2 {
+		t.Fatalf("%d refusals, want 2 (autocommit, and after SAVEPOINT):\n%s", n, out)
 	}
 }

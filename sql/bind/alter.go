@@ -12,6 +12,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/tablesettings"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -53,6 +54,10 @@ type Rewrite struct {
 	// Using[i] (when not nil) computes column i of New from a row of Old
 	// instead (ALTER COLUMN TYPE ... USING).
 	Using []expr.Expr
+	// Pivots are where the new table's shards start (after the first):
+	// the deferred PARTITION_AT_KEYS of a table that gets its primary key
+	// (tablesettings.Settings.DeferredPivots); none: one shard.
+	Pivots [][]types.Value
 }
 
 // Check is a CHECK constraint bound over its table's row.
@@ -730,9 +735,19 @@ func (al *alterer) addPrimaryKey(c *ast.Constraint) error {
 	}
 	t.PrimaryKey = key
 	// The shards the table was created with cut the hidden key's range;
-	// the new key starts in one shard, which the balancer splits.
+	// the new key starts in one shard, which the balancer splits, unless
+	// pivots of this key were given (pg_dump's form, kept for now).
 	t.Settings.UniformPartitions = nil
 	t.Settings.PartitionAtKeys = nil
+	if text := t.Settings.DeferredPivots; text != "" {
+		pivots, err := tablesettings.DeferredBoundaries(text, t.SettingsInfo())
+		if err != nil {
+			return err
+		}
+		t.Settings.DeferredPivots = ""
+		t.Settings.PartitionAtKeys = pivots
+		rw.Pivots = pivots
+	}
 	al.st.Rewrite = rw
 	return nil
 }

@@ -62,6 +62,13 @@ type Env struct {
 	TableOptions func(t *catalog.Table) ([]string, error)
 	// Notice sends a NOTICE to the client (set_config).
 	Notice func(msg string)
+	// SequenceRow computes the one row a sequence reads as in FROM
+	// (last_value, log_cnt, is_called) when the statement runs, checking
+	// the session's right to read it.
+	SequenceRow func(q *catalog.Sequence) ([]types.Value, error)
+	// UseTable, when set, is told of every table the statement reads or
+	// writes (views expanded), for the table locks it takes when it runs.
+	UseTable func(t *catalog.Table, u TableUse)
 	// Locks lists the row locks for pg_locks.
 	Locks func() []pgcatalog.LockRow
 	// Cursor returns the result columns of the session's open cursor
@@ -116,6 +123,9 @@ type binder struct {
 	viewDepth int
 	// funcDepth counts the SQL functions being inlined (function.go).
 	funcDepth int
+	// fnArgs, while a set-returning function's body is planned, are its
+	// arguments (setfunc.go).
+	fnArgs *setFuncArgs
 
 	// outer holds the queries enclosing the subquery being planned
 	// (subquery.go); hiddenBase and hiddenN number the parameters that
@@ -177,6 +187,8 @@ func (a *binder) plan() (Statement, error) {
 		return &Truncate{Truncate: st.Truncate}, nil
 	case st.Vacuum != nil:
 		return &Vacuum{Vacuum: st.Vacuum}, nil
+	case st.Lock != nil:
+		return &Lock{Lock: st.Lock}, nil
 	case st.Sequence != nil:
 		return a.planSequence(st.Sequence)
 	case st.Type != nil:
@@ -306,7 +318,10 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
-		StrictDivision: a.pg(), Types: a.resolveType}
+		StrictDivision: a.pg(), IntegerDateDiff: a.pg(), Types: a.resolveType}
+	if a.fnArgs != nil {
+		b.Replace = a.fnArgs.replace(a, sc, b.Replace)
+	}
 	b.Subquery = func(n ast.ExprNode) (expr.Expr, error) { return a.subquery(b, sc, replace, n) }
 	b.Funcs = func(name string, args []expr.Expr) (expr.Expr, bool, error) {
 		if e, ok, err := a.userFunction(b, name, args); ok || err != nil {
@@ -351,7 +366,8 @@ func (a *binder) paramNumber(n ast.ExprNode) int {
 // declared one.
 func (a *binder) hintParam(n ast.ExprNode, t types.Type) {
 	k := a.paramNumber(n)
-	if k == 0 {
+	if k == 0 || a.fnArgs != nil {
+		// (In a function's body $n is an argument, not the statement's.)
 		return
 	}
 	for len(a.params) < k {
@@ -382,9 +398,8 @@ func (a *binder) lookupTable(tn *ast.TableName) (*catalog.Table, error) {
 			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is a view, not a table", tn.Name.O)
 		}
 		if _, isSeq := a.snap.Sequence(a.env.Database.ID, tn.Name.O); isSeq {
-			// PostgreSQL reads a sequence as a one-row relation
-			// (last_value, log_cnt, is_called); PivotDB does not.
-			return nil, sqlerr.NotSupported("using sequence %q as a table (use currval, nextval or pg_sequence)", tn.Name.O)
+			// A sequence reads as a relation in FROM only (system.go).
+			return nil, sqlerr.New(sqlerr.WrongObjectType, "%q is not a table", tn.Name.O)
 		}
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", tn.Name.O)
 	}

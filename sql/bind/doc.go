@@ -33,7 +33,10 @@
 // turns the type names the parser did not know into the database's enum
 // types, 42704 otherwise, for column definitions, ALTER COLUMN TYPE and
 // casts through expr.Builder.Types); SQL functions by function.go
-// (FunctionDDL, and calls inlined through expr.Builder.Funcs);
+// (FunctionDDL, and calls inlined through expr.Builder.Funcs) and
+// setfunc.go (set-returning SQL functions in FROM: the body planned as a
+// derived table, its $n and parameter names bound to the call's arguments
+// through binder.fnArgs);
 // schema statements by ddl.go, createas.go (CREATE TABLE AS), temp.go
 // (temporary tables' private names), alter.go (ALTER TABLE's column and
 // constraint actions: the new descriptor plus the scans or rewrite the

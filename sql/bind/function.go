@@ -65,8 +65,7 @@ func (a *binder) planFunction(st *parser.FunctionStmt) (Statement, error) {
 	if a.pg() {
 		f.Dialect = sessionvars.DialectPostgreSQL
 	}
-	var err error
-	if f.Returns, err = a.resolveType(st.Returns); err != nil {
+	if err := a.functionResult(st, f); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -89,6 +88,13 @@ func (a *binder) planFunction(st *parser.FunctionStmt) (Statement, error) {
 	for i, arg := range f.Args {
 		args[i] = &expr.Const{Value: types.NullValue, Typ: arg.Type}
 	}
+	if f.SetOf {
+		if _, err := a.planSetFunction(f, args); err != nil {
+			return nil, err
+		}
+		out.Function = f
+		return out, nil
+	}
 	b := a.builder(nil, nil)
 	if _, err := a.inlineFunction(b, f, args); err != nil {
 		return nil, err
@@ -96,6 +102,38 @@ func (a *binder) planFunction(st *parser.FunctionStmt) (Statement, error) {
 	a.params = b.ParamTypes
 	out.Function = f
 	return out, nil
+}
+
+// functionResult sets f's result: RETURNS type, RETURNS SETOF type (or
+// SETOF table, the table's columns) or RETURNS TABLE (...).
+func (a *binder) functionResult(st *parser.FunctionStmt, f *catalog.Function) error {
+	f.SetOf = st.SetOf
+	if len(st.Table) > 0 {
+		for _, c := range st.Table {
+			t, err := a.resolveType(c.Type)
+			if err != nil {
+				return err
+			}
+			f.Columns = append(f.Columns, catalog.FunctionArg{Name: c.Name, Type: t})
+		}
+		f.Returns = f.Columns[0].Type
+		return nil
+	}
+	t, err := a.resolveType(st.Returns)
+	if err != nil && st.SetOf && st.Returns.IsUserTypeRef() {
+		// SETOF a table: its row type, the table's visible columns.
+		if tab, ok := a.snap.Table(a.env.Database.ID, st.Returns.Enum.Name); ok {
+			for _, c := range tab.Columns {
+				if !c.Hidden {
+					f.Columns = append(f.Columns, catalog.FunctionArg{Name: c.Name, Type: c.Type})
+				}
+			}
+			f.Returns, f.RowType = f.Columns[0].Type, tab.Name
+			return nil
+		}
+	}
+	f.Returns = t
+	return err
 }
 
 // FunctionSignature spells a function's name and argument types as
@@ -115,38 +153,12 @@ func (a *binder) userFunction(b *expr.Builder, name string, args []expr.Expr) (e
 	if len(fs) == 0 {
 		return nil, false, nil
 	}
-	var pick *catalog.Function
-	exact := false
-	for _, f := range fs {
-		if len(f.Args) != len(args) {
-			continue
-		}
-		ok, ex := true, true
-		for i, arg := range f.Args {
-			at := args[i].Type()
-			if at.Family == types.Unknown || at.Family == types.Null {
-				continue
-			}
-			if !expr.CastAllowed(at, arg.Type) {
-				ok = false
-				break
-			}
-			if expr.BaseType(at) != expr.BaseType(arg.Type) {
-				ex = false
-			}
-		}
-		if ok && (pick == nil || ex && !exact) {
-			pick, exact = f, ex
-		}
-	}
+	pick := pickFunction(fs, args)
 	if pick == nil {
-		ts := make([]types.Type, len(args))
-		for i, e := range args {
-			ts[i] = e.Type()
-		}
-		return nil, true, &sqlerr.Error{Code: sqlerr.UndefinedFunction,
-			Message: fmt.Sprintf("function %s does not exist", FunctionSignature(name, ts)),
-			Hint:    "No function matches the given name and argument types. You might need to add explicit type casts."}
+		return nil, true, noSuchFunction(name, args)
+	}
+	if pick.SetOf {
+		return nil, true, sqlerr.NotSupported("set-returning function %s() outside FROM (call it in FROM)", pick.Name)
 	}
 	e, err := a.inlineFunction(b, pick, args)
 	return e, true, err
@@ -190,7 +202,8 @@ func (a *binder) inlineFunction(outer *expr.Builder, f *catalog.Function, args [
 		}
 	}
 	b := &expr.Builder{Scope: &scope{}, ParamIndex: stmts[0].ParamIndex, Types: a.resolveType,
-		StrictDivision: f.Dialect == sessionvars.DialectPostgreSQL, Mem: a.env.Mem, Funcs: outer.Funcs}
+		StrictDivision: f.Dialect == sessionvars.DialectPostgreSQL, IntegerDateDiff: f.Dialect == sessionvars.DialectPostgreSQL,
+		Mem: a.env.Mem, Funcs: outer.Funcs}
 	b.Replace = func(n ast.ExprNode) (expr.Expr, bool, error) {
 		switch n := n.(type) {
 		case *test_driver.ParamMarkerExpr:

@@ -726,6 +726,9 @@ func (a *binder) fromLeaf(n ast.ResultSetNode) (*fromItem, error) {
 		// A LATERAL item first in FROM has nothing to refer to: a
 		// plain derived table (lateral.go plans the others).
 		names, _ := columnAliases(ts)
+		if call := tableFuncCall(src); call != nil {
+			return a.fromFunction(call, alias, names)
+		}
 		if call := seriesCall(src); call != nil {
 			if call.FnName.L != parser.SeriesFunc {
 				return a.fromUnnest(call, alias, names)

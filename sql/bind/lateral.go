@@ -25,7 +25,7 @@ func isLateral(n ast.ResultSetNode) bool {
 	}
 	switch src := ts.Source.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
-		if seriesCall(src) != nil {
+		if seriesCall(src) != nil || tableFuncCall(src) != nil {
 			return true
 		}
 		_, lateral := columnAliases(ts)

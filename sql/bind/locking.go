@@ -68,9 +68,10 @@ func (a *binder) bindLocking(n ast.Node, clauses []parser.LockingClause) ([]RowL
 	for _, l := range locks {
 		// PostgreSQL asks for UPDATE privilege on every table a locking
 		// clause locks, besides SELECT.
-		if err := a.requireTable(l.Table, acl.Update); err != nil {
+		if err := a.requireTablePrivilege(l.Table, acl.Update); err != nil {
 			return nil, err
 		}
+		a.useTable(l.Table, UseLockRows)
 	}
 	return locks, nil
 }

@@ -37,12 +37,44 @@ func (a *binder) access() *catalog.Access {
 	return a.acc
 }
 
-// requireTable fails with 42501 unless the role holds p on table t.
+// requireTable fails with 42501 unless the role holds p on table t. It
+// also records the use of t for the statement's implicit table lock
+// (Env.UseTable): a read for SELECT, a write for the other privileges.
 func (a *binder) requireTable(t *catalog.Table, p acl.Privilege) error {
+	if err := a.requireTablePrivilege(t, p); err != nil {
+		return err
+	}
+	if p == acl.Select {
+		a.useTable(t, UseRead)
+	} else {
+		a.useTable(t, UseWrite)
+	}
+	return nil
+}
+
+func (a *binder) requireTablePrivilege(t *catalog.Table, p acl.Privilege) error {
 	if a.access().Has(&t.Owned, acl.Table, p) {
 		return nil
 	}
 	return sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", t.Name)
+}
+
+// TableUse is how a statement uses a table, which decides the table lock
+// it takes when it runs, as in PostgreSQL: ACCESS SHARE to read, ROW
+// SHARE to lock rows (FOR UPDATE and its kind), ROW EXCLUSIVE to write.
+type TableUse uint8
+
+// The uses, weakest first.
+const (
+	UseRead TableUse = iota + 1
+	UseLockRows
+	UseWrite
+)
+
+func (a *binder) useTable(t *catalog.Table, u TableUse) {
+	if a.env.UseTable != nil {
+		a.env.UseTable(t, u)
+	}
 }
 
 // requireView fails with 42501 unless the role holds p on view v.

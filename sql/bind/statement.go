@@ -105,6 +105,12 @@ type Truncate struct {
 	*parser.Truncate
 }
 
+// Lock is LOCK TABLE: the tables are resolved when it runs.
+type Lock struct {
+	noRows
+	*parser.Lock
+}
+
 // Vacuum is VACUUM (compact the tables' spans) and ANALYZE (recount their
 // shard statistics).
 type Vacuum struct {

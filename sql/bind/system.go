@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/pgcatalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -92,6 +93,21 @@ func (a *binder) systemTable(tn *ast.TableName, alias string) (planner.Node, *sc
 		node := vt.Node(a.catalogView())
 		return node, columnScope(node.Columns(), vt.Name, alias), true, nil
 	}
+	if q, ok := a.sequenceRelation(tn); ok {
+		// PostgreSQL reads a sequence as a one-row relation; pg_dump
+		// reads last_value and is_called so.
+		node := &planner.Generate{Name: q.Name, Cols: SequenceColumns, Rows: func() ([][]types.Value, error) {
+			if a.env.SequenceRow == nil {
+				return nil, sqlerr.NotSupported("reading sequence %q as a relation here", q.Name)
+			}
+			r, err := a.env.SequenceRow(q)
+			if err != nil {
+				return nil, err
+			}
+			return [][]types.Value{r}, nil
+		}}
+		return node, columnScope(SequenceColumns, tn.Name.O, alias), true, nil
+	}
 	if strings.EqualFold(tn.Schema.O, "sys") && strings.EqualFold(tn.Name.O, "jobs") {
 		node := &planner.Generate{Name: "sys.jobs", Cols: JobColumns, Rows: a.env.JobRows}
 		return node, columnScope(JobColumns, tn.Name.O, alias), true, nil
@@ -115,4 +131,23 @@ func columnScope(cols []planner.Column, name, alias string) *scope {
 		sc.cols = append(sc.cols, scopeColumn{table: strings.ToLower(alias), name: c.Name, typ: c.Type, hidden: c.Hidden})
 	}
 	return sc
+}
+
+// SequenceColumns are the columns a sequence reads as in FROM.
+var SequenceColumns = []planner.Column{
+	{Name: "last_value", Type: types.TypeInt64},
+	{Name: "log_cnt", Type: types.TypeInt64},
+	{Name: "is_called", Type: types.TypeBool},
+}
+
+// sequenceRelation finds the sequence a table name in FROM names: the
+// database's (schema public or none), when no table has the name.
+func (a *binder) sequenceRelation(tn *ast.TableName) (*catalog.Sequence, bool) {
+	if tn.Schema.O != "" && !strings.EqualFold(tn.Schema.O, "public") {
+		return nil, false
+	}
+	if _, isTable := a.snap.Table(a.env.Database.ID, tn.Name.O); isTable {
+		return nil, false
+	}
+	return a.snap.Sequence(a.env.Database.ID, tn.Name.O)
 }

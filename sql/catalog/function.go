@@ -17,9 +17,18 @@ type Function struct {
 	Name       string        `json:"name"`
 	Args       []FunctionArg `json:"args,omitempty"`
 	Returns    types.Type    `json:"returns"`
-	Volatility string        `json:"volatility"` // "i", "s" or "v"
-	Strict     bool          `json:"strict,omitempty"`
-	Body       string        `json:"body"`
+	// SetOf marks a set-returning function (RETURNS SETOF, RETURNS
+	// TABLE), called in FROM: Columns are its result columns (one, named
+	// after the function, for SETOF a scalar type), Returns the first's
+	// type. Its body is a query.
+	SetOf   bool          `json:"setof,omitempty"`
+	Columns []FunctionArg `json:"columns,omitempty"`
+	// RowType is the table of RETURNS SETOF table (its columns copied
+	// into Columns when the function was created).
+	RowType    string `json:"row_type,omitempty"`
+	Volatility string `json:"volatility"` // "i", "s" or "v"
+	Strict     bool   `json:"strict,omitempty"`
+	Body       string `json:"body"`
 	// Dialect is the sql_dialect the body is written in ("" is yql).
 	Dialect string `json:"dialect,omitempty"`
 	Owned

@@ -348,6 +348,17 @@ func (a *sumAgg) Result() (types.Value, error) {
 			return sum, err
 		}
 		return types.DivInterval(sum, float64(a.n))
+	case a.isInterval && a.kind == "avg":
+		if us, ok := a.ints.value(types.Int64); ok {
+			// interval_div rounds to the microsecond.
+			return types.DivInterval(types.NewInterval(us.Int()), float64(a.n))
+		}
+		sum := a.ints.big()
+		sum.Quo(sum, big.NewInt(a.n))
+		if !sum.IsInt64() {
+			return types.Value{}, intervalOutOfRange()
+		}
+		return types.NewInterval(sum.Int64()), nil
 	case a.isInterval:
 		sum := a.ints.big()
 		if a.kind == "avg" {

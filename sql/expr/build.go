@@ -37,6 +37,9 @@ type Builder struct {
 	// StrictDivision makes division and modulo by zero raise 22012, as in
 	// PostgreSQL (sql_dialect postgresql); otherwise they are NULL (yql).
 	StrictDivision bool
+	// IntegerDateDiff makes date − date an integer number of days, as in
+	// PostgreSQL (sql_dialect postgresql); in yql it is an Interval.
+	IntegerDateDiff bool
 	// ParamTypes are the types of $1..$n: declared types in (zero or
 	// TypeUnknown when not declared), inferred types out (TypeUnknown where
 	// nothing decided). It grows as parameters are seen.
@@ -600,6 +603,14 @@ func (b *Builder) arithExprs(op ArithOp, l, r Expr) (Expr, error) {
 		return nil, err
 	}
 	l, r = adoptUnsigned(l, r), adoptUnsigned(r, l)
+	if b.IntegerDateDiff && op == Sub && l.Type().Family == types.Date && r.Type().Family == types.Date {
+		return fold(newFunc("date_mi", types.TypeInt32, []Expr{l, r}, true, func(_ *Context, a []types.Value) (types.Value, error) {
+			if a[0].IsInfiniteTime() || a[1].IsInfiniteTime() {
+				return types.Value{}, types.InfiniteSubtractError("dates")
+			}
+			return types.IntToFamily(types.Int32, a[0].Int()-a[1].Int())
+		})), nil
+	}
 	e, err := NewArith(op, l, r)
 	if err == nil {
 		e.Strict = b.StrictDivision

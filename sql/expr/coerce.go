@@ -262,7 +262,7 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 	switch n := e.(type) {
 	case *Const:
 		v, err := types.ParseText(t, n.Value.Str())
-		if err != nil {
+		if err != nil && !types.OrderDependent(t, n.Value.Str()) && !types.IntervalStyleDependent(t, n.Value.Str()) {
 			return nil, err
 		}
 		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ ||

@@ -24,6 +24,7 @@ func init() {
 	register(&funcDef{2, 2, buildDatePart}, "date_part")
 	register(&funcDef{2, 2, buildExtract}, "pivot_extract")
 	register(&funcDef{1, 1, buildIsFinite}, "isfinite")
+	register(&funcDef{0, 7, buildMakeInterval}, "make_interval")
 }
 
 func buildJustify(fn func(types.Value) (types.Value, error)) func(*Builder, string, []Expr) (Expr, error) {
@@ -99,6 +100,46 @@ func buildAge(b *Builder, name string, args []Expr) (Expr, error) {
 	})
 	f.Deterministic = len(args) == 2 && args[0].Type().Family != types.TimestampTZ && args[1].Type().Family != types.TimestampTZ
 	return f, nil
+}
+
+// buildMakeInterval: make_interval(years, months, weeks, days, hours,
+// mins, secs), each defaulting to 0 (by position; PostgreSQL's named
+// arguments are not supported yet), secs a double precision.
+func buildMakeInterval(b *Builder, name string, args []Expr) (Expr, error) {
+	for i := range args {
+		var err error
+		if i == 6 {
+			err = b.numArg(args, i, types.TypeDouble)
+		} else {
+			err = b.intArg(args, i)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return newFunc(name, types.TypeInterval, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		var f [7]int64
+		secs := 0.0
+		for i, v := range a {
+			if i == 6 {
+				secs = v.AsFloat()
+				continue
+			}
+			f[i] = v.Int()
+		}
+		overflow := sqlerr.New(sqlerr.DatetimeFieldOverflow, "interval out of range")
+		months := f[0]*12 + f[1]
+		days := f[2]*7 + f[3]
+		us := secs*1e6 + float64(f[4])*3600e6 + float64(f[5])*60e6
+		if math.IsNaN(us) || math.Abs(us) >= 9.2e18 || f[0] > math.MaxInt32 || f[0] < math.MinInt32 || f[2] > math.MaxInt32 || f[2] < math.MinInt32 {
+			return types.Value{}, overflow
+		}
+		v, err := types.MakeInterval(months, days, int64(math.RoundToEven(us)))
+		if err != nil {
+			return types.Value{}, overflow
+		}
+		return v, nil
+	}), nil
 }
 
 // buildIsFinite: isfinite(date | timestamp | timestamptz | interval).

@@ -57,6 +57,10 @@ func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r
 	if ff == types.Array || tf == types.Array {
 		return zoneCastArray(v, to, z, st)
 	}
+	if ff == tf {
+		// No conversion (a timestamptz stays the instant it is).
+		return types.Value{}, false, nil
+	}
 	text := ff == types.Utf8 || ff == types.String || ff == types.Unknown
 	switch {
 	case ff == types.TimestampTZ && (tf == types.Utf8 || tf == types.String):

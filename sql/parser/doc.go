@@ -72,7 +72,9 @@
 //     the integer types, Float, Double, Utf8, String, Json, Bool, and
 //     Decimal("1.5", p, s)) become pivot_cast('...', 'Type'), and so do
 //     PostgreSQL's DATE '...', TIMESTAMP '...', TIMESTAMPTZ '...' and
-//     INTERVAL '...' (MySQL's INTERVAL '1' DAY is left to TiDB);
+//     INTERVAL '...' (INTERVAL '1' DAY, PostgreSQL's field qualifier and
+//     MySQL's unit alike, is 0A000; MySQL's INTERVAL 1 DAY is left to
+//     TiDB); EXTRACT(field FROM x) becomes pivot_extract('field', x);
 //   - array syntax becomes calls the expression builder knows
 //     (ArrayCtorFunc and its siblings): ARRAY[...] pivot_array(...),
 //     a[i][j] pivot_array_elem(a, i, j), slices pivot_array_slice, and
@@ -84,6 +86,10 @@
 //     composes several assignments to one column);
 //   - unnest(...) [WITH ORDINALITY] in FROM becomes a derived table like
 //     generate_series(...) (UnnestFunc);
+//   - f(args) after FROM, JOIN, LATERAL or a comma of a FROM list, other
+//     than the two below, becomes (SELECT pivot_table_func(`f`(args))),
+//     planned by the binder as the rows of a SQL function of the database
+//     (TableFunc);
 //   - generate_series(...) after FROM, JOIN, LATERAL or a comma of a FROM
 //     list becomes the derived table (SELECT pivot_generate_series(...)),
 //     planned as a series (lateral when other items precede it);

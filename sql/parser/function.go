@@ -10,7 +10,8 @@ import (
 // FunctionStmt is CREATE FUNCTION or DROP FUNCTION (PostgreSQL's syntax,
 // LANGUAGE sql only), which TiDB's grammar lacks:
 //
-//	CREATE [OR REPLACE] FUNCTION name ([[argname] type, ...]) RETURNS type
+//	CREATE [OR REPLACE] FUNCTION name ([[argname] type, ...])
+//	    RETURNS [SETOF] type | RETURNS TABLE (name type, ...)
 //	    {LANGUAGE sql | IMMUTABLE | STABLE | VOLATILE | STRICT
 //	     | RETURNS NULL ON NULL INPUT | CALLED ON NULL INPUT
 //	     | [NOT] LEAKPROOF | PARALLEL {SAFE | RESTRICTED | UNSAFE}
@@ -28,7 +29,12 @@ type FunctionStmt struct {
 	// ArgsGiven is set when DROP gave an argument list.
 	ArgsGiven bool
 	Returns   types.Type
-	Language  string
+	// SetOf is set for RETURNS SETOF type (Returns; a table's name comes
+	// as an unresolved user-type reference) and RETURNS TABLE (Table).
+	SetOf bool
+	// Table is RETURNS TABLE's columns.
+	Table    []FuncArg
+	Language string
 	// Volatility is 'i', 's' or 'v' (pg_proc.provolatile).
 	Volatility byte
 	Strict     bool
@@ -119,11 +125,27 @@ func (s *stmtToks) functionStatement() (*FunctionStmt, bool, error) {
 				return nil, true, s.errAtTok(i + 2)
 			}
 			st.Strict, i = true, i+5
-		case s.isWord(i, "returns"):
-			if s.isWord(i+1, "setof") || s.isWord(i+1, "table") {
-				return nil, true, sqlerr.NotSupported("RETURNS SETOF and RETURNS TABLE functions")
+		case s.isWord(i, "returns") && s.isWord(i+1, "table") && s.isOp(i+2, "("):
+			close := int(s.match[i+2])
+			if st.Table, err = s.funcArgs(i+3, close); err != nil {
+				return nil, true, err
 			}
-			if st.Returns, i, err = s.parseTypeAt(i+1, s.n()); err != nil {
+			if len(st.Table) == 0 {
+				return nil, true, s.errAtTok(close)
+			}
+			for _, c := range st.Table {
+				if c.Name == "" {
+					return nil, true, s.errAtTok(close)
+				}
+			}
+			st.SetOf, haveReturns, i = true, true, close+1
+		case s.isWord(i, "returns"):
+			k := i + 1
+			if s.isWord(k, "setof") {
+				st.SetOf = true
+				k++
+			}
+			if st.Returns, i, err = s.parseTypeAt(k, s.n()); err != nil {
 				return nil, true, err
 			}
 			haveReturns = true

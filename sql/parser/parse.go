@@ -93,6 +93,19 @@ func buildStatement(s *stmtToks) (Statement, error) {
 	}
 	s, stmt.NoData = s.withData()
 	s, stmt.Temp, stmt.OnCommit = s.tempTable()
+	if text, ok, err := s.createDatabaseOptions(); ok {
+		if err != nil {
+			return Statement{}, err
+		}
+		sts, err := Parse(text)
+		if err != nil || len(sts) != 1 {
+			return Statement{}, errAt(sqlerr.SyntaxError, s.start(0), "syntax error in CREATE DATABASE")
+		}
+		st := sts[0]
+		st.Text, st.Offset = stmt.Text, stmt.Offset
+		st.Position = func(int) int { return 0 }
+		return st, nil
+	}
 	if text, ok, err := s.selectInto(); ok {
 		if err != nil {
 			return Statement{}, err
@@ -162,9 +175,7 @@ func buildStatement(s *stmtToks) (Statement, error) {
 		case "truncate":
 			stmt.Truncate, err = s.parseTruncate()
 		case "lock":
-			// pg_dump takes ACCESS SHARE locks; PivotDB has no table
-			// locks a transaction could hold yet.
-			return Statement{}, errAt(sqlerr.FeatureNotSupported, s.start(0), "LOCK TABLE is not supported yet")
+			stmt.Lock, err = s.parseLock()
 		case "vacuum", "analyze", "analyse":
 			stmt.Vacuum, err = s.parseVacuum()
 		case "grant", "revoke":

@@ -217,6 +217,8 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		formatSeqOptions(b, q.Options)
 	case st.Truncate != nil:
 		fmt.Fprintf(b, "truncate %q restart identity=%v\n", st.Truncate.Tables, st.Truncate.RestartIdentity)
+	case st.Lock != nil:
+		fmt.Fprintf(b, "lock %q mode=%q nowait=%v\n", st.Lock.Tables, st.Lock.Mode, st.Lock.NoWait)
 	case st.Vacuum != nil:
 		v := st.Vacuum
 		fmt.Fprintf(b, "vacuum=%v analyze=%v full=%v freeze=%v verbose=%v tables=%q\n", v.Vacuum, v.Analyze, v.Full,

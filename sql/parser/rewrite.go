@@ -155,6 +155,12 @@ func (r *rewriter) identText(i int) string {
 		case strings.EqualFold(w, "group") && !s.isWord(i+1, "by") && !s.isWord(i-1, "within"):
 			return backquote(w)
 		}
+	case 10:
+		// A sequence's column (pg_dump reads it); in MySQL's grammar
+		// the window function's keyword.
+		if strings.EqualFold(w, "last_value") && !s.isOp(i+1, "(") {
+			return backquote(w)
+		}
 	}
 	return w
 }
@@ -262,6 +268,16 @@ const (
 	NullsLastFunc  = "pivot_nulls_last"
 )
 
+// TableFunc is the dialect front's spelling of a function call in FROM
+// other than generate_series and unnest: the derived table (SELECT
+// pivot_table_func(f(args))), which the binder plans as the function's
+// rows (bind/setfunc.go).
+const TableFunc = "pivot_table_func"
+
+// reservedTableWord are words that may follow FROM or JOIN with a "("
+// without being a function call.
+var reservedTableWord = map[string]bool{"lateral": true, "select": true, "values": true, "only": true, "table": true}
+
 // fromFuncAfter are the words after which a function call is a table
 // function.
 var fromFuncAfter = map[string]bool{"from": true, "join": true, "lateral": true}
@@ -293,6 +309,9 @@ func (r *rewriter) item(i, hi int) (int, error) {
 				return 0, errAt(sqlerr.FeatureNotSupported, s.start(i+1), "index access method %q is not supported yet", strings.ToLower(s.text(i+1)))
 			}
 			return i + 2, nil
+		case s.isWord(i, "is") && s.isWord(i+1, "distinct") && s.isWord(i+2, "from"),
+			s.isWord(i, "is") && s.isWord(i+1, "not") && s.isWord(i+2, "distinct") && s.isWord(i+3, "from"):
+			return r.distinctFrom(i, hi)
 		case s.isWord(i, "operator") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi:
 			return r.operatorCall(i, hi)
 		case s.isWord(i, "collate"):
@@ -300,6 +319,10 @@ func (r *rewriter) item(i, hi int) (int, error) {
 		case s.tableFuncAt(i) && s.isWord(i, "generate_subscripts") && s.isOp(i+1, "("):
 			// Planned in a select list only (bind/projectset.go).
 			return 0, errAt(sqlerr.FeatureNotSupported, s.start(i), "generate_subscripts() in FROM is not supported yet (call it in the select list)")
+		case s.tableFuncAt(i) && s.isWord(i, "pg_options_to_table") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
+			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "pg_options_to_table") &&
+				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
+			return r.optionsToTable(i, hi)
 		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
 			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "unnest") &&
 				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
@@ -351,6 +374,28 @@ func (r *rewriter) item(i, hi int) (int, error) {
 				return 0, err
 			}
 			r.syn(")", int(s.match[open]), true, false)
+			if aliased {
+				return r.derivedColumns(end, hi)
+			}
+			return end, nil
+		case s.tableFuncAt(i) && s.isKind(i, tkIdent) && !reservedTableWord[strings.ToLower(s.text(i))] &&
+			s.isOp(i+1, "(") && int(s.match[i+1]) < hi && !s.queryAt(i+1):
+			// Another function in FROM (a SQL function of the database):
+			// (SELECT pivot_table_func(f(...))), planned by the binder
+			// (bind/setfunc.go).
+			end := int(s.match[i+1]) + 1
+			aliased := s.derivedColumnsAt(end, hi) > 0
+			if aliased && !s.isWord(i-1, "lateral") {
+				r.syn("LATERAL", i, false, false)
+			}
+			r.syn("(SELECT "+TableFunc+"(", i, false, true)
+			// Quoted: the name may be a word TiDB reserves (topn).
+			r.emit(i, backquote(s.text(i)))
+			if err := r.group(i + 1); err != nil {
+				return 0, err
+			}
+			r.syn("))", end-1, true, false)
+			r.lastTok = end - 1
 			if aliased {
 				return r.derivedColumns(end, hi)
 			}
@@ -659,7 +704,13 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 	}
 	var casts []cast
 	for end < hi && s.isOp(end, "::") {
-		if reg, next, ok := s.regTypeAt(end+1, hi); ok {
+		if reg, next, ok := s.regTypeAt(end+1, hi); ok && reg == "oid" && s.isOp(next, "[") && s.isOp(next+1, "]") {
+			// oid[]: the catalogs' OID lists are bigint[] (pg_dump
+			// casts '{...}'::pg_catalog.oid[]).
+			casts = append(casts, cast{tok: end, t: types.ArrayOf(types.TypeInt64)})
+			end = next + 2
+			continue
+		} else if ok {
 			casts = append(casts, cast{tok: end, reg: reg})
 			end = next
 			continue
@@ -1327,3 +1378,79 @@ func (r *rewriter) groupingSets(i, hi int) (int, error) {
 
 // dmlWords start the data-modifying statements a WITH query may be.
 var dmlWords = map[string]bool{"insert": true, "update": true, "delete": true, "upsert": true, "replace": true}
+
+// distinctFrom emits a IS [NOT] DISTINCT FROM b (i is IS) with MySQL's
+// NULL-safe equality: a IS NOT DISTINCT FROM b is a <=> b, and a IS
+// DISTINCT FROM b is a <=> b IS FALSE. Both bind like a comparison in
+// MySQL's grammar (PostgreSQL's IS binds a little looser, which matters
+// only for an unparenthesised comparison beside it); IS FALSE goes after
+// the right operand, which ends at the first word or operator at its
+// nesting level that cannot continue an operand.
+func (r *rewriter) distinctFrom(i, hi int) (int, error) {
+	s := r.s
+	not := s.isWord(i+1, "not")
+	from := i + 2
+	if not {
+		from = i + 3
+	}
+	r.syn("<=>", i, false, false)
+	r.lastTok = from
+	if not {
+		return from + 1, nil
+	}
+	end := from + 1
+	for end < hi {
+		if s.isOp(end, "(") || s.isOp(end, "[") {
+			end = int(s.match[end]) + 1
+			continue
+		}
+		if s.isKind(end, tkOp) && !operandOps[s.text(end)] || s.isKind(end, tkIdent) && operandEnds[strings.ToLower(s.text(end))] {
+			break
+		}
+		end++
+	}
+	if end == from+1 {
+		return 0, s.errAtTok(end)
+	}
+	if err := r.seq(from+1, end); err != nil {
+		return 0, err
+	}
+	r.syn("IS FALSE", end-1, false, false)
+	return end, nil
+}
+
+// operandOps are the operators that continue an operand (arithmetic,
+// concatenation, casts, qualified names); operandEnds the words that end
+// one.
+var operandOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true, "||": true, "::": true,
+	".": true, "^": true}
+
+var operandEnds = map[string]bool{"and": true, "or": true, "then": true, "when": true, "else": true, "end": true,
+	"from": true, "where": true, "group": true, "order": true, "limit": true, "having": true, "as": true, "is": true,
+	"union": true, "except": true, "intersect": true, "on": true, "join": true, "left": true, "right": true,
+	"inner": true, "cross": true, "full": true, "natural": true, "using": true, "offset": true, "window": true,
+	"not": true, "in": true, "like": true, "ilike": true, "between": true, "desc": true, "asc": true,
+	"nulls": true, "returning": true, "for": true, "into": true, "fetch": true}
+
+// optionsToTable emits pg_options_to_table(options) in FROM (pg_dump
+// reads the options of columns, foreign tables and servers with it): the
+// "name=value" elements of a text[] split at the first '=' into
+// option_name and option_value, as a lateral derived table over unnest.
+func (r *rewriter) optionsToTable(i, hi int) (int, error) {
+	s := r.s
+	open := i + 1
+	if !s.isOp(open, "(") {
+		open = i + 3
+	}
+	close := int(s.match[open])
+	r.syn("LATERAL (SELECT substr(pivot_option, 1, strpos(pivot_option, '=') - 1) AS option_name, "+
+		"substr(pivot_option, strpos(pivot_option, '=') + 1) AS option_value FROM LATERAL (SELECT "+UnnestFunc, i, false, true)
+	if err := r.group(open); err != nil {
+		return 0, err
+	}
+	r.syn(") AS pivot_options (pivot_option, "+DerivedColumnsMarker+"))", close, true, false)
+	if !s.isWord(close+1, "as") {
+		r.syn("AS pg_options_to_table", close, false, false)
+	}
+	return close + 1, nil
+}

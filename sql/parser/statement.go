@@ -9,7 +9,7 @@ import (
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
 // DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
-// Truncate, Vacuum, Sequence, Type, Function, Cursor, Job and Copy is set, except that DECLARE CURSOR sets both
+// Truncate, Lock, Vacuum, Sequence, Type, Function, Cursor, Job and Copy is set, except that DECLARE CURSOR sets both
 // Cursor and AST (its query), and COPY ... TO both Copy and AST.
 type Statement struct {
 	// Text is this statement's original text: from its first token to its
@@ -88,8 +88,10 @@ type Statement struct {
 	Discard     *Discard
 	User        *UserStmt
 	Truncate    *Truncate
-	Vacuum      *Vacuum
-	Sequence    *SequenceStmt
+	// Lock is LOCK [TABLE] (lock.go).
+	Lock     *Lock
+	Vacuum   *Vacuum
+	Sequence *SequenceStmt
 	// Type is CREATE TYPE ... AS ENUM, ALTER TYPE or DROP TYPE (enumtype.go).
 	Type *TypeStmt
 	// Function is CREATE [OR REPLACE] FUNCTION or DROP FUNCTION (function.go).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -187,6 +188,10 @@ var intervalUnits = map[string]bool{
 	"day_microsecond": true, "hour_microsecond": true, "minute_microsecond": true, "second_microsecond": true,
 }
 
+// pgIntervalFields are the fields of PostgreSQL's interval qualifiers
+// (INTERVAL '1' DAY TO HOUR), which MySQL's INTERVAL '1' DAY shares.
+var pgIntervalFields = map[string]bool{"year": true, "month": true, "day": true, "hour": true, "minute": true, "second": true}
+
 // typedLiteral is a typed literal found at some token.
 type typedLiteral struct {
 	name   string     // the type name as written, with "(p,s)" for Decimal
@@ -202,6 +207,13 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 	if s.isKind(i, tkIdent) && i+1 < hi && s.isKind(i+1, tkString) {
 		// PostgreSQL's DATE '...', TIMESTAMP '...', INTERVAL '...'.
 		w := strings.ToLower(s.text(i))
+		if w == "interval" && i+2 < hi && s.isKind(i+2, tkIdent) && pgIntervalFields[strings.ToLower(s.text(i+2))] {
+			// PostgreSQL's INTERVAL '1' DAY, '1 2' DAY TO HOUR, '1.5'
+			// SECOND(0): the fields restrict and round the value.
+			return lit, true, withOffset(sqlerr.New(sqlerr.FeatureNotSupported,
+				"interval field qualifiers (INTERVAL '...' %s) are not supported yet: write the unit inside the string, as in INTERVAL '1 %s'",
+				strings.ToUpper(s.text(i+2)), strings.ToLower(s.text(i+2))), s.start(i+2))
+		}
 		if !pgLiteralTypes[w] || w == "interval" && i+2 < hi && s.isKind(i+2, tkIdent) &&
 			intervalUnits[strings.ToLower(s.text(i+2))] {
 			return lit, false, nil

@@ -138,6 +138,12 @@ func (s *stmtToks) parseUser() (u *UserStmt, ok bool, err error) {
 			i++
 		case s.isWord(i, "inherit"):
 			i++
+		case s.isWord(i, "noreplication"), s.isWord(i, "nobypassrls"):
+			// What every PivotDB role is: there is no replication
+			// protocol and no row-level security to bypass. pg_dumpall
+			// writes both for every role; REPLICATION and BYPASSRLS
+			// stay 0A000.
+			i++
 		case s.isKind(i, tkIdent):
 			field, value, ok := u.roleAttribute(s.text(i))
 			if !ok {

@@ -176,7 +176,7 @@ func pgStatUserTablesRows(v *View) [][]types.Value {
 
 // LockRow is one row of pg_locks.
 type LockRow struct {
-	LockType      string // "tuple" or "transactionid"
+	LockType      string // "relation", "tuple" or "transactionid"
 	Relation      int64  // a tuple lock's table
 	TransactionID int64  // a transactionid lock's transaction
 	PID           uint32
@@ -196,7 +196,7 @@ func pgLocksRows(v *View) [][]types.Value {
 	var out [][]types.Value
 	for _, l := range v.Locks() {
 		var database, relation, xid any
-		if l.LockType == "tuple" {
+		if l.LockType != "transactionid" {
 			relation = l.Relation
 			if t, ok := v.Snapshot.TableByID(uint64(l.Relation)); ok {
 				database = int64(t.DatabaseID)

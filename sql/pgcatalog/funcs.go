@@ -2,6 +2,7 @@ package pgcatalog
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
@@ -184,6 +185,15 @@ func textFuncs() map[string]*sessionFunc {
 		})),
 		"quote_ident": sig(1, 1, tText).as(perRow("quote_ident", tText, func(a []types.Value) (types.Value, error) {
 			return types.NewUtf8(quoteIdent(a[0].Str())), nil
+		})),
+		// quote_literal as PostgreSQL's: quotes doubled, and a value with
+		// a backslash doubled and written as an E'' string.
+		"quote_literal": sig(1, 1, tText).as(perRow("quote_literal", tText, func(a []types.Value) (types.Value, error) {
+			v := strings.ReplaceAll(a[0].Str(), "'", "''")
+			if strings.Contains(v, `\`) {
+				return types.NewUtf8("E'" + strings.ReplaceAll(v, `\`, `\\`) + "'"), nil
+			}
+			return types.NewUtf8("'" + v + "'"), nil
 		})),
 	}
 }

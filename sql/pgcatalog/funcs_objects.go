@@ -62,7 +62,21 @@ func objectFuncs() map[string]*sessionFunc {
 		"pg_get_function_result": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
 			return perRow("pg_get_function_result", tText, func(a []types.Value) (types.Value, error) {
 				if f, ok := v.userFunctionByOID(a[0].Int()); ok {
-					return types.NewUtf8(v.formatType(typeOID(f.Returns), typmod(f.Returns))), nil
+					name := func(t types.Type) string { return v.formatType(typeOID(t), typmod(t)) }
+					switch {
+					case f.RowType != "":
+						return types.NewUtf8("SETOF " + quoteIdent(f.RowType)), nil
+					case f.SetOf && len(f.Columns) > 0:
+						// RETURNS TABLE (or SETOF a table: its columns).
+						parts := make([]string, len(f.Columns))
+						for i, c := range f.Columns {
+							parts[i] = quoteIdent(c.Name) + " " + name(c.Type)
+						}
+						return types.NewUtf8("TABLE(" + strings.Join(parts, ", ") + ")"), nil
+					case f.SetOf:
+						return types.NewUtf8("SETOF " + name(f.Returns)), nil
+					}
+					return types.NewUtf8(name(f.Returns)), nil
 				}
 				return types.NullValue, nil
 			})(v, args)

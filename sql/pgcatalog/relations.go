@@ -23,6 +23,9 @@ const (
 	oidPublic            = 2200
 	oidInformationSchema = 13000
 	oidBootstrapUser     = 10
+	// oidPgDatabaseOwner is PostgreSQL's built-in role that stands for
+	// the owner of the current database; it owns schema public.
+	oidPgDatabaseOwner   = 6171
 	oidHeapAM            = 2
 	oidBtreeAM           = 403
 	oidDefaultTablespace = 1663
@@ -320,7 +323,10 @@ var catalogOIDs = map[string]int64{
 	"pg_policy": 3256, "pg_publication": 6104, "pg_tablespace": 1213, "pg_enum": 3501,
 	"pg_statistic_ext": 3381, "pg_auth_members": 1261, "pg_db_role_setting": 2964, "pg_foreign_table": 3118,
 	"pg_partitioned_table": 3350, "pg_publication_rel": 6106, "pg_publication_namespace": 6237,
-	"pg_shdescription": 2396, "pg_shseclabel": 3592, "pg_seclabel": 3596,
+	"pg_shdescription": 2396, "pg_init_privs": 3394, "pg_language": 2612, "pg_amop": 2602, "pg_amproc": 2603, "pg_range": 3541, "pg_operator": 2617, "pg_opclass": 2616, "pg_opfamily": 2753, "pg_conversion": 2607,
+	"pg_aggregate": 2600, "pg_event_trigger": 3466, "pg_ts_parser": 3601, "pg_ts_dict": 3600, "pg_ts_template": 3764,
+	"pg_ts_config": 3602, "pg_foreign_data_wrapper": 2328, "pg_foreign_server": 1417, "pg_default_acl": 826,
+	"pg_subscription": 6100, "pg_largeobject_metadata": 2995, "pg_transform": 3576, "pg_shseclabel": 3592, "pg_seclabel": 3596,
 }
 
 // tables lists the session database's tables by name.
@@ -797,6 +803,9 @@ func roleOID(i int) int64 { return oidBootstrapUser + int64(i)*1000 }
 
 // userName is pg_get_userbyid.
 func (v *View) userName(oid int64) string {
+	if oid == oidPgDatabaseOwner {
+		return "pg_database_owner"
+	}
 	for i, r := range v.roles() {
 		if roleOID(i) == oid {
 			return r

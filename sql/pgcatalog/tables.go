@@ -5,8 +5,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -84,7 +87,11 @@ var pgCatalogTables = []*Table{
 		c := pgNamespaceCols
 		return [][]types.Value{
 			row(c, oidPgCatalog, "pg_catalog", oidBootstrapUser, nil),
-			row(c, oidPublic, "public", oidBootstrapUser, nil),
+			// public as PostgreSQL 15 has it: owned by
+			// pg_database_owner, USAGE for everyone; PivotDB's CREATE
+			// in it is the database's privilege (CREATE ON DATABASE),
+			// which the database's owner holds.
+			row(c, oidPublic, "public", oidPgDatabaseOwner, "{pg_database_owner=UC/pg_database_owner,=U/pg_database_owner}"),
 			row(c, oidInformationSchema, "information_schema", oidBootstrapUser, nil),
 		}
 	}},
@@ -100,7 +107,7 @@ var pgCatalogTables = []*Table{
 			arr := int64(types.ArrayOID(uint32(t.oid)))
 			out = append(out, row(pgTypeCols, t.oid, t.typname, oidPgCatalog, oidBootstrapUser, t.len, t.byVal,
 				typtype, t.category, false, true, ",", 0, 0, 0, arr, 0, 0, 0, 0, 0, 0, 0, t.align, "p",
-				false, t.base, mod, 0, 0, nil, nil, nil))
+				false, t.base, mod, 0, typeCollation(t.oid), nil, nil, nil))
 		}
 		// The array types: typelem names the element type, as the
 		// drivers read it to decode arrays.
@@ -111,7 +118,7 @@ var pgCatalogTables = []*Table{
 			}
 			out = append(out, row(pgTypeCols, arr, "_"+t.typname, oidPgCatalog, oidBootstrapUser, -1, false,
 				"b", "A", false, true, ",", 0, 0, t.oid, 0, 0, 0, 0, 0, 0, 0, 0, t.align, "x",
-				false, 0, -1, 0, 0, nil, nil, nil))
+				false, 0, -1, 0, typeCollation(t.oid), nil, nil, nil))
 		}
 		// The database's enum types (typtype 'e', category 'E').
 		for _, e := range v.enumTypes() {
@@ -230,6 +237,8 @@ var pgCatalogTables = []*Table{
 			out = append(out, row(pgRolesCols, r, u.Superuser, true, u.CreateRole, u.CreateDB, !u.NoLogin, false, -1,
 				"********", nil, false, v.roleConfig(r), roleOID(i)))
 		}
+		out = append(out, row(pgRolesCols, "pg_database_owner", false, true, false, false, false, false, -1,
+			"********", nil, false, nil, oidPgDatabaseOwner))
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_user", Cols: pgUserCols, rows: func(v *View) [][]types.Value {
@@ -250,6 +259,8 @@ var pgCatalogTables = []*Table{
 			out = append(out, row(pgAuthidCols, roleOID(i), r, u.Superuser, true, u.CreateRole, u.CreateDB, !u.NoLogin,
 				false, false, -1, nullIfEmpty(u.Password), nil))
 		}
+		out = append(out, row(pgAuthidCols, oidPgDatabaseOwner, "pg_database_owner", false, true, false, false, false,
+			false, false, -1, nil, nil))
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_shadow", Cols: pgShadowCols, rows: func(v *View) [][]types.Value {
@@ -307,7 +318,11 @@ var pgCatalogTables = []*Table{
 		}
 		return out
 	}},
-	{Schema: "pg_catalog", Name: "pg_description", Cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_description", Cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: func(*View) [][]types.Value {
+		// PostgreSQL's comment on public, which pg_dump leaves out of a
+		// dump when it is unchanged.
+		return [][]types.Value{row(cols("objoid oid, classoid oid, objsubid int4, description text"), oidPublic, 2615, 0, "standard public schema")}
+	}},
 	{Schema: "pg_catalog", Name: "pg_shdescription", Cols: cols("objoid oid, classoid oid, description text"), rows: empty},
 	// No security label providers: pg_dumpall -g reads the roles' labels.
 	{Schema: "pg_catalog", Name: "pg_shseclabel", Cols: cols("objoid oid, classoid oid, provider text, label text"), rows: empty},
@@ -364,8 +379,12 @@ var pgCatalogTables = []*Table{
 			if len(names) > 0 {
 				argNames = "{" + strings.Join(names, ",") + "}"
 			}
-			out = append(out, row(pgProcCols, userFunctionOID(f), f.Name, oidPublic, v.roleOIDOf(f.OwnerName()), 14, 100.0, 0.0, 0, 0,
-				"f", false, false, f.Strict, false, f.Volatility, "u", len(f.Args), 0, typeOID(f.Returns),
+			rows := 0.0
+			if f.SetOf {
+				rows = 1000 // PostgreSQL's default estimate for a set-returning function
+			}
+			out = append(out, row(pgProcCols, userFunctionOID(f), f.Name, oidPublic, v.roleOIDOf(f.OwnerName()), 14, 100.0, rows, 0, 0,
+				"f", false, false, f.Strict, f.SetOf, f.Volatility, "u", len(f.Args), 0, typeOID(f.Returns),
 				strings.Join(argTypes, " "), nil, nil, argNames, nil, nil, f.Body, nil, nil, nil, nil))
 		}
 		return out
@@ -391,7 +410,45 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_publication_namespace", Cols: cols("oid oid, pnpubid oid, pnnspid oid"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_publication_rel", Cols: cols("oid oid, prpubid oid, prrelid oid, prqual text, prattrs int2vector"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_extension", Cols: cols("oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text, extconfig oid[], extcondition text[]"), rows: empty},
-	{Schema: "pg_catalog", Name: "pg_depend", Cols: cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char"), rows: empty},
+	// The languages functions are written in: PivotDB's built-ins
+	// (internal) and SQL functions; none is procedural (lanispl), which is
+	// what pg_dump asks for.
+	{Schema: "pg_catalog", Name: "pg_language", Cols: pgLanguageCols, rows: func(*View) [][]types.Value {
+		return [][]types.Value{
+			row(pgLanguageCols, 12, "internal", oidBootstrapUser, false, false, 0, 0, 2246, nil),
+			row(pgLanguageCols, 13, "c", oidBootstrapUser, false, false, 0, 0, 2247, nil),
+			row(pgLanguageCols, 14, "sql", oidBootstrapUser, false, true, 0, 0, 2248, nil),
+		}
+	}},
+	// Catalogs of objects PivotDB has none of (user-defined operators,
+	// operator classes, conversions, text search, foreign data, event
+	// triggers, default privileges, subscriptions, large objects):
+	// pg_dump reads each.
+	{Schema: "pg_catalog", Name: "pg_operator", Cols: cols("oid oid, oprname name, oprnamespace oid, oprowner oid, oprkind char, oprcanmerge bool, oprcanhash bool, oprleft oid, oprright oid, oprresult oid, oprcom oid, oprnegate oid, oprcode oid, oprrest oid, oprjoin oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_opclass", Cols: cols("oid oid, opcmethod oid, opcname name, opcnamespace oid, opcowner oid, opcfamily oid, opcintype oid, opcdefault bool, opckeytype oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_opfamily", Cols: cols("oid oid, opfmethod oid, opfname name, opfnamespace oid, opfowner oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_conversion", Cols: cols("oid oid, conname name, connamespace oid, conowner oid, conforencoding int4, contoencoding int4, conproc oid, condefault bool"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_aggregate", Cols: cols("aggfnoid oid, aggkind char, aggnumdirectargs int2, aggtransfn oid, aggfinalfn oid, aggcombinefn oid, aggserialfn oid, aggdeserialfn oid, aggmtransfn oid, aggminvtransfn oid, aggmfinalfn oid, aggfinalextra bool, aggmfinalextra bool, aggfinalmodify char, aggmfinalmodify char, aggsortop oid, aggtranstype oid, aggtransspace int4, aggmtranstype oid, aggmtransspace int4, agginitval text, aggminitval text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_event_trigger", Cols: cols("oid oid, evtname name, evtevent name, evtowner oid, evtfoid oid, evtenabled char, evttags text[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_ts_parser", Cols: cols("oid oid, prsname name, prsnamespace oid, prsstart oid, prstoken oid, prsend oid, prsheadline oid, prslextype oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_ts_dict", Cols: cols("oid oid, dictname name, dictnamespace oid, dictowner oid, dicttemplate oid, dictinitoption text"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_ts_template", Cols: cols("oid oid, tmplname name, tmplnamespace oid, tmplinit oid, tmpllexize oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_ts_config", Cols: cols("oid oid, cfgname name, cfgnamespace oid, cfgowner oid, cfgparser oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_foreign_data_wrapper", Cols: cols("oid oid, fdwname name, fdwowner oid, fdwhandler oid, fdwvalidator oid, fdwacl aclitem[], fdwoptions text[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_foreign_server", Cols: cols("oid oid, srvname name, srvowner oid, srvfdw oid, srvtype text, srvversion text, srvacl aclitem[], srvoptions text[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_default_acl", Cols: cols("oid oid, defaclrole oid, defaclnamespace oid, defaclobjtype char, defaclacl aclitem[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_subscription", Cols: cols("oid oid, subdbid oid, subskiplsn text, subname name, subowner oid, subenabled bool, subbinary bool, substream bool, subtwophasestate char, subdisableonerr bool, subconninfo text, subslotname name, subsynccommit text, subpublications text[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_largeobject_metadata", Cols: cols("oid oid, lomowner oid, lomacl aclitem[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_amop", Cols: cols("oid oid, amopfamily oid, amoplefttype oid, amoprighttype oid, amopstrategy int2, amoppurpose char, amopopr oid, amopmethod oid, amopsortfamily oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_amproc", Cols: cols("oid oid, amprocfamily oid, amproclefttype oid, amprocrighttype oid, amprocnum int2, amproc oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_seclabels", Cols: cols("objoid oid, classoid oid, objsubid int4, objtype text, objnamespace oid, objname text, provider text, label text"), rows: empty},
+	// Range types: none.
+	{Schema: "pg_catalog", Name: "pg_range", Cols: cols("rngtypid oid, rngsubtype oid, rngmultitypid oid, rngcollation oid, rngsubopc oid, rngcanonical oid, rngsubdiff oid"), rows: empty},
+	// pg_dump reads them: PivotDB has no extensions whose initial
+	// privileges it would record, nor transforms.
+	{Schema: "pg_catalog", Name: "pg_init_privs", Cols: cols("objoid oid, classoid oid, objsubid int4, privtype char, initprivs aclitem[]"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_transform", Cols: cols("oid oid, trftype oid, trflang oid, trffromsql oid, trftosql oid"), rows: empty},
+	{Schema: "pg_catalog", Name: "pg_depend", Cols: pgDependCols, rows: pgDependRows},
 	{Schema: "pg_catalog", Name: "pg_foreign_table", Cols: cols("ftrelid oid, ftserver oid, ftoptions text[]"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_partitioned_table", Cols: cols("partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs int2vector, partclass oidvector, partcollation oidvector, partexprs text"), rows: empty},
 	{Schema: "pg_catalog", Name: "pg_sequence", Cols: pgSequenceCols, rows: func(v *View) [][]types.Value {
@@ -427,6 +484,8 @@ var pgCatalogTables = []*Table{
 	{Schema: "pg_catalog", Name: "pg_stat_user_tables", Cols: pgStatUserTablesCols, rows: pgStatUserTablesRows},
 }
 
+var pgLanguageCols = cols("oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool, lanplcallfoid oid, laninline oid, lanvalidator oid, lanacl aclitem[]")
+
 var pgCastCols = cols("oid oid, castsource oid, casttarget oid, castfunc oid, castcontext char, castmethod char")
 
 // pgCastRows lists the casts between the types of pg_type that PivotDB
@@ -454,7 +513,9 @@ func pgCastRows(*View) [][]types.Value {
 			} else if expr.AssignmentAllowed(ft, tt) {
 				ctx = "a"
 			}
-			out = append(out, row(pgCastCols, 30000+len(out), from.oid, to.oid, 0, ctx, "f"))
+			// Below 16384 (FirstNormalObjectId): built in, so pg_dump
+			// does not dump them as CREATE CAST.
+			out = append(out, row(pgCastCols, castOIDBase+len(out), from.oid, to.oid, 0, ctx, "f"))
 		}
 	}
 	return out
@@ -463,6 +524,9 @@ func pgCastRows(*View) [][]types.Value {
 // procOIDBase numbers pg_proc's rows: procOIDBase + the position in
 // procNames.
 const procOIDBase = 20000
+
+// castOIDBase numbers pg_cast's rows.
+const castOIDBase = 10000
 
 // procNames lists the functions pg_proc describes, sorted: the expression
 // builder's and the session functions.
@@ -856,3 +920,63 @@ func (v *View) enumTypes() []*catalog.EnumType {
 func enumLabelOID(e *catalog.EnumType, k int) int64 {
 	return 3<<29 + int64(e.Def.ID%(1<<21))*256 + int64(k%256)
 }
+
+// typeCollation is pg_type.typcollation: the default collation for the
+// string types (as a string column's attcollation), 0 for the others, so
+// pg_dump writes no COLLATE for a column of its type's own collation.
+func typeCollation(oid int64) int64 {
+	if t, ok := types.FromOID(uint32(oid)); ok && t.Family == types.Utf8 {
+		return oidDefaultCollation
+	}
+	return 0
+}
+
+var pgDependCols = cols("classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char")
+
+// pgDependRows lists each view's dependencies on the tables and views its
+// query reads (normal, 'n'), so that pg_dump writes a view after them.
+// PostgreSQL records them on the view's rewrite rule; pg_dump takes a
+// dependency of the view itself as well. The relations are found by name
+// in the stored definition, as the view sees them when it is used.
+func pgDependRows(v *View) [][]types.Value {
+	var out [][]types.Value
+	classOID := catalogOIDs["pg_class"]
+	for _, vw := range v.Snapshot.Views(v.Database.ID) {
+		d := parser.DialectYQL
+		if vw.Dialect == sessionvars.DialectPostgreSQL {
+			d = parser.DialectPostgreSQL
+		}
+		stmts, err := parser.ParseDialect(vw.Definition, d)
+		if err != nil || len(stmts) != 1 || stmts[0].AST == nil {
+			continue
+		}
+		names := &tableNames{}
+		stmts[0].AST.Accept(names)
+		seen := map[int64]bool{}
+		for _, n := range names.names {
+			var ref int64
+			if t, ok := v.Snapshot.Table(v.Database.ID, n); ok {
+				ref = int64(t.ID)
+			} else if rv, ok := v.Snapshot.View(v.Database.ID, n); ok && rv.ID != vw.ID {
+				ref = int64(rv.ID)
+			}
+			if ref != 0 && !seen[ref] {
+				seen[ref] = true
+				out = append(out, row(pgDependCols, classOID, int64(vw.ID), 0, classOID, ref, 0, "n"))
+			}
+		}
+	}
+	return out
+}
+
+// tableNames collects the table names of a statement's tree.
+type tableNames struct{ names []string }
+
+func (c *tableNames) Enter(n ast.Node) (ast.Node, bool) {
+	if tn, ok := n.(*ast.TableName); ok {
+		c.names = append(c.names, tn.Name.O)
+	}
+	return n, false
+}
+
+func (c *tableNames) Leave(n ast.Node) (ast.Node, bool) { return n, true }

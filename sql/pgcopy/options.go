@@ -16,6 +16,7 @@
 package pgcopy
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/parser"
@@ -57,6 +58,10 @@ type Options struct {
 	ForceQuote   []bool
 	ForceNotNull []bool
 	ForceNull    []bool
+	// Freeze is FREEZE: allowed, as in PostgreSQL, only for a table
+	// created or truncated in the current subtransaction (the session
+	// checks); it changes nothing about the rows here.
+	Freeze bool
 }
 
 // ParseOptions checks COPY's options for a COPY FROM (from) or TO of the
@@ -164,14 +169,19 @@ func ParseOptions(opts []parser.CopyOption, from bool, cols []string) (*Options,
 					Message: "argument to option \"encoding\" must be a valid encoding name"}
 			}
 		case "freeze":
-			if opt.HasValue && isFalse(opt.Value) {
-				break
+			switch {
+			case !opt.HasValue:
+				o.Freeze = true
+			case isFalse(opt.Value):
+			case slices.Contains([]string{"true", "on", "1", "t", "yes", "y"}, strings.ToLower(opt.Value)):
+				o.Freeze = true
+			default:
+				return nil, &sqlerr.Error{Code: sqlerr.SyntaxError, Message: "freeze requires a Boolean value", Position: opt.Pos}
 			}
-			// FREEZE skips MVCC bookkeeping in PostgreSQL for rows of a
-			// table created in the same transaction; it changes nothing
-			// here, and PostgreSQL refuses it outside that case, so it is
-			// refused rather than ignored.
-			return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Position: opt.Pos, Message: "COPY FREEZE is not supported yet"}
+			if o.Freeze && !from {
+				// As PostgreSQL 16 and later say it (15 ignored it).
+				return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: "COPY FREEZE cannot be used with COPY TO", Position: opt.Pos}
+			}
 		case "oids":
 			if opt.HasValue && isFalse(opt.Value) {
 				break

@@ -214,7 +214,8 @@ func TestOptionErrors(t *testing.T) {
 		{"COPY t TO STDOUT (FORMAT binary, HEADER)", "0A000 cannot specify HEADER in BINARY mode"},
 		{"COPY t TO STDOUT (ENCODING 'LATIN1')", "0A000 COPY with ENCODING 'LATIN1' is not supported yet: PivotDB stores and exchanges UTF8 only"},
 		{"COPY t TO STDOUT (ENCODING 'klingon')", `22023 argument to option "encoding" must be a valid encoding name`},
-		{"COPY t TO STDOUT (FREEZE)", "0A000 COPY FREEZE is not supported yet"},
+		{"COPY t TO STDOUT (FREEZE)", "0A000 COPY FREEZE cannot be used with COPY TO"},
+		{"COPY t FROM STDIN (FREEZE maybe)", "42601 freeze requires a Boolean value"},
 		{"COPY t TO STDOUT (BOGUS 1)", `42601 option "bogus" not recognized`},
 		{"COPY t TO STDOUT (FORCE_QUOTE 1)", `22023 argument to option "force_quote" must be a list of column names`},
 	} {

@@ -27,6 +27,7 @@ type settingsJSON struct {
 	ByLoad          *bool          `json:"auto_partitioning_by_load,omitempty"`
 	Uniform         *int64         `json:"uniform_partitions,omitempty"`
 	PartitionAtKeys [][]*valueJSON `json:"partition_at_keys,omitempty"`
+	DeferredPivots  string         `json:"deferred_partition_at_keys,omitempty"`
 	TTL             *TTL           `json:"ttl,omitempty"`
 	GCTTL           *int64         `json:"gc_ttl_us,omitempty"`
 	KeyBloomFilter  *bool          `json:"key_bloom_filter,omitempty"`
@@ -45,6 +46,7 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 		MinPartitions: s.MinPartitionsCount, MaxPartitions: s.MaxPartitionsCount,
 		ByLoad: s.AutoPartitioningByLoad, Uniform: s.UniformPartitions,
 		TTL: s.TTL, GCTTL: s.GCTTL, KeyBloomFilter: s.KeyBloomFilter, ReadReplicas: s.ReadReplicas,
+		DeferredPivots: s.DeferredPivots,
 	}
 	for _, k := range s.PartitionAtKeys {
 		jk := make([]*valueJSON, len(k))
@@ -71,6 +73,7 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 		MinPartitionsCount: j.MinPartitions, MaxPartitionsCount: j.MaxPartitions,
 		AutoPartitioningByLoad: j.ByLoad, UniformPartitions: j.Uniform,
 		TTL: j.TTL, GCTTL: j.GCTTL, KeyBloomFilter: j.KeyBloomFilter, ReadReplicas: j.ReadReplicas,
+		DeferredPivots: j.DeferredPivots,
 	}
 	for _, jk := range j.PartitionAtKeys {
 		k := make([]types.Value, len(jk))

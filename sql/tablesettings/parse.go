@@ -509,6 +509,12 @@ func applyList(s *Settings, list []parser.Setting, t TableInfo, pos map[kind]int
 			return nil, errorf(codeValue, st.Pos, "%s specified multiple times", k)
 		}
 		pos[k] = st.Pos
+		if k == kPartitionAtKeys && st.Value.Kind == parser.ValueString && st.Value.SingleQuoted && hiddenKey(t) {
+			// pg_dump's form on a table whose key comes later (see
+			// Settings.DeferredPivots).
+			s.DeferredPivots = st.Value.Str
+			continue
+		}
 		if st.Value.Kind == parser.ValueString && st.Value.SingleQuoted && k != kReadReplicas {
 			// A value given as a '...' literal: its content is the value.
 			// pg_dump writes pg_class.reloptions back that way
@@ -530,4 +536,20 @@ func applyList(s *Settings, list []parser.Setting, t TableInfo, pos map[kind]int
 		notices = append(notices, n...)
 	}
 	return notices, nil
+}
+
+// hiddenKey reports whether the table's key is the generated one of a
+// table created without a primary key.
+func hiddenKey(t TableInfo) bool {
+	return len(t.KeyColumns) == 1 && t.KeyColumns[0] < len(t.Columns) && t.Columns[t.KeyColumns[0]].Hidden
+}
+
+// DeferredBoundaries parses and checks the deferred PARTITION_AT_KEYS
+// text against t, the table with its primary key.
+func DeferredBoundaries(text string, t TableInfo) ([][]types.Value, error) {
+	v, err := parser.ParseSettingValue(text)
+	if err != nil {
+		return nil, err
+	}
+	return boundaries(v, t)
 }

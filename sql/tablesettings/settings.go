@@ -72,6 +72,12 @@ type Settings struct {
 	// created with, each a prefix of the key columns, values of the key
 	// columns' types, strictly ascending. CREATE only.
 	PartitionAtKeys [][]types.Value
+	// DeferredPivots is a PARTITION_AT_KEYS given as a '...' literal (as
+	// pg_dump writes pg_class.reloptions back) to a table created without
+	// a primary key: pg_dump adds the key after the rows (ALTER TABLE ...
+	// ADD PRIMARY KEY), so the pivots are of that key, checked and
+	// applied when it comes. The text of the value, or "".
+	DeferredPivots string
 	// TTL is the time to live of rows (nil: rows never expire).
 	TTL *TTL
 	// GCTTL is GC_TTL in microseconds, > 0: how long versions that a

@@ -36,13 +36,15 @@
 //
 // SERIALIZABLE (readspans.go) is REPEATABLE READ plus CockroachDB's read
 // refresh: every read of the transaction is recorded as a key or a span
-// (through Reader, LatestReader, Get and NewReadView; coalesced, condensed
-// past maxReadSpanBytes), and its commit checks, atomically with respect
-// to every commit below its commit timestamp (storage.Batch.SetCommitCheck
-// waits for those in flight), that no version landed in those spans
-// between its read timestamp and its commit timestamp: 40001 "could not
-// serialize access due to read/write dependencies among transactions"
-// otherwise. A transaction with nothing to commit is serialized at its
+// (through Reader, LatestReader, Get, NewReadView and CleanView; coalesced,
+// condensed past maxReadSpanBytes), and its commit checks, atomically with
+// respect to every commit below its commit timestamp
+// (storage.Batch.SetCommitCheck: the store plus the keys of the commits
+// below still in flight, which record them while a SERIALIZABLE
+// transaction is open, storage.Engine.Refreshing), that no version landed
+// in those spans between its read timestamp and its commit timestamp:
+// 40001 "could not serialize access due to read/write dependencies among
+// transactions" otherwise. A transaction with nothing to commit is serialized at its
 // read timestamp and never fails. To debug a refresh failure, the error's
 // detail names the key; Txn.ReadSpans lists what a transaction recorded.
 //
@@ -60,6 +62,20 @@
 // and a waiting transaction is listed with the lock it waits for, so
 // Manager.Locks gives pg_locks its rows; a wait also marks the session's
 // activity.Backend (from the statement's context) as waiting on Lock.
+//
+// Table locks (tablelocks.go, TableLocks) are separate from the key
+// locks: PostgreSQL's eight relation lock modes with its conflict table,
+// held by an owner (a transaction ID, or Manager.NewOwner for a statement
+// outside one) until Release or ReleaseTo (a savepoint's mark). Waiters
+// queue first come, first served, and wait through the key locks' wait
+// (LockTable.wait) on a channel that closes whenever the table's locks
+// change, so they share its wait-for graph, lock_timeout and activity
+// marking; before each wait every conflicting holder is checked for a
+// cycle, since the graph keeps one edge per waiter. A request marked DDL
+// ignores the holders' implicit (read/write) locks (see LockRequest). The
+// table lock waiters also sit in the key locks' waiting list under a key
+// no table has (relKey); pg_locks lists them as relation locks
+// (RelFromKey), not as key waits.
 //
 // Commit writes the batch with one synced Pebble commit: all of a
 // transaction's writes, across every table and shard, become visible and

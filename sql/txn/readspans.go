@@ -187,8 +187,11 @@ func (r *readSpans) empty() bool {
 
 // refresh checks that no recorded span has a version committed in
 // (from, to]; the 40001 of a failed refresh otherwise.
-func (r *readSpans) refresh(e *storage.Engine, from, to hlc.Timestamp) error {
+func (r *readSpans) refresh(e *storage.Engine, from, to hlc.Timestamp, inflight storage.InFlight) error {
 	for _, s := range r.list() {
+		if k := inflight.Conflict(s); k != nil {
+			return refreshFailed(&storage.RefreshConflictError{Key: k, From: from})
+		}
 		if err := e.CheckRefresh(s, from, to); err != nil {
 			var rc *storage.RefreshConflictError
 			if errors.As(err, &rc) {
@@ -234,6 +237,18 @@ func (r recordingReader) NewPointReader() (*storage.PointReader, error) {
 	return pr, err
 }
 
+// setRefreshing tells the engine whether the transaction may refresh its
+// reads (storage.Engine.Refreshing), as its level says.
+func (t *Txn) setRefreshing() {
+	switch {
+	case t.isolation == Serializable && t.refreshDone == nil:
+		t.refreshDone = t.m.eng.Refreshing()
+	case t.isolation != Serializable && t.refreshDone != nil:
+		t.refreshDone()
+		t.refreshDone = nil
+	}
+}
+
 // recording wraps r so that a SERIALIZABLE transaction records its reads;
 // other levels read r as it is.
 func (t *Txn) recording(r storage.Reader) storage.Reader {
@@ -255,6 +270,18 @@ func (t *Txn) NewReadView() (view storage.Reader, done func(), err error) {
 	return t.recording(b), func() { b.Close() }, nil
 }
 
+// CleanView returns, while the transaction has written nothing, a view of
+// its snapshot that is safe for concurrent use (a query's parallel scans),
+// recording reads as Reader does; ok is false once it has written (its
+// view is then the write batch, Reader). Without writes the two show the
+// same.
+func (t *Txn) CleanView() (view storage.Reader, ok bool) {
+	if !t.batch.Empty() {
+		return nil, false
+	}
+	return t.recording(t.m.eng.At(t.batch.ReadTimestamp())), true
+}
+
 // ReadSpans returns the spans the transaction recorded as read (tests,
 // debugging), sorted and disjoint.
 func (t *Txn) ReadSpans() []storage.Span { return t.reads.list() }
@@ -267,5 +294,7 @@ func (t *Txn) commitCheck() {
 		return
 	}
 	from := t.batch.ReadTimestamp()
-	t.batch.SetCommitCheck(func(to hlc.Timestamp) error { return t.reads.refresh(t.m.eng, from, to) })
+	t.batch.SetCommitCheck(func(to hlc.Timestamp, inflight storage.InFlight) error {
+		return t.reads.refresh(t.m.eng, from, to, inflight)
+	})
 }

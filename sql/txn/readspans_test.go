@@ -224,6 +224,15 @@ func TestSerializableRefresh(t *testing.T) {
 			scan(t, v, storage.Span{Start: key(1, from), End: key(1, to)})
 		}
 	}
+	clean := func(from, to string) step {
+		return func(t *testing.T, tx *Txn) {
+			v, ok := tx.CleanView()
+			if !ok {
+				t.Fatal("no clean view before any write")
+			}
+			scan(t, v, storage.Span{Start: key(1, from), End: key(1, to)})
+		}
+	}
 	for _, c := range []struct {
 		name     string
 		level    Isolation
@@ -241,6 +250,7 @@ func TestSerializableRefresh(t *testing.T) {
 		{"latest reader", Serializable, latest("a", "b"), "a", false, true},
 		{"locked re-read", Serializable, locked("c"), "c", false, true},
 		{"read view", Serializable, view("e", "f"), "e", false, true},
+		{"clean view", Serializable, clean("a", "b"), "a", false, true},
 		{"read only", Serializable, get("a"), "a", true, false},
 		{"repeatable read", RepeatableRead, get("a"), "a", false, false},
 	} {

@@ -17,6 +17,7 @@ type Manager struct {
 	eng    *storage.Engine
 	shards *partition.Manager
 	locks  *LockTable
+	tables *TableLocks // table locks (tablelocks.go)
 	nextID atomic.Uint64
 	// gate orders commits against schema changes that must see every
 	// committed write of a table, such as the backfill of CREATE INDEX:
@@ -42,7 +43,8 @@ func (m *Manager) LockSchema() (unlock func()) {
 // NewManager returns a transaction manager for eng. Commits go through the
 // shard manager, which adds each shard's statistics deltas to the commit.
 func NewManager(eng *storage.Engine, shards *partition.Manager) *Manager {
-	return &Manager{eng: eng, shards: shards, locks: NewLockTable()}
+	lt := NewLockTable()
+	return &Manager{eng: eng, shards: shards, locks: lt, tables: newTableLocks(lt)}
 }
 
 // Engine returns the storage engine.
@@ -71,8 +73,10 @@ type Txn struct {
 	// transaction's snapshot.
 	isolation Isolation
 	started   bool
-	// reads are the spans a SERIALIZABLE transaction read (readspans.go).
-	reads readSpans
+	// reads are the spans a SERIALIZABLE transaction read (readspans.go);
+	// refreshDone ends its registration as one that may refresh.
+	reads       readSpans
+	refreshDone func()
 	// savepoints are the open savepoints, oldest first; retired holds
 	// batches replaced by ROLLBACK TO SAVEPOINT, which readers made
 	// earlier (cursors) may still use until the transaction ends.
@@ -169,7 +173,10 @@ const (
 
 // SetIsolation sets the transaction's isolation level, before its first
 // statement reads.
-func (t *Txn) SetIsolation(level Isolation) { t.isolation = level }
+func (t *Txn) SetIsolation(level Isolation) {
+	t.isolation = level
+	t.setRefreshing()
+}
 
 // Isolation returns the transaction's isolation level.
 func (t *Txn) Isolation() Isolation { return t.isolation }
@@ -379,6 +386,10 @@ func (t *Txn) Rollback() {
 
 func (t *Txn) finish() {
 	t.done = true
+	if t.refreshDone != nil {
+		t.refreshDone()
+		t.refreshDone = nil
+	}
 	t.dropSavepoints(0)
 	t.batch.Close()
 	for _, b := range t.retired {

@@ -59,6 +59,8 @@ type dtFields struct {
 	haveZone       bool
 	nums           []string // numbers not yet placed in the date
 	order          uint8    // DateStyle's field order (OrderMDY ...)
+	written        int      // a two-digit year as written (fixYear)
+	numericDate    bool     // the date was all numbers, read in order
 }
 
 // decodeDateTime parses s (already failed the ISO layouts); typ names the
@@ -102,10 +104,18 @@ func decodeDateTime(s, typ string, order uint8) (int64, error) {
 		f.hour = 0
 	}
 	if f.bc {
+		if f.written != 0 {
+			f.year = f.written
+		}
 		f.year = 1 - f.year
 	}
-	if f.month < 1 || f.month > 12 || f.day < 1 || f.hour > 24 || f.min > 59 || f.sec > 60 {
-		return 0, sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range: %q", s)
+	if f.month < 1 || f.month > 12 || f.day < 1 || f.day > 31 || f.hour > 24 || f.min > 59 || f.sec > 60 {
+		e := sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range: %q", s)
+		if f.numericDate && (f.month > 12 || f.day > 31) {
+			// As PostgreSQL hints when a field may be in the wrong place.
+			e.Hint = `Perhaps you need a different "datestyle" setting.`
+		}
+		return 0, e
 	}
 	loc := time.UTC
 	if f.zone != nil {
@@ -219,22 +229,24 @@ func (f *dtFields) dateParts(parts []string) error {
 	for i, p := range parts {
 		n[i], _ = strconv.Atoi(p)
 	}
+	f.numericDate = true
 	switch {
 	case len(parts[0]) >= 3:
 		f.year, f.month, f.day = n[0], time.Month(n[1]), n[2] // y-m-d
 	case f.order == OrderDMY:
-		f.day, f.month, f.year = n[0], time.Month(n[1]), fixYear(parts[2], n[2])
+		f.day, f.month, f.year = n[0], time.Month(n[1]), f.fixYear(parts[2], n[2])
 	case f.order == OrderYMD:
-		f.year, f.month, f.day = fixYear(parts[0], n[0]), time.Month(n[1]), n[2]
+		f.year, f.month, f.day = f.fixYear(parts[0], n[0]), time.Month(n[1]), n[2]
 	default:
-		f.month, f.day, f.year = time.Month(n[0]), n[1], fixYear(parts[2], n[2]) // MDY
+		f.month, f.day, f.year = time.Month(n[0]), n[1], f.fixYear(parts[2], n[2]) // MDY
 	}
 	return nil
 }
 
 // fixYear reads a two-digit year as PostgreSQL does (70-99: 19xx, else
-// 20xx).
-func fixYear(text string, y int) int {
+// 20xx), remembering the year as written: a BC year is taken as written.
+func (f *dtFields) fixYear(text string, y int) int {
+	f.written = y
 	if len(text) <= 2 {
 		if y < 70 {
 			return 2000 + y
@@ -262,7 +274,7 @@ func (f *dtFields) placeNumbers() error {
 	case len(f.nums[0]) >= 3 || a > 31:
 		f.year, f.day = a, b
 	default:
-		f.day, f.year = a, fixYear(f.nums[1], b)
+		f.day, f.year = a, f.fixYear(f.nums[1], b)
 	}
 	f.nums = nil
 	return nil

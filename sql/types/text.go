@@ -87,6 +87,16 @@ func formatFloat(f float64, bits int) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
+	if bits == 64 {
+		// float8out: the shortest digits, in fixed notation when the
+		// decimal exponent is in [-4, 15) ('34239600', '1e+15'); float4
+		// switches at 6, as %g does.
+		e := strconv.FormatFloat(f, 'e', -1, 64)
+		if x, err := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:]); err == nil && x >= -4 && x < 15 {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		return e
+	}
 	s := strconv.FormatFloat(f, 'g', -1, bits)
 	// PostgreSQL switches to exponent notation at the same points as %g with
 	// the shortest digits, and writes exponents with at least two digits.

@@ -1,0 +1,351 @@
+package sql
+
+import (
+	"context"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/acl"
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txn"
+)
+
+// Table locks (sql/txn/tablelocks.go has the lock manager). As in
+// PostgreSQL, every statement locks the tables it uses before it runs, and
+// the locks are held to the end of the transaction:
+//
+//   - a query takes ACCESS SHARE on each table it reads (through views
+//     too), FOR UPDATE and its kind ROW SHARE, a write ROW EXCLUSIVE;
+//   - DDL takes ACCESS EXCLUSIVE on the tables it changes (DROP, TRUNCATE,
+//     ALTER TABLE, DROP INDEX, VACUUM FULL), SHARE UPDATE EXCLUSIVE for the
+//     changes that let reads and writes go on (CREATE INDEX and REINDEX,
+//     which PivotDB builds online as PostgreSQL's CONCURRENTLY does,
+//     VACUUM, ANALYZE, table settings, RESHARD);
+//   - LOCK TABLE takes the mode it names.
+//
+// Until DDL is transactional (issue 22), a schema change commits when its
+// statement ends, and its locks end with it; and it waits only for LOCK
+// TABLE's and other schema changes' locks, not for the implicit locks of
+// the transactions that read or wrote the table (those fail at commit if
+// the change invalidated what they wrote, as before). So pg_dump's ACCESS
+// SHARE holds DROP TABLE off, and LOCK TABLE t IN SHARE MODE holds
+// writers off, as in PostgreSQL.
+//
+// Locks are taken after the statement is bound; a statement that waited
+// while the catalog changed is bound again (the table it bound may be
+// gone), and takes its snapshot after its locks, so that READ COMMITTED
+// sees what the holder committed.
+//
+// The owner of the locks is the session's transaction; a statement
+// outside one holds them under an owner ID of its own until it ends.
+// ROLLBACK TO SAVEPOINT gives back the locks taken since the savepoint.
+
+// relLock is one table lock a statement takes.
+type relLock struct {
+	table *catalog.Table
+	mode  txn.LockMode
+	// implicit: a read's or write's lock; ddl: a schema change's (see
+	// txn.LockRequest); neither: LOCK TABLE's.
+	implicit, ddl bool
+}
+
+// useModes maps the binder's table uses to lock modes.
+var useModes = [...]txn.LockMode{bind.UseRead: txn.AccessShare, bind.UseLockRows: txn.RowShare, bind.UseWrite: txn.RowExclusive}
+
+// lockOwner returns the owner of the table locks the session takes now,
+// and remembers it to release its locks when the transaction ends.
+func (s *Session) lockOwner() uint64 {
+	var id uint64
+	if s.txn != nil {
+		id = s.txn.ID()
+	} else {
+		if s.relOwner == 0 {
+			s.relOwner = s.e.txns.NewOwner()
+		}
+		id = s.relOwner
+	}
+	for _, o := range s.relOwners {
+		if o == id {
+			return id
+		}
+	}
+	s.relOwners = append(s.relOwners, id)
+	return id
+}
+
+// lockTables takes the locks in order. Statement cancellation, lock_timeout
+// (55P03) and deadlocks (40P01) end the wait.
+func (s *Session) lockTables(ctx context.Context, locks []relLock, nowait bool) error {
+	_, err := s.lockTablesWaited(ctx, locks, nowait)
+	return err
+}
+
+// lockTablesWaited is lockTables, also reporting whether it waited.
+func (s *Session) lockTablesWaited(ctx context.Context, locks []relLock, nowait bool) (waited bool, err error) {
+	if len(locks) == 0 {
+		return false, nil
+	}
+	owner := s.lockOwner()
+	var pid uint32
+	if s.backend != nil {
+		pid = s.backend.PID
+	}
+	for _, l := range locks {
+		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: l.table.ID, Mode: l.mode,
+			NoWait: nowait, Name: bind.TempDisplayName(l.table.Name), Implicit: l.implicit, DDL: l.ddl})
+		waited = waited || w
+		if err != nil {
+			return waited, err
+		}
+	}
+	return waited, nil
+}
+
+// releaseTableLocks gives back every table lock of the transaction that
+// ends (or of the statement outside a transaction).
+func (s *Session) releaseTableLocks() {
+	for _, o := range s.relOwners {
+		s.e.txns.Tables().Release(o)
+	}
+	s.relOwners = s.relOwners[:0]
+	s.relOwner = 0
+	s.relMarks = nil
+	s.ddlLocks = nil
+	s.fresh = nil
+}
+
+// releaseStatementLocks ends the locks of a statement that ran outside
+// any transaction (in process, without a protocol cycle); inside one they
+// wait for its end.
+func (s *Session) releaseStatementLocks() {
+	if d := s.ddlLocks; d != nil {
+		// A schema change commits at once (DDL is not transactional
+		// yet), so its locks end with its statement.
+		s.e.txns.Tables().ReleaseTo(d.owner, d.mark)
+		s.ddlLocks = nil
+	}
+	if s.txn == nil && !s.implicit && len(s.relOwners) > 0 {
+		s.releaseTableLocks()
+	}
+}
+
+// stmtDDLLocks are the locks of the running schema change: its owner's
+// locks from mark on.
+type stmtDDLLocks struct {
+	owner uint64
+	mark  int
+}
+
+// savepointLocks records, at SAVEPOINT name, how many table locks the
+// transaction holds, so that ROLLBACK TO gives back the later ones.
+func (s *Session) savepointLocks(name string) {
+	if s.txn == nil {
+		return
+	}
+	s.relMarks = append(s.relMarks, relMark{name: name, mark: s.e.txns.Tables().Mark(s.txn.ID())})
+}
+
+// rollbackLocksTo releases the table locks taken since savepoint name
+// (the newest of that name), which stays; release forgets the savepoint
+// and the later ones, their locks staying the transaction's.
+func (s *Session) rollbackLocksTo(name string, release bool) {
+	for i := len(s.relMarks) - 1; i >= 0; i-- {
+		if s.relMarks[i].name != name {
+			continue
+		}
+		s.freshAfterSavepoint(i, release)
+		if release {
+			s.relMarks = s.relMarks[:i]
+			return
+		}
+		if s.txn != nil {
+			s.e.txns.Tables().ReleaseTo(s.txn.ID(), s.relMarks[i].mark)
+		}
+		s.relMarks = s.relMarks[:i+1]
+		return
+	}
+}
+
+type relMark struct {
+	name string
+	mark int
+}
+
+// statementLocks lists the locks st takes before it runs: the uses the
+// binder recorded, and the tables DDL changes, resolved by name in the
+// current catalog (a name that resolves to nothing is left to the
+// statement's own error).
+func (s *Session) statementLocks(p *preparedPlan) []relLock {
+	locks := make([]relLock, 0, len(p.uses))
+	for _, u := range p.uses {
+		locks = append(locks, relLock{table: u.table, mode: useModes[u.use], implicit: true})
+	}
+	snap := s.catalogSnap()
+	byName := func(parts []string, mode txn.LockMode) {
+		if t, ok := s.truncateTarget(snap, parts); ok {
+			locks = append(locks, relLock{table: t, mode: mode, ddl: true})
+		}
+	}
+	astName := func(schema, name string, mode txn.LockMode) {
+		if schema != "" {
+			byName([]string{schema, name}, mode)
+		} else {
+			byName([]string{name}, mode)
+		}
+	}
+	byIndex := func(name string, mode txn.LockMode) {
+		if t, _, ok := snap.IndexByName(s.db.ID, name); ok {
+			locks = append(locks, relLock{table: t, mode: mode, ddl: true})
+		}
+	}
+	switch st := p.plan.(type) {
+	case *bind.DropTables:
+		for _, n := range st.Tables {
+			astName(n.Schema.O, n.Name.O, txn.AccessExclusive)
+		}
+	case *bind.Truncate:
+		for _, parts := range st.Tables {
+			byName(parts, txn.AccessExclusive)
+		}
+	case *bind.AlterTable:
+		if st.Old != nil {
+			locks = append(locks, relLock{table: st.Old, mode: txn.AccessExclusive, ddl: true})
+		}
+	case *bind.AlterSettings:
+		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
+	case *bind.Reshard:
+		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
+	case *bind.CreateIndex:
+		byName([]string{st.Table}, txn.ShareUpdateExclusive)
+	case *bind.DropIndex:
+		byIndex(st.Name, txn.AccessExclusive)
+	case *bind.Reindex:
+		if st.Kind != "table" {
+			byIndex(st.Name, txn.ShareUpdateExclusive)
+		}
+		if st.Kind != "index" {
+			byName([]string{st.Name}, txn.ShareUpdateExclusive)
+		}
+	case *bind.Vacuum:
+		mode := txn.ShareUpdateExclusive
+		if st.Full {
+			mode = txn.AccessExclusive
+		}
+		for _, parts := range st.Tables {
+			byName(parts, mode)
+		}
+	case *bind.AlterOwner:
+		if st.Kind == "table" {
+			name := st.Name
+			if i := strings.LastIndexByte(name, '.'); i >= 0 {
+				name = name[i+1:]
+			}
+			byName([]string{name}, txn.AccessExclusive)
+		}
+	}
+	return locks
+}
+
+// runLock is LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT].
+func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
+	if !s.inBlock() {
+		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
+	}
+	mode := lockModeByName[p.Mode]
+	snap := s.catalogSnap()
+	acc := s.access(snap)
+	var locks []relLock
+	for _, parts := range p.Tables {
+		name := parts[len(parts)-1]
+		if len(parts) == 2 && !strings.EqualFold(parts[0], "public") && !strings.EqualFold(parts[0], "pg_temp") &&
+			!strings.EqualFold(parts[0], s.db.Name) {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation \"%s.%s\" does not exist", parts[0], name)
+		}
+		t, ok := s.truncateTarget(snap, parts)
+		if !ok {
+			if _, isView := snap.View(s.db.ID, name); isView {
+				return nil, sqlerr.NotSupported("LOCK TABLE on a view (%s)", name)
+			}
+			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+		}
+		// PostgreSQL's rule: ACCESS SHARE needs SELECT, ROW EXCLUSIVE
+		// INSERT, and either any of UPDATE, DELETE and TRUNCATE.
+		allowed := acc.Has(&t.Owned, acl.Table, acl.Update) || acc.Has(&t.Owned, acl.Table, acl.Delete) ||
+			acc.Has(&t.Owned, acl.Table, acl.Truncate)
+		switch mode {
+		case txn.AccessShare:
+			allowed = allowed || acc.Has(&t.Owned, acl.Table, acl.Select)
+		case txn.RowExclusive:
+			allowed = allowed || acc.Has(&t.Owned, acl.Table, acl.Insert)
+		}
+		if !allowed {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", bind.TempDisplayName(t.Name))
+		}
+		locks = append(locks, relLock{table: t, mode: mode})
+	}
+	if err := s.lockTables(ctx, locks, p.NoWait); err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "LOCK TABLE"}, nil
+}
+
+var lockModeByName = map[string]txn.LockMode{
+	"access share": txn.AccessShare, "row share": txn.RowShare, "row exclusive": txn.RowExclusive,
+	"share update exclusive": txn.ShareUpdateExclusive, "share": txn.Share,
+	"share row exclusive": txn.ShareRowExclusive, "exclusive": txn.Exclusive, "access exclusive": txn.AccessExclusive,
+}
+
+// lockForStatement takes the table locks of the statement p runs. When it
+// waited for one, the statement takes its snapshot again (fix as for
+// takeSnapshot) so that it sees what the holder committed, and is bound
+// again if the catalog it sees changed meanwhile (what it bound may be
+// gone); the new plan's locks are taken too.
+func (s *Session) lockForStatement(ctx context.Context, p *Prepared, fix bool) error {
+	for tries := 0; ; tries++ {
+		locks := s.statementLocks(&p.plan)
+		if len(locks) == 0 {
+			return nil
+		}
+		waited := false
+		// The implicit locks come first in the list; the schema
+		// change's after them, from a mark they are released back to.
+		for i, l := range locks {
+			if l.ddl {
+				if s.ddlLocks == nil {
+					owner := s.lockOwner()
+					s.ddlLocks = &stmtDDLLocks{owner: owner, mark: s.e.txns.Tables().Mark(owner)}
+				}
+				w, err := s.lockTablesWaited(ctx, locks[i:], false)
+				waited = waited || w
+				if err != nil {
+					return err
+				}
+				break
+			}
+			w, err := s.lockTablesWaited(ctx, locks[i:i+1], false)
+			waited = waited || w
+			if err != nil {
+				return err
+			}
+		}
+		if !waited || tries > 8 || s.stmtAsOf != nil {
+			// (A historical read keeps its timestamp.)
+			return nil
+		}
+		if err := s.takeSnapshot(fix); err != nil {
+			return err
+		}
+		if p.plan.snap == nil || p.plan.snap == s.catalogSnap() {
+			return nil
+		}
+		fresh, err := s.bind(ctx, p.plan.stmt, p.ParamTypes)
+		if err != nil {
+			return err
+		}
+		if !sameColumns(fresh.Columns, p.Columns) {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
+		}
+		p.plan = fresh.plan
+	}
+}
