@@ -24,13 +24,14 @@ import (
 //     VACUUM, ANALYZE, table settings, RESHARD);
 //   - LOCK TABLE takes the mode it names.
 //
-// Until DDL is transactional (issue 22), a schema change commits when its
-// statement ends, and its locks end with it; and it waits only for LOCK
-// TABLE's and other schema changes' locks, not for the implicit locks of
-// the transactions that read or wrote the table (those fail at commit if
-// the change invalidated what they wrote, as before). So pg_dump's ACCESS
-// SHARE holds DROP TABLE off, and LOCK TABLE t IN SHARE MODE holds
-// writers off, as in PostgreSQL.
+// A schema change's table locks end with its statement (inside a block,
+// transactional DDL's block-wide schema-change lock, txnddl.go, orders
+// schema changes until the block ends), and it waits only for LOCK TABLE's
+// and other schema changes' locks, not for the implicit locks of the
+// transactions that read or wrote the table (those fail at commit if the
+// change invalidated what they wrote). So pg_dump's ACCESS SHARE holds
+// DROP TABLE off, and LOCK TABLE t IN SHARE MODE holds writers off, as in
+// PostgreSQL.
 //
 // Locks are taken after the statement is bound; a statement that waited
 // while the catalog changed is bound again (the table it bound may be

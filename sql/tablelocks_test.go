@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +140,30 @@ func TestLockTable(t *testing.T) {
 	}
 	if got := query(t, b, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation'"); got[0][0].Int() != 0 {
 		t.Fatalf("locks left: %v", got)
+	}
+}
+
+// TestMaxIndexKeys checks PostgreSQL's limit of 32 columns in an index, a
+// primary key and a foreign key (54011), which max_index_keys reports.
+func TestMaxIndexKeys(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	var cols, names []string
+	for i := 0; i < 33; i++ {
+		cols = append(cols, fmt.Sprintf("c%d Int64", i))
+		names = append(names, fmt.Sprintf("c%d", i))
+	}
+	query(t, s, "CREATE TABLE wide ("+strings.Join(cols, ", ")+", PRIMARY KEY (c0))")
+	for _, q := range []string{
+		"CREATE INDEX wide_all ON wide (" + strings.Join(names, ", ") + ")",
+		"CREATE TABLE wide2 (" + strings.Join(cols, ", ") + ", PRIMARY KEY (" + strings.Join(names, ", ") + "))",
+	} {
+		if _, err := tryQuery(s, q); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.TooManyColumns {
+			t.Fatalf("%.40s...: %v, want 54011", q, err)
+		}
+	}
+	query(t, s, "CREATE INDEX wide_32 ON wide ("+strings.Join(names[:32], ", ")+")")
+	if got := formatRows(query(t, s, "SHOW max_index_keys")); got != `"32"` {
+		t.Fatalf("max_index_keys: %s", got)
 	}
 }

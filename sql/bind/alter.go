@@ -701,6 +701,9 @@ func (al *alterer) addPrimaryKey(c *ast.Constraint) error {
 		return multiplePK(t.Name)
 	}
 	var key []int
+	if err := tooManyKeys(len(c.Keys)); err != nil {
+		return err
+	}
 	for _, k := range c.Keys {
 		if k.Expr != nil || k.Length > 0 || k.Column == nil {
 			return sqlerr.NotSupported("expressions and prefix lengths in PRIMARY KEY")

@@ -256,6 +256,9 @@ func (d *tableDef) addConstraint(c *ast.Constraint) error {
 // primary key.
 func (d *tableDef) resolvePrimaryKey() error {
 	t := d.t
+	if err := tooManyKeys(len(d.pk)); err != nil {
+		return err
+	}
 	for _, name := range d.pk {
 		i := t.ColumnIndex(name)
 		if i < 0 {

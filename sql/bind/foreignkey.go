@@ -155,6 +155,9 @@ func (a *binder) addForeignKey(t *catalog.Table, d fkDef) error {
 	if r.OnUpdate != nil {
 		fk.OnUpdate = referAction(r.OnUpdate.ReferOpt)
 	}
+	if len(d.cols) > MaxIndexKeys {
+		return sqlerr.New(sqlerr.TooManyColumns, "cannot have more than %d keys in a foreign key", MaxIndexKeys)
+	}
 	for _, name := range d.cols {
 		i := t.ColumnIndex(name)
 		if i < 0 || t.Columns[i].Hidden {

@@ -69,6 +69,9 @@ func IndexSpecOf(name string, unique bool, parts []*ast.IndexPartSpecification, 
 // its columns.
 func (spec IndexSpec) Resolve(t *catalog.Table) (catalog.Index, error) {
 	ix := catalog.Index{Name: spec.Name, Unique: spec.Unique}
+	if err := tooManyKeys(len(spec.Columns)); err != nil {
+		return ix, err
+	}
 	anyDesc := false
 	for i, name := range spec.Columns {
 		c := t.ColumnIndex(name)
@@ -111,4 +114,17 @@ func (a *binder) planCreateIndex(n *ast.CreateIndexStmt) (Statement, error) {
 		return nil, err
 	}
 	return &CreateIndex{Table: n.Table.Name.O, Spec: spec, IfNotExists: n.IfNotExists}, nil
+}
+
+// MaxIndexKeys is PostgreSQL's INDEX_MAX_KEYS: at most this many columns
+// in an index, a primary key or a foreign key (54011), which the
+// read-only setting max_index_keys reports (pgjdbc's getImportedKeys
+// reads it).
+const MaxIndexKeys = 32
+
+func tooManyKeys(n int) error {
+	if n > MaxIndexKeys {
+		return sqlerr.New(sqlerr.TooManyColumns, "cannot use more than %d columns in an index", MaxIndexKeys)
+	}
+	return nil
 }

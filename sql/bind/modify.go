@@ -129,8 +129,22 @@ func (a *binder) assignments(t *catalog.Table, sc *scope, list []*ast.Assignment
 			return nil, nil, sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", as.Column.Name.O, t.Name)
 		}
 		elem := isArrayAssign(as)
+		// The array an element assignment changes is the target row's
+		// column, whatever else the scope has (ON CONFLICT's EXCLUDED
+		// has the same names).
+		var targetCol replaceFn
+		if elem {
+			target := as.Expr.(*ast.FuncCallExpr).Args[0]
+			col := &expr.ColumnRef{Index: i, Name: t.Columns[i].Name, Typ: t.Columns[i].Type}
+			targetCol = func(n ast.ExprNode) (expr.Expr, bool, error) {
+				if n == target {
+					return col, true, nil
+				}
+				return nil, false, nil
+			}
+		}
 		if prev, ok := subscripted[i]; ok && elem {
-			e, err := a.build(sc, as.Expr, nil)
+			e, err := a.build(sc, as.Expr, targetCol)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -163,7 +177,7 @@ func (a *binder) assignments(t *catalog.Table, sc *scope, list []*ast.Assignment
 			}
 		} else {
 			a.hintParam(as.Expr, t.Columns[i].Type)
-			if e, err = a.build(sc, as.Expr, nil); err != nil {
+			if e, err = a.build(sc, as.Expr, targetCol); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -38,6 +38,8 @@ import (
 //	group_concat(x [, sep]),           Utf8 (String for String input);
 //	string_agg(x, sep)                 sep defaults to ","
 //	bool_and, bool_or, every           Bool
+//	var_samp, var_pop, stddev_samp,    Double, Decimal for Decimal input
+//	stddev_pop                         (agg_var.go)
 
 // AggFunc accumulates one group.
 type AggFunc interface {
@@ -73,6 +75,7 @@ var aggNames = map[string]bool{
 	"count": true, "sum": true, "avg": true, "min": true, "max": true, "total": true,
 	"group_concat": true, "string_agg": true, "bool_and": true, "bool_or": true,
 	"every": true, "count_if": true, "array_agg": true,
+	"var_samp": true, "var_pop": true, "stddev_samp": true, "stddev_pop": true,
 }
 
 // IsAggregate reports whether name (lower case) is an aggregate function.
@@ -133,6 +136,15 @@ func NewAggSpec(name string, distinct, star bool, arg Expr) (*AggSpec, error) {
 			s.Typ = types.TypeDouble
 		case f == types.Decimal, f == types.Interval:
 			s.Typ = types.T(f)
+		default:
+			return bad()
+		}
+	case "var_samp", "var_pop", "stddev_samp", "stddev_pop":
+		switch {
+		case f.IsInteger(), f.IsFloat(), f == types.Null:
+			s.Typ = types.TypeDouble
+		case f == types.Decimal:
+			s.Typ = types.TypeDecimal
 		default:
 			return bad()
 		}
@@ -213,6 +225,8 @@ func (s *AggSpec) New() AggFunc {
 		a = &countAgg{onlyTrue: true}
 	case "sum", "avg", "total":
 		a = &sumAgg{kind: s.Name, typ: s.Typ.Family}
+	case "var_samp", "var_pop", "stddev_samp", "stddev_pop":
+		a = newVarAgg(s.Name, s.Typ.Family == types.Decimal)
 	case "min":
 		a = &minMaxAgg{sign: -1}
 	case "max":
@@ -627,7 +641,7 @@ func (b *Builder) BuildAgg(n ast.ExprNode) (*AggSpec, error) {
 	}
 	target := types.TypeUtf8
 	switch name {
-	case "sum", "avg", "total":
+	case "sum", "avg", "total", "var_samp", "var_pop", "stddev_samp", "stddev_pop":
 		target = types.TypeDouble
 	case "bool_and", "bool_or", "every", "count_if":
 		target = types.TypeBool

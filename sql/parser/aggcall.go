@@ -48,6 +48,9 @@ var genericAggs = map[string]bool{
 	"count_if": true, "total": true,
 }
 
+// sampleAggs renames PostgreSQL's stddev and variance (see operand).
+var sampleAggs = map[string]string{"stddev": "stddev_samp", "variance": "var_samp"}
+
 // tidbAggs are the aggregates TiDB's grammar knows (SumExpr), which take
 // DISTINCT and OVER themselves.
 var tidbAggs = map[string]bool{

@@ -6,7 +6,7 @@ import (
 )
 
 // ArrayAssignFunc spells PostgreSQL's array element and slice assignment
-// in an UPDATE's SET list, which TiDB's grammar cannot express (its SET
+// in an UPDATE's (or ON CONFLICT DO UPDATE's) SET list, which TiDB's grammar cannot express (its SET
 // takes a column name on the left):
 //
 //	SET a[i][j] = v        SET a = pivot_array_assign(a, -1, i, j, (v))
@@ -18,10 +18,11 @@ import (
 const ArrayAssignFunc = "pivot_array_assign"
 
 // setItemAt reports whether the operand at i starts an item of an
-// UPDATE's SET list: the nearest clause word before it at its nesting
-// level is SET, with only commas of the list in between.
+// UPDATE's or an ON CONFLICT DO UPDATE's SET list: the nearest clause word
+// before it at its nesting level is SET, with only commas of the list in
+// between.
 func (s *stmtToks) setItemAt(i int) bool {
-	if !s.isWord(0, "update") || !(s.isWord(i-1, "set") || s.isOp(i-1, ",")) {
+	if !s.isWord(i-1, "set") && !s.isOp(i-1, ",") {
 		return false
 	}
 	depth := 0
@@ -37,11 +38,33 @@ func (s *stmtToks) setItemAt(i int) bool {
 		case depth == 0 && s.isKind(k, tkIdent):
 			w := strings.ToLower(s.text(k))
 			if w == "set" {
-				return true
+				return s.isWord(0, "update") || s.isWord(k-1, "update") && s.isWord(k-2, "do")
 			}
 			if clauseWords[w] || w == "from" || w == "update" {
 				return false
 			}
+		}
+	}
+	return false
+}
+
+// insertColumnAt reports whether the operand at i is in the column list of
+// an INSERT (INSERT INTO [schema.]t (a[1], ...)).
+func (s *stmtToks) insertColumnAt(i int) bool {
+	if !s.isWord(0, "insert") {
+		return false
+	}
+	depth := 0
+	for k := i - 1; k >= 0; k-- {
+		switch {
+		case s.isOp(k, ")"):
+			depth++
+		case s.isOp(k, "("):
+			if depth > 0 {
+				depth--
+				continue
+			}
+			return !s.queryAt(k) && (s.isWord(k-2, "into") || s.isOp(k-2, ".") && s.isWord(k-4, "into"))
 		}
 	}
 	return false

@@ -698,6 +698,9 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		subs = append(subs, [3]int{end, colon, close})
 		end = close + 1
 	}
+	if len(subs) > 0 && call < 0 && ctor < 0 && !isLit && s.insertColumnAt(i) {
+		return 0, errAt(sqlerr.FeatureNotSupported, s.start(subs[0][0]), "array element or slice targets in an INSERT column list are not supported yet (use UPDATE ... SET a[i] = v)")
+	}
 	if len(subs) > 0 && s.isOp(end, "=") && call < 0 && ctor < 0 && !isLit && s.setItemAt(i) {
 		// UPDATE t SET a[i] = v (arrayassign.go).
 		return r.arrayAssign(i, bodyEnd, subs, slice, end, hi)
@@ -774,6 +777,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 				// nextval and its siblings are MySQL/TiDB keywords that
 				// take a table name; PostgreSQL's take a value.
 				r.emit(k, SequenceFuncPrefix+name)
+				continue
+			}
+			if to := sampleAggs[strings.ToLower(s.text(k))]; k == call-1 && s.isKind(k, tkIdent) && to != "" {
+				// PostgreSQL's stddev and variance are the sample ones;
+				// TiDB would read MySQL's population ones.
+				r.emit(k, to)
 				continue
 			}
 			if k == call-1 && s.isWord(k, "cardinality") {

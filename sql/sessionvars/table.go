@@ -50,10 +50,13 @@ var specs = map[string]*spec{
 	"transaction_deferrable":        {def: "off", normalize: normalizeBool},
 	"default_transaction_isolation": {def: "read committed", normalize: isolationOf("default_transaction_isolation")},
 	"max_identifier_length":         {def: "63", readOnly: true},
-	"lc_collate":                    {def: "C", readOnly: true},
-	"lc_ctype":                      {def: "C", readOnly: true},
-	"bytea_output":                  {def: "hex", normalize: oneOf("hex")},
-	"session_authorization":         {def: "", report: true, readOnly: true},
+	// max_index_keys: the most columns an index, primary key or foreign
+	// key may have (bind.MaxIndexKeys, enforced with 54011).
+	"max_index_keys":        {def: "32", readOnly: true},
+	"lc_collate":            {def: "C", readOnly: true},
+	"lc_ctype":              {def: "C", readOnly: true},
+	"bytea_output":          {def: "hex", normalize: oneOf("hex")},
+	"session_authorization": {def: "", report: true, readOnly: true},
 	// password_encryption is what psql's \password reads to hash a new
 	// password client-side; PivotDB stores only SCRAM-SHA-256 verifiers.
 	"password_encryption": {def: "scram-sha-256", normalize: oneOf("scram-sha-256")},

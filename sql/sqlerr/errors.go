@@ -64,6 +64,7 @@ const (
 	DiskFull                       = "53100"
 	ProgramLimitExceeded           = "54000"
 	StatementTooComplex            = "54001"
+	TooManyColumns                 = "54011"
 	QueryCanceled                  = "57014"
 	LockNotAvailable               = "55P03"
 	IdleSessionTimeout             = "57P05"

@@ -125,11 +125,10 @@ type LockRequest struct {
 	Name string
 	// Implicit marks the lock a read or write takes on the tables it
 	// uses; DDL marks a schema change's. A DDL request waits only for
-	// LOCK TABLE's and other DDL's locks, not for implicit ones: until
-	// DDL is transactional (issue 22), a schema change does not wait for
-	// the transactions that read or wrote the table (they fail at commit
-	// if it changed what they wrote, as before), but LOCK TABLE — pg_dump's
-	// ACCESS SHARE — holds it off.
+	// LOCK TABLE's and other DDL's locks, not for implicit ones: a schema
+	// change does not wait for the transactions that read or wrote the
+	// table (they fail at commit if it changed what they wrote), but LOCK
+	// TABLE — pg_dump's ACCESS SHARE — holds it off.
 	Implicit, DDL bool
 }
 
