@@ -50,6 +50,10 @@ type Session interface {
 	// PostgreSQL's implicit transactions. Sync's error is reported before
 	// ReadyForQuery.
 	BeginImplicit()
+	// SetScript marks the simple Query running as holding several
+	// statements: PostgreSQL's implicit transaction block, in which
+	// schema changes are transactional and some statements are refused.
+	SetScript(several bool)
 	Sync() error
 	Close()
 }

@@ -152,6 +152,8 @@ func (s *fakeSession) TakeParameterChanges() []sql.ParameterStatus {
 
 func (s *fakeSession) BeginImplicit() {}
 
+func (s *fakeSession) SetScript(bool) {}
+
 func (s *fakeSession) Sync() error { return nil }
 
 func (s *fakeSession) TakeNotices() []sql.Notice {

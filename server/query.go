@@ -48,12 +48,16 @@ func (c *conn) runScript(ctx context.Context, text string) error {
 		return c.commandError(ctx, err)
 	}
 	ran := false
-	last := -1
+	last, several := -1, 0
 	for i, p := range stmts {
 		if !p.Empty {
 			last = i
+			several++
 		}
 	}
+	// Several statements form PostgreSQL's implicit transaction block:
+	// their schema changes commit with the rest at Sync, or roll back.
+	c.sess.SetScript(several > 1)
 	for i, p := range stmts {
 		if p.Empty {
 			continue

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,10 +13,12 @@ import (
 
 func asOfLiteral(ts hlc.Timestamp) string { return fmt.Sprintf("%d.%010d", ts.WallTime, ts.Logical) }
 
-// TestAsOfSchemaChanges: the catalog keeps only today's definitions, so a
-// historical read before a change of a table's columns, or through an
-// index created after its time, is refused clearly; one after the change,
-// or of a change that does not touch how rows read (a setting), works.
+// TestAsOfSchemaChanges: a historical statement binds against the catalog
+// of its time (its tables, columns and indexes), a table dropped or
+// rewritten since is refused clearly (its rows are gone), and where the
+// catalog does not know the schema of then (before the server started, or
+// in a block AS OF SYSTEM TIME) a read of a table changed since is
+// refused.
 func TestAsOfSchemaChanges(t *testing.T) {
 	e := testEngine(t)
 	s := testSession(t, e)
@@ -27,42 +30,79 @@ func TestAsOfSchemaChanges(t *testing.T) {
 		}
 		return ts
 	}
+	code := func(err error) string {
+		if e := sqlerr.As(err); e != nil {
+			return e.Code + " " + e.Message
+		}
+		return fmt.Sprint(err)
+	}
+	t0 := now()
 	query(t, s, "CREATE TABLE a (k Int64, v Int64, PRIMARY KEY (k))")
 	query(t, s, "INSERT INTO a VALUES (1, 10), (2, 20)")
+	if _, err := tryQuery(s, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t0)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
+		t.Fatalf("before the table was created: %v", err)
+	}
 	t1 := now()
 	query(t, s, `ALTER TABLE a SET (GC_TTL = Interval("PT2H"))`)
 	if got := formatRows(query(t, s, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t1)+" ORDER BY k")); got != "1,10|2,20" {
 		t.Fatalf("after a settings change: %q", got)
 	}
+	// An index created since is not there at t1: the read scans the table.
 	query(t, s, "CREATE INDEX a_v ON a (v)")
-	_, err := tryQuery(s, "SELECT k FROM a AS OF SYSTEM TIME "+asOfLiteral(t1)+" WHERE v = 10")
-	if e := sqlerr.As(err); e == nil || e.Code != sqlerr.FeatureNotSupported || !strings.Contains(e.Message, `before index "a_v" of table "a" was created`) {
-		t.Fatalf("through a newer index: %v", err)
+	if got := formatRows(query(t, s, "SELECT k FROM a AS OF SYSTEM TIME "+asOfLiteral(t1)+" WHERE v = 10")); got != "1" {
+		t.Fatalf("before an index: %q", got)
 	}
+	// A column added since is not there at t1.
 	query(t, s, "ALTER TABLE a ADD COLUMN w Int64 DEFAULT 5")
-	_, err = tryQuery(s, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t1))
-	if e := sqlerr.As(err); e == nil || e.Code != sqlerr.FeatureNotSupported || !strings.Contains(e.Message, `before the last change of the columns of table "a"`) {
-		t.Fatalf("before ADD COLUMN: %v", err)
+	if got := formatRows(query(t, s, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t1)+" ORDER BY k")); got != "1,10|2,20" {
+		t.Fatalf("SELECT * before ADD COLUMN: %q", got)
+	}
+	if _, err := tryQuery(s, "SELECT w FROM a AS OF SYSTEM TIME "+asOfLiteral(t1)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedColumn {
+		t.Fatalf("a column added since: %s", code(err))
 	}
 	t2 := now()
 	query(t, s, "UPDATE a SET w = 6 WHERE k = 1")
-	if got := formatRows(query(t, s, "SELECT k, w FROM a AS OF SYSTEM TIME "+asOfLiteral(t2)+" ORDER BY k")); !strings.Contains(got, "1,5") {
+	if got := formatRows(query(t, s, "SELECT k, w FROM a AS OF SYSTEM TIME "+asOfLiteral(t2)+" ORDER BY k")); got != "1,5|2,5" {
 		t.Fatalf("after ADD COLUMN, before the update: %q", got)
 	}
-	// A block AS OF SYSTEM TIME refuses the same way, and the failed block
-	// rolls back.
+	// A prepared statement describes the columns of its time.
+	p, err := s.Prepare(context.Background(), "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t1), nil)
+	if err != nil || len(p.Columns) != 2 {
+		t.Fatalf("prepared before ADD COLUMN: %v %v", p, err)
+	}
+	// A block AS OF SYSTEM TIME still reads with today's schema: it
+	// refuses a table changed since, and the failed block rolls back.
 	query(t, s, "BEGIN AS OF SYSTEM TIME "+asOfLiteral(t1))
-	if _, err := tryQuery(s, "SELECT count(*) FROM a"); sqlerr.As(err).Code != sqlerr.FeatureNotSupported {
-		t.Fatalf("in a block before ADD COLUMN: %v", err)
+	if _, err := tryQuery(s, "SELECT count(*) FROM a"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.FeatureNotSupported {
+		t.Fatalf("in a block before ADD COLUMN: %s", code(err))
 	}
 	query(t, s, "ROLLBACK")
-	// A rewrite (ALTER COLUMN TYPE) makes a new table: before it, no table.
+	// A rewrite (ALTER COLUMN TYPE) makes a new table and removes the old
+	// one's rows: before it, the old table is named but its rows are gone.
 	query(t, s, "ALTER TABLE a ALTER COLUMN v TYPE Int32")
-	_, err = tryQuery(s, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t2))
-	if e := sqlerr.As(err); e == nil || e.Code != sqlerr.UndefinedTable {
-		t.Fatalf("before a rewrite: %v", err)
+	dropped := func(ts hlc.Timestamp, sql string) {
+		t.Helper()
+		_, err := tryQuery(s, sql+" AS OF SYSTEM TIME "+asOfLiteral(ts))
+		if e := sqlerr.As(err); e == nil || e.Code != sqlerr.FeatureNotSupported || !strings.Contains(e.Message, "dropped, truncated or rewritten since") {
+			t.Fatalf("%s: %s", sql, code(err))
+		}
 	}
-	// Restarted, the schema times are still known.
+	dropped(t2, "SELECT * FROM a")
+	t3 := now()
+	if got := formatRows(query(t, s, "SELECT k, v FROM a AS OF SYSTEM TIME "+asOfLiteral(t3)+" ORDER BY k")); got != "1,10|2,20" {
+		t.Fatalf("after a rewrite: %q", got)
+	}
+	// A dropped table: named at a time before the drop, its rows gone.
+	query(t, s, "CREATE TABLE d (k Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO d VALUES (1)")
+	t4 := now()
+	query(t, s, "DROP TABLE d")
+	dropped(t4, "SELECT * FROM d")
+	if _, err := tryQuery(s, "SELECT * FROM d AS OF SYSTEM TIME "+asOfLiteral(t3)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
+		t.Fatalf("before the dropped table was created: %s", code(err))
+	}
+	// Restarted, the catalog does not know the schema of before the
+	// start: the schema times refuse a table changed since.
 	dir := e.opts.DataDir
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -73,8 +113,11 @@ func TestAsOfSchemaChanges(t *testing.T) {
 	}
 	defer e2.Close()
 	s2 := testSession(t, e2)
-	if _, err := tryQuery(s2, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t2)); sqlerr.As(err).Code != sqlerr.UndefinedTable {
-		t.Fatalf("after a restart, before a rewrite: %v", err)
+	if _, err := tryQuery(s2, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t2)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
+		t.Fatalf("after a restart, before a rewrite: %s", code(err))
+	}
+	if got := formatRows(query(t, s2, "SELECT k, v FROM a AS OF SYSTEM TIME "+asOfLiteral(t3)+" ORDER BY k")); got != "1,10|2,20" {
+		t.Fatalf("after a restart, after the rewrite: %q", got)
 	}
 	time.Sleep(time.Millisecond)
 	if got := query(t, s2, "SELECT count(*) FROM a AS OF SYSTEM TIME '-1us'")[0][0].Int(); got != 2 {

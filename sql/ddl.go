@@ -34,7 +34,13 @@ func (s *Session) ddl(fn func(ch *catalog.Change, pch *partition.Change, b *stor
 // ddlInto is ddl on a batch that may already hold data changes (a
 // rewrite's rows, prepared before the change locks were taken).
 func (s *Session) ddlInto(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
-	if s.inBlock() {
+	if s.inTxnBlock() {
+		if s.txn == nil {
+			// The implicit block of a query string: its transaction
+			// starts with its first schema change or write.
+			s.txn = s.beginTxn()
+			s.txn.StartStatement()
+		}
 		return s.ddlInBlock(b, fn)
 	}
 	return s.withDDLLock(false, func() error { return s.ddlNow(b, fn) })

@@ -53,7 +53,10 @@
 // (BEGIN ... COMMIT). Writes take per-key locks (sql/txn) and commit in one
 // Pebble batch through the shard manager, which adds the per-shard statistics
 // deltas to the same batch. Any error in a block fails it (25P02 until it
-// ends). Outside a block schema changes commit on their own (ddl.go:
+// ends). A simple-query string of several statements is PostgreSQL's
+// implicit transaction block (Session.SetScript, inTxnBlock): its schema
+// changes are the transaction's as in a block, and what cannot run in a
+// block is refused. Outside a block schema changes commit on their own (ddl.go:
 // catalog records and shard maps through the metadata store, package
 // meta, in one batch with the data they drop or backfill); inside one they
 // are the transaction's (txnddl.go: a pending catalog change committed in
@@ -88,8 +91,10 @@
 // first) and fails a REPEATABLE READ one with 40001. An UPDATE or DELETE
 // locks each row at PostgreSQL's strength (FOR NO KEY UPDATE when no key
 // or unique column changes). AS OF SYSTEM TIME (session_asof.go) sets the
-// statement's or the block's snapshot to its time (a historical
-// storage.View); sessions hold their read timestamps against GC until the
+// statement's or the block's snapshot to its time; a statement binds
+// against the catalog of its time when the catalog knows it exactly
+// (asOfCatalog), else against today's with a historical storage.View that
+// refuses tables changed since; sessions hold their read timestamps against GC until the
 // statement or transaction ends; TTL is judged at the snapshot's time
 // (expr.Context.ReadTime). GC's per-shard policy (GC_TTL) is gc.go's.
 //

@@ -183,6 +183,14 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	// The disk holds the catalog's newest version only: its generations
+	// are history from now on (AS OF SYSTEM TIME binds against them).
+	now, err := st.Clock().Now()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	cat.SetHistoryStart(now)
 	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
 	e.txns.SetSchemaCheck(e.checkSchemaVersions)

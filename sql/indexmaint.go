@@ -377,7 +377,7 @@ func (s *Session) recountIndex(id uint64) {
 	if id == 0 {
 		return
 	}
-	if s.inBlock() && s.tddl != nil {
+	if s.inTxnBlock() && s.tddl != nil {
 		return // after the commit (finishTxnDDL): the entries are in the transaction
 	}
 	if _, err := s.e.shards.Recount(id); err != nil {

@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/jobs"
@@ -102,7 +103,17 @@ func (s *Session) runJob(ctx context.Context, kind string, cancelable bool, fn f
 	if cancelable {
 		jctx = job.Context(ctx)
 	}
+	before := 0
+	if s.tddl != nil {
+		before = len(s.tddl.createdSpaces)
+	}
 	err := fn(context.WithValue(jctx, jobWorkKey{}, w))
+	if err == nil && s.tddl != nil && s.tddl.pending != nil {
+		// A schema change of a transaction takes effect at its commit:
+		// the job ends with the transaction (finishTxnJobs).
+		s.tddl.jobs = append(s.tddl.jobs, txnJob{job: job, created: slices.Clone(s.tddl.createdSpaces[before:])})
+		return nil
+	}
 	job.Finish(err)
 	if err != nil && errors.Is(context.Cause(jctx), jobs.ErrCanceled) {
 		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to CANCEL JOB %d", job.ID())

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,3 +181,44 @@ func TestJobsAfterRestart(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestJobsInTransactionBlock: a CREATE INDEX in a transaction block is
+// done when the block commits: its sys.jobs entry succeeds then, and fails
+// with the reason when the block rolls back, or rolls back to a savepoint
+// set before it.
+func TestJobsInTransactionBlock(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE jb (k Int64, v Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO jb VALUES (1, 1), (2, 2)")
+	job := func(desc string) string {
+		t.Helper()
+		return strings.Trim(formatRows(query(t, s, "SELECT status || ',' || coalesce(error, '') FROM sys.jobs WHERE description = '"+desc+"'")), `"`)
+	}
+	query(t, s, "BEGIN")
+	query(t, s, "CREATE INDEX jb_a ON jb (v)")
+	if got := job("CREATE INDEX jb_a ON jb (v)"); got != "running," {
+		t.Fatalf("before the commit: %q", got)
+	}
+	query(t, s, "ROLLBACK")
+	if got := job("CREATE INDEX jb_a ON jb (v)"); !strings.HasPrefix(got, "failed,rolled back: the transaction block that ran it was rolled back") {
+		t.Fatalf("after ROLLBACK: %q", got)
+	}
+	query(t, s, "BEGIN")
+	query(t, s, "CREATE INDEX jb_b ON jb (v)")
+	query(t, s, "SAVEPOINT sp")
+	query(t, s, "CREATE INDEX jb_c ON jb (v)")
+	query(t, s, "ROLLBACK TO SAVEPOINT sp")
+	query(t, s, "COMMIT")
+	if got := job("CREATE INDEX jb_b ON jb (v)"); got != "succeeded," {
+		t.Fatalf("committed: %q", got)
+	}
+	if got := job("CREATE INDEX jb_c ON jb (v)"); !strings.HasPrefix(got, "failed,rolled back: its transaction block rolled back to a savepoint") {
+		t.Fatalf("rolled back to a savepoint: %q", got)
+	}
+	// Outside a block the job ends with its statement.
+	query(t, s, "CREATE INDEX jb_d ON jb (v)")
+	if got := job("CREATE INDEX jb_d ON jb (v)"); got != "succeeded," {
+		t.Fatalf("autocommit: %q", got)
+	}
+}

@@ -67,6 +67,13 @@ func (c sessionConn) Query(ctx context.Context, sql string) (ncols int, rows [][
 	if err != nil {
 		return -1, nil, err
 	}
+	several := 0
+	for _, p := range stmts {
+		if !p.Empty {
+			several++
+		}
+	}
+	c.s.SetScript(several > 1)
 	ncols = -1
 	for _, p := range stmts {
 		if p.Empty {

@@ -19,8 +19,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 	if err := s.readOnlyError(st); err != nil {
 		return nil, err
 	}
-	if s.inBlock() {
-		if err := txnBlockDDL(st); err != nil {
+	if s.inTxnBlock() {
+		if err := txnBlockDDL(st, !s.inBlock()); err != nil {
 			return nil, err
 		}
 	}

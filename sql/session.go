@@ -44,6 +44,9 @@ type Session struct {
 	// (session_asof.go).
 	stmtAsOf, txnAsOf *hlc.Timestamp
 	hold              *storage.ReadHold
+	// asOfBound is the AS OF SYSTEM TIME of a statement bound against the
+	// catalog of its time (session_asof.go, asOfCatalog); nil: none.
+	asOfBound *hlc.Timestamp
 	// snapTime is the time of snap on the engine's clock (Options.Now),
 	// at which reads judge TTL; txnSnapTime that of the snapshot a
 	// REPEATABLE READ transaction keeps.
@@ -63,6 +66,10 @@ type Session struct {
 	// pipeline up to Sync, commit together at Sync as in PostgreSQL. Its
 	// txn is created by the first write; BEGIN turns it into a block.
 	implicit bool
+	// script marks a simple Query string of several statements: its
+	// implicit transaction is PostgreSQL's implicit transaction block
+	// (inTxnBlock), in which schema changes are transactional.
+	script bool
 	// cycleRetry is the statement of the implicit transaction that Sync
 	// may run again (session_retry.go); nil: none.
 	cycleRetry *cycleStatement
@@ -175,6 +182,7 @@ func (s *Session) BeginImplicit() {
 // back if one of its statements failed. An explicit block stays open.
 func (s *Session) Sync() error {
 	s.stmtCatalog = nil
+	s.script = false
 	if !s.implicit {
 		return nil
 	}
@@ -203,6 +211,16 @@ func (s *Session) Sync() error {
 
 // inBlock reports whether an explicit transaction block is open.
 func (s *Session) inBlock() bool { return s.txn != nil && !s.implicit }
+
+// inTxnBlock reports whether statements run in a transaction block,
+// explicit or the implicit one of a query string of several statements
+// (PostgreSQL's implicit transaction block): schema changes are then the
+// transaction's, and what cannot run in a block is refused.
+func (s *Session) inTxnBlock() bool { return s.inBlock() || (s.implicit && s.script) }
+
+// SetScript tells the session that the simple Query now running holds
+// several statements (see inTxnBlock); Sync clears it.
+func (s *Session) SetScript(several bool) { s.script = several }
 
 // TxStatus is the ReadyForQuery status: 'I' idle, 'T' in a transaction
 // block, 'E' in a failed transaction block.
@@ -312,6 +330,9 @@ func (s *Session) Prepare(ctx context.Context, text string, paramOIDs []uint32) 
 		}
 		declared[i] = t
 	}
+	// A historical SELECT describes the columns of its time.
+	s.asOfCatalog(&stmts[0])
+	defer func() { s.asOfBound, s.stmtCatalog = nil, nil }()
 	return s.bind(ctx, stmts[0], declared)
 }
 
@@ -405,6 +426,9 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		return &emptyResult{}, nil
 	}
 	st := p.plan.stmt
+	// described: the client was told the result's columns at Prepare (a
+	// simple query's statements are bound here first).
+	described := !p.deferred
 	if s.failed && !endsTransaction(st) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
@@ -427,13 +451,17 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, err
 		}
 	}
+	// A historical SELECT binds against the catalog of its time.
+	s.asOfCatalog(&st)
 	if redialect || p.deferred || p.plan.snap != s.catalogSnap() {
 		fresh, err := s.bind(ctx, st, p.ParamTypes)
 		if err != nil {
+			s.statementDone()
 			s.onError()
 			return nil, err
 		}
-		if !p.deferred && !sameColumns(fresh.Columns, p.Columns) {
+		if described && !sameColumns(fresh.Columns, p.Columns) {
+			s.statementDone()
 			s.onError()
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
 		}
@@ -445,7 +473,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		}
 	}
 	// AS OF SYSTEM TIME is bound with the plan: a historical statement
-	// reads at its timestamp (with the schema its binding used, today's).
+	// reads at its timestamp.
 	if err := s.prepareAsOf(p.plan.plan); err != nil {
 		s.statementDone()
 		s.onError()

@@ -32,9 +32,14 @@ import (
 //     must be after replica GC threshold ...").
 //   - now() and the TTL cutoff of such a statement are x: rows show as
 //     they were, TTL included.
-//   - The schema is today's: the catalog is not versioned yet (issue 16,
-//     item 1), so a read before a table's creation or last ALTER reads
-//     the rows of then with today's columns.
+//   - The schema is the one of x when the catalog knows it (asOfCatalog:
+//     x after the server's start and within the catalog generations kept):
+//     tables created since do not exist (42P01), columns and indexes are
+//     those of then. A table or index dropped, truncated or rewritten
+//     since is named but its rows are gone: 0A000 (droppedSinceError).
+//     Otherwise (and in a block AS OF SYSTEM TIME) the schema is today's
+//     and the schema times (storage/schematime.go) refuse a table whose
+//     definition changed after x (schemaChangedError).
 //
 // Read holds: a session holds the oldest read timestamp its open reads may
 // still use (storage.ReadHold), so GC never collects a version they need —
@@ -65,6 +70,10 @@ func (s *Session) prepareAsOf(st bind.Statement) error {
 	if !ok || sel.AsOf == nil {
 		return nil
 	}
+	if s.asOfBound != nil {
+		s.stmtAsOf = s.asOfBound
+		return nil
+	}
 	ts, err := s.asOfTimestamp(sel.AsOf)
 	if err != nil {
 		return err
@@ -89,6 +98,39 @@ func (s *Session) prepareAsOf(st bind.Statement) error {
 	return nil
 }
 
+// asOfCatalog makes a SELECT ... AS OF SYSTEM TIME about to be bound bind
+// against the catalog of its time, when the catalog knows it exactly
+// (catalog.Catalog.At: a time after the server's start, within the
+// generations kept): the statement sees the tables, columns and indexes
+// of then, and reads them through a plain view. When it does not, the
+// statement binds against today's schema and reads through a historical
+// view (storage.View.Historical), which refuses tables whose definition
+// changed since (schemaChangedError). Inside a transaction (where the AS
+// OF time must be the transaction's own) the statement keeps the
+// transaction's catalog. The time is resolved once, here, and
+// prepareAsOf keeps it: a relative time resolved again could fall after
+// a schema change the binding did not see.
+func (s *Session) asOfCatalog(st *parser.Statement) {
+	s.asOfBound = nil
+	if s.txn != nil || s.txnAsOf != nil || (s.tddl != nil && s.tddl.pending != nil) {
+		return
+	}
+	a := bind.StatementAsOf(st, s.bindEnv())
+	if a == nil {
+		return
+	}
+	ts, err := s.asOfTimestamp(a)
+	if err != nil {
+		return // prepareAsOf reports it
+	}
+	cat, exact := s.e.catalog.At(ts)
+	if !exact {
+		return
+	}
+	s.stmtCatalog = cat
+	s.asOfBound = &ts
+}
+
 // asOfSnapshot is takeSnapshot's historical case: the statement's or the
 // block's AS OF SYSTEM TIME. ok is false when neither applies.
 func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
@@ -109,7 +151,19 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 	if _, err := s.e.storage.ReadTimestamp(); err != nil {
 		return true, err
 	}
-	s.snap = s.e.storage.At(ts).Historical()
+	s.snap = s.e.storage.At(ts)
+	if s.asOfBound == nil {
+		s.snap = s.snap.Historical()
+	} else {
+		// The catalog of then may name tables and indexes dropped (or
+		// truncated, rewritten) since, whose rows went with the drop.
+		s.snap = s.snap.CheckingTables(func(id uint64) error {
+			if s.e.shards.Map(id) == nil {
+				return droppedSinceError(ts)
+			}
+			return nil
+		})
+	}
 	s.snapTime = time.Unix(0, ts.WallTime)
 	if s.txn != nil {
 		s.txn.SetReadTimestamp(ts)
@@ -150,7 +204,7 @@ func (s *Session) releaseReads() {
 // statementDone is called when a statement's result is closed: outside a
 // transaction nothing reads at its snapshot any more.
 func (s *Session) statementDone() {
-	s.stmtAsOf = nil
+	s.stmtAsOf, s.asOfBound = nil, nil
 	if s.txn == nil && !s.implicit {
 		s.releaseReads()
 	}
@@ -159,7 +213,7 @@ func (s *Session) statementDone() {
 // transactionDone is called when a transaction (block or implicit) ends.
 func (s *Session) transactionDone() {
 	s.txnAsOf = nil
-	s.stmtAsOf = nil
+	s.stmtAsOf, s.asOfBound = nil, nil
 	s.releaseReads()
 }
 
@@ -259,8 +313,10 @@ func rowShape(t *catalog.Table) string {
 // schemaChangedError is the SQL error of a historical read of a table
 // created or changed after the read's time (storage.SchemaChangedError):
 // CockroachDB's 42P01 for a table that did not exist yet; for a changed
-// definition or a newer index, 0A000, since the catalog keeps only the
-// current definition (issue 16's versioned catalog lifts this).
+// definition or a newer index, 0A000: the statement is bound against
+// today's catalog because the catalog's versions do not reach back to its
+// time (before the server's start, or more schema changes ago than it
+// keeps), or it runs in a block AS OF SYSTEM TIME.
 func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	var sc *storage.SchemaChangedError
 	if !errors.As(err, &sc) {
@@ -281,6 +337,19 @@ func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	}
 	e := sqlerr.NotSupported("AS OF SYSTEM TIME %s, before the last change of the columns of table %q (at %s),",
 		sc.ReadTimestamp, name, sc.Changed)
-	e.Hint = "The catalog keeps only the current definition of a table; read at a time after the change."
+	e.Hint = "The catalog's versions in memory do not reach back to that time (they start at the server's start), " +
+		"and a block AS OF SYSTEM TIME reads with today's definitions; read at a time after the change."
 	return e, true
+}
+
+// droppedSinceError is the error of a historical read of a table or index
+// that a DROP, TRUNCATE or rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY)
+// removed since its time: the catalog of then names it, but its shard map
+// and rows went with the change's commit (CockroachDB keeps them until the
+// GC TTL passes; PivotDB does not yet).
+func droppedSinceError(ts hlc.Timestamp) *sqlerr.Error {
+	e := sqlerr.NotSupported("AS OF SYSTEM TIME %s, reading a table or index dropped, truncated or rewritten since then,", ts)
+	e.Detail = "The rows of a dropped table or index are removed when the drop commits."
+	e.Hint = "Read at a time after the change."
+	return e
 }

@@ -189,7 +189,7 @@ func (s *Session) discard(ctx context.Context, p *bind.Discard) (Result, error) 
 	default:
 		return nil, sqlerr.NotSupported("DISCARD %s", strings.ToUpper(p.Target))
 	}
-	if s.inBlock() {
+	if s.inTxnBlock() {
 		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
 	}
 	s.vars.ResetAll()

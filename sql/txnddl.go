@@ -1,9 +1,11 @@
 package sql
 
 import (
+	"errors"
 	"slices"
 	"sync"
 
+	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
@@ -53,6 +55,39 @@ type txnDDL struct {
 	// recount lists indexes built by the transaction, whose statistics
 	// are counted after the commit.
 	recount []uint64
+	// jobs are the sys.jobs entries of its statements (CREATE INDEX),
+	// finished when it ends (finishTxnJobs).
+	jobs []txnJob
+}
+
+// txnJob is a job whose work a transaction block did: it succeeds if the
+// block commits with what the job created.
+type txnJob struct {
+	job     *jobs.Job
+	created []uint64 // the table and index ids it created
+}
+
+// finishTxnJobs ends the jobs of a transaction's statements: succeeded
+// when it committed keeping what they created, failed with the reason
+// when it rolled back (or rolled back to a savepoint before them).
+func (s *Session) finishTxnJobs(d *txnDDL, committed bool) {
+	snap := s.e.catalog.Snapshot()
+	for _, j := range d.jobs {
+		kept := true
+		for _, id := range j.created {
+			_, _, isIndex := snap.IndexByID(id)
+			_, isTable := snap.TableByID(id)
+			kept = kept && (isIndex || isTable)
+		}
+		switch {
+		case !committed:
+			j.job.Finish(errors.New("rolled back: the transaction block that ran it was rolled back, so it took no effect"))
+		case !kept:
+			j.job.Finish(errors.New("rolled back: its transaction block rolled back to a savepoint set before it, so it took no effect"))
+		default:
+			j.job.Finish(nil)
+		}
+	}
 }
 
 // ddlSavepoint is the pending change when a SAVEPOINT ran.
@@ -262,12 +297,14 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 		err := t.Commit()
 		if d != nil {
 			s.finishTxnDDL(d, false)
+			s.finishTxnJobs(d, err == nil)
 		}
 		return err
 	}
 	if err := d.pending.Records(s.e.meta.With(t.Batch())); err != nil {
 		t.Rollback()
 		s.finishTxnDDL(d, false)
+		s.finishTxnJobs(d, false)
 		return err
 	}
 	// Schema times for historical reads (session_asof.go), as ddlNow.
@@ -276,6 +313,7 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 	if err != nil {
 		t.Rollback()
 		s.finishTxnDDL(d, false)
+		s.finishTxnJobs(d, false)
 		return err
 	}
 	// The catalog is installed as the commit lands, before a statement can
@@ -301,6 +339,7 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 	}
 	s.e.ddlApply.Unlock()
 	s.finishTxnDDL(d, err == nil)
+	s.finishTxnJobs(d, err == nil)
 	return err
 }
 
@@ -312,6 +351,7 @@ func (s *Session) rollbackTxn(t *txn.Txn) {
 	t.Rollback()
 	if d != nil {
 		s.finishTxnDDL(d, false)
+		s.finishTxnJobs(d, false)
 	}
 }
 
@@ -451,12 +491,19 @@ func (s *Session) dropIndexData(pch *partition.Change, b *storage.Batch, id uint
 // refused (before anything runs) rather than committed on their own.
 // PostgreSQL never allows CREATE/DROP DATABASE in a block (25001; VACUUM
 // checks its own); the ones PivotDB cannot run transactionally yet are
-// 0A000.
-func txnBlockDDL(st bind.Statement) error {
+// 0A000. script: the block is the implicit one of a query string of
+// several statements.
+func txnBlockDDL(st bind.Statement, script bool) error {
 	never := func(what string) error {
 		return sqlerr.New(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", what)
 	}
 	notYet := func(what string) error {
+		if script {
+			return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+				Message: what + " cannot run in a query string of several statements yet",
+				Detail:  "The statements of one query string form one transaction; PivotDB cannot make this schema change transactional yet.",
+				Hint:    "Send it as a query of its own (it commits on its own)."}
+		}
 		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 			Message: what + " cannot run inside a transaction block",
 			Detail:  "PivotDB cannot make this schema change transactional yet.",

@@ -42,7 +42,7 @@ func (s *Session) vacuum(ctx context.Context, p *bind.Vacuum) (Result, error) {
 	tag := "ANALYZE"
 	if p.Vacuum.Vacuum {
 		tag = "VACUUM"
-		if s.inBlock() {
+		if s.inTxnBlock() {
 			return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
 		}
 	}

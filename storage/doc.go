@@ -51,7 +51,8 @@
 //     (HoldReads), and no threshold passes the oldest hold. Schema times
 //     (0x03 0x10 <table prefix>) let a historical View (AS OF SYSTEM TIME)
 //     refuse tables whose definition changed after it (SchemaChangedError)
-//     until the catalog is versioned. VersionBytes counts old versions for
+//     when the SQL layer's catalog does not know the schema of its time;
+//     View.CheckingTables lets it refuse tables dropped since. VersionBytes counts old versions for
 //     sys.partitions.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
 //     looks up whole keys without an iterator per key; keys of tables with

@@ -28,13 +28,15 @@ import (
 // seeks forward from the previous position). A PointReader is not safe for
 // concurrent use; Close it.
 type PointReader struct {
-	r      pebbleReader
-	ts     hlc.Timestamp // read timestamp of versioned keys
-	gc     *Engine       // checks ts against GC thresholds; nil: no check
-	hist   bool          // also checks schema times (View.Historical)
-	it     *pebble.Iterator
-	kbuf   []byte
-	closed bool
+	r    pebbleReader
+	ts   hlc.Timestamp // read timestamp of versioned keys
+	gc   *Engine       // checks ts against GC thresholds; nil: no check
+	hist bool          // also checks schema times (View.Historical)
+	// tableCheck vets the table ids read (View.CheckingTables); nil: none.
+	tableCheck func(tableID uint64) error
+	it         *pebble.Iterator
+	kbuf       []byte
+	closed     bool
 	// onGet is told of every key looked up (ObserveGets); nil: nobody.
 	onGet func(key []byte)
 }
@@ -89,6 +91,9 @@ func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 				return nil, false, err
 			}
 		}
+	}
+	if err := checkTable(p.tableCheck, key); err != nil {
+		return nil, false, err
 	}
 	if p.it == nil {
 		it, err := p.r.NewIter(&pebble.IterOptions{UseL6Filters: true})

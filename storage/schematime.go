@@ -155,3 +155,24 @@ func (e *Engine) checkSchema(ts hlc.Timestamp, key []byte) error {
 	}
 	return nil
 }
+
+// CheckingTables returns the view with fn vetting the id of every table
+// (or index) it reads before the read: a read AS OF SYSTEM TIME bound
+// against the catalog of its time refuses a table dropped since, whose
+// rows the drop removed (sql/session_asof.go).
+func (v *View) CheckingTables(fn func(tableID uint64) error) *View {
+	return &View{e: v.e, ts: v.ts, hist: v.hist, tableCheck: fn}
+}
+
+// checkTable runs a view's table check on the table key (or span start)
+// key; keys outside the versioned table area pass.
+func checkTable(fn func(uint64) error, key []byte) error {
+	if fn == nil || !isVersioned(key) {
+		return nil
+	}
+	id, _, err := DecodeTablePrefix(key)
+	if err != nil {
+		return nil // a span starting at the table area's start: no table
+	}
+	return fn(id)
+}

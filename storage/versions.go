@@ -186,6 +186,8 @@ type View struct {
 	// hist marks a historical read (AS OF SYSTEM TIME): it also refuses
 	// tables whose definition changed after ts (schematime.go).
 	hist bool
+	// tableCheck, when set, vets every table id read (CheckingTables).
+	tableCheck func(tableID uint64) error
 }
 
 var _ Reader = (*View)(nil)
@@ -206,6 +208,9 @@ func (v *View) Get(key []byte) ([]byte, bool, error) {
 			return nil, false, err
 		}
 	}
+	if err := checkTable(v.tableCheck, key); err != nil {
+		return nil, false, err
+	}
 	return get(v.e.db, v.ts, key)
 }
 
@@ -219,18 +224,23 @@ func (v *View) NewIter(span Span) (*Iterator, error) {
 			return nil, err
 		}
 	}
+	if err := checkTable(v.tableCheck, span.Start); err != nil {
+		return nil, err
+	}
 	return newIterator(v.e.db, v.ts, span)
 }
 
 // NewPointReader returns a PointReader as of the view's timestamp.
 func (v *View) NewPointReader() (*PointReader, error) {
-	return &PointReader{r: v.e.db, ts: v.ts, gc: v.e, hist: v.hist}, nil
+	return &PointReader{r: v.e.db, ts: v.ts, gc: v.e, hist: v.hist, tableCheck: v.tableCheck}, nil
 }
 
 // Historical returns the view as a historical read (AS OF SYSTEM TIME):
 // a read of a table whose definition changed after the view's timestamp
 // fails with a SchemaChangedError, since rows are decoded with today's.
-func (v *View) Historical() *View { return &View{e: v.e, ts: v.ts, hist: true} }
+func (v *View) Historical() *View {
+	return &View{e: v.e, ts: v.ts, hist: true, tableCheck: v.tableCheck}
+}
 
 // rewriteVersioned copies the writes of src into dst, with every bare
 // versioned write (a tagged value) turned into a version at ts. Other

@@ -95,3 +95,28 @@ func TestPgDumpallGlobals(t *testing.T) {
 		}
 	}
 }
+
+// TestPsqlImplicitBlock: psql -c sends its string as one simple Query,
+// whose statements form PostgreSQL's implicit transaction block: a schema
+// change rolls back with the rest when a later statement fails, and
+// CREATE DATABASE is refused there (25001).
+func TestPsqlImplicitBlock(t *testing.T) {
+	srv := startServer(t)
+	runPsql(t, srv, "-c", "CREATE TABLE one (k Int64, PRIMARY KEY (k)); INSERT INTO one VALUES (1)")
+	out := runPsql(t, srv, "-c", "CREATE TABLE gone (k Int64, PRIMARY KEY (k)); INSERT INTO gone VALUES (1); INSERT INTO one VALUES (1)")
+	if !strings.Contains(out, "duplicate key") {
+		t.Fatalf("psql -c with a failing statement: %q", out)
+	}
+	out = runPsql(t, srv, "-c", "SELECT count(*) FROM gone")
+	if !strings.Contains(out, `relation "gone" does not exist`) {
+		t.Fatalf("the table of a failed string: %q", out)
+	}
+	out = runPsql(t, srv, "-At", "-c", "CREATE TABLE kept (k Int64, PRIMARY KEY (k)); INSERT INTO kept VALUES (1), (2); SELECT count(*) FROM kept")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); lines[len(lines)-1] != "2" {
+		t.Fatalf("a string that succeeds: %q", out)
+	}
+	out = runPsql(t, srv, "-c", "SELECT 1; CREATE DATABASE other")
+	if !strings.Contains(out, "CREATE DATABASE cannot run inside a transaction block") {
+		t.Fatalf("CREATE DATABASE in a string of several: %q", out)
+	}
+}

@@ -304,4 +304,37 @@ func TestAsOfSystemTime(t *testing.T) {
 	mustExec(t, c, "ROLLBACK")
 	_, err = c.Exec(ctx, "SELECT * FROM hist AS OF SYSTEM TIME '10s'")
 	wantCode(t, err, "22023")
+
+	// A historical read binds against the schema of its time: a column
+	// added since is absent (described so over the extended protocol), a
+	// table dropped since is refused (its rows went with the drop).
+	mustExec(t, c, "CREATE TABLE gone (k Int64, PRIMARY KEY (k))")
+	mustExec(t, c, "INSERT INTO gone VALUES (1)")
+	if err := c.QueryRow(ctx, "SELECT now()::Utf8").Scan(&then); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	mustExec(t, c, "ALTER TABLE hist ADD COLUMN w Int64 DEFAULT 7")
+	mustExec(t, c, "DROP TABLE gone")
+	ext := srv.connect(t, pgx.QueryExecModeCacheDescribe)
+	rows, err = ext.Query(ctx, "SELECT * FROM hist AS OF SYSTEM TIME '"+then+"' ORDER BY k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rows.FieldDescriptions()); n != 2 {
+		t.Fatalf("SELECT * before ADD COLUMN has %d columns", n)
+	}
+	rows.Close()
+	rows, err = ext.Query(ctx, "SELECT * FROM hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rows.FieldDescriptions()); n != 3 {
+		t.Fatalf("SELECT * today has %d columns", n)
+	}
+	rows.Close()
+	_, err = ext.Exec(ctx, "SELECT * FROM gone AS OF SYSTEM TIME '"+then+"'")
+	wantCode(t, err, "0A000")
+	_, err = c.Exec(ctx, "SELECT * FROM gone AS OF SYSTEM TIME '"+then+"'")
+	wantCode(t, err, "0A000")
 }

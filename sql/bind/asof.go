@@ -260,3 +260,29 @@ func (v *asOfChecker) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 func (v *asOfChecker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// StatementAsOf binds the AS OF SYSTEM TIME clause of a SELECT on its own,
+// before the rest: the session binds a historical statement against the
+// catalog of its time (sql/session_asof.go). It is nil for statements
+// without the clause and for those that refuse it (EXPLAIN, DECLARE, WITH
+// ... INSERT); Bind reports those, and the clause's own errors, as ever.
+func StatementAsOf(st *parser.Statement, env *Env) *AsOf {
+	if st.AsOf == nil || len(st.WithDML) > 0 || st.Cursor != nil {
+		return nil
+	}
+	switch st.AST.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+	default:
+		return nil
+	}
+	params := make([]types.Type, st.NumParams)
+	for i := range params {
+		params[i] = types.TypeUnknown
+	}
+	a := &binder{env: env, snap: env.Snapshot, stmt: st, params: params}
+	asOf, err := a.bindAsOf(st.AsOf)
+	if err != nil {
+		return nil
+	}
+	return asOf
+}

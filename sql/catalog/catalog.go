@@ -460,6 +460,10 @@ type Catalog struct {
 	// gens are the recent snapshots with the timestamps they are current
 	// from (versions.go); guarded by current.
 	gens []generation
+	// historyStart is when the generations start being history: reads
+	// before it are inexact (versions.go, SetHistoryStart); guarded by
+	// current.
+	historyStart hlc.Timestamp
 }
 
 var (

@@ -57,10 +57,12 @@
 // there; issue 16 asks for the snapshot's). The last maxGenerations
 // generations are kept; a read older than all of them (a very long
 // transaction, a historical read further back than the server's start)
-// gets the oldest kept, and At reports it inexact — AS OF SYSTEM TIME
-// (sql/txn's historical reads) is where to refuse that. On disk the
-// catalog records stay bare keys holding the newest version: a restart
-// starts the generations afresh.
+// gets the oldest kept, and At reports it inexact. On disk the catalog
+// records stay bare keys holding the newest version: a restart starts the
+// generations afresh, and reads before the restart (SetHistoryStart) are
+// inexact too. A SELECT ... AS OF SYSTEM TIME binds against At(its time)
+// when that is exact, and falls back to today's catalog with the storage
+// schema times' refusals when not (sql/session_asof.go).
 //
 // # Transactional DDL
 //

@@ -45,13 +45,15 @@ func (c *Catalog) setCurrent(snap *Snapshot, ts hlc.Timestamp) {
 // installed at or below it. exact is false when ts is older than every
 // generation kept (a long REPEATABLE READ transaction, a historical read
 // further back than the server's start or maxGenerations schema changes):
-// the oldest kept is returned then.
+// the oldest kept is returned then. It is also false for a ts before the
+// history start (SetHistoryStart): the catalog loaded at startup is the
+// newest version, not the one of older times.
 func (c *Catalog) At(ts hlc.Timestamp) (snap *Snapshot, exact bool) {
 	c.current.RLock()
 	defer c.current.RUnlock()
 	for i := len(c.gens) - 1; i >= 0; i-- {
 		if c.gens[i].ts.LessEq(ts) {
-			return c.gens[i].snap, true
+			return c.gens[i].snap, c.historyStart.LessEq(ts)
 		}
 	}
 	if len(c.gens) == 0 {
@@ -70,4 +72,14 @@ func (ch *Change) InstallAt(ts hlc.Timestamp) {
 	ch.c.setCurrent(ch.snap, ts)
 	ch.c.current.Unlock()
 	ch.c.mu.Unlock()
+}
+
+// SetHistoryStart records the time from which the generations are the
+// catalog's history: the clock's time once the catalog was loaded (the
+// disk holds only the newest version, so the schema of a time before the
+// start is unknown). At reports reads before it inexact.
+func (c *Catalog) SetHistoryStart(ts hlc.Timestamp) {
+	c.current.Lock()
+	c.historyStart = ts
+	c.current.Unlock()
 }

@@ -37,3 +37,27 @@ func TestGenerations(t *testing.T) {
 		t.Fatalf("%d generations kept", len(c.gens))
 	}
 }
+
+func TestHistoryStart(t *testing.T) {
+	c := &Catalog{}
+	first, second := &Snapshot{}, &Snapshot{}
+	c.current.Lock()
+	c.setCurrent(first, hlc.Timestamp{})
+	c.current.Unlock()
+	c.SetHistoryStart(hlc.Timestamp{WallTime: 100})
+	if s, exact := c.At(hlc.Timestamp{WallTime: 50}); s != first || exact {
+		t.Fatalf("a read before the history start: exact %v", exact)
+	}
+	if s, exact := c.At(hlc.Timestamp{WallTime: 100}); s != first || !exact {
+		t.Fatalf("a read at the history start: exact %v", exact)
+	}
+	c.current.Lock()
+	c.setCurrent(second, hlc.Timestamp{WallTime: 200})
+	c.current.Unlock()
+	if s, exact := c.At(hlc.Timestamp{WallTime: 150}); s != first || !exact {
+		t.Fatal("a read between the start and a change sees the loaded catalog")
+	}
+	if s, exact := c.At(hlc.Timestamp{WallTime: 250}); s != second || !exact {
+		t.Fatal("a read after a change sees it")
+	}
+}

@@ -584,7 +584,15 @@ type cast struct {
 	// reg, when set, names an object-identifier type (regclass, oid, ...):
 	// the cast becomes RegCastFunc.
 	reg string
+	// name marks a reg cast followed by a cast to text: PostgreSQL's
+	// output function of the reg type renders the object's name, so the
+	// cast becomes RegNameFunc (the text cast stays, a no-op or varchar(n)).
+	name bool
 }
+
+// regNamed are the reg types whose casts to text name the object
+// (RegNameFunc); the others (regproc, regoper, ...) cast their number.
+var regNamed = map[string]bool{"regclass": true, "regtype": true, "regnamespace": true, "regrole": true}
 
 // The dialect front's spellings of array syntax (sql/expr/array.go):
 //
@@ -733,8 +741,15 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		casts = append(casts, cast{tok: end, t: t})
 		end = next
 	}
+	for k := 0; k+1 < len(casts); k++ {
+		if regNamed[casts[k].reg] && casts[k+1].reg == "" && casts[k+1].t.Family == types.Utf8 {
+			casts[k].name = true
+		}
+	}
 	for k := len(casts) - 1; k >= 0; k-- {
 		switch {
+		case casts[k].name:
+			r.syn(RegNameFunc+"(", i, false, true)
 		case casts[k].reg != "":
 			r.syn(RegCastFunc+"(", i, false, true)
 		default:

@@ -253,6 +253,11 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 // catalog (names to OIDs and back), which the type system cannot.
 const RegCastFunc = "pivot_regcast"
 
+// RegNameFunc is x::regclass::text (and the other reg types cast to
+// text): the name of the object x names or numbers, as PostgreSQL's output
+// function of the type writes it.
+const RegNameFunc = "pivot_regname"
+
 // regTypes are the object-identifier types a cast may name.
 var regTypes = map[string]bool{
 	"oid": true, "regclass": true, "regtype": true, "regnamespace": true, "regproc": true,

@@ -153,6 +153,7 @@ func catalogFuncs() map[string]*sessionFunc {
 			return types.NewInt64(a[0].Int()), nil
 		})),
 		parser.RegCastFunc: sig(2, 2, tText, tText).as(buildRegCast),
+		parser.RegNameFunc: sig(2, 2, tText, tText).as(buildRegName),
 	}
 }
 
@@ -201,7 +202,7 @@ func textFuncs() map[string]*sessionFunc {
 func functionNames() []string {
 	var out []string
 	for n := range sessionFuncs {
-		if n != parser.RegCastFunc {
+		if n != parser.RegCastFunc && n != parser.RegNameFunc {
 			out = append(out, n)
 		}
 	}
@@ -263,7 +264,7 @@ func checkArg(name string, e expr.Expr, want types.Type) error {
 		return nil
 	case want.Family == types.Utf8 && got == types.Unknown:
 		return nil
-	case name == parser.RegCastFunc && got.IsInteger():
+	case (name == parser.RegCastFunc || name == parser.RegNameFunc) && got.IsInteger():
 		// An OID cast from a number.
 		return nil
 	}

@@ -218,6 +218,76 @@ func buildRegCast(v *View, args []expr.Expr) (expr.Expr, error) {
 	}), nil
 }
 
+// buildRegName is x::regclass::text and its siblings (regtype,
+// regnamespace, regrole): the name of the object, as the reg type's output
+// function writes it — a relation qualified when public is not on the
+// search_path, a type as format_type does, an OID naming nothing as its
+// number, OID 0 as "-". A name is looked up first, as the cast does.
+func buildRegName(v *View, args []expr.Expr) (expr.Expr, error) {
+	cast, err := buildRegCast(v, args)
+	if err != nil {
+		return nil, err
+	}
+	target := args[1].(*expr.Const).Value.Str()
+	return expr.NewSessionFunc(parser.RegNameFunc, tText, []expr.Expr{cast}, func(a []types.Value) (types.Value, error) {
+		if a[0].IsNull() {
+			return types.NullValue, nil
+		}
+		oid := a[0].Int()
+		if oid == 0 {
+			return types.NewUtf8("-"), nil
+		}
+		if name, ok := v.regName(target, oid); ok {
+			return types.NewUtf8(name), nil
+		}
+		return types.NewUtf8(fmt.Sprint(oid)), nil
+	}), nil
+}
+
+// regName names the object oid numbers for a reg type's output.
+func (v *View) regName(target string, oid int64) (string, bool) {
+	switch target {
+	case "regclass":
+		if name, ok := v.relationName(oid); ok {
+			return v.qualifiedName(name), true
+		}
+	case "regtype":
+		base := oid
+		if e := types.ElemOID(uint32(oid)); e != 0 {
+			base = int64(e) // an array type: format_type writes elem[]
+		}
+		for _, t := range pgTypes {
+			if t.oid == base {
+				return formatType(oid, -1), true
+			}
+		}
+		for _, e := range v.enumTypes() {
+			switch oid {
+			case int64(e.Def.OID()):
+				return quoteIdent(e.Def.Name), true
+			case int64(e.Def.ArrayOID()):
+				return quoteIdent(e.Def.Name) + "[]", true
+			}
+		}
+	case "regnamespace":
+		switch oid {
+		case oidPgCatalog:
+			return "pg_catalog", true
+		case oidPublic:
+			return "public", true
+		case oidInformationSchema:
+			return "information_schema", true
+		}
+	case "regrole":
+		for i, r := range v.roles() {
+			if roleOID(i) == oid {
+				return quoteIdent(r), true
+			}
+		}
+	}
+	return "", false
+}
+
 func parseOID(s string) (int64, error) {
 	var n int64
 	if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != s || n < 0 || n > 1<<32-1 {
