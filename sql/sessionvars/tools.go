@@ -100,7 +100,7 @@ var noOpReason = map[string]string{
 	"enable_gathermerge":             "PivotDB has no gather merge",
 	"enable_async_append":            "PivotDB has no async append",
 	"synchronize_seqscans":           "PivotDB's table scans read shards through iterators of their own, which do not share a position",
-	"check_function_bodies":          "PivotDB has no user-defined functions whose bodies could be checked",
+	"check_function_bodies":          "PivotDB always checks the body of a SQL function when it is created",
 	"default_tablespace":             "PivotDB has no tablespaces: every table lives in the data directory",
 	"default_table_access_method":    "PivotDB stores every table in its LSM tree, whatever access method is named",
 }
