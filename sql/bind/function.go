@@ -166,17 +166,9 @@ func (a *binder) userFunction(b *expr.Builder, name string, args []expr.Expr) (e
 
 // inlineFunction builds f's body over the argument expressions args.
 func (a *binder) inlineFunction(outer *expr.Builder, f *catalog.Function, args []expr.Expr) (expr.Expr, error) {
-	if a.funcDepth >= maxFunctionDepth {
-		return nil, sqlerr.New(sqlerr.StatementTooComplex, "SQL functions nested more than %d deep (function %s)", maxFunctionDepth, f.Name)
-	}
-	d := parser.DialectYQL
-	if f.Dialect == sessionvars.DialectPostgreSQL {
-		d = parser.DialectPostgreSQL
-	}
-	stmts, err := parser.ParseDialect(f.Body, d)
+	stmts, err := a.parseFunctionBody(f)
 	if err != nil {
-		return nil, &sqlerr.Error{Code: sqlerr.InvalidFunctionDefinition,
-			Message: fmt.Sprintf("function %s: %v", f.Name, err)}
+		return nil, err
 	}
 	notInlinable := func() error {
 		return sqlerr.NotSupported("SQL function bodies other than a single SELECT of an expression (function %s)", f.Name)
@@ -259,4 +251,21 @@ func (a *binder) inlineFunction(outer *expr.Builder, f *catalog.Function, args [
 	}
 	return &expr.Case{Whens: []expr.When{{Cond: anyNull, Result: &expr.Const{Value: types.NullValue, Typ: f.Returns}}},
 		Else: body, Typ: f.Returns}, nil
+}
+
+// parseFunctionBody parses f's body in the dialect it was created in,
+// refusing functions nested deeper than maxFunctionDepth.
+func (a *binder) parseFunctionBody(f *catalog.Function) ([]parser.Statement, error) {
+	if a.funcDepth >= maxFunctionDepth {
+		return nil, sqlerr.New(sqlerr.StatementTooComplex, "SQL functions nested more than %d deep (function %s)", maxFunctionDepth, f.Name)
+	}
+	d := parser.DialectYQL
+	if f.Dialect == sessionvars.DialectPostgreSQL {
+		d = parser.DialectPostgreSQL
+	}
+	stmts, err := parser.ParseDialect(f.Body, d)
+	if err != nil {
+		return nil, &sqlerr.Error{Code: sqlerr.InvalidFunctionDefinition, Message: fmt.Sprintf("function %s: %v", f.Name, err)}
+	}
+	return stmts, nil
 }

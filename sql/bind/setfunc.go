@@ -11,7 +11,6 @@ import (
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/parser"
-	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -204,16 +203,9 @@ func (a *binder) fromFunction(call *ast.FuncCallExpr, alias string, names []stri
 // argument expressions args (cast to the argument types): its rows, with
 // f's result columns.
 func (a *binder) planSetFunction(f *catalog.Function, args []expr.Expr) (planner.Node, error) {
-	if a.funcDepth >= maxFunctionDepth {
-		return nil, sqlerr.New(sqlerr.StatementTooComplex, "SQL functions nested more than %d deep (function %s)", maxFunctionDepth, f.Name)
-	}
-	d := parser.DialectYQL
-	if f.Dialect == sessionvars.DialectPostgreSQL {
-		d = parser.DialectPostgreSQL
-	}
-	stmts, err := parser.ParseDialect(f.Body, d)
+	stmts, err := a.parseFunctionBody(f)
 	if err != nil {
-		return nil, &sqlerr.Error{Code: sqlerr.InvalidFunctionDefinition, Message: fmt.Sprintf("function %s: %v", f.Name, err)}
+		return nil, err
 	}
 	if len(stmts) != 1 {
 		return nil, sqlerr.NotSupported("SQL function bodies of several statements (function %s)", f.Name)
