@@ -154,3 +154,25 @@ func TestAsOfGCThresholdSplit(t *testing.T) {
 		t.Fatalf("below the threshold after a merge: %v", err)
 	}
 }
+
+// TestClusterLogicalTimestamp: cluster_logical_timestamp() is the
+// statement's read timestamp, in the decimal form AS OF SYSTEM TIME takes
+// back: a read at it sees what that statement saw.
+func TestClusterLogicalTimestamp(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE c (k Int64, v Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO c VALUES (1, 1)")
+	rows := query(t, s, "SELECT v, cluster_logical_timestamp()::Utf8 FROM c")
+	then := rows[0][1].Str()
+	if len(then) < 30 || then[len(then)-11] != '.' {
+		t.Fatalf("cluster_logical_timestamp() = %q, want nanoseconds.logical(10 digits)", then)
+	}
+	query(t, s, "UPDATE c SET v = 2")
+	if got := query(t, s, "SELECT v FROM c AS OF SYSTEM TIME "+then)[0][0].Int(); got != 1 {
+		t.Fatalf("AS OF SYSTEM TIME cluster_logical_timestamp() of the first read: v = %d, want 1", got)
+	}
+	if got := query(t, s, "SELECT cluster_logical_timestamp()::Utf8 FROM c AS OF SYSTEM TIME "+then)[0][0].Str(); got != then {
+		t.Fatalf("a historical statement's cluster_logical_timestamp() = %s, want %s", got, then)
+	}
+}

@@ -711,7 +711,12 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	return &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone(), Style: s.vars.Style()}
+	ec := &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone(), Style: s.vars.Style()}
+	if s.snap != nil {
+		ts := s.snap.Timestamp()
+		ec.ReadWall, ec.ReadLogical = ts.WallTime, ts.Logical
+	}
+	return ec
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and

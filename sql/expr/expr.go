@@ -29,6 +29,11 @@ type Context struct {
 	// is shown): the AS OF SYSTEM TIME, a REPEATABLE READ transaction's
 	// first snapshot, else the statement's. Zero: Now.
 	ReadTime time.Time
+	// ReadWall and ReadLogical are the statement's read timestamp on the
+	// hybrid logical clock, which cluster_logical_timestamp() returns
+	// (zero: none, NULL).
+	ReadWall    int64
+	ReadLogical int32
 	// Zone is the session's TimeZone (nil: UTC): casts between
 	// timestamptz and timestamp, date or text, and the local clock
 	// functions read it (zone.go).

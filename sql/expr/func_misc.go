@@ -1,7 +1,10 @@
 package expr
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/cockroachdb/apd/v3"
 
 	"github.com/pivotdb/pivotdb/sql/farmhash"
 	"github.com/pivotdb/pivotdb/sql/types"
@@ -26,6 +29,28 @@ func init() {
 	register(&funcDef{0, 0, buildClock(types.TypeTimestamp, false)}, "currentutctimestamp", "utc_timestamp", "sysdate")
 	register(&funcDef{0, 0, buildClock(types.T(types.Date), false)}, "curdate", "currentutcdate", "utc_date")
 	register(&funcDef{0, 0, buildClock(types.T(types.Datetime), false)}, "currentutcdatetime")
+	register(&funcDef{0, 0, buildLogicalTimestamp}, "cluster_logical_timestamp")
+}
+
+// buildLogicalTimestamp: CockroachDB's cluster_logical_timestamp(), the
+// statement's read timestamp (Context.ReadWall, ReadLogical) as a decimal
+// "wall nanoseconds.logical counter in ten digits", the form AS OF SYSTEM
+// TIME reads back. CockroachDB returns its transaction's commit timestamp;
+// PivotDB returns the snapshot the statement reads, which AS OF SYSTEM TIME
+// with that value reproduces.
+func buildLogicalTimestamp(_ *Builder, name string, args []Expr) (Expr, error) {
+	f := newFunc(name, types.TypeDecimal, args, true, func(c *Context, _ []types.Value) (types.Value, error) {
+		if c == nil || c.ReadWall == 0 {
+			return types.NullValue, nil
+		}
+		d, _, err := apd.NewFromString(fmt.Sprintf("%d.%010d", c.ReadWall, c.ReadLogical))
+		if err != nil {
+			return types.Value{}, err
+		}
+		return types.NewDecimal(d), nil
+	})
+	f.Deterministic = false
+	return f, nil
 }
 
 // buildCoalesce: coalesce(a, b, ...) and ifnull(a, b) are Coalesce nodes
