@@ -384,7 +384,19 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, params []types.Value
 			return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", len(params)+1)
 		}
 	}
-	ctx, cancel := s.statementContext(ctx)
+	stmtCtx, cancel := s.statementContext(ctx)
+	if waited, err := s.waitHold(stmtCtx, p.plan.plan); err != nil || waited {
+		cancel()
+		if err != nil {
+			err = s.mapError(stmtCtx, err)
+			s.onError()
+			return nil, err
+		}
+		// The block that changed the table ended: bind again, against the
+		// schema it left.
+		return s.Execute(ctx, p, params)
+	}
+	ctx = stmtCtx
 	s.currentText = p.SQL
 	s.planningTime = p.plan.planning
 	res, err := s.run(ctx, p.plan.plan, params)
