@@ -229,9 +229,11 @@ func (s *Session) ddlInBlock(b *storage.Batch, fn func(ch *catalog.Change, pch *
 			real.Abort()
 			return err
 		}
-		s.tddlRunning = true
-		err := fn(ch, pch, b)
-		s.tddlRunning = false
+		err := func() error {
+			s.tddlRunning = true
+			defer func() { s.tddlRunning = false }()
+			return fn(ch, pch, b)
+		}()
 		if err != nil {
 			return abort(err)
 		}
@@ -360,7 +362,9 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 		s.e.syncKeyFilters()
 	}
 	s.e.ddlApply.Unlock()
-	s.finishTxnDDL(d, err == nil)
+	// applied: the batch landed even if Commit then failed, and the
+	// committed catalog is what finishTxnDDL goes by.
+	s.finishTxnDDL(d, err == nil || applied)
 	return err
 }
 
