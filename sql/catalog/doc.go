@@ -120,6 +120,11 @@
 // TRUNCATE ... RESTART IDENTITY, table settings, RESHARD/SPLIT and
 // REINDEX. CREATE/DROP DATABASE get PostgreSQL's 25001.
 //
+// Outside a block — including the implicit transaction of a simple Query
+// string holding several statements, or of a pipeline up to Sync — a
+// schema change commits on its own when it runs; PostgreSQL would roll it
+// back with the rest of the string on an error.
+//
 // Debugging: pg_locks shows the schema-change lock as a tuple lock with
 // no relation; a transaction stuck on it is waiting for a transaction
 // block with schema changes to end.
