@@ -486,7 +486,21 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 			return nil, s.mapError(ctx, err)
 		}
 	}
-	ctx, cancel := s.statementContext(ctx)
+	stmtCtx, cancel := s.statementContext(ctx)
+	// An autocommit write of a table whose schema an open block is
+	// changing waits for the block (txnddl.go) before it takes any table
+	// lock, then binds again against the schema the block left.
+	if waited, err := s.waitHold(stmtCtx, p.plan.plan); err != nil || waited {
+		cancel()
+		s.statementDone()
+		if err != nil {
+			err = s.mapError(stmtCtx, err)
+			s.onError()
+			return nil, err
+		}
+		return s.Execute(ctx, p, params)
+	}
+	ctx = stmtCtx
 	// The table locks (tablelocks.go); a statement that waited for one
 	// takes its snapshot again, so that it sees what the holder
 	// committed.

@@ -1,9 +1,11 @@
 package sql
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/meta"
@@ -50,8 +52,10 @@ type txnDDL struct {
 	createdSpaces, createdSeqs []uint64
 	// dropped lists the physical drops that wait for the commit.
 	droppedSpaces, droppedSeqs []uint64
-	// held are the committed tables the transaction changed (ddlHolds).
-	held []uint64
+	// held are the committed tables the transaction changed (ddlHolds);
+	// holder is the transaction's id there.
+	held   []uint64
+	holder uint64
 	// recount lists indexes built by the transaction, whose statistics
 	// are counted after the commit.
 	recount []uint64
@@ -103,6 +107,68 @@ type ddlSavepoint struct {
 type ddlHolds struct {
 	mu sync.Mutex
 	by map[uint64]uint64
+	// ends has, per holding transaction, a channel closed when it ends
+	// (waitHold).
+	ends map[uint64]chan struct{}
+}
+
+// endOf returns the channel closed when the transaction holding table id
+// ends, nil when no transaction holds it.
+func (h *ddlHolds) endOf(id uint64) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	owner, ok := h.by[id]
+	if !ok {
+		return nil
+	}
+	return h.ends[owner]
+}
+
+// waitHold makes an autocommit write of a table that a transaction block
+// is changing wait for the block to end, as PostgreSQL's ACCESS EXCLUSIVE
+// lock makes it wait; it reports whether it waited (the statement then
+// binds again, against the schema the block left). Only a statement run
+// outside any transaction waits: it holds no lock, so the wait cannot
+// close a cycle. Others (inside a transaction) go on and fail at commit
+// with 40001. lock_timeout and statement_timeout bound the wait.
+func (s *Session) waitHold(ctx context.Context, st bind.Statement) (bool, error) {
+	if s.txn != nil {
+		return false, nil
+	}
+	var t *catalog.Table
+	switch st := st.(type) {
+	case *bind.Insert:
+		t = st.Table
+	case *bind.Modify:
+		if st.Scan != nil {
+			t = st.Scan.Table
+		}
+	case *bind.Copy:
+		if st.Insert != nil {
+			t = st.Insert.Table
+		}
+	}
+	if t == nil {
+		return false, nil
+	}
+	end := s.e.ddlHolds.endOf(t.ID)
+	if end == nil {
+		return false, nil
+	}
+	var timeout <-chan time.Time
+	if d := s.vars.LockTimeout(); d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	select {
+	case <-end:
+		return true, nil
+	case <-timeout:
+		return false, sqlerr.New(sqlerr.LockNotAvailable, "canceling statement due to lock timeout")
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 func (h *ddlHolds) held(id uint64) bool {
@@ -198,9 +264,11 @@ func (s *Session) ddlInBlock(b *storage.Batch, fn func(ch *catalog.Change, pch *
 			real.Abort()
 			return err
 		}
-		s.tddlRunning = true
-		err := fn(ch, pch, b)
-		s.tddlRunning = false
+		err := func() error {
+			s.tddlRunning = true
+			defer func() { s.tddlRunning = false }()
+			return fn(ch, pch, b)
+		}()
 		if err != nil {
 			return abort(err)
 		}
@@ -273,7 +341,12 @@ func (s *Session) holdChanged(d *txnDDL, ch *catalog.Change) error {
 	defer h.mu.Unlock()
 	if h.by == nil {
 		h.by = map[uint64]uint64{}
+		h.ends = map[uint64]chan struct{}{}
 	}
+	if h.ends[s.txn.ID()] == nil {
+		h.ends[s.txn.ID()] = make(chan struct{})
+	}
+	d.holder = s.txn.ID()
 	for _, id := range ids {
 		if slices.Contains(d.held, id) {
 			continue
@@ -338,8 +411,10 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 		s.e.syncKeyFilters()
 	}
 	s.e.ddlApply.Unlock()
-	s.finishTxnDDL(d, err == nil)
-	s.finishTxnJobs(d, err == nil)
+	// applied: the batch landed even if Commit then failed, and the
+	// committed catalog is what finishTxnDDL goes by.
+	s.finishTxnDDL(d, err == nil || applied)
+	s.finishTxnJobs(d, err == nil || applied)
 	return err
 }
 
@@ -365,6 +440,10 @@ func (s *Session) finishTxnDDL(d *txnDDL, committed bool) {
 	h.mu.Lock()
 	for _, id := range d.held {
 		delete(h.by, id)
+	}
+	if end := h.ends[d.holder]; end != nil {
+		close(end)
+		delete(h.ends, d.holder)
 	}
 	h.mu.Unlock()
 	for _, id := range d.createdSpaces {

@@ -48,21 +48,45 @@ func TestTransactionalDDLIsolation(t *testing.T) {
 		t.Fatalf("after the commit: %d rows, %v", n, err)
 	}
 
-	// A writer of a table with another transaction's uncommitted ALTER.
+	// An autocommit write of a table with another transaction's
+	// uncommitted ALTER waits for it, then runs under the new definition.
 	mustExec(t, a, "BEGIN")
 	mustExec(t, a, "ALTER TABLE fresh ALTER COLUMN v SET NOT NULL")
-	if _, err := b.Exec(ctx, "INSERT INTO fresh VALUES (3, NULL)"); sqlState(err) != "40001" {
-		t.Fatalf("write under the old definition: %v", err)
+	go func() {
+		_, err := b.Exec(ctx, "INSERT INTO fresh VALUES (3, NULL)")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a write ran while another transaction was changing its table: %v", err)
+	case <-time.After(300 * time.Millisecond):
 	}
 	mustExec(t, a, "COMMIT")
-	if _, err := b.Exec(ctx, "INSERT INTO fresh VALUES (3, NULL)"); sqlState(err) != "23502" {
+	if err := <-done; sqlState(err) != "23502" {
 		t.Fatalf("write after the commit: %v", err)
 	}
+
+	// A write inside a transaction does not wait (it may hold locks the
+	// other block waits for): its commit fails with 40001, as the row was
+	// checked against the definition being replaced.
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "INSERT INTO fresh VALUES (4, 'x')")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "ALTER TABLE fresh ALTER COLUMN v DROP NOT NULL")
+	if _, err := b.Exec(ctx, "COMMIT"); sqlState(err) != "40001" {
+		t.Fatalf("commit of a write under the old definition: %v", err)
+	}
+	// lock_timeout bounds an autocommit write's wait.
+	mustExec(t, b, "SET lock_timeout = '100ms'")
+	if _, err := b.Exec(ctx, "INSERT INTO fresh VALUES (4, 'x')"); sqlState(err) != "55P03" {
+		t.Fatalf("write past lock_timeout: %v", err)
+	}
+	mustExec(t, a, "COMMIT")
+	mustExec(t, b, "INSERT INTO fresh VALUES (4, NULL)")
 
 	// lock_timeout bounds the wait for the schema-change lock.
 	mustExec(t, a, "BEGIN")
 	mustExec(t, a, "DROP TABLE other")
-	mustExec(t, b, "SET lock_timeout = '100ms'")
 	if _, err := b.Exec(ctx, "CREATE TABLE third (id Int32, PRIMARY KEY (id))"); sqlState(err) != "55P03" {
 		t.Fatalf("schema change past lock_timeout: %v", err)
 	}

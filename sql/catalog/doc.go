@@ -91,12 +91,14 @@
 // background change never allocate the same id; the counter is persisted
 // at once. The tables a pending change alters, drops or truncates are
 // held (registered under the transaction manager's schema gate, so no
-// commit is in flight then): until the transaction ends, another
-// transaction that wrote one of them fails at commit with 40001 rather
-// than store a row checked against the definition being replaced (it
-// fails instead of waiting, as PostgreSQL's ACCESS EXCLUSIVE would make
-// it). The holding transaction's own writes are checked once, when it
-// takes the table (txn.Txn.OwnSchema), against the committed definition.
+// commit is in flight then): until the transaction ends, an autocommit
+// write of one of them waits for it (as PostgreSQL's ACCESS EXCLUSIVE
+// lock makes it; it holds no lock, so the wait cannot close a cycle) and
+// then binds again; a transaction that wrote one fails at commit with
+// 40001 rather than store a row checked against the definition being
+// replaced (it may hold locks the holder waits for, so it does not wait).
+// The holding transaction's own writes are checked once, when it takes
+// the table (txn.Txn.OwnSchema), against the committed definition.
 // Readers of other sessions never wait: they read the committed catalog
 // and rows.
 //
@@ -119,6 +121,11 @@
 // rewrite rows (ALTER COLUMN TYPE, ADD PRIMARY KEY), ALTER SEQUENCE,
 // TRUNCATE ... RESTART IDENTITY, table settings, RESHARD/SPLIT and
 // REINDEX. CREATE/DROP DATABASE get PostgreSQL's 25001.
+//
+// Outside a block — including the implicit transaction of a simple Query
+// string holding several statements, or of a pipeline up to Sync — a
+// schema change commits on its own when it runs; PostgreSQL would roll it
+// back with the rest of the string on an error.
 //
 // Debugging: pg_locks shows the schema-change lock as a tuple lock with
 // no relation; a transaction stuck on it is waiting for a transaction
