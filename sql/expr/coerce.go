@@ -237,7 +237,7 @@ func (b *Builder) Coerce(e Expr, t types.Type) (Expr, error) {
 		return e, nil
 	case et.Family == types.Array || t.Family == types.Array:
 		// Element types differ: a Cast below.
-	case et.Family == t.Family && t.Precision == 0 && t.Width == 0 && (t.Blank || !et.Blank):
+	case et.Family == t.Family && t.Plain() && (t.Blank || !et.Blank):
 		// (A char(n) value becoming text or varchar loses its padding,
 		// which takes a Cast.)
 		return e, nil

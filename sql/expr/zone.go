@@ -76,7 +76,7 @@ func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r
 		}
 		return types.NewTimestampTZ(m), true, nil
 	case st.IntervalStyle() == types.IntervalSQLStandard && text && tf == types.Interval:
-		r, err = types.ParseIntervalStyle(v.Str(), types.IntervalSQLStandard)
+		r, err = types.ParseIntervalTyped(to, v.Str(), types.IntervalSQLStandard)
 		return r, true, err
 	case st.Order() != types.OrderMDY && text && (tf == types.Date || tf == types.Datetime || tf == types.Timestamp):
 		r, err = types.ParseTextOrder(to, v.Str(), st.Order())

@@ -419,6 +419,8 @@ func typmod(t types.Type) int64 {
 		return int64(t.Width) + 4
 	case t.Family == types.Decimal && t.Precision > 0:
 		return int64(t.Precision)<<16 | int64(t.Scale) + 4
+	case t.Family == types.Interval && t.Qual != 0:
+		return int64(types.IntervalTypmod(t.Qual))
 	}
 	return -1
 }
@@ -571,6 +573,8 @@ func formatType(oid, mod int64) string {
 		return "timestamp without time zone"
 	case 1184:
 		return "timestamp with time zone"
+	case 1186:
+		return types.IntervalTypmodText(mod)
 	case 1700:
 		if mod >= 4 {
 			return fmt.Sprintf("numeric(%d,%d)", (mod-4)>>16, (mod-4)&0xffff)

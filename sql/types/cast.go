@@ -100,10 +100,14 @@ func Cast(v Value, t Type) (Value, error) {
 	if v.fam == Enum || t.Family == Enum {
 		return castEnum(v, t)
 	}
-	if v.fam == t.Family && t.Precision == 0 && t.Width == 0 {
+	if v.fam == t.Family && t.Plain() {
 		return v, nil
 	}
 	switch {
+	case v.fam == Interval && t.Family == Interval:
+		// interval(3), INTERVAL DAY TO MINUTE: PostgreSQL's
+		// interval_scale.
+		return AdjustInterval(v, t.Qual)
 	case v.fam == Unknown:
 		return ParseText(t, v.s)
 	case t.Family == Utf8:
@@ -245,12 +249,19 @@ func monthsNotSupported(s string) error {
 		"interval %q is not supported here yet: years and months have no fixed length of time", s)
 }
 
-func parseClock(f string) (int64, bool) {
+// parseClock reads an interval's time field, [+-]h:m[:s[.f]], or m:s.f
+// (two fields with a fraction are always minutes and seconds, as in
+// PostgreSQL's DecodeTime); minSec reads m:s without a fraction as
+// minutes and seconds too (INTERVAL MINUTE TO SECOND).
+func parseClock(f string, minSec bool) (int64, bool) {
 	neg := strings.HasPrefix(f, "-")
 	f = strings.TrimPrefix(strings.TrimPrefix(f, "-"), "+")
 	parts := strings.Split(f, ":")
 	if len(parts) < 2 || len(parts) > 3 {
 		return 0, false
+	}
+	if len(parts) == 2 && (minSec || strings.Contains(parts[1], ".")) {
+		parts = []string{"0", parts[0], parts[1]}
 	}
 	h, err1 := strconv.ParseInt(parts[0], 10, 64)
 	m, err2 := strconv.ParseInt(parts[1], 10, 64)

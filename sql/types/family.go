@@ -108,7 +108,15 @@ type Type struct {
 	Enum *EnumDef `json:",omitempty"`
 	// Fields are a Record's field names and types (record.go).
 	Fields *RecordDef `json:",omitempty"`
+	// Qual is the field qualifier and seconds precision of an
+	// Interval (INTERVAL DAY TO SECOND(3)) and the precision of a Time
+	// (interval_qual.go); zero is none.
+	Qual Qual `json:",omitempty"`
 }
+
+// Plain reports whether t has no type modifier (precision, scale, width,
+// qualifier): a value of its family needs no conversion to be a t.
+func (t Type) Plain() bool { return t.Precision == 0 && t.Width == 0 && t.Qual == 0 }
 
 // T returns a Type of family f without parameters.
 func T(f Family) Type { return Type{Family: f} }
@@ -146,6 +154,8 @@ func (t Type) String() string {
 		return "Bpchar"
 	case t.Family == Utf8 && t.Width > 0:
 		return fmt.Sprintf("Utf8(%d)", t.Width)
+	case t.Family == Interval && t.Qual != 0:
+		return intervalTypeText("Interval", t.Qual)
 	}
 	return t.Family.String()
 }
@@ -200,6 +210,8 @@ func (t Type) PGName() string {
 	case TimestampTZ:
 		return "timestamp with time zone"
 	case Interval:
+		// Without the qualifier, as PostgreSQL's format_type_be names
+		// types in messages (format_type with a typmod has it).
 		return "interval"
 	case Uuid:
 		return "uuid"
@@ -463,8 +475,10 @@ func ParseTypeName(name string) (Type, error) {
 			return TypeTimestamp, nil
 		}
 		return noArgs(TypeTimestamp)
-	case "interval":
-		return noArgs(TypeInterval)
+	case "interval", "interval year", "interval month", "interval day", "interval hour", "interval minute",
+		"interval second", "interval year to month", "interval day to hour", "interval day to minute",
+		"interval day to second", "interval hour to minute", "interval hour to second", "interval minute to second":
+		return parseIntervalType(lower, args)
 	}
 	if t, ok := userTypeRef(lower, args); ok {
 		return t, nil

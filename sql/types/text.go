@@ -282,7 +282,7 @@ func ParseText(t Type, s string) (Value, error) {
 		}
 		return NewTimestampTZ(m), nil
 	case Interval:
-		return ParseIntervalValue(s)
+		return ParseIntervalTyped(t, s, IntervalPostgres)
 	}
 	return Value{}, sqlerr.New(sqlerr.InternalError, "types: no text input for %v", t)
 }
