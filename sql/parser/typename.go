@@ -200,7 +200,9 @@ var yqlLiteralTypes = map[string]bool{
 // pgLiteralTypes are the type names that form PostgreSQL's typed literals
 // such as DATE '2024-01-01' (a type name followed by a string). The list is
 // short on purpose: in MySQL a string after a word can be an alias.
-var pgLiteralTypes = map[string]bool{"date": true, "timestamp": true, "timestamptz": true, "interval": true}
+var pgLiteralTypes = map[string]bool{
+	"date": true, "time": true, "timetz": true, "timestamp": true, "timestamptz": true, "interval": true,
+}
 
 // intervalUnits follow the string of MySQL's INTERVAL '1' DAY, which TiDB
 // parses itself.
@@ -246,17 +248,17 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 		}
 		return typedLiteral{name: s.text(i), t: t, strTok: i + 1, end: i + 2}, true, nil
 	}
-	if s.isWord(i, "interval") && s.isOp(i+1, "(") && s.isKind(i+2, tkNumber) && s.isOp(i+3, ")") &&
-		i+4 < hi && s.isKind(i+4, tkString) {
-		// PostgreSQL's INTERVAL(3) '1.2345'.
+	if (s.isWord(i, "interval") || s.isWord(i, "time")) && s.isOp(i+1, "(") && s.isKind(i+2, tkNumber) &&
+		s.isOp(i+3, ")") && i+4 < hi && s.isKind(i+4, tkString) {
+		// PostgreSQL's INTERVAL(3) '1.2345' and TIME(0) '12:00:00.5'.
 		if i+5 < hi && s.isKind(i+5, tkIdent) && pgIntervalFields[strings.ToLower(s.text(i+5))] {
 			return lit, true, s.errAtTok(i + 5)
 		}
-		t, err := types.ParseTypeName("interval(" + s.text(i+2) + ")")
+		t, err := types.ParseTypeName(s.text(i) + "(" + s.text(i+2) + ")")
 		if err != nil {
 			return lit, true, withOffset(err, s.start(i))
 		}
-		return typedLiteral{name: "interval", t: t, strTok: i + 4, end: i + 5}, true, nil
+		return typedLiteral{name: s.text(i), t: t, strTok: i + 4, end: i + 5}, true, nil
 	}
 	if !s.isKind(i, tkIdent) || !yqlLiteralTypes[strings.ToLower(s.text(i))] || !s.isOp(i+1, "(") {
 		return lit, false, nil

@@ -876,6 +876,11 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		if f == types.Datetime {
 			dtPrec = 0
 		}
+	case f == types.Time:
+		dtPrec = 6
+		if p, ok := c.Type.Qual.Precision(); ok {
+			dtPrec = p
+		}
 	case f == types.Interval:
 		dtPrec = 6
 		if p, ok := c.Type.Qual.Precision(); ok {

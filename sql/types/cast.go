@@ -108,6 +108,25 @@ func Cast(v Value, t Type) (Value, error) {
 		// interval(3), INTERVAL DAY TO MINUTE: PostgreSQL's
 		// interval_scale.
 		return AdjustInterval(v, t.Qual)
+	case t.Family == Time:
+		// time(p); timestamp::time (the wall clock's time of day);
+		// interval::time (its time part, modulo a day).
+		switch {
+		case v.fam == Time:
+			return AdjustTime(v, t.Qual), nil
+		case v.fam == Timestamp || v.fam == Datetime:
+			if v.IsInfiniteTime() {
+				// PostgreSQL's timestamp_time: no time of day.
+				return NullValue, nil
+			}
+			return AdjustTime(NewTime(TimeOfDay(v.micros())), t.Qual), nil
+		case v.fam == Interval:
+			return AdjustTime(NewTime(IntervalToTime(v)), t.Qual), nil
+		case v.fam == Unknown || v.fam == Utf8 || v.fam == String:
+			return ParseText(t, v.s)
+		}
+	case v.fam == Time && t.Family == Interval:
+		return AdjustInterval(NewInterval(v.i), t.Qual)
 	case v.fam == Unknown:
 		return ParseText(t, v.s)
 	case t.Family == Utf8:

@@ -54,6 +54,8 @@ func (v Value) Text() string {
 		return v.formatTimestampTZ()
 	case Interval:
 		return FormatIntervalStyle(v, v.intervalStyle())
+	case Time:
+		return FormatTime(v.i)
 	case Uuid:
 		return formatUuid(v.s)
 	case Array:
@@ -283,6 +285,12 @@ func ParseText(t Type, s string) (Value, error) {
 		return NewTimestampTZ(m), nil
 	case Interval:
 		return ParseIntervalTyped(t, s, IntervalPostgres)
+	case Time:
+		us, err := ParseTime(s, nil)
+		if err != nil {
+			return Value{}, err
+		}
+		return AdjustTime(NewTime(us), t.Qual), nil
 	}
 	return Value{}, sqlerr.New(sqlerr.InternalError, "types: no text input for %v", t)
 }
