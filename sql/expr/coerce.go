@@ -207,6 +207,12 @@ func AssignmentAllowed(from, to types.Type) bool {
 		return true
 	case ff.IsTime() && tf.IsTime():
 		return true
+	case tf == types.Time:
+		// PostgreSQL's assignment casts to time: timestamp's and
+		// timestamptz's time of day, interval's time part.
+		return ff == types.Timestamp || ff == types.Datetime || ff == types.TimestampTZ || ff == types.Interval
+	case ff == types.Time && tf == types.Interval:
+		return true
 	case tf == types.Utf8 || tf == types.String:
 		return true
 	}
