@@ -86,6 +86,12 @@
 //     isfinite. DateStyle and IntervalStyle (Context.Style) make casts of
 //     times to text and of text to dates (field order) and intervals
 //     (sql_standard's sign) session-dependent, like the zone (zone.go).
+//   - Time of day (PostgreSQL's time, timeofday.go): time ± interval
+//     moves the clock by the interval's time part and wraps at midnight,
+//     time − time is an Interval, date ± time is a Timestamp;
+//     timestamptz::time and 'now'::time read the session's zone;
+//     date_part, EXTRACT, make_time and localtime; current_time (a timetz)
+//     is 0A000.
 //   - CASE/COALESCE/IF/GREATEST/LEAST unify their branches with
 //     CommonType. +x is x for every type, as in SQLite.
 //   - Clock functions read Context.Now and, like random(), are

@@ -71,10 +71,15 @@
 //   - YQL typed literals Type("...") (Interval, Timestamp, Date, Datetime,
 //     the integer types, Float, Double, Utf8, String, Json, Bool, and
 //     Decimal("1.5", p, s)) become pivot_cast('...', 'Type'), and so do
-//     PostgreSQL's DATE '...', TIMESTAMP '...', TIMESTAMPTZ '...' and
-//     INTERVAL '...' (INTERVAL '1' DAY, PostgreSQL's field qualifier and
-//     MySQL's unit alike, is 0A000; MySQL's INTERVAL 1 DAY is left to
-//     TiDB); EXTRACT(field FROM x) becomes pivot_extract('field', x);
+//     PostgreSQL's DATE '...', TIME '...', TIMESTAMP '...', TIMESTAMPTZ
+//     '...' and INTERVAL '...', with PostgreSQL's interval field qualifier
+//     and precision (INTERVAL '1' DAY, '1-2' YEAR TO MONTH, '1.5'
+//     SECOND(0), INTERVAL(3) '...', TIME(0) '...'; MySQL's INTERVAL '1'
+//     DAY is spelled and read the same) in the type: pivot_cast('1',
+//     'Interval day'); qualifiers are type words too (x::interval hour to
+//     minute, a column's interval day to second(3)); MySQL's INTERVAL 1
+//     DAY is left to TiDB; EXTRACT(field FROM x) becomes
+//     pivot_extract('field', x);
 //   - array syntax becomes calls the expression builder knows
 //     (ArrayCtorFunc and its siblings): ARRAY[...] pivot_array(...),
 //     a[i][j] pivot_array_elem(a, i, j), slices pivot_array_slice, and
