@@ -78,7 +78,7 @@ func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r
 		if err != nil {
 			return types.Value{}, true, err
 		}
-		return types.NewTimestampTZ(m), true, nil
+		return types.AdjustTimestamp(types.NewTimestampTZ(m), to.Qual), true, nil
 	case st.IntervalStyle() == types.IntervalSQLStandard && text && tf == types.Interval:
 		r, err = types.ParseIntervalTyped(to, v.Str(), types.IntervalSQLStandard)
 		return r, true, err
@@ -96,7 +96,7 @@ func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r
 		if v.IsInfiniteTime() {
 			return types.NewTimestampTZ(v.Micros()), true, nil
 		}
-		return types.NewTimestampTZ(types.InstantMicros(v.Micros(), z)), true, nil
+		return types.AdjustTimestamp(types.NewTimestampTZ(types.InstantMicros(v.Micros(), z)), to.Qual), true, nil
 	}
 	return types.Value{}, false, nil
 }

@@ -248,9 +248,11 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 		}
 		return typedLiteral{name: s.text(i), t: t, strTok: i + 1, end: i + 2}, true, nil
 	}
-	if (s.isWord(i, "interval") || s.isWord(i, "time")) && s.isOp(i+1, "(") && s.isKind(i+2, tkNumber) &&
+	if (s.isWord(i, "interval") || s.isWord(i, "time") || s.isWord(i, "timestamp") || s.isWord(i, "timestamptz")) &&
+		s.isOp(i+1, "(") && s.isKind(i+2, tkNumber) &&
 		s.isOp(i+3, ")") && i+4 < hi && s.isKind(i+4, tkString) {
-		// PostgreSQL's INTERVAL(3) '1.2345' and TIME(0) '12:00:00.5'.
+		// PostgreSQL's INTERVAL(3) '1.2345', TIME(0) '12:00:00.5' and
+		// TIMESTAMP(2) '...'.
 		if i+5 < hi && s.isKind(i+5, tkIdent) && pgIntervalFields[strings.ToLower(s.text(i+5))] {
 			return lit, true, s.errAtTok(i + 5)
 		}

@@ -421,7 +421,7 @@ func typmod(t types.Type) int64 {
 		return int64(t.Precision)<<16 | int64(t.Scale) + 4
 	case t.Family == types.Interval && t.Qual != 0:
 		return int64(types.IntervalTypmod(t.Qual))
-	case t.Family == types.Time:
+	case t.Family == types.Time || t.Family == types.Timestamp || t.Family == types.TimestampTZ:
 		return int64(types.TimeTypmod(t.Qual))
 	}
 	return -1
@@ -573,9 +573,9 @@ func formatType(oid, mod int64) string {
 		}
 		return "character varying"
 	case 1114:
-		return "timestamp without time zone"
+		return types.TimestampTypmodText(mod, false)
 	case 1184:
-		return "timestamp with time zone"
+		return types.TimestampTypmodText(mod, true)
 	case 1186:
 		return types.IntervalTypmodText(mod)
 	case 1083:

@@ -875,6 +875,8 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		dtPrec = 6
 		if f == types.Datetime {
 			dtPrec = 0
+		} else if p, ok := c.Type.Qual.Precision(); ok {
+			dtPrec = p
 		}
 	case f == types.Time:
 		dtPrec = 6

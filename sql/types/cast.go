@@ -100,6 +100,11 @@ func Cast(v Value, t Type) (Value, error) {
 	if v.fam == Enum || t.Family == Enum {
 		return castEnum(v, t)
 	}
+	if (t.Family == Timestamp || t.Family == TimestampTZ) && t.Qual != 0 {
+		// timestamp(p): the value, then rounded.
+		r, err := Cast(v, Type{Family: t.Family})
+		return AdjustTimestamp(r, t.Qual), err
+	}
 	if v.fam == t.Family && t.Plain() {
 		return v, nil
 	}

@@ -383,9 +383,9 @@ func ParseTextOrder(t Type, s string, order uint8) (Value, error) {
 		case Datetime:
 			return NewDatetime(floorDiv(m, 1e6)), nil
 		case TimestampTZ:
-			return NewTimestampTZ(m), nil
+			return AdjustTimestamp(NewTimestampTZ(m), t.Qual), nil
 		}
-		return NewTimestamp(m), nil
+		return AdjustTimestamp(NewTimestamp(m), t.Qual), nil
 	}
 	return ParseText(t, s)
 }

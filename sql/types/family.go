@@ -160,6 +160,10 @@ func (t Type) String() string {
 		return intervalTypeText("Interval", t.Qual)
 	case t.Family == Time && t.Qual != 0:
 		return intervalTypeText("Time", t.Qual)
+	case t.Family == Timestamp && t.Qual != 0:
+		return intervalTypeText("Timestamp", t.Qual)
+	case t.Family == TimestampTZ && t.Qual != 0:
+		return intervalTypeText("TimestampTZ", t.Qual)
 	}
 	return t.Family.String()
 }
@@ -483,16 +487,9 @@ func ParseTypeName(name string) (Type, error) {
 	case "datetime":
 		return noArgs(T(Datetime))
 	case "timestamp with time zone", "timestamptz":
-		if len(args) == 1 && args[0] >= 0 && args[0] <= 6 {
-			return TypeTimestampTZ, nil
-		}
-		return noArgs(TypeTimestampTZ)
+		return parseTimestampType(TypeTimestampTZ, args)
 	case "timestamp", "timestamp without time zone":
-		if len(args) == 1 && args[0] >= 0 && args[0] <= 6 {
-			// PostgreSQL's timestamp(p): PivotDB keeps microseconds always.
-			return TypeTimestamp, nil
-		}
-		return noArgs(TypeTimestamp)
+		return parseTimestampType(TypeTimestamp, args)
 	case "interval", "interval year", "interval month", "interval day", "interval hour", "interval minute",
 		"interval second", "interval year to month", "interval day to hour", "interval day to minute",
 		"interval day to second", "interval hour to minute", "interval hour to second", "interval minute to second":

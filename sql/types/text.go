@@ -273,7 +273,7 @@ func ParseText(t Type, s string) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		return NewTimestamp(m), nil
+		return AdjustTimestamp(NewTimestamp(m), t.Qual), nil
 	case TimestampTZ:
 		// Without a session zone (types has none), a time without an
 		// offset is UTC; expressions parse in the session's TimeZone
@@ -282,7 +282,7 @@ func ParseText(t Type, s string) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		return NewTimestampTZ(m), nil
+		return AdjustTimestamp(NewTimestampTZ(m), t.Qual), nil
 	case Interval:
 		return ParseIntervalTyped(t, s, IntervalPostgres)
 	case Time:

@@ -188,3 +188,51 @@ func IntervalToTime(iv Value) int64 {
 	_, _, us := iv.IntervalParts()
 	return TimeOfDay(us)
 }
+
+// parseTimestampType reads timestamp(p) and timestamptz(p): the precision
+// rounds the microseconds (AdjustTimestamp).
+func parseTimestampType(t Type, args []int) (Type, error) {
+	switch len(args) {
+	case 0:
+		return t, nil
+	case 1:
+		if args[0] < 0 {
+			return Type{}, sqlerr.New(sqlerr.InvalidParameterValue, "TIMESTAMP(%d) precision must not be negative", args[0])
+		}
+		// PostgreSQL warns and takes 6 for a larger precision.
+		t.Qual = Qual(0).WithPrecision(args[0])
+		return t, nil
+	}
+	return Type{}, sqlerr.New(sqlerr.SyntaxError, "invalid type modifier")
+}
+
+// pgEpochMicros is 2000-01-01 00:00:00 UTC, PostgreSQL's timestamp
+// epoch, in microseconds since 1970.
+const pgEpochMicros = 946684800 * 1e6
+
+// AdjustTimestamp rounds a finite timestamp or timestamptz to the
+// precision of q as PostgreSQL's AdjustTimestampForTypmod does: halves
+// away from PostgreSQL's epoch (2000-01-01), so '1999-12-31
+// 23:59:59.5'::timestamp(0) is 23:59:59 and '2000-01-01
+// 00:00:00.5'::timestamp(0) is 00:00:01.
+func AdjustTimestamp(v Value, q Qual) Value {
+	p, ok := q.Precision()
+	if !ok || v.fam != Timestamp && v.fam != TimestampTZ || v.IsInfiniteTime() {
+		return v
+	}
+	v.i = roundMicros(v.i-pgEpochMicros, p) + pgEpochMicros
+	return v
+}
+
+// TimestampTypmodText is format_type's spelling of timestamp (tz true:
+// with time zone) with typmod mod.
+func TimestampTypmodText(mod int64, tz bool) string {
+	zone := " without time zone"
+	if tz {
+		zone = " with time zone"
+	}
+	if mod >= 0 && mod <= MaxTimePrecision {
+		return "timestamp(" + strconv.Itoa(int(mod)) + ")" + zone
+	}
+	return "timestamp" + zone
+}
