@@ -42,7 +42,8 @@ func ArrayOf(t Type) Type {
 	if t.Family == Array {
 		return t
 	}
-	return Type{Family: Array, Elem: t.Family, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum}
+	return Type{Family: Array, Elem: t.Family, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum,
+		Qual: t.Qual}
 }
 
 // IsArray reports whether t is an array type.
@@ -54,7 +55,8 @@ func (t Type) ElemType() Type {
 	if t.Family != Array {
 		return t
 	}
-	return Type{Family: t.Elem, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum}
+	return Type{Family: t.Elem, Precision: t.Precision, Scale: t.Scale, Width: t.Width, Blank: t.Blank, Enum: t.Enum,
+		Qual: t.Qual}
 }
 
 // NewArray returns a one-dimensional array of elem with the given
@@ -540,7 +542,17 @@ func parseArray(t Type, s string) (Value, error) {
 		if e == nil {
 			continue
 		}
-		if elems[i], err = ParseText(et, *e); err != nil {
+		if et.Family == Interval && et.Qual != 0 {
+			// PostgreSQL reads the elements as plain intervals, then
+			// applies the qualifier ('{5}'::interval minute[] is 5
+			// seconds, dropped): array_in, then interval_scale.
+			if elems[i], err = ParseText(TypeInterval, *e); err == nil {
+				elems[i], err = AdjustInterval(elems[i], et.Qual)
+			}
+		} else {
+			elems[i], err = ParseText(et, *e)
+		}
+		if err != nil {
 			return Value{}, err
 		}
 	}
