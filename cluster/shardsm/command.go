@@ -168,12 +168,7 @@ func EncodeSplit(c Split) ([]byte, error) {
 	out := []byte{commandVersion, cmdSplit}
 	out = appendBytes(out, c.Key)
 	out = binary.BigEndian.AppendUint64(out, uint64(c.Child))
-	out = binary.AppendUvarint(out, uint64(len(c.Members)))
-	for _, r := range sortedReplicas(c.Members) {
-		out = binary.BigEndian.AppendUint64(out, uint64(r))
-		out = appendBytes(out, []byte(c.Members[r]))
-	}
-	return out, nil
+	return append(out, encodeMembers(c.Members)...), nil
 }
 
 // decodeCommand returns a *Batch, *Init or *Split.
@@ -220,14 +215,12 @@ func decodeCommand(b []byte) (any, error) {
 		return &Init{Descriptor: d}, nil
 	case cmdSplit:
 		c := &Split{Key: r.bytes(), Child: raft.GroupID(r.u64())}
-		n := r.uvarint()
-		if n > uint64(len(b)) {
-			return nil, fmt.Errorf("%w: %d members", errBadCommand, n)
-		}
-		c.Members = make(map[raft.ReplicaID]string, n)
-		for i := uint64(0); i < n && r.err == nil; i++ {
-			id := raft.ReplicaID(r.u64())
-			c.Members[id] = string(r.bytes())
+		if r.err == nil {
+			m, err := decodeMembers(r.b)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", errBadCommand, err)
+			}
+			c.Members, r.b = m, nil
 		}
 		out = c
 	default:

@@ -24,13 +24,18 @@ import (
 //	03 04 | group id (8 BE) | 01    applied index (8 BE)
 //	03 04 | group id (8 BE) | 02    descriptor (encodeDescriptor)
 //	03 04 | group id (8 BE) | 03    stats counter (8 × int64 BE, mvcc.Stats)
+//	03 04 | group id (8 BE) | 04    founding members of a split child
 //
+// The founding members are kept so that a node that crashed between
+// applying a split and starting the child can still start it (its parent
+// will not replay the split).
 // The applied index, descriptor and stats are written in the same batch as
 // the effects of the commands that change them.
 const (
 	stateApplied    byte = 0x01
 	stateDescriptor byte = 0x02
 	stateStats      byte = 0x03
+	stateMembers    byte = 0x04
 )
 
 // groupStatePrefix returns the user key 03 04 | g.
@@ -158,3 +163,29 @@ func decodeStats(b []byte) (mvcc.Stats, error) {
 
 // lessEngine orders engine keys as the store's comparer does.
 func lessEngine(a, b []byte) bool { return enginekey.Compare(a, b) < 0 }
+
+func encodeMembers(m map[raft.ReplicaID]string) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(m)))
+	for _, r := range sortedReplicas(m) {
+		b = binary.BigEndian.AppendUint64(b, uint64(r))
+		b = appendBytes(b, []byte(m[r]))
+	}
+	return b
+}
+
+func decodeMembers(b []byte) (map[raft.ReplicaID]string, error) {
+	r := reader{b: b}
+	n := r.uvarint()
+	if n > uint64(len(b)) {
+		return nil, fmt.Errorf("shardsm: corrupt members: %d of them", n)
+	}
+	out := make(map[raft.ReplicaID]string, n)
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		id := raft.ReplicaID(r.u64())
+		out[id] = string(r.bytes())
+	}
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("shardsm: corrupt members: %w", err)
+	}
+	return out, nil
+}

@@ -274,6 +274,9 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 		if err := b.Set(stateKey(c.Child, stateStats), encodeStats(childStats), nil); err != nil {
 			return outcome{}, desc, stats, err
 		}
+		if err := b.Set(stateKey(c.Child, stateMembers), encodeMembers(c.Members), nil); err != nil {
+			return outcome{}, desc, stats, err
+		}
 		// The child's applied index is absent: 0, the index its group
 		// starts at. An old one from an earlier life of the group id is
 		// removed with the rest of its state.

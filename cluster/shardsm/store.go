@@ -123,6 +123,18 @@ func (s *Store) AppliedIndex(g raft.GroupID) (uint64, error) {
 	return readApplied(s.db, g)
 }
 
+// FoundingMembers returns the founding replicas of g if g is a split child
+// seeded on this store: what a restarted node starts it with when its log
+// store has no data of it yet (raft.Host.HasReplicaData false).
+func (s *Store) FoundingMembers(g raft.GroupID) (map[raft.ReplicaID]string, bool, error) {
+	v, ok, err := get(s.db, stateKey(g, stateMembers))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	m, err := decodeMembers(v)
+	return m, err == nil, err
+}
+
 // DropGroup deletes, durably, g's state and the data of its shard from the
 // store: for a replica removed from its group (after raft.Host.StopReplica).
 func (s *Store) DropGroup(g raft.GroupID) error {
@@ -208,4 +220,28 @@ func sortedReplicas(m map[raft.ReplicaID]string) []raft.ReplicaID {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Groups lists the groups whose state is on this store (a descriptor, an
+// applied index or stats), ascending: the replicas a restarted node runs,
+// together with the split children it seeded but had not started yet.
+func (s *Store) Groups() ([]raft.GroupID, error) {
+	lo := mvcc.AppendBareKey(nil, []byte{mvcc.LocalPrefix, mvcc.LocalReplicaState})
+	hi := mvcc.AppendBareKey(nil, []byte{mvcc.LocalPrefix, mvcc.LocalReplicaState + 1})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	var out []raft.GroupID
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) < 2+8 {
+			continue
+		}
+		g := raft.GroupID(beUint64(k[2:10]))
+		if len(out) == 0 || out[len(out)-1] != g {
+			out = append(out, g)
+		}
+	}
+	return out, it.Close()
 }
