@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pivotdb/pivotdb/storage"
@@ -89,7 +90,7 @@ func (m *stateMachine) Lookup(query any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, ts, found, err := mvcc.Get(db, q.Key, q.Timestamp, opts)
+		v, ts, found, err := mvcc.Get(rowReader(db, desc), q.Key, q.Timestamp, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -186,5 +187,37 @@ func (m *stateMachine) check(db *pebble.DB) (CheckResult, error) {
 	copy(out.Fingerprint[:], h.Sum(nil))
 	return out, nil
 }
+
+// rowReader bounds the iterators the mvcc layer opens on r to the shard's
+// rows. mvcc.Get's point reader opens an unbounded iterator and, when it
+// seeks past a key's versions above the read timestamp, may land on the
+// next key in the store; past the last row of a shard that is a local key
+// (a GC threshold, a lock record), which it reports as a corrupt version.
+// Bounded, it finds nothing there instead.
+func rowReader(r mvcc.Reader, d Descriptor) mvcc.Reader {
+	lo, hi, _ := mvcc.EngineSpan(d.Span)
+	return boundedReader{r: r, lower: lo, upper: hi}
+}
+
+type boundedReader struct {
+	r            mvcc.Reader
+	lower, upper []byte
+}
+
+func (b boundedReader) NewIter(o *pebble.IterOptions) (*pebble.Iterator, error) {
+	var opts pebble.IterOptions
+	if o != nil {
+		opts = *o
+	}
+	if opts.LowerBound == nil || lessEngine(opts.LowerBound, b.lower) {
+		opts.LowerBound = b.lower
+	}
+	if opts.UpperBound == nil || lessEngine(b.upper, opts.UpperBound) {
+		opts.UpperBound = b.upper
+	}
+	return b.r.NewIter(&opts)
+}
+
+func (b boundedReader) Get(key []byte) ([]byte, io.Closer, error) { return b.r.Get(key) }
 
 func clone(b []byte) []byte { return append([]byte{}, b...) }
