@@ -251,8 +251,8 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 	if bytes.Compare(c.Key, desc.Span.Start) <= 0 || bytes.Compare(c.Key, desc.Span.End) >= 0 {
 		return outcome{res: stale(desc, true)}, desc, stats, nil
 	}
-	if c.Child == m.group {
-		return outcome{res: rejected(fmt.Errorf("shardsm: group %d cannot split into itself", m.group))}, desc, stats, nil
+	if c.Child == m.group || c.Child == 0 || len(c.Members) == 0 {
+		return outcome{res: rejected(fmt.Errorf("shardsm: group %d cannot split into group %d with %d members", m.group, c.Child, len(c.Members)))}, desc, stats, nil
 	}
 	parent := Descriptor{Span: storage.Span{Start: desc.Span.Start, End: c.Key}, Generation: desc.Generation + 1}
 	child := Descriptor{Span: storage.Span{Start: c.Key, End: desc.Span.End}, Generation: desc.Generation + 1}
