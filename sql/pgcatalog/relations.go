@@ -419,6 +419,10 @@ func typmod(t types.Type) int64 {
 		return int64(t.Width) + 4
 	case t.Family == types.Decimal && t.Precision > 0:
 		return int64(t.Precision)<<16 | int64(t.Scale) + 4
+	case t.Family == types.Interval && t.Qual != 0:
+		return int64(types.IntervalTypmod(t.Qual))
+	case t.Family == types.Time:
+		return int64(types.TimeTypmod(t.Qual))
 	}
 	return -1
 }
@@ -477,6 +481,7 @@ var pgTypes = []pgTypeInfo{
 	{1042, "bpchar", -1, false, "S", "i", 0, 0},
 	{1043, "varchar", -1, false, "S", "i", 0, 0},
 	{1082, "date", 4, true, "D", "i", 0, 0},
+	{1083, "time", 8, true, "D", "d", 0, 0},
 	{1114, "timestamp", 8, true, "D", "d", 0, 0},
 	{1184, "timestamptz", 8, true, "D", "d", 0, 0},
 	{1186, "interval", 16, false, "T", "d", 0, 0},
@@ -571,6 +576,10 @@ func formatType(oid, mod int64) string {
 		return "timestamp without time zone"
 	case 1184:
 		return "timestamp with time zone"
+	case 1186:
+		return types.IntervalTypmodText(mod)
+	case 1083:
+		return types.TimeTypmodText(mod)
 	case 1700:
 		if mod >= 4 {
 			return fmt.Sprintf("numeric(%d,%d)", (mod-4)>>16, (mod-4)&0xffff)

@@ -57,6 +57,14 @@
 // semantics (a length in microseconds) hold unchanged. Intervals compare,
 // group and key by their span with 30-day months (interval.go).
 //
+// An interval Type may carry PostgreSQL's field qualifier and seconds
+// precision (Type.Qual: INTERVAL DAY TO SECOND(2), interval(3);
+// interval_qual.go): input reads a bare number as the qualifier's last
+// field, and ParseText and Cast drop the fields below it and round the
+// seconds (AdjustInterval). A value does not carry its qualifier. Type.Plain
+// reports a type without any modifier (precision, width, qualifier): only
+// then is a value of its family already one of it.
+//
 // A date, time or interval Value also carries a Style (style.go): the
 // session's DateStyle and IntervalStyle, set at output (WithStyle) and
 // read only by Text, like a timestamptz's zone (InZone). The zero Style
