@@ -22,9 +22,11 @@ import (
 // constraints, a view, a sequence's position, and the owners. Then
 // pg_dumpall's output (roles and databases) restores into a fresh server.
 //
-// The key columns are NOT NULL: pg_dump adds a primary key after the rows
-// (ALTER TABLE ... ADD PRIMARY KEY), which makes its columns NOT NULL as
-// in PostgreSQL, where YQL's PRIMARY KEY (...) leaves them nullable.
+// pg_dump adds a primary key after the rows (ALTER TABLE ... ADD PRIMARY
+// KEY), which makes its columns NOT NULL as in PostgreSQL; the key columns
+// of "pairs" allow NULL (YQL's PRIMARY KEY (...) leaves them nullable) and
+// hold NULLs, and come back so through pg_class.reloptions'
+// nullable_key_columns.
 func TestPgDumpRoundTrip(t *testing.T) {
 	pgDump := requireTool(t, "pg_dump")
 	pgRestore := requireTool(t, "pg_restore")
@@ -45,6 +47,8 @@ func TestPgDumpRoundTrip(t *testing.T) {
 		`ALTER TABLE orders OWNER TO dump_owner`,
 		`CREATE TABLE words (k Utf8 NOT NULL, n Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = ("m"), AUTO_PARTITIONING_BY_LOAD = ENABLED)`,
 		`INSERT INTO words VALUES ('a', 1), ('z', 2)`,
+		`CREATE TABLE pairs (a Int64, b Utf8 NOT NULL, c Utf8, v Int32, PRIMARY KEY (a, b, c))`,
+		`INSERT INTO pairs VALUES (NULL, 'x', NULL, 1), (1, 'y', NULL, 2), (NULL, 'y', 'z', 3), (2, 'w', 'q', 4)`,
 		`CREATE VIEW a_view AS SELECT id, name FROM items WHERE qty > 0`,
 		`CREATE SEQUENCE seq1 START WITH 100`,
 		`SELECT nextval('seq1')`,
@@ -80,7 +84,8 @@ func TestPgDumpRoundTrip(t *testing.T) {
 
 	want := dbSnapshot(t, srv, "src")
 	for _, w := range []string{"18446744073709551615|it's", "uint64", `"partition_at_keys=((\"m\"))"`, "auto_partitioning_by_load=ENABLED",
-		"orders|r|NULL|dump_owner", "items_name|CREATE UNIQUE INDEX", "101|t"} {
+		"orders|r|NULL|dump_owner", "items_name|CREATE UNIQUE INDEX", "101|t", "pairs|a|bigint|f", "pairs|b|text|t",
+		`nullable_key_columns=(\"a\", \"c\")`, "NULL|y|z|3"} {
 		if !strings.Contains(want, w) {
 			t.Fatalf("the source lacks %q (the test checks nothing):\n%s", w, want)
 		}
@@ -141,10 +146,11 @@ func dbSnapshot(t *testing.T, srv *testServer, db string) string {
 		"SELECT * FROM items ORDER BY id",
 		"SELECT * FROM orders ORDER BY oid",
 		"SELECT * FROM words ORDER BY k",
+		"SELECT * FROM pairs ORDER BY v",
 		"SELECT * FROM a_view ORDER BY id",
 		"SELECT last_value, is_called FROM seq1",
 		`SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_attribute a
-		   JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname IN ('items', 'orders', 'words', 'a_view') AND a.attnum > 0
+		   JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname IN ('items', 'orders', 'words', 'pairs', 'a_view') AND a.attnum > 0
 		   ORDER BY c.relname, a.attnum`,
 		"SELECT relname, relkind, reloptions, pg_get_userbyid(relowner) FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY relname",
 		"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname",

@@ -11,7 +11,9 @@
 // Layers: bind.go dispatches on the kind of statement and resolves names
 // (scope.go); queries are built by select.go, join.go (FROM: join order,
 // condition pushdown, derived tables), using.go (JOIN ... USING, NATURAL),
-// lateral.go (LATERAL and functions after other FROM items), subquery.go
+// lateral.go (LATERAL and functions after other FROM items: an Apply
+// only when they read an item to their left, else ordinary join items),
+// subquery.go
 // (outer references become hidden parameters bound per outer row;
 // subquery_hash.go decorrelates EXISTS and IN correlated by equalities
 // into a hash semi/anti join),
