@@ -593,10 +593,6 @@ func txnBlockDDL(st bind.Statement, script bool) error {
 		return never("CREATE DATABASE")
 	case *bind.DropDatabase:
 		return never("DROP DATABASE")
-	case *bind.AlterTable:
-		if st.Rewrite != nil {
-			return notYet("ALTER TABLE that rewrites the table (ALTER COLUMN TYPE, ADD PRIMARY KEY)")
-		}
 	case *bind.Truncate:
 		if st.RestartIdentity {
 			return notYet("TRUNCATE ... RESTART IDENTITY")
@@ -609,8 +605,6 @@ func txnBlockDDL(st bind.Statement, script bool) error {
 		return notYet("RESHARD")
 	case *bind.Split:
 		return notYet("ALTER TABLE ... SPLIT")
-	case *bind.Reindex:
-		return notYet("REINDEX")
 	}
 	return nil
 }
