@@ -236,7 +236,12 @@ func (s *Session) alterSettings(ctx context.Context, p *bind.AlterSettings) (Res
 	if err != nil {
 		return nil, err
 	}
-	s.e.keyFilterChanged(old, cur)
+	if s.tddl != nil && s.tddl.pending != nil {
+		// In a transaction block, after its commit (finishTxnDDL).
+		s.tddl.settingsOf = append(s.tddl.settingsOf, old)
+	} else if old != nil {
+		s.e.keyFilterChanged(old, cur)
+	}
 	return &tagResult{tag: "ALTER TABLE"}, nil
 }
 

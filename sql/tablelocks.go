@@ -49,6 +49,11 @@ type relLock struct {
 	// implicit: a read's or write's lock; ddl: a schema change's (see
 	// txn.LockRequest); neither: LOCK TABLE's.
 	implicit, ddl bool
+	// writers: a schema change's lock (released with its statement) that
+	// waits for the implicit locks too, not only for LOCK TABLE's and
+	// DDL's: the SHARE lock that makes an index change wait for the open
+	// writers of its table (see statementLocks).
+	writers bool
 }
 
 // useModes maps the binder's table uses to lock modes.
@@ -94,7 +99,7 @@ func (s *Session) lockTablesWaited(ctx context.Context, locks []relLock, nowait 
 	}
 	for _, l := range locks {
 		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: l.table.ID, Mode: l.mode,
-			NoWait: nowait, Name: bind.TempDisplayName(l.table.Name), Implicit: l.implicit, DDL: l.ddl})
+			NoWait: nowait, Name: bind.TempDisplayName(l.table.Name), Implicit: l.implicit, DDL: l.ddl && !l.writers})
 		waited = waited || w
 		if err != nil {
 			return waited, err
@@ -200,6 +205,20 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 			locks = append(locks, relLock{table: t, mode: mode, ddl: true})
 		}
 	}
+	// waitWriters makes an index change wait for the transactions that
+	// hold ROW EXCLUSIVE on the table (PostgreSQL's SHARE lock of CREATE
+	// INDEX): they wrote it maintaining its old indexes, and would fail
+	// at commit with 40001 if the change committed first. Writers that
+	// come meanwhile queue behind it. Readers do not conflict.
+	// It comes before the change's own lock, so that it waits holding
+	// nothing a writer needs (DROP INDEX's ACCESS EXCLUSIVE would hold the
+	// writer it waits for off: a deadlock).
+	waitWriters := func() {
+		if n := len(locks); n > 0 && locks[n-1].ddl {
+			own := locks[n-1]
+			locks = append(locks[:n-1], relLock{table: own.table, mode: txn.Share, ddl: true, writers: true}, own)
+		}
+	}
 	switch st := p.plan.(type) {
 	case *bind.DropTables:
 		for _, n := range st.Tables {
@@ -219,14 +238,20 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
 	case *bind.CreateIndex:
 		byName([]string{st.Table}, txn.ShareUpdateExclusive)
+		waitWriters()
 	case *bind.DropIndex:
 		byIndex(st.Name, txn.AccessExclusive)
+		waitWriters()
 	case *bind.Reindex:
+		n := len(locks)
 		if st.Kind != "table" {
 			byIndex(st.Name, txn.ShareUpdateExclusive)
 		}
-		if st.Kind != "index" {
+		if len(locks) == n && st.Kind != "index" {
 			byName([]string{st.Name}, txn.ShareUpdateExclusive)
+		}
+		if len(locks) > n {
+			waitWriters()
 		}
 	case *bind.Vacuum:
 		mode := txn.ShareUpdateExclusive
@@ -330,7 +355,7 @@ func (s *Session) lockForStatement(ctx context.Context, p *Prepared, fix bool) e
 				return err
 			}
 		}
-		if !waited || tries > 8 || s.stmtAsOf != nil {
+		if (!waited && !s.writtenTableChanged(locks)) || tries > 8 || s.stmtAsOf != nil {
 			// (A historical read keeps its timestamp.)
 			return nil
 		}
@@ -349,4 +374,28 @@ func (s *Session) lockForStatement(ctx context.Context, p *Prepared, fix bool) e
 		}
 		p.plan = fresh.plan
 	}
+}
+
+// writtenTableChanged reports whether a table the statement writes (its
+// ROW EXCLUSIVE locks, now held) has a newer committed definition than
+// the one the statement was bound to: an index change committed between
+// the statement's snapshot and its lock, without making it wait. Bound
+// again (as after a wait), it maintains the indexes the table has now;
+// once the lock is held, no index change can commit before the statement
+// ends (they wait for writers, statementLocks). Not inside a block that
+// changed the schema itself (its own catalog is not the committed one).
+func (s *Session) writtenTableChanged(locks []relLock) bool {
+	if s.tddl != nil && s.tddl.pending != nil {
+		return false
+	}
+	cur := s.e.catalog.Snapshot()
+	for _, l := range locks {
+		if !l.implicit || l.mode != txn.RowExclusive {
+			continue
+		}
+		if t, ok := cur.TableByID(l.table.ID); ok && t != l.table {
+			return true
+		}
+	}
+	return false
 }
