@@ -228,4 +228,21 @@ func BenchmarkWire(b *testing.B) {
 			return err
 		})
 	})
+	// The same as literal text in a simple Query, as psql and scripts send
+	// it: the parse of 2,000 literals is part of every statement.
+	b.Run("insert1000literal", func(b *testing.B) {
+		run(b, func(c *pgx.Conn, r *rand.Rand) error {
+			var sb strings.Builder
+			sb.WriteString("INSERT INTO bulk (k, v) VALUES ")
+			for i := 0; i < wireInsertRows; i++ {
+				if i > 0 {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, "(%d, 'value-%016d')", next+i, next+i)
+			}
+			next += wireInsertRows
+			_, err := c.Exec(ctx, sb.String(), pgx.QueryExecModeSimpleProtocol)
+			return err
+		})
+	})
 }
