@@ -51,24 +51,43 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		if p.Conflict != nil {
 			cw = newConflictWriter(w, p, ec, len(rows))
 		}
-		for _, src := range rows {
-			row, listed, err := insertRow(ec, p, src)
-			if err != nil {
-				return err
+		// The rows go in chunks: each chunk's rows are placed in the
+		// table's columns, their keys read as one batch (insertbatch.go),
+		// then written in order. A row that cannot be placed fails the
+		// statement after the rows before it were written, as row by row.
+		placed := make([][]types.Value, 0, min(len(rows), preReadChunk))
+		listedOf := make([][]bool, 0, cap(placed))
+		for start := 0; start < len(rows); start += preReadChunk {
+			placed, listedOf = placed[:0], listedOf[:0]
+			var placeErr error
+			for _, src := range rows[start:min(start+preReadChunk, len(rows))] {
+				row, listed, err := insertRow(ec, p, src)
+				if err != nil {
+					placeErr = err
+					break
+				}
+				placed, listedOf = append(placed, row), append(listedOf, listed)
 			}
-			if cw != nil {
-				if row, err = cw.write(ctx, row, listed); err != nil {
+			if cw == nil {
+				if err := w.preRead(placed); err != nil {
+					return err
+				}
+			}
+			for i, row := range placed {
+				var err error
+				if row, err = w.insertOne(ctx, cw, row, listedOf[i], p.Mode); err != nil {
 					return err
 				}
 				if row == nil {
 					continue // DO NOTHING, or DO UPDATE ... WHERE false
 				}
-			} else if err := w.write(row, listed, p.Mode); err != nil {
-				return err
+				count++
+				if returned, err = returnRow(ec, p.Returning, returned, row); err != nil {
+					return err
+				}
 			}
-			count++
-			if returned, err = returnRow(ec, p.Returning, returned, row); err != nil {
-				return err
+			if placeErr != nil {
+				return placeErr
 			}
 		}
 		return nil
@@ -78,6 +97,16 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	}
 	s.e.tableActivity.countWrites(p.Table.ID, int64(count), 0, 0)
 	return writeResult(p.Returning, fmt.Sprintf("INSERT 0 %d", count), returned), nil
+}
+
+// insertOne writes one placed row of an INSERT, through ON CONFLICT's
+// writer when the statement has one, and returns the row written (nil:
+// none, under DO NOTHING or DO UPDATE ... WHERE false).
+func (w *rowWriter) insertOne(ctx context.Context, cw *conflictWriter, row []types.Value, listed []bool, mode bind.InsertMode) ([]types.Value, error) {
+	if cw != nil {
+		return cw.write(ctx, row, listed)
+	}
+	return row, w.write(row, listed, mode)
 }
 
 // returnRow appends the RETURNING row of the written row (nothing without
@@ -160,6 +189,9 @@ type rowWriter struct {
 		key, val []byte
 		present  bool
 	}
+	// pre holds the keys read ahead of their writes by preRead
+	// (insertbatch.go), each taken by the first get of its key.
+	pre map[string]preRead
 }
 
 // peek records a read of key made under its lock.
@@ -175,6 +207,10 @@ func (w *rowWriter) get(key []byte) ([]byte, bool, error) {
 		if string(k) == string(key) {
 			return p.val, p.present, nil
 		}
+	}
+	if r, ok := w.pre[string(key)]; ok {
+		delete(w.pre, string(key))
+		return r.val, r.present, nil
 	}
 	return w.t.Get(key)
 }
