@@ -21,20 +21,38 @@ import (
 type LocalBatch struct {
 	b *pebble.Batch
 	e *Engine
+	// indexed: reads see the batch's writes; else they read the store only.
+	indexed bool
 }
 
 // NewLocalBatch returns an empty LocalBatch.
 func (e *Engine) NewLocalBatch() *LocalBatch {
-	return &LocalBatch{b: e.db.NewIndexedBatch(), e: e}
+	return &LocalBatch{b: e.db.NewIndexedBatch(), e: e, indexed: true}
+}
+
+// NewLocalOp returns a LocalBatch whose reads go to the store and do not
+// see its own writes: for a single storage/mvcc operation (it reads, then
+// writes) under its key's latch, where an indexed batch's reads would only
+// cost more (the lock table's AcquireLock).
+func (e *Engine) NewLocalOp() *LocalBatch {
+	return &LocalBatch{b: e.db.NewBatch(), e: e}
 }
 
 // NewIter opens a Pebble iterator over engine keys (mvcc.Reader).
 func (b *LocalBatch) NewIter(o *pebble.IterOptions) (*pebble.Iterator, error) {
+	if !b.indexed {
+		return b.e.db.NewIter(o)
+	}
 	return b.b.NewIter(o)
 }
 
 // Get reads an engine key (mvcc.Reader).
-func (b *LocalBatch) Get(key []byte) ([]byte, io.Closer, error) { return b.b.Get(key) }
+func (b *LocalBatch) Get(key []byte) ([]byte, io.Closer, error) {
+	if !b.indexed {
+		return b.e.db.Get(key)
+	}
+	return b.b.Get(key)
+}
 
 // Set writes an engine key (mvcc.Writer).
 func (b *LocalBatch) Set(key, value []byte, o *pebble.WriteOptions) error {

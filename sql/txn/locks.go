@@ -184,7 +184,7 @@ func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, strength mvcc.Str
 	mu := lt.latch(key)
 	mu.Lock()
 	defer mu.Unlock()
-	b := lt.eng.NewLocalBatch()
+	b := lt.eng.NewLocalOp()
 	defer b.Close()
 	// MaxTimestamp: no write-conflict check here; the callers compare the
 	// row's newest version with their snapshot themselves
