@@ -70,7 +70,8 @@ func (b *LocalBatch) Empty() bool { return b.b.Empty() }
 // process as long as the transaction could still commit — a lock record
 // lost in a machine crash belongs to a transaction that died with it. The
 // next synced commit (any transaction's) makes it durable too, since the
-// WAL is one log.
+// WAL is one log; until then it may sit in the process's WAL buffer, so a
+// kill -9 can lose it (TestLockRecordsAfterKill).
 func (b *LocalBatch) CommitNoSync() error {
 	if b.b.Empty() {
 		return nil
