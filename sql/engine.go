@@ -193,6 +193,12 @@ func Open(opts Options) (*Engine, error) {
 	cat.SetHistoryStart(now)
 	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
+	// Lock records of transactions that were open when the process
+	// ended are garbage now (issue 16 item 9: locks live in the data).
+	if _, err := e.txns.Recover(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
 	e.startTTL()

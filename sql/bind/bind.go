@@ -70,7 +70,7 @@ type Env struct {
 	// writes (views expanded), for the table locks it takes when it runs.
 	UseTable func(t *catalog.Table, u TableUse)
 	// Locks lists the row locks for pg_locks.
-	Locks func() []pgcatalog.LockRow
+	Locks func() ([]pgcatalog.LockRow, error)
 	// Cursor returns the result columns of the session's open cursor
 	// name (FETCH returns its rows); ok is false when there is none.
 	Cursor func(name string) (cols []planner.Column, ok bool)
