@@ -42,7 +42,7 @@ func (r *router) learn(d Descriptor) {
 }
 
 func (r *router) put(ctx context.Context, h raft.Host, k []byte, v string, at hlc.Timestamp) error {
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < 5; attempt++ {
 		g := r.group(k)
 		cmd, err := EncodeBatch(Batch{Ops: []Op{{Kind: OpPut, Key: k, Value: []byte(v), Timestamp: at}}})
 		if err != nil {
@@ -52,6 +52,11 @@ func (r *router) put(ctx context.Context, h raft.Host, k []byte, v string, at hl
 		var se *StaleError
 		if errors.As(err, &se) && g == shardGroup && se.Initialized {
 			r.learn(se.Descriptor)
+			continue
+		}
+		if errors.Is(err, raft.ErrTimeout) && ctx.Err() == nil {
+			// Unknown outcome: the same command again is safe (a repeat
+			// that finds its own version is answered applied).
 			continue
 		}
 		if errors.Is(err, raft.ErrGroupNotFound) && g == childGroup {

@@ -93,9 +93,13 @@
 //     shard's end key could sort past the span's bound (records are
 //     03 02 <anchor><txn id>): PivotDB's split keys are whole row keys, so
 //     this does not arise, but ShardSpans assumes it.
-//   - Commands are not idempotent: a PutCommitted proposed twice (a retry
-//     after an ambiguous timeout) answers a write conflict the second time.
-//     Callers need a command id or a check of the conflict's timestamp.
+//   - Repeats: intents, locks, resolution and GC are idempotent in the mvcc
+//     layer; a one-phase batch repeated after an unknown outcome is
+//     answered applied when its first put or delete finds exactly its own
+//     version (isReplay). A batch whose keys were written again by someone
+//     else in between still answers a write conflict on its repeat: the
+//     caller cannot tell that from a lost first attempt without a command
+//     id, which commands do not carry yet.
 //   - A replica whose parent snapshot shrank its span keeps its stale copy
 //     of the child's rows until the child's snapshot replaces it; if the
 //     child never comes to this node, the node must DropGroup-style clear

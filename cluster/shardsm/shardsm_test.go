@@ -125,6 +125,23 @@ func TestApply(t *testing.T) {
 	if got, _ := rows(t, m, half, 100); fmt.Sprint(got) != "[a=1 b=2]" {
 		t.Fatalf("after a rejected batch: %v", got)
 	}
+	// A one-phase batch repeated (a retry after an unknown outcome) is
+	// answered applied and changes nothing; the same timestamp with
+	// another value is a conflict.
+	before := checkReplica(t, m)
+	a.mustOps(putOp("a", "1", 5), putOp("b", "2", 5))
+	a.mustOps(Op{Kind: OpDelete, Key: rk("a"), Timestamp: ts(7)})
+	a.mustOps(Op{Kind: OpDelete, Key: rk("a"), Timestamp: ts(7)})
+	if err := a.ops(putOp("b", "other", 5)); !errors.As(err, &wc) {
+		t.Fatalf("same timestamp, other value: %v", err)
+	}
+	if err := a.ops(Op{Kind: OpDelete, Key: rk("b"), Timestamp: ts(5)}); !errors.As(err, &wc) {
+		t.Fatalf("delete at a put's timestamp: %v", err)
+	}
+	if got := checkReplica(t, m); got.Stored.LiveCount != before.Stored.LiveCount-1 || got.Stored.OldCount != before.Stored.OldCount+2 {
+		t.Fatalf("repeats changed the stats: %+v, before %+v", got.Stored, before.Stored)
+	}
+	a.mustOps(putOp("a", "1", 8))
 	if err := a.apply([]byte("garbage")); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("garbage: %v", err)
 	}
@@ -159,7 +176,8 @@ func TestApply(t *testing.T) {
 		t.Fatalf("below the commit: %v %v", got, err)
 	}
 	st = checkReplica(t, m)
-	if st.Stored.IntentCount != 0 || st.Stored.LockCount != 0 || st.Stored.OldCount != 1 {
+	// Old: a at 5 and its tombstone at 7 (under a at 8), b at 5.
+	if st.Stored.IntentCount != 0 || st.Stored.LockCount != 0 || st.Stored.OldCount != 3 {
 		t.Fatalf("stats after commit: %+v", st.Stored)
 	}
 

@@ -211,11 +211,49 @@ func (m *stateMachine) applyBatch(b *pebble.Batch, c *Batch, desc Descriptor, in
 			if isIOError(err) {
 				return outcome{}, total, err
 			}
+			if i == 0 {
+				replay, rerr := isReplay(b, desc, op, err)
+				if rerr != nil {
+					return outcome{}, total, rerr
+				}
+				if replay {
+					return outcome{res: raft.Result{Value: ResultApplied}}, mvcc.Stats{}, nil
+				}
+			}
 			return outcome{res: rejected(fmt.Errorf("operation %d (%s): %w", i, op.Kind, err))}, mvcc.Stats{}, nil
 		}
 		total.Add(d)
 	}
 	return outcome{res: raft.Result{Value: ResultApplied}, keep: true}, total, nil
+}
+
+// isReplay reports whether a batch whose first operation, a committed put
+// or delete, failed with err is a repeat of a batch that was applied
+// already: the key's newest committed version is exactly the one the
+// operation writes (same timestamp, same value or a tombstone). A caller
+// may then repeat a one-phase write whose outcome it does not know (a
+// proposal that timed out, or was forwarded to a leader that died) and be
+// told it applied, rather than a write conflict with itself. The other
+// operations (intents, locks, resolution, GC) are idempotent in the mvcc
+// layer already. Batches apply all or nothing, so the first operation
+// stands for the batch.
+func isReplay(b *pebble.Batch, desc Descriptor, op *Op, err error) (bool, error) {
+	var wc *mvcc.WriteConflictError
+	if (op.Kind != OpPut && op.Kind != OpDelete) || !errors.As(err, &wc) || wc.Existing != op.Timestamp {
+		return false, nil
+	}
+	v, vts, found, gerr := mvcc.Get(rowReader(b, desc), op.Key, op.Timestamp, mvcc.ReadOptions{})
+	if gerr != nil {
+		if isIOError(gerr) {
+			return false, gerr
+		}
+		return false, nil
+	}
+	if op.Kind == OpPut {
+		return found && vts == op.Timestamp && bytes.Equal(v, op.Value), nil
+	}
+	// The version at the timestamp is not a value, so it is a tombstone.
+	return !found || vts != op.Timestamp, nil
 }
 
 // isIOError tells a failure of the store (which must stop the node: the
