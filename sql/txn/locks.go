@@ -151,7 +151,7 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 				return nil
 			}
 			// A bulk load owns the span: give the record back and wait.
-			if err := lt.deleteRecords(mvcc.LockKey(key, strength, meta.ID)); err != nil {
+			if err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID)); err != nil {
 				return err
 			}
 			if policy == waitNone {
@@ -225,8 +225,27 @@ func (lt *LockTable) holderOf(key []byte, strength mvcc.Strength, id mvcc.TxnID)
 	return o, ch, nil
 }
 
-// deleteRecords removes lock records by their engine keys (their owner's
-// give-back, or an orphan's removal) in one unsynced batch.
+// giveBack removes records their owner wrote, by their engine keys, in one
+// unsynced batch. Each was Set once since its last deletion (Txn.held
+// keeps a transaction from writing a record it has), so a SingleDelete
+// removes it (storage.LocalBatch.SingleDelete).
+func (lt *LockTable) giveBack(keys ...[]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := lt.eng.NewLocalOp()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.SingleDelete(k); err != nil {
+			return err
+		}
+	}
+	return b.CommitNoSync()
+}
+
+// deleteRecords removes lock records of transactions that are gone
+// (orphans) by their engine keys, in one unsynced batch: a plain Delete,
+// since nothing says how they were written.
 func (lt *LockTable) deleteRecords(keys ...[]byte) error {
 	if len(keys) == 0 {
 		return nil

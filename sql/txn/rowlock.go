@@ -98,7 +98,7 @@ func (t *Txn) giveBackLocks(n int) error {
 		}
 	}
 	t.keys = t.keys[:n]
-	err := t.m.locks.deleteRecords(recs...)
+	err := t.m.locks.giveBack(recs...)
 	t.owner.signal()
 	return err
 }
@@ -108,7 +108,7 @@ func (t *Txn) giveBackLocks(n int) error {
 // under its one fsync; releaseLocks then only ends the registration.
 func (t *Txn) releaseInBatch() error {
 	for _, k := range t.recordKeys(0) {
-		if err := t.batch.DeleteEngineKey(k); err != nil {
+		if err := t.batch.SingleDeleteEngineKey(k); err != nil {
 			return err
 		}
 	}
@@ -125,7 +125,7 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 	}
 	var err error
 	if !inBatch {
-		err = t.m.locks.deleteRecords(t.recordKeys(0)...)
+		err = t.m.locks.giveBack(t.recordKeys(0)...)
 	}
 	t.keys = nil
 	t.held = nil
