@@ -138,10 +138,12 @@ var errWouldBlock = errors.New("txn: lock held by another transaction")
 // acquireStrength writes o's lock record on key at strength (meta says
 // who o is), waiting, or not (policy), while other transactions hold the
 // key in a conflicting strength. The caller knows o holds less than
-// strength on key (Txn.held): a record is always written.
-func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mvcc.TxnMeta, key []byte, strength mvcc.Strength, policy waitPolicy) error {
+// strength on key (Txn.held): a record is always written. Unless
+// *recorded, the transaction record rec is written in the same batch, and
+// *recorded set once it is.
+func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, key []byte, strength mvcc.Strength, policy waitPolicy) error {
 	for {
-		conflict, err := lt.tryRecord(key, meta, strength)
+		conflict, err := lt.tryRecord(key, meta, rec, recorded, strength)
 		if err != nil {
 			return err
 		}
@@ -180,7 +182,7 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 
 // tryRecord writes meta's record on key at strength under the key's
 // latch, or returns the conflicting record or intent that stops it.
-func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, strength mvcc.Strength) (*mvcc.LockConflictError, error) {
+func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, strength mvcc.Strength) (*mvcc.LockConflictError, error) {
 	mu := lt.latch(key)
 	mu.Lock()
 	defer mu.Unlock()
@@ -196,7 +198,16 @@ func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, strength mvcc.Str
 		}
 		return nil, err
 	}
-	return nil, b.CommitNoSync()
+	if !*recorded {
+		if err := mvcc.PutTxnRecord(b, meta.Anchor, meta.ID, rec); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.CommitNoSync(); err != nil {
+		return nil, err
+	}
+	*recorded = true
+	return nil, nil
 }
 
 // holderOf returns the live owner of the lock record (key, strength, id)
