@@ -195,7 +195,7 @@ func Open(opts Options) (*Engine, error) {
 	e.txns = txn.NewManager(st, e.shards)
 	// Lock records of transactions that were open when the process
 	// ended are garbage now (issue 16 item 9: locks live in the data).
-	if _, err := e.txns.Recover(); err != nil {
+	if _, _, err := e.txns.Recover(); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -62,6 +62,16 @@ func (b *LocalBatch) Set(key, value []byte, o *pebble.WriteOptions) error {
 // Delete deletes an engine key (mvcc.Writer).
 func (b *LocalBatch) Delete(key []byte, o *pebble.WriteOptions) error { return b.b.Delete(key, o) }
 
+// SingleDelete deletes an engine key that was Set exactly once since it
+// was last deleted (Pebble's SingleDelete): a compaction that meets the
+// pair drops both at once, where a Delete's tombstone must sink to the
+// bottom level first. Lock records are such keys (one Set per hold, one
+// deletion by their owner), and a row locked by transaction after
+// transaction would otherwise pile up tombstones under its lock prefix
+// that every lock of the row seeks over (CockroachDB deletes its lock
+// table keys the same way). Using it on a key Set twice is undefined.
+func (b *LocalBatch) SingleDelete(key []byte) error { return b.b.SingleDelete(key, nil) }
+
 // Empty reports whether the batch holds no writes.
 func (b *LocalBatch) Empty() bool { return b.b.Empty() }
 
@@ -97,16 +107,17 @@ func (e *Engine) LocalReader() interface {
 	return e.db
 }
 
-// DeleteEngineKey adds the deletion of an engine key (not a user key: a lock
-// record's, for instance) to the batch, so that it lands with the batch's
-// commit: a transaction releases its lock records in the batch that commits
-// its writes, under the commit's one fsync.
-func (b *Batch) DeleteEngineKey(engineKey []byte) error {
+// SingleDeleteEngineKey adds the single deletion (LocalBatch.SingleDelete)
+// of an engine key (not a user key: a lock record's) to the batch, so that
+// it lands with the batch's commit: a transaction releases its lock
+// records in the batch that commits its writes, under the commit's one
+// fsync.
+func (b *Batch) SingleDeleteEngineKey(engineKey []byte) error {
 	if err := b.check(); err != nil {
 		return err
 	}
 	if len(engineKey) == 0 {
 		return ErrEmptyKey
 	}
-	return b.b.Delete(engineKey, nil)
+	return b.b.SingleDelete(engineKey, nil)
 }

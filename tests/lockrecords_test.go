@@ -11,8 +11,8 @@ import (
 )
 
 // lockRecordsIn opens a stopped server's data directory and lists the
-// lock records in it.
-func lockRecordsIn(t *testing.T, dir string) []mvcc.LockRecord {
+// lock records in it, and the statuses of its transaction records.
+func lockRecordsIn(t *testing.T, dir string) ([]mvcc.LockRecord, []mvcc.TxnStatus) {
 	t.Helper()
 	eng, err := storage.Open(dir, storage.Options{Logger: storagetest.QuietLogger{}})
 	if err != nil {
@@ -26,14 +26,21 @@ func lockRecordsIn(t *testing.T, dir string) []mvcc.LockRecord {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return out
+	var statuses []mvcc.TxnStatus
+	if err := mvcc.ScanTxnRecords(eng.LocalReader(), func(_ []byte, _ mvcc.TxnID, rec mvcc.TxnRecord) error {
+		statuses = append(statuses, rec.Status)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out, statuses
 }
 
 // TestLockRecordsAfterKill: row locks live in the data (issue 16 item 9).
-// An open transaction's locking read and write leave lock records in the
-// store, which a kill -9 leaves behind; the restarted server removes them
-// before its first transaction, and the rows are free (and unchanged: the
-// write was never committed).
+// An open transaction's locking read and write leave lock records and its
+// PENDING transaction record in the store, which a kill -9 leaves behind;
+// the restarted server removes them before its first transaction, and the
+// rows are free (and unchanged: the write was never committed).
 func TestLockRecordsAfterKill(t *testing.T) {
 	srv := startServer(t)
 	ctx := context.Background()
@@ -61,7 +68,10 @@ func TestLockRecordsAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.kill()
-	recs := lockRecordsIn(t, srv.dataDir)
+	recs, txnRecs := lockRecordsIn(t, srv.dataDir)
+	if len(txnRecs) != 1 || txnRecs[0] != mvcc.Pending {
+		t.Fatalf("transaction records after kill -9: %v, want one PENDING", txnRecs)
+	}
 	strengths := map[mvcc.Strength]int{}
 	for _, r := range recs {
 		strengths[r.Strength]++
@@ -71,8 +81,8 @@ func TestLockRecordsAfterKill(t *testing.T) {
 	}
 	srv.start()
 	srv.stop()
-	if recs := lockRecordsIn(t, srv.dataDir); len(recs) != 0 {
-		t.Fatalf("%d lock records left after a restart", len(recs))
+	if recs, txnRecs := lockRecordsIn(t, srv.dataDir); len(recs) != 0 || len(txnRecs) != 0 {
+		t.Fatalf("%d lock records and %d transaction records left after a restart", len(recs), len(txnRecs))
 	}
 	srv.start()
 	c = srv.connect(t, pgx.QueryExecModeSimpleProtocol)

@@ -17,9 +17,15 @@
 // process died, or its release failed): the first transaction that meets
 // it deletes it, and Manager.Recover deletes them all at startup. Txn.held
 // caches the strength a transaction holds per key, so a key locked again
-// costs no store access. What is not done yet: writes are still buffered
-// in the batch (not intents), and there are no transaction records (see
-// storage/mvcc/doc.go, "Adopting this in the engine").
+// costs no store access. A transaction that locks has a transaction record
+// (PENDING, at its first locked key, written with its first lock record);
+// it ends by settling (settle.go): one resolveShard call per shard that
+// holds its records, then the record's deletion — on one node all in one
+// batch, the commit's (Recover also removes the records of dead
+// transactions). Owners delete their own records with SingleDelete, so
+// compactions drop the pairs. What is not done yet: writes are still
+// buffered in the batch (not intents), so no record is ever seen COMMITTED
+// (see storage/mvcc/doc.go, "Adopting this in the engine").
 //
 // Lock strengths: each key lock is held in one of PostgreSQL's four row
 // lock strengths (storage/mvcc.Strength; its Conflicts is PostgreSQL's

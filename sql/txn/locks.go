@@ -138,10 +138,12 @@ var errWouldBlock = errors.New("txn: lock held by another transaction")
 // acquireStrength writes o's lock record on key at strength (meta says
 // who o is), waiting, or not (policy), while other transactions hold the
 // key in a conflicting strength. The caller knows o holds less than
-// strength on key (Txn.held): a record is always written.
-func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mvcc.TxnMeta, key []byte, strength mvcc.Strength, policy waitPolicy) error {
+// strength on key (Txn.held): a record is always written. Unless
+// *recorded, the transaction record rec is written in the same batch, and
+// *recorded set once it is.
+func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, key []byte, strength mvcc.Strength, policy waitPolicy) error {
 	for {
-		conflict, err := lt.tryRecord(key, meta, strength)
+		conflict, err := lt.tryRecord(key, meta, rec, recorded, strength)
 		if err != nil {
 			return err
 		}
@@ -151,7 +153,7 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 				return nil
 			}
 			// A bulk load owns the span: give the record back and wait.
-			if err := lt.deleteRecords(mvcc.LockKey(key, strength, meta.ID)); err != nil {
+			if err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID)); err != nil {
 				return err
 			}
 			if policy == waitNone {
@@ -180,7 +182,7 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 
 // tryRecord writes meta's record on key at strength under the key's
 // latch, or returns the conflicting record or intent that stops it.
-func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, strength mvcc.Strength) (*mvcc.LockConflictError, error) {
+func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, strength mvcc.Strength) (*mvcc.LockConflictError, error) {
 	mu := lt.latch(key)
 	mu.Lock()
 	defer mu.Unlock()
@@ -196,7 +198,16 @@ func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, strength mvcc.Str
 		}
 		return nil, err
 	}
-	return nil, b.CommitNoSync()
+	if !*recorded {
+		if err := mvcc.PutTxnRecord(b, meta.Anchor, meta.ID, rec); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.CommitNoSync(); err != nil {
+		return nil, err
+	}
+	*recorded = true
+	return nil, nil
 }
 
 // holderOf returns the live owner of the lock record (key, strength, id)
@@ -225,8 +236,27 @@ func (lt *LockTable) holderOf(key []byte, strength mvcc.Strength, id mvcc.TxnID)
 	return o, ch, nil
 }
 
-// deleteRecords removes lock records by their engine keys (their owner's
-// give-back, or an orphan's removal) in one unsynced batch.
+// giveBack removes records their owner wrote, by their engine keys, in one
+// unsynced batch. Each was Set once since its last deletion (Txn.held
+// keeps a transaction from writing a record it has), so a SingleDelete
+// removes it (storage.LocalBatch.SingleDelete).
+func (lt *LockTable) giveBack(keys ...[]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := lt.eng.NewLocalOp()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.SingleDelete(k); err != nil {
+			return err
+		}
+	}
+	return b.CommitNoSync()
+}
+
+// deleteRecords removes lock records of transactions that are gone
+// (orphans) by their engine keys, in one unsynced batch: a plain Delete,
+// since nothing says how they were written.
 func (lt *LockTable) deleteRecords(keys ...[]byte) error {
 	if len(keys) == 0 {
 		return nil

@@ -134,6 +134,10 @@ func TestLockRecordsInStore(t *testing.T) {
 	if rs := records(); len(rs) != 1 || rs[0].Strength != mvcc.Share || rs[0].Txn.ID != a.meta.ID || string(rs[0].Key) != string(k) {
 		t.Fatalf("records %+v", rs)
 	}
+	// Its transaction record: PENDING, anchored at its first lock's key.
+	if rec, ok, err := mvcc.GetTxnRecord(m.Engine().LocalReader(), k, a.meta.ID); err != nil || !ok || rec.Status != mvcc.Pending {
+		t.Fatalf("transaction record %+v found %v (%v), want PENDING", rec, ok, err)
+	}
 	if err := a.Savepoint("s"); err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +179,9 @@ func TestLockRecordsInStore(t *testing.T) {
 	if rs := records(); len(rs) != 1 || rs[0].Txn.ID != b.meta.ID || rs[0].Strength != mvcc.Update {
 		t.Fatalf("after a's commit: %+v", rs)
 	}
+	if _, ok, err := mvcc.GetTxnRecord(m.Engine().LocalReader(), k, a.meta.ID); err != nil || ok {
+		t.Fatalf("a's transaction record after its commit: found %v (%v)", ok, err)
+	}
 	b.Rollback()
 	if n := len(records()); n != 0 {
 		t.Fatalf("%d records after rollback", n)
@@ -187,6 +194,9 @@ func TestLockRecordsInStore(t *testing.T) {
 		defer lb.Close()
 		meta := mvcc.TxnMeta{ID: mvcc.NewTxnID(), Anchor: k}
 		if _, err := mvcc.AcquireLock(lb, k, &meta, storage.MaxTimestamp, mvcc.Update); err != nil {
+			t.Fatal(err)
+		}
+		if err := mvcc.PutTxnRecord(lb, k, meta.ID, &mvcc.TxnRecord{Status: mvcc.Pending}); err != nil {
 			t.Fatal(err)
 		}
 		if err := lb.CommitNoSync(); err != nil {
@@ -208,10 +218,14 @@ func TestLockRecordsInStore(t *testing.T) {
 		t.Fatalf("pg_locks shows %+v, want c's lock only", locks)
 	}
 	c.Rollback()
-	if n, err := m.Recover(); err != nil || n != 2 {
-		t.Fatalf("Recover removed %d (%v), want 2", n, err)
+	if n, nrec, err := m.Recover(); err != nil || n != 2 || nrec != 3 {
+		t.Fatalf("Recover removed %d lock records and %d transaction records (%v), want 2 and 3", n, nrec, err)
 	}
 	if n := len(records()); n != 0 {
 		t.Fatalf("%d records after Recover", n)
+	}
+	var left int
+	if err := mvcc.ScanTxnRecords(m.Engine().LocalReader(), func([]byte, mvcc.TxnID, mvcc.TxnRecord) error { left++; return nil }); err != nil || left != 0 {
+		t.Fatalf("%d transaction records left (%v)", left, err)
 	}
 }

@@ -52,7 +52,14 @@ func (t *Txn) lockKey(ctx context.Context, key []byte, strength mvcc.Strength, p
 		return nil // no store access for a key the transaction holds
 	}
 	o := t.lockOwner(key)
-	if err := t.m.locks.acquireStrength(ctx, o, &t.meta, key, strength, policy); err != nil {
+	var rec *mvcc.TxnRecord
+	if !t.recorded {
+		var err error
+		if rec, err = t.pendingRecord(); err != nil {
+			return err
+		}
+	}
+	if err := t.m.locks.acquireStrength(ctx, o, &t.meta, rec, &t.recorded, key, strength, policy); err != nil {
 		return err
 	}
 	t.held[k] = strength
@@ -72,7 +79,7 @@ func (t *Txn) lockOwner(first []byte) *lockOwner {
 	return t.owner
 }
 
-// recordKeys returns the engine keys of the lock records held[from:].
+// recordKeys returns the engine keys of the lock records keys[from:].
 func (t *Txn) recordKeys(from int) [][]byte {
 	out := make([][]byte, 0, len(t.keys)-from)
 	for _, h := range t.keys[from:] {
@@ -98,22 +105,15 @@ func (t *Txn) giveBackLocks(n int) error {
 		}
 	}
 	t.keys = t.keys[:n]
-	err := t.m.locks.deleteRecords(recs...)
+	err := t.m.locks.giveBack(recs...)
 	t.owner.signal()
 	return err
 }
 
-// releaseInBatch adds the deletion of every lock record of the
-// transaction to its commit batch, so that the locks go with the commit,
-// under its one fsync; releaseLocks then only ends the registration.
-func (t *Txn) releaseInBatch() error {
-	for _, k := range t.recordKeys(0) {
-		if err := t.batch.DeleteEngineKey(k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// releaseInBatch settles the transaction (settle.go) in its commit batch,
+// so that its locks and record go with the commit, under its one fsync;
+// releaseLocks then only ends the registration.
+func (t *Txn) releaseInBatch() error { return t.settle(t.batch.SingleDeleteEngineKey) }
 
 // releaseLocks deletes every lock record of the transaction (unless its
 // commit batch did: inBatch) and ends its registration, which wakes its
@@ -125,10 +125,11 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 	}
 	var err error
 	if !inBatch {
-		err = t.m.locks.deleteRecords(t.recordKeys(0)...)
+		err = t.settleAlone()
 	}
 	t.keys = nil
 	t.held = nil
+	t.recorded = false
 	t.m.locks.unregister(t.owner)
 	t.owner = nil
 	return err

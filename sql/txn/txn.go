@@ -63,6 +63,8 @@ type Txn struct {
 	held  map[string]mvcc.Strength
 	owner *lockOwner
 	meta  mvcc.TxnMeta
+	// recorded: the transaction's record is in the store (settle.go).
+	recorded bool
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
@@ -248,11 +250,18 @@ func (t *Txn) SetPID(pid uint32) { t.pid = pid }
 // Locks lists the key locks held and awaited now (pg_locks).
 func (m *Manager) Locks() ([]LockInfo, error) { return m.locks.list() }
 
-// Recover removes the lock records left in the store by transactions that
-// did not end before the process did (kill -9, a crash): on one node no
-// transaction outlives its process. Call it once at startup, before the
-// first transaction; it returns how many it removed.
-func (m *Manager) Recover() (int, error) { return m.locks.clearOrphans() }
+// Recover removes the lock records and transaction records left in the
+// store by transactions that did not end before the process did (kill -9,
+// a crash): on one node no transaction outlives its process. Call it once
+// at startup, before the first transaction; it returns how many lock
+// records and transaction records it removed.
+func (m *Manager) Recover() (locks, records int, err error) {
+	if locks, err = m.locks.clearOrphans(); err != nil {
+		return locks, 0, err
+	}
+	records, err = m.locks.clearDeadRecords()
+	return locks, records, err
+}
 
 // Lock takes the exclusive lock of key (FOR UPDATE strength) for the rest
 // of the transaction.

@@ -208,7 +208,13 @@
 //     is not a live transaction of this process, by deleting the record:
 //     orphans of a crash are also deleted at startup). Records go at
 //     commit in the commit batch (one fsync), at rollback and ROLLBACK TO
-//     SAVEPOINT by exact key (LockKey). AcquireLock is called with
+//     SAVEPOINT by exact key (LockKey), as SingleDeletes (each was Set
+//     once). A transaction that locks writes its TxnRecord (PENDING,
+//     anchored at its first locked key) with its first lock record, and
+//     its end settles per shard (sql/txn/settle.go: resolveShard per
+//     shard, then the record's deletion; one batch on one node); startup
+//     recovery deletes the records (and lock records) of transactions that
+//     did not end (ScanTxnRecords, ScanLocks). AcquireLock is called with
 //     MaxTimestamp as read timestamp: sql/txn keeps its own
 //     "changed since the snapshot" check after taking the lock. Cost
 //     (sql/txn BenchmarkTxnUpdateRow, lock + read + write + commit, no
@@ -224,9 +230,9 @@
 // here does.
 //
 // Left of item 9: writes as intents (WriteIntent at each statement's
-// flush, replacing the batch), transaction records (PENDING at the first
-// write, COMMITTED then ResolveSpan per shard, in one batch where all
-// shards are local), the storage readers meeting intents (own-txn
+// flush, replacing the batch; resolveShard then calls ResolveIntent on the
+// shard's intents and the record turns COMMITTED before the shards'
+// parts when they are not all local), the storage readers meeting intents (own-txn
 // visibility; another's intent → its record: COMMITTED resolve, ABORTED or
 // missing clean up, PENDING wait), startup recovery by record status
 // instead of "every record is an orphan", refresh.go treating intents at
