@@ -69,8 +69,13 @@ var useModes = [...]txn.LockMode{bind.UseRead: txn.AccessShare, bind.UseLockRows
 // lockOwner returns the owner of the table locks the session takes now,
 // and remembers it to release its locks when the transaction ends.
 func (s *Session) lockOwner() uint64 {
+	// The implicit transaction of a protocol cycle begins at its first
+	// write, after the locks of that write were taken; the cycle's later
+	// locks stay with their first owner, since the lock manager knows
+	// owners, not sessions, and two owners of one session would wait for
+	// each other (`SELECT * FROM t; LOCK t; INSERT INTO t ...`).
 	var id uint64
-	if s.txn != nil {
+	if s.txn != nil && !(s.implicit && s.relOwner != 0) {
 		id = s.txn.ID()
 	} else {
 		if s.relOwner == 0 {
@@ -263,7 +268,10 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 
 // runLock is LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT].
 func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
-	if !s.inBlock() {
+	// As in PostgreSQL, the implicit block of a query string of several
+	// statements is a transaction block for LOCK: `LOCK t; SELECT ...`
+	// holds the lock to the end of the string.
+	if !s.inTxnBlock() {
 		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
 	}
 	mode := lockModeByName[p.Mode]
