@@ -96,6 +96,26 @@ func TestPgDumpRoundTrip(t *testing.T) {
 		}
 	}
 
+	// pg_dump -t: one table (its pattern query has OPERATOR(pg_catalog.=)
+	// ANY (array[...])).
+	mustExec(t, c, "CREATE DATABASE one_table")
+	dump("-t", "pairs", "-f", "pairs.sql")
+	mustRun(psql, "-d", "one_table", "-v", "ON_ERROR_STOP=1", "-q", "-f", "pairs.sql")
+	table := func(db string) string {
+		t.Helper()
+		var out string
+		q := `SELECT string_agg(coalesce(a::text, 'N') || b || coalesce(c, 'N') || v, ',' ORDER BY v) ||
+		        (SELECT string_agg(attname || attnotnull::text, ',' ORDER BY attnum) FROM pg_attribute
+		         WHERE attrelid = 'pairs'::regclass AND attnum > 0) FROM pairs`
+		if err := srv.dial(t, "pivotdb", db, nil).QueryRow(ctxT(t), q).Scan(&out); err != nil {
+			t.Fatalf("%s: %v", db, err)
+		}
+		return out
+	}
+	if got, want := table("one_table"), table("src"); got != want || !strings.Contains(want, "af,bt,cf") {
+		t.Errorf("pg_dump -t pairs restored %q, the source has %q", got, want)
+	}
+
 	// pg_dumpall: roles and every database, restored into a fresh server.
 	// Its only errors are PostgreSQL's own in that case: the bootstrap
 	// role and the default database exist already.

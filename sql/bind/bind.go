@@ -142,6 +142,9 @@ type binder struct {
 	// owner); "" outside views: the session's user. acc caches its Access.
 	checkAs string
 	acc     *catalog.Access
+	// onRelation, when set, hears of every table and view the query
+	// reads, with the role it is read for (lockview.go).
+	onRelation func(LockRelation)
 }
 
 func (a *binder) plan() (Statement, error) {
