@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -115,4 +117,71 @@ func timeOfDayZoneCast(v types.Value, to types.Type, z *time.Location) (types.Va
 		return types.AdjustTime(types.NewTime(us), to.Qual), true, nil
 	}
 	return types.Value{}, false, nil
+}
+
+func init() {
+	register(&funcDef{3, 3, buildMakeTime}, "make_time")
+	register(&funcDef{0, 1, buildLocalTime}, "localtime")
+	register(&funcDef{0, 1, func(*Builder, string, []Expr) (Expr, error) {
+		// PostgreSQL's current_time is a time with time zone.
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+			"current_time is not supported yet: it returns time with time zone; use localtime or current_timestamp")
+	}}, "current_time")
+}
+
+// buildMakeTime: make_time(hour, min, sec double precision), PostgreSQL's
+// checks included (22008 past 24:00:00).
+func buildMakeTime(b *Builder, name string, args []Expr) (Expr, error) {
+	for i := range args {
+		var err error
+		if i == 2 {
+			err = b.numArg(args, i, types.TypeDouble)
+		} else {
+			err = b.intArg(args, i)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return newFunc(name, types.TypeTime, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		h, m, sec := a[0].Int(), a[1].Int(), a[2].AsFloat()
+		us := h*3600e6 + m*60e6 + int64(math.Round(sec*1e6))
+		if h < 0 || m < 0 || m > 59 || sec < 0 || sec > 60 || math.IsNaN(sec) || us > 86400e6 {
+			// PostgreSQL's "%d:%02d:%02g".
+			secText := strconv.FormatFloat(sec, 'g', -1, 64)
+			if len(secText) < 2 {
+				secText = "0" + secText
+			}
+			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "time field value out of range: %d:%02d:%s", h, m, secText)
+		}
+		return types.NewTime(us), nil
+	}), nil
+}
+
+// buildLocalTime: localtime and localtime(p), the time of day on the
+// session zone's wall clock at the statement's start, rounded to p.
+func buildLocalTime(b *Builder, name string, args []Expr) (Expr, error) {
+	q := types.Qual(0)
+	if len(args) == 1 {
+		k, ok := args[0].(*Const)
+		if !ok || !k.Value.Family().IsInteger() {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "localtime takes a constant precision")
+		}
+		if k.Value.Int() < 0 {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "TIME(%d) precision must not be negative", k.Value.Int())
+		}
+		q = q.WithPrecision(int(k.Value.Int()))
+	}
+	f := newFunc(name, types.Type{Family: types.Time, Qual: q}, nil, true, func(c *Context, _ []types.Value) (types.Value, error) {
+		now := time.Time{}
+		if c != nil {
+			now = c.Now
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		return types.AdjustTime(types.NewTime(types.TimeOfDay(types.WallMicros(now.UnixMicro(), c.zone()))), q), nil
+	})
+	f.Deterministic = false
+	return f, nil
 }

@@ -94,6 +94,10 @@ func decodeDateTime(s, typ string, order uint8, loc *time.Location) (int64, erro
 			fields = append(fields[:i+1], append([]string{tok[j+1:]}, fields[i+1:]...)...)
 			tok = tok[:j]
 		}
+		if f.haveDate && !f.haveTime && len(f.nums) == 0 && len(tok) >= 6 && isClockDigits(tok) {
+			// hhmmss after a date ('19990108 040506').
+			tok = tok[:2] + ":" + tok[2:4] + ":" + tok[4:]
+		}
 		if err := f.field(tok, i > 0 && (f.haveTime || f.haveDate)); err != nil {
 			return 0, bad
 		}

@@ -20,6 +20,8 @@
 //	Datetime                  i = seconds since 1970-01-01 00:00:00 UTC
 //	Timestamp                 i = microseconds since 1970-01-01 00:00:00 UTC
 //	                          (±infinity as for Date)
+//	Time                      i = microseconds since midnight, 0 to
+//	                          86,400,000,000 (24:00:00; time.go)
 //	Interval                  i = microseconds (signed); s = "" or, when
 //	                          months or days are not zero, 8 bytes of
 //	                          months and days (interval.go)

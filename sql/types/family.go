@@ -389,6 +389,13 @@ func ParseTypeName(name string) (Type, error) {
 	if t, ok, err := parseArrayTypeName(s); ok {
 		return t, err
 	}
+	if open, close := strings.IndexByte(s, '('), strings.IndexByte(s, ')'); open > 0 && close > open && close < len(s)-1 {
+		// format_type's "time(3) without time zone": the suffix goes
+		// before the arguments.
+		if suffix := strings.ToLower(strings.TrimSpace(s[close+1:])); suffix == "with time zone" || suffix == "without time zone" {
+			s = strings.TrimSpace(s[:open]) + " " + suffix + s[open:close+1]
+		}
+	}
 	base, args, err := splitTypeArgs(s)
 	if err != nil {
 		return Type{}, err
