@@ -26,12 +26,17 @@ import (
 //
 // A schema change's table locks end with its statement (inside a block,
 // transactional DDL's block-wide schema-change lock, txnddl.go, orders
-// schema changes until the block ends), and it waits only for LOCK TABLE's
-// and other schema changes' locks, not for the implicit locks of the
-// transactions that read or wrote the table (those fail at commit if the
-// change invalidated what they wrote). So pg_dump's ACCESS SHARE holds
-// DROP TABLE off, and LOCK TABLE t IN SHARE MODE holds writers off, as in
-// PostgreSQL.
+// schema changes until the block ends). Its own mode waits only for LOCK
+// TABLE's and other schema changes' locks, not for the implicit locks of
+// the transactions that read the table: readers go on with the catalog of
+// their snapshot. ALTER TABLE and the index changes (CREATE and DROP
+// INDEX, REINDEX) first take SHARE, which does wait for the implicit ROW
+// EXCLUSIVE of the transactions that wrote the table, as PostgreSQL's
+// locks make them wait: those would fail at commit with 40001 if the
+// change committed before them (their rows follow the old definition).
+// Other DDL (DROP TABLE, TRUNCATE) does not wait for writers; they fail
+// at commit instead. So pg_dump's ACCESS SHARE holds DROP TABLE off, and
+// LOCK TABLE t IN SHARE MODE holds writers off, as in PostgreSQL.
 //
 // Locks are taken after the statement is bound; a statement that waited
 // while the catalog changed is bound again (the table it bound may be
@@ -126,8 +131,8 @@ func (s *Session) releaseTableLocks() {
 // wait for its end.
 func (s *Session) releaseStatementLocks() {
 	if d := s.ddlLocks; d != nil {
-		// A schema change commits at once (DDL is not transactional
-		// yet), so its locks end with its statement.
+		// A schema change's table locks end with its statement, also
+		// in a block (its schema-change lock lasts to the block's end).
 		s.e.txns.Tables().ReleaseTo(d.owner, d.mark)
 		s.ddlLocks = nil
 	}
@@ -231,6 +236,7 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 	case *bind.AlterTable:
 		if st.Old != nil {
 			locks = append(locks, relLock{table: st.Old, mode: txn.AccessExclusive, ddl: true})
+			waitWriters()
 		}
 	case *bind.AlterSettings:
 		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
