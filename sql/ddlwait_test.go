@@ -59,6 +59,22 @@ func TestSchemaChangeWaitsForWriters(t *testing.T) {
 		query(t, a, "DELETE FROM w WHERE id = 2")
 	}
 
+	// A rewrite converts under SHARE UPDATE EXCLUSIVE and swaps under
+	// ACCESS EXCLUSIVE: an explicit ACCESS SHARE (pg_dump's) holds it off
+	// until it ends, as it holds ALTER TABLE off in PostgreSQL.
+	query(t, a, "BEGIN")
+	query(t, a, "LOCK TABLE w IN ACCESS SHARE MODE")
+	query(t, b, "SET lock_timeout = '50ms'")
+	if _, err := tryQuery(b, "ALTER TABLE w ALTER COLUMN x TYPE Int64"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.LockNotAvailable {
+		t.Fatalf("rewrite under LOCK TABLE ... ACCESS SHARE: %v, want 55P03", err)
+	}
+	query(t, b, "SET lock_timeout = 0")
+	query(t, a, "COMMIT")
+	query(t, b, "ALTER TABLE w ALTER COLUMN x TYPE Int64")
+	if got := query(t, a, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation'"); got[0][0].Int() != 0 {
+		t.Fatalf("locks left after the rewrite: %v", got)
+	}
+
 	// The index built after the writer committed holds its row.
 	query(t, a, "BEGIN")
 	query(t, a, "INSERT INTO w (id, v) VALUES (3, 30)")
