@@ -322,7 +322,12 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		}
 	}
 
-	// Phase 2: catch up with the writes since, validate, swap.
+	// Phase 2: catch up with the writes since, validate, swap — holding
+	// ACCESS EXCLUSIVE from here (phase 1 ran under SHARE UPDATE
+	// EXCLUSIVE, statementLocks), taken before the schema gate.
+	if err := s.lockForSwap(ctx, old); err != nil {
+		return nil, err
+	}
 	err = s.indexDDLInto(b, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		if cur, ok := ch.Snapshot().TableByID(old.ID); !ok || cur != old {
 			return sqlerr.New(sqlerr.SerializationFailure,

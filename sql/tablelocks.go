@@ -21,18 +21,29 @@ import (
 //     ALTER TABLE, DROP INDEX, VACUUM FULL), SHARE UPDATE EXCLUSIVE for the
 //     changes that let reads and writes go on (CREATE INDEX and REINDEX,
 //     which PivotDB builds online as PostgreSQL's CONCURRENTLY does,
-//     VACUUM, ANALYZE, table settings, RESHARD);
+//     VACUUM, ANALYZE, table settings, RESHARD, and a rewriting ALTER
+//     TABLE while it converts the rows: it takes ACCESS EXCLUSIVE for its
+//     swap, lockForSwap);
 //   - LOCK TABLE takes the mode it names; on a view, on the view and on
 //     every table and view its query reads, recursively (viewLocks).
 //
 // A schema change's table locks end with its statement (inside a block,
 // transactional DDL's block-wide schema-change lock, txnddl.go, orders
-// schema changes until the block ends), and it waits only for LOCK TABLE's
-// and other schema changes' locks, not for the implicit locks of the
-// transactions that read or wrote the table (those fail at commit if the
-// change invalidated what they wrote). So pg_dump's ACCESS SHARE holds
-// DROP TABLE off, and LOCK TABLE t IN SHARE MODE holds writers off, as in
-// PostgreSQL.
+// schema changes until the block ends). Its own mode waits only for LOCK
+// TABLE's and other schema changes' locks, not for the implicit locks of
+// the transactions that read the table: readers go on with the catalog of
+// their snapshot. ALTER TABLE and the index changes (CREATE and DROP
+// INDEX, REINDEX) first take SHARE, which does wait for the implicit ROW
+// EXCLUSIVE of the transactions that wrote the table, as PostgreSQL's
+// locks make them wait: those would fail at commit with 40001 if the
+// change committed before them (their rows follow the old definition).
+// New writers queue behind it until the change's statement ends, except
+// behind a rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY), which lets them
+// go on once the writers it found ended: it converts the rows without
+// holding writers off, and those still open at its swap fail at commit.
+// Other DDL (DROP TABLE, TRUNCATE) does not wait for writers; they fail
+// at commit instead. So pg_dump's ACCESS SHARE holds DROP TABLE off, and
+// LOCK TABLE t IN SHARE MODE holds writers off, as in PostgreSQL.
 //
 // Locks are taken after the statement is bound; a statement that waited
 // while the catalog changed is bound again (the table it bound may be
@@ -58,6 +69,10 @@ type relLock struct {
 	// DDL's: the SHARE lock that makes an index change wait for the open
 	// writers of its table (see statementLocks).
 	writers bool
+	// barrier: given back as soon as it is granted — the statement waits
+	// for the current holders of conflicting locks but holds nothing
+	// against those that come later (a rewrite's online phase).
+	barrier bool
 }
 
 // relation is the ID and the display name of what l locks.
@@ -115,12 +130,19 @@ func (s *Session) lockTablesWaited(ctx context.Context, locks []relLock, nowait 
 		pid = s.backend.PID
 	}
 	for _, l := range locks {
+		mark := 0
+		if l.barrier {
+			mark = s.e.txns.Tables().Mark(owner)
+		}
 		rel, name := l.relation()
 		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: rel, Mode: l.mode,
 			NoWait: nowait, Name: name, Implicit: l.implicit, DDL: l.ddl && !l.writers})
 		waited = waited || w
 		if err != nil {
 			return waited, err
+		}
+		if l.barrier {
+			s.e.txns.Tables().ReleaseTo(owner, mark)
 		}
 	}
 	return waited, nil
@@ -144,8 +166,8 @@ func (s *Session) releaseTableLocks() {
 // wait for its end.
 func (s *Session) releaseStatementLocks() {
 	if d := s.ddlLocks; d != nil {
-		// A schema change commits at once (DDL is not transactional
-		// yet), so its locks end with its statement.
+		// A schema change's table locks end with its statement, also
+		// in a block (its schema-change lock lasts to the block's end).
 		s.e.txns.Tables().ReleaseTo(d.owner, d.mark)
 		s.ddlLocks = nil
 	}
@@ -231,10 +253,10 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 	// It comes before the change's own lock, so that it waits holding
 	// nothing a writer needs (DROP INDEX's ACCESS EXCLUSIVE would hold the
 	// writer it waits for off: a deadlock).
-	waitWriters := func() {
+	waitWriters := func(barrier bool) {
 		if n := len(locks); n > 0 && locks[n-1].ddl {
 			own := locks[n-1]
-			locks = append(locks[:n-1], relLock{table: own.table, mode: txn.Share, ddl: true, writers: true}, own)
+			locks = append(locks[:n-1], relLock{table: own.table, mode: txn.Share, ddl: true, writers: true, barrier: barrier}, own)
 		}
 	}
 	switch st := p.plan.(type) {
@@ -248,7 +270,19 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 		}
 	case *bind.AlterTable:
 		if st.Old != nil {
-			locks = append(locks, relLock{table: st.Old, mode: txn.AccessExclusive, ddl: true})
+			// A rewrite converts the rows while writers go on (its
+			// phase 1, alterRewrite): it only waits for the writers
+			// there are when it starts, and holds SHARE UPDATE EXCLUSIVE
+			// (which keeps other schema changes off) until its swap,
+			// which takes ACCESS EXCLUSIVE (lockForSwap). The writers
+			// that come later fail at commit with 40001 if still open at
+			// the swap (statements outside a block run again).
+			mode := txn.AccessExclusive
+			if st.Rewrite != nil {
+				mode = txn.ShareUpdateExclusive
+			}
+			locks = append(locks, relLock{table: st.Old, mode: mode, ddl: true})
+			waitWriters(st.Rewrite != nil)
 		}
 	case *bind.AlterSettings:
 		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
@@ -256,10 +290,10 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
 	case *bind.CreateIndex:
 		byName([]string{st.Table}, txn.ShareUpdateExclusive)
-		waitWriters()
+		waitWriters(false)
 	case *bind.DropIndex:
 		byIndex(st.Name, txn.AccessExclusive)
-		waitWriters()
+		waitWriters(false)
 	case *bind.Reindex:
 		n := len(locks)
 		if st.Kind != "table" {
@@ -269,7 +303,7 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 			byName([]string{st.Name}, txn.ShareUpdateExclusive)
 		}
 		if len(locks) > n {
-			waitWriters()
+			waitWriters(false)
 		}
 	case *bind.Vacuum:
 		mode := txn.ShareUpdateExclusive
@@ -459,4 +493,22 @@ func (s *Session) writtenTableChanged(locks []relLock) bool {
 		}
 	}
 	return false
+}
+
+// lockForSwap takes ACCESS EXCLUSIVE on t for the rest of the running
+// schema change's statement (released with its other locks): a rewrite
+// takes it for its swap only, after converting the rows under SHARE
+// UPDATE EXCLUSIVE, so that it waits for LOCK TABLE's holders (pg_dump's
+// ACCESS SHARE) before the old rows go, but not while it converts.
+func (s *Session) lockForSwap(ctx context.Context, t *catalog.Table) error {
+	owner := s.lockOwner()
+	if s.ddlLocks != nil {
+		owner = s.ddlLocks.owner
+	}
+	var pid uint32
+	if s.backend != nil {
+		pid = s.backend.PID
+	}
+	return s.e.txns.Tables().Lock(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: t.ID, Mode: txn.AccessExclusive,
+		Name: bind.TempDisplayName(t.Name), DDL: true})
 }

@@ -8,21 +8,22 @@ import (
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
-// TestIndexChangeWaitsForWriters: CREATE INDEX, DROP INDEX and REINDEX
-// wait for the open transactions that wrote their table (PostgreSQL's
-// SHARE lock against their ROW EXCLUSIVE), so a READ COMMITTED block that
-// wrote the table commits instead of failing with 40001; readers do not
-// hold them up, lock_timeout bounds the wait, and the new index covers
-// the block's rows.
-func TestIndexChangeWaitsForWriters(t *testing.T) {
+// TestSchemaChangeWaitsForWriters: CREATE INDEX, DROP INDEX, REINDEX and
+// ALTER TABLE (rewriting or not) wait for the open transactions that wrote
+// their table (a SHARE lock against their ROW EXCLUSIVE, as PostgreSQL's
+// locks make them wait), so a READ COMMITTED block that wrote the table
+// commits instead of failing with 40001; readers do not hold them up,
+// lock_timeout bounds the wait, and a new index covers the block's rows.
+func TestSchemaChangeWaitsForWriters(t *testing.T) {
 	e := testEngine(t)
 	a, b := testSession(t, e), testSession(t, e)
 	query(t, a, "CREATE TABLE w (id Int64, v Int64, PRIMARY KEY (id))")
 	query(t, a, "INSERT INTO w VALUES (1, 10)")
 
-	for _, ddl := range []string{"CREATE INDEX w_v ON w (v)", "REINDEX TABLE w", "DROP INDEX w_v"} {
+	for _, ddl := range []string{"CREATE INDEX w_v ON w (v)", "REINDEX TABLE w", "ALTER TABLE w ADD COLUMN x Int64",
+		"ALTER TABLE w ALTER COLUMN x TYPE Int32", "DROP INDEX w_v"} {
 		query(t, a, "BEGIN")
-		query(t, a, "INSERT INTO w VALUES (2, 20)")
+		query(t, a, "INSERT INTO w (id, v) VALUES (2, 20)")
 		// A reader in another block does not hold the change up...
 		r := testSession(t, e)
 		query(t, r, "BEGIN")
@@ -58,9 +59,25 @@ func TestIndexChangeWaitsForWriters(t *testing.T) {
 		query(t, a, "DELETE FROM w WHERE id = 2")
 	}
 
+	// A rewrite converts under SHARE UPDATE EXCLUSIVE and swaps under
+	// ACCESS EXCLUSIVE: an explicit ACCESS SHARE (pg_dump's) holds it off
+	// until it ends, as it holds ALTER TABLE off in PostgreSQL.
+	query(t, a, "BEGIN")
+	query(t, a, "LOCK TABLE w IN ACCESS SHARE MODE")
+	query(t, b, "SET lock_timeout = '50ms'")
+	if _, err := tryQuery(b, "ALTER TABLE w ALTER COLUMN x TYPE Int64"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.LockNotAvailable {
+		t.Fatalf("rewrite under LOCK TABLE ... ACCESS SHARE: %v, want 55P03", err)
+	}
+	query(t, b, "SET lock_timeout = 0")
+	query(t, a, "COMMIT")
+	query(t, b, "ALTER TABLE w ALTER COLUMN x TYPE Int64")
+	if got := query(t, a, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation'"); got[0][0].Int() != 0 {
+		t.Fatalf("locks left after the rewrite: %v", got)
+	}
+
 	// The index built after the writer committed holds its row.
 	query(t, a, "BEGIN")
-	query(t, a, "INSERT INTO w VALUES (3, 30)")
+	query(t, a, "INSERT INTO w (id, v) VALUES (3, 30)")
 	done := make(chan error, 1)
 	go func() {
 		_, err := tryQuery(b, "CREATE INDEX w_v2 ON w (v)")
