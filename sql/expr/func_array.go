@@ -294,30 +294,30 @@ func appendElem(a types.Value, e types.Value, et types.Type, front bool) (types.
 }
 
 func buildArrayAppend(b *Builder, name string, args []Expr) (Expr, error) {
-	at, err := b.arrayAndElem(args, 0, 1)
-	if err != nil {
-		return nil, err
-	}
-	return newFunc(name, at, args, false, func(_ *Context, a []types.Value) (types.Value, error) {
-		arr := a[0]
-		if arr.IsNull() {
-			arr = types.NewArray(at.ElemType(), nil)
-		}
-		return appendElem(arr, a[1], at.ElemType(), false)
-	}), nil
+	return b.arrayWithElem(name, args, false)
 }
 
 func buildArrayPrepend(b *Builder, name string, args []Expr) (Expr, error) {
-	at, err := b.arrayAndElem(args, 1, 0)
+	return b.arrayWithElem(name, args, true)
+}
+
+// arrayWithElem is array_append(arr, e) or, prepend set, array_prepend(e,
+// arr): a NULL array is an empty one.
+func (b *Builder) arrayWithElem(name string, args []Expr, prepend bool) (Expr, error) {
+	arrIdx, elemIdx := 0, 1
+	if prepend {
+		arrIdx, elemIdx = 1, 0
+	}
+	at, err := b.arrayAndElem(args, arrIdx, elemIdx)
 	if err != nil {
 		return nil, err
 	}
 	return newFunc(name, at, args, false, func(_ *Context, a []types.Value) (types.Value, error) {
-		arr := a[1]
+		arr := a[arrIdx]
 		if arr.IsNull() {
 			arr = types.NewArray(at.ElemType(), nil)
 		}
-		return appendElem(arr, a[0], at.ElemType(), true)
+		return appendElem(arr, a[elemIdx], at.ElemType(), prepend)
 	}), nil
 }
 

@@ -28,24 +28,11 @@ func (s *stmtToks) parseLock() (*Lock, error) {
 	if s.isWord(i, "table") {
 		i++
 	}
-	for {
-		if s.isWord(i, "only") {
-			i++
-		}
-		end, parts, ok := s.nameChain(i)
-		if !ok || len(parts) > 2 {
-			return nil, s.errAtTok(i)
-		}
-		l.Tables = append(l.Tables, parts)
-		i = end
-		if s.isOp(i, "*") {
-			i++
-		}
-		if !s.isOp(i, ",") {
-			break
-		}
-		i++
+	i, tables, err := s.relationList(i)
+	if err != nil {
+		return nil, err
 	}
+	l.Tables = tables
 	if s.isWord(i, "in") {
 		i++
 		found := false

@@ -22,24 +22,11 @@ func (s *stmtToks) parseTruncate() (*Truncate, error) {
 	if s.isWord(i, "table") {
 		i++
 	}
-	for {
-		if s.isWord(i, "only") {
-			i++
-		}
-		end, parts, ok := s.nameChain(i)
-		if !ok || len(parts) > 2 {
-			return nil, s.errAtTok(i)
-		}
-		t.Tables = append(t.Tables, parts)
-		i = end
-		if s.isOp(i, "*") {
-			i++
-		}
-		if !s.isOp(i, ",") {
-			break
-		}
-		i++
+	i, tables, err := s.relationList(i)
+	if err != nil {
+		return nil, err
 	}
+	t.Tables = tables
 	switch {
 	case s.isWord(i, "restart") && s.isWord(i+1, "identity"):
 		t.RestartIdentity = true
@@ -61,4 +48,29 @@ func (s *stmtToks) parseTruncate() (*Truncate, error) {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "TRUNCATE needs a table")
 	}
 	return t, nil
+}
+
+// relationList parses the relation list LOCK and TRUNCATE share from token
+// i on: names (at most schema.table), each with PostgreSQL's optional ONLY
+// before and * after (which change nothing here: PivotDB has no table
+// inheritance), separated by commas.
+func (s *stmtToks) relationList(i int) (next int, tables [][]string, err error) {
+	for {
+		if s.isWord(i, "only") {
+			i++
+		}
+		end, parts, ok := s.nameChain(i)
+		if !ok || len(parts) > 2 {
+			return 0, nil, s.errAtTok(i)
+		}
+		tables = append(tables, parts)
+		i = end
+		if s.isOp(i, "*") {
+			i++
+		}
+		if !s.isOp(i, ",") {
+			return i, tables, nil
+		}
+		i++
+	}
 }

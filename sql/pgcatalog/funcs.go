@@ -124,6 +124,17 @@ func catalogFuncs() map[string]*sessionFunc {
 				return types.NewUtf8(v.formatType(a[0].Int(), a[1].Int())), nil
 			})(v, args)
 		}),
+		// pg_typeof(x) is the name of x's type (PostgreSQL returns a
+		// regtype, which prints as this name); an untyped literal or NULL
+		// is "unknown" there too. The type is known when the statement is
+		// bound, so the answer is a constant.
+		"pg_typeof": sig(1, 1, types.TypeUnknown).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
+			t := args[0].Type()
+			if t.Family == types.Unknown || t.Family == types.Null {
+				return constText("unknown"), nil
+			}
+			return constText(v.formatType(typeOID(t), -1)), nil
+		}),
 		"pg_table_is_visible": sig(1, 1, tOID).as(func(v *View, args []expr.Expr) (expr.Expr, error) {
 			// Every relation PivotDB has is in public or pg_catalog, both on
 			// the search path.
