@@ -55,27 +55,27 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		// table's columns, their keys read as one batch (insertbatch.go),
 		// then written in order. A row that cannot be placed fails the
 		// statement after the rows before it were written, as row by row.
+		listed := insertListed(p)
 		placed := make([][]types.Value, 0, min(len(rows), preReadChunk))
-		listedOf := make([][]bool, 0, cap(placed))
 		for start := 0; start < len(rows); start += preReadChunk {
-			placed, listedOf = placed[:0], listedOf[:0]
+			placed = placed[:0]
 			var placeErr error
 			for _, src := range rows[start:min(start+preReadChunk, len(rows))] {
-				row, listed, err := insertRow(ec, p, src)
+				row, err := placeRow(ec, p, src, listed)
 				if err != nil {
 					placeErr = err
 					break
 				}
-				placed, listedOf = append(placed, row), append(listedOf, listed)
+				placed = append(placed, row)
 			}
 			if cw == nil {
 				if err := w.preRead(placed); err != nil {
 					return err
 				}
 			}
-			for i, row := range placed {
+			for _, row := range placed {
 				var err error
-				if row, err = w.insertOne(ctx, cw, row, listedOf[i], p.Mode); err != nil {
+				if row, err = w.insertOne(ctx, cw, row, listed, p.Mode); err != nil {
 					return err
 				}
 				if row == nil {
@@ -140,20 +140,36 @@ func writeResult(r *bind.Returning, tag string, rows [][]types.Value) Result {
 // the others from their defaults; listed marks the columns the statement
 // supplied.
 func insertRow(ec *exec.Context, p *bind.Insert, src []types.Value) (row []types.Value, listed []bool, err error) {
+	listed = insertListed(p)
+	row, err = placeRow(ec, p, src, listed)
+	return row, listed, err
+}
+
+// insertListed marks the columns an INSERT supplies: the same for every
+// row, so a statement computes it once and its rows share it (nothing
+// writes to it).
+func insertListed(p *bind.Insert) []bool {
+	listed := make([]bool, len(p.Table.Columns))
+	for _, ti := range p.Target {
+		listed[ti] = true
+	}
+	return listed
+}
+
+// placeRow is insertRow with the statement's listed columns.
+func placeRow(ec *exec.Context, p *bind.Insert, src []types.Value, listed []bool) (row []types.Value, err error) {
 	row = make([]types.Value, len(p.Table.Columns))
-	listed = make([]bool, len(p.Table.Columns))
 	for i, ti := range p.Target {
 		row[ti] = src[i]
-		listed[ti] = true
 	}
 	for i, d := range p.Defaults {
 		if !listed[i] && d != nil {
 			if row[i], err = d.Eval(ec.Eval, nil); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 	}
-	return row, listed, nil
+	return row, nil
 }
 
 // newRowWriter writes rows of table in transaction t, with the table's TTL
