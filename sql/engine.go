@@ -195,9 +195,13 @@ func Open(opts Options) (*Engine, error) {
 	e.txns = txn.NewManager(st, e.shards)
 	// Lock records of transactions that were open when the process
 	// ended are garbage now (issue 16 item 9: locks live in the data).
-	if _, _, err := e.txns.Recover(); err != nil {
+	locks, records, err := e.txns.Recover()
+	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	if (locks > 0 || records > 0) && opts.Events != nil {
+		opts.Events.Info("removed the locks of transactions open at the last stop", "lock_records", locks, "txn_records", records)
 	}
 	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
