@@ -195,6 +195,20 @@ func TestClusterSplitMissedGetsChildBySnapshot(t *testing.T) {
 	late := nodes[2]
 	dir, addr := late.dir, late.addr
 	late.stop()
+	// The stopped replica may have led the group: wait for a leader among
+	// the other two before proposing the split (a proposal times out
+	// meanwhile, and a timed-out split may or may not have applied).
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := readRows(rctx, nodes[0].host, shardGroup, tableSpan, hlc.Timestamp{WallTime: 1})
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no leader after the stop: %v", err)
+		}
+	}
 
 	m, err := nodes[0].host.Membership(ctx, shardGroup)
 	if err != nil {

@@ -156,8 +156,11 @@ func bootstrap(t *testing.T, nodes []*shardNode, g raft.GroupID, span storage.Sp
 	}
 }
 
+// testCtx bounds a test's Raft calls. The tests take seconds; the bound is
+// generous because `make test` runs every package at once under the race
+// detector on two cores, where an election after a stop can take long.
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
