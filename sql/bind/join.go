@@ -668,7 +668,12 @@ func (a *binder) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast
 	if j.Right == nil {
 		return a.flattenFrom(j.Left, items, ons)
 	}
-	if isLateral(j.Right) {
+	// A lateral-capable item of an outer or NATURAL/USING join that names
+	// no column at all cannot read the items to its left: a plain join
+	// (t RIGHT JOIN generate_series(1, 3) g ON ...). Inner joins find out
+	// by binding (flattenLateral).
+	plainJoin := j.NaturalJoin || len(j.Using) > 0 || j.Tp == ast.LeftJoin || j.Tp == ast.RightJoin
+	if isLateral(j.Right) && !(plainJoin && !readsColumns(j.Right)) {
 		return a.flattenLateral(j, items, ons)
 	}
 	if j.NaturalJoin || len(j.Using) > 0 {
