@@ -543,6 +543,8 @@ func (a *binder) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, er
 		return &planner.Sort{Input: in, Keys: n.Keys}, nil
 	case *planner.Join:
 		return a.pushIntoJoin(n, cond)
+	case *planner.Apply:
+		return a.pushIntoApply(n, cond)
 	case *planner.Project:
 		if sub, ok := substituteColumns(cond, n.Exprs); ok {
 			in, err := a.pushFilter(n.Input, sub)
@@ -566,9 +568,23 @@ func (a *binder) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, er
 		owner[i] = 1
 	}
 	var left, right, rest []expr.Expr
+	var leftKeys, rightKeys []expr.Expr
 	for _, conj := range splitAnd(cond) {
 		refs, ok := itemRefs(conj, owner)
 		switch {
+		case ok && len(refs) == 2 && n.Kind == planner.InnerJoin && a.setting("enable_hashjoin"):
+			// An equality between the sides of an inner join is one more
+			// hash key (a condition pushed into a lateral join's left
+			// side, pushIntoApply, meets a join built without it).
+			if l, r, eq := splitEquality(conj, owner, 1); eq {
+				rk, err := remapColumns(r, func(i int) int { return i - lw })
+				if err != nil {
+					return nil, err
+				}
+				leftKeys, rightKeys = append(leftKeys, l), append(rightKeys, rk)
+				continue
+			}
+			rest = append(rest, conj)
 		case !ok || len(refs) != 1:
 			rest = append(rest, conj)
 		case refs[0] == 0:
@@ -584,11 +600,47 @@ func (a *binder) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, er
 		}
 	}
 	out := *n
+	if len(leftKeys) > 0 {
+		out.LeftKeys = append(append([]expr.Expr(nil), n.LeftKeys...), leftKeys...)
+		out.RightKeys = append(append([]expr.Expr(nil), n.RightKeys...), rightKeys...)
+	}
 	var err error
 	if out.Left, err = a.applyFilters(n.Left, left); err != nil {
 		return nil, err
 	}
 	if out.Right, err = a.applyFilters(n.Right, right); err != nil {
+		return nil, err
+	}
+	if len(rest) == 0 {
+		return &out, nil
+	}
+	return &planner.Filter{Input: &out, Cond: andAll(rest)}, nil
+}
+
+// pushIntoApply pushes the conjuncts of cond that read only the left
+// side of a lateral join into that side (it is preserved by an outer
+// Apply too), so that `FROM a, b, f(b.x) WHERE a.k = b.k` joins a and b
+// by hash before f runs per row; the rest is a Filter on top.
+func (a *binder) pushIntoApply(n *planner.Apply, cond expr.Expr) (planner.Node, error) {
+	lw := len(n.Left.Columns())
+	owner := make([]int, len(n.Cols))
+	for i := lw; i < len(owner); i++ {
+		owner[i] = 1
+	}
+	var left, rest []expr.Expr
+	for _, conj := range splitAnd(cond) {
+		if refs, ok := itemRefs(conj, owner); ok && len(refs) == 1 && refs[0] == 0 {
+			left = append(left, conj)
+		} else {
+			rest = append(rest, conj)
+		}
+	}
+	if len(left) == 0 {
+		return &planner.Filter{Input: n, Cond: cond}, nil
+	}
+	out := *n
+	var err error
+	if out.Left, err = a.applyFilters(n.Left, left); err != nil {
 		return nil, err
 	}
 	if len(rest) == 0 {
@@ -668,7 +720,12 @@ func (a *binder) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast
 	if j.Right == nil {
 		return a.flattenFrom(j.Left, items, ons)
 	}
-	if isLateral(j.Right) {
+	// A lateral-capable item of an outer or NATURAL/USING join that names
+	// no column at all cannot read the items to its left: a plain join
+	// (t RIGHT JOIN generate_series(1, 3) g ON ...). Inner joins find out
+	// by binding (flattenLateral).
+	plainJoin := j.NaturalJoin || len(j.Using) > 0 || j.Tp == ast.LeftJoin || j.Tp == ast.RightJoin
+	if isLateral(j.Right) && !(plainJoin && !readsColumns(j.Right)) {
 		return a.flattenLateral(j, items, ons)
 	}
 	if j.NaturalJoin || len(j.Using) > 0 {

@@ -20,7 +20,9 @@ import (
 // per row of a cross product of everything to its left. Otherwise the
 // items to its left are planned as one unit and a planner.Apply runs the
 // lateral item once per left row with the parameters bound. Inner (comma,
-// CROSS JOIN, JOIN ... ON) and LEFT JOIN LATERAL ... ON are supported.
+// CROSS JOIN, JOIN ... ON) and LEFT JOIN LATERAL ... ON are supported; in
+// an outer or NATURAL/USING join an item that names no column at all is
+// planned as an ordinary join (flattenFrom).
 
 // isLateral reports whether a FROM item may see the items before it.
 func isLateral(n ast.ResultSetNode) bool {
