@@ -258,12 +258,33 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		return nil
 	}
 
+	// Inside a transaction block (txnddl.go) the rows are read through the
+	// transaction, with its own writes, and the new table's rows go into
+	// its batch in phase 2: they commit with it and vanish with it (and
+	// with a ROLLBACK TO a savepoint before the statement). Phase 1 writes
+	// nothing then, so phase 2 puts every row and deletes none.
+	inBlock := s.inTxnBlock()
+	if inBlock && s.txn == nil {
+		// The implicit block of a query string starts with its first
+		// schema change or write (as in ddlInto).
+		s.txn = s.beginTxn()
+		s.txn.StartStatement()
+	}
+
 	// Phase 1: convert a snapshot's rows, no lock held.
 	b := s.e.storage.NewBatch()
 	defer b.Close()
 	var prep []prepRow
 	{
-		snap := s.e.storage.NewSnapshot()
+		var snap interface {
+			NewIter(storage.Span) (*storage.Iterator, error)
+			Close() error
+		}
+		if inBlock {
+			snap = noClose{s.txn.LatestReader()}
+		} else {
+			snap = s.e.storage.NewSnapshot()
+		}
 		it, err := snap.NewIter(storage.TableSpan(old.ID))
 		if err != nil {
 			snap.Close()
@@ -282,7 +303,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 				work.advance(progressEvery)
 			}
 			pr, err := prepare(it.Key(), it.Value())
-			if err == nil {
+			if err == nil && !inBlock {
 				err = put(b, pr)
 			}
 			if err != nil {
@@ -301,7 +322,12 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		}
 	}
 
-	// Phase 2: catch up with the writes since, validate, swap.
+	// Phase 2: catch up with the writes since, validate, swap — holding
+	// ACCESS EXCLUSIVE from here (phase 1 ran under SHARE UPDATE
+	// EXCLUSIVE, statementLocks), taken before the schema gate.
+	if err := s.lockForSwap(ctx, old); err != nil {
+		return nil, err
+	}
 	err = s.indexDDLInto(b, func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error {
 		if cur, ok := ch.Snapshot().TableByID(old.ID); !ok || cur != old {
 			return sqlerr.New(sqlerr.SerializationFailure,
@@ -324,13 +350,16 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		}
 		// The rows committed now against the snapshot's, both in key
 		// order (the gate holds writers back, so this is final).
-		it, err := s.e.storage.NewIter(storage.TableSpan(old.ID))
+		it, err := s.ddlReader().NewIter(storage.TableSpan(old.ID))
 		if err != nil {
 			return err
 		}
 		defer it.Close()
 		deleted := map[string]bool{}
 		stale := func(pr prepRow) error {
+			if inBlock {
+				return nil // phase 1 wrote nothing
+			}
 			deleted[string(pr.newKey)] = true
 			if err := b.Delete(pr.newKey); err != nil {
 				return err
@@ -377,22 +406,30 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 				return err
 			}
 		}
-		// Puts after every delete: a stale key may be another row's key.
+		// Validated before any put of a block's transaction (a failed
+		// statement leaves its batch as it was). Puts after every delete:
+		// a stale key may be another row's key.
+		if err := validateRewrite(ec, p, &nt, entries, final); err != nil {
+			return err
+		}
+		into := b
+		if inBlock {
+			into = s.txn.Batch()
+			s.tddl.recount = append(s.tddl.recount, ids...)
+		}
 		for _, pr := range final {
-			again := pr.fresh || deleted[string(pr.newKey)]
+			again := inBlock || pr.fresh || deleted[string(pr.newKey)]
 			for _, k := range pr.entries {
 				again = again || deleted[string(k)]
 			}
 			if again {
-				if err := put(b, pr); err != nil {
+				if err := put(into, pr); err != nil {
 					return err
 				}
 			}
 		}
-		if err := validateRewrite(ec, p, &nt, entries, final); err != nil {
-			return err
-		}
-		if err := s.e.dropTableData(pch, b, old); err != nil {
+		// In a block the old rows are dropped after the commit.
+		if err := s.dropTableData(pch, b, old); err != nil {
 			return err
 		}
 		ch.DropTable(old)
@@ -404,6 +441,12 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 	}
 	return s.alterDone(p, ids), nil
 }
+
+// noClose gives a reader the Close of a snapshot (the transaction's
+// reader is closed with the transaction).
+type noClose struct{ storage.Reader }
+
+func (noClose) Close() error { return nil }
 
 // validateRewrite checks the rows of a rewritten table: NOT NULL, CHECK,
 // and no two rows with the same key or unique index values.

@@ -553,7 +553,7 @@ func (c *copyTo) read(ctx context.Context) ([]byte, error) {
 	row = row[:len(c.p.Names)]
 	// Printed in the session's TimeZone, DateStyle and IntervalStyle,
 	// as rows of a query are.
-	row = presentRow(row, c.s.vars.ZoneName(), c.s.vars.Style())
+	row = presentRow(row, c.s.vars)
 	if buf, err = c.enc.AppendRow(buf, row); err != nil {
 		return nil, err
 	}

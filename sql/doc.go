@@ -19,9 +19,12 @@
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
 // of statement runs in the file named after it: ddl.go, altertable.go,
-// write.go (with foreignkey.go for foreign keys and their actions, and
-// onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
-// while the transaction writes and sent after it), truncate.go, vacuum.go
+// write.go (with foreignkey.go for foreign keys and their actions,
+// onconflict.go for INSERT ... ON CONFLICT, and insertbatch.go: a
+// multi-row INSERT reads the keys of each chunk of rows as one sorted
+// batch under their locks before writing the rows in order; RETURNING
+// rows are collected while the transaction writes and sent after it),
+// truncate.go, vacuum.go
 // (VACUUM: GC of old versions and compaction of a table's spans; ANALYZE:
 // a recount of its shard statistics),
 // indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,
@@ -62,6 +65,13 @@
 // are the transaction's (txnddl.go: a pending catalog change committed in
 // the transaction's batch, creations made invisibly at once, drops after
 // the commit, orphans dropped at startup; design in sql/catalog/doc.go).
+// Rows a schema change writes in a block go into the transaction's batch:
+// index backfills (fillIndex) and a rewrite's new table (alterRewrite:
+// phase 1 converts the rows read through the transaction without writing,
+// phase 2, under the schema gate, catches up and puts every row into the
+// transaction), so they commit, roll back and roll back to a savepoint
+// with it. What cannot be transactional is refused by txnBlockDDL (0A000
+// naming it, with the reason in the DETAIL).
 // Every schema change holds the schema-change lock (a key of the
 // transaction lock table), a block until it ends. A statement takes its
 // read timestamp before binding, and binds against the catalog as of it
@@ -105,7 +115,14 @@
 // changed while it waited. They are held by the transaction (txn ID) or,
 // outside one, by the statement, and released at the transaction's end
 // (endTransaction), at ROLLBACK TO SAVEPOINT (back to the savepoint's
-// mark) and, for DDL, at its statement's end. COPY FREEZE's rule
+// mark) and, for DDL, at its statement's end. ALTER TABLE and the index
+// changes take SHARE before their own mode, which waits for the implicit
+// ROW EXCLUSIVE of the transactions that wrote the table (relLock.writers),
+// so those commit instead of failing with 40001; a write that took its
+// lock without waiting binds again when its table's committed definition
+// moved past the one it was bound to (writtenTableChanged). A wait for a
+// table lock shows in pg_locks; one for a block's schema change
+// (waitHold) does not. COPY FREEZE's rule
 // (copyfreeze.go) reads the tables the transaction created or truncated.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),

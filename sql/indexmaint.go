@@ -477,7 +477,9 @@ func (s *Session) reindexJob(ctx context.Context, p *bind.Reindex, rebuilt *[]ui
 			if !containsID(ids, ix.ID) {
 				continue
 			}
-			if err := s.e.dropIndexData(pch, b, ix.ID); err != nil {
+			// (Inside a transaction block the old entries are dropped
+			// after its commit.)
+			if err := s.dropIndexData(pch, b, ix.ID); err != nil {
 				return err
 			}
 			ix.ID = ch.NewID()

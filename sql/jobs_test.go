@@ -182,8 +182,8 @@ func TestJobsAfterRestart(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// TestJobsInTransactionBlock: a CREATE INDEX in a transaction block is
-// done when the block commits: its sys.jobs entry succeeds then, and fails
+// TestJobsInTransactionBlock: a CREATE INDEX or a rewriting ALTER TABLE in
+// a transaction block is done when the block commits: its sys.jobs entry succeeds then, and fails
 // with the reason when the block rolls back, or rolls back to a savepoint
 // set before it.
 func TestJobsInTransactionBlock(t *testing.T) {
@@ -215,6 +215,22 @@ func TestJobsInTransactionBlock(t *testing.T) {
 	}
 	if got := job("CREATE INDEX jb_c ON jb (v)"); !strings.HasPrefix(got, "failed,rolled back: its transaction block rolled back to a savepoint") {
 		t.Fatalf("rolled back to a savepoint: %q", got)
+	}
+	// A rewrite's job too (ALTER COLUMN TYPE, in a block since issue 22).
+	query(t, s, "BEGIN")
+	query(t, s, "SAVEPOINT sp")
+	query(t, s, "ALTER TABLE jb ALTER COLUMN v TYPE Int32")
+	query(t, s, "ROLLBACK TO SAVEPOINT sp")
+	query(t, s, "ALTER TABLE jb ALTER COLUMN v TYPE Utf8 USING v::Utf8")
+	if got := job("ALTER TABLE jb ALTER COLUMN v TYPE Utf8 USING v::Utf8"); got != "running," {
+		t.Fatalf("rewrite before the commit: %q", got)
+	}
+	query(t, s, "COMMIT")
+	if got := job("ALTER TABLE jb ALTER COLUMN v TYPE Utf8 USING v::Utf8"); got != "succeeded," {
+		t.Fatalf("committed rewrite: %q", got)
+	}
+	if got := job("ALTER TABLE jb ALTER COLUMN v TYPE Int32"); !strings.HasPrefix(got, "failed,rolled back: its transaction block rolled back to a savepoint") {
+		t.Fatalf("rewrite rolled back to a savepoint: %q", got)
 	}
 	// Outside a block the job ends with its statement.
 	query(t, s, "CREATE INDEX jb_d ON jb (v)")

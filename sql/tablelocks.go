@@ -21,17 +21,29 @@ import (
 //     ALTER TABLE, DROP INDEX, VACUUM FULL), SHARE UPDATE EXCLUSIVE for the
 //     changes that let reads and writes go on (CREATE INDEX and REINDEX,
 //     which PivotDB builds online as PostgreSQL's CONCURRENTLY does,
-//     VACUUM, ANALYZE, table settings, RESHARD);
-//   - LOCK TABLE takes the mode it names.
+//     VACUUM, ANALYZE, table settings, RESHARD, and a rewriting ALTER
+//     TABLE while it converts the rows: it takes ACCESS EXCLUSIVE for its
+//     swap, lockForSwap);
+//   - LOCK TABLE takes the mode it names; on a view, on the view and on
+//     every table and view its query reads, recursively (viewLocks).
 //
 // A schema change's table locks end with its statement (inside a block,
 // transactional DDL's block-wide schema-change lock, txnddl.go, orders
-// schema changes until the block ends), and it waits only for LOCK TABLE's
-// and other schema changes' locks, not for the implicit locks of the
-// transactions that read or wrote the table (those fail at commit if the
-// change invalidated what they wrote). So pg_dump's ACCESS SHARE holds
-// DROP TABLE off, and LOCK TABLE t IN SHARE MODE holds writers off, as in
-// PostgreSQL.
+// schema changes until the block ends). Its own mode waits only for LOCK
+// TABLE's and other schema changes' locks, not for the implicit locks of
+// the transactions that read the table: readers go on with the catalog of
+// their snapshot. ALTER TABLE and the index changes (CREATE and DROP
+// INDEX, REINDEX) first take SHARE, which does wait for the implicit ROW
+// EXCLUSIVE of the transactions that wrote the table, as PostgreSQL's
+// locks make them wait: those would fail at commit with 40001 if the
+// change committed before them (their rows follow the old definition).
+// New writers queue behind it until the change's statement ends, except
+// behind a rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY), which lets them
+// go on once the writers it found ended: it converts the rows without
+// holding writers off, and those still open at its swap fail at commit.
+// Other DDL (DROP TABLE, TRUNCATE) does not wait for writers; they fail
+// at commit instead. So pg_dump's ACCESS SHARE holds DROP TABLE off, and
+// LOCK TABLE t IN SHARE MODE holds writers off, as in PostgreSQL.
 //
 // Locks are taken after the statement is bound; a statement that waited
 // while the catalog changed is bound again (the table it bound may be
@@ -45,10 +57,30 @@ import (
 // relLock is one table lock a statement takes.
 type relLock struct {
 	table *catalog.Table
-	mode  txn.LockMode
+	// view is set instead of table for LOCK TABLE on a view (the lock
+	// manager keys both by catalog ID).
+	view *catalog.View
+	mode txn.LockMode
 	// implicit: a read's or write's lock; ddl: a schema change's (see
 	// txn.LockRequest); neither: LOCK TABLE's.
 	implicit, ddl bool
+	// writers: a schema change's lock (released with its statement) that
+	// waits for the implicit locks too, not only for LOCK TABLE's and
+	// DDL's: the SHARE lock that makes an index change wait for the open
+	// writers of its table (see statementLocks).
+	writers bool
+	// barrier: given back as soon as it is granted — the statement waits
+	// for the current holders of conflicting locks but holds nothing
+	// against those that come later (a rewrite's online phase).
+	barrier bool
+}
+
+// relation is the ID and the display name of what l locks.
+func (l relLock) relation() (uint64, string) {
+	if l.view != nil {
+		return l.view.ID, l.view.Name
+	}
+	return l.table.ID, bind.TempDisplayName(l.table.Name)
 }
 
 // useModes maps the binder's table uses to lock modes.
@@ -57,8 +89,13 @@ var useModes = [...]txn.LockMode{bind.UseRead: txn.AccessShare, bind.UseLockRows
 // lockOwner returns the owner of the table locks the session takes now,
 // and remembers it to release its locks when the transaction ends.
 func (s *Session) lockOwner() uint64 {
+	// The implicit transaction of a protocol cycle begins at its first
+	// write, after the locks of that write were taken; the cycle's later
+	// locks stay with their first owner, since the lock manager knows
+	// owners, not sessions, and two owners of one session would wait for
+	// each other (`SELECT * FROM t; LOCK t; INSERT INTO t ...`).
 	var id uint64
-	if s.txn != nil {
+	if s.txn != nil && !(s.implicit && s.relOwner != 0) {
 		id = s.txn.ID()
 	} else {
 		if s.relOwner == 0 {
@@ -93,11 +130,19 @@ func (s *Session) lockTablesWaited(ctx context.Context, locks []relLock, nowait 
 		pid = s.backend.PID
 	}
 	for _, l := range locks {
-		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: l.table.ID, Mode: l.mode,
-			NoWait: nowait, Name: bind.TempDisplayName(l.table.Name), Implicit: l.implicit, DDL: l.ddl})
+		mark := 0
+		if l.barrier {
+			mark = s.e.txns.Tables().Mark(owner)
+		}
+		rel, name := l.relation()
+		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: rel, Mode: l.mode,
+			NoWait: nowait, Name: name, Implicit: l.implicit, DDL: l.ddl && !l.writers})
 		waited = waited || w
 		if err != nil {
 			return waited, err
+		}
+		if l.barrier {
+			s.e.txns.Tables().ReleaseTo(owner, mark)
 		}
 	}
 	return waited, nil
@@ -121,8 +166,8 @@ func (s *Session) releaseTableLocks() {
 // wait for its end.
 func (s *Session) releaseStatementLocks() {
 	if d := s.ddlLocks; d != nil {
-		// A schema change commits at once (DDL is not transactional
-		// yet), so its locks end with its statement.
+		// A schema change's table locks end with its statement, also
+		// in a block (its schema-change lock lasts to the block's end).
 		s.e.txns.Tables().ReleaseTo(d.owner, d.mark)
 		s.ddlLocks = nil
 	}
@@ -200,6 +245,20 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 			locks = append(locks, relLock{table: t, mode: mode, ddl: true})
 		}
 	}
+	// waitWriters makes an index change wait for the transactions that
+	// hold ROW EXCLUSIVE on the table (PostgreSQL's SHARE lock of CREATE
+	// INDEX): they wrote it maintaining its old indexes, and would fail
+	// at commit with 40001 if the change committed first. Writers that
+	// come meanwhile queue behind it. Readers do not conflict.
+	// It comes before the change's own lock, so that it waits holding
+	// nothing a writer needs (DROP INDEX's ACCESS EXCLUSIVE would hold the
+	// writer it waits for off: a deadlock).
+	waitWriters := func(barrier bool) {
+		if n := len(locks); n > 0 && locks[n-1].ddl {
+			own := locks[n-1]
+			locks = append(locks[:n-1], relLock{table: own.table, mode: txn.Share, ddl: true, writers: true, barrier: barrier}, own)
+		}
+	}
 	switch st := p.plan.(type) {
 	case *bind.DropTables:
 		for _, n := range st.Tables {
@@ -211,7 +270,19 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 		}
 	case *bind.AlterTable:
 		if st.Old != nil {
-			locks = append(locks, relLock{table: st.Old, mode: txn.AccessExclusive, ddl: true})
+			// A rewrite converts the rows while writers go on (its
+			// phase 1, alterRewrite): it only waits for the writers
+			// there are when it starts, and holds SHARE UPDATE EXCLUSIVE
+			// (which keeps other schema changes off) until its swap,
+			// which takes ACCESS EXCLUSIVE (lockForSwap). The writers
+			// that come later fail at commit with 40001 if still open at
+			// the swap (statements outside a block run again).
+			mode := txn.AccessExclusive
+			if st.Rewrite != nil {
+				mode = txn.ShareUpdateExclusive
+			}
+			locks = append(locks, relLock{table: st.Old, mode: mode, ddl: true})
+			waitWriters(st.Rewrite != nil)
 		}
 	case *bind.AlterSettings:
 		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
@@ -219,14 +290,20 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 		astName(st.Table.Schema.O, st.Table.Name.O, txn.ShareUpdateExclusive)
 	case *bind.CreateIndex:
 		byName([]string{st.Table}, txn.ShareUpdateExclusive)
+		waitWriters(false)
 	case *bind.DropIndex:
 		byIndex(st.Name, txn.AccessExclusive)
+		waitWriters(false)
 	case *bind.Reindex:
+		n := len(locks)
 		if st.Kind != "table" {
 			byIndex(st.Name, txn.ShareUpdateExclusive)
 		}
-		if st.Kind != "index" {
+		if len(locks) == n && st.Kind != "index" {
 			byName([]string{st.Name}, txn.ShareUpdateExclusive)
+		}
+		if len(locks) > n {
+			waitWriters(false)
 		}
 	case *bind.Vacuum:
 		mode := txn.ShareUpdateExclusive
@@ -250,7 +327,10 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 
 // runLock is LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT].
 func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
-	if !s.inBlock() {
+	// As in PostgreSQL, the implicit block of a query string of several
+	// statements is a transaction block for LOCK: `LOCK t; SELECT ...`
+	// holds the lock to the end of the string.
+	if !s.inTxnBlock() {
 		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
 	}
 	mode := lockModeByName[p.Mode]
@@ -265,22 +345,18 @@ func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
 		}
 		t, ok := s.truncateTarget(snap, parts)
 		if !ok {
-			if _, isView := snap.View(s.db.ID, name); isView {
-				return nil, sqlerr.NotSupported("LOCK TABLE on a view (%s)", name)
+			v, isView := snap.View(s.db.ID, name)
+			if !isView || (len(parts) == 2 && strings.EqualFold(parts[0], "pg_temp")) {
+				return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 			}
-			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+			viewLocks, err := s.viewLocks(snap, acc, v, mode)
+			if err != nil {
+				return nil, err
+			}
+			locks = append(locks, viewLocks...)
+			continue
 		}
-		// PostgreSQL's rule: ACCESS SHARE needs SELECT, ROW EXCLUSIVE
-		// INSERT, and either any of UPDATE, DELETE and TRUNCATE.
-		allowed := acc.Has(&t.Owned, acl.Table, acl.Update) || acc.Has(&t.Owned, acl.Table, acl.Delete) ||
-			acc.Has(&t.Owned, acl.Table, acl.Truncate)
-		switch mode {
-		case txn.AccessShare:
-			allowed = allowed || acc.Has(&t.Owned, acl.Table, acl.Select)
-		case txn.RowExclusive:
-			allowed = allowed || acc.Has(&t.Owned, acl.Table, acl.Insert)
-		}
-		if !allowed {
+		if !lockAllowed(acc, &t.Owned, mode) {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", bind.TempDisplayName(t.Name))
 		}
 		locks = append(locks, relLock{table: t, mode: mode})
@@ -289,6 +365,50 @@ func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
 		return nil, err
 	}
 	return &tagResult{tag: "LOCK TABLE"}, nil
+}
+
+// lockAllowed is PostgreSQL's rule for LOCK TABLE: ACCESS SHARE needs
+// SELECT, ROW EXCLUSIVE INSERT, and either any of UPDATE, DELETE and
+// TRUNCATE.
+func lockAllowed(acc *catalog.Access, o *catalog.Owned, mode txn.LockMode) bool {
+	allowed := acc.Has(o, acl.Table, acl.Update) || acc.Has(o, acl.Table, acl.Delete) || acc.Has(o, acl.Table, acl.Truncate)
+	switch mode {
+	case txn.AccessShare:
+		allowed = allowed || acc.Has(o, acl.Table, acl.Select)
+	case txn.RowExclusive:
+		allowed = allowed || acc.Has(o, acl.Table, acl.Insert)
+	}
+	return allowed
+}
+
+// viewLocks are the locks of LOCK TABLE on view v, as in PostgreSQL: the
+// view and, recursively, every table and view its query reads
+// (bind.ViewRelations), in mode. The session's user needs the mode's
+// privileges on v, the owner of each view those on what its query reads.
+func (s *Session) viewLocks(snap *catalog.Snapshot, acc *catalog.Access, v *catalog.View, mode txn.LockMode) ([]relLock, error) {
+	if !lockAllowed(acc, &v.Owned, mode) {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for view %s", v.Name)
+	}
+	rels, err := bind.ViewRelations(s.bindEnv(), v)
+	if err != nil {
+		return nil, err
+	}
+	locks := []relLock{{view: v, mode: mode}}
+	for _, r := range rels {
+		racc := snap.Access(r.Role)
+		if r.View != nil {
+			if !lockAllowed(racc, &r.View.Owned, mode) {
+				return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for view %s", r.View.Name)
+			}
+			locks = append(locks, relLock{view: r.View, mode: mode})
+			continue
+		}
+		if !lockAllowed(racc, &r.Table.Owned, mode) {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", bind.TempDisplayName(r.Table.Name))
+		}
+		locks = append(locks, relLock{table: r.Table, mode: mode})
+	}
+	return locks, nil
 }
 
 var lockModeByName = map[string]txn.LockMode{
@@ -330,7 +450,7 @@ func (s *Session) lockForStatement(ctx context.Context, p *Prepared, fix bool) e
 				return err
 			}
 		}
-		if !waited || tries > 8 || s.stmtAsOf != nil {
+		if (!waited && !s.writtenTableChanged(locks)) || tries > 8 || s.stmtAsOf != nil {
 			// (A historical read keeps its timestamp.)
 			return nil
 		}
@@ -349,4 +469,46 @@ func (s *Session) lockForStatement(ctx context.Context, p *Prepared, fix bool) e
 		}
 		p.plan = fresh.plan
 	}
+}
+
+// writtenTableChanged reports whether a table the statement writes (its
+// ROW EXCLUSIVE locks, now held) has a newer committed definition than
+// the one the statement was bound to: an index change committed between
+// the statement's snapshot and its lock, without making it wait. Bound
+// again (as after a wait), it maintains the indexes the table has now;
+// once the lock is held, no index change can commit before the statement
+// ends (they wait for writers, statementLocks). Not inside a block that
+// changed the schema itself (its own catalog is not the committed one).
+func (s *Session) writtenTableChanged(locks []relLock) bool {
+	if s.tddl != nil && s.tddl.pending != nil {
+		return false
+	}
+	cur := s.e.catalog.Snapshot()
+	for _, l := range locks {
+		if !l.implicit || l.mode != txn.RowExclusive {
+			continue
+		}
+		if t, ok := cur.TableByID(l.table.ID); ok && t != l.table {
+			return true
+		}
+	}
+	return false
+}
+
+// lockForSwap takes ACCESS EXCLUSIVE on t for the rest of the running
+// schema change's statement (released with its other locks): a rewrite
+// takes it for its swap only, after converting the rows under SHARE
+// UPDATE EXCLUSIVE, so that it waits for LOCK TABLE's holders (pg_dump's
+// ACCESS SHARE) before the old rows go, but not while it converts.
+func (s *Session) lockForSwap(ctx context.Context, t *catalog.Table) error {
+	owner := s.lockOwner()
+	if s.ddlLocks != nil {
+		owner = s.ddlLocks.owner
+	}
+	var pid uint32
+	if s.backend != nil {
+		pid = s.backend.PID
+	}
+	return s.e.txns.Tables().Lock(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: t.ID, Mode: txn.AccessExclusive,
+		Name: bind.TempDisplayName(t.Name), DDL: true})
 }

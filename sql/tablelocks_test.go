@@ -97,12 +97,16 @@ func TestLockTable(t *testing.T) {
 	query(t, a, "COMMIT")
 	query(t, b, "TRUNCATE t")
 
-	// A schema change does not wait for the implicit locks of a
-	// transaction that wrote the table (DDL is not transactional yet:
-	// that transaction fails at commit instead), and its own lock ends
-	// with its statement.
+	// A schema change waits for a transaction that wrote the table (it
+	// would fail at commit otherwise), not for one that only read it, and
+	// its own lock ends with its statement (the block's schema-change
+	// lock orders it with other schema changes until the block ends).
 	query(t, a, "BEGIN")
 	query(t, a, "INSERT INTO t (id, v) VALUES (5, 'e')")
+	mustFail(b, "ALTER TABLE t ADD COLUMN w Int64", sqlerr.LockNotAvailable)
+	query(t, a, "COMMIT")
+	query(t, a, "BEGIN")
+	query(t, a, "SELECT * FROM t")
 	query(t, b, "BEGIN")
 	query(t, b, "ALTER TABLE t ADD COLUMN w Int64")
 	if got := query(t, a, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation' AND mode = 'AccessExclusiveLock'"); got[0][0].Int() != 0 {

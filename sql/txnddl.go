@@ -59,6 +59,10 @@ type txnDDL struct {
 	// recount lists indexes built by the transaction, whose statistics
 	// are counted after the commit.
 	recount []uint64
+	// settingsOf are tables as they were before the transaction changed
+	// their settings: a KEY_BLOOM_FILTER switched on or off rewrites the
+	// table's data in the background after the commit (keyFilterChanged).
+	settingsOf []*catalog.Table
 	// jobs are the sys.jobs entries of its statements (CREATE INDEX),
 	// finished when it ends (finishTxnJobs).
 	jobs []txnJob
@@ -465,6 +469,11 @@ func (s *Session) finishTxnDDL(d *txnDDL, committed bool) {
 		s.notice("WARNING", sqlerr.InternalError, "dropped objects' data was not removed (it is at the next start): %v", err)
 	}
 	if committed {
+		for _, old := range d.settingsOf {
+			if cur, ok := snap.TableByID(old.ID); ok {
+				s.e.keyFilterChanged(old, cur)
+			}
+		}
 		for _, id := range d.recount {
 			if _, ok := snap.TableByID(id); ok {
 				s.recountIndex(id)
@@ -576,41 +585,37 @@ func txnBlockDDL(st bind.Statement, script bool) error {
 	never := func(what string) error {
 		return sqlerr.New(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", what)
 	}
-	notYet := func(what string) error {
+	// why says what keeps the statement out of a transaction (the
+	// DETAIL).
+	notYet := func(what, why string) error {
 		if script {
 			return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
 				Message: what + " cannot run in a query string of several statements yet",
-				Detail:  "The statements of one query string form one transaction; PivotDB cannot make this schema change transactional yet.",
+				Detail:  "The statements of one query string form one transaction, and " + why + ".",
 				Hint:    "Send it as a query of its own (it commits on its own)."}
 		}
 		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
-			Message: what + " cannot run inside a transaction block",
-			Detail:  "PivotDB cannot make this schema change transactional yet.",
+			Message: what + " cannot run inside a transaction block yet",
+			Detail:  "PivotDB cannot make it transactional: " + why + ".",
 			Hint:    "Run it outside a transaction block (it commits on its own)."}
 	}
+	const seqState = "a sequence's state is kept outside the transaction's catalog (as nextval's is in PostgreSQL)"
+	const shardMaps = "shard boundaries are changed in place, not versioned with the catalog"
 	switch st := st.(type) {
 	case *bind.CreateDatabase:
 		return never("CREATE DATABASE")
 	case *bind.DropDatabase:
 		return never("DROP DATABASE")
-	case *bind.AlterTable:
-		if st.Rewrite != nil {
-			return notYet("ALTER TABLE that rewrites the table (ALTER COLUMN TYPE, ADD PRIMARY KEY)")
-		}
 	case *bind.Truncate:
 		if st.RestartIdentity {
-			return notYet("TRUNCATE ... RESTART IDENTITY")
+			return notYet("TRUNCATE ... RESTART IDENTITY", seqState)
 		}
 	case *bind.AlterSequence:
-		return notYet("ALTER SEQUENCE")
-	case *bind.AlterSettings:
-		return notYet("ALTER TABLE ... SET/RESET of table settings")
+		return notYet("ALTER SEQUENCE", seqState)
 	case *bind.Reshard:
-		return notYet("RESHARD")
+		return notYet("ALTER TABLE ... RESHARD", shardMaps)
 	case *bind.Split:
-		return notYet("ALTER TABLE ... SPLIT")
-	case *bind.Reindex:
-		return notYet("REINDEX")
+		return notYet("ALTER TABLE ... SPLIT", shardMaps)
 	}
 	return nil
 }

@@ -11,7 +11,8 @@ import (
 // invisible to a second session until the commit; a schema change waits
 // for the transaction holding uncommitted ones; a write to a table whose
 // schema another transaction is changing fails with 40001 instead of
-// storing a row checked against the old definition.
+// storing a row checked against the old definition; a schema change waits
+// for the transactions that wrote its table.
 func TestTransactionalDDLIsolation(t *testing.T) {
 	srv := startServer(t)
 	a := srv.connect(t, pgx.QueryExecModeCacheStatement)
@@ -69,10 +70,10 @@ func TestTransactionalDDLIsolation(t *testing.T) {
 	// A write inside a transaction does not wait (it may hold locks the
 	// other block waits for): its commit fails with 40001, as the row was
 	// checked against the definition being replaced.
-	mustExec(t, b, "BEGIN")
-	mustExec(t, b, "INSERT INTO fresh VALUES (4, 'x')")
 	mustExec(t, a, "BEGIN")
 	mustExec(t, a, "ALTER TABLE fresh ALTER COLUMN v DROP NOT NULL")
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "INSERT INTO fresh VALUES (4, 'x')")
 	if _, err := b.Exec(ctx, "COMMIT"); sqlState(err) != "40001" {
 		t.Fatalf("commit of a write under the old definition: %v", err)
 	}
@@ -83,6 +84,26 @@ func TestTransactionalDDLIsolation(t *testing.T) {
 	}
 	mustExec(t, a, "COMMIT")
 	mustExec(t, b, "INSERT INTO fresh VALUES (4, NULL)")
+
+	// The other way round, a schema change waits for the transactions
+	// that wrote its table (as PostgreSQL's lock makes it), which then
+	// commit: lock_timeout bounds its wait.
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "INSERT INTO fresh VALUES (5, 'y')")
+	mustExec(t, a, "SET lock_timeout = '100ms'")
+	if _, err := a.Exec(ctx, "ALTER TABLE fresh ALTER COLUMN v TYPE text"); sqlState(err) != "55P03" {
+		t.Fatalf("schema change while a block writes the table: %v", err)
+	}
+	go func() {
+		_, err := a.Exec(ctx, "ALTER TABLE fresh ADD COLUMN w int")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	mustExec(t, b, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, a, "SET lock_timeout = 0")
 
 	// lock_timeout bounds the wait for the schema-change lock.
 	mustExec(t, a, "BEGIN")

@@ -107,7 +107,10 @@
 // counter commit in a batch of the statement's own, and no committed
 // descriptor names them. Index backfills and the row scans of validations
 // (SET NOT NULL, CHECK, FOREIGN KEY) read through the transaction (its
-// own rows included) and write index entries into its batch. Drops —
+// own rows included) and write index entries into its batch; a rewrite
+// (ALTER COLUMN TYPE, ADD PRIMARY KEY) writes its new table's rows and
+// entries there too, under the new table's ids, and REINDEX its new
+// index's entries. Drops —
 // DROP TABLE/INDEX/SEQUENCE's data and shard maps, TRUNCATE's old rows —
 // wait for the commit and run after it. At the transaction's end, the
 // creations its committed catalog does not name (all of them after a
@@ -117,10 +120,10 @@
 // shard maps and sequence records with no descriptor).
 //
 // Not transactional yet, refused in a block with 0A000 "... cannot run
-// inside a transaction block" (before anything runs): changes that
-// rewrite rows (ALTER COLUMN TYPE, ADD PRIMARY KEY), ALTER SEQUENCE,
-// TRUNCATE ... RESTART IDENTITY, table settings, RESHARD/SPLIT and
-// REINDEX. CREATE/DROP DATABASE get PostgreSQL's 25001.
+// inside a transaction block yet" (before anything runs): ALTER SEQUENCE
+// and TRUNCATE ... RESTART IDENTITY (a sequence's state lives outside the
+// catalog), RESHARD and SPLIT (shard maps change in place, unversioned).
+// CREATE/DROP DATABASE get PostgreSQL's 25001.
 //
 // Outside a block — including the implicit transaction of a simple Query
 // string holding several statements, or of a pipeline up to Sync — a

@@ -119,7 +119,7 @@ type View struct {
 	// none is sent.
 	Notice func(msg string)
 	// Locks lists the locks held and awaited (pg_locks); nil: none.
-	Locks func() []LockRow
+	Locks func() ([]LockRow, error)
 	// Cursors lists the session's open cursors (pg_cursors), read when
 	// the statement runs; nil: none.
 	Cursors func() []Cursor
@@ -146,6 +146,9 @@ type Table struct {
 	Name   string
 	Cols   []planner.Column
 	rows   func(v *View) [][]types.Value
+	// rowsErr is rows for a relation whose source can fail (pg_locks
+	// reads the store's lock records); used when set.
+	rowsErr func(v *View) ([][]types.Value, error)
 	// oid is the relation's own OID (systemOID), its rows' tableoid.
 	oid int64
 }
@@ -301,7 +304,15 @@ func (t *Table) Node(v *View) *planner.Generate {
 	cols := append(slices.Clip(t.Cols), planner.Column{Name: "tableoid", Type: types.TypeInt64, Hidden: true})
 	oid := types.NewInt64(t.oid)
 	return &planner.Generate{Name: t.Schema + "." + t.Name, Cols: cols, Rows: func() ([][]types.Value, error) {
-		rows := t.rows(v)
+		var rows [][]types.Value
+		if t.rowsErr != nil {
+			var err error
+			if rows, err = t.rowsErr(v); err != nil {
+				return nil, err
+			}
+		} else {
+			rows = t.rows(v)
+		}
 		for i, r := range rows {
 			rows[i] = append(r, oid)
 		}

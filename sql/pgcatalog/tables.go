@@ -491,7 +491,7 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_stat_activity", Cols: pgStatActivityCols, rows: pgStatActivityRows},
-	{Schema: "pg_catalog", Name: "pg_locks", Cols: pgLocksCols, rows: pgLocksRows},
+	{Schema: "pg_catalog", Name: "pg_locks", Cols: pgLocksCols, rowsErr: pgLocksRows},
 	{Schema: "pg_catalog", Name: "pg_stat_user_tables", Cols: pgStatUserTablesCols, rows: pgStatUserTablesRows},
 }
 

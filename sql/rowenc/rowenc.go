@@ -158,7 +158,14 @@ func decimalFromKey(d storage.Decimal) *apd.Decimal {
 
 // EncodeKey returns the key of a row: table prefix plus key columns.
 func EncodeKey(t *catalog.Table, row []types.Value) []byte {
-	key := storage.TablePrefix(t.ID)
+	// Sized for the usual key in one allocation (an INSERT encodes one
+	// key per row): the prefix, and per column a tag and 8 bytes, or a
+	// string with its escapes and terminator in most cases.
+	n := 9
+	for _, k := range t.PrimaryKey {
+		n += 10 + row[k].PayloadSize()
+	}
+	key := storage.AppendTablePrefix(make([]byte, 0, n), t.ID)
 	for _, k := range t.PrimaryKey {
 		key = AppendKeyValue(key, row[k])
 	}

@@ -1,0 +1,101 @@
+package sql
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// TestSchemaChangeWaitsForWriters: CREATE INDEX, DROP INDEX, REINDEX and
+// ALTER TABLE (rewriting or not) wait for the open transactions that wrote
+// their table (a SHARE lock against their ROW EXCLUSIVE, as PostgreSQL's
+// locks make them wait), so a READ COMMITTED block that wrote the table
+// commits instead of failing with 40001; readers do not hold them up,
+// lock_timeout bounds the wait, and a new index covers the block's rows.
+func TestSchemaChangeWaitsForWriters(t *testing.T) {
+	e := testEngine(t)
+	a, b := testSession(t, e), testSession(t, e)
+	query(t, a, "CREATE TABLE w (id Int64, v Int64, PRIMARY KEY (id))")
+	query(t, a, "INSERT INTO w VALUES (1, 10)")
+
+	for _, ddl := range []string{"CREATE INDEX w_v ON w (v)", "REINDEX TABLE w", "ALTER TABLE w ADD COLUMN x Int64",
+		"ALTER TABLE w ALTER COLUMN x TYPE Int32", "DROP INDEX w_v"} {
+		query(t, a, "BEGIN")
+		query(t, a, "INSERT INTO w (id, v) VALUES (2, 20)")
+		// A reader in another block does not hold the change up...
+		r := testSession(t, e)
+		query(t, r, "BEGIN")
+		query(t, r, "SELECT * FROM w")
+		// ...the writer does: lock_timeout ends the wait with 55P03.
+		query(t, b, "SET lock_timeout = '50ms'")
+		if _, err := tryQuery(b, ddl); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.LockNotAvailable {
+			t.Fatalf("%s while a block writes the table: %v, want 55P03", ddl, err)
+		}
+		query(t, b, "SET lock_timeout = 0")
+		done := make(chan error, 1)
+		go func() {
+			_, err := tryQuery(b, ddl)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			t.Fatalf("%s did not wait for the writer: %v", ddl, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		waiting := query(t, r, "SELECT mode FROM pg_locks WHERE locktype = 'relation' AND NOT granted")
+		if len(waiting) != 1 || waiting[0][0].Str() != "ShareLock" {
+			t.Fatalf("%s in pg_locks: %v", ddl, waiting)
+		}
+		// The writer's next write of the table is not queued behind the
+		// change (it holds the table already), and its COMMIT succeeds.
+		query(t, a, "UPDATE w SET v = v + 1 WHERE id = 2")
+		query(t, a, "COMMIT")
+		if err := <-done; err != nil {
+			t.Fatalf("%s after the writer's COMMIT: %v", ddl, err)
+		}
+		query(t, r, "COMMIT")
+		query(t, a, "DELETE FROM w WHERE id = 2")
+	}
+
+	// A rewrite converts under SHARE UPDATE EXCLUSIVE and swaps under
+	// ACCESS EXCLUSIVE: an explicit ACCESS SHARE (pg_dump's) holds it off
+	// until it ends, as it holds ALTER TABLE off in PostgreSQL.
+	query(t, a, "BEGIN")
+	query(t, a, "LOCK TABLE w IN ACCESS SHARE MODE")
+	query(t, b, "SET lock_timeout = '50ms'")
+	if _, err := tryQuery(b, "ALTER TABLE w ALTER COLUMN x TYPE Int64"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.LockNotAvailable {
+		t.Fatalf("rewrite under LOCK TABLE ... ACCESS SHARE: %v, want 55P03", err)
+	}
+	query(t, b, "SET lock_timeout = 0")
+	query(t, a, "COMMIT")
+	query(t, b, "ALTER TABLE w ALTER COLUMN x TYPE Int64")
+	if got := query(t, a, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation'"); got[0][0].Int() != 0 {
+		t.Fatalf("locks left after the rewrite: %v", got)
+	}
+
+	// The index built after the writer committed holds its row.
+	query(t, a, "BEGIN")
+	query(t, a, "INSERT INTO w (id, v) VALUES (3, 30)")
+	done := make(chan error, 1)
+	go func() {
+		_, err := tryQuery(b, "CREATE INDEX w_v2 ON w (v)")
+		done <- err
+	}()
+	time.Sleep(30 * time.Millisecond)
+	query(t, a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, a, "SELECT id FROM w WHERE v = 30"); len(got) != 1 || got[0][0].Int() != 3 {
+		t.Fatalf("row through the new index: %v", got)
+	}
+	plan := ""
+	for _, row := range query(t, a, "EXPLAIN SELECT id FROM w WHERE v = 30") {
+		plan += row[0].Text() + "\n"
+	}
+	if !strings.Contains(plan, "w_v2") {
+		t.Fatalf("plan does not use the new index:\n%s", plan)
+	}
+}
