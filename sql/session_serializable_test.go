@@ -61,10 +61,12 @@ func TestSerializableCycleReads(t *testing.T) {
 }
 
 // TestReadCommittedRerunAtSync: a READ COMMITTED statement whose commit at
-// Sync meets a schema change made after it ran (its writes miss the new
-// index) is run again at Sync and committed, when it gives the tag the
-// client already has; with another tag the commit fails with 40001 after
-// all. Either way every index holds exactly the table's rows.
+// Sync meets a schema change of its table made after it ran is run again
+// at Sync and committed, when it gives the tag the client already has;
+// with another tag the commit fails with 40001 after all. Either way every
+// index holds exactly the table's rows. (Index changes and ALTER TABLE wait
+// for the statement's ROW EXCLUSIVE now; a new table referencing it still
+// changes its definition without waiting.)
 func TestReadCommittedRerunAtSync(t *testing.T) {
 	e := testEngine(t)
 	a, b := testSession(t, e), testSession(t, e)
@@ -93,7 +95,7 @@ func TestReadCommittedRerunAtSync(t *testing.T) {
 	if tag := run("UPDATE rr SET v = v + 10 WHERE v > 0"); tag != "UPDATE 1" {
 		t.Fatalf("tag %q", tag)
 	}
-	query(t, b, "CREATE INDEX rr_v ON rr (v)")
+	query(t, b, "CREATE TABLE rc (k Int64, p Int64 REFERENCES rr (k), PRIMARY KEY (k))")
 	if err := a.Sync(); err != nil {
 		t.Fatalf("Sync: %v, want the statement run again and committed", err)
 	}
@@ -106,7 +108,7 @@ func TestReadCommittedRerunAtSync(t *testing.T) {
 	if tag := run("UPDATE rr SET v = v + 10 WHERE v > 0"); tag != "UPDATE 1" {
 		t.Fatalf("tag %q", tag)
 	}
-	query(t, b, "CREATE INDEX rr_v2 ON rr (v)")
+	query(t, b, "CREATE TABLE rc2 (k Int64, p Int64 REFERENCES rr (k), PRIMARY KEY (k))")
 	query(t, b, "INSERT INTO rr VALUES (3, 5)") // the statement would now match 2 rows
 	err := a.Sync()
 	var se *sqlerr.Error
