@@ -115,7 +115,10 @@
 // mark) and, for DDL, at its statement's end. ALTER TABLE and the index
 // changes take SHARE before their own mode, which waits for the implicit
 // ROW EXCLUSIVE of the transactions that wrote the table (relLock.writers),
-// so those commit instead of failing with 40001; a write that took its
+// so those commit instead of failing with 40001 (a rewrite gives it back
+// at once, relLock.barrier, and converts under SHARE UPDATE EXCLUSIVE,
+// taking ACCESS EXCLUSIVE only for its swap: writes go on while it
+// converts); a write that took its
 // lock without waiting binds again when its table's committed definition
 // moved past the one it was bound to (writtenTableChanged). A wait for a
 // table lock shows in pg_locks; one for a block's schema change
