@@ -120,9 +120,11 @@
 // taking ACCESS EXCLUSIVE only for its swap: writes go on while it
 // converts); a write that took its
 // lock without waiting binds again when its table's committed definition
-// moved past the one it was bound to (writtenTableChanged). A wait for a
-// table lock shows in pg_locks; one for a block's schema change
-// (waitHold) does not. COPY FREEZE's rule
+// moved past the one it was bound to (writtenTableChanged). An autocommit
+// write of a table a block is changing waits for the block (waitHold) in
+// the wait-for graph too (txn.Manager.WaitFor: pg_locks shows it awaiting
+// the schema-change lock), so a cycle through it is a 40P01, not a hang.
+// COPY FREEZE's rule
 // (copyfreeze.go) reads the tables the transaction created or truncated.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),
