@@ -57,6 +57,9 @@
 // through any of them is found at the latest when it waits for that one.
 // TryLock takes a lock
 // only if it is free and never waits (the TTL runner's background deletes).
+// Manager.WaitFor puts a wait for something else in the graph (waitfor.go:
+// an autocommit write waiting for the transaction block that changes its
+// table's schema, sql/txnddl.go), under a key of the caller's choosing.
 //
 // Seeing locks: each lock records its transaction's session (Txn.SetPID),
 // and a waiting transaction is listed with the lock it waits for, so
