@@ -20,7 +20,12 @@
 //	Evaluate        atoms → key tries (keytrie.go, rangeatom.go) →
 //	                computed key columns by evaluation or enumeration of
 //	                f(key / d) and f(key) % m (computed.go) → ranges within
-//	                the expansion limit, widened past it (rangeexpand.go)
+//	                the expansion limit, widened past it (rangeexpand.go);
+//	                a point read by key (`k = $1`) and an IN list of
+//	                points (`k IN ($1, ...)`), also over a hash-sharded
+//	                key, skip the tries and the walk: the point fast path
+//	                (rangepoint.go), which gives exactly what they give
+//	                (TestPointFastPathMatchesGeneral)
 //	ToSpans         ranges → storage spans (half-open byte ranges)
 //	ShardSpans      spans → the shards they touch, in key order (prune.go)
 //

@@ -18,9 +18,10 @@ import (
 // ranges, and the filter, which evaluates the same expression on the rows
 // read, reports the error if there are any.
 func (p *RangeProgram) Evaluate(params []types.Value, limit int) RangeResult {
-	// A point lookup gives at most one range, within any limit.
+	// A point lookup gives one range, an IN list of points one per
+	// element (rangepoint.go).
 	if p.point != nil {
-		if res, ok := p.point.evaluate(p, params); ok {
+		if res, ok := p.point.evaluate(p, params, limit); ok {
 			return res
 		}
 	}

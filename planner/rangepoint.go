@@ -45,6 +45,17 @@ import (
 //   - The last fixed column emits [(prefix, v) .. (prefix, v, <Max>)), both
 //     bounds sharing one array; computed columns after it are not added.
 //
+// IN lists. One atom may be `key[pos] IN (list)` (not NOT IN) on a
+// non-computed position, the other atoms as above: the shape of an
+// IN-list read by primary key, also over a hash-sharded key. The general
+// path makes the list's elements that the column can hold into points
+// (buildIn: NULLs and gaps dropped, sorted, duplicates dropped), walks
+// each through the computed columns, and normalizes the ranges; the fast
+// path does the same per element without the tries and the walk. No
+// element left is a contradiction; more points than the expansion limit
+// go to the general path, which widens, and so does a computed column
+// before the last fixed one that does not depend on the IN column.
+//
 // Whenever the general path would do anything else the fast path hands
 // over to it: an argument or a computed expression that fails to evaluate,
 // a value that cannot be placed among the column's values (locFail). Those
@@ -56,6 +67,9 @@ import (
 type pointProgram struct {
 	// atoms are the comparisons, in the order the general path builds them.
 	atoms []pointAtom
+	// in is the one `key[pos] IN (list)` of the condition, if any: each
+	// element is a point of its own (see "IN lists" above).
+	in *pnode
 	// width is the number of key values in the range's bounds: the last
 	// fixed key position + 1.
 	width int
@@ -117,7 +131,7 @@ func compilePoint(p *RangeProgram) *pointProgram {
 	}
 	var atoms []*pnode
 	switch p.captured.kind {
-	case pCmp:
+	case pCmp, pIn:
 		atoms = []*pnode{p.captured}
 	case pAnd:
 		atoms = p.captured.kids
@@ -128,6 +142,12 @@ func compilePoint(p *RangeProgram) *pointProgram {
 	fixed := make([]bool, nkeys)
 	pp := &pointProgram{}
 	for _, n := range atoms {
+		if n.kind == pIn && !n.neg && pp.in == nil && !fixed[n.pos] && p.computed[n.pos] == nil {
+			fixed[n.pos] = true
+			pp.in = n
+			pp.width = max(pp.width, n.pos+1)
+			continue
+		}
 		if n.kind != pCmp || n.neg || (n.op != expr.EQ && n.op != expr.NullSafeEQ) {
 			return nil
 		}
@@ -160,6 +180,12 @@ func compilePoint(p *RangeProgram) *pointProgram {
 			if !fixed[d] {
 				return nil
 			}
+		}
+		if pp.in != nil && !slices.Contains(ck.before, pp.in.pos) && !slices.Contains(ck.after, pp.in.pos) {
+			// A computed column that does not depend on the IN column:
+			// the general path's walk budgets its pieces differently
+			// (it may widen within the limit); leave it to that path.
+			return nil
 		}
 		pc := pointComputed{ck: ck, hashArgs: farmHashArgs(p, ck.f)}
 		if pc.hashArgs == nil {
@@ -200,7 +226,7 @@ func farmHashArgs(p *RangeProgram, f expr.Expr) []int {
 
 // evaluate computes the ranges as the general path would; ok is false when
 // the general path must run instead (see above).
-func (pp *pointProgram) evaluate(p *RangeProgram, params []types.Value) (RangeResult, bool) {
+func (pp *pointProgram) evaluate(p *RangeProgram, params []types.Value, limit int) (RangeResult, bool) {
 	var (
 		s    *pointScratch
 		row  []types.Value
@@ -249,6 +275,26 @@ func (pp *pointProgram) evaluate(p *RangeProgram, params []types.Value) (RangeRe
 			return RangeResult{Filter: p.residual, Exact: true}, true
 		}
 	}
+	if pp.in != nil {
+		return pp.evaluateIn(p, &ctx, hctx, row, vals, limit)
+	}
+	ok, skip := pp.computeKey(hctx, row, vals)
+	if !ok {
+		return RangeResult{}, false
+	}
+	if skip {
+		// f's value does not cast to the column's type, so no row has
+		// these dependencies: nothing to read, exactly.
+		return RangeResult{Ranges: Ranges{}, Filter: p.residual, Exact: true}, true
+	}
+	s.ranges[0] = KeyRange{Lower: Bound{Values: vals}, Upper: Bound{Values: vals, Max: true}}
+	return RangeResult{Ranges: s.ranges[:], Filter: p.residual, Exact: true}, true
+}
+
+// computeKey fills the computed key columns of vals from its fixed
+// columns. ok is false when an expression fails (the general path must
+// run); skip is true when a value does not cast to its column's type.
+func (pp *pointProgram) computeKey(hctx *expr.Context, row, vals []types.Value) (ok, skip bool) {
 	for i := range pp.computed {
 		pc := &pp.computed[i]
 		ck := pc.ck
@@ -259,18 +305,62 @@ func (pp *pointProgram) evaluate(p *RangeProgram, params []types.Value) (RangeRe
 		} else {
 			v, ok, skip = ck.evalFixed(hctx, row, vals)
 		}
+		if !ok || skip {
+			return ok, skip
+		}
+		vals[ck.pos] = v
+	}
+	return true, false
+}
+
+// evaluateIn is evaluate's IN list: vals holds the values of the other
+// atoms; each element of the list gives a point of its own, as the
+// general path's buildIn and walk give them (see "IN lists" above).
+func (pp *pointProgram) evaluateIn(p *RangeProgram, ctx, hctx *expr.Context, row, fixed []types.Value, limit int) (RangeResult, bool) {
+	n := pp.in
+	t := p.keyTypes[n.pos]
+	points := make([]types.Value, 0, len(n.list))
+	for _, e := range n.list {
+		v, err := evalArg(ctx, hctx, e)
+		if err != nil {
+			return RangeResult{}, false
+		}
+		if v.IsNull() {
+			continue // never equal: no point
+		}
+		switch l := locate(t, v); l.kind {
+		case locExact:
+			points = append(points, l.v)
+		case locFail:
+			return RangeResult{}, false
+		}
+		// Gaps: no value of the column equals the element.
+	}
+	if len(points) == 0 {
+		// No element can equal a key value: a contradiction.
+		return RangeResult{Filter: p.residual, Exact: true}, true
+	}
+	points = sortedUnique(points)
+	if len(points) > max(limit, 1) {
+		return RangeResult{}, false // the general path widens
+	}
+	w := pp.width
+	all := make([]types.Value, w*len(points))
+	rs := make([]KeyRange, 0, len(points))
+	for i, v := range points {
+		vals := all[i*w : (i+1)*w : (i+1)*w]
+		copy(vals, fixed)
+		vals[n.pos] = v
+		ok, skip := pp.computeKey(hctx, row, vals)
 		if !ok {
 			return RangeResult{}, false
 		}
 		if skip {
-			// f's value does not cast to the column's type, so no row has
-			// these dependencies: nothing to read, exactly.
-			return RangeResult{Ranges: Ranges{}, Filter: p.residual, Exact: true}, true
+			continue // no row has this key
 		}
-		vals[ck.pos] = v
+		rs = append(rs, KeyRange{Lower: Bound{Values: vals}, Upper: Bound{Values: vals, Max: true}})
 	}
-	s.ranges[0] = KeyRange{Lower: Bound{Values: vals}, Upper: Bound{Values: vals, Max: true}}
-	return RangeResult{Ranges: s.ranges[:], Filter: p.residual, Exact: true}, true
+	return RangeResult{Ranges: normalizeRanges(rs), Filter: p.residual, Exact: true}, true
 }
 
 // evalArg evaluates an atom's argument. Constants and parameters, by far

@@ -51,7 +51,7 @@ func TestPointFastPathMatchesGeneral(t *testing.T) {
 	}
 	// Arguments that fail to evaluate or to convert, whatever the column.
 	odd := []string{"$9", "1 / 0", "9223372036854775807 + 1", "'abc'", "CAST('x' AS Int64)", "CAST('NaN' AS Decimal)", "CAST('NaN' AS Double)"}
-	fast, built, empty := 0, 0, 0
+	fast, fastIn, built, empty := 0, 0, 0, 0
 	iters := *oracleIters * 2
 	for iter := 0; iter < iters; iter++ {
 		tt := tables[rng.Intn(len(tables))]
@@ -76,6 +76,29 @@ func TestPointFastPathMatchesGeneral(t *testing.T) {
 				arg = g.constant(col.Type) + " + 0"
 			default:
 				arg = g.constant(col.Type)
+			}
+			if rng.Intn(4) == 0 {
+				// An IN list (the fast path takes one): constants, odd
+				// arguments, NULL, repeats; sometimes NOT IN.
+				list := []string{arg}
+				for k := rng.Intn(5); k > 0; k-- {
+					switch rng.Intn(8) {
+					case 0:
+						list = append(list, "NULL")
+					case 1:
+						list = append(list, list[rng.Intn(len(list))])
+					case 2:
+						list = append(list, g.pick(odd))
+					default:
+						list = append(list, g.constant(col.Type))
+					}
+				}
+				in := " IN ("
+				if rng.Intn(8) == 0 {
+					in = " NOT IN ("
+				}
+				conj = append(conj, col.Name+in+strings.Join(list, ", ")+")")
+				continue
 			}
 			op := "="
 			if rng.Intn(4) == 0 {
@@ -113,6 +136,9 @@ func TestPointFastPathMatchesGeneral(t *testing.T) {
 		want := p.evaluateGeneral(params, limit)
 		if p.point != nil {
 			fast++
+			if p.point.in != nil {
+				fastIn++
+			}
 			if len(got.Ranges) == 0 {
 				empty++
 			}
@@ -124,8 +150,8 @@ func TestPointFastPathMatchesGeneral(t *testing.T) {
 				want.Ranges, want.Exact, want.Widened, want.Ranges == nil, want.Filter)
 		}
 	}
-	t.Logf("seed %d: %d predicates, %d on the fast path (%d without ranges)", seed, built, fast, empty)
-	if fast < built/4 {
+	t.Logf("seed %d: %d predicates, %d on the fast path (%d with an IN list, %d without ranges)", seed, built, fast, fastIn, empty)
+	if fast < built/4 || fastIn < built/20 {
 		t.Fatalf("seed %d: only %d of %d predicates took the fast path", seed, fast, built)
 	}
 }
@@ -150,6 +176,13 @@ func TestPointFastPathShapes(t *testing.T) {
 		{[]string{"hash uint64 as farm_hash(key)", "key utf8"}, "hash = 5 AND key = 'x'", false},
 		{[]string{"h uint64 as farm_hash(a, b)", "a int64", "b int64"}, "a = 1", false},
 		{[]string{"h uint64 as farm_hash(a, b)", "a int64", "b int64"}, "a = 1 AND b = 2", true},
+		{[]string{"hash uint64 as farm_hash(key)", "key utf8"}, "key IN ($1, $2, 'x')", true},
+		{[]string{"k int64", "l utf8"}, "k IN (1, 2) AND l = 'x'", true},
+		{[]string{"k int64", "l utf8"}, "k = 1 AND l IN ('x', 'y')", true},
+		{[]string{"h uint64 as farm_hash(a, b)", "a int64", "b int64"}, "a IN (1, 2) AND b = 2", true},
+		{[]string{"k int64", "l utf8"}, "k IN (1, 2) AND l IN ('x', 'y')", false},
+		{[]string{"k int64", "l utf8"}, "k NOT IN (1, 2)", false},
+		{[]string{"hash uint64 as farm_hash(key)", "key utf8"}, "hash IN (1, 2) AND key = 'x'", false},
 	} {
 		tt, err := newTestTable(tc.keys, []string{"v int64"})
 		if err != nil {

@@ -63,7 +63,7 @@ func decodeParam(t types.Type, wireOID uint32, format int16, b []byte, param int
 	if err != nil {
 		return types.Value{}, err
 	}
-	if v.Family() == t.Family && t.Precision == 0 && t.Width == 0 && t.Family != types.Array {
+	if v.Family() == t.Family && t.Plain() && t.Family != types.Array {
 		return v, nil
 	}
 	// The wire type may differ from the statement's: Uint64 travels as

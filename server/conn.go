@@ -84,9 +84,15 @@ type conn struct {
 	portals    map[string]*portal
 	skipToSync bool // after an error in the extended protocol
 	inCycle    bool // extended-protocol messages seen since the last Sync
-	pending    int  // bytes of rows sent since the last flush
-	rowBuf     []byte
-	rowVals    [][]byte
+	// wbuf holds the messages queued since the last flush; send encodes
+	// into it and flush writes it with one write call. It is kept across
+	// flushes up to keepWriteBuffer bytes of capacity, so a connection
+	// that sends results of some size does not grow a buffer from scratch
+	// for each (pgproto3's Backend reallocates its buffer after every flush
+	// that wrote more than 1 KiB). encodeErr is the first error of an
+	// encoding since the last flush, which flush reports.
+	wbuf      []byte
+	encodeErr error
 
 	// gate reserves large messages before pgproto3 reads them.
 	gate *gate
@@ -121,7 +127,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, pid uint32) *conn {
 		cancel:  cancel,
 		stmts:   make(map[string]*statement),
 		portals: make(map[string]*portal),
-		rowBuf:  make([]byte, 0, 1024),
+		wbuf:    make([]byte, 0, 4096),
 	}
 }
 
@@ -383,12 +389,47 @@ func (c *conn) receiveFailed(err error) {
 	c.flush()
 }
 
-// send queues a message; flush writes the queue.
-func (c *conn) send(msg pgproto3.BackendMessage) { c.be.Send(msg) }
+// send queues a message; flush writes the queue. Every message the
+// connection sends after the startup packet goes through these two, which
+// is why the connection keeps its own output buffer instead of pgproto3's
+// Backend.Send and Flush.
+func (c *conn) send(msg pgproto3.BackendMessage) {
+	if c.encodeErr != nil {
+		return
+	}
+	start := len(c.wbuf)
+	buf, err := msg.Encode(c.wbuf)
+	if err != nil {
+		// What was queued before stays; the failed message is dropped and
+		// flush reports the error, ending the connection as pgproto3 does.
+		c.encodeErr = err
+		c.wbuf = c.wbuf[:start]
+		return
+	}
+	c.wbuf = buf
+}
+
+// keepWriteBuffer is the largest output buffer kept across flushes: a
+// result up to flushThreshold plus the row that crossed it fits, and a
+// connection that once sent a huge row gives that memory back.
+const keepWriteBuffer = 2 * flushThreshold
 
 func (c *conn) flush() error {
-	c.pending = 0
-	if err := c.be.Flush(); err != nil {
+	if err := c.encodeErr; err != nil {
+		c.encodeErr = nil
+		c.wbuf = c.wbuf[:0]
+		return connError{err}
+	}
+	if len(c.wbuf) == 0 {
+		return nil
+	}
+	_, err := c.nc.Write(c.wbuf)
+	if cap(c.wbuf) > keepWriteBuffer {
+		c.wbuf = make([]byte, 0, 4096)
+	} else {
+		c.wbuf = c.wbuf[:0]
+	}
+	if err != nil {
 		return connError{err}
 	}
 	return nil

@@ -44,8 +44,7 @@ func (c *conn) runCopy(cs *sql.CopyStream, res sql.Result) (string, error) {
 				break
 			}
 			c.send(&pgproto3.CopyData{Data: data})
-			c.pending += len(data) + 5
-			if c.pending >= flushThreshold {
+			if len(c.wbuf) >= flushThreshold {
 				if err := c.flush(); err != nil {
 					return "", err
 				}

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pivotdb/pivotdb/sql"
@@ -76,11 +78,19 @@ func resultFormats(codes []int16, ncols int) ([]int16, error) {
 	return out, nil
 }
 
-// sendRow sends one DataRow. Values are encoded into a scratch buffer that
-// is reused for every row: the backend copies a message when it is sent.
+// sendRow queues one DataRow, encoded straight into the connection's
+// output buffer: each value's text or binary form is appended where the
+// message needs it and its length prefix filled in after, so a row costs
+// no allocation and no copy beyond its bytes.
 func (c *conn) sendRow(cols []sql.ResultColumn, formats []int16, row []types.Value) error {
 	if len(row) != len(cols) {
 		return sqlerr.New(sqlerr.InternalError, "server: row has %d values but the result has %d columns", len(row), len(cols))
+	}
+	if len(row) > math.MaxUint16 {
+		return sqlerr.New(sqlerr.ProgramLimitExceeded, "a row of %d columns cannot be sent (the protocol's limit is %d)", len(row), math.MaxUint16)
+	}
+	if c.encodeErr != nil {
+		return c.flush()
 	}
 	if est := rowEstimate(row); est >= bigRow {
 		// Reserved until the row is flushed below (est > flushThreshold).
@@ -89,34 +99,39 @@ func (c *conn) sendRow(cols []sql.ResultColumn, formats []int16, row []types.Val
 		}
 		defer c.resultAcct.Shrink(est)
 	}
-	buf := c.rowBuf[:0]
-	vals := c.rowVals[:0]
+	start := len(c.wbuf)
+	buf := append(c.wbuf, 'D', 0, 0, 0, 0, byte(len(row)>>8), byte(len(row)))
 	for i, v := range row {
 		if v.IsNull() {
-			vals = append(vals, nil)
+			buf = append(buf, 0xff, 0xff, 0xff, 0xff)
 			continue
 		}
-		start := len(buf)
+		at := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
 		if formats != nil && formats[i] == formatBinary {
 			var err error
 			buf, err = appendBinary(buf, cols[i].Type.OID(), v)
 			if err != nil {
+				c.wbuf = buf[:start]
 				return err
 			}
 		} else {
-			buf = append(buf, v.Text()...)
+			buf = v.AppendText(buf)
 		}
-		// Earlier slices keep pointing into the old array when append
-		// grows buf; that array is unchanged, so they stay valid. buf is
-		// never nil, so an empty value stays distinct from NULL.
-		vals = append(vals, buf[start:len(buf):len(buf)])
+		n := len(buf) - at - 4
+		if n > math.MaxInt32 {
+			c.wbuf = buf[:start]
+			return sqlerr.New(sqlerr.ProgramLimitExceeded, "value of column %q is too long to send (%d bytes)", cols[i].Name, n)
+		}
+		binary.BigEndian.PutUint32(buf[at:], uint32(n))
 	}
-	c.send(&pgproto3.DataRow{Values: vals})
-	c.pending += len(buf) + 4*len(vals) + 7
-	if cap(buf) <= 1<<20 {
-		c.rowBuf, c.rowVals = buf, vals
+	if n := len(buf) - start - 1; n > math.MaxInt32 {
+		c.wbuf = buf[:start]
+		return sqlerr.New(sqlerr.ProgramLimitExceeded, "row is too long to send (%d bytes)", n)
 	}
-	if c.pending >= flushThreshold {
+	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
+	c.wbuf = buf
+	if len(c.wbuf) >= flushThreshold {
 		return c.flush()
 	}
 	return nil

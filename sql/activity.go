@@ -34,10 +34,14 @@ func (s *Session) beginTxn() *txn.Txn {
 // of its strength: tupleLockMode); a
 // session waiting for a row waits, ungranted, for a ShareLock on the
 // holder's transaction ID.
-func (s *Session) lockRows() []pgcatalog.LockRow {
+func (s *Session) lockRows() ([]pgcatalog.LockRow, error) {
 	var out []pgcatalog.LockRow
 	txns := map[uint64]uint32{}
-	for _, l := range s.e.txns.Locks() {
+	locks, err := s.e.txns.Locks()
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range locks {
 		if _, isTable := txn.RelFromKey(l.Key); isTable {
 			continue // a table lock's waiter: listed below
 		}
@@ -63,7 +67,7 @@ func (s *Session) lockRows() []pgcatalog.LockRow {
 		out = append(out, pgcatalog.LockRow{LockType: "transactionid", TransactionID: int64(id), PID: pid,
 			Mode: "ExclusiveLock", Granted: true, Virtual: id})
 	}
-	return out
+	return out, nil
 }
 
 // tupleLockMode is the lock mode PostgreSQL takes on a tuple for a row

@@ -357,7 +357,7 @@ func (c *copyFrom) row(fields [][]byte) error {
 		var v types.Value
 		var err error
 		if binary {
-			if v, err = pgbinary.Decode(t.OID(), f); err == nil && (v.Family() != t.Family || t.Precision != 0 || t.Width != 0 || t.Family == types.Array) {
+			if v, err = pgbinary.Decode(t.OID(), f); err == nil && (v.Family() != t.Family || !t.Plain() || t.Family == types.Array) {
 				v, err = types.Cast(v, t)
 			}
 		} else if types.StyleDependent(t.Family) {
@@ -553,7 +553,7 @@ func (c *copyTo) read(ctx context.Context) ([]byte, error) {
 	row = row[:len(c.p.Names)]
 	// Printed in the session's TimeZone, DateStyle and IntervalStyle,
 	// as rows of a query are.
-	row = presentRow(row, c.s.vars.ZoneName(), c.s.vars.Style())
+	row = presentRow(row, c.s.vars)
 	if buf, err = c.enc.AppendRow(buf, row); err != nil {
 		return nil, err
 	}

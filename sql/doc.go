@@ -19,9 +19,12 @@
 // information_schema and the functions that read them), and the Engine's
 // background work (balancer.go, ttl_runner.go, keyfilter.go). Each kind
 // of statement runs in the file named after it: ddl.go, altertable.go,
-// write.go (with foreignkey.go for foreign keys and their actions, and
-// onconflict.go for INSERT ... ON CONFLICT; RETURNING rows are collected
-// while the transaction writes and sent after it), truncate.go, vacuum.go
+// write.go (with foreignkey.go for foreign keys and their actions,
+// onconflict.go for INSERT ... ON CONFLICT, and insertbatch.go: a
+// multi-row INSERT reads the keys of each chunk of rows as one sorted
+// batch under their locks before writing the rows in order; RETURNING
+// rows are collected while the transaction writes and sent after it),
+// truncate.go, vacuum.go
 // (VACUUM: GC of old versions and compaction of a table's spans; ANALYZE:
 // a recount of its shard statistics),
 // indexmaint.go, sequence_ddl.go, explain.go, partitions.go, users.go,

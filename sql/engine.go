@@ -193,6 +193,16 @@ func Open(opts Options) (*Engine, error) {
 	cat.SetHistoryStart(now)
 	e.syncKeyFilters()
 	e.txns = txn.NewManager(st, e.shards)
+	// Lock records of transactions that were open when the process
+	// ended are garbage now (issue 16 item 9: locks live in the data).
+	locks, records, err := e.txns.Recover()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if (locks > 0 || records > 0) && opts.Events != nil {
+		opts.Events.Info("removed the locks of transactions open at the last stop", "lock_records", locks, "txn_records", records)
+	}
 	e.txns.SetSchemaCheck(e.checkSchemaVersions)
 	e.startBalancer()
 	e.startTTL()

@@ -381,5 +381,17 @@ func (s *Session) tableOptions(t *catalog.Table) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.Settings.OptionsWithPivots(pivots), nil
+	opts := t.Settings.OptionsWithPivots(pivots)
+	// The key columns that allow NULL, which pg_dump's ADD PRIMARY KEY
+	// would otherwise make NOT NULL (tablesettings/nullablekey.go).
+	var nullable []string
+	for _, k := range t.PrimaryKey {
+		if c := t.Columns[k]; !c.NotNull && !c.Hidden {
+			nullable = append(nullable, c.Name)
+		}
+	}
+	if o := tablesettings.NullableKeyOption(nullable); o != "" {
+		opts = append(opts, o)
+	}
+	return opts, nil
 }

@@ -752,7 +752,7 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 	// row goes out (the value is an instant; the zone only travels with
 	// it for printing). The row may be the executor's own (a constant
 	// VALUES row reused by the next execution), so it is copied first.
-	return presentRow(row, r.s.vars.ZoneName(), r.s.vars.Style()), err
+	return presentRow(row, r.s.vars), err
 }
 
 // presentRow readies a row for output in the session's TimeZone (a
@@ -761,14 +761,26 @@ func (r *sessionResult) Next(ctx context.Context) ([]types.Value, error) {
 // Text (types.InZone, types.WithStyle). The row may be the executor's own
 // (a constant VALUES row reused by the next execution), so it is copied
 // before it changes.
-func presentRow(row []types.Value, zone string, st types.Style) []types.Value {
+func presentRow(row []types.Value, vars *sessionvars.Vars) []types.Value {
 	copied := false
+	// The settings are looked up only for a row holding a value they
+	// apply to: most rows hold none, and the look-ups cost more than the
+	// rest of a plain row's way out.
+	looked := false
+	var zone string
+	var st types.Style
 	for i, v := range row {
 		f := v.Family()
 		if f == types.Array {
 			f = v.ArrayElemType().Family
 		}
 		tz := f == types.TimestampTZ
+		if !tz && !types.StyleDependent(f) {
+			continue
+		}
+		if !looked {
+			zone, st, looked = vars.ZoneName(), vars.Style(), true
+		}
 		styled := st != 0 && types.StyleDependent(f)
 		if !tz && !styled {
 			continue

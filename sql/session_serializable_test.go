@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -58,6 +59,61 @@ func TestSerializableCycleReads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadCommittedIndexWaitsForCycle: a schema change cannot land between
+// a READ COMMITTED statement of an extended-protocol cycle and the cycle's
+// commit at Sync (which would leave the statement's writes missing from a
+// new index): CREATE INDEX waits for the open writer of its table (SHARE
+// against ROW EXCLUSIVE), and the writer commits at Sync as it ran. Every
+// index holds exactly the table's rows after.
+func TestReadCommittedIndexWaitsForCycle(t *testing.T) {
+	e := testEngine(t)
+	a, b := testSession(t, e), testSession(t, e)
+	ctx := context.Background()
+	query(t, a, "CREATE TABLE rr (k Int64, v Int64, PRIMARY KEY (k))")
+	query(t, a, "INSERT INTO rr VALUES (1, 1), (2, 0)")
+
+	a.BeginImplicit()
+	p, err := a.Prepare(ctx, "UPDATE rr SET v = v + 10 WHERE v > 0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Execute(ctx, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row, err := res.Next(ctx); err != nil || row != nil {
+		t.Fatalf("%v %v", row, err)
+	}
+	if tag := res.Tag(); tag != "UPDATE 1" {
+		t.Fatalf("tag %q", tag)
+	}
+	res.Close()
+
+	created := make(chan error, 1)
+	go func() {
+		_, err := tryQuery(b, "CREATE INDEX rr_v ON rr (v)")
+		created <- err
+	}()
+	select {
+	case err := <-created:
+		t.Fatalf("CREATE INDEX finished (%v) while the cycle's UPDATE was not committed", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := a.Sync(); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if err := <-created; err != nil {
+		t.Fatalf("CREATE INDEX: %v", err)
+	}
+	if got := query(t, a, "SELECT v FROM rr WHERE k = 1"); got[0][0].Int() != 11 {
+		t.Fatalf("v = %v", got)
+	}
+	if got := query(t, a, "SELECT k FROM rr WHERE v = 11"); len(got) != 1 || got[0][0].Int() != 1 {
+		t.Fatalf("index read: %v", got)
+	}
+	checkIndexes(t, e)
 }
 
 // TestReadCommittedRerunAtSync: a READ COMMITTED statement whose commit at

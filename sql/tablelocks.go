@@ -24,7 +24,8 @@ import (
 //     VACUUM, ANALYZE, table settings, RESHARD, and a rewriting ALTER
 //     TABLE while it converts the rows: it takes ACCESS EXCLUSIVE for its
 //     swap, lockForSwap);
-//   - LOCK TABLE takes the mode it names.
+//   - LOCK TABLE takes the mode it names; on a view, on the view and on
+//     every table and view its query reads, recursively (viewLocks).
 //
 // A schema change's table locks end with its statement (inside a block,
 // transactional DDL's block-wide schema-change lock, txnddl.go, orders
@@ -56,7 +57,10 @@ import (
 // relLock is one table lock a statement takes.
 type relLock struct {
 	table *catalog.Table
-	mode  txn.LockMode
+	// view is set instead of table for LOCK TABLE on a view (the lock
+	// manager keys both by catalog ID).
+	view *catalog.View
+	mode txn.LockMode
 	// implicit: a read's or write's lock; ddl: a schema change's (see
 	// txn.LockRequest); neither: LOCK TABLE's.
 	implicit, ddl bool
@@ -71,14 +75,27 @@ type relLock struct {
 	barrier bool
 }
 
+// relation is the ID and the display name of what l locks.
+func (l relLock) relation() (uint64, string) {
+	if l.view != nil {
+		return l.view.ID, l.view.Name
+	}
+	return l.table.ID, bind.TempDisplayName(l.table.Name)
+}
+
 // useModes maps the binder's table uses to lock modes.
 var useModes = [...]txn.LockMode{bind.UseRead: txn.AccessShare, bind.UseLockRows: txn.RowShare, bind.UseWrite: txn.RowExclusive}
 
 // lockOwner returns the owner of the table locks the session takes now,
 // and remembers it to release its locks when the transaction ends.
 func (s *Session) lockOwner() uint64 {
+	// The implicit transaction of a protocol cycle begins at its first
+	// write, after the locks of that write were taken; the cycle's later
+	// locks stay with their first owner, since the lock manager knows
+	// owners, not sessions, and two owners of one session would wait for
+	// each other (`SELECT * FROM t; LOCK t; INSERT INTO t ...`).
 	var id uint64
-	if s.txn != nil {
+	if s.txn != nil && !(s.implicit && s.relOwner != 0) {
 		id = s.txn.ID()
 	} else {
 		if s.relOwner == 0 {
@@ -117,8 +134,9 @@ func (s *Session) lockTablesWaited(ctx context.Context, locks []relLock, nowait 
 		if l.barrier {
 			mark = s.e.txns.Tables().Mark(owner)
 		}
-		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: l.table.ID, Mode: l.mode,
-			NoWait: nowait, Name: bind.TempDisplayName(l.table.Name), Implicit: l.implicit, DDL: l.ddl && !l.writers})
+		rel, name := l.relation()
+		w, err := s.e.txns.Tables().LockWaited(ctx, txn.LockRequest{Owner: owner, PID: pid, Rel: rel, Mode: l.mode,
+			NoWait: nowait, Name: name, Implicit: l.implicit, DDL: l.ddl && !l.writers})
 		waited = waited || w
 		if err != nil {
 			return waited, err
@@ -309,7 +327,10 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 
 // runLock is LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT].
 func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
-	if !s.inBlock() {
+	// As in PostgreSQL, the implicit block of a query string of several
+	// statements is a transaction block for LOCK: `LOCK t; SELECT ...`
+	// holds the lock to the end of the string.
+	if !s.inTxnBlock() {
 		return nil, sqlerr.New(sqlerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
 	}
 	mode := lockModeByName[p.Mode]
@@ -324,22 +345,18 @@ func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
 		}
 		t, ok := s.truncateTarget(snap, parts)
 		if !ok {
-			if _, isView := snap.View(s.db.ID, name); isView {
-				return nil, sqlerr.NotSupported("LOCK TABLE on a view (%s)", name)
+			v, isView := snap.View(s.db.ID, name)
+			if !isView || (len(parts) == 2 && strings.EqualFold(parts[0], "pg_temp")) {
+				return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 			}
-			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+			viewLocks, err := s.viewLocks(snap, acc, v, mode)
+			if err != nil {
+				return nil, err
+			}
+			locks = append(locks, viewLocks...)
+			continue
 		}
-		// PostgreSQL's rule: ACCESS SHARE needs SELECT, ROW EXCLUSIVE
-		// INSERT, and either any of UPDATE, DELETE and TRUNCATE.
-		allowed := acc.Has(&t.Owned, acl.Table, acl.Update) || acc.Has(&t.Owned, acl.Table, acl.Delete) ||
-			acc.Has(&t.Owned, acl.Table, acl.Truncate)
-		switch mode {
-		case txn.AccessShare:
-			allowed = allowed || acc.Has(&t.Owned, acl.Table, acl.Select)
-		case txn.RowExclusive:
-			allowed = allowed || acc.Has(&t.Owned, acl.Table, acl.Insert)
-		}
-		if !allowed {
+		if !lockAllowed(acc, &t.Owned, mode) {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", bind.TempDisplayName(t.Name))
 		}
 		locks = append(locks, relLock{table: t, mode: mode})
@@ -348,6 +365,50 @@ func (s *Session) runLock(ctx context.Context, p *bind.Lock) (Result, error) {
 		return nil, err
 	}
 	return &tagResult{tag: "LOCK TABLE"}, nil
+}
+
+// lockAllowed is PostgreSQL's rule for LOCK TABLE: ACCESS SHARE needs
+// SELECT, ROW EXCLUSIVE INSERT, and either any of UPDATE, DELETE and
+// TRUNCATE.
+func lockAllowed(acc *catalog.Access, o *catalog.Owned, mode txn.LockMode) bool {
+	allowed := acc.Has(o, acl.Table, acl.Update) || acc.Has(o, acl.Table, acl.Delete) || acc.Has(o, acl.Table, acl.Truncate)
+	switch mode {
+	case txn.AccessShare:
+		allowed = allowed || acc.Has(o, acl.Table, acl.Select)
+	case txn.RowExclusive:
+		allowed = allowed || acc.Has(o, acl.Table, acl.Insert)
+	}
+	return allowed
+}
+
+// viewLocks are the locks of LOCK TABLE on view v, as in PostgreSQL: the
+// view and, recursively, every table and view its query reads
+// (bind.ViewRelations), in mode. The session's user needs the mode's
+// privileges on v, the owner of each view those on what its query reads.
+func (s *Session) viewLocks(snap *catalog.Snapshot, acc *catalog.Access, v *catalog.View, mode txn.LockMode) ([]relLock, error) {
+	if !lockAllowed(acc, &v.Owned, mode) {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for view %s", v.Name)
+	}
+	rels, err := bind.ViewRelations(s.bindEnv(), v)
+	if err != nil {
+		return nil, err
+	}
+	locks := []relLock{{view: v, mode: mode}}
+	for _, r := range rels {
+		racc := snap.Access(r.Role)
+		if r.View != nil {
+			if !lockAllowed(racc, &r.View.Owned, mode) {
+				return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for view %s", r.View.Name)
+			}
+			locks = append(locks, relLock{view: r.View, mode: mode})
+			continue
+		}
+		if !lockAllowed(racc, &r.Table.Owned, mode) {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied for table %s", bind.TempDisplayName(r.Table.Name))
+		}
+		locks = append(locks, relLock{table: r.Table, mode: mode})
+	}
+	return locks, nil
 }
 
 var lockModeByName = map[string]txn.LockMode{

@@ -51,24 +51,43 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		if p.Conflict != nil {
 			cw = newConflictWriter(w, p, ec, len(rows))
 		}
-		for _, src := range rows {
-			row, listed, err := insertRow(ec, p, src)
-			if err != nil {
-				return err
+		// The rows go in chunks: each chunk's rows are placed in the
+		// table's columns, their keys read as one batch (insertbatch.go),
+		// then written in order. A row that cannot be placed fails the
+		// statement after the rows before it were written, as row by row.
+		listed := insertListed(p)
+		placed := make([][]types.Value, 0, min(len(rows), preReadChunk))
+		for start := 0; start < len(rows); start += preReadChunk {
+			placed = placed[:0]
+			var placeErr error
+			for _, src := range rows[start:min(start+preReadChunk, len(rows))] {
+				row, err := placeRow(ec, p, src, listed)
+				if err != nil {
+					placeErr = err
+					break
+				}
+				placed = append(placed, row)
 			}
-			if cw != nil {
-				if row, err = cw.write(ctx, row, listed); err != nil {
+			if cw == nil {
+				if err := w.preRead(placed); err != nil {
+					return err
+				}
+			}
+			for _, row := range placed {
+				var err error
+				if row, err = w.insertOne(ctx, cw, row, listed, p.Mode); err != nil {
 					return err
 				}
 				if row == nil {
 					continue // DO NOTHING, or DO UPDATE ... WHERE false
 				}
-			} else if err := w.write(row, listed, p.Mode); err != nil {
-				return err
+				count++
+				if returned, err = returnRow(ec, p.Returning, returned, row); err != nil {
+					return err
+				}
 			}
-			count++
-			if returned, err = returnRow(ec, p.Returning, returned, row); err != nil {
-				return err
+			if placeErr != nil {
+				return placeErr
 			}
 		}
 		return nil
@@ -78,6 +97,16 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 	}
 	s.e.tableActivity.countWrites(p.Table.ID, int64(count), 0, 0)
 	return writeResult(p.Returning, fmt.Sprintf("INSERT 0 %d", count), returned), nil
+}
+
+// insertOne writes one placed row of an INSERT, through ON CONFLICT's
+// writer when the statement has one, and returns the row written (nil:
+// none, under DO NOTHING or DO UPDATE ... WHERE false).
+func (w *rowWriter) insertOne(ctx context.Context, cw *conflictWriter, row []types.Value, listed []bool, mode bind.InsertMode) ([]types.Value, error) {
+	if cw != nil {
+		return cw.write(ctx, row, listed)
+	}
+	return row, w.write(row, listed, mode)
 }
 
 // returnRow appends the RETURNING row of the written row (nothing without
@@ -111,20 +140,36 @@ func writeResult(r *bind.Returning, tag string, rows [][]types.Value) Result {
 // the others from their defaults; listed marks the columns the statement
 // supplied.
 func insertRow(ec *exec.Context, p *bind.Insert, src []types.Value) (row []types.Value, listed []bool, err error) {
+	listed = insertListed(p)
+	row, err = placeRow(ec, p, src, listed)
+	return row, listed, err
+}
+
+// insertListed marks the columns an INSERT supplies: the same for every
+// row, so a statement computes it once and its rows share it (nothing
+// writes to it).
+func insertListed(p *bind.Insert) []bool {
+	listed := make([]bool, len(p.Table.Columns))
+	for _, ti := range p.Target {
+		listed[ti] = true
+	}
+	return listed
+}
+
+// placeRow is insertRow with the statement's listed columns.
+func placeRow(ec *exec.Context, p *bind.Insert, src []types.Value, listed []bool) (row []types.Value, err error) {
 	row = make([]types.Value, len(p.Table.Columns))
-	listed = make([]bool, len(p.Table.Columns))
 	for i, ti := range p.Target {
 		row[ti] = src[i]
-		listed[ti] = true
 	}
 	for i, d := range p.Defaults {
 		if !listed[i] && d != nil {
 			if row[i], err = d.Eval(ec.Eval, nil); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 	}
-	return row, listed, nil
+	return row, nil
 }
 
 // newRowWriter writes rows of table in transaction t, with the table's TTL
@@ -160,6 +205,9 @@ type rowWriter struct {
 		key, val []byte
 		present  bool
 	}
+	// pre holds the keys read ahead of their writes by preRead
+	// (insertbatch.go), each taken by the first get of its key.
+	pre map[string]preRead
 }
 
 // peek records a read of key made under its lock.
@@ -175,6 +223,10 @@ func (w *rowWriter) get(key []byte) ([]byte, bool, error) {
 		if string(k) == string(key) {
 			return p.val, p.present, nil
 		}
+	}
+	if r, ok := w.pre[string(key)]; ok {
+		delete(w.pre, string(key))
+		return r.val, r.present, nil
 	}
 	return w.t.Get(key)
 }

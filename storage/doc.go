@@ -35,6 +35,12 @@
 //     user keys only. ReadTimestamp gives a statement its timestamp; At(ts)
 //     the View of it, which every shard and index read of the statement
 //     uses, so that none sees part of a transaction.
+//   - Shard-local records (locals.go, issue 16 item 9). Lock records (and,
+//     later, intents and transaction records) are written by storage/mvcc's
+//     operations on engine keys; storage hands them a LocalBatch (indexed,
+//     or NewLocalOp: one operation reading the store directly) and
+//     LocalReader, and Batch.DeleteEngineKey lets a commit batch delete
+//     lock records with the commit. storage never interprets those keys.
 //   - Read refresh (refresh.go, SERIALIZABLE in sql/txn). CheckRefresh
 //     reports a version committed in (from, to] inside a span
 //     (RefreshConflictError); Batch.SetCommitCheck runs a check inside

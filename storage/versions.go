@@ -267,6 +267,8 @@ func rewriteVersioned(dst *pebble.Batch, src *pebble.Batch, ts hlc.Timestamp) er
 			}
 		case pebble.InternalKeyKindDelete:
 			err = dst.Delete(k, nil)
+		case pebble.InternalKeyKindSingleDelete:
+			err = dst.SingleDelete(k, nil)
 		case pebble.InternalKeyKindRangeDelete:
 			err = dst.DeleteRange(k, v, nil)
 		case pebble.InternalKeyKindMerge:

@@ -22,9 +22,11 @@ import (
 // constraints, a view, a sequence's position, and the owners. Then
 // pg_dumpall's output (roles and databases) restores into a fresh server.
 //
-// The key columns are NOT NULL: pg_dump adds a primary key after the rows
-// (ALTER TABLE ... ADD PRIMARY KEY), which makes its columns NOT NULL as
-// in PostgreSQL, where YQL's PRIMARY KEY (...) leaves them nullable.
+// pg_dump adds a primary key after the rows (ALTER TABLE ... ADD PRIMARY
+// KEY), which makes its columns NOT NULL as in PostgreSQL; the key columns
+// of "pairs" allow NULL (YQL's PRIMARY KEY (...) leaves them nullable) and
+// hold NULLs, and come back so through pg_class.reloptions'
+// nullable_key_columns.
 func TestPgDumpRoundTrip(t *testing.T) {
 	pgDump := requireTool(t, "pg_dump")
 	pgRestore := requireTool(t, "pg_restore")
@@ -45,6 +47,12 @@ func TestPgDumpRoundTrip(t *testing.T) {
 		`ALTER TABLE orders OWNER TO dump_owner`,
 		`CREATE TABLE words (k Utf8 NOT NULL, n Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = ("m"), AUTO_PARTITIONING_BY_LOAD = ENABLED)`,
 		`INSERT INTO words VALUES ('a', 1), ('z', 2)`,
+		`CREATE TABLE pairs (a Int64, b Utf8 NOT NULL, c Utf8, v Int32, PRIMARY KEY (a, b, c))`,
+		`INSERT INTO pairs VALUES (NULL, 'x', NULL, 1), (1, 'y', NULL, 2), (NULL, 'y', 'z', 3), (2, 'w', 'q', 4)`,
+		// time, time(p) and qualified intervals (issue 22 item 8): pg_dump
+		// writes their format_type spellings and COPY text back.
+		`CREATE TABLE clocks (id Int32 NOT NULL, t time, p time(0), iv interval day to second(2), ym interval year to month, PRIMARY KEY (id))`,
+		`INSERT INTO clocks VALUES (1, '04:05:06.789', '12:00:00.4', '1 day 02:03:04.567', '1-2'), (2, '24:00:00', '23:59:59.6', '-3 days', '-5'), (3, NULL, NULL, NULL, NULL)`,
 		`CREATE VIEW a_view AS SELECT id, name FROM items WHERE qty > 0`,
 		`CREATE SEQUENCE seq1 START WITH 100`,
 		`SELECT nextval('seq1')`,
@@ -80,7 +88,9 @@ func TestPgDumpRoundTrip(t *testing.T) {
 
 	want := dbSnapshot(t, srv, "src")
 	for _, w := range []string{"18446744073709551615|it's", "uint64", `"partition_at_keys=((\"m\"))"`, "auto_partitioning_by_load=ENABLED",
-		"orders|r|NULL|dump_owner", "items_name|CREATE UNIQUE INDEX", "101|t"} {
+		"orders|r|NULL|dump_owner", "items_name|CREATE UNIQUE INDEX", "101|t", "pairs|a|bigint|f", "pairs|b|text|t",
+		`nullable_key_columns=(\"a\", \"c\")`, "NULL|y|z|3",
+		"1|04:05:06.789|12:00:00|1 day 02:03:04.57|1 year 2 mons", "clocks|iv|interval day to second(2)", "clocks|p|time(0) without time zone"} {
 		if !strings.Contains(want, w) {
 			t.Fatalf("the source lacks %q (the test checks nothing):\n%s", w, want)
 		}
@@ -89,6 +99,26 @@ func TestPgDumpRoundTrip(t *testing.T) {
 		if got := dbSnapshot(t, srv, db); got != want {
 			t.Errorf("%s differs from the source:\n%s\nsource:\n%s", db, got, want)
 		}
+	}
+
+	// pg_dump -t: one table (its pattern query has OPERATOR(pg_catalog.=)
+	// ANY (array[...])).
+	mustExec(t, c, "CREATE DATABASE one_table")
+	dump("-t", "pairs", "-f", "pairs.sql")
+	mustRun(psql, "-d", "one_table", "-v", "ON_ERROR_STOP=1", "-q", "-f", "pairs.sql")
+	table := func(db string) string {
+		t.Helper()
+		var out string
+		q := `SELECT string_agg(coalesce(a::text, 'N') || b || coalesce(c, 'N') || v, ',' ORDER BY v) ||
+		        (SELECT string_agg(attname || attnotnull::text, ',' ORDER BY attnum) FROM pg_attribute
+		         WHERE attrelid = 'pairs'::regclass AND attnum > 0) FROM pairs`
+		if err := srv.dial(t, "pivotdb", db, nil).QueryRow(ctxT(t), q).Scan(&out); err != nil {
+			t.Fatalf("%s: %v", db, err)
+		}
+		return out
+	}
+	if got, want := table("one_table"), table("src"); got != want || !strings.Contains(want, "af,bt,cf") {
+		t.Errorf("pg_dump -t pairs restored %q, the source has %q", got, want)
 	}
 
 	// pg_dumpall: roles and every database, restored into a fresh server.
@@ -141,10 +171,12 @@ func dbSnapshot(t *testing.T, srv *testServer, db string) string {
 		"SELECT * FROM items ORDER BY id",
 		"SELECT * FROM orders ORDER BY oid",
 		"SELECT * FROM words ORDER BY k",
+		"SELECT * FROM pairs ORDER BY v",
+		"SELECT * FROM clocks ORDER BY id",
 		"SELECT * FROM a_view ORDER BY id",
 		"SELECT last_value, is_called FROM seq1",
 		`SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_attribute a
-		   JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname IN ('items', 'orders', 'words', 'a_view') AND a.attnum > 0
+		   JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname IN ('items', 'orders', 'words', 'pairs', 'a_view', 'clocks') AND a.attnum > 0
 		   ORDER BY c.relname, a.attnum`,
 		"SELECT relname, relkind, reloptions, pg_get_userbyid(relowner) FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY relname",
 		"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname",

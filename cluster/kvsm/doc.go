@@ -1,9 +1,9 @@
-// Package kvsm is the state machine of PivotDB's Raft groups for now: a
-// replicated key-value map per group, kept in a span of the node's Pebble
-// store (one engine per node, design §12). The shard state machine of the
-// MVCC engine (versions, intents, their resolution) will replace its
-// command format; the way it stores the applied index, syncs, snapshots and
-// recovers stays.
+// Package kvsm is a replicated key-value map per Raft group, kept in a span
+// of a Pebble store with Pebble's default key order: the node registry of
+// cluster/node runs on it. Shards of the storage engine have their own
+// state machine, cluster/shardsm, over the engine's key layout (versions,
+// intents, lock records); it stores the applied index, syncs, snapshots and
+// recovers the way this package does.
 //
 // # Layers
 //

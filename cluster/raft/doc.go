@@ -7,15 +7,17 @@
 //
 //	callers (cluster/node, later the shard router)
 //	  │  Host: StartReplica, Propose, Read, StaleRead, AddVoter, AddNonVoter,
-//	  │        Promote, RemoveReplica, TransferLeadership, Leader, Membership
+//	  │        Promote, RemoveReplica, TransferLeadership, Leader, Membership,
+//	  │        CompactLog
 //	  ▼
 //	dragonboatHost ── one dragonboat.NodeHost per node: Raft log store
 //	  │                (Pebble v0, fsynced), TCP transport, snapshot streaming
 //	  ▼
 //	onDiskAdapter ── dragonboat's IOnDiskStateMachine over StateMachine
 //	  ▼
-//	StateMachine ── a replica's state on disk (cluster/kvsm: a span of the
-//	                 node's Pebble store)
+//	StateMachine ── a replica's state on disk (cluster/shardsm: a shard of
+//	                 the storage engine; cluster/kvsm: a key-value span,
+//	                 the node registry)
 //
 // # Lifecycle
 //
@@ -53,7 +55,9 @@
 //     safe to repeat (the shard commands will need transaction ids for
 //     that). Reads retry freely.
 //   - A group starts at log index 0: dragonboat refuses anything else. A split
-//     child therefore starts as a new, empty group (design §12).
+//     child therefore starts as a new, empty group (design §12), its
+//     founding replicas seeded from their copy of the parent; CompactLog
+//     drops its log so that a replica without that copy gets a snapshot.
 //
 // # Memory
 //

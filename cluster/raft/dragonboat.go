@@ -162,6 +162,26 @@ func retryableRead(err error) bool {
 // readAttemptTimeout bounds one ReadIndex attempt of Read.
 const readAttemptTimeout = time.Second
 
+func (h *dragonboatHost) CompactLog(ctx context.Context, g GroupID) (uint64, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	var index uint64
+	err := retryDropped(ctx, func() error {
+		var err error
+		index, err = h.nh.SyncRequestSnapshot(ctx, uint64(g), dragonboat.SnapshotOption{
+			OverrideCompactionOverhead: true,
+			CompactionOverhead:         0,
+		})
+		if errors.Is(err, dragonboat.ErrRejected) {
+			// Nothing applied since the last snapshot: that one's index
+			// already bounds the log, or nothing was applied at all.
+			return nil
+		}
+		return err
+	})
+	return index, mapError(g, err)
+}
+
 func (h *dragonboatHost) StaleRead(g GroupID, query any) (any, error) {
 	v, err := h.nh.StaleRead(uint64(g), query)
 	return v, mapError(g, err)

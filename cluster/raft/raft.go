@@ -73,6 +73,15 @@ type Host interface {
 	// RemoveReplica removes replica r from g's membership. Its host should
 	// then stop it and remove its data; its id is never valid again in g.
 	RemoveReplica(ctx context.Context, g GroupID, r ReplicaID) error
+	// CompactLog makes this host's replica of g take a snapshot at its
+	// applied index and drop its whole log up to it, and returns that
+	// index. A replica this one leads that needs an entry at or below the
+	// index afterwards catches up from a snapshot instead. A split child
+	// needs it (design §12): its log starts at index 0 without the rows the
+	// founding replicas took from their copy of the parent, so a replica
+	// that did not apply the split must never be sent the child's log from
+	// its start.
+	CompactLog(ctx context.Context, g GroupID) (uint64, error)
 	// TransferLeadership asks the leader of g to hand over to replica r and
 	// waits until this host sees r as the leader.
 	TransferLeadership(ctx context.Context, g GroupID, r ReplicaID) error

@@ -400,6 +400,9 @@ func (al *alterer) dropColumn(name string, ifExists bool) error {
 	if ttl := t.Settings.TTL; ttl != nil && strings.EqualFold(ttl.Column, name) {
 		return depends(fmt.Sprintf("the TTL setting of table %s", t.Name))
 	}
+	if slices.Contains(t.Settings.DeferredNullableKey, t.Columns[i].Name) {
+		return depends(fmt.Sprintf("the NULLABLE_KEY_COLUMNS setting of table %s", t.Name))
+	}
 	for _, ix := range t.Indexes {
 		if slices.Contains(ix.Columns, i) {
 			return depends("index " + ix.Name)
@@ -467,6 +470,11 @@ func (al *alterer) renameColumn(from, to string) error {
 		renamed := *ttl
 		renamed.Column = to
 		t.Settings.TTL = &renamed
+	}
+	if k := slices.Index(t.Settings.DeferredNullableKey, old); k >= 0 {
+		names := slices.Clone(t.Settings.DeferredNullableKey)
+		names[k] = to
+		t.Settings.DeferredNullableKey = names
 	}
 	for k := range t.Checks {
 		if t.Checks[k].Expr, err = renameInExpr(t.Checks[k].Expr, old, to); err != nil {
@@ -718,12 +726,21 @@ func (al *alterer) addPrimaryKey(c *ast.Constraint) error {
 		if err := keyColumnErr(t.Columns[i].Name, t.Columns[i].Type); err != nil {
 			return err
 		}
-		if !t.Columns[i].NotNull {
+		// As in PostgreSQL the key's columns become NOT NULL, except those
+		// the table's NULLABLE_KEY_COLUMNS names (a YQL key that allowed
+		// NULL, coming back through pg_dump).
+		if !t.Columns[i].NotNull && !slices.Contains(t.Settings.DeferredNullableKey, t.Columns[i].Name) {
 			t.Columns[i].NotNull = true
 			al.st.NotNull = append(al.st.NotNull, t.Columns[i].ID)
 		}
 		key = append(key, i)
 	}
+	for _, name := range t.Settings.DeferredNullableKey {
+		if !slices.ContainsFunc(key, func(i int) bool { return t.Columns[i].Name == name }) {
+			return tablesettings.NullableKeyNotInKey(name)
+		}
+	}
+	t.Settings.DeferredNullableKey = nil
 	rw, err := al.rewriteFrom()
 	if err != nil {
 		return err

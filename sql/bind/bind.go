@@ -70,7 +70,7 @@ type Env struct {
 	// writes (views expanded), for the table locks it takes when it runs.
 	UseTable func(t *catalog.Table, u TableUse)
 	// Locks lists the row locks for pg_locks.
-	Locks func() []pgcatalog.LockRow
+	Locks func() ([]pgcatalog.LockRow, error)
 	// Cursor returns the result columns of the session's open cursor
 	// name (FETCH returns its rows); ok is false when there is none.
 	Cursor func(name string) (cols []planner.Column, ok bool)
@@ -142,6 +142,9 @@ type binder struct {
 	// owner); "" outside views: the session's user. acc caches its Access.
 	checkAs string
 	acc     *catalog.Access
+	// onRelation, when set, hears of every table and view the query
+	// reads, with the role it is read for (lockview.go).
+	onRelation func(LockRelation)
 }
 
 func (a *binder) plan() (Statement, error) {

@@ -11,7 +11,9 @@
 // Layers: bind.go dispatches on the kind of statement and resolves names
 // (scope.go); queries are built by select.go, join.go (FROM: join order,
 // condition pushdown, derived tables), using.go (JOIN ... USING, NATURAL),
-// lateral.go (LATERAL and functions after other FROM items), subquery.go
+// lateral.go (LATERAL and functions after other FROM items: an Apply
+// only when they read an item to their left, else ordinary join items),
+// subquery.go
 // (outer references become hidden parameters bound per outer row;
 // subquery_hash.go decorrelates EXISTS and IN correlated by equalities
 // into a hash semi/anti join),
@@ -28,8 +30,8 @@
 // window functions), aggmods.go (an aggregate's ORDER BY and
 // array_agg's FILTER, taken off its first argument), grouping_sets.go
 // (GROUPING SETS, ROLLUP, CUBE) and view.go (views expand as derived
-// tables); writes by insert.go and modify.go
-// (with returning.go for RETURNING lists and onconflict.go for ON
+// tables; lockview.go lists what a view reads, for LOCK on a view);
+// writes by insert.go and modify.go (with returning.go for RETURNING lists and onconflict.go for ON
 // CONFLICT arbiters and DO UPDATE); sequences and identity columns by
 // sequence.go; enum types by enumtype.go (TypeDDL, and resolveType, which
 // turns the type names the parser did not know into the database's enum

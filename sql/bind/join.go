@@ -39,6 +39,12 @@ func (a *binder) buildFromWhere(j *ast.Join, where ast.ExprNode) (planner.Node, 
 	if err := a.flattenFrom(j, &items, &ons); err != nil {
 		return nil, nil, err
 	}
+	return a.joinGroup(items, ons, where)
+}
+
+// joinGroup plans the inner-join group of items with its ON conditions
+// (over the items' columns in FROM order) and WHERE condition (nil: none).
+func (a *binder) joinGroup(items []*fromItem, ons []ast.ExprNode, where ast.ExprNode) (planner.Node, *scope, error) {
 	full := &scope{}
 	for _, it := range items {
 		it.off = len(full.cols)
@@ -187,10 +193,43 @@ func joinItems(items []*fromItem, preds []*joinPred, owner []int, hash bool) (pl
 			compCost[c] = itemCost(it)
 		}
 	}
-	// pick returns the next item: in the current component the best
-	// connected one, else the cheapest item of the cheapest component.
+	// enabler reports whether joining the small item i now turns an
+	// equality into a hash key for an item still to join: in pgjdbc's
+	// `pka.attnum = con.confkey[pos.n]` over generate_series(1, 32)
+	// pos(n), joining pos right after con lets pka join by hash on
+	// (attrelid, attnum) instead of a nested loop over every pair of
+	// columns testing 32 positions each.
+	enabler := func(i int) bool {
+		if _, small := knownRows(items[i].node); !small {
+			return false
+		}
+		for _, p := range preds {
+			if p.done {
+				continue
+			}
+			for _, x := range p.refs {
+				if x == i || joined[x] || !readyWithout(p.refs, joined, i, x) {
+					continue
+				}
+				if _, _, ok := splitEquality(p.e, owner, x); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	// pick returns the next item: in the current component a small
+	// enabler, else the best connected one, else the cheapest item of the
+	// cheapest component.
 	cur := -1
 	pick := func() int {
+		if hash && cur >= 0 {
+			for i := range items {
+				if !joined[i] && find(i) == cur && enabler(i) {
+					return i
+				}
+			}
+		}
 		next, nextConn := -1, -1
 		for i := range items {
 			if joined[i] || find(i) != cur {
@@ -276,6 +315,67 @@ func readyWith(refs []int, joined []bool, i int) bool {
 	return has
 }
 
+// readyWithout reports whether every item in refs other than i and x is
+// joined, and i is one of them: once i is joined, only x is missing.
+func readyWithout(refs []int, joined []bool, i, x int) bool {
+	has := false
+	for _, r := range refs {
+		switch {
+		case r == i:
+			has = true
+		case r != x && !joined[r]:
+			return false
+		}
+	}
+	return has
+}
+
+// smallItemRows bounds the items whose cross product is joined early to
+// complete a hash key (joinItems' enabler).
+const smallItemRows = 1024
+
+// knownRows returns the number of rows of a node known at plan time, when
+// it is at most smallItemRows: a VALUES list, or generate_series with
+// constant integer bounds.
+func knownRows(n planner.Node) (int64, bool) {
+	switch n := n.(type) {
+	case *planner.Values:
+		return int64(len(n.Rows)), len(n.Rows) <= smallItemRows
+	case *planner.Series:
+		start, ok1 := constInt(n.Start)
+		stop, ok2 := constInt(n.Stop)
+		step, ok3 := int64(1), true
+		if n.Step != nil {
+			step, ok3 = constInt(n.Step)
+		}
+		if !ok1 || !ok2 || !ok3 || step == 0 {
+			return 0, false
+		}
+		rows := int64(0)
+		if (step > 0 && stop >= start) || (step < 0 && stop <= start) {
+			rows = (stop-start)/step + 1
+		}
+		return rows, rows <= smallItemRows
+	}
+	return 0, false
+}
+
+// constInt returns the value of an integer constant, through casts.
+func constInt(e expr.Expr) (int64, bool) {
+	for {
+		c, ok := e.(*expr.Cast)
+		if !ok {
+			break
+		}
+		e = c.E
+	}
+	c, ok := e.(*expr.Const)
+	if !ok || !c.Value.Family().IsInteger() {
+		return 0, false
+	}
+	return c.Value.Int(), true
+}
+
 // itemCost guesses an item's row count, lower for items with conditions
 // (fewer rows to carry through the joins).
 func itemCost(it *fromItem) int {
@@ -349,6 +449,10 @@ func itemRefs(e expr.Expr, owner []int) (refs []int, ok bool) {
 	ok = true
 	seen := map[int]bool{}
 	expr.Walk(e, func(x expr.Expr) bool {
+		if external(x) {
+			ok = false
+			return false
+		}
 		switch n := x.(type) {
 		case *expr.ColumnRef:
 			if n.Index < 0 || n.Index >= len(owner) {
@@ -356,8 +460,6 @@ func itemRefs(e expr.Expr, owner []int) (refs []int, ok bool) {
 				return false
 			}
 			seen[owner[n.Index]] = true
-		case expr.Node:
-			ok = false
 		case *expr.Func:
 			if !n.Deterministic {
 				ok = false
@@ -441,6 +543,8 @@ func (a *binder) pushFilter(node planner.Node, cond expr.Expr) (planner.Node, er
 		return &planner.Sort{Input: in, Keys: n.Keys}, nil
 	case *planner.Join:
 		return a.pushIntoJoin(n, cond)
+	case *planner.Apply:
+		return a.pushIntoApply(n, cond)
 	case *planner.Project:
 		if sub, ok := substituteColumns(cond, n.Exprs); ok {
 			in, err := a.pushFilter(n.Input, sub)
@@ -464,9 +568,23 @@ func (a *binder) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, er
 		owner[i] = 1
 	}
 	var left, right, rest []expr.Expr
+	var leftKeys, rightKeys []expr.Expr
 	for _, conj := range splitAnd(cond) {
 		refs, ok := itemRefs(conj, owner)
 		switch {
+		case ok && len(refs) == 2 && n.Kind == planner.InnerJoin && a.setting("enable_hashjoin"):
+			// An equality between the sides of an inner join is one more
+			// hash key (a condition pushed into a lateral join's left
+			// side, pushIntoApply, meets a join built without it).
+			if l, r, eq := splitEquality(conj, owner, 1); eq {
+				rk, err := remapColumns(r, func(i int) int { return i - lw })
+				if err != nil {
+					return nil, err
+				}
+				leftKeys, rightKeys = append(leftKeys, l), append(rightKeys, rk)
+				continue
+			}
+			rest = append(rest, conj)
 		case !ok || len(refs) != 1:
 			rest = append(rest, conj)
 		case refs[0] == 0:
@@ -482,11 +600,47 @@ func (a *binder) pushIntoJoin(n *planner.Join, cond expr.Expr) (planner.Node, er
 		}
 	}
 	out := *n
+	if len(leftKeys) > 0 {
+		out.LeftKeys = append(append([]expr.Expr(nil), n.LeftKeys...), leftKeys...)
+		out.RightKeys = append(append([]expr.Expr(nil), n.RightKeys...), rightKeys...)
+	}
 	var err error
 	if out.Left, err = a.applyFilters(n.Left, left); err != nil {
 		return nil, err
 	}
 	if out.Right, err = a.applyFilters(n.Right, right); err != nil {
+		return nil, err
+	}
+	if len(rest) == 0 {
+		return &out, nil
+	}
+	return &planner.Filter{Input: &out, Cond: andAll(rest)}, nil
+}
+
+// pushIntoApply pushes the conjuncts of cond that read only the left
+// side of a lateral join into that side (it is preserved by an outer
+// Apply too), so that `FROM a, b, f(b.x) WHERE a.k = b.k` joins a and b
+// by hash before f runs per row; the rest is a Filter on top.
+func (a *binder) pushIntoApply(n *planner.Apply, cond expr.Expr) (planner.Node, error) {
+	lw := len(n.Left.Columns())
+	owner := make([]int, len(n.Cols))
+	for i := lw; i < len(owner); i++ {
+		owner[i] = 1
+	}
+	var left, rest []expr.Expr
+	for _, conj := range splitAnd(cond) {
+		if refs, ok := itemRefs(conj, owner); ok && len(refs) == 1 && refs[0] == 0 {
+			left = append(left, conj)
+		} else {
+			rest = append(rest, conj)
+		}
+	}
+	if len(left) == 0 {
+		return &planner.Filter{Input: n, Cond: cond}, nil
+	}
+	out := *n
+	var err error
+	if out.Left, err = a.applyFilters(n.Left, left); err != nil {
 		return nil, err
 	}
 	if len(rest) == 0 {
@@ -525,17 +679,31 @@ func substituteColumns(cond expr.Expr, exprs []expr.Expr) (expr.Expr, bool) {
 func movable(e expr.Expr) bool {
 	ok := true
 	expr.Walk(e, func(x expr.Expr) bool {
-		switch n := x.(type) {
-		case expr.Node:
+		if external(x) {
 			ok = false
-		case *expr.Func:
-			if !n.Deterministic {
-				ok = false
-			}
+		} else if f, isFunc := x.(*expr.Func); isFunc && !f.Deterministic {
+			ok = false
 		}
 		return ok
 	})
 	return ok
+}
+
+// external reports whether x is an expression node defined outside package
+// expr (exec.Subquery): the planner cannot see what it reads, so it is
+// never moved. expr's own nodes (array subscripts and constructors, record
+// fields) are plain expressions over their children: `a.x = b.arr[c.i]`
+// is a join condition like any other.
+func external(x expr.Expr) bool {
+	if _, ok := x.(expr.Node); !ok {
+		return false
+	}
+	switch x.(type) {
+	case *expr.ArrayElem, *expr.ArraySlice, *expr.ArrayCtor, *expr.ArrayCompare, *expr.ArrayContains,
+		*expr.RowExpr, *expr.FieldSelect:
+		return false
+	}
+	return true
 }
 
 // flattenFrom collects the items and ON conditions of an inner-join group.
@@ -552,13 +720,13 @@ func (a *binder) flattenFrom(n ast.ResultSetNode, items *[]*fromItem, ons *[]ast
 	if j.Right == nil {
 		return a.flattenFrom(j.Left, items, ons)
 	}
-	if isLateral(j.Right) {
-		it, err := a.lateralJoin(j, ons)
-		if err != nil {
-			return err
-		}
-		*items = append(*items, it)
-		return nil
+	// A lateral-capable item of an outer or NATURAL/USING join that names
+	// no column at all cannot read the items to its left: a plain join
+	// (t RIGHT JOIN generate_series(1, 3) g ON ...). Inner joins find out
+	// by binding (flattenLateral).
+	plainJoin := j.NaturalJoin || len(j.Using) > 0 || j.Tp == ast.LeftJoin || j.Tp == ast.RightJoin
+	if isLateral(j.Right) && !(plainJoin && !readsColumns(j.Right)) {
+		return a.flattenLateral(j, items, ons)
 	}
 	if j.NaturalJoin || len(j.Using) > 0 {
 		it, err := a.usingJoin(j)

@@ -72,6 +72,9 @@ const (
 )
 
 func (a *binder) useTable(t *catalog.Table, u TableUse) {
+	if a.onRelation != nil {
+		a.onRelation(LockRelation{Table: t, Role: a.access().Role()})
+	}
 	if a.env.UseTable != nil {
 		a.env.UseTable(t, u)
 	}

@@ -427,7 +427,12 @@ func exprName(n ast.ExprNode) string {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
 				name, _, _ := strings.Cut(strings.TrimSuffix(v.GetString(), "[]"), "(")
-				return strings.ToLower(strings.TrimSpace(name))
+				name = strings.ToLower(strings.TrimSpace(name))
+				if w, rest, _ := strings.Cut(name, " "); w == "interval" && rest != "" {
+					// INTERVAL '1' DAY is named interval, as its type.
+					return w
+				}
+				return name
 			}
 			return exprName(n.Args[0])
 		}

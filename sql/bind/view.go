@@ -51,6 +51,9 @@ func (a *binder) viewSource(tn *ast.TableName, alias string) (planner.Node, *sco
 	if err := a.requireView(v, acl.Select); err != nil {
 		return nil, nil, true, err
 	}
+	if a.onRelation != nil {
+		a.onRelation(LockRelation{View: v, Role: a.access().Role()})
+	}
 	if a.viewDepth >= maxViewDepth {
 		return nil, nil, true, sqlerr.New(sqlerr.InvalidObjectDefinition, "views nested too deeply (a view refers to itself?) at %q", v.Name)
 	}

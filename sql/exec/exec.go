@@ -273,6 +273,11 @@ func build(c *Context, n planner.Node) (Iter, error) {
 func Drain(c *Context, it Iter) ([]expr.Row, error) {
 	defer it.Close()
 	var rows []expr.Row
+	if v, ok := it.(*valuesIter); ok {
+		// A VALUES list (a multi-row INSERT's source) says how many rows
+		// come: one allocation instead of the doublings.
+		rows = make([]expr.Row, 0, len(v.n.Rows)-v.pos)
+	}
 	for {
 		r, err := it.Next()
 		if err != nil {

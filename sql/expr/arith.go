@@ -108,6 +108,9 @@ func ArithType(op ArithOp, l, r types.Type) (types.Type, bool) {
 	if rf == types.Null {
 		rf = lf
 	}
+	if t, valid, ok := timeOfDayArithType(op, lf, rf); ok {
+		return t, valid
+	}
 	switch {
 	case lf.IsNumeric() && rf.IsNumeric():
 		if op == IntDiv {
@@ -159,6 +162,9 @@ func arith(op ArithOp, l, r types.Value, res types.Family) (types.Value, error) 
 // with months or days moves the wall clock in that zone.
 func arithIn(op ArithOp, l, r types.Value, res types.Family, zone *time.Location) (types.Value, error) {
 	lf, rf := l.Family(), r.Family()
+	if v, ok, err := timeOfDayArith(op, l, r); ok {
+		return v, err
+	}
 	switch {
 	case res.IsInteger():
 		if !lf.IsInteger() || !rf.IsInteger() {

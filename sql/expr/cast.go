@@ -71,6 +71,11 @@ func CastAllowed(from, to types.Type) bool {
 		return true
 	case ff.IsTime() && tf.IsTime():
 		return true
+	case tf == types.Time:
+		// timestamp::time, timestamptz::time, interval::time.
+		return ff == types.Timestamp || ff == types.Datetime || ff == types.TimestampTZ || ff == types.Interval
+	case ff == types.Time:
+		return tf == types.Interval
 	}
 	return false
 }

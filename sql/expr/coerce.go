@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"strings"
+
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -50,7 +52,7 @@ func Comparable(a, b types.Type) bool {
 		// Values of one enum type only (PostgreSQL's anyenum operators).
 		return a.Enum != nil && b.Enum != nil && a.Enum.ID == b.Enum.ID
 	case af == bf:
-		return af == types.Bool || af == types.Interval || af == types.Unknown || af == types.Uuid
+		return af == types.Bool || af == types.Interval || af == types.Unknown || af == types.Uuid || af == types.Time
 	}
 	return false
 }
@@ -237,7 +239,7 @@ func (b *Builder) Coerce(e Expr, t types.Type) (Expr, error) {
 		return e, nil
 	case et.Family == types.Array || t.Family == types.Array:
 		// Element types differ: a Cast below.
-	case et.Family == t.Family && t.Precision == 0 && t.Width == 0 && (t.Blank || !et.Blank):
+	case et.Family == t.Family && t.Plain() && (t.Blank || !et.Blank):
 		// (A char(n) value becoming text or varchar loses its padding,
 		// which takes a Cast.)
 		return e, nil
@@ -266,6 +268,7 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 			return nil, err
 		}
 		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ ||
+			t.Family == types.Time && strings.EqualFold(strings.TrimSpace(n.Value.Str()), "now") ||
 			types.OrderDependent(t, n.Value.Str()) || types.IntervalStyleDependent(t, n.Value.Str()) {
 			// Text without an offset names a wall-clock time in the
 			// session's zone when the statement runs, '01/02/03' is

@@ -119,7 +119,7 @@ func (e *Param) Eval(c *Context, _ Row) (types.Value, error) {
 	v := c.Params[e.N-1]
 	f := v.Family()
 	if f == types.Null || e.Typ.Family == types.Unknown || e.Typ.Family == types.Null ||
-		(f == e.Typ.Family && e.Typ.Precision == 0 && e.Typ.Width == 0) {
+		(f == e.Typ.Family && e.Typ.Plain()) {
 		return v, nil
 	}
 	// A text-format parameter (Unknown) parses as the inferred type; a

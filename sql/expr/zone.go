@@ -39,7 +39,8 @@ func zoneDependent(from, to types.Type) bool {
 		// DateStyle: times and intervals print in it, dates are read in
 		// its field order.
 		types.StyleDependent(ff) && (tf == types.Utf8 || tf == types.String) ||
-		(tf.IsTime() || tf == types.Interval) && text(ff)
+		(tf.IsTime() || tf == types.Interval) && text(ff) ||
+		tf == types.Time && (ff == types.TimestampTZ || text(ff))
 }
 
 // style is the session's DateStyle and IntervalStyle.
@@ -62,6 +63,9 @@ func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r
 		return types.Value{}, false, nil
 	}
 	text := ff == types.Utf8 || ff == types.String || ff == types.Unknown
+	if r, ok, err := timeOfDayZoneCast(v, to, z); ok {
+		return r, true, err
+	}
 	switch {
 	case ff == types.TimestampTZ && (tf == types.Utf8 || tf == types.String):
 		r, err = types.Cast(types.NewUtf8(types.FormatTimestampTZStyle(v.Micros(), z, st)), to)
@@ -76,7 +80,7 @@ func zoneCast(v types.Value, to types.Type, z *time.Location, st types.Style) (r
 		}
 		return types.NewTimestampTZ(m), true, nil
 	case st.IntervalStyle() == types.IntervalSQLStandard && text && tf == types.Interval:
-		r, err = types.ParseIntervalStyle(v.Str(), types.IntervalSQLStandard)
+		r, err = types.ParseIntervalTyped(to, v.Str(), types.IntervalSQLStandard)
 		return r, true, err
 	case st.Order() != types.OrderMDY && text && (tf == types.Date || tf == types.Datetime || tf == types.Timestamp):
 		r, err = types.ParseTextOrder(to, v.Str(), st.Order())

@@ -215,10 +215,22 @@ var valueFuncs = map[string]bool{"session_user": true, "current_catalog": true, 
 // (x = ANY (arr)) rather than to a subquery (x = ANY (SELECT ...)).
 func (r *rewriter) arrayQuantifier(i, hi int) bool {
 	s := r.s
-	if i == 0 || !s.isOp(i+1, "(") || int(s.match[i+1]) >= hi || s.toks[i-1].kind != tkOp {
+	op := i - 1
+	if op >= 3 && s.isOp(op, ")") {
+		// x OPERATOR(pg_catalog.=) ANY (arr), as pg_dump -t writes it
+		// (operatorCall emits the bare operator).
+		open := op - 2
+		if s.isOp(open, ".") && s.isWord(open-1, "pg_catalog") {
+			open -= 2
+		}
+		if open >= 1 && s.isOp(open, "(") && s.isWord(open-1, "operator") && int(s.match[open]) == op {
+			op--
+		}
+	}
+	if i == 0 || !s.isOp(i+1, "(") || int(s.match[i+1]) >= hi || s.toks[op].kind != tkOp {
 		return false
 	}
-	switch s.text(i - 1) {
+	switch s.text(op) {
 	case "=", "<>", "!=", "<", "<=", ">", ">=":
 	default:
 		return false

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -95,6 +94,16 @@ func (s *stmtToks) parseElemTypeAt(i, hi int) (types.Type, int, error) {
 	}
 	args := ""
 	words, j = s.typeWords(words, j, hi)
+	if len(words) == 1 && strings.EqualFold(words[0], "interval") {
+		// INTERVAL DAY TO SECOND(3): the qualifier, then SECOND's
+		// precision below.
+		words, j = s.intervalQualAt(words, j, hi)
+		if len(words) > 1 && !strings.EqualFold(words[len(words)-1], "second") && j < hi && s.isOp(j, "(") {
+			// A precision belongs to SECOND only: INTERVAL DAY(2) is
+			// PostgreSQL's syntax error.
+			return types.Type{}, i, s.errAtTok(j)
+		}
+	}
 	if j < hi && s.isOp(j, "(") {
 		close := int(s.match[j])
 		if close >= hi {
@@ -123,6 +132,20 @@ func (s *stmtToks) parseElemTypeAt(i, hi int) (types.Type, int, error) {
 		return types.Type{}, i, withOffset(err, s.start(i))
 	}
 	return t, j, nil
+}
+
+// intervalQualAt appends an interval field qualifier at j to words
+// (["interval"]): YEAR, DAY TO SECOND ..., as PostgreSQL's grammar takes
+// them (types.IntervalQualWords). Other words are left alone.
+func (s *stmtToks) intervalQualAt(words []string, j, hi int) ([]string, int) {
+	if j >= hi || s.toks[j].kind != tkIdent || !types.IntervalQualWords(strings.ToLower(s.text(j))) {
+		return words, j
+	}
+	if j+2 < hi && s.isWord(j+1, "to") && s.toks[j+2].kind == tkIdent &&
+		types.IntervalQualWords(strings.ToLower(s.text(j)+" to "+s.text(j+2))) {
+		return append(words, s.text(j), "to", s.text(j+2)), j + 3
+	}
+	return append(words, s.text(j)), j + 1
 }
 
 // typeWords appends the continuation words of a type name at j.
@@ -177,7 +200,9 @@ var yqlLiteralTypes = map[string]bool{
 // pgLiteralTypes are the type names that form PostgreSQL's typed literals
 // such as DATE '2024-01-01' (a type name followed by a string). The list is
 // short on purpose: in MySQL a string after a word can be an alias.
-var pgLiteralTypes = map[string]bool{"date": true, "timestamp": true, "timestamptz": true, "interval": true}
+var pgLiteralTypes = map[string]bool{
+	"date": true, "time": true, "timetz": true, "timestamp": true, "timestamptz": true, "interval": true,
+}
 
 // intervalUnits follow the string of MySQL's INTERVAL '1' DAY, which TiDB
 // parses itself.
@@ -209,10 +234,9 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 		w := strings.ToLower(s.text(i))
 		if w == "interval" && i+2 < hi && s.isKind(i+2, tkIdent) && pgIntervalFields[strings.ToLower(s.text(i+2))] {
 			// PostgreSQL's INTERVAL '1' DAY, '1 2' DAY TO HOUR, '1.5'
-			// SECOND(0): the fields restrict and round the value.
-			return lit, true, withOffset(sqlerr.New(sqlerr.FeatureNotSupported,
-				"interval field qualifiers (INTERVAL '...' %s) are not supported yet: write the unit inside the string, as in INTERVAL '1 %s'",
-				strings.ToUpper(s.text(i+2)), strings.ToLower(s.text(i+2))), s.start(i+2))
+			// SECOND(0): the qualifier decides what the text means and
+			// which fields it keeps (types.Qual).
+			return s.intervalLiteralAt(i, i+2, hi)
 		}
 		if !pgLiteralTypes[w] || w == "interval" && i+2 < hi && s.isKind(i+2, tkIdent) &&
 			intervalUnits[strings.ToLower(s.text(i+2))] {
@@ -223,6 +247,18 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 			return lit, true, withOffset(err, s.start(i))
 		}
 		return typedLiteral{name: s.text(i), t: t, strTok: i + 1, end: i + 2}, true, nil
+	}
+	if (s.isWord(i, "interval") || s.isWord(i, "time")) && s.isOp(i+1, "(") && s.isKind(i+2, tkNumber) &&
+		s.isOp(i+3, ")") && i+4 < hi && s.isKind(i+4, tkString) {
+		// PostgreSQL's INTERVAL(3) '1.2345' and TIME(0) '12:00:00.5'.
+		if i+5 < hi && s.isKind(i+5, tkIdent) && pgIntervalFields[strings.ToLower(s.text(i+5))] {
+			return lit, true, s.errAtTok(i + 5)
+		}
+		t, err := types.ParseTypeName(s.text(i) + "(" + s.text(i+2) + ")")
+		if err != nil {
+			return lit, true, withOffset(err, s.start(i))
+		}
+		return typedLiteral{name: s.text(i), t: t, strTok: i + 4, end: i + 5}, true, nil
 	}
 	if !s.isKind(i, tkIdent) || !yqlLiteralTypes[strings.ToLower(s.text(i))] || !s.isOp(i+1, "(") {
 		return lit, false, nil
@@ -245,6 +281,40 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 		return lit, true, withOffset(err, s.start(i))
 	}
 	return typedLiteral{name: name, t: t, strTok: i + 2, end: close + 1}, true, nil
+}
+
+// intervalLiteralAt reads INTERVAL 'text' qualifier [(p)] with the
+// INTERVAL at i and the qualifier's first word at q.
+func (s *stmtToks) intervalLiteralAt(i, q, hi int) (typedLiteral, bool, error) {
+	words, j := s.intervalQualAt([]string{"interval"}, q, hi)
+	if len(words) == 1 || j < hi && s.isWord(j, "to") {
+		// DAY TO DAY, YEAR TO DAY: not a qualifier PostgreSQL knows.
+		if len(words) == 1 {
+			j = q
+		} else if j+1 < hi {
+			j++
+		}
+		return typedLiteral{}, true, s.errAtTok(j)
+	}
+	args := ""
+	if j < hi && s.isOp(j, "(") {
+		// SECOND(p): only after SECOND, a plain number.
+		close := int(s.match[j])
+		if !strings.EqualFold(words[len(words)-1], "second") {
+			return typedLiteral{}, true, s.errAtTok(j)
+		}
+		if close != j+2 || close >= hi || !s.isKind(j+1, tkNumber) {
+			return typedLiteral{}, true, s.errAtTok(j + 1)
+		}
+		args = "(" + s.text(j+1) + ")"
+		j = close + 1
+	}
+	name := strings.Join(words, " ") + args
+	t, err := types.ParseTypeName(name)
+	if err != nil {
+		return typedLiteral{}, true, withOffset(err, s.start(i))
+	}
+	return typedLiteral{name: name, t: t, strTok: i + 1, end: j}, true, nil
 }
 
 // RegCastFunc is the function the rewriter turns casts to PostgreSQL's

@@ -33,7 +33,7 @@ func Has(oid uint32) bool {
 		types.OIDFloat4, types.OIDFloat8, types.OIDNumeric, types.OIDBytea,
 		types.OIDText, types.OIDVarchar, types.OIDBPChar, types.OIDName, types.OIDUnknown,
 		types.OIDJSON, types.OIDJSONB, types.OIDDate, types.OIDTimestamp, types.OIDTimestampTZ,
-		types.OIDInterval, types.OIDUuid:
+		types.OIDInterval, types.OIDUuid, types.OIDTime:
 		return true
 	}
 	if e := types.ElemOID(oid); e != 0 {
@@ -165,6 +165,12 @@ func Append(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 		buf = binary.BigEndian.AppendUint64(buf, uint64(us))
 		buf = binary.BigEndian.AppendUint32(buf, uint32(days))
 		return binary.BigEndian.AppendUint32(buf, uint32(months)), nil
+	case types.OIDTime:
+		if f != types.Time {
+			return mismatch()
+		}
+		// Microseconds since midnight, as PostgreSQL's time_send.
+		return binary.BigEndian.AppendUint64(buf, uint64(v.Int())), nil
 	}
 	return buf, sqlerr.New(sqlerr.InternalError, "server: no binary output for type %d", oid)
 }
@@ -298,6 +304,15 @@ func Decode(oid uint32, b []byte) (types.Value, error) {
 		days := int32(binary.BigEndian.Uint32(b[8:]))
 		months := int32(binary.BigEndian.Uint32(b[12:]))
 		return types.NewIntervalParts(months, days, micros), nil
+	case types.OIDTime:
+		if !need(8) {
+			return bad()
+		}
+		us := int64(binary.BigEndian.Uint64(b))
+		if us < 0 || us > 86400*1e6 {
+			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "time out of range")
+		}
+		return types.NewTime(us), nil
 	}
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "server: no binary input for type %d", oid)
 }

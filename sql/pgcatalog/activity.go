@@ -189,12 +189,16 @@ var pgLocksCols = cols("locktype text, database oid, relation oid, page int4, tu
 	"transactionid xid, classid oid, objid oid, objsubid int2, virtualtransaction text, pid int4, mode text, " +
 	"granted bool, fastpath bool, waitstart timestamp")
 
-func pgLocksRows(v *View) [][]types.Value {
+func pgLocksRows(v *View) ([][]types.Value, error) {
 	if v.Locks == nil {
-		return nil
+		return nil, nil
+	}
+	locks, err := v.Locks()
+	if err != nil {
+		return nil, err
 	}
 	var out [][]types.Value
-	for _, l := range v.Locks() {
+	for _, l := range locks {
 		var database, relation, xid any
 		if l.LockType != "transactionid" {
 			relation = l.Relation
@@ -211,5 +215,5 @@ func pgLocksRows(v *View) [][]types.Value {
 		out = append(out, row(pgLocksCols, l.LockType, database, relation, nil, nil, nil, xid, nil, nil, nil,
 			"1/"+strconv.FormatUint(l.Virtual, 10), pid, l.Mode, l.Granted, false, nil))
 	}
-	return out
+	return out, nil
 }

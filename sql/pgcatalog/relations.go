@@ -119,7 +119,7 @@ type View struct {
 	// none is sent.
 	Notice func(msg string)
 	// Locks lists the locks held and awaited (pg_locks); nil: none.
-	Locks func() []LockRow
+	Locks func() ([]LockRow, error)
 	// Cursors lists the session's open cursors (pg_cursors), read when
 	// the statement runs; nil: none.
 	Cursors func() []Cursor
@@ -146,6 +146,9 @@ type Table struct {
 	Name   string
 	Cols   []planner.Column
 	rows   func(v *View) [][]types.Value
+	// rowsErr is rows for a relation whose source can fail (pg_locks
+	// reads the store's lock records); used when set.
+	rowsErr func(v *View) ([][]types.Value, error)
 	// oid is the relation's own OID (systemOID), its rows' tableoid.
 	oid int64
 }
@@ -301,7 +304,15 @@ func (t *Table) Node(v *View) *planner.Generate {
 	cols := append(slices.Clip(t.Cols), planner.Column{Name: "tableoid", Type: types.TypeInt64, Hidden: true})
 	oid := types.NewInt64(t.oid)
 	return &planner.Generate{Name: t.Schema + "." + t.Name, Cols: cols, Rows: func() ([][]types.Value, error) {
-		rows := t.rows(v)
+		var rows [][]types.Value
+		if t.rowsErr != nil {
+			var err error
+			if rows, err = t.rowsErr(v); err != nil {
+				return nil, err
+			}
+		} else {
+			rows = t.rows(v)
+		}
 		for i, r := range rows {
 			rows[i] = append(r, oid)
 		}
@@ -419,6 +430,10 @@ func typmod(t types.Type) int64 {
 		return int64(t.Width) + 4
 	case t.Family == types.Decimal && t.Precision > 0:
 		return int64(t.Precision)<<16 | int64(t.Scale) + 4
+	case t.Family == types.Interval && t.Qual != 0:
+		return int64(types.IntervalTypmod(t.Qual))
+	case t.Family == types.Time:
+		return int64(types.TimeTypmod(t.Qual))
 	}
 	return -1
 }
@@ -477,6 +492,7 @@ var pgTypes = []pgTypeInfo{
 	{1042, "bpchar", -1, false, "S", "i", 0, 0},
 	{1043, "varchar", -1, false, "S", "i", 0, 0},
 	{1082, "date", 4, true, "D", "i", 0, 0},
+	{1083, "time", 8, true, "D", "d", 0, 0},
 	{1114, "timestamp", 8, true, "D", "d", 0, 0},
 	{1184, "timestamptz", 8, true, "D", "d", 0, 0},
 	{1186, "interval", 16, false, "T", "d", 0, 0},
@@ -571,6 +587,10 @@ func formatType(oid, mod int64) string {
 		return "timestamp without time zone"
 	case 1184:
 		return "timestamp with time zone"
+	case 1186:
+		return types.IntervalTypmodText(mod)
+	case 1083:
+		return types.TimeTypmodText(mod)
 	case 1700:
 		if mod >= 4 {
 			return fmt.Sprintf("numeric(%d,%d)", (mod-4)>>16, (mod-4)&0xffff)

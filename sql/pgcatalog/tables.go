@@ -491,7 +491,7 @@ var pgCatalogTables = []*Table{
 		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_stat_activity", Cols: pgStatActivityCols, rows: pgStatActivityRows},
-	{Schema: "pg_catalog", Name: "pg_locks", Cols: pgLocksCols, rows: pgLocksRows},
+	{Schema: "pg_catalog", Name: "pg_locks", Cols: pgLocksCols, rowsErr: pgLocksRows},
 	{Schema: "pg_catalog", Name: "pg_stat_user_tables", Cols: pgStatUserTablesCols, rows: pgStatUserTablesRows},
 }
 
@@ -688,8 +688,8 @@ var (
 	isColumnsCols = cols("table_catalog name, table_schema name, table_name name, column_name name, " +
 		"ordinal_position int4, column_default text, is_nullable text, data_type text, " +
 		"character_maximum_length int4, character_octet_length int4, numeric_precision int4, " +
-		"numeric_precision_radix int4, numeric_scale int4, datetime_precision int4, udt_catalog name, " +
-		"udt_schema name, udt_name name, is_identity text, is_generated text, generation_expression text, " +
+		"numeric_precision_radix int4, numeric_scale int4, datetime_precision int4, interval_type text, " +
+		"interval_precision int4, udt_catalog name, udt_schema name, udt_name name, is_identity text, is_generated text, generation_expression text, " +
 		"is_updatable text")
 	isTableConstraintsCols = cols("constraint_catalog name, constraint_schema name, constraint_name name, " +
 		"table_catalog name, table_schema name, table_name name, constraint_type text, is_deferrable text, " +
@@ -834,7 +834,7 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		def = storedExprText(c.Default)
 	}
 	dataType := c.Type.PGName()
-	var charMax, octetMax, numPrec, numRadix, numScale, dtPrec any
+	var charMax, octetMax, numPrec, numRadix, numScale, dtPrec, ivType any
 	switch f := c.Type.Family; {
 	case f == types.Array:
 		dataType = "ARRAY"
@@ -876,6 +876,19 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		if f == types.Datetime {
 			dtPrec = 0
 		}
+	case f == types.Time:
+		dtPrec = 6
+		if p, ok := c.Type.Qual.Precision(); ok {
+			dtPrec = p
+		}
+	case f == types.Interval:
+		dtPrec = 6
+		if p, ok := c.Type.Qual.Precision(); ok {
+			dtPrec = p
+		}
+		if q := types.IntervalFieldsText(c.Type.Qual); q != "" {
+			ivType = q
+		}
 	}
 	generated, genExpr := "NEVER", any(nil)
 	if c.Computed != "" {
@@ -887,7 +900,7 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		identity, def = "YES", nil
 	}
 	return row(isColumnsCols, db, "public", t.Name, c.Name, attnum(t, i), def, nullable, dataType, charMax,
-		octetMax, numPrec, numRadix, numScale, dtPrec, db, "pg_catalog", formatUDTName(c.Type), identity, generated,
+		octetMax, numPrec, numRadix, numScale, dtPrec, ivType, nil, db, "pg_catalog", formatUDTName(c.Type), identity, generated,
 		genExpr, "YES")
 }
 

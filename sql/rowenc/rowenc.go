@@ -30,6 +30,8 @@ func AppendKeyValue(buf []byte, v types.Value) []byte {
 		// Times compare across families in microseconds, so the key does too:
 		// a Date pivot then bounds a Timestamp column correctly.
 		return storage.AppendInt64(buf, v.Micros())
+	case f == types.Time:
+		return storage.AppendInt64(buf, v.Int())
 	case f == types.Interval:
 		// The span with 30-day months, PostgreSQL's interval order ('1 mon'
 		// and '30 days' are one key, as they are equal); for an interval
@@ -98,6 +100,9 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 	case f == types.Interval:
 		v, rest, err := storage.DecodeInt64(b)
 		return types.NewInterval(v), rest, err
+	case f == types.Time:
+		v, rest, err := storage.DecodeInt64(b)
+		return types.NewTime(v), rest, err
 	case f == types.Enum:
 		v, rest, err := storage.DecodeFloat64(b)
 		if err != nil {
@@ -153,7 +158,14 @@ func decimalFromKey(d storage.Decimal) *apd.Decimal {
 
 // EncodeKey returns the key of a row: table prefix plus key columns.
 func EncodeKey(t *catalog.Table, row []types.Value) []byte {
-	key := storage.TablePrefix(t.ID)
+	// Sized for the usual key in one allocation (an INSERT encodes one
+	// key per row): the prefix, and per column a tag and 8 bytes, or a
+	// string with its escapes and terminator in most cases.
+	n := 9
+	for _, k := range t.PrimaryKey {
+		n += 10 + row[k].PayloadSize()
+	}
+	key := storage.AppendTablePrefix(make([]byte, 0, n), t.ID)
 	for _, k := range t.PrimaryKey {
 		key = AppendKeyValue(key, row[k])
 	}
@@ -250,7 +262,7 @@ func appendPayload(buf []byte, v types.Value) []byte {
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(months))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(days))
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(us))
-	case f.IsInteger() || f.IsTime() || f == types.Interval:
+	case f.IsInteger() || f.IsTime() || f == types.Interval || f == types.Time:
 		buf = append(buf, wireVarint)
 		buf = binary.AppendVarint(buf, v.Int())
 	case f.IsFloat():
@@ -409,6 +421,8 @@ func fromInt(f types.Family, x int64) types.Value {
 		return types.NewTimestampTZ(x)
 	case types.Interval:
 		return types.NewInterval(x)
+	case types.Time:
+		return types.NewTime(x)
 	}
 	return types.NewInt(f, x)
 }

@@ -103,6 +103,11 @@
 //   - READ_REPLICAS_SETTINGS is parsed as YDB parses it ("PER_AZ:n" or
 //     "ANY_AZ:n", case-insensitive, n up to MaxReadReplicas); per-AZ lists
 //     are refused as in YDB.
+//   - NULLABLE_KEY_COLUMNS = ("a", "c") is PivotDB's, for pg_dump
+//     (nullablekey.go): on a table created without a primary key it names
+//     the columns that a later ADD PRIMARY KEY leaves nullable; it is not
+//     a stored setting afterwards, pg_class.reloptions derives it from the
+//     key columns that allow NULL. CREATE-only, not with a declared key.
 //
 // # Errors
 //
@@ -129,7 +134,8 @@
 //	      "UNIFORM_PARTITIONS alter is not supported", "PARTITION_AT_KEYS alter is not supported",
 //	      "X reset is not supported" (every setting but TTL and GC_TTL),
 //	      "Specifying read replicas count for each AZ in cluster is not supported yet"
-//	42703 undefined_column: "Cannot enable TTL on unknown column: 'x'"
+//	42703 undefined_column: "Cannot enable TTL on unknown column: 'x'",
+//	      "column \"x\" named in NULLABLE_KEY_COLUMNS does not exist"
 //	42P16 invalid_table_definition — the setting does not fit the table or another setting:
 //	      "Partition at keys has 2 key values while there are only 1 key columns",
 //	      "Failed to convert value \"abc\" to a corresponding key column type" (detail: the column
@@ -138,7 +144,10 @@
 //	      "Uniform partitions and partitions at keys settings are mutually exclusive. Use either
 //	      one of them.", "Unsupported column type Utf8 for TTL column 's'",
 //	      "To enable TTL on date type column 'ts' the unit must be omitted",
-//	      "To enable TTL on integral type column 'e' the unit should be specified"
+//	      "To enable TTL on integral type column 'e' the unit should be specified",
+//	      "NULLABLE_KEY_COLUMNS is only for a table created without a primary key",
+//	      "column \"x\" is named in NULLABLE_KEY_COLUMNS but is not in the primary key" (ADD
+//	      PRIMARY KEY)
 //
 // A malformed literal inside a value keeps the code of its type's parser
 // (Interval("x") is 22007, as PostgreSQL reports bad interval input).

@@ -28,6 +28,7 @@ type settingsJSON struct {
 	Uniform         *int64         `json:"uniform_partitions,omitempty"`
 	PartitionAtKeys [][]*valueJSON `json:"partition_at_keys,omitempty"`
 	DeferredPivots  string         `json:"deferred_partition_at_keys,omitempty"`
+	NullableKey     []string       `json:"nullable_key_columns,omitempty"`
 	TTL             *TTL           `json:"ttl,omitempty"`
 	GCTTL           *int64         `json:"gc_ttl_us,omitempty"`
 	KeyBloomFilter  *bool          `json:"key_bloom_filter,omitempty"`
@@ -46,7 +47,7 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 		MinPartitions: s.MinPartitionsCount, MaxPartitions: s.MaxPartitionsCount,
 		ByLoad: s.AutoPartitioningByLoad, Uniform: s.UniformPartitions,
 		TTL: s.TTL, GCTTL: s.GCTTL, KeyBloomFilter: s.KeyBloomFilter, ReadReplicas: s.ReadReplicas,
-		DeferredPivots: s.DeferredPivots,
+		DeferredPivots: s.DeferredPivots, NullableKey: s.DeferredNullableKey,
 	}
 	for _, k := range s.PartitionAtKeys {
 		jk := make([]*valueJSON, len(k))
@@ -73,7 +74,7 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 		MinPartitionsCount: j.MinPartitions, MaxPartitionsCount: j.MaxPartitions,
 		AutoPartitioningByLoad: j.ByLoad, UniformPartitions: j.Uniform,
 		TTL: j.TTL, GCTTL: j.GCTTL, KeyBloomFilter: j.KeyBloomFilter, ReadReplicas: j.ReadReplicas,
-		DeferredPivots: j.DeferredPivots,
+		DeferredPivots: j.DeferredPivots, DeferredNullableKey: j.NullableKey,
 	}
 	for _, jk := range j.PartitionAtKeys {
 		k := make([]types.Value, len(jk))

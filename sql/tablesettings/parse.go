@@ -28,6 +28,7 @@ const (
 	kGCTTL
 	kBloomFilter
 	kReadReplicas
+	kNullableKey
 	numKinds
 )
 
@@ -45,6 +46,7 @@ var names = [numKinds]string{
 	kGCTTL:           "GC_TTL",
 	kBloomFilter:     "KEY_BLOOM_FILTER",
 	kReadReplicas:    "READ_REPLICAS_SETTINGS",
+	kNullableKey:     "NULLABLE_KEY_COLUMNS",
 }
 
 func (k kind) String() string { return names[k] }
@@ -105,6 +107,10 @@ func ApplyAlter(cur Settings, stmt *parser.AlterSettings, t TableInfo) (Settings
 		if k == kUniform || k == kPartitionAtKeys {
 			return alterUnsupported(k, at)
 		}
+		if k == kNullableKey {
+			return withHint(errorf(codeUnsupported, at, "%s alter is not supported", k),
+				"%s only applies to CREATE TABLE; use ALTER TABLE ... ALTER COLUMN ... SET/DROP NOT NULL.", k)
+		}
 		return nil
 	})
 	if err != nil {
@@ -122,6 +128,8 @@ func ApplyAlter(cur Settings, stmt *parser.AlterSettings, t TableInfo) (Settings
 		switch k {
 		case kUniform, kPartitionAtKeys:
 			return Settings{}, nil, alterUnsupported(k, r.Pos)
+		case kNullableKey:
+			return Settings{}, nil, errorf(codeUnsupported, r.Pos, "%s reset is not supported", k)
 		case kTTL:
 			s.TTL = nil
 		case kGCTTL:
@@ -241,6 +249,12 @@ func set(s *Settings, k kind, st parser.Setting, t TableInfo) ([]Notice, error) 
 			return nil, err
 		}
 		s.GCTTL = &micros
+	case kNullableKey:
+		names, err := nullableKey(v, st.Pos, t)
+		if err != nil {
+			return nil, err
+		}
+		s.DeferredNullableKey = names
 	case kReadReplicas:
 		rr, err := readReplicas(v)
 		if err != nil {

@@ -119,6 +119,9 @@ func (s Settings) items(uniform *int64, keys [][]types.Value, minCount *int64) [
 	if s.ReadReplicas != nil {
 		add(kReadReplicas, quoteString(s.ReadReplicas.String()))
 	}
+	if len(s.DeferredNullableKey) > 0 {
+		add(kNullableKey, formatNames(s.DeferredNullableKey))
+	}
 	return items
 }
 

@@ -78,6 +78,11 @@ type Settings struct {
 	// ADD PRIMARY KEY), so the pivots are of that key, checked and
 	// applied when it comes. The text of the value, or "".
 	DeferredPivots string
+	// DeferredNullableKey is NULLABLE_KEY_COLUMNS (nullablekey.go): the
+	// columns of a table created without a primary key that stay nullable
+	// when ALTER TABLE ... ADD PRIMARY KEY makes them key columns. CREATE
+	// only; ADD PRIMARY KEY clears it.
+	DeferredNullableKey []string
 	// TTL is the time to live of rows (nil: rows never expire).
 	TTL *TTL
 	// GCTTL is GC_TTL in microseconds, > 0: how long versions that a

@@ -1,6 +1,31 @@
 // Package txn provides transactions over the storage engine: a write buffer
-// (an indexed Pebble batch, so a transaction reads its own writes), and a
-// lock table of per-key locks held until commit or rollback.
+// (an indexed Pebble batch, so a transaction reads its own writes), and
+// per-key locks held until commit or rollback.
+//
+// Locks live in the data (issue 16 item 9, locks.go, rowlock.go): every
+// key lock is a lock record in the store (storage/mvcc.AcquireLock, key
+// 0x03 0x01 <key> <strength> <txn id>), written under the key's latch by
+// an unsynced commit of its own, one record per strength taken (a
+// strengthening adds a record; ROLLBACK TO SAVEPOINT deletes the ones
+// written after the savepoint). Commit deletes the records in its own
+// batch (no extra fsync); Rollback in an unsynced one. A transaction gets
+// an mvcc identity (Txn.meta: random id, anchored at its first locked key)
+// and registers in the lock table (lockOwner) at its first lock; the
+// in-memory LockTable keeps only what is not data: the latches, the
+// registry of live owners, the waiters with their wait-for graph, and span
+// locks. A record whose transaction is not registered is an orphan (its
+// process died, or its release failed): the first transaction that meets
+// it deletes it, and Manager.Recover deletes them all at startup. Txn.held
+// caches the strength a transaction holds per key, so a key locked again
+// costs no store access. A transaction that locks has a transaction record
+// (PENDING, at its first locked key, written with its first lock record);
+// it ends by settling (settle.go): one resolveShard call per shard that
+// holds its records, then the record's deletion — on one node all in one
+// batch, the commit's (Recover also removes the records of dead
+// transactions). Owners delete their own records with SingleDelete, so
+// compactions drop the pairs. What is not done yet: writes are still
+// buffered in the batch (not intents), so no record is ever seen COMMITTED
+// (see storage/mvcc/doc.go, "Adopting this in the engine").
 //
 // Lock strengths: each key lock is held in one of PostgreSQL's four row
 // lock strengths (storage/mvcc.Strength; its Conflicts is PostgreSQL's
@@ -51,10 +76,14 @@
 // Lock waits form a wait-for graph; a wait that would close a cycle fails at
 // once with 40P01 (deadlock detected) rather than hanging, and waits honour
 // the statement's context (cancel, statement_timeout) and lock_timeout
-// (WithLockTimeout, 55P03). A waiter for a key held by several transactions
-// waits for one conflicting holder at a time (its one edge in the graph)
-// and looks again whenever a holder leaves or weakens its hold, so a cycle
-// through any of them is found at the latest when it waits for that one.
+// (WithLockTimeout, 55P03). A waiter meets one conflicting record at a time
+// (mvcc's LockConflictError names its transaction), waits for that holder
+// (its one edge in the graph) on the holder's channel, which closes whenever
+// the holder deletes records (ROLLBACK TO, its end), and then tries again,
+// so a cycle through any holder is found at the latest when it waits for
+// that one. To debug a wait: pg_locks lists the records of live owners (one
+// row per key and transaction, at its strongest) and the waiters;
+// mvcc.ScanLocks lists every record in the store, orphans included.
 // TryLock takes a lock
 // only if it is free and never waits (the TTL runner's background deletes).
 // Manager.WaitFor puts a wait for something else in the graph (waitfor.go:

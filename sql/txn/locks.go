@@ -7,19 +7,40 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
-// lockShards spreads the lock table over several mutexes so that writers of
-// different keys rarely contend on the table itself.
+// lockShards is the number of latches (LockTable.latches): writers of
+// different keys rarely share one.
 const lockShards = 64
 
-// LockTable holds the key locks of all open transactions, each in one of
-// PostgreSQL's four row lock strengths.
+// LockTable is what of the key locks is not data. The locks themselves are
+// lock records in the store (storage/mvcc.AcquireLock, issue 16 item 9):
+// rows of the shard that owns the key, so that after issue 17 they survive
+// the shard's leader moving. This table keeps:
+//
+//   - latches: a key's check-and-write of a record (AcquireLock and its
+//     commit) runs under the key's latch, so two transactions never both
+//     pass the check (storage/mvcc's latch rule);
+//   - owners: the transactions of this process that hold records, by
+//     their mvcc id (lockOwner), for the wait-for graph, pg_locks, and to
+//     tell a live holder from a dead one: a record whose transaction is not
+//     registered belongs to a transaction that ended without removing it
+//     (a crash, a failed release) and is removed on sight;
+//   - the waiters and their wait-for graph (deadlock detection), and
+//     pg_locks' list of them;
+//   - span locks of bulk loads (Txn.LockSpan), which are not records.
 type LockTable struct {
-	shards [lockShards]lockShard
+	eng     *storage.Engine
+	latches [lockShards]sync.Mutex
+	owners  struct {
+		sync.Mutex
+		m map[mvcc.TxnID]*lockOwner
+	}
 	// graph guards waitsFor, the wait-for edges used for deadlock detection.
 	graph struct {
 		sync.Mutex
@@ -30,80 +51,75 @@ type LockTable struct {
 	spans spanLocks
 }
 
-type lockShard struct {
-	sync.Mutex
-	held map[string]*lock
-}
-
-// lock is one key's holders: one transaction in a strength that conflicts
-// with itself (FOR NO KEY UPDATE, FOR UPDATE: every write), or several in
-// strengths that do not conflict with each other (FOR KEY SHARE, FOR SHARE;
-// mvcc.Strength.Conflicts is PostgreSQL's table).
-type lock struct {
-	holders []holder
-	// changed is closed, and replaced, whenever a holder leaves or
-	// weakens its hold: a waiter then looks again.
+// lockOwner is a registered transaction that holds (or is taking) lock
+// records.
+type lockOwner struct {
+	id    mvcc.TxnID
+	local uint64 // Txn.id: its node in the wait-for graph
+	pid   uint32 // its session (pg_locks)
+	mu    sync.Mutex
+	// changed is closed, and replaced, whenever the transaction removes
+	// lock records (ROLLBACK TO SAVEPOINT, its end): a waiter then looks
+	// again.
 	changed chan struct{}
 }
 
-type holder struct {
-	txn      uint64
-	pid      uint32 // the holder's session (pg_locks)
-	strength mvcc.Strength
+func (o *lockOwner) changedChan() chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.changed
 }
 
-// conflict returns a holder other than txn whose strength conflicts with
-// strength (ok false: none), and the strength txn itself holds (0: none).
-func (l *lock) conflict(txn uint64, strength mvcc.Strength) (h holder, ok bool, own mvcc.Strength) {
-	for _, x := range l.holders {
-		if x.txn == txn {
-			own = x.strength
-		} else if !ok && x.strength.Conflicts(strength) {
-			h, ok = x, true
-		}
-	}
-	return h, ok, own
+func (o *lockOwner) signal() {
+	o.mu.Lock()
+	close(o.changed)
+	o.changed = make(chan struct{})
+	o.mu.Unlock()
 }
 
-// grant records txn's hold at strength (a new holder, or a stronger hold
-// of one already there).
-func (l *lock) grant(txn uint64, pid uint32, strength mvcc.Strength) {
-	for i := range l.holders {
-		if l.holders[i].txn == txn {
-			l.holders[i].strength = max(l.holders[i].strength, strength)
-			return
-		}
-	}
-	l.holders = append(l.holders, holder{txn: txn, pid: pid, strength: strength})
-}
-
-// NewLockTable returns an empty lock table.
-func NewLockTable() *LockTable {
-	lt := &LockTable{}
-	for i := range lt.shards {
-		lt.shards[i].held = map[string]*lock{}
-	}
+// NewLockTable returns a lock table over the lock records of eng.
+func NewLockTable(eng *storage.Engine) *LockTable {
+	lt := &LockTable{eng: eng}
+	lt.owners.m = map[mvcc.TxnID]*lockOwner{}
 	lt.graph.waitsFor = map[uint64]uint64{}
 	lt.graph.waiting = map[uint64]LockInfo{}
 	return lt
 }
 
-func (lt *LockTable) shard(key string) *lockShard {
+func (lt *LockTable) latch(key []byte) *sync.Mutex {
 	// FNV-1a: cheap and good enough to spread keys.
 	h := uint32(2166136261)
 	for i := 0; i < len(key); i++ {
 		h ^= uint32(key[i])
 		h *= 16777619
 	}
-	return &lt.shards[h%lockShards]
+	return &lt.latches[h%lockShards]
 }
 
-// acquire locks key exclusively (FOR UPDATE strength) for txn, waiting
-// while another transaction holds it. It reports whether the lock was
-// newly taken (false if txn already held it).
-func (lt *LockTable) acquire(ctx context.Context, txn uint64, pid uint32, key string) (bool, error) {
-	prev, err := lt.acquireStrength(ctx, txn, pid, key, mvcc.Update, waitBlock)
-	return err == nil && prev == 0, err
+// register makes a transaction a lock owner; call before it writes its
+// first record, so that no record of a live transaction is ever taken for
+// an orphan.
+func (lt *LockTable) register(id mvcc.TxnID, local uint64, pid uint32) *lockOwner {
+	o := &lockOwner{id: id, local: local, pid: pid, changed: make(chan struct{})}
+	lt.owners.Lock()
+	lt.owners.m[id] = o
+	lt.owners.Unlock()
+	return o
+}
+
+// unregister ends o's ownership, once its records are removed (or their
+// removal failed: then they are orphans, removed on sight).
+func (lt *LockTable) unregister(o *lockOwner) {
+	lt.owners.Lock()
+	delete(lt.owners.m, o.id)
+	lt.owners.Unlock()
+	o.signal()
+}
+
+func (lt *LockTable) owner(id mvcc.TxnID) *lockOwner {
+	lt.owners.Lock()
+	defer lt.owners.Unlock()
+	return lt.owners.m[id]
 }
 
 // waitPolicy is what acquireStrength does when another transaction holds
@@ -119,52 +135,157 @@ const (
 // held in a conflicting strength.
 var errWouldBlock = errors.New("txn: lock held by another transaction")
 
-// acquireStrength takes key for txn at strength (or strengthens txn's hold
-// of it), waiting, or not (policy), while other transactions hold it in a
-// conflicting strength. prev is the strength txn held before (0: none), so
-// that ROLLBACK TO SAVEPOINT can give a strengthening back.
-func (lt *LockTable) acquireStrength(ctx context.Context, txn uint64, pid uint32, key string, strength mvcc.Strength, policy waitPolicy) (prev mvcc.Strength, err error) {
-	s := lt.shard(key)
+// acquireStrength writes o's lock record on key at strength (meta says
+// who o is), waiting, or not (policy), while other transactions hold the
+// key in a conflicting strength. The caller knows o holds less than
+// strength on key (Txn.held): a record is always written. Unless
+// *recorded, the transaction record rec is written in the same batch, and
+// *recorded set once it is.
+func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, key []byte, strength mvcc.Strength, policy waitPolicy) error {
 	for {
-		s.Lock()
-		l, ok := s.held[key]
-		if !ok {
-			l = &lock{holders: []holder{{txn: txn, pid: pid, strength: strength}}, changed: make(chan struct{})}
-			s.held[key] = l
-			s.Unlock()
-			sl := lt.foreignSpan(txn, key)
+		conflict, err := lt.tryRecord(key, meta, rec, recorded, strength)
+		if err != nil {
+			return err
+		}
+		if conflict == nil {
+			sl := lt.foreignSpan(o.local, string(key))
 			if sl == nil {
-				return 0, nil
+				return nil
 			}
-			// A bulk load owns the span: give the key back and wait.
-			s.Lock()
-			lt.releaseLocked(s, txn, key)
-			s.Unlock()
+			// A bulk load owns the span: give the record back and wait.
+			if err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID)); err != nil {
+				return err
+			}
 			if policy == waitNone {
-				return 0, errWouldBlock
+				return errWouldBlock
 			}
-			if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: sl.owner, Strength: strength}, sl.released); err != nil {
-				return 0, err
+			if err := lt.wait(ctx, LockInfo{Key: string(key), Txn: o.local, PID: o.pid, Holder: sl.owner, Strength: strength}, sl.released); err != nil {
+				return err
 			}
 			continue
 		}
-		h, conflict, own := l.conflict(txn, strength)
-		if !conflict {
-			if own < strength {
-				l.grant(txn, pid, strength)
-			}
-			s.Unlock()
-			return own, nil
+		holder, ch, err := lt.holderOf(conflict.Key, conflict.Strength, conflict.Txn.ID)
+		if err != nil {
+			return err
 		}
-		ch := l.changed
-		s.Unlock()
+		if holder == nil {
+			continue // an orphan, removed: look again
+		}
 		if policy == waitNone {
-			return own, errWouldBlock
+			return errWouldBlock
 		}
-		if err := lt.wait(ctx, LockInfo{Key: key, Txn: txn, PID: pid, Holder: h.txn, Strength: strength}, ch); err != nil {
-			return own, err
+		if err := lt.wait(ctx, LockInfo{Key: string(key), Txn: o.local, PID: o.pid, Holder: holder.local, Strength: strength}, ch); err != nil {
+			return err
 		}
 	}
+}
+
+// tryRecord writes meta's record on key at strength under the key's
+// latch, or returns the conflicting record or intent that stops it.
+func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, strength mvcc.Strength) (*mvcc.LockConflictError, error) {
+	mu := lt.latch(key)
+	mu.Lock()
+	defer mu.Unlock()
+	b := lt.eng.NewLocalOp()
+	defer b.Close()
+	// MaxTimestamp: no write-conflict check here; the callers compare the
+	// row's newest version with their snapshot themselves
+	// (Txn.ChangedSince, Txn.Get), once they hold the lock.
+	if _, err := mvcc.AcquireLock(b, key, meta, storage.MaxTimestamp, strength); err != nil {
+		var lce *mvcc.LockConflictError
+		if errors.As(err, &lce) {
+			return lce, nil
+		}
+		return nil, err
+	}
+	if !*recorded {
+		if err := mvcc.PutTxnRecord(b, meta.Anchor, meta.ID, rec); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.CommitNoSync(); err != nil {
+		return nil, err
+	}
+	*recorded = true
+	return nil, nil
+}
+
+// holderOf returns the live owner of the lock record (key, strength, id)
+// and the channel that tells when it gives records back. When the record
+// is gone already, or its owner is not registered (an orphan, which it
+// then removes), holder is nil: the caller looks again.
+func (lt *LockTable) holderOf(key []byte, strength mvcc.Strength, id mvcc.TxnID) (holder *lockOwner, ch chan struct{}, err error) {
+	rec := mvcc.LockKey(key, strength, id)
+	o := lt.owner(id)
+	if o == nil {
+		return nil, nil, lt.deleteRecords(rec)
+	}
+	ch = o.changedChan()
+	// The record may have gone between the conflict and taking ch (its
+	// owner signals after removing): look at it again after taking ch.
+	_, closer, err := lt.eng.LocalReader().Get(rec)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := closer.Close(); err != nil {
+		return nil, nil, err
+	}
+	return o, ch, nil
+}
+
+// giveBack removes records their owner wrote, by their engine keys, in one
+// unsynced batch. Each was Set once since its last deletion (Txn.held
+// keeps a transaction from writing a record it has), so a SingleDelete
+// removes it (storage.LocalBatch.SingleDelete).
+func (lt *LockTable) giveBack(keys ...[]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := lt.eng.NewLocalOp()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.SingleDelete(k); err != nil {
+			return err
+		}
+	}
+	return b.CommitNoSync()
+}
+
+// deleteRecords removes lock records of transactions that are gone
+// (orphans) by their engine keys, in one unsynced batch: a plain Delete,
+// since nothing says how they were written.
+func (lt *LockTable) deleteRecords(keys ...[]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := lt.eng.NewLocalBatch()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
+	return b.CommitNoSync()
+}
+
+// clearOrphans removes every lock record whose transaction is not
+// registered: at startup, every record (no transaction survives its
+// process; a record's owner on another node is issue 17's to ask).
+func (lt *LockTable) clearOrphans() (int, error) {
+	var dead [][]byte
+	err := mvcc.ScanLocks(lt.eng.LocalReader(), storage.Span{}, func(rec mvcc.LockRecord) error {
+		if lt.owner(rec.Txn.ID) == nil {
+			dead = append(dead, rec.EngineKey)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(dead), lt.deleteRecords(dead...)
 }
 
 func (lt *LockTable) wait(ctx context.Context, w LockInfo, released chan struct{}) error {
@@ -211,65 +332,6 @@ func (lt *LockTable) wait(ctx context.Context, w LockInfo, released chan struct{
 	}
 }
 
-// release unlocks keys held by txn.
-func (lt *LockTable) release(txn uint64, keys []string) {
-	for _, key := range keys {
-		s := lt.shard(key)
-		s.Lock()
-		lt.releaseLocked(s, txn, key)
-		s.Unlock()
-	}
-}
-
-// releaseLocked drops txn's hold of key; s is key's shard, locked.
-func (lt *LockTable) releaseLocked(s *lockShard, txn uint64, key string) {
-	lt.setStrengthLocked(s, txn, key, 0)
-}
-
-// setStrength weakens txn's hold of key to strength (0: releases it):
-// ROLLBACK TO SAVEPOINT gives back what was taken after the savepoint.
-func (lt *LockTable) setStrength(txn uint64, key string, strength mvcc.Strength) {
-	s := lt.shard(key)
-	s.Lock()
-	lt.setStrengthLocked(s, txn, key, strength)
-	s.Unlock()
-}
-
-func (lt *LockTable) setStrengthLocked(s *lockShard, txn uint64, key string, strength mvcc.Strength) {
-	l, ok := s.held[key]
-	if !ok {
-		return
-	}
-	for i, h := range l.holders {
-		if h.txn != txn || h.strength <= strength && strength != 0 {
-			continue
-		}
-		if strength == 0 {
-			l.holders = append(l.holders[:i], l.holders[i+1:]...)
-		} else {
-			l.holders[i].strength = strength
-		}
-		close(l.changed)
-		if len(l.holders) == 0 {
-			delete(s.held, key)
-		} else {
-			l.changed = make(chan struct{})
-		}
-		return
-	}
-}
-
-// tryAcquire locks key exclusively for txn if it is free, without waiting
-// and without entering the wait-for graph. held reports whether txn holds
-// the lock now; taken whether it took it just now.
-func (lt *LockTable) tryAcquire(txn uint64, pid uint32, key string) (taken, held bool) {
-	prev, err := lt.acquireStrength(context.Background(), txn, pid, key, mvcc.Update, waitNone)
-	if err != nil {
-		return false, false
-	}
-	return prev == 0, true
-}
-
 // LockInfo is one key lock for pg_locks: held by transaction Txn of
 // session PID (Granted), or awaited by it while Holder holds it.
 type LockInfo struct {
@@ -283,27 +345,42 @@ type LockInfo struct {
 	Strength mvcc.Strength
 }
 
-// list returns the locks held and awaited now; each shard and the graph
-// are read under their own mutex, so the list is a close, not an atomic,
-// picture.
-func (lt *LockTable) list() []LockInfo {
+// list returns the locks held (the store's lock records of registered
+// transactions) and awaited now. The records and the graph are read one
+// after the other, so the list is a close, not an atomic, picture.
+func (lt *LockTable) list() ([]LockInfo, error) {
 	var out []LockInfo
-	for i := range lt.shards {
-		s := &lt.shards[i]
-		s.Lock()
-		for k, l := range s.held {
-			for _, h := range l.holders {
-				out = append(out, LockInfo{Key: k, Txn: h.txn, PID: h.pid, Granted: true, Strength: h.strength})
+	// A transaction's records of one key (one per strength it took) are
+	// adjacent; it holds the key at the strongest, one row as PostgreSQL
+	// shows a tuple lock.
+	keyStart := 0
+	err := mvcc.ScanLocks(lt.eng.LocalReader(), storage.Span{}, func(rec mvcc.LockRecord) error {
+		o := lt.owner(rec.Txn.ID)
+		if o == nil {
+			return nil
+		}
+		k := string(rec.Key)
+		if keyStart < len(out) && out[keyStart].Key != k {
+			keyStart = len(out)
+		}
+		for i := keyStart; i < len(out); i++ {
+			if out[i].Txn == o.local {
+				out[i].Strength = max(out[i].Strength, rec.Strength)
+				return nil
 			}
 		}
-		s.Unlock()
+		out = append(out, LockInfo{Key: k, Txn: o.local, PID: o.pid, Granted: true, Strength: rec.Strength})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	lt.graph.Lock()
 	for _, w := range lt.graph.waiting {
 		out = append(out, w)
 	}
 	lt.graph.Unlock()
-	return out
+	return out, nil
 }
 
 // Span locks (Txn.LockSpan): a bulk load makes itself the only writer of a
@@ -363,7 +440,11 @@ func (lt *LockTable) acquireSpan(ctx context.Context, txn uint64, pid uint32, st
 		lt.spans.n.Add(1)
 		lt.spans.Unlock()
 		for {
-			holder, ch, key := lt.heldIn(txn, start, end)
+			holder, ch, key, err := lt.heldIn(txn, start, end)
+			if err != nil {
+				lt.releaseSpan(sl)
+				return nil, err
+			}
 			if ch == nil {
 				return sl, nil
 			}
@@ -390,25 +471,33 @@ func (lt *LockTable) overlappingSpanLocked(txn uint64, start, end string) *spanL
 	return nil
 }
 
-// heldIn finds a key lock inside [start, end) held by another transaction.
-func (lt *LockTable) heldIn(txn uint64, start, end string) (holder uint64, released chan struct{}, key string) {
-	for i := range lt.shards {
-		s := &lt.shards[i]
-		s.Lock()
-		for k, l := range s.held {
-			if k < start || k >= end {
-				continue
+// heldIn finds a lock record inside [start, end) held by another
+// transaction (orphans met on the way are removed).
+func (lt *LockTable) heldIn(txn uint64, start, end string) (holder uint64, released chan struct{}, key string, err error) {
+	errFound := errors.New("found")
+	for {
+		var rec mvcc.LockRecord
+		err := mvcc.ScanLocks(lt.eng.LocalReader(), storage.Span{Start: []byte(start), End: []byte(end)}, func(r mvcc.LockRecord) error {
+			if o := lt.owner(r.Txn.ID); o == nil || o.local != txn {
+				rec = r
+				return errFound
 			}
-			for _, h := range l.holders {
-				if h.txn != txn {
-					s.Unlock()
-					return h.txn, l.changed, k
-				}
-			}
+			return nil
+		})
+		if err == nil {
+			return 0, nil, "", nil
 		}
-		s.Unlock()
+		if err != errFound {
+			return 0, nil, "", err
+		}
+		o, ch, err := lt.holderOf(rec.Key, rec.Strength, rec.Txn.ID)
+		if err != nil {
+			return 0, nil, "", err
+		}
+		if o != nil {
+			return o.local, ch, string(rec.Key), nil
+		}
 	}
-	return 0, nil, ""
 }
 
 func (lt *LockTable) releaseSpan(sl *spanLock) {

@@ -8,11 +8,13 @@ import (
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
-// heldKey is one lock a transaction took, or strengthened: prev is the
-// strength it held before (0: none), what ROLLBACK TO SAVEPOINT restores.
+// heldKey is one lock record a transaction wrote: key at strength, over a
+// hold of prev before (0: none), what ROLLBACK TO SAVEPOINT restores by
+// deleting the record.
 type heldKey struct {
-	key  string
-	prev mvcc.Strength
+	key      string
+	prev     mvcc.Strength
+	strength mvcc.Strength
 }
 
 // LockStrength takes the lock of key at strength (PostgreSQL's row lock
@@ -20,13 +22,12 @@ type heldKey struct {
 // read its clause's) for the rest of the transaction, waiting while another
 // transaction holds it in a conflicting strength. A hold the transaction
 // already has is strengthened, never weakened.
+//
+// The lock is a lock record in the store (mvcc.AcquireLock; locks.go): a
+// record per strength taken, so that a strengthening is undone by deleting
+// its own record.
 func (t *Txn) LockStrength(ctx context.Context, key []byte, strength mvcc.Strength) error {
-	k := string(key)
-	prev, err := t.m.locks.acquireStrength(ctx, t.id, t.pid, k, strength, waitBlock)
-	if err == nil && prev < strength {
-		t.keys = append(t.keys, heldKey{key: k, prev: prev})
-	}
-	return err
+	return t.lockKey(ctx, key, strength, waitBlock)
 }
 
 // ErrLockNotAvailable is TryLockStrength's answer when another transaction
@@ -37,35 +38,101 @@ var ErrLockNotAvailable = errors.New("txn: row lock held by another transaction"
 // holds key in a conflicting strength it fails at once with
 // ErrLockNotAvailable (NOWAIT, SKIP LOCKED).
 func (t *Txn) TryLockStrength(key []byte, strength mvcc.Strength) error {
-	k := string(key)
-	prev, err := t.m.locks.acquireStrength(context.Background(), t.id, t.pid, k, strength, waitNone)
+	err := t.lockKey(context.Background(), key, strength, waitNone)
 	if errors.Is(err, errWouldBlock) {
 		return ErrLockNotAvailable
-	}
-	if err == nil && prev < strength {
-		t.keys = append(t.keys, heldKey{key: k, prev: prev})
 	}
 	return err
 }
 
-// giveBackLocks undoes the locks taken and strengthened after the first n
-// (ROLLBACK TO SAVEPOINT), newest first, so that a key strengthened twice
-// ends at the strength it had at the savepoint.
-func (t *Txn) giveBackLocks(n int) {
-	for i := len(t.keys) - 1; i >= n; i-- {
-		t.m.locks.setStrength(t.id, t.keys[i].key, t.keys[i].prev)
+func (t *Txn) lockKey(ctx context.Context, key []byte, strength mvcc.Strength, policy waitPolicy) error {
+	k := string(key)
+	prev := t.held[k]
+	if prev >= strength {
+		return nil // no store access for a key the transaction holds
 	}
-	t.keys = t.keys[:n]
-}
-
-// releaseLocks releases every lock of the transaction.
-func (t *Txn) releaseLocks() {
-	for _, h := range t.keys {
-		if h.prev == 0 { // a strengthening's key is listed before it
-			t.m.locks.setStrength(t.id, h.key, 0)
+	o := t.lockOwner(key)
+	var rec *mvcc.TxnRecord
+	if !t.recorded {
+		var err error
+		if rec, err = t.pendingRecord(); err != nil {
+			return err
 		}
 	}
+	if err := t.m.locks.acquireStrength(ctx, o, &t.meta, rec, &t.recorded, key, strength, policy); err != nil {
+		return err
+	}
+	t.held[k] = strength
+	t.keys = append(t.keys, heldKey{key: k, prev: prev, strength: strength})
+	return nil
+}
+
+// lockOwner registers the transaction as a holder of lock records at its
+// first lock, with a fresh mvcc id; the first key locked is its anchor
+// (where its transaction record will live).
+func (t *Txn) lockOwner(first []byte) *lockOwner {
+	if t.owner == nil {
+		t.meta = mvcc.TxnMeta{ID: mvcc.NewTxnID(), Anchor: append([]byte(nil), first...)}
+		t.owner = t.m.locks.register(t.meta.ID, t.id, t.pid)
+		t.held = map[string]mvcc.Strength{}
+	}
+	return t.owner
+}
+
+// recordKeys returns the engine keys of the lock records keys[from:].
+func (t *Txn) recordKeys(from int) [][]byte {
+	out := make([][]byte, 0, len(t.keys)-from)
+	for _, h := range t.keys[from:] {
+		out = append(out, mvcc.LockKey([]byte(h.key), h.strength, t.meta.ID))
+	}
+	return out
+}
+
+// giveBackLocks deletes the lock records written after the first n
+// (ROLLBACK TO SAVEPOINT): a key strengthened since goes back to the
+// strength it had at the savepoint, a key locked since is free again.
+func (t *Txn) giveBackLocks(n int) error {
+	if len(t.keys) <= n {
+		return nil
+	}
+	recs := t.recordKeys(n)
+	for i := len(t.keys) - 1; i >= n; i-- {
+		h := t.keys[i]
+		if h.prev == 0 {
+			delete(t.held, h.key)
+		} else {
+			t.held[h.key] = h.prev
+		}
+	}
+	t.keys = t.keys[:n]
+	err := t.m.locks.giveBack(recs...)
+	t.owner.signal()
+	return err
+}
+
+// releaseInBatch settles the transaction (settle.go) in its commit batch,
+// so that its locks and record go with the commit, under its one fsync;
+// releaseLocks then only ends the registration.
+func (t *Txn) releaseInBatch() error { return t.settle(t.batch.SingleDeleteEngineKey) }
+
+// releaseLocks deletes every lock record of the transaction (unless its
+// commit batch did: inBatch) and ends its registration, which wakes its
+// waiters. A failed deletion leaves orphans, which the next transaction
+// to meet them removes (holderOf), so the error only tells the caller.
+func (t *Txn) releaseLocks(inBatch bool) error {
+	if t.owner == nil {
+		return nil
+	}
+	var err error
+	if !inBatch {
+		err = t.settleAlone()
+	}
 	t.keys = nil
+	t.held = nil
+	t.recorded = false
+	t.m.locks.unregister(t.owner)
+	t.owner = nil
+	return err
 }
 
 // ChangedSince reports whether key has a committed version newer than the

@@ -26,23 +26,29 @@ func TestLockStrengthConflicts(t *testing.T) {
 		conflicts[p] = true
 		conflicts[[2]mvcc.Strength{p[1], p[0]}] = true
 	}
-	ctx := context.Background()
+	m := newTestManager(t)
 	for _, held := range strengths {
 		for _, want := range strengths {
-			lt := NewLockTable()
-			if _, err := lt.acquireStrength(ctx, 1, 0, "k", held, waitBlock); err != nil {
+			a, b := m.Begin(), m.Begin()
+			k := []byte("k")
+			if err := a.LockStrength(context.Background(), k, held); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := lt.acquireStrength(ctx, 1, 0, "k", want, waitNone); err != nil {
+			if err := a.TryLockStrength(k, want); err != nil {
 				t.Fatalf("own %v then %v: %v", held, want, err)
 			}
-			_, err := lt.acquireStrength(ctx, 2, 0, "k", want, waitNone)
-			// Txn 1 now holds max(held, want).
+			err := b.TryLockStrength(k, want)
+			// a now holds max(held, want).
 			wantConflict := conflicts[[2]mvcc.Strength{max(held, want), want}]
-			if got := errors.Is(err, errWouldBlock); got != wantConflict {
-				t.Errorf("%v held, %v asked by another: conflict %v, want %v", max(held, want), want, got, wantConflict)
+			if got := errors.Is(err, ErrLockNotAvailable); got != wantConflict {
+				t.Errorf("%v held, %v asked by another: conflict %v (%v), want %v", max(held, want), want, got, err, wantConflict)
 			}
+			a.Rollback()
+			b.Rollback()
 		}
+	}
+	if n := countLockRecords(t, m); n != 0 {
+		t.Fatalf("%d lock records left", n)
 	}
 }
 
@@ -50,9 +56,8 @@ func TestLockStrengthConflicts(t *testing.T) {
 // gets the key when the holder weakens its hold (ROLLBACK TO SAVEPOINT) or
 // ends; lock_timeout ends the wait with 55P03.
 func TestLockStrengthWaitAndGiveBack(t *testing.T) {
-	m := &Manager{locks: NewLockTable()}
-	a := &Txn{m: m, id: 1}
-	b := &Txn{m: m, id: 2}
+	m := newTestManager(t)
+	a, b := m.Begin(), m.Begin()
 	ctx := context.Background()
 	key := []byte("k")
 	if err := a.LockStrength(ctx, key, mvcc.KeyShare); err != nil {
@@ -77,19 +82,21 @@ func TestLockStrengthWaitAndGiveBack(t *testing.T) {
 		t.Fatalf("FOR SHARE taken while FOR UPDATE is held: %v", err)
 	default:
 	}
-	a.giveBackLocks(mark) // back to FOR KEY SHARE
+	if err := a.giveBackLocks(mark); err != nil { // back to FOR KEY SHARE
+		t.Fatal(err)
+	}
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
 	if err := b.TryLockStrength(key, mvcc.Update); !errors.Is(err, ErrLockNotAvailable) {
 		t.Fatalf("FOR UPDATE against FOR KEY SHARE: %v", err)
 	}
-	a.releaseLocks()
+	a.Rollback()
 	if err := b.TryLockStrength(key, mvcc.Update); err != nil {
 		t.Fatalf("FOR UPDATE once the other ended: %v", err)
 	}
-	b.releaseLocks()
-	if n := len(m.locks.list()); n != 0 {
+	b.Rollback()
+	if n := countLockRecords(t, m); n != 0 {
 		t.Fatalf("%d locks left", n)
 	}
 }
@@ -98,9 +105,8 @@ func TestLockStrengthWaitAndGiveBack(t *testing.T) {
 // and both ask for FOR UPDATE wait for each other; one gets 40P01 and the
 // other the lock once the first has ended.
 func TestLockUpgradeDeadlock(t *testing.T) {
-	m := &Manager{locks: NewLockTable()}
-	a := &Txn{m: m, id: 1}
-	b := &Txn{m: m, id: 2}
+	m := newTestManager(t)
+	a, b := m.Begin(), m.Begin()
 	ctx := context.Background()
 	key := []byte("k")
 	for _, x := range []*Txn{a, b} {
@@ -113,7 +119,7 @@ func TestLockUpgradeDeadlock(t *testing.T) {
 		go func(x *Txn) {
 			err := x.LockStrength(ctx, key, mvcc.Update)
 			if err != nil {
-				x.releaseLocks() // the victim rolls back
+				x.Rollback() // the victim rolls back
 			}
 			errs <- err
 		}(x)

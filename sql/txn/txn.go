@@ -43,7 +43,7 @@ func (m *Manager) LockSchema() (unlock func()) {
 // NewManager returns a transaction manager for eng. Commits go through the
 // shard manager, which adds each shard's statistics deltas to the commit.
 func NewManager(eng *storage.Engine, shards *partition.Manager) *Manager {
-	lt := NewLockTable()
+	lt := NewLockTable(eng)
 	return &Manager{eng: eng, shards: shards, locks: lt, tables: newTableLocks(lt)}
 }
 
@@ -55,8 +55,16 @@ type Txn struct {
 	m     *Manager
 	id    uint64
 	batch *storage.Batch
-	// keys are the key locks taken or strengthened, in order (heldKey).
-	keys []heldKey
+	// keys are the lock records written, in order (heldKey); held is the
+	// strength held per key; owner registers the transaction in the lock
+	// table from its first lock on, under the mvcc identity meta
+	// (rowlock.go).
+	keys  []heldKey
+	held  map[string]mvcc.Strength
+	owner *lockOwner
+	meta  mvcc.TxnMeta
+	// recorded: the transaction's record is in the store (settle.go).
+	recorded bool
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
@@ -132,10 +140,9 @@ func (t *Txn) RollbackToSavepoint(name string) error {
 	nb.SetReadTimestamp(t.batch.ReadTimestamp())
 	t.retired = append(t.retired, t.batch)
 	t.batch = nb
-	t.giveBackLocks(sp.keys)
 	t.writes.Truncate(sp.writes)
 	t.dropSavepoints(i + 1)
-	return nil
+	return t.giveBackLocks(sp.keys)
 }
 
 // ReleaseSavepoint forgets the savepoint name and the ones made after it
@@ -241,7 +248,20 @@ func (t *Txn) ID() uint64 { return t.id }
 func (t *Txn) SetPID(pid uint32) { t.pid = pid }
 
 // Locks lists the key locks held and awaited now (pg_locks).
-func (m *Manager) Locks() []LockInfo { return m.locks.list() }
+func (m *Manager) Locks() ([]LockInfo, error) { return m.locks.list() }
+
+// Recover removes the lock records and transaction records left in the
+// store by transactions that did not end before the process did (kill -9,
+// a crash): on one node no transaction outlives its process. Call it once
+// at startup, before the first transaction; it returns how many lock
+// records and transaction records it removed.
+func (m *Manager) Recover() (locks, records int, err error) {
+	if locks, err = m.locks.clearOrphans(); err != nil {
+		return locks, 0, err
+	}
+	records, err = m.locks.clearDeadRecords()
+	return locks, records, err
+}
 
 // Lock takes the exclusive lock of key (FOR UPDATE strength) for the rest
 // of the transaction.
@@ -253,13 +273,11 @@ func (t *Txn) Lock(ctx context.Context, key []byte) error {
 // it, and reports whether the transaction holds it now. It never waits, so
 // a transaction that only try-locks cannot take part in a deadlock (the
 // TTL runner uses it to leave rows that writers hold for a later run).
+//
+// A store error also answers false: the caller leaves the row for later
+// either way, and the same error reaches the next statement that reads.
 func (t *Txn) TryLock(key []byte) bool {
-	k := string(key)
-	taken, held := t.m.locks.tryAcquire(t.id, t.pid, k)
-	if taken {
-		t.keys = append(t.keys, heldKey{key: k})
-	}
-	return held
+	return t.lockKey(context.Background(), key, mvcc.Update, waitNone) == nil
 }
 
 // SetReadTimestamp sets the snapshot the transaction's statement reads:
@@ -341,6 +359,7 @@ func (t *Txn) Commit() error {
 		return nil
 	}
 	var err error
+	inBatch := false // the commit batch released the lock records
 	// A transaction that wrote nothing still checks the schema it meant
 	// to write under: an UPDATE or DELETE that raced a rewrite of its
 	// table (ALTER COLUMN TYPE, ADD PRIMARY KEY) may have read the old
@@ -356,11 +375,16 @@ func (t *Txn) Commit() error {
 			t.commitCheck()
 			// Written keys feed the shards' load samples (split by load).
 			t.m.shards.SampleWrites(&t.writes)
-			err = t.m.shards.Commit(t.batch, &t.writes)
+			if err = t.releaseInBatch(); err == nil {
+				err = t.m.shards.Commit(t.batch, &t.writes)
+				inBatch = err == nil
+			}
 		}
 		t.m.gate.RUnlock()
 	}
-	t.finish()
+	if e := t.finish(inBatch); err == nil {
+		err = e
+	}
 	return err
 }
 
@@ -377,14 +401,18 @@ func (t *Txn) CheckSchema() error {
 	return t.m.schemaCheck(t.schema)
 }
 
-// Rollback discards the writes and releases locks.
+// Rollback discards the writes and releases locks. A lock record it fails
+// to delete is an orphan, which the first transaction to meet it removes
+// (LockTable.holderOf).
 func (t *Txn) Rollback() {
 	if !t.done {
-		t.finish()
+		_ = t.finish(false)
 	}
 }
 
-func (t *Txn) finish() {
+// finish ends the transaction: inBatch says whether its commit batch
+// deleted its lock records already.
+func (t *Txn) finish(inBatch bool) error {
 	t.done = true
 	if t.refreshDone != nil {
 		t.refreshDone()
@@ -396,11 +424,12 @@ func (t *Txn) finish() {
 		b.Close()
 	}
 	t.retired = nil
-	t.releaseLocks()
+	err := t.releaseLocks(inBatch)
 	for _, unlock := range t.spanUnlocks {
 		unlock()
 	}
 	t.spanUnlocks = nil
+	return err
 }
 
 // LockSpan makes t the only writer of the keys in [start, end) until
@@ -437,12 +466,18 @@ func (t *Txn) CommitWith(write func() error) error {
 	if err == nil {
 		err = write()
 	}
+	inBatch := false
 	if err == nil && !t.batch.Empty() {
 		t.commitCheck()
 		t.m.shards.SampleWrites(&t.writes)
-		err = t.m.shards.Commit(t.batch, &t.writes)
+		if err = t.releaseInBatch(); err == nil {
+			err = t.m.shards.Commit(t.batch, &t.writes)
+			inBatch = err == nil
+		}
 	}
 	t.m.gate.RUnlock()
-	t.finish()
+	if e := t.finish(inBatch); err == nil {
+		err = e
+	}
 	return err
 }

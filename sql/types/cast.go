@@ -100,10 +100,33 @@ func Cast(v Value, t Type) (Value, error) {
 	if v.fam == Enum || t.Family == Enum {
 		return castEnum(v, t)
 	}
-	if v.fam == t.Family && t.Precision == 0 && t.Width == 0 {
+	if v.fam == t.Family && t.Plain() {
 		return v, nil
 	}
 	switch {
+	case v.fam == Interval && t.Family == Interval:
+		// interval(3), INTERVAL DAY TO MINUTE: PostgreSQL's
+		// interval_scale.
+		return AdjustInterval(v, t.Qual)
+	case t.Family == Time:
+		// time(p); timestamp::time (the wall clock's time of day);
+		// interval::time (its time part, modulo a day).
+		switch {
+		case v.fam == Time:
+			return AdjustTime(v, t.Qual), nil
+		case v.fam == Timestamp || v.fam == Datetime:
+			if v.IsInfiniteTime() {
+				// PostgreSQL's timestamp_time: no time of day.
+				return NullValue, nil
+			}
+			return AdjustTime(NewTime(TimeOfDay(v.micros())), t.Qual), nil
+		case v.fam == Interval:
+			return AdjustTime(NewTime(IntervalToTime(v)), t.Qual), nil
+		case v.fam == Unknown || v.fam == Utf8 || v.fam == String:
+			return ParseText(t, v.s)
+		}
+	case v.fam == Time && t.Family == Interval:
+		return AdjustInterval(NewInterval(v.i), t.Qual)
 	case v.fam == Unknown:
 		return ParseText(t, v.s)
 	case t.Family == Utf8:
@@ -245,12 +268,19 @@ func monthsNotSupported(s string) error {
 		"interval %q is not supported here yet: years and months have no fixed length of time", s)
 }
 
-func parseClock(f string) (int64, bool) {
+// parseClock reads an interval's time field, [+-]h:m[:s[.f]], or m:s.f
+// (two fields with a fraction are always minutes and seconds, as in
+// PostgreSQL's DecodeTime); minSec reads m:s without a fraction as
+// minutes and seconds too (INTERVAL MINUTE TO SECOND).
+func parseClock(f string, minSec bool) (int64, bool) {
 	neg := strings.HasPrefix(f, "-")
 	f = strings.TrimPrefix(strings.TrimPrefix(f, "-"), "+")
 	parts := strings.Split(f, ":")
 	if len(parts) < 2 || len(parts) > 3 {
 		return 0, false
+	}
+	if len(parts) == 2 && (minSec || strings.Contains(parts[1], ".")) {
+		parts = []string{"0", parts[0], parts[1]}
 	}
 	h, err1 := strconv.ParseInt(parts[0], 10, 64)
 	m, err2 := strconv.ParseInt(parts[1], 10, 64)

@@ -64,8 +64,10 @@ type dtFields struct {
 }
 
 // decodeDateTime parses s (already failed the ISO layouts); typ names the
-// type in errors. It returns microseconds since the epoch, UTC.
-func decodeDateTime(s, typ string, order uint8) (int64, error) {
+// type in errors. It returns microseconds since the epoch, UTC. Text
+// without a zone names a wall-clock time in loc: UTC for date and
+// timestamp, the session's TimeZone for timestamptz (ParseTimestampIn).
+func decodeDateTime(s, typ string, order uint8, loc *time.Location) (int64, error) {
 	bad := sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", typ, s)
 	in := strings.ToLower(strings.TrimSpace(s))
 	switch in {
@@ -77,9 +79,10 @@ func decodeDateTime(s, typ string, order uint8) (int64, error) {
 	case "now":
 		return Now().UnixMicro(), nil
 	case "today", "tomorrow", "yesterday":
-		d := floorDiv(Now().Unix(), 86400)
-		d += map[string]int64{"today": 0, "tomorrow": 1, "yesterday": -1}[in]
-		return d * microsPerDay, nil
+		// Midnight of the day it is in loc.
+		y, m, d := Now().In(loc).Date()
+		d += map[string]int{"today": 0, "tomorrow": 1, "yesterday": -1}[in]
+		return time.Date(y, m, d, 0, 0, 0, 0, loc).UnixMicro(), nil
 	}
 	f := dtFields{order: order}
 	// Fields are separated by spaces and commas; a 'T' between a date and
@@ -90,6 +93,10 @@ func decodeDateTime(s, typ string, order uint8) (int64, error) {
 		if j := strings.IndexByte(tok, 't'); j > 0 && j < len(tok)-1 && isDigit(tok[j-1]) && isDigit(tok[j+1]) {
 			fields = append(fields[:i+1], append([]string{tok[j+1:]}, fields[i+1:]...)...)
 			tok = tok[:j]
+		}
+		if f.haveDate && !f.haveTime && len(f.nums) == 0 && len(tok) >= 6 && isClockDigits(tok) {
+			// hhmmss after a date ('19990108 040506').
+			tok = tok[:2] + ":" + tok[2:4] + ":" + tok[4:]
 		}
 		if err := f.field(tok, i > 0 && (f.haveTime || f.haveDate)); err != nil {
 			return 0, bad
@@ -117,7 +124,6 @@ func decodeDateTime(s, typ string, order uint8) (int64, error) {
 		}
 		return 0, e
 	}
-	loc := time.UTC
 	if f.zone != nil {
 		loc = f.zone
 	} else if f.haveZone {

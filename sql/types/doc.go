@@ -20,6 +20,8 @@
 //	Datetime                  i = seconds since 1970-01-01 00:00:00 UTC
 //	Timestamp                 i = microseconds since 1970-01-01 00:00:00 UTC
 //	                          (±infinity as for Date)
+//	Time                      i = microseconds since midnight, 0 to
+//	                          86,400,000,000 (24:00:00; time.go)
 //	Interval                  i = microseconds (signed); s = "" or, when
 //	                          months or days are not zero, 8 bytes of
 //	                          months and days (interval.go)
@@ -56,6 +58,14 @@
 // YQL's Interval is the same family with months and days zero, so YQL's
 // semantics (a length in microseconds) hold unchanged. Intervals compare,
 // group and key by their span with 30-day months (interval.go).
+//
+// An interval Type may carry PostgreSQL's field qualifier and seconds
+// precision (Type.Qual: INTERVAL DAY TO SECOND(2), interval(3);
+// interval_qual.go): input reads a bare number as the qualifier's last
+// field, and ParseText and Cast drop the fields below it and round the
+// seconds (AdjustInterval). A value does not carry its qualifier. Type.Plain
+// reports a type without any modifier (precision, width, qualifier): only
+// then is a value of its family already one of it.
 //
 // A date, time or interval Value also carries a Style (style.go): the
 // session's DateStyle and IntervalStyle, set at output (WithStyle) and

@@ -48,6 +48,8 @@ const (
 	Enum
 	// Record is PostgreSQL's anonymous composite type (record.go).
 	Record
+	// Time is PostgreSQL's time without time zone (time.go).
+	Time
 	numFamilies
 )
 
@@ -57,7 +59,7 @@ var familyNames = [numFamilies]string{
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
 	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ", Array: "List",
-	Enum: "Enum", Record: "Record",
+	Enum: "Enum", Record: "Record", Time: "Time",
 }
 
 func (f Family) String() string {
@@ -108,7 +110,15 @@ type Type struct {
 	Enum *EnumDef `json:",omitempty"`
 	// Fields are a Record's field names and types (record.go).
 	Fields *RecordDef `json:",omitempty"`
+	// Qual is the field qualifier and seconds precision of an
+	// Interval (INTERVAL DAY TO SECOND(3)) and the precision of a Time
+	// (interval_qual.go); zero is none.
+	Qual Qual `json:",omitempty"`
 }
+
+// Plain reports whether t has no type modifier (precision, scale, width,
+// qualifier): a value of its family needs no conversion to be a t.
+func (t Type) Plain() bool { return t.Precision == 0 && t.Width == 0 && t.Qual == 0 }
 
 // T returns a Type of family f without parameters.
 func T(f Family) Type { return Type{Family: f} }
@@ -146,6 +156,10 @@ func (t Type) String() string {
 		return "Bpchar"
 	case t.Family == Utf8 && t.Width > 0:
 		return fmt.Sprintf("Utf8(%d)", t.Width)
+	case t.Family == Interval && t.Qual != 0:
+		return intervalTypeText("Interval", t.Qual)
+	case t.Family == Time && t.Qual != 0:
+		return intervalTypeText("Time", t.Qual)
 	}
 	return t.Family.String()
 }
@@ -200,11 +214,15 @@ func (t Type) PGName() string {
 	case TimestampTZ:
 		return "timestamp with time zone"
 	case Interval:
+		// Without the qualifier, as PostgreSQL's format_type_be names
+		// types in messages (format_type with a typmod has it).
 		return "interval"
 	case Uuid:
 		return "uuid"
 	case Record:
 		return "record"
+	case Time:
+		return "time without time zone"
 	}
 	return "unknown"
 }
@@ -226,6 +244,7 @@ const (
 	OIDBPChar      uint32 = 1042
 	OIDVarchar     uint32 = 1043
 	OIDDate        uint32 = 1082
+	OIDTime        uint32 = 1083
 	OIDTimestamp   uint32 = 1114
 	OIDTimestampTZ uint32 = 1184
 	OIDInterval    uint32 = 1186
@@ -286,6 +305,8 @@ func (t Type) OID() uint32 {
 		return OIDUuid
 	case Record:
 		return OIDRecord
+	case Time:
+		return OIDTime
 	}
 	return OIDText
 }
@@ -299,7 +320,7 @@ func (t Type) TypeSize() int16 {
 		return 2
 	case Int32, Uint16, Float, Date:
 		return 4
-	case Int64, Uint32, Double, Datetime, Timestamp, TimestampTZ:
+	case Int64, Uint32, Double, Datetime, Timestamp, TimestampTZ, Time:
 		return 8
 	case Interval, Uuid:
 		return 16
@@ -343,6 +364,8 @@ func FromOID(oid uint32) (Type, bool) {
 		return TypeTimestampTZ, true
 	case OIDInterval:
 		return TypeInterval, true
+	case OIDTime:
+		return TypeTime, true
 	case OIDUuid:
 		return T(Uuid), true
 	}
@@ -365,6 +388,13 @@ func ParseTypeName(name string) (Type, error) {
 	s := strings.TrimSpace(name)
 	if t, ok, err := parseArrayTypeName(s); ok {
 		return t, err
+	}
+	if open, close := strings.IndexByte(s, '('), strings.IndexByte(s, ')'); open > 0 && close > open && close < len(s)-1 {
+		// format_type's "time(3) without time zone": the suffix goes
+		// before the arguments.
+		if suffix := strings.ToLower(strings.TrimSpace(s[close+1:])); suffix == "with time zone" || suffix == "without time zone" {
+			s = strings.TrimSpace(s[:open]) + " " + suffix + s[open:close+1]
+		}
 	}
 	base, args, err := splitTypeArgs(s)
 	if err != nil {
@@ -463,8 +493,14 @@ func ParseTypeName(name string) (Type, error) {
 			return TypeTimestamp, nil
 		}
 		return noArgs(TypeTimestamp)
-	case "interval":
-		return noArgs(TypeInterval)
+	case "interval", "interval year", "interval month", "interval day", "interval hour", "interval minute",
+		"interval second", "interval year to month", "interval day to hour", "interval day to minute",
+		"interval day to second", "interval hour to minute", "interval hour to second", "interval minute to second":
+		return parseIntervalType(lower, args)
+	case "time", "time without time zone":
+		return parseTimeType(args)
+	case "timetz", "time with time zone":
+		return Type{}, timeTypeNotSupported()
 	}
 	if t, ok := userTypeRef(lower, args); ok {
 		return t, nil

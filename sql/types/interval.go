@@ -124,10 +124,16 @@ func ParseIntervalValue(s string) (Value, error) { return ParseIntervalStyle(s, 
 // ParseIntervalStyle is ParseIntervalValue under an IntervalStyle: in
 // sql_standard a leading minus applies to every field ('-1 2:03:04' is
 // minus one day, two hours ...) unless another field has its own sign.
-func ParseIntervalStyle(s string, style uint8) (Value, error) {
+func ParseIntervalStyle(s string, style uint8) (Value, error) { return parseIntervalQual(s, style, 0) }
+
+// parseIntervalQual is ParseIntervalStyle for an interval with qualifier
+// q, which decides what a number without a unit is (bareUnit) and whether
+// 'a:b' is minutes and seconds (MINUTE TO SECOND); it does not drop the
+// fields q leaves out (AdjustInterval does).
+func parseIntervalQual(s string, style uint8, q Qual) (Value, error) {
 	bad := sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type interval: %q", s)
 	ts := strings.ToLower(strings.TrimSpace(s))
-	var acc intervalAcc
+	acc := intervalAcc{qual: q}
 	var err error
 	switch {
 	case ts == "":
@@ -192,6 +198,8 @@ type intervalAcc struct {
 	// float64 may not hold exactly ('9223372036854775807 us').
 	exact    int64
 	hasExact bool
+	// qual is the type's qualifier (interval_qual.go).
+	qual Qual
 }
 
 func (a *intervalAcc) negate() {
@@ -356,11 +364,12 @@ func (a *intervalAcc) postgres(ts string, sqlStandard bool) error {
 	if len(fields) == 0 {
 		return errIntervalSyntax
 	}
+	bare := bareUnits(fields, a.qual)
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		switch {
 		case strings.Contains(f, ":"):
-			m, ok := parseClock(f)
+			m, ok := parseClock(f, a.qual.Fields() == QualMinute|QualSecond)
 			if !ok {
 				return errIntervalSyntax
 			}
@@ -401,13 +410,8 @@ func (a *intervalAcc) postgres(ts string, sqlStandard bool) error {
 			i++
 			continue
 		}
-		// A number without a unit: days before a time ('3 4:05:06', SQL
-		// standard), seconds otherwise ('5', or after other fields).
-		if i+1 < len(fields) && strings.Contains(fields[i+1], ":") {
-			a.add(n, "day")
-		} else {
-			a.add(n, "second")
-		}
+		// A number without a unit (bareUnits).
+		a.add(n, bare[i])
 		a.hasExact = false
 	}
 	if !a.seen || a.dup {
@@ -422,7 +426,7 @@ func (a *intervalAcc) postgres(ts string, sqlStandard bool) error {
 			more = more || strings.HasPrefix(f, "-") || strings.HasPrefix(f, "+")
 		}
 		if !more {
-			var b intervalAcc
+			b := intervalAcc{qual: a.qual}
 			if err := b.postgres(strings.Join(append([]string{fields[0][1:]}, fields[1:]...), " "), false); err != nil {
 				return err
 			}
@@ -434,6 +438,38 @@ func (a *intervalAcc) postgres(ts string, sqlStandard bool) error {
 		a.negate()
 	}
 	return nil
+}
+
+// bareUnits finds the unit of each number written without one, as
+// PostgreSQL's DecodeInterval does, reading the fields from the right: a
+// number takes the unit of the field after it (a unit word, or the unit
+// the number after it took), days before a time ('3 4:05:06') or after
+// hours ('3 4 hours'), months after '1-2', and as the last field the
+// qualifier's last field (seconds without one: '5', INTERVAL '5' DAY).
+// A unit taken twice is then bad input ('1 2', '1 2 days').
+func bareUnits(fields []string, q Qual) []string {
+	units := make([]string, len(fields))
+	next := ""
+	for i := len(fields) - 1; i >= 0; i-- {
+		f := fields[i]
+		switch {
+		case strings.Contains(f, ":"):
+			next = "day"
+		case isYearMonth(f):
+			next = "month"
+		case !isNumberLike(f):
+			next = UnitAlias(f)
+		default:
+			if next == "" {
+				next = q.bareUnit()
+			}
+			units[i] = next
+			if next == "hour" {
+				next = "day"
+			}
+		}
+	}
+	return units
 }
 
 func isNumberLike(f string) bool {
@@ -472,7 +508,7 @@ func (a *intervalAcc) iso8601(s string) error {
 		}
 		a.months, a.days = y*12+m, d
 		if clock != "" {
-			us, ok := parseClock(clock)
+			us, ok := parseClock(clock, false)
 			if !ok {
 				return errIntervalSyntax
 			}

@@ -54,6 +54,8 @@ func (v Value) Text() string {
 		return v.formatTimestampTZ()
 	case Interval:
 		return FormatIntervalStyle(v, v.intervalStyle())
+	case Time:
+		return FormatTime(v.i)
 	case Uuid:
 		return formatUuid(v.s)
 	case Array:
@@ -282,7 +284,13 @@ func ParseText(t Type, s string) (Value, error) {
 		}
 		return NewTimestampTZ(m), nil
 	case Interval:
-		return ParseIntervalValue(s)
+		return ParseIntervalTyped(t, s, IntervalPostgres)
+	case Time:
+		us, err := ParseTime(s, nil)
+		if err != nil {
+			return Value{}, err
+		}
+		return AdjustTime(NewTime(us), t.Qual), nil
 	}
 	return Value{}, sqlerr.New(sqlerr.InternalError, "types: no text input for %v", t)
 }
@@ -341,7 +349,7 @@ func parseDate(s string, order uint8) (int64, error) {
 	}
 	t, err := time.Parse("2006-01-02", ts)
 	if err != nil {
-		m, err := decodeDateTime(s, "date", order)
+		m, err := decodeDateTime(s, "date", order, time.UTC)
 		if err != nil {
 			return 0, err
 		}
@@ -368,17 +376,24 @@ var timestampLayouts = []string{
 func ParseTimestamp(s string) (int64, error) { return parseTimestamp(s, OrderMDY) }
 
 func parseTimestamp(s string, order uint8) (int64, error) {
+	return parseTimestampIn(s, order, time.UTC, "timestamp")
+}
+
+// parseTimestampIn is parseTimestamp with text without a zone read as a
+// wall-clock time in loc; typ names the type in errors.
+func parseTimestampIn(s string, order uint8, loc *time.Location, typ string) (int64, error) {
 	ts := strings.TrimSpace(s)
 	if strings.HasSuffix(ts, " UTC") || strings.HasSuffix(ts, "+00") && !strings.Contains(ts[len(ts)-4:], ":") {
 		ts = strings.TrimSuffix(ts, " UTC")
+		loc = time.UTC
 	}
 	for _, layout := range timestampLayouts {
-		if t, err := time.Parse(layout, ts); err == nil {
+		if t, err := time.ParseInLocation(layout, ts, loc); err == nil {
 			if t.Year() < -4713 || t.Year() > 294276 {
 				break
 			}
 			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
 		}
 	}
-	return decodeDateTime(s, "timestamp", order)
+	return decodeDateTime(s, typ, order, loc)
 }

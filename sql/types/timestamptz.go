@@ -145,22 +145,13 @@ func ParseTimestampIn(s string, loc *time.Location) (int64, error) {
 
 // ParseTimestampInOrder is ParseTimestampIn with DateStyle's field order.
 func ParseTimestampInOrder(s string, loc *time.Location, order uint8) (int64, error) {
-	ts := strings.TrimSpace(s)
-	if strings.HasSuffix(ts, " UTC") {
-		return parseTimestamp(ts, order)
+	if loc == nil {
+		loc = time.UTC
 	}
-	for _, layout := range timestampLayouts {
-		if strings.Contains(layout, "Z07") {
-			continue
-		}
-		if t, err := time.ParseInLocation(layout, ts, loc); err == nil {
-			if t.Year() < -4713 || t.Year() > 294276 {
-				break
-			}
-			return t.Unix()*1e6 + int64(t.Nanosecond()/1000), nil
-		}
-	}
-	return parseTimestamp(ts, order)
+	// ParseInLocation takes a written offset over loc, and the free-form
+	// parser (decodeDateTime) a written zone or offset over loc, so
+	// only text without one is read in the session's zone.
+	return parseTimestampIn(s, order, loc, "timestamp with time zone")
 }
 
 // WallMicros converts an instant to the wall-clock time it is in loc,

@@ -53,3 +53,30 @@ func TestWallAndInstantAcrossDST(t *testing.T) {
 		t.Fatalf("explicit offset wins: %v %s", err, FormatTimestampTZ(m, time.UTC))
 	}
 }
+
+// TestParseTimestampInFreeForm checks that text only the free-form parser
+// reads (decodeDateTime) is a wall-clock time in the session's zone unless
+// it names a zone or an offset, as PostgreSQL's timestamptz_in does.
+func TestParseTimestampInFreeForm(t *testing.T) {
+	ny, _ := LoadZone("America/New_York")
+	for _, c := range []struct{ in, want string }{
+		{"January 8, 1999 04:05:06", "1999-01-08 09:05:06+00"},
+		{"1999-01-08 04:05:06 PST", "1999-01-08 12:05:06+00"},
+		{"01/08/1999 04:05 PM", "1999-01-08 21:05:00+00"},
+		{"July 4, 2024 12:00", "2024-07-04 16:00:00+00"}, // EDT
+		{"2024-07-04 12:00 UTC", "2024-07-04 12:00:00+00"},
+		{"2024-07-04 12:00:00 Europe/Berlin", "2024-07-04 10:00:00+00"},
+	} {
+		m, err := ParseTimestampIn(c.in, ny)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if got := FormatTimestampTZ(m, time.UTC); got != c.want {
+			t.Errorf("%q: %s, want %s", c.in, got, c.want)
+		}
+	}
+	if _, err := ParseTimestampIn("January 32, 1999", ny); err == nil {
+		t.Errorf("January 32 accepted")
+	}
+}

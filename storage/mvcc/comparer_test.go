@@ -228,3 +228,34 @@ func TestPebbleCheckComparer(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPointReadPastVersionsBeforeLocalKeys: a point read below every version
+// of a row with many versions seeks past them (itersBeforeSeek); when the
+// row is the last one before the 0x03 local area (a lock record here), the
+// seek lands on a bare local key, which is another key, not a corrupt
+// version: the row is not found.
+func TestPointReadPastVersionsBeforeLocalKeys(t *testing.T) {
+	const table = 7
+	db := openTestDB(t)
+	row := storage.AppendInt64(storage.TablePrefix(table), 1)
+	b := db.NewIndexedBatch()
+	for v := int64(1); v <= 3*itersBeforeSeek; v++ {
+		if _, err := PutCommitted(b, row, hlc.Timestamp{WallTime: 100 + v}, []byte{byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn := &TxnMeta{ID: NewTxnID(), Anchor: row, WriteTimestamp: hlc.Timestamp{WallTime: 200}}
+	if _, err := AcquireLock(b, storage.AppendInt64(storage.TablePrefix(table), 2), txn, hlc.Timestamp{WallTime: 200}, Update); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, found, err := Get(db, row, hlc.Timestamp{WallTime: 50}, ReadOptions{}); err != nil || found {
+		t.Fatalf("below every version: found %v, err %v; want not found", found, err)
+	}
+	got, ts, found, err := Get(db, row, hlc.Timestamp{WallTime: 103}, ReadOptions{})
+	if err != nil || !found || ts.WallTime != 103 || !bytes.Equal(got, []byte{3}) {
+		t.Fatalf("at 103: %v %v %v %v", got, ts, found, err)
+	}
+}

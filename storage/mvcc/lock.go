@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -176,4 +177,59 @@ func releaseLocks(it *pebble.Iterator, w Writer, userKey []byte, id TxnID) (Stat
 		}
 	}
 	return ms, nil
+}
+
+// LockKey returns the engine key of txn's lock record on userKey at
+// strength: what the layer above deletes to give back exactly one hold (a
+// strengthening undone by ROLLBACK TO SAVEPOINT) or, in its commit batch,
+// every hold it took.
+func LockKey(userKey []byte, strength Strength, txn TxnID) []byte {
+	return appendLockKey(make([]byte, 0, 2+len(userKey)+sentinelLen+lockSuffixLen), userKey, strength, txn)
+}
+
+// LockRecord is one lock record found by ScanLocks.
+type LockRecord struct {
+	Key      []byte // the locked user key
+	Strength Strength
+	Txn      TxnMeta
+	// EngineKey is the record's own key (LockKey of the above).
+	EngineKey []byte
+}
+
+// ScanLocks calls fn for every lock record on the user keys of span (nil
+// End: up to the end of the lock table), in key order; fn's record is a
+// copy. It stops at fn's first error and returns it.
+func ScanLocks(r Reader, span storage.Span, fn func(rec LockRecord) error) error {
+	lower, upper, err := engineSpan(LockTableSpan(span))
+	if err != nil {
+		return err
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		uk, st, _, err := decodeLockKey(k)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		meta, _, err := decodeTxnMeta(v)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		meta.Anchor = bytes.Clone(meta.Anchor)
+		if err := fn(LockRecord{Key: bytes.Clone(uk), Strength: st, Txn: meta, EngineKey: bytes.Clone(k)}); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return firstErr(it.Error(), it.Close())
 }

@@ -1,11 +1,13 @@
 package mvcc
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
@@ -258,4 +260,43 @@ func appendTimestamp(b []byte, ts hlc.Timestamp) []byte {
 
 func decodeTimestamp(b []byte) hlc.Timestamp {
 	return hlc.Timestamp{WallTime: int64(binary.BigEndian.Uint64(b)), Logical: int32(binary.BigEndian.Uint32(b[8:]))}
+}
+
+// ScanTxnRecords calls fn for every transaction record in the store, in
+// key order: recovery looks for the records of transactions that did not
+// end. It stops at fn's first error and returns it.
+func ScanTxnRecords(r Reader, fn func(anchor []byte, id TxnID, rec TxnRecord) error) error {
+	lower := []byte{LocalPrefix, localTxnRecord}
+	upper := []byte{LocalPrefix, localTxnRecord + 1}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		// 03 02 <anchor> <id (16)> 00: a bare key.
+		if len(k) < 2+TxnIDLen+sentinelLen || k[len(k)-1] != 0 {
+			it.Close()
+			return fmt.Errorf("%w: not a transaction record key: %x", ErrCorruptKey, k)
+		}
+		body := k[2 : len(k)-sentinelLen]
+		var id TxnID
+		copy(id[:], body[len(body)-TxnIDLen:])
+		anchor := bytes.Clone(body[:len(body)-TxnIDLen])
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		rec, err := decodeTxnRecord(v)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if err := fn(anchor, id, rec); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return firstErr(it.Error(), it.Close())
 }

@@ -26,6 +26,8 @@ func main() {
 	bulkRows := flag.Int("bulk-rows", 1000000, "rows of the bulk load")
 	copyRows := flag.Int("copy-rows", 1000000, "rows of the COPY FROM load")
 	copyOnly := flag.Bool("copy-only", false, "run only the COPY FROM load (after loading the tables)")
+	only := flag.String("only", "", "run only the workloads whose name contains `TEXT` (case-insensitive; e.g. \"correlated EXISTS\"), "+
+		"without the bulk, COPY and raw Pebble rows")
 	withPgbench := flag.Bool("pgbench", true, "also run each workload through pgbench -M prepared")
 	out := flag.String("out", "", "also write the results as Markdown to this file (e.g. docs/benchmarks.md)")
 	profile := flag.String("profile", "", "WORKLOAD@CLIENTS: take a 10 s CPU profile of PivotDB running it (pgx) and write it to pivotdb.cpu.pprof")
@@ -98,6 +100,9 @@ func main() {
 		return
 	}
 	for _, w := range workloads {
+		if *only != "" && !strings.Contains(strings.ToLower(w.name), strings.ToLower(*only)) {
+			continue
+		}
 		for _, c := range clients {
 			r, err := measure(*reps, servers, func(in *instance, rep int) (measurement, error) {
 				return runPgx(ctx, in, w, c, *rows, *duration, uint64(rep*1000+c))
@@ -118,6 +123,13 @@ func main() {
 				add(row{workload: w.name, harness: "pgbench", clients: c, pg: r[0], pivot: r[1]})
 			}
 		}
+	}
+	if *only != "" {
+		if len(results) == 0 {
+			fatalf("no workload's name contains %q", *only)
+		}
+		fmt.Print(renderMarkdown(describeMachine(pg.version, pivot.version, time.Since(started)), *duration, *reps, *rows, results, nil))
+		return
 	}
 	for _, c := range clients {
 		// One repetition: each is a million-row load; alternation across

@@ -54,6 +54,10 @@ func renderMarkdown(env string, d time.Duration, reps, rows int, results, raw []
 			fmtOps(r.pivot.ops), unit, fmtLat(r.pivot.p50), fmtLat(r.pivot.p99),
 			fmtOps(r.pg.ops), unit, fmtLat(r.pg.p50), fmtLat(r.pg.p99), r.ratio())
 	}
+	if len(raw) == 0 {
+		// A run of selected workloads (-only) measures no raw commits.
+		return sb.String()
+	}
 	sb.WriteString("\n## The physical limit for writes\n\n")
 	sb.WriteString("Single-row synced commits straight into PivotDB's storage engine (same Pebble options, no SQL,\n")
 	sb.WriteString("no wire), one writer goroutine per client: what single-row UPSERT could reach at best.\n\n")

@@ -267,7 +267,8 @@ public class DriverTest {
     // make. getPrimaryKeys and getIndexInfo expand pg_index.indkey with
     // information_schema._pg_expandarray and select fields of its records;
     // getTypeInfo compares typinput with 'array_in'::regproc.
-    // getImportedKeys is not checked yet (its catalog join is slow).
+    // getImportedKeys/getExportedKeys join eight catalog tables with
+    // generate_series(1, 32) in one comma FROM list.
     static void databaseMetaData(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {
             st.execute("CREATE TABLE meta_parent (id Uint64, name varchar(30) NOT NULL, PRIMARY KEY (id))");
@@ -347,6 +348,28 @@ public class DriverTest {
         }
         check(uniqueRows == 3, "getIndexInfo(unique): " + uniqueRows);
 
+        // getImportedKeys / getExportedKeys / getCrossReference: the foreign
+        // keys, one row per column pair in key order (KEY_SEQ), with the
+        // referenced table's primary key index as PK_NAME and the actions.
+        try (Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE meta_line (oa int, ob text, n int, PRIMARY KEY (n), "
+                + "CONSTRAINT meta_line_pair FOREIGN KEY (ob, oa) REFERENCES meta_pair (b, a) ON DELETE CASCADE)");
+        }
+        long t0 = System.nanoTime();
+        String imported = foreignKeys(m.getImportedKeys(null, "public", "meta_line"));
+        long ms = (System.nanoTime() - t0) / 1000000;
+        check(imported.equals("meta_pair.b>meta_line.ob:1:meta_line_pair:meta_pair_pkey:upd3:del0:def7 "
+            + "meta_pair.a>meta_line.oa:2:meta_line_pair:meta_pair_pkey:upd3:del0:def7 "), "getImportedKeys: " + imported);
+        check(ms < 5000, "getImportedKeys took " + ms + " ms");
+        String childKeys = foreignKeys(m.getImportedKeys(null, "public", "meta_child"));
+        check(childKeys.equals("meta_parent.id>meta_child.parent:1:meta_child_parent_fkey:meta_parent_pkey:upd3:del3:def7 "),
+            "getImportedKeys(meta_child): " + childKeys);
+        String exported = foreignKeys(m.getExportedKeys(null, "public", "meta_pair"));
+        check(exported.equals(imported), "getExportedKeys: " + exported);
+        String cross = foreignKeys(m.getCrossReference(null, "public", "meta_parent", null, "public", "meta_child"));
+        check(cross.equals(childKeys), "getCrossReference: " + cross);
+        check(foreignKeys(m.getExportedKeys(null, "public", "meta_line")).isEmpty(), "getExportedKeys of an unreferenced table");
+
         // getTypeInfo: every type with its java.sql.Types code; the array
         // types (typinput array_in) are ARRAY.
         java.util.Map<String, Integer> typeInfo = new java.util.HashMap<>();
@@ -362,11 +385,29 @@ public class DriverTest {
             && Integer.valueOf(java.sql.Types.ARRAY).equals(typeInfo.get("_text"))
             && typeInfo.containsKey("serial") && typeInfo.containsKey("bigserial"), "getTypeInfo: " + typeInfo);
         try (Statement st = c.createStatement()) {
+            st.execute("DROP TABLE meta_line");
             st.execute("DROP TABLE meta_pair");
             st.execute("DROP VIEW meta_view");
             st.execute("DROP TABLE meta_child");
             st.execute("DROP TABLE meta_parent");
         }
         System.out.println("ok DatabaseMetaData");
+    }
+
+    // foreignKeys prints getImportedKeys-shaped rows as
+    // "pktable.col>fktable.col:seq:fk:pk:updN:delN:defN ".
+    static String foreignKeys(ResultSet rs) throws SQLException {
+        StringBuilder b = new StringBuilder();
+        try (rs) {
+            while (rs.next()) {
+                b.append(rs.getString("PKTABLE_NAME")).append('.').append(rs.getString("PKCOLUMN_NAME")).append('>')
+                    .append(rs.getString("FKTABLE_NAME")).append('.').append(rs.getString("FKCOLUMN_NAME")).append(':')
+                    .append(rs.getInt("KEY_SEQ")).append(':').append(rs.getString("FK_NAME")).append(':')
+                    .append(rs.getString("PK_NAME")).append(":upd").append(rs.getInt("UPDATE_RULE"))
+                    .append(":del").append(rs.getInt("DELETE_RULE")).append(":def").append(rs.getInt("DEFERRABILITY"))
+                    .append(' ');
+            }
+        }
+        return b.toString();
     }
 }

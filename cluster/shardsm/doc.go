@@ -1,0 +1,117 @@
+// Package shardsm is the Raft state machine of one shard of the storage
+// engine (issue 17, design §12): a replica applies MVCC operations on the
+// shard's key span — committed writes, intents, lock records, resolution,
+// GC — into the node's one Pebble store, opened with the engine's key
+// layout (storage/enginekey), with the applied index and the shard's stats
+// counter in the same batch. It replaces cluster/kvsm's generic key-value
+// commands for shards; kvsm stays for the node registry (cluster/node),
+// whose keys are not in the engine layout.
+//
+// # Layers
+//
+//	raft.Host (dragonboat) ── Propose / Read / StaleRead / snapshots
+//	  ▼
+//	stateMachine ── one replica: Apply (statemachine.go), Lookup
+//	  │              (query.go), snapshots (snapshot.go)
+//	  ▼
+//	storage/mvcc ── PutCommitted, DeleteCommitted, WriteIntent, AcquireLock,
+//	  │              ResolveIntent/ResolveSpan, GC, Scanner, Get, ComputeStats
+//	  ▼
+//	Store ── the node's Pebble (OpenStore, or NewStore over the engine's)
+//
+// Commands (command.go): Init gives a new group its shard (its first
+// command); Batch is a list of MVCC operations applied all or nothing;
+// Split cuts the shard in two. Results say applied, stale (the key is not
+// the shard's: the answer carries the shard's descriptor for the caller's
+// map), rejected (a conflict: DecodeResult returns the mvcc error with the
+// holder of the lock) or malformed. Queries: Get and Scan at a timestamp,
+// State, Check.
+//
+// # Where a replica's state lives (keys.go)
+//
+// The shard's data is addressed by row keys, so it is where the engine
+// keeps it anyway: rows (versions and intents) in [Start, End), and the
+// same span of the local kinds 0x03 0x01 (lock records), 0x03 0x02
+// (transaction records), 0x03 0x03 (GC threshold) — mvcc.ShardSpans. The
+// group's own state is addressed by its group id under 0x03 0x04
+// (mvcc.LocalReplicaState): applied index, descriptor (span, generation),
+// stats counter, and a split child's founding members. A snapshot is these
+// five spans.
+//
+// # Invariants
+//
+//   - Each entry is applied in its own Pebble batch with its index as the
+//     applied index (and the stats counter and descriptor when they change),
+//     committed with NoSync: the Raft log is the one fsync. Pebble's WAL
+//     keeps batches in order, so a crash leaves a prefix of them and Open's
+//     index matches the data (TestClusterCrashReplay). One batch per entry
+//     because a command is all or nothing and later entries read what
+//     earlier ones wrote.
+//   - Apply is deterministic. A malformed command, a key outside the shard,
+//     an old generation and every refusal of the mvcc layer (conflicts,
+//     invalid requests) are results, the same on every replica; only a
+//     store failure (I/O, corruption) returns an error, which stops the
+//     node. The mvcc layer's latching rule ("serialize the operations on a
+//     key") is the apply loop itself.
+//   - The descriptor changes only by applied commands (Init, Split) or with
+//     a snapshot, so all replicas agree on it at each index; the stale
+//     check against it is therefore deterministic.
+//   - Stats: the counter is the sum of the deltas the mvcc operations
+//     return; Check recounts (mvcc.ComputeStats) and the tests compare them
+//     on every replica. A split recounts the parent's remaining span (which
+//     only the parent owns, so every replica gets the same) and gives the
+//     child the rest.
+//   - Snapshots stream from a Pebble snapshot taken between two Applies,
+//     one key at a time (bounded memory), and install as one ingested
+//     sstable holding a range deletion over each of the five spans and the
+//     snapshot's keys: atomic and durable (the keys of an ingested table
+//     share one sequence number, so its range deletions clear only what was
+//     there before).
+//   - A split writes no rows: the child's rows are the parent's, in place
+//     on each replica. At the split's index the parent's span shrinks to
+//     [Start, Key) under the next generation, and the child's descriptor,
+//     stats, GC threshold and founding members are written (applied index
+//     absent: 0, where a dragonboat group must start). If the child's state
+//     is already on the store (it came by snapshot before this replica
+//     applied the split), the split leaves it alone. The store's split
+//     handler then starts the child replica (SplitEvent).
+//   - A replica that did not apply the split (it caught up the parent from
+//     a snapshot taken after it) has no child rows, so it must never be
+//     sent the child's log from index 1. The child's log is compacted
+//     (raft.Host.CompactLog on its replicas) before such a replica starts
+//     the child; the leader then sends it a snapshot
+//     (TestClusterSplitMissedGetsChildBySnapshot). The node layer must keep
+//     that order.
+//
+// # Not done here
+//
+//   - Merge (the reverse of Split, after aligning replica sets): not
+//     implemented.
+//   - Transaction records have no command (h16i is settling their use in
+//     the engine); the span they live in travels with snapshots and
+//     splits. A record anchored at a key that is a proper prefix of the
+//     shard's end key could sort past the span's bound (records are
+//     03 02 <anchor><txn id>): PivotDB's split keys are whole row keys, so
+//     this does not arise, but ShardSpans assumes it.
+//   - Repeats: intents, locks, resolution and GC are idempotent in the mvcc
+//     layer; a one-phase batch repeated after an unknown outcome is
+//     answered applied when its first put or delete finds exactly its own
+//     version (isReplay). A batch whose keys were written again by someone
+//     else in between still answers a write conflict on its repeat: the
+//     caller cannot tell that from a lost first attempt without a command
+//     id, which commands do not carry yet.
+//   - A replica whose parent snapshot shrank its span keeps its stale copy
+//     of the child's rows until the child's snapshot replaces it; if the
+//     child never comes to this node, the node must DropGroup-style clear
+//     that span.
+//
+// # Debugging
+//
+// Query State for a replica's descriptor, applied index and counter, and
+// Check for a recount and a fingerprint of everything the replica owns
+// (compare replicas at equal applied indexes). Store.Groups lists the
+// groups on a store; Store.Stats counts snapshots saved and installed.
+// mvcc.FormatKey renders the keys (Pebble's tools print them through the
+// comparer). The randomized test prints its seed on failure (go test
+// -run TestRandomizedAgainstOracle -seed N ./cluster/shardsm/).
+package shardsm

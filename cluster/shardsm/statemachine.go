@@ -1,0 +1,349 @@
+package shardsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
+)
+
+// stateMachine is one replica's raft.StateMachine: the shard its
+// descriptor names, in the store's shared Pebble.
+type stateMachine struct {
+	store   *Store
+	group   raft.GroupID
+	replica raft.ReplicaID
+
+	// mu guards the cached copies of replicated state, which Apply and
+	// RecoverFromSnapshot write and Lookup reads.
+	mu          sync.RWMutex
+	desc        Descriptor
+	initialized bool
+	stats       mvcc.Stats
+	closed      bool
+}
+
+var _ raft.StateMachine = (*stateMachine)(nil)
+
+var errClosed = errors.New("shardsm: replica closed")
+
+func (m *stateMachine) Open(stop <-chan struct{}) (uint64, error) {
+	if err := m.load(); err != nil {
+		return 0, err
+	}
+	return readApplied(m.store.db, m.group)
+}
+
+// load reads the descriptor and stats into the cache.
+func (m *stateMachine) load() error {
+	d, ok, err := readDescriptor(m.store.db, m.group)
+	if err != nil {
+		return err
+	}
+	st, err := readStats(m.store.db, m.group)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.desc, m.initialized, m.stats = d, ok, st
+	m.mu.Unlock()
+	return nil
+}
+
+// Apply applies each entry in a batch of its own, committed without fsync
+// with the entry's index as the applied index, the new stats counter and,
+// for a split or an init, the descriptors. One batch per entry because a
+// command is all or nothing: an operation that fails leaves its batch
+// unwritten while the applied index still moves past it, and a later entry
+// reads what the earlier ones wrote. Pebble's WAL keeps batches in order, so
+// a crash leaves a prefix of them and Open's index matches the data.
+func (m *stateMachine) Apply(entries []raft.Entry) error {
+	for i := range entries {
+		if err := m.applyOne(&entries[i]); err != nil {
+			return fmt.Errorf("shardsm: group %d: applying entry %d: %w", m.group, entries[i].Index, err)
+		}
+	}
+	return nil
+}
+
+// outcome of one command: a result, and whether its writes are kept.
+type outcome struct {
+	res   raft.Result
+	keep  bool
+	split *SplitEvent
+}
+
+func (m *stateMachine) applyOne(e *raft.Entry) error {
+	m.mu.RLock()
+	desc, initialized, stats := m.desc, m.initialized, m.stats
+	m.mu.RUnlock()
+
+	b := m.store.db.NewIndexedBatch()
+	defer func() { b.Close() }()
+	var out outcome
+	newDesc, newInit := desc, initialized
+	newStats := stats
+
+	cmd, err := decodeCommand(e.Cmd)
+	if err != nil {
+		out.res = raft.Result{Value: ResultMalformed, Data: []byte(err.Error())}
+	} else {
+		switch c := cmd.(type) {
+		case *Batch:
+			var delta mvcc.Stats
+			out, delta, err = m.applyBatch(b, c, desc, initialized)
+			newStats.Add(delta)
+		case *Init:
+			if initialized {
+				out.res = rejected(fmt.Errorf("shardsm: group %d already holds shard %s", m.group, desc))
+			} else if err := c.Descriptor.validate(); err != nil {
+				out.res = rejected(err)
+			} else {
+				newDesc, newInit = c.Descriptor, true
+				// The span may hold data of an earlier life of these keys
+				// (a shard removed from this node); the new shard starts
+				// from what is there, counted.
+				newStats, err = mvcc.ComputeStats(b, newDesc.Span)
+				out = outcome{res: raft.Result{Value: ResultApplied}, keep: true}
+			}
+		case *Split:
+			out, newDesc, newStats, err = m.applySplit(b, c, e.Index, desc, initialized, stats)
+		}
+		if err != nil {
+			return err // an I/O failure: stop the node
+		}
+	}
+	if !out.keep {
+		// Nothing of the command is written; only the index moves.
+		b.Close()
+		b = m.store.db.NewIndexedBatch()
+		newDesc, newInit, newStats = desc, initialized, stats
+	} else {
+		if !newDesc.equal(desc) || newInit != initialized {
+			if err := b.Set(stateKey(m.group, stateDescriptor), encodeDescriptor(newDesc), nil); err != nil {
+				return err
+			}
+		}
+		if newStats != stats {
+			if err := b.Set(stateKey(m.group, stateStats), encodeStats(newStats), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.Set(stateKey(m.group, stateApplied), binary.BigEndian.AppendUint64(nil, e.Index), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.desc, m.initialized, m.stats = newDesc, newInit, newStats
+	m.mu.Unlock()
+	e.Result = out.res
+	if out.split != nil {
+		if f := m.store.onSplit.Load(); f != nil {
+			(*f)(*out.split)
+		}
+	}
+	return nil
+}
+
+// Descriptors compare by value (spans as bytes).
+func (d Descriptor) equal(o Descriptor) bool {
+	return d.Generation == o.Generation && bytes.Equal(d.Span.Start, o.Span.Start) && bytes.Equal(d.Span.End, o.Span.End)
+}
+
+func rejected(err error) raft.Result {
+	return raft.Result{Value: ResultRejected, Data: encodeError(err)}
+}
+
+func stale(desc Descriptor, initialized bool) raft.Result {
+	if !initialized {
+		return raft.Result{Value: ResultStale}
+	}
+	return raft.Result{Value: ResultStale, Data: encodeDescriptor(desc)}
+}
+
+// applyBatch runs c's operations into b. A stale key or generation, or an
+// operation that fails with a conflict or a bad request, rejects the whole
+// command; only an I/O error is returned as err.
+func (m *stateMachine) applyBatch(b *pebble.Batch, c *Batch, desc Descriptor, initialized bool) (outcome, mvcc.Stats, error) {
+	var total mvcc.Stats
+	if !initialized || (c.Generation != 0 && c.Generation != desc.Generation) {
+		return outcome{res: stale(desc, initialized)}, total, nil
+	}
+	for i := range c.Ops {
+		op := &c.Ops[i]
+		if op.Kind != OpGC && !desc.ContainsSpan(storage.Span{Start: op.Key, End: op.EndKey}) {
+			return outcome{res: stale(desc, initialized)}, total, nil
+		}
+	}
+	for i := range c.Ops {
+		op := &c.Ops[i]
+		var d mvcc.Stats
+		var err error
+		switch op.Kind {
+		case OpPut:
+			d, err = mvcc.PutCommitted(b, op.Key, op.Timestamp, op.Value)
+		case OpDelete:
+			d, err = mvcc.DeleteCommitted(b, op.Key, op.Timestamp)
+		case OpIntent:
+			d, err = mvcc.WriteIntent(b, op.Key, op.Txn, op.Timestamp, op.Value, op.IsDelete, op.Strength)
+		case OpLock:
+			d, err = mvcc.AcquireLock(b, op.Key, op.Txn, op.Timestamp, op.Strength)
+		case OpResolve:
+			if op.EndKey == nil {
+				d, err = mvcc.ResolveIntent(b, op.Key, op.Resolution)
+			} else {
+				d, _, err = mvcc.ResolveSpan(b, storage.Span{Start: op.Key, End: op.EndKey}, op.Resolution)
+			}
+		case OpGC:
+			d, err = mvcc.GC(b, desc.Span, op.Timestamp)
+		}
+		if err != nil {
+			if isIOError(err) {
+				return outcome{}, total, err
+			}
+			if i == 0 {
+				replay, rerr := isReplay(b, desc, op, err)
+				if rerr != nil {
+					return outcome{}, total, rerr
+				}
+				if replay {
+					return outcome{res: raft.Result{Value: ResultApplied}}, mvcc.Stats{}, nil
+				}
+			}
+			return outcome{res: rejected(fmt.Errorf("operation %d (%s): %w", i, op.Kind, err))}, mvcc.Stats{}, nil
+		}
+		total.Add(d)
+	}
+	return outcome{res: raft.Result{Value: ResultApplied}, keep: true}, total, nil
+}
+
+// isReplay reports whether a batch whose first operation, a committed put
+// or delete, failed with err is a repeat of a batch that was applied
+// already: the key's newest committed version is exactly the one the
+// operation writes (same timestamp, same value or a tombstone). A caller
+// may then repeat a one-phase write whose outcome it does not know (a
+// proposal that timed out, or was forwarded to a leader that died) and be
+// told it applied, rather than a write conflict with itself. The other
+// operations (intents, locks, resolution, GC) are idempotent in the mvcc
+// layer already. Batches apply all or nothing, so the first operation
+// stands for the batch.
+func isReplay(b *pebble.Batch, desc Descriptor, op *Op, err error) (bool, error) {
+	var wc *mvcc.WriteConflictError
+	if (op.Kind != OpPut && op.Kind != OpDelete) || !errors.As(err, &wc) || wc.Existing != op.Timestamp {
+		return false, nil
+	}
+	v, vts, found, gerr := mvcc.Get(rowReader(b, desc), op.Key, op.Timestamp, mvcc.ReadOptions{})
+	if gerr != nil {
+		if isIOError(gerr) {
+			return false, gerr
+		}
+		return false, nil
+	}
+	if op.Kind == OpPut {
+		return found && vts == op.Timestamp && bytes.Equal(v, op.Value), nil
+	}
+	// The version at the timestamp is not a value, so it is a tombstone.
+	return !found || vts != op.Timestamp, nil
+}
+
+// isIOError tells a failure of the store (which must stop the node: the
+// replica cannot know what it applied) from a refusal the mvcc layer made
+// on the data, which every replica makes alike. The mvcc layer's refusals
+// are its typed conflicts and its own "mvcc: ..." errors; Pebble's errors
+// are neither.
+func isIOError(err error) bool {
+	var lc *mvcc.LockConflictError
+	var wc *mvcc.WriteConflictError
+	switch {
+	case errors.As(err, &lc), errors.As(err, &wc),
+		errors.Is(err, mvcc.ErrInvalidTimestamp), errors.Is(err, storage.ErrInvertedSpan):
+		return false
+	case errors.Is(err, mvcc.ErrCorruptKey), errors.Is(err, mvcc.ErrCorruptValue):
+		// The store is damaged: going on would apply on bad data.
+		return true
+	}
+	return !strings.HasPrefix(err.Error(), "mvcc: ")
+}
+
+// applySplit shrinks the parent to [Start, Key) and, unless the child's
+// state is here already (it came by snapshot before this replica applied
+// the split), writes the child's descriptor [Key, End), its stats and its
+// GC threshold. No row moves: the child's rows are the parent's, in place.
+// The parent's new stats are recounted over its remaining span, which only
+// the parent owns, so every replica computes the same; the child gets the
+// rest.
+func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc Descriptor, initialized bool, stats mvcc.Stats) (outcome, Descriptor, mvcc.Stats, error) {
+	if !initialized {
+		return outcome{res: stale(desc, false)}, desc, stats, nil
+	}
+	if bytes.Compare(c.Key, desc.Span.Start) <= 0 || bytes.Compare(c.Key, desc.Span.End) >= 0 {
+		return outcome{res: stale(desc, true)}, desc, stats, nil
+	}
+	if c.Child == m.group || c.Child == 0 || len(c.Members) == 0 {
+		return outcome{res: rejected(fmt.Errorf("shardsm: group %d cannot split into group %d with %d members", m.group, c.Child, len(c.Members)))}, desc, stats, nil
+	}
+	parent := Descriptor{Span: storage.Span{Start: desc.Span.Start, End: c.Key}, Generation: desc.Generation + 1}
+	child := Descriptor{Span: storage.Span{Start: c.Key, End: desc.Span.End}, Generation: desc.Generation + 1}
+	parentStats, err := mvcc.ComputeStats(b, parent.Span)
+	if err != nil {
+		return outcome{}, desc, stats, err
+	}
+	_, seeded, err := readDescriptor(b, c.Child)
+	if err != nil {
+		return outcome{}, desc, stats, err
+	}
+	seeded = !seeded
+	if seeded {
+		childStats := stats
+		childStats.Sub(parentStats)
+		if err := b.Set(stateKey(c.Child, stateDescriptor), encodeDescriptor(child), nil); err != nil {
+			return outcome{}, desc, stats, err
+		}
+		if err := b.Set(stateKey(c.Child, stateStats), encodeStats(childStats), nil); err != nil {
+			return outcome{}, desc, stats, err
+		}
+		if err := b.Set(stateKey(c.Child, stateMembers), encodeMembers(c.Members), nil); err != nil {
+			return outcome{}, desc, stats, err
+		}
+		// The child's applied index is absent: 0, the index its group
+		// starts at. An old one from an earlier life of the group id is
+		// removed with the rest of its state.
+		if err := b.Delete(stateKey(c.Child, stateApplied), nil); err != nil {
+			return outcome{}, desc, stats, err
+		}
+		gc, err := mvcc.ReadGCThreshold(b, desc.Span.Start)
+		if err != nil {
+			return outcome{}, desc, stats, err
+		}
+		if !gc.IsEmpty() {
+			if err := mvcc.WriteGCThreshold(b, c.Key, gc); err != nil {
+				return outcome{}, desc, stats, err
+			}
+		}
+	}
+	ev := &SplitEvent{Parent: m.group, Child: c.Child, Replica: m.replica, Members: c.Members,
+		Descriptor: child, Index: index, Seeded: seeded}
+	return outcome{res: raft.Result{Value: ResultApplied}, keep: true, split: ev}, parent, parentStats, nil
+}
+
+// Sync makes every applied batch durable: one fsync of Pebble's WAL.
+func (m *stateMachine) Sync() error {
+	return m.store.db.LogData(nil, pebble.Sync)
+}
+
+func (m *stateMachine) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	return nil
+}

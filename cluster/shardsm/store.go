@@ -1,0 +1,247 @@
+package shardsm
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
+)
+
+// Store is a node's Pebble store, in the storage engine's key layout,
+// holding the shards of all the node's replicas. It makes their state
+// machines (NewStateMachine).
+type Store struct {
+	db         *pebble.DB
+	ownsDB     bool
+	fs         vfs.FS
+	staging    string
+	writerOpts sstable.WriterOptions
+
+	onSplit atomic.Pointer[func(SplitEvent)]
+
+	snapshotsSaved     atomic.Int64
+	snapshotsRecovered atomic.Int64
+}
+
+// SplitEvent tells the node that a replica applied a split: it must start
+// its replica of Child (raft.ReplicaSpec with InitialMembers Members and
+// Replica, the parent replica's own id). Seeded is false when the child's
+// state was already on this store (it arrived by snapshot first) and the
+// split left it alone.
+type SplitEvent struct {
+	Parent, Child raft.GroupID
+	Replica       raft.ReplicaID
+	Members       map[raft.ReplicaID]string
+	Descriptor    Descriptor // the child's
+	Index         uint64     // the split's log index in the parent
+	Seeded        bool
+}
+
+// OpenStore opens (creating it if needed) a store in dir: Pebble in
+// dir/data with the engine's key layout (enginekey.ConfigureOptions),
+// snapshot staging files in dir/staging. opts may carry the file system,
+// logger and sizes; the comparer and block format are set here.
+func OpenStore(dir string, opts *pebble.Options) (*Store, error) {
+	o := &pebble.Options{}
+	if opts != nil {
+		o = opts.Clone()
+	}
+	if o.FormatMajorVersion < pebble.FormatVirtualSSTables {
+		o.FormatMajorVersion = pebble.FormatNewest
+	}
+	enginekey.ConfigureOptions(o)
+	o.EnsureDefaults()
+	enginekey.ConfigureOptions(o) // Levels exist now
+	db, err := pebble.Open(filepath.Join(dir, "data"), o)
+	if err != nil {
+		return nil, fmt.Errorf("shardsm: open %s: %w", dir, err)
+	}
+	s, err := NewStore(db, o, filepath.Join(dir, "staging"))
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	s.ownsDB = true
+	return s, nil
+}
+
+// NewStore makes a store over an open Pebble instance shared with the
+// storage engine, opened with opts (which must carry enginekey's
+// comparer). Staging files go to stagingDir, on db's file system.
+func NewStore(db *pebble.DB, opts *pebble.Options, stagingDir string) (*Store, error) {
+	if opts == nil || opts.Comparer == nil || opts.Comparer.Name != enginekey.ComparerName {
+		return nil, errors.New("shardsm: the store must be opened with the engine's key layout (enginekey.ConfigureOptions)")
+	}
+	o := opts.Clone()
+	o.EnsureDefaults()
+	if err := o.FS.RemoveAll(stagingDir); err != nil {
+		return nil, fmt.Errorf("shardsm: clearing %s: %w", stagingDir, err)
+	}
+	if err := o.FS.MkdirAll(stagingDir, 0o755); err != nil {
+		return nil, fmt.Errorf("shardsm: %w", err)
+	}
+	return &Store{db: db, fs: o.FS, staging: stagingDir, writerOpts: o.MakeWriterOptions(0, db.TableFormat())}, nil
+}
+
+// DB returns the Pebble instance.
+func (s *Store) DB() *pebble.DB { return s.db }
+
+// Close closes Pebble if OpenStore opened it. Close the raft.Host first.
+func (s *Store) Close() error {
+	if !s.ownsDB {
+		return nil
+	}
+	return s.db.Close()
+}
+
+// SetSplitHandler sets the function told of each split a replica of this
+// store applies. It runs on the parent's apply path: it must not block
+// (start the child replica from another goroutine).
+func (s *Store) SetSplitHandler(f func(SplitEvent)) { s.onSplit.Store(&f) }
+
+// NewStateMachine is a raft.CreateStateMachine for this store.
+func (s *Store) NewStateMachine(g raft.GroupID, r raft.ReplicaID) raft.StateMachine {
+	return &stateMachine{store: s, group: g, replica: r}
+}
+
+// Descriptor reads g's descriptor as the store holds it; ok is false if the
+// store has none (no replica here, or one not initialized yet).
+func (s *Store) Descriptor(g raft.GroupID) (d Descriptor, ok bool, err error) {
+	return readDescriptor(s.db, g)
+}
+
+// AppliedIndex reads g's applied index as the store holds it.
+func (s *Store) AppliedIndex(g raft.GroupID) (uint64, error) {
+	return readApplied(s.db, g)
+}
+
+// FoundingMembers returns the founding replicas of g if g is a split child
+// seeded on this store: what a restarted node starts it with when its log
+// store has no data of it yet (raft.Host.HasReplicaData false).
+func (s *Store) FoundingMembers(g raft.GroupID) (map[raft.ReplicaID]string, bool, error) {
+	v, ok, err := get(s.db, stateKey(g, stateMembers))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	m, err := decodeMembers(v)
+	return m, err == nil, err
+}
+
+// DropGroup deletes, durably, g's state and the data of its shard from the
+// store: for a replica removed from its group (after raft.Host.StopReplica).
+func (s *Store) DropGroup(g raft.GroupID) error {
+	d, ok, err := readDescriptor(s.db, g)
+	if err != nil {
+		return err
+	}
+	var dp *Descriptor
+	if ok {
+		dp = &d
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, sp := range dataSpans(g, dp) {
+		if err := b.DeleteRange(sp[0], sp[1], nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// Stats counts snapshot work since the store was opened.
+type Stats struct {
+	SnapshotsSaved     int64
+	SnapshotsRecovered int64
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{SnapshotsSaved: s.snapshotsSaved.Load(), SnapshotsRecovered: s.snapshotsRecovered.Load()}
+}
+
+func readApplied(r mvcc.Reader, g raft.GroupID) (uint64, error) {
+	v, ok, err := get(r, stateKey(g, stateApplied))
+	if err != nil || !ok {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("shardsm: group %d: applied index of %d bytes", g, len(v))
+	}
+	return beUint64(v), nil
+}
+
+func readDescriptor(r mvcc.Reader, g raft.GroupID) (Descriptor, bool, error) {
+	v, ok, err := get(r, stateKey(g, stateDescriptor))
+	if err != nil || !ok {
+		return Descriptor{}, false, err
+	}
+	d, err := decodeDescriptor(v)
+	return d, err == nil, err
+}
+
+func readStats(r mvcc.Reader, g raft.GroupID) (mvcc.Stats, error) {
+	v, ok, err := get(r, stateKey(g, stateStats))
+	if err != nil || !ok {
+		return mvcc.Stats{}, err
+	}
+	return decodeStats(v)
+}
+
+// get reads a bare key's value (a copy).
+func get(r mvcc.Reader, key []byte) ([]byte, bool, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := slices.Clone(v)
+	return out, true, closer.Close()
+}
+
+func beUint64(b []byte) uint64 {
+	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
+func sortedReplicas(m map[raft.ReplicaID]string) []raft.ReplicaID {
+	out := make([]raft.ReplicaID, 0, len(m))
+	for r := range m {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Groups lists the groups whose state is on this store (a descriptor, an
+// applied index or stats), ascending: the replicas a restarted node runs,
+// together with the split children it seeded but had not started yet.
+func (s *Store) Groups() ([]raft.GroupID, error) {
+	lo := mvcc.AppendBareKey(nil, []byte{mvcc.LocalPrefix, mvcc.LocalReplicaState})
+	hi := mvcc.AppendBareKey(nil, []byte{mvcc.LocalPrefix, mvcc.LocalReplicaState + 1})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	var out []raft.GroupID
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) < 2+8 {
+			continue
+		}
+		g := raft.GroupID(beUint64(k[2:10]))
+		if len(out) == 0 || out[len(out)-1] != g {
+			out = append(out, g)
+		}
+	}
+	return out, it.Close()
+}
