@@ -103,7 +103,9 @@
 // (LockTable.wait) on a channel that closes whenever the table's locks
 // change, so they share its wait-for graph, lock_timeout and activity
 // marking; before each wait every conflicting holder is checked for a
-// cycle, since the graph keeps one edge per waiter. A request marked DDL
+// cycle, since the graph keeps one edge per waiter, and a waiter looks
+// again every deadlockRecheck (100 ms) for a cycle closed later through a
+// holder its edge does not name (lock_timeout runs from its first wait). A request marked DDL
 // ignores the holders' implicit (read/write) locks (see LockRequest). The
 // table lock waiters also sit in the key locks' waiting list under a key
 // no table has (relKey); pg_locks lists them as relation locks
