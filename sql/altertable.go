@@ -192,15 +192,23 @@ func containsNulls(t *catalog.Table, i int) error {
 // A rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY) runs in two phases so
 // that writers are held back only for the second:
 //
-//  1. without any lock, the rows of a storage snapshot are converted and
-//     put into the schema change's batch under a new table id (and new
-//     index ids), allocated up front;
+//  1. holding only SHARE UPDATE EXCLUSIVE on the table (which keeps other
+//     schema changes off, not writers; statementLocks), the rows of a
+//     storage snapshot are converted and put into the schema change's
+//     batch under a new table id (and new index ids), allocated up front;
 //  2. under the schema gate and the change locks, the table's rows as
 //     committed now are compared with the snapshot's: rows changed,
 //     added or deleted since are converted again (their stale new rows
 //     and entries deleted), every row is validated (NOT NULL, CHECK,
 //     duplicate keys), the old table is dropped and the new one swapped
-//     in, all in the batch's one commit.
+//     in, all in the batch's one commit. It takes ACCESS EXCLUSIVE first
+//     (lockForSwap), so LOCK TABLE's holders end before the old rows go.
+//
+// Inside a transaction block the same two phases read through the
+// transaction (its own writes included); phase 1 only converts, and
+// phase 2 puts every row into the transaction's batch, so the new table
+// commits with the block and vanishes with it; the old rows are dropped
+// after the commit (txnddl.go).
 
 // prepRow is a row converted in phase 1.
 type prepRow struct {
@@ -271,7 +279,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		s.txn.StartStatement()
 	}
 
-	// Phase 1: convert a snapshot's rows, no lock held.
+	// Phase 1: convert a snapshot's rows, writers going on.
 	b := s.e.storage.NewBatch()
 	defer b.Close()
 	var prep []prepRow

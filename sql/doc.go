@@ -118,11 +118,16 @@
 // mark) and, for DDL, at its statement's end. ALTER TABLE and the index
 // changes take SHARE before their own mode, which waits for the implicit
 // ROW EXCLUSIVE of the transactions that wrote the table (relLock.writers),
-// so those commit instead of failing with 40001; a write that took its
+// so those commit instead of failing with 40001 (a rewrite gives it back
+// at once, relLock.barrier, and converts under SHARE UPDATE EXCLUSIVE,
+// taking ACCESS EXCLUSIVE only for its swap: writes go on while it
+// converts); a write that took its
 // lock without waiting binds again when its table's committed definition
-// moved past the one it was bound to (writtenTableChanged). A wait for a
-// table lock shows in pg_locks; one for a block's schema change
-// (waitHold) does not. COPY FREEZE's rule
+// moved past the one it was bound to (writtenTableChanged). An autocommit
+// write of a table a block is changing waits for the block (waitHold) in
+// the wait-for graph too (txn.Manager.WaitFor: pg_locks shows it awaiting
+// the schema-change lock), so a cycle through it is a 40P01, not a hang.
+// COPY FREEZE's rule
 // (copyfreeze.go) reads the tables the transaction created or truncated.
 //
 // Limits: statement_timeout (a context deadline per statement, 57014),

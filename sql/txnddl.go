@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/meta"
@@ -116,25 +115,28 @@ type ddlHolds struct {
 	ends map[uint64]chan struct{}
 }
 
-// endOf returns the channel closed when the transaction holding table id
-// ends, nil when no transaction holds it.
-func (h *ddlHolds) endOf(id uint64) <-chan struct{} {
+// endOf returns the transaction holding table id and the channel closed
+// when it ends, nil when no transaction holds it.
+func (h *ddlHolds) endOf(id uint64) (owner uint64, end chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	owner, ok := h.by[id]
 	if !ok {
-		return nil
+		return 0, nil
 	}
-	return h.ends[owner]
+	return owner, h.ends[owner]
 }
 
 // waitHold makes an autocommit write of a table that a transaction block
 // is changing wait for the block to end, as PostgreSQL's ACCESS EXCLUSIVE
 // lock makes it wait; it reports whether it waited (the statement then
 // binds again, against the schema the block left). Only a statement run
-// outside any transaction waits: it holds no lock, so the wait cannot
-// close a cycle. Others (inside a transaction) go on and fail at commit
-// with 40001. lock_timeout and statement_timeout bound the wait.
+// outside any transaction waits; others (inside a transaction) go on and
+// fail at commit with 40001. It may still hold table locks of an earlier
+// attempt or of earlier reads of its protocol cycle, which the block's
+// next schema change may wait for (they wait for writers): the wait is in
+// the wait-for graph, so such a cycle is a deadlock (40P01) rather than a
+// hang. lock_timeout and statement_timeout bound the wait.
 func (s *Session) waitHold(ctx context.Context, st bind.Statement) (bool, error) {
 	if s.txn != nil {
 		return false, nil
@@ -155,24 +157,19 @@ func (s *Session) waitHold(ctx context.Context, st bind.Statement) (bool, error)
 	if t == nil {
 		return false, nil
 	}
-	end := s.e.ddlHolds.endOf(t.ID)
+	holder, end := s.e.ddlHolds.endOf(t.ID)
 	if end == nil {
 		return false, nil
 	}
-	var timeout <-chan time.Time
-	if d := s.vars.LockTimeout(); d > 0 {
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		timeout = timer.C
+	var pid uint32
+	if s.backend != nil {
+		pid = s.backend.PID
 	}
-	select {
-	case <-end:
-		return true, nil
-	case <-timeout:
-		return false, sqlerr.New(sqlerr.LockNotAvailable, "canceling statement due to lock timeout")
-	case <-ctx.Done():
-		return false, ctx.Err()
+	// (ctx carries lock_timeout: statementContext.)
+	if err := s.e.txns.WaitFor(ctx, s.lockOwner(), holder, pid, ddlLockKey, end); err != nil {
+		return false, err
 	}
+	return true, nil
 }
 
 func (h *ddlHolds) held(id uint64) bool {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 )
@@ -260,5 +261,93 @@ func TestDropOrphansAfterCommittedDrop(t *testing.T) {
 		if e.shards.Map(id) != nil || tableHasKeys(t, e, id) {
 			t.Fatalf("key space %d of a dropped table survived the restart", id)
 		}
+	}
+}
+
+// TestTxnRewritePhysical: what a rewrite inside a transaction block
+// (ALTER COLUMN TYPE) leaves on disk. Until the end the new table's rows
+// are only in the transaction (its shard maps exist, unnamed) and the old
+// rows stay; ROLLBACK drops the new shard maps, COMMIT the old rows and
+// maps; and a crash with the block open leaves the old table whole and no
+// shard map of the new one after the restart.
+func TestTxnRewritePhysical(t *testing.T) {
+	dir := t.TempDir()
+	quiet := storage.SlogLogger{L: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.NewSession("pivotdb", "pivotdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(q string) { t.Helper(); query(t, s, q) }
+	run("CREATE TABLE rw (id Int32, v Int32, w Utf8, PRIMARY KEY (id))")
+	run("CREATE INDEX rw_w ON rw (w)")
+	run("INSERT INTO rw VALUES (1, 1, 'a'), (2, 2, 'b')")
+	old, _ := s.catalogSnap().Table(s.db.ID, "rw")
+
+	// rewritten runs the rewrite in a new block and returns the new table.
+	rewritten := func(typ string) *catalog.Table {
+		t.Helper()
+		run("BEGIN")
+		run("ALTER TABLE rw ALTER COLUMN v TYPE " + typ)
+		nt, _ := s.catalogSnap().Table(s.db.ID, "rw")
+		if nt.ID == old.ID || e.shards.Map(nt.ID) == nil || e.shards.Map(nt.Indexes[0].ID) == nil {
+			t.Fatalf("the rewrite made no new table with shard maps: %d (old %d)", nt.ID, old.ID)
+		}
+		if tableHasKeys(t, e, nt.ID) || tableHasKeys(t, e, nt.Indexes[0].ID) {
+			t.Fatal("the new table's rows were committed before the block")
+		}
+		if !tableHasKeys(t, e, old.ID) || e.shards.Map(old.ID) == nil {
+			t.Fatal("the old rows went before the block ended")
+		}
+		return nt
+	}
+
+	nt := rewritten("Int64")
+	run("ROLLBACK")
+	if e.shards.Map(nt.ID) != nil || e.shards.Map(nt.Indexes[0].ID) != nil {
+		t.Fatal("a rolled-back rewrite left its shard maps")
+	}
+	if cur, _ := s.catalogSnap().Table(s.db.ID, "rw"); cur.ID != old.ID {
+		t.Fatal("the old table is not back after ROLLBACK")
+	}
+
+	nt = rewritten("Int64")
+	run("COMMIT")
+	if tableHasKeys(t, e, old.ID) || e.shards.Map(old.ID) != nil || e.shards.Map(old.Indexes[0].ID) != nil {
+		t.Fatal("a committed rewrite left the old rows or shard maps")
+	}
+	if !tableHasKeys(t, e, nt.ID) || !tableHasKeys(t, e, nt.Indexes[0].ID) {
+		t.Fatal("a committed rewrite has no rows or index entries")
+	}
+	old = nt
+
+	nt = rewritten("Int32")
+	// The crash: the transaction never ends.
+	s.txn, s.tddl = nil, nil
+	s.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Open(Options{DataDir: dir, NoSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.shards.Map(nt.ID) != nil || e.shards.Map(nt.Indexes[0].ID) != nil {
+		t.Fatal("the shard maps of a rewrite whose block never committed survived the restart")
+	}
+	s2, err := e.NewSession("pivotdb", "pivotdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got := query(t, s2, "SELECT sum(v) FROM rw WHERE w IN ('a', 'b')"); got[0][0].Text() != "3" {
+		t.Fatalf("the old table after the restart: %v", got)
+	}
+	if cur, _ := s2.catalogSnap().Table(s2.db.ID, "rw"); cur.ID != old.ID {
+		t.Fatalf("table id %d after the restart, want the committed %d", cur.ID, old.ID)
 	}
 }

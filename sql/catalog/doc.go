@@ -93,7 +93,8 @@
 // held (registered under the transaction manager's schema gate, so no
 // commit is in flight then): until the transaction ends, an autocommit
 // write of one of them waits for it (as PostgreSQL's ACCESS EXCLUSIVE
-// lock makes it; it holds no lock, so the wait cannot close a cycle) and
+// lock makes it; the wait is in the lock table's wait-for graph, as it
+// may hold table locks the holder's next schema change waits for) and
 // then binds again; a transaction that wrote one fails at commit with
 // 40001 rather than store a row checked against the definition being
 // replaced (it may hold locks the holder waits for, so it does not wait).

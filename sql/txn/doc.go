@@ -86,6 +86,9 @@
 // mvcc.ScanLocks lists every record in the store, orphans included.
 // TryLock takes a lock
 // only if it is free and never waits (the TTL runner's background deletes).
+// Manager.WaitFor puts a wait for something else in the graph (waitfor.go:
+// an autocommit write waiting for the transaction block that changes its
+// table's schema, sql/txnddl.go), under a key of the caller's choosing.
 //
 // Seeing locks: each lock records its transaction's session (Txn.SetPID),
 // and a waiting transaction is listed with the lock it waits for, so
@@ -100,7 +103,9 @@
 // (LockTable.wait) on a channel that closes whenever the table's locks
 // change, so they share its wait-for graph, lock_timeout and activity
 // marking; before each wait every conflicting holder is checked for a
-// cycle, since the graph keeps one edge per waiter. A request marked DDL
+// cycle, since the graph keeps one edge per waiter, and a waiter looks
+// again every deadlockRecheck (100 ms) for a cycle closed later through a
+// holder its edge does not name (lock_timeout runs from its first wait). A request marked DDL
 // ignores the holders' implicit (read/write) locks (see LockRequest). The
 // table lock waiters also sit in the key locks' waiting list under a key
 // no table has (relKey); pg_locks lists them as relation locks

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -206,6 +207,7 @@ func (tl *TableLocks) Lock(ctx context.Context, rq LockRequest) error {
 
 // LockWaited is Lock, also reporting whether the request had to wait.
 func (tl *TableLocks) LockWaited(ctx context.Context, rq LockRequest) (waited bool, err error) {
+	var deadline time.Time
 	tl.mu.Lock()
 	r := tl.rel(rq.Rel)
 	var w *tableWaiter
@@ -247,12 +249,59 @@ func (tl *TableLocks) LockWaited(ctx context.Context, rq LockRequest) (waited bo
 		}
 		ch := r.changed
 		tl.mu.Unlock()
+		// The wait ends when the table's locks change, and every
+		// deadlockRecheck to look for a cycle again; lock_timeout runs
+		// from the first wait.
+		if !waited {
+			if d := lockTimeout(ctx); d > 0 {
+				deadline = time.Now().Add(d)
+			}
+		}
 		waited = true
-		if err := tl.graph.wait(ctx, LockInfo{Key: relKey(rq.Rel), Txn: rq.Owner, PID: rq.PID, Holder: b}, ch); err != nil {
+		wctx := ctx
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return true, errLockTimeout()
+			}
+			wctx = WithLockTimeout(ctx, left)
+		}
+		wake, stop := wakeAfter(ch, deadlockRecheck)
+		err := tl.graph.wait(wctx, LockInfo{Key: relKey(rq.Rel), Txn: rq.Owner, PID: rq.PID, Holder: b}, wake)
+		stop()
+		if err != nil {
 			return true, err
 		}
 		tl.mu.Lock()
 	}
+}
+
+// deadlockRecheck is how often a waiting table lock request looks for a
+// deadlock again (PostgreSQL's deadlock_timeout is 1 s). The graph keeps
+// one edge per waiter, so a cycle that closes after the request started
+// waiting through a holder other than the one its edge names (a schema
+// change waiting for several writers, one of which then waits for a
+// writer queued behind the change) is found only by the request's own
+// look over all its conflicting holders (cycle).
+const deadlockRecheck = 100 * time.Millisecond
+
+// wakeAfter returns a channel closed when ch closes or d has passed;
+// stop ends the watch.
+func wakeAfter(ch <-chan struct{}, d time.Duration) (wake chan struct{}, stop func()) {
+	wake = make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-done:
+			return
+		}
+		close(wake)
+	}()
+	return wake, func() { close(done) }
 }
 
 // relKey names a table in the key lock table's waiter records; it is
