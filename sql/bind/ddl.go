@@ -82,6 +82,14 @@ func (a *binder) finishCreateTable(n *ast.CreateTableStmt, d *tableDef) (*Create
 	if err := d.resolvePrimaryKey(); err != nil {
 		return nil, err
 	}
+	if a.pg() {
+		// PostgreSQL's PRIMARY KEY implies NOT NULL on its columns; YQL's
+		// leaves a key column nullable unless it is declared NOT NULL
+		// (design §3.2).
+		for _, i := range t.PrimaryKey {
+			t.Columns[i].NotNull = true
+		}
+	}
 	if err := a.checkComputed(t, d.computed); err != nil {
 		return nil, err
 	}
