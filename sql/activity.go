@@ -16,7 +16,14 @@ func (s *Session) SetBackend(b *activity.Backend) { s.backend = b }
 
 // beginTxn starts a transaction that pg_locks attributes to the session.
 func (s *Session) beginTxn() *txn.Txn {
-	t := s.e.txns.Begin()
+	var t *txn.Txn
+	if s.relOwner != 0 {
+		// The cycle's table locks were taken before its transaction
+		// began (lockOwner): one owner for both.
+		t = s.e.txns.BeginAs(s.relOwner)
+	} else {
+		t = s.e.txns.Begin()
+	}
 	t.SetIsolation(s.isolation())
 	if s.snap != nil {
 		// A transaction begun by a statement reads at its snapshot.

@@ -237,8 +237,17 @@ func (t *Txn) OwnSchema(id uint64) (version string, recorded bool) {
 }
 
 // Begin starts a transaction.
-func (m *Manager) Begin() *Txn {
-	return &Txn{m: m, id: m.nextID.Add(1), batch: m.eng.NewBatch()}
+func (m *Manager) Begin() *Txn { return m.BeginAs(m.nextID.Add(1)) }
+
+// BeginAs starts a transaction under owner, an id from NewOwner that
+// already holds table locks for the work the transaction continues (a
+// protocol cycle's implicit transaction begins at its first write, after
+// the cycle's table locks were taken). Its key locks and waits then carry
+// the same id as those table locks, so the wait-for graph has one node for
+// the session's transaction: with two, a cycle through a table-lock wait
+// of one and a key-lock wait of the other went undetected.
+func (m *Manager) BeginAs(owner uint64) *Txn {
+	return &Txn{m: m, id: owner, batch: m.eng.NewBatch()}
 }
 
 // ID identifies the transaction in lock waits.
