@@ -126,10 +126,11 @@
 // catalog), RESHARD and SPLIT (shard maps change in place, unversioned).
 // CREATE/DROP DATABASE get PostgreSQL's 25001.
 //
-// Outside a block — including the implicit transaction of a simple Query
-// string holding several statements, or of a pipeline up to Sync — a
-// schema change commits on its own when it runs; PostgreSQL would roll it
-// back with the rest of the string on an error.
+// A simple Query string holding several statements is an implicit block
+// (sql.Session.SetScript): its schema changes commit or roll back with the
+// string, as in PostgreSQL. Outside any block (one statement, or a
+// pipeline of the extended protocol up to Sync) a schema change commits on
+// its own when it runs.
 //
 // Debugging: pg_locks shows the schema-change lock as a tuple lock with
 // no relation; a transaction stuck on it is waiting for a transaction
