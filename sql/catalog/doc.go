@@ -128,9 +128,8 @@
 //
 // A simple Query string holding several statements is an implicit block
 // (sql.Session.SetScript): its schema changes commit or roll back with the
-// string, as in PostgreSQL. Outside any block (one statement, or a
-// pipeline of the extended protocol up to Sync) a schema change commits on
-// its own when it runs.
+// string, as in PostgreSQL. A lone schema change outside any block commits
+// on its own when it runs.
 //
 // Debugging: pg_locks shows the schema-change lock as a tuple lock with
 // no relation; a transaction stuck on it is waiting for a transaction
