@@ -470,5 +470,3 @@ func (r *reader) done() error {
 	}
 	return r.err
 }
-
-

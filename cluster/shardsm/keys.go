@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
-	"github.com/pivotdb/pivotdb/storage/enginekey"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
@@ -19,12 +19,13 @@ import (
 //     in [Start, End), and the same span of the local kinds 0x03 0x01 (lock
 //     records), 0x03 0x02 (transaction records) and 0x03 0x03 (GC
 //     threshold) — mvcc.ShardSpans;
+//
 //   - the group's own state, addressed by its group id, as bare keys:
 //
-//	03 04 | group id (8 BE) | 01    applied index (8 BE)
-//	03 04 | group id (8 BE) | 02    descriptor (encodeDescriptor)
-//	03 04 | group id (8 BE) | 03    stats counter (8 × int64 BE, mvcc.Stats)
-//	03 04 | group id (8 BE) | 04    founding members of a split child
+//     03 04 | group id (8 BE) | 01    applied index (8 BE)
+//     03 04 | group id (8 BE) | 02    descriptor (encodeDescriptor)
+//     03 04 | group id (8 BE) | 03    stats counter (8 × int64 BE, mvcc.Stats)
+//     03 04 | group id (8 BE) | 04    founding members of a split child
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent
