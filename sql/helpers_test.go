@@ -108,3 +108,29 @@ func execCount(t testing.TB, s *Session, p *Prepared, params []types.Value) int 
 	}
 	return n
 }
+
+// inCycle runs sql in s's open protocol cycle (BeginImplicit, no Sync),
+// drains its rows and returns its tag: the extended protocol's Execute
+// before Sync.
+func inCycle(t testing.TB, s *Session, sql string) string {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.Prepare(ctx, sql, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Execute(ctx, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	for {
+		row, err := res.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row == nil {
+			return res.Tag()
+		}
+	}
+}

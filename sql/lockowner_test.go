@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"context"
 	"testing"
 )
 
@@ -15,28 +14,10 @@ import (
 func TestImplicitTxnOwnsCycleTableLocks(t *testing.T) {
 	e := testEngine(t)
 	s := testSession(t, e)
-	ctx := context.Background()
 	query(t, s, "CREATE TABLE lo (k Int64, v Int64, PRIMARY KEY (k))")
 	s.BeginImplicit()
 	for _, sql := range []string{"SELECT * FROM lo", "INSERT INTO lo VALUES (1, 1)"} {
-		p, err := s.Prepare(ctx, sql, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Execute(ctx, p, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			row, err := res.Next(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if row == nil {
-				break
-			}
-		}
-		res.Close()
+		inCycle(t, s, sql)
 	}
 	if s.txn == nil || s.relOwner == 0 {
 		t.Fatalf("txn %v, table lock owner %d: want both", s.txn, s.relOwner)

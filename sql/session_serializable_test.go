@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ func TestSerializableCycleReads(t *testing.T) {
 	e := testEngine(t)
 	a, b := testSession(t, e), testSession(t, e)
 	query(t, a, "CREATE TABLE oc (d Int32, on_call Bool, PRIMARY KEY (d))")
-	ctx := context.Background()
 	for _, c := range []struct {
 		level string
 		fails bool
@@ -27,27 +25,7 @@ func TestSerializableCycleReads(t *testing.T) {
 			query(t, a, "DELETE FROM oc")
 			query(t, a, "INSERT INTO oc VALUES (1, true), (2, true)")
 			query(t, a, "SET default_transaction_isolation = '"+c.level+"'")
-			run := func(sql string) {
-				t.Helper()
-				p, err := a.Prepare(ctx, sql, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := a.Execute(ctx, p, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for {
-					row, err := res.Next(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if row == nil {
-						break
-					}
-				}
-				res.Close()
-			}
+			run := func(sql string) { inCycle(t, a, sql) }
 			a.BeginImplicit()
 			run("SELECT count(*) FROM oc WHERE on_call")
 			query(t, b, "UPDATE oc SET on_call = false WHERE d = 2")
@@ -70,26 +48,13 @@ func TestSerializableCycleReads(t *testing.T) {
 func TestReadCommittedIndexWaitsForCycle(t *testing.T) {
 	e := testEngine(t)
 	a, b := testSession(t, e), testSession(t, e)
-	ctx := context.Background()
 	query(t, a, "CREATE TABLE rr (k Int64, v Int64, PRIMARY KEY (k))")
 	query(t, a, "INSERT INTO rr VALUES (1, 1), (2, 0)")
 
 	a.BeginImplicit()
-	p, err := a.Prepare(ctx, "UPDATE rr SET v = v + 10 WHERE v > 0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Execute(ctx, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if row, err := res.Next(ctx); err != nil || row != nil {
-		t.Fatalf("%v %v", row, err)
-	}
-	if tag := res.Tag(); tag != "UPDATE 1" {
+	if tag := inCycle(t, a, "UPDATE rr SET v = v + 10 WHERE v > 0"); tag != "UPDATE 1" {
 		t.Fatalf("tag %q", tag)
 	}
-	res.Close()
 
 	created := make(chan error, 1)
 	go func() {
@@ -126,26 +91,9 @@ func TestReadCommittedIndexWaitsForCycle(t *testing.T) {
 func TestReadCommittedRerunAtSync(t *testing.T) {
 	e := testEngine(t)
 	a, b := testSession(t, e), testSession(t, e)
-	ctx := context.Background()
 	query(t, a, "CREATE TABLE rr (k Int64, v Int64, PRIMARY KEY (k))")
 	query(t, a, "INSERT INTO rr VALUES (1, 1), (2, 0)")
-	// run executes sql in a's open cycle and returns its tag.
-	run := func(sql string) string {
-		t.Helper()
-		p, err := a.Prepare(ctx, sql, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := a.Execute(ctx, p, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Close()
-		if row, err := res.Next(ctx); err != nil || row != nil {
-			t.Fatalf("%v %v", row, err)
-		}
-		return res.Tag()
-	}
+	run := func(sql string) string { return inCycle(t, a, sql) }
 
 	a.BeginImplicit()
 	if tag := run("UPDATE rr SET v = v + 10 WHERE v > 0"); tag != "UPDATE 1" {
