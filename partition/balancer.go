@@ -601,17 +601,18 @@ func (b *Balancer) reclaim(id uint64, sh Shard, logical int64, st *TickStats) {
 	// compaction can drop them.
 	// The pass raises the shard's GC threshold as the background loop
 	// would (its table's TTL, never above an open read).
-	if _, err := b.m.eng.GCSpan(b.ctx, sh.Span, 0); err != nil {
+	var compactErr error
+	if _, err := b.m.eng.CollectAndCompact(b.ctx, []storage.Span{sh.Span}, func() error {
+		compactErr = b.m.eng.Compact(b.ctx, sh.Span)
+		return compactErr
+	}); err != nil {
 		if b.ctx.Err() == nil {
 			st.Failures++
-			b.log.Warn("partition: balancer cannot collect a merged shard's old versions", "table", id, "shard", sh.ID, "err", err)
-		}
-		return
-	}
-	if err := b.m.eng.Compact(b.ctx, sh.Span); err != nil {
-		if b.ctx.Err() == nil {
-			st.Failures++
-			b.log.Warn("partition: balancer cannot compact a merged shard", "table", id, "shard", sh.ID, "err", err)
+			what := "collect a merged shard's old versions"
+			if compactErr != nil {
+				what = "compact a merged shard"
+			}
+			b.log.Warn("partition: balancer cannot "+what, "table", id, "shard", sh.ID, "err", err)
 		}
 		return
 	}

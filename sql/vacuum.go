@@ -105,17 +105,14 @@ func (s *Session) vacuumTable(ctx context.Context, p *parser.Vacuum, t *catalog.
 		for _, id := range ids {
 			// Shard by shard, as the GC loop does: each shard's threshold
 			// rises to its table's GC_TTL window, never above an open read.
-			for _, span := range s.e.shardSpans(id) {
-				st, err := s.e.storage.GCSpan(ctx, span, 0)
-				if err != nil {
-					return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
-				}
-				gc.Versions += st.Versions
-				gc.Deleted += st.Deleted
-			}
-			if err := s.e.storage.CompactTable(ctx, id); err != nil {
+			st, err := s.e.storage.CollectAndCompact(ctx, s.e.shardSpans(id), func() error {
+				return s.e.storage.CompactTable(ctx, id)
+			})
+			if err != nil {
 				return s.mapError(ctx, fmt.Errorf("vacuum %s: %w", name, err))
 			}
+			gc.Versions += st.Versions
+			gc.Deleted += st.Deleted
 		}
 		c.vacuumed(time.Now())
 		if p.Verbose {

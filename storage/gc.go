@@ -294,7 +294,9 @@ func (g *gcLoop) pass(ctx context.Context, due bool) (sum GCStats, next time.Dur
 				continue
 			}
 		}
+		g.e.gcs.passes.Lock()
 		st, err := g.e.GCSpan(ctx, t.Span, ttl)
+		g.e.gcs.passes.Unlock()
 		sum.Keys += st.Keys
 		sum.Versions += st.Versions
 		sum.Deleted += st.Deleted

@@ -90,6 +90,12 @@ type gcEntry struct {
 
 // gcState is the engine's thresholds and read holds.
 type gcState struct {
+	// passes serializes the GC passes with the collect-then-compact
+	// sequences (CollectAndCompact): a background pass's deletes that
+	// landed after a compaction of the same span would stay on disk as
+	// tombstones of keys already gone, until the next compaction there.
+	// Taken before mu.
+	passes  sync.Mutex
 	mu      sync.Mutex
 	entries []gcEntry // by start
 	holds   map[uint64]hlc.Timestamp
@@ -310,6 +316,26 @@ func (e *Engine) GCSpan(ctx context.Context, span Span, ttl time.Duration) (GCSp
 	}
 	st.GCStats, err = e.GCVersions(ctx, span, th)
 	return st, err
+}
+
+// CollectAndCompact collects each of spans (GCSpan with their tables'
+// windows) and then runs compact, with no background GC pass in between:
+// VACUUM and the balancer's compaction of a merged shard give back the
+// space of what the collection deleted.
+func (e *Engine) CollectAndCompact(ctx context.Context, spans []Span, compact func() error) (GCStats, error) {
+	e.gcs.passes.Lock()
+	defer e.gcs.passes.Unlock()
+	var sum GCStats
+	for _, span := range spans {
+		st, err := e.GCSpan(ctx, span, 0)
+		sum.Keys += st.Keys
+		sum.Versions += st.Versions
+		sum.Deleted += st.Deleted
+		if err != nil {
+			return sum, err
+		}
+	}
+	return sum, compact()
 }
 
 // raiseGCThreshold picks and records the new threshold of span (see
