@@ -184,6 +184,11 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 			if err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID)); err != nil {
 				return err
 			}
+			// The span's owner may have seen the record and be
+			// waiting for o: it looks again now rather than at o's
+			// end (o is about to wait for it, which would look like a
+			// deadlock).
+			o.signal()
 			if policy == waitNone {
 				return errWouldBlock
 			}

@@ -125,6 +125,7 @@ func (lt *LockTable) acquireMem(ctx context.Context, o *lockOwner, key []byte, s
 			}
 			// A bulk load owns the span: give the hold back and wait.
 			lt.dropMem(o, string(key), strength)
+			o.signal() // as acquireStrength does: the span's owner looks again
 			if policy == waitNone {
 				return errWouldBlock
 			}
