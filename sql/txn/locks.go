@@ -197,7 +197,7 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 			}
 			continue
 		}
-		holder, ch, err := lt.holderOf(conflict.Key, conflict.Strength, conflict.Txn.ID)
+		holder, ch, err := lt.holderOf(conflict)
 		if err != nil {
 			return err
 		}
@@ -249,20 +249,31 @@ func (lt *LockTable) tryRecord(o *lockOwner, key []byte, meta *mvcc.TxnMeta, rec
 	return nil, nil, nil, nil
 }
 
-// holderOf returns the live owner of the lock record (key, strength, id)
+// holderOf returns the live owner of the lock record or intent c met
 // and the channel that tells when it gives records back. When the record
-// is gone already, or its owner is not registered (an orphan, which it
-// then removes), holder is nil: the caller looks again.
-func (lt *LockTable) holderOf(key []byte, strength mvcc.Strength, id mvcc.TxnID) (holder *lockOwner, ch chan struct{}, err error) {
-	rec := mvcc.LockKey(key, strength, id)
-	o := lt.owner(id)
+// or intent is gone already, or its owner is not registered (an orphan,
+// which it then removes), holder is nil: the caller looks again.
+func (lt *LockTable) holderOf(c *mvcc.LockConflictError) (holder *lockOwner, ch chan struct{}, err error) {
+	o := lt.owner(c.Txn.ID)
 	if o == nil {
-		return nil, nil, lt.deleteRecords(rec)
+		if c.Intent {
+			return nil, nil, lt.abortIntent(c)
+		}
+		return nil, nil, lt.deleteRecords(mvcc.LockKey(c.Key, c.Strength, c.Txn.ID))
 	}
 	ch = o.changedChan()
 	// The record may have gone between the conflict and taking ch (its
 	// owner signals after removing): look at it again after taking ch.
-	_, closer, err := lt.eng.LocalReader().Get(rec)
+	if c.Intent {
+		// An intent is the newest version of its key, which c's
+		// strength (the intent's own) conflicts with.
+		again, err := mvcc.CheckLock(lt.eng.LocalReader(), c.Key, c.Strength)
+		if err != nil || again == nil || !again.Intent || again.Txn.ID != c.Txn.ID {
+			return nil, nil, err
+		}
+		return o, ch, nil
+	}
+	_, closer, err := lt.eng.LocalReader().Get(mvcc.LockKey(c.Key, c.Strength, c.Txn.ID))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil, nil
 	}
@@ -273,6 +284,21 @@ func (lt *LockTable) holderOf(key []byte, strength mvcc.Strength, id mvcc.TxnID)
 		return nil, nil, err
 	}
 	return o, ch, nil
+}
+
+// abortIntent removes the intent c met, of a transaction that is not
+// running in this process (on one node: a dead one), as its rollback
+// would have: the version under it is the newest again.
+func (lt *LockTable) abortIntent(c *mvcc.LockConflictError) error {
+	sh := lt.latch(c.Key)
+	sh.Lock()
+	defer sh.Unlock()
+	b := lt.eng.NewLocalBatch()
+	defer b.Close()
+	if _, err := mvcc.ResolveIntent(b, c.Key, mvcc.Resolution{ID: c.Txn.ID, Epoch: c.Txn.Epoch, Status: mvcc.Aborted}); err != nil {
+		return err
+	}
+	return b.CommitNoSync()
 }
 
 // giveBack removes records their owner wrote, by their engine keys, in one
@@ -535,7 +561,7 @@ func (lt *LockTable) heldIn(txn uint64, start, end string) (holder uint64, relea
 		if err != errFound {
 			return 0, nil, "", err
 		}
-		o, ch, err := lt.holderOf(rec.Key, rec.Strength, rec.Txn.ID)
+		o, ch, err := lt.holderOf(&mvcc.LockConflictError{Key: rec.Key, Txn: rec.Txn, Strength: rec.Strength})
 		if err != nil {
 			return 0, nil, "", err
 		}

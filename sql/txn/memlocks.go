@@ -84,9 +84,12 @@ func (lt *LockTable) tryMem(o *lockOwner, key []byte, strength mvcc.Strength) (h
 	if h := sh.conflict(o, key, strength); h != nil {
 		return h, h.changedChan(), nil, nil
 	}
-	// Records are written only by registered owners, under the key's
-	// latch after being counted: with none registered, any record in the
-	// store is an orphan, which holds nothing.
+	// Records (and intents) are written only by registered owners, under
+	// the key's latch after being counted: with none registered, any
+	// record in the store is an orphan, which holds nothing. (Intents, once
+	// blocks write them, must not outlive their transaction in a running
+	// process: an orphan intent would sit under the one-phase commit's
+	// version. Recover removes those of a crash.)
 	if lt.recordOwners.Load() > 0 {
 		lce, err := mvcc.CheckLock(lt.eng.LocalReader(), key, strength)
 		if err != nil || lce != nil {
@@ -135,7 +138,7 @@ func (lt *LockTable) acquireMem(ctx context.Context, o *lockOwner, key []byte, s
 			continue
 		}
 		if conflict != nil {
-			if holder, ch, err = lt.holderOf(conflict.Key, conflict.Strength, conflict.Txn.ID); err != nil {
+			if holder, ch, err = lt.holderOf(conflict); err != nil {
 				return err
 			}
 			if holder == nil {

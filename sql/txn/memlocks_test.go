@@ -303,3 +303,70 @@ func TestOnePhaseSpanLock(t *testing.T) {
 		t.Fatalf("%d memory holds left", memHoldCount(m))
 	}
 }
+
+// TestLockMeetsIntent: a lock on a key whose newest version is another
+// transaction's intent (what a block's write becomes with issue 16 item 9
+// step 2) waits while that transaction runs, whether the locker is a block
+// or one-phase; once the intent's transaction is gone the intent is an
+// orphan, which a block's locker aborts (the committed version under it
+// is the newest again) before taking the key.
+func TestLockMeetsIntent(t *testing.T) {
+	for _, onePhase := range []bool{false, true} {
+		t.Run(modeName(onePhase), func(t *testing.T) {
+			m := newTestManager(t)
+			ctx := context.Background()
+			k := key(1, "k")
+			put(t, m, k, "committed")
+			// a is a live transaction (registered by its lock on another
+			// key); its intent on k is written straight to the store.
+			a := beginMode(t, m, false)
+			if err := a.Lock(ctx, key(1, "a")); err != nil {
+				t.Fatal(err)
+			}
+			now, err := m.Engine().Clock().Now()
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := a.meta
+			meta.WriteTimestamp = now
+			lb := m.Engine().NewLocalBatch()
+			if _, err := mvcc.WriteIntent(lb, k, &meta, now, []byte("provisional"), false, mvcc.Update); err != nil {
+				t.Fatal(err)
+			}
+			if err := lb.CommitNoSync(); err != nil {
+				t.Fatal(err)
+			}
+			lb.Close()
+			b := beginMode(t, m, onePhase)
+			if err := b.TryLockStrength(k, mvcc.KeyShare); !errors.Is(err, ErrLockNotAvailable) {
+				t.Fatalf("FOR KEY SHARE over a live intent: %v", err)
+			}
+			got := make(chan error, 1)
+			go func() { got <- b.Lock(ctx, k) }()
+			select {
+			case err := <-got:
+				t.Fatalf("a lock over a live transaction's intent did not wait: %v", err)
+			case <-time.After(30 * time.Millisecond):
+			}
+			a.Rollback() // it does not know the intent: an orphan now
+			if err := <-got; err != nil {
+				t.Fatal(err)
+			}
+			if onePhase {
+				// With no transaction registered a one-phase locker does
+				// not look at the store (memlocks.go): what it finds is
+				// an orphan, which holds nothing.
+				b.Rollback()
+				return
+			}
+			if lce, err := mvcc.CheckLock(m.Engine().LocalReader(), k, mvcc.KeyShare); err != nil || (lce != nil && lce.Intent) {
+				t.Fatalf("the orphan intent is still there: %v %v", lce, err)
+			}
+			v, ok, err := b.Get(k)
+			if err != nil || !ok || string(v) != "committed" {
+				t.Fatalf("after the orphan's abort: %q %v %v, want the committed value", v, ok, err)
+			}
+			b.Rollback()
+		})
+	}
+}
