@@ -34,9 +34,9 @@
 // memory in the key's latch shard instead of records: no lock record, no
 // transaction record, no store write before the commit. Both kinds meet
 // under the key's latch (a record writer looks at the memory holds first;
-// a one-phase locker looks at the memory holds, then, while any live
-// transaction may hold records (LockTable.recordOwners), at the store with
-// mvcc.CheckLock), and waiters of either kind share the wait-for graph and
+// a one-phase locker looks at the memory holds, then, while live
+// transactions hold records on keys of the latch shard (latchShard.records),
+// at the store with mvcc.CheckLock), and waiters of either kind share the wait-for graph and
 // pg_locks. BEGIN after a write in one protocol cycle turns the holds into
 // records (KeepLocksInStore). To debug: pg_locks lists both kinds;
 // mvcc.ScanLocks shows only records.

@@ -44,11 +44,7 @@ type LockTable struct {
 		sync.Mutex
 		m map[mvcc.TxnID]*lockOwner
 	}
-	// recordOwners counts the registered owners (transactions that may
-	// hold lock records). While it is 0 no live transaction has a record,
-	// so a one-phase transaction's lock (memlocks.go) needs no look at
-	// the store: a record there could only be an orphan.
-	recordOwners atomic.Int64
+
 	// graph guards waitsFor, the wait-for edges used for deadlock detection.
 	graph struct {
 		sync.Mutex
@@ -115,10 +111,6 @@ func (lt *LockTable) register(id mvcc.TxnID, local uint64, pid uint32) *lockOwne
 
 // adopt registers o under its mvcc id as a holder of lock records.
 func (lt *LockTable) adopt(o *lockOwner) {
-	// Counted before its first record is written (under a latch), so a
-	// one-phase locker that meets that record's latch after it sees the
-	// count (memlocks.go).
-	lt.recordOwners.Add(1)
 	lt.owners.Lock()
 	lt.owners.m[o.id] = o
 	lt.owners.Unlock()
@@ -130,7 +122,6 @@ func (lt *LockTable) unregister(o *lockOwner) {
 	lt.owners.Lock()
 	delete(lt.owners.m, o.id)
 	lt.owners.Unlock()
-	lt.recordOwners.Add(-1)
 	o.signal()
 }
 
@@ -181,7 +172,9 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 				return nil
 			}
 			// A bulk load owns the span: give the record back and wait.
-			if err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID)); err != nil {
+			err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID))
+			lt.uncount(key)
+			if err != nil {
 				return err
 			}
 			// The span's owner may have seen the record and be
@@ -245,6 +238,7 @@ func (lt *LockTable) tryRecord(o *lockOwner, key []byte, meta *mvcc.TxnMeta, rec
 	if err := b.CommitNoSync(); err != nil {
 		return nil, nil, nil, err
 	}
+	sh.records++
 	*recorded = true
 	return nil, nil, nil, nil
 }

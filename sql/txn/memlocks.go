@@ -36,6 +36,13 @@ import (
 type latchShard struct {
 	sync.Mutex
 	mem map[string][]memHold
+	// records counts the lock records live transactions hold on the
+	// shard's keys: raised under the latch when one is written
+	// (tryRecord, KeepLocksInStore), lowered after one is deleted
+	// (uncount). While it is 0, a one-phase locker of a key of the shard
+	// needs no look at the store: a record there could only be an
+	// orphan's, which holds nothing.
+	records int
 }
 
 // memHold is one in-memory hold of a key: as with records, one per
@@ -84,13 +91,14 @@ func (lt *LockTable) tryMem(o *lockOwner, key []byte, strength mvcc.Strength) (h
 	if h := sh.conflict(o, key, strength); h != nil {
 		return h, h.changedChan(), nil, nil
 	}
-	// Records (and intents) are written only by registered owners, under
-	// the key's latch after being counted: with none registered, any
-	// record in the store is an orphan, which holds nothing. (Intents, once
-	// blocks write them, must not outlive their transaction in a running
-	// process: an orphan intent would sit under the one-phase commit's
-	// version. Recover removes those of a crash.)
-	if lt.recordOwners.Load() > 0 {
+	// Records are counted under the latch they are written under
+	// (latchShard.records): with none counted, any record of this key in
+	// the store is an orphan, which holds nothing. (Intents, once blocks
+	// write them, must be counted the same way, and must not outlive
+	// their transaction in a running process: an orphan intent would sit
+	// under the one-phase commit's version. Recover removes those of a
+	// crash.)
+	if sh.records > 0 {
 		lce, err := mvcc.CheckLock(lt.eng.LocalReader(), key, strength)
 		if err != nil || lce != nil {
 			return nil, nil, lce, err
@@ -248,9 +256,22 @@ func (t *Txn) KeepLocksInStore() error {
 	}
 	t.recorded = true
 	for _, h := range t.keys {
-		t.m.locks.dropMem(o, h.key, h.strength)
+		sh := t.m.locks.latch([]byte(h.key))
+		sh.Lock()
+		sh.remove(o, h.key, h.strength)
+		sh.records++
+		sh.Unlock()
 	}
 	return nil
+}
+
+// uncount lowers the record count of key's latch shard after one of its
+// records was deleted.
+func (lt *LockTable) uncount(key []byte) {
+	sh := lt.latch(key)
+	sh.Lock()
+	sh.records--
+	sh.Unlock()
 }
 
 // writeHeldRecords writes a lock record for each hold of t.keys and the

@@ -70,22 +70,35 @@ func TestOnePhaseLockConflicts(t *testing.T) {
 	if err := mvcc.ScanTxnRecords(m.Engine().LocalReader(), func([]byte, mvcc.TxnID, mvcc.TxnRecord) error { recs++; return nil }); err != nil || recs != 0 {
 		t.Fatalf("%d transaction records left (%v)", recs, err)
 	}
-	if n := memHoldCount(m); n != 0 {
-		t.Fatalf("%d memory holds left", n)
+	if n := leftover(m); n != 0 {
+		t.Fatalf("%d memory holds or counted records left", n)
 	}
 }
 
+// memHoldCount counts the memory holds of m's lock table.
 func memHoldCount(m *Manager) int {
-	n := 0
+	n, _ := lockTableCounts(m)
+	return n
+}
+
+// leftover counts the memory holds and the records counted by the latch
+// shards (latchShard.records): both 0 once no transaction is open.
+func leftover(m *Manager) int {
+	holds, records := lockTableCounts(m)
+	return holds + records
+}
+
+func lockTableCounts(m *Manager) (holds, records int) {
 	for i := range m.locks.latches {
 		sh := &m.locks.latches[i]
 		sh.Lock()
 		for _, hs := range sh.mem {
-			n += len(hs)
+			holds += len(hs)
 		}
+		records += sh.records
 		sh.Unlock()
 	}
-	return n
+	return holds, records
 }
 
 // TestOnePhaseIncrements: concurrent read-modify-write transactions of one
@@ -133,8 +146,9 @@ func TestOnePhaseIncrements(t *testing.T) {
 	if got := binary.BigEndian.Uint64(v); got != workers*each {
 		t.Fatalf("counter %d, want %d", got, workers*each)
 	}
-	if n := countLockRecords(t, m); n != 0 {
-		t.Fatalf("%d lock records left", n)
+	tx.Rollback()
+	if n := countLockRecords(t, m); n != 0 || leftover(m) != 0 {
+		t.Fatalf("%d lock records, %d memory holds or counted records left", n, leftover(m))
 	}
 }
 
@@ -202,8 +216,8 @@ func TestOnePhaseWaitsListedAndDeadlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	one.Rollback()
-	if n := countLockRecords(t, m); n != 0 || memHoldCount(m) != 0 {
-		t.Fatalf("%d lock records, %d memory holds left", n, memHoldCount(m))
+	if n := countLockRecords(t, m); n != 0 || leftover(m) != 0 {
+		t.Fatalf("%d lock records, %d memory holds or counted records left", n, leftover(m))
 	}
 }
 
@@ -261,8 +275,8 @@ func TestKeepLocksInStore(t *testing.T) {
 		t.Fatalf("after the block's commit: %v", err)
 	}
 	b.Rollback()
-	if n := countLockRecords(t, m); n != 0 || memHoldCount(m) != 0 {
-		t.Fatalf("%d lock records, %d memory holds left", n, memHoldCount(m))
+	if n := countLockRecords(t, m); n != 0 || leftover(m) != 0 {
+		t.Fatalf("%d lock records, %d memory holds or counted records left", n, leftover(m))
 	}
 }
 
@@ -299,8 +313,8 @@ func TestOnePhaseSpanLock(t *testing.T) {
 	}
 	two.Rollback()
 	bulk.Rollback()
-	if memHoldCount(m) != 0 {
-		t.Fatalf("%d memory holds left", memHoldCount(m))
+	if leftover(m) != 0 {
+		t.Fatalf("%d memory holds or counted records left", leftover(m))
 	}
 }
 
@@ -308,8 +322,8 @@ func TestOnePhaseSpanLock(t *testing.T) {
 // transaction's intent (what a block's write becomes with issue 16 item 9
 // step 2) waits while that transaction runs, whether the locker is a block
 // or one-phase; once the intent's transaction is gone the intent is an
-// orphan, which a block's locker aborts (the committed version under it
-// is the newest again) before taking the key.
+// orphan, which the locker aborts (the committed version under it is the
+// newest again) before taking the key.
 func TestLockMeetsIntent(t *testing.T) {
 	for _, onePhase := range []bool{false, true} {
 		t.Run(modeName(onePhase), func(t *testing.T) {
@@ -329,6 +343,10 @@ func TestLockMeetsIntent(t *testing.T) {
 			}
 			meta := a.meta
 			meta.WriteTimestamp = now
+			// Under the key's latch and counted, as a record is
+			// (latchShard.records).
+			sh := m.locks.latch(k)
+			sh.Lock()
 			lb := m.Engine().NewLocalBatch()
 			if _, err := mvcc.WriteIntent(lb, k, &meta, now, []byte("provisional"), false, mvcc.Update); err != nil {
 				t.Fatal(err)
@@ -337,6 +355,8 @@ func TestLockMeetsIntent(t *testing.T) {
 				t.Fatal(err)
 			}
 			lb.Close()
+			sh.records++
+			sh.Unlock()
 			b := beginMode(t, m, onePhase)
 			if err := b.TryLockStrength(k, mvcc.KeyShare); !errors.Is(err, ErrLockNotAvailable) {
 				t.Fatalf("FOR KEY SHARE over a live intent: %v", err)
@@ -351,13 +371,6 @@ func TestLockMeetsIntent(t *testing.T) {
 			a.Rollback() // it does not know the intent: an orphan now
 			if err := <-got; err != nil {
 				t.Fatal(err)
-			}
-			if onePhase {
-				// With no transaction registered a one-phase locker does
-				// not look at the store (memlocks.go): what it finds is
-				// an orphan, which holds nothing.
-				b.Rollback()
-				return
 			}
 			if lce, err := mvcc.CheckLock(m.Engine().LocalReader(), k, mvcc.KeyShare); err != nil || (lce != nil && lce.Intent) {
 				t.Fatalf("the orphan intent is still there: %v %v", lce, err)

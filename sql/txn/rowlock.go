@@ -109,8 +109,11 @@ func (t *Txn) giveBackLocks(n int) error {
 		return nil
 	}
 	recs := t.recordKeys(n)
-	t.forgetHolds(n)
 	err := t.m.locks.giveBack(recs...)
+	for _, h := range t.keys[n:] {
+		t.m.locks.uncount([]byte(h.key))
+	}
+	t.forgetHolds(n)
 	t.owner.signal()
 	return err
 }
@@ -155,6 +158,10 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 	} else {
 		if !inBatch {
 			err = t.settleAlone()
+		}
+		// Deleted (or, if that failed, orphans, which hold nothing).
+		for _, h := range t.keys {
+			t.m.locks.uncount([]byte(h.key))
 		}
 		t.m.locks.unregister(t.owner)
 	}
