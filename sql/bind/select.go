@@ -423,7 +423,7 @@ func exprName(n ast.ExprNode) string {
 		if name == parser.ExtractFunc {
 			return "extract"
 		}
-		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
+		if (name == "pivot_cast" || name == parser.RegCastFunc || name == parser.RegNameFunc) && len(n.Args) == 2 {
 			// PostgreSQL names a cast column after the type as written.
 			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
 				name, _, _ := strings.Cut(strings.TrimSuffix(v.GetString(), "[]"), "(")
