@@ -235,7 +235,7 @@ func TestLiteralValuesMatchFullParse(t *testing.T) {
 //
 //	go test ./sql/bind -run '^$' -bench InsertLiterals
 func BenchmarkInsertLiterals(b *testing.B) {
-	c := newTestCatalog(&testing.T{})
+	c := newTestCatalog(b)
 	stmts, err := parser.Parse("CREATE TABLE bulk (k Int64, v Utf8, PRIMARY KEY (k))")
 	if err != nil {
 		b.Fatal(err)
@@ -244,7 +244,7 @@ func BenchmarkInsertLiterals(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c.create(&testing.T{}, st.(*CreateTable), "pivotdb")
+	c.create(b, st.(*CreateTable), "pivotdb")
 	var sb strings.Builder
 	sb.WriteString("INSERT INTO bulk (k, v) VALUES ")
 	for i := range 1000 {
