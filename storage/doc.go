@@ -61,7 +61,8 @@
 //     View.CheckingTables lets it refuse tables dropped since. VersionBytes counts old versions for
 //     sys.partitions.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
-//     looks up whole keys without an iterator per key; keys of tables with
+//     looks up whole keys without an iterator per key (Get copies the
+//     value; GetNoCopy, for callers that decode it at once, does not); keys of tables with
 //     KEY_BLOOM_FILTER (SetKeyFilter) are read by prefix seeks that consult
 //     per-table bloom filters on every level. One filter policy serves all
 //     levels and filters only the keys of the tables in the engine's set;

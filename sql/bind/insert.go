@@ -9,7 +9,9 @@ import (
 	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // planInsert binds INSERT, UPSERT and REPLACE: the table, its target
@@ -38,7 +40,7 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {
 		return nil, err
 	}
-	if err := identityAlwaysWrites(n, t, p.Target); err != nil {
+	if err := a.identityAlwaysWrites(n, t, p.Target); err != nil {
 		return nil, err
 	}
 	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
@@ -128,6 +130,9 @@ func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
 // items take the types of their target columns.
 func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
 	if n.Select == nil {
+		if a.stmt.Values != nil {
+			return a.insertLiterals(a.stmt.Values, t, target)
+		}
 		return a.insertValues(n.Lists, t, target)
 	}
 	if sel, isSelect := n.Select.(*ast.SelectStmt); isSelect && sel.Kind == ast.SelectStmtKindValues {
@@ -167,6 +172,59 @@ func (a *binder) insertValues(lists [][]ast.ExprNode, t *catalog.Table, target [
 			}
 			a.hintParam(item, col.Type)
 			e, err := a.build(nil, item, nil)
+			if err != nil {
+				return nil, err
+			}
+			rows[r][i] = e
+		}
+	}
+	cols := make([]planner.Column, len(target))
+	for i, ti := range target {
+		cols[i] = planner.Column{Name: t.Columns[ti].Name, Type: t.Columns[ti].Type}
+	}
+	return &planner.Values{Rows: rows, Cols: cols}, nil
+}
+
+// insertLiterals is insertValues for the rows the dialect front read
+// without TiDB's parser (parser.Statement.Values): the same expressions,
+// built by one expression builder straight from the literals.
+func (a *binder) insertLiterals(lits *parser.LiteralRows, t *catalog.Table, target []int) (planner.Node, error) {
+	if a.fnArgs != nil {
+		// A set-returning function's body is a query; an INSERT never
+		// gets here from one.
+		return nil, sqlerr.New(sqlerr.InternalError, "bind: literal VALUES in a function body")
+	}
+	b := a.builder(nil, nil)
+	rows := make([][]expr.Expr, len(lits.Ends))
+	for r := range lits.Ends {
+		list := lits.Row(r)
+		if len(list) != len(target) {
+			return nil, insertArityError(len(list), len(target))
+		}
+		rows[r] = make([]expr.Expr, len(list))
+		for i := range list {
+			item := &list[i]
+			col := t.Columns[target[i]]
+			if item.Kind == parser.LitDefault {
+				d, err := a.columnDefault(col)
+				if err != nil {
+					return nil, err
+				}
+				rows[r][i] = d
+				continue
+			}
+			if item.Kind == parser.LitParam && item.Cast == "" {
+				// hintParam's rule for a bare parameter.
+				n := int(item.Int)
+				for len(b.ParamTypes) < n {
+					b.ParamTypes = append(b.ParamTypes, types.TypeUnknown)
+				}
+				if f := b.ParamTypes[n-1].Family; f == types.Unknown || f == types.Null {
+					b.ParamTypes[n-1] = col.Type
+				}
+			}
+			e, err := b.BuildLiteral(item, lits.Position, types.TypeUtf8)
+			a.params = b.ParamTypes
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +294,7 @@ func visibleCount(cols []planner.Column) int {
 
 // identityAlwaysWrites refuses values for GENERATED ALWAYS identity
 // columns: only DEFAULT may be written there (428C9).
-func identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) error {
+func (a *binder) identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) error {
 	for i, ti := range target {
 		col := t.Columns[ti]
 		if col.Identity != catalog.IdentityAlways {
@@ -244,6 +302,14 @@ func identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) err
 		}
 		if n.Select != nil {
 			return identityAlwaysError(col.Name, false)
+		}
+		if lits := a.stmt.Values; lits != nil {
+			for r := range lits.Ends {
+				if row := lits.Row(r); i < len(row) && row[i].Kind != parser.LitDefault {
+					return identityAlwaysError(col.Name, false)
+				}
+			}
+			continue
 		}
 		for _, list := range n.Lists {
 			if i >= len(list) {
