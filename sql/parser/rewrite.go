@@ -1328,7 +1328,8 @@ var continueWords = map[string]bool{"is": true, "isnull": true, "notnull": true,
 // item of the select list of a query whose rows go to the client: a
 // SELECT (or WITH ... SELECT) statement, at its outermost level, that
 // neither stores its rows (SELECT INTO) nor feeds a data-modifying
-// statement. Its reg casts then print names, as PostgreSQL's output
+// statement, and is not a set operation (whose arms' columns must keep one
+// type: pg_dump unions a reg cast with OID columns). Its reg casts then print names, as PostgreSQL's output
 // functions do; inside expressions, subqueries and stored rows they stay
 // numbers, which compare and store as OIDs.
 func (s *stmtToks) clientOutputItemAt(i, end, hi int) bool {
@@ -1365,7 +1366,7 @@ func (s *stmtToks) clientOutputItemAt(i, end, hi int) bool {
 		case s.isOp(k, "("):
 			return false // inside a subquery, a call or a CTE's body
 		case s.isWord(k, "select"):
-			return s.depthAt(k) == 0 && !s.wordAtTopLevel("into", "insert", "update", "delete")
+			return s.depthAt(k) == 0 && !s.wordAtTopLevel("into", "insert", "update", "delete", "union", "except", "intersect")
 		case s.isKind(k, tkIdent) && (clauseWords[strings.ToLower(s.text(k))] || itemEndWords[strings.ToLower(s.text(k))]):
 			return false
 		}
