@@ -580,6 +580,11 @@ func (s *Session) mapError(ctx context.Context, err error) error {
 	if e, ok := s.schemaChangedError(err); ok {
 		return e
 	}
+	var repl *storage.ReplicatedError
+	if errors.As(err, &repl) {
+		// An engine whose commits go through Raft groups (cluster/shardrepl).
+		return sqlerr.NotSupported("%s on a cluster", repl.Op)
+	}
 	var full *storage.DiskFullError
 	if errors.As(err, &full) {
 		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",

@@ -157,10 +157,11 @@ func (m *stateMachine) check(db *pebble.DB) (CheckResult, error) {
 		if out.Computed, err = mvcc.ComputeStats(snap, d.Span); err != nil {
 			return out, err
 		}
+		m.dropLocalLocks(&out.Computed)
 	}
 	h := sha256.New()
 	var lenBuf [binary.MaxVarintLen64]byte
-	for _, sp := range dataSpans(m.group, dp) {
+	for _, sp := range dataSpans(m.group, dp, m.store.localLocks.Load()) {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: sp[0], UpperBound: sp[1]})
 		if err != nil {
 			return out, err

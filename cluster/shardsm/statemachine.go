@@ -100,6 +100,10 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			var delta mvcc.Stats
 			out, delta, err = m.applyBatch(b, c, desc, initialized)
 			newStats.Add(delta)
+		case *Write:
+			var delta mvcc.Stats
+			out, delta, err = m.applyWrite(b, c, desc, initialized)
+			newStats.Add(delta)
 		case *Init:
 			if initialized {
 				out.res = rejected(fmt.Errorf("shardsm: group %d already holds shard %s", m.group, desc))
@@ -111,6 +115,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 				// (a shard removed from this node); the new shard starts
 				// from what is there, counted.
 				newStats, err = mvcc.ComputeStats(b, newDesc.Span)
+				m.dropLocalLocks(&newStats)
 				out = outcome{res: raft.Result{Value: ResultApplied}, keep: true}
 			}
 		case *Split:
@@ -298,6 +303,7 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 	if err != nil {
 		return outcome{}, desc, stats, err
 	}
+	m.dropLocalLocks(&parentStats)
 	_, seeded, err := readDescriptor(b, c.Child)
 	if err != nil {
 		return outcome{}, desc, stats, err
@@ -346,4 +352,12 @@ func (m *stateMachine) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	return nil
+}
+
+// dropLocalLocks leaves lock records out of a recount when they are the
+// node's own (Store.SetLocalLocks): they differ between replicas.
+func (m *stateMachine) dropLocalLocks(s *mvcc.Stats) {
+	if m.store.localLocks.Load() {
+		s.LockBytes, s.LockCount = 0, 0
+	}
 }

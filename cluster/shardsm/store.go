@@ -26,6 +26,9 @@ type Store struct {
 	writerOpts sstable.WriterOptions
 
 	onSplit atomic.Pointer[func(SplitEvent)]
+	// localLocks: lock records are the locking node's, not replicated
+	// (SetLocalLocks).
+	localLocks atomic.Bool
 
 	snapshotsSaved     atomic.Int64
 	snapshotsRecovered atomic.Int64
@@ -102,6 +105,15 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// SetLocalLocks says that the lock records in this store are the state of
+// the node that holds the locks rather than replicated shard data: the
+// storage engine writes them outside any command (storage.LocalBatch), and
+// cluster/shardrepl keeps their deletions local. Snapshots then neither
+// carry nor clear them, Check leaves them out of its recount and
+// fingerprint, and Write commands do not count them in the stats. Set it
+// before starting any replica, and on every node of a cluster alike.
+func (s *Store) SetLocalLocks() { s.localLocks.Store(true) }
+
 // SetSplitHandler sets the function told of each split a replica of this
 // store applies. It runs on the parent's apply path: it must not block
 // (start the child replica from another goroutine).
@@ -148,7 +160,7 @@ func (s *Store) DropGroup(g raft.GroupID) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, sp := range dataSpans(g, dp) {
+	for _, sp := range dataSpans(g, dp, false) { // the node's own locks go too
 		if err := b.DeleteRange(sp[0], sp[1], nil); err != nil {
 			return err
 		}
