@@ -62,8 +62,14 @@
 //     is not atomic if the leader fails between them (transaction records
 //     across groups are issue 17 item 6); nothing splits a group yet.
 //   - Only the leader serves SQL, and only while it leads; nothing moves
-//     the serving node after an election, and reads on other nodes are not
-//     linearizable.
+//     the serving node after an election yet, and reads on other nodes are
+//     not linearizable. A replica takes over by reopening its engine (its
+//     in-memory state — catalog, shard maps, GC thresholds, schema times,
+//     key filters — is loaded from the replicated store at Open), taking
+//     the leadership and opening sql.Engine over it (TestSQLFailover); a
+//     follower's engine must not serve SQL without that reopen. Lock
+//     records of the old serving node's open transactions do not travel:
+//     its transactions die with it, as on a one-node restart.
 //   - No GC: OpenEngine turns it off (as --gc-ttl -1 does), so every
 //     version is kept and VACUUM only compacts; storage.GCVersions and bulk
 //     ingestion answer storage.ErrReplicated (SQL: 0A000). Both need to

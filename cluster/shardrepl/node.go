@@ -11,8 +11,9 @@ import (
 )
 
 // FirstGroup is the group of the first shard, which a new cluster's
-// shard map starts with: WholeSpan.
-const FirstGroup raft.GroupID = 1
+// shard map starts with: WholeSpan. Group 1 is the metadata group
+// (cluster/node.MetaGroup), which runs on the same hosts.
+const FirstGroup raft.GroupID = 2
 
 // WholeSpan is every row key the storage engine writes through a commit:
 // the system area (0x01: catalog, shard maps, statistics, settings) and the

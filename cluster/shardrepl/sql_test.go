@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/pivotdb/pivotdb/cluster/clustertest"
 	"github.com/pivotdb/pivotdb/cluster/raft"
@@ -31,6 +30,13 @@ type replicaNode struct {
 	engine *storage.Engine
 	store  *shardsm.Store
 	host   raft.Host
+
+	// When the node serves SQL (serveSQL): the engine over engine, which
+	// closes it, and the server.
+	sql  *sql.Engine
+	srv  *server.Server
+	done chan error
+	url  string
 }
 
 func openReplicaNode(t *testing.T, dir, addr string) *replicaNode {
@@ -49,21 +55,99 @@ func openReplicaNode(t *testing.T, dir, addr string) *replicaNode {
 	return &replicaNode{t: t, dir: dir, addr: addr, engine: e, store: st, host: h}
 }
 
-// stop closes the host before the engine: the state machines write into
-// the engine's Pebble until the host stops them.
+// stop stops the SQL server, then the host, then the engine: the state
+// machines write into the engine's Pebble until the host stops them.
 func (n *replicaNode) stop() {
 	if n.host == nil {
 		return
 	}
+	if n.srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n.srv.Shutdown(sctx)
+		<-n.done
+	}
 	if err := n.host.Close(); err != nil {
 		n.t.Error(err)
 	}
-	if n.engine != nil {
-		if err := n.engine.Close(); err != nil {
+	if n.sql != nil {
+		if err := n.sql.Close(); err != nil {
 			n.t.Error(err)
 		}
+	} else if err := n.engine.Close(); err != nil {
+		n.t.Error(err)
 	}
-	n.host, n.engine = nil, nil
+	n.host, n.engine, n.sql, n.srv = nil, nil, nil, nil
+}
+
+// restart reopens a stopped node's engine and host on its directory and
+// restarts its replica r of FirstGroup.
+func (n *replicaNode) restart(r raft.ReplicaID) *replicaNode {
+	n.t.Helper()
+	m := openReplicaNode(n.t, n.dir, n.addr)
+	if err := StartReplica(m.host, m.store, FirstGroup, r, nil); err != nil {
+		n.t.Fatal(err)
+	}
+	return m
+}
+
+// serveSQL makes n serve SQL over the wire: a Replicator over its host
+// routing to FirstGroup, set on its engine, and a sql.Engine over that.
+// n must lead the group.
+func (n *replicaNode) serveSQL(ctx context.Context) {
+	t := n.t
+	t.Helper()
+	db, _, _ := n.engine.PebbleForReplication()
+	rep := New(n.host, db)
+	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.engine.SetReplicator(rep); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	eng, err := sql.Open(sql.Options{Storage: n.engine, Events: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.sql = eng
+	n.srv = server.New(server.Config{Listen: "127.0.0.1:0", Logger: log}, server.FromSQL(eng))
+	if err := n.srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	n.done = make(chan error, 1)
+	go func() { n.done <- n.srv.Serve(context.Background()) }()
+	n.url = fmt.Sprintf("postgres://pivotdb@%s/pivotdb?sslmode=disable", n.srv.Addr())
+}
+
+// startGroupCluster starts three nodes with FirstGroup on them, initialized
+// with WholeSpan and led by replica leader.
+func startGroupCluster(ctx context.Context, t *testing.T, leader raft.ReplicaID) []*replicaNode {
+	t.Helper()
+	dir := t.TempDir()
+	nodes := make([]*replicaNode, 3)
+	members := map[raft.ReplicaID]string{}
+	for i := range nodes {
+		nodes[i] = openReplicaNode(t, filepath.Join(dir, fmt.Sprint(i+1)), clustertest.FreeAddr(t))
+		members[raft.ReplicaID(i+1)] = nodes[i].addr
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.stop()
+		}
+	})
+	for i, n := range nodes {
+		if err := StartReplica(n.host, n.store, FirstGroup, raft.ReplicaID(i+1), members); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := InitGroup(ctx, nodes[0].host, FirstGroup, WholeSpan); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[0].host.TransferLeadership(ctx, FirstGroup, leader); err != nil {
+		t.Fatal(err)
+	}
+	return nodes
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -109,66 +193,138 @@ func waitConverged(t *testing.T, nodes []*replicaNode, g raft.GroupID) shardsm.C
 	}
 }
 
-// TestSQLThroughShardGroup runs SQL on a sql.Engine whose storage commits go
-// through a three-replica shard group: DDL, writes by concurrent clients
-// (some while a follower is down), a follower that restarts and catches up;
-// every acknowledged write is read back on the leader and every replica
-// holds the same data (shardsm.Check's fingerprint).
-func TestSQLThroughShardGroup(t *testing.T) {
-	dir := t.TempDir()
-	nodes := make([]*replicaNode, 3)
-	members := map[raft.ReplicaID]string{}
-	for i := range nodes {
-		nodes[i] = openReplicaNode(t, filepath.Join(dir, fmt.Sprint(i+1)), clustertest.FreeAddr(t))
-		members[raft.ReplicaID(i+1)] = nodes[i].addr
-	}
-	for i, n := range nodes {
-		if err := StartReplica(n.host, n.store, FirstGroup, raft.ReplicaID(i+1), members); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx := testCtx(t)
-	if err := InitGroup(ctx, nodes[0].host, FirstGroup, WholeSpan); err != nil {
-		t.Fatal(err)
-	}
-	if err := nodes[0].host.TransferLeadership(ctx, FirstGroup, 1); err != nil {
-		t.Fatal(err)
-	}
+// workload runs writers that insert distinct accounts (and update the one
+// before every fifth) through url until stopped, recording what was
+// acknowledged.
+type workload struct {
+	t     *testing.T
+	ctx   context.Context
+	acked atomic.Int64
+	wg    sync.WaitGroup
+	stopc chan struct{}
+	ids   [][]int64 // per writer, acknowledged inserts
+	errs  chan error
+}
 
-	// Node 1 serves SQL.
-	leader := nodes[0]
-	rep := New(leader.host, mustDB(leader.engine))
-	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
-		t.Fatal(err)
+func startWorkload(ctx context.Context, t *testing.T, url string, writers int, base int64) *workload {
+	w := &workload{t: t, ctx: ctx, stopc: make(chan struct{}), ids: make([][]int64, writers), errs: make(chan error, writers)}
+	for k := range writers {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			c, err := pgx.Connect(ctx, url)
+			if err != nil {
+				w.errs <- err
+				return
+			}
+			defer c.Close(ctx)
+			for i := int64(0); ; i++ {
+				select {
+				case <-w.stopc:
+					return
+				default:
+				}
+				id := base + int64(k)*1_000_000 + i
+				if _, err := c.Exec(ctx, "INSERT INTO acct VALUES ($1, $2, 100)", id, fmt.Sprintf("owner%d", id%7)); err != nil {
+					w.errs <- fmt.Errorf("insert %d: %w", id, err)
+					return
+				}
+				w.ids[k] = append(w.ids[k], id)
+				w.acked.Add(1)
+				if i > 0 && i%5 == 0 {
+					if _, err := c.Exec(ctx, "UPDATE acct SET balance = balance - 1 WHERE id = $1", id-1); err != nil {
+						w.errs <- fmt.Errorf("update %d: %w", id-1, err)
+						return
+					}
+				}
+			}
+		}()
 	}
-	if err := leader.engine.SetReplicator(rep); err != nil {
-		t.Fatal(err)
+	return w
+}
+
+// wait waits until n more writes than now are acknowledged.
+func (w *workload) wait(n int64) {
+	w.t.Helper()
+	target := w.acked.Load() + n
+	deadline := time.Now().Add(60 * time.Second)
+	for w.acked.Load() < target {
+		select {
+		case err := <-w.errs:
+			w.t.Fatal(err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("only %d writes acknowledged", w.acked.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	log := slog.New(slog.DiscardHandler)
-	eng, err := sql.Open(sql.Options{Storage: leader.engine, Events: log})
+}
+
+// stop stops the writers; with tolerate, a writer's error (its node died
+// under it) ends that writer without failing the test.
+func (w *workload) stop(tolerate bool) {
+	w.t.Helper()
+	close(w.stopc)
+	w.wg.Wait()
+	select {
+	case err := <-w.errs:
+		if !tolerate {
+			w.t.Fatal(err)
+		}
+	default:
+	}
+}
+
+// all returns every acknowledged insert.
+func (w *workload) all() []int64 {
+	var out []int64
+	for _, ids := range w.ids {
+		out = append(out, ids...)
+	}
+	return out
+}
+
+// checkAccounts reads every id back through url, and checks the table
+// holds the ids and extra rows of other owners, and its index the ids, plus
+// at most unacked inserts whose acknowledgement a dying node never sent.
+func checkAccounts(ctx context.Context, t *testing.T, url string, ids []int64, extra, unacked int64) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leader.engine = nil // eng closes it
-	srv := server.New(server.Config{Listen: "127.0.0.1:0", Logger: log}, server.FromSQL(eng))
-	if err := srv.Listen(); err != nil {
+	defer conn.Close(ctx)
+	for _, id := range ids {
+		var owner string
+		if err := conn.QueryRow(ctx, "SELECT owner FROM acct WHERE id = $1", id).Scan(&owner); err != nil {
+			t.Fatalf("acknowledged account %d: %v", id, err)
+		}
+	}
+	var count, viaIndex int64
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM acct").Scan(&count); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background()) }()
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		<-done
-		for _, n := range nodes {
-			n.stop() // hosts first: their state machines write into the engines
-		}
-		if err := eng.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	url := fmt.Sprintf("postgres://pivotdb@%s/pivotdb?sslmode=disable", srv.Addr())
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM acct WHERE owner IN ('owner0','owner1','owner2','owner3','owner4','owner5','owner6')").Scan(&viaIndex); err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(ids))
+	if count-extra != viaIndex || viaIndex < n || viaIndex > n+unacked {
+		t.Fatalf("%d accounts acknowledged (at most %d more unacknowledged), %d in the table (%d other rows), %d through the index",
+			n, unacked, count, extra, viaIndex)
+	}
+}
+
+// TestSQLThroughShardGroup runs SQL on a sql.Engine whose storage commits go
+// through a three-replica shard group: DDL, COPY, writes by concurrent
+// clients (some while a follower is down), a follower that restarts and
+// catches up; every acknowledged write is read back on the leader and
+// every replica holds the same data (shardsm.Check's fingerprint).
+func TestSQLThroughShardGroup(t *testing.T) {
+	ctx := testCtx(t)
+	nodes := startGroupCluster(ctx, t, 1)
+	nodes[0].serveSQL(ctx)
+	url := nodes[0].url
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -194,106 +350,67 @@ func TestSQLThroughShardGroup(t *testing.T) {
 	// one replica only): VACUUM keeps every version and compacts.
 	exec("VACUUM acct")
 
-	// Writers insert distinct accounts and move money between the first
-	// ones; a follower is stopped in the middle and restarted.
-	const writers = 4
-	var acked atomic.Int64
-	var writing sync.WaitGroup
-	stopWriters := make(chan struct{})
-	ackedIDs := make([][]int64, writers)
-	errs := make(chan error, writers)
-	for w := range writers {
-		writing.Add(1)
-		go func() {
-			defer writing.Done()
-			c, err := pgx.Connect(ctx, url)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer c.Close(ctx)
-			for i := int64(0); ; i++ {
-				select {
-				case <-stopWriters:
-					return
-				default:
-				}
-				id := int64(w)*1_000_000 + i
-				if _, err := c.Exec(ctx, "INSERT INTO acct VALUES ($1, $2, 100)", id, fmt.Sprintf("owner%d", id%7)); err != nil {
-					errs <- fmt.Errorf("insert %d: %w", id, err)
-					return
-				}
-				ackedIDs[w] = append(ackedIDs[w], id)
-				acked.Add(1)
-				if i > 0 && i%5 == 0 {
-					if _, err := c.Exec(ctx, "UPDATE acct SET balance = balance - 1 WHERE id = $1", id-1); err != nil {
-						errs <- fmt.Errorf("update %d: %w", id-1, err)
-						return
-					}
-				}
-			}
-		}()
-	}
-	waitAcked := func(n int64) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for acked.Load() < n {
-			select {
-			case err := <-errs:
-				t.Fatal(err)
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d writes acknowledged", acked.Load())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitAcked(100)
+	w := startWorkload(ctx, t, url, 4, 0)
+	w.wait(100)
 	nodes[2].stop()
-	downAt := acked.Load()
-	waitAcked(downAt + 200) // a quorum of two keeps acknowledging
-	n3 := openReplicaNode(t, nodes[2].dir, nodes[2].addr)
-	nodes[2] = n3
-	if err := StartReplica(n3.host, n3.store, FirstGroup, 3, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitAcked(acked.Load() + 100)
-	close(stopWriters)
-	writing.Wait()
-	select {
-	case err := <-errs:
-		t.Fatal(err)
-	default:
-	}
+	w.wait(200) // a quorum of two keeps acknowledging
+	nodes[2] = nodes[2].restart(3)
+	w.wait(100)
+	w.stop(false)
 
-	// Every acknowledged insert is there, with its index entry.
-	var total int64
-	for w := range writers {
-		total += int64(len(ackedIDs[w]))
-		for _, id := range ackedIDs[w] {
-			var owner string
-			if err := conn.QueryRow(ctx, "SELECT owner FROM acct WHERE id = $1", id).Scan(&owner); err != nil {
-				t.Fatalf("acknowledged account %d: %v", id, err)
-			}
-		}
-	}
-	var count, viaIndex int64
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM acct").Scan(&count); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM acct WHERE owner IN ('owner0','owner1','owner2','owner3','owner4','owner5','owner6')").Scan(&viaIndex); err != nil {
-		t.Fatal(err)
-	}
-	if count != total+2 || viaIndex != total {
-		t.Fatalf("%d accounts acknowledged, %d in the table, %d through the index", total, count, viaIndex)
-	}
+	checkAccounts(ctx, t, url, w.all(), 2, 0)
 	c := waitConverged(t, nodes, FirstGroup)
 	t.Logf("%d accounts; %d keys on each replica at index %d; the restarted follower installed %d snapshots",
-		total, c.Keys, c.Applied, nodes[2].store.Stats().SnapshotsRecovered)
+		len(w.all()), c.Keys, c.Applied, nodes[2].store.Stats().SnapshotsRecovered)
 }
 
-func mustDB(e *storage.Engine) *pebble.DB {
-	db, _, _ := e.PebbleForReplication()
-	return db
+// TestSQLFailover stops the node that serves SQL under writers; another
+// replica takes the group's leadership, reopens its engine (so that its
+// in-memory state comes from the replicated store) and serves SQL: every
+// write the first node acknowledged is there, writes go on, and the old
+// node comes back as a follower that catches up.
+func TestSQLFailover(t *testing.T) {
+	ctx := testCtx(t)
+	nodes := startGroupCluster(ctx, t, 1)
+	nodes[0].serveSQL(ctx)
+	conn, err := pgx.Connect(ctx, nodes[0].url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE acct (id Int64, owner Utf8, balance Int64, PRIMARY KEY (id))",
+		"CREATE INDEX acct_owner ON acct (owner)",
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+
+	w := startWorkload(ctx, t, nodes[0].url, 4, 0)
+	w.wait(150)
+	nodes[0].stop() // the serving node dies under its writers
+	w.stop(true)
+	first := w.all()
+
+	// Node 2 takes over: an election among nodes 2 and 3, then the
+	// leadership moves to node 2, which reopens its engine and serves.
+	nodes[1].stop()
+	nodes[1] = nodes[1].restart(2)
+	if err := nodes[1].host.TransferLeadership(ctx, FirstGroup, 2); err != nil {
+		t.Fatal(err)
+	}
+	nodes[1].serveSQL(ctx)
+	var inFlight int64 = 4 // one insert per writer when its node died
+	checkAccounts(ctx, t, nodes[1].url, first, 0, inFlight)
+
+	w2 := startWorkload(ctx, t, nodes[1].url, 4, 10_000_000)
+	w2.wait(100)
+	nodes[0] = nodes[0].restart(1)
+	w2.wait(100)
+	w2.stop(false)
+	checkAccounts(ctx, t, nodes[1].url, append(first, w2.all()...), 0, inFlight)
+	c := waitConverged(t, nodes, FirstGroup)
+	t.Logf("%d accounts before the failover, %d after; %d keys on each replica at index %d",
+		len(first), len(w2.all()), c.Keys, c.Applied)
 }
