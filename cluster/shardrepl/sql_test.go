@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,7 +25,7 @@ import (
 // replicaNode is one node of the in-process cluster: a storage engine, the
 // shard store over it and a Raft host.
 type replicaNode struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	addr   string
 	engine *storage.Engine
@@ -39,7 +40,7 @@ type replicaNode struct {
 	url  string
 }
 
-func openReplicaNode(t *testing.T, dir, addr string) *replicaNode {
+func openReplicaNode(t testing.TB, dir, addr string) *replicaNode {
 	t.Helper()
 	clustertest.QuietEngine()
 	e, st, err := OpenEngine(filepath.Join(dir, "engine"), storage.Options{NoSync: true, Logger: storagetest.QuietLogger{},
@@ -47,7 +48,7 @@ func openReplicaNode(t *testing.T, dir, addr string) *replicaNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := raft.Start(clustertest.HostConfig(filepath.Join(dir, "raft"), addr))
+	h, err := raft.Start(testHostConfig(filepath.Join(dir, "raft"), addr))
 	if err != nil {
 		e.Close()
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func (n *replicaNode) serveSQL(ctx context.Context) {
 
 // startGroupCluster starts three nodes with FirstGroup on them, initialized
 // with WholeSpan and led by replica leader.
-func startGroupCluster(ctx context.Context, t *testing.T, leader raft.ReplicaID) []*replicaNode {
+func startGroupCluster(ctx context.Context, t testing.TB, leader raft.ReplicaID) []*replicaNode {
 	t.Helper()
 	dir := t.TempDir()
 	nodes := make([]*replicaNode, 3)
@@ -150,7 +151,7 @@ func startGroupCluster(ctx context.Context, t *testing.T, leader raft.ReplicaID)
 	return nodes
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	// Generous: `make test` runs every package at once on two cores.
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
@@ -413,4 +414,79 @@ func TestSQLFailover(t *testing.T) {
 	c := waitConverged(t, nodes, FirstGroup)
 	t.Logf("%d accounts before the failover, %d after; %d keys on each replica at index %d",
 		len(first), len(w2.all()), c.Keys, c.Applied)
+}
+
+// BenchmarkUpsert compares single-row UPSERTs over the wire at 16 clients
+// on a one-node engine (fsync per commit) with the same through a
+// three-replica group in this process (the Raft log's fsync per commit,
+// the three replicas sharing this machine's disk and cores):
+//
+//	go test ./cluster/shardrepl -run '^$' -bench Upsert -benchtime 3s
+func BenchmarkUpsert(b *testing.B) {
+	for _, mode := range []string{"one-node", "three-replicas"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx := context.Background()
+			var url string
+			if mode == "one-node" {
+				log := slog.New(slog.DiscardHandler)
+				eng, err := sql.Open(sql.Options{DataDir: b.TempDir(), Events: log, Logger: storagetest.QuietLogger{}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				srv := server.New(server.Config{Listen: "127.0.0.1:0", Logger: log}, server.FromSQL(eng))
+				if err := srv.Listen(); err != nil {
+					b.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- srv.Serve(ctx) }()
+				b.Cleanup(func() { srv.Shutdown(ctx); <-done; eng.Close() })
+				url = fmt.Sprintf("postgres://pivotdb@%s/pivotdb?sslmode=disable", srv.Addr())
+			} else {
+				url = benchCluster(b)
+			}
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := conn.Exec(ctx, "CREATE TABLE kv (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
+				b.Fatal(err)
+			}
+			conn.Close(ctx)
+			var next atomic.Int64
+			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				c, err := pgx.Connect(ctx, url)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer c.Close(ctx)
+				for pb.Next() {
+					k := next.Add(1) % 10000
+					if _, err := c.Exec(ctx, "UPSERT INTO kv (k, v) VALUES ($1, 'value')", k); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// testHostConfig is the Raft configuration of the test nodes: the cluster
+// tests' (small snapshot interval, so that a restarted follower catches up
+// by snapshot).
+var testHostConfig = clustertest.HostConfig
+
+// benchCluster starts three replicas with node 1 serving SQL and returns
+// its URL. The hosts have the default Raft configuration (a snapshot point
+// every 10000 entries).
+func benchCluster(b *testing.B) string {
+	testHostConfig = func(dir, addr string) raft.HostConfig { return raft.HostConfig{Dir: dir, RaftAddress: addr} }
+	b.Cleanup(func() { testHostConfig = clustertest.HostConfig })
+	ctx := testCtx(b)
+	nodes := startGroupCluster(ctx, b, 1)
+	nodes[0].serveSQL(ctx)
+	return nodes[0].url
 }
