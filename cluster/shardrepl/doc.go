@@ -48,6 +48,12 @@
 //     (shardsm.Store.SetLocalLocks): snapshots neither carry nor clear
 //     lock records, and the stats counter and Check leave them out, so the
 //     replicas of a group agree whatever locks the serving node holds.
+//   - Timestamps: each Write carries its commit timestamp; every replica
+//     keeps the newest one in its group state and moves its engine's
+//     clock past it when it applies the Write, opens, or installs a
+//     snapshot (shardsm.Store.SetClock), and AddGroup moves it past the
+//     group's newest one again. A node that takes over serving therefore
+//     commits above every version it holds.
 //   - A proposal that times out makes the commit fail with
 //     ErrOutcomeUnknown: it may still apply later. It is never retried
 //     (a Write holds counter merges, which are not idempotent); a stale

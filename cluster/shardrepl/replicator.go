@@ -40,7 +40,8 @@ type route struct {
 // after the replicated writes.
 type Replicator struct {
 	host    raft.Host
-	db      *pebble.DB
+	db      *pebble.DB // the engine's: local-only writes go here
+	clock   *hlc.Clock // the engine's
 	timeout time.Duration
 
 	mu     sync.RWMutex
@@ -49,18 +50,21 @@ type Replicator struct {
 
 var _ storage.Replicator = (*Replicator)(nil)
 
-// New returns a replicator proposing through host; db is the engine's
-// Pebble (storage.Engine.PebbleForReplication), where local-only writes go.
-// Add the groups with AddGroup before the first commit.
-func New(host raft.Host, db *pebble.DB) *Replicator {
-	return &Replicator{host: host, db: db, timeout: DefaultProposeTimeout}
+// New returns a replicator of e's commits proposing through host. Add the
+// groups with AddGroup, then set it on e (storage.Engine.SetReplicator).
+func New(host raft.Host, e *storage.Engine) *Replicator {
+	db, _, _ := e.PebbleForReplication()
+	return &Replicator{host: host, db: db, clock: e.Clock(), timeout: DefaultProposeTimeout}
 }
 
 // SetProposeTimeout sets how long one proposal may take before the commit
 // fails with ErrOutcomeUnknown.
 func (r *Replicator) SetProposeTimeout(d time.Duration) { r.timeout = d }
 
-// AddGroup reads g's descriptor linearizably and adds it to the shard map.
+// AddGroup reads g's descriptor linearizably and adds it to the shard map,
+// and moves the engine's clock past the newest commit timestamp the group
+// holds: a node that takes over serving commits above every version of
+// the node that served before it.
 func (r *Replicator) AddGroup(ctx context.Context, g raft.GroupID) error {
 	v, err := r.host.Read(ctx, g, shardsm.State{})
 	if err != nil {
@@ -69,6 +73,11 @@ func (r *Replicator) AddGroup(ctx context.Context, g raft.GroupID) error {
 	st := v.(shardsm.StateResult)
 	if !st.Initialized {
 		return fmt.Errorf("shardrepl: group %d has no shard yet", g)
+	}
+	if !st.MaxTimestamp.IsEmpty() {
+		if err := r.clock.Update(st.MaxTimestamp); err != nil {
+			return fmt.Errorf("shardrepl: group %d: %w", g, err)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -142,7 +151,7 @@ func (r *Replicator) Replicate(ts hlc.Timestamp, writes []storage.Mutation) erro
 		if err != nil {
 			return err
 		}
-		stale, err := r.propose(parts)
+		stale, err := r.propose(ts, parts)
 		if err == nil {
 			break
 		}
@@ -240,9 +249,9 @@ func bare(prefix, k []byte) []byte {
 // propose proposes the parts, in parallel when there are several, and
 // returns the first error; stale is set when a group answered that the map
 // is stale (its descriptor is then installed).
-func (r *Replicator) propose(parts []part) (stale *shardsm.StaleError, err error) {
+func (r *Replicator) propose(ts hlc.Timestamp, parts []part) (stale *shardsm.StaleError, err error) {
 	if len(parts) == 1 {
-		return r.proposeOne(parts[0])
+		return r.proposeOne(ts, parts[0])
 	}
 	errs := make([]error, len(parts))
 	stales := make([]*shardsm.StaleError, len(parts))
@@ -251,7 +260,7 @@ func (r *Replicator) propose(parts []part) (stale *shardsm.StaleError, err error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stales[i], errs[i] = r.proposeOne(parts[i])
+			stales[i], errs[i] = r.proposeOne(ts, parts[i])
 		}()
 	}
 	wg.Wait()
@@ -266,8 +275,8 @@ func (r *Replicator) propose(parts []part) (stale *shardsm.StaleError, err error
 	return nil, nil
 }
 
-func (r *Replicator) proposeOne(p part) (*shardsm.StaleError, error) {
-	cmd, err := shardsm.EncodeWrite(shardsm.Write{Generation: p.rt.desc.Generation, Mutations: p.ops})
+func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, error) {
+	cmd, err := shardsm.EncodeWrite(shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Mutations: p.ops})
 	if err != nil {
 		return nil, err
 	}

@@ -98,8 +98,7 @@ func (n *replicaNode) restart(r raft.ReplicaID) *replicaNode {
 func (n *replicaNode) serveSQL(ctx context.Context) {
 	t := n.t
 	t.Helper()
-	db, _, _ := n.engine.PebbleForReplication()
-	rep := New(n.host, db)
+	rep := New(n.host, n.engine)
 	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
 		t.Fatal(err)
 	}
@@ -400,6 +399,15 @@ func TestSQLFailover(t *testing.T) {
 	nodes[1] = nodes[1].restart(2)
 	if err := nodes[1].host.TransferLeadership(ctx, FirstGroup, 2); err != nil {
 		t.Fatal(err)
+	}
+	// The replica moved its engine's clock past every commit it holds, so
+	// node 2's commits come after node 1's.
+	v, err := nodes[1].host.Read(ctx, FirstGroup, shardsm.State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxTS := v.(shardsm.StateResult).MaxTimestamp; maxTS.IsEmpty() || nodes[1].engine.Clock().Last().Less(maxTS) {
+		t.Fatalf("node 2's clock at %v, its replica holds commits up to %v", nodes[1].engine.Clock().Last(), maxTS)
 	}
 	nodes[1].serveSQL(ctx)
 	var inFlight int64 = 4 // one insert per writer when its node died

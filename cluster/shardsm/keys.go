@@ -26,6 +26,7 @@ import (
 //     03 04 | group id (8 BE) | 02    descriptor (encodeDescriptor)
 //     03 04 | group id (8 BE) | 03    stats counter (8 × int64 BE, mvcc.Stats)
 //     03 04 | group id (8 BE) | 04    founding members of a split child
+//     03 04 | group id (8 BE) | 05    newest commit timestamp of a Write
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent
@@ -37,6 +38,10 @@ const (
 	stateDescriptor byte = 0x02
 	stateStats      byte = 0x03
 	stateMembers    byte = 0x04
+	// stateMaxTimestamp: the newest commit timestamp a Write carried
+	// (12 bytes: wall BE, logical BE), so that a replica that takes over
+	// serving can move its clock past every version it holds.
+	stateMaxTimestamp byte = 0x05
 )
 
 // groupStatePrefix returns the user key 03 04 | g.

@@ -10,6 +10,7 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
@@ -21,8 +22,14 @@ import (
 // that every key is the shard's (else the answer is stale) and keeps the
 // stats counter: the change of mvcc.ComputeStats over the row keys the
 // mutations touch. Generation, when not 0, must be the shard's current one.
+//
+// Timestamp is the commit timestamp (zero for a commit of system keys
+// only): each replica keeps the newest one in its state and tells its
+// store's clock (Store.SetClock), so that a replica that later commits
+// itself never takes a timestamp below a version it holds.
 type Write struct {
 	Generation uint64
+	Timestamp  hlc.Timestamp
 	Mutations  []storage.Mutation
 }
 
@@ -89,6 +96,7 @@ func EncodeWrite(w Write) ([]byte, error) {
 	out := make([]byte, 0, size)
 	out = append(out, commandVersion, cmdWrite)
 	out = binary.AppendUvarint(out, w.Generation)
+	out = appendTimestamp(out, w.Timestamp)
 	out = binary.AppendUvarint(out, uint64(len(w.Mutations)))
 	for _, m := range w.Mutations {
 		if m.Kind < storage.MutationSet || m.Kind > storage.MutationMerge || len(m.Key) == 0 {
@@ -102,7 +110,7 @@ func EncodeWrite(w Write) ([]byte, error) {
 }
 
 func decodeWrite(r *reader, total int) (*Write, error) {
-	w := &Write{Generation: r.uvarint()}
+	w := &Write{Generation: r.uvarint(), Timestamp: r.timestamp()}
 	n := r.uvarint()
 	if n == 0 || n > uint64(total) {
 		return nil, fmt.Errorf("%w: %d mutations", errBadCommand, n)

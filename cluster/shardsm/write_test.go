@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
@@ -19,7 +20,13 @@ func version(k string, at int64, v string) storage.Mutation {
 
 func encodeWrite(t *testing.T, gen uint64, ms ...storage.Mutation) []byte {
 	t.Helper()
-	b, err := EncodeWrite(Write{Generation: gen, Mutations: ms})
+	var at hlc.Timestamp
+	for _, m := range ms {
+		if _, ts, ok := enginekey.DecodeVersion(m.Key); ok && at.Less(ts) {
+			at = ts
+		}
+	}
+	b, err := EncodeWrite(Write{Generation: gen, Timestamp: at, Mutations: ms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +34,7 @@ func encodeWrite(t *testing.T, gen uint64, ms ...storage.Mutation) []byte {
 }
 
 func TestWriteEncoding(t *testing.T) {
-	w := Write{Generation: 4, Mutations: []storage.Mutation{
+	w := Write{Generation: 4, Timestamp: hlc.Timestamp{WallTime: 5, Logical: 2}, Mutations: []storage.Mutation{
 		version("a", 5, "x"),
 		{Kind: storage.MutationDeleteRange, Key: mvcc.AppendBareKey(nil, rk("a")), Value: mvcc.AppendBareKey(nil, rk("b"))},
 		{Kind: storage.MutationMerge, Key: mvcc.AppendBareKey(nil, []byte{1, 9}), Value: []byte{}},
@@ -83,6 +90,13 @@ func TestRouteKey(t *testing.T) {
 // and the stats counter follows, range deletions included.
 func TestApplyWrite(t *testing.T) {
 	s := openTestStore(t)
+	var clock hlc.Timestamp
+	s.SetClock(func(ts hlc.Timestamp) error {
+		if clock.Less(ts) {
+			clock = ts
+		}
+		return nil
+	})
 	a := &applier{t: t, m: s.NewStateMachine(1, 1)}
 	if _, err := a.m.Open(nil); err != nil {
 		t.Fatal(err)
@@ -97,6 +111,10 @@ func TestApplyWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReplica(t, a.m)
+	// The newest commit timestamp is kept and told to the clock.
+	if v, err := a.m.Lookup(State{}); err != nil || v.(StateResult).MaxTimestamp != ts(6) || clock != ts(6) {
+		t.Fatalf("newest timestamp %+v (%v), clock %v", v, err, clock)
+	}
 	got, err := rows(t, a.m, tableSpan, 10)
 	if err != nil || len(got) != 2 || got[0] != "a=x2" || got[1] != "b=y" {
 		t.Fatalf("rows %v, %v", got, err)
@@ -127,5 +145,14 @@ func TestApplyWrite(t *testing.T) {
 	}
 	if got, _ := rows(t, a.m, tableSpan, 10); len(got) != 1 || got[0] != "b=y" {
 		t.Fatalf("rows after the range deletion: %v", got)
+	}
+	// A reopened replica tells the clock again; a stale write moved nothing.
+	clock = hlc.Timestamp{}
+	m2 := s.NewStateMachine(1, 1)
+	if _, err := m2.Open(nil); err != nil {
+		t.Fatal(err)
+	}
+	if clock != ts(6) {
+		t.Fatalf("clock after reopening: %v", clock)
 	}
 }
