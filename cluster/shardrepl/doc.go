@@ -21,6 +21,14 @@
 //	                into its node's engine Pebble with NoSync, with the
 //	                applied index and the stats counter in the same batch
 //
+// `pivotdb serve --join` (cluster.go, StartCluster): the node joins or
+// forms the cluster (cluster/node, whose metadata group also records who
+// holds a replica of the first group and each node's SQL address), the
+// founder (node 1) bootstraps FirstGroup alone and serves SQL, and its
+// manager loop adds every registered node as a non-voter and promotes it
+// once it has caught up, up to three voters. The other nodes refuse SQL
+// connections (57P03) naming node 1's SQL address (tests/cluster_sql_test.go).
+//
 // A node opens its engine with OpenEngine (GC off, the shard store over the
 // engine's Pebble), starts its replicas (StartReplica), and the first group
 // gets the whole key space (InitGroup with WholeSpan). The node that serves
@@ -34,8 +42,10 @@
 //     quorum and this node applied it: the commit stays in flight in the
 //     engine (storage's commitTracker) until Replicate returns, so no read
 //     at or above its timestamp starts before its rows are in the local
-//     Pebble. Reads are local reads of the node that commits; it must lead
-//     the groups (reads do not go through ReadIndex yet).
+//     Pebble. Reads are local reads of the node that commits. They see
+//     every acknowledged write because that node is the only one that
+//     commits; it need not lead the group (its proposals are forwarded to
+//     the leader, and it applies them before acknowledging).
 //   - Every replica applies the same engine keys: the leader's engine
 //     decided them (timestamps, row locks) before proposing, and Apply only
 //     checks the keys are the shard's. Replicas of a group hold the same
@@ -67,15 +77,19 @@
 //     a commit over several groups is proposed as independent parts, so it
 //     is not atomic if the leader fails between them (transaction records
 //     across groups are issue 17 item 6); nothing splits a group yet.
-//   - Only the leader serves SQL, and only while it leads; nothing moves
-//     the serving node after an election yet, and reads on other nodes are
-//     not linearizable. A replica takes over by reopening its engine (its
-//     in-memory state — catalog, shard maps, GC thresholds, schema times,
-//     key filters — is loaded from the replicated store at Open), taking
-//     the leadership and opening sql.Engine over it (TestSQLFailover); a
-//     follower's engine must not serve SQL without that reopen. Lock
-//     records of the old serving node's open transactions do not travel:
-//     its transactions die with it, as on a one-node restart.
+//   - Node 1 of a cluster serves SQL; when it is down, nothing else does
+//     (no automatic takeover, no forwarding). Replicas are not replaced:
+//     a node whose data directory was wiped joins as a new node, but the
+//     group keeps the old replica id as a member until it is removed.
+//   - One node serves SQL; reads on the others would not be
+//     linearizable (no ReadIndex per statement yet). A replica takes over by
+//     reopening its engine (its in-memory state — catalog, shard maps, GC
+//     thresholds, schema times, key filters — is loaded from the
+//     replicated store at Open) and opening sql.Engine over it
+//     (TestSQLFailover); a follower's engine must not serve SQL without
+//     that reopen. Lock records of the old serving node's open
+//     transactions do not travel: its transactions die with it, as on a
+//     one-node restart.
 //   - No GC: OpenEngine turns it off (as --gc-ttl -1 does), so every
 //     version is kept and VACUUM only compacts; storage.GCVersions and bulk
 //     ingestion answer storage.ErrReplicated (SQL: 0A000). Both need to
@@ -83,9 +97,11 @@
 //     transaction path on a replicated engine (its memory is not bounded
 //     there).
 //   - A snapshot installed under the serving node's engine would bypass its
-//     in-memory state (GC thresholds, schema times, key filters): the
-//     serving node is the leader, which sends snapshots and never receives
-//     one while it leads.
+//     in-memory state (schema times; GC thresholds while GC is off are
+//     none): a serving node that caught up from one before serving reopens
+//     its engine (Cluster.catchUpToServe). While it serves, its own commits
+//     keep it close to the log's end (each one waits for its local apply);
+//     a snapshot then would leave the schema times stale until a restart.
 //
 // # Debugging
 //
