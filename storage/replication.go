@@ -83,6 +83,11 @@ type Replicator interface {
 	Replicate(ts hlc.Timestamp, writes []Mutation) error
 }
 
+// ErrOutcomeUnknown is wrapped by a replicator's error when it cannot
+// tell whether the commit was applied (a proposal that timed out): it may
+// still be. The SQL layer reports 08007 (transaction resolution unknown).
+var ErrOutcomeUnknown = errors.New("storage: commit outcome unknown")
+
 // ErrReplicated is the error of an operation a replicated engine does not
 // support yet: it would change one replica's data only. The error returned
 // is a *ReplicatedError naming the operation.

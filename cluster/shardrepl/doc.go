@@ -77,6 +77,12 @@
 //     a commit over several groups is proposed as independent parts, so it
 //     is not atomic if the leader fails between them (transaction records
 //     across groups are issue 17 item 6); nothing splits a group yet.
+//   - While the group forms it has fewer than three voters (each joiner is
+//     a non-voter until it caught up): losing a voter then stops commits
+//     until it returns. The serving node logs "node N votes in the shard
+//     group" for each promotion.
+//   - A commit whose proposal timed out fails with 08007 (transaction
+//     resolution unknown): it may still apply.
 //   - Node 1 of a cluster serves SQL; when it is down, nothing else does
 //     (no automatic takeover, no forwarding). Replicas are not replaced:
 //     a node whose data directory was wiped joins as a new node, but the

@@ -22,8 +22,9 @@ import (
 const DefaultProposeTimeout = 10 * time.Second
 
 // ErrOutcomeUnknown wraps the error of a commit whose proposal timed out:
-// it may still be applied.
-var ErrOutcomeUnknown = errors.New("shardrepl: commit outcome unknown")
+// it may still be applied. It is storage's, which the SQL layer reports
+// as 08007.
+var ErrOutcomeUnknown = storage.ErrOutcomeUnknown
 
 // route is one group of the shard map.
 type route struct {
