@@ -351,11 +351,11 @@ func TestSQLThroughShardGroup(t *testing.T) {
 	exec("VACUUM acct")
 
 	w := startWorkload(ctx, t, url, 4, 0)
-	w.wait(100)
+	w.wait(50)
 	nodes[2].stop()
-	w.wait(200) // a quorum of two keeps acknowledging
+	w.wait(100) // a quorum of two keeps acknowledging
 	nodes[2] = nodes[2].restart(3)
-	w.wait(100)
+	w.wait(50)
 	w.stop(false)
 
 	checkAccounts(ctx, t, url, w.all(), 2, 0)
@@ -388,7 +388,7 @@ func TestSQLFailover(t *testing.T) {
 	conn.Close(ctx)
 
 	w := startWorkload(ctx, t, nodes[0].url, 4, 0)
-	w.wait(150)
+	w.wait(100)
 	nodes[0].stop() // the serving node dies under its writers
 	w.stop(true)
 	first := w.all()
@@ -414,9 +414,9 @@ func TestSQLFailover(t *testing.T) {
 	checkAccounts(ctx, t, nodes[1].url, first, 0, inFlight)
 
 	w2 := startWorkload(ctx, t, nodes[1].url, 4, 10_000_000)
-	w2.wait(100)
+	w2.wait(50)
 	nodes[0] = nodes[0].restart(1)
-	w2.wait(100)
+	w2.wait(50)
 	w2.stop(false)
 	checkAccounts(ctx, t, nodes[1].url, append(first, w2.all()...), 0, inFlight)
 	c := waitConverged(t, nodes, FirstGroup)
