@@ -498,3 +498,95 @@ func benchCluster(b *testing.B) string {
 	nodes[0].serveSQL(ctx)
 	return nodes[0].url
 }
+
+// TestReplicatorCutsAcrossGroups routes one engine's commits to two
+// groups split at a row key: each group holds exactly its keys (with the
+// local keys they address), and a range deletion across the split is cut
+// at it.
+func TestReplicatorCutsAcrossGroups(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	n := openReplicaNode(t, filepath.Join(dir, "1"), clustertest.FreeAddr(t))
+	t.Cleanup(n.stop)
+	members := map[raft.ReplicaID]string{1: n.addr}
+	split := append(storage.TablePrefix(9), 'm')
+	const second raft.GroupID = 3
+	spans := map[raft.GroupID]storage.Span{
+		FirstGroup: {Start: WholeSpan.Start, End: split},
+		second:     {Start: split, End: WholeSpan.End},
+	}
+	for g, sp := range spans {
+		if err := StartReplica(n.host, n.store, g, 1, members); err != nil {
+			t.Fatal(err)
+		}
+		if err := InitGroup(ctx, n.host, g, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := New(n.host, n.engine)
+	for g := range spans {
+		if err := rep.AddGroup(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.engine.SetReplicator(rep); err != nil {
+		t.Fatal(err)
+	}
+	key := func(s string) []byte { return append(storage.TablePrefix(9), s...) }
+	commit := func(f func(b *storage.Batch) error) {
+		t.Helper()
+		b := n.engine.NewBatch()
+		defer b.Close()
+		if err := f(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(func(b *storage.Batch) error {
+		for _, k := range []string{"a", "l", "m", "z"} {
+			if err := b.Set(key(k), []byte("v"+k)); err != nil {
+				return err
+			}
+		}
+		return b.Set([]byte{storage.SystemPrefix, 'x'}, []byte("sys"))
+	})
+	count := func(g raft.GroupID) int {
+		rows := spans[g].Intersect(storage.TableSpan(9)) // row keys only: the scan reads versions
+		v, err := n.host.StaleRead(g, shardsm.Scan{Span: rows, Timestamp: storage.MaxTimestamp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(v.([]shardsm.KV))
+	}
+	if a, b := count(FirstGroup), count(second); a != 2 || b != 2 {
+		t.Fatalf("rows per group: %d and %d, want 2 and 2", a, b)
+	}
+	// A range deletion over [l, n) is cut at m: one part in each group.
+	commit(func(b *storage.Batch) error { return b.DeleteRange(storage.Span{Start: key("l"), End: key("n")}) })
+	if a, b := count(FirstGroup), count(second); a != 1 || b != 1 {
+		t.Fatalf("rows per group after the range deletion: %d and %d, want 1 and 1", a, b)
+	}
+	for g := range spans {
+		v, err := n.host.StaleRead(g, shardsm.Check{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := v.(shardsm.CheckResult); c.Stored != c.Computed {
+			t.Fatalf("group %d: stats %+v, recount %+v", g, c.Stored, c.Computed)
+		}
+	}
+	it, err := n.engine.NewIter(storage.TableSpan(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		got = append(got, string(it.Key()[len(storage.TablePrefix(9)):]))
+	}
+	if strings.Join(got, ",") != "a,z" {
+		t.Fatalf("the engine reads %v, want a,z", got)
+	}
+}
