@@ -40,7 +40,9 @@
 // (transaction records), 0x03 0x03 (GC threshold) — mvcc.ShardSpans. The
 // group's own state is addressed by its group id under 0x03 0x04
 // (mvcc.LocalReplicaState): applied index, descriptor (span, generation),
-// stats counter, and a split child's founding members. The storage
+// stats counter, a split child's founding members, and the newest commit
+// timestamp a Write carried (told to the store's clock, Store.SetClock, so
+// that a replica's node never commits below a version it holds). The storage
 // engine's schema times (0x03 0x10 <table prefix>) in the shard's span are
 // the shard's too. A snapshot is these six spans.
 //
