@@ -70,7 +70,8 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 				// The nodes that do not serve SQL have no users to check.
 				err = errors.Join(err, fmt.Errorf("--auth %s with --join is not supported yet", f.Value))
 			}
-		case "http-listen", "debug-listen":
+		case "http-listen":
+			// The nodes that do not serve SQL have no engine to report on.
 			err = errors.Join(err, fmt.Errorf("--%s with --join is not supported yet", f.Name))
 		}
 	})
