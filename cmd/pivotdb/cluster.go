@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
@@ -80,7 +81,16 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 
 // startCluster starts the node's cluster part with its engine in dataDir
 // (the node's membership and Raft log in dataDir/cluster).
-func startCluster(c clusterFlags, dataDir, sqlAddr string, st storage.Options, log *slog.Logger) (*shardrepl.Cluster, error) {
+func startCluster(c clusterFlags, dataDir, sqlAddr string, st storage.Options, debug bool, log *slog.Logger) (*shardrepl.Cluster, error) {
+	// Dragonboat logs every election, membership change and snapshot at
+	// info; it speaks at warning unless the server logs at debug.
+	level := "warning"
+	if debug {
+		level = "info"
+	}
+	if err := raft.SetEngineLogLevel(level); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *c.startTimeout)
 	defer cancel()
 	var join []string

@@ -200,7 +200,7 @@ func serve(args []string, stderr io.Writer) int {
 	var cl *shardrepl.Cluster // with --join (cluster.go)
 	if cluster.enabled() {
 		cl, err = startCluster(cluster, *dataDir, *listen,
-			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve}, log)
+			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve}, level <= slog.LevelDebug, log)
 		if err != nil {
 			log.Error("cannot start the cluster node", "dir", *dataDir, "err", err)
 			return 1
