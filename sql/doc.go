@@ -67,9 +67,11 @@
 // the commit, orphans dropped at startup; design in sql/catalog/doc.go).
 // Rows a schema change writes in a block go into the transaction's batch:
 // index backfills (fillIndex) and a rewrite's new table (alterRewrite:
-// phase 1 converts the rows read through the transaction without writing,
-// phase 2, under the schema gate, catches up and puts every row into the
-// transaction), so they commit, roll back and roll back to a savepoint
+// in a block one pass under the schema gate converts the rows read
+// through the transaction and puts them into it; outside a block phase 1
+// converts a snapshot while writers go on and phase 2 converts again only
+// the keys commits wrote since, which partition.Manager.Observe reports:
+// altertrack.go), so they commit, roll back and roll back to a savepoint
 // with it. What cannot be transactional is refused by txnBlockDDL (0A000
 // naming it, with the reason in the DETAIL).
 // Every schema change holds the schema-change lock (a key of the
