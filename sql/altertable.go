@@ -404,7 +404,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		defer stop()
 		defer s.e.rewrites.CompareAndDelete(old.ID, tracker)
 		defer snap.Close()
-		if err := s.rewriteSnapshot(ctx, r, snap, b); err != nil {
+		if err := s.rewriteSnapshot(ctx, r, snap, b, newRewritePace(tracker)); err != nil {
 			return nil, err
 		}
 	}
@@ -499,7 +499,7 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 
 // rewriteSnapshot is phase 1 of a rewrite outside a block: every row of
 // the snapshot is converted, validated and put into b, and logged.
-func (s *Session) rewriteSnapshot(ctx context.Context, r *rewriter, snap *storage.Snapshot, b *storage.Batch) error {
+func (s *Session) rewriteSnapshot(ctx context.Context, r *rewriter, snap *storage.Snapshot, b *storage.Batch, pace *rewritePace) error {
 	it, err := snap.NewIter(storage.TableSpan(r.old.ID))
 	if err != nil {
 		return err
@@ -515,6 +515,7 @@ func (s *Session) rewriteSnapshot(ctx context.Context, r *rewriter, snap *storag
 			}
 			work.advance(progressEvery)
 		}
+		pace.row(n)
 		if err := r.convert(it.Key(), it.Value()); err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // What a rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY; altertable.go)
@@ -30,7 +32,9 @@ var trackLimit = 64 << 20
 // rewriteTracker collects the keys of one table that commits wrote while
 // a rewrite of it runs. Commits call note concurrently.
 type rewriteTracker struct {
-	mu    sync.Mutex
+	// writes counts the keys noted, overflow or not (pacing, rewritePace).
+	writes atomic.Int64
+	mu     sync.Mutex
 	arena []byte // keys back to back
 	ends  []int  // end of each key in arena
 	// overflow: too many keys, or a write that was not observed key by
@@ -40,6 +44,7 @@ type rewriteTracker struct {
 }
 
 func (t *rewriteTracker) note(key []byte) {
+	t.writes.Add(1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.overflow {
@@ -233,4 +238,35 @@ func (s *keySet) grow() {
 		s.slots[i] = sl
 	}
 	s.used = s.live
+}
+
+// rewritePace paces phase 1 of a rewrite while commits write its table:
+// after each slice of paceRows rows during which the tracker saw a write,
+// it sleeps for as long as the slice took, so the conversion takes at most
+// half of the time and the table's writers keep most of their rate on a
+// machine without a core to spare (the conversion is CPU-bound, like them).
+// On a table nobody writes it runs flat out. While writers are busy the
+// rewrite takes up to twice as long; it holds no lock they need meanwhile.
+type rewritePace struct {
+	tracker *rewriteTracker
+	start   time.Time
+	seen    int64
+}
+
+const paceRows = 256
+
+func newRewritePace(t *rewriteTracker) *rewritePace {
+	return &rewritePace{tracker: t, start: time.Now(), seen: t.writes.Load()}
+}
+
+// row is called once per row converted.
+func (p *rewritePace) row(n int) {
+	if n%paceRows != 0 {
+		return
+	}
+	if w := p.tracker.writes.Load(); w != p.seen {
+		p.seen = w
+		time.Sleep(time.Since(p.start))
+	}
+	p.start = time.Now()
 }
