@@ -35,8 +35,8 @@ type rewriteTracker struct {
 	// writes counts the keys noted, overflow or not (pacing, rewritePace).
 	writes atomic.Int64
 	mu     sync.Mutex
-	arena []byte // keys back to back
-	ends  []int  // end of each key in arena
+	arena  []byte // keys back to back
+	ends   []int  // end of each key in arena
 	// overflow: too many keys, or a write that was not observed key by
 	// key (COPY's bulk ingestion, bulkWrote): the keys are dropped and the
 	// second phase reads the whole table.
