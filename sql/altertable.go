@@ -198,14 +198,17 @@ func containsNulls(t *catalog.Table, i int) error {
 //     tracker of the keys commits write to the table and takes a storage
 //     snapshot, both under the transaction gate (so a commit is either in
 //     the snapshot or tracked; altertrack.go). It converts the snapshot's
-//     rows into the schema change's batch under a new table id (and new
-//     index ids), allocated up front, validating each (NOT NULL, CHECK,
-//     duplicate keys and unique values), and logs what it wrote per row;
+//     rows under a new table id (and new index ids), allocated up front,
+//     validating each (NOT NULL, CHECK, duplicate keys and unique values),
+//     commits them in chunks — invisible, as no committed catalog names
+//     the new ids, whose shard maps it created first; a failed rewrite
+//     drops them, dropOrphans after a crash — and logs what it wrote per
+//     row. It yields the CPU to the table's writers (rewritePace);
 //  2. under the schema gate and the change locks (no commit goes on), the
 //     rows whose keys were tracked are converted again: what phase 1
 //     wrote for them is deleted and the rows as committed now are
 //     converted, validated and put; the old table is dropped and the new
-//     one swapped in, all in the batch's one commit. When the tracker
+//     one swapped in, all in one small commit. When the tracker
 //     overflowed (a bulk load), the whole table is compared with the
 //     snapshot instead. It takes ACCESS EXCLUSIVE first (lockForSwap), so
 //     LOCK TABLE's holders end before the old rows go.
@@ -360,7 +363,7 @@ func (r *rewriter) unwrite(b *storage.Batch, oldKey []byte) error {
 	return nil
 }
 
-func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result, error) {
+func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (_ Result, err error) {
 	old, rw := p.Old, p.Rewrite
 	ids, err := s.allocIDs(1 + len(p.New.Indexes))
 	if err != nil {
@@ -387,14 +390,30 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		s.txn.StartStatement()
 	}
 
-	b := s.e.storage.NewBatch()
-	defer b.Close()
 	var tracker *rewriteTracker
 	var snap *storage.Snapshot
 	if !inBlock {
-		// Phase 1: convert a snapshot's rows, writers going on. The
-		// tracker and the snapshot are taken under the gate: a commit
-		// is in the snapshot or noted by the tracker.
+		// Phase 1: convert a snapshot's rows, writers going on. The new
+		// table's shard maps are created first and its rows commit in
+		// chunks as they are converted, all invisible until the swap
+		// (no committed catalog names the new ids); a rewrite that fails
+		// drops them, and a crash leaves them to dropOrphans.
+		s.e.creating.Store(nt.ID, &nt)
+		defer s.e.creating.Delete(nt.ID)
+		for _, et := range r.entries {
+			s.e.creating.Store(et.ID, et)
+			defer s.e.creating.Delete(et.ID)
+		}
+		if err := s.createRewriteSpaces(r, encodePivots(&nt, rw.Pivots)); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				s.dropRewriteSpaces(ids)
+			}
+		}()
+		// The tracker and the snapshot are taken under the gate: a
+		// commit is in the snapshot or noted by the tracker.
 		tracker = &rewriteTracker{}
 		unlock := s.e.txns.LockSchema()
 		stop := s.e.shards.Observe(old.ID, tracker.note)
@@ -404,10 +423,12 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		defer stop()
 		defer s.e.rewrites.CompareAndDelete(old.ID, tracker)
 		defer snap.Close()
-		if err := s.rewriteSnapshot(ctx, r, snap, b, newRewritePace(tracker)); err != nil {
+		if err = s.rewriteSnapshot(ctx, r, snap, newRewritePace(tracker)); err != nil {
 			return nil, err
 		}
 	}
+	b := s.e.storage.NewBatch()
+	defer b.Close()
 
 	if afterRewritePhase1 != nil {
 		afterRewritePhase1()
@@ -427,16 +448,18 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 		if err := ownTable(s.access(ch.Snapshot()), old); err != nil {
 			return err
 		}
-		s.e.creating.Store(nt.ID, &nt)
-		defer s.e.creating.Delete(nt.ID)
-		if err := pch.Create(s.e.meta.With(b), nt.ID, encodePivots(&nt, rw.Pivots)); err != nil {
-			return err
-		}
-		for i, et := range r.entries {
-			s.e.creating.Store(et.ID, et)
-			defer s.e.creating.Delete(et.ID)
-			if err := pch.Create(s.e.meta.With(b), nt.Indexes[i].ID, nil); err != nil {
+		if inBlock {
+			s.e.creating.Store(nt.ID, &nt)
+			defer s.e.creating.Delete(nt.ID)
+			if err := pch.Create(s.e.meta.With(b), nt.ID, encodePivots(&nt, rw.Pivots)); err != nil {
 				return err
+			}
+			for i, et := range r.entries {
+				s.e.creating.Store(et.ID, et)
+				defer s.e.creating.Delete(et.ID)
+				if err := pch.Create(s.e.meta.With(b), nt.Indexes[i].ID, nil); err != nil {
+					return err
+				}
 			}
 		}
 		// The rows to convert (again): keys whose committed value now
@@ -499,12 +522,14 @@ func (s *Session) alterRewrite(ctx context.Context, p *bind.AlterTable) (Result,
 
 // rewriteSnapshot is phase 1 of a rewrite outside a block: every row of
 // the snapshot is converted, validated and put into b, and logged.
-func (s *Session) rewriteSnapshot(ctx context.Context, r *rewriter, snap *storage.Snapshot, b *storage.Batch, pace *rewritePace) error {
+func (s *Session) rewriteSnapshot(ctx context.Context, r *rewriter, snap *storage.Snapshot, pace *rewritePace) error {
 	it, err := snap.NewIter(storage.TableSpan(r.old.ID))
 	if err != nil {
 		return err
 	}
 	defer it.Close()
+	b := s.e.storage.NewBatch()
+	defer func() { b.Close() }()
 	work := jobWorkFrom(ctx)
 	work.expect(s.tableRows(r.old.ID))
 	n := 0
@@ -526,9 +551,63 @@ func (s *Session) rewriteSnapshot(ctx context.Context, r *rewriter, snap *storag
 			return err
 		}
 		r.written.add(it.Key(), r.newKey, r.ents, r.plens)
+		if b.Len() >= rewriteChunkBytes {
+			if err := b.Commit(); err != nil {
+				return err
+			}
+			b.Close()
+			b = s.e.storage.NewBatch()
+		}
 	}
 	work.advance(int64(n % progressEvery))
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return b.Commit()
+}
+
+// rewriteChunkBytes is the size of the batches phase 1 of a rewrite
+// commits its rows in (a variable for tests).
+var rewriteChunkBytes = 4 << 20
+
+// createRewriteSpaces creates the shard maps of a rewrite's new table and
+// indexes, committed at once but named by no committed catalog yet.
+func (s *Session) createRewriteSpaces(r *rewriter, pivots [][]byte) error {
+	b := s.e.storage.NewBatch()
+	defer b.Close()
+	pch := s.e.shards.Begin()
+	if err := pch.Create(s.e.meta.With(b), r.nt.ID, pivots); err != nil {
+		pch.Abort()
+		return err
+	}
+	for _, et := range r.entries {
+		if err := pch.Create(s.e.meta.With(b), et.ID, nil); err != nil {
+			pch.Abort()
+			return err
+		}
+	}
+	if err := b.Commit(); err != nil {
+		pch.Abort()
+		return err
+	}
+	pch.Install()
+	return nil
+}
+
+// dropRewriteSpaces drops what a failed rewrite created: the spaces of
+// ids that the committed catalog does not name (all of them, unless the
+// swap committed and only its statement failed after).
+func (s *Session) dropRewriteSpaces(ids []uint64) {
+	snap := s.e.catalog.Snapshot()
+	var spaces []uint64
+	for _, id := range ids {
+		if _, ok := snap.TableByID(id); !ok {
+			spaces = append(spaces, id)
+		}
+	}
+	if err := s.e.dropSpaces(spaces, nil); err != nil {
+		s.notice("WARNING", sqlerr.InternalError, "a failed rewrite's data was not removed (it is at the next start): %v", err)
+	}
 }
 
 // rewriteTracked takes back what phase 1 wrote for each key commits wrote

@@ -22,6 +22,9 @@ import (
 func TestRewriteCatchesUp(t *testing.T) {
 	for _, mode := range []string{"tracked", "overflow", "bulk copy"} {
 		t.Run(mode, func(t *testing.T) {
+			// Phase 1 commits its rows in many chunks.
+			defer func(n int) { rewriteChunkBytes = n }(rewriteChunkBytes)
+			rewriteChunkBytes = 512
 			if mode == "overflow" {
 				defer func(n int) { trackLimit = n }(trackLimit)
 				trackLimit = 8
@@ -87,6 +90,13 @@ func TestRewriteCatchesUp(t *testing.T) {
 			}
 			if got := query(t, s, "SELECT f FROM rc WHERE id = 11"); got[0][0].Text() != "10.2" {
 				t.Fatalf("after the failed rewrite: %v", got)
+			}
+			// Its new table's committed chunks and shard maps are gone.
+			snap := e.catalog.Snapshot()
+			for _, id := range e.shards.Tables() {
+				if _, ok := snap.TableByID(id); !ok {
+					t.Fatalf("the failed rewrite left the shard map of %d", id)
+				}
 			}
 			checkIndexes(t, e)
 		})
