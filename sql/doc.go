@@ -119,8 +119,9 @@
 // changed while it waited. They are held by the transaction (txn ID) or,
 // outside one, by the statement, and released at the transaction's end
 // (endTransaction), at ROLLBACK TO SAVEPOINT (back to the savepoint's
-// mark) and, for DDL, at its statement's end. ALTER TABLE and the index
-// changes take SHARE before their own mode, which waits for the implicit
+// mark) and, for DDL, at its statement's end. ALTER TABLE, the index
+// changes, DROP TABLE and TRUNCATE take SHARE before their own mode (a new
+// foreign key on the table it references), which waits for the implicit
 // ROW EXCLUSIVE of the transactions that wrote the table (relLock.writers),
 // so those commit instead of failing with 40001 (a rewrite gives it back
 // at once, relLock.barrier, and converts under SHARE UPDATE EXCLUSIVE,
