@@ -59,6 +59,7 @@
 //	batch.Commit(); ch.Install()         (or ch.Abort())
 //	Map(id) → Find / Overlapping         every statement, lock-free
 //	Writes.Record*, Commit(batch, w)     every write transaction
+//	Observe(id, fn)                      keys commits write (a rewrite's catch-up)
 //	Split / Merge / Reshard / Recount    SPLIT statements, later the balancer
 //	Stats(map), TableCounters(id)        sys.partitions
 //

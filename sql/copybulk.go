@@ -506,6 +506,9 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 	// Checked: merge again into the sstables, under the commit's timestamp
 	// (reads that start meanwhile wait for it, so this pass only writes).
 	return t.CommitWith(func() error {
+		// A rewrite of the table that runs now (ALTER COLUMN TYPE)
+		// observes commits key by key; this one it must read in full.
+		b.e.bulkWrote(b.table.ID)
 		err := b.e.storage.IngestVersioned(ctx, b.dir, bulkSSTBytes, func(w *storage.SSTWriter) error {
 			m, err := b.openMerge()
 			if err != nil {

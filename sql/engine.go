@@ -108,6 +108,9 @@ type Engine struct {
 	// creating holds tables whose CREATE TABLE is committing: the shard
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
+	// rewrites holds the tables an ALTER TABLE rewrites now, with the keys
+	// commits wrote since its snapshot (altertrack.go).
+	rewrites sync.Map // table id -> *rewriteTracker
 	// ddlApply is held by a transaction committing schema changes from
 	// before its commit releases the schema-change lock until its catalog
 	// is installed (txnddl.go); ddlHolds are the tables with uncommitted

@@ -40,6 +40,10 @@ type Builder struct {
 	// IntegerDateDiff makes date − date an integer number of days, as in
 	// PostgreSQL (sql_dialect postgresql); in yql it is an Interval.
 	IntegerDateDiff bool
+	// NumericLiterals types an integer literal beyond bigint's range as
+	// numeric, as PostgreSQL does (sql_dialect postgresql); in yql it is
+	// a Uint64 when it fits one.
+	NumericLiterals bool
 	// ParamTypes are the types of $1..$n: declared types in (zero or
 	// TypeUnknown when not declared), inferred types out (TypeUnknown where
 	// nothing decided). It grows as parameters are seen.
@@ -244,6 +248,11 @@ func (b *Builder) translate(n ast.ExprNode) (Expr, error) {
 			if err := b.growConst(str); err != nil {
 				return nil, err
 			}
+		}
+		if u, ok := n.GetValue().(uint64); ok && b.NumericLiterals {
+			d := new(apd.Decimal)
+			d.Coeff.SetUint64(u)
+			return NewConst(types.NewDecimal(d)), nil
 		}
 		return literal(n)
 	case *ast.ColumnNameExpr:
