@@ -101,3 +101,36 @@ func TestDecorrelatedSubqueriesRandomized(t *testing.T) {
 		}
 	}
 }
+
+// TestDecorrelatedUnsignedKeys: a table keyed by one integer column holds
+// Uint64 values above the int64 range apart from the negative Int64 values
+// of the same bits (18446744073709551615 is not -1).
+func TestDecorrelatedUnsignedKeys(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE p (id Int64, u Uint64, PRIMARY KEY (id))")
+	query(t, s, "CREATE TABLE q (id Int64, i Int64, u Uint64, PRIMARY KEY (id))")
+	query(t, s, "INSERT INTO p VALUES (1, 18446744073709551615), (2, 5), (3, 9223372036854775808)")
+	query(t, s, "INSERT INTO q VALUES (1, -1, 18446744073709551615), (2, 5, 7), (3, -9223372036854775808, 1)")
+	for q, want := range map[string]string{
+		"SELECT id FROM p WHERE EXISTS (SELECT 1 FROM q WHERE q.i = p.u) ORDER BY id":     "2",
+		"SELECT id FROM p WHERE EXISTS (SELECT 1 FROM q WHERE q.u = p.u) ORDER BY id":     "1",
+		"SELECT id FROM p WHERE NOT EXISTS (SELECT 1 FROM q WHERE q.i = p.u) ORDER BY id": "1,3",
+		"SELECT id FROM q WHERE EXISTS (SELECT 1 FROM p WHERE p.u = q.i) ORDER BY id":     "2",
+	} {
+		var plan []string
+		for _, r := range query(t, s, "EXPLAIN "+q) {
+			plan = append(plan, r[0].Text())
+		}
+		if !strings.Contains(strings.Join(plan, "\n"), "Hash") {
+			t.Fatalf("%s: not hashed:\n%s", q, strings.Join(plan, "\n"))
+		}
+		var got []string
+		for _, r := range query(t, s, q) {
+			got = append(got, showValue(r[0]))
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: got %v, want %s", q, got, want)
+		}
+	}
+}
