@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -131,6 +132,38 @@ func TestDecorrelatedUnsignedKeys(t *testing.T) {
 		}
 		if strings.Join(got, ",") != want {
 			t.Errorf("%s: got %v, want %s", q, got, want)
+		}
+	}
+}
+
+// TestDecorrelatedWorkMem: the probe table of a decorrelated EXISTS counts
+// against work_mem (53200 beyond it), also when the statement is run
+// again with its table presized from the last build; raising work_mem
+// lets it run.
+func TestDecorrelatedWorkMem(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE wp (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, s, "CREATE TABLE wq (k Int64, v Utf8, PRIMARY KEY (k))")
+	var vals []string
+	for i := 0; i < 3000; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, '%s%d')", i, strings.Repeat("x", 40), i))
+	}
+	query(t, s, "INSERT INTO wp VALUES "+strings.Join(vals, ","))
+	query(t, s, "INSERT INTO wq VALUES "+strings.Join(vals, ","))
+	const q = "SELECT count(*) FROM wp WHERE EXISTS (SELECT 1 FROM wq WHERE wq.v = wp.v)"
+	if plan := query(t, s, "EXPLAIN "+q); !strings.Contains(fmt.Sprint(plan), "HashSemiJoin") {
+		t.Fatalf("not hashed: %v", plan)
+	}
+	for _, mem := range []string{"64kB", "4MB", "64kB", "4MB"} {
+		query(t, s, "SET work_mem = '"+mem+"'")
+		rows, err := tryQuery(s, q)
+		if mem == "64kB" {
+			wantCode(t, err, sqlerr.OutOfMemory)
+			continue
+		}
+		if err != nil || rows[0][0].Int() != 3000 {
+			t.Fatalf("work_mem %s: %v %v", mem, rows, err)
 		}
 	}
 }

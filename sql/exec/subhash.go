@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -35,6 +36,10 @@ type SubHash struct {
 	Keys  []string    // "inner = outer" of each key, for EXPLAIN
 	// Anti: the node stands for NOT EXISTS or NOT IN (EXPLAIN's label).
 	Anti bool
+	// groups is the number of keys the last build of this plan held:
+	// the next build (a prepared statement's next execution) sizes its
+	// table for them up front instead of growing it step by step.
+	groups atomic.Int64
 }
 
 // subHashEntry is the statement's table of one node, built once.
@@ -42,6 +47,7 @@ type subHashEntry struct {
 	once  sync.Once
 	table *subHashTable
 	err   error
+	fast  hashedSub // what subState.lastHashed points to once built
 }
 
 // hashKeyMode is how a table keys its groups. The common correlations —
@@ -160,6 +166,11 @@ func (c *Context) hashTable(s *Subquery, eval *expr.Context) (*subHashTable, err
 	if st == nil {
 		return c.buildSubHash(s, eval)
 	}
+	// Every outer row comes here: once built, the table is read without
+	// the lock.
+	if f := st.lastHashed.Load(); f != nil && f.s == s {
+		return f.e.table, f.e.err
+	}
 	// One build per statement, also when the workers of a parallel scan
 	// reach the node at once: the others wait for it. The inner plan
 	// holds no subquery (the binder checks), so a build never waits for
@@ -171,11 +182,19 @@ func (c *Context) hashTable(s *Subquery, eval *expr.Context) (*subHashTable, err
 	h := st.hashed[s]
 	if h == nil {
 		h = &subHashEntry{}
+		h.fast = hashedSub{s: s, e: h}
 		st.hashed[s] = h
 	}
 	st.mu.Unlock()
 	h.once.Do(func() { h.table, h.err = c.buildSubHash(s, eval) })
+	st.lastHashed.Store(&h.fast)
 	return h.table, h.err
+}
+
+// hashedSub is the built table of one node, read without subState's lock.
+type hashedSub struct {
+	s *Subquery
+	e *subHashEntry
 }
 
 // hashProbe returns the inner rows matching the outer row: the probe
@@ -226,7 +245,8 @@ func (s *Subquery) probeValue(p expr.Expr, eval *expr.Context, row expr.Row) (ty
 
 // buildSubHash runs the inner plan once and groups its rows by key. The
 // table's memory counts against the statement's limit like a hash join's
-// build side; beyond subCacheRows rows it is dropped (nil) and the
+// build side (in steps of subHashGrowStep bytes: the account's lock is
+// not taken per key); beyond subCacheRows rows it is dropped (nil) and the
 // subquery runs per outer row instead.
 func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, error) {
 	sc := *c
@@ -242,20 +262,24 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		return nil, err
 	}
 	defer it.Close()
+	hint := int(min(s.Hash.groups.Load(), subCacheRows))
 	t := &subHashTable{mode: hashKeyModeOf(s.Hash)}
 	if t.mode == keyInt {
-		t.ints = map[int64]*subResult{}
+		t.ints = make(map[int64]*subResult, hint)
 	} else {
-		t.strs = map[string]*subResult{}
+		t.strs = make(map[string]*subResult, hint)
 	}
 	n := 0
-	var held int64 // bytes counted against the statement's memory (grow)
+	var held, pending int64 // bytes counted against the statement's memory, and not yet
+	fail := func(err error) (*subHashTable, error) {
+		c.release(held)
+		return nil, err
+	}
 	keys := len(s.Hash.Probe)
 	for {
 		r, err := it.Next()
 		if err != nil {
-			c.release(held)
-			return nil, err
+			return fail(err)
 		}
 		if r == nil {
 			break
@@ -268,37 +292,40 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		if null {
 			continue // `inner = outer` is never TRUE
 		}
-		g := t.group(vals)
-		if g == nil {
-			g = existsHit
-			if s.Kind != SubExists {
+		var g *subResult
+		if s.Kind == SubExists {
+			// Present or not, the key's group is existsHit: one map
+			// operation per row.
+			size, added := t.put(vals)
+			if !added {
+				continue
+			}
+			pending += size
+			n++
+		} else {
+			if g = t.group(vals); g == nil {
 				g = &subResult{}
+				pending += t.add(vals, g)
 			}
-			size := t.add(vals, g)
-			if err := c.grow(size); err != nil {
-				c.release(held)
-				return nil, err
-			}
-			held += size
-			if s.Kind == SubExists {
-				n++
-			}
-		}
-		if s.Kind != SubExists {
 			row := append(expr.Row(nil), r[:s.Width]...)
-			if err := c.grow(rowMemory(row)); err != nil {
-				c.release(held)
-				return nil, err
-			}
-			held += rowMemory(row)
+			pending += rowMemory(row)
 			g.rows = append(g.rows, row)
 			n++
 		}
+		if pending >= subHashGrowStep {
+			if err := c.grow(pending); err != nil {
+				return fail(err)
+			}
+			held, pending = held+pending, 0
+		}
 		if n > subCacheRows {
-			c.release(held)
-			return nil, nil
+			return fail(nil)
 		}
 	}
+	if err := c.grow(pending); err != nil {
+		return fail(err)
+	}
+	s.Hash.groups.Store(int64(t.len()))
 	if s.Kind == SubIn {
 		for _, g := range t.strs {
 			g.index()
@@ -312,6 +339,37 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 	}
 	return t, nil
 }
+
+// subHashGrowStep is how many bytes a build accounts at a time.
+const subHashGrowStep = 64 << 10
+
+// put adds the key vals (non-NULL) to an EXISTS table unless present,
+// reporting whether it did and the bytes it added.
+func (t *subHashTable) put(vals []types.Value) (int64, bool) {
+	const entry = 64
+	switch t.mode {
+	case keyText:
+		k := vals[0].Str()
+		before := len(t.strs)
+		t.strs[k] = existsHit
+		return int64(len(k)) + entry, len(t.strs) > before
+	case keyInt:
+		v := vals[0]
+		if v.Family().IsUnsigned() && v.Uint() > math.MaxInt64 {
+			break // rare: the generic path below
+		}
+		before := len(t.ints)
+		t.ints[v.Int()] = existsHit
+		return entry, len(t.ints) > before
+	}
+	if t.group(vals) != nil {
+		return 0, false
+	}
+	return t.add(vals, existsHit), true
+}
+
+// len is the number of keys the table holds.
+func (t *subHashTable) len() int { return len(t.strs) + len(t.ints) + len(t.huge) }
 
 // appendHashKey appends v's probe key. Integers (the binder only pairs
 // integer families with each other) are their 8 bytes, tagged apart from

@@ -3,6 +3,7 @@ package exec
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -161,6 +162,8 @@ type subState struct {
 	// a nil table means the inner side was too large and the subquery runs
 	// per outer row.
 	hashed map[*Subquery]*subHashEntry
+	// lastHashed is the entry of the node last probed, read without mu.
+	lastHashed atomic.Pointer[hashedSub]
 }
 
 func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
