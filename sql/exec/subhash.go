@@ -257,11 +257,28 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 	ev := *eval
 	ev.Exec = &sc
 	sc.Eval = &ev
-	it, err := Build(&sc, s.Hash.Plan)
+	// The plan is a projection of the inner scan (bind/subquery_hash.go):
+	// run the scan and evaluate only what the table keeps — the key
+	// columns, and for IN the compared values — into one reused row,
+	// rather than every projected value into a row per inner row. Under
+	// EXPLAIN ANALYZE the projection runs as a node, to be counted.
+	plan, exprs := s.Hash.Plan, []expr.Expr(nil)
+	if p, ok := plan.(*planner.Project); ok && c.analyze == nil {
+		plan, exprs = p.Input, p.Exprs
+	}
+	it, err := Build(&sc, plan)
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
+	var out expr.Row
+	from := s.Hash.KeyAt // the first projected value the table keeps
+	if s.Kind != SubExists {
+		from = 0
+	}
+	if exprs != nil {
+		out = make(expr.Row, len(exprs))
+	}
 	hint := int(min(s.Hash.groups.Load(), subCacheRows))
 	t := &subHashTable{mode: hashKeyModeOf(s.Hash)}
 	if t.mode == keyInt {
@@ -283,6 +300,14 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		}
 		if r == nil {
 			break
+		}
+		if exprs != nil {
+			for i := from; i < len(exprs); i++ {
+				if out[i], err = exprs[i].Eval(&ev, r); err != nil {
+					return fail(err)
+				}
+			}
+			r = out
 		}
 		vals := r[s.Hash.KeyAt : s.Hash.KeyAt+keys]
 		null := false
