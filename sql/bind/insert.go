@@ -38,10 +38,10 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {
 		return nil, err
 	}
-	if err := identityAlwaysWrites(n, t, p.Target); err != nil {
+	if p.Source, p.Target, err = a.insertSource(n, t, p.Target); err != nil {
 		return nil, err
 	}
-	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
+	if err := identityAlwaysWrites(n, t, p.Target); err != nil {
 		return nil, err
 	}
 	if p.Computed, p.Checks, p.FK, err = a.rowRules(t); err != nil {
@@ -125,25 +125,56 @@ func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
 }
 
 // insertSource binds the rows to insert: a query, or a VALUES list whose
-// items take the types of their target columns.
-func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
+// items take the types of their target columns. Without a column list a
+// source of N < len(target) values writes the first N target columns, as
+// in PostgreSQL (the others get their defaults); it returns the target
+// columns it writes.
+func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, []int, error) {
+	implicit := len(n.Columns) == 0
 	if n.Select == nil {
-		return a.insertValues(n.Lists, t, target)
+		if err := valuesArity(n.Lists, len(target), implicit); err != nil {
+			return nil, nil, err
+		}
+		if implicit && len(n.Lists) > 0 {
+			target = target[:len(n.Lists[0])]
+		}
+		node, err := a.insertValues(n.Lists, t, target)
+		return node, target, err
 	}
 	if sel, isSelect := n.Select.(*ast.SelectStmt); isSelect && sel.Kind == ast.SelectStmtKindValues {
-		return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
+		return nil, nil, sqlerr.NotSupported("VALUES statement as INSERT source")
 	}
 	node, ok, err := a.buildQueryStmt(n.Select)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !ok {
-		return nil, sqlerr.NotSupported("this INSERT source")
+		return nil, nil, sqlerr.NotSupported("this INSERT source")
 	}
-	if got := visibleCount(node.Columns()); got != len(target) {
-		return nil, insertArityError(got, len(target))
+	got := visibleCount(node.Columns())
+	if implicit && got < len(target) {
+		target = target[:got]
 	}
-	return node, nil
+	if got != len(target) {
+		return nil, nil, insertArityError(got, len(target))
+	}
+	return node, target, nil
+}
+
+// valuesArity checks the lengths of INSERT's VALUES lists against the
+// target columns as PostgreSQL does, row by row: each list as long as the
+// first (42601 "VALUES lists must all be the same length"), none longer
+// than the targets, and none shorter when the columns were listed.
+func valuesArity(lists [][]ast.ExprNode, targets int, implicit bool) error {
+	for _, list := range lists {
+		switch {
+		case len(list) != len(lists[0]):
+			return sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length")
+		case len(list) > targets || (!implicit && len(list) < targets):
+			return insertArityError(len(list), targets)
+		}
+	}
+	return nil
 }
 
 // insertValues binds INSERT ... VALUES (...), ...; DEFAULT stands for the
