@@ -132,11 +132,13 @@ func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
 func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, []int, error) {
 	implicit := len(n.Columns) == 0
 	if n.Select == nil {
-		if err := valuesArity(n.Lists, len(target), implicit); err != nil {
-			return nil, nil, err
+		lens := make([]int, len(n.Lists))
+		for i, l := range n.Lists {
+			lens[i] = len(l)
 		}
-		if implicit && len(n.Lists) > 0 {
-			target = target[:len(n.Lists[0])]
+		target, err := valuesTarget(lens, target, implicit)
+		if err != nil {
+			return nil, nil, err
 		}
 		node, err := a.insertValues(n.Lists, t, target)
 		return node, target, err
@@ -161,20 +163,25 @@ func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int)
 	return node, target, nil
 }
 
-// valuesArity checks the lengths of INSERT's VALUES lists against the
-// target columns as PostgreSQL does, row by row: each list as long as the
-// first (42601 "VALUES lists must all be the same length"), none longer
-// than the targets, and none shorter when the columns were listed.
-func valuesArity(lists [][]ast.ExprNode, targets int, implicit bool) error {
-	for _, list := range lists {
+// valuesTarget checks the lengths of INSERT's VALUES lists (lens) against
+// the target columns as PostgreSQL does, row by row: each list as long as
+// the first (42601 "VALUES lists must all be the same length"), none
+// longer than the targets, and none shorter when the columns were listed.
+// It returns the columns the rows write: the first len(lens[0]) targets
+// when none were listed.
+func valuesTarget(lens []int, target []int, implicit bool) ([]int, error) {
+	for _, n := range lens {
 		switch {
-		case len(list) != len(lists[0]):
-			return sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length")
-		case len(list) > targets || (!implicit && len(list) < targets):
-			return insertArityError(len(list), targets)
+		case n != lens[0]:
+			return nil, sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length")
+		case n > len(target) || (!implicit && n < len(target)):
+			return nil, insertArityError(n, len(target))
 		}
 	}
-	return nil
+	if implicit && len(lens) > 0 {
+		target = target[:lens[0]]
+	}
+	return target, nil
 }
 
 // insertValues binds INSERT ... VALUES (...), ...; DEFAULT stands for the
