@@ -24,6 +24,11 @@ func (s *Session) beginTxn() *txn.Txn {
 	} else {
 		t = s.e.txns.Begin()
 	}
+	// Outside a block a transaction is one statement or one protocol
+	// cycle and commits in one batch: its row locks stay in memory
+	// (txn's one-phase transactions). BEGIN makes a block of it
+	// (blockTxn).
+	t.SetOnePhase()
 	t.SetIsolation(s.isolation())
 	if s.snap != nil {
 		// A transaction begun by a statement reads at its snapshot.
@@ -34,6 +39,10 @@ func (s *Session) beginTxn() *txn.Txn {
 	}
 	return t
 }
+
+// blockTxn makes the session's transaction the one of a block (BEGIN): its
+// locks become lock records, data that the block's later commit resolves.
+func (s *Session) blockTxn() error { return s.txn.KeepLocksInStore() }
 
 // lockRows are pg_locks' rows: every key lock held or awaited, as
 // PostgreSQL shows row locks — a transaction holds ExclusiveLock on its

@@ -55,7 +55,9 @@
 // or an extended-protocol pipeline commits at Sync), or in an explicit block
 // (BEGIN ... COMMIT). Writes take per-key locks (sql/txn) and commit in one
 // Pebble batch through the shard manager, which adds the per-shard statistics
-// deltas to the same batch. Any error in a block fails it (25P02 until it
+// deltas to the same batch. Outside a block the transaction is one-phase
+// (beginTxn: its locks stay in memory, since its one batch cannot be left
+// half done); BEGIN makes its locks lock records (blockTxn). Any error in a block fails it (25P02 until it
 // ends). A simple-query string of several statements is PostgreSQL's
 // implicit transaction block (Session.SetScript, inTxnBlock): its schema
 // changes are the transaction's as in a block, and what cannot run in a

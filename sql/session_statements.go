@@ -53,6 +53,10 @@ func (s *Session) runTxn(ctx context.Context, p *bind.Txn) (Result, error) {
 		if s.txn == nil {
 			s.txn = s.beginTxn()
 		}
+		if err := s.blockTxn(); err != nil {
+			s.vars.EndTxn()
+			return nil, err
+		}
 		s.implicit = false
 		return &tagResult{tag: "BEGIN"}, nil
 	case parser.TxnCommit:
@@ -124,6 +128,13 @@ func (s *Session) endAndChain(ctx context.Context, p *bind.Txn) (Result, error) 
 		}
 	}
 	s.txn = s.beginTxn()
+	if err := s.blockTxn(); err != nil {
+		// Nothing is locked yet: only a store error gets here.
+		t := s.txn
+		s.leaveBlock()
+		s.rollbackTxn(t)
+		return nil, err
+	}
 	s.implicit = false
 	return res, nil
 }

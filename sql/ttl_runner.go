@@ -125,6 +125,8 @@ func (e *Engine) collectExpired(t *catalog.Table, x *ttl.Expiry, span storage.Sp
 // still expired when locked and read again.
 func (e *Engine) deleteExpired(ctx context.Context, t *catalog.Table, keys [][]byte) (int64, error) {
 	tx := e.txns.Begin()
+	// One batch commits it all: its locks need not be records.
+	tx.SetOnePhase()
 	defer tx.Rollback()
 	var n int64
 	// The runner never waits for a lock: a key that a writer holds is

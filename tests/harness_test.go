@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ type testServer struct {
 	dataDir string
 	addr    string
 	cmd     *exec.Cmd
-	log     *strings.Builder
+	log     *serverLog
 	exited  chan error
 }
 
@@ -57,6 +58,26 @@ func freePort(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// serverLog collects a server process's output. The process writes it
+// from exec's copying goroutine while tests read it (in failure messages,
+// or counting lines), so it is locked.
+type serverLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *serverLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *serverLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // startServer starts a server on a new data directory.
@@ -79,7 +100,7 @@ func (s *testServer) startAt(addr string, extra ...string) {
 	s.addr = addr
 	args := append([]string{"serve", "--data-dir", s.dataDir, "--listen", s.addr}, extra...)
 	s.cmd = exec.Command(serverBin, args...)
-	s.log = &strings.Builder{}
+	s.log = &serverLog{}
 	s.cmd.Stdout = s.log
 	s.cmd.Stderr = s.log
 	if err := s.cmd.Start(); err != nil {

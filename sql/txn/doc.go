@@ -27,6 +27,20 @@
 // buffered in the batch (not intents), so no record is ever seen COMMITTED
 // (see storage/mvcc/doc.go, "Adopting this in the engine").
 //
+// One-phase transactions (memlocks.go; CockroachDB's 1PC): a transaction
+// outside a block (an autocommit statement, one protocol cycle, the TTL
+// runner's batch; SetOnePhase) commits all of its writes in one batch, so
+// a crash leaves nothing of it half done, and its locks are holds in
+// memory in the key's latch shard instead of records: no lock record, no
+// transaction record, no store write before the commit. Both kinds meet
+// under the key's latch (a record writer looks at the memory holds first;
+// a one-phase locker looks at the memory holds, then, while live
+// transactions hold records on keys of the latch shard (latchShard.records),
+// at the store with mvcc.CheckLock), and waiters of either kind share the wait-for graph and
+// pg_locks. BEGIN after a write in one protocol cycle turns the holds into
+// records (KeepLocksInStore). To debug: pg_locks lists both kinds;
+// mvcc.ScanLocks shows only records.
+//
 // Lock strengths: each key lock is held in one of PostgreSQL's four row
 // lock strengths (storage/mvcc.Strength; its Conflicts is PostgreSQL's
 // conflict table): Lock takes FOR UPDATE, which every write path takes on

@@ -33,14 +33,18 @@ const lockShards = 64
 //     (a crash, a failed release) and is removed on sight;
 //   - the waiters and their wait-for graph (deadlock detection), and
 //     pg_locks' list of them;
-//   - span locks of bulk loads (Txn.LockSpan), which are not records.
+//   - span locks of bulk loads (Txn.LockSpan), which are not records;
+//   - the locks of one-phase transactions (memlocks.go): an autocommit
+//     statement commits all its writes in one batch, so nothing of it can
+//     survive a crash half done, and its locks need not be data.
 type LockTable struct {
 	eng     *storage.Engine
-	latches [lockShards]sync.Mutex
+	latches [lockShards]latchShard
 	owners  struct {
 		sync.Mutex
 		m map[mvcc.TxnID]*lockOwner
 	}
+
 	// graph guards waitsFor, the wait-for edges used for deadlock detection.
 	graph struct {
 		sync.Mutex
@@ -86,7 +90,7 @@ func NewLockTable(eng *storage.Engine) *LockTable {
 	return lt
 }
 
-func (lt *LockTable) latch(key []byte) *sync.Mutex {
+func (lt *LockTable) latch(key []byte) *latchShard {
 	// FNV-1a: cheap and good enough to spread keys.
 	h := uint32(2166136261)
 	for i := 0; i < len(key); i++ {
@@ -101,10 +105,15 @@ func (lt *LockTable) latch(key []byte) *sync.Mutex {
 // an orphan.
 func (lt *LockTable) register(id mvcc.TxnID, local uint64, pid uint32) *lockOwner {
 	o := &lockOwner{id: id, local: local, pid: pid, changed: make(chan struct{})}
-	lt.owners.Lock()
-	lt.owners.m[id] = o
-	lt.owners.Unlock()
+	lt.adopt(o)
 	return o
+}
+
+// adopt registers o under its mvcc id as a holder of lock records.
+func (lt *LockTable) adopt(o *lockOwner) {
+	lt.owners.Lock()
+	lt.owners.m[o.id] = o
+	lt.owners.Unlock()
 }
 
 // unregister ends o's ownership, once its records are removed (or their
@@ -143,9 +152,19 @@ var errWouldBlock = errors.New("txn: lock held by another transaction")
 // *recorded set once it is.
 func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, key []byte, strength mvcc.Strength, policy waitPolicy) error {
 	for {
-		conflict, err := lt.tryRecord(key, meta, rec, recorded, strength)
+		mem, memCh, conflict, err := lt.tryRecord(o, key, meta, rec, recorded, strength)
 		if err != nil {
 			return err
+		}
+		if mem != nil {
+			// A one-phase transaction holds the key in memory.
+			if policy == waitNone {
+				return errWouldBlock
+			}
+			if err := lt.wait(ctx, LockInfo{Key: string(key), Txn: o.local, PID: o.pid, Holder: mem.local, Strength: strength}, memCh); err != nil {
+				return err
+			}
+			continue
 		}
 		if conflict == nil {
 			sl := lt.foreignSpan(o.local, string(key))
@@ -153,9 +172,16 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 				return nil
 			}
 			// A bulk load owns the span: give the record back and wait.
-			if err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID)); err != nil {
+			err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID))
+			lt.uncount(key)
+			if err != nil {
 				return err
 			}
+			// The span's owner may have seen the record and be
+			// waiting for o: it looks again now rather than at o's
+			// end (o is about to wait for it, which would look like a
+			// deadlock).
+			o.signal()
 			if policy == waitNone {
 				return errWouldBlock
 			}
@@ -164,7 +190,7 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 			}
 			continue
 		}
-		holder, ch, err := lt.holderOf(conflict.Key, conflict.Strength, conflict.Txn.ID)
+		holder, ch, err := lt.holderOf(conflict)
 		if err != nil {
 			return err
 		}
@@ -180,12 +206,18 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 	}
 }
 
-// tryRecord writes meta's record on key at strength under the key's
-// latch, or returns the conflicting record or intent that stops it.
-func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, strength mvcc.Strength) (*mvcc.LockConflictError, error) {
-	mu := lt.latch(key)
-	mu.Lock()
-	defer mu.Unlock()
+// tryRecord writes meta's (o's) record on key at strength under the key's
+// latch, or returns what stops it: a one-phase transaction's lock in
+// memory (mem, with the channel that tells when it changes, taken under
+// the latch so that no release is missed), or the conflicting record or
+// intent.
+func (lt *LockTable) tryRecord(o *lockOwner, key []byte, meta *mvcc.TxnMeta, rec *mvcc.TxnRecord, recorded *bool, strength mvcc.Strength) (mem *lockOwner, memCh chan struct{}, _ *mvcc.LockConflictError, _ error) {
+	sh := lt.latch(key)
+	sh.Lock()
+	defer sh.Unlock()
+	if h := sh.conflict(o, key, strength); h != nil {
+		return h, h.changedChan(), nil, nil
+	}
 	b := lt.eng.NewLocalOp()
 	defer b.Close()
 	// MaxTimestamp: no write-conflict check here; the callers compare the
@@ -194,36 +226,48 @@ func (lt *LockTable) tryRecord(key []byte, meta *mvcc.TxnMeta, rec *mvcc.TxnReco
 	if _, err := mvcc.AcquireLock(b, key, meta, storage.MaxTimestamp, strength); err != nil {
 		var lce *mvcc.LockConflictError
 		if errors.As(err, &lce) {
-			return lce, nil
+			return nil, nil, lce, nil
 		}
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if !*recorded {
 		if err := mvcc.PutTxnRecord(b, meta.Anchor, meta.ID, rec); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if err := b.CommitNoSync(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
+	sh.records++
 	*recorded = true
-	return nil, nil
+	return nil, nil, nil, nil
 }
 
-// holderOf returns the live owner of the lock record (key, strength, id)
+// holderOf returns the live owner of the lock record or intent c met
 // and the channel that tells when it gives records back. When the record
-// is gone already, or its owner is not registered (an orphan, which it
-// then removes), holder is nil: the caller looks again.
-func (lt *LockTable) holderOf(key []byte, strength mvcc.Strength, id mvcc.TxnID) (holder *lockOwner, ch chan struct{}, err error) {
-	rec := mvcc.LockKey(key, strength, id)
-	o := lt.owner(id)
+// or intent is gone already, or its owner is not registered (an orphan,
+// which it then removes), holder is nil: the caller looks again.
+func (lt *LockTable) holderOf(c *mvcc.LockConflictError) (holder *lockOwner, ch chan struct{}, err error) {
+	o := lt.owner(c.Txn.ID)
 	if o == nil {
-		return nil, nil, lt.deleteRecords(rec)
+		if c.Intent {
+			return nil, nil, lt.abortIntent(c)
+		}
+		return nil, nil, lt.deleteRecords(mvcc.LockKey(c.Key, c.Strength, c.Txn.ID))
 	}
 	ch = o.changedChan()
 	// The record may have gone between the conflict and taking ch (its
 	// owner signals after removing): look at it again after taking ch.
-	_, closer, err := lt.eng.LocalReader().Get(rec)
+	if c.Intent {
+		// An intent is the newest version of its key, which c's
+		// strength (the intent's own) conflicts with.
+		again, err := mvcc.CheckLock(lt.eng.LocalReader(), c.Key, c.Strength)
+		if err != nil || again == nil || !again.Intent || again.Txn.ID != c.Txn.ID {
+			return nil, nil, err
+		}
+		return o, ch, nil
+	}
+	_, closer, err := lt.eng.LocalReader().Get(mvcc.LockKey(c.Key, c.Strength, c.Txn.ID))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil, nil
 	}
@@ -234,6 +278,21 @@ func (lt *LockTable) holderOf(key []byte, strength mvcc.Strength, id mvcc.TxnID)
 		return nil, nil, err
 	}
 	return o, ch, nil
+}
+
+// abortIntent removes the intent c met, of a transaction that is not
+// running in this process (on one node: a dead one), as its rollback
+// would have: the version under it is the newest again.
+func (lt *LockTable) abortIntent(c *mvcc.LockConflictError) error {
+	sh := lt.latch(c.Key)
+	sh.Lock()
+	defer sh.Unlock()
+	b := lt.eng.NewLocalBatch()
+	defer b.Close()
+	if _, err := mvcc.ResolveIntent(b, c.Key, mvcc.Resolution{ID: c.Txn.ID, Epoch: c.Txn.Epoch, Status: mvcc.Aborted}); err != nil {
+		return err
+	}
+	return b.CommitNoSync()
 }
 
 // giveBack removes records their owner wrote, by their engine keys, in one
@@ -346,7 +405,8 @@ type LockInfo struct {
 }
 
 // list returns the locks held (the store's lock records of registered
-// transactions) and awaited now. The records and the graph are read one
+// transactions and the one-phase transactions' memory holds) and awaited
+// now. The records and the graph are read one
 // after the other, so the list is a close, not an atomic, picture.
 func (lt *LockTable) list() ([]LockInfo, error) {
 	var out []LockInfo
@@ -375,6 +435,7 @@ func (lt *LockTable) list() ([]LockInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	out = lt.memList(out)
 	lt.graph.Lock()
 	for _, w := range lt.graph.waiting {
 		out = append(out, w)
@@ -471,8 +532,9 @@ func (lt *LockTable) overlappingSpanLocked(txn uint64, start, end string) *spanL
 	return nil
 }
 
-// heldIn finds a lock record inside [start, end) held by another
-// transaction (orphans met on the way are removed).
+// heldIn finds a lock record or memory hold (memlocks.go) inside
+// [start, end) held by another transaction (orphans met on the way are
+// removed).
 func (lt *LockTable) heldIn(txn uint64, start, end string) (holder uint64, released chan struct{}, key string, err error) {
 	errFound := errors.New("found")
 	for {
@@ -485,12 +547,15 @@ func (lt *LockTable) heldIn(txn uint64, start, end string) (holder uint64, relea
 			return nil
 		})
 		if err == nil {
+			if o, ch, key := lt.memHeldIn(txn, start, end); o != nil {
+				return o.local, ch, key, nil
+			}
 			return 0, nil, "", nil
 		}
 		if err != errFound {
 			return 0, nil, "", err
 		}
-		o, ch, err := lt.holderOf(rec.Key, rec.Strength, rec.Txn.ID)
+		o, ch, err := lt.holderOf(&mvcc.LockConflictError{Key: rec.Key, Txn: rec.Txn, Strength: rec.Strength})
 		if err != nil {
 			return 0, nil, "", err
 		}

@@ -228,4 +228,7 @@ func TestLockRecordsInStore(t *testing.T) {
 	if err := mvcc.ScanTxnRecords(m.Engine().LocalReader(), func([]byte, mvcc.TxnID, mvcc.TxnRecord) error { left++; return nil }); err != nil || left != 0 {
 		t.Fatalf("%d transaction records left (%v)", left, err)
 	}
+	if _, counted := lockTableCounts(m); counted != 0 {
+		t.Fatalf("the latch shards count %d records, want 0", counted)
+	}
 }

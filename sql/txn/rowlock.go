@@ -51,6 +51,14 @@ func (t *Txn) lockKey(ctx context.Context, key []byte, strength mvcc.Strength, p
 	if prev >= strength {
 		return nil // no store access for a key the transaction holds
 	}
+	if t.onePhase {
+		if err := t.m.locks.acquireMem(ctx, t.memOwner(), key, strength, policy); err != nil {
+			return err
+		}
+		t.held[k] = strength
+		t.keys = append(t.keys, heldKey{key: k, prev: prev, strength: strength})
+		return nil
+	}
 	o := t.lockOwner(key)
 	var rec *mvcc.TxnRecord
 	if !t.recorded {
@@ -95,7 +103,24 @@ func (t *Txn) giveBackLocks(n int) error {
 	if len(t.keys) <= n {
 		return nil
 	}
+	if t.onePhase {
+		t.releaseMem(n)
+		t.forgetHolds(n)
+		return nil
+	}
 	recs := t.recordKeys(n)
+	err := t.m.locks.giveBack(recs...)
+	for _, h := range t.keys[n:] {
+		t.m.locks.uncount([]byte(h.key))
+	}
+	t.forgetHolds(n)
+	t.owner.signal()
+	return err
+}
+
+// forgetHolds drops keys[n:] from the transaction's holds (held goes back
+// to the strengths before them).
+func (t *Txn) forgetHolds(n int) {
 	for i := len(t.keys) - 1; i >= n; i-- {
 		h := t.keys[i]
 		if h.prev == 0 {
@@ -105,15 +130,17 @@ func (t *Txn) giveBackLocks(n int) error {
 		}
 	}
 	t.keys = t.keys[:n]
-	err := t.m.locks.giveBack(recs...)
-	t.owner.signal()
-	return err
 }
 
 // releaseInBatch settles the transaction (settle.go) in its commit batch,
 // so that its locks and record go with the commit, under its one fsync;
 // releaseLocks then only ends the registration.
-func (t *Txn) releaseInBatch() error { return t.settle(t.batch.SingleDeleteEngineKey) }
+func (t *Txn) releaseInBatch() error {
+	if t.onePhase {
+		return nil // nothing in the store (memlocks.go)
+	}
+	return t.settle(t.batch.SingleDeleteEngineKey)
+}
 
 // releaseLocks deletes every lock record of the transaction (unless its
 // commit batch did: inBatch) and ends its registration, which wakes its
@@ -124,13 +151,23 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 		return nil
 	}
 	var err error
-	if !inBatch {
-		err = t.settleAlone()
+	if t.onePhase {
+		// Its memory holds go after its commit is applied, so a waiter
+		// that gets the key reads the committed versions.
+		t.releaseMem(0)
+	} else {
+		if !inBatch {
+			err = t.settleAlone()
+		}
+		// Deleted (or, if that failed, orphans, which hold nothing).
+		for _, h := range t.keys {
+			t.m.locks.uncount([]byte(h.key))
+		}
+		t.m.locks.unregister(t.owner)
 	}
 	t.keys = nil
 	t.held = nil
 	t.recorded = false
-	t.m.locks.unregister(t.owner)
 	t.owner = nil
 	return err
 }

@@ -65,6 +65,9 @@ type Txn struct {
 	meta  mvcc.TxnMeta
 	// recorded: the transaction's record is in the store (settle.go).
 	recorded bool
+	// onePhase: the locks are held in memory, not as records
+	// (memlocks.go, SetOnePhase).
+	onePhase bool
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool

@@ -222,6 +222,13 @@
 //     with one lock record, 26-27k with two (a record written, then
 //     deleted in the commit, each a memtable insert, plus AcquireLock's
 //     iterator and two prefix seeks).
+//  10. One-phase transactions (item 9, write path): a transaction outside
+//     a block commits all its writes in one batch, so sql/txn holds its
+//     locks in memory (its memlocks.go), as CockroachDB's 1PC holds only
+//     latches; it meets the records of blocks with CheckLock (read only),
+//     and a block that begins inside its protocol cycle turns its holds
+//     into records with PutLock. BenchmarkTxnUpdateRow: 8.5k cpu-ns/op
+//     one-phase against 24-26k with a record, one sitting.
 //
 // SERIALIZABLE's read refresh runs on the engine's committed versions
 // (storage/refresh.go: storage cannot import this package); once the

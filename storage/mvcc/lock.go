@@ -233,3 +233,45 @@ func ScanLocks(r Reader, span storage.Span, fn func(rec LockRecord) error) error
 	}
 	return firstErr(it.Error(), it.Close())
 }
+
+// CheckLock reports the first lock record or intent on userKey that
+// conflicts with a lock of the given strength taken by a transaction that
+// holds nothing in the store: a one-phase (autocommit) transaction of the
+// layer above, whose locks stay in memory because all of its writes land
+// in one batch (sql/txn). It only reads; nil, nil when nothing conflicts.
+func CheckLock(r Reader, userKey []byte, strength Strength) (*LockConflictError, error) {
+	if len(userKey) == 0 || !strength.valid() {
+		return nil, fmt.Errorf("mvcc: lock check of %q at strength %v: invalid request", userKey, strength)
+	}
+	it, err := newPointIter(r)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	if _, err := checkLockRecords(it, userKey, nil, strength); err != nil {
+		if lce, ok := err.(*LockConflictError); ok {
+			return lce, nil
+		}
+		return nil, err
+	}
+	vs, err := readNewest(it, userKey)
+	if err != nil {
+		return nil, err
+	}
+	if in := &vs.newest; in.found && in.v.isIntent() && in.v.strength.Conflicts(strength) {
+		return intentConflict(userKey, in).(*LockConflictError), nil
+	}
+	return nil, nil
+}
+
+// PutLock writes txn's lock record on userKey at strength without any
+// check: for a holder that holds the key already by other means (an
+// in-memory lock of sql/txn's one-phase transaction that becomes a
+// transaction block, BEGIN after a write in one protocol cycle), so no
+// other transaction can hold it in a conflicting strength.
+func PutLock(w Writer, userKey []byte, txn *TxnMeta, strength Strength) error {
+	if len(userKey) == 0 || txn == nil || !strength.valid() {
+		return fmt.Errorf("mvcc: lock of %q by %v at strength %v: invalid request", userKey, txn, strength)
+	}
+	return w.Set(appendLockKey(nil, userKey, strength, txn.ID), appendTxnMeta(nil, txn), nil)
+}
