@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func BenchmarkCorrelatedExists(b *testing.B) {
 // the text column v over the 10,000 rows k < 10000 on both sides. It
 // reports the CPU time per query (cpu-ns/op) beside the wall time, which
 // on a shared machine includes waiting for a CPU.
-// Run: go test ./sql -run XXX -bench ExistsBenchWorkload -cpuprofile /tmp/cpu.out
+// Run: go test ./sql -run XXX -bench ExistsBenchWorkload/prepared -cpuprofile /tmp/cpu.out
 func BenchmarkExistsBenchWorkload(b *testing.B) {
 	e := testEngine(b)
 	s := testSession(b, e)
@@ -130,13 +131,36 @@ func BenchmarkExistsBenchWorkload(b *testing.B) {
 		query(b, s, "INSERT INTO kv VALUES "+strings.Join(rows, ", "))
 	}
 	const q = "SELECT count(*) FROM kv AS a WHERE a.k < 10000 AND EXISTS (SELECT 1 FROM kv AS b WHERE b.v = a.v AND b.k < 10000)"
-	b.ResetTimer()
-	cpu0 := processCPU()
-	for range b.N {
-		rows := query(b, s, q)
-		if got := rows[0][0].Int(); got != 10000 {
-			b.Fatalf("got %d", got)
+	// prepared is how pgx and pgbench -M prepared run it (one plan, many
+	// executions); simple parses and plans every time.
+	ctx := context.Background()
+	b.Run("prepared", func(b *testing.B) {
+		p, err := s.Prepare(ctx, q, nil)
+		if err != nil {
+			b.Fatal(err)
 		}
-	}
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		cpu0 := processCPU()
+		for range b.N {
+			res, err := s.Execute(ctx, p, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			row, err := res.Next(ctx)
+			if err != nil || row == nil || row[0].Int() != 10000 {
+				b.Fatalf("got %v, %v", row, err)
+			}
+			res.Close()
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("simple", func(b *testing.B) {
+		cpu0 := processCPU()
+		for range b.N {
+			rows := query(b, s, q)
+			if got := rows[0][0].Int(); got != 10000 {
+				b.Fatalf("got %d", got)
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
 }
