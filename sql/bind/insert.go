@@ -40,10 +40,10 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {
 		return nil, err
 	}
-	if err := a.identityAlwaysWrites(n, t, p.Target); err != nil {
+	if p.Source, p.Target, err = a.insertSource(n, t, p.Target); err != nil {
 		return nil, err
 	}
-	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
+	if err := a.identityAlwaysWrites(n, t, p.Target); err != nil {
 		return nil, err
 	}
 	if p.Computed, p.Checks, p.FK, err = a.rowRules(t); err != nil {
@@ -127,28 +127,76 @@ func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
 }
 
 // insertSource binds the rows to insert: a query, or a VALUES list whose
-// items take the types of their target columns.
-func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
+// items take the types of their target columns. Without a column list a
+// source of N < len(target) values writes the first N target columns, as
+// in PostgreSQL (the others get their defaults); it returns the target
+// columns it writes.
+func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, []int, error) {
+	implicit := len(n.Columns) == 0
 	if n.Select == nil {
-		if a.stmt.Values != nil {
-			return a.insertLiterals(a.stmt.Values, t, target)
+		var lens []int
+		if lits := a.stmt.Values; lits != nil {
+			lens = make([]int, len(lits.Ends))
+			for r := range lits.Ends {
+				lens[r] = len(lits.Row(r))
+			}
+		} else {
+			lens = make([]int, len(n.Lists))
+			for i, l := range n.Lists {
+				lens[i] = len(l)
+			}
 		}
-		return a.insertValues(n.Lists, t, target)
+		target, err := valuesTarget(lens, target, implicit)
+		if err != nil {
+			return nil, nil, err
+		}
+		var node planner.Node
+		if a.stmt.Values != nil {
+			node, err = a.insertLiterals(a.stmt.Values, t, target)
+		} else {
+			node, err = a.insertValues(n.Lists, t, target)
+		}
+		return node, target, err
 	}
 	if sel, isSelect := n.Select.(*ast.SelectStmt); isSelect && sel.Kind == ast.SelectStmtKindValues {
-		return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
+		return nil, nil, sqlerr.NotSupported("VALUES statement as INSERT source")
 	}
 	node, ok, err := a.buildQueryStmt(n.Select)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !ok {
-		return nil, sqlerr.NotSupported("this INSERT source")
+		return nil, nil, sqlerr.NotSupported("this INSERT source")
 	}
-	if got := visibleCount(node.Columns()); got != len(target) {
-		return nil, insertArityError(got, len(target))
+	got := visibleCount(node.Columns())
+	if implicit && got < len(target) {
+		target = target[:got]
 	}
-	return node, nil
+	if got != len(target) {
+		return nil, nil, insertArityError(got, len(target))
+	}
+	return node, target, nil
+}
+
+// valuesTarget checks the lengths of INSERT's VALUES lists (lens) against
+// the target columns as PostgreSQL does, row by row: each list as long as
+// the first (42601 "VALUES lists must all be the same length"), none
+// longer than the targets, and none shorter when the columns were listed.
+// It returns the columns the rows write: the first len(lens[0]) targets
+// when none were listed.
+func valuesTarget(lens []int, target []int, implicit bool) ([]int, error) {
+	for _, n := range lens {
+		switch {
+		case n != lens[0]:
+			return nil, sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length")
+		case n > len(target) || (!implicit && n < len(target)):
+			return nil, insertArityError(n, len(target))
+		}
+	}
+	if implicit && len(lens) > 0 {
+		target = target[:lens[0]]
+	}
+	return target, nil
 }
 
 // insertValues binds INSERT ... VALUES (...), ...; DEFAULT stands for the
