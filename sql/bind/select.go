@@ -489,13 +489,17 @@ func castTypeName(t types.Type) string {
 		}
 	case types.Bool:
 		return "bool"
-	case types.Int8, types.Int16, types.Uint8:
+	case types.Uint8, types.Uint16, types.Uint32, types.Uint64:
+		// YQL's unsigned types have no PostgreSQL name of their own: a
+		// cast to one is named after the type as YQL spells it.
+		return strings.ToLower(t.Family.String())
+	case types.Int8, types.Int16:
 		return "int2"
-	case types.Int32, types.Uint16:
+	case types.Int32:
 		return "int4"
-	case types.Int64, types.Uint32:
+	case types.Int64:
 		return "int8"
-	case types.Uint64, types.Decimal:
+	case types.Decimal:
 		return "numeric"
 	case types.Float:
 		return "float4"
