@@ -1352,17 +1352,7 @@ func (s *stmtToks) clientOutputItemAt(i, end, hi int) bool {
 	for k := i - 1; k >= 0; k-- {
 		switch {
 		case s.isOp(k, ")"):
-			depth := 0
-			for ; k >= 0; k-- {
-				if s.isOp(k, ")") {
-					depth++
-				} else if s.isOp(k, "(") {
-					depth--
-					if depth == 0 {
-						break
-					}
-				}
-			}
+			k = s.groupOpen(k)
 		case s.isOp(k, "("):
 			return false // inside a subquery, a call or a CTE's body
 		case s.isWord(k, "select"):
@@ -1408,23 +1398,29 @@ func (s *stmtToks) wordAtTopLevel(words ...string) bool {
 	return false
 }
 
+// groupOpen returns the index of the '(' that the ')' at k closes (-1 when
+// none does).
+func (s *stmtToks) groupOpen(k int) int {
+	depth := 0
+	for ; k >= 0; k-- {
+		if s.isOp(k, ")") {
+			depth++
+		} else if s.isOp(k, "(") {
+			depth--
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
 // inFromList reports whether the comma at i separates FROM items: the
 // nearest clause keyword before it, at its parenthesis depth, is FROM.
 func (s *stmtToks) inFromList(i int) bool {
 	for k := i - 1; k >= 0; k-- {
 		if s.isOp(k, ")") {
-			// Skip back over the group.
-			depth := 0
-			for ; k >= 0; k-- {
-				if s.isOp(k, ")") {
-					depth++
-				} else if s.isOp(k, "(") {
-					depth--
-					if depth == 0 {
-						break
-					}
-				}
-			}
+			k = s.groupOpen(k) // skip back over the group
 			continue
 		}
 		if s.isOp(k, "(") {
