@@ -42,7 +42,11 @@ func (r *router) learn(d Descriptor) {
 }
 
 func (r *router) put(ctx context.Context, h raft.Host, k []byte, v string, at hlc.Timestamp) error {
-	for attempt := 0; attempt < 5; attempt++ {
+	// A put retries while the split settles: a stale answer teaches the
+	// router the split, and a host may start its child replica a while
+	// after it applied the split (seconds on a loaded machine).
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
 		g := r.group(k)
 		cmd, err := EncodeBatch(Batch{Ops: []Op{{Kind: OpPut, Key: k, Value: []byte(v), Timestamp: at}}})
 		if err != nil {
