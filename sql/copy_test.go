@@ -82,9 +82,9 @@ func copyOut(t *testing.T, s *Session, sql string) string {
 // smallBulkRuns makes the bulk path spill after a few kilobytes, so that
 // tests exercise runs, merges and ingestion with few rows.
 func smallBulkRuns(t *testing.T) {
-	run, batch, sst, stats := bulkRunBytes, bulkBatchBytes, bulkSSTBytes, bulkStatsChunk
-	bulkRunBytes, bulkBatchBytes, bulkSSTBytes, bulkStatsChunk = 16<<10, 4<<10, 32<<10, 1000
-	t.Cleanup(func() { bulkRunBytes, bulkBatchBytes, bulkSSTBytes, bulkStatsChunk = run, batch, sst, stats })
+	run, batch, sst := bulkRunBytes, bulkBatchBytes, bulkSSTBytes
+	bulkRunBytes, bulkBatchBytes, bulkSSTBytes = 16<<10, 4<<10, 32<<10
+	t.Cleanup(func() { bulkRunBytes, bulkBatchBytes, bulkSSTBytes = run, batch, sst })
 }
 
 func TestCopyBulkPath(t *testing.T) {

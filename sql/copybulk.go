@@ -13,8 +13,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -48,8 +48,9 @@ import (
 //     keys become versions at one commit timestamp, written with the
 //     engine's writer options) and ingested in one atomic Pebble
 //     ingestion; reads that start during this pass wait for it, as for
-//     any commit in flight. Then the shards' statistics are updated from
-//     a third merge of the runs.
+//     any commit in flight. The same merge routes the pairs to their
+//     shards (partition.SortedWrites: one statistics delta per shard),
+//     committed after the ingestion.
 //     A small COPY (one buffer, bulkBatchBytes at most) commits its pairs
 //     in a batch instead, statistics included.
 //
@@ -61,7 +62,6 @@ var (
 	bulkRunBytes   = 64 << 20 // a run's pairs held in memory before it is spilled
 	bulkBatchBytes = 8 << 20  // at most this much is committed in a batch instead of ingested
 	bulkSSTBytes   = uint64(256 << 20)
-	bulkStatsChunk = 100000 // writes per statistics commit after an ingestion
 )
 
 // bulkUsable reports whether a COPY into t may take the bulk path.
@@ -117,13 +117,13 @@ func newBulkLoad(ctx context.Context, e *Engine, t *catalog.Table, rel string) *
 
 // addRow adds the pairs of a complete, checked row.
 func (b *bulkLoad) addRow(row []types.Value, line int64) error {
-	b.keyBuf = rowenc.EncodeKey(b.table, row)
+	b.keyBuf = appendKey(b.keyBuf[:0], b.table, row)
 	b.valBuf = rowenc.EncodeValue(b.valBuf[:0], b.table, row)
 	if err := b.add(0, 0, line, b.keyBuf, b.valBuf); err != nil {
 		return err
 	}
 	for i, et := range b.entries {
-		b.keyBuf = rowenc.EncodeKey(et, row)
+		b.keyBuf = appendKey(b.keyBuf[:0], et, row)
 		prefix := 0
 		if ix := &b.table.Indexes[i]; ix.Unique {
 			prefix = b.uniquePrefix(ix, et, row)
@@ -133,6 +133,16 @@ func (b *bulkLoad) addRow(row []types.Value, line int64) error {
 		}
 	}
 	return nil
+}
+
+// appendKey is rowenc.EncodeKey into buf (the load's key buffer, reused
+// for every key: add copies it).
+func appendKey(buf []byte, t *catalog.Table, row []types.Value) []byte {
+	buf = storage.AppendTablePrefix(buf, t.ID)
+	for _, k := range t.PrimaryKey {
+		buf = rowenc.AppendKeyValue(buf, row[k])
+	}
+	return buf
 }
 
 // uniquePrefix is the length of the unique index entry's value part (0
@@ -505,8 +515,19 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 	}
 	// Checked: merge again into the sstables, under the commit's timestamp
 	// (reads that start meanwhile wait for it, so this pass only writes).
+	// The same pass routes the pairs to their shards for the statistics
+	// (one delta per shard), committed once the sstables are in.
 	return t.CommitWith(func() error {
-		err := b.e.storage.IngestVersioned(ctx, b.dir, bulkSSTBytes, func(w *storage.SSTWriter) error {
+		ids := []uint64{b.table.ID}
+		for _, et := range b.entries {
+			ids = append(ids, et.ID)
+		}
+		stats, err := b.e.shards.BeginSorted(ids)
+		if err != nil {
+			return err
+		}
+		defer stats.Close()
+		err = b.e.storage.IngestVersioned(ctx, b.dir, bulkSSTBytes, func(w *storage.SSTWriter) error {
 			m, err := b.openMerge()
 			if err != nil {
 				return err
@@ -524,13 +545,18 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 				if err := w.Set(p.key, p.value); err != nil {
 					return err
 				}
+				if err := stats.Put(b.tableID(p.idx), p.key, len(p.value)); err != nil {
+					return err
+				}
 				last = append(last[:0], p.key...)
 			}
 		})
 		if err != nil {
 			return err
 		}
-		return b.recordStats()
+		batch := b.e.storage.NewBatch()
+		defer batch.Close()
+		return stats.Commit(batch)
 	})
 }
 
@@ -661,43 +687,6 @@ func (b *bulkLoad) duplicateValue(p pair) error {
 			strings.Join(names, ", "), strings.Join(texts, ", "))}
 }
 
-// recordStats adds the ingested pairs to the shards' statistics, merging
-// the runs again in chunks so that the keys are never all in memory.
-func (b *bulkLoad) recordStats() error {
-	m, err := b.openMerge()
-	if err != nil {
-		return err
-	}
-	defer m.close()
-	var w partition.Writes
-	flush := func() error {
-		if w.Len() == 0 {
-			return nil
-		}
-		batch := b.e.storage.NewBatch()
-		defer batch.Close()
-		err := b.e.shards.Commit(batch, &w)
-		w.Reset()
-		return err
-	}
-	for {
-		p, ok, err := m.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		w.RecordPut(b.tableID(p.idx), p.key, len(p.value), false, 0)
-		if w.Len() >= bulkStatsChunk {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
-}
-
 // bulkRow completes and checks a row as rowWriter.write does for a new
 // row, and adds its pairs to the load.
 func (c *copyFrom) bulkRow(row []types.Value) error {
@@ -705,8 +694,16 @@ func (c *copyFrom) bulkRow(row []types.Value) error {
 	if h := w.table.HiddenKeyColumn(); h >= 0 {
 		row[h] = types.NewUint64(rand.Uint64())
 	}
-	if err := w.coerce(row); err != nil {
-		return err
+	for i, col := range w.table.Columns {
+		// rowWriter.coerce, without the calls for the values that need
+		// no cast (nearly all of a load's).
+		if !castFree(row[i], col.Type) {
+			v, err := expr.CastInZone(w.eval, row[i], col.Type)
+			if err != nil {
+				return err
+			}
+			row[i] = v
+		}
 	}
 	if err := w.compute(row, true); err != nil {
 		return err
