@@ -434,7 +434,9 @@ func (m *merger) next() (pair, bool, error) {
 	}
 	if ok {
 		m.heads[i] = q
-		heap.Fix(m, 0)
+		if len(m.h) > 1 { // one source (a load that never spilled): no heap work
+			heap.Fix(m, 0)
+		}
 	} else {
 		heap.Pop(m)
 	}

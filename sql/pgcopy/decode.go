@@ -35,6 +35,9 @@ type Decoder struct {
 
 	fields  [][]byte
 	scratch []byte
+	// plain: the line nextLine returned last has no backslash (text
+	// format), so splitText need not unescape it.
+	plain   bool
 	lineBuf []byte // the current line's text (text, CSV), for CONTEXT
 }
 
@@ -155,6 +158,21 @@ func (d *Decoder) matchHeader() error {
 func (d *Decoder) nextLine() ([]byte, bool, error) {
 	b := d.buf[d.off:]
 	csv := d.o.Format == CSV
+	d.plain = false
+	if !csv && d.eol != eolCR && d.eol != eolCRNL {
+		// The usual text line: up to a \n, with no backslash and no \r
+		// before it, found with a few bytes.IndexByte instead of a loop
+		// over every byte. Anything else takes the loop below.
+		if nl := bytes.IndexByte(b, '\n'); nl >= 0 {
+			line := b[:nl]
+			if bytes.IndexByte(line, '\\') < 0 && bytes.IndexByte(line, '\r') < 0 {
+				d.eol = eolNL
+				d.off += nl + 1
+				d.plain = true
+				return line, true, nil
+			}
+		}
+	}
 	inQuote := false
 	q, esc := d.o.Quote, d.o.Escape
 	for i := 0; i < len(b); i++ {
@@ -250,6 +268,28 @@ func (d *Decoder) splitText(line []byte) error {
 	d.fields = d.fields[:0]
 	d.scratch = d.scratch[:0]
 	delim := d.o.Delimiter
+	if d.plain && delim < utf8.RuneSelf && utf8.Valid(line) {
+		// No escapes, and the line is UTF-8 as a whole, so each field cut
+		// at the (ASCII) delimiter is too: the fields are slices of the
+		// line. An invalid line takes the loop, which names the field's
+		// bad bytes.
+		for {
+			i := bytes.IndexByte(line, delim)
+			raw := line
+			if i >= 0 {
+				raw = line[:i]
+			}
+			if string(raw) == d.o.Null {
+				d.fields = append(d.fields, nil)
+			} else {
+				d.fields = append(d.fields, raw[:len(raw):len(raw)])
+			}
+			if i < 0 {
+				return nil
+			}
+			line = line[i+1:]
+		}
+	}
 	start := 0
 	for i := 0; i <= len(line); i++ {
 		if i < len(line) {
