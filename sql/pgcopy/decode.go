@@ -36,7 +36,8 @@ type Decoder struct {
 	fields  [][]byte
 	scratch []byte
 	// plain: the line nextLine returned last has no backslash (text
-	// format), so splitText need not unescape it.
+	// format) or quote (CSV), so splitText and splitCSV need not
+	// unescape it.
 	plain   bool
 	lineBuf []byte // the current line's text (text, CSV), for CONTEXT
 }
@@ -159,13 +160,18 @@ func (d *Decoder) nextLine() ([]byte, bool, error) {
 	b := d.buf[d.off:]
 	csv := d.o.Format == CSV
 	d.plain = false
-	if !csv && d.eol != eolCR && d.eol != eolCRNL {
-		// The usual text line: up to a \n, with no backslash and no \r
-		// before it, found with a few bytes.IndexByte instead of a loop
-		// over every byte. Anything else takes the loop below.
+	if d.eol != eolCR && d.eol != eolCRNL {
+		// The usual line: up to a \n, with no backslash (text) or quote
+		// (CSV) and no \r before it, found with a few bytes.IndexByte
+		// instead of a loop over every byte. Anything else takes the loop
+		// below.
+		special := byte('\\')
+		if csv {
+			special = d.o.Quote
+		}
 		if nl := bytes.IndexByte(b, '\n'); nl >= 0 {
 			line := b[:nl]
-			if bytes.IndexByte(line, '\\') < 0 && bytes.IndexByte(line, '\r') < 0 {
+			if bytes.IndexByte(line, special) < 0 && bytes.IndexByte(line, '\r') < 0 {
 				d.eol = eolNL
 				d.off += nl + 1
 				d.plain = true
@@ -421,6 +427,26 @@ func (d *Decoder) splitCSV(line []byte) error {
 	d.fields = d.fields[:0]
 	d.scratch = d.scratch[:0]
 	q, esc, delim := d.o.Quote, d.o.Escape, d.o.Delimiter
+	if d.plain && delim < utf8.RuneSelf && utf8.Valid(line) {
+		// No quotes: each field is the bytes between delimiters, a slice
+		// of the line (UTF-8 as a whole, so each field is too).
+		for col := 0; ; col++ {
+			i := bytes.IndexByte(line, delim)
+			raw := line
+			if i >= 0 {
+				raw = line[:i]
+			}
+			if d.csvNull(col, raw, raw, false) {
+				d.fields = append(d.fields, nil)
+			} else {
+				d.fields = append(d.fields, raw[:len(raw):len(raw)])
+			}
+			if i < 0 {
+				return nil
+			}
+			line = line[i+1:]
+		}
+	}
 	i := 0
 	for col := 0; ; col++ {
 		start := len(d.scratch)
@@ -456,14 +482,7 @@ func (d *Decoder) splitCSV(line []byte) error {
 		if f == nil {
 			f = emptyField // never nil: nil is NULL
 		}
-		isNull := !sawQuote && string(raw) == d.o.Null
-		if col < len(d.o.ForceNotNull) && d.o.ForceNotNull[col] {
-			isNull = false
-		}
-		if col < len(d.o.ForceNull) && d.o.ForceNull[col] && string(f) == d.o.Null {
-			isNull = true
-		}
-		if isNull {
+		if d.csvNull(col, raw, f, sawQuote) {
 			d.fields = append(d.fields, nil)
 		} else {
 			if !utf8.Valid(f) {
@@ -476,6 +495,20 @@ func (d *Decoder) splitCSV(line []byte) error {
 		}
 		i++ // the delimiter
 	}
+}
+
+// csvNull reports whether CSV field col is NULL: unquoted and spelled as
+// the NULL string, unless FORCE_NOT_NULL; with FORCE_NULL also quoted.
+// raw is the field as it came, f its value.
+func (d *Decoder) csvNull(col int, raw, f []byte, sawQuote bool) bool {
+	isNull := !sawQuote && string(raw) == d.o.Null
+	if col < len(d.o.ForceNotNull) && d.o.ForceNotNull[col] {
+		isNull = false
+	}
+	if col < len(d.o.ForceNull) && d.o.ForceNull[col] && string(f) == d.o.Null {
+		isNull = true
+	}
+	return isNull
 }
 
 // nextBinary reads the binary format: the signature and header once, then

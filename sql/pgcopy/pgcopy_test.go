@@ -93,6 +93,14 @@ func TestDecode(t *testing.T) {
 		{"COPY t FROM STDIN (FORMAT csv, FORCE_NOT_NULL (a), FORCE_NULL (b))", ",\"\"\n", "\"\"|NULL\n"},
 		{"COPY t FROM STDIN (FORMAT csv, NULL 'NULL', QUOTE '''', DELIMITER ';')", "NULL;'NULL'\n'a;b';c\n", "NULL|\"NULL\"\n\"a;b\"|\"c\"\n"},
 		{"COPY t FROM STDIN (FORMAT csv, HEADER true)", "a,b\n1,2\n", "\"1\"|\"2\"\n"},
+		// Lines without quotes (split without unquoting) mixed with quoted
+		// ones; FORCE_NOT_NULL and FORCE_NULL on them; a backslash is data;
+		// a bad byte; \. alone ends the data.
+		{"COPY t FROM STDIN (FORMAT csv, FORCE_NOT_NULL (a))", ",\n\"\",x\\y\n,\n", "\"\"|NULL\n\"\"|\"x\\\\y\"\n\"\"|NULL\n"},
+		{"COPY t FROM STDIN (FORMAT csv, NULL 'n', FORCE_NULL (b))", "n,n\nn,\"n\"\n", "NULL|NULL\nNULL|NULL\n"},
+		{"COPY t FROM STDIN (FORMAT csv)", "1,2\n3,\xff\n", "\"1\"|\"2\"\nerror 22021 line 2: invalid byte sequence for encoding \"UTF8\": 0xff"},
+		{"COPY t FROM STDIN (FORMAT csv)", "1,2\n\\.\n3,4\n", "\"1\"|\"2\"\n"},
+		{"COPY t FROM STDIN (FORMAT csv)", "1,2\n3\n", "\"1\"|\"2\"\nerror 22P04 line 2: missing data for column \"b\""},
 		{"COPY t FROM STDIN (FORMAT csv)", "1,\"abc\n", "error 22P04 line 1: unterminated CSV quoted field"},
 		{"COPY t FROM STDIN WITH CSV", "1,2\r\n3,4\n", "\"1\"|\"2\"\nerror 22P04 line 2: unquoted newline found in data"},
 	} {
@@ -241,12 +249,14 @@ func TestOptionErrors(t *testing.T) {
 }
 
 // BenchmarkDecode splits 10k lines of (k, v) in 64 KiB messages, as COPY
-// FROM receives them from pgx, in the text and CSV formats.
+// FROM receives them from pgx, in the text and CSV formats (CSV with and
+// without quotes).
 func BenchmarkDecode(b *testing.B) {
 	names := []string{"k", "v"}
 	for _, bc := range []struct{ name, stmt, line string }{
 		{"text", "COPY t FROM STDIN", "%d\tvalue number %d\n"},
 		{"csv", "COPY t FROM STDIN (FORMAT csv)", "%d,\"value, number %d\"\n"},
+		{"csv-unquoted", "COPY t FROM STDIN (FORMAT csv)", "%d,value number %d\n"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			sts, err := parser.Parse(bc.stmt)
