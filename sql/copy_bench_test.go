@@ -16,6 +16,9 @@ import (
 //     pairs are committed in a batch (copybulk.go).
 //   - text-ingest: text with bulkBatchBytes lowered so that the pairs go
 //     through the sstable ingestion, the path of a COPY of 1M rows.
+//   - text-spill: text-ingest with bulkRunBytes lowered so that the pairs
+//     are sorted in runs written to files and merged from there, the path
+//     of a COPY whose pairs outgrow a run (64 MiB: about 1.5M such rows).
 //
 // Run: go test ./sql -run '^$' -bench CopyFromRows -benchtime 3x
 func BenchmarkCopyFromRows(b *testing.B) {
@@ -24,17 +27,23 @@ func BenchmarkCopyFromRows(b *testing.B) {
 	csv := copyBenchData(rows, "%d,\"value, number %d\"\n")
 	for _, bc := range []struct {
 		name, sql, data string
-		ingest          bool
+		ingest, spill   bool
 	}{
-		{"text", "COPY bc (k, v) FROM STDIN", text, false},
-		{"csv", "COPY bc (k, v) FROM STDIN (FORMAT csv)", csv, false},
-		{"text-ingest", "COPY bc (k, v) FROM STDIN", text, true},
+		{"text", "COPY bc (k, v) FROM STDIN", text, false, false},
+		{"csv", "COPY bc (k, v) FROM STDIN (FORMAT csv)", csv, false, false},
+		{"text-ingest", "COPY bc (k, v) FROM STDIN", text, true, false},
+		{"text-spill", "COPY bc (k, v) FROM STDIN", text, true, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if bc.ingest {
 				old := bulkBatchBytes
 				bulkBatchBytes = 64 << 10
 				b.Cleanup(func() { bulkBatchBytes = old })
+			}
+			if bc.spill {
+				old := bulkRunBytes
+				bulkRunBytes = 512 << 10
+				b.Cleanup(func() { bulkRunBytes = old })
 			}
 			e := testEngine(b)
 			s := testSession(b, e)

@@ -123,6 +123,11 @@ func TestCopyBulkPath(t *testing.T) {
 	if got := query(t, s, "SELECT count(*), sum(d), count(DISTINCT v) FROM cb"); got[0][0].Text() != fmt.Sprint(n) || got[0][1].Text() != fmt.Sprint(42*n) || got[0][2].Text() != "100" {
 		t.Fatalf("after the bulk COPY: %v", got)
 	}
+	// Every row has its own values (the runs' pairs are read back into
+	// reused buffers).
+	if got := query(t, s, "SELECT count(*) FROM cb WHERE v = 'value ' || CAST(k % 100 AS Utf8) AND (u = k OR u IS NULL AND k % 10 = 0) AND p = k % 3 + 1"); got[0][0].Text() != fmt.Sprint(n) {
+		t.Fatalf("rows with their own values: %v of %d", got, n)
+	}
 	if got := query(t, s, "SELECT k FROM cb WHERE v = 'value 7' ORDER BY k LIMIT 2"); len(got) != 2 || got[0][0].Text() != "7" || got[1][0].Text() != "107" {
 		t.Fatalf("read through the index: %v", got)
 	}

@@ -328,43 +328,64 @@ func decodeRecord(a []byte) (pair, int) {
 	return p, i
 }
 
-// fileSource reads a run file.
+// fileSource reads a run file. A pair's key and value stay valid until
+// the next call but one: the merge returns a source's head while that
+// source has already read its next pair, so the two alternate between
+// two buffers instead of being allocated per pair.
 type fileSource struct {
-	r   *bufio.Reader
-	c   io.Closer
-	buf []byte
+	r    *bufio.Reader
+	bufs [2][]byte
+	k    int // the buffer the next pair goes into
 }
 
+// maxRecordHeader is the most bytes a record's header (index byte and
+// three uvarints) takes.
+const maxRecordHeader = 1 + 3*binary.MaxVarintLen64
+
 func (f *fileSource) next() (pair, bool, error) {
-	idx, err := f.r.ReadByte()
-	if err == io.EOF {
-		return pair{}, false, nil
-	}
-	if err != nil {
+	// The header is decoded in place from the reader's buffer (near the
+	// end of the file Peek returns what is left, with io.EOF).
+	h, err := f.r.Peek(maxRecordHeader)
+	if len(h) == 0 {
+		if err == io.EOF {
+			return pair{}, false, nil
+		}
 		return pair{}, false, err
 	}
+	p := pair{idx: int(h[0])}
+	n := 1
 	var hdr [3]uint64
 	for k := range hdr {
-		if hdr[k], err = binary.ReadUvarint(f.r); err != nil {
-			return pair{}, false, err
+		v, m := binary.Uvarint(h[n:])
+		if m <= 0 {
+			return pair{}, false, fmt.Errorf("COPY run file: bad record header: %w", io.ErrUnexpectedEOF)
 		}
+		hdr[k], n = v, n+m
 	}
-	key := make([]byte, hdr[2])
-	if _, err := io.ReadFull(f.r, key); err != nil {
+	if _, err := f.r.Discard(n); err != nil {
+		return pair{}, false, err
+	}
+	p.prefix, p.line = int(hdr[0]), int64(hdr[1])
+	buf := f.bufs[f.k][:0]
+	buf = slices.Grow(buf, int(hdr[2]))[:hdr[2]]
+	if _, err := io.ReadFull(f.r, buf); err != nil {
 		return pair{}, false, err
 	}
 	vlen, err := binary.ReadUvarint(f.r)
 	if err != nil {
 		return pair{}, false, err
 	}
-	var value []byte
-	if vlen > 0 {
-		value = make([]byte, vlen)
-		if _, err := io.ReadFull(f.r, value); err != nil {
-			return pair{}, false, err
-		}
+	buf = slices.Grow(buf, int(vlen))[:len(buf)+int(vlen)]
+	if _, err := io.ReadFull(f.r, buf[hdr[2]:]); err != nil {
+		return pair{}, false, err
 	}
-	return pair{idx: int(idx), prefix: int(hdr[0]), line: int64(hdr[1]), key: key, value: value}, true, nil
+	p.key = buf[:hdr[2]:hdr[2]]
+	if vlen > 0 {
+		p.value = buf[hdr[2]:]
+	}
+	f.bufs[f.k] = buf
+	f.k ^= 1
+	return p, true, nil
 }
 
 // merger merges sources by key, then line.
