@@ -374,3 +374,40 @@ func TestCopyDateTimeSettings(t *testing.T) {
 		t.Errorf("COPY TO in German:\n%s\nwant\n%s", out, want)
 	}
 }
+
+// TestCopyBulkRunOrderAcrossChunks: a run's records span several chunks;
+// records of one key sort in line order whichever chunks hold them (the
+// order that names the later line of a duplicate key).
+func TestCopyBulkRunOrderAcrossChunks(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE rc (k Int64, v Utf8, PRIMARY KEY (k))")
+	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "rc")
+	b := newBulkLoad(context.Background(), e, tbl, "rc")
+	defer b.close()
+	row := []types.Value{types.NewInt64(1), {}}
+	const n = 2000 // about 470 KiB: chunks of 64, 128 and 256 KiB
+	for i := 0; i < n; i++ {
+		row[1] = types.NewUtf8(fmt.Sprintf("%0200d", n-i))
+		if err := b.addRow(row, int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(b.chunks) < 3 || len(b.runs) > 0 {
+		t.Fatalf("%d chunks, %d runs", len(b.chunks), len(b.runs))
+	}
+	b.sortRun()
+	m := &memSource{b: b}
+	for want := int64(1); ; want++ {
+		p, ok, _ := m.next()
+		if !ok {
+			if want != n+1 {
+				t.Fatalf("%d records", want-1)
+			}
+			break
+		}
+		if p.line != want {
+			t.Fatalf("record %d is line %d", want, p.line)
+		}
+	}
+}

@@ -86,12 +86,18 @@ type bulkLoad struct {
 
 	// Records of the current run: idx (0: the row, i+1: index i), the
 	// length of the unique-value prefix of the key (0: none), the line,
-	// the key, the value; recs index them for sorting.
-	arena []byte
-	recs  []bulkRec
-	dir   *storage.BulkDir
-	runs  []string
-	pairs int64
+	// the key, the value; recs index them for sorting. They are kept in
+	// chunks that are never copied to grow (one slice doubling to a run
+	// of 64 MiB would copy and zero about twice that), and are reused by
+	// the next run after a spill: cur is the chunk being filled, used the
+	// bytes of records in the run.
+	chunks [][]byte
+	cur    int
+	used   int
+	recs   []bulkRec
+	dir    *storage.BulkDir
+	runs   []string
+	pairs  int64
 
 	keyBuf, valBuf []byte
 	vals           []types.Value
@@ -103,9 +109,16 @@ type bulkLoad struct {
 }
 
 type bulkRec struct {
-	off            int32 // start of the record in arena
-	keyOff, keyLen int32
+	chunk, off     int32 // the record starts at chunks[chunk][off]
+	keyOff, keyLen int32 // its key, in the same chunk
 }
+
+// The sizes of the record chunks: the first is small (most COPYs are),
+// each next one twice the last, up to bulkChunkMax (or one record).
+const (
+	bulkChunkMin = 64 << 10
+	bulkChunkMax = 4 << 20
+)
 
 func newBulkLoad(ctx context.Context, e *Engine, t *catalog.Table, rel string) *bulkLoad {
 	b := &bulkLoad{e: e, table: t, rel: rel, acct: memory.FromContext(ctx).Child("COPY", 0)}
@@ -167,16 +180,31 @@ const bulkRecSize = int64(unsafe.Sizeof(bulkRec{}))
 // cannot take the record).
 func (b *bulkLoad) room(n int) error {
 	for attempt := 0; ; attempt++ {
-		if len(b.arena)+n <= cap(b.arena) && len(b.recs) < cap(b.recs) {
+		chunkOK, recsOK := b.fits(n), len(b.recs) < cap(b.recs)
+		if chunkOK && recsOK {
 			return nil
 		}
-		newArena := max(2*cap(b.arena), len(b.arena)+n, 64<<10)
-		newRecs := max(2*cap(b.recs), 1024)
-		need := int64(newArena-cap(b.arena)) + int64(newRecs-cap(b.recs))*bulkRecSize
+		var need int64
+		newChunk, newRecs := 0, cap(b.recs)
+		if !chunkOK {
+			newChunk = bulkChunkMin
+			if k := len(b.chunks); k > 0 {
+				newChunk = min(2*cap(b.chunks[k-1]), bulkChunkMax)
+			}
+			newChunk = max(newChunk, n)
+			need += int64(newChunk)
+		}
+		if !recsOK {
+			newRecs = max(2*cap(b.recs), 1024)
+			need += int64(newRecs-cap(b.recs)) * bulkRecSize
+		}
 		err := b.acct.Grow(need, "COPY's sort buffer")
 		if err == nil {
 			b.reserved += need
-			b.arena = slices.Grow(b.arena, newArena-len(b.arena))
+			if newChunk > 0 {
+				b.chunks = append(b.chunks, make([]byte, 0, newChunk))
+				b.cur = len(b.chunks) - 1
+			}
 			b.recs = slices.Grow(b.recs, newRecs-len(b.recs))
 			return nil
 		}
@@ -189,28 +217,49 @@ func (b *bulkLoad) room(n int) error {
 	}
 }
 
+// fits reports whether a record of n bytes fits in the chunk being
+// filled, or else in a later one (kept from an earlier run), which then
+// becomes the one being filled.
+func (b *bulkLoad) fits(n int) bool {
+	for ; b.cur < len(b.chunks); b.cur++ {
+		if c := b.chunks[b.cur]; cap(c)-len(c) >= n {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *bulkLoad) add(idx, prefix int, line int64, key, value []byte) error {
-	if err := b.room(1 + 3*binary.MaxVarintLen64 + len(key) + len(value)); err != nil {
+	if err := b.room(1 + 4*binary.MaxVarintLen64 + len(key) + len(value)); err != nil {
 		return err
 	}
-	off := len(b.arena)
-	b.arena = append(b.arena, byte(idx))
-	b.arena = binary.AppendUvarint(b.arena, uint64(prefix))
-	b.arena = binary.AppendUvarint(b.arena, uint64(line))
-	b.arena = binary.AppendUvarint(b.arena, uint64(len(key)))
-	keyOff := len(b.arena)
-	b.arena = append(b.arena, key...)
-	b.arena = binary.AppendUvarint(b.arena, uint64(len(value)))
-	b.arena = append(b.arena, value...)
-	b.recs = append(b.recs, bulkRec{off: int32(off), keyOff: int32(keyOff), keyLen: int32(len(key))})
+	c := b.chunks[b.cur]
+	off := len(c)
+	c = append(c, byte(idx))
+	c = binary.AppendUvarint(c, uint64(prefix))
+	c = binary.AppendUvarint(c, uint64(line))
+	c = binary.AppendUvarint(c, uint64(len(key)))
+	keyOff := len(c)
+	c = append(c, key...)
+	c = binary.AppendUvarint(c, uint64(len(value)))
+	c = append(c, value...)
+	b.chunks[b.cur] = c
+	b.used += len(c) - off
+	b.recs = append(b.recs, bulkRec{chunk: int32(b.cur), off: int32(off), keyOff: int32(keyOff), keyLen: int32(len(key))})
 	b.pairs++
-	if len(b.arena) >= bulkRunBytes {
+	if b.used >= bulkRunBytes {
 		return b.spill()
 	}
 	return nil
 }
 
-func (b *bulkLoad) key(r bulkRec) []byte { return b.arena[r.keyOff : r.keyOff+r.keyLen] }
+func (b *bulkLoad) key(r bulkRec) []byte { return b.chunks[r.chunk][r.keyOff : r.keyOff+r.keyLen] }
+
+// record is the bytes of r's record.
+func (b *bulkLoad) record(r bulkRec) []byte {
+	c := b.chunks[r.chunk]
+	return c[r.off:recordEnd(c, int(r.off))]
+}
 
 // sortRun sorts the current run by key, then line.
 func (b *bulkLoad) sortRun() {
@@ -218,7 +267,10 @@ func (b *bulkLoad) sortRun() {
 		if c := bytes.Compare(b.key(x), b.key(y)); c != 0 {
 			return c
 		}
-		return int(x.off - y.off) // the earlier line first
+		if x.chunk != y.chunk { // the earlier line first
+			return int(x.chunk - y.chunk)
+		}
+		return int(x.off - y.off)
 	})
 }
 
@@ -241,7 +293,7 @@ func (b *bulkLoad) spill() error {
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	for _, r := range b.recs {
-		if _, err := w.Write(b.arena[r.off:recordEnd(b.arena, int(r.off))]); err != nil {
+		if _, err := w.Write(b.record(r)); err != nil {
 			f.Close()
 			return err
 		}
@@ -254,7 +306,10 @@ func (b *bulkLoad) spill() error {
 		return err
 	}
 	b.runs = append(b.runs, path)
-	b.arena, b.recs = b.arena[:0], b.recs[:0]
+	for i := range b.chunks {
+		b.chunks[i] = b.chunks[i][:0]
+	}
+	b.cur, b.used, b.recs = 0, 0, b.recs[:0]
 	return nil
 }
 
@@ -278,7 +333,7 @@ func (b *bulkLoad) close() {
 		b.dir.Close()
 		b.dir = nil
 	}
-	b.arena, b.recs = nil, nil
+	b.chunks, b.recs = nil, nil
 	b.acct.Close()
 	b.reserved = 0
 }
@@ -308,7 +363,7 @@ func (m *memSource) next() (pair, bool, error) {
 	}
 	r := m.b.recs[m.i]
 	m.i++
-	p, _ := decodeRecord(m.b.arena[r.off:])
+	p, _ := decodeRecord(m.b.record(r))
 	return p, true, nil
 }
 
@@ -478,7 +533,7 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 	if _, err := t.LockSpan(ctx, span.Start, span.End); err != nil {
 		return err
 	}
-	small := len(b.runs) == 0 && len(b.arena) <= bulkBatchBytes
+	small := len(b.runs) == 0 && b.used <= bulkBatchBytes
 	if !small && b.dir == nil {
 		d, err := b.e.storage.NewBulkDir()
 		if err != nil {
