@@ -363,7 +363,7 @@ func (m *memSource) next() (pair, bool, error) {
 	}
 	r := m.b.recs[m.i]
 	m.i++
-	p, _ := decodeRecord(m.b.record(r))
+	p, _ := decodeRecord(m.b.chunks[r.chunk][r.off:]) // decodeRecord finds the end itself
 	return p, true, nil
 }
 
