@@ -465,6 +465,17 @@ func (d *Decoder) splitCSV(line []byte) error {
 					inQuote = false
 					continue
 				}
+				if esc == q {
+					// The bytes up to the next quote are data: copied at
+					// once (with another escape character, byte by byte).
+					n := bytes.IndexByte(line[i:], q)
+					if n < 0 {
+						n = len(line) - i
+					}
+					d.scratch = append(d.scratch, line[i:i+n]...)
+					i += n - 1
+					continue
+				}
 				d.scratch = append(d.scratch, c)
 				continue
 			}
