@@ -28,8 +28,10 @@
 //     transaction's batch with a Pebble merge operator (storage/counters.go);
 //     splits count their new shards from a snapshot; Stats reads them.
 //     SortedWrites (sorted.go) is the same for a bulk load whose keys come
-//     in order (COPY's ingestion): one delta per shard, the tables' commit
-//     locks held from BeginSorted to its Commit.
+//     in order (COPY's ingestion): one delta per shard, routed without
+//     locks; the tables' commit locks are held from Lock (just before the
+//     rows become visible) to Commit, and a split or merge that landed
+//     before Lock has the caller route the keys again.
 //   - Reshaping (reshape.go). Split, Merge, Reshard, Recount: one swap batch
 //     of metadata, then the landing of the new shards' base counts.
 //   - Cuts (cuts.go). SplitBySize and MedianSplitKey choose pivots from the
@@ -63,7 +65,7 @@
 //	batch.Commit(); ch.Install()         (or ch.Abort())
 //	Map(id) → Find / Overlapping         every statement, lock-free
 //	Writes.Record*, Commit(batch, w)     every write transaction
-//	BeginSorted(ids) → Put* → Commit(b)  COPY's ingestion (sorted keys)
+//	BeginSorted → Put* → Lock → Commit   COPY's ingestion (sorted keys)
 //	Split / Merge / Reshard / Recount    SPLIT statements, later the balancer
 //	Stats(map), TableCounters(id)        sys.partitions
 //

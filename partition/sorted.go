@@ -12,16 +12,25 @@ import (
 // consecutive keys fall in the same shard, so it keeps one delta per
 // shard instead of one Writes entry (and a copy of the key) per write.
 //
-// BeginSorted takes the tables' commit locks shared, as Commit does, and
-// holds them until Commit or Close: the shard maps cannot change while
-// the keys are routed, so every delta lands in the shard that holds its
-// keys, and splits and merges of those tables wait meanwhile. Call it
-// where Commit would be called (under the transaction manager's commit
-// gate), and end it with Commit or Close on every path.
+// The load's rows become visible (an sstable ingestion) apart from the
+// batch that commits their counts, so a split or merge must not land in
+// between: it would count the new rows from the data and derive the
+// other shards' counts from statistics that lack them. So:
+//
+//  1. BeginSorted takes the tables' shard maps as they are, without
+//     locks, and Put routes the keys through them during the load's
+//     long pass, which holds up no split or merge;
+//  2. Lock, just before the rows become visible, takes the tables'
+//     commit locks shared (as Manager.Commit does); if a split or merge
+//     landed since BeginSorted it drops the deltas and reports it, and
+//     the caller Puts every key again (through the current maps, stable
+//     now);
+//  3. Commit commits the counts and releases the locks (Close releases
+//     them on the error paths).
 type SortedWrites struct {
 	m      *Manager
-	tables []*tableState // ascending ids, locked shared
-	maps   []*ShardMap
+	tables []*tableState // ascending ids
+	maps   []*ShardMap   // the maps the deltas are routed through
 	deltas []shardDelta
 	last   int // index in deltas of the last key's shard, -1 before any
 	locked bool
@@ -29,7 +38,7 @@ type SortedWrites struct {
 
 // BeginSorted starts recording writes to the given tables (in any order;
 // duplicates allowed). It fails with ErrTableNotFound if one has no shard
-// map or is being dropped.
+// map.
 func (m *Manager) BeginSorted(tableIDs []uint64) (*SortedWrites, error) {
 	ids := slices.Clone(tableIDs)
 	slices.Sort(ids)
@@ -41,26 +50,14 @@ func (m *Manager) BeginSorted(tableIDs []uint64) (*SortedWrites, error) {
 			return nil, fmt.Errorf("%w: table %d", ErrTableNotFound, id)
 		}
 		s.tables = append(s.tables, t)
-	}
-	for i, t := range s.tables {
-		t.rw.RLock()
-		if t.dropped {
-			for _, u := range s.tables[:i+1] {
-				u.rw.RUnlock()
-			}
-			return nil, fmt.Errorf("%w: table %d", ErrTableNotFound, t.id)
-		}
-	}
-	s.locked = true
-	for _, t := range s.tables {
-		s.maps = append(s.maps, t.cur.Load()) // stable while rw is held
+		s.maps = append(s.maps, t.cur.Load())
 	}
 	return s, nil
 }
 
 // Put records a Set of key, a new row of the table (tableID) with a value
 // of valueLen bytes, as Writes.RecordPut with existed false does. Keys of
-// one table must come in ascending order for the deltas to stay few;
+// one table should come in ascending order for the deltas to stay few;
 // any order is still counted correctly.
 func (s *SortedWrites) Put(tableID uint64, key []byte, valueLen int) error {
 	rows, size := int64(1), RowSize(key, valueLen)
@@ -90,10 +87,40 @@ func (s *SortedWrites) Put(tableID uint64, key []byte, valueLen int) error {
 	return nil
 }
 
+// Lock takes the tables' commit locks shared, until Commit or Close: no
+// split or merge of them lands meanwhile. reroute is true when one landed
+// since BeginSorted: the deltas are dropped, and the caller must Put every
+// key again. It fails with ErrTableNotFound, holding nothing, when a
+// table is being dropped.
+func (s *SortedWrites) Lock() (reroute bool, err error) {
+	for i, t := range s.tables {
+		t.rw.RLock()
+		if t.dropped {
+			for _, u := range s.tables[:i+1] {
+				u.rw.RUnlock()
+			}
+			return false, fmt.Errorf("%w: table %d", ErrTableNotFound, t.id)
+		}
+	}
+	s.locked = true
+	for i, t := range s.tables {
+		if cur := t.cur.Load(); cur != s.maps[i] {
+			s.maps[i], reroute = cur, true
+		}
+	}
+	if reroute {
+		s.deltas, s.last = s.deltas[:0], -1
+	}
+	return reroute, nil
+}
+
 // Commit adds one Merge of the statistics counters per shard written to
 // b, commits b, adds the shards' write operations, and releases the
-// locks.
+// locks. Lock must have been called.
 func (s *SortedWrites) Commit(b *storage.Batch) error {
+	if !s.locked {
+		return fmt.Errorf("%w: SortedWrites.Commit without Lock", ErrInvariant)
+	}
 	defer s.Close()
 	var buf [16]byte
 	for _, d := range s.deltas {
@@ -113,8 +140,8 @@ func (s *SortedWrites) Commit(b *storage.Batch) error {
 	return nil
 }
 
-// Close releases the locks without committing anything (after Commit it
-// does nothing).
+// Close releases the locks Lock took, if Commit has not (it may be
+// called more than once).
 func (s *SortedWrites) Close() {
 	if !s.locked {
 		return

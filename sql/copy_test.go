@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pivotdb/pivotdb/sql/memory"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -409,5 +410,42 @@ func TestCopyBulkRunOrderAcrossChunks(t *testing.T) {
 		if p.line != want {
 			t.Fatalf("record %d is line %d", want, p.line)
 		}
+	}
+}
+
+// TestCopyBulkStatsAfterSplit: a split of the table after the
+// ingestion's routing of the statistics, before their locks, has the
+// pairs routed again through the current shards: every shard's
+// row_count is its rows.
+func TestCopyBulkStatsAfterSplit(t *testing.T) {
+	smallBulkRuns(t)
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE ss (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, s, "CREATE INDEX ss_v ON ss (v)")
+	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "ss")
+	const n = 5000
+	split := false
+	bulkBeforeStatsLock = func() {
+		at := rowenc.EncodeKey(tbl, []types.Value{types.NewInt64(n / 2), {}})
+		if _, err := e.shards.Split(tbl.ID, [][]byte{at}); err != nil {
+			t.Error(err)
+		}
+		split = true
+	}
+	t.Cleanup(func() { bulkBeforeStatsLock = nil })
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d\tv%d\n", i, i%7)
+	}
+	if _, err := copyIn(s, "COPY ss FROM STDIN", b.String(), 4096); err != nil || !split {
+		t.Fatalf("COPY: %v (split %v)", err, split)
+	}
+	got := query(t, s, "SELECT shard_id, row_count FROM sys.partitions WHERE table_name = 'ss' ORDER BY shard_id")
+	if len(got) != 2 || got[0][1].Text() != fmt.Sprint(n/2) || got[1][1].Text() != fmt.Sprint(n/2) {
+		t.Fatalf("shards after the split: %v", got)
+	}
+	if err := e.shards.CheckInvariants(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -50,7 +50,9 @@ import (
 //     ingestion; reads that start during this pass wait for it, as for
 //     any commit in flight. The same merge routes the pairs to their
 //     shards (partition.SortedWrites: one statistics delta per shard),
-//     committed after the ingestion.
+//     committed after the ingestion, with the table's splits and merges
+//     held off from just before it (if one landed during the merge, a
+//     third merge routes the pairs again).
 //     A small COPY (one buffer, bulkBatchBytes at most) commits its pairs
 //     in a batch instead, statistics included.
 //
@@ -594,7 +596,9 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 	// Checked: merge again into the sstables, under the commit's timestamp
 	// (reads that start meanwhile wait for it, so this pass only writes).
 	// The same pass routes the pairs to their shards for the statistics
-	// (one delta per shard), committed once the sstables are in.
+	// (one delta per shard, partition.SortedWrites); from just before the
+	// ingestion to the statistics' commit the table's splits and merges
+	// wait, so that none sees the rows without their counts.
 	return t.CommitWith(func() error {
 		ids := []uint64{b.table.ID}
 		for _, et := range b.entries {
@@ -606,28 +610,26 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 		}
 		defer stats.Close()
 		err = b.e.storage.IngestVersioned(ctx, b.dir, bulkSSTBytes, func(w *storage.SSTWriter) error {
-			m, err := b.openMerge()
-			if err != nil {
-				return err
-			}
-			defer m.close()
-			var last []byte
-			for {
-				p, ok, err := m.next()
-				if err != nil || !ok {
-					return err
-				}
-				if last != nil && bytes.Equal(last, p.key) {
-					continue // cannot happen after the checks; kept strict for Pebble
-				}
+			if err := b.mergePairs(func(p pair) error {
 				if err := w.Set(p.key, p.value); err != nil {
 					return err
 				}
-				if err := stats.Put(b.tableID(p.idx), p.key, len(p.value)); err != nil {
-					return err
-				}
-				last = append(last[:0], p.key...)
+				return stats.Put(b.tableID(p.idx), p.key, len(p.value))
+			}); err != nil {
+				return err
 			}
+			if bulkBeforeStatsLock != nil {
+				bulkBeforeStatsLock()
+			}
+			reroute, err := stats.Lock()
+			if err != nil || !reroute {
+				return err
+			}
+			// A split or merge landed since BeginSorted: route the pairs
+			// again through the shards as they are now.
+			return b.mergePairs(func(p pair) error {
+				return stats.Put(b.tableID(p.idx), p.key, len(p.value))
+			})
 		})
 		if err != nil {
 			return err
@@ -636,6 +638,33 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 		defer batch.Close()
 		return stats.Commit(batch)
 	})
+}
+
+// bulkBeforeStatsLock, when set (tests), runs after the ingestion's
+// sstables are written and the statistics routed, before their locks.
+var bulkBeforeStatsLock func()
+
+// mergePairs merges the runs and passes each pair to fn, in key order.
+func (b *bulkLoad) mergePairs(fn func(pair) error) error {
+	m, err := b.openMerge()
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	var last []byte
+	for {
+		p, ok, err := m.next()
+		if err != nil || !ok {
+			return err
+		}
+		if last != nil && bytes.Equal(last, p.key) {
+			continue // cannot happen after the checks; kept strict for Pebble
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+		last = append(last[:0], p.key...)
+	}
 }
 
 func (b *bulkLoad) tableID(idx int) uint64 {
