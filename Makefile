@@ -7,7 +7,7 @@ DATA    ?= ./data
 LISTEN  ?= 127.0.0.1:5433
 PKGS    := ./...
 
-.PHONY: all build run test test-short test-cluster deps vet bench bench-go fuzz clean
+.PHONY: all build run cluster test test-short test-cluster deps vet bench bench-go fuzz clean
 
 all: build
 
@@ -16,6 +16,20 @@ build:
 
 run: build
 	./$(BIN) serve --data-dir $(DATA) --listen $(LISTEN)
+
+# cluster: three nodes on loopback (data in $(DATA)/n1..n3), the first step
+# of issue 17: node 1 serves SQL, its commits replicated to all three
+# (README "Running a cluster"). Ctrl-C stops them.
+cluster: build
+	@J=127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103; \
+	trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM EXIT; \
+	for i in 1 2 3; do \
+		./$(BIN) serve --data-dir $(DATA)/n$$i --listen 127.0.0.1:543$$i \
+			--cluster-listen 127.0.0.1:710$$i --raft-listen 127.0.0.1:720$$i --join $$J \
+			> $(DATA)-n$$i.log 2>&1 & \
+	done; \
+	echo "SQL: 127.0.0.1:5431 (node 1 serves SQL; 127.0.0.1:5432 and :5433 refuse, naming it); logs in $(DATA)-n1..3.log"; \
+	wait
 
 # deps installs what the tests need that Go modules do not bring: psql,
 # pgbench and the client drivers the driver tests run (.ci/install-deps).

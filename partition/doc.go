@@ -66,6 +66,7 @@
 //	Map(id) → Find / Overlapping         every statement, lock-free
 //	Writes.Record*, Commit(batch, w)     every write transaction
 //	BeginSorted → Put* → Lock → Commit   COPY's ingestion (sorted keys)
+//	Observe(id, fn)                      keys commits write (a rewrite's catch-up)
 //	Split / Merge / Reshard / Recount    SPLIT statements, later the balancer
 //	Stats(map), TableCounters(id)        sys.partitions
 //

@@ -225,6 +225,7 @@ func (m *Manager) Commit(b *storage.Batch, w *Writes) error {
 	if m.knobs.afterRoute != nil {
 		m.knobs.afterRoute()
 	}
+	m.observeWrites(w) // observe.go
 	if err := b.Commit(); err != nil {
 		return err
 	}

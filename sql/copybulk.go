@@ -600,6 +600,9 @@ func (b *bulkLoad) finish(ctx context.Context, t *txn.Txn) error {
 	// ingestion to the statistics' commit the table's splits and merges
 	// wait, so that none sees the rows without their counts.
 	return t.CommitWith(func() error {
+		// A rewrite of the table that runs now (ALTER COLUMN TYPE)
+		// observes commits key by key; this one it must read in full.
+		b.e.bulkWrote(b.table.ID)
 		ids := []uint64{b.table.ID}
 		for _, et := range b.entries {
 			ids = append(ids, et.ID)

@@ -99,3 +99,83 @@ func TestSchemaChangeWaitsForWriters(t *testing.T) {
 		t.Fatalf("plan does not use the new index:\n%s", plan)
 	}
 }
+
+// TestDropTruncateWaitForWriters: DROP TABLE, TRUNCATE (CASCADE too), and
+// a new foreign key referencing a table (CREATE TABLE ... REFERENCES,
+// ALTER TABLE ... ADD FOREIGN KEY) wait for the open transactions that
+// wrote the table, as PostgreSQL's locks make them wait, so those commit
+// instead of failing with 40001; lock_timeout bounds the wait; and a
+// writer that comes while the change waits is queued behind it.
+func TestDropTruncateWaitForWriters(t *testing.T) {
+	e := testEngine(t)
+	a, b, c := testSession(t, e), testSession(t, e), testSession(t, e)
+	for _, tc := range []struct {
+		ddl string
+		// after: what c's INSERT into p, queued behind the change, gives
+		// (a SQLSTATE, or "" for success), and how many rows p has then.
+		code string
+		rows int64
+	}{
+		{"DROP TABLE p", sqlerr.UndefinedTable, -1},
+		{"TRUNCATE p", "", 1},
+		{"TRUNCATE q CASCADE", "", 1}, // p references q
+		{"CREATE TABLE r (id int PRIMARY KEY, pid int REFERENCES p (id))", "", 3},
+		{"ALTER TABLE q ADD FOREIGN KEY (pid) REFERENCES p (id)", "", 3},
+	} {
+		t.Run(tc.ddl, func(t *testing.T) {
+			query(t, a, "DROP TABLE IF EXISTS r")
+			query(t, a, "DROP TABLE IF EXISTS p")
+			query(t, a, "DROP TABLE IF EXISTS q")
+			query(t, a, "CREATE TABLE q (id int PRIMARY KEY, pid int)")
+			query(t, a, "INSERT INTO q VALUES (1, NULL)")
+			query(t, a, "CREATE TABLE p (id int PRIMARY KEY, qid int REFERENCES q (id))")
+			query(t, a, "INSERT INTO p VALUES (1, 1)")
+
+			query(t, a, "BEGIN")
+			query(t, a, "INSERT INTO p VALUES (2, 1)")
+			query(t, b, "SET lock_timeout = '50ms'")
+			if _, err := tryQuery(b, tc.ddl); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.LockNotAvailable {
+				t.Fatalf("while a block writes p: %v, want 55P03", err)
+			}
+			query(t, b, "SET lock_timeout = 0")
+			done := make(chan error, 1)
+			go func() {
+				_, err := tryQuery(b, tc.ddl)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("did not wait for the writer: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			waiting := query(t, c, "SELECT mode FROM pg_locks WHERE locktype = 'relation' AND NOT granted")
+			if len(waiting) != 1 || waiting[0][0].Str() != "ShareLock" {
+				t.Fatalf("pg_locks: %v", waiting)
+			}
+			// A writer that comes now waits for the change.
+			later := make(chan error, 1)
+			go func() {
+				_, err := tryQuery(c, "INSERT INTO p VALUES (3, NULL)")
+				later <- err
+			}()
+			select {
+			case err := <-later:
+				t.Fatalf("a later writer went ahead of the change: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			query(t, a, "COMMIT") // 40001 when the change did not wait
+			if err := <-done; err != nil {
+				t.Fatalf("after the writer's COMMIT: %v", err)
+			}
+			err := <-later
+			if se := sqlerr.As(err); (tc.code == "" && err != nil) || (tc.code != "" && (se == nil || se.Code != tc.code)) {
+				t.Fatalf("the later writer: %v, want %q", err, tc.code)
+			}
+			if tc.rows >= 0 {
+				if got := query(t, a, "SELECT count(*) FROM p"); got[0][0].Int() != tc.rows {
+					t.Fatalf("%v rows in p, want %d", got, tc.rows)
+				}
+			}
+		})
+	}
+}

@@ -71,9 +71,11 @@
 // the commit, orphans dropped at startup; design in sql/catalog/doc.go).
 // Rows a schema change writes in a block go into the transaction's batch:
 // index backfills (fillIndex) and a rewrite's new table (alterRewrite:
-// phase 1 converts the rows read through the transaction without writing,
-// phase 2, under the schema gate, catches up and puts every row into the
-// transaction), so they commit, roll back and roll back to a savepoint
+// in a block one pass under the schema gate converts the rows read
+// through the transaction and puts them into it; outside a block phase 1
+// converts a snapshot while writers go on and phase 2 converts again only
+// the keys commits wrote since, which partition.Manager.Observe reports:
+// altertrack.go), so they commit, roll back and roll back to a savepoint
 // with it. What cannot be transactional is refused by txnBlockDDL (0A000
 // naming it, with the reason in the DETAIL).
 // Every schema change holds the schema-change lock (a key of the
@@ -119,8 +121,9 @@
 // changed while it waited. They are held by the transaction (txn ID) or,
 // outside one, by the statement, and released at the transaction's end
 // (endTransaction), at ROLLBACK TO SAVEPOINT (back to the savepoint's
-// mark) and, for DDL, at its statement's end. ALTER TABLE and the index
-// changes take SHARE before their own mode, which waits for the implicit
+// mark) and, for DDL, at its statement's end. ALTER TABLE, the index
+// changes, DROP TABLE and TRUNCATE take SHARE before their own mode (a new
+// foreign key on the table it references), which waits for the implicit
 // ROW EXCLUSIVE of the transactions that wrote the table (relLock.writers),
 // so those commit instead of failing with 40001 (a rewrite gives it back
 // at once, relLock.barrier, and converts under SHARE UPDATE EXCLUSIVE,

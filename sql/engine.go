@@ -25,6 +25,13 @@ import (
 // Options configure an Engine.
 type Options struct {
 	DataDir string
+	// Storage, when set, is the storage engine to run on instead of
+	// opening DataDir (with NoSync, Logger, DiskReserveBytes and GCTTL
+	// ignored): a cluster node's engine, whose commits go through its
+	// shards' Raft groups (storage.SetReplicator, cluster/shardrepl). The
+	// Engine owns it from then on: Close closes it, and so does a failed
+	// Open.
+	Storage *storage.Engine
 	// NoSync skips fsync on commit (--unsafe-no-sync): faster, and a crash
 	// may lose the last acknowledged commits.
 	NoSync bool
@@ -101,6 +108,9 @@ type Engine struct {
 	// creating holds tables whose CREATE TABLE is committing: the shard
 	// manager validates their pivots before the catalog installs them.
 	creating sync.Map // table id -> *catalog.Table
+	// rewrites holds the tables an ALTER TABLE rewrites now, with the keys
+	// commits wrote since its snapshot (altertrack.go).
+	rewrites sync.Map // table id -> *rewriteTracker
 	// ddlApply is held by a transaction committing schema changes from
 	// before its commit releases the schema-change lock until its catalog
 	// is installed (txnddl.go); ddlHolds are the tables with uncommitted
@@ -130,10 +140,14 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	st, err := storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
-		DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL})
-	if err != nil {
-		return nil, err
+	st := opts.Storage
+	if st == nil {
+		var err error
+		st, err = storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
+			DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL})
+		if err != nil {
+			return nil, err
+		}
 	}
 	ms := meta.Open(st)
 	cat, err := catalog.Load(ms)

@@ -580,6 +580,16 @@ func (s *Session) mapError(ctx context.Context, err error) error {
 	if e, ok := s.schemaChangedError(err); ok {
 		return e
 	}
+	if errors.Is(err, storage.ErrOutcomeUnknown) {
+		// A replicated commit whose proposal timed out (cluster/shardrepl).
+		return &sqlerr.Error{Code: "08007", Message: "transaction resolution unknown: " + err.Error(),
+			Hint: "The commit may still take effect; read the data again before retrying."}
+	}
+	var repl *storage.ReplicatedError
+	if errors.As(err, &repl) {
+		// An engine whose commits go through Raft groups (cluster/shardrepl).
+		return sqlerr.NotSupported("%s on a cluster", repl.Op)
+	}
 	var full *storage.DiskFullError
 	if errors.As(err, &full) {
 		return &sqlerr.Error{Code: sqlerr.DiskFull, Message: "could not write to the data directory: No space left on device",

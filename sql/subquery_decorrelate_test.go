@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
@@ -98,6 +99,71 @@ func TestDecorrelatedSubqueriesRandomized(t *testing.T) {
 		}
 		if strings.Join(got, ",") != strings.Join(wantFilter, ",") {
 			t.Fatalf("seed %d filter (limit %d): p=%v q=%v\ngot  %v\nwant %v", seed, limit, pr, qr, got, wantFilter)
+		}
+	}
+}
+
+// TestDecorrelatedUnsignedKeys: a table keyed by one integer column holds
+// Uint64 values above the int64 range apart from the negative Int64 values
+// of the same bits (18446744073709551615 is not -1).
+func TestDecorrelatedUnsignedKeys(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE p (id Int64, u Uint64, PRIMARY KEY (id))")
+	query(t, s, "CREATE TABLE q (id Int64, i Int64, u Uint64, PRIMARY KEY (id))")
+	query(t, s, "INSERT INTO p VALUES (1, 18446744073709551615), (2, 5), (3, 9223372036854775808)")
+	query(t, s, "INSERT INTO q VALUES (1, -1, 18446744073709551615), (2, 5, 7), (3, -9223372036854775808, 1)")
+	for q, want := range map[string]string{
+		"SELECT id FROM p WHERE EXISTS (SELECT 1 FROM q WHERE q.i = p.u) ORDER BY id":     "2",
+		"SELECT id FROM p WHERE EXISTS (SELECT 1 FROM q WHERE q.u = p.u) ORDER BY id":     "1",
+		"SELECT id FROM p WHERE NOT EXISTS (SELECT 1 FROM q WHERE q.i = p.u) ORDER BY id": "1,3",
+		"SELECT id FROM q WHERE EXISTS (SELECT 1 FROM p WHERE p.u = q.i) ORDER BY id":     "2",
+	} {
+		var plan []string
+		for _, r := range query(t, s, "EXPLAIN "+q) {
+			plan = append(plan, r[0].Text())
+		}
+		if !strings.Contains(strings.Join(plan, "\n"), "Hash") {
+			t.Fatalf("%s: not hashed:\n%s", q, strings.Join(plan, "\n"))
+		}
+		var got []string
+		for _, r := range query(t, s, q) {
+			got = append(got, showValue(r[0]))
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: got %v, want %s", q, got, want)
+		}
+	}
+}
+
+// TestDecorrelatedWorkMem: the probe table of a decorrelated EXISTS counts
+// against work_mem (53200 beyond it), also when the statement is run
+// again with its table presized from the last build; raising work_mem
+// lets it run.
+func TestDecorrelatedWorkMem(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE wp (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, s, "CREATE TABLE wq (k Int64, v Utf8, PRIMARY KEY (k))")
+	var vals []string
+	for i := 0; i < 3000; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, '%s%d')", i, strings.Repeat("x", 40), i))
+	}
+	query(t, s, "INSERT INTO wp VALUES "+strings.Join(vals, ","))
+	query(t, s, "INSERT INTO wq VALUES "+strings.Join(vals, ","))
+	const q = "SELECT count(*) FROM wp WHERE EXISTS (SELECT 1 FROM wq WHERE wq.v = wp.v)"
+	if plan := query(t, s, "EXPLAIN "+q); !strings.Contains(fmt.Sprint(plan), "HashSemiJoin") {
+		t.Fatalf("not hashed: %v", plan)
+	}
+	for _, mem := range []string{"64kB", "4MB", "64kB", "4MB"} {
+		query(t, s, "SET work_mem = '"+mem+"'")
+		rows, err := tryQuery(s, q)
+		if mem == "64kB" {
+			wantCode(t, err, sqlerr.OutOfMemory)
+			continue
+		}
+		if err != nil || rows[0][0].Int() != 3000 {
+			t.Fatalf("work_mem %s: %v %v", mem, rows, err)
 		}
 	}
 }

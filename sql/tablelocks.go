@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/acl"
@@ -32,18 +33,20 @@ import (
 // schema changes until the block ends). Its own mode waits only for LOCK
 // TABLE's and other schema changes' locks, not for the implicit locks of
 // the transactions that read the table: readers go on with the catalog of
-// their snapshot. ALTER TABLE and the index changes (CREATE and DROP
-// INDEX, REINDEX) first take SHARE, which does wait for the implicit ROW
-// EXCLUSIVE of the transactions that wrote the table, as PostgreSQL's
-// locks make them wait: those would fail at commit with 40001 if the
-// change committed before them (their rows follow the old definition).
+// their snapshot. ALTER TABLE, the index changes (CREATE and DROP INDEX,
+// REINDEX), DROP TABLE and TRUNCATE first take SHARE, which does wait
+// for the implicit ROW EXCLUSIVE of the transactions that wrote the
+// table, as PostgreSQL's locks make them wait: those would fail at commit
+// with 40001 if the change committed before them (their rows follow the
+// old definition, or go to a table that is gone). So does a new foreign
+// key (CREATE TABLE ... REFERENCES, ALTER TABLE ... ADD FOREIGN KEY) on
+// the table it references, whose writers must check it from then on.
 // New writers queue behind it until the change's statement ends, except
 // behind a rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY), which lets them
 // go on once the writers it found ended: it converts the rows without
 // holding writers off, and those still open at its swap fail at commit.
-// Other DDL (DROP TABLE, TRUNCATE) does not wait for writers; they fail
-// at commit instead. So pg_dump's ACCESS SHARE holds DROP TABLE off, and
-// LOCK TABLE t IN SHARE MODE holds writers off, as in PostgreSQL.
+// So pg_dump's ACCESS SHARE holds DROP TABLE off, and LOCK TABLE t IN
+// SHARE MODE holds writers off, as in PostgreSQL.
 //
 // Locks are taken after the statement is bound; a statement that waited
 // while the catalog changed is bound again (the table it bound may be
@@ -259,17 +262,52 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 			locks = append(locks[:n-1], relLock{table: own.table, mode: txn.Share, ddl: true, writers: true, barrier: barrier}, own)
 		}
 	}
+	// guarded takes ACCESS EXCLUSIVE on tables for a change that replaces
+	// or removes their rows (DROP TABLE, TRUNCATE), each after the SHARE
+	// lock that waits for its open writers: all the SHARE locks first, so
+	// that none is waited for while the statement holds an ACCESS
+	// EXCLUSIVE lock a writer of the next table may need.
+	guarded := func(tables []*catalog.Table) {
+		for _, t := range tables {
+			locks = append(locks, relLock{table: t, mode: txn.Share, ddl: true, writers: true})
+		}
+		for _, t := range tables {
+			locks = append(locks, relLock{table: t, mode: txn.AccessExclusive, ddl: true})
+		}
+	}
 	switch st := p.plan.(type) {
 	case *bind.DropTables:
+		var tables []*catalog.Table
 		for _, n := range st.Tables {
-			astName(n.Schema.O, n.Name.O, txn.AccessExclusive)
+			parts := []string{n.Name.O}
+			if n.Schema.O != "" {
+				parts = []string{n.Schema.O, n.Name.O}
+			}
+			if t, ok := s.truncateTarget(snap, parts); ok {
+				tables = append(tables, t)
+			}
 		}
+		guarded(tables)
 	case *bind.Truncate:
+		var tables []*catalog.Table
 		for _, parts := range st.Tables {
-			byName(parts, txn.AccessExclusive)
+			if t, ok := s.truncateTarget(snap, parts); ok {
+				tables = append(tables, t)
+			}
 		}
+		if st.Cascade {
+			tables = referencingClosure(snap, tables)
+		}
+		guarded(tables)
+	case *bind.CreateTable:
+		// A foreign key makes the writers of the tables it references
+		// check it: those that wrote them without would fail at commit
+		// (bumpReferenced), so it waits for them and holds new ones off
+		// until it commits, as PostgreSQL's SHARE ROW EXCLUSIVE does.
+		referencedLocks(&locks, snap, st.Table.ForeignKeys, nil, 0)
 	case *bind.AlterTable:
 		if st.Old != nil {
+			referencedLocks(&locks, snap, st.New.ForeignKeys, st.Old.ForeignKeys, st.Old.ID)
 			// A rewrite converts the rows while writers go on (its
 			// phase 1, alterRewrite): it only waits for the writers
 			// there are when it starts, and holds SHARE UPDATE EXCLUSIVE
@@ -323,6 +361,41 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 		}
 	}
 	return locks
+}
+
+// referencedLocks adds the SHARE locks that wait for the writers of the
+// tables the foreign keys fks reference and had (those of the table self
+// aside), in table id order: a new reference changes the referenced
+// table's definition (bumpReferenced).
+func referencedLocks(locks *[]relLock, snap *catalog.Snapshot, fks, had []catalog.ForeignKey, self uint64) {
+	var ids []uint64
+	for _, fk := range fks {
+		if fk.RefTable == 0 || fk.RefTable == self || slices.Contains(ids, fk.RefTable) ||
+			slices.ContainsFunc(had, func(x catalog.ForeignKey) bool { return x.Name == fk.Name }) {
+			continue
+		}
+		ids = append(ids, fk.RefTable)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if t, ok := snap.TableByID(id); ok {
+			*locks = append(*locks, relLock{table: t, mode: txn.Share, ddl: true, writers: true})
+		}
+	}
+}
+
+// referencingClosure adds to tables those that reference them, directly
+// or not (what TRUNCATE ... CASCADE empties too).
+func referencingClosure(snap *catalog.Snapshot, tables []*catalog.Table) []*catalog.Table {
+	for i := 0; i < len(tables); i++ {
+		refs, _ := snap.ReferencingKeys(tables[i].ID)
+		for _, rt := range refs {
+			if !slices.ContainsFunc(tables, func(x *catalog.Table) bool { return x.ID == rt.ID }) {
+				tables = append(tables, rt)
+			}
+		}
+	}
+	return tables
 }
 
 // runLock is LOCK [TABLE] name, ... [IN mode MODE] [NOWAIT].

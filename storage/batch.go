@@ -200,7 +200,7 @@ func (b *Batch) Commit() error {
 // writing, with the keys of the commits below it still in flight.
 func (b *Batch) commit(opts *pebble.WriteOptions) error {
 	if !b.versioned && b.commitCheck == nil {
-		if err := b.b.Commit(opts); err != nil {
+		if err := b.e.apply(b.b, hlc.Timestamp{}, opts); err != nil {
 			return err
 		}
 		b.committed = true
@@ -241,7 +241,7 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 	if err := rewriteVersioned(nb, b.b, ts); err != nil {
 		return err
 	}
-	if err := nb.Commit(opts); err != nil {
+	if err := b.e.apply(nb, ts, opts); err != nil {
 		return err
 	}
 	b.committed = true

@@ -61,7 +61,8 @@
 //     View.CheckingTables lets it refuse tables dropped since. VersionBytes counts old versions for
 //     sys.partitions.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
-//     looks up whole keys without an iterator per key; keys of tables with
+//     looks up whole keys without an iterator per key (Get copies the
+//     value; GetNoCopy, for callers that decode it at once, does not); keys of tables with
 //     KEY_BLOOM_FILTER (SetKeyFilter) are read by prefix seeks that consult
 //     per-table bloom filters on every level. One filter policy serves all
 //     levels and filters only the keys of the tables in the engine's set;
@@ -76,6 +77,17 @@
 //     crash are removed by Open), and Ingest adds them to the store in one
 //     atomic step. SSTWriter.Set and Batch.Set are the only places keys
 //     reach Pebble.
+//   - Replication (replication.go, issue 17). An engine with a Replicator
+//     (SetReplicator) hands each commit's engine-key writes, rows already
+//     versioned at the commit timestamp, to it instead of Pebble
+//     (Engine.apply is the one place Batch.commit writes); the replicator
+//     (cluster/shardrepl) proposes them to the shards' Raft groups, whose
+//     state machines write into this engine's Pebble
+//     (PebbleForReplication), and returns once they are applied here.
+//     Without one, a commit is one Pebble batch as before. GC passes and
+//     bulk ingestion would change one replica only: a replicated engine
+//     refuses them (ReplicatedError, ErrReplicated) and must run with GC
+//     off.
 //   - Disk space (diskspace.go). A full disk would make Pebble end the
 //     process, so every Batch.Commit first checks (statfs) that the disk
 //     keeps Options.DiskReserveBytes free after it, and fails with

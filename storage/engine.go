@@ -117,6 +117,8 @@ type Engine struct {
 	gcs *gcState
 	// schema holds the tables' schema times (schematime.go).
 	schema *schemaTimes
+	// repl takes the commits when set (replication.go); nil: Pebble.
+	repl Replicator
 
 	// popts, dir and fs are what Open opened the store with; bulk
 	// ingestion (ingest.go) writes sstables with popts' writer options

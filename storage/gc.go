@@ -57,6 +57,9 @@ type GCStats struct {
 // above). It returns what it did; ctx stops it between batches.
 func (e *Engine) GCVersions(ctx context.Context, span Span, threshold hlc.Timestamp) (GCStats, error) {
 	var st GCStats
+	if e.repl != nil {
+		return st, &ReplicatedError{Op: "garbage collection"} // replication.go
+	}
 	if err := span.validate(); err != nil {
 		return st, err
 	}

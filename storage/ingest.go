@@ -184,6 +184,9 @@ func (e *Engine) ingest(ctx context.Context, paths []string) error {
 		}
 		defer done()
 	}
+	if e.repl != nil {
+		return &ReplicatedError{Op: "bulk ingestion"} // replication.go
+	}
 	if err := e.db.Ingest(ctx, paths); err != nil {
 		return fmt.Errorf("storage: ingest: %w", err)
 	}

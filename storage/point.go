@@ -37,6 +37,8 @@ type PointReader struct {
 	it         *pebble.Iterator
 	kbuf       []byte
 	closed     bool
+	// aliased: the value get returned is Pebble's (not a copy).
+	aliased bool
 	// onGet is told of every key looked up (ObserveGets); nil: nobody.
 	onGet func(key []byte)
 }
@@ -70,6 +72,23 @@ func (s *Snapshot) NewPointReader() (*PointReader, error) {
 // Get returns a copy of the value at key; found is false if there is none.
 // A versioned key is read as of the reader's timestamp.
 func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
+	v, found, err := p.get(key)
+	if !found || err != nil || !p.aliased {
+		return v, found, err
+	}
+	return append(make([]byte, 0, len(v)), v...), true, nil
+}
+
+// GetNoCopy is Get without the copy: the value may alias Pebble's buffers
+// and is valid only until the next Get, GetNoCopy or Close; it must not be
+// modified. For callers that decode the value at once (sql/exec's point
+// reads), it saves an allocation per key.
+func (p *PointReader) GetNoCopy(key []byte) (value []byte, found bool, err error) {
+	return p.get(key)
+}
+
+func (p *PointReader) get(key []byte) (value []byte, found bool, err error) {
+	p.aliased = false
 	if p.closed {
 		return nil, false, ErrClosed
 	}
@@ -127,7 +146,8 @@ func (p *PointReader) Get(key []byte) (value []byte, found bool, err error) {
 		if err != nil || deleted {
 			return nil, false, err
 		}
-		return append(make([]byte, 0, len(val)), val...), true, nil
+		p.aliased = true
+		return val, true, nil
 	}
 	return nil, false, p.it.Error()
 }

@@ -276,3 +276,69 @@ func TestTransactionalRewriteKill(t *testing.T) {
 	mustExec(t, c, "COMMIT")
 	state("second rewrite", "integer", 101, 5151)
 }
+
+// TestRewriteKillInPhase1: kill -9 while an ALTER COLUMN TYPE outside a
+// block converts the rows (its first phase, which commits the new table's
+// rows in chunks under ids no committed catalog names) leaves the old
+// table whole after the restart, and the same ALTER then runs.
+func TestRewriteKillInPhase1(t *testing.T) {
+	srv := startServer(t)
+	c := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	ctx := ctxT(t)
+	mustExec(t, c, "CREATE TABLE rp (id int PRIMARY KEY, v int, w text)")
+	mustExec(t, c, "CREATE INDEX rp_w ON rp (w)")
+	mustExec(t, c, "INSERT INTO rp SELECT x, x, x::text FROM generate_series(1, 60000) AS g(x)")
+	state := func(what, wantType string) {
+		t.Helper()
+		var typ string
+		var n, sum, byIndex int64
+		if err := c.QueryRow(ctx, "SELECT data_type FROM information_schema.columns WHERE table_name = 'rp' AND column_name = 'v'").Scan(&typ); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRow(ctx, "SELECT count(*), sum(v)::bigint FROM rp").Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRow(ctx, "SELECT id FROM rp WHERE w = '4242'").Scan(&byIndex); err != nil {
+			t.Fatal(err)
+		}
+		if typ != wantType || n != 60000 || sum != 60000*60001/2 || byIndex != 4242 {
+			t.Fatalf("%s: %s, %d rows, sum %d, index row %d", what, typ, n, sum, byIndex)
+		}
+	}
+
+	alter := srv.connect(t, pgx.QueryExecModeCacheStatement)
+	done := make(chan error, 1)
+	go func() {
+		_, err := alter.Exec(context.Background(), "ALTER TABLE rp ALTER COLUMN v TYPE bigint")
+		done <- err
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var status string
+		var rowsDone, rowsTotal int64
+		err := c.QueryRow(ctx, "SELECT status, rows_done, rows_total FROM sys.jobs WHERE description LIKE 'ALTER TABLE rp%'").
+			Scan(&status, &rowsDone, &rowsTotal)
+		if err == nil && status == "running" && rowsDone > 0 && rowsDone < rowsTotal {
+			break
+		}
+		if err != nil && err != pgx.ErrNoRows {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			t.Skipf("the ALTER ended (%v) before its first phase was seen", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no progress seen")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	srv.kill()
+	<-done
+	srv.start()
+	c = srv.connect(t, pgx.QueryExecModeCacheStatement)
+	state("killed in phase 1", "integer")
+	mustExec(t, c, "ALTER TABLE rp ALTER COLUMN v TYPE bigint")
+	state("after the ALTER", "bigint")
+}

@@ -171,7 +171,7 @@ func EncodeSplit(c Split) ([]byte, error) {
 	return append(out, encodeMembers(c.Members)...), nil
 }
 
-// decodeCommand returns a *Batch, *Init or *Split.
+// decodeCommand returns a *Batch, *Write, *Init or *Split.
 func decodeCommand(b []byte) (any, error) {
 	if len(b) < 2 || b[0] != commandVersion {
 		return nil, fmt.Errorf("%w: no version %d header", errBadCommand, commandVersion)
@@ -213,6 +213,12 @@ func decodeCommand(b []byte) (any, error) {
 			return nil, fmt.Errorf("%w: %v", errBadCommand, err)
 		}
 		return &Init{Descriptor: d}, nil
+	case cmdWrite:
+		w, err := decodeWrite(&r, len(b))
+		if err != nil {
+			return nil, err
+		}
+		out = w
 	case cmdSplit:
 		c := &Split{Key: r.bytes(), Child: raft.GroupID(r.u64())}
 		if r.err == nil {

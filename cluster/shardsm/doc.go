@@ -21,7 +21,12 @@
 //
 // Commands (command.go): Init gives a new group its shard (its first
 // command); Batch is a list of MVCC operations applied all or nothing;
-// Split cuts the shard in two. Results say applied, stale (the key is not
+// Write (write.go) is the shard's part of a storage engine commit —
+// engine-key mutations the engine decided (rows versioned at the commit
+// timestamp, system keys, counter merges, range deletions), applied
+// verbatim once every key is found to be the shard's (RouteKey: local keys
+// 0x03 <kind> route by the row key they address), with the stats counter
+// kept by recounting the touched keys; Split cuts the shard in two. Results say applied, stale (the key is not
 // the shard's: the answer carries the shard's descriptor for the caller's
 // map), rejected (a conflict: DecodeResult returns the mvcc error with the
 // holder of the lock) or malformed. Queries: Get and Scan at a timestamp,
@@ -35,8 +40,16 @@
 // (transaction records), 0x03 0x03 (GC threshold) — mvcc.ShardSpans. The
 // group's own state is addressed by its group id under 0x03 0x04
 // (mvcc.LocalReplicaState): applied index, descriptor (span, generation),
-// stats counter, and a split child's founding members. A snapshot is these
-// five spans.
+// stats counter, a split child's founding members, and the newest commit
+// timestamp a Write carried (told to the store's clock, Store.SetClock, so
+// that a replica's node never commits below a version it holds). The storage
+// engine's schema times (0x03 0x10 <table prefix>) in the shard's span are
+// the shard's too. A snapshot is these six spans.
+//
+// In local-lock mode (Store.SetLocalLocks, used under the storage engine
+// by cluster/shardrepl) the lock records are the locking node's state,
+// written outside commands: snapshots skip their span, and the stats
+// counter and Check leave them out.
 //
 // # Invariants
 //

@@ -26,6 +26,7 @@ import (
 //     03 04 | group id (8 BE) | 02    descriptor (encodeDescriptor)
 //     03 04 | group id (8 BE) | 03    stats counter (8 × int64 BE, mvcc.Stats)
 //     03 04 | group id (8 BE) | 04    founding members of a split child
+//     03 04 | group id (8 BE) | 05    newest commit timestamp of a Write
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent
@@ -37,6 +38,10 @@ const (
 	stateDescriptor byte = 0x02
 	stateStats      byte = 0x03
 	stateMembers    byte = 0x04
+	// stateMaxTimestamp: the newest commit timestamp a Write carried
+	// (12 bytes: wall BE, logical BE), so that a replica that takes over
+	// serving can move its clock past every version it holds.
+	stateMaxTimestamp byte = 0x05
 )
 
 // groupStatePrefix returns the user key 03 04 | g.
@@ -127,13 +132,28 @@ func decodeDescriptor(b []byte) (Descriptor, error) {
 
 // dataSpans returns the engine-key bounds of the spans a replica of the
 // shard d owns in group g, ascending: the data spans (mvcc.ShardSpans),
-// then the group's own state.
-func dataSpans(g raft.GroupID, d *Descriptor) [][2][]byte {
+// the group's own state, then the schema times the storage engine keeps
+// under the shard's table prefixes (0x03 0x10, write.go).
+//
+// With localLocks (Store.SetLocalLocks) the lock records are left out: they
+// are then the state of the node that holds the locks, not the shard's.
+func dataSpans(g raft.GroupID, d *Descriptor, localLocks bool) [][2][]byte {
 	var spans []storage.Span
 	if d != nil {
-		spans = mvcc.ShardSpans(d.Span)
+		for _, sp := range mvcc.ShardSpans(d.Span) {
+			if localLocks && isLockSpan(sp) {
+				continue
+			}
+			spans = append(spans, sp)
+		}
 	}
 	spans = append(spans, groupStateSpan(g))
+	if d != nil {
+		spans = append(spans, storage.Span{
+			Start: append([]byte{mvcc.LocalPrefix, schemaTimeKind}, d.Span.Start...),
+			End:   append([]byte{mvcc.LocalPrefix, schemaTimeKind}, d.Span.End...),
+		})
+	}
 	out := make([][2][]byte, len(spans))
 	for i, s := range spans {
 		lo, hi, _ := mvcc.EngineSpan(s) // spans are never inverted: validate
@@ -189,4 +209,12 @@ func decodeMembers(b []byte) (map[raft.ReplicaID]string, error) {
 		return nil, fmt.Errorf("shardsm: corrupt members: %w", err)
 	}
 	return out, nil
+}
+
+// lockRecordKind is the local kind of lock records (0x03 0x01, storage/mvcc).
+const lockRecordKind byte = 0x01
+
+// isLockSpan reports whether sp is a span of lock records.
+func isLockSpan(sp storage.Span) bool {
+	return len(sp.Start) >= 2 && sp.Start[0] == mvcc.LocalPrefix && sp.Start[1] == lockRecordKind
 }

@@ -57,6 +57,8 @@ type StateResult struct {
 	Initialized bool
 	Applied     uint64
 	Stats       mvcc.Stats
+	// MaxTimestamp is the newest commit timestamp of a Write applied.
+	MaxTimestamp hlc.Timestamp
 }
 
 // Check recounts the shard's stats (mvcc.ComputeStats) and hashes every key
@@ -75,7 +77,7 @@ type CheckResult struct {
 
 func (m *stateMachine) Lookup(query any) (any, error) {
 	m.mu.RLock()
-	desc, initialized, stats, closed := m.desc, m.initialized, m.stats, m.closed
+	desc, initialized, stats, maxTS, closed := m.desc, m.initialized, m.stats, m.maxTS, m.closed
 	m.mu.RUnlock()
 	if closed {
 		return nil, errClosed
@@ -120,7 +122,7 @@ func (m *stateMachine) Lookup(query any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats}, nil
+		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats, MaxTimestamp: maxTS}, nil
 	case Check:
 		return m.check(db)
 	}
@@ -157,10 +159,11 @@ func (m *stateMachine) check(db *pebble.DB) (CheckResult, error) {
 		if out.Computed, err = mvcc.ComputeStats(snap, d.Span); err != nil {
 			return out, err
 		}
+		m.dropLocalLocks(&out.Computed)
 	}
 	h := sha256.New()
 	var lenBuf [binary.MaxVarintLen64]byte
-	for _, sp := range dataSpans(m.group, dp) {
+	for _, sp := range dataSpans(m.group, dp, m.store.localLocks.Load()) {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: sp[0], UpperBound: sp[1]})
 		if err != nil {
 			return out, err

@@ -64,7 +64,7 @@ func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{})
 		bw.WriteByte(0)
 	}
 	var count uint64
-	for _, sp := range dataSpans(m.group, dp) {
+	for _, sp := range dataSpans(m.group, dp, m.store.localLocks.Load()) {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: sp[0], UpperBound: sp[1]})
 		if err != nil {
 			return err
@@ -154,7 +154,7 @@ func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) er
 	default:
 		return fmt.Errorf("shardsm: group %d: snapshot header flag %d", m.group, head[len(snapshotMagic)+1])
 	}
-	spans := dataSpans(m.group, dp)
+	spans := dataSpans(m.group, dp, m.store.localLocks.Load())
 
 	fs := m.store.fs
 	path := fs.PathJoin(m.store.staging, fmt.Sprintf("group-%d-replica-%d.sst", m.group, m.replica))

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
@@ -27,6 +28,7 @@ type stateMachine struct {
 	desc        Descriptor
 	initialized bool
 	stats       mvcc.Stats
+	maxTS       hlc.Timestamp // stateMaxTimestamp
 	closed      bool
 }
 
@@ -51,10 +53,14 @@ func (m *stateMachine) load() error {
 	if err != nil {
 		return err
 	}
+	maxTS, err := readMaxTimestamp(m.store.db, m.group)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats = d, ok, st
+	m.desc, m.initialized, m.stats, m.maxTS = d, ok, st, maxTS
 	m.mu.Unlock()
-	return nil
+	return m.store.observe(maxTS)
 }
 
 // Apply applies each entry in a batch of its own, committed without fsync
@@ -82,8 +88,9 @@ type outcome struct {
 
 func (m *stateMachine) applyOne(e *raft.Entry) error {
 	m.mu.RLock()
-	desc, initialized, stats := m.desc, m.initialized, m.stats
+	desc, initialized, stats, maxTS := m.desc, m.initialized, m.stats, m.maxTS
 	m.mu.RUnlock()
+	newMaxTS := maxTS
 
 	b := m.store.db.NewIndexedBatch()
 	defer func() { b.Close() }()
@@ -100,6 +107,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			var delta mvcc.Stats
 			out, delta, err = m.applyBatch(b, c, desc, initialized)
 			newStats.Add(delta)
+		case *Write:
+			var delta mvcc.Stats
+			out, delta, err = m.applyWrite(b, c, desc, initialized)
+			newStats.Add(delta)
+			if out.keep && maxTS.Less(c.Timestamp) {
+				newMaxTS = c.Timestamp
+			}
 		case *Init:
 			if initialized {
 				out.res = rejected(fmt.Errorf("shardsm: group %d already holds shard %s", m.group, desc))
@@ -111,6 +125,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 				// (a shard removed from this node); the new shard starts
 				// from what is there, counted.
 				newStats, err = mvcc.ComputeStats(b, newDesc.Span)
+				m.dropLocalLocks(&newStats)
 				out = outcome{res: raft.Result{Value: ResultApplied}, keep: true}
 			}
 		case *Split:
@@ -124,8 +139,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		// Nothing of the command is written; only the index moves.
 		b.Close()
 		b = m.store.db.NewIndexedBatch()
-		newDesc, newInit, newStats = desc, initialized, stats
+		newDesc, newInit, newStats, newMaxTS = desc, initialized, stats, maxTS
 	} else {
+		if newMaxTS != maxTS {
+			if err := b.Set(stateKey(m.group, stateMaxTimestamp), appendTimestamp(nil, newMaxTS), nil); err != nil {
+				return err
+			}
+		}
 		if !newDesc.equal(desc) || newInit != initialized {
 			if err := b.Set(stateKey(m.group, stateDescriptor), encodeDescriptor(newDesc), nil); err != nil {
 				return err
@@ -144,8 +164,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		return err
 	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats = newDesc, newInit, newStats
+	m.desc, m.initialized, m.stats, m.maxTS = newDesc, newInit, newStats, newMaxTS
 	m.mu.Unlock()
+	if newMaxTS != maxTS {
+		if err := m.store.observe(newMaxTS); err != nil {
+			return err
+		}
+	}
 	e.Result = out.res
 	if out.split != nil {
 		if f := m.store.onSplit.Load(); f != nil {
@@ -298,6 +323,7 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 	if err != nil {
 		return outcome{}, desc, stats, err
 	}
+	m.dropLocalLocks(&parentStats)
 	_, seeded, err := readDescriptor(b, c.Child)
 	if err != nil {
 		return outcome{}, desc, stats, err
@@ -346,4 +372,12 @@ func (m *stateMachine) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	return nil
+}
+
+// dropLocalLocks leaves lock records out of a recount when they are the
+// node's own (Store.SetLocalLocks): they differ between replicas.
+func (m *stateMachine) dropLocalLocks(s *mvcc.Stats) {
+	if m.store.localLocks.Load() {
+		s.LockBytes, s.LockCount = 0, 0
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
@@ -26,6 +27,12 @@ type Store struct {
 	writerOpts sstable.WriterOptions
 
 	onSplit atomic.Pointer[func(SplitEvent)]
+	// localLocks: lock records are the locking node's, not replicated
+	// (SetLocalLocks).
+	localLocks atomic.Bool
+	// clock is told of the newest commit timestamp replicas hold
+	// (SetClock); nil: nobody.
+	clock atomic.Pointer[func(hlc.Timestamp) error]
 
 	snapshotsSaved     atomic.Int64
 	snapshotsRecovered atomic.Int64
@@ -102,6 +109,30 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// SetLocalLocks says that the lock records in this store are the state of
+// the node that holds the locks rather than replicated shard data: the
+// storage engine writes them outside any command (storage.LocalBatch), and
+// cluster/shardrepl keeps their deletions local. Snapshots then neither
+// carry nor clear them, Check leaves them out of its recount and
+// fingerprint, and Write commands do not count them in the stats. Set it
+// before starting any replica, and on every node of a cluster alike.
+func (s *Store) SetLocalLocks() { s.localLocks.Store(true) }
+
+// SetClock sets the function told of every commit timestamp a replica of
+// this store holds (Write.Timestamp, at apply and when a replica opens or
+// installs a snapshot): the storage engine's clock (hlc.Clock.Update), so
+// that the node, should it commit itself later, never takes a timestamp
+// below a version it holds. An error from it stops the replica (it fails
+// only when it cannot persist its high-water mark).
+func (s *Store) SetClock(f func(hlc.Timestamp) error) { s.clock.Store(&f) }
+
+func (s *Store) observe(ts hlc.Timestamp) error {
+	if f := s.clock.Load(); f != nil && !ts.IsEmpty() {
+		return (*f)(ts)
+	}
+	return nil
+}
+
 // SetSplitHandler sets the function told of each split a replica of this
 // store applies. It runs on the parent's apply path: it must not block
 // (start the child replica from another goroutine).
@@ -148,7 +179,7 @@ func (s *Store) DropGroup(g raft.GroupID) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, sp := range dataSpans(g, dp) {
+	for _, sp := range dataSpans(g, dp, false) { // the node's own locks go too
 		if err := b.DeleteRange(sp[0], sp[1], nil); err != nil {
 			return err
 		}
@@ -244,4 +275,17 @@ func (s *Store) Groups() ([]raft.GroupID, error) {
 		}
 	}
 	return out, it.Close()
+}
+
+func readMaxTimestamp(r mvcc.Reader, g raft.GroupID) (hlc.Timestamp, error) {
+	v, ok, err := get(r, stateKey(g, stateMaxTimestamp))
+	if err != nil || !ok {
+		return hlc.Timestamp{}, err
+	}
+	rd := reader{b: v}
+	ts := rd.timestamp()
+	if err := rd.done(); err != nil {
+		return hlc.Timestamp{}, fmt.Errorf("shardsm: group %d: newest timestamp: %w", g, err)
+	}
+	return ts, nil
 }

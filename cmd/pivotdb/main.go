@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/activity"
+	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/console"
 	"github.com/pivotdb/pivotdb/metrics"
 	"github.com/pivotdb/pivotdb/partition"
@@ -59,6 +60,7 @@ func usage(w io.Writer) {
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
+                [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }
@@ -111,8 +113,12 @@ func serve(args []string, stderr io.Writer) int {
 		"how often the console samples shards, splits and merges for its chart and rates")
 	slowQuery := fs.Duration("slow-query-threshold", 0, "log statements that run at least this long, with their text, at level WARN (0: none)")
 	logLevel := fs.String("log-level", "info", "least severe log messages written: debug, info, warn or error")
+	cluster := addClusterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if err := cluster.check(fs); err != nil {
+		return badServeFlag(stderr, "%v", err)
 	}
 	if *loadMergeQuiet <= 0 {
 		return badServeFlag(stderr, "--load-merge-quiet must be positive")
@@ -184,12 +190,33 @@ func serve(args []string, stderr io.Writer) int {
 		}
 	}
 
-	eng, err := sql.Open(sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
+	opts := sql.Options{DataDir: *dataDir, NoSync: *noSync, Logger: storage.SlogLogger{L: log}, Events: log,
 		Balancer: partition.BalancerOptions{Interval: *balancerInterval, LoadSplitOpsPerSec: *loadSplitOps,
 			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
 		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
-		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL})
+		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL}
+	var eng *sql.Engine
+	var cl *shardrepl.Cluster // with --join (cluster.go)
+	if cluster.enabled() {
+		cl, err = startCluster(cluster, *dataDir, *listen,
+			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve}, level <= slog.LevelDebug, log)
+		if err != nil {
+			log.Error("cannot start the cluster node", "dir", *dataDir, "err", err)
+			return 1
+		}
+		if !cl.Serving {
+			return serveRefusing(cl, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
+				TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
+				StartupTimeout: *startupTimeout}, log)
+		}
+		eng, err = openServing(cl, opts)
+		if err != nil {
+			closeCluster(cl, nil)
+		}
+	} else {
+		eng, err = sql.Open(opts)
+	}
 	if err != nil {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1
@@ -197,7 +224,7 @@ func serve(args []string, stderr io.Writer) int {
 	if authMethod == server.AuthSCRAM && !eng.HasPasswords() {
 		log.Error("refusing to start: --auth scram but no user has a password; " +
 			"give the built-in user pivotdb one with --initial-password or PIVOTDB_PASSWORD")
-		eng.Close()
+		closeEngine(cl, eng)
 		return 1
 	}
 	mem := memory.NewMonitor("--max-memory", *maxMem)
@@ -210,7 +237,7 @@ func serve(args []string, stderr io.Writer) int {
 		Activity: sessions, Observer: mets, SlowQueryThreshold: *slowQuery}, server.FromSQL(eng))
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "addr", *listen, "err", err)
-		eng.Close()
+		closeEngine(cl, eng)
 		return 1
 	}
 	var hs *console.Server
@@ -220,7 +247,7 @@ func serve(args []string, stderr io.Writer) int {
 			ShuttingDown: srv.ShuttingDown, SampleInterval: *consoleSample, Log: log})
 		if err != nil {
 			log.Error("cannot listen", "http_addr", *httpListen, "err", err)
-			eng.Close()
+			closeEngine(cl, eng)
 			return 1
 		}
 		log.Info("serving metrics, health and the console", "url", "http://"+hs.Addr().String()+"/")
@@ -258,7 +285,7 @@ func serve(args []string, stderr io.Writer) int {
 		// Before the engine: the console's sampler runs statements on it.
 		hs.Close()
 	}
-	if err := eng.Close(); err != nil {
+	if err := closeEngine(cl, eng); err != nil {
 		log.Error("closing storage", "err", err)
 		return 1
 	}

@@ -28,7 +28,7 @@ type testCatalog struct {
 	env   *Env
 }
 
-func newTestCatalog(t *testing.T) *testCatalog {
+func newTestCatalog(t testing.TB) *testCatalog {
 	eng, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func newTestCatalog(t *testing.T) *testCatalog {
 }
 
 // create installs the table a bound CREATE TABLE describes.
-func (c *testCatalog) create(t *testing.T, ct *CreateTable, owner string) {
+func (c *testCatalog) create(t testing.TB, ct *CreateTable, owner string) {
 	c.change(t, func(ch *catalog.Change) {
 		tbl := *ct.Table
 		tbl.ID = ch.NewID()
@@ -62,7 +62,7 @@ func (c *testCatalog) create(t *testing.T, ct *CreateTable, owner string) {
 }
 
 // change applies fn to the catalog and installs the result.
-func (c *testCatalog) change(t *testing.T, fn func(ch *catalog.Change)) {
+func (c *testCatalog) change(t testing.TB, fn func(ch *catalog.Change)) {
 	ch := c.cat.Begin()
 	fn(ch)
 	b := c.store.NewBatch()

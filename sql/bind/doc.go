@@ -17,7 +17,10 @@
 // (outer references become hidden parameters bound per outer row;
 // subquery_hash.go decorrelates EXISTS and IN correlated by equalities
 // into a hash semi/anti join),
-// setop.go, values.go (VALUES as a query), cte.go (WITH, WITH RECURSIVE),
+// setop.go, values.go (VALUES as a query), insert.go (an INSERT's rows:
+// insertLiterals builds the rows the parser's literal-VALUES fast path read,
+// parser.Statement.Values, instead of InsertStmt.Lists;
+// literalvalues_test.go checks it against the full parse), cte.go (WITH, WITH RECURSIVE),
 // with_dml.go (data-modifying WITH queries: their RETURNING rows as a
 // relation the session fills before the main statement runs),
 // window.go (window functions over the grouped row; the aggregates TiDB's

@@ -9,7 +9,9 @@ import (
 	"github.com/pivotdb/pivotdb/sql/acl"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/expr"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // planInsert binds INSERT, UPSERT and REPLACE: the table, its target
@@ -38,10 +40,10 @@ func (a *binder) planInsert(n *ast.InsertStmt) (Statement, error) {
 	if p.Target, err = insertTarget(t, n.Columns); err != nil {
 		return nil, err
 	}
-	if err := identityAlwaysWrites(n, t, p.Target); err != nil {
+	if p.Source, p.Target, err = a.insertSource(n, t, p.Target); err != nil {
 		return nil, err
 	}
-	if p.Source, err = a.insertSource(n, t, p.Target); err != nil {
+	if err := a.identityAlwaysWrites(n, t, p.Target); err != nil {
 		return nil, err
 	}
 	if p.Computed, p.Checks, p.FK, err = a.rowRules(t); err != nil {
@@ -125,25 +127,76 @@ func insertTarget(t *catalog.Table, listed []*ast.ColumnName) ([]int, error) {
 }
 
 // insertSource binds the rows to insert: a query, or a VALUES list whose
-// items take the types of their target columns.
-func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, error) {
+// items take the types of their target columns. Without a column list a
+// source of N < len(target) values writes the first N target columns, as
+// in PostgreSQL (the others get their defaults); it returns the target
+// columns it writes.
+func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int) (planner.Node, []int, error) {
+	implicit := len(n.Columns) == 0
 	if n.Select == nil {
-		return a.insertValues(n.Lists, t, target)
+		var lens []int
+		if lits := a.stmt.Values; lits != nil {
+			lens = make([]int, len(lits.Ends))
+			for r := range lits.Ends {
+				lens[r] = len(lits.Row(r))
+			}
+		} else {
+			lens = make([]int, len(n.Lists))
+			for i, l := range n.Lists {
+				lens[i] = len(l)
+			}
+		}
+		target, err := valuesTarget(lens, target, implicit)
+		if err != nil {
+			return nil, nil, err
+		}
+		var node planner.Node
+		if a.stmt.Values != nil {
+			node, err = a.insertLiterals(a.stmt.Values, t, target)
+		} else {
+			node, err = a.insertValues(n.Lists, t, target)
+		}
+		return node, target, err
 	}
 	if sel, isSelect := n.Select.(*ast.SelectStmt); isSelect && sel.Kind == ast.SelectStmtKindValues {
-		return nil, sqlerr.NotSupported("VALUES statement as INSERT source")
+		return nil, nil, sqlerr.NotSupported("VALUES statement as INSERT source")
 	}
 	node, ok, err := a.buildQueryStmt(n.Select)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !ok {
-		return nil, sqlerr.NotSupported("this INSERT source")
+		return nil, nil, sqlerr.NotSupported("this INSERT source")
 	}
-	if got := visibleCount(node.Columns()); got != len(target) {
-		return nil, insertArityError(got, len(target))
+	got := visibleCount(node.Columns())
+	if implicit && got < len(target) {
+		target = target[:got]
 	}
-	return node, nil
+	if got != len(target) {
+		return nil, nil, insertArityError(got, len(target))
+	}
+	return node, target, nil
+}
+
+// valuesTarget checks the lengths of INSERT's VALUES lists (lens) against
+// the target columns as PostgreSQL does, row by row: each list as long as
+// the first (42601 "VALUES lists must all be the same length"), none
+// longer than the targets, and none shorter when the columns were listed.
+// It returns the columns the rows write: the first len(lens[0]) targets
+// when none were listed.
+func valuesTarget(lens []int, target []int, implicit bool) ([]int, error) {
+	for _, n := range lens {
+		switch {
+		case n != lens[0]:
+			return nil, sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length")
+		case n > len(target) || (!implicit && n < len(target)):
+			return nil, insertArityError(n, len(target))
+		}
+	}
+	if implicit && len(lens) > 0 {
+		target = target[:lens[0]]
+	}
+	return target, nil
 }
 
 // insertValues binds INSERT ... VALUES (...), ...; DEFAULT stands for the
@@ -167,6 +220,59 @@ func (a *binder) insertValues(lists [][]ast.ExprNode, t *catalog.Table, target [
 			}
 			a.hintParam(item, col.Type)
 			e, err := a.build(nil, item, nil)
+			if err != nil {
+				return nil, err
+			}
+			rows[r][i] = e
+		}
+	}
+	cols := make([]planner.Column, len(target))
+	for i, ti := range target {
+		cols[i] = planner.Column{Name: t.Columns[ti].Name, Type: t.Columns[ti].Type}
+	}
+	return &planner.Values{Rows: rows, Cols: cols}, nil
+}
+
+// insertLiterals is insertValues for the rows the dialect front read
+// without TiDB's parser (parser.Statement.Values): the same expressions,
+// built by one expression builder straight from the literals.
+func (a *binder) insertLiterals(lits *parser.LiteralRows, t *catalog.Table, target []int) (planner.Node, error) {
+	if a.fnArgs != nil {
+		// A set-returning function's body is a query; an INSERT never
+		// gets here from one.
+		return nil, sqlerr.New(sqlerr.InternalError, "bind: literal VALUES in a function body")
+	}
+	b := a.builder(nil, nil)
+	rows := make([][]expr.Expr, len(lits.Ends))
+	for r := range lits.Ends {
+		list := lits.Row(r)
+		if len(list) != len(target) {
+			return nil, insertArityError(len(list), len(target))
+		}
+		rows[r] = make([]expr.Expr, len(list))
+		for i := range list {
+			item := &list[i]
+			col := t.Columns[target[i]]
+			if item.Kind == parser.LitDefault {
+				d, err := a.columnDefault(col)
+				if err != nil {
+					return nil, err
+				}
+				rows[r][i] = d
+				continue
+			}
+			if item.Kind == parser.LitParam && item.Cast == "" {
+				// hintParam's rule for a bare parameter.
+				n := int(item.Int)
+				for len(b.ParamTypes) < n {
+					b.ParamTypes = append(b.ParamTypes, types.TypeUnknown)
+				}
+				if f := b.ParamTypes[n-1].Family; f == types.Unknown || f == types.Null {
+					b.ParamTypes[n-1] = col.Type
+				}
+			}
+			e, err := b.BuildLiteral(item, lits.Position, types.TypeUtf8)
+			a.params = b.ParamTypes
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +342,7 @@ func visibleCount(cols []planner.Column) int {
 
 // identityAlwaysWrites refuses values for GENERATED ALWAYS identity
 // columns: only DEFAULT may be written there (428C9).
-func identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) error {
+func (a *binder) identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) error {
 	for i, ti := range target {
 		col := t.Columns[ti]
 		if col.Identity != catalog.IdentityAlways {
@@ -244,6 +350,14 @@ func identityAlwaysWrites(n *ast.InsertStmt, t *catalog.Table, target []int) err
 		}
 		if n.Select != nil {
 			return identityAlwaysError(col.Name, false)
+		}
+		if lits := a.stmt.Values; lits != nil {
+			for r := range lits.Ends {
+				if row := lits.Row(r); i < len(row) && row[i].Kind != parser.LitDefault {
+					return identityAlwaysError(col.Name, false)
+				}
+			}
+			continue
 		}
 		for _, list := range n.Lists {
 			if i >= len(list) {

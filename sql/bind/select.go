@@ -333,6 +333,14 @@ func (a *binder) sourceColumn(input planner.Node, i int, c scopeColumn) planner.
 }
 
 func (a *binder) buildLimit(n ast.ExprNode) (expr.Expr, error) {
+	if v, ok := n.(*test_driver.ValueExpr); ok {
+		if u, ok := v.GetValue().(uint64); ok {
+			// A count beyond bigint (the rewriter's LIMIT 2^64-1 for an
+			// OFFSET without LIMIT) stays a Uint64: the postgresql
+			// dialect's numeric literals are for expressions.
+			return expr.NewConst(types.NewUint64(u)), nil
+		}
+	}
 	a.hintParam(n, types.TypeInt64)
 	e, err := a.build(nil, n, nil)
 	if err != nil {
@@ -398,60 +406,125 @@ func outputName(f *ast.SelectField) string {
 }
 
 func exprName(n ast.ExprNode) string {
+	name, _ := exprNameStrength(n)
+	return name
+}
+
+// exprNameStrength is PostgreSQL's FigureColnameInternal: the name of an
+// expression and how strongly it holds — 2 for the name of a column,
+// function or subquery column, 1 for a fallback such as "case" or a
+// cast's type, 0 for "?column?". A cast is named after what it casts when
+// that has a name of strength 2, else after its type.
+func exprNameStrength(n ast.ExprNode) (string, int) {
 	switch n := n.(type) {
 	case *ast.ColumnNameExpr:
-		return n.Name.Name.O
+		return n.Name.Name.O, 2
 	case *ast.AggregateFuncExpr:
-		return strings.ToLower(n.F)
+		return strings.ToLower(n.F), 2
 	case *ast.WindowFuncExpr:
-		return strings.ToLower(n.Name)
+		return strings.ToLower(n.Name), 2
 	case *ast.FuncCallExpr:
 		name := n.FnName.L
 		if name == expr.ArraySubqueryFunc {
-			return "array"
+			return "array", 2
 		}
 		if plain, ok := parser.SequenceFuncs[name]; ok {
-			return plain
+			return plain, 2
 		}
 		if (name == parser.ArrayElemFunc || name == parser.ArraySliceFunc) && len(n.Args) >= 2 {
 			// a[i] is named after a, as in PostgreSQL.
-			return exprName(n.Args[0])
+			return exprNameStrength(n.Args[0])
 		}
 		if name == parser.ArrayCtorFunc {
-			return "array"
+			return "array", 2
 		}
 		if name == parser.ExtractFunc {
-			return "extract"
+			return "extract", 2
 		}
-		if (name == "pivot_cast" || name == parser.RegCastFunc) && len(n.Args) == 2 {
-			// PostgreSQL names a cast column after the type as written.
-			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
-				name, _, _ := strings.Cut(strings.TrimSuffix(v.GetString(), "[]"), "(")
-				name = strings.ToLower(strings.TrimSpace(name))
-				if w, rest, _ := strings.Cut(name, " "); w == "interval" && rest != "" {
-					// INTERVAL '1' DAY is named interval, as its type.
-					return w
-				}
-				return name
+		if (name == "pivot_cast" || name == parser.RegCastFunc || name == parser.RegNameFunc) && len(n.Args) == 2 {
+			if inner, strength := exprNameStrength(n.Args[0]); strength > 1 {
+				return inner, strength
 			}
-			return exprName(n.Args[0])
+			if v, ok := n.Args[1].(*test_driver.ValueExpr); ok {
+				if name == "pivot_cast" {
+					if t, err := types.ParseTypeName(v.GetString()); err == nil {
+						return castTypeName(t), 1
+					}
+				}
+				name, _, _ := strings.Cut(strings.TrimSuffix(v.GetString(), "[]"), "(")
+				return strings.ToLower(strings.TrimSpace(name)), 1
+			}
+			return exprNameStrength(n.Args[0])
 		}
-		return name
+		return name, 2
 	case *ast.ParenthesesExpr:
-		return exprName(n.Expr)
+		return exprNameStrength(n.Expr)
 	case *ast.CaseExpr:
-		return "case"
+		return "case", 1
 	case *ast.ExistsSubqueryExpr:
-		return "exists"
+		return "exists", 2
 	case *ast.SubqueryExpr:
 		// PostgreSQL names a scalar subquery after its one column.
 		if sel, ok := n.Query.(*ast.SelectStmt); ok && len(sel.Fields.Fields) == 1 && sel.Fields.Fields[0].WildCard == nil {
 			if name := outputName(sel.Fields.Fields[0]); name != "?column?" {
-				return name
+				return name, 2
 			}
 		}
 	}
-	return "?column?"
+	return "?column?", 0
+}
+
+// castTypeName is the name PostgreSQL gives a column that casts a value
+// without a name of its own to t: the type's pg_type name (typname), as
+// its grammar spells the type (x::integer is int4, x::text text). An
+// array cast is named after its element type. (PostgreSQL keeps varchar
+// and name as written; PivotDB reads both as text.)
+func castTypeName(t types.Type) string {
+	switch t.Family {
+	case types.Array:
+		return castTypeName(t.ElemType())
+	case types.Enum:
+		if t.Enum != nil {
+			return t.Enum.Name
+		}
+	case types.Bool:
+		return "bool"
+	case types.Uint8, types.Uint16, types.Uint32, types.Uint64:
+		// YQL's unsigned types have no PostgreSQL name of their own: a
+		// cast to one is named after the type as YQL spells it.
+		return strings.ToLower(t.Family.String())
+	case types.Int8, types.Int16:
+		return "int2"
+	case types.Int32:
+		return "int4"
+	case types.Int64:
+		return "int8"
+	case types.Decimal:
+		return "numeric"
+	case types.Float:
+		return "float4"
+	case types.Double:
+		return "float8"
+	case types.String:
+		return "bytea"
+	case types.Utf8:
+		switch {
+		case t.Blank:
+			return "bpchar"
+		case t.Width > 0:
+			return "varchar"
+		}
+		return "text"
+	case types.Datetime, types.Timestamp:
+		return "timestamp"
+	case types.TimestampTZ:
+		return "timestamptz"
+	case types.Interval:
+		return "interval"
+	case types.Time:
+		return "time"
+	}
+	return strings.ToLower(t.Family.String())
 }
 
 // orderByTarget resolves an ORDER BY item that names a select-list entry

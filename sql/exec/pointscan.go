@@ -48,7 +48,8 @@ func (s *pointScan) Next() (expr.Row, error) {
 			}
 		}
 		key := part.span.Start
-		val, ok, err := s.pr.Get(key)
+		// decodeRow copies what it keeps, so the value need not be a copy.
+		val, ok, err := s.pr.GetNoCopy(key)
 		if err != nil {
 			return nil, err
 		}

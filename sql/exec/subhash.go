@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -35,6 +36,10 @@ type SubHash struct {
 	Keys  []string    // "inner = outer" of each key, for EXPLAIN
 	// Anti: the node stands for NOT EXISTS or NOT IN (EXPLAIN's label).
 	Anti bool
+	// groups is the number of keys the last build of this plan held:
+	// the next build (a prepared statement's next execution) sizes its
+	// table for them up front instead of growing it step by step.
+	groups atomic.Int64
 }
 
 // subHashEntry is the statement's table of one node, built once.
@@ -42,14 +47,98 @@ type subHashEntry struct {
 	once  sync.Once
 	table *subHashTable
 	err   error
+	fast  hashedSub // what subState.lastHashed points to once built
 }
+
+// hashKeyMode is how a table keys its groups. The common correlations —
+// one text column, one integer column — are keyed by the value itself,
+// which costs no encoding and, for text, no allocation: the build keeps
+// the string the scan decoded and a probe looks its string up as it is.
+type hashKeyMode uint8
+
+const (
+	keyTuple hashKeyMode = iota // appendHashKey of each key, in strs
+	keyText                     // one Utf8 or String key: its bytes, in strs
+	keyInt                      // one integer key: in ints, or huge above the int64 range
+)
 
 // subHashTable is a built probe table: the inner rows of each key.
 type subHashTable struct {
-	groups map[string]*subResult
+	mode hashKeyMode
+	strs map[string]*subResult
+	ints map[int64]*subResult
+	huge map[uint64]*subResult
 }
 
 var emptySubResult = &subResult{}
+
+// existsHit is the group of every key an EXISTS table holds: EXISTS only
+// asks whether some inner row matches, so the groups need no rows of
+// their own (and no allocation each).
+var existsHit = &subResult{rows: []expr.Row{nil}}
+
+// hashKeyModeOf picks the table's key form from the probe types (the
+// binder pairs them with inner columns of the same family, or integer
+// with integer: bind/subquery_hash.go hashableKeys).
+func hashKeyModeOf(h *SubHash) hashKeyMode {
+	if len(h.Probe) != 1 {
+		return keyTuple
+	}
+	switch f := h.Probe[0].Type().Family; {
+	case f.IsInteger():
+		return keyInt
+	case f == types.Utf8 || f == types.String:
+		return keyText
+	}
+	return keyTuple
+}
+
+// group returns the group of the key vals (non-NULL), nil when absent.
+func (t *subHashTable) group(vals []types.Value) *subResult {
+	switch t.mode {
+	case keyText:
+		return t.strs[vals[0].Str()]
+	case keyInt:
+		if v := vals[0]; v.Family().IsUnsigned() && v.Uint() > math.MaxInt64 {
+			return t.huge[v.Uint()]
+		}
+		return t.ints[vals[0].Int()]
+	}
+	var kb [64]byte
+	buf := kb[:0]
+	for _, v := range vals {
+		buf = appendHashKey(buf, v)
+	}
+	return t.strs[string(buf)]
+}
+
+// add puts g under the key vals (non-NULL; absent so far) and returns the
+// bytes the entry holds, for the statement's memory account.
+func (t *subHashTable) add(vals []types.Value, g *subResult) int64 {
+	const entry = 64 // a map slot and its share of the table's growth
+	switch t.mode {
+	case keyText:
+		k := vals[0].Str()
+		t.strs[k] = g
+		return int64(len(k)) + entry
+	case keyInt:
+		if v := vals[0]; v.Family().IsUnsigned() && v.Uint() > math.MaxInt64 {
+			if t.huge == nil {
+				t.huge = map[uint64]*subResult{}
+			}
+			t.huge[v.Uint()] = g
+		} else {
+			t.ints[v.Int()] = g
+		}
+		return entry
+	}
+	var buf []byte
+	for _, v := range vals {
+		buf = appendHashKey(buf, v)
+	}
+	t.strs[string(buf)] = g
+	return int64(len(buf)) + entry
+}
 
 // SubPlanOperator names the node in EXPLAIN.
 func (s *Subquery) SubPlanOperator() string {
@@ -68,61 +157,96 @@ func (s *Subquery) SubPlanOperator() string {
 	return name + s.String()
 }
 
-// hashProbe returns the inner rows matching the outer row whose values
-// eval carries, building the statement's table on first use; nil when the
-// inner side is too large to hold (the caller then runs the subquery per
-// row).
-func (c *Context) hashProbe(s *Subquery, eval *expr.Context) (*subResult, error) {
-	var t *subHashTable
-	if st := c.sub; st != nil {
-		// One build per statement, also when the workers of a parallel
-		// scan reach the node at once: the others wait for it. The inner
-		// plan holds no subquery (the binder checks), so a build never
-		// waits for another.
-		st.mu.Lock()
-		if st.hashed == nil {
-			st.hashed = map[*Subquery]*subHashEntry{}
-		}
-		h := st.hashed[s]
-		if h == nil {
-			h = &subHashEntry{}
-			st.hashed[s] = h
-		}
-		st.mu.Unlock()
-		h.once.Do(func() { h.table, h.err = c.buildSubHash(s, eval) })
-		t = h.table
-		if h.err != nil {
-			return nil, h.err
-		}
-	} else {
-		var err error
-		if t, err = c.buildSubHash(s, eval); err != nil {
-			return nil, err
-		}
+// hashTable returns the statement's probe table of s, building it on first
+// use; nil when the inner side is too large to hold (the caller then runs
+// the subquery per row). c evaluates the inner plan: it reads no value of
+// the outer row (the binder checks), only the statement's parameters.
+func (c *Context) hashTable(s *Subquery, eval *expr.Context) (*subHashTable, error) {
+	st := c.sub
+	if st == nil {
+		return c.buildSubHash(s, eval)
 	}
-	if t == nil {
-		return nil, nil
+	// Every outer row comes here: once built, the table is read without
+	// the lock.
+	if f := st.lastHashed.Load(); f != nil && f.s == s {
+		return f.e.table, f.e.err
 	}
-	var buf []byte
+	// One build per statement, also when the workers of a parallel scan
+	// reach the node at once: the others wait for it. The inner plan
+	// holds no subquery (the binder checks), so a build never waits for
+	// another.
+	st.mu.Lock()
+	if st.hashed == nil {
+		st.hashed = map[*Subquery]*subHashEntry{}
+	}
+	h := st.hashed[s]
+	if h == nil {
+		h = &subHashEntry{}
+		h.fast = hashedSub{s: s, e: h}
+		st.hashed[s] = h
+	}
+	st.mu.Unlock()
+	h.once.Do(func() { h.table, h.err = c.buildSubHash(s, eval) })
+	st.lastHashed.Store(&h.fast)
+	return h.table, h.err
+}
+
+// hashedSub is the built table of one node, read without subState's lock.
+type hashedSub struct {
+	s *Subquery
+	e *subHashEntry
+}
+
+// hashProbe returns the inner rows matching the outer row: the probe
+// values are the subquery's binds evaluated on row (each converted as
+// its parameter would convert it), with no parameter list built per row.
+// ok is false when the inner side was too large to hash.
+func (c *Context) hashProbe(s *Subquery, eval *expr.Context, row expr.Row) (res *subResult, ok bool, err error) {
+	t, err := c.hashTable(s, eval)
+	if err != nil || t == nil {
+		return nil, false, err
+	}
+	var vb [4]types.Value
+	vals := vb[:0]
 	for _, p := range s.Hash.Probe {
-		v, err := p.Eval(eval, nil)
+		v, err := s.probeValue(p, eval, row)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if v.IsNull() {
-			return emptySubResult, nil
+			return emptySubResult, true, nil // `inner = NULL` is never TRUE
 		}
-		buf = appendHashKey(buf, v)
+		vals = append(vals, v)
 	}
-	if r := t.groups[string(buf)]; r != nil {
-		return r, nil
+	if g := t.group(vals); g != nil {
+		return g, true, nil
 	}
-	return emptySubResult, nil
+	return emptySubResult, true, nil
+}
+
+// probeValue is the value of probe expression p on the outer row: the
+// bind of its parameter slot, coerced as Param.Eval would.
+func (s *Subquery) probeValue(p expr.Expr, eval *expr.Context, row expr.Row) (types.Value, error) {
+	if pr, ok := p.(*expr.Param); ok {
+		for i, slot := range s.Slots {
+			if slot == pr.N {
+				v, err := s.Binds[i].Eval(eval, row)
+				if err != nil {
+					return types.Value{}, err
+				}
+				return pr.Coerce(eval, v)
+			}
+		}
+	}
+	// Not one of the node's own slots (the binder only builds those):
+	// evaluate it with the statement's parameters.
+	return p.Eval(eval, row)
 }
 
 // buildSubHash runs the inner plan once and groups its rows by key. The
 // table's memory counts against the statement's limit like a hash join's
-// build side; beyond subCacheRows rows it is dropped (nil) and the
+// build side (in steps of subHashGrowStep bytes: the account's lock is
+// not taken per key); beyond subCacheRows rows it is dropped (nil) and the
 // subquery runs per outer row instead.
 func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, error) {
 	sc := *c
@@ -133,70 +257,144 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 	ev := *eval
 	ev.Exec = &sc
 	sc.Eval = &ev
-	it, err := Build(&sc, s.Hash.Plan)
+	// The plan is a projection of the inner scan (bind/subquery_hash.go):
+	// run the scan and evaluate only what the table keeps — the key
+	// columns, and for IN the compared values — into one reused row,
+	// rather than every projected value into a row per inner row. Under
+	// EXPLAIN ANALYZE the projection runs as a node, to be counted.
+	plan, exprs := s.Hash.Plan, []expr.Expr(nil)
+	if p, ok := plan.(*planner.Project); ok && c.analyze == nil {
+		plan, exprs = p.Input, p.Exprs
+	}
+	it, err := Build(&sc, plan)
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
-	t := &subHashTable{groups: map[string]*subResult{}}
+	var out expr.Row
+	from := s.Hash.KeyAt // the first projected value the table keeps
+	if s.Kind != SubExists {
+		from = 0
+	}
+	if exprs != nil {
+		out = make(expr.Row, len(exprs))
+	}
+	hint := int(min(s.Hash.groups.Load(), subCacheRows))
+	t := &subHashTable{mode: hashKeyModeOf(s.Hash)}
+	if t.mode == keyInt {
+		t.ints = make(map[int64]*subResult, hint)
+	} else {
+		t.strs = make(map[string]*subResult, hint)
+	}
 	n := 0
-	var held int64 // bytes counted against the statement's memory (grow)
-	var buf []byte
+	var held, pending int64 // bytes counted against the statement's memory, and not yet
+	fail := func(err error) (*subHashTable, error) {
+		c.release(held)
+		return nil, err
+	}
+	keys := len(s.Hash.Probe)
 	for {
 		r, err := it.Next()
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		if r == nil {
 			break
 		}
-		buf = buf[:0]
+		if exprs != nil {
+			for i := from; i < len(exprs); i++ {
+				if out[i], err = exprs[i].Eval(&ev, r); err != nil {
+					return fail(err)
+				}
+			}
+			r = out
+		}
+		vals := r[s.Hash.KeyAt : s.Hash.KeyAt+keys]
 		null := false
-		for _, v := range r[s.Hash.KeyAt : s.Hash.KeyAt+len(s.Hash.Probe)] {
+		for _, v := range vals {
 			null = null || v.IsNull()
-			buf = appendHashKey(buf, v)
 		}
 		if null {
 			continue // `inner = outer` is never TRUE
 		}
-		g := t.groups[string(buf)]
-		if g == nil {
-			g = &subResult{}
-			t.groups[string(buf)] = g
-			size := int64(len(buf)) + 64 // the key and its map entry
-			if err := c.grow(size); err != nil {
-				c.release(held)
-				return nil, err
-			}
-			held += size
-		}
+		var g *subResult
 		if s.Kind == SubExists {
-			if len(g.rows) == 0 {
-				g.rows = append(g.rows, nil)
-				n++
+			// Present or not, the key's group is existsHit: one map
+			// operation per row.
+			size, added := t.put(vals)
+			if !added {
+				continue
 			}
+			pending += size
+			n++
 		} else {
-			row := append(expr.Row(nil), r[:s.Width]...)
-			if err := c.grow(rowMemory(row)); err != nil {
-				c.release(held)
-				return nil, err
+			if g = t.group(vals); g == nil {
+				g = &subResult{}
+				pending += t.add(vals, g)
 			}
-			held += rowMemory(row)
+			row := append(expr.Row(nil), r[:s.Width]...)
+			pending += rowMemory(row)
 			g.rows = append(g.rows, row)
 			n++
 		}
+		if pending >= subHashGrowStep {
+			if err := c.grow(pending); err != nil {
+				return fail(err)
+			}
+			held, pending = held+pending, 0
+		}
 		if n > subCacheRows {
-			c.release(held)
-			return nil, nil
+			return fail(nil)
 		}
 	}
+	if err := c.grow(pending); err != nil {
+		return fail(err)
+	}
+	s.Hash.groups.Store(int64(t.len()))
 	if s.Kind == SubIn {
-		for _, g := range t.groups {
+		for _, g := range t.strs {
+			g.index()
+		}
+		for _, g := range t.ints {
+			g.index()
+		}
+		for _, g := range t.huge {
 			g.index()
 		}
 	}
 	return t, nil
 }
+
+// subHashGrowStep is how many bytes a build accounts at a time.
+const subHashGrowStep = 64 << 10
+
+// put adds the key vals (non-NULL) to an EXISTS table unless present,
+// reporting whether it did and the bytes it added.
+func (t *subHashTable) put(vals []types.Value) (int64, bool) {
+	const entry = 64
+	switch t.mode {
+	case keyText:
+		k := vals[0].Str()
+		before := len(t.strs)
+		t.strs[k] = existsHit
+		return int64(len(k)) + entry, len(t.strs) > before
+	case keyInt:
+		v := vals[0]
+		if v.Family().IsUnsigned() && v.Uint() > math.MaxInt64 {
+			break // rare: the generic path below
+		}
+		before := len(t.ints)
+		t.ints[v.Int()] = existsHit
+		return entry, len(t.ints) > before
+	}
+	if t.group(vals) != nil {
+		return 0, false
+	}
+	return t.add(vals, existsHit), true
+}
+
+// len is the number of keys the table holds.
+func (t *subHashTable) len() int { return len(t.strs) + len(t.ints) + len(t.huge) }
 
 // appendHashKey appends v's probe key. Integers (the binder only pairs
 // integer families with each other) are their 8 bytes, tagged apart from

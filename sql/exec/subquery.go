@@ -3,6 +3,7 @@ package exec
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -161,6 +162,8 @@ type subState struct {
 	// a nil table means the inner side was too large and the subquery runs
 	// per outer row.
 	hashed map[*Subquery]*subHashEntry
+	// lastHashed is the entry of the node last probed, read without mu.
+	lastHashed atomic.Pointer[hashedSub]
 }
 
 func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
@@ -168,8 +171,19 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 	if !ok || ec == nil {
 		return types.Value{}, sqlerr.NotSupported("a subquery in this context")
 	}
+	if s.Hash != nil {
+		// Decorrelated: probe the statement's table of inner rows with
+		// the outer row's values.
+		res, ok, err := ec.hashProbe(s, c, row)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if ok {
+			return s.result(c, row, res)
+		}
+		// The inner side was too large to hash: run per outer row.
+	}
 	eval := c
-	var key string
 	var buf []byte
 	for _, n := range s.Inherited {
 		if n <= len(c.Params) {
@@ -189,30 +203,13 @@ func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
 				return types.Value{}, err
 			}
 			params[s.Slots[i]-1] = v
-			if s.Hash == nil { // the hashed path needs no cache key
-				buf = types.AppendGroupKey(buf, v)
-			}
+			buf = types.AppendGroupKey(buf, v)
 		}
 		nc := *c
 		nc.Params = params
 		eval = &nc
 	}
-	key = string(buf)
-	if s.Hash != nil {
-		res, err := ec.hashProbe(s, eval)
-		if err != nil {
-			return types.Value{}, err
-		}
-		if res != nil {
-			return s.result(c, row, res)
-		}
-		// The inner side was too large to hash: run per outer row.
-		for _, n := range s.Slots {
-			buf = types.AppendGroupKey(buf, eval.Params[n-1])
-		}
-		key = string(buf)
-	}
-	res, err := ec.subResult(s, key, eval)
+	res, err := ec.subResult(s, string(buf), eval)
 	if err != nil {
 		return types.Value{}, err
 	}

@@ -53,6 +53,12 @@ type Arith struct {
 func NewArith(op ArithOp, l, r Expr) (*Arith, error) {
 	t, ok := ArithType(op, l.Type(), r.Type())
 	if !ok {
+		if op == Add && l.Type().Family == types.Time && r.Type().Family == types.Time {
+			// PostgreSQL casts a time to interval implicitly, so time +
+			// interval and interval + time both apply: ambiguous, not
+			// missing.
+			return nil, opNotUnique(op.String(), l.Type(), r.Type())
+		}
 		return nil, opNotExist(op.String(), l.Type(), r.Type())
 	}
 	return &Arith{Op: op, L: l, R: r, Typ: t}, nil

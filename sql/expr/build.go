@@ -40,6 +40,10 @@ type Builder struct {
 	// IntegerDateDiff makes date − date an integer number of days, as in
 	// PostgreSQL (sql_dialect postgresql); in yql it is an Interval.
 	IntegerDateDiff bool
+	// NumericLiterals types an integer literal beyond bigint's range as
+	// numeric, as PostgreSQL does (sql_dialect postgresql); in yql it is
+	// a Uint64 when it fits one.
+	NumericLiterals bool
 	// ParamTypes are the types of $1..$n: declared types in (zero or
 	// TypeUnknown when not declared), inferred types out (TypeUnknown where
 	// nothing decided). It grows as parameters are seen.
@@ -211,6 +215,14 @@ func (b *Builder) build(n ast.ExprNode) (Expr, error) {
 	return fold(e), nil
 }
 
+// growConst reserves a long string constant in b.Mem.
+func (b *Builder) growConst(str string) error {
+	if len(str) >= longConst {
+		return b.Mem.Grow(memory.ConstBytesPerByte*int64(len(str)), "a constant")
+	}
+	return nil
+}
+
 func (b *Builder) buildList(ns []ast.ExprNode) ([]Expr, error) {
 	out := make([]Expr, len(ns))
 	for i, n := range ns {
@@ -232,10 +244,15 @@ func (b *Builder) translate(n ast.ExprNode) (Expr, error) {
 	case *test_driver.ParamMarkerExpr:
 		return b.param(n)
 	case *test_driver.ValueExpr:
-		if str, ok := n.GetValue().(string); ok && len(str) >= longConst {
-			if err := b.Mem.Grow(memory.ConstBytesPerByte*int64(len(str)), "a constant"); err != nil {
+		if str, ok := n.GetValue().(string); ok {
+			if err := b.growConst(str); err != nil {
 				return nil, err
 			}
+		}
+		if u, ok := n.GetValue().(uint64); ok && b.NumericLiterals {
+			d := new(apd.Decimal)
+			d.Coeff.SetUint64(u)
+			return NewConst(types.NewDecimal(d)), nil
 		}
 		return literal(n)
 	case *ast.ColumnNameExpr:
@@ -330,6 +347,11 @@ func (b *Builder) param(p *test_driver.ParamMarkerExpr) (Expr, error) {
 		}
 		n = b.ParamIndex[p.Order]
 	}
+	return b.paramN(n)
+}
+
+// paramN is the parameter $n.
+func (b *Builder) paramN(n int) (Expr, error) {
 	if n < 1 {
 		return nil, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", n)
 	}
@@ -355,10 +377,7 @@ func literal(v *test_driver.ValueExpr) (Expr, error) {
 		if v.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
 			return NewConst(types.NewBool(x != 0)), nil
 		}
-		if x >= math.MinInt32 && x <= math.MaxInt32 {
-			return NewConst(types.NewInt(types.Int32, x)), nil
-		}
-		return NewConst(types.NewInt64(x)), nil
+		return intLiteral(x), nil
 	case uint64:
 		return NewConst(types.NewUint64(x)), nil
 	case float64:
@@ -370,15 +389,28 @@ func literal(v *test_driver.ValueExpr) (Expr, error) {
 	case []byte:
 		return NewConst(types.NewString(string(x))), nil
 	case *test_driver.MyDecimal:
-		d, _, err := apd.NewFromString(x.String())
-		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", x.String())
-		}
-		return NewConst(types.NewDecimal(d)), nil
+		return decimalLiteral(x.String())
 	case test_driver.BinaryLiteral:
 		return NewConst(types.NewString(string(x))), nil
 	}
 	return nil, notSupported("this kind of literal")
+}
+
+func intLiteral(x int64) Expr {
+	if x >= math.MinInt32 && x <= math.MaxInt32 {
+		return NewConst(types.NewInt(types.Int32, x))
+	}
+	return NewConst(types.NewInt64(x))
+}
+
+// decimalLiteral is the constant of a decimal literal spelled as TiDB's
+// MyDecimal spells it.
+func decimalLiteral(text string) (Expr, error) {
+	d, _, err := apd.NewFromString(text)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", text)
+	}
+	return NewConst(types.NewDecimal(d)), nil
 }
 
 // boolOperand checks that e can be used as a condition: Bool or NULL;
@@ -709,19 +741,25 @@ func (b *Builder) unary(n *ast.UnaryOperationExpr) (Expr, error) {
 		// `+ col` on text columns.
 		return e, nil
 	case opcode.Minus:
-		op, sym := Neg, "-"
-		if e.Type().Family == types.Unknown {
-			if e, err = b.resolve(e, types.TypeDecimal); err != nil {
-				return nil, err
-			}
-		}
-		t, ok := UnaryType(op, e.Type())
-		if !ok {
-			return nil, opNotExist1(sym, e.Type())
-		}
-		return &Unary{Op: op, E: e, Typ: t}, nil
+		return b.negate(e)
 	}
 	return nil, notSupported("operator " + n.Op.String())
+}
+
+// negate builds -e.
+func (b *Builder) negate(e Expr) (Expr, error) {
+	op, sym := Neg, "-"
+	if e.Type().Family == types.Unknown {
+		var err error
+		if e, err = b.resolve(e, types.TypeDecimal); err != nil {
+			return nil, err
+		}
+	}
+	t, ok := UnaryType(op, e.Type())
+	if !ok {
+		return nil, opNotExist1(sym, e.Type())
+	}
+	return &Unary{Op: op, E: e, Typ: t}, nil
 }
 
 // in builds E [NOT] IN (list): the elements are typed against E (or E

@@ -175,11 +175,8 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 	if !ok {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "%s: the type must be a string literal", CastFuncName)
 	}
-	t, err := types.ParseTypeName(name)
+	t, err := b.castType(name)
 	if err != nil {
-		return nil, err
-	}
-	if t, err = b.userType(t); err != nil {
 		return nil, err
 	}
 	if emptyArrayCtor(n.Args[0]) {
@@ -194,6 +191,15 @@ func (b *Builder) pivotCast(n *ast.FuncCallExpr) (Expr, error) {
 		return nil, err
 	}
 	return b.castTo(e, t)
+}
+
+// castType resolves the type name of pivot_cast(x, 'name').
+func (b *Builder) castType(name string) (types.Type, error) {
+	t, err := types.ParseTypeName(name)
+	if err != nil {
+		return types.Type{}, err
+	}
+	return b.userType(t)
 }
 
 // CastTo is CAST(e AS t) on a built expression.

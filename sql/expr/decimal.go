@@ -60,14 +60,19 @@ func floorDivInt(a, b int) int {
 
 // divScale is PostgreSQL's select_div_scale.
 func divScale(x, y *apd.Decimal) int {
-	qweight := 0
-	if !x.IsZero() && !y.IsZero() {
-		w1, f1 := pgWeight(x)
-		w2, f2 := pgWeight(y)
-		qweight = w1 - w2
-		if f1 <= f2 {
-			qweight--
-		}
+	// A zero has weight 0 and first digit 0 (as in PostgreSQL, where
+	// 0 / 3 has scale 20).
+	var w1, w2 int
+	var f1, f2 int64
+	if !x.IsZero() {
+		w1, f1 = pgWeight(x)
+	}
+	if !y.IsZero() {
+		w2, f2 = pgWeight(y)
+	}
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
 	}
 	rscale := decMinSigDigits - qweight*4
 	rscale = max(rscale, scale(x), scale(y), 0)

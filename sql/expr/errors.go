@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -55,6 +56,14 @@ func typeList(ts []types.Type) string {
 // implementation for the operand types.
 func opNotExist(op string, l, r types.Type) error {
 	return sqlerr.New(codeUndefinedFunction, "operator does not exist: %s %s %s", TypeName(l), op, TypeName(r))
+}
+
+// opNotUnique is PostgreSQL's error for a binary operator that more
+// than one implementation matches through implicit casts.
+func opNotUnique(op string, l, r types.Type) error {
+	return &sqlerr.Error{Code: sqlerr.AmbiguousFunction,
+		Message: fmt.Sprintf("operator is not unique: %s %s %s", TypeName(l), op, TypeName(r)),
+		Hint:    "Could not choose a best candidate operator. You might need to add explicit type casts."}
 }
 
 func opNotExist1(op string, t types.Type) error {

@@ -116,7 +116,14 @@ func (e *Param) Eval(c *Context, _ Row) (types.Value, error) {
 	if c == nil || e.N < 1 || e.N > len(c.Params) {
 		return types.Value{}, sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", e.N)
 	}
-	v := c.Params[e.N-1]
+	return e.Coerce(c, c.Params[e.N-1])
+}
+
+// Coerce is the value Eval gives when v is bound to the parameter: v
+// converted to the parameter's type. Decorrelated subqueries (package
+// exec, SubHash) read an outer value this way without building a
+// parameter list per outer row.
+func (e *Param) Coerce(c *Context, v types.Value) (types.Value, error) {
 	f := v.Family()
 	if f == types.Null || e.Typ.Family == types.Unknown || e.Typ.Family == types.Null ||
 		(f == e.Typ.Family && e.Typ.Plain()) {

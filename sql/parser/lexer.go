@@ -56,6 +56,14 @@ type lexer struct {
 	pgIdents bool
 }
 
+// multiOpStart marks the first bytes of multiOps.
+var multiOpStart = func() (m [256]bool) {
+	for _, op := range multiOps {
+		m[op[0]] = true
+	}
+	return m
+}()
+
 func isIdentStart(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
 }
@@ -140,10 +148,14 @@ func (l *lexer) next() (token, error) {
 		}
 		return tok(tkIdent, 0), nil
 	}
-	for _, op := range multiOps {
-		if strings.HasPrefix(src[start:], op) {
-			l.pos += len(op)
-			return tok(tkOp, 0), nil
+	if multiOpStart[c] {
+		// Only these can begin a longer operator: punctuation such as
+		// ( ) , skips the list, which a VALUES list has millions of.
+		for _, op := range multiOps {
+			if strings.HasPrefix(src[start:], op) {
+				l.pos += len(op)
+				return tok(tkOp, 0), nil
+			}
 		}
 	}
 	l.pos++

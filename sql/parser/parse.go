@@ -39,11 +39,17 @@ const (
 )
 
 // ParseDialect is Parse in the given dialect.
-func ParseDialect(sql string, d Dialect) ([]Statement, error) {
+func ParseDialect(sql string, d Dialect) ([]Statement, error) { return parseScript(sql, d, false) }
+
+// ParseFullPath is ParseDialect without the literal-VALUES fast path
+// (values.go): every statement is TiDB's. Tests compare the two.
+func ParseFullPath(sql string, d Dialect) ([]Statement, error) { return parseScript(sql, d, true) }
+
+func parseScript(sql string, d Dialect, fullPath bool) ([]Statement, error) {
 	if len(sql) >= math.MaxInt32 {
 		return nil, sqlerr.New(sqlerr.ProgramLimitExceeded, "statement too long")
 	}
-	sc := &scanner{lex: lexer{src: sql, pgIdents: d == DialectPostgreSQL}, rp: runePos{src: sql}}
+	sc := &scanner{lex: lexer{src: sql, pgIdents: d == DialectPostgreSQL}, rp: runePos{src: sql}, fullPath: fullPath}
 	var out []Statement
 	for {
 		st, err := sc.next()
@@ -243,6 +249,11 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	if tail != nil {
 		r.hi = tail.cut
 	}
+	// The literal-VALUES fast path (values.go): TiDB reads VALUES ().
+	values, lits, fast := s.literalValues(r.hi)
+	if fast {
+		r.hi = values + 1
+	}
 	ok, with, err := r.createTable()
 	if !ok {
 		ok, err = r.alterAddIndex()
@@ -259,6 +270,14 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	}
 	if !ok {
 		err = r.seq(0, r.hi)
+	}
+	if err == nil && fast {
+		r.syn("()", values+1, false, false)
+		for _, l := range lits.Items {
+			if l.Kind == LitParam {
+				r.numParams = max(r.numParams, int(l.Int))
+			}
+		}
 	}
 	count := 1
 	if err == nil && tail != nil {
@@ -296,6 +315,7 @@ func tidbStatement(s *stmtToks, stmt Statement) (Statement, error) {
 	stmt.With = with
 	stmt.Alter = r.alter
 	stmt.Identities = r.identities
+	stmt.Values = lits
 	stmt.NumParams = r.numParams
 	stmt.ParamIndex = r.params
 	return stmt, nil

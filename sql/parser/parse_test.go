@@ -84,6 +84,39 @@ func restore(n ast.Node) string {
 	return sb.String()
 }
 
+// formatLiteral prints an item of the literal-VALUES fast path: its kind,
+// value, cast and the position of its token.
+func formatLiteral(l Literal, pos func(int) int) string {
+	var s string
+	switch l.Kind {
+	case LitNull:
+		s = "null"
+	case LitBool:
+		s = fmt.Sprintf("bool %v", l.Int != 0)
+	case LitInt:
+		s = fmt.Sprintf("int %d", l.Int)
+	case LitUint:
+		s = fmt.Sprintf("uint %d", l.Uint)
+	case LitDecimal:
+		s = "decimal " + l.Str
+	case LitDouble:
+		s = fmt.Sprintf("double %g", l.Float)
+	case LitString:
+		s = fmt.Sprintf("string %q", l.Str)
+	case LitParam:
+		s = fmt.Sprintf("$%d", l.Int)
+	case LitDefault:
+		s = "default"
+	}
+	if l.Cast != "" {
+		s += "::" + l.Cast
+	}
+	if l.Neg {
+		s = fmt.Sprintf("-(%s) at %d", s, pos(int(l.SignOff)))
+	}
+	return fmt.Sprintf("%s at %d", s, pos(int(l.Off)))
+}
+
 func formatValue(v Value) string {
 	switch v.Kind {
 	case ValueTuple:
@@ -173,6 +206,20 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		}
 		if st.NumParams > 0 || len(st.ParamIndex) > 0 {
 			fmt.Fprintf(b, "params: %d %v\n", st.NumParams, st.ParamIndex)
+		}
+		if st.Values != nil {
+			b.WriteString("values:")
+			for r := range st.Values.Ends {
+				b.WriteString(" (")
+				for i, l := range st.Values.Row(r) {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(formatLiteral(l, st.Values.Position))
+				}
+				b.WriteString(")")
+			}
+			b.WriteString("\n")
 		}
 		var cols []*ast.ColumnDef
 		switch n := st.AST.(type) {

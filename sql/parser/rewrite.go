@@ -334,6 +334,10 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "pg_options_to_table") &&
 				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
 			return r.optionsToTable(i, hi)
+		case s.tableFuncAt(i) && s.isWord(i, "pg_partition_ancestors") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
+			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "pg_partition_ancestors") &&
+				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
+			return r.partitionAncestors(i, hi)
 		case s.tableFuncAt(i) && s.isWord(i, "unnest") && s.isOp(i+1, "(") && int(s.match[i+1]) < hi,
 			s.tableFuncAt(i) && s.isWord(i, "pg_catalog") && s.isOp(i+1, ".") && s.isWord(i+2, "unnest") &&
 				s.isOp(i+3, "(") && int(s.match[i+3]) < hi:
@@ -757,6 +761,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		if regNamed[casts[k].reg] && casts[k+1].reg == "" && casts[k+1].t.Family == types.Utf8 {
 			casts[k].name = true
 		}
+	}
+	if n := len(casts); n > 0 && regNamed[casts[n-1].reg] && s.clientOutputItemAt(i, end, hi) {
+		// A reg value the client receives is printed by the type's output
+		// function: the object's name (psql's \d writes conrelid::regclass
+		// for the tables of foreign keys).
+		casts[n-1].name = true
 	}
 	for k := len(casts) - 1; k >= 0; k-- {
 		switch {
@@ -1302,6 +1312,102 @@ func (s *stmtToks) tableFuncAt(i int) bool {
 var clauseWords = map[string]bool{"select": true, "where": true, "group": true, "order": true, "having": true,
 	"limit": true, "set": true, "values": true, "returning": true, "on": true, "using": true, "window": true}
 
+// itemEndWords end a select-list item: after a whole item, FROM or one of
+// the clauses that can follow the select list.
+var itemEndWords = map[string]bool{"from": true, "where": true, "group": true, "having": true, "window": true,
+	"order": true, "limit": true, "offset": true, "fetch": true, "for": true, "union": true, "except": true,
+	"intersect": true}
+
+// continueWords continue an expression after an operand: the operand is
+// not a whole select-list item when one of them follows it.
+var continueWords = map[string]bool{"is": true, "isnull": true, "notnull": true, "in": true, "not": true,
+	"between": true, "like": true, "ilike": true, "similar": true, "and": true, "or": true, "collate": true,
+	"at": true, "escape": true, "overlaps": true, "into": true}
+
+// clientOutputItemAt reports whether the operand at [i, end) is a whole
+// item of the select list of a query whose rows go to the client: a
+// SELECT (or WITH ... SELECT) statement, at its outermost level, that
+// neither stores its rows (SELECT INTO) nor feeds a data-modifying
+// statement, and is not a set operation (whose arms' columns must keep one
+// type: pg_dump unions a reg cast with OID columns). Its reg casts then print names, as PostgreSQL's output
+// functions do; inside expressions, subqueries and stored rows they stay
+// numbers, which compare and store as OIDs.
+func (s *stmtToks) clientOutputItemAt(i, end, hi int) bool {
+	if !s.isWord(0, "select") && !s.isWord(0, "with") {
+		return false
+	}
+	if !s.isWord(i-1, "select") && !s.isWord(i-1, "distinct") && !s.isWord(i-1, "all") && !s.isOp(i-1, ",") {
+		return false
+	}
+	switch {
+	case end >= hi || s.isOp(end, ",") || s.isWord(end, "as"):
+	case s.isKind(end, tkIdent) && continueWords[strings.ToLower(s.text(end))]:
+		return false
+	case s.isKind(end, tkIdent) || s.isKind(end, tkQuotedIdent):
+		// FROM and the clauses after the list, or a bare alias.
+	default:
+		return false
+	}
+	// Back to the SELECT of this list, at the statement's outermost level.
+	for k := i - 1; k >= 0; k-- {
+		switch {
+		case s.isOp(k, ")"):
+			depth := 0
+			for ; k >= 0; k-- {
+				if s.isOp(k, ")") {
+					depth++
+				} else if s.isOp(k, "(") {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+		case s.isOp(k, "("):
+			return false // inside a subquery, a call or a CTE's body
+		case s.isWord(k, "select"):
+			return s.depthAt(k) == 0 && !s.wordAtTopLevel("into", "insert", "update", "delete", "union", "except", "intersect")
+		case s.isKind(k, tkIdent) && (clauseWords[strings.ToLower(s.text(k))] || itemEndWords[strings.ToLower(s.text(k))]):
+			return false
+		}
+	}
+	return false
+}
+
+// depthAt is the number of parenthesised groups around token i.
+func (s *stmtToks) depthAt(i int) int {
+	depth := 0
+	for k := 0; k < i; k++ {
+		if s.isOp(k, "(") {
+			depth++
+		} else if s.isOp(k, ")") {
+			depth--
+		}
+	}
+	return depth
+}
+
+// wordAtTopLevel reports whether one of words appears outside every
+// parenthesised group of the statement.
+func (s *stmtToks) wordAtTopLevel(words ...string) bool {
+	depth := 0
+	for k := range s.toks {
+		switch {
+		case s.isOp(k, "("):
+			depth++
+		case s.isOp(k, ")"):
+			depth--
+		case depth == 0 && s.isKind(k, tkIdent):
+			for _, w := range words {
+				if strings.EqualFold(s.text(k), w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // inFromList reports whether the comma at i separates FROM items: the
 // nearest clause keyword before it, at its parenthesis depth, is FROM.
 func (s *stmtToks) inFromList(i int) bool {
@@ -1490,6 +1596,56 @@ var operandEnds = map[string]bool{"and": true, "or": true, "then": true, "when":
 // "name=value" elements of a text[] split at the first '=' into
 // option_name and option_value, as a lateral derived table over unnest.
 func (r *rewriter) optionsToTable(i, hi int) (int, error) {
+	return r.optionsToTableAt(i, hi)
+}
+
+// partitionAncestors rewrites pg_partition_ancestors(rel) [WITH
+// ORDINALITY] in FROM (psql's \d asks it of every table with triggers).
+// PostgreSQL lists the partition ancestors of a partition or partitioned
+// table and no rows for any other relation; PivotDB's tables are cut into
+// shards, never into PostgreSQL's declarative partitions, so the answer is
+// no rows, after rel is resolved as regclass (an unknown name is 42P01,
+// as there): LATERAL (SELECT relid [, 1 AS depth] FROM (SELECT
+// pivot_regcast(rel, 'regclass') AS relid) AS pivot_ancestor WHERE relid < 0).
+func (r *rewriter) partitionAncestors(i, hi int) (int, error) {
+	s := r.s
+	open := i + 1
+	if !s.isOp(open, "(") {
+		open = i + 3
+	}
+	close := int(s.match[open])
+	next := close + 1
+	ordinality := next+1 < hi && s.isWord(next, "with") && s.isWord(next+1, "ordinality")
+	if ordinality {
+		next += 2
+	}
+	if !s.isWord(i-1, "lateral") {
+		r.syn("LATERAL", i, false, false)
+	}
+	cols := "relid"
+	if ordinality {
+		cols += ", 1 AS depth"
+	}
+	r.syn("(SELECT "+cols+" FROM (SELECT "+RegCastFunc+"(", i, false, true)
+	if err := r.group(open); err != nil {
+		return 0, err
+	}
+	// relid < 0 holds for no OID, after the cast has looked the name up.
+	r.syn(", 'regclass') AS relid) AS pivot_ancestor WHERE relid < 0)", close, true, false)
+	r.lastTok = next - 1
+	if s.derivedColumnsAt(next, hi) > 0 {
+		return r.derivedColumns(next, hi)
+	}
+	if !s.isWord(next, "as") && !(s.isKind(next, tkIdent) && !clauseWords[strings.ToLower(s.text(next))] &&
+		!itemEndWords[strings.ToLower(s.text(next))] && !s.isWord(next, "join") && !s.isWord(next, "cross") &&
+		!s.isWord(next, "left") && !s.isWord(next, "right") && !s.isWord(next, "inner") && !s.isWord(next, "full") &&
+		!s.isWord(next, "natural")) && !s.isKind(next, tkQuotedIdent) {
+		r.syn("AS pg_partition_ancestors", close, false, false)
+	}
+	return next, nil
+}
+
+func (r *rewriter) optionsToTableAt(i, hi int) (int, error) {
 	s := r.s
 	open := i + 1
 	if !s.isOp(open, "(") {

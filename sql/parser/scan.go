@@ -38,6 +38,8 @@ type stmtToks struct {
 	// rp converts offsets to character positions; shared by the script's
 	// statements.
 	rp *runePos
+	// fullPath turns the literal-VALUES fast path off (ParseFullPath).
+	fullPath bool
 }
 
 func (s *stmtToks) n() int { return len(s.toks) }
@@ -134,6 +136,8 @@ func (s *stmtToks) unquoteIdent(i int) string {
 type scanner struct {
 	lex lexer
 	rp  runePos
+	// fullPath turns the literal-VALUES fast path off (ParseFullPath).
+	fullPath bool
 }
 
 // frame tracks one open parenthesis while scanning, for the complexity
@@ -152,7 +156,7 @@ func (sc *scanner) next() (*stmtToks, error) {
 		return nil, nil
 	}
 	sc.lex.strs = nil
-	st := &stmtToks{src: sc.lex.src, semi: -1, rp: &sc.rp}
+	st := &stmtToks{src: sc.lex.src, semi: -1, rp: &sc.rp, fullPath: sc.fullPath}
 	stack := []frame{{open: -1}}
 	// pathOps is the sum of ops over the open frames: a lower bound of the
 	// final estimate, so exceeding it can fail early, before a huge

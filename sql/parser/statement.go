@@ -70,6 +70,11 @@ type Statement struct {
 	// Parse sets Order to the marker's position among all markers in text
 	// order, so $1 used twice has two markers that both map to 1.
 	ParamIndex []int
+	// Values, when set, are the rows of an INSERT's (UPSERT's, REPLACE's)
+	// VALUES list of literals, read without TiDB's parser (values.go);
+	// the list is then VALUES () in AST. The binder takes them instead of
+	// InsertStmt.Lists.
+	Values *LiteralRows
 
 	// Alter lists the PostgreSQL actions of an ALTER TABLE that TiDB's
 	// grammar lacks, by the position of their spec (see AlterAction).

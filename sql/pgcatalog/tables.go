@@ -561,6 +561,18 @@ func pgClassRows(v *View) [][]types.Value {
 	var owned *catalog.Owned
 	// reloptions of the table being listed (nil: none).
 	var reloptions any
+	// checks and triggers of the table being listed: relchecks counts its
+	// CHECK constraints, relhastriggers is set when foreign keys reference
+	// it or go from it (PostgreSQL implements them with triggers, and psql's
+	// \d lists foreign keys and "Referenced by" only then).
+	var checks int
+	var triggers bool
+	referenced := map[uint64]bool{}
+	for _, t := range v.tables() {
+		for _, fk := range t.ForeignKeys {
+			referenced[fk.RefTable] = true
+		}
+	}
 	rel := func(oid int64, name string, ns int64, am int64, hasIndex bool, kind string, natts int) []types.Value {
 		owner, relacl := int64(oidBootstrapUser), any(nil)
 		if owned != nil {
@@ -570,15 +582,16 @@ func pgClassRows(v *View) [][]types.Value {
 			}
 		}
 		return row(c, oid, name, ns, 0, 0, owner, am, oid, 0, 0, -1.0, 0, 0, hasIndex, false, "p",
-			kind, natts, 0, false, false, false, false, false, true, "d", false, 0, 0, 0, relacl, reloptions, nil)
+			kind, natts, checks, false, triggers, false, false, false, true, "d", false, 0, 0, 0, relacl, reloptions, nil)
 	}
 	for _, t := range v.tables() {
 		owned = &t.Owned
 		key := hasVisibleKey(t)
 		reloptions = v.tableOptions(t)
+		checks, triggers = len(t.Checks), len(t.ForeignKeys) > 0 || referenced[t.ID]
 		out = append(out, rel(int64(t.ID), t.Name, oidPublic, oidHeapAM, key || len(t.Indexes) > 0, "r",
 			len(visibleTableColumns(t))))
-		reloptions = nil
+		reloptions, checks, triggers = nil, 0, false
 		if key {
 			out = append(out, rel(pkIndexOID(t), pkIndexName(t), oidPublic, oidBtreeAM, false, "i", len(t.PrimaryKey)))
 		}

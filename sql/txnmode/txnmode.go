@@ -36,6 +36,17 @@ func (l Isolation) String() string {
 // (any case, any spacing). READ UNCOMMITTED becomes ReadCommitted; ok is
 // false for anything else that is not a level.
 func ParseIsolation(v string) (l Isolation, ok bool) {
+	// The session's setting holds the canonical spelling and is read by
+	// every statement (sessionvars.TxnMode): match it before normalizing,
+	// which allocates.
+	switch v {
+	case "read committed":
+		return ReadCommitted, true
+	case "repeatable read":
+		return RepeatableRead, true
+	case "serializable":
+		return Serializable, true
+	}
 	switch strings.ToLower(strings.Join(strings.Fields(v), " ")) {
 	case "read committed", "read uncommitted":
 		return ReadCommitted, true

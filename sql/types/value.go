@@ -58,7 +58,31 @@ func NewFloat(f float64) Value {
 func (v Value) fl() float64 { return math.Float64frombits(uint64(v.i)) }
 
 // NewDecimal returns a Decimal value. d must not be mutated afterwards.
-func NewDecimal(d *apd.Decimal) Value { return Value{fam: Decimal, d: d} }
+// As in PostgreSQL's numeric, the value has no negative zero and no
+// negative scale: -0.0 is 0.0, and 1E+3 is 1000, so that 1E+3 * 1.0 is
+// 1000.0 (a product's scale is the sum of the operands').
+func NewDecimal(d *apd.Decimal) Value {
+	if d != nil && d.Form == apd.Finite && (d.Exponent > 0 || d.Negative && d.IsZero()) {
+		d = pgNumeric(d)
+	}
+	return Value{fam: Decimal, d: d}
+}
+
+// pgNumeric returns a copy of d with a non-negative scale and a zero
+// without sign.
+func pgNumeric(d *apd.Decimal) *apd.Decimal {
+	r := new(apd.Decimal).Set(d)
+	if r.Exponent > 0 {
+		ctx := apd.BaseContext.WithPrecision(uint32(int64(r.NumDigits()) + int64(r.Exponent) + 1))
+		if _, err := ctx.Quantize(r, r, 0); err != nil {
+			return d
+		}
+	}
+	if r.IsZero() {
+		r.Negative = false
+	}
+	return r
+}
 
 // NewUtf8 returns a Utf8 (text) value.
 func NewUtf8(s string) Value { return Value{fam: Utf8, s: s} }

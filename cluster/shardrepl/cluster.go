@@ -1,0 +1,360 @@
+package shardrepl
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pivotdb/pivotdb/cluster/kvsm"
+	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/cluster/shardsm"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// A node's part in a cluster serving SQL through the first shard group
+// (`pivotdb serve --join`). The metadata group (cluster/node) holds, besides
+// the node registry, what the nodes need to agree on about the shard group:
+//
+//	"shard-founded"                    the founder bootstrapped the group
+//	"shard-replica/" + id (8 BE)       node id's replica was added:
+//	                                   "founder" or "non-voter"
+//	"shard-caught-up/" + id (8 BE)     that replica applied the group's log
+//	"sql-addr/" + id (8 BE)            node id's SQL address
+//
+// The founder (node 1) bootstraps the group alone, initializes it with
+// WholeSpan and serves SQL; its manager loop adds every other node of the
+// registry as a non-voter (AddNonVoter, then the record), each such node
+// starts its replica (Join, NonVoter), catches up (a linearizable read)
+// and records it, and the loop promotes it while the group has fewer than
+// three voters. The other nodes serve no SQL: their engines are written by
+// their replicas only (a takeover reopens the engine first; not automatic
+// yet).
+const (
+	keyShardFounded  = "shard-founded"
+	keyShardReplica  = "shard-replica/"
+	keyShardCaughtUp = "shard-caught-up/"
+	keySQLAddr       = "sql-addr/"
+)
+
+// shardVoters is how many voters the manager loop gives the shard group.
+const shardVoters = 3
+
+// ClusterConfig configures StartCluster.
+type ClusterConfig struct {
+	// Node is the membership configuration (cluster/node); its DataDir is
+	// separate from EngineDir.
+	Node node.Config
+	// EngineDir is the storage engine's directory; Storage its options
+	// (GC is turned off: OpenEngine).
+	EngineDir string
+	Storage   storage.Options
+	// SQLAddr is this node's SQL address, recorded for the other nodes to
+	// name in their refusals.
+	SQLAddr string
+	// Logf reports progress (nil: quiet).
+	Logf func(format string, args ...any)
+}
+
+// Cluster is a node's part: its membership, its engine and its replica of
+// the first shard group.
+type Cluster struct {
+	Node   *node.Node
+	Engine *storage.Engine
+	Store  *shardsm.Store
+	// Serving says this node serves SQL: set a Replicator (NewServing) and
+	// open sql.Engine over Engine. Otherwise ServingAddr is the SQL
+	// address of the node that does.
+	Serving     bool
+	ServingAddr string
+
+	cfg    ClusterConfig
+	id     uint64
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// StartCluster joins or forms the cluster (node.Start), opens the engine
+// and starts this node's replica of FirstGroup as the metadata group says.
+// It returns once the replica runs; a joining node's replica may still be
+// catching up in the background.
+func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Node.Logf == nil {
+		cfg.Node.Logf = cfg.Logf
+	}
+	n, err := node.Start(ctx, cfg.Node)
+	if err != nil {
+		return nil, err
+	}
+	e, st, err := OpenEngine(cfg.EngineDir, cfg.Storage)
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID}
+	bg, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	if err := c.start(ctx, bg); err != nil {
+		c.Close()
+		c.Engine.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func idKey(prefix string, id uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(prefix), id)
+}
+
+// metaPut records ops in the metadata group (idempotent puts, so a repeat
+// after a timeout is harmless).
+func (c *Cluster) metaPut(ctx context.Context, ops ...kvsm.Op) error {
+	cmd, err := kvsm.Command{Ops: ops}.Encode()
+	if err != nil {
+		return err
+	}
+	for {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		res, err := c.Node.Host().Propose(actx, node.MetaGroup, cmd)
+		cancel()
+		if errors.Is(err, raft.ErrTimeout) && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		_, err = kvsm.DecodeResult(res.Value, res.Data)
+		return err
+	}
+}
+
+func (c *Cluster) metaGet(ctx context.Context, key []byte) (string, bool, error) {
+	v, err := c.Node.Host().Read(ctx, node.MetaGroup, kvsm.Get{Key: key})
+	if err != nil {
+		return "", false, err
+	}
+	r := v.(kvsm.GetResult)
+	return string(r.Value), r.Found, nil
+}
+
+func (c *Cluster) start(ctx, bg context.Context) error {
+	h := c.Node.Host()
+	r := raft.ReplicaID(c.id)
+	if err := c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keySQLAddr, c.id), Value: []byte(c.cfg.SQLAddr)}); err != nil {
+		return fmt.Errorf("shardrepl: recording the SQL address: %w", err)
+	}
+	role, _, err := c.metaGet(ctx, idKey(keyShardReplica, c.id))
+	if err != nil {
+		return err
+	}
+	_, founded, err := c.metaGet(ctx, []byte(keyShardFounded))
+	if err != nil {
+		return err
+	}
+	switch {
+	case h.HasReplicaData(FirstGroup, r):
+		spec := raft.ReplicaSpec{Group: FirstGroup, Replica: r, NonVoter: role == "non-voter"}
+		if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil {
+			return err
+		}
+	case c.id == 1 && !founded:
+		members := map[raft.ReplicaID]string{r: c.Node.Identity().RaftAddr}
+		if err := StartReplica(h, c.Store, FirstGroup, r, members); err != nil {
+			return err
+		}
+		if err := InitGroup(ctx, h, FirstGroup, WholeSpan); err != nil {
+			return err
+		}
+		if err := c.metaPut(ctx,
+			kvsm.Op{Kind: kvsm.OpPut, Key: []byte(keyShardFounded), Value: []byte("1")},
+			kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keyShardReplica, c.id), Value: []byte("founder")}); err != nil {
+			return err
+		}
+		role = "founder"
+	default:
+		// Wait for the serving node to add this node's replica.
+		for role != "non-voter" {
+			c.cfg.Logf("node %d: waiting for the serving node to add its shard replica", c.id)
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("shardrepl: waiting to be added to the shard group: %w", ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+			if role, _, err = c.metaGet(ctx, idKey(keyShardReplica, c.id)); err != nil {
+				return err
+			}
+		}
+		spec := raft.ReplicaSpec{Group: FirstGroup, Replica: r, Join: true, NonVoter: true}
+		if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil {
+			return err
+		}
+	}
+	if role == "non-voter" {
+		c.wg.Add(1)
+		go c.catchUp(bg)
+	}
+	if role == "founder" {
+		if err := c.catchUpToServe(ctx); err != nil {
+			return err
+		}
+		c.Serving = true
+		c.wg.Add(1)
+		go c.manage(bg)
+		return nil
+	}
+	addr, ok, err := c.metaGet(ctx, idKey(keySQLAddr, 1))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("shardrepl: the serving node has no SQL address recorded")
+	}
+	c.ServingAddr = addr
+	return nil
+}
+
+// catchUpToServe brings the serving node's replica up to date before SQL
+// opens over the engine. The engine loaded its in-memory state (schema
+// times) at Open; a snapshot the replica installs afterwards (the node was
+// down while the leader compacted its log) bypasses it, so the engine is
+// then reopened over the caught-up store.
+func (c *Cluster) catchUpToServe(ctx context.Context) error {
+	h := c.Node.Host()
+	if _, err := h.Read(ctx, FirstGroup, shardsm.State{}); err != nil {
+		return fmt.Errorf("shardrepl: catching up the shard replica: %w", err)
+	}
+	if c.Store.Stats().SnapshotsRecovered == 0 {
+		return nil
+	}
+	c.cfg.Logf("node %d: the shard replica caught up from a snapshot; reopening the engine", c.id)
+	if err := h.StopReplica(FirstGroup); err != nil {
+		return err
+	}
+	if err := c.Engine.Close(); err != nil {
+		return err
+	}
+	e, st, err := OpenEngine(c.cfg.EngineDir, c.cfg.Storage)
+	if err != nil {
+		return err
+	}
+	c.Engine, c.Store = e, st
+	spec := raft.ReplicaSpec{Group: FirstGroup, Replica: raft.ReplicaID(c.id)}
+	if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil {
+		return err
+	}
+	_, err = h.Read(ctx, FirstGroup, shardsm.State{})
+	return err
+}
+
+// catchUp waits until the replica applied the group's log (a linearizable
+// read returns then) and records it for the manager loop to promote.
+func (c *Cluster) catchUp(ctx context.Context) {
+	defer c.wg.Done()
+	for ctx.Err() == nil {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := c.Node.Host().Read(rctx, FirstGroup, shardsm.State{})
+		cancel()
+		if err == nil {
+			err = c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keyShardCaughtUp, c.id), Value: []byte("1")})
+		}
+		if err == nil {
+			return
+		}
+		c.cfg.Logf("node %d: catching up the shard replica: %v", c.id, err)
+		sleep(ctx, time.Second)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// manage adds the registry's nodes to the shard group as non-voters and
+// promotes those that caught up while the group has fewer voters than
+// shardVoters.
+func (c *Cluster) manage(ctx context.Context) {
+	defer c.wg.Done()
+	for ctx.Err() == nil {
+		if err := c.manageOnce(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logf("node %d: shard group membership: %v", c.id, err)
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+func (c *Cluster) manageOnce(ctx context.Context) error {
+	h := c.Node.Host()
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	nodes, err := c.Node.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	m, err := h.Membership(ctx, FirstGroup)
+	if err != nil {
+		return err
+	}
+	for _, nd := range nodes {
+		r := raft.ReplicaID(nd.ID)
+		_, voter := m.Voters[r]
+		_, nonVoter := m.NonVoters[r]
+		switch {
+		case m.Removed[r]:
+		case !voter && !nonVoter:
+			if err := h.AddNonVoter(ctx, FirstGroup, r, nd.RaftAddr); err != nil {
+				return fmt.Errorf("adding node %d: %w", nd.ID, err)
+			}
+			if err := c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keyShardReplica, nd.ID), Value: []byte("non-voter")}); err != nil {
+				return err
+			}
+			c.cfg.Logf("node %d: added node %d to the shard group as a non-voter", c.id, nd.ID)
+		case nonVoter && len(m.Voters) < shardVoters:
+			_, caughtUp, err := c.metaGet(ctx, idKey(keyShardCaughtUp, nd.ID))
+			if err != nil || !caughtUp {
+				return err
+			}
+			ok, err := h.PromoteIf(ctx, FirstGroup, r, func(m raft.Membership) bool { return len(m.Voters) < shardVoters })
+			if err != nil {
+				return fmt.Errorf("promoting node %d: %w", nd.ID, err)
+			}
+			if ok {
+				c.cfg.Logf("node %d: node %d votes in the shard group", c.id, nd.ID)
+				return nil // the membership changed: read it again
+			}
+		}
+	}
+	return nil
+}
+
+// NewServing returns the Replicator of the serving node, with the group in
+// its map; set it on Engine before opening sql.Engine over it.
+func (c *Cluster) NewServing(ctx context.Context) (*Replicator, error) {
+	if !c.Serving {
+		return nil, fmt.Errorf("shardrepl: node %d does not serve SQL (node 1 does, at %s)", c.id, c.ServingAddr)
+	}
+	rep := New(c.Node.Host(), c.Engine)
+	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// Close stops the background work and the node (its Raft host, so that no
+// replica writes into the engine any more). It does not close Engine: the
+// caller closes it, directly or through the sql.Engine that owns it.
+func (c *Cluster) Close() error {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.wg.Wait()
+	return c.Node.Close()
+}

@@ -1,0 +1,118 @@
+// Package shardrepl serves the storage engine's commits through shard Raft
+// groups (issue 17, design §12): it is the storage.Replicator of a node
+// whose SQL runs on a cluster.
+//
+// # Layers
+//
+//	sql.Engine (Options.Storage) ── statements, sql/txn, partition
+//	  ▼
+//	storage.Engine ── Batch.commit takes the commit timestamp, versions the
+//	  │                rows, then hands the engine-key writes to the
+//	  │                replicator instead of Pebble (storage/replication.go)
+//	  ▼
+//	Replicator ── cuts the writes by its shard map (shardsm.RouteKey: a row
+//	  │            or system key by itself, a local key 0x03 <kind> by the
+//	  │            row key it addresses), proposes one shardsm.Write per
+//	  │            group, waits until this node's replica applied it
+//	  ▼
+//	raft.Host ── dragonboat: the Raft log's fsync is the commit's only one
+//	  ▼
+//	shardsm state machine, on every replica ── applies the Write verbatim
+//	                into its node's engine Pebble with NoSync, with the
+//	                applied index and the stats counter in the same batch
+//
+// `pivotdb serve --join` (cluster.go, StartCluster): the node joins or
+// forms the cluster (cluster/node, whose metadata group also records who
+// holds a replica of the first group and each node's SQL address), the
+// founder (node 1) bootstraps FirstGroup alone and serves SQL, and its
+// manager loop adds every registered node as a non-voter and promotes it
+// once it has caught up, up to three voters. The other nodes refuse SQL
+// connections (57P03) naming node 1's SQL address (tests/cluster_sql_test.go).
+//
+// A node opens its engine with OpenEngine (GC off, the shard store over the
+// engine's Pebble), starts its replicas (StartReplica), and the first group
+// gets the whole key space (InitGroup with WholeSpan). The node that serves
+// SQL sets a Replicator on its engine (after AddGroup) and opens sql.Engine
+// over it; the other nodes' engines are written only by their state
+// machines.
+//
+// # Invariants
+//
+//   - A commit is acknowledged only after its group committed it on a
+//     quorum and this node applied it: the commit stays in flight in the
+//     engine (storage's commitTracker) until Replicate returns, so no read
+//     at or above its timestamp starts before its rows are in the local
+//     Pebble. Reads are local reads of the node that commits. They see
+//     every acknowledged write because that node is the only one that
+//     commits; it need not lead the group (its proposals are forwarded to
+//     the leader, and it applies them before acknowledging).
+//   - Every replica applies the same engine keys: the leader's engine
+//     decided them (timestamps, row locks) before proposing, and Apply only
+//     checks the keys are the shard's. Replicas of a group hold the same
+//     bytes at the same applied index (TestSQLThroughShardGroup compares
+//     shardsm.Check fingerprints).
+//   - Lock records (0x03 0x01) are the locking node's own state, not shard
+//     data: they are written to the local store directly (storage's
+//     LocalBatch) and their deletions in a commit are applied locally after
+//     the replicated writes. The shard store is in local-lock mode
+//     (shardsm.Store.SetLocalLocks): snapshots neither carry nor clear
+//     lock records, and the stats counter and Check leave them out, so the
+//     replicas of a group agree whatever locks the serving node holds.
+//   - Timestamps: each Write carries its commit timestamp; every replica
+//     keeps the newest one in its group state and moves its engine's
+//     clock past it when it applies the Write, opens, or installs a
+//     snapshot (shardsm.Store.SetClock), and AddGroup moves it past the
+//     group's newest one again. A node that takes over serving therefore
+//     commits above every version it holds.
+//   - A proposal that times out makes the commit fail with
+//     ErrOutcomeUnknown: it may still apply later. It is never retried
+//     (a Write holds counter merges, which are not idempotent); a stale
+//     answer (nothing applied) is retried after the map refreshes.
+//
+// # Not done yet
+//
+//   - One group holds everything (WholeSpan): partition's shards are not
+//     groups of their own, and its splits and merges stay metadata-only
+//     inside the group. The map and the cutting handle several groups, but
+//     a commit over several groups is proposed as independent parts, so it
+//     is not atomic if the leader fails between them (transaction records
+//     across groups are issue 17 item 6); nothing splits a group yet.
+//   - While the group forms it has fewer than three voters (each joiner is
+//     a non-voter until it caught up): losing a voter then stops commits
+//     until it returns. The serving node logs "node N votes in the shard
+//     group" for each promotion.
+//   - A commit whose proposal timed out fails with 08007 (transaction
+//     resolution unknown): it may still apply.
+//   - Node 1 of a cluster serves SQL; when it is down, nothing else does
+//     (no automatic takeover, no forwarding). Replicas are not replaced:
+//     a node whose data directory was wiped joins as a new node, but the
+//     group keeps the old replica id as a member until it is removed.
+//   - One node serves SQL; reads on the others would not be
+//     linearizable (no ReadIndex per statement yet). A replica takes over by
+//     reopening its engine (its in-memory state — catalog, shard maps, GC
+//     thresholds, schema times, key filters — is loaded from the
+//     replicated store at Open) and opening sql.Engine over it
+//     (TestSQLFailover); a follower's engine must not serve SQL without
+//     that reopen. Lock records of the old serving node's open
+//     transactions do not travel: its transactions die with it, as on a
+//     one-node restart.
+//   - No GC: OpenEngine turns it off (as --gc-ttl -1 does), so every
+//     version is kept and VACUUM only compacts; storage.GCVersions and bulk
+//     ingestion answer storage.ErrReplicated (SQL: 0A000). Both need to
+//     become replicated commands (shardsm's OpGC exists). COPY takes the
+//     transaction path on a replicated engine (its memory is not bounded
+//     there).
+//   - A snapshot installed under the serving node's engine would bypass its
+//     in-memory state (schema times; GC thresholds while GC is off are
+//     none): a serving node that caught up from one before serving reopens
+//     its engine (Cluster.catchUpToServe). While it serves, its own commits
+//     keep it close to the log's end (each one waits for its local apply);
+//     a snapshot then would leave the schema times stale until a restart.
+//
+// # Debugging
+//
+// Query a replica with raft.Host.StaleRead(group, shardsm.State{}) or
+// shardsm.Check{} (applied index, stats, fingerprint); compare replicas at
+// equal applied indexes. Replicator.Groups shows the map a node routes by.
+// PIVOTDB_RAFT_LOG=info shows dragonboat's log in the tests.
+package shardrepl

@@ -1,0 +1,307 @@
+package shardrepl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/cluster/shardsm"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
+)
+
+// DefaultProposeTimeout bounds one proposal of a commit.
+const DefaultProposeTimeout = 10 * time.Second
+
+// ErrOutcomeUnknown wraps the error of a commit whose proposal timed out:
+// it may still be applied. It is storage's, which the SQL layer reports
+// as 08007.
+var ErrOutcomeUnknown = storage.ErrOutcomeUnknown
+
+// route is one group of the shard map.
+type route struct {
+	group raft.GroupID
+	desc  shardsm.Descriptor
+}
+
+// Replicator is a storage.Replicator over shardsm groups: it cuts each
+// commit by its shard map (the groups' descriptors), proposes each part to
+// its group through the node's raft.Host, and returns once every part is
+// applied by this node's replica (which writes into the engine's Pebble).
+// Lock records (0x03 0x01) are not shard data but the locking node's
+// state: their deletions in a commit are applied to the local store only,
+// after the replicated writes.
+type Replicator struct {
+	host    raft.Host
+	db      *pebble.DB // the engine's: local-only writes go here
+	clock   *hlc.Clock // the engine's
+	timeout time.Duration
+
+	mu     sync.RWMutex
+	routes []route // ascending by span start, disjoint
+}
+
+var _ storage.Replicator = (*Replicator)(nil)
+
+// New returns a replicator of e's commits proposing through host. Add the
+// groups with AddGroup, then set it on e (storage.Engine.SetReplicator).
+func New(host raft.Host, e *storage.Engine) *Replicator {
+	db, _, _ := e.PebbleForReplication()
+	return &Replicator{host: host, db: db, clock: e.Clock(), timeout: DefaultProposeTimeout}
+}
+
+// SetProposeTimeout sets how long one proposal may take before the commit
+// fails with ErrOutcomeUnknown.
+func (r *Replicator) SetProposeTimeout(d time.Duration) { r.timeout = d }
+
+// AddGroup reads g's descriptor linearizably and adds it to the shard map,
+// and moves the engine's clock past the newest commit timestamp the group
+// holds: a node that takes over serving commits above every version of
+// the node that served before it.
+func (r *Replicator) AddGroup(ctx context.Context, g raft.GroupID) error {
+	v, err := r.host.Read(ctx, g, shardsm.State{})
+	if err != nil {
+		return fmt.Errorf("shardrepl: reading group %d: %w", g, err)
+	}
+	st := v.(shardsm.StateResult)
+	if !st.Initialized {
+		return fmt.Errorf("shardrepl: group %d has no shard yet", g)
+	}
+	if !st.MaxTimestamp.IsEmpty() {
+		if err := r.clock.Update(st.MaxTimestamp); err != nil {
+			return fmt.Errorf("shardrepl: group %d: %w", g, err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setLocked(g, st.Descriptor)
+	return nil
+}
+
+// setLocked installs g's descriptor, dropping g's old entry and any other
+// group's entry its span now overlaps (that group's descriptor is older).
+func (r *Replicator) setLocked(g raft.GroupID, d shardsm.Descriptor) {
+	out := r.routes[:0:0]
+	for _, rt := range r.routes {
+		if rt.group == g || overlaps(rt.desc.Span, d.Span) {
+			continue
+		}
+		out = append(out, rt)
+	}
+	out = append(out, route{group: g, desc: d})
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].desc.Span.Start, out[j].desc.Span.Start) < 0 })
+	r.routes = out
+}
+
+func overlaps(a, b storage.Span) bool {
+	return bytes.Compare(a.Start, b.End) < 0 && bytes.Compare(b.Start, a.End) < 0
+}
+
+// Groups returns the shard map: each group with its descriptor.
+func (r *Replicator) Groups() map[raft.GroupID]shardsm.Descriptor {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make(map[raft.GroupID]shardsm.Descriptor, len(r.routes))
+	for _, rt := range r.routes {
+		out[rt.group] = rt.desc
+	}
+	return out
+}
+
+// findLocked returns the route holding row key k.
+func (r *Replicator) findLocked(k []byte) (route, bool) {
+	i := sort.Search(len(r.routes), func(i int) bool { return bytes.Compare(r.routes[i].desc.Span.End, k) > 0 })
+	if i < len(r.routes) && r.routes[i].desc.Contains(k) {
+		return r.routes[i], true
+	}
+	return route{}, false
+}
+
+// isLockRecord reports whether engine key k is a lock record (0x03 0x01).
+func isLockRecord(k []byte) bool {
+	return len(k) >= 2 && k[0] == mvcc.LocalPrefix && k[1] == 0x01
+}
+
+// part is one group's share of a commit.
+type part struct {
+	rt  route
+	ops []storage.Mutation
+}
+
+// Replicate implements storage.Replicator.
+func (r *Replicator) Replicate(ts hlc.Timestamp, writes []storage.Mutation) error {
+	var local []storage.Mutation
+	replicated := writes[:0:0]
+	for _, m := range writes {
+		if isLockRecord(m.Key) && m.Kind != storage.MutationDeleteRange {
+			local = append(local, m)
+			continue
+		}
+		replicated = append(replicated, m)
+	}
+	for attempt := 0; len(replicated) > 0; attempt++ {
+		parts, err := r.cut(replicated)
+		if err != nil {
+			return err
+		}
+		stale, err := r.propose(ts, parts)
+		if err == nil {
+			break
+		}
+		// A stale answer from a commit of one group applied nothing: the
+		// map is refreshed from the answer and the commit cut again.
+		if stale == nil || len(parts) > 1 || attempt >= 3 {
+			return err
+		}
+	}
+	if len(local) == 0 {
+		return nil
+	}
+	b := r.db.NewBatch()
+	defer b.Close()
+	if err := storage.ApplyMutations(b, local); err != nil {
+		return err
+	}
+	return b.Commit(pebble.NoSync)
+}
+
+// cut splits writes by the shard map; a range deletion is cut at the
+// boundaries of the groups it crosses.
+func (r *Replicator) cut(writes []storage.Mutation) ([]part, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	byGroup := map[raft.GroupID]int{}
+	var parts []part
+	add := func(rt route, m storage.Mutation) {
+		i, ok := byGroup[rt.group]
+		if !ok {
+			i = len(parts)
+			byGroup[rt.group] = i
+			parts = append(parts, part{rt: rt})
+		}
+		parts[i].ops = append(parts[i].ops, m)
+	}
+	for _, m := range writes {
+		if m.Kind != storage.MutationDeleteRange {
+			k, err := shardsm.RouteKey(m.Key)
+			if err != nil {
+				return nil, err
+			}
+			rt, ok := r.findLocked(k)
+			if !ok {
+				return nil, fmt.Errorf("shardrepl: no shard holds key %x", k)
+			}
+			add(rt, m)
+			continue
+		}
+		// [start, end) in row keys, with the local kind prefix (if any)
+		// the engine keys carry in front of them.
+		prefix, sk, err := splitRouted(m.Key)
+		if err != nil {
+			return nil, err
+		}
+		_, ek, err := splitRouted(m.Value)
+		if err != nil {
+			return nil, err
+		}
+		for bytes.Compare(sk, ek) < 0 {
+			rt, ok := r.findLocked(sk)
+			if !ok {
+				return nil, fmt.Errorf("shardrepl: no shard holds key %x", sk)
+			}
+			end := ek
+			if bytes.Compare(rt.desc.Span.End, end) < 0 {
+				end = rt.desc.Span.End
+			}
+			add(rt, storage.Mutation{Kind: storage.MutationDeleteRange,
+				Key: bare(prefix, sk), Value: bare(prefix, end)})
+			sk = end
+		}
+	}
+	return parts, nil
+}
+
+// splitRouted cuts an engine key's user key into the local kind prefix
+// (0x03 <kind>, or nothing for a row or system key) and the row key it
+// routes by.
+func splitRouted(k []byte) (prefix, row []byte, err error) {
+	row, err = shardsm.RouteKey(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	uk := k[:enginekey.Split(k)-1]
+	return uk[:len(uk)-len(row)], row, nil
+}
+
+// bare returns the bare engine key of prefix+k.
+func bare(prefix, k []byte) []byte {
+	out := make([]byte, 0, len(prefix)+len(k)+1)
+	return append(append(append(out, prefix...), k...), 0)
+}
+
+// propose proposes the parts, in parallel when there are several, and
+// returns the first error; stale is set when a group answered that the map
+// is stale (its descriptor is then installed).
+func (r *Replicator) propose(ts hlc.Timestamp, parts []part) (stale *shardsm.StaleError, err error) {
+	if len(parts) == 1 {
+		return r.proposeOne(ts, parts[0])
+	}
+	errs := make([]error, len(parts))
+	stales := make([]*shardsm.StaleError, len(parts))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stales[i], errs[i] = r.proposeOne(ts, parts[i])
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			// Other groups may have applied their parts: until transaction
+			// records make such a commit atomic (issue 17 item 6), say so.
+			return stales[i], fmt.Errorf("shardrepl: a commit across %d shard groups failed in group %d and may be partly applied: %w",
+				len(parts), parts[i].rt.group, err)
+		}
+	}
+	return nil, nil
+}
+
+func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, error) {
+	cmd, err := shardsm.EncodeWrite(shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Mutations: p.ops})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	res, err := r.host.Propose(ctx, p.rt.group, cmd)
+	if err != nil {
+		if errors.Is(err, raft.ErrTimeout) {
+			return nil, fmt.Errorf("%w: shard group %d did not apply it within %s: %w", ErrOutcomeUnknown, p.rt.group, r.timeout, err)
+		}
+		return nil, fmt.Errorf("shardrepl: proposing to shard group %d: %w", p.rt.group, err)
+	}
+	err = shardsm.DecodeResult(res)
+	var se *shardsm.StaleError
+	if errors.As(err, &se) {
+		if se.Initialized {
+			r.mu.Lock()
+			r.setLocked(p.rt.group, se.Descriptor)
+			r.mu.Unlock()
+		}
+		return se, fmt.Errorf("shardrepl: shard group %d: %w", p.rt.group, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shardrepl: shard group %d refused a commit: %w", p.rt.group, err)
+	}
+	return nil, nil
+}

@@ -1,0 +1,211 @@
+package shardsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/enginekey"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
+)
+
+// Write is one shard's part of a storage engine commit (storage.Replicator,
+// cluster/shardrepl): engine-key mutations, rows already versioned at the
+// commit timestamp, applied verbatim and all together. The storage engine
+// decided them (its row locks, its commit timestamp), so the state machine
+// does not judge them as it does Batch's MVCC operations; it only checks
+// that every key is the shard's (else the answer is stale) and keeps the
+// stats counter: the change of mvcc.ComputeStats over the row keys the
+// mutations touch. Generation, when not 0, must be the shard's current one.
+//
+// Timestamp is the commit timestamp (zero for a commit of system keys
+// only): each replica keeps the newest one in its state and tells its
+// store's clock (Store.SetClock), so that a replica that later commits
+// itself never takes a timestamp below a version it holds.
+type Write struct {
+	Generation uint64
+	Timestamp  hlc.Timestamp
+	Mutations  []storage.Mutation
+}
+
+const cmdWrite byte = 4
+
+// schemaTimeKind is the local kind 0x03 0x10 under which the storage engine
+// keeps a table's schema time, addressed by the table prefix
+// (storage/schematime.go): shard data like the lock records, which
+// snapshots and writes route by the row key after the kind byte.
+const schemaTimeKind byte = 0x10
+
+// RouteKey returns the row key that says which shard owns engine key k: its
+// user key for a row or system key, and the row key a local key (0x03
+// <kind> <row key ...>: lock records, transaction records, GC and schema
+// state) is addressed by. A group's own state (0x03 0x04) is never routed.
+func RouteKey(k []byte) ([]byte, error) {
+	n := enginekey.Split(k)
+	if n == 0 || k[n-1] != 0 {
+		return nil, fmt.Errorf("shardsm: %x is not an engine key", k)
+	}
+	uk := k[:n-1]
+	if len(uk) == 0 || uk[0] != mvcc.LocalPrefix {
+		return uk, nil
+	}
+	if len(uk) < 3 || uk[1] == mvcc.LocalReplicaState {
+		return nil, fmt.Errorf("shardsm: local key %x belongs to no shard", uk)
+	}
+	return uk[2:], nil
+}
+
+// routeRange returns the row-key span a range deletion [start, end) of
+// engine keys covers; both ends must be of the same kind (both row keys,
+// or both of one local kind).
+func routeRange(start, end []byte) (storage.Span, error) {
+	s, err := RouteKey(start)
+	if err != nil {
+		return storage.Span{}, err
+	}
+	e, err := RouteKey(end)
+	if err != nil {
+		return storage.Span{}, err
+	}
+	local := func(k []byte) int {
+		if k[0] != mvcc.LocalPrefix {
+			return -1
+		}
+		return int(k[1])
+	}
+	if local(start) != local(end) {
+		return storage.Span{}, fmt.Errorf("shardsm: range deletion %x..%x crosses kinds of keys", start, end)
+	}
+	return storage.Span{Start: s, End: e}, nil
+}
+
+// EncodeWrite encodes w for raft.Host.Propose.
+func EncodeWrite(w Write) ([]byte, error) {
+	if len(w.Mutations) == 0 {
+		return nil, fmt.Errorf("shardsm: a write without mutations")
+	}
+	size := 16
+	for _, m := range w.Mutations {
+		size += len(m.Key) + len(m.Value) + 11
+	}
+	out := make([]byte, 0, size)
+	out = append(out, commandVersion, cmdWrite)
+	out = binary.AppendUvarint(out, w.Generation)
+	out = appendTimestamp(out, w.Timestamp)
+	out = binary.AppendUvarint(out, uint64(len(w.Mutations)))
+	for _, m := range w.Mutations {
+		if m.Kind < storage.MutationSet || m.Kind > storage.MutationMerge || len(m.Key) == 0 {
+			return nil, fmt.Errorf("shardsm: bad mutation %s of %x", m.Kind, m.Key)
+		}
+		out = append(out, byte(m.Kind))
+		out = appendBytes(out, m.Key)
+		out = appendBytes(out, m.Value)
+	}
+	return out, nil
+}
+
+func decodeWrite(r *reader, total int) (*Write, error) {
+	w := &Write{Generation: r.uvarint(), Timestamp: r.timestamp()}
+	n := r.uvarint()
+	if n == 0 || n > uint64(total) {
+		return nil, fmt.Errorf("%w: %d mutations", errBadCommand, n)
+	}
+	w.Mutations = make([]storage.Mutation, n)
+	for i := range w.Mutations {
+		m := &w.Mutations[i]
+		m.Kind = storage.MutationKind(r.byte())
+		m.Key = r.bytes()
+		m.Value = r.bytes()
+		if r.err == nil && (m.Kind < storage.MutationSet || m.Kind > storage.MutationMerge || len(m.Key) == 0) {
+			return nil, fmt.Errorf("%w: mutation kind %d", errBadCommand, m.Kind)
+		}
+	}
+	return w, nil
+}
+
+// applyWrite checks that every mutation of c is the shard's and writes them
+// into b; the stats delta is the recount of the touched row keys after the
+// writes minus before.
+func (m *stateMachine) applyWrite(b *pebble.Batch, c *Write, desc Descriptor, initialized bool) (outcome, mvcc.Stats, error) {
+	var delta mvcc.Stats
+	if !initialized || (c.Generation != 0 && c.Generation != desc.Generation) {
+		return outcome{res: stale(desc, initialized)}, delta, nil
+	}
+	spans := make([]storage.Span, 0, len(c.Mutations))
+	for _, mu := range c.Mutations {
+		var sp storage.Span
+		if mu.Kind == storage.MutationDeleteRange {
+			var err error
+			if sp, err = routeRange(mu.Key, mu.Value); err != nil {
+				return outcome{res: rejected(err)}, delta, nil
+			}
+		} else {
+			k, err := RouteKey(mu.Key)
+			if err != nil {
+				return outcome{res: rejected(err)}, delta, nil
+			}
+			sp = storage.Span{Start: k, End: append(k[:len(k):len(k)], 0)}
+		}
+		if !desc.ContainsSpan(sp) {
+			return outcome{res: stale(desc, initialized)}, delta, nil
+		}
+		spans = append(spans, sp)
+	}
+	spans = mergeSpans(spans)
+	before, err := statsOf(b, spans)
+	if err != nil {
+		return outcome{}, delta, err
+	}
+	if err := storage.ApplyMutations(b, c.Mutations); err != nil {
+		return outcome{}, delta, err
+	}
+	after, err := statsOf(b, spans)
+	if err != nil {
+		return outcome{}, delta, err
+	}
+	delta = after
+	delta.Sub(before)
+	// Local lock records change outside commands (other transactions lock
+	// while this applies): not the shard's to count.
+	m.dropLocalLocks(&delta)
+	return outcome{res: raft.Result{Value: ResultApplied}, keep: true}, delta, nil
+}
+
+// mergeSpans sorts spans and merges the overlapping and adjacent ones, so
+// that no key is counted twice.
+func mergeSpans(spans []storage.Span) []storage.Span {
+	slices.SortFunc(spans, func(a, b storage.Span) int { return bytes.Compare(a.Start, b.Start) })
+	out := spans[:0]
+	for _, s := range spans {
+		if n := len(out); n > 0 && bytes.Compare(s.Start, out[n-1].End) <= 0 {
+			if bytes.Compare(s.End, out[n-1].End) > 0 {
+				out[n-1].End = s.End
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// statsOf sums mvcc.ComputeStats over spans of row keys; spans outside the
+// table area hold no versions and count nothing.
+func statsOf(r mvcc.Reader, spans []storage.Span) (mvcc.Stats, error) {
+	var total mvcc.Stats
+	for _, sp := range spans {
+		if len(sp.Start) > 0 && sp.Start[0] != storage.TableDataPrefix && (len(sp.End) == 0 || sp.End[0] < storage.TableDataPrefix) {
+			continue
+		}
+		s, err := mvcc.ComputeStats(r, sp)
+		if err != nil {
+			return total, err
+		}
+		total.Add(s)
+	}
+	return total, nil
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/cluster/shardrepl"
+	"github.com/pivotdb/pivotdb/server"
+	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
+)
+
+// serve's cluster flags (issue 17, first step): with --join the node is a
+// member of a cluster whose data is one Raft group of three replicas
+// (cluster/shardrepl); node 1, the founder, serves SQL and the others
+// refuse connections naming its SQL address.
+type clusterFlags struct {
+	listen, raftListen, join *string
+	startTimeout             *time.Duration
+}
+
+func addClusterFlags(fs *flag.FlagSet) clusterFlags {
+	return clusterFlags{
+		listen: fs.String("cluster-listen", "", "cluster RPC address (HOST:PORT) other nodes' --join lists name; with --join"),
+		raftListen: fs.String("raft-listen", "",
+			"Raft transport address (HOST:PORT); may not change across restarts of the data directory; with --join"),
+		join: fs.String("join", "",
+			"comma-separated cluster addresses of the founding nodes (the same list on each) or of any live member: run as a cluster node"),
+		startTimeout: fs.Duration("cluster-start-timeout", 5*time.Minute,
+			"how long a cluster node waits for a quorum of the join list or a live member"),
+	}
+}
+
+func (c clusterFlags) enabled() bool { return *c.join != "" }
+
+// check reports a cluster flag given without --join, --join without the
+// addresses it needs, and flags a cluster node does not support yet.
+func (c clusterFlags) check(fs *flag.FlagSet) error {
+	if !c.enabled() {
+		if *c.listen != "" || *c.raftListen != "" {
+			return errors.New("--cluster-listen and --raft-listen need --join")
+		}
+		return nil
+	}
+	if *c.listen == "" || *c.raftListen == "" {
+		return errors.New("--join needs --cluster-listen and --raft-listen")
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "unsafe-no-sync":
+			// Commits are durable through the Raft log's fsync.
+			err = errors.Join(err, errors.New("--unsafe-no-sync with --join is not supported yet"))
+		case "gc-ttl":
+			// A GC pass would delete versions on one replica only.
+			err = errors.Join(err, errors.New("--gc-ttl with --join is not supported yet: a cluster node keeps every version"))
+		case "auth":
+			if f.Value.String() != "trust" {
+				// The nodes that do not serve SQL have no users to check.
+				err = errors.Join(err, fmt.Errorf("--auth %s with --join is not supported yet", f.Value))
+			}
+		case "http-listen":
+			// The nodes that do not serve SQL have no engine to report on.
+			err = errors.Join(err, fmt.Errorf("--%s with --join is not supported yet", f.Name))
+		}
+	})
+	return err
+}
+
+// startCluster starts the node's cluster part with its engine in dataDir
+// (the node's membership and Raft log in dataDir/cluster).
+func startCluster(c clusterFlags, dataDir, sqlAddr string, st storage.Options, debug bool, log *slog.Logger) (*shardrepl.Cluster, error) {
+	// Dragonboat logs every election, membership change and snapshot at
+	// info; it speaks at warning unless the server logs at debug.
+	level := "warning"
+	if debug {
+		level = "info"
+	}
+	if err := raft.SetEngineLogLevel(level); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *c.startTimeout)
+	defer cancel()
+	var join []string
+	for _, a := range strings.Split(*c.join, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			join = append(join, a)
+		}
+	}
+	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
+		Node:      node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join},
+		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
+		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
+	})
+}
+
+// openServing opens sql.Engine over the serving node's replicated engine.
+func openServing(cl *shardrepl.Cluster, opts sql.Options) (*sql.Engine, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := cl.NewServing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Engine.SetReplicator(rep); err != nil {
+		return nil, err
+	}
+	opts.DataDir, opts.Storage = "", cl.Engine
+	return sql.Open(opts)
+}
+
+// refusingEngine is the server.Engine of a node that does not serve SQL:
+// every connection ends with 57P03 naming the node that does.
+type refusingEngine struct{ addr string }
+
+func (r refusingEngine) NewSession(database, user string) (server.Session, error) {
+	return nil, &sqlerr.Error{Code: "57P03",
+		Message: "this cluster node does not serve SQL yet; connect to the node that does, at " + r.addr,
+		Hint:    "Until requests are forwarded between nodes, node 1 of the cluster serves all SQL."}
+}
+
+// serveRefusing runs the SQL listener of a node that does not serve SQL
+// until SIGINT or SIGTERM, then closes the cluster part and the engine.
+func serveRefusing(cl *shardrepl.Cluster, cfg server.Config, log *slog.Logger) int {
+	srv := server.New(cfg, refusingEngine{addr: cl.ServingAddr})
+	code := 0
+	if err := srv.Listen(); err != nil {
+		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
+		code = 1
+	} else {
+		log.Info("PivotDB cluster node is ready; it does not serve SQL (node 1 does)",
+			"addr", srv.Addr().String(), "serving_addr", cl.ServingAddr)
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background()) }()
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		select {
+		case sig := <-sigs:
+			log.Info("shutting down", "signal", sig.String())
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			srv.Shutdown(ctx)
+			cancel()
+			<-done
+		case err := <-done:
+			if err != nil && !errors.Is(err, server.ErrServerClosed) {
+				log.Error("server stopped", "err", err)
+				code = 1
+			}
+		}
+	}
+	if err := closeCluster(cl, nil); err != nil {
+		log.Error("closing", "err", err)
+		return 1
+	}
+	log.Info("stopped cleanly")
+	return code
+}
+
+// closeCluster stops the node (its Raft host first: the replicas write into
+// the engine) and then closes eng, or the bare engine when eng is nil.
+func closeCluster(cl *shardrepl.Cluster, eng *sql.Engine) error {
+	err := cl.Close()
+	if eng != nil {
+		return errors.Join(err, eng.Close())
+	}
+	return errors.Join(err, cl.Engine.Close())
+}
+
+// closeEngine closes eng, after the cluster part when there is one.
+func closeEngine(cl *shardrepl.Cluster, eng *sql.Engine) error {
+	if cl != nil {
+		return closeCluster(cl, eng)
+	}
+	return eng.Close()
+}
