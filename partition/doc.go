@@ -27,6 +27,11 @@
 //     deltas; Manager.Commit routes them to shards and merges them into the
 //     transaction's batch with a Pebble merge operator (storage/counters.go);
 //     splits count their new shards from a snapshot; Stats reads them.
+//     SortedWrites (sorted.go) is the same for a bulk load whose keys come
+//     in order (COPY's ingestion): one delta per shard, routed without
+//     locks; the tables' commit locks are held from Lock (just before the
+//     rows become visible) to Commit, and a split or merge that landed
+//     before Lock has the caller route the keys again.
 //   - Reshaping (reshape.go). Split, Merge, Reshard, Recount: one swap batch
 //     of metadata, then the landing of the new shards' base counts.
 //   - Cuts (cuts.go). SplitBySize and MedianSplitKey choose pivots from the
@@ -48,7 +53,8 @@
 //     state, unless the shard is marked pending (and then only until the
 //     landing batch or the Load repair). This holds as long as every batch
 //     that writes rows commits through Manager.Commit with the writes
-//     recorded.
+//     recorded (or through SortedWrites.Commit after an ingestion, with
+//     every ingested key Put).
 //   - No reshape moves or copies a row.
 //
 // # Lifecycle
@@ -59,6 +65,7 @@
 //	batch.Commit(); ch.Install()         (or ch.Abort())
 //	Map(id) → Find / Overlapping         every statement, lock-free
 //	Writes.Record*, Commit(batch, w)     every write transaction
+//	BeginSorted → Put* → Lock → Commit   COPY's ingestion (sorted keys)
 //	Observe(id, fn)                      keys commits write (a rewrite's catch-up)
 //	Split / Merge / Reshard / Recount    SPLIT statements, later the balancer
 //	Stats(map), TableCounters(id)        sys.partitions

@@ -281,6 +281,7 @@ func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job co
 		c.w.fk, c.w.fkt = newFKWriter(ctx, c.t, c.ec.Eval), ins.FK.Root
 	}
 	c.src = make([]types.Value, len(p.Names))
+	c.listed = insertListed(ins)
 	return c, nil
 }
 
@@ -297,6 +298,10 @@ type copyFrom struct {
 	ec   *exec.Context
 	w    *rowWriter
 	src  []types.Value
+	// listed marks the columns the COPY supplies (the same for every
+	// row); rowBuf is the bulk path's row, reused (copyfast.go).
+	listed []bool
+	rowBuf []types.Value
 
 	prog CopyProgress
 	job  copyJob
@@ -370,6 +375,8 @@ func (c *copyFrom) row(fields [][]byte) error {
 			// IntervalStyle (PostgreSQL's COPY reads with the same
 			// input functions).
 			v, err = expr.CastInZone(c.ec.Eval, types.NewUtf8(string(f)), t)
+		} else if fv, ok, ferr := parseCopyField(t, f); ok {
+			v, err = fv, ferr
 		} else {
 			v, err = types.ParseText(t, string(f))
 		}
@@ -378,15 +385,14 @@ func (c *copyFrom) row(fields [][]byte) error {
 		}
 		c.src[i] = v
 	}
-	ins := c.p.Insert
-	row, listed, err := insertRow(c.ec, ins, c.src)
+	row, err := c.place()
 	if err != nil {
 		return c.context(err, -1, nil)
 	}
 	if c.bulk != nil {
 		err = c.bulkRow(row)
 	} else {
-		err = c.w.write(row, listed, bind.ModeInsert)
+		err = c.w.write(row, c.listed, bind.ModeInsert)
 	}
 	if err != nil {
 		return c.context(err, -1, nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pivotdb/pivotdb/sql/memory"
+	"github.com/pivotdb/pivotdb/sql/rowenc"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -82,9 +83,9 @@ func copyOut(t *testing.T, s *Session, sql string) string {
 // smallBulkRuns makes the bulk path spill after a few kilobytes, so that
 // tests exercise runs, merges and ingestion with few rows.
 func smallBulkRuns(t *testing.T) {
-	run, batch, sst, stats := bulkRunBytes, bulkBatchBytes, bulkSSTBytes, bulkStatsChunk
-	bulkRunBytes, bulkBatchBytes, bulkSSTBytes, bulkStatsChunk = 16<<10, 4<<10, 32<<10, 1000
-	t.Cleanup(func() { bulkRunBytes, bulkBatchBytes, bulkSSTBytes, bulkStatsChunk = run, batch, sst, stats })
+	run, batch, sst := bulkRunBytes, bulkBatchBytes, bulkSSTBytes
+	bulkRunBytes, bulkBatchBytes, bulkSSTBytes = 16<<10, 4<<10, 32<<10
+	t.Cleanup(func() { bulkRunBytes, bulkBatchBytes, bulkSSTBytes = run, batch, sst })
 }
 
 func TestCopyBulkPath(t *testing.T) {
@@ -122,6 +123,11 @@ func TestCopyBulkPath(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT count(*), sum(d), count(DISTINCT v) FROM cb"); got[0][0].Text() != fmt.Sprint(n) || got[0][1].Text() != fmt.Sprint(42*n) || got[0][2].Text() != "100" {
 		t.Fatalf("after the bulk COPY: %v", got)
+	}
+	// Every row has its own values (the runs' pairs are read back into
+	// reused buffers).
+	if got := query(t, s, "SELECT count(*) FROM cb WHERE v = 'value ' || CAST(k % 100 AS Utf8) AND (u = k OR u IS NULL AND k % 10 = 0) AND p = k % 3 + 1"); got[0][0].Text() != fmt.Sprint(n) {
+		t.Fatalf("rows with their own values: %v of %d", got, n)
 	}
 	if got := query(t, s, "SELECT k FROM cb WHERE v = 'value 7' ORDER BY k LIMIT 2"); len(got) != 2 || got[0][0].Text() != "7" || got[1][0].Text() != "107" {
 		t.Fatalf("read through the index: %v", got)
@@ -367,5 +373,79 @@ func TestCopyDateTimeSettings(t *testing.T) {
 	want = "1\t01.02.2003\t1 year 2 mons\t01.01.2024 10:00:00 CET\n2\t13.02.2003\t-1 days -02:03:04\t01.07.2024 10:00:00 CEST\n"
 	if out := copyOut(t, s, "COPY cp TO STDOUT"); out != want {
 		t.Errorf("COPY TO in German:\n%s\nwant\n%s", out, want)
+	}
+}
+
+// TestCopyBulkRunOrderAcrossChunks: a run's records span several chunks;
+// records of one key sort in line order whichever chunks hold them (the
+// order that names the later line of a duplicate key).
+func TestCopyBulkRunOrderAcrossChunks(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE rc (k Int64, v Utf8, PRIMARY KEY (k))")
+	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "rc")
+	b := newBulkLoad(context.Background(), e, tbl, "rc")
+	defer b.close()
+	row := []types.Value{types.NewInt64(1), {}}
+	const n = 2000 // about 470 KiB: chunks of 64, 128 and 256 KiB
+	for i := 0; i < n; i++ {
+		row[1] = types.NewUtf8(fmt.Sprintf("%0200d", n-i))
+		if err := b.addRow(row, int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(b.chunks) < 3 || len(b.runs) > 0 {
+		t.Fatalf("%d chunks, %d runs", len(b.chunks), len(b.runs))
+	}
+	b.sortRun()
+	m := &memSource{b: b}
+	for want := int64(1); ; want++ {
+		p, ok, _ := m.next()
+		if !ok {
+			if want != n+1 {
+				t.Fatalf("%d records", want-1)
+			}
+			break
+		}
+		if p.line != want {
+			t.Fatalf("record %d is line %d", want, p.line)
+		}
+	}
+}
+
+// TestCopyBulkStatsAfterSplit: a split of the table after the
+// ingestion's routing of the statistics, before their locks, has the
+// pairs routed again through the current shards: every shard's
+// row_count is its rows.
+func TestCopyBulkStatsAfterSplit(t *testing.T) {
+	smallBulkRuns(t)
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE ss (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, s, "CREATE INDEX ss_v ON ss (v)")
+	tbl, _ := e.catalog.Snapshot().Table(s.db.ID, "ss")
+	const n = 5000
+	split := false
+	bulkBeforeStatsLock = func() {
+		at := rowenc.EncodeKey(tbl, []types.Value{types.NewInt64(n / 2), {}})
+		if _, err := e.shards.Split(tbl.ID, [][]byte{at}); err != nil {
+			t.Error(err)
+		}
+		split = true
+	}
+	t.Cleanup(func() { bulkBeforeStatsLock = nil })
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d\tv%d\n", i, i%7)
+	}
+	if _, err := copyIn(s, "COPY ss FROM STDIN", b.String(), 4096); err != nil || !split {
+		t.Fatalf("COPY: %v (split %v)", err, split)
+	}
+	got := query(t, s, "SELECT shard_id, row_count FROM sys.partitions WHERE table_name = 'ss' ORDER BY shard_id")
+	if len(got) != 2 || got[0][1].Text() != fmt.Sprint(n/2) || got[1][1].Text() != fmt.Sprint(n/2) {
+		t.Fatalf("shards after the split: %v", got)
+	}
+	if err := e.shards.CheckInvariants(); err != nil {
+		t.Fatal(err)
 	}
 }

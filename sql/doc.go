@@ -39,7 +39,9 @@
 // STDIN / TO STDOUT: the server drives the Result through CopyOf; formats
 // in sql/pgcopy; FROM writes through rowWriter in a block, else through
 // the bulk path of copybulk.go: sorted runs, merged with the duplicate and
-// unique checks under a span lock, ingested as sstables). Sequences (sequences.go) keep where they stand in the
+// unique checks under a span lock, ingested as sstables; copyfast.go
+// holds its per-row shortcuts: integer and text fields parsed from the
+// bytes, no cast call for values of the column's type, one reused row). Sequences (sequences.go) keep where they stand in the
 // metadata store, outside transactions: a range of values is recorded
 // there before any value of it is handed out.
 //

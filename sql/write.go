@@ -136,15 +136,6 @@ func writeResult(r *bind.Returning, tag string, rows [][]types.Value) Result {
 	return staticRows(resultColumns(r.Cols), rows, tag)
 }
 
-// insertRow places a source row's values in the table's columns and fills
-// the others from their defaults; listed marks the columns the statement
-// supplied.
-func insertRow(ec *exec.Context, p *bind.Insert, src []types.Value) (row []types.Value, listed []bool, err error) {
-	listed = insertListed(p)
-	row, err = placeRow(ec, p, src, listed)
-	return row, listed, err
-}
-
 // insertListed marks the columns an INSERT supplies: the same for every
 // row, so a statement computes it once and its rows share it (nothing
 // writes to it).
@@ -156,9 +147,15 @@ func insertListed(p *bind.Insert) []bool {
 	return listed
 }
 
-// placeRow is insertRow with the statement's listed columns.
+// placeRow places a source row's values in the table's columns and fills
+// the others from their defaults; listed marks the columns the statement
+// supplied (insertListed).
 func placeRow(ec *exec.Context, p *bind.Insert, src []types.Value, listed []bool) (row []types.Value, err error) {
-	row = make([]types.Value, len(p.Table.Columns))
+	return placeRowInto(make([]types.Value, len(p.Table.Columns)), ec, p, src, listed)
+}
+
+// placeRowInto is placeRow into row, a zeroed slice of the table's width.
+func placeRowInto(row []types.Value, ec *exec.Context, p *bind.Insert, src []types.Value, listed []bool) (_ []types.Value, err error) {
 	for i, ti := range p.Target {
 		row[ti] = src[i]
 	}

@@ -35,6 +35,10 @@ type Decoder struct {
 
 	fields  [][]byte
 	scratch []byte
+	// plain: the line nextLine returned last has no backslash (text
+	// format) or quote (CSV), so splitText and splitCSV need not
+	// unescape it.
+	plain   bool
 	lineBuf []byte // the current line's text (text, CSV), for CONTEXT
 }
 
@@ -155,6 +159,26 @@ func (d *Decoder) matchHeader() error {
 func (d *Decoder) nextLine() ([]byte, bool, error) {
 	b := d.buf[d.off:]
 	csv := d.o.Format == CSV
+	d.plain = false
+	if d.eol != eolCR && d.eol != eolCRNL {
+		// The usual line: up to a \n, with no backslash (text) or quote
+		// (CSV) and no \r before it, found with a few bytes.IndexByte
+		// instead of a loop over every byte. Anything else takes the loop
+		// below.
+		special := byte('\\')
+		if csv {
+			special = d.o.Quote
+		}
+		if nl := bytes.IndexByte(b, '\n'); nl >= 0 {
+			line := b[:nl]
+			if bytes.IndexByte(line, special) < 0 && bytes.IndexByte(line, '\r') < 0 {
+				d.eol = eolNL
+				d.off += nl + 1
+				d.plain = true
+				return line, true, nil
+			}
+		}
+	}
 	inQuote := false
 	q, esc := d.o.Quote, d.o.Escape
 	for i := 0; i < len(b); i++ {
@@ -250,6 +274,28 @@ func (d *Decoder) splitText(line []byte) error {
 	d.fields = d.fields[:0]
 	d.scratch = d.scratch[:0]
 	delim := d.o.Delimiter
+	if d.plain && delim < utf8.RuneSelf && utf8.Valid(line) {
+		// No escapes, and the line is UTF-8 as a whole, so each field cut
+		// at the (ASCII) delimiter is too: the fields are slices of the
+		// line. An invalid line takes the loop, which names the field's
+		// bad bytes.
+		for {
+			i := bytes.IndexByte(line, delim)
+			raw := line
+			if i >= 0 {
+				raw = line[:i]
+			}
+			if string(raw) == d.o.Null {
+				d.fields = append(d.fields, nil)
+			} else {
+				d.fields = append(d.fields, raw[:len(raw):len(raw)])
+			}
+			if i < 0 {
+				return nil
+			}
+			line = line[i+1:]
+		}
+	}
 	start := 0
 	for i := 0; i <= len(line); i++ {
 		if i < len(line) {
@@ -381,6 +427,26 @@ func (d *Decoder) splitCSV(line []byte) error {
 	d.fields = d.fields[:0]
 	d.scratch = d.scratch[:0]
 	q, esc, delim := d.o.Quote, d.o.Escape, d.o.Delimiter
+	if d.plain && delim < utf8.RuneSelf && utf8.Valid(line) {
+		// No quotes: each field is the bytes between delimiters, a slice
+		// of the line (UTF-8 as a whole, so each field is too).
+		for col := 0; ; col++ {
+			i := bytes.IndexByte(line, delim)
+			raw := line
+			if i >= 0 {
+				raw = line[:i]
+			}
+			if d.csvNull(col, raw, raw, false) {
+				d.fields = append(d.fields, nil)
+			} else {
+				d.fields = append(d.fields, raw[:len(raw):len(raw)])
+			}
+			if i < 0 {
+				return nil
+			}
+			line = line[i+1:]
+		}
+	}
 	i := 0
 	for col := 0; ; col++ {
 		start := len(d.scratch)
@@ -397,6 +463,17 @@ func (d *Decoder) splitCSV(line []byte) error {
 				}
 				if c == q {
 					inQuote = false
+					continue
+				}
+				if esc == q {
+					// The bytes up to the next quote are data: copied at
+					// once (with another escape character, byte by byte).
+					n := bytes.IndexByte(line[i:], q)
+					if n < 0 {
+						n = len(line) - i
+					}
+					d.scratch = append(d.scratch, line[i:i+n]...)
+					i += n - 1
 					continue
 				}
 				d.scratch = append(d.scratch, c)
@@ -416,14 +493,7 @@ func (d *Decoder) splitCSV(line []byte) error {
 		if f == nil {
 			f = emptyField // never nil: nil is NULL
 		}
-		isNull := !sawQuote && string(raw) == d.o.Null
-		if col < len(d.o.ForceNotNull) && d.o.ForceNotNull[col] {
-			isNull = false
-		}
-		if col < len(d.o.ForceNull) && d.o.ForceNull[col] && string(f) == d.o.Null {
-			isNull = true
-		}
-		if isNull {
+		if d.csvNull(col, raw, f, sawQuote) {
 			d.fields = append(d.fields, nil)
 		} else {
 			if !utf8.Valid(f) {
@@ -436,6 +506,20 @@ func (d *Decoder) splitCSV(line []byte) error {
 		}
 		i++ // the delimiter
 	}
+}
+
+// csvNull reports whether CSV field col is NULL: unquoted and spelled as
+// the NULL string, unless FORCE_NOT_NULL; with FORCE_NULL also quoted.
+// raw is the field as it came, f its value.
+func (d *Decoder) csvNull(col int, raw, f []byte, sawQuote bool) bool {
+	isNull := !sawQuote && string(raw) == d.o.Null
+	if col < len(d.o.ForceNotNull) && d.o.ForceNotNull[col] {
+		isNull = false
+	}
+	if col < len(d.o.ForceNull) && d.o.ForceNull[col] && string(f) == d.o.Null {
+		isNull = true
+	}
+	return isNull
 }
 
 // nextBinary reads the binary format: the signature and header once, then

@@ -79,6 +79,13 @@ func TestDecode(t *testing.T) {
 		{"COPY t FROM STDIN", "1\t2\n3\n", "\"1\"|\"2\"\nerror 22P04 line 2: missing data for column \"b\""},
 		{"COPY t FROM STDIN", "1\t2\n3\r4\t5\n", "\"1\"|\"2\"\nerror 22P04 line 2: literal carriage return found in data"},
 		{"COPY t FROM STDIN", "1\t\xff\n", "error 22021 line 1: invalid byte sequence for encoding \"UTF8\": 0xff"},
+		// Lines without escapes (split without unescaping) mixed with
+		// lines with them; empty fields and NULLs; a bad byte after a
+		// plain line; a \r\n after \n line ends.
+		{"COPY t FROM STDIN", "\t\n\\N\t\\\\\nx\t\\N\n\t\\.\n", "\"\"|\"\"\nNULL|\"\\\\\"\n\"x\"|NULL\n\"\"|\".\"\n"},
+		{"COPY t FROM STDIN", "1\t2\nh\xc3\xa9\t\xe2\x82\n", "\"1\"|\"2\"\nerror 22021 line 2: invalid byte sequence for encoding \"UTF8\": 0xe2 0x82"},
+		{"COPY t FROM STDIN", "1\t2\n3\t4\r\n", "\"1\"|\"2\"\nerror 22P04 line 2: literal carriage return found in data"},
+		{"COPY t FROM STDIN (DELIMITER ',', NULL 'nil')", "a,nil\nnil,b\n", "\"a\"|NULL\nNULL|\"b\"\n"},
 		// CSV: quoted delimiters, doubled quotes, line ends in quotes;
 		// an empty unquoted field is NULL, a quoted one is "".
 		{"COPY t FROM STDIN (FORMAT csv)", "1,\"a,b\"\n\"x\"\"y\",\"l1\nl2\"\n,\"\"\n", "\"1\"|\"a,b\"\n\"x\\\"y\"|\"l1\\nl2\"\nNULL|\"\"\n"},
@@ -86,6 +93,14 @@ func TestDecode(t *testing.T) {
 		{"COPY t FROM STDIN (FORMAT csv, FORCE_NOT_NULL (a), FORCE_NULL (b))", ",\"\"\n", "\"\"|NULL\n"},
 		{"COPY t FROM STDIN (FORMAT csv, NULL 'NULL', QUOTE '''', DELIMITER ';')", "NULL;'NULL'\n'a;b';c\n", "NULL|\"NULL\"\n\"a;b\"|\"c\"\n"},
 		{"COPY t FROM STDIN (FORMAT csv, HEADER true)", "a,b\n1,2\n", "\"1\"|\"2\"\n"},
+		// Lines without quotes (split without unquoting) mixed with quoted
+		// ones; FORCE_NOT_NULL and FORCE_NULL on them; a backslash is data;
+		// a bad byte; \. alone ends the data.
+		{"COPY t FROM STDIN (FORMAT csv, FORCE_NOT_NULL (a))", ",\n\"\",x\\y\n,\n", "\"\"|NULL\n\"\"|\"x\\\\y\"\n\"\"|NULL\n"},
+		{"COPY t FROM STDIN (FORMAT csv, NULL 'n', FORCE_NULL (b))", "n,n\nn,\"n\"\n", "NULL|NULL\nNULL|NULL\n"},
+		{"COPY t FROM STDIN (FORMAT csv)", "1,2\n3,\xff\n", "\"1\"|\"2\"\nerror 22021 line 2: invalid byte sequence for encoding \"UTF8\": 0xff"},
+		{"COPY t FROM STDIN (FORMAT csv)", "1,2\n\\.\n3,4\n", "\"1\"|\"2\"\n"},
+		{"COPY t FROM STDIN (FORMAT csv)", "1,2\n3\n", "\"1\"|\"2\"\nerror 22P04 line 2: missing data for column \"b\""},
 		{"COPY t FROM STDIN (FORMAT csv)", "1,\"abc\n", "error 22P04 line 1: unterminated CSV quoted field"},
 		{"COPY t FROM STDIN WITH CSV", "1,2\r\n3,4\n", "\"1\"|\"2\"\nerror 22P04 line 2: unquoted newline found in data"},
 	} {
@@ -230,5 +245,57 @@ func TestOptionErrors(t *testing.T) {
 	}
 	if o, err := options(t, "COPY t FROM STDIN (ENCODING 'utf-8', FREEZE false)", cols); err != nil || o.Format != Text {
 		t.Errorf("UTF8 and FREEZE false: %v", err)
+	}
+}
+
+// BenchmarkDecode splits 10k lines of (k, v) in 64 KiB messages, as COPY
+// FROM receives them from pgx, in the text and CSV formats (CSV with and
+// without quotes).
+func BenchmarkDecode(b *testing.B) {
+	names := []string{"k", "v"}
+	for _, bc := range []struct{ name, stmt, line string }{
+		{"text", "COPY t FROM STDIN", "%d\tvalue number %d\n"},
+		{"csv", "COPY t FROM STDIN (FORMAT csv)", "%d,\"value, number %d\"\n"},
+		{"csv-unquoted", "COPY t FROM STDIN (FORMAT csv)", "%d,value number %d\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			sts, err := parser.Parse(bc.stmt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			o, err := ParseOptions(sts[0].Copy.Options, true, names)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var data []byte
+			const lines = 10000
+			for i := 0; i < lines; i++ {
+				data = fmt.Appendf(data, bc.line, i, i)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				d := NewDecoder(o, names)
+				n := 0
+				for rest := data; len(rest) > 0; {
+					m := min(64<<10, len(rest))
+					d.Write(rest[:m])
+					rest = rest[m:]
+					for {
+						_, ok, err := d.Next()
+						if err != nil {
+							b.Fatal(err)
+						}
+						if !ok {
+							break
+						}
+						n++
+					}
+				}
+				if n != lines {
+					b.Fatalf("%d lines", n)
+				}
+			}
+		})
 	}
 }
