@@ -1587,14 +1587,6 @@ var operandEnds = map[string]bool{"and": true, "or": true, "then": true, "when":
 	"not": true, "in": true, "like": true, "ilike": true, "between": true, "desc": true, "asc": true,
 	"nulls": true, "returning": true, "for": true, "into": true, "fetch": true}
 
-// optionsToTable emits pg_options_to_table(options) in FROM (pg_dump
-// reads the options of columns, foreign tables and servers with it): the
-// "name=value" elements of a text[] split at the first '=' into
-// option_name and option_value, as a lateral derived table over unnest.
-func (r *rewriter) optionsToTable(i, hi int) (int, error) {
-	return r.optionsToTableAt(i, hi)
-}
-
 // partitionAncestors rewrites pg_partition_ancestors(rel) [WITH
 // ORDINALITY] in FROM (psql's \d asks it of every table with triggers).
 // PostgreSQL lists the partition ancestors of a partition or partitioned
@@ -1632,16 +1624,19 @@ func (r *rewriter) partitionAncestors(i, hi int) (int, error) {
 	if s.derivedColumnsAt(next, hi) > 0 {
 		return r.derivedColumns(next, hi)
 	}
-	if !s.isWord(next, "as") && !(s.isKind(next, tkIdent) && !clauseWords[strings.ToLower(s.text(next))] &&
-		!itemEndWords[strings.ToLower(s.text(next))] && !s.isWord(next, "join") && !s.isWord(next, "cross") &&
-		!s.isWord(next, "left") && !s.isWord(next, "right") && !s.isWord(next, "inner") && !s.isWord(next, "full") &&
-		!s.isWord(next, "natural")) && !s.isKind(next, tkQuotedIdent) {
+	aliased := s.isWord(next, "as") || s.isKind(next, tkQuotedIdent) ||
+		s.isKind(next, tkIdent) && !operandEnds[strings.ToLower(s.text(next))]
+	if !aliased {
 		r.syn("AS pg_partition_ancestors", close, false, false)
 	}
 	return next, nil
 }
 
-func (r *rewriter) optionsToTableAt(i, hi int) (int, error) {
+// optionsToTable emits pg_options_to_table(options) in FROM (pg_dump
+// reads the options of columns, foreign tables and servers with it): the
+// "name=value" elements of a text[] split at the first '=' into
+// option_name and option_value, as a lateral derived table over unnest.
+func (r *rewriter) optionsToTable(i, hi int) (int, error) {
 	s := r.s
 	open := i + 1
 	if !s.isOp(open, "(") {
