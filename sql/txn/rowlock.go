@@ -156,7 +156,13 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 		// that gets the key reads the committed versions.
 		t.releaseMem(0)
 	} else {
-		if !inBatch {
+		switch {
+		case inBatch:
+		case t.batch.HasIntents():
+			// Not committed: the intents go, then the locks and the
+			// record, with the last removal batch.
+			err = t.batch.RollbackIntents(t.settleIntents)
+		default:
 			err = t.settleAlone()
 		}
 		// Deleted (or, if that failed, orphans, which hold nothing).

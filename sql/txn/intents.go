@@ -1,0 +1,134 @@
+package txn
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
+)
+
+// Writes as intents (issue 16 item 9, step 2; storage/intents.go).
+//
+// A transaction block buffers its writes in its batch while they are
+// small: a commit of one batch is the cheapest there is. Once the batch
+// passes IntentFlushBytes, the transaction moves its row writes into the
+// store as intents (storage.Batch.FlushIntents), between two writes, and
+// goes on with an empty batch; its reads see its intents, nobody else's
+// do. So a block's memory for its writes stays about IntentFlushBytes
+// whatever it writes (COPY of millions of rows inside BEGIN ... COMMIT).
+//
+// The transaction record (settle.go) lists the spans that hold the
+// intents, rewritten with each flush in the flush's batch. The commit
+// (storage's commitIntents) writes the record COMMITTED with the commit
+// timestamp under the commit's one fsync, then resolves the intents into
+// versions at that timestamp, and the lock records and the record go with
+// the last resolution batch; reads at or above the commit timestamp wait
+// meanwhile. A rollback removes the intents, then settles; ROLLBACK TO
+// SAVEPOINT removes those flushed after the savepoint
+// (storage.Engine.RollbackTo). After kill -9, Manager.Recover resolves the
+// intents of a COMMITTED record and removes those of a PENDING one.
+//
+// Only transactions that hold lock records flush (every write locks its
+// key first, so a writing block does): their record exists and their id
+// is known to the lock table, so that another transaction meeting one of
+// their intents waits for them. One-phase transactions never flush (they
+// commit in one batch by definition), nor does a replicated engine's
+// transaction (intents would not be replicated).
+
+// IntentFlushBytes is the size of a block's batch past which its writes
+// move to the store as intents. A variable for tests, which set it low to
+// run every transaction through intents.
+var IntentFlushBytes = 4 << 20
+
+// PIVOTDB_INTENT_FLUSH_BYTES sets IntentFlushBytes, for tests that run a
+// whole server or corpus with every block's writes as intents (0: flush
+// after every write).
+func init() {
+	if v, ok := os.LookupEnv("PIVOTDB_INTENT_FLUSH_BYTES"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			panic(fmt.Sprintf("PIVOTDB_INTENT_FLUSH_BYTES=%q: want a byte count", v))
+		}
+		IntentFlushBytes = n
+	}
+}
+
+// maybeFlush moves the batch's writes to intents when it is big enough.
+func (t *Txn) maybeFlush() error {
+	if t.batch.Len() < IntentFlushBytes {
+		return nil
+	}
+	return t.FlushIntents()
+}
+
+// FlushIntents moves the transaction's buffered row writes into the store
+// as intents, if it can (see above); otherwise it does nothing.
+func (t *Txn) FlushIntents() error {
+	if t.onePhase || t.owner == nil || !t.recorded || t.done || !t.batch.CanFlushIntents() {
+		return nil
+	}
+	if !t.batch.HasIntents() {
+		t.batch.SetIntentCommit(storage.IntentCommit{
+			Flush:     t.putPendingRecord,
+			Committed: t.putCommittedRecord,
+			Last:      t.settleIntents,
+		})
+	}
+	return t.batch.FlushIntents(storage.IntentOwner{ID: t.meta.ID, Anchor: t.meta.Anchor}, t.putPendingRecord)
+}
+
+// HasIntents reports whether the transaction moved writes to intents.
+func (t *Txn) HasIntents() bool { return t.batch.HasIntents() }
+
+// putPendingRecord rewrites the transaction's record PENDING with the
+// spans of its intents.
+func (t *Txn) putPendingRecord(w *storage.LocalBatch, spans []storage.Span) error {
+	rec, err := t.pendingRecord()
+	if err != nil {
+		return err
+	}
+	rec.LockSpans = spans
+	return mvcc.PutTxnRecord(w, t.meta.Anchor, t.meta.ID, rec)
+}
+
+// putCommittedRecord writes the record COMMITTED at ts: the commit point.
+func (t *Txn) putCommittedRecord(w *storage.LocalBatch, ts hlc.Timestamp, spans []storage.Span) error {
+	return mvcc.PutTxnRecord(w, t.meta.Anchor, t.meta.ID, &mvcc.TxnRecord{
+		Status: mvcc.Committed, WriteTimestamp: ts, Heartbeat: ts, LockSpans: spans,
+	})
+}
+
+// settleIntents deletes the lock records and the record into w (the last
+// resolution or removal batch). The record was written more than once, so
+// it goes with a Delete; each lock record was Set once.
+func (t *Txn) settleIntents(w *storage.LocalBatch) error {
+	recKey := string(mvcc.TxnRecordKey(t.meta.Anchor, t.meta.ID))
+	return t.settle(func(k []byte) error {
+		if string(k) == recKey {
+			return w.Delete(k, nil)
+		}
+		return w.SingleDelete(k)
+	})
+}
+
+// errIntentResolve is the error of a commit whose record is COMMITTED but
+// whose intents could not all be resolved: PostgreSQL's "transaction
+// resolution unknown" (the restart's recovery finishes it).
+func errIntentResolve(err error) error {
+	return &sqlerr.Error{Code: "08007", Message: "transaction resolution unknown: " + err.Error(),
+		Hint: "The transaction is committed; its writes show once the server restarts."}
+}
+
+// recoverIntents finishes (COMMITTED) or undoes (PENDING, ABORTED) the
+// intents of a transaction that did not end before its process did.
+func (lt *LockTable) recoverIntents(id mvcc.TxnID, rec mvcc.TxnRecord) error {
+	if len(rec.LockSpans) == 0 {
+		return nil
+	}
+	_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, nil)
+	return err
+}
