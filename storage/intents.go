@@ -512,8 +512,11 @@ func (b *Batch) IntentSeq() int32 { return b.seq }
 // intents minus those flushed since (ROLLBACK TO SAVEPOINT), which it
 // removes from the store. b stays readable (cursors made earlier).
 func (e *Engine) RollbackTo(b, saved *Batch) (*Batch, error) {
-	from := saved.seq // NewBatchCopy moves it on
+	from := saved.seq
 	nb, err := e.NewBatchCopy(saved)
+	// NewBatchCopy moved saved's number on; it stays the savepoint's, for
+	// the next ROLLBACK TO it.
+	saved.seq = from
 	if err != nil {
 		return nil, err
 	}

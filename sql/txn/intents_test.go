@@ -266,6 +266,10 @@ func TestIntentsSavepoints(t *testing.T) {
 			if err := tx.RollbackToSavepoint("s1"); err != nil {
 				t.Fatal(err)
 			}
+			iput(t, tx, key(1, "e"), "e5")
+			if err := tx.RollbackToSavepoint("s1"); err != nil {
+				t.Fatal(err)
+			}
 			iput(t, tx, key(1, "d"), "d5")
 			if got, want := rows(t, tx.Reader()), "a=a1 b=b1 d=d5 "; got != want {
 				t.Fatalf("after a second ROLLBACK TO s1: %q, want %q", got, want)
