@@ -173,12 +173,14 @@ func (b *Batch) CanFlushIntents() bool {
 // FlushIntents moves the batch's versioned writes into the store as
 // intents of owner (see above) and keeps its other writes (system keys)
 // in the batch, which is empty of versioned writes afterwards. record
-// runs with the spans covering every intent of the batch so far and a
+// runs with the spans covering every intent of the batch so far, the user
+// keys this flush wrote (in the batch's order, repeats included) and a
 // batch of engine keys that lands with the intents: the caller writes its
 // transaction record there (unsynced: a crash leaves the record PENDING,
-// and recovery removes the intents it lists). Readers made from the batch
-// before the flush keep reading their own copy of its old writes.
-func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans []Span) error) error {
+// and recovery removes the intents it lists), and may drop lock records
+// the intents replace. Readers made from the batch before the flush keep
+// reading their own copy of its old writes.
+func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans []Span, flushed [][]byte) error) error {
 	if err := b.check(); err != nil {
 		return err
 	}
@@ -204,6 +206,7 @@ func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans
 	nb := b.e.db.NewIndexedBatch()
 	r := b.b.Reader()
 	var kbuf, vbuf []byte
+	var flushed [][]byte
 	for {
 		kind, k, v, ok, err := r.Next()
 		if err != nil {
@@ -227,6 +230,7 @@ func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans
 			}
 			st.cover(uk)
 			st.count++
+			flushed = append(flushed, bytes.Clone(uk))
 			continue
 		}
 		switch kind {
@@ -247,7 +251,7 @@ func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans
 			return err
 		}
 	}
-	if err := record(&LocalBatch{b: wb, e: b.e}, st.spans); err != nil {
+	if err := record(&LocalBatch{b: wb, e: b.e}, st.spans, flushed); err != nil {
 		nb.Close()
 		return err
 	}
@@ -420,7 +424,7 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 type IntentCommit struct {
 	// Flush is FlushIntents's record function, for the commit's flush of
 	// the batch's last versioned writes.
-	Flush func(w *LocalBatch, spans []Span) error
+	Flush func(w *LocalBatch, spans []Span, flushed [][]byte) error
 	// Committed writes the record COMMITTED at ts, listing spans, into w,
 	// which lands synced with the batch's other writes: the commit point.
 	Committed func(w *LocalBatch, ts hlc.Timestamp, spans []Span) error

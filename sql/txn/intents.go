@@ -85,14 +85,78 @@ func (t *Txn) FlushIntents() error {
 func (t *Txn) HasIntents() bool { return t.batch.HasIntents() }
 
 // putPendingRecord rewrites the transaction's record PENDING with the
-// spans of its intents.
-func (t *Txn) putPendingRecord(w *storage.LocalBatch, spans []storage.Span) error {
+// spans of its intents, and lets the intents just flushed be the locks of
+// their keys (dropIntentLocks).
+func (t *Txn) putPendingRecord(w *storage.LocalBatch, spans []storage.Span, flushed [][]byte) error {
 	rec, err := t.pendingRecord()
 	if err != nil {
 		return err
 	}
 	rec.LockSpans = spans
-	return mvcc.PutTxnRecord(w, t.meta.Anchor, t.meta.ID, rec)
+	if err := mvcc.PutTxnRecord(w, t.meta.Anchor, t.meta.ID, rec); err != nil {
+		return err
+	}
+	return t.dropIntentLocks(w, flushed)
+}
+
+// dropIntentLocks deletes, into w (the flush's batch), the lock records of
+// the keys that now hold the transaction's intents, and forgets them in
+// memory: an intent is an exclusive lock of its key (mvcc.AcquireLock and
+// CheckLock stop at another transaction's intent, and the lock table
+// waits for its owner as for a record's). So a block's memory for its
+// locks does not grow with the rows it writes either.
+//
+// The latch shards keep counting them (intentLocks), so that one-phase
+// lockers of those shards keep looking at the store (memlocks.go) until
+// the transaction ends. With a savepoint open nothing is dropped: ROLLBACK
+// TO SAVEPOINT gives back locks by their position in keys.
+func (t *Txn) dropIntentLocks(w *storage.LocalBatch, flushed [][]byte) error {
+	if len(t.savepoints) > 0 || len(flushed) == 0 || len(t.keys) == 0 {
+		return nil
+	}
+	set := make(map[string]struct{}, len(flushed))
+	for _, k := range flushed {
+		set[string(k)] = struct{}{}
+	}
+	kept := t.keys[:0]
+	for _, h := range t.keys {
+		if _, ok := set[h.key]; !ok {
+			kept = append(kept, h)
+			continue
+		}
+		if err := w.SingleDelete(mvcc.LockKey([]byte(h.key), h.strength, t.meta.ID)); err != nil {
+			return err
+		}
+		delete(t.held, h.key)
+		if t.intentLocks == nil {
+			t.intentLocks = new([lockShards]int)
+		}
+		t.intentLocks[t.m.locks.latchIndex([]byte(h.key))]++
+	}
+	clear(t.keys[len(kept):])
+	t.keys = kept
+	if cap(t.keys) > 4*len(t.keys)+64 {
+		t.keys = append([]heldKey(nil), t.keys...) // give the memory back
+	}
+	return nil
+}
+
+// uncountIntentLocks ends the latch shards' count of the transaction's
+// intents (dropIntentLocks), once they are resolved or removed.
+func (t *Txn) uncountIntentLocks() {
+	if t.intentLocks == nil {
+		return
+	}
+	for i, n := range t.intentLocks {
+		if n == 0 {
+			continue
+		}
+		sh := &t.m.locks.latches[i]
+		sh.Lock()
+		sh.records -= n
+		sh.Unlock()
+		t.intentLocks[i] = 0
+	}
 }
 
 // putCommittedRecord writes the record COMMITTED at ts: the commit point.

@@ -170,11 +170,28 @@ func TestIntentsVisibility(t *testing.T) {
 	if got, want := rows(t, other.LatestReader()), "a=a0 c=c0 "; got != want {
 		t.Fatalf("another transaction sees %q, want %q", got, want)
 	}
-	// Another writer waits for the key's holder.
-	if err := other.TryLockStrength(key(1, "b"), mvcc.Update); err != ErrLockNotAvailable {
-		t.Fatalf("another writer got the lock of an intent's key: %v", err)
+	// The intents are the locks of their keys: the lock records went.
+	if n := countLockRecords(t, m); n != 0 {
+		t.Fatalf("%d lock records beside the intents, want 0", n)
+	}
+	// Another writer waits for the key's holder, a block or an
+	// autocommit statement alike, at any strength.
+	for _, st := range []mvcc.Strength{mvcc.KeyShare, mvcc.Update} {
+		if err := other.TryLockStrength(key(1, "b"), st); err != ErrLockNotAvailable {
+			t.Fatalf("another writer got the %v lock of an intent's key: %v", st, err)
+		}
 	}
 	other.Rollback()
+	auto := begin(t, m, ReadCommitted)
+	auto.SetOnePhase()
+	if err := auto.TryLockStrength(key(1, "a"), mvcc.Update); err != ErrLockNotAvailable {
+		t.Fatalf("an autocommit writer got the lock of an intent's key: %v", err)
+	}
+	auto.Rollback()
+	// The transaction itself holds them still.
+	if err := tx.TryLockStrength(key(1, "c"), mvcc.Update); err != nil {
+		t.Fatal(err)
+	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}

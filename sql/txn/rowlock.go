@@ -169,6 +169,7 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 		for _, h := range t.keys {
 			t.m.locks.uncount([]byte(h.key))
 		}
+		t.uncountIntentLocks()
 		t.m.locks.unregister(t.owner)
 	}
 	t.keys = nil

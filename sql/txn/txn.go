@@ -66,6 +66,9 @@ type Txn struct {
 	meta  mvcc.TxnMeta
 	// recorded: the transaction's record is in the store (settle.go).
 	recorded bool
+	// intentLocks counts, per latch shard, the keys whose lock records
+	// were dropped for the intents that hold them (intents.go).
+	intentLocks *[lockShards]int
 	// onePhase: the locks are held in memory, not as records
 	// (memlocks.go, SetOnePhase).
 	onePhase bool
