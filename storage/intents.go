@@ -537,3 +537,49 @@ func (e *Engine) RollbackTo(b, saved *Batch) (*Batch, error) {
 	}
 	return nb, nil
 }
+
+// Intents calls fn with the user key of each key in spans that holds an
+// intent of transaction id (once per key, in key order): what pg_locks
+// lists of a transaction whose intents hold its keys (sql/txn).
+func (e *Engine) Intents(id [TxnIDLen]byte, spans []Span, fn func(userKey []byte) error) error {
+	own := ownIntents{id: id, below: math.MaxInt32}
+	for _, span := range spans {
+		lower, upper := engineBounds(span)
+		it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return err
+		}
+		valid := it.First()
+		for valid {
+			uk, ts, versioned := enginekey.DecodeVersion(it.Key())
+			if !versioned {
+				valid = it.Next()
+				continue
+			}
+			if isIntentTimestamp(ts) {
+				v, err := it.ValueAndErr()
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if own.sees(ts, v) {
+					if err := fn(uk); err != nil {
+						it.Close()
+						return err
+					}
+				}
+			}
+			// One intent per key is enough; the older versions are
+			// not intents.
+			valid = it.NextPrefix()
+		}
+		err = it.Error()
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

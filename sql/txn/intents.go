@@ -196,3 +196,37 @@ func (lt *LockTable) recoverIntents(id mvcc.TxnID, rec mvcc.TxnRecord) error {
 	_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, nil)
 	return err
 }
+
+// intentList adds to pg_locks' rows the keys that live transactions hold
+// by their intents (dropIntentLocks gave up their lock records), FOR
+// UPDATE, found through their records' spans. A key a transaction also
+// holds by a record is listed once, at the stronger.
+func (lt *LockTable) intentList(out []LockInfo) ([]LockInfo, error) {
+	type held struct {
+		key string
+		txn uint64
+	}
+	var seen map[held]int
+	err := mvcc.ScanTxnRecords(lt.eng.LocalReader(), func(_ []byte, id mvcc.TxnID, rec mvcc.TxnRecord) error {
+		o := lt.owner(id)
+		if o == nil || len(rec.LockSpans) == 0 {
+			return nil
+		}
+		if seen == nil {
+			seen = make(map[held]int, len(out))
+			for i, l := range out {
+				seen[held{l.Key, l.Txn}] = i
+			}
+		}
+		return lt.eng.Intents(id, rec.LockSpans, func(k []byte) error {
+			if i, ok := seen[held{string(k), o.local}]; ok {
+				out[i].Strength = mvcc.Update
+				return nil
+			}
+			seen[held{string(k), o.local}] = len(out)
+			out = append(out, LockInfo{Key: string(k), Txn: o.local, PID: o.pid, Granted: true, Strength: mvcc.Update})
+			return nil
+		})
+	})
+	return out, err
+}

@@ -170,9 +170,24 @@ func TestIntentsVisibility(t *testing.T) {
 	if got, want := rows(t, other.LatestReader()), "a=a0 c=c0 "; got != want {
 		t.Fatalf("another transaction sees %q, want %q", got, want)
 	}
-	// The intents are the locks of their keys: the lock records went.
+	// The intents are the locks of their keys: the lock records went,
+	// pg_locks lists them still.
 	if n := countLockRecords(t, m); n != 0 {
 		t.Fatalf("%d lock records beside the intents, want 0", n)
+	}
+	locks, err := m.Locks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{}
+	for _, l := range locks {
+		if l.Txn != tx.ID() || !l.Granted || l.Strength != mvcc.Update {
+			t.Fatalf("pg_locks lists %+v", l)
+		}
+		held[l.Key] = true
+	}
+	if len(locks) != 3 || !held[string(key(1, "a"))] || !held[string(key(1, "b"))] || !held[string(key(1, "c"))] {
+		t.Fatalf("pg_locks lists %+v, want a, b and c held by the writer", locks)
 	}
 	// Another writer waits for the key's holder, a block or an
 	// autocommit statement alike, at any strength.

@@ -440,6 +440,9 @@ func (lt *LockTable) list() ([]LockInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out, err = lt.intentList(out); err != nil {
+		return nil, err
+	}
 	out = lt.memList(out)
 	lt.graph.Lock()
 	for _, w := range lt.graph.waiting {
