@@ -251,6 +251,16 @@ func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans
 			return err
 		}
 	}
+	if b.space != nil {
+		// Admitted like a commit (diskspace.go), before record changes
+		// anything of the caller's.
+		done, err := b.space.admit(wb.Len(), false)
+		if err != nil {
+			nb.Close()
+			return err
+		}
+		defer done()
+	}
 	if err := record(&LocalBatch{b: wb, e: b.e}, st.spans, flushed); err != nil {
 		nb.Close()
 		return err
@@ -457,6 +467,12 @@ func (b *Batch) commitIntents(opts *pebble.WriteOptions) error {
 	c := b.finishIntents
 	if c.Flush == nil || c.Committed == nil {
 		return fmt.Errorf("storage: commit of a batch with intents without SetIntentCommit")
+	}
+	if b.rangeDels {
+		// The range deletion would land before the intents it covers are
+		// resolved, and miss them. sql/txn defers a block's drops to
+		// after its commit, so no caller does this.
+		return fmt.Errorf("storage: a range deletion in a batch with intents")
 	}
 	if b.versioned {
 		if err := b.FlushIntents(b.intents.owner, c.Flush); err != nil {
