@@ -230,3 +230,17 @@ func (lt *LockTable) intentList(out []LockInfo) ([]LockInfo, error) {
 	})
 	return out, err
 }
+
+// finishCommitted resolves the intents of the dead transaction whose
+// intent c met when its record is COMMITTED, and deletes the record; done
+// is false when the record is not COMMITTED (the intent is to go).
+func (lt *LockTable) finishCommitted(c *mvcc.LockConflictError) (done bool, err error) {
+	rec, found, err := mvcc.GetTxnRecord(lt.eng.LocalReader(), c.Txn.Anchor, c.Txn.ID)
+	if err != nil || !found || rec.Status != mvcc.Committed {
+		return false, err
+	}
+	if err := lt.recoverIntents(c.Txn.ID, rec); err != nil {
+		return false, err
+	}
+	return true, lt.deleteRecords(mvcc.TxnRecordKey(c.Txn.Anchor, c.Txn.ID))
+}

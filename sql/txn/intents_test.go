@@ -411,3 +411,47 @@ func TestIntentsBigBlock(t *testing.T) {
 		t.Fatalf("%d intents after commit", k)
 	}
 }
+
+// TestIntentsDeadOwner: a transaction met through its intent whose owner
+// is not running (its resolution failed after the commit point, or its
+// rollback failed) is finished from its record: COMMITTED, all its
+// intents are resolved at the record's timestamp; otherwise the intent
+// goes.
+func TestIntentsDeadOwner(t *testing.T) {
+	withFlushBytes(t, 0)
+	m := newIntentsManager(t)
+	committed := begin(t, m, ReadCommitted)
+	iput(t, committed, key(1, "a"), "a1")
+	iput(t, committed, key(1, "b"), "b1")
+	commitTS := now(t, m)
+	lb := m.Engine().NewLocalBatch()
+	if err := committed.putCommittedRecord(lb, commitTS, committed.batch.IntentSpans()); err != nil {
+		t.Fatal(err)
+	}
+	if err := lb.CommitNoSync(); err != nil {
+		t.Fatal(err)
+	}
+	lb.Close()
+	pending := begin(t, m, ReadCommitted)
+	iput(t, pending, key(1, "c"), "c1")
+	// Both stop running without settling.
+	m.locks.unregister(committed.owner)
+	m.locks.unregister(pending.owner)
+
+	tx := begin(t, m, ReadCommitted)
+	for _, k := range []string{"a", "c"} {
+		if err := tx.TryLockStrength(key(1, k), mvcc.Update); err != nil {
+			t.Fatalf("lock of %s behind a dead owner's intent: %v", k, err)
+		}
+	}
+	tx.Rollback()
+	if n := intentsIn(t, m); n != 0 {
+		t.Fatalf("%d intents left", n)
+	}
+	if got, want := rows(t, m.Engine().At(now(t, m))), "a=a1 b=b1 "; got != want {
+		t.Fatalf("after meeting the dead owners: %q, want %q", got, want)
+	}
+	if got, want := rows(t, m.Engine().At(commitTS)), "a=a1 b=b1 "; got != want {
+		t.Fatalf("at the record's commit timestamp: %q, want %q", got, want)
+	}
+}

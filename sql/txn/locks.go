@@ -287,8 +287,13 @@ func (lt *LockTable) holderOf(c *mvcc.LockConflictError) (holder *lockOwner, ch 
 
 // abortIntent removes the intent c met, of a transaction that is not
 // running in this process (on one node: a dead one), as its rollback
-// would have: the version under it is the newest again.
+// would have: the version under it is the newest again. If the
+// transaction's record says COMMITTED (its resolution failed after the
+// commit point), its intents are resolved instead (intents.go).
 func (lt *LockTable) abortIntent(c *mvcc.LockConflictError) error {
+	if done, err := lt.finishCommitted(c); done || err != nil {
+		return err
+	}
 	sh := lt.latch(c.Key)
 	sh.Lock()
 	defer sh.Unlock()
