@@ -57,9 +57,12 @@ func init() {
 	}
 }
 
-// maybeFlush moves the batch's writes to intents when it is big enough.
+// maybeFlush moves the batch's writes to intents when it grew by
+// IntentFlushBytes since the last flush: what a flush leaves (system keys:
+// catalog records of DDL in the block) does not make every later write
+// flush.
 func (t *Txn) maybeFlush() error {
-	if t.batch.Len() < IntentFlushBytes {
+	if t.batch.Len() < t.flushFloor+IntentFlushBytes {
 		return nil
 	}
 	return t.FlushIntents()
@@ -78,7 +81,11 @@ func (t *Txn) FlushIntents() error {
 			Last:      t.settleIntents,
 		})
 	}
-	return t.batch.FlushIntents(storage.IntentOwner{ID: t.meta.ID, Anchor: t.meta.Anchor}, t.putPendingRecord)
+	if err := t.batch.FlushIntents(storage.IntentOwner{ID: t.meta.ID, Anchor: t.meta.Anchor}, t.putPendingRecord); err != nil {
+		return err
+	}
+	t.flushFloor = t.batch.Len()
+	return nil
 }
 
 // HasIntents reports whether the transaction moved writes to intents.

@@ -69,6 +69,8 @@ type Txn struct {
 	// intentLocks counts, per latch shard, the keys whose lock records
 	// were dropped for the intents that hold them (intents.go).
 	intentLocks *[lockShards]int
+	// flushFloor is the batch's size after the last flush (intents.go).
+	flushFloor int
 	// onePhase: the locks are held in memory, not as records
 	// (memlocks.go, SetOnePhase).
 	onePhase bool
