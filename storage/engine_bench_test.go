@@ -122,18 +122,19 @@ func BenchmarkEngineScanVersions(b *testing.B) {
 		name      string
 		versions  int
 		compacted bool
+		flushed   bool
 		raw       bool
 	}
 	var runs []run
-	for _, layout := range []string{"compacted", "memtable"} {
+	for _, layout := range []string{"compacted", "flushed", "memtable"} {
 		for _, old := range []int{0, 10} {
-			runs = append(runs, run{name: fmt.Sprintf("%s/versions=%d", layout, old), versions: old, compacted: layout == "compacted"})
+			runs = append(runs, run{name: fmt.Sprintf("%s/versions=%d", layout, old), versions: old, compacted: layout == "compacted", flushed: layout == "flushed"})
 		}
 	}
 	runs = append(runs, run{name: "compacted/raw", compacted: true, raw: true})
 	for _, r := range runs {
 		b.Run(r.name, func(b *testing.B) {
-			e, err := Open(b.TempDir(), Options{NoSync: true, Logger: quietLogger{}, GCTTL: -1})
+			e, err := Open(b.TempDir(), Options{NoSync: true, Logger: quietLogger{}, GCTTL: -1, IdleFlushTick: -1})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -149,6 +150,11 @@ func BenchmarkEngineScanVersions(b *testing.B) {
 					b.Fatal(err)
 				}
 				batch.Close()
+			}
+			if r.flushed {
+				if err := e.Flush(); err != nil {
+					b.Fatal(err)
+				}
 			}
 			if r.compacted {
 				if err := e.Flush(); err != nil {
