@@ -234,7 +234,10 @@ func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, ro
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := runPgx(ctx, pivot, *w, c, rows, 12*time.Second, 1)
+		m, err := runPgx(ctx, pivot, *w, c, rows, 12*time.Second, 1)
+		if err == nil {
+			progress("%s at %d clients while profiled: %.0f ops/s", w.name, c, m.ops)
+		}
 		done <- err
 	}()
 	time.Sleep(time.Second)
