@@ -43,7 +43,10 @@
 // holds its per-row shortcuts: integer and text fields parsed from the
 // bytes, no cast call for values of the column's type, one reused row). Sequences (sequences.go) keep where they stand in the
 // metadata store, outside transactions: a range of values is recorded
-// there before any value of it is handed out.
+// there before any value of it is handed out. A transaction block that
+// changes a sequence (ALTER SEQUENCE, TRUNCATE ... RESTART IDENTITY)
+// keeps its new position pending and holds the sequence until it ends
+// (sequence_txn.go); other sessions' nextval waits for it.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
 // while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which
