@@ -124,7 +124,9 @@
 // changed while it waited. They are held by the transaction (txn ID) or,
 // outside one, by the statement, and released at the transaction's end
 // (endTransaction), at ROLLBACK TO SAVEPOINT (back to the savepoint's
-// mark) and, for DDL, at its statement's end. ALTER TABLE, the index
+// mark) and, for DDL outside a block, at its statement's end (inside one
+// they last to its end, ACCESS EXCLUSIVE weakened to EXCLUSIVE so that
+// plain reads go on: txn.TableLocks.Weaken). ALTER TABLE, the index
 // changes, DROP TABLE and TRUNCATE take SHARE before their own mode (a new
 // foreign key on the table it references), which waits for the implicit
 // ROW EXCLUSIVE of the transactions that wrote the table (relLock.writers),
