@@ -82,7 +82,8 @@ type Manager struct {
 	nodes    []node.NodeRecord    // the registry as last read
 	states   map[uint64]string    // memberships as last read or written
 	jobs     *jobs.Registry
-	draining map[uint64]bool // nodes a DECOMMISSION statement drains now
+	peers    map[uint64]*node.Peer // pinged nodes' connections
+	draining map[uint64]bool       // nodes a DECOMMISSION statement drains now
 	reported map[string]bool // "cannot replace" messages logged once
 
 	// moveMu serialises membership changes made by policy: a statement's
@@ -102,7 +103,7 @@ func New(cfg Config) *Manager {
 		cfg.Logf = func(string, ...any) {}
 	}
 	return &Manager{cfg: cfg, self: cfg.Node.Identity().NodeID, started: time.Now(),
-		heard: map[uint64]time.Time{}, states: map[uint64]string{}, draining: map[uint64]bool{},
+		heard: map[uint64]time.Time{}, states: map[uint64]string{}, draining: map[uint64]bool{}, peers: map[uint64]*node.Peer{},
 		reported: map[string]bool{}}
 }
 
@@ -188,6 +189,7 @@ func (m *Manager) Start(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer m.closePeers()
 		for ctx.Err() == nil {
 			m.refresh(ctx)
 			m.pingAll(ctx)
@@ -228,6 +230,8 @@ func (m *Manager) readStates(ctx context.Context) (map[uint64]string, error) {
 	return out, nil
 }
 
+// pingAll asks every other node of the registry for its status, all at
+// once, each within a second (or the interval, if longer).
 func (m *Manager) pingAll(ctx context.Context) {
 	m.mu.Lock()
 	nodes := slices.Clone(m.nodes)
@@ -238,10 +242,15 @@ func (m *Manager) pingAll(ctx context.Context) {
 		if nd.ID == m.self {
 			continue
 		}
+		p, err := m.peer(nd)
+		if err != nil {
+			m.logOnce("dial "+nd.Addr, "node %d: cannot reach node %d at %s: %v", m.self, nd.ID, nd.Addr, err)
+			continue
+		}
 		wg.Add(1)
 		go func(nd node.NodeRecord) {
 			defer wg.Done()
-			if m.cfg.Node.Ping(ctx, nd.Addr, nd.ID, timeout) == nil {
+			if p.Ping(ctx, nd.ID, timeout) == nil {
 				m.mu.Lock()
 				m.heard[nd.ID] = time.Now()
 				m.mu.Unlock()
@@ -249,6 +258,30 @@ func (m *Manager) pingAll(ctx context.Context) {
 		}(nd)
 	}
 	wg.Wait()
+}
+
+// peer returns the connection to node nd, made on first use.
+func (m *Manager) peer(nd node.NodeRecord) (*node.Peer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.peers[nd.ID]; ok {
+		return p, nil
+	}
+	p, err := m.cfg.Node.DialPeer(nd.Addr)
+	if err != nil {
+		return nil, err
+	}
+	m.peers[nd.ID] = p
+	return p, nil
+}
+
+func (m *Manager) closePeers() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, p := range m.peers {
+		p.Close()
+		delete(m.peers, id)
+	}
 }
 
 // setState records node id's membership in the metadata group.
