@@ -332,7 +332,18 @@ func TestClusterDecommission(t *testing.T) {
 		t.Fatal("no process logged that it is node 3")
 	}
 	p3.kill(syscall.SIGKILL)
-	time.Sleep(500 * time.Millisecond)
+	// Restarted, it learns from its peers that it was removed and exits
+	// saying so.
+	startPlacementNode(p3)
+	select {
+	case err := <-p3.exited:
+		if err == nil || !strings.Contains(p3.log.String(), "node 3 was removed from cluster") {
+			t.Fatalf("restarted node 3: %v\n%s", err, p3.log)
+		}
+		p3.cmd = nil
+	case <-time.After(60 * time.Second):
+		t.Fatalf("restarted node 3 did not exit:\n%s", p3.log)
+	}
 	// Three nodes are left, each voting in both groups: decommissioning
 	// one more would leave two.
 	wantClusterSQLState(t, conn, "ALTER CLUSTER DECOMMISSION NODE 2", "55000")
