@@ -317,6 +317,10 @@ func TestClusterDecommission(t *testing.T) {
 	if moves != before[3] || decommissions != 1 {
 		t.Fatalf("sys.jobs: %d replica moves and %d decommissions succeeded, want %d and 1", moves, decommissions, before[3])
 	}
+	out, err = exec.Command(serverBin, "node", "status", "--host", procs[0].sql).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "decommissioned") || strings.Count(string(out), "\n") != 5 {
+		t.Fatalf("node status: %v\n%s", err, out)
+	}
 	// Again: nothing to do.
 	if _, err := conn.Exec(ctx, "ALTER CLUSTER DECOMMISSION NODE 3"); err != nil {
 		t.Fatal(err)

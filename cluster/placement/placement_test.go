@@ -259,3 +259,24 @@ func TestHealDeadNode(t *testing.T) {
 		t.Fatalf("voters %v after a second death without a spare", mem.Voters)
 	}
 }
+
+// TestDecommissionDeadNode decommissions a node that is down (before the
+// dead timeout): its voter is replaced without asking it anything.
+func TestDecommissionDeadNode(t *testing.T) {
+	nodes := startNodes(t, 4)
+	h := nodes[0].Host()
+	a, b, spare := formed(t, h)
+	m, _ := newManager(t, nodes[0], time.Minute)
+	waitLive(t, m, 1, 2, 3, 4)
+	nodes[b-1].Close()
+	nodes[b-1] = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	if err := m.Decommission(ctx, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitMembership(t, h, []uint64{1, a, spare}, nil)
+	if m.Dead(b) {
+		t.Fatal("node called dead before the timeout")
+	}
+}
