@@ -84,7 +84,7 @@ type Manager struct {
 	jobs     *jobs.Registry
 	peers    map[uint64]*node.Peer // pinged nodes' connections
 	draining map[uint64]bool       // nodes a DECOMMISSION statement drains now
-	reported map[string]bool // "cannot replace" messages logged once
+	reported map[string]bool       // "cannot replace" messages logged once
 
 	// moveMu serialises membership changes made by policy: a statement's
 	// drain and the loop's steps.

@@ -1,8 +1,8 @@
 package bind
 
 import (
-	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
 
