@@ -81,6 +81,7 @@ type Manager struct {
 	heard    map[uint64]time.Time // last answered ping
 	nodes    []node.NodeRecord    // the registry as last read
 	states   map[uint64]string    // memberships as last read or written
+	stateGen uint64               // setState's writes, so refresh keeps them
 	jobs     *jobs.Registry
 	peers    map[uint64]*node.Peer // pinged nodes' connections
 	draining map[uint64]bool       // nodes a DECOMMISSION statement drains now
@@ -190,30 +191,48 @@ func (m *Manager) Start(ctx context.Context, wg *sync.WaitGroup) {
 	go func() {
 		defer wg.Done()
 		defer m.closePeers()
+		var refreshed time.Time
 		for ctx.Err() == nil {
-			m.refresh(ctx)
+			// The registry and memberships change rarely (and this
+			// node's own changes update them at once): reading them
+			// every few pings spares the metadata group the reads.
+			if time.Since(refreshed) >= refreshEvery && m.refresh(ctx) {
+				refreshed = time.Now()
+			}
 			m.pingAll(ctx)
 			sleep(ctx, m.cfg.Interval)
 		}
 	}()
 }
 
+// refreshEvery is how often Start reads the registry and memberships.
+const refreshEvery = 2 * time.Second
+
 // refresh reads the registry and the memberships; on failure (no metadata
-// quorum) the last ones stay.
-func (m *Manager) refresh(ctx context.Context) {
+// quorum) the last ones stay and it reports false.
+func (m *Manager) refresh(ctx context.Context) bool {
+	m.mu.Lock()
+	gen := m.stateGen
+	m.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	nodes, err := m.cfg.Node.Nodes(rctx)
 	if err != nil {
-		return
+		return false
 	}
 	states, err := m.readStates(rctx)
 	if err != nil {
-		return
+		return false
 	}
 	m.mu.Lock()
-	m.nodes, m.states = nodes, states
+	m.nodes = nodes
+	if m.stateGen == gen {
+		// Else setState wrote while this read ran: its state is newer
+		// than what the read may have seen.
+		m.states = states
+	}
 	m.mu.Unlock()
+	return true
 }
 
 func (m *Manager) readStates(ctx context.Context) (map[uint64]string, error) {
@@ -302,6 +321,7 @@ func (m *Manager) setState(ctx context.Context, id uint64, state string) error {
 		}
 		m.mu.Lock()
 		m.states[id] = state
+		m.stateGen++
 		m.mu.Unlock()
 		return nil
 	}
