@@ -145,11 +145,17 @@
 //     writers of a key serialise (sql/txn's row locks): a commit takes its
 //     timestamp when it is applied, after the previous writer's commit.
 //   - ReadTimestamp returns a timestamp at or above every commit that
-//     returned before it was called, and only once every commit below it
-//     is visible: commits register from taking their timestamp until their
-//     batch lands (commitTracker), and reads wait for those below theirs.
-//     So a View never changes, however late its reads run (until a range
-//     deletion drops a table). Batch.OnCommitted runs inside that window:
+//     returned before it was called, and only once every commit at or
+//     below it is visible: commits register from taking their timestamp
+//     until their batch lands (commitTracker), and reads wait for those at
+//     or below theirs. A read timestamp may be below commits still in
+//     flight (no client saw them acknowledged), so reads wait only for
+//     the few in flight below the newest commit that ended, not for every
+//     WAL sync or Raft round under way (committracker.go). Timestamps that
+//     reads must cover and that do not come from a registered commit are
+//     published (a schema change of system keys only). So a View never
+//     changes, however late its reads run (until a range deletion drops a
+//     table). Batch.OnCommitted runs inside that window:
 //     what it installs in memory (a schema change's catalog) is there
 //     before any read at the commit's timestamp starts.
 //   - A shard's GC threshold only rises and is at most the oldest read
