@@ -221,7 +221,9 @@ func (b *Batch) commit(opts *pebble.WriteOptions) error {
 		}
 		b.committed = true
 		if b.onCommitted != nil {
-			ts, err := b.e.clock.Now()
+			// Published: every read timestamp taken after this commit
+			// is at or above it (committracker.go).
+			ts, err := b.e.commits.publish()
 			if err != nil {
 				// Written, so the hook must still run: at the read
 				// timestamp no later than any read that sees the write.

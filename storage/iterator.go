@@ -52,7 +52,10 @@ type Iterator struct {
 	dir        int
 	key, value []byte
 	kbuf, vbuf []byte
-	prefix     []byte // backwards: the prefix being collected
+	prefix     []byte // the prefix being compared (nextKey) or collected (backwards)
+	// olderRun > 0: a recent key had older versions, so nextKey skips
+	// straight to the next prefix for that many more keys (skip.go).
+	olderRun int
 
 	// span and last serve the invariant checks only (see invariants_on.go):
 	// span is a private copy of the bounds, last the key at the previous
@@ -136,23 +139,6 @@ func (i *Iterator) SeekGE(key []byte) bool {
 func (i *Iterator) SeekLT(key []byte) bool {
 	i.dir = -1
 	return i.moved(i.settleBackward(i.it.SeekLT(bareKey(key))), -1, key)
-}
-
-// nextKey moves Pebble from the entry of the current key to the first entry
-// of the next key. Most keys have one version, so it steps with Next (a
-// NextPrefix costs more than a Next onto a new key) and falls back on
-// NextPrefix when it finds older versions of the current key.
-func (i *Iterator) nextKey() bool {
-	i.prefix = append(i.prefix[:0], i.key...)
-	if !i.it.Next() {
-		return false
-	}
-	k := i.it.Key()
-	n := enginekey.Split(k)
-	if n != len(i.prefix)+1 || !bytes.HasPrefix(k, i.prefix) {
-		return true
-	}
-	return i.it.NextPrefix()
 }
 
 // settleForward moves Pebble forward from its position (valid: it is on an

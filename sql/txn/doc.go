@@ -130,7 +130,9 @@
 // Table locks (tablelocks.go, TableLocks) are separate from the key
 // locks: PostgreSQL's eight relation lock modes with its conflict table,
 // held by an owner (a transaction ID, or Manager.NewOwner for a statement
-// outside one) until Release or ReleaseTo (a savepoint's mark). Waiters
+// outside one) until Release or ReleaseTo (a savepoint's mark); Weaken
+// lowers an owner's later explicit locks in place (a block's schema change
+// keeps EXCLUSIVE for its ACCESS EXCLUSIVE, tablelocks_keep.go). Waiters
 // queue first come, first served, and wait through the key locks' wait
 // (LockTable.wait) on a channel that closes whenever the table's locks
 // change, so they share its wait-for graph, lock_timeout and activity
