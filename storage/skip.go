@@ -35,7 +35,10 @@ import (
 // less is not understood yet). With 2 versions per row in the memtable
 // the two ways are within the noise. Memtables that stop receiving
 // writes are flushed (idleflush.go), so the compacted figures are the
-// steady state.
+// steady state. Over the wire (server's BenchmarkWire/rangeVersions, the
+// SQL range scan, compacted, client included) 10 old versions per row
+// cost 1.15-1.25x the scan without (0.97-1.02M against 0.79-0.89M
+// cpu-ns/op), against 2.1-2.4x the old way.
 const olderRunKeys = 32
 
 // nextKey moves Pebble from the entry of the current key (forwards) to the
