@@ -425,11 +425,16 @@ type pebbleReader interface {
 // filters of every level, which Pebble's own Get skips at the bottom level,
 // where most data lives), a bare key with Pebble's Get.
 func get(r pebbleReader, ts hlc.Timestamp, key []byte) (value []byte, found bool, err error) {
+	return getOwn(r, ts, nil, key)
+}
+
+// getOwn is get for a reader that sees its own intents (intents.go).
+func getOwn(r pebbleReader, ts hlc.Timestamp, own *ownIntents, key []byte) (value []byte, found bool, err error) {
 	if len(key) == 0 {
 		return nil, false, ErrEmptyKey
 	}
 	if isVersioned(key) {
-		pr := PointReader{r: r, ts: ts}
+		pr := PointReader{r: r, ts: ts, own: own}
 		defer pr.Close()
 		return pr.Get(key)
 	}

@@ -36,6 +36,9 @@ import (
 type Iterator struct {
 	it *pebble.Iterator // nil once closed.
 	ts hlc.Timestamp    // read timestamp
+	// own shows the reader's transaction its own intents (intents.go);
+	// nil: none.
+	own *ownIntents
 	// err is a sticky error: Pebble forgets a value error on the next
 	// seek, but a scan that lost a row must not look successful.
 	err error
@@ -158,7 +161,7 @@ func (i *Iterator) settleForward(valid bool) bool {
 				i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
 				return false
 			}
-			if i.ts.Less(ts) {
+			if i.ts.Less(ts) && !i.ownIntent(ts) {
 				valid = i.it.Next()
 				continue
 			}
@@ -216,7 +219,7 @@ func (i *Iterator) settleBackward(valid bool) bool {
 					i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
 					return false
 				}
-				visible = ts.LessEq(i.ts)
+				visible = ts.LessEq(i.ts) || i.ownIntent(ts)
 			}
 			if visible {
 				v, err := i.it.ValueAndErr()
@@ -254,6 +257,21 @@ func (i *Iterator) settleBackward(valid bool) bool {
 		return true
 	}
 	return false
+}
+
+// ownIntent reports whether the version Pebble is on, at ts (above the
+// read timestamp), is an intent of the reader's own transaction that it
+// sees (intents.go). The value is read only for intent timestamps.
+func (i *Iterator) ownIntent(ts hlc.Timestamp) bool {
+	if i.own == nil || !isIntentTimestamp(ts) {
+		return false
+	}
+	v, err := i.it.ValueAndErr()
+	if err != nil {
+		i.err = err
+		return false
+	}
+	return i.own.sees(ts, v)
 }
 
 // Valid reports whether the iterator is at a key.
