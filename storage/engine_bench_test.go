@@ -127,7 +127,7 @@ func BenchmarkEngineScanVersions(b *testing.B) {
 	}
 	var runs []run
 	for _, layout := range []string{"compacted", "flushed", "memtable"} {
-		for _, old := range []int{0, 10} {
+		for _, old := range []int{0, 2, 10} {
 			runs = append(runs, run{name: fmt.Sprintf("%s/versions=%d", layout, old), versions: old, compacted: layout == "compacted", flushed: layout == "flushed"})
 		}
 	}

@@ -75,3 +75,34 @@ func TestIdleFlush(t *testing.T) {
 		t.Fatalf("%d flushes, L0 files %d -> %d; want 1 flush and no new file", got, before, l0())
 	}
 }
+
+// TestIdleFlushLoop: an engine's own loop flushes a memtable that stopped
+// receiving writes, and Close stops it (run with -race).
+func TestIdleFlushLoop(t *testing.T) {
+	e, err := Open(t.TempDir(), Options{NoSync: true, Logger: quietLogger{}, IdleFlushTick: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	b := e.NewBatch()
+	value := make([]byte, 1000)
+	for i := range 2048 {
+		if err := b.Set(binary.BigEndian.AppendUint64(TablePrefix(1), uint64(i)), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Metrics().Levels[0].TablesCount == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no idle flush within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e.idle.flushes.Load() == 0 {
+		t.Fatal("the L0 file did not come from the idle flusher")
+	}
+}
