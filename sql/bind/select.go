@@ -431,8 +431,11 @@ func exprNameStrength(n ast.ExprNode) (string, int) {
 		if plain, ok := parser.SequenceFuncs[name]; ok {
 			return plain, 2
 		}
-		if name == parser.DivFunc {
+		switch name {
+		case parser.DivFunc:
 			return "div", 2
+		case parser.ModFunc:
+			return "mod", 2
 		}
 		if (name == parser.ArrayElemFunc || name == parser.ArraySliceFunc) && len(n.Args) >= 2 {
 			// a[i] is named after a, as in PostgreSQL.

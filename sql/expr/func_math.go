@@ -24,7 +24,7 @@ func init() {
 	register(&funcDef{1, 2, buildRounding(roundTrunc)}, "trunc", "truncate")
 	register(&funcDef{1, 1, buildRounding(roundFloor)}, "floor")
 	register(&funcDef{1, 1, buildRounding(roundCeil)}, "ceil", "ceiling")
-	register(&funcDef{2, 2, buildMod}, "mod")
+	register(&funcDef{2, 2, buildMod}, "mod", parser.ModFunc)
 	register(&funcDef{1, 1, numericOr(floatFunc(sqrtF), decSqrt, false)}, "sqrt")
 	register(&funcDef{1, 1, floatFunc(cbrtF)}, "cbrt")
 	register(&funcDef{1, 1, numericOr(floatFunc(expF), decExp, false)}, "exp")

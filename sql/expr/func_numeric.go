@@ -746,7 +746,7 @@ func decScaledInt(d *apd.Decimal, s int) *apd.BigInt {
 func buildWidthBucket(b *Builder, name string, args []Expr) (Expr, error) {
 	switch len(args) {
 	case 2:
-		return nil, notSupported("width_bucket with an array of thresholds")
+		return buildWidthBucketArray(b, name, args)
 	case 3:
 		return nil, errSignature
 	}
@@ -880,4 +880,36 @@ func widthBucketDec(x, lo, hi *apd.Decimal, count int64) (int64, error) {
 		return 0, decErr(err)
 	}
 	return q.Int64()
+}
+
+// buildWidthBucketArray is width_bucket(operand, thresholds): how many of
+// the thresholds, which must be sorted ascending, are at most operand (a
+// binary search, as PostgreSQL's, so unsorted thresholds give what it
+// gives).
+func buildWidthBucketArray(b *Builder, name string, args []Expr) (Expr, error) {
+	if _, err := b.arrayAndElem(args, 1, 0); err != nil {
+		return nil, err
+	}
+	return newFunc(name, types.TypeInt32, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		x, arr := a[0], a[1]
+		if len(arr.ArrayDims()) > 1 {
+			return types.Value{}, sqlerr.New("2202E", "thresholds must be one-dimensional array")
+		}
+		elems := arr.ArrayElems()
+		for _, e := range elems {
+			if e.IsNull() {
+				return types.Value{}, sqlerr.New(sqlerr.NullValueNotAllowed, "thresholds array must not contain NULLs")
+			}
+		}
+		lo, hi := 0, len(elems)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if types.Compare(x, elems[mid]) < 0 {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return types.NewInt(types.Int32, int64(lo)), nil
+	}), nil
 }

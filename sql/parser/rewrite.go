@@ -253,8 +253,12 @@ var SequenceFuncs = map[string]string{
 	"pivot_nextval": "nextval", "pivot_currval": "currval", "pivot_setval": "setval", "pivot_lastval": "lastval",
 }
 
-// DivFunc is the dialect front's spelling of the function div(a, b).
-const DivFunc = "pivot_div"
+// DivFunc and ModFunc are the dialect front's spellings of the functions
+// div(a, b) and mod(a, b).
+const (
+	DivFunc = "pivot_div"
+	ModFunc = "pivot_mod"
+)
 
 // ArraySubqueryFunc is the function the rewriter turns ARRAY(SELECT ...)
 // into: pivot_array_subquery((SELECT ...)). The binder plans it as a
@@ -828,6 +832,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 				// TiDB's grammar has DIV only as an operator (a DIV b,
 				// which is what a div preceded by an operand stays).
 				r.emit(k, DivFunc)
+				continue
+			}
+			if k == call-1 && s.isWord(k, "mod") && !r.afterOperand(k) {
+				// mod(a, b): TiDB reads it as the operator a MOD b,
+				// which would name the column ?column?, not mod.
+				r.emit(k, ModFunc)
 				continue
 			}
 			if to := sampleAggs[strings.ToLower(s.text(k))]; k == call-1 && s.isKind(k, tkIdent) && to != "" {
