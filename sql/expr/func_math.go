@@ -200,7 +200,10 @@ func roundValue(mode roundMode, v types.Value, digits int64, res types.Family) (
 		if digits == 0 {
 			switch mode {
 			case roundHalf:
-				return types.NewDouble(math.Round(x)), nil
+				// PostgreSQL's round(float8) is rint(): half to even
+				// (round(2.5::float8) is 2, round(-0.5::float8) -0),
+				// unlike round(numeric), which goes away from zero.
+				return types.NewDouble(math.RoundToEven(x)), nil
 			case roundTrunc:
 				return types.NewDouble(math.Trunc(x)), nil
 			case roundFloor:
