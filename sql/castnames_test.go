@@ -34,3 +34,24 @@ func TestCastColumnNames(t *testing.T) {
 		t.Fatalf("column names:\n%s\nwant\n%s", strings.Join(got, " "), want)
 	}
 }
+
+// TestFunctionColumnNames: div(a, b) and mod(a, b), which the dialect front
+// spells pivot_div and pivot_mod (TiDB reads them as operators), are named
+// div and mod; an operator (%, ^) is ?column?. PostgreSQL 15.18's names.
+func TestFunctionColumnNames(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "SET sql_dialect = 'postgresql'")
+	p, err := s.Prepare(t.Context(), "SELECT div(9, 4), mod(7, 3), 7 % 3, 2 ^ 3, sqrt(2.0), scale(1.5), width_bucket(1.0, 0, 2, 4), gcd(4, 6)", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Sync()
+	var got []string
+	for _, c := range p.Columns {
+		got = append(got, c.Name)
+	}
+	if want := "div mod ?column? ?column? sqrt scale width_bucket gcd"; strings.Join(got, " ") != want {
+		t.Fatalf("column names: %s, want %s", strings.Join(got, " "), want)
+	}
+}

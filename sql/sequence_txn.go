@@ -41,7 +41,10 @@ import (
 // in PostgreSQL); a savepoint keeps the map of them, so ROLLBACK TO one
 // set before a change brings back the position the sequence had then,
 // while nextval calls after the savepoint on a position made before it
-// stay, as in PostgreSQL. The hold lasts to the block's end.
+// stay, as in PostgreSQL. The hold lasts to the block's end, or to a
+// ROLLBACK TO that takes the block's changes of the sequence away
+// (releaseRolledBackSeqs), as PostgreSQL releases a subtransaction's
+// locks.
 
 // seqPending is where a sequence stands for the block that changed it.
 type seqPending struct {
@@ -329,6 +332,34 @@ func (s *Session) releaseSeqHolds(d *txnDDL) {
 		close(d.seqEnd)
 		d.seqEnd = nil
 	}
+}
+
+// releaseRolledBackSeqs ends the block's holds on the sequences ROLLBACK
+// TO SAVEPOINT took its changes of away (txnddl.go releaseRolledBack):
+// the waiters of every hold wake (their channel is replaced) and wait
+// again where the block still holds the sequence.
+func (s *Session) releaseRolledBackSeqs(d *txnDDL) {
+	if d.seqEnd == nil {
+		return
+	}
+	var kept, gone []uint64
+	for _, id := range d.seqHeld {
+		if d.seqs[id] != nil {
+			kept = append(kept, id)
+		} else {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	end := make(chan struct{})
+	for _, id := range kept {
+		s.e.seqs.holdSequence(id, d.seqOwner, end)
+	}
+	s.e.seqs.releaseHolds(d.seqOwner, gone)
+	close(d.seqEnd)
+	d.seqEnd, d.seqHeld = end, kept
 }
 
 // checkSetval fails with 22003 when v is outside q's bounds.

@@ -152,3 +152,56 @@ func TestSequenceChangeInBlockDurable(t *testing.T) {
 		t.Fatalf("nextval after the restart: %v, want 1005", got)
 	}
 }
+
+// TestRollbackToReleasesHolds: ROLLBACK TO SAVEPOINT takes a block's
+// changes of a table and a sequence away and with them its holds, as
+// PostgreSQL releases the subtransaction's locks: a writer and a nextval
+// waiting for the block go on before it ends, and another transaction's
+// write of the table commits (no 40001).
+func TestRollbackToReleasesHolds(t *testing.T) {
+	e := testEngine(t)
+	a, b, c := testSession(t, e), testSession(t, e), testSession(t, e)
+	query(t, a, "CREATE TABLE rt (id int PRIMARY KEY, v int)")
+	query(t, a, "CREATE SEQUENCE rq")
+	query(t, a, "BEGIN")
+	query(t, a, "SAVEPOINT s")
+	query(t, a, "ALTER TABLE rt ADD COLUMN z int")
+	query(t, a, "ALTER SEQUENCE rq RESTART WITH 50")
+	insert, next := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := tryQuery(b, "INSERT INTO rt VALUES (1, 1)")
+		insert <- err
+	}()
+	go func() {
+		_, err := tryQuery(c, "SELECT nextval('rq')")
+		next <- err
+	}()
+	select {
+	case err := <-insert:
+		t.Fatalf("the writer did not wait for the block: %v", err)
+	case err := <-next:
+		t.Fatalf("nextval did not wait for the block: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	query(t, a, "ROLLBACK TO SAVEPOINT s")
+	for what, ch := range map[string]chan error{"the writer": insert, "nextval": next} {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatalf("%s after ROLLBACK TO: %v", what, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still waits after ROLLBACK TO", what)
+		}
+	}
+	query(t, b, "BEGIN")
+	query(t, b, "INSERT INTO rt VALUES (2, 2)")
+	query(t, b, "COMMIT")
+	query(t, a, "COMMIT")
+	if got := query(t, c, "SELECT count(*) FROM rt"); got[0][0].Int() != 2 {
+		t.Fatalf("rows: %v", got)
+	}
+	if got := query(t, c, "SELECT nextval('rq')"); got[0][0].Int() != 2 {
+		t.Fatalf("nextval after the block: %v", got)
+	}
+}

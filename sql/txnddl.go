@@ -653,10 +653,46 @@ func (s *Session) runSavepointDDL(kind string, name string) {
 			if s.tddl != nil {
 				s.tddl.pending = s.ddlSavepoints[i].pending
 				s.tddl.seqs = maps.Clone(s.ddlSavepoints[i].seqs)
+				s.releaseRolledBack(s.tddl)
 			}
 			s.ddlSavepoints = s.ddlSavepoints[:i+1]
 		}
 	}
+}
+
+// releaseRolledBack ends the block's holds on what ROLLBACK TO SAVEPOINT
+// took out of its pending change — committed tables it no longer changes,
+// sequences it no longer changes — as PostgreSQL releases the locks of
+// the subtransaction: writers and nextval calls waiting for the block
+// look again, and other transactions that write those tables commit.
+func (s *Session) releaseRolledBack(d *txnDDL) {
+	committed := s.e.catalog.Snapshot()
+	var next *catalog.Snapshot
+	if d.pending != nil {
+		next = d.pending.Snapshot()
+	}
+	h := &s.e.ddlHolds
+	h.mu.Lock()
+	kept, released := d.held[:0], false
+	for _, id := range d.held {
+		t, _ := committed.TableByID(id)
+		if next != nil {
+			if nt, ok := next.TableByID(id); !ok || nt != t {
+				kept = append(kept, id)
+				continue
+			}
+		}
+		delete(h.by, id)
+		released = true
+	}
+	d.held = kept
+	if end := h.ends[d.holder]; released && end != nil {
+		// Waiters wake and look again; those still held wait anew.
+		close(end)
+		h.ends[d.holder] = make(chan struct{})
+	}
+	h.mu.Unlock()
+	s.releaseRolledBackSeqs(d)
 }
 
 // ddlReader is what a schema change reads stored rows through (index

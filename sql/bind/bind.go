@@ -326,7 +326,7 @@ func (a *binder) builder(sc expr.Scope, replace func(ast.ExprNode) (expr.Expr, b
 	}
 	b := &expr.Builder{Scope: sc, ParamTypes: a.params, ParamIndex: a.stmt.ParamIndex,
 		Replace: a.outerReplace(sc, replace), Position: a.stmt.Position, Mem: a.env.Mem,
-		StrictDivision: a.pg(), IntegerDateDiff: a.pg(), NumericLiterals: a.pg(), Types: a.resolveType}
+		StrictDivision: a.pg(), IntegerDateDiff: a.pg(), NumericLiterals: a.pg(), CaretPower: a.pg(), Types: a.resolveType}
 	if a.fnArgs != nil {
 		b.Replace = a.fnArgs.replace(a, sc, b.Replace)
 	}

@@ -194,7 +194,7 @@ func (a *binder) inlineFunction(outer *expr.Builder, f *catalog.Function, args [
 		}
 	}
 	b := &expr.Builder{Scope: &scope{}, ParamIndex: stmts[0].ParamIndex, Types: a.resolveType,
-		StrictDivision: f.Dialect == sessionvars.DialectPostgreSQL, IntegerDateDiff: f.Dialect == sessionvars.DialectPostgreSQL,
+		StrictDivision: f.Dialect == sessionvars.DialectPostgreSQL, IntegerDateDiff: f.Dialect == sessionvars.DialectPostgreSQL, CaretPower: f.Dialect == sessionvars.DialectPostgreSQL,
 		Mem: a.env.Mem, Funcs: outer.Funcs, NumericLiterals: f.Dialect == sessionvars.DialectPostgreSQL}
 	b.Replace = func(n ast.ExprNode) (expr.Expr, bool, error) {
 		switch n := n.(type) {

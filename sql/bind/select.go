@@ -431,6 +431,12 @@ func exprNameStrength(n ast.ExprNode) (string, int) {
 		if plain, ok := parser.SequenceFuncs[name]; ok {
 			return plain, 2
 		}
+		switch name {
+		case parser.DivFunc:
+			return "div", 2
+		case parser.ModFunc:
+			return "mod", 2
+		}
 		if (name == parser.ArrayElemFunc || name == parser.ArraySliceFunc) && len(n.Args) >= 2 {
 			// a[i] is named after a, as in PostgreSQL.
 			return exprNameStrength(n.Args[0])

@@ -79,10 +79,16 @@ func (e *Arith) Eval(c *Context, row Row) (types.Value, error) {
 	if err != nil || r.IsNull() {
 		return types.NullValue, err
 	}
-	if e.Strict && (e.Op == Div || e.Op == Mod || e.Op == IntDiv) && isZero(r) {
+	if e.Strict && (e.Op == Div || e.Op == Mod || e.Op == IntDiv) && isZero(r) && !isNaNDecimal(l) {
 		return types.NullValue, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
 	}
 	return arithIn(e.Op, l, r, e.Typ.Family, c.zone())
+}
+
+// isNaNDecimal reports whether v is numeric NaN, which PostgreSQL
+// divides by zero without an error (NaN / 0 is NaN).
+func isNaNDecimal(v types.Value) bool {
+	return v.Family() == types.Decimal && v.Dec().Form == apd.NaN
 }
 
 // isZero reports whether a numeric divisor is zero (either sign for

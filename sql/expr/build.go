@@ -44,6 +44,10 @@ type Builder struct {
 	// numeric, as PostgreSQL does (sql_dialect postgresql); in yql it is
 	// a Uint64 when it fits one.
 	NumericLiterals bool
+	// CaretPower makes a ^ b exponentiation, PostgreSQL's operator
+	// (sql_dialect postgresql: power's float8 or numeric form,
+	// func_numeric.go); in yql it is 0A000.
+	CaretPower bool
 	// ParamTypes are the types of $1..$n: declared types in (zero or
 	// TypeUnknown when not declared), inferred types out (TypeUnknown where
 	// nothing decided). It grows as parameters are seen.
@@ -471,6 +475,10 @@ func (b *Builder) binary(n *ast.BinaryOperationExpr) (Expr, error) {
 		return b.arithExprs(IntDiv, l, r)
 	case opcode.And, opcode.Or:
 		return b.bitwise(n.Op, l, r)
+	case opcode.Xor:
+		if b.CaretPower {
+			return buildPower(b, "power", []Expr{l, r})
+		}
 	}
 	return nil, notSupported("operator " + n.Op.String())
 }

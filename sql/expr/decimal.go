@@ -131,6 +131,9 @@ func decTrunc(d *apd.Decimal, s int) (*apd.Decimal, error) {
 // decArith computes x op y for Add, Sub, Mul, Div, Mod, IntDiv; division
 // by zero yields ok=false (NULL).
 func decArith(op ArithOp, x, y *apd.Decimal) (r *apd.Decimal, ok bool, err error) {
+	if x.Form != apd.Finite || y.Form != apd.Finite {
+		return decArithSpecial(op, x, y)
+	}
 	ctx := types.DecimalContext()
 	r = new(apd.Decimal)
 	switch op {
@@ -158,4 +161,52 @@ func decArith(op ArithOp, x, y *apd.Decimal) (r *apd.Decimal, ok bool, err error
 		return nil, false, decErr(err)
 	}
 	return r, true, nil
+}
+
+// decArithSpecial is decArith with a NaN or infinite operand, by
+// PostgreSQL's rules: NaN in, NaN out; Inf - Inf, Inf * 0, Inf / Inf and
+// Inf % x are NaN (not errors); x / Inf is 0 and x % Inf is x. Division
+// and modulo by zero stay ok=false (NULL, or 22012 where strict).
+func decArithSpecial(op ArithOp, x, y *apd.Decimal) (*apd.Decimal, bool, error) {
+	nan := &apd.Decimal{Form: apd.NaN}
+	inf := func(neg bool) *apd.Decimal { return &apd.Decimal{Form: apd.Infinite, Negative: neg} }
+	if x.Form == apd.NaN || y.Form == apd.NaN {
+		return nan, true, nil
+	}
+	xInf, yInf := x.Form == apd.Infinite, y.Form == apd.Infinite
+	switch op {
+	case Add, Sub:
+		yNeg := y.Negative != (op == Sub)
+		switch {
+		case xInf && yInf && x.Negative != yNeg:
+			return nan, true, nil
+		case xInf:
+			return inf(x.Negative), true, nil
+		}
+		return inf(yNeg), true, nil
+	case Mul:
+		if (xInf && y.Sign() == 0) || (yInf && x.Sign() == 0) {
+			return nan, true, nil
+		}
+		return inf(x.Negative != y.Negative), true, nil
+	case Div, IntDiv:
+		switch {
+		case y.Form == apd.Finite && y.Sign() == 0:
+			return nil, false, nil
+		case xInf && yInf:
+			return nan, true, nil
+		case xInf:
+			return inf(x.Negative != y.Negative), true, nil
+		}
+		return apd.New(0, 0), true, nil
+	case Mod:
+		switch {
+		case y.Form == apd.Finite && y.Sign() == 0:
+			return nil, false, nil
+		case xInf:
+			return nan, true, nil
+		}
+		return x, true, nil
+	}
+	return nan, true, nil
 }

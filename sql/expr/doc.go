@@ -61,7 +61,11 @@
 //   - Any Float or Double operand makes the result Double (also Float op
 //     Float), IEEE (overflow gives Infinity). Decimal op integer is
 //     Decimal, computed exactly with apd; decimal division rounds to
-//     PostgreSQL's scale (at least 16 significant digits).
+//     PostgreSQL's scale (at least 16 significant digits). sqrt, exp, ln,
+//     log, power and the postgresql dialect's ^ (Builder.CaretPower) on a
+//     Decimal argument (and no float) are Decimal at PostgreSQL's result
+//     scales, computed with guard digits and rounded half away from zero,
+//     again with more when the guard cannot decide (func_numeric.go).
 //   - Literals: integers are Int32 when they fit (PostgreSQL's int4, so
 //     2147483647 + 1 is 22003), then Int64, then Uint64, Decimal beyond; numbers with a point are exact Decimal as in PostgreSQL,
 //     numbers with an exponent are Double, quoted strings are untyped, so

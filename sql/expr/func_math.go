@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/cockroachdb/apd/v3"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -12,8 +13,9 @@ import (
 // Numeric functions. abs, sign, round, trunc, floor and ceil keep the kind
 // of their argument (integers give Int64 or Uint64, Decimal gives Decimal,
 // floating point gives Double); the transcendental functions compute in
-// float64 and return Double, also for Decimal arguments. Domain errors
-// (sqrt(-1), ln(0)) are errors with PostgreSQL's codes, not NULLs.
+// float64 and return Double, except for numeric arguments, which take
+// their numeric forms (func_numeric.go). Domain errors (sqrt(-1), ln(0))
+// are errors with PostgreSQL's codes, not NULLs.
 
 func init() {
 	register(&funcDef{1, 1, buildAbs}, "abs")
@@ -22,14 +24,22 @@ func init() {
 	register(&funcDef{1, 2, buildRounding(roundTrunc)}, "trunc", "truncate")
 	register(&funcDef{1, 1, buildRounding(roundFloor)}, "floor")
 	register(&funcDef{1, 1, buildRounding(roundCeil)}, "ceil", "ceiling")
-	register(&funcDef{2, 2, buildMod}, "mod")
-	register(&funcDef{1, 1, floatFunc(sqrtF)}, "sqrt")
+	register(&funcDef{2, 2, buildMod}, "mod", parser.ModFunc)
+	register(&funcDef{1, 1, numericOr(floatFunc(sqrtF), decSqrt, false)}, "sqrt")
 	register(&funcDef{1, 1, floatFunc(cbrtF)}, "cbrt")
-	register(&funcDef{1, 1, floatFunc(expF)}, "exp")
-	register(&funcDef{1, 1, floatFunc(lnF)}, "ln")
-	register(&funcDef{1, 1, floatFunc(log10F)}, "log10")
+	register(&funcDef{1, 1, numericOr(floatFunc(expF), decExp, false)}, "exp")
+	register(&funcDef{1, 1, numericOr(floatFunc(lnF), decLn, false)}, "ln")
+	register(&funcDef{1, 1, numericOr(floatFunc(log10F), decLog10, false)}, "log10")
 	register(&funcDef{1, 2, buildLog}, "log")
-	register(&funcDef{2, 2, floatFunc2(powF)}, "power", "pow")
+	register(&funcDef{2, 2, buildPower}, "power", "pow")
+	register(&funcDef{1, 1, buildScale("scale")}, "scale")
+	register(&funcDef{1, 1, buildScale("min")}, "min_scale")
+	register(&funcDef{1, 1, buildScale("trim")}, "trim_scale")
+	register(&funcDef{2, 2, numericOr(nil, decDiv, true)}, "div", parser.DivFunc)
+	register(&funcDef{1, 1, buildFactorial}, "factorial")
+	register(&funcDef{2, 2, buildGcdLcm(false)}, "gcd")
+	register(&funcDef{2, 2, buildGcdLcm(true)}, "lcm")
+	register(&funcDef{2, 4, buildWidthBucket}, "width_bucket")
 	register(&funcDef{2, 2, floatFunc2(func(y, x float64) (float64, error) { return math.Atan2(y, x), nil })}, "atan2")
 	for name, f := range map[string]func(float64) float64{
 		"sin": math.Sin, "cos": math.Cos, "tan": math.Tan, "asin": math.Asin, "acos": math.Acos,
@@ -190,7 +200,10 @@ func roundValue(mode roundMode, v types.Value, digits int64, res types.Family) (
 		if digits == 0 {
 			switch mode {
 			case roundHalf:
-				return types.NewDouble(math.Round(x)), nil
+				// PostgreSQL's round(float8) is rint(): half to even
+				// (round(2.5::float8) is 2, round(-0.5::float8) -0),
+				// unlike round(numeric), which goes away from zero.
+				return types.NewDouble(math.RoundToEven(x)), nil
 			case roundTrunc:
 				return types.NewDouble(math.Trunc(x)), nil
 			case roundFloor:
@@ -326,11 +339,23 @@ func log10F(x float64) (float64, error) {
 }
 
 // buildLog is PostgreSQL's log: log(x) is the base-10 logarithm, log(b, x)
-// the base-b one.
+// the base-b one, which PostgreSQL has in numeric only (here also in
+// double precision for floating-point arguments, which PostgreSQL would
+// refuse).
 func buildLog(b *Builder, name string, args []Expr) (Expr, error) {
 	if len(args) == 1 {
-		return floatFunc(log10F)(b, name, args)
+		return numericOr(floatFunc(log10F), decLog10, false)(b, name, args)
 	}
+	return numericOr(floatLog2, decLog, true)(b, name, args)
+}
+
+// buildPower is power(x, y) and x ^ y.
+func buildPower(b *Builder, name string, args []Expr) (Expr, error) {
+	return numericOr(floatFunc2(powF), decPower, false)(b, name, args)
+}
+
+// floatLog2 is log(b, x) in double precision.
+func floatLog2(b *Builder, name string, args []Expr) (Expr, error) {
 	return floatFunc2(func(base, x float64) (float64, error) {
 		if err := checkLogArg(base); err != nil {
 			return 0, err

@@ -253,6 +253,13 @@ var SequenceFuncs = map[string]string{
 	"pivot_nextval": "nextval", "pivot_currval": "currval", "pivot_setval": "setval", "pivot_lastval": "lastval",
 }
 
+// DivFunc and ModFunc are the dialect front's spellings of the functions
+// div(a, b) and mod(a, b).
+const (
+	DivFunc = "pivot_div"
+	ModFunc = "pivot_mod"
+)
+
 // ArraySubqueryFunc is the function the rewriter turns ARRAY(SELECT ...)
 // into: pivot_array_subquery((SELECT ...)). The binder plans it as a
 // subquery whose rows become the text form of an array.
@@ -521,7 +528,7 @@ func (r *rewriter) item(i, hi int) (int, error) {
 			r.plain(i + 2)
 			return i + 3, nil
 		}
-		if notCallee[strings.ToLower(s.text(i))] {
+		if notCallee[strings.ToLower(s.text(i))] && !r.divCall(i) {
 			r.plain(i)
 			return i + 1, nil
 		}
@@ -818,6 +825,19 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 				// nextval and its siblings are MySQL/TiDB keywords that
 				// take a table name; PostgreSQL's take a value.
 				r.emit(k, SequenceFuncPrefix+name)
+				continue
+			}
+			if k == call-1 && s.isWord(k, "div") {
+				// div(a, b), PostgreSQL's truncating numeric division:
+				// TiDB's grammar has DIV only as an operator (a DIV b,
+				// which is what a div preceded by an operand stays).
+				r.emit(k, DivFunc)
+				continue
+			}
+			if k == call-1 && s.isWord(k, "mod") && !r.afterOperand(k) {
+				// mod(a, b): TiDB reads it as the operator a MOD b,
+				// which would name the column ?column?, not mod.
+				r.emit(k, ModFunc)
 				continue
 			}
 			if to := sampleAggs[strings.ToLower(s.text(k))]; k == call-1 && s.isKind(k, tkIdent) && to != "" {
@@ -1118,6 +1138,12 @@ func (s *stmtToks) regexOpAt(i, hi int) (string, int) {
 
 // afterOperand reports whether token i follows an operand, so that ~ there
 // is the binary match operator and not bitwise NOT.
+// divCall reports whether the div at i is PostgreSQL's function div(a,
+// b) (it starts an operand) rather than the operator a DIV b.
+func (r *rewriter) divCall(i int) bool {
+	return r.s.isWord(i, "div") && r.s.isOp(i+1, "(") && !r.afterOperand(i)
+}
+
 func (r *rewriter) afterOperand(i int) bool {
 	s := r.s
 	if i == 0 {
