@@ -65,7 +65,7 @@ func placementCluster(t *testing.T, extra ...string) ([]*clusterProc, *pgx.Conn)
 	waitSysNodes(t, conn, procs[0], func(ns []nodeRow) bool {
 		voters := 0
 		for _, n := range ns {
-			if n.replicas != 2 {
+			if n.replicas != 2 || !n.live {
 				return false
 			}
 			voters += n.voters

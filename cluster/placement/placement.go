@@ -255,6 +255,10 @@ func (m *Manager) pingAll(ctx context.Context) {
 	m.mu.Lock()
 	nodes := slices.Clone(m.nodes)
 	m.mu.Unlock()
+	m.pingNodes(ctx, nodes)
+}
+
+func (m *Manager) pingNodes(ctx context.Context, nodes []node.NodeRecord) {
 	timeout := max(m.cfg.Interval, time.Second)
 	var wg sync.WaitGroup
 	for _, nd := range nodes {
@@ -461,6 +465,9 @@ func (m *Manager) Decommission(ctx context.Context, id uint64, progress func(don
 // voters than it has now: the other live, active nodes must be able to
 // hold them all.
 func (m *Manager) checkCapacity(ctx context.Context, nodes []node.NodeRecord, states map[uint64]string, id uint64) error {
+	// Nodes not heard from lately (one that just joined, before the
+	// pinger's next read of the registry) are asked now.
+	m.pingNodes(ctx, slices.DeleteFunc(slices.Clone(nodes), func(nd node.NodeRecord) bool { return m.Live(nd.ID) }))
 	var others []uint64
 	for _, nd := range nodes {
 		s := states[nd.ID]
