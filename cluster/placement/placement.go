@@ -729,6 +729,9 @@ func (m *Manager) step(ctx context.Context) error {
 		}
 	}
 	m.mu.Unlock()
+	if err := m.removeOrphans(ctx); err != nil {
+		return err
+	}
 	for i, id := range work {
 		if !dead[i] {
 			// A decommission whose statement ended (the serving node
@@ -744,6 +747,63 @@ func (m *Manager) step(ctx context.Context) error {
 		}
 		if err := m.heal(ctx, id); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// removeOrphans removes the replicas whose node left the registry: a node
+// whose data directory was wiped rejoins under a new id, and the join
+// deletes the old id's registry entry and metadata replica (cluster/node),
+// but its replicas of the other groups stay members until removed here.
+// They go first, unlike a dead node's voters: the new incarnation has the
+// same Raft address, which dragonboat refuses to add while the old replica
+// holds it, and the old replica's data is gone for good, so removing it
+// costs the group no fault tolerance it had. shardrepl's loop then adds
+// the new incarnation and promotes it once it caught up. The registry is
+// read after each membership: a node's entry is written before any of its
+// replicas is added, so a replica whose node is missing from the later
+// read is an orphan, not a node still joining.
+func (m *Manager) removeOrphans(ctx context.Context) error {
+	h := m.cfg.Node.Host()
+	for _, g := range m.cfg.Groups {
+		mem, err := h.Membership(ctx, g.ID)
+		if err != nil {
+			return err
+		}
+		nodes, err := m.cfg.Node.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		known := map[uint64]bool{}
+		for _, nd := range nodes {
+			known[nd.ID] = true
+		}
+		var orphans []uint64
+		for r := range mem.Voters {
+			if !known[uint64(r)] {
+				orphans = append(orphans, uint64(r))
+			}
+		}
+		for r := range mem.NonVoters {
+			if !known[uint64(r)] {
+				orphans = append(orphans, uint64(r))
+			}
+		}
+		for _, id := range orphans {
+			m.moveMu.Lock()
+			job := m.startJob(KindReReplication, fmt.Sprintf("remove replica %d of %s: its node left the registry (rejoined under a new id)", id, g.Name))
+			job.progress(0, 1)
+			err := h.RemoveReplica(ctx, g.ID, raft.ReplicaID(id))
+			if err == nil {
+				job.progress(1, 1)
+			}
+			job.finish(err)
+			m.moveMu.Unlock()
+			if err != nil {
+				return fmt.Errorf("removing replica %d of %s: %w", id, g.Name, err)
+			}
+			m.cfg.Logf("node %d: removed replica %d of %s: its node left the registry (rejoined under a new id)", m.self, id, g.Name)
 		}
 	}
 	return nil
