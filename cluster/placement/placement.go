@@ -563,7 +563,7 @@ func (m *Manager) moveOut(ctx context.Context, g Group, id uint64, kind string) 
 		return err
 	}
 	if _, ok := mem.NonVoters[r]; ok {
-		if err := h.RemoveReplica(ctx, g.ID, r); err != nil {
+		if err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, r) }); err != nil {
 			return fmt.Errorf("removing node %d's non-voting replica of %s: %w", id, g.Name, err)
 		}
 		m.cfg.Logf("node %d: removed node %d's non-voting replica of %s", m.self, id, g.Name)
@@ -622,9 +622,14 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 	job.progress(1, 3)
 	// Promote the target while the leaving replica still votes: the group
 	// never has fewer voters than before.
-	ok, err := h.PromoteIf(ctx, g.ID, raft.ReplicaID(target), func(mem raft.Membership) bool {
-		_, still := mem.Voters[r]
-		return still
+	var ok bool
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		ok, err = h.PromoteIf(ctx, g.ID, raft.ReplicaID(target), func(mem raft.Membership) bool {
+			_, still := mem.Voters[r]
+			return still
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("promoting node %d's replica of %s: %w", target, g.Name, err)
@@ -639,7 +644,7 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 		}
 	}
 	job.progress(2, 3)
-	if err := h.RemoveReplica(ctx, g.ID, r); err != nil {
+	if err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, r) }); err != nil {
 		return fmt.Errorf("removing node %d's replica of %s: %w", id, g.Name, err)
 	}
 	job.progress(3, 3)
@@ -794,7 +799,7 @@ func (m *Manager) removeOrphans(ctx context.Context) error {
 			m.moveMu.Lock()
 			job := m.startJob(KindReReplication, fmt.Sprintf("remove replica %d of %s: its node left the registry (rejoined under a new id)", id, g.Name))
 			job.progress(0, 1)
-			err := h.RemoveReplica(ctx, g.ID, raft.ReplicaID(id))
+			err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, raft.ReplicaID(id)) })
 			if err == nil {
 				job.progress(1, 1)
 			}
@@ -876,6 +881,26 @@ func (j *jobHandle) progress(done, total int64) {
 func (j *jobHandle) finish(err error) {
 	if j.j != nil {
 		j.j.Finish(err)
+	}
+}
+
+// changeAttempt bounds one attempt of a membership change: a change
+// forwarded to a leader that lost its leadership meanwhile (a transfer
+// just ran) is neither applied nor refused, only its deadline ends it.
+const changeAttempt = 5 * time.Second
+
+// retry runs a membership change with attempts of changeAttempt until it
+// succeeds, fails otherwise than by timing out, or ctx ends. Repeating is
+// safe: raft.Host skips a change whose effect is in place (a promotion or
+// removal that did apply), and PromoteIf checks its condition again.
+func retry(ctx context.Context, change func(ctx context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, changeAttempt)
+		err := change(actx)
+		cancel()
+		if err == nil || !errors.Is(err, raft.ErrTimeout) || ctx.Err() != nil {
+			return err
+		}
 	}
 }
 
