@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -65,7 +66,7 @@ func placementCluster(t *testing.T, extra ...string) ([]*clusterProc, *pgx.Conn)
 	waitSysNodes(t, conn, procs[0], func(ns []nodeRow) bool {
 		voters := 0
 		for _, n := range ns {
-			if n.replicas != 2 {
+			if n.replicas != 2 || !n.live {
 				return false
 			}
 			voters += n.voters
@@ -445,4 +446,67 @@ func TestClusterPlacementFlags(t *testing.T) {
 			t.Errorf("%v: %v\n%s", c.args, err, out)
 		}
 	}
+}
+
+// TestClusterWipedNodeReplaced wipes node 3's data directory and restarts
+// it: it rejoins as node 4, its old replica of the shard group (id 3, no
+// longer in the registry) is removed, and the new one is added and
+// promoted once it has caught up, so the group has three voters again. Writes then go on with
+// node 2 killed: node 4 is part of the quorum.
+func TestClusterWipedNodeReplaced(t *testing.T) {
+	procs := startSQLCluster(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, procs[0].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { conn.Close(ctx) }()
+	waitSysNodes(t, conn, procs[0], func(ns []nodeRow) bool {
+		return len(ns) == 3 && ns[0].voters == 2 && ns[1].voters == 2 && ns[2].voters == 2
+	})
+	if _, err := conn.Exec(ctx, "CREATE TABLE kv (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
+		t.Fatal(err)
+	}
+	w := startKVWriters(t, procs[0].url(), 2)
+	var p3, p2 *clusterProc
+	for _, p := range procs {
+		switch {
+		case strings.Contains(p.log.String(), "as node 3"):
+			p3 = p
+		case strings.Contains(p.log.String(), "as node 2"):
+			p2 = p
+		}
+	}
+	if p2 == nil || p3 == nil {
+		t.Fatal("no processes logged that they are nodes 2 and 3")
+	}
+	p3.kill(syscall.SIGKILL)
+	if err := os.RemoveAll(p3.dir); err != nil {
+		t.Fatal(err)
+	}
+	p3.start()
+	ns := waitSysNodes(t, conn, procs[0], func(ns []nodeRow) bool {
+		if len(ns) != 3 || ns[2].id != 4 {
+			return false
+		}
+		for _, n := range ns {
+			if n.voters != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("after the rejoin: %+v", ns)
+	var jobs int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM sys.jobs WHERE job_type = 'RE-REPLICATION'
+		AND status = 'succeeded' AND description LIKE 'remove replica 3 of the shard group:%'`).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	if jobs != 1 {
+		t.Fatalf("%d re-replication jobs removed replica 3 of the shard group, want 1", jobs)
+	}
+	// Nodes 1 and 4 are a quorum of both groups.
+	p2.kill(syscall.SIGKILL)
+	time.Sleep(time.Second)
+	w.finish(t, conn)
 }

@@ -57,6 +57,12 @@
 //   - Healing: Run replaces the voters of every active dead node when a
 //     target exists; without one the dead voter stays (removing it would
 //     shrink the group and its quorum with it).
+//   - Orphans: a replica whose node is no longer in the registry (a node
+//     whose data directory was wiped rejoined under a new id, and the join
+//     deleted the old entry) is removed at once (removeOrphans): its data
+//     is gone for good, and its Raft address is the new incarnation's,
+//     which dragonboat refuses to add while the old replica holds it.
+//     shardrepl's loop then adds the new node and promotes it.
 //
 // # Invariants
 //

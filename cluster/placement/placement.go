@@ -255,6 +255,10 @@ func (m *Manager) pingAll(ctx context.Context) {
 	m.mu.Lock()
 	nodes := slices.Clone(m.nodes)
 	m.mu.Unlock()
+	m.pingNodes(ctx, nodes)
+}
+
+func (m *Manager) pingNodes(ctx context.Context, nodes []node.NodeRecord) {
 	timeout := max(m.cfg.Interval, time.Second)
 	var wg sync.WaitGroup
 	for _, nd := range nodes {
@@ -461,6 +465,9 @@ func (m *Manager) Decommission(ctx context.Context, id uint64, progress func(don
 // voters than it has now: the other live, active nodes must be able to
 // hold them all.
 func (m *Manager) checkCapacity(ctx context.Context, nodes []node.NodeRecord, states map[uint64]string, id uint64) error {
+	// Nodes not heard from lately (one that just joined, before the
+	// pinger's next read of the registry) are asked now.
+	m.pingNodes(ctx, slices.DeleteFunc(slices.Clone(nodes), func(nd node.NodeRecord) bool { return m.Live(nd.ID) }))
 	var others []uint64
 	for _, nd := range nodes {
 		s := states[nd.ID]
@@ -556,7 +563,7 @@ func (m *Manager) moveOut(ctx context.Context, g Group, id uint64, kind string) 
 		return err
 	}
 	if _, ok := mem.NonVoters[r]; ok {
-		if err := h.RemoveReplica(ctx, g.ID, r); err != nil {
+		if err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, r) }); err != nil {
 			return fmt.Errorf("removing node %d's non-voting replica of %s: %w", id, g.Name, err)
 		}
 		m.cfg.Logf("node %d: removed node %d's non-voting replica of %s", m.self, id, g.Name)
@@ -615,9 +622,14 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 	job.progress(1, 3)
 	// Promote the target while the leaving replica still votes: the group
 	// never has fewer voters than before.
-	ok, err := h.PromoteIf(ctx, g.ID, raft.ReplicaID(target), func(mem raft.Membership) bool {
-		_, still := mem.Voters[r]
-		return still
+	var ok bool
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		ok, err = h.PromoteIf(ctx, g.ID, raft.ReplicaID(target), func(mem raft.Membership) bool {
+			_, still := mem.Voters[r]
+			return still
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("promoting node %d's replica of %s: %w", target, g.Name, err)
@@ -632,7 +644,7 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 		}
 	}
 	job.progress(2, 3)
-	if err := h.RemoveReplica(ctx, g.ID, r); err != nil {
+	if err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, r) }); err != nil {
 		return fmt.Errorf("removing node %d's replica of %s: %w", id, g.Name, err)
 	}
 	job.progress(3, 3)
@@ -722,6 +734,9 @@ func (m *Manager) step(ctx context.Context) error {
 		}
 	}
 	m.mu.Unlock()
+	if err := m.removeOrphans(ctx); err != nil {
+		return err
+	}
 	for i, id := range work {
 		if !dead[i] {
 			// A decommission whose statement ended (the serving node
@@ -737,6 +752,63 @@ func (m *Manager) step(ctx context.Context) error {
 		}
 		if err := m.heal(ctx, id); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// removeOrphans removes the replicas whose node left the registry: a node
+// whose data directory was wiped rejoins under a new id, and the join
+// deletes the old id's registry entry and metadata replica (cluster/node),
+// but its replicas of the other groups stay members until removed here.
+// They go first, unlike a dead node's voters: the new incarnation has the
+// same Raft address, which dragonboat refuses to add while the old replica
+// holds it, and the old replica's data is gone for good, so removing it
+// costs the group no fault tolerance it had. shardrepl's loop then adds
+// the new incarnation and promotes it once it caught up. The registry is
+// read after each membership: a node's entry is written before any of its
+// replicas is added, so a replica whose node is missing from the later
+// read is an orphan, not a node still joining.
+func (m *Manager) removeOrphans(ctx context.Context) error {
+	h := m.cfg.Node.Host()
+	for _, g := range m.cfg.Groups {
+		mem, err := h.Membership(ctx, g.ID)
+		if err != nil {
+			return err
+		}
+		nodes, err := m.cfg.Node.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		known := map[uint64]bool{}
+		for _, nd := range nodes {
+			known[nd.ID] = true
+		}
+		var orphans []uint64
+		for r := range mem.Voters {
+			if !known[uint64(r)] {
+				orphans = append(orphans, uint64(r))
+			}
+		}
+		for r := range mem.NonVoters {
+			if !known[uint64(r)] {
+				orphans = append(orphans, uint64(r))
+			}
+		}
+		for _, id := range orphans {
+			m.moveMu.Lock()
+			job := m.startJob(KindReReplication, fmt.Sprintf("remove replica %d of %s: its node left the registry (rejoined under a new id)", id, g.Name))
+			job.progress(0, 1)
+			err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, raft.ReplicaID(id)) })
+			if err == nil {
+				job.progress(1, 1)
+			}
+			job.finish(err)
+			m.moveMu.Unlock()
+			if err != nil {
+				return fmt.Errorf("removing replica %d of %s: %w", id, g.Name, err)
+			}
+			m.cfg.Logf("node %d: removed replica %d of %s: its node left the registry (rejoined under a new id)", m.self, id, g.Name)
 		}
 	}
 	return nil
@@ -809,6 +881,26 @@ func (j *jobHandle) progress(done, total int64) {
 func (j *jobHandle) finish(err error) {
 	if j.j != nil {
 		j.j.Finish(err)
+	}
+}
+
+// changeAttempt bounds one attempt of a membership change: a change
+// forwarded to a leader that lost its leadership meanwhile (a transfer
+// just ran) is neither applied nor refused, only its deadline ends it.
+const changeAttempt = 5 * time.Second
+
+// retry runs a membership change with attempts of changeAttempt until it
+// succeeds, fails otherwise than by timing out, or ctx ends. Repeating is
+// safe: raft.Host skips a change whose effect is in place (a promotion or
+// removal that did apply), and PromoteIf checks its condition again.
+func retry(ctx context.Context, change func(ctx context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, changeAttempt)
+		err := change(actx)
+		cancel()
+		if err == nil || !errors.Is(err, raft.ErrTimeout) || ctx.Err() != nil {
+			return err
+		}
 	}
 }
 

@@ -89,7 +89,7 @@
 //     Placement; its Run loop beside manage, whose additions and
 //     promotions skip nodes that are not Eligible); a node whose data
 //     directory was wiped joins as a new node, and its old replica id is
-//     removed once it has been dead for --dead-node-timeout.
+//     removed once the join dropped it from the registry.
 //   - One node serves SQL; reads on the others would not be
 //     linearizable (no ReadIndex per statement yet). A replica takes over by
 //     reopening its engine (its in-memory state — catalog, shard maps, GC
