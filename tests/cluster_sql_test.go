@@ -305,6 +305,10 @@ func TestClusterSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	staleRead, err := pgx.Connect(ctx, second.url())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range procs {
 		drop(p)
 	}
@@ -318,8 +322,23 @@ func TestClusterSQL(t *testing.T) {
 		_, err := stale.Exec(sctx, "INSERT INTO kv VALUES (-1, 'stale')")
 		staleDone <- err
 	}()
+	// A read sent to it while it is stopped must, if it answers at all,
+	// see every write acknowledged before it continues (its read lease).
+	type count struct {
+		n   int
+		err error
+	}
+	readDone := make(chan count, 1)
+	go func() {
+		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		var n int
+		err := staleRead.QueryRow(sctx, "SELECT count(*) FROM kv WHERE k >= 0").Scan(&n)
+		readDone <- count{n, err}
+	}()
 	write(30, others(second))
 	third := servingProc(t, others(second))
+	ackedBefore := len(acked)
 	if err := second.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -329,6 +348,12 @@ func TestClusterSQL(t *testing.T) {
 		t.Logf("the commit sent to the stopped serving node: %v", err)
 	}
 	stale.Close(ctx)
+	if r := <-readDone; r.err == nil && r.n < ackedBefore {
+		t.Fatalf("the stopped serving node, continued, read %d rows; %d were acknowledged before", r.n, ackedBefore)
+	} else {
+		t.Logf("the read sent to the stopped serving node: %d rows, %v", r.n, r.err)
+	}
+	staleRead.Close(ctx)
 	write(30, procs)
 	for _, p := range procs {
 		drop(p)

@@ -300,6 +300,7 @@ func (c *Cluster) Close() error {
 	if c.cancel != nil {
 		c.cancel()
 	}
+	c.stopServingLease()
 	c.wg.Wait()
 	return c.Node.Close()
 }

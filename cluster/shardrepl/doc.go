@@ -35,7 +35,14 @@
 // the epoch; cmd/pivotdb opens sql.Engine over the engine. Every replica
 // applies only Writes of the current epoch, so a node that served before
 // (SIGSTOPped, cut off) and comes back cannot commit: its commit fails
-// with 57P01 and nothing of it is written. When its replica applies the
+// with 57P01 and nothing of it is written. Its reads are gated by a read
+// lease (serving.go's readLease: renewed by a ReadIndex while it leads,
+// valid for less than the election timeout that CheckQuorum makes the
+// followers wait before they elect another leader; a node that claims
+// also waits that long before it serves), so a node that was stopped
+// does not answer reads it may have missed writes for: a read waits for
+// the lease to be renewed and fails with 57P01 if it is not within 5 s
+// (storage.Engine.SetReadGate). When its replica applies the
 // other node's Serve, its watcher publishes Role{Serve: false} and the
 // caller closes SQL and calls StepDown (stop the replica, close the
 // engine, reopen it, restart the replica). The nodes that do not serve
@@ -97,12 +104,8 @@
 //     group" for each promotion.
 //   - A commit whose proposal timed out fails with 08007 (transaction
 //     resolution unknown): it may still apply.
-//   - Reads on a serving node that was stopped (SIGSTOP) or cut off, in
-//     the moment between its return and its replica applying the other
-//     node's Serve, may miss writes the new serving node acknowledged: its
-//     commits are fenced, its reads are not (no read lease yet). Lock
-//     records of the old serving node's open transactions do not travel:
-//     its transactions die with it, as on a one-node restart.
+//   - Lock records of the old serving node's open transactions do not
+//     travel: its transactions die with it, as on a one-node restart.
 //   - A connection forwarded to a serving node that is SIGSTOPped hangs
 //     until it continues (the kernel accepts the TCP connection); new
 //     connections go to the next serving node once it claimed.

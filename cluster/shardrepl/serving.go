@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // Which node serves SQL (issue 17, takeover with fencing).
@@ -36,6 +38,24 @@ import (
 // group's serving state.
 const pollServing = 100 * time.Millisecond
 
+// The read lease. Writes of a node that lost serving are fenced; its reads
+// are gated (storage.Engine.SetReadGate) by a lease it renews every
+// renewLease: a ReadIndex issued at t0 while it leads the group, in one
+// term, that finds its own epoch, lets it read until t0 + readLease. The
+// quorum that answered heard from it after t0, and with CheckQuorum
+// (cluster/raft) a follower refuses votes for an election timeout after
+// hearing from its leader: 20 ticks of 10 ms, 200 ms at the least (a
+// loaded node ticks later, never sooner). So no other node leads, claims
+// and commits before the lease ends. A leader transfer skips that wait,
+// so a node that claims also waits readLease before it serves (Serve).
+// A read waits up to leaseWait for a lapsed lease to be renewed (a slow
+// round under load), then fails with 57P01.
+const (
+	readLease  = 150 * time.Millisecond
+	renewLease = 40 * time.Millisecond
+	leaseWait  = 5 * time.Second
+)
+
 // Role tells the caller whether to serve SQL, and under which epoch.
 type Role struct {
 	Serve bool
@@ -58,6 +78,8 @@ type servingState struct {
 
 	roles chan Role     // capacity 1: the newest role
 	kick  chan struct{} // capacity 1: a Serve applied here
+	// stopLease ends the read lease's renewal (StepDown, Close).
+	stopLease context.CancelFunc
 }
 
 func (c *Cluster) initServing() {
@@ -160,9 +182,40 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 // Replicator whose commits carry the epoch (its AddGroup moves the clock
 // past every commit the group holds). Open sql.Engine over Engine next.
 func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) {
+	// Whoever served before may read until its lease ends.
+	sleep(ctx, readLease)
 	if err := c.Engine.ReloadState(); err != nil {
 		return nil, err
 	}
+	base := time.Now()
+	var until atomic.Int64 // since base
+	lctx, stop := context.WithCancel(context.Background())
+	c.srv.mu.Lock()
+	c.srv.stopLease = stop
+	c.srv.mu.Unlock()
+	c.renewLease(lctx, epoch, base, &until)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for lctx.Err() == nil {
+			sleep(lctx, renewLease)
+			c.renewLease(lctx, epoch, base, &until)
+		}
+	}()
+	c.Engine.SetReadGate(func() error {
+		deadline := time.Now().Add(leaseWait)
+		for {
+			if time.Since(base) < time.Duration(until.Load()) {
+				return nil
+			}
+			if lctx.Err() != nil || time.Now().After(deadline) {
+				return &sqlerr.Error{Code: sqlerr.AdminShutdown, Fatal: true,
+					Message: "terminating connection: this node may no longer serve SQL (its read lease lapsed)",
+					Hint:    "Connect again (through any node) and retry."}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	})
 	rep := New(c.Node.Host(), c.Engine)
 	rep.SetEpoch(epoch)
 	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
@@ -174,11 +227,37 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	return rep, nil
 }
 
+// renewLease renews the read lease (see readLease) once, if this node
+// leads the group in one term across a ReadIndex that finds its epoch.
+func (c *Cluster) renewLease(ctx context.Context, epoch uint64, base time.Time, until *atomic.Int64) {
+	h := c.Node.Host()
+	me := raft.ReplicaID(c.id)
+	l1, term1, ok, err := h.Leader(FirstGroup)
+	if err != nil || !ok || l1 != me {
+		return
+	}
+	t0 := time.Since(base)
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	v, err := h.Read(rctx, FirstGroup, shardsm.State{})
+	cancel()
+	if err != nil || v.(shardsm.StateResult).Serving.Epoch != epoch {
+		return
+	}
+	l2, term2, ok, err := h.Leader(FirstGroup)
+	if err != nil || !ok || l2 != me || term2 != term1 {
+		return
+	}
+	if d := int64(t0 + readLease); d > until.Load() {
+		until.Store(d)
+	}
+}
+
 // StepDown ends serving after Role{Serve: false}: it stops the replica,
 // calls closeEngine (which closes Engine, directly or through the
 // sql.Engine over it), reopens the engine and restarts the replica, which
 // catches up from the log. closeEngine nil: the engine never served.
 func (c *Cluster) StepDown(closeEngine func() error) error {
+	c.stopServingLease()
 	h := c.Node.Host()
 	if err := h.StopReplica(FirstGroup); err != nil {
 		return err
@@ -202,6 +281,16 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	c.srv.state = roleIdle
 	c.srv.mu.Unlock()
 	return nil
+}
+
+func (c *Cluster) stopServingLease() {
+	c.srv.mu.Lock()
+	stop := c.srv.stopLease
+	c.srv.stopLease = nil
+	c.srv.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // ServingSQLAddr returns the SQL address of the node that serves, as this
