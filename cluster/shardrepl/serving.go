@@ -182,6 +182,18 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 // Replicator whose commits carry the epoch (its AddGroup moves the clock
 // past every commit the group holds). Open sql.Engine over Engine next.
 func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) {
+	// The lease is sound only under the minimum election timeout.
+	rc := c.cfg.Node.Raft
+	rtt, ticks := rc.RTT, rc.ElectionTicks
+	if rtt == 0 {
+		rtt = 10 * time.Millisecond
+	}
+	if ticks == 0 {
+		ticks = 20
+	}
+	if time.Duration(ticks)*rtt < readLease+readLease/3 {
+		return nil, fmt.Errorf("shardrepl: an election timeout of %s is too short for the %s read lease", time.Duration(ticks)*rtt, readLease)
+	}
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
 	if err := c.Engine.ReloadState(); err != nil {
