@@ -179,3 +179,100 @@ func TestDropTruncateWaitForWriters(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockDDLHoldsTableLocks: the table locks of a schema change inside a
+// transaction block last until the block ends, as in PostgreSQL: a writer
+// of the table in another transaction waits for the block (lock_timeout
+// 55P03, deadlocks 40P01) and then writes against the schema the block
+// left, instead of failing at its commit with 40001; FOR UPDATE waits too;
+// plain reads go on with the committed schema.
+func TestBlockDDLHoldsTableLocks(t *testing.T) {
+	e := testEngine(t)
+	a, b, c := testSession(t, e), testSession(t, e), testSession(t, e)
+	query(t, a, "CREATE TABLE hl (id int PRIMARY KEY, v int)")
+	query(t, a, "CREATE TABLE hu (id int PRIMARY KEY)")
+	query(t, a, "INSERT INTO hl VALUES (1, 1)")
+	// waits runs sql on s in the background and checks that it waits.
+	waits := func(s *Session, sql string) chan error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() {
+			_, err := tryQuery(s, sql)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			t.Fatalf("%s did not wait for the block: %v", sql, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		return done
+	}
+
+	query(t, a, "BEGIN")
+	query(t, a, "ALTER TABLE hl ADD COLUMN x int DEFAULT 5")
+	// The statement ended; its locks did not.
+	held := query(t, c, "SELECT mode FROM pg_locks WHERE locktype = 'relation' AND granted ORDER BY mode")
+	if len(held) != 2 || held[0][0].Str() != "ExclusiveLock" || held[1][0].Str() != "ShareLock" {
+		t.Fatalf("the block's locks after its ALTER TABLE: %v", held)
+	}
+	query(t, b, "SET lock_timeout = '30ms'")
+	for _, w := range []string{"INSERT INTO hl (id) VALUES (2)", "UPDATE hl SET v = 2", "SELECT * FROM hl FOR UPDATE"} {
+		query(t, b, "BEGIN")
+		_, err := tryQuery(b, w)
+		wantCode(t, err, sqlerr.LockNotAvailable)
+		query(t, b, "ROLLBACK")
+	}
+	query(t, b, "SET lock_timeout = 0")
+	// Reads go on, with the committed schema.
+	if got := query(t, c, "SELECT * FROM hl"); len(got) != 1 || len(got[0]) != 2 {
+		t.Fatalf("a read while the block holds the table: %v", got)
+	}
+	query(t, b, "BEGIN")
+	insert := waits(b, "INSERT INTO hl (id) VALUES (3)")
+	query(t, a, "COMMIT")
+	if err := <-insert; err != nil {
+		t.Fatalf("the writer after the block's COMMIT: %v", err)
+	}
+	query(t, b, "COMMIT") // 40001 when the locks ended with the ALTER
+	if got := query(t, c, "SELECT x FROM hl WHERE id = 3"); len(got) != 1 || got[0][0].Int() != 5 {
+		t.Fatalf("the waiting writer's row: %v", got)
+	}
+	if got := query(t, c, "SELECT count(*) FROM pg_locks WHERE locktype = 'relation'"); got[0][0].Int() != 0 {
+		t.Fatalf("locks left after the blocks: %v", got)
+	}
+
+	// A cycle: the block waits for a row b wrote, b for the block's table.
+	query(t, a, "BEGIN")
+	query(t, a, "ALTER TABLE hl ADD COLUMN y int")
+	query(t, b, "BEGIN")
+	query(t, b, "INSERT INTO hu VALUES (1)")
+	blocked := waits(a, "INSERT INTO hu VALUES (1)")
+	_, err := tryQuery(b, "INSERT INTO hl (id) VALUES (4)")
+	wantCode(t, err, sqlerr.DeadlockDetected)
+	query(t, b, "ROLLBACK")
+	if err := <-blocked; err != nil {
+		t.Fatalf("the block's INSERT after the deadlock: %v", err)
+	}
+	query(t, a, "COMMIT")
+
+	// DROP TABLE: the waiting writer finds the table gone.
+	query(t, a, "BEGIN")
+	query(t, a, "DROP TABLE hl")
+	query(t, b, "BEGIN")
+	insert = waits(b, "INSERT INTO hl (id) VALUES (5)")
+	query(t, a, "COMMIT")
+	wantCode(t, <-insert, sqlerr.UndefinedTable)
+	query(t, b, "ROLLBACK")
+
+	// A ROLLBACK ends them too.
+	query(t, a, "BEGIN")
+	query(t, a, "TRUNCATE hu")
+	insert = waits(b, "INSERT INTO hu VALUES (2)")
+	query(t, a, "ROLLBACK")
+	if err := <-insert; err != nil {
+		t.Fatalf("the writer after the block's ROLLBACK: %v", err)
+	}
+	if got := query(t, c, "SELECT count(*) FROM hu"); got[0][0].Int() != 2 {
+		t.Fatalf("rows after the rolled-back TRUNCATE: %v", got)
+	}
+}

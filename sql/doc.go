@@ -43,7 +43,10 @@
 // holds its per-row shortcuts: integer and text fields parsed from the
 // bytes, no cast call for values of the column's type, one reused row). Sequences (sequences.go) keep where they stand in the
 // metadata store, outside transactions: a range of values is recorded
-// there before any value of it is handed out.
+// there before any value of it is handed out. A transaction block that
+// changes a sequence (ALTER SEQUENCE, TRUNCATE ... RESTART IDENTITY)
+// keeps its new position pending and holds the sequence until it ends
+// (sequence_txn.go); other sessions' nextval waits for it.
 //
 // Privileges (sql/acl, catalog.Access): queries and writes are checked
 // while they are bound (sql/bind/privileges.go), so a GRANT or REVOKE, which
@@ -121,7 +124,9 @@
 // changed while it waited. They are held by the transaction (txn ID) or,
 // outside one, by the statement, and released at the transaction's end
 // (endTransaction), at ROLLBACK TO SAVEPOINT (back to the savepoint's
-// mark) and, for DDL, at its statement's end. ALTER TABLE, the index
+// mark) and, for DDL outside a block, at its statement's end (inside one
+// they last to its end, ACCESS EXCLUSIVE weakened to EXCLUSIVE so that
+// plain reads go on: txn.TableLocks.Weaken). ALTER TABLE, the index
 // changes, DROP TABLE and TRUNCATE take SHARE before their own mode (a new
 // foreign key on the table it references), which waits for the implicit
 // ROW EXCLUSIVE of the transactions that wrote the table (relLock.writers),
@@ -166,6 +171,9 @@
 // jobs: sys.jobs, SHOW JOBS, CANCEL JOB): runJob registers the job, and the
 // loops deep in the statement (fillIndex, the rewrite's conversion,
 // validation scans) report progress through the jobWork on the context.
+// On a cluster node (Options.Cluster, cluster.go) sys.nodes lists the
+// nodes and ALTER CLUSTER DECOMMISSION NODE runs as a DECOMMISSION job;
+// the cluster's replica moves are jobs of the same registry (AttachJobs).
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);

@@ -18,7 +18,9 @@ import (
 // create, drop, re-own or restart. A schema change that rewrites where a
 // sequence stands holds the sequence's in-memory lock until its batch
 // committed (seqDDL), so that no nextval reserves a range in between and
-// overwrites the record the change wrote.
+// overwrites the record the change wrote. Inside a transaction block the
+// change writes no record: it holds the sequence and keeps where it
+// stands pending until the block ends (sequence_txn.go).
 
 // seqDDL runs a schema change that rewrites the records of the sequences
 // ids: their in-memory states are locked around it and reloaded from the
@@ -38,10 +40,20 @@ func (s *Session) seqDDLLocked(ids []uint64, fn func(ch *catalog.Change, pch *pa
 		states[i] = s.e.seqs.state(id)
 		states[i].mu.Lock()
 	}
+	// Inside a block the change leaves the shared state as it is (it
+	// writes no record; sequence_txn.go).
+	inBlock := s.inTxnBlock()
+	s.seqAfter = map[uint64]*seqPending{}
+	defer func() { s.seqAfter = nil }()
 	err := s.ddl(fn)
-	for _, st := range states {
-		if err == nil {
+	for i, st := range states {
+		if err == nil && !inBlock {
+			// Where the change left it (setPending), or read again.
 			st.loaded, st.left = false, 0
+			if p := s.seqAfter[ids[i]]; p != nil {
+				st.loaded, st.next, st.done = true, p.next, p.done
+				st.last, st.called, st.tracked = p.last, p.called, true
+			}
 		}
 		st.mu.Unlock()
 	}
@@ -156,25 +168,25 @@ func (s *Session) alterSequence(ctx context.Context, p *bind.AlterSequence) (Res
 				return err
 			}
 		}
-		// Where the sequence stands: restarted, or kept — the values of
-		// the reserved range not handed out yet are handed out next
-		// (seqDDL holds the state's lock).
-		st := s.e.seqs.state(q.ID)
-		if err := s.e.seqs.load(cur, st); err != nil {
+		// Where the sequence stands (seqDDL holds the state's lock):
+		// restarted, or kept — as in PostgreSQL the next value is the
+		// last one handed out plus the new increment (or the last one,
+		// when nextval did not give it).
+		np, err := s.pendSequence(cur)
+		if err != nil {
 			return err
 		}
-		next, done := st.next, st.done
-		if st.left > 0 {
-			next, done = st.cur, false
-		}
 		if p.Options.Restart {
-			next, done = nq.Start, false
+			v := nq.Start
 			if p.Options.RestartWith != nil {
-				next = *p.Options.RestartWith
+				v = *p.Options.RestartWith
 			}
+			np = restartPending(v)
+		} else {
+			np.next, np.done = setvalRecord(nq, np.last, np.called)
 		}
 		ch.PutSequence(nq)
-		return s.e.putSequenceRecord(b, q.ID, next, done)
+		return s.setPending(b, q.ID, np)
 	})
 	if err != nil {
 		return nil, err
@@ -242,7 +254,10 @@ func (s *Session) dropSequences(ctx context.Context, p *bind.DropSequences) (Res
 // (seqDDL).
 func (s *Session) restartOwnedSequences(ch *catalog.Change, b *storage.Batch, seqs []*catalog.Sequence) error {
 	for _, q := range seqs {
-		if err := s.e.putSequenceRecord(b, q.ID, q.Start, false); err != nil {
+		if _, err := s.pendSequence(q); err != nil {
+			return err
+		}
+		if err := s.setPending(b, q.ID, restartPending(q.Start)); err != nil {
 			return err
 		}
 	}

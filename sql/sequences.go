@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"encoding/binary"
 	"strings"
 	"sync"
@@ -58,6 +59,9 @@ type sequenceStore struct {
 	meta   *meta.Store
 	mu     sync.Mutex
 	states map[uint64]*seqState
+	// holds are the sequences transaction blocks changed, by id
+	// (sequence_txn.go).
+	holds map[uint64]seqHold
 }
 
 func newSequenceStore(ms *meta.Store) *sequenceStore {
@@ -134,11 +138,15 @@ func remaining(q *catalog.Sequence, start int64) uint64 {
 	return (uint64(start)-uint64(q.MinValue))/step + 1
 }
 
-// nextval hands out the next value of q.
-func (ss *sequenceStore) nextval(q *catalog.Sequence) (int64, error) {
+// nextval hands out the next value of q, unless a transaction block other
+// than self holds it (blockedError; sequence_txn.go).
+func (ss *sequenceStore) nextval(q *catalog.Sequence, self uint64) (int64, error) {
 	st := ss.state(q.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if h, held := ss.heldBy(q.ID, self); held {
+		return 0, blockedError{h}
+	}
 	if err := ss.load(q, st); err != nil {
 		return 0, err
 	}
@@ -166,12 +174,7 @@ func (ss *sequenceStore) reserve(q *catalog.Sequence, st *seqState) error {
 	}
 	if n == 0 {
 		if !q.Cycle {
-			if q.Increment > 0 {
-				return sqlerr.New(sqlerr.SequenceGeneratorLimitExceeded,
-					"nextval: reached maximum value of sequence %q (%d)", q.Name, q.MaxValue)
-			}
-			return sqlerr.New(sqlerr.SequenceGeneratorLimitExceeded,
-				"nextval: reached minimum value of sequence %q (%d)", q.Name, q.MinValue)
+			return limitError(q)
 		}
 		start = q.MinValue
 		if q.Increment < 0 {
@@ -204,23 +207,19 @@ func (ss *sequenceStore) reserve(q *catalog.Sequence, st *seqState) error {
 	return nil
 }
 
-// setval makes v the last value handed out (isCalled) or the next one.
-func (ss *sequenceStore) setval(q *catalog.Sequence, v int64, isCalled bool) error {
-	if v < q.MinValue || v > q.MaxValue {
-		return sqlerr.New(sqlerr.NumericValueOutOfRange,
-			"setval: value %d is out of bounds for sequence %q (%d..%d)", v, q.Name, q.MinValue, q.MaxValue)
+// setval makes v the last value handed out (isCalled) or the next one,
+// unless a transaction block other than self holds q (blockedError).
+func (ss *sequenceStore) setval(q *catalog.Sequence, v int64, isCalled bool, self uint64) error {
+	if err := checkSetval(q, v); err != nil {
+		return err
 	}
 	st := ss.state(q.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	next, done := v, false
-	if isCalled {
-		next = v + q.Increment
-		// Past the bound (or past the int64 range): no value is left.
-		if (q.Increment > 0 && (next < v || next > q.MaxValue)) || (q.Increment < 0 && (next > v || next < q.MinValue)) {
-			next, done = v, true
-		}
+	if h, held := ss.heldBy(q.ID, self); held {
+		return blockedError{h}
 	}
+	next, done := setvalRecord(q, v, isCalled)
 	b := ss.meta.NewBatch()
 	defer b.Close()
 	if err := b.Set(sequenceKey(q.ID), encodeSequenceRecord(next, done)); err != nil {
@@ -251,8 +250,12 @@ func (ss *sessionSequences) reset() {
 }
 
 // sessionSeqs serves the sequence functions for a session
-// (expr.Sequences).
-type sessionSeqs struct{ s *Session }
+// (expr.Sequences) in a statement whose context is ctx (a wait for a
+// block that changed the sequence honours its lock_timeout).
+type sessionSeqs struct {
+	s   *Session
+	ctx context.Context
+}
 
 // resolve finds the sequence a sequence function names: by name (text,
 // optionally schema-qualified or double-quoted) or by OID.
@@ -298,7 +301,7 @@ func (x sessionSeqs) Nextval(seq types.Value) (int64, error) {
 	if err := maySequence(s.access(snap), snap, q, false); err != nil {
 		return 0, err
 	}
-	v, err := s.e.seqs.nextval(q)
+	v, err := s.nextval(x.ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -341,7 +344,7 @@ func (x sessionSeqs) Setval(seq types.Value, v int64, isCalled bool) (int64, err
 	if err := maySequence(s.access(snap), snap, q, true); err != nil {
 		return 0, err
 	}
-	if err := s.e.seqs.setval(q, v, isCalled); err != nil {
+	if err := s.setval(x.ctx, q, v, isCalled); err != nil {
 		return 0, err
 	}
 	if isCalled {
@@ -378,6 +381,11 @@ func (ss *sequenceStore) position(q *catalog.Sequence) (last int64, called bool,
 	st := ss.state(q.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	return ss.positionLocked(q, st)
+}
+
+// positionLocked is position with st.mu held.
+func (ss *sequenceStore) positionLocked(q *catalog.Sequence, st *seqState) (last int64, called bool, err error) {
 	if err := ss.load(q, st); err != nil {
 		return 0, false, err
 	}
@@ -411,7 +419,7 @@ func (s *Session) sequenceRow(q *catalog.Sequence) ([]types.Value, error) {
 	if err := maySequence(s.access(snap), snap, q, false); err != nil {
 		return nil, err
 	}
-	last, called, err := s.e.seqs.position(q)
+	last, called, err := s.seqPosition(q)
 	if err != nil {
 		return nil, err
 	}

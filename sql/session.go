@@ -119,6 +119,9 @@ type Session struct {
 	gateHeld      bool
 	tddlRunning   bool
 	stmtCtx       context.Context
+	// seqAfter: where the sequences a running autocommit schema change
+	// rewrites stand once it committed (seqDDL).
+	seqAfter map[uint64]*seqPending
 	// stmtCatalog is the catalog as of the running statement's read
 	// timestamp (catalog.Catalog.At), set by takeSnapshot.
 	stmtCatalog *catalog.Snapshot
@@ -396,6 +399,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
 		JobRows:       s.jobRows,
+		NodeRows:      s.nodeRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
 		RelationSize:  s.relationSize,
@@ -735,7 +739,7 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	ec := &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s}, Zone: s.vars.Zone(), Style: s.vars.Style()}
+	ec := &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s, ctx}, Zone: s.vars.Zone(), Style: s.vars.Style()}
 	if s.snap != nil {
 		ts := s.snap.Timestamp()
 		ec.ReadWall, ec.ReadLogical = ts.WallTime, ts.Logical

@@ -28,9 +28,15 @@ import (
 //   - LOCK TABLE takes the mode it names; on a view, on the view and on
 //     every table and view its query reads, recursively (viewLocks).
 //
-// A schema change's table locks end with its statement (inside a block,
-// transactional DDL's block-wide schema-change lock, txnddl.go, orders
-// schema changes until the block ends). Its own mode waits only for LOCK
+// A schema change's table locks end with its statement, or, inside a
+// transaction block, with the block, as PostgreSQL's do: a writer of a
+// table the block changed (ROW EXCLUSIVE, or ROW SHARE for FOR UPDATE)
+// waits for the block's end (lock_timeout, deadlocks 40P01) and then binds
+// against the schema it left, instead of failing at its commit with
+// 40001. ACCESS EXCLUSIVE is kept as EXCLUSIVE once the change's
+// statement ended (TableLocks.Weaken): plain reads of the table go on
+// with the committed schema, as they do while any schema change runs
+// (PostgreSQL's readers would wait). Its own mode waits only for LOCK
 // TABLE's and other schema changes' locks, not for the implicit locks of
 // the transactions that read the table: readers go on with the catalog of
 // their snapshot. ALTER TABLE, the index changes (CREATE and DROP INDEX,
@@ -169,9 +175,16 @@ func (s *Session) releaseTableLocks() {
 // wait for its end.
 func (s *Session) releaseStatementLocks() {
 	if d := s.ddlLocks; d != nil {
-		// A schema change's table locks end with its statement, also
-		// in a block (its schema-change lock lasts to the block's end).
-		s.e.txns.Tables().ReleaseTo(d.owner, d.mark)
+		if s.inTxnBlock() {
+			// Inside a block they last to its end, as in PostgreSQL:
+			// a writer of a table the block changed waits for the
+			// block instead of failing at its commit. ACCESS EXCLUSIVE
+			// becomes EXCLUSIVE, so plain reads go on with the
+			// committed schema, as they did while the change ran.
+			s.e.txns.Tables().Weaken(d.owner, d.mark, txn.Exclusive)
+		} else {
+			s.e.txns.Tables().ReleaseTo(d.owner, d.mark)
+		}
 		s.ddlLocks = nil
 	}
 	if s.txn == nil && !s.implicit && len(s.relOwners) > 0 {

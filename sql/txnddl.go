@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -65,6 +66,9 @@ type txnDDL struct {
 	// jobs are the sys.jobs entries of its statements (CREATE INDEX),
 	// finished when it ends (finishTxnJobs).
 	jobs []txnJob
+	// The sequences it changed (ALTER SEQUENCE, TRUNCATE ... RESTART
+	// IDENTITY): sequence_txn.go.
+	blockTxnSeqs
 }
 
 // txnJob is a job whose work a transaction block did: it succeeds if the
@@ -101,6 +105,8 @@ func (s *Session) finishTxnJobs(d *txnDDL, committed bool) {
 type ddlSavepoint struct {
 	name    string
 	pending *catalog.Change
+	// seqs are the block's pending sequence positions then.
+	seqs map[uint64]*seqPending
 }
 
 // ddlHolds are the tables with uncommitted schema changes, by the id of
@@ -375,7 +381,12 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 		}
 		return err
 	}
-	if err := d.pending.Records(s.e.meta.With(t.Batch())); err != nil {
+	err := d.pending.Records(s.e.meta.With(t.Batch()))
+	if err == nil {
+		// Where the sequences it changed stand, with the catalog.
+		err = s.writeSeqPending(d, s.e.meta.With(t.Batch()))
+	}
+	if err != nil {
 		t.Rollback()
 		s.finishTxnDDL(d, false)
 		s.finishTxnJobs(d, false)
@@ -408,6 +419,9 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 		ts, _ := s.e.storage.ReadTimestamp()
 		s.e.catalog.Apply(d.pending, ts)
 	}
+	if err == nil || applied {
+		s.applySeqPending(d)
+	}
 	if err == nil {
 		s.e.syncKeyFilters()
 	}
@@ -437,6 +451,7 @@ func (s *Session) rollbackTxn(t *txn.Txn) {
 // rollback, every creation. A failure here leaves only invisible data,
 // which dropOrphans removes at the next start.
 func (s *Session) finishTxnDDL(d *txnDDL, committed bool) {
+	s.releaseSeqHolds(d)
 	h := &s.e.ddlHolds
 	h.mu.Lock()
 	for _, id := range d.held {
@@ -596,19 +611,12 @@ func txnBlockDDL(st bind.Statement, script bool) error {
 			Detail:  "PivotDB cannot make it transactional: " + why + ".",
 			Hint:    "Run it outside a transaction block (it commits on its own)."}
 	}
-	const seqState = "a sequence's state is kept outside the transaction's catalog (as nextval's is in PostgreSQL)"
 	const shardMaps = "shard boundaries are changed in place, not versioned with the catalog"
-	switch st := st.(type) {
+	switch st.(type) {
 	case *bind.CreateDatabase:
 		return never("CREATE DATABASE")
 	case *bind.DropDatabase:
 		return never("DROP DATABASE")
-	case *bind.Truncate:
-		if st.RestartIdentity {
-			return notYet("TRUNCATE ... RESTART IDENTITY", seqState)
-		}
-	case *bind.AlterSequence:
-		return notYet("ALTER SEQUENCE", seqState)
 	case *bind.Reshard:
 		return notYet("ALTER TABLE ... RESHARD", shardMaps)
 	case *bind.Split:
@@ -621,8 +629,9 @@ func txnBlockDDL(st bind.Statement, script bool) error {
 // savepoints: ROLLBACK TO restores the one of the savepoint.
 func (s *Session) runSavepointDDL(kind string, name string) {
 	var cur *catalog.Change
+	var seqs map[uint64]*seqPending
 	if s.tddl != nil {
-		cur = s.tddl.pending
+		cur, seqs = s.tddl.pending, maps.Clone(s.tddl.seqs)
 	}
 	find := func() int {
 		for i := len(s.ddlSavepoints) - 1; i >= 0; i-- {
@@ -634,7 +643,7 @@ func (s *Session) runSavepointDDL(kind string, name string) {
 	}
 	switch kind {
 	case "savepoint":
-		s.ddlSavepoints = append(s.ddlSavepoints, ddlSavepoint{name: name, pending: cur})
+		s.ddlSavepoints = append(s.ddlSavepoints, ddlSavepoint{name: name, pending: cur, seqs: seqs})
 	case "release":
 		if i := find(); i >= 0 {
 			s.ddlSavepoints = s.ddlSavepoints[:i]
@@ -643,6 +652,7 @@ func (s *Session) runSavepointDDL(kind string, name string) {
 		if i := find(); i >= 0 {
 			if s.tddl != nil {
 				s.tddl.pending = s.ddlSavepoints[i].pending
+				s.tddl.seqs = maps.Clone(s.ddlSavepoints[i].seqs)
 			}
 			s.ddlSavepoints = s.ddlSavepoints[:i+1]
 		}

@@ -38,8 +38,11 @@ const (
 	tagTombstone byte = 0x02
 )
 
-// MaxTimestamp reads the latest committed version of every key.
-var MaxTimestamp = hlc.MaxTimestamp
+// MaxTimestamp reads the latest committed version of every key. It is one
+// wall nanosecond below the intents' timestamps (intents.go), so a read of
+// the newest state skips every intent like any version above its
+// timestamp; no clock comes near it.
+var MaxTimestamp = hlc.Timestamp{WallTime: math.MaxInt64 - 1, Logical: math.MaxInt32}
 
 // isVersioned reports whether the user key is stored as versions.
 func isVersioned(userKey []byte) bool { return len(userKey) > 0 && userKey[0] == TableDataPrefix }
@@ -73,8 +76,12 @@ func decodeVersioned(key, v []byte) (value []byte, deleted bool, err error) {
 			if len(v) == 1 {
 				return nil, true, nil
 			}
+		case tagIntent, tagIntentDel:
+			// Only a reader that sees its own intents gets here
+			// (ownIntents.sees decided before).
+			value, deleted, _, err := decodeIntentValue(v)
+			return value, deleted, err
 		default:
-			// An intent (storage/mvcc) is not written by this engine yet.
 			return nil, false, fmt.Errorf("%w: version of %s has value kind 0x%02x, which this engine does not read",
 				ErrCorruptEncoding, enginekey.FormatKeyFunc(key), v[0])
 		}

@@ -109,8 +109,12 @@
 //   - A connection forwarded to a serving node that is SIGSTOPped hangs
 //     until it continues (the kernel accepts the TCP connection); new
 //     connections go to the next serving node once it claimed.
-//   - A wiped node joins as a new node, but the group keeps the old
-//     replica id as a member until it is removed.
+//   - Replicas of dead and decommissioned nodes are replaced by
+//     cluster/placement (Cluster.Placement; its Run loop runs beside
+//     manage on the serving node while it serves, and their additions
+//     and promotions skip nodes that are not Eligible); a node whose data
+//     directory was wiped joins as a new node, and its old replica id is
+//     removed once it has been dead for --dead-node-timeout.
 //   - No GC: OpenEngine turns it off (as --gc-ttl -1 does), so every
 //     version is kept and VACUUM only compacts; storage.GCVersions and bulk
 //     ingestion answer storage.ErrReplicated (SQL: 0A000). Both need to

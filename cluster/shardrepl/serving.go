@@ -206,6 +206,12 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	c.srv.stopLease = stop
 	c.srv.mu.Unlock()
 	c.renewLease(lctx, epoch, base, &until)
+	// The serving node manages the group's membership (adds and promotes
+	// joining nodes) and placement (replaces the replicas of dead and
+	// decommissioning nodes) while it serves.
+	c.wg.Add(1)
+	go c.manage(lctx)
+	c.Placement.Run(lctx, &c.wg)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -203,6 +203,7 @@ func serveCluster(cl *shardrepl.Cluster, cfg server.Config, opts sql.Options, lo
 		}
 		o := opts
 		o.DataDir, o.Storage = "", cl.Engine
+		o.Cluster = clusterAdmin{cl.Placement}
 		e, err := sql.Open(o)
 		if err != nil {
 			return err

@@ -120,10 +120,12 @@
 // unnamed data; the engine drops both at startup (sql.Engine.dropOrphans:
 // shard maps and sequence records with no descriptor).
 //
+// ALTER SEQUENCE and TRUNCATE ... RESTART IDENTITY in a block keep the
+// sequence's new position pending in the block and write it with the
+// catalog at COMMIT, holding the sequence meanwhile (sql/sequence_txn.go).
 // Not transactional yet, refused in a block with 0A000 "... cannot run
-// inside a transaction block yet" (before anything runs): ALTER SEQUENCE
-// and TRUNCATE ... RESTART IDENTITY (a sequence's state lives outside the
-// catalog), RESHARD and SPLIT (shard maps change in place, unversioned).
+// inside a transaction block yet" (before anything runs): RESHARD and
+// SPLIT (shard maps change in place, unversioned).
 // CREATE/DROP DATABASE get PostgreSQL's 25001.
 //
 // A simple Query string holding several statements is an implicit block
