@@ -18,8 +18,9 @@ run: build
 	./$(BIN) serve --data-dir $(DATA) --listen $(LISTEN)
 
 # cluster: three nodes on loopback (data in $(DATA)/n1..n3), the first step
-# of issue 17: node 1 serves SQL, its commits replicated to all three
-# (README "Running a cluster"). Ctrl-C stops them.
+# of issue 17: the group leader's node serves SQL, the others forward to it,
+# commits are replicated to all three (README "Running a cluster"). Ctrl-C
+# stops them.
 cluster: build
 	@J=127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103; \
 	trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM EXIT; \
@@ -28,7 +29,7 @@ cluster: build
 			--cluster-listen 127.0.0.1:710$$i --raft-listen 127.0.0.1:720$$i --join $$J \
 			> $(DATA)-n$$i.log 2>&1 & \
 	done; \
-	echo "SQL: 127.0.0.1:5431 (node 1 serves SQL; 127.0.0.1:5432 and :5433 refuse, naming it); logs in $(DATA)-n1..3.log"; \
+	echo "SQL: 127.0.0.1:5431, :5432, :5433 (any node: the serving one or forwarded to it); logs in $(DATA)-n1..3.log"; \
 	wait
 
 # deps installs what the tests need that Go modules do not bring: psql,

@@ -29,6 +29,11 @@ var ErrServerClosed = errors.New("server: closed")
 type Config struct {
 	// Listen is the TCP address to listen on (DefaultListen when empty).
 	Listen string
+	// Listener, when set, is used instead of listening on Listen: a
+	// cluster node's gateway hands the server the connections it serves
+	// locally and forwards the others (cmd/pivotdb). Serve and Shutdown
+	// close it.
+	Listener net.Listener
 	// MaxMessageSize bounds the body of one client message in bytes. A
 	// longer length prefix ends that connection with 08P01 before any of the
 	// body is read, so one client cannot make the server allocate more than
@@ -203,9 +208,12 @@ func (s *Server) Listen() error {
 	if s.cfg.TLSRequired && s.cfg.TLS == nil {
 		return errors.New("server: TLS is required but no certificate is configured")
 	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return err
+	ln := s.cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

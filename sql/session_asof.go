@@ -150,7 +150,9 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 	}
 	// Commits still landing are below the clock's now, and so perhaps
 	// at or below ts: wait for them.
-	s.e.storage.WaitCommitted(ts)
+	if err := s.e.storage.WaitCommitted(ts); err != nil {
+		return true, err
+	}
 	s.snap = s.e.storage.At(ts)
 	if s.asOfBound == nil {
 		s.snap = s.snap.Historical()

@@ -53,6 +53,9 @@ type commitTracker struct {
 	// refreshers counts the transactions that may run a read refresh
 	// (refresh.go); while there are any, commits register their keys.
 	refreshers atomic.Int64
+	// gate, when set, must pass before a read timestamp is handed out
+	// (SetReadGate).
+	gate atomic.Pointer[func() error]
 }
 
 func newCommitTracker(clock *hlc.Clock) *commitTracker {
@@ -110,6 +113,9 @@ func (t *commitTracker) pickLocked() (hlc.Timestamp, error) {
 // readTimestamp picks a read timestamp and waits until every commit at or
 // below it is visible.
 func (t *commitTracker) readTimestamp() (hlc.Timestamp, error) {
+	if err := t.passGate(); err != nil {
+		return hlc.Timestamp{}, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts, err := t.pickLocked()
@@ -149,12 +155,23 @@ func (t *commitTracker) publish() (hlc.Timestamp, error) {
 
 // waitThrough waits until every commit at or below ts that is open now is
 // visible.
-func (t *commitTracker) waitThrough(ts hlc.Timestamp) {
+func (t *commitTracker) waitThrough(ts hlc.Timestamp) error {
+	if err := t.passGate(); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for t.anyThroughLocked(ts) {
 		t.cond.Wait()
 	}
+	return nil
+}
+
+func (t *commitTracker) passGate() error {
+	if g := t.gate.Load(); g != nil {
+		return (*g)()
+	}
+	return nil
 }
 
 // anyThroughLocked reports whether an open commit has a timestamp at or
@@ -180,8 +197,20 @@ func (e *Engine) ReadTimestamp() (hlc.Timestamp, error) {
 }
 
 // WaitCommitted waits until every commit at or below ts that is in flight
-// now is visible: a read at a timestamp it did not get from ReadTimestamp
+// now is visible (or fails as the read gate says): a read at a timestamp it did not get from ReadTimestamp
 // (AS OF SYSTEM TIME, at most the clock's now) calls it before reading.
-func (e *Engine) WaitCommitted(ts hlc.Timestamp) {
-	e.commits.waitThrough(ts)
+func (e *Engine) WaitCommitted(ts hlc.Timestamp) error {
+	return e.commits.waitThrough(ts)
+}
+
+// SetReadGate makes ReadTimestamp and WaitCommitted call f first and fail
+// with its error: a cluster node serves reads only while it holds its
+// read lease (cluster/shardrepl), since another node may commit once it
+// lost it. nil removes the gate.
+func (e *Engine) SetReadGate(f func() error) {
+	if f == nil {
+		e.commits.gate.Store(nil)
+		return
+	}
+	e.commits.gate.Store(&f)
 }

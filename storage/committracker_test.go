@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -163,10 +164,10 @@ func TestWaitCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := returnsWithin(2*time.Second, func() bool { e.WaitCommitted(slow.Prev()); return true }); !ok {
+	if _, ok, _ := returnsWithin(2*time.Second, func() bool { return e.WaitCommitted(slow.Prev()) == nil }); !ok {
 		t.Fatal("WaitCommitted waited for a commit above its timestamp")
 	}
-	_, ok, ch := returnsWithin(100*time.Millisecond, func() bool { e.WaitCommitted(slow); return true })
+	_, ok, ch := returnsWithin(100*time.Millisecond, func() bool { return e.WaitCommitted(slow) == nil })
 	if ok {
 		t.Fatal("WaitCommitted did not wait for a commit at its timestamp")
 	}
@@ -259,4 +260,34 @@ func TestCommitTrackerRandom(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+}
+
+// TestReadGate: with a gate set, reads get a timestamp only when it
+// passes, and fail with its error otherwise.
+func TestReadGate(t *testing.T) {
+	e := openMem(t, NewMemFS(), Options{NoSync: true})
+	defer e.Close()
+	closed := errors.New("lease lost")
+	var open atomic.Bool
+	e.SetReadGate(func() error {
+		if open.Load() {
+			return nil
+		}
+		return closed
+	})
+	if _, err := e.ReadTimestamp(); !errors.Is(err, closed) {
+		t.Fatalf("read through a closed gate: %v", err)
+	}
+	if err := e.WaitCommitted(hlc.Timestamp{WallTime: 1}); !errors.Is(err, closed) {
+		t.Fatalf("WaitCommitted through a closed gate: %v", err)
+	}
+	open.Store(true)
+	if _, err := e.ReadTimestamp(); err != nil {
+		t.Fatal(err)
+	}
+	open.Store(false)
+	e.SetReadGate(nil)
+	if _, err := e.ReadTimestamp(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -63,9 +63,8 @@ func (p *clusterProc) url() string {
 }
 
 // startSQLCluster starts three nodes with one join list, in reverse order
-// (a cluster forms in any order), and returns them with the one that
-// serves SQL (node 1: the lowest address of the list founds the cluster)
-// first.
+// (a cluster forms in any order), and returns them once every one of them
+// answers SQL (the serving node itself, the others by forwarding).
 func startSQLCluster(t *testing.T) []*clusterProc {
 	t.Helper()
 	dir := t.TempDir()
@@ -81,32 +80,19 @@ func startSQLCluster(t *testing.T) []*clusterProc {
 	}
 	t.Cleanup(func() {
 		for _, p := range procs {
+			if p.cmd != nil {
+				_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			}
 			p.kill(syscall.SIGTERM)
 		}
 	})
 	for i := len(procs) - 1; i >= 0; i-- {
 		procs[i].start()
 	}
-	// The node with the lowest address founds the cluster and serves SQL:
-	// put it first.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		for i, p := range procs {
-			if servesSQL(p) {
-				procs[0], procs[i] = procs[i], procs[0]
-				return procs
-			}
-			select {
-			case err := <-p.exited:
-				t.Fatalf("node %s exited: %v\n%s", p.sql, err, p.log)
-			default:
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no node serves SQL:\n%s\n%s\n%s", procs[0].log, procs[1].log, procs[2].log)
-		}
-		time.Sleep(100 * time.Millisecond)
+	for _, p := range procs {
+		waitSQL(t, p)
 	}
+	return procs
 }
 
 // servesSQL reports whether p answers a query now.
@@ -139,76 +125,112 @@ func waitSQL(t *testing.T, p *clusterProc) {
 	}
 }
 
-// TestClusterSQL runs three `pivotdb serve --join` processes: node 1 serves
-// SQL, the others refuse connections naming it (57P03). Writes go on with
-// a follower killed (kill -9); it restarts and catches up, which the next
-// step proves: with the other follower killed, writes still need it for a
-// quorum. Every acknowledged row survives a kill -9 of node 1 and a restart
+// servingProc returns the node that serves SQL now, by its log: the one
+// that last said "serving SQL" and has not stopped since.
+func servingProc(t *testing.T, procs []*clusterProc) *clusterProc {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		for _, p := range procs {
+			if p.cmd == nil {
+				continue
+			}
+			l := p.log.String()
+			if strings.Count(l, `msg="serving SQL"`) > strings.Count(l, "stopped serving SQL") {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no node says it serves SQL")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterSQL runs three `pivotdb serve --join` processes. Every node
+// takes SQL (the group leader's node serves it, the others forward), and
+// writes go through all three in turn while nodes fail: a follower killed
+// (kill -9) and restarted; the serving node killed, another takes over and
+// the writes go on through the two left; the new serving node stopped
+// (SIGSTOP) and another takes over again; when it continues (SIGCONT) the
+// commit it had received is fenced: not acknowledged, not written. Every
+// acknowledged row is there, read through each node, also after a restart
 // of the whole cluster.
 func TestClusterSQL(t *testing.T) {
 	procs := startSQLCluster(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, procs[0].url())
+	first := servingProc(t, procs)
+	conn, err := pgx.Connect(ctx, procs[2].url()) // forwarded unless it serves
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { conn.Close(ctx) }()
 	if _, err := conn.Exec(ctx, "CREATE TABLE kv (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
 		t.Fatal(err)
 	}
+	conn.Close(ctx)
 
-	// The other nodes name the serving one.
-	for _, p := range procs[1:] {
-		waitRefusal := time.Now().Add(60 * time.Second)
-		for {
-			c, err := pgx.Connect(ctx, p.url())
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) {
-				if pgErr.Code != "57P03" || !strings.Contains(pgErr.Message, procs[0].sql) {
-					t.Fatalf("node %s: %v", p.sql, err)
-				}
-				break
-			}
-			if err == nil {
-				c.Close(ctx)
-				t.Fatalf("node %s serves SQL", p.sql)
-			}
-			if time.Now().After(waitRefusal) {
-				t.Fatalf("node %s: %v\n%s", p.sql, err, p.log)
-			}
-			time.Sleep(100 * time.Millisecond)
+	// A write whose outcome the client cannot know (08007, or the
+	// connection lost while the commit was under way) may or may not be
+	// there; a fenced one (57P01) must not be.
+	var acked, maybe []int64
+	conns := map[*clusterProc]*pgx.Conn{}
+	drop := func(p *clusterProc) {
+		if c := conns[p]; c != nil {
+			c.Close(ctx)
+			delete(conns, p)
 		}
 	}
-
-	// Writes whose commit timed out while a quorum was forming again
-	// (08007: the outcome is unknown) may or may not be there.
-	var acked, maybe []int64
 	next := int64(0)
-	write := func(n int) {
+	turn := 0
+	write := func(n int, via []*clusterProc) {
 		t.Helper()
-		unknown := 0
+		deadline := time.Now().Add(90 * time.Second)
 		for done := 0; done < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("writes stalled after %d of %d:\n%s\n%s\n%s", done, n, procs[0].log, procs[1].log, procs[2].log)
+			}
+			p := via[turn%len(via)]
+			turn++
+			c := conns[p]
+			if c == nil {
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				c, err = pgx.Connect(cctx, p.url())
+				cancel()
+				if err != nil {
+					continue // a node taking over: try the next
+				}
+				conns[p] = c
+			}
 			k := next
 			next++
-			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			_, err := conn.Exec(wctx, "INSERT INTO kv VALUES ($1, $2)", k, fmt.Sprint("v", k))
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := c.Exec(wctx, "INSERT INTO kv VALUES ($1, $2)", k, fmt.Sprint("v", k))
 			cancel()
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "08007" && unknown < 5 {
-				maybe = append(maybe, k)
-				unknown++
+			if err == nil {
+				acked = append(acked, k)
+				done++
 				continue
 			}
-			if err != nil {
-				t.Fatalf("insert %d: %v\n%s", k, err, procs[0].log)
+			drop(p)
+			var pgErr *pgconn.PgError
+			switch {
+			case errors.As(err, &pgErr) && pgErr.Code == "57P01":
+				// Fenced: not written.
+			case errors.As(err, &pgErr) && pgErr.Code != "08007":
+				t.Fatalf("insert %d through %s: %v", k, p.sql, err)
+			default:
+				maybe = append(maybe, k)
 			}
-			acked = append(acked, k)
-			done++
 		}
 	}
-	check := func() {
+	check := func(via *clusterProc) {
 		t.Helper()
-		rows, err := conn.Query(ctx, "SELECT k FROM kv ORDER BY k")
+		c, err := pgx.Connect(ctx, via.url())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		rows, err := c.Query(ctx, "SELECT k FROM kv ORDER BY k")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +247,7 @@ func TestClusterSQL(t *testing.T) {
 		}
 		for _, k := range acked {
 			if !have[k] {
-				t.Fatalf("acknowledged row %d is missing", k)
+				t.Fatalf("acknowledged row %d is missing (read through %s)", k, via.sql)
 			}
 			delete(have, k)
 		}
@@ -236,51 +258,120 @@ func TestClusterSQL(t *testing.T) {
 			t.Fatalf("rows never written: %v", have)
 		}
 	}
+	others := func(not *clusterProc) []*clusterProc {
+		var out []*clusterProc
+		for _, p := range procs {
+			if p != not {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
 	// Kill nodes only once the group has three voters: before that, two
 	// voters are a quorum that a kill breaks until the node is back.
 	waitLog := time.Now().Add(60 * time.Second)
-	for strings.Count(procs[0].log.String(), "votes in the shard group") < 2 {
+	for strings.Count(first.log.String(), "votes in the shard group") < 2 {
 		if time.Now().After(waitLog) {
-			t.Fatalf("the shard group did not get three voters:\n%s", procs[0].log)
+			t.Fatalf("the shard group did not get three voters:\n%s", first.log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	write(50)
-	procs[2].kill(syscall.SIGKILL)
-	write(50) // nodes 1 and 2 are a quorum
-	procs[2].start()
-	write(20)
-	// Node 3 must have caught up: without node 2 it is node 1's quorum.
-	procs[1].kill(syscall.SIGKILL)
-	write(50)
-	procs[1].start()
-	check()
+	write(30, procs)
+	follower := others(first)[0]
+	drop(follower)
+	follower.kill(syscall.SIGKILL)
+	write(30, others(follower))
+	follower.start()
+	waitSQL(t, follower)
+	write(20, procs)
+	check(follower)
 
-	// kill -9 of the serving node loses no acknowledged write.
-	procs[0].kill(syscall.SIGKILL)
-	conn.Close(ctx)
-	procs[0].start()
-	waitSQL(t, procs[0])
-	if conn, err = pgx.Connect(ctx, procs[0].url()); err != nil {
+	// kill -9 of the serving node: another takes over, writes go on
+	// through the two left.
+	drop(first)
+	first.kill(syscall.SIGKILL)
+	write(30, others(first))
+	second := servingProc(t, others(first))
+	check(second)
+	first.start()
+	waitSQL(t, first)
+	write(20, procs)
+
+	// SIGSTOP of the serving node, with a commit sent to it while it is
+	// stopped: another node takes over, and the stopped one, continued,
+	// cannot write.
+	second = servingProc(t, procs)
+	stale, err := pgx.Connect(ctx, second.url())
+	if err != nil {
 		t.Fatal(err)
 	}
-	check()
-	write(20)
+	staleRead, err := pgx.Connect(ctx, second.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		drop(p)
+	}
+	if err := second.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	staleDone := make(chan error, 1)
+	go func() {
+		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		_, err := stale.Exec(sctx, "INSERT INTO kv VALUES (-1, 'stale')")
+		staleDone <- err
+	}()
+	// A read sent to it while it is stopped must, if it answers at all,
+	// see every write acknowledged before it continues (its read lease).
+	type count struct {
+		n   int
+		err error
+	}
+	readDone := make(chan count, 1)
+	go func() {
+		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		var n int
+		err := staleRead.QueryRow(sctx, "SELECT count(*) FROM kv WHERE k >= 0").Scan(&n)
+		readDone <- count{n, err}
+	}()
+	write(30, others(second))
+	third := servingProc(t, others(second))
+	ackedBefore := len(acked)
+	if err := second.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-staleDone; err == nil {
+		t.Fatalf("the stopped serving node acknowledged a commit after node %s took over", third.sql)
+	} else {
+		t.Logf("the commit sent to the stopped serving node: %v", err)
+	}
+	stale.Close(ctx)
+	if r := <-readDone; r.err == nil && r.n < ackedBefore {
+		t.Fatalf("the stopped serving node, continued, read %d rows; %d were acknowledged before", r.n, ackedBefore)
+	} else {
+		t.Logf("the read sent to the stopped serving node: %d rows, %v", r.n, r.err)
+	}
+	staleRead.Close(ctx)
+	write(30, procs)
+	for _, p := range procs {
+		drop(p)
+		check(p)
+	}
 	t.Logf("%d writes acknowledged, %d with an unknown outcome", len(acked), len(maybe))
 
 	// A clean restart of every node.
-	conn.Close(ctx)
 	for _, p := range procs {
 		p.kill(syscall.SIGTERM)
 	}
 	for _, p := range procs {
 		p.start()
 	}
-	waitSQL(t, procs[0])
-	if conn, err = pgx.Connect(ctx, procs[0].url()); err != nil {
-		t.Fatal(err)
+	for _, p := range procs {
+		waitSQL(t, p)
 	}
-	check()
+	check(procs[1])
 }
 
 // TestClusterFlags: cluster flags without --join, and settings a cluster

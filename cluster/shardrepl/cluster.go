@@ -69,11 +69,6 @@ type Cluster struct {
 	Node   *node.Node
 	Engine *storage.Engine
 	Store  *shardsm.Store
-	// Serving says this node serves SQL: set a Replicator (NewServing) and
-	// open sql.Engine over Engine. Otherwise ServingAddr is the SQL
-	// address of the node that does.
-	Serving     bool
-	ServingAddr string
 	// Placement tracks the nodes' liveness and, on the serving node,
 	// replaces the replicas of dead and decommissioning nodes.
 	Placement *placement.Manager
@@ -82,6 +77,9 @@ type Cluster struct {
 	id     uint64
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	srv    servingState // serving.go
+	// nonVoter: the replica joined the group as a non-voter.
+	nonVoter bool
 }
 
 // StartCluster joins or forms the cluster (node.Start), opens the engine
@@ -105,6 +103,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID}
+	c.initServing()
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.Placement = c.newPlacement()
@@ -204,62 +203,16 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 			return err
 		}
 	}
+	// A restart of the replica (StepDown) must say what its first start
+	// said: dragonboat replays the log's membership changes against it.
+	c.nonVoter = role == "non-voter"
 	if role == "non-voter" {
 		c.wg.Add(1)
 		go c.catchUp(bg)
 	}
-	if role == "founder" {
-		if err := c.catchUpToServe(ctx); err != nil {
-			return err
-		}
-		c.Serving = true
-		c.wg.Add(1)
-		go c.manage(bg)
-		c.Placement.Run(bg, &c.wg)
-		return nil
-	}
-	addr, ok, err := c.metaGet(ctx, idKey(keySQLAddr, 1))
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("shardrepl: the serving node has no SQL address recorded")
-	}
-	c.ServingAddr = addr
+	c.wg.Add(1)
+	go c.watchServing(bg)
 	return nil
-}
-
-// catchUpToServe brings the serving node's replica up to date before SQL
-// opens over the engine. The engine loaded its in-memory state (schema
-// times) at Open; a snapshot the replica installs afterwards (the node was
-// down while the leader compacted its log) bypasses it, so the engine is
-// then reopened over the caught-up store.
-func (c *Cluster) catchUpToServe(ctx context.Context) error {
-	h := c.Node.Host()
-	if _, err := h.Read(ctx, FirstGroup, shardsm.State{}); err != nil {
-		return fmt.Errorf("shardrepl: catching up the shard replica: %w", err)
-	}
-	if c.Store.Stats().SnapshotsRecovered == 0 {
-		return nil
-	}
-	c.cfg.Logf("node %d: the shard replica caught up from a snapshot; reopening the engine", c.id)
-	if err := h.StopReplica(FirstGroup); err != nil {
-		return err
-	}
-	if err := c.Engine.Close(); err != nil {
-		return err
-	}
-	e, st, err := OpenEngine(c.cfg.EngineDir, c.cfg.Storage)
-	if err != nil {
-		return err
-	}
-	c.Engine, c.Store = e, st
-	spec := raft.ReplicaSpec{Group: FirstGroup, Replica: raft.ReplicaID(c.id)}
-	if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil {
-		return err
-	}
-	_, err = h.Read(ctx, FirstGroup, shardsm.State{})
-	return err
 }
 
 // catchUp waits until the replica applied the group's log (a linearizable
@@ -370,19 +323,6 @@ func (c *Cluster) newPlacement() *placement.Manager {
 	})
 }
 
-// NewServing returns the Replicator of the serving node, with the group in
-// its map; set it on Engine before opening sql.Engine over it.
-func (c *Cluster) NewServing(ctx context.Context) (*Replicator, error) {
-	if !c.Serving {
-		return nil, fmt.Errorf("shardrepl: node %d does not serve SQL (node 1 does, at %s)", c.id, c.ServingAddr)
-	}
-	rep := New(c.Node.Host(), c.Engine)
-	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
-		return nil, err
-	}
-	return rep, nil
-}
-
 // Close stops the background work and the node (its Raft host, so that no
 // replica writes into the engine any more). It does not close Engine: the
 // caller closes it, directly or through the sql.Engine that owns it.
@@ -390,6 +330,7 @@ func (c *Cluster) Close() error {
 	if c.cancel != nil {
 		c.cancel()
 	}
+	c.stopServingLease()
 	c.wg.Wait()
 	return c.Node.Close()
 }

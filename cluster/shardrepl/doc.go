@@ -24,17 +24,36 @@
 // `pivotdb serve --join` (cluster.go, StartCluster): the node joins or
 // forms the cluster (cluster/node, whose metadata group also records who
 // holds a replica of the first group and each node's SQL address), the
-// founder (node 1) bootstraps FirstGroup alone and serves SQL, and its
-// manager loop adds every registered node as a non-voter and promotes it
-// once it has caught up, up to three voters. The other nodes refuse SQL
-// connections (57P03) naming node 1's SQL address (tests/cluster_sql_test.go).
+// founder (node 1) bootstraps FirstGroup alone, and its manager loop adds
+// every registered node as a non-voter and promotes it once it has caught
+// up, up to three voters.
+//
+// Serving (serving.go): the node whose replica leads FirstGroup serves
+// SQL. Its watcher proposes shardsm.Serve, which gives it the next serving
+// epoch; Cluster.Serve reloads the engine's in-memory state
+// (storage.Engine.ReloadState) and sets a Replicator whose Writes carry
+// the epoch; cmd/pivotdb opens sql.Engine over the engine. Every replica
+// applies only Writes of the current epoch, so a node that served before
+// (SIGSTOPped, cut off) and comes back cannot commit: its commit fails
+// with 57P01 and nothing of it is written. Its reads are gated by a read
+// lease (serving.go's readLease: renewed by a ReadIndex while it leads,
+// valid for less than the election timeout that CheckQuorum makes the
+// followers wait before they elect another leader; a node that claims
+// also waits that long before it serves), so a node that was stopped
+// does not answer reads it may have missed writes for: a read waits for
+// the lease to be renewed and fails with 57P01 if it is not within 5 s
+// (storage.Engine.SetReadGate). When its replica applies the
+// other node's Serve, its watcher publishes Role{Serve: false} and the
+// caller closes SQL and calls StepDown (stop the replica, close the
+// engine, reopen it, restart the replica). The nodes that do not serve
+// forward each SQL connection, byte for byte, to the serving node's SQL
+// address (Cluster.ServingSQLAddr; cmd/pivotdb/gateway.go), so clients
+// may connect to any node (tests/cluster_sql_test.go).
 //
 // A node opens its engine with OpenEngine (GC off, the shard store over the
 // engine's Pebble), starts its replicas (StartReplica), and the first group
-// gets the whole key space (InitGroup with WholeSpan). The node that serves
-// SQL sets a Replicator on its engine (after AddGroup) and opens sql.Engine
-// over it; the other nodes' engines are written only by their state
-// machines.
+// gets the whole key space (InitGroup with WholeSpan). The other nodes'
+// engines are written only by their state machines.
 //
 // # Invariants
 //
@@ -44,8 +63,10 @@
 //     at or above its timestamp starts before its rows are in the local
 //     Pebble. Reads are local reads of the node that commits. They see
 //     every acknowledged write because that node is the only one that
-//     commits; it need not lead the group (its proposals are forwarded to
-//     the leader, and it applies them before acknowledging).
+//     commits (the serving epoch fences any other); it need not lead the
+//     group for a while after an election (its proposals are forwarded
+//     to the leader, and it applies them before acknowledging) until the
+//     new leader's node claims serving.
 //   - Every replica applies the same engine keys: the leader's engine
 //     decided them (timestamps, row locks) before proposing, and Apply only
 //     checks the keys are the shard's. Replicas of a group hold the same
@@ -83,39 +104,36 @@
 //     group" for each promotion.
 //   - A commit whose proposal timed out fails with 08007 (transaction
 //     resolution unknown): it may still apply.
-//   - Node 1 of a cluster serves SQL; when it is down, nothing else does
-//     (no automatic takeover, no forwarding). Replicas of dead and
-//     decommissioned nodes are replaced by cluster/placement (Cluster.
-//     Placement; its Run loop beside manage, whose additions and
-//     promotions skip nodes that are not Eligible); a node whose data
+//   - Lock records of the old serving node's open transactions do not
+//     travel: its transactions die with it, as on a one-node restart.
+//   - A connection forwarded to a serving node that is SIGSTOPped hangs
+//     until it continues (the kernel accepts the TCP connection); new
+//     connections go to the next serving node once it claimed.
+//   - Replicas of dead and decommissioned nodes are replaced by
+//     cluster/placement (Cluster.Placement; its Run loop runs beside
+//     manage on the serving node while it serves, and their additions
+//     and promotions skip nodes that are not Eligible); a node whose data
 //     directory was wiped joins as a new node, and its old replica id is
-//     removed once the join dropped it from the registry.
-//   - One node serves SQL; reads on the others would not be
-//     linearizable (no ReadIndex per statement yet). A replica takes over by
-//     reopening its engine (its in-memory state — catalog, shard maps, GC
-//     thresholds, schema times, key filters — is loaded from the
-//     replicated store at Open) and opening sql.Engine over it
-//     (TestSQLFailover); a follower's engine must not serve SQL without
-//     that reopen. Lock records of the old serving node's open
-//     transactions do not travel: its transactions die with it, as on a
-//     one-node restart.
+//     removed once the join dropped it from the registry (or once it has
+//     been dead for --dead-node-timeout).
 //   - No GC: OpenEngine turns it off (as --gc-ttl -1 does), so every
 //     version is kept and VACUUM only compacts; storage.GCVersions and bulk
 //     ingestion answer storage.ErrReplicated (SQL: 0A000). Both need to
 //     become replicated commands (shardsm's OpGC exists). COPY takes the
 //     transaction path on a replicated engine (its memory is not bounded
 //     there).
-//   - A snapshot installed under the serving node's engine would bypass its
-//     in-memory state (schema times; GC thresholds while GC is off are
-//     none): a serving node that caught up from one before serving reopens
-//     its engine (Cluster.catchUpToServe). While it serves, its own commits
-//     keep it close to the log's end (each one waits for its local apply);
-//     a snapshot then would leave the schema times stale until a restart.
+//   - A snapshot installed under the serving node's engine while it serves
+//     would bypass its in-memory state (schema times); its own commits keep
+//     it close to the log's end (each one waits for its local apply), and
+//     a node that starts serving reloads that state first.
 //
 // # Debugging
 //
 // Query a replica with raft.Host.StaleRead(group, shardsm.State{}) or
 // shardsm.Check{} (applied index, stats, fingerprint); compare replicas at
 // equal applied indexes. Replicator.Groups shows the map a node routes by.
-// PIVOTDB_RAFT_LOG=info shows dragonboat's log in the tests.
+// PIVOTDB_RAFT_LOG=info shows dragonboat's log in the tests. A node logs
+// "leads the shard group; serves SQL under epoch N", "serving SQL",
+// "node M took over serving SQL" and "stopped serving SQL"; the group's
+// serving epoch and node are in shardsm.StateResult.Serving.
 package shardrepl

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/enginekey"
 	"github.com/pivotdb/pivotdb/storage/hlc"
@@ -44,6 +45,9 @@ type Replicator struct {
 	db      *pebble.DB // the engine's: local-only writes go here
 	clock   *hlc.Clock // the engine's
 	timeout time.Duration
+	// epoch is the serving epoch the node's commits carry (shardsm's
+	// Serve): a node that another took over from is refused.
+	epoch uint64
 
 	mu     sync.RWMutex
 	routes []route // ascending by span start, disjoint
@@ -57,6 +61,10 @@ func New(host raft.Host, e *storage.Engine) *Replicator {
 	db, _, _ := e.PebbleForReplication()
 	return &Replicator{host: host, db: db, clock: e.Clock(), timeout: DefaultProposeTimeout}
 }
+
+// SetEpoch sets the serving epoch every Write carries (Cluster.Serve); 0,
+// the default, is a group nobody claimed.
+func (r *Replicator) SetEpoch(epoch uint64) { r.epoch = epoch }
 
 // SetProposeTimeout sets how long one proposal may take before the commit
 // fails with ErrOutcomeUnknown.
@@ -277,7 +285,7 @@ func (r *Replicator) propose(ts hlc.Timestamp, parts []part) (stale *shardsm.Sta
 }
 
 func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, error) {
-	cmd, err := shardsm.EncodeWrite(shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Mutations: p.ops})
+	cmd, err := shardsm.EncodeWrite(shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Epoch: r.epoch, Mutations: p.ops})
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +307,14 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 			r.mu.Unlock()
 		}
 		return se, fmt.Errorf("shardrepl: shard group %d: %w", p.rt.group, err)
+	}
+	var fe *shardsm.FencedError
+	if errors.As(err, &fe) {
+		// Nothing was written: definite, and the node is about to stop
+		// serving (its replica applied the takeover before this).
+		return nil, &sqlerr.Error{Code: sqlerr.AdminShutdown,
+			Message: fmt.Sprintf("terminating connection: node %d took over serving SQL; the transaction did not commit", fe.Serving.Node),
+			Detail:  err.Error(), Hint: "Connect again (through any node) and retry.", Fatal: true}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("shardrepl: shard group %d refused a commit: %w", p.rt.group, err)

@@ -171,7 +171,7 @@ func EncodeSplit(c Split) ([]byte, error) {
 	return append(out, encodeMembers(c.Members)...), nil
 }
 
-// decodeCommand returns a *Batch, *Write, *Init or *Split.
+// decodeCommand returns a *Batch, *Write, *Init, *Split or *Serve.
 func decodeCommand(b []byte) (any, error) {
 	if len(b) < 2 || b[0] != commandVersion {
 		return nil, fmt.Errorf("%w: no version %d header", errBadCommand, commandVersion)
@@ -213,8 +213,10 @@ func decodeCommand(b []byte) (any, error) {
 			return nil, fmt.Errorf("%w: %v", errBadCommand, err)
 		}
 		return &Init{Descriptor: d}, nil
-	case cmdWrite:
-		w, err := decodeWrite(&r, len(b))
+	case cmdServe:
+		out = &Serve{Node: r.u64()}
+	case cmdWrite, cmdWriteEpoch:
+		w, err := decodeWrite(&r, len(b), b[1] == cmdWriteEpoch)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +278,7 @@ var ErrMalformed = errors.New("shardsm: malformed command")
 
 // DecodeResult turns a proposal's result into nil or the error the
 // command met: a *StaleError, a *mvcc.LockConflictError, a
-// *mvcc.WriteConflictError, or another error with the replica's message.
+// *mvcc.WriteConflictError, a *FencedError, or another error with the replica's message.
 func DecodeResult(res raft.Result) error {
 	switch res.Value {
 	case ResultApplied:
@@ -308,7 +310,10 @@ const (
 func encodeError(err error) []byte {
 	var lc *mvcc.LockConflictError
 	var wc *mvcc.WriteConflictError
+	var fe *FencedError
 	switch {
+	case errors.As(err, &fe):
+		return encodeFenced(fe)
 	case errors.As(err, &lc):
 		b := []byte{errLockConflict}
 		b = appendBytes(b, lc.Key)
@@ -339,6 +344,8 @@ func decodeError(b []byte) error {
 		out = e
 	case errWriteConflict:
 		out = &mvcc.WriteConflictError{Key: r.bytes(), Existing: r.timestamp(), ReadTimestamp: r.timestamp()}
+	case errFenced:
+		out = decodeFenced(&r)
 	default:
 		return errors.New(string(b[1:]))
 	}

@@ -26,7 +26,10 @@
 // timestamp, system keys, counter merges, range deletions), applied
 // verbatim once every key is found to be the shard's (RouteKey: local keys
 // 0x03 <kind> route by the row key they address), with the stats counter
-// kept by recounting the touched keys; Split cuts the shard in two. Results say applied, stale (the key is not
+// kept by recounting the touched keys; Split cuts the shard in two; Serve
+// (serving.go) makes a node the group's serving node under the next
+// epoch, and a Write applies only under the current epoch (else
+// FencedError: a node that served before a takeover cannot write). Results say applied, stale (the key is not
 // the shard's: the answer carries the shard's descriptor for the caller's
 // map), rejected (a conflict: DecodeResult returns the mvcc error with the
 // holder of the lock) or malformed. Queries: Get and Scan at a timestamp,
@@ -42,7 +45,8 @@
 // (mvcc.LocalReplicaState): applied index, descriptor (span, generation),
 // stats counter, a split child's founding members, and the newest commit
 // timestamp a Write carried (told to the store's clock, Store.SetClock, so
-// that a replica's node never commits below a version it holds). The storage
+// that a replica's node never commits below a version it holds), and the
+// serving epoch and node. The storage
 // engine's schema times (0x03 0x10 <table prefix>) in the shard's span are
 // the shard's too. A snapshot is these six spans.
 //

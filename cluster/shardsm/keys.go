@@ -27,6 +27,7 @@ import (
 //     03 04 | group id (8 BE) | 03    stats counter (8 × int64 BE, mvcc.Stats)
 //     03 04 | group id (8 BE) | 04    founding members of a split child
 //     03 04 | group id (8 BE) | 05    newest commit timestamp of a Write
+//     03 04 | group id (8 BE) | 06    serving epoch and node (serving.go)
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent
@@ -42,6 +43,8 @@ const (
 	// (12 bytes: wall BE, logical BE), so that a replica that takes over
 	// serving can move its clock past every version it holds.
 	stateMaxTimestamp byte = 0x05
+	// stateServing: the serving epoch and node (serving.go), 8 BE each.
+	stateServing byte = 0x06
 )
 
 // groupStatePrefix returns the user key 03 04 | g.

@@ -59,6 +59,8 @@ type StateResult struct {
 	Stats       mvcc.Stats
 	// MaxTimestamp is the newest commit timestamp of a Write applied.
 	MaxTimestamp hlc.Timestamp
+	// Serving is the serving node and epoch (serving.go).
+	Serving Serving
 }
 
 // Check recounts the shard's stats (mvcc.ComputeStats) and hashes every key
@@ -77,7 +79,7 @@ type CheckResult struct {
 
 func (m *stateMachine) Lookup(query any) (any, error) {
 	m.mu.RLock()
-	desc, initialized, stats, maxTS, closed := m.desc, m.initialized, m.stats, m.maxTS, m.closed
+	desc, initialized, stats, maxTS, serving, closed := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closed
 	m.mu.RUnlock()
 	if closed {
 		return nil, errClosed
@@ -122,7 +124,7 @@ func (m *stateMachine) Lookup(query any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats, MaxTimestamp: maxTS}, nil
+		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats, MaxTimestamp: maxTS, Serving: serving}, nil
 	case Check:
 		return m.check(db)
 	}

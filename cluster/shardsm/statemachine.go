@@ -29,6 +29,7 @@ type stateMachine struct {
 	initialized bool
 	stats       mvcc.Stats
 	maxTS       hlc.Timestamp // stateMaxTimestamp
+	serving     Serving       // stateServing
 	closed      bool
 }
 
@@ -57,8 +58,12 @@ func (m *stateMachine) load() error {
 	if err != nil {
 		return err
 	}
+	serving, err := readServing(m.store.db, m.group)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS = d, ok, st, maxTS
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving = d, ok, st, maxTS, serving
 	m.mu.Unlock()
 	return m.store.observe(maxTS)
 }
@@ -88,9 +93,9 @@ type outcome struct {
 
 func (m *stateMachine) applyOne(e *raft.Entry) error {
 	m.mu.RLock()
-	desc, initialized, stats, maxTS := m.desc, m.initialized, m.stats, m.maxTS
+	desc, initialized, stats, maxTS, serving := m.desc, m.initialized, m.stats, m.maxTS, m.serving
 	m.mu.RUnlock()
-	newMaxTS := maxTS
+	newMaxTS, newServing := maxTS, serving
 
 	b := m.store.db.NewIndexedBatch()
 	defer func() { b.Close() }()
@@ -108,6 +113,11 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			out, delta, err = m.applyBatch(b, c, desc, initialized)
 			newStats.Add(delta)
 		case *Write:
+			if c.Epoch != serving.Epoch {
+				// Another node took over serving: this writer is fenced.
+				out.res = rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})
+				break
+			}
 			var delta mvcc.Stats
 			out, delta, err = m.applyWrite(b, c, desc, initialized)
 			newStats.Add(delta)
@@ -130,6 +140,9 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			}
 		case *Split:
 			out, newDesc, newStats, err = m.applySplit(b, c, e.Index, desc, initialized, stats)
+		case *Serve:
+			newServing = Serving{Epoch: serving.Epoch + 1, Node: c.Node}
+			out = outcome{res: raft.Result{Value: ResultApplied, Data: binary.BigEndian.AppendUint64(nil, newServing.Epoch)}, keep: true}
 		}
 		if err != nil {
 			return err // an I/O failure: stop the node
@@ -139,8 +152,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		// Nothing of the command is written; only the index moves.
 		b.Close()
 		b = m.store.db.NewIndexedBatch()
-		newDesc, newInit, newStats, newMaxTS = desc, initialized, stats, maxTS
+		newDesc, newInit, newStats, newMaxTS, newServing = desc, initialized, stats, maxTS, serving
 	} else {
+		if newServing != serving {
+			if err := b.Set(stateKey(m.group, stateServing), encodeServing(newServing), nil); err != nil {
+				return err
+			}
+		}
 		if newMaxTS != maxTS {
 			if err := b.Set(stateKey(m.group, stateMaxTimestamp), appendTimestamp(nil, newMaxTS), nil); err != nil {
 				return err
@@ -164,7 +182,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		return err
 	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS = newDesc, newInit, newStats, newMaxTS
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving = newDesc, newInit, newStats, newMaxTS, newServing
 	m.mu.Unlock()
 	if newMaxTS != maxTS {
 		if err := m.store.observe(newMaxTS); err != nil {
@@ -172,6 +190,11 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		}
 	}
 	e.Result = out.res
+	if newServing != serving {
+		if f := m.store.onServing.Load(); f != nil {
+			(*f)(m.group, newServing)
+		}
+	}
 	if out.split != nil {
 		if f := m.store.onSplit.Load(); f != nil {
 			(*f)(*out.split)

@@ -27,6 +27,8 @@ type Store struct {
 	writerOpts sstable.WriterOptions
 
 	onSplit atomic.Pointer[func(SplitEvent)]
+	// onServing is called after a Serve applied (SetServingHandler).
+	onServing atomic.Pointer[func(raft.GroupID, Serving)]
 	// localLocks: lock records are the locking node's, not replicated
 	// (SetLocalLocks).
 	localLocks atomic.Bool

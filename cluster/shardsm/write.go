@@ -27,13 +27,22 @@ import (
 // only): each replica keeps the newest one in its state and tells its
 // store's clock (Store.SetClock), so that a replica that later commits
 // itself never takes a timestamp below a version it holds.
+//
+// Epoch is the serving epoch of the node that commits (serving.go): the
+// write applies only while it is the group's.
 type Write struct {
 	Generation uint64
 	Timestamp  hlc.Timestamp
+	Epoch      uint64
 	Mutations  []storage.Mutation
 }
 
-const cmdWrite byte = 4
+// cmdWrite is a Write of epoch 0 (the encoding before serving epochs);
+// cmdWriteEpoch carries the epoch after the generation.
+const (
+	cmdWrite      byte = 4
+	cmdWriteEpoch byte = 6
+)
 
 // schemaTimeKind is the local kind 0x03 0x10 under which the storage engine
 // keeps a table's schema time, addressed by the table prefix
@@ -94,8 +103,14 @@ func EncodeWrite(w Write) ([]byte, error) {
 		size += len(m.Key) + len(m.Value) + 11
 	}
 	out := make([]byte, 0, size)
-	out = append(out, commandVersion, cmdWrite)
-	out = binary.AppendUvarint(out, w.Generation)
+	if w.Epoch == 0 {
+		out = append(out, commandVersion, cmdWrite)
+		out = binary.AppendUvarint(out, w.Generation)
+	} else {
+		out = append(out, commandVersion, cmdWriteEpoch)
+		out = binary.AppendUvarint(out, w.Generation)
+		out = binary.AppendUvarint(out, w.Epoch)
+	}
 	out = appendTimestamp(out, w.Timestamp)
 	out = binary.AppendUvarint(out, uint64(len(w.Mutations)))
 	for _, m := range w.Mutations {
@@ -109,8 +124,12 @@ func EncodeWrite(w Write) ([]byte, error) {
 	return out, nil
 }
 
-func decodeWrite(r *reader, total int) (*Write, error) {
-	w := &Write{Generation: r.uvarint(), Timestamp: r.timestamp()}
+func decodeWrite(r *reader, total int, withEpoch bool) (*Write, error) {
+	w := &Write{Generation: r.uvarint()}
+	if withEpoch {
+		w.Epoch = r.uvarint()
+	}
+	w.Timestamp = r.timestamp()
 	n := r.uvarint()
 	if n == 0 || n > uint64(total) {
 		return nil, fmt.Errorf("%w: %d mutations", errBadCommand, n)

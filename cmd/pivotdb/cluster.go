@@ -6,26 +6,21 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
-	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
-	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
-// serve's cluster flags (issue 17, first step): with --join the node is a
-// member of a cluster whose data is one Raft group of three replicas
-// (cluster/shardrepl); node 1, the founder, serves SQL and the others
-// refuse connections naming its SQL address.
+// serve's cluster flags (issue 17): with --join the node is a member of a
+// cluster whose data is one Raft group of three replicas
+// (cluster/shardrepl); the group leader's node serves SQL and the others
+// forward their SQL connections to it (gateway.go).
 type clusterFlags struct {
 	listen, raftListen, join *string
 	startTimeout             *time.Duration
@@ -113,69 +108,6 @@ func startCluster(c clusterFlags, dataDir, sqlAddr string, st storage.Options, d
 		Logf:            func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		DeadNodeTimeout: *c.deadNodeTimeout,
 	})
-}
-
-// openServing opens sql.Engine over the serving node's replicated engine.
-func openServing(cl *shardrepl.Cluster, opts sql.Options) (*sql.Engine, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rep, err := cl.NewServing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := cl.Engine.SetReplicator(rep); err != nil {
-		return nil, err
-	}
-	opts.DataDir, opts.Storage = "", cl.Engine
-	opts.Cluster = clusterAdmin{cl.Placement}
-	return sql.Open(opts)
-}
-
-// refusingEngine is the server.Engine of a node that does not serve SQL:
-// every connection ends with 57P03 naming the node that does.
-type refusingEngine struct{ addr string }
-
-func (r refusingEngine) NewSession(database, user string) (server.Session, error) {
-	return nil, &sqlerr.Error{Code: "57P03",
-		Message: "this cluster node does not serve SQL yet; connect to the node that does, at " + r.addr,
-		Hint:    "Until requests are forwarded between nodes, node 1 of the cluster serves all SQL."}
-}
-
-// serveRefusing runs the SQL listener of a node that does not serve SQL
-// until SIGINT or SIGTERM, then closes the cluster part and the engine.
-func serveRefusing(cl *shardrepl.Cluster, cfg server.Config, log *slog.Logger) int {
-	srv := server.New(cfg, refusingEngine{addr: cl.ServingAddr})
-	code := 0
-	if err := srv.Listen(); err != nil {
-		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
-		code = 1
-	} else {
-		log.Info("PivotDB cluster node is ready; it does not serve SQL (node 1 does)",
-			"addr", srv.Addr().String(), "serving_addr", cl.ServingAddr)
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(context.Background()) }()
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-		select {
-		case sig := <-sigs:
-			log.Info("shutting down", "signal", sig.String())
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			srv.Shutdown(ctx)
-			cancel()
-			<-done
-		case err := <-done:
-			if err != nil && !errors.Is(err, server.ErrServerClosed) {
-				log.Error("server stopped", "err", err)
-				code = 1
-			}
-		}
-	}
-	if err := closeCluster(cl, nil); err != nil {
-		log.Error("closing", "err", err)
-		return 1
-	}
-	log.Info("stopped cleanly")
-	return code
 }
 
 // closeCluster stops the node (its Raft host first: the replicas write into

@@ -9,13 +9,16 @@
 // (server.New) and on SIGINT/SIGTERM drains connections, then closes Pebble.
 // With --join (cluster.go) serve is a node of a cluster: cluster/shardrepl
 // forms or joins it (cluster/node), opens the engine with its commits going
-// through a Raft group of three replicas, and node 1 serves SQL while the
-// others refuse connections (57P03) naming node 1's address; the Raft host
-// stops before the engine closes.
+// through a Raft group of three replicas; the group leader's node serves
+// SQL and the others forward their SQL connections to it (gateway.go); a
+// node that gains or loses the role opens or closes SQL as its
+// shardrepl.Cluster reports (Roles); the Raft host stops before the engine
+// closes.
 // --dead-node-timeout and the cluster's part of SQL (sys.nodes, ALTER
 // CLUSTER DECOMMISSION NODE) are placement.go: cluster/placement's
-// Manager adapted to sql.ClusterAdmin. `pivotdb node` connects to the
-// serving node's SQL address: decommission runs the statement and prints
-// the node's replicas left each second; status prints sys.nodes.
+// Manager adapted to sql.ClusterAdmin. `pivotdb node` connects to a
+// node's SQL address (any node: forwarded to the serving one):
+// decommission runs the statement and prints the node's replicas left
+// each second; status prints sys.nodes.
 // logictest runs sqllogictest files over the wire (tests/logictest).
 package main

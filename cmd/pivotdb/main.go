@@ -210,15 +210,10 @@ func serve(args []string, stderr io.Writer) int {
 			log.Error("cannot start the cluster node", "dir", *dataDir, "err", err)
 			return 1
 		}
-		if !cl.Serving {
-			return serveRefusing(cl, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
-				TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
-				StartupTimeout: *startupTimeout}, log)
-		}
-		eng, err = openServing(cl, opts)
-		if err != nil {
-			closeCluster(cl, nil)
-		}
+		return serveCluster(cl, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
+			TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
+			StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
+			MaxStatementMemory: *maxQueryMem, SlowQueryThreshold: *slowQuery}, opts, log)
 	} else {
 		eng, err = sql.Open(opts)
 	}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/pivotdb/pivotdb/cluster/shardrepl"
+	"github.com/pivotdb/pivotdb/server"
+	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// A cluster node's SQL side (issue 17: any node takes SQL). The gateway
+// owns the --listen socket. While the node serves SQL (it leads the shard
+// group: shardrepl's Roles), each connection goes to the local server
+// through a listener of the gateway's; otherwise it is forwarded, byte for
+// byte, to the serving node's SQL address, so a client may connect to any
+// node. The serving node's server does the startup (TLS, authentication)
+// and everything after. Until some node serves (an election, a takeover)
+// a new connection waits up to forwardWait for one, then ends with 57P03.
+
+// forwardWait bounds how long a new connection waits for a serving node.
+const forwardWait = 15 * time.Second
+
+// connListener is a net.Listener fed by the gateway.
+type connListener struct {
+	addr net.Addr
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newConnListener(addr net.Addr) *connListener {
+	return &connListener{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
+
+// deliver hands c to the listener's server; false once it is closed.
+func (l *connListener) deliver(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+type gateway struct {
+	ln      net.Listener
+	cl      *shardrepl.Cluster
+	local   atomic.Pointer[connListener] // the local server's, while serving
+	refuse  *connListener                // a server that answers 57P03
+	log     *slog.Logger
+	wg      sync.WaitGroup
+	stopped atomic.Bool
+}
+
+func (g *gateway) run() {
+	for {
+		nc, err := g.ln.Accept()
+		if err != nil {
+			if g.stopped.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			g.log.Warn("gateway: accept", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.handle(nc)
+		}()
+	}
+}
+
+func (g *gateway) handle(nc net.Conn) {
+	deadline := time.Now().Add(forwardWait)
+	for !g.stopped.Load() {
+		if l := g.local.Load(); l != nil && l.deliver(nc) {
+			return
+		}
+		if addr, node, ok := g.cl.ServingSQLAddr(context.Background()); ok {
+			rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			if err == nil {
+				proxy(nc, rc)
+				return
+			}
+			g.cl.ForgetSQLAddr(node)
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !g.refuse.deliver(nc) {
+		nc.Close()
+	}
+}
+
+// proxy copies bytes both ways until either side ends, then closes both.
+func proxy(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	a.Close()
+	b.Close()
+	<-done
+}
+
+// refusingEngine is the server.Engine that answers a connection no node
+// could take: 57P03, as PostgreSQL answers while it starts up.
+type refusingEngine struct{}
+
+func (refusingEngine) NewSession(database, user string) (server.Session, error) {
+	return nil, &sqlerr.Error{Code: "57P03",
+		Message: "no node of the cluster serves SQL right now",
+		Hint:    "A quorum of the nodes must be up for one of them to serve; try again shortly."}
+}
+
+// serveCluster runs a cluster node's SQL side until SIGINT or SIGTERM:
+// the gateway on cfg.Listen, and SQL over the node's engine whenever it
+// serves (opts opens it), then closes everything.
+func serveCluster(cl *shardrepl.Cluster, cfg server.Config, opts sql.Options, log *slog.Logger) int {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
+		closeCluster(cl, nil)
+		return 1
+	}
+	g := &gateway{ln: ln, cl: cl, log: log, refuse: newConnListener(ln.Addr())}
+	rcfg := cfg
+	rcfg.Listener = g.refuse
+	refuser := server.New(rcfg, refusingEngine{})
+	if err := refuser.Listen(); err != nil {
+		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
+		ln.Close()
+		closeCluster(cl, nil)
+		return 1
+	}
+	go refuser.Serve(context.Background())
+	go g.run()
+	log.Info("PivotDB cluster node is ready; it serves SQL while it leads the shard group and forwards SQL connections otherwise",
+		"addr", ln.Addr().String())
+
+	var eng *sql.Engine
+	var srv *server.Server
+	var srvDone chan error
+	stopServing := func() error {
+		if l := g.local.Swap(nil); l != nil {
+			l.Close()
+		}
+		if srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			srv.Shutdown(ctx)
+			cancel()
+			<-srvDone
+			srv = nil
+		}
+		e := eng
+		eng = nil
+		return cl.StepDown(func() error {
+			if e != nil {
+				return e.Close()
+			}
+			return cl.Engine.Close()
+		})
+	}
+	startServing := func(epoch uint64) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := cl.Serve(ctx, epoch); err != nil {
+			return err
+		}
+		o := opts
+		o.DataDir, o.Storage = "", cl.Engine
+		o.Cluster = clusterAdmin{cl.Placement}
+		e, err := sql.Open(o)
+		if err != nil {
+			return err
+		}
+		l := newConnListener(ln.Addr())
+		scfg := cfg
+		scfg.Listener = l
+		s := server.New(scfg, server.FromSQL(e))
+		if err := s.Listen(); err != nil {
+			e.Close()
+			return err
+		}
+		eng, srv, srvDone = e, s, make(chan error, 1)
+		go func() { srvDone <- s.Serve(context.Background()) }()
+		g.local.Store(l)
+		log.Info("serving SQL", "epoch", epoch)
+		return nil
+	}
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	code := 0
+loop:
+	for {
+		select {
+		case sig := <-sigs:
+			log.Info("shutting down", "signal", sig.String())
+			break loop
+		case r := <-cl.Roles():
+			var err error
+			switch {
+			case r.Serve && eng == nil:
+				err = startServing(r.Epoch)
+			case !r.Serve:
+				err = stopServing()
+				log.Info("stopped serving SQL; forwarding SQL connections to the serving node")
+			}
+			if err != nil {
+				// The engine is in an unknown state: a restart is the
+				// way back (the replica catches up from the log).
+				log.Error("cannot change the SQL role; stopping", "serve", r.Serve, "err", err)
+				code = 1
+				break loop
+			}
+		}
+	}
+	g.stopped.Store(true)
+	ln.Close()
+	if l := g.local.Swap(nil); l != nil {
+		l.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if srv != nil {
+		srv.Shutdown(ctx)
+		<-srvDone
+	}
+	refuser.Shutdown(ctx)
+	cancel()
+	if err := closeCluster(cl, eng); err != nil {
+		log.Error("closing", "err", err)
+		return 1
+	}
+	if code == 0 {
+		log.Info("stopped cleanly")
+	}
+	return code
+}
