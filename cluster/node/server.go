@@ -24,16 +24,24 @@ func (s *rpcServer) Status(ctx context.Context, req *StatusRequest) (*StatusResp
 	}
 	resp := &StatusResponse{ClusterID: n.id.ClusterID, NodeID: n.id.NodeID, Ready: n.ready}
 	n.mu.Unlock()
-	if req.NodeID != 0 && req.NodeID != resp.NodeID && resp.Ready {
+	if req.NodeID != 0 && req.NodeID != resp.NodeID && resp.Ready && n.knowsMetaLeader() {
 		// A restarting member asks whether it is still one. Unknown
-		// (no quorum in time) answers no: the caller then starts and
-		// waits as before.
+		// (no leader known here: the whole cluster restarts, say; or
+		// no answer in time) answers no, at once: the caller then
+		// starts and waits as before.
 		rctx, cancel := context.WithTimeout(ctx, statusTimeout/2)
 		m, err := n.host.Membership(rctx, MetaGroup)
 		cancel()
 		resp.Removed = err == nil && m.Removed[raft.ReplicaID(req.NodeID)]
 	}
 	return resp, nil
+}
+
+// knowsMetaLeader reports whether this node's metadata replica knows a
+// leader (a local look, no request).
+func (n *Node) knowsMetaLeader() bool {
+	_, _, ok, err := n.host.Leader(MetaGroup)
+	return err == nil && ok
 }
 
 // member returns the node's identity if it is a ready member of cluster
