@@ -171,6 +171,9 @@
 // jobs: sys.jobs, SHOW JOBS, CANCEL JOB): runJob registers the job, and the
 // loops deep in the statement (fillIndex, the rewrite's conversion,
 // validation scans) report progress through the jobWork on the context.
+// On a cluster node (Options.Cluster, cluster.go) sys.nodes lists the
+// nodes and ALTER CLUSTER DECOMMISSION NODE runs as a DECOMMISSION job;
+// the cluster's replica moves are jobs of the same registry (AttachJobs).
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);

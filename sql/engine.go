@@ -73,6 +73,10 @@ type Options struct {
 	// GCTTL is how long replaced row versions are kept (--gc-ttl;
 	// storage.Options.GCTTL); 0 means storage.DefaultGCTTL.
 	GCTTL time.Duration
+	// Cluster is the cluster this node serves SQL for (sys.nodes, ALTER
+	// CLUSTER DECOMMISSION NODE; cluster.go); nil: a server without
+	// --join.
+	Cluster ClusterAdmin
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -175,6 +179,9 @@ func Open(opts Options) (*Engine, error) {
 	if e.jobs, err = jobs.Open(ms, opts.Now, opts.Events); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if opts.Cluster != nil {
+		opts.Cluster.AttachJobs(e.jobs)
 	}
 	// Tables created before shard maps existed get a one-shard map.
 	for _, db := range cat.Snapshot().Databases() {

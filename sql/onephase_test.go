@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/sql/txn"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
@@ -56,6 +57,12 @@ func pgLockWait(t *testing.T, s *Session) rowLockWait {
 // wait; an autocommit write waits for a block's record the same way; BEGIN
 // after a write in one protocol cycle makes that write's lock a record.
 func TestAutocommitLocksInMemory(t *testing.T) {
+	// It counts lock records, which a block's writes past the intent
+	// threshold give up for their intents (sql/txn/intents.go): keep the
+	// block's writes buffered whatever PIVOTDB_INTENT_FLUSH_BYTES says.
+	old := txn.IntentFlushBytes
+	txn.IntentFlushBytes = 1 << 30
+	t.Cleanup(func() { txn.IntentFlushBytes = old })
 	e := testEngine(t)
 	a, b, c, d := testSession(t, e), testSession(t, e), testSession(t, e), testSession(t, e)
 	query(t, a, "CREATE TABLE c (id Int64, v Int64, PRIMARY KEY (id))")

@@ -93,6 +93,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.showCreateTable(st)
 	case *bind.JobStatement:
 		return s.runJobStatement(st)
+	case *bind.ClusterStatement:
+		return s.runCluster(ctx, st)
 
 	case *bind.User:
 		return s.runUser(ctx, st)

@@ -399,6 +399,7 @@ func (s *Session) bindEnv() *bind.Env {
 		Now:           s.e.opts.Now,
 		PartitionRows: s.partitionRows,
 		JobRows:       s.jobRows,
+		NodeRows:      s.nodeRows,
 		Backend:       s.backend,
 		TableStats:    s.tableStats,
 		RelationSize:  s.relationSize,

@@ -149,10 +149,8 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		return true, err
 	}
 	// Commits still landing are below the clock's now, and so perhaps
-	// below ts: wait for them as any read does.
-	if _, err := s.e.storage.ReadTimestamp(); err != nil {
-		return true, err
-	}
+	// at or below ts: wait for them.
+	s.e.storage.WaitCommitted(ts)
 	s.snap = s.e.storage.At(ts)
 	if s.asOfBound == nil {
 		s.snap = s.snap.Historical()

@@ -40,6 +40,15 @@ type Batch struct {
 	// onCommitted runs once the batch is written, before the commit stops
 	// being in flight (OnCommitted).
 	onCommitted func(ts hlc.Timestamp)
+	// intents: the writes moved to the store as intents (intents.go); nil
+	// if none. own is what the batch's reads show of them; seq the
+	// sequence number of the next flush (a read view or savepoint made by
+	// NewBatchCopy moves it on). finishIntents is the caller's part of an
+	// intent commit (SetIntentCommit).
+	intents       *intentState
+	own           *ownIntents
+	seq           int32
+	finishIntents IntentCommit
 }
 
 // OnCommitted sets a function that Commit calls once the batch is written
@@ -143,7 +152,7 @@ func (b *Batch) Get(key []byte) (value []byte, found bool, err error) {
 	if err := b.e.checkGCKey(b.ts, key); err != nil {
 		return nil, false, err
 	}
-	return get(b.b, b.ts, key)
+	return getOwn(b.b, b.ts, b.own, key)
 }
 
 // SetReadTimestamp sets the timestamp as of which the batch's reads see
@@ -164,7 +173,11 @@ func (b *Batch) NewIter(span Span) (*Iterator, error) {
 	if err := b.e.checkGC(b.ts, span); err != nil {
 		return nil, err
 	}
-	return newIterator(b.b, b.ts, span)
+	it, err := newIterator(b.b, b.ts, span)
+	if it != nil {
+		it.own = b.own
+	}
+	return it, err
 }
 
 // Commit applies the batch atomically. Unless the engine was opened with
@@ -199,13 +212,18 @@ func (b *Batch) Commit() error {
 // commit check (SetCommitCheck) runs between taking the timestamp and
 // writing, with the keys of the commits below it still in flight.
 func (b *Batch) commit(opts *pebble.WriteOptions) error {
+	if b.intents != nil {
+		return b.commitIntents(opts)
+	}
 	if !b.versioned && b.commitCheck == nil {
 		if err := b.e.apply(b.b, hlc.Timestamp{}, opts); err != nil {
 			return err
 		}
 		b.committed = true
 		if b.onCommitted != nil {
-			ts, err := b.e.clock.Now()
+			// Published: every read timestamp taken after this commit
+			// is at or above it (committracker.go).
+			ts, err := b.e.commits.publish()
 			if err != nil {
 				// Written, so the hook must still run: at the read
 				// timestamp no later than any read that sees the write.
@@ -263,9 +281,10 @@ func (b *Batch) Close() error {
 	return err
 }
 
-// Empty reports whether the batch holds no writes.
+// Empty reports whether the batch holds no writes (none moved to intents
+// either).
 func (b *Batch) Empty() bool {
-	return b.b == nil || b.b.Empty()
+	return b.intents == nil && (b.b == nil || b.b.Empty())
 }
 
 // Len returns the size in bytes of the batch's encoded writes, what Commit
@@ -297,6 +316,13 @@ func (e *Engine) NewBatchCopy(b *Batch) (*Batch, error) {
 	}
 	nb := e.NewBatch()
 	nb.ts, nb.versioned = b.ts, b.versioned
+	// The copy sees the intents flushed so far and none flushed later
+	// (intents.go): later flushes get a higher sequence number.
+	b.seq++
+	nb.seq = b.seq
+	if b.intents != nil {
+		nb.own = &ownIntents{id: b.intents.owner.ID, below: b.seq}
+	}
 	if !b.b.Empty() {
 		if err := nb.b.Apply(b.b, nil); err != nil {
 			nb.Close()
@@ -326,7 +352,7 @@ func (v batchAt) Get(key []byte) ([]byte, bool, error) {
 	if err := v.b.e.checkGCKey(v.ts, key); err != nil {
 		return nil, false, err
 	}
-	return get(v.b.b, v.ts, key)
+	return getOwn(v.b.b, v.ts, v.b.own, key)
 }
 
 func (v batchAt) NewIter(span Span) (*Iterator, error) {
@@ -336,14 +362,18 @@ func (v batchAt) NewIter(span Span) (*Iterator, error) {
 	if err := v.b.e.checkGC(v.ts, span); err != nil {
 		return nil, err
 	}
-	return newIterator(v.b.b, v.ts, span)
+	it, err := newIterator(v.b.b, v.ts, span)
+	if it != nil {
+		it.own = v.b.own
+	}
+	return it, err
 }
 
 func (v batchAt) NewPointReader() (*PointReader, error) {
 	if err := v.b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: v.b.b, ts: v.ts, gc: v.b.e}, nil
+	return &PointReader{r: v.b.b, ts: v.ts, own: v.b.own, gc: v.b.e}, nil
 }
 
 // LatestVersion returns the timestamp of the newest committed version of a
@@ -368,7 +398,7 @@ func (b *Batch) LatestVersion(key []byte) (ts hlc.Timestamp, found bool, err err
 		if enginekey.Split(k) != len(pk) || !bytes.HasPrefix(k, pk) {
 			break
 		}
-		if _, ts, ok := enginekey.DecodeVersion(k); ok {
+		if _, ts, ok := enginekey.DecodeVersion(k); ok && !isIntentTimestamp(ts) {
 			return ts, true, nil
 		}
 	}

@@ -35,8 +35,22 @@
 //     user keys only. ReadTimestamp gives a statement its timestamp; At(ts)
 //     the View of it, which every shard and index read of the statement
 //     uses, so that none sees part of a transaction.
-//   - Shard-local records (locals.go, issue 16 item 9). Lock records (and,
-//     later, intents and transaction records) are written by storage/mvcc's
+//   - Intents (intents.go, issue 16 item 9 step 2). Batch.FlushIntents moves
+//     a transaction's versioned writes into the store as versions at wall
+//     time MaxInt64 (MaxTimestamp is one wall nanosecond below, so every
+//     read skips them) with the sequence number as logical part, in
+//     storage/mvcc's intent value layout; the batch's readers (and its
+//     NewBatchCopy views, below their number) show their own transaction's
+//     newest intent (ownIntents: Iterator both ways, PointReader, get;
+//     LatestVersion ignores intents). Commit of such a batch
+//     (commitIntents): last flush, commit timestamp, the batch with the
+//     caller's COMMITTED record synced, ResolveIntents in unsynced chunks
+//     with the caller's last writes, all while registered in flight with
+//     unknown keys. RollbackIntents, Engine.RollbackTo (savepoints),
+//     ResolveIntents (recovery) and Intents (pg_locks) work from the
+//     intents' spans. Not on a replicated engine (CanFlushIntents).
+//   - Shard-local records (locals.go, issue 16 item 9). Lock records and
+//     transaction records are written by storage/mvcc's
 //     operations on engine keys; storage hands them a LocalBatch (indexed,
 //     or NewLocalOp: one operation reading the store directly) and
 //     LocalReader, and Batch.DeleteEngineKey lets a commit batch delete
@@ -70,6 +84,13 @@
 //     never depends on the current setting (no false negatives). Commits
 //     of such tables' keys make the engine flush its memtables a moment
 //     later (keyfilterflush.go), so their rows get filters promptly.
+//   - Memtables that stop receiving writes are flushed (idleflush.go): a
+//     read costs much more in the memtable than in sstables (no bloom
+//     filter; a row's old versions stepped over one by one or by a
+//     skiplist seek instead of a block's prefix bitmap), and Pebble flushes
+//     only full memtables. A forward Iterator leaves a row with older
+//     versions by one NextPrefix (skip.go); BenchmarkEngineScanVersions
+//     measures a scan over 10 old versions per row in each layout.
 //   - Bulk ingestion (ingest.go). A bulk load writes sorted keys into
 //     sstables with the engine's own writer options (so the per-table key
 //     filters and block properties are those of a flushed sstable), in a
@@ -124,11 +145,17 @@
 //     writers of a key serialise (sql/txn's row locks): a commit takes its
 //     timestamp when it is applied, after the previous writer's commit.
 //   - ReadTimestamp returns a timestamp at or above every commit that
-//     returned before it was called, and only once every commit below it
-//     is visible: commits register from taking their timestamp until their
-//     batch lands (commitTracker), and reads wait for those below theirs.
-//     So a View never changes, however late its reads run (until a range
-//     deletion drops a table). Batch.OnCommitted runs inside that window:
+//     returned before it was called, and only once every commit at or
+//     below it is visible: commits register from taking their timestamp
+//     until their batch lands (commitTracker), and reads wait for those at
+//     or below theirs. A read timestamp may be below commits still in
+//     flight (no client saw them acknowledged), so reads wait only for
+//     the few in flight below the newest commit that ended, not for every
+//     WAL sync or Raft round under way (committracker.go). Timestamps that
+//     reads must cover and that do not come from a registered commit are
+//     published (a schema change of system keys only). So a View never
+//     changes, however late its reads run (until a range deletion drops a
+//     table). Batch.OnCommitted runs inside that window:
 //     what it installs in memory (a schema change's catalog) is there
 //     before any read at the commit's timestamp starts.
 //   - A shard's GC threshold only rises and is at most the oldest read

@@ -71,6 +71,10 @@ type Options struct {
 	// a second (gc.go). Tests set it to pass over every shard at a fixed
 	// rate.
 	GCInterval time.Duration
+	// IdleFlushTick is how often the engine looks whether its memtables
+	// stopped receiving writes, to flush them (idleflush.go); 0 means
+	// every second, negative never.
+	IdleFlushTick time.Duration
 }
 
 // FS is the filesystem interface Pebble runs on. It is an alias so that tests
@@ -103,6 +107,9 @@ type Engine struct {
 	// flusher flushes soon after commits of rows of those tables
 	// (keyfilterflush.go).
 	flusher *filterFlusher
+	// idle flushes memtables that stopped receiving writes (idleflush.go);
+	// nil when off.
+	idle *idleFlusher
 	// space is the disk guard (diskspace.go); nil when the filesystem
 	// cannot report its usage.
 	space *diskGuard
@@ -205,6 +212,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		e.writeOpts = pebble.NoSync
 	}
 	e.gc = startGC(e, opts.GCTTL, opts.GCInterval, opts.events())
+	e.idle = startIdleFlusher(db, opts.Logger, opts.IdleFlushTick)
 	return e, nil
 }
 
@@ -297,6 +305,7 @@ func (e *Engine) Close() error {
 	e.closed = true
 	e.gc.stop()
 	e.flusher.stop()
+	e.idle.stop()
 	var flushErr error
 	if err := e.db.Flush(); err != nil {
 		flushErr = fmt.Errorf("storage: flush on close: %w", err)
@@ -416,11 +425,16 @@ type pebbleReader interface {
 // filters of every level, which Pebble's own Get skips at the bottom level,
 // where most data lives), a bare key with Pebble's Get.
 func get(r pebbleReader, ts hlc.Timestamp, key []byte) (value []byte, found bool, err error) {
+	return getOwn(r, ts, nil, key)
+}
+
+// getOwn is get for a reader that sees its own intents (intents.go).
+func getOwn(r pebbleReader, ts hlc.Timestamp, own *ownIntents, key []byte) (value []byte, found bool, err error) {
 	if len(key) == 0 {
 		return nil, false, ErrEmptyKey
 	}
 	if isVersioned(key) {
-		pr := PointReader{r: r, ts: ts}
+		pr := PointReader{r: r, ts: ts, own: own}
 		defer pr.Close()
 		return pr.Get(key)
 	}

@@ -236,8 +236,8 @@ type ReadHold struct {
 	ts hlc.Timestamp
 }
 
-// HoldReads registers a hold at ts; a zero ts holds the clock's time now,
-// which is at or below any read timestamp taken after the call (take the
+// HoldReads registers a hold at ts; a zero ts holds the oldest read
+// timestamp ReadTimestamp can return from now on, which is at or below any read timestamp taken after the call (take the
 // hold first, then the read timestamp). A hold below a span's threshold is
 // allowed: the reads of that span are refused when they open (checkGC).
 func (e *Engine) HoldReads(ts hlc.Timestamp) (*ReadHold, error) {
@@ -245,7 +245,9 @@ func (e *Engine) HoldReads(ts hlc.Timestamp) (*ReadHold, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if ts.IsEmpty() {
-		now, err := e.clock.Now()
+		// Not the clock's now: a read timestamp may be below commits
+		// in flight (committracker.go).
+		now, err := e.commits.readFloor()
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +347,9 @@ func (e *Engine) raiseGCThreshold(span Span, ttl time.Duration) (hlc.Timestamp, 
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	cur := g.thresholdLocked(span)
-	now, err := e.clock.Now()
+	// Not the clock's now: a read that starts after this may read below
+	// it, just under commits in flight (committracker.go).
+	now, err := e.commits.readFloor()
 	if err != nil {
 		return hlc.Timestamp{}, err
 	}

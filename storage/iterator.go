@@ -36,6 +36,9 @@ import (
 type Iterator struct {
 	it *pebble.Iterator // nil once closed.
 	ts hlc.Timestamp    // read timestamp
+	// own shows the reader's transaction its own intents (intents.go);
+	// nil: none.
+	own *ownIntents
 	// err is a sticky error: Pebble forgets a value error on the next
 	// seek, but a scan that lost a row must not look successful.
 	err error
@@ -49,7 +52,10 @@ type Iterator struct {
 	dir        int
 	key, value []byte
 	kbuf, vbuf []byte
-	prefix     []byte // backwards: the prefix being collected
+	prefix     []byte // the prefix being compared (nextKey) or collected (backwards)
+	// olderRun > 0: a recent key had older versions, so nextKey skips
+	// straight to the next prefix for that many more keys (skip.go).
+	olderRun int
 
 	// span and last serve the invariant checks only (see invariants_on.go):
 	// span is a private copy of the bounds, last the key at the previous
@@ -135,23 +141,6 @@ func (i *Iterator) SeekLT(key []byte) bool {
 	return i.moved(i.settleBackward(i.it.SeekLT(bareKey(key))), -1, key)
 }
 
-// nextKey moves Pebble from the entry of the current key to the first entry
-// of the next key. Most keys have one version, so it steps with Next (a
-// NextPrefix costs more than a Next onto a new key) and falls back on
-// NextPrefix when it finds older versions of the current key.
-func (i *Iterator) nextKey() bool {
-	i.prefix = append(i.prefix[:0], i.key...)
-	if !i.it.Next() {
-		return false
-	}
-	k := i.it.Key()
-	n := enginekey.Split(k)
-	if n != len(i.prefix)+1 || !bytes.HasPrefix(k, i.prefix) {
-		return true
-	}
-	return i.it.NextPrefix()
-}
-
 // settleForward moves Pebble forward from its position (valid: it is on an
 // entry) to the first entry that is a visible key and makes it current.
 func (i *Iterator) settleForward(valid bool) bool {
@@ -172,7 +161,7 @@ func (i *Iterator) settleForward(valid bool) bool {
 				i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
 				return false
 			}
-			if i.ts.Less(ts) {
+			if i.ts.Less(ts) && !i.ownIntent(ts) {
 				valid = i.it.Next()
 				continue
 			}
@@ -230,7 +219,7 @@ func (i *Iterator) settleBackward(valid bool) bool {
 					i.err = fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
 					return false
 				}
-				visible = ts.LessEq(i.ts)
+				visible = ts.LessEq(i.ts) || i.ownIntent(ts)
 			}
 			if visible {
 				v, err := i.it.ValueAndErr()
@@ -268,6 +257,21 @@ func (i *Iterator) settleBackward(valid bool) bool {
 		return true
 	}
 	return false
+}
+
+// ownIntent reports whether the version Pebble is on, at ts (above the
+// read timestamp), is an intent of the reader's own transaction that it
+// sees (intents.go). The value is read only for intent timestamps.
+func (i *Iterator) ownIntent(ts hlc.Timestamp) bool {
+	if i.own == nil || !isIntentTimestamp(ts) {
+		return false
+	}
+	v, err := i.it.ValueAndErr()
+	if err != nil {
+		i.err = err
+		return false
+	}
+	return i.own.sees(ts, v)
 }
 
 // Valid reports whether the iterator is at a key.

@@ -30,6 +30,7 @@ import (
 type PointReader struct {
 	r    pebbleReader
 	ts   hlc.Timestamp // read timestamp of versioned keys
+	own  *ownIntents   // the reader's own intents (intents.go); nil: none
 	gc   *Engine       // checks ts against GC thresholds; nil: no check
 	hist bool          // also checks schema times (View.Historical)
 	// tableCheck vets the table ids read (View.CheckingTables); nil: none.
@@ -58,7 +59,7 @@ func (b *Batch) NewPointReader() (*PointReader, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: b.b, ts: b.ts, gc: b.e}, nil
+	return &PointReader{r: b.b, ts: b.ts, own: b.own, gc: b.e}, nil
 }
 
 // NewPointReader returns a PointReader over the snapshot.
@@ -129,18 +130,28 @@ func (p *PointReader) get(key []byte) (value []byte, found bool, err error) {
 		if enginekey.Split(k) != len(p.kbuf) || !bytes.HasPrefix(k, p.kbuf) {
 			break
 		}
+		intent := false
 		if len(k) > len(p.kbuf) {
 			_, ts, ok := enginekey.DecodeVersion(k)
 			if !ok {
 				return nil, false, fmt.Errorf("%w: engine key %x", ErrCorruptEncoding, k)
 			}
 			if p.ts.Less(ts) {
-				continue // newer than the read: the next version is older
+				if p.own == nil || !isIntentTimestamp(ts) {
+					continue // newer than the read: the next version is older
+				}
+				intent = true
 			}
 		}
 		v, err := p.it.ValueAndErr()
 		if err != nil {
 			return nil, false, err
+		}
+		if intent {
+			// Only the reader's own intents show.
+			if _, ts, _ := enginekey.DecodeVersion(k); !p.own.sees(ts, v) {
+				continue
+			}
 		}
 		val, deleted, err := decodeVersioned(k, v)
 		if err != nil || deleted {

@@ -184,11 +184,12 @@ func (e *Engine) CheckRefresh(span Span, from, to hlc.Timestamp) error {
 	for ok := it.First(); ok; {
 		uk, ts, versioned := enginekey.DecodeVersion(it.Key())
 		if versioned && ts.LessEq(to) && !committedVersion(it) {
-			// Not a committed value or tombstone: a provisional version
-			// (storage/mvcc's intent) whose fate decides what a read at
-			// to sees, whatever its timestamp. This engine writes none
-			// yet; when it does, its own transaction's must be told
-			// apart (mvcc.CheckRefresh does).
+			// Not a committed value or tombstone at or below to: an
+			// intent of storage/mvcc's own layout. This engine's intents
+			// (intents.go) are above every commit timestamp and never
+			// get here; a committing transaction's intents are resolved
+			// while its commit is in flight with unknown keys, which the
+			// refresh waits for.
 			return &RefreshConflictError{Key: bytes.Clone(uk), Timestamp: ts, From: from}
 		}
 		switch {

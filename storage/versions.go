@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2"
@@ -40,8 +38,11 @@ const (
 	tagTombstone byte = 0x02
 )
 
-// MaxTimestamp reads the latest committed version of every key.
-var MaxTimestamp = hlc.MaxTimestamp
+// MaxTimestamp reads the latest committed version of every key. It is one
+// wall nanosecond below the intents' timestamps (intents.go), so a read of
+// the newest state skips every intent like any version above its
+// timestamp; no clock comes near it.
+var MaxTimestamp = hlc.Timestamp{WallTime: math.MaxInt64 - 1, Logical: math.MaxInt32}
 
 // isVersioned reports whether the user key is stored as versions.
 func isVersioned(userKey []byte) bool { return len(userKey) > 0 && userKey[0] == TableDataPrefix }
@@ -75,99 +76,17 @@ func decodeVersioned(key, v []byte) (value []byte, deleted bool, err error) {
 			if len(v) == 1 {
 				return nil, true, nil
 			}
+		case tagIntent, tagIntentDel:
+			// Only a reader that sees its own intents gets here
+			// (ownIntents.sees decided before).
+			value, deleted, _, err := decodeIntentValue(v)
+			return value, deleted, err
 		default:
-			// An intent (storage/mvcc) is not written by this engine yet.
 			return nil, false, fmt.Errorf("%w: version of %s has value kind 0x%02x, which this engine does not read",
 				ErrCorruptEncoding, enginekey.FormatKeyFunc(key), v[0])
 		}
 	}
 	return nil, false, fmt.Errorf("%w: bad version value of %s", ErrCorruptEncoding, enginekey.FormatKeyFunc(key))
-}
-
-// commitTracker hands out commit timestamps and lets reads wait for the
-// commits in flight below their timestamp.
-//
-// A commit takes its timestamp before its batch lands in Pebble; a read
-// that took a later timestamp and opened its view in between would miss it,
-// and a later read at the same timestamp would see it. So a commit is
-// registered from taking its timestamp until its batch is visible, and
-// ReadTimestamp waits for the commits registered before it (which are
-// exactly those with smaller timestamps: both are taken under mu).
-type commitTracker struct {
-	clock *hlc.Clock
-	mu    sync.Mutex
-	cond  sync.Cond
-	next  uint64                   // id of the next registered commit
-	open  map[uint64]*inflightKeys // registered, not yet visible; the keys they write, if known (refresh.go)
-	// refreshers counts the transactions that may run a read refresh
-	// (refresh.go); while there are any, commits register their keys.
-	refreshers atomic.Int64
-}
-
-func newCommitTracker(clock *hlc.Clock) *commitTracker {
-	t := &commitTracker{clock: clock, open: map[uint64]*inflightKeys{}}
-	t.cond.L = &t.mu
-	return t
-}
-
-// begin takes a commit timestamp and registers the commit; call end(id)
-// once its batch is visible (or failed).
-func (t *commitTracker) begin() (hlc.Timestamp, uint64, error) { return t.beginWith(nil) }
-
-// beginWith is begin for a commit that says which keys it writes (nil:
-// unknown), for the read refreshes of the commits above it (refresh.go).
-func (t *commitTracker) beginWith(keys *inflightKeys) (hlc.Timestamp, uint64, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ts, err := t.clock.Now()
-	if err != nil {
-		return hlc.Timestamp{}, 0, err
-	}
-	id := t.next
-	t.next++
-	t.open[id] = keys
-	return ts, id, nil
-}
-
-func (t *commitTracker) end(id uint64) {
-	t.mu.Lock()
-	delete(t.open, id)
-	t.mu.Unlock()
-	t.cond.Broadcast()
-}
-
-// readTimestamp takes a read timestamp and waits until every commit with a
-// smaller timestamp is visible.
-func (t *commitTracker) readTimestamp() (hlc.Timestamp, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ts, err := t.clock.Now()
-	if err != nil {
-		return hlc.Timestamp{}, err
-	}
-	upTo := t.next
-	for t.anyBelow(upTo) {
-		t.cond.Wait()
-	}
-	return ts, nil
-}
-
-func (t *commitTracker) anyBelow(upTo uint64) bool {
-	for id := range t.open {
-		if id < upTo {
-			return true
-		}
-	}
-	return false
-}
-
-// ReadTimestamp returns a timestamp at which a statement can read every
-// shard and index it touches: every commit acknowledged before the call is
-// at or below it, and every commit at or below it is visible once it
-// returns (it waits for the commits in flight). Pass it to At or
-// Batch.SetReadTimestamp.
-func (e *Engine) ReadTimestamp() (hlc.Timestamp, error) {
-	return e.commits.readTimestamp()
 }
 
 // Clock returns the engine's hybrid logical clock: the server's one clock,

@@ -25,7 +25,15 @@ const copyMemoryLimit = 512 << 20
 //
 //	PIVOTDB_COPY_MEMORY_ROWS=5000000 PIVOTDB_BIN=$PWD/bin/pivotdb \
 //	    go test ./tests -run TestCopyMemory -v
+//
+// The subtest "block" runs the COPY inside BEGIN ... COMMIT, where it goes
+// through the transaction (issue 16's intents keep its batch small).
 func TestCopyMemory(t *testing.T) {
+	t.Run("alone", func(t *testing.T) { copyMemory(t, false) })
+	t.Run("block", func(t *testing.T) { copyMemory(t, true) })
+}
+
+func copyMemory(t *testing.T, inBlock bool) {
 	env := os.Getenv("PIVOTDB_COPY_MEMORY_ROWS")
 	if env == "" {
 		t.Skip("set PIVOTDB_COPY_MEMORY_ROWS (for example 5000000) to measure a large COPY's memory")
@@ -62,7 +70,13 @@ func TestCopyMemory(t *testing.T) {
 		}
 	}()
 	start := time.Now()
+	if inBlock {
+		mustExec(t, c, "BEGIN")
+	}
 	tag, err := c.PgConn().CopyFrom(ctx, &copyStream{n: rows}, "COPY bulk (k, v) FROM STDIN")
+	if inBlock && err == nil {
+		_, err = c.Exec(ctx, "COMMIT")
+	}
 	elapsed := time.Since(start)
 	close(stop)
 	maxRSS := <-sampled

@@ -27,7 +27,11 @@
 //     (itself included) report empty stores with the same list: it founds
 //     the cluster as node 1, the only voter; the others then join it.
 //
-// A later node joins by naming any member. A node whose data directory was
+// A later node joins by naming any member. A restarting member names
+// itself in its Status requests; a peer answers whether the metadata group
+// removed it (decommissioned, or replaced while dead: cluster/placement),
+// and such a node refuses to start, since its replica ids are spent.
+// Peer (ping.go) is the liveness ping cluster/placement sends every node. A node whose data directory was
 // wiped has no identity and joins again under a new id; the member it asks
 // removes the old id (same address) from the metadata group first. Nodes of
 // two clusters in one join list, founders with different lists, duplicate

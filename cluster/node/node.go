@@ -261,6 +261,13 @@ func (n *Node) restart(ctx context.Context) error {
 			return fmt.Errorf("node: the join list names %s, a node of cluster %s, but %s belongs to cluster %s",
 				st.addr, st.resp.ClusterID, n.cfg.DataDir, id.ClusterID)
 		}
+		if st.resp != nil && st.resp.Removed && st.resp.ClusterID == id.ClusterID {
+			// Its replica ids are spent (raft): restarting it would
+			// only wait for a group that ignores it.
+			return fmt.Errorf("node: node %d was removed from cluster %s (decommissioned, or its replicas were replaced after it was dead), as %s reports: "+
+				"the data in %s is no longer used; start the node with an empty data directory to rejoin as a new node",
+				id.NodeID, id.ClusterID, st.addr, n.cfg.DataDir)
+		}
 	}
 	if err := n.startMeta(ctx); err != nil {
 		return err
@@ -406,6 +413,12 @@ func (n *Node) peerStatuses(ctx context.Context) []peerStatus {
 			out = append(out, peerStatus{addr: a})
 		}
 	}
+	var self uint64
+	n.mu.Lock()
+	if n.id != nil {
+		self = n.id.NodeID
+	}
+	n.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range out {
 		wg.Add(1)
@@ -416,7 +429,7 @@ func (n *Node) peerStatuses(ctx context.Context) []peerStatus {
 				return
 			}
 			defer c.Close()
-			p.resp, _ = c.Status(ctx)
+			p.resp, _ = c.Status(ctx, self)
 		}(&out[i])
 	}
 	wg.Wait()

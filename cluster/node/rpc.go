@@ -24,8 +24,11 @@ func (jsonCodec) Name() string                       { return "json" }
 
 func init() { encoding.RegisterCodec(jsonCodec{}) }
 
-// StatusRequest asks a node what it is.
-type StatusRequest struct{}
+// StatusRequest asks a node what it is. A restarting member names itself
+// (NodeID) to learn whether the cluster removed it meanwhile.
+type StatusRequest struct {
+	NodeID uint64 `json:"node_id,omitempty"`
+}
 
 // StatusResponse: an empty node (no identity) gives its join list, so that
 // founders notice lists that differ; a member gives its cluster and id.
@@ -36,6 +39,9 @@ type StatusResponse struct {
 	NodeID    uint64   `json:"node_id,omitempty"`
 	// Ready: the node runs its metadata replica and takes joins.
 	Ready bool `json:"ready"`
+	// Removed: the request's NodeID was removed from the metadata group
+	// (decommissioned, or replaced after it was dead: cluster/placement).
+	Removed bool `json:"removed,omitempty"`
 }
 
 // JoinRequest asks a member to add the caller, an empty node, to the
@@ -132,8 +138,8 @@ func call[Resp any](ctx context.Context, p *peerClient, method string, req any, 
 	return out, nil
 }
 
-func (p *peerClient) Status(ctx context.Context) (*StatusResponse, error) {
-	return call[StatusResponse](ctx, p, "Status", &StatusRequest{}, statusTimeout)
+func (p *peerClient) Status(ctx context.Context, self uint64) (*StatusResponse, error) {
+	return call[StatusResponse](ctx, p, "Status", &StatusRequest{NodeID: self}, statusTimeout)
 }
 
 func (p *peerClient) Join(ctx context.Context, req *JoinRequest) (*JoinResponse, error) {

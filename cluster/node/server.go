@@ -15,14 +15,25 @@ type rpcServer Node
 
 func (s *rpcServer) node() *Node { return (*Node)(s) }
 
-func (s *rpcServer) Status(ctx context.Context, _ *StatusRequest) (*StatusResponse, error) {
+func (s *rpcServer) Status(ctx context.Context, req *StatusRequest) (*StatusResponse, error) {
 	n := s.node()
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.id == nil {
+		defer n.mu.Unlock()
 		return &StatusResponse{Empty: true, JoinList: n.cfg.Join}, nil
 	}
-	return &StatusResponse{ClusterID: n.id.ClusterID, NodeID: n.id.NodeID, Ready: n.ready}, nil
+	resp := &StatusResponse{ClusterID: n.id.ClusterID, NodeID: n.id.NodeID, Ready: n.ready}
+	n.mu.Unlock()
+	if req.NodeID != 0 && req.NodeID != resp.NodeID && resp.Ready {
+		// A restarting member asks whether it is still one. Unknown
+		// (no quorum in time) answers no: the caller then starts and
+		// waits as before.
+		rctx, cancel := context.WithTimeout(ctx, statusTimeout/2)
+		m, err := n.host.Membership(rctx, MetaGroup)
+		cancel()
+		resp.Removed = err == nil && m.Removed[raft.ReplicaID(req.NodeID)]
+	}
+	return resp, nil
 }
 
 // member returns the node's identity if it is a ready member of cluster

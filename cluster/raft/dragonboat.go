@@ -153,10 +153,13 @@ func (h *dragonboatHost) Read(ctx context.Context, g GroupID, query any) (any, e
 
 // retryableRead reports whether a read attempt failed only for time: it
 // timed out, or every try was dropped (no leader known yet) until the
-// attempt ended.
+// attempt ended. ErrInvalidDeadline is the same: a try that retryDropped
+// started with less than a Raft tick left of the attempt is refused with
+// it (seen as "invalid deadline" failing a serving node's start).
 func retryableRead(err error) bool {
 	return errors.Is(err, dragonboat.ErrTimeout) || errors.Is(err, dragonboat.ErrShardNotReady) ||
-		errors.Is(err, dragonboat.ErrSystemBusy) || errors.Is(err, dragonboat.ErrShardNotInitialized)
+		errors.Is(err, dragonboat.ErrSystemBusy) || errors.Is(err, dragonboat.ErrShardNotInitialized) ||
+		errors.Is(err, dragonboat.ErrInvalidDeadline)
 }
 
 // readAttemptTimeout bounds one ReadIndex attempt of Read.

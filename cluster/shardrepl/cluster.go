@@ -10,6 +10,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/cluster/kvsm"
 	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
 	"github.com/pivotdb/pivotdb/storage"
@@ -57,6 +58,9 @@ type ClusterConfig struct {
 	SQLAddr string
 	// Logf reports progress (nil: quiet).
 	Logf func(format string, args ...any)
+	// DeadNodeTimeout: a node not heard from for longer is dead and its
+	// replicas are replaced (cluster/placement; 0: its default).
+	DeadNodeTimeout time.Duration
 }
 
 // Cluster is a node's part: its membership, its engine and its replica of
@@ -70,6 +74,9 @@ type Cluster struct {
 	// address of the node that does.
 	Serving     bool
 	ServingAddr string
+	// Placement tracks the nodes' liveness and, on the serving node,
+	// replaces the replicas of dead and decommissioning nodes.
+	Placement *placement.Manager
 
 	cfg    ClusterConfig
 	id     uint64
@@ -100,6 +107,8 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID}
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
+	c.Placement = c.newPlacement()
+	c.Placement.Start(bg, &c.wg)
 	if err := c.start(ctx, bg); err != nil {
 		c.Close()
 		c.Engine.Close()
@@ -206,6 +215,7 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 		c.Serving = true
 		c.wg.Add(1)
 		go c.manage(bg)
+		c.Placement.Run(bg, &c.wg)
 		return nil
 	}
 	addr, ok, err := c.metaGet(ctx, idKey(keySQLAddr, 1))
@@ -309,6 +319,9 @@ func (c *Cluster) manageOnce(ctx context.Context) error {
 		_, nonVoter := m.NonVoters[r]
 		switch {
 		case m.Removed[r]:
+		case !c.Placement.Eligible(nd.ID):
+			// Decommissioning, decommissioned or dead: placement moves
+			// its replicas away rather than adding any.
 		case !voter && !nonVoter:
 			if err := h.AddNonVoter(ctx, FirstGroup, r, nd.RaftAddr); err != nil {
 				return fmt.Errorf("adding node %d: %w", nd.ID, err)
@@ -333,6 +346,28 @@ func (c *Cluster) manageOnce(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// newPlacement makes the placement manager over the metadata group and
+// FirstGroup (cluster/placement): a non-voter of the shard group may take
+// over a voter once it recorded that it caught up.
+func (c *Cluster) newPlacement() *placement.Manager {
+	return placement.New(placement.Config{
+		Node: c.Node,
+		Groups: []placement.Group{
+			{ID: node.MetaGroup, Name: "the metadata group"},
+			{ID: FirstGroup, Name: "the shard group", CaughtUp: func(ctx context.Context, id uint64) (bool, error) {
+				_, ok, err := c.metaGet(ctx, idKey(keyShardCaughtUp, id))
+				return ok, err
+			}},
+		},
+		DeadNodeTimeout: c.cfg.DeadNodeTimeout,
+		SQLAddr: func(ctx context.Context, id uint64) (string, error) {
+			addr, _, err := c.metaGet(ctx, idKey(keySQLAddr, id))
+			return addr, err
+		},
+		Logf: c.cfg.Logf,
+	})
 }
 
 // NewServing returns the Replicator of the serving node, with the group in

@@ -84,9 +84,12 @@
 //   - A commit whose proposal timed out fails with 08007 (transaction
 //     resolution unknown): it may still apply.
 //   - Node 1 of a cluster serves SQL; when it is down, nothing else does
-//     (no automatic takeover, no forwarding). Replicas are not replaced:
-//     a node whose data directory was wiped joins as a new node, but the
-//     group keeps the old replica id as a member until it is removed.
+//     (no automatic takeover, no forwarding). Replicas of dead and
+//     decommissioned nodes are replaced by cluster/placement (Cluster.
+//     Placement; its Run loop beside manage, whose additions and
+//     promotions skip nodes that are not Eligible); a node whose data
+//     directory was wiped joins as a new node, and its old replica id is
+//     removed once it has been dead for --dead-node-timeout.
 //   - One node serves SQL; reads on the others would not be
 //     linearizable (no ReadIndex per statement yet). A replica takes over by
 //     reopening its engine (its in-memory state — catalog, shard maps, GC

@@ -29,6 +29,7 @@ import (
 type clusterFlags struct {
 	listen, raftListen, join *string
 	startTimeout             *time.Duration
+	deadNodeTimeout          *time.Duration // placement.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -40,6 +41,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 			"comma-separated cluster addresses of the founding nodes (the same list on each) or of any live member: run as a cluster node"),
 		startTimeout: fs.Duration("cluster-start-timeout", 5*time.Minute,
 			"how long a cluster node waits for a quorum of the join list or a live member"),
+		deadNodeTimeout: addDeadNodeTimeoutFlag(fs),
 	}
 }
 
@@ -52,10 +54,16 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		if *c.listen != "" || *c.raftListen != "" {
 			return errors.New("--cluster-listen and --raft-listen need --join")
 		}
+		if deadNodeTimeoutSet(fs) {
+			return errors.New("--dead-node-timeout needs --join")
+		}
 		return nil
 	}
 	if *c.listen == "" || *c.raftListen == "" {
 		return errors.New("--join needs --cluster-listen and --raft-listen")
+	}
+	if err := c.checkDeadNodeTimeout(); err != nil {
+		return err
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
@@ -102,7 +110,8 @@ func startCluster(c clusterFlags, dataDir, sqlAddr string, st storage.Options, d
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
 		Node:      node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
-		Logf: func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
+		Logf:            func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
+		DeadNodeTimeout: *c.deadNodeTimeout,
 	})
 }
 
@@ -118,6 +127,7 @@ func openServing(cl *shardrepl.Cluster, opts sql.Options) (*sql.Engine, error) {
 		return nil, err
 	}
 	opts.DataDir, opts.Storage = "", cl.Engine
+	opts.Cluster = clusterAdmin{cl.Placement}
 	return sql.Open(opts)
 }
 

@@ -41,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "logictest":
 		return logictest.Main(args[1:], stdout, stderr)
+	case "node":
+		return nodeCommand(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -60,7 +62,10 @@ func usage(w io.Writer) {
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
-                [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]]
+                [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
+                 [--dead-node-timeout DURATION]]
+  pivotdb node decommission NODE_ID [--host HOST:PORT] [--user NAME]
+  pivotdb node status [--host HOST:PORT] [--user NAME]
   pivotdb logictest --addr HOST:PORT [-v] [--known-failures FILE] FILE...
 `)
 }

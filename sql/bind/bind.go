@@ -41,6 +41,9 @@ type Env struct {
 	// JobRows computes the rows of sys.jobs (JobColumns) when the
 	// statement runs.
 	JobRows func() ([][]types.Value, error)
+	// NodeRows computes the rows of sys.nodes (NodeColumns) when the
+	// statement runs.
+	NodeRows func() ([][]types.Value, error)
 	// PartitionRows computes the rows of sys.partitions; it is called when
 	// a statement that reads the view runs, not while it is bound.
 	PartitionRows func() ([][]types.Value, error)
@@ -206,6 +209,8 @@ func (a *binder) plan() (Statement, error) {
 		return a.planCursor(st.Cursor)
 	case st.Job != nil:
 		return &JobStatement{JobStmt: st.Job}, nil
+	case st.Cluster != nil:
+		return &ClusterStatement{ClusterStmt: st.Cluster}, nil
 	case st.Grant != nil:
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:

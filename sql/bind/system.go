@@ -112,6 +112,10 @@ func (a *binder) systemTable(tn *ast.TableName, alias string) (planner.Node, *sc
 		node := &planner.Generate{Name: "sys.jobs", Cols: JobColumns, Rows: a.env.JobRows}
 		return node, columnScope(JobColumns, tn.Name.O, alias), true, nil
 	}
+	if strings.EqualFold(tn.Schema.O, "sys") && strings.EqualFold(tn.Name.O, "nodes") {
+		node := &planner.Generate{Name: "sys.nodes", Cols: NodeColumns, Rows: a.env.NodeRows}
+		return node, columnScope(NodeColumns, tn.Name.O, alias), true, nil
+	}
 	if !isPartitionsView(tn) {
 		return nil, nil, false, nil
 	}

@@ -71,7 +71,7 @@ func checkParseDialect(t *testing.T, sql string, d Dialect) {
 		set := 0
 		for _, p := range []bool{st.AST != nil, st.Settings != nil, st.Set != nil, st.Show != nil, st.Reset != nil,
 			st.Txn != nil, st.Deallocate != nil, st.Discard != nil, st.Reshard != nil, st.DropIndex != nil, st.Reindex != nil,
-			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil, st.Truncate != nil, st.Lock != nil, st.Vacuum != nil, st.Sequence != nil, st.RoleSetting != nil, st.Cursor != nil, st.Job != nil, st.Copy != nil, st.Type != nil, st.Function != nil} {
+			st.Unsupported != nil, st.User != nil, st.Grant != nil, st.AlterOwner != nil, st.Truncate != nil, st.Lock != nil, st.Vacuum != nil, st.Sequence != nil, st.RoleSetting != nil, st.Cursor != nil, st.Job != nil, st.Copy != nil, st.Type != nil, st.Function != nil, st.Cluster != nil} {
 			if p {
 				set++
 			}

@@ -192,6 +192,9 @@ func buildStatement(s *stmtToks) (Statement, error) {
 			}
 			return s.parseCopy(stmt)
 		case "alter":
+			if stmt.Cluster, handled, err = s.parseCluster(); handled || err != nil {
+				break
+			}
 			if stmt.Sequence, handled, err = s.sequenceStatement(); handled || err != nil {
 				break
 			}

@@ -289,6 +289,8 @@ func formatStatement(b *strings.Builder, st Statement, brief bool) {
 		fmt.Fprintf(b, "discard %s\n", st.Discard.Target)
 	case st.Job != nil:
 		fmt.Fprintf(b, "job kind=%d id=%d\n", st.Job.Kind, st.Job.ID)
+	case st.Cluster != nil:
+		fmt.Fprintf(b, "cluster kind=%d node=%d\n", st.Cluster.Kind, st.Cluster.Node)
 	case st.DropIndex != nil:
 		fmt.Fprintf(b, "drop index %q if_exists=%v table=%q\n", st.DropIndex.Name, st.DropIndex.IfExists, st.DropIndex.Table)
 	case st.Reindex != nil:

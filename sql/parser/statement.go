@@ -108,6 +108,8 @@ type Statement struct {
 	Cursor *CursorStmt
 	// Job is SHOW JOBS / SHOW JOB, CANCEL, PAUSE or RESUME JOB.
 	Job *JobStmt
+	// Cluster is ALTER CLUSTER DECOMMISSION NODE n (cluster.go).
+	Cluster *ClusterStmt
 	// Copy is COPY; the query of COPY ... TO is in AST.
 	Copy *CopyStmt
 }

@@ -91,13 +91,18 @@ func NewLockTable(eng *storage.Engine) *LockTable {
 }
 
 func (lt *LockTable) latch(key []byte) *latchShard {
+	return &lt.latches[lt.latchIndex(key)]
+}
+
+// latchIndex is the index of key's latch shard.
+func (lt *LockTable) latchIndex(key []byte) int {
 	// FNV-1a: cheap and good enough to spread keys.
 	h := uint32(2166136261)
 	for i := 0; i < len(key); i++ {
 		h ^= uint32(key[i])
 		h *= 16777619
 	}
-	return &lt.latches[h%lockShards]
+	return int(h % lockShards)
 }
 
 // register makes a transaction a lock owner; call before it writes its
@@ -433,6 +438,9 @@ func (lt *LockTable) list() ([]LockInfo, error) {
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if out, err = lt.intentList(out); err != nil {
 		return nil, err
 	}
 	out = lt.memList(out)

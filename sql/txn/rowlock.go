@@ -156,13 +156,20 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 		// that gets the key reads the committed versions.
 		t.releaseMem(0)
 	} else {
-		if !inBatch {
+		switch {
+		case inBatch:
+		case t.batch.HasIntents():
+			// Not committed: the intents go, then the locks and the
+			// record, with the last removal batch.
+			err = t.batch.RollbackIntents(t.settleIntents)
+		default:
 			err = t.settleAlone()
 		}
 		// Deleted (or, if that failed, orphans, which hold nothing).
 		for _, h := range t.keys {
 			t.m.locks.uncount([]byte(h.key))
 		}
+		t.uncountIntentLocks()
 		t.m.locks.unregister(t.owner)
 	}
 	t.keys = nil

@@ -128,8 +128,13 @@ func (t *Txn) pendingRecord() (*mvcc.TxnRecord, error) {
 // outlives its process).
 func (lt *LockTable) clearDeadRecords() (int, error) {
 	var dead [][]byte
-	err := mvcc.ScanTxnRecords(lt.eng.LocalReader(), func(anchor []byte, id mvcc.TxnID, _ mvcc.TxnRecord) error {
+	err := mvcc.ScanTxnRecords(lt.eng.LocalReader(), func(anchor []byte, id mvcc.TxnID, rec mvcc.TxnRecord) error {
 		if lt.owner(id) == nil {
+			// Its intents first (intents.go): the record is what says
+			// where they are and whether they count.
+			if err := lt.recoverIntents(id, rec); err != nil {
+				return err
+			}
 			dead = append(dead, mvcc.TxnRecordKey(anchor, id))
 		}
 		return nil

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -65,6 +66,9 @@ type Txn struct {
 	meta  mvcc.TxnMeta
 	// recorded: the transaction's record is in the store (settle.go).
 	recorded bool
+	// intentLocks counts, per latch shard, the keys whose lock records
+	// were dropped for the intents that hold them (intents.go).
+	intentLocks *[lockShards]int
 	// onePhase: the locks are held in memory, not as records
 	// (memlocks.go, SetOnePhase).
 	onePhase bool
@@ -136,11 +140,11 @@ func (t *Txn) RollbackToSavepoint(name string) error {
 		return err
 	}
 	sp := t.savepoints[i]
-	nb, err := t.m.eng.NewBatchCopy(sp.batch)
+	// The intents flushed since the savepoint go too (intents.go).
+	nb, err := t.m.eng.RollbackTo(t.batch, sp.batch)
 	if err != nil {
 		return err
 	}
-	nb.SetReadTimestamp(t.batch.ReadTimestamp())
 	t.retired = append(t.retired, t.batch)
 	t.batch = nb
 	t.writes.Truncate(sp.writes)
@@ -345,7 +349,7 @@ func (t *Txn) PutRow(tableID uint64, key, value []byte, existed bool, oldLen int
 		return err
 	}
 	t.writes.RecordPut(tableID, key, len(value), existed, oldLen)
-	return nil
+	return t.maybeFlush()
 }
 
 // DeleteRow deletes a row of a table that the transaction saw with a
@@ -355,7 +359,7 @@ func (t *Txn) DeleteRow(tableID uint64, key []byte, oldLen int) error {
 		return err
 	}
 	t.writes.RecordDelete(tableID, key, true, oldLen)
-	return nil
+	return t.maybeFlush()
 }
 
 // Batch exposes the write batch for schema changes that add catalog records
@@ -387,10 +391,7 @@ func (t *Txn) Commit() error {
 			t.commitCheck()
 			// Written keys feed the shards' load samples (split by load).
 			t.m.shards.SampleWrites(&t.writes)
-			if err = t.releaseInBatch(); err == nil {
-				err = t.m.shards.Commit(t.batch, &t.writes)
-				inBatch = err == nil
-			}
+			inBatch, err = t.commitBatch()
 		}
 		t.m.gate.RUnlock()
 	}
@@ -398,6 +399,32 @@ func (t *Txn) Commit() error {
 		err = e
 	}
 	return err
+}
+
+// commitBatch commits the batch with the shards' statistics; settled
+// reports whether the commit also settled the transaction's locks and
+// record (in its batch, or with its intents' resolution), as it does
+// whenever it succeeds. A commit whose intents could not all be resolved
+// is settled too, in the sense that nothing may delete its record
+// (Recover finishes it): it fails with 08007.
+func (t *Txn) commitBatch() (settled bool, err error) {
+	if t.batch.HasIntents() {
+		// The lock records and the record go once the intents are
+		// resolved (settleIntents), not with the commit batch: a lock
+		// given back earlier would let a writer read the key before its
+		// version is in place.
+		err = t.m.shards.Commit(t.batch, &t.writes)
+		var re *storage.IntentResolveError
+		if errors.As(err, &re) {
+			return true, errIntentResolve(err)
+		}
+		return err == nil, err
+	}
+	if err := t.releaseInBatch(); err != nil {
+		return false, err
+	}
+	err = t.m.shards.Commit(t.batch, &t.writes)
+	return err == nil, err
 }
 
 // CheckSchema runs the check Commit runs on the schema versions the
@@ -482,10 +509,7 @@ func (t *Txn) CommitWith(write func() error) error {
 	if err == nil && !t.batch.Empty() {
 		t.commitCheck()
 		t.m.shards.SampleWrites(&t.writes)
-		if err = t.releaseInBatch(); err == nil {
-			err = t.m.shards.Commit(t.batch, &t.writes)
-			inBatch = err == nil
-		}
+		inBatch, err = t.commitBatch()
 	}
 	t.m.gate.RUnlock()
 	if e := t.finish(inBatch); err == nil {

@@ -229,6 +229,22 @@
 //     and a block that begins inside its protocol cycle turns its holds
 //     into records with PutLock. BenchmarkTxnUpdateRow: 8.5k cpu-ns/op
 //     one-phase against 24-26k with a record, one sitting.
+//  11. Writes as intents (item 9, step 2; storage/intents.go,
+//     sql/txn/intents.go): a block's writes past 4 MB are intents in this
+//     package's value layout (strength Update, epoch 0, no history), but at
+//     one fixed wall time (MaxInt64) with the transaction's sequence number
+//     as logical part instead of at a provisional write timestamp: every
+//     read skips them without a rule, GC keeps them, and several sequence
+//     numbers of one key coexist, so ROLLBACK TO SAVEPOINT deletes the ones
+//     at or above the savepoint's number instead of keeping a history. Own
+//     reads show the newest own intent below the reader's number. The
+//     flush drops the lock records of the keys it wrote (AcquireLock and
+//     CheckLock stop at another's intent); the record lists the intents'
+//     spans; the commit writes it COMMITTED synced, resolves in chunks
+//     while in flight, then deletes locks and record; Recover resolves or
+//     removes by record status. The engine resolves with its own
+//     storage.Engine.ResolveIntents, not ResolveIntent/ResolveSpan here,
+//     which expect one intent per key at a write timestamp.
 //
 // SERIALIZABLE's read refresh runs on the engine's committed versions
 // (storage/refresh.go: storage cannot import this package); once the
@@ -236,17 +252,15 @@
 // below the commit timestamp as conflicts and skip its own, as CheckRefresh
 // here does.
 //
-// Left of item 9: writes as intents (WriteIntent at each statement's
-// flush, replacing the batch; resolveShard then calls ResolveIntent on the
-// shard's intents and the record turns COMMITTED before the shards'
-// parts when they are not all local), the storage readers meeting intents (own-txn
-// visibility; another's intent → its record: COMMITTED resolve, ABORTED or
-// missing clean up, PENDING wait), startup recovery by record status
-// instead of "every record is an orphan", refresh.go treating intents at
-// or below the commit timestamp as conflicts, and savepoints by
-// RollbackSpanToSeq instead of batch copies. The lock records' Stats
-// deltas are not added to the shards' counters yet. Span locks of bulk
-// loads (Txn.LockSpan) stay in memory.
+// Left of item 9: writes below 4 MB are still buffered in the batch (the
+// cheaper commit); a statement's writes are always buffered until its
+// batch passes the threshold, so one-phase (autocommit) transactions never
+// write intents; another transaction's intent met by a reader is skipped
+// (it is above every read timestamp), never resolved by the reader: on one
+// node its owner resolves it or recovery does. Intents are found through
+// per-table spans (first to last key written), which a resolution scans
+// whole. The lock records' Stats deltas are not added to the shards'
+// counters yet. Span locks of bulk loads (Txn.LockSpan) stay in memory.
 //
 // Known gaps of this layer, for the steps above: ResolveSpan visits every
 // key of a ranged span (CockroachDB also keeps each intent in the lock

@@ -16,6 +16,8 @@
 //
 //	go run ./tests/bench --bin bin/pivotdb [--duration 2s] [--reps 3] [--clients 1,4,16] [--out FILE]
 //	go run ./tests/bench --bin bin/pivotdb --profile "point SELECT@16"   # CPU profile of PivotDB
+//	go run ./tests/bench --bin bin/pivotdb --profile "correlated EXISTS, 10k x 10k rows@1" --profile-after-workloads
+//	                                      # the same, after the workloads the full bench runs before it
 //	go run ./tests/bench --bin bin/pivotdb --copy-only --rows 1000        # only the COPY row
 //	go run ./tests/bench --bin bin/pivotdb --only "correlated EXISTS" --clients 1   # only that workload's rows
 //	make bench BENCH_FLAGS='--only "correlated EXISTS" --clients 1'

@@ -30,7 +30,10 @@ func main() {
 		"without the bulk, COPY and raw Pebble rows")
 	withPgbench := flag.Bool("pgbench", true, "also run each workload through pgbench -M prepared")
 	out := flag.String("out", "", "also write the results as Markdown to this file (e.g. docs/benchmarks.md)")
-	profile := flag.String("profile", "", "WORKLOAD@CLIENTS: take a 10 s CPU profile of PivotDB running it (pgx) and write it to pivotdb.cpu.pprof")
+	profile := flag.String("profile", "", "WORKLOAD@CLIENTS: take a 10 s CPU profile of PivotDB running it (pgx) and write it to pivotdb.cpu.pprof "+
+		"(right after the load; see --profile-after-workloads)")
+	profileAfter := flag.Bool("profile-after-workloads", false, "with --profile: first run, against PivotDB only, every workload that comes before the profiled one "+
+		"as the full bench runs them (each client count, --reps times, pgx and pgbench), so that the profile sees the data they leave behind")
 	flag.Parse()
 
 	clients, err := parseClients(*clientsFlag)
@@ -72,6 +75,11 @@ func main() {
 	progress("loaded %d rows into kv and hkv on both servers", *rows)
 
 	if *profile != "" {
+		if *profileAfter {
+			if err := runWorkloadsBefore(ctx, pivot, *profile, clients, *reps, *rows, *duration, *withPgbench); err != nil {
+				fatalf("%v", err)
+			}
+		}
 		if err := runProfile(ctx, pivot, debugAddr, *profile, *rows); err != nil {
 			fatalf("%v", err)
 		}
@@ -226,7 +234,10 @@ func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, ro
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := runPgx(ctx, pivot, *w, c, rows, 12*time.Second, 1)
+		m, err := runPgx(ctx, pivot, *w, c, rows, 12*time.Second, 1)
+		if err == nil {
+			progress("%s at %d clients while profiled: %.0f ops/s", w.name, c, m.ops)
+		}
 		done <- err
 	}()
 	time.Sleep(time.Second)
@@ -251,6 +262,37 @@ func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, ro
 	}
 	progress("wrote pivotdb.cpu.pprof (go tool pprof -top %s pivotdb.cpu.pprof)", "bin/pivotdb")
 	return nil
+}
+
+// runWorkloadsBefore runs, on one server, the workloads that the full bench
+// runs before the one spec names, as often and as long as the bench does:
+// what they write (the UPSERT and mixed rows leave versions of kv's rows
+// behind) changes what the later rows read.
+func runWorkloadsBefore(ctx context.Context, in *instance, spec string, clients []int, reps, rows int, duration time.Duration, withPgbench bool) error {
+	name, _, _ := strings.Cut(spec, "@")
+	for _, w := range workloads {
+		if strings.EqualFold(w.name, name) {
+			return nil
+		}
+		for _, c := range clients {
+			for rep := 0; rep < reps; rep++ {
+				if _, err := runPgx(ctx, in, w, c, rows, duration, uint64(rep*1000+c)); err != nil {
+					return err
+				}
+			}
+		}
+		if withPgbench {
+			for _, c := range clients {
+				for rep := 0; rep < reps; rep++ {
+					if _, err := runPgbench(in, w.pgbench(in.dialect), c, rows, duration); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		progress("ran %s on %s before the profile", w.name, in.name)
+	}
+	return fmt.Errorf("--profile: no workload %q", name)
 }
 
 func parseClients(s string) ([]int, error) {

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pivotdb/pivotdb/cluster/placement"
+	"github.com/pivotdb/pivotdb/jobs"
+	"github.com/pivotdb/pivotdb/server"
+	"github.com/pivotdb/pivotdb/sql"
+)
+
+// Placement on a cluster (issue 18, cluster/placement): serve's
+// --dead-node-timeout, the adapter that gives SQL the placement manager
+// (sys.nodes, ALTER CLUSTER DECOMMISSION NODE), and `pivotdb node`.
+
+// minDeadNodeTimeout: nodes are pinged every half second, so a shorter
+// timeout would call a node dead after a missed ping or two.
+const minDeadNodeTimeout = time.Second
+
+func addDeadNodeTimeoutFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("dead-node-timeout", placement.DefaultDeadNodeTimeout,
+		"a node not heard from for this long is dead: its replicas are replaced from the survivors on other live nodes; with --join")
+}
+
+func deadNodeTimeoutSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "dead-node-timeout" })
+	return set
+}
+
+func (c clusterFlags) checkDeadNodeTimeout() error {
+	if *c.deadNodeTimeout < minDeadNodeTimeout {
+		return fmt.Errorf("--dead-node-timeout %s: must be at least %s", *c.deadNodeTimeout, minDeadNodeTimeout)
+	}
+	return nil
+}
+
+// clusterAdmin is sql.ClusterAdmin over the placement manager.
+type clusterAdmin struct{ m *placement.Manager }
+
+func (a clusterAdmin) AttachJobs(r *jobs.Registry) { a.m.AttachJobs(r) }
+
+func (a clusterAdmin) Nodes(ctx context.Context) ([]sql.ClusterNode, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	nodes, err := a.m.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sql.ClusterNode, len(nodes))
+	for i, n := range nodes {
+		out[i] = sql.ClusterNode{ID: n.ID, Address: n.Addr, SQLAddress: n.SQLAddr, Live: n.Live, Membership: n.Membership,
+			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders}
+	}
+	return out, nil
+}
+
+func (a clusterAdmin) Decommission(ctx context.Context, id uint64, progress func(done, total int64)) error {
+	return a.m.Decommission(ctx, id, progress)
+}
+
+// nodeCommand runs `pivotdb node decommission N` and `pivotdb node
+// status` against the SQL address of the node that serves SQL.
+func nodeCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "decommission" && args[0] != "status") {
+		fmt.Fprintln(stderr, "pivotdb node: want decommission NODE_ID or status")
+		usage(stderr)
+		return 2
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("node "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	host := fs.String("host", server.DefaultListen, "SQL address (HOST:PORT) of the node that serves SQL")
+	user := fs.String("user", "pivotdb", "user to connect as (a superuser; the password comes from PGPASSWORD)")
+	// The node id may come before or after the flags.
+	var rest []string
+	for len(args) > 1 {
+		if err := fs.Parse(args[1:]); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = append([]string{sub}, fs.Args()[1:]...)
+	}
+	var id int64
+	switch {
+	case sub == "status" && len(rest) > 0:
+		fmt.Fprintf(stderr, "pivotdb node status: unexpected argument %q\n", rest[0])
+		return 2
+	case sub == "decommission" && len(rest) != 1:
+		fmt.Fprintln(stderr, "pivotdb node decommission: want one NODE_ID")
+		return 2
+	case sub == "decommission":
+		var err error
+		if id, err = strconv.ParseInt(rest[0], 10, 64); err != nil || id <= 0 {
+			fmt.Fprintf(stderr, "pivotdb node decommission: %q is not a node id (a positive integer)\n", rest[0])
+			return 2
+		}
+	}
+	if _, _, err := net.SplitHostPort(*host); err != nil {
+		fmt.Fprintf(stderr, "pivotdb node %s: --host %q: %v\n", sub, *host, err)
+		return 2
+	}
+	u := url.URL{Scheme: "postgres", User: url.User(*user), Host: *host, Path: "/pivotdb", RawQuery: "sslmode=prefer"}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return nodeError(stderr, sub, err)
+	}
+	defer conn.Close(ctx)
+	if sub == "status" {
+		if err := printNodes(ctx, conn, stdout); err != nil {
+			return nodeError(stderr, sub, err)
+		}
+		return 0
+	}
+	// The statement runs on one connection; a second one reports the
+	// node's replicas left every second.
+	watch, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return nodeError(stderr, sub, err)
+	}
+	defer watch.Close(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Exec(ctx, fmt.Sprintf("ALTER CLUSTER DECOMMISSION NODE %d", id))
+		done <- err
+	}()
+	last := ""
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return nodeError(stderr, sub, err)
+			}
+			fmt.Fprintf(stdout, "node %d is decommissioned: it holds no replica and can be stopped\n", id)
+			return 0
+		case <-tick.C:
+			var membership string
+			var replicas int64
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := watch.QueryRow(qctx, "SELECT membership, replicas FROM sys.nodes WHERE node_id = $1", id).Scan(&membership, &replicas)
+			cancel()
+			if err != nil {
+				continue // the statement's own answer says what went wrong
+			}
+			if line := fmt.Sprintf("node %d: %s, %d replicas left", id, membership, replicas); line != last {
+				fmt.Fprintln(stdout, line)
+				last = line
+			}
+		}
+	}
+}
+
+func printNodes(ctx context.Context, conn *pgx.Conn, w io.Writer) error {
+	rows, err := conn.Query(ctx, `SELECT node_id, coalesce(address, ''), coalesce(sql_address, ''), is_live, membership,
+		replicas, voters, leaders FROM sys.nodes ORDER BY node_id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Fprintf(w, "%-7s %-21s %-21s %-7s %-15s %8s %6s %7s\n", "node_id", "address", "sql_address", "is_live", "membership",
+		"replicas", "voters", "leaders")
+	for rows.Next() {
+		var id, replicas, voters, leaders int64
+		var addr, sqlAddr, membership string
+		var live bool
+		if err := rows.Scan(&id, &addr, &sqlAddr, &live, &membership, &replicas, &voters, &leaders); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%-7d %-21s %-21s %-7t %-15s %8d %6d %7d\n", id, addr, sqlAddr, live, membership, replicas, voters, leaders)
+	}
+	return rows.Err()
+}
+
+func nodeError(stderr io.Writer, sub string, err error) int {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		fmt.Fprintf(stderr, "pivotdb node %s: ERROR: %s (SQLSTATE %s)\n", sub, pgErr.Message, pgErr.Code)
+		if pgErr.Hint != "" {
+			fmt.Fprintf(stderr, "HINT: %s\n", pgErr.Hint)
+		}
+	} else {
+		fmt.Fprintf(stderr, "pivotdb node %s: %v\n", sub, err)
+	}
+	return 1
+}

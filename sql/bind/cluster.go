@@ -1,0 +1,30 @@
+package bind
+
+import (
+	"github.com/pivotdb/pivotdb/planner"
+	"github.com/pivotdb/pivotdb/sql/parser"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// ClusterStatement is ALTER CLUSTER DECOMMISSION NODE n.
+type ClusterStatement struct{ *parser.ClusterStmt }
+
+func (*ClusterStatement) Columns() []planner.Column { return nil }
+
+// NodeColumns are the columns of sys.nodes, one row per node of the
+// cluster (cluster/placement): CockroachDB's crdb_internal.gossip_nodes
+// and kv_node_status in brief. membership is active, decommissioning or
+// decommissioned; replicas counts the node's replicas of the Raft groups
+// (voters and non-voters), voters the voting ones, leaders the groups it
+// leads as the answering node knows.
+var NodeColumns = []planner.Column{
+	{Name: "node_id", Type: types.TypeInt64},
+	{Name: "address", Type: types.TypeUtf8},
+	{Name: "sql_address", Type: types.TypeUtf8},
+	{Name: "is_live", Type: types.TypeBool},
+	{Name: "is_decommissioned", Type: types.TypeBool},
+	{Name: "membership", Type: types.TypeUtf8},
+	{Name: "replicas", Type: types.TypeInt64},
+	{Name: "voters", Type: types.TypeInt64},
+	{Name: "leaders", Type: types.TypeInt64},
+}

@@ -1,0 +1,102 @@
+package sql
+
+import (
+	"context"
+
+	"github.com/pivotdb/pivotdb/jobs"
+	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
+// ClusterAdmin is what SQL sees of the cluster a node belongs to
+// (Options.Cluster; cmd/pivotdb adapts cluster/placement's Manager): the
+// rows of sys.nodes and decommissioning. The sql package does not import
+// the cluster packages.
+type ClusterAdmin interface {
+	// AttachJobs gives the cluster the engine's job registry: replica
+	// moves are rows of sys.jobs.
+	AttachJobs(r *jobs.Registry)
+	// Nodes returns the rows of sys.nodes.
+	Nodes(ctx context.Context) ([]ClusterNode, error)
+	// Decommission drains node id and marks it decommissioned, reporting
+	// the replicas moved (done of total) as it goes; its errors carry
+	// SQLSTATEs.
+	Decommission(ctx context.Context, id uint64, progress func(done, total int64)) error
+}
+
+// ClusterNode is one row of sys.nodes (bind.NodeColumns).
+type ClusterNode struct {
+	ID                        uint64
+	Address, SQLAddress       string
+	Live                      bool
+	Membership                string // active, decommissioning, decommissioned
+	Replicas, Voters, Leaders int
+}
+
+// KindDecommission is the job_type of ALTER CLUSTER DECOMMISSION NODE.
+const KindDecommission = "DECOMMISSION"
+
+// Jobs returns the engine's job registry.
+func (e *Engine) Jobs() *jobs.Registry { return e.jobs }
+
+// nodeRows are the rows of sys.nodes. A server without --join is a
+// cluster of one node with no Raft groups: one row, without addresses.
+func (s *Session) nodeRows() ([][]types.Value, error) {
+	c := s.e.opts.Cluster
+	if c == nil {
+		return [][]types.Value{{types.NewInt64(1), types.NullValue, types.NullValue, types.NewBool(true),
+			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0)}}, nil
+	}
+	nodes, err := c.Nodes(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	text := func(s string) types.Value {
+		if s == "" {
+			return types.NullValue
+		}
+		return types.NewUtf8(s)
+	}
+	out := make([][]types.Value, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, []types.Value{types.NewInt64(int64(n.ID)), text(n.Address), text(n.SQLAddress),
+			types.NewBool(n.Live), types.NewBool(n.Membership == "decommissioned"), types.NewUtf8(n.Membership),
+			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders))})
+	}
+	return out, nil
+}
+
+// runCluster runs ALTER CLUSTER DECOMMISSION NODE n: a superuser's
+// statement, outside transaction blocks (it moves replicas, which no
+// rollback could undo), run as a job whose progress counts the node's
+// replicas moved away. It returns once the node is decommissioned.
+func (s *Session) runCluster(ctx context.Context, st *bind.ClusterStatement) (Result, error) {
+	if !s.access(s.catalogSnap()).Superuser() {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "must be superuser to decommission a node")
+	}
+	if s.inTxnBlock() {
+		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "ALTER CLUSTER DECOMMISSION NODE cannot run inside a transaction block")
+	}
+	if st.Node <= 0 {
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "node %d does not exist", st.Node)
+	}
+	c := s.e.opts.Cluster
+	if c == nil {
+		if st.Node == 1 {
+			return nil, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState,
+				"cannot decommission node 1: it is the only node, and its replicas would have nowhere to go")
+		}
+		return nil, sqlerr.New(sqlerr.UndefinedObject, "node %d does not exist", st.Node)
+	}
+	err := s.runJob(ctx, KindDecommission, false, func(ctx context.Context) error {
+		w := jobWorkFrom(ctx)
+		return c.Decommission(ctx, uint64(st.Node), func(done, total int64) {
+			w.job.Progress(done, total)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tagResult{tag: "ALTER CLUSTER"}, nil
+}

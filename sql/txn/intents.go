@@ -1,0 +1,232 @@
+package txn
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
+)
+
+// Writes as intents (issue 16 item 9, step 2; storage/intents.go).
+//
+// A transaction block buffers its writes in its batch while they are
+// small: a commit of one batch is the cheapest there is. Once the batch
+// passes IntentFlushBytes, the transaction moves its row writes into the
+// store as intents (storage.Batch.FlushIntents), between two writes, and
+// goes on with an empty batch; its reads see its intents, nobody else's
+// do. So a block's memory for its writes stays about IntentFlushBytes
+// whatever it writes (COPY of millions of rows inside BEGIN ... COMMIT).
+//
+// The transaction record (settle.go) lists the spans that hold the
+// intents, rewritten with each flush in the flush's batch. The commit
+// (storage's commitIntents) writes the record COMMITTED with the commit
+// timestamp under the commit's one fsync, then resolves the intents into
+// versions at that timestamp, and the lock records and the record go with
+// the last resolution batch; reads at or above the commit timestamp wait
+// meanwhile. A rollback removes the intents, then settles; ROLLBACK TO
+// SAVEPOINT removes those flushed after the savepoint
+// (storage.Engine.RollbackTo). After kill -9, Manager.Recover resolves the
+// intents of a COMMITTED record and removes those of a PENDING one.
+//
+// Only transactions that hold lock records flush (every write locks its
+// key first, so a writing block does): their record exists and their id
+// is known to the lock table, so that another transaction meeting one of
+// their intents waits for them. One-phase transactions never flush (they
+// commit in one batch by definition), nor does a replicated engine's
+// transaction (intents would not be replicated).
+
+// IntentFlushBytes is the size of a block's batch past which its writes
+// move to the store as intents. A variable for tests, which set it low to
+// run every transaction through intents.
+var IntentFlushBytes = 4 << 20
+
+// PIVOTDB_INTENT_FLUSH_BYTES sets IntentFlushBytes, for tests that run a
+// whole server or corpus with every block's writes as intents (0: flush
+// after every write).
+func init() {
+	if v, ok := os.LookupEnv("PIVOTDB_INTENT_FLUSH_BYTES"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			panic(fmt.Sprintf("PIVOTDB_INTENT_FLUSH_BYTES=%q: want a byte count", v))
+		}
+		IntentFlushBytes = n
+	}
+}
+
+// maybeFlush moves the batch's writes to intents when it is big enough.
+func (t *Txn) maybeFlush() error {
+	if t.batch.Len() < IntentFlushBytes {
+		return nil
+	}
+	return t.FlushIntents()
+}
+
+// FlushIntents moves the transaction's buffered row writes into the store
+// as intents, if it can (see above); otherwise it does nothing.
+func (t *Txn) FlushIntents() error {
+	if t.onePhase || t.owner == nil || !t.recorded || t.done || !t.batch.CanFlushIntents() {
+		return nil
+	}
+	if !t.batch.HasIntents() {
+		t.batch.SetIntentCommit(storage.IntentCommit{
+			Flush:     t.putPendingRecord,
+			Committed: t.putCommittedRecord,
+			Last:      t.settleIntents,
+		})
+	}
+	return t.batch.FlushIntents(storage.IntentOwner{ID: t.meta.ID, Anchor: t.meta.Anchor}, t.putPendingRecord)
+}
+
+// HasIntents reports whether the transaction moved writes to intents.
+func (t *Txn) HasIntents() bool { return t.batch.HasIntents() }
+
+// putPendingRecord rewrites the transaction's record PENDING with the
+// spans of its intents, and lets the intents just flushed be the locks of
+// their keys (dropIntentLocks).
+func (t *Txn) putPendingRecord(w *storage.LocalBatch, spans []storage.Span, flushed [][]byte) error {
+	rec, err := t.pendingRecord()
+	if err != nil {
+		return err
+	}
+	rec.LockSpans = spans
+	if err := mvcc.PutTxnRecord(w, t.meta.Anchor, t.meta.ID, rec); err != nil {
+		return err
+	}
+	return t.dropIntentLocks(w, flushed)
+}
+
+// dropIntentLocks deletes, into w (the flush's batch), the lock records of
+// the keys that now hold the transaction's intents, and forgets them in
+// memory: an intent is an exclusive lock of its key (mvcc.AcquireLock and
+// CheckLock stop at another transaction's intent, and the lock table
+// waits for its owner as for a record's). So a block's memory for its
+// locks does not grow with the rows it writes either.
+//
+// The latch shards keep counting them (intentLocks), so that one-phase
+// lockers of those shards keep looking at the store (memlocks.go) until
+// the transaction ends. With a savepoint open nothing is dropped: ROLLBACK
+// TO SAVEPOINT gives back locks by their position in keys.
+func (t *Txn) dropIntentLocks(w *storage.LocalBatch, flushed [][]byte) error {
+	if len(t.savepoints) > 0 || len(flushed) == 0 || len(t.keys) == 0 {
+		return nil
+	}
+	set := make(map[string]struct{}, len(flushed))
+	for _, k := range flushed {
+		set[string(k)] = struct{}{}
+	}
+	kept := t.keys[:0]
+	for _, h := range t.keys {
+		if _, ok := set[h.key]; !ok {
+			kept = append(kept, h)
+			continue
+		}
+		if err := w.SingleDelete(mvcc.LockKey([]byte(h.key), h.strength, t.meta.ID)); err != nil {
+			return err
+		}
+		delete(t.held, h.key)
+		if t.intentLocks == nil {
+			t.intentLocks = new([lockShards]int)
+		}
+		t.intentLocks[t.m.locks.latchIndex([]byte(h.key))]++
+	}
+	clear(t.keys[len(kept):])
+	t.keys = kept
+	if cap(t.keys) > 4*len(t.keys)+64 {
+		t.keys = append([]heldKey(nil), t.keys...) // give the memory back
+	}
+	return nil
+}
+
+// uncountIntentLocks ends the latch shards' count of the transaction's
+// intents (dropIntentLocks), once they are resolved or removed.
+func (t *Txn) uncountIntentLocks() {
+	if t.intentLocks == nil {
+		return
+	}
+	for i, n := range t.intentLocks {
+		if n == 0 {
+			continue
+		}
+		sh := &t.m.locks.latches[i]
+		sh.Lock()
+		sh.records -= n
+		sh.Unlock()
+		t.intentLocks[i] = 0
+	}
+}
+
+// putCommittedRecord writes the record COMMITTED at ts: the commit point.
+func (t *Txn) putCommittedRecord(w *storage.LocalBatch, ts hlc.Timestamp, spans []storage.Span) error {
+	return mvcc.PutTxnRecord(w, t.meta.Anchor, t.meta.ID, &mvcc.TxnRecord{
+		Status: mvcc.Committed, WriteTimestamp: ts, Heartbeat: ts, LockSpans: spans,
+	})
+}
+
+// settleIntents deletes the lock records and the record into w (the last
+// resolution or removal batch). The record was written more than once, so
+// it goes with a Delete; each lock record was Set once.
+func (t *Txn) settleIntents(w *storage.LocalBatch) error {
+	recKey := string(mvcc.TxnRecordKey(t.meta.Anchor, t.meta.ID))
+	return t.settle(func(k []byte) error {
+		if string(k) == recKey {
+			return w.Delete(k, nil)
+		}
+		return w.SingleDelete(k)
+	})
+}
+
+// errIntentResolve is the error of a commit whose record is COMMITTED but
+// whose intents could not all be resolved: PostgreSQL's "transaction
+// resolution unknown" (the restart's recovery finishes it).
+func errIntentResolve(err error) error {
+	return &sqlerr.Error{Code: "08007", Message: "transaction resolution unknown: " + err.Error(),
+		Hint: "The transaction is committed; its writes show once the server restarts."}
+}
+
+// recoverIntents finishes (COMMITTED) or undoes (PENDING, ABORTED) the
+// intents of a transaction that did not end before its process did.
+func (lt *LockTable) recoverIntents(id mvcc.TxnID, rec mvcc.TxnRecord) error {
+	if len(rec.LockSpans) == 0 {
+		return nil
+	}
+	_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, nil)
+	return err
+}
+
+// intentList adds to pg_locks' rows the keys that live transactions hold
+// by their intents (dropIntentLocks gave up their lock records), FOR
+// UPDATE, found through their records' spans. A key a transaction also
+// holds by a record is listed once, at the stronger.
+func (lt *LockTable) intentList(out []LockInfo) ([]LockInfo, error) {
+	type held struct {
+		key string
+		txn uint64
+	}
+	var seen map[held]int
+	err := mvcc.ScanTxnRecords(lt.eng.LocalReader(), func(_ []byte, id mvcc.TxnID, rec mvcc.TxnRecord) error {
+		o := lt.owner(id)
+		if o == nil || len(rec.LockSpans) == 0 {
+			return nil
+		}
+		if seen == nil {
+			seen = make(map[held]int, len(out))
+			for i, l := range out {
+				seen[held{l.Key, l.Txn}] = i
+			}
+		}
+		return lt.eng.Intents(id, rec.LockSpans, func(k []byte) error {
+			if i, ok := seen[held{string(k), o.local}]; ok {
+				out[i].Strength = mvcc.Update
+				return nil
+			}
+			seen[held{string(k), o.local}] = len(out)
+			out = append(out, LockInfo{Key: string(k), Txn: o.local, PID: o.pid, Granted: true, Strength: mvcc.Update})
+			return nil
+		})
+	})
+	return out, err
+}
