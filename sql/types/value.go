@@ -187,6 +187,23 @@ func Compare(a, b Value) int {
 	return cmp.Compare(a.fam, b.fam)
 }
 
+// compareDecimals orders numeric values as PostgreSQL and the key
+// encoding (storage/decimal.go) do: NaN equals NaN and sorts after every
+// other value, +Infinity included.
+func compareDecimals(a, b *apd.Decimal) int {
+	an := a.Form == apd.NaN || a.Form == apd.NaNSignaling
+	bn := b.Form == apd.NaN || b.Form == apd.NaNSignaling
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return a.Cmp(b)
+}
+
 // micros returns a time value as microseconds since the epoch.
 func (v Value) micros() int64 {
 	switch v.fam {
@@ -212,7 +229,7 @@ func compareSame(a, b Value) int {
 	case a.fam.IsFloat():
 		return compareFloat(a.fl(), b.fl())
 	case a.fam == Decimal:
-		return a.d.Cmp(b.d)
+		return compareDecimals(a.d, b.d)
 	case a.fam.IsStringLike() || a.fam == Unknown || a.fam == Uuid:
 		return strings.Compare(a.s, b.s)
 	}
@@ -247,7 +264,7 @@ func compareNumeric(a, b Value) int {
 		return compareFloat(a.AsFloat(), b.AsFloat())
 	}
 	if a.fam == Decimal || b.fam == Decimal {
-		return a.AsDecimal().Cmp(b.AsDecimal())
+		return compareDecimals(a.AsDecimal(), b.AsDecimal())
 	}
 	// Integers (and Bool) of different signedness.
 	au, bu := a.fam.IsUnsigned(), b.fam.IsUnsigned()
