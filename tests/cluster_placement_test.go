@@ -46,16 +46,14 @@ func placementCluster(t *testing.T, extra ...string) ([]*clusterProc, *pgx.Conn)
 	for _, p := range procs {
 		startPlacementNode(p, extra...)
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for i := 0; ; i = (i + 1) % len(procs) {
-		if servesSQL(procs[i]) {
+	// Every node answers SQL (the others forward to the serving one);
+	// the serving node's log says it serves.
+	waitSQL(t, procs[0])
+	s := servingProc(t, procs)
+	for i := range procs {
+		if procs[i] == s {
 			procs[0], procs[i] = procs[i], procs[0]
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no node serves SQL:\n%s", procs[0].log)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, procs[0].url())

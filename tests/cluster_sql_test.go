@@ -125,23 +125,35 @@ func waitSQL(t *testing.T, p *clusterProc) {
 	}
 }
 
-// servingProc returns the node that serves SQL now, by its log: the one
-// that last said "serving SQL" and has not stopped since.
+// servingProc returns the node that serves SQL now, by the logs: the one
+// node that said "serving SQL" and has not stopped since, the same one for
+// half a second (a node that lost the role says so within that).
 func servingProc(t *testing.T, procs []*clusterProc) *clusterProc {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
+	var last *clusterProc
+	since := time.Now()
 	for {
+		var serving []*clusterProc
 		for _, p := range procs {
 			if p.cmd == nil {
 				continue
 			}
 			l := p.log.String()
 			if strings.Count(l, `msg="serving SQL"`) > strings.Count(l, "stopped serving SQL") {
-				return p
+				serving = append(serving, p)
 			}
 		}
+		switch {
+		case len(serving) != 1:
+			last = nil
+		case serving[0] != last:
+			last, since = serving[0], time.Now()
+		case time.Since(since) > 500*time.Millisecond:
+			return last
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("no node says it serves SQL")
+			t.Fatalf("no one node says it serves SQL (%d do)", len(serving))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -349,7 +361,7 @@ func TestClusterSQL(t *testing.T) {
 	}
 	stale.Close(ctx)
 	if r := <-readDone; r.err == nil && r.n < ackedBefore {
-		t.Fatalf("the stopped serving node, continued, read %d rows; %d were acknowledged before", r.n, ackedBefore)
+		t.Fatalf("the stopped serving node, continued, read %d rows; %d were acknowledged before\n%s\n%s", r.n, ackedBefore, second.log, third.log)
 	} else {
 		t.Logf("the read sent to the stopped serving node: %d rows, %v", r.n, r.err)
 	}

@@ -41,15 +41,15 @@ const pollServing = 100 * time.Millisecond
 // The read lease. Writes of a node that lost serving are fenced; its reads
 // are gated (storage.Engine.SetReadGate) by a lease it renews every
 // renewLease: a ReadIndex issued at t0 while it leads the group, in one
-// term, that finds its own epoch, lets it read until t0 + readLease. The
-// quorum that answered heard from it after t0, and with CheckQuorum
-// (cluster/raft) a follower refuses votes for an election timeout after
-// hearing from its leader: 20 ticks of 10 ms, 200 ms at the least (a
-// loaded node ticks later, never sooner). So no other node leads, claims
-// and commits before the lease ends. A leader transfer skips that wait,
-// so a node that claims also waits readLease before it serves (Serve).
-// A read waits up to leaseWait for a lapsed lease to be renewed (a slow
-// round under load), then fails with 57P01.
+// term from before to after, that finds its own epoch, lets it read until
+// t0 + readLease. A quorum acknowledged its leadership in that term after
+// t0, so any later leader was elected, and claimed serving, after t0; a
+// node that claims waits readLease before it serves (Serve), so it
+// acknowledges no commit before the old lease ended. (With CheckQuorum,
+// cluster/raft, followers also refuse to elect another leader for an
+// election timeout after hearing from theirs; Serve checks that it is
+// longer than the lease.) A read waits up to leaseWait for a lapsed lease
+// to be renewed (a slow round under load), then fails with 57P01.
 const (
 	readLease  = 150 * time.Millisecond
 	renewLease = 40 * time.Millisecond
