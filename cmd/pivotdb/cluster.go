@@ -84,7 +84,7 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 
 // startCluster starts the node's cluster part with its engine in dataDir
 // (the node's membership and Raft log in dataDir/cluster).
-func startCluster(c clusterFlags, dataDir, sqlAddr string, st storage.Options, debug bool, log *slog.Logger) (*shardrepl.Cluster, error) {
+func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, st storage.Options, debug bool, log *slog.Logger) (*shardrepl.Cluster, error) {
 	// Dragonboat logs every election, membership change and snapshot at
 	// info; it speaks at warning unless the server logs at debug.
 	level := "warning"
@@ -94,7 +94,7 @@ func startCluster(c clusterFlags, dataDir, sqlAddr string, st storage.Options, d
 	if err := raft.SetEngineLogLevel(level); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *c.startTimeout)
+	ctx, cancel := context.WithTimeout(ctx, *c.startTimeout)
 	defer cancel()
 	var join []string
 	for _, a := range strings.Split(*c.join, ",") {

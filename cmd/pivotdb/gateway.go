@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
@@ -147,10 +145,10 @@ func (refusingEngine) NewSession(database, user string) (server.Session, error) 
 		Hint:    "A quorum of the nodes must be up for one of them to serve; try again shortly."}
 }
 
-// serveCluster runs a cluster node's SQL side until SIGINT or SIGTERM:
+// serveCluster runs a cluster node's SQL side until a signal on sigs:
 // the gateway on cfg.Listen, and SQL over the node's engine whenever it
 // serves (opts opens it), then closes everything.
-func serveCluster(cl *shardrepl.Cluster, cfg server.Config, opts sql.Options, log *slog.Logger) int {
+func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, log *slog.Logger) int {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
@@ -223,8 +221,6 @@ func serveCluster(cl *shardrepl.Cluster, cfg server.Config, opts sql.Options, lo
 		return nil
 	}
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	code := 0
 loop:
 	for {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/pivotdb/pivotdb/panics"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,6 +19,7 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/console"
 	"github.com/pivotdb/pivotdb/metrics"
+	"github.com/pivotdb/pivotdb/panics"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
@@ -204,13 +205,40 @@ func serve(args []string, stderr io.Writer) int {
 	var eng *sql.Engine
 	var cl *shardrepl.Cluster // with --join (cluster.go)
 	if cluster.enabled() {
-		cl, err = startCluster(cluster, *dataDir, *listen,
+		// Starting waits for a quorum of the join list, which can take a
+		// while: a SIGINT or SIGTERM meanwhile stops the start and exits
+		// cleanly rather than killing a half-started node, and one after
+		// the start reaches serveCluster through the same channel.
+		sigs := make(chan os.Signal, 2)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		startCtx, cancelStart := context.WithCancel(context.Background())
+		var interrupted atomic.Bool
+		watching := make(chan struct{})
+		go func() {
+			defer close(watching)
+			select {
+			case <-sigs:
+				interrupted.Store(true)
+				cancelStart()
+			case <-startCtx.Done():
+			}
+		}()
+		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
 			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve}, level <= slog.LevelDebug, log)
+		cancelStart()
+		<-watching
+		if interrupted.Load() {
+			if err == nil {
+				err = closeCluster(cl, nil)
+			}
+			log.Info("stopped by a signal while starting", "err", err)
+			return 0
+		}
 		if err != nil {
 			log.Error("cannot start the cluster node", "dir", *dataDir, "err", err)
 			return 1
 		}
-		return serveCluster(cl, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
+		return serveCluster(cl, sigs, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 			TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
 			StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
 			MaxStatementMemory: *maxQueryMem, SlowQueryThreshold: *slowQuery}, opts, log)
