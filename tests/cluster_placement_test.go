@@ -454,36 +454,41 @@ func TestClusterPlacementFlags(t *testing.T) {
 func TestClusterWipedNodeReplaced(t *testing.T) {
 	procs := startSQLCluster(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, procs[0].url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { conn.Close(ctx) }()
-	waitSysNodes(t, conn, procs[0], func(ns []nodeRow) bool {
-		return len(ns) == 3 && ns[0].voters == 2 && ns[1].voters == 2 && ns[2].voters == 2
-	})
-	if _, err := conn.Exec(ctx, "CREATE TABLE kv (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
-		t.Fatal(err)
-	}
-	w := startKVWriters(t, procs[0].url(), 2)
-	var p3, p2 *clusterProc
+	// The test's clients talk to node 1, the founder (it serves while it
+	// leads; a forwarded connection would die with the node it went
+	// through, and nodes 2 and 3 are killed below).
+	var p1, p2, p3 *clusterProc
 	for _, p := range procs {
 		switch {
 		case strings.Contains(p.log.String(), "as node 3"):
 			p3 = p
 		case strings.Contains(p.log.String(), "as node 2"):
 			p2 = p
+		default:
+			p1 = p
 		}
 	}
-	if p2 == nil || p3 == nil {
+	if p1 == nil || p2 == nil || p3 == nil {
 		t.Fatal("no processes logged that they are nodes 2 and 3")
 	}
+	conn, err := pgx.Connect(ctx, p1.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { conn.Close(ctx) }()
+	waitSysNodes(t, conn, p1, func(ns []nodeRow) bool {
+		return len(ns) == 3 && ns[0].voters == 2 && ns[1].voters == 2 && ns[2].voters == 2
+	})
+	if _, err := conn.Exec(ctx, "CREATE TABLE kv (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
+		t.Fatal(err)
+	}
+	w := startKVWriters(t, p1.url(), 2)
 	p3.kill(syscall.SIGKILL)
 	if err := os.RemoveAll(p3.dir); err != nil {
 		t.Fatal(err)
 	}
 	p3.start()
-	ns := waitSysNodes(t, conn, procs[0], func(ns []nodeRow) bool {
+	ns := waitSysNodes(t, conn, p1, func(ns []nodeRow) bool {
 		if len(ns) != 3 || ns[2].id != 4 {
 			return false
 		}

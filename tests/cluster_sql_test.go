@@ -83,6 +83,9 @@ func startSQLCluster(t *testing.T) []*clusterProc {
 			if p.cmd != nil {
 				_ = p.cmd.Process.Signal(syscall.SIGCONT)
 			}
+			if t.Failed() && p.log != nil {
+				t.Logf("node %s, the end of its log:\n%s", p.sql, lastLines(p.log.String(), 60))
+			}
 			p.kill(syscall.SIGTERM)
 		}
 	})
@@ -424,4 +427,13 @@ func TestClusterSignalWhileStarting(t *testing.T) {
 	if !strings.Contains(p.log.String(), "stopped by a signal while starting") {
 		t.Fatalf("no clean stop during the start:\n%s", p.log)
 	}
+}
+
+// lastLines is the last n lines of s, for logs of failed tests.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
