@@ -17,8 +17,8 @@ build:
 run: build
 	./$(BIN) serve --data-dir $(DATA) --listen $(LISTEN)
 
-# cluster: three nodes on loopback (data in $(DATA)/n1..n3), the first step
-# of issue 17: the group leader's node serves SQL, the others forward to it,
+# cluster: three nodes on loopback (data in $(DATA)/n1..n3), issue 17 so
+# far: the group leader's node serves SQL, the others forward to it,
 # commits are replicated to all three (README "Running a cluster"). Ctrl-C
 # stops them.
 cluster: build
