@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,22 +26,7 @@ import (
 // the fourth holds a caught-up non-voter of each.
 func placementCluster(t *testing.T, extra ...string) ([]*clusterProc, *pgx.Conn) {
 	t.Helper()
-	dir := t.TempDir()
-	procs := make([]*clusterProc, 4)
-	var rpcs []string
-	for i := range procs {
-		procs[i] = &clusterProc{t: t, dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
-			sql: freePort(t), rpc: freePort(t), raftAddr: freePort(t)}
-		rpcs = append(rpcs, procs[i].rpc)
-	}
-	for _, p := range procs {
-		p.join = strings.Join(rpcs, ",")
-	}
-	t.Cleanup(func() {
-		for _, p := range procs {
-			p.kill(syscall.SIGTERM)
-		}
-	})
+	procs := newClusterProcs(t, 4)
 	for _, p := range procs {
 		startPlacementNode(p, extra...)
 	}

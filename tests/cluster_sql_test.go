@@ -67,8 +67,23 @@ func (p *clusterProc) url() string {
 // answers SQL (the serving node itself, the others by forwarding).
 func startSQLCluster(t *testing.T) []*clusterProc {
 	t.Helper()
+	procs := newClusterProcs(t, 3)
+	for i := len(procs) - 1; i >= 0; i-- {
+		procs[i].start()
+	}
+	for _, p := range procs {
+		waitSQL(t, p)
+	}
+	return procs
+}
+
+// newClusterProcs makes n cluster processes, not started yet, with free
+// loopback ports and one join list; the test's cleanup continues and
+// stops them (printing the end of each log when the test failed).
+func newClusterProcs(t *testing.T, n int) []*clusterProc {
+	t.Helper()
 	dir := t.TempDir()
-	procs := make([]*clusterProc, 3)
+	procs := make([]*clusterProc, n)
 	var rpcs []string
 	for i := range procs {
 		procs[i] = &clusterProc{t: t, dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
@@ -89,12 +104,6 @@ func startSQLCluster(t *testing.T) []*clusterProc {
 			p.kill(syscall.SIGTERM)
 		}
 	})
-	for i := len(procs) - 1; i >= 0; i-- {
-		procs[i].start()
-	}
-	for _, p := range procs {
-		waitSQL(t, p)
-	}
 	return procs
 }
 
