@@ -153,13 +153,15 @@ func (h *dragonboatHost) Read(ctx context.Context, g GroupID, query any) (any, e
 
 // retryableRead reports whether a read attempt failed only for time: it
 // timed out, or every try was dropped (no leader known yet) until the
-// attempt ended. ErrInvalidDeadline is the same: a try that retryDropped
-// started with less than a Raft tick left of the attempt is refused with
-// it (seen as "invalid deadline" failing a serving node's start).
+// attempt ended. ErrInvalidDeadline and ErrTimeoutTooSmall are the same: a
+// try that retryDropped started with less than a Raft tick left of the
+// attempt is refused with one of them (seen as "invalid deadline" failing a
+// serving node's start, and as "specified timeout value is too small"
+// failing a read of a restarted replica in CI).
 func retryableRead(err error) bool {
 	return errors.Is(err, dragonboat.ErrTimeout) || errors.Is(err, dragonboat.ErrShardNotReady) ||
 		errors.Is(err, dragonboat.ErrSystemBusy) || errors.Is(err, dragonboat.ErrShardNotInitialized) ||
-		errors.Is(err, dragonboat.ErrInvalidDeadline)
+		errors.Is(err, dragonboat.ErrInvalidDeadline) || errors.Is(err, dragonboat.ErrTimeoutTooSmall)
 }
 
 // readAttemptTimeout bounds one ReadIndex attempt of Read.
@@ -419,7 +421,10 @@ func mapError(g GroupID, err error) error {
 		return fmt.Errorf("%w: group %d", ErrGroupExists, g)
 	case errors.Is(err, dragonboat.ErrTimeout), errors.Is(err, dragonboat.ErrCanceled),
 		errors.Is(err, dragonboat.ErrShardNotReady), errors.Is(err, dragonboat.ErrSystemBusy),
-		errors.Is(err, dragonboat.ErrShardNotInitialized):
+		errors.Is(err, dragonboat.ErrShardNotInitialized),
+		// A try started with less than a tick of the caller's deadline
+		// left: the caller ran out of time, as with ErrTimeout.
+		errors.Is(err, dragonboat.ErrInvalidDeadline), errors.Is(err, dragonboat.ErrTimeoutTooSmall):
 		return fmt.Errorf("%w: group %d: %v", ErrTimeout, g, err)
 	case errors.Is(err, dragonboat.ErrRejected):
 		return fmt.Errorf("%w: group %d", ErrRejected, g)
