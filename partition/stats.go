@@ -74,7 +74,12 @@ type WritesMark struct{ entries, arena int }
 func (w *Writes) Mark() WritesMark { return WritesMark{len(w.entries), len(w.arena)} }
 
 // Truncate forgets the writes recorded after mark (ROLLBACK TO SAVEPOINT).
+// A mark past a Reset since (a transaction's flush of its writes to
+// intents, which are counted otherwise) leaves what is there.
 func (w *Writes) Truncate(mark WritesMark) {
+	if mark.entries > len(w.entries) || mark.arena > len(w.arena) {
+		return
+	}
 	w.entries, w.arena = w.entries[:mark.entries], w.arena[:mark.arena]
 }
 
@@ -140,19 +145,32 @@ func (m *Manager) Commit(b *storage.Batch, w *Writes) error {
 	if w == nil || len(w.entries) == 0 {
 		return b.Commit()
 	}
+	return m.commitWrites(w, b.Merge, b.Commit, false)
+}
+
+// commitWrites is Commit's work on any batch: merge adds a counters
+// operand to the batch, commit commits it. With skipGone, the writes of
+// tables that have no shard map or are being dropped are left out instead
+// of failing the commit (an intent resolution, past its commit point).
+func (m *Manager) commitWrites(w *Writes, merge func(key, operand []byte) error, commit func() error, skipGone bool) error {
 	// Distinct tables, usually one.
 	var one [1]*tableState
 	tables := one[:0]
+	var gone []uint64
 	for i := range w.entries {
 		id := w.entries[i].tableID
 		if len(tables) > 0 && tables[len(tables)-1].id == id {
 			continue
 		}
-		if slices.ContainsFunc(tables, func(t *tableState) bool { return t.id == id }) {
+		if slices.ContainsFunc(tables, func(t *tableState) bool { return t.id == id }) || slices.Contains(gone, id) {
 			continue
 		}
 		t := m.table(id)
 		if t == nil {
+			if skipGone {
+				gone = append(gone, id)
+				continue
+			}
 			return fmt.Errorf("%w: table %d", ErrTableNotFound, id)
 		}
 		tables = append(tables, t)
@@ -160,9 +178,17 @@ func (m *Manager) Commit(b *storage.Batch, w *Writes) error {
 	if len(tables) > 1 {
 		slices.SortFunc(tables, func(a, b *tableState) int { return cmpUint64(a.id, b.id) })
 	}
-	for i, t := range tables {
+	for i := 0; i < len(tables); i++ {
+		t := tables[i]
 		t.rw.RLock()
 		if t.dropped {
+			if skipGone {
+				t.rw.RUnlock()
+				gone = append(gone, t.id)
+				tables = slices.Delete(tables, i, i+1)
+				i--
+				continue
+			}
 			for _, u := range tables[:i+1] {
 				u.rw.RUnlock()
 			}
@@ -192,6 +218,9 @@ func (m *Manager) Commit(b *storage.Batch, w *Writes) error {
 			continue
 		}
 		ti := slices.IndexFunc(tables, func(t *tableState) bool { return t.id == e.tableID })
+		if ti < 0 {
+			continue // a table gone (skipGone)
+		}
 		var sm *ShardMap
 		if ti < len(smaps) {
 			if smaps[ti] == nil {
@@ -218,7 +247,7 @@ func (m *Manager) Commit(b *storage.Batch, w *Writes) error {
 		if d.rows == 0 && d.size == 0 {
 			continue
 		}
-		if err := b.Merge(d.shard.statsKey, storage.AppendCounters(buf[:0], d.rows, d.size)); err != nil {
+		if err := merge(d.shard.statsKey, storage.AppendCounters(buf[:0], d.rows, d.size)); err != nil {
 			return err
 		}
 	}
@@ -226,7 +255,7 @@ func (m *Manager) Commit(b *storage.Batch, w *Writes) error {
 		m.knobs.afterRoute()
 	}
 	m.observeWrites(w) // observe.go
-	if err := b.Commit(); err != nil {
+	if err := commit(); err != nil {
 		return err
 	}
 	for _, d := range deltas {

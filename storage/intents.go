@@ -301,31 +301,78 @@ func (st *intentState) cover(uk []byte) {
 	st.spans = append(st.spans, Span{Start: bytes.Clone(uk), End: append(bytes.Clone(uk), 0)})
 }
 
+// IntentStats counts what a commit's intents change, as they are
+// resolved (partition's shard statistics): a transaction whose writes went
+// to the store as intents keeps no list of its keys in memory, so the
+// resolution, which visits every one, tells the counter instead.
+type IntentStats interface {
+	// Resolved is called for each key whose intent becomes a version, with
+	// the committed version it goes over (prevLive false: none, or a
+	// tombstone; prevLen the row value's length) and what it is (live
+	// false: a tombstone; newLen the row value's length). The key is only
+	// valid during the call.
+	Resolved(userKey []byte, prevLive bool, prevLen int, live bool, newLen int)
+	// Commit adds the counts of the keys resolved since the last Commit to
+	// w, then calls commit, which commits w: the counts land in the same
+	// batch as the versions they count (exactly once, also when a crash
+	// cuts the resolution short and recovery finishes it). An error from
+	// commit is returned.
+	Commit(w *LocalBatch, commit func() error) error
+}
+
 // ResolveIntents turns the intents of transaction id in spans into
 // versions at commitTS (commit) or removes them (!commit), in unsynced
 // batches of about resolveChunkBytes; last, when set, adds the caller's
-// final writes to the last batch. Of several intents of one key the newest
-// (highest sequence number) is the transaction's write. It is idempotent:
-// a second run finds nothing left to do, so recovery can finish a commit
-// that a crash cut short.
-func (e *Engine) ResolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Timestamp, commit bool, last func(w *LocalBatch) error) (resolved int, err error) {
-	return e.resolveIntents(id, spans, commitTS, commit, -1, last)
+// final writes to the last batch; stats, when set and committing, counts
+// each resolved key into the batch that resolves it. Of several intents of
+// one key the newest (highest sequence number) is the transaction's write.
+// It is idempotent: a second run finds nothing left to do, so recovery can
+// finish a commit that a crash cut short.
+func (e *Engine) ResolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Timestamp, commit bool, stats IntentStats, last func(w *LocalBatch) error) (resolved int, err error) {
+	if !commit {
+		stats = nil
+	}
+	return e.resolveIntents(id, spans, commitTS, commit, -1, stats, last)
 }
 
 // RemoveIntentsFrom removes the intents of transaction id in spans whose
 // sequence number is at least seq (ROLLBACK TO SAVEPOINT).
 func (e *Engine) RemoveIntentsFrom(id [TxnIDLen]byte, spans []Span, seq int32) (int, error) {
-	return e.resolveIntents(id, spans, hlc.Timestamp{}, false, seq, nil)
+	return e.resolveIntents(id, spans, hlc.Timestamp{}, false, seq, nil, nil)
 }
 
-func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Timestamp, commit bool, fromSeq int32, last func(w *LocalBatch) error) (n int, err error) {
+// resolvedKey is the key whose newest own intent resolveIntents turned into
+// a version, until it has seen what committed version lies below (for
+// IntentStats).
+type resolvedKey struct {
+	active  bool
+	uk      []byte
+	live    bool
+	valueLn int
+}
+
+func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Timestamp, commit bool, fromSeq int32, stats IntentStats, last func(w *LocalBatch) error) (n int, err error) {
 	if commit && isIntentTimestamp(commitTS) {
 		return 0, fmt.Errorf("storage: resolution at an intent timestamp")
 	}
 	wb := e.db.NewBatch()
 	defer func() { wb.Close() }()
+	commitChunk := func() error {
+		if stats == nil {
+			return wb.Commit(pebble.NoSync)
+		}
+		return stats.Commit(&LocalBatch{b: wb, e: e}, func() error { return wb.Commit(pebble.NoSync) })
+	}
 	own := ownIntents{id: id, below: math.MaxInt32}
 	var kbuf []byte
+	var cur resolvedKey
+	// emit tells stats about cur, given the committed version below it.
+	emit := func(prevLive bool, prevLen int) {
+		if cur.active {
+			cur.active = false
+			stats.Resolved(cur.uk, prevLive, prevLen, cur.live, cur.valueLn)
+		}
+	}
 	for _, span := range spans {
 		lower, upper := engineBounds(span)
 		it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
@@ -333,24 +380,45 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 			return n, err
 		}
 		var prefix []byte
-		resolvedKey := false // the key's newest own intent was handled
+		doneKey := false // the key's newest own intent was handled
 		valid := it.First()
 		for valid {
 			k := it.Key()
-			sp := enginekey.Split(k)
 			uk, ts, versioned := enginekey.DecodeVersion(k)
 			if !versioned {
 				valid = it.Next()
 				continue
 			}
+			sp := enginekey.Split(k)
+			if prefix == nil || !bytes.Equal(k[:sp], prefix) {
+				// A new key: the last one had no committed version below
+				// its intents. Between two keys a chunk may end (never
+				// between a key's version and its count).
+				emit(false, 0)
+				if wb.Len() >= resolveChunkBytes {
+					if err := commitChunk(); err != nil {
+						it.Close()
+						return n, err
+					}
+					wb.Close()
+					wb = e.db.NewBatch()
+				}
+				prefix = append(prefix[:0], k[:sp]...)
+				doneKey = false
+			}
 			if !isIntentTimestamp(ts) {
-				// Intents come first among a key's versions.
+				// Intents come first among a key's versions: this is the
+				// newest committed one.
+				if cur.active {
+					v, err := it.ValueAndErr()
+					if err != nil {
+						it.Close()
+						return n, err
+					}
+					emit(len(v) > 0 && v[0] == tagValue, max(len(v)-1, 0))
+				}
 				valid = it.NextPrefix()
 				continue
-			}
-			if prefix == nil || !bytes.Equal(k[:sp], prefix) {
-				prefix = append(prefix[:0], k[:sp]...)
-				resolvedKey = false
 			}
 			v, err := it.ValueAndErr()
 			if err != nil {
@@ -370,7 +438,7 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 					n++
 				}
 			} else {
-				if commit && !resolvedKey {
+				if commit && !doneKey {
 					val, deleted, _, err := decodeIntentValue(v)
 					if err != nil {
 						it.Close()
@@ -390,8 +458,11 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 						it.Close()
 						return n, err
 					}
+					if stats != nil {
+						cur = resolvedKey{active: true, uk: append(cur.uk[:0], uk...), live: !deleted, valueLn: len(val)}
+					}
 				}
-				resolvedKey = true
+				doneKey = true
 				if err := wb.Delete(k, nil); err != nil {
 					it.Close()
 					return n, err
@@ -400,15 +471,8 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 			}
 			// k and v alias the iterator's buffers: move on only now.
 			valid = it.Next()
-			if wb.Len() >= resolveChunkBytes {
-				if err := wb.Commit(pebble.NoSync); err != nil {
-					it.Close()
-					return n, err
-				}
-				wb.Close()
-				wb = e.db.NewBatch()
-			}
 		}
+		emit(false, 0)
 		err = it.Error()
 		if cerr := it.Close(); err == nil {
 			err = cerr
@@ -425,7 +489,7 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 	if wb.Empty() {
 		return n, nil
 	}
-	return n, wb.Commit(pebble.NoSync)
+	return n, commitChunk()
 }
 
 // IntentCommit is the caller's part of the commit of a batch with intents
@@ -441,6 +505,9 @@ type IntentCommit struct {
 	// Last writes what goes once every intent is resolved (the lock
 	// records, the record) into w, the last resolution batch.
 	Last func(w *LocalBatch) error
+	// Stats, if set, counts the resolved keys into the resolution's
+	// batches (the shards' statistics).
+	Stats IntentStats
 }
 
 // SetIntentCommit sets the caller's part of the commit of a batch that
@@ -502,7 +569,7 @@ func (b *Batch) commitIntents(opts *pebble.WriteOptions) error {
 		return err
 	}
 	b.committed = true
-	if _, err := b.e.ResolveIntents(b.intents.owner.ID, spans, ts, true, c.Last); err != nil {
+	if _, err := b.e.ResolveIntents(b.intents.owner.ID, spans, ts, true, c.Stats, c.Last); err != nil {
 		return &IntentResolveError{Err: err}
 	}
 	if b.onCommitted != nil {
@@ -519,7 +586,7 @@ func (b *Batch) RollbackIntents(last func(w *LocalBatch) error) error {
 	if b.intents == nil {
 		return nil
 	}
-	_, err := b.e.ResolveIntents(b.intents.owner.ID, b.intents.spans, hlc.Timestamp{}, false, last)
+	_, err := b.e.ResolveIntents(b.intents.owner.ID, b.intents.spans, hlc.Timestamp{}, false, nil, last)
 	return err
 }
 

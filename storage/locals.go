@@ -121,3 +121,13 @@ func (b *Batch) SingleDeleteEngineKey(engineKey []byte) error {
 	}
 	return b.b.SingleDelete(engineKey, nil)
 }
+
+// MergeCounters adds the counter vector operand (AppendCounters) to the
+// counters stored at the bare key key, as Batch.Merge does: the shard
+// statistics that an intent resolution batch carries (IntentStats).
+func (b *LocalBatch) MergeCounters(key, operand []byte) error {
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	return b.b.Merge(bareKey(key), operand, nil)
+}

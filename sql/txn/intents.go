@@ -79,13 +79,27 @@ func (t *Txn) FlushIntents() error {
 			Flush:     t.putPendingRecord,
 			Committed: t.putCommittedRecord,
 			Last:      t.settleIntents,
+			Stats:     t.m.intentStats(),
 		})
 	}
 	if err := t.batch.FlushIntents(storage.IntentOwner{ID: t.meta.ID, Anchor: t.meta.Anchor}, t.putPendingRecord); err != nil {
 		return err
 	}
 	t.flushFloor = t.batch.Len()
+	// The shard statistics of a transaction with intents are counted as
+	// its commit resolves them (partition.IntentStats), not from its
+	// Writes: forgetting them here keeps the block's memory flat.
+	t.writes.Reset()
 	return nil
+}
+
+// intentStats returns the counter of a resolution's shard statistics
+// (nil without a shard manager: a test's bare engine).
+func (m *Manager) intentStats() storage.IntentStats {
+	if m.shards == nil {
+		return nil
+	}
+	return m.shards.IntentStats()
 }
 
 // HasIntents reports whether the transaction moved writes to intents.
@@ -200,7 +214,11 @@ func (lt *LockTable) recoverIntents(id mvcc.TxnID, rec mvcc.TxnRecord) error {
 	if len(rec.LockSpans) == 0 {
 		return nil
 	}
-	_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, nil)
+	var stats storage.IntentStats
+	if lt.intentStats != nil {
+		stats = lt.intentStats()
+	}
+	_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, stats, nil)
 	return err
 }
 

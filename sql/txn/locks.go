@@ -53,6 +53,9 @@ type LockTable struct {
 		waiting map[uint64]LockInfo
 	}
 	spans spanLocks
+	// intentStats, if set, counts the shard statistics of the intents
+	// recovery resolves (Manager.intentStats).
+	intentStats func() storage.IntentStats
 }
 
 // lockOwner is a registered transaction that holds (or is taking) lock

@@ -45,7 +45,9 @@ func (m *Manager) LockSchema() (unlock func()) {
 // shard manager, which adds each shard's statistics deltas to the commit.
 func NewManager(eng *storage.Engine, shards *partition.Manager) *Manager {
 	lt := NewLockTable(eng)
-	return &Manager{eng: eng, shards: shards, locks: lt, tables: newTableLocks(lt)}
+	m := &Manager{eng: eng, shards: shards, locks: lt, tables: newTableLocks(lt)}
+	lt.intentStats = m.intentStats
+	return m
 }
 
 // Engine returns the storage engine.
@@ -414,8 +416,10 @@ func (t *Txn) commitBatch() (settled bool, err error) {
 		// The lock records and the record go once the intents are
 		// resolved (settleIntents), not with the commit batch: a lock
 		// given back earlier would let a writer read the key before its
-		// version is in place.
-		err = t.m.shards.Commit(t.batch, &t.writes)
+		// version is in place. The shard statistics go with the
+		// resolution too (IntentCommit.Stats): every row write is an
+		// intent by then, and t.writes holds none of them.
+		err = t.batch.Commit()
 		var re *storage.IntentResolveError
 		if errors.As(err, &re) {
 			return true, errIntentResolve(err)
