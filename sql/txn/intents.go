@@ -129,18 +129,36 @@ func (t *Txn) putPendingRecord(w *storage.LocalBatch, spans []storage.Span, flus
 //
 // The latch shards keep counting them (intentLocks), so that one-phase
 // lockers of those shards keep looking at the store (memlocks.go) until
-// the transaction ends. With a savepoint open nothing is dropped: ROLLBACK
-// TO SAVEPOINT gives back locks by their position in keys.
+// the transaction ends.
+//
+// With savepoints open, only the records taken after the newest one go:
+// ROLLBACK TO SAVEPOINT gives back the locks taken after its savepoint by
+// their position in keys, and removes the intents flushed after it. A
+// record taken after the newest savepoint was taken after every open one,
+// and its key's intent (flushed now, at a sequence number above every
+// savepoint's) goes with any rollback that would give the record back, so
+// the record can go now. Positions before the newest savepoint do not
+// move. A record taken before it stays: a rollback to the newest
+// savepoint removes the intent but must leave that lock. (psql's
+// ON_ERROR_ROLLBACK puts a savepoint before each statement: a COPY of
+// millions of rows in such a block stays flat too.)
 func (t *Txn) dropIntentLocks(w *storage.LocalBatch, flushed [][]byte) error {
-	if len(t.savepoints) > 0 || len(flushed) == 0 || len(t.keys) == 0 {
+	from := 0
+	if n := len(t.savepoints); n > 0 {
+		from = t.savepoints[n-1].keys
+	}
+	if len(flushed) == 0 || len(t.keys) <= from {
 		return nil
 	}
 	set := make(map[string]struct{}, len(flushed))
 	for _, k := range flushed {
 		set[string(k)] = struct{}{}
 	}
-	kept := t.keys[:0]
-	for _, h := range t.keys {
+	// before is the strength a key was held at before its first dropped
+	// record (0: none; with a savepoint open, a record taken before it).
+	var before map[string]mvcc.Strength
+	kept := t.keys[:from]
+	for _, h := range t.keys[from:] {
 		if _, ok := set[h.key]; !ok {
 			kept = append(kept, h)
 			continue
@@ -148,11 +166,24 @@ func (t *Txn) dropIntentLocks(w *storage.LocalBatch, flushed [][]byte) error {
 		if err := w.SingleDelete(mvcc.LockKey([]byte(h.key), h.strength, t.meta.ID)); err != nil {
 			return err
 		}
+		if from > 0 {
+			if before == nil {
+				before = map[string]mvcc.Strength{}
+			}
+			if _, seen := before[h.key]; !seen {
+				before[h.key] = h.prev
+			}
+		}
 		delete(t.held, h.key)
 		if t.intentLocks == nil {
 			t.intentLocks = new([lockShards]int)
 		}
 		t.intentLocks[t.m.locks.latchIndex([]byte(h.key))]++
+	}
+	for k, st := range before {
+		if st != 0 {
+			t.held[k] = st
+		}
 	}
 	clear(t.keys[len(kept):])
 	t.keys = kept

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // skey is a key of table 1 that can be a pivot (it starts like a key
@@ -157,6 +158,68 @@ func TestIntentsStatsRecovered(t *testing.T) {
 	// A second recovery finds nothing to count again.
 	if _, _, err := NewManager(m.Engine(), m.shards).Recover(); err != nil {
 		t.Fatal(err)
+	}
+	checkShardStats(t, m)
+}
+
+// TestIntentsSavepointLocks: with a savepoint open (psql's
+// ON_ERROR_ROLLBACK), a flush drops the lock records of the keys locked
+// after it, so a block's lock records do not grow with the rows it
+// writes; ROLLBACK TO the savepoint still frees those keys, keeps the
+// locks taken before it, and the savepoint works again afterwards.
+func TestIntentsSavepointLocks(t *testing.T) {
+	withFlushBytes(t, 2<<10)
+	m := newIntentsManager(t)
+	ctx := context.Background()
+	tx := begin(t, m, ReadCommitted)
+	// Locked before the savepoint, written after it.
+	if err := tx.LockStrength(ctx, skey("held"), mvcc.Share); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Savepoint("s"); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		iput(t, tx, skey("held"), "written after the savepoint")
+		for i := range 500 {
+			iput(t, tx, skey(fmt.Sprintf("r%03d", i)), "a row written after the savepoint")
+		}
+		if !tx.HasIntents() {
+			t.Fatal("the block wrote no intents")
+		}
+		if n := countLockRecords(t, m); n > 100 {
+			t.Fatalf("round %d: %d lock records with a savepoint open after 500 rows", round, n)
+		}
+		if err := tx.RollbackToSavepoint("s"); err != nil {
+			t.Fatal(err)
+		}
+		if n := intentsIn(t, m); n != 0 {
+			t.Fatalf("round %d: %d intents after ROLLBACK TO the savepoint", round, n)
+		}
+		other := begin(t, m, ReadCommitted)
+		for i := range 500 {
+			if err := other.TryLockStrength(skey(fmt.Sprintf("r%03d", i)), mvcc.Update); err != nil {
+				t.Fatalf("round %d: row %d still locked after ROLLBACK TO: %v", round, i, err)
+			}
+		}
+		if err := other.TryLockStrength(skey("held"), mvcc.Share); err != nil {
+			t.Fatalf("round %d: FOR SHARE of the key locked before the savepoint: %v", round, err)
+		}
+		if err := other.TryLockStrength(skey("held"), mvcc.Update); err != ErrLockNotAvailable {
+			t.Fatalf("round %d: FOR UPDATE of the key locked FOR SHARE before the savepoint: %v, want it held", round, err)
+		}
+		other.Rollback()
+	}
+	iput(t, tx, skey("r000"), "committed")
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	v, ok, err := m.Engine().Get(skey("r000"))
+	if err != nil || !ok || string(v) != "committed" {
+		t.Fatalf("r000 after the commit: %q %v %v", v, ok, err)
+	}
+	if n := countLockRecords(t, m); n != 0 {
+		t.Fatalf("%d lock records after the commit", n)
 	}
 	checkShardStats(t, m)
 }
