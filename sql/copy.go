@@ -272,6 +272,11 @@ func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job co
 		if c.t == nil {
 			c.t, c.own = s.beginTxn(), true
 		}
+		// The rows' locks are memory holds until the block's next flush
+		// turns them into its intents (sql/txn's write holds): no lock
+		// record written and deleted per row. Off again when the COPY
+		// ends (finish, abort).
+		c.t.SetWriteHolds(true)
 	}
 	c.ec = &exec.Context{Ctx: ctx, Eval: s.evalContext(ctx, nil), Reader: c.t.Reader(), Shards: s.e.shards,
 		RangeLimit: s.vars.RangeExpansionLimit(), MemLimit: s.memLimit(), Scans: &s.e.tableActivity}
@@ -453,6 +458,7 @@ func (c *copyFrom) finish(ctx context.Context) error {
 	if err := c.drain(ctx); err != nil {
 		return err
 	}
+	c.t.SetWriteHolds(false)
 	if c.bulk != nil {
 		err := c.bulk.finish(c.job.ctx, c.t)
 		if err != nil && c.job.ctx.Err() != nil {
@@ -486,6 +492,7 @@ func (c *copyFrom) abort(err error) {
 		return
 	}
 	c.done = true
+	c.t.SetWriteHolds(false)
 	if c.own {
 		c.t.Rollback()
 	}

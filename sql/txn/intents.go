@@ -85,6 +85,7 @@ func (t *Txn) FlushIntents() error {
 	if err := t.batch.FlushIntents(storage.IntentOwner{ID: t.meta.ID, Anchor: t.meta.Anchor}, t.putPendingRecord); err != nil {
 		return err
 	}
+	t.dropLandedHolds()
 	t.flushFloor = t.batch.Len()
 	// The shard statistics of a transaction with intents are counted as
 	// its commit resolves them (partition.IntentStats), not from its
@@ -147,7 +148,19 @@ func (t *Txn) dropIntentLocks(w *storage.LocalBatch, flushed [][]byte) error {
 	if n := len(t.savepoints); n > 0 {
 		from = t.savepoints[n-1].keys
 	}
-	if len(flushed) == 0 || len(t.keys) <= from {
+	if len(flushed) == 0 {
+		return nil
+	}
+	putLock := func(key []byte) error { return mvcc.PutLock(w, key, &t.meta, mvcc.Update) }
+	// Write holds before the newest savepoint become records in place.
+	for i := range t.keys[:from] {
+		if h := &t.keys[i]; h.mem {
+			if _, err := t.holdToData(h, false, putLock); err != nil {
+				return err
+			}
+		}
+	}
+	if len(t.keys) <= from {
 		return nil
 	}
 	set := make(map[string]struct{}, len(flushed))
@@ -159,7 +172,21 @@ func (t *Txn) dropIntentLocks(w *storage.LocalBatch, flushed [][]byte) error {
 	var before map[string]mvcc.Strength
 	kept := t.keys[:from]
 	for _, h := range t.keys[from:] {
-		if _, ok := set[h.key]; !ok {
+		_, ok := set[h.key]
+		if h.mem {
+			// A write hold becomes the intent, or a record.
+			drop, err := t.holdToData(&h, ok, putLock)
+			if err != nil {
+				return err
+			}
+			if !drop {
+				kept = append(kept, h)
+				continue
+			}
+			delete(t.held, h.key)
+			continue
+		}
+		if !ok {
 			kept = append(kept, h)
 			continue
 		}
@@ -206,6 +233,7 @@ func (t *Txn) uncountIntentLocks() {
 		sh := &t.m.locks.latches[i]
 		sh.Lock()
 		sh.records -= n
+		t.owner.counted[i] -= int32(n)
 		sh.Unlock()
 		t.intentLocks[i] = 0
 	}

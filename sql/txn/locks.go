@@ -69,6 +69,11 @@ type lockOwner struct {
 	// lock records (ROLLBACK TO SAVEPOINT, its end): a waiter then looks
 	// again.
 	changed chan struct{}
+	// counted is the owner's part of each latch shard's records count
+	// (latchShard.records), each element changed under its shard's
+	// latch: a write hold need not look at the store when the shard
+	// counts nothing but the owner's own (writeholds.go).
+	counted [lockShards]int32
 }
 
 func (o *lockOwner) changedChan() chan struct{} {
@@ -181,7 +186,7 @@ func (lt *LockTable) acquireStrength(ctx context.Context, o *lockOwner, meta *mv
 			}
 			// A bulk load owns the span: give the record back and wait.
 			err := lt.giveBack(mvcc.LockKey(key, strength, meta.ID))
-			lt.uncount(key)
+			lt.uncount(o, key)
 			if err != nil {
 				return err
 			}
@@ -247,6 +252,7 @@ func (lt *LockTable) tryRecord(o *lockOwner, key []byte, meta *mvcc.TxnMeta, rec
 		return nil, nil, nil, err
 	}
 	sh.records++
+	o.counted[lt.latchIndex(key)]++
 	*recorded = true
 	return nil, nil, nil, nil
 }

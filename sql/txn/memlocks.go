@@ -260,17 +260,20 @@ func (t *Txn) KeepLocksInStore() error {
 		sh.Lock()
 		sh.remove(o, h.key, h.strength)
 		sh.records++
+		o.counted[t.m.locks.latchIndex([]byte(h.key))]++
 		sh.Unlock()
 	}
 	return nil
 }
 
-// uncount lowers the record count of key's latch shard after one of its
-// records was deleted.
-func (lt *LockTable) uncount(key []byte) {
-	sh := lt.latch(key)
+// uncount lowers the record count of key's latch shard, and o's part in
+// it, after one of o's records was deleted.
+func (lt *LockTable) uncount(o *lockOwner, key []byte) {
+	i := lt.latchIndex(key)
+	sh := &lt.latches[i]
 	sh.Lock()
 	sh.records--
+	o.counted[i]--
 	sh.Unlock()
 }
 

@@ -15,6 +15,8 @@ type heldKey struct {
 	key      string
 	prev     mvcc.Strength
 	strength mvcc.Strength
+	// mem: a write hold in memory, not a record (writeholds.go).
+	mem bool
 }
 
 // LockStrength takes the lock of key at strength (PostgreSQL's row lock
@@ -60,6 +62,15 @@ func (t *Txn) lockKey(ctx context.Context, key []byte, strength mvcc.Strength, p
 		return nil
 	}
 	o := t.lockOwner(key)
+	if t.writeHolds && strength == mvcc.Update && prev == 0 && t.recorded {
+		held, err := t.writeHold(ctx, key, policy)
+		if err != nil || !held {
+			return err
+		}
+		t.held[k] = strength
+		t.keys = append(t.keys, heldKey{key: k, strength: strength, mem: true})
+		return nil
+	}
 	var rec *mvcc.TxnRecord
 	if !t.recorded {
 		var err error
@@ -91,7 +102,9 @@ func (t *Txn) lockOwner(first []byte) *lockOwner {
 func (t *Txn) recordKeys(from int) [][]byte {
 	out := make([][]byte, 0, len(t.keys)-from)
 	for _, h := range t.keys[from:] {
-		out = append(out, mvcc.LockKey([]byte(h.key), h.strength, t.meta.ID))
+		if !h.mem {
+			out = append(out, mvcc.LockKey([]byte(h.key), h.strength, t.meta.ID))
+		}
 	}
 	return out
 }
@@ -111,7 +124,11 @@ func (t *Txn) giveBackLocks(n int) error {
 	recs := t.recordKeys(n)
 	err := t.m.locks.giveBack(recs...)
 	for _, h := range t.keys[n:] {
-		t.m.locks.uncount([]byte(h.key))
+		if h.mem {
+			t.m.locks.dropMem(t.owner, h.key, h.strength)
+		} else {
+			t.m.locks.uncount(t.owner, []byte(h.key))
+		}
 	}
 	t.forgetHolds(n)
 	t.owner.signal()
@@ -166,9 +183,15 @@ func (t *Txn) releaseLocks(inBatch bool) error {
 			err = t.settleAlone()
 		}
 		// Deleted (or, if that failed, orphans, which hold nothing).
+		// Write holds go now that the commit is applied.
 		for _, h := range t.keys {
-			t.m.locks.uncount([]byte(h.key))
+			if h.mem {
+				t.m.locks.dropMem(t.owner, h.key, h.strength)
+			} else {
+				t.m.locks.uncount(t.owner, []byte(h.key))
+			}
 		}
+		t.dropLandedHolds()
 		t.uncountIntentLocks()
 		t.m.locks.unregister(t.owner)
 	}

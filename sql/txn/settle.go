@@ -44,6 +44,9 @@ func (t *Txn) parts() []shardPart {
 	index := map[shardKey]int{}
 	var maps map[uint64]*partition.ShardMap
 	for _, h := range t.keys {
+		if h.mem {
+			continue // a write hold: nothing in the store (writeholds.go)
+		}
 		key := []byte(h.key)
 		sk, span := shardKey{}, storage.Span{}
 		if id, _, err := storage.DecodeTablePrefix(key); err == nil && t.m.shards != nil {

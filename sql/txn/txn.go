@@ -76,6 +76,11 @@ type Txn struct {
 	// onePhase: the locks are held in memory, not as records
 	// (memlocks.go, SetOnePhase).
 	onePhase bool
+	// writeHolds: a write's lock is a memory hold until the next flush
+	// (writeholds.go); memDrop lists the holds a flush turned into data,
+	// to drop from memory once it has landed.
+	writeHolds bool
+	memDrop    []string
 	// writes records every row write for the per-shard statistics.
 	writes partition.Writes
 	done   bool
