@@ -32,6 +32,11 @@
 //     locks; the tables' commit locks are held from Lock (just before the
 //     rows become visible) to Commit, and a split or merge that landed
 //     before Lock has the caller route the keys again.
+//     IntentStats (intentstats.go) is the same for a transaction whose
+//     writes went to the store as intents: it keeps no Writes of them, and
+//     each batch of the intents' resolution counts the keys it resolves
+//     (against the committed version below), through commitWrites under
+//     the tables' commit locks.
 //   - Reshaping (reshape.go). Split, Merge, Reshard, Recount: one swap batch
 //     of metadata, then the landing of the new shards' base counts.
 //   - Cuts (cuts.go). SplitBySize and MedianSplitKey choose pivots from the
@@ -54,7 +59,8 @@
 //     landing batch or the Load repair). This holds as long as every batch
 //     that writes rows commits through Manager.Commit with the writes
 //     recorded (or through SortedWrites.Commit after an ingestion, with
-//     every ingested key Put).
+//     every ingested key Put, or through an IntentStats in the batch that
+//     resolves intents).
 //   - No reshape moves or copies a row.
 //
 // # Lifecycle
@@ -66,6 +72,7 @@
 //	Map(id) → Find / Overlapping         every statement, lock-free
 //	Writes.Record*, Commit(batch, w)     every write transaction
 //	BeginSorted → Put* → Lock → Commit   COPY's ingestion (sorted keys)
+//	IntentStats → Resolved* → Commit     each batch of an intent resolution
 //	Observe(id, fn)                      keys commits write (a rewrite's catch-up)
 //	Split / Merge / Reshard / Recount    SPLIT statements, later the balancer
 //	Stats(map), TableCounters(id)        sys.partitions

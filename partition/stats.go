@@ -54,6 +54,8 @@ import (
 // shard (shardRuntime), reset at restart like YDB's runtime counters.
 
 // Writes collects one transaction's statistics deltas until Manager.Commit.
+// A transaction whose writes move to intents resets it at each flush: its
+// statistics are counted as the intents are resolved (intentstats.go).
 // The zero value is ready to use; Reset makes it reusable. Not safe for
 // concurrent use.
 type Writes struct {

@@ -46,7 +46,10 @@
 //     (commitIntents): last flush, commit timestamp, the batch with the
 //     caller's COMMITTED record synced, ResolveIntents in unsynced chunks
 //     with the caller's last writes, all while registered in flight with
-//     unknown keys. RollbackIntents, Engine.RollbackTo (savepoints),
+//     unknown keys. Each chunk carries the shard statistics of the keys it
+//     resolves (IntentStats, partition's: each intent against the
+//     committed version below it), so they count exactly once, recovery
+//     included. RollbackIntents, Engine.RollbackTo (savepoints),
 //     ResolveIntents (recovery) and Intents (pg_locks) work from the
 //     intents' spans. Not on a replicated engine (CanFlushIntents).
 //   - Shard-local records (locals.go, issue 16 item 9). Lock records and

@@ -38,7 +38,17 @@
 // timestamp in the synced commit batch (the commit point), then the
 // intents are resolved into versions in unsynced chunks while the commit
 // is in flight (reads at or above it wait), and the lock records and the
-// record go with the last chunk. Rollback removes the intents; ROLLBACK TO
+// record go with the last chunk. The shard statistics of such a block are
+// not kept per write (its Writes is reset at each flush): each resolution
+// chunk counts the keys it resolves against the committed version below
+// (partition.IntentStats), recovery's too, so the block's memory does not
+// grow with the rows it writes. With savepoints open, a flush still drops
+// the records of the keys locked after the newest one (a rollback to any
+// open savepoint gives back those locks and removes those intents
+// together). Write holds (writeholds.go, SetWriteHolds; COPY's block
+// path): a write's lock on a new key is a memory hold in the latch shard
+// until the next flush makes it the key's intent (or a record), instead
+// of a lock record written and deleted per row. Rollback removes the intents; ROLLBACK TO
 // SAVEPOINT those with a sequence number at or above the savepoint's.
 // Manager.Recover finishes the intents of a COMMITTED record and removes
 // those of a PENDING one. To debug: PIVOTDB_INTENT_FLUSH_BYTES=0 runs
