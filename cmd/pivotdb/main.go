@@ -224,7 +224,7 @@ func serve(args []string, stderr io.Writer) int {
 			}
 		}()
 		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
-			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve}, level <= slog.LevelDebug, log)
+			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL}, level <= slog.LevelDebug, log)
 		cancelStart()
 		<-watching
 		if interrupted.Load() {
