@@ -75,6 +75,9 @@ type servingState struct {
 	state roleState
 	epoch uint64
 	addrs map[uint64]string // SQL addresses by node id (the metadata group's)
+	// forwardKey caches the metadata group's SQL forwarding key
+	// (proxykey.go).
+	forwardKey []byte
 
 	roles chan Role     // capacity 1: the newest role
 	kick  chan struct{} // capacity 1: a Serve applied here
@@ -193,6 +196,9 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	}
 	if time.Duration(ticks)*rtt < readLease+readLease/3 {
 		return nil, fmt.Errorf("shardrepl: an election timeout of %s is too short for the %s read lease", time.Duration(ticks)*rtt, readLease)
+	}
+	if err := c.ensureForwardKey(ctx); err != nil {
+		return nil, err
 	}
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
