@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,8 +33,10 @@ func TestClusterGateway(t *testing.T) {
 	const password = "s3cret-pass"
 	procs := newClusterProcs(t, 3)
 	extra := []string{"--auth", "scram", "--initial-password", password}
+	web := map[*clusterProc]string{}
 	for i := len(procs) - 1; i >= 0; i-- {
-		startPlacementNode(procs[i], extra...)
+		web[procs[i]] = freePort(t)
+		startPlacementNode(procs[i], append(extra, "--http-listen", web[procs[i]])...)
 	}
 	ctx := ctxT(t)
 	url := func(p *clusterProc, pw string) string {
@@ -77,6 +82,41 @@ func TestClusterGateway(t *testing.T) {
 	}
 	_, err := pgx.Connect(ctx, url(fwd, "wrong"))
 	wantCode(t, err, "28P01")
+
+	// --http-listen: each node reports itself; the serving node's console
+	// and metrics are its engine's, a forwarding node's page names the
+	// serving node.
+	get := func(addr, path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get(web[serving], "/health"); code != 200 || !strings.Contains(body, "ok") {
+		t.Fatalf("serving node's /health: %d %q", code, body)
+	}
+	if code, body := get(web[serving], "/metrics"); code != 200 || !strings.Contains(body, "pivotdb_connections_total") {
+		t.Fatalf("serving node's /metrics: %d %.300q", code, body)
+	}
+	if code, body := get(web[serving], "/"); code != 200 || !strings.Contains(body, "<title>PivotDB console</title>") {
+		t.Fatalf("serving node's console: %d %.300q", code, body)
+	}
+	if code, body := get(web[fwd], "/"); code != 200 || !strings.Contains(body, "SQL at "+serving.sql) {
+		t.Fatalf("forwarding node's page: %d %q", code, body)
+	}
+	if code, body := get(web[fwd], "/health"); code != 200 || !strings.Contains(body, "forwards SQL connections") {
+		t.Fatalf("forwarding node's /health: %d %q", code, body)
+	}
+	if code, body := get(web[fwd], "/metrics"); code != 200 || !strings.Contains(body, "pivotdb_cluster_serving 0") {
+		t.Fatalf("forwarding node's /metrics: %d %q", code, body)
+	}
 
 	// The client's address through a forwarding node.
 	c := connect(fwd)

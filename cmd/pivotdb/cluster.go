@@ -66,9 +66,6 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		case "unsafe-no-sync":
 			// Commits are durable through the Raft log's fsync.
 			err = errors.Join(err, errors.New("--unsafe-no-sync with --join is not supported yet"))
-		case "http-listen":
-			// The nodes that do not serve SQL have no engine to report on.
-			err = errors.Join(err, fmt.Errorf("--%s with --join is not supported yet", f.Name))
 		}
 	})
 	return err

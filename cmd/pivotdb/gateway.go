@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
+	"github.com/pivotdb/pivotdb/console"
+	"github.com/pivotdb/pivotdb/metrics"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -224,12 +226,23 @@ func (refusingEngine) NewSession(database, user string) (server.Session, error) 
 // serveCluster runs a cluster node's SQL side until a signal on sigs:
 // the gateway on cfg.Listen, and SQL over the node's engine whenever it
 // serves (opts opens it), then closes everything.
-func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, log *slog.Logger) int {
+func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, hc clusterHTTPConfig, log *slog.Logger) int {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
 		closeCluster(cl, nil)
 		return 1
+	}
+	var web *clusterHTTP // --http-listen (clusterhttp.go)
+	if hc.addr != "" {
+		if web, err = startClusterHTTP(hc.addr, cl, log); err != nil {
+			log.Error("cannot listen", "http_addr", hc.addr, "err", err)
+			ln.Close()
+			closeCluster(cl, nil)
+			return 1
+		}
+		defer web.close()
+		log.Info("serving metrics, health and the console", "url", "http://"+web.ln.Addr().String()+"/")
 	}
 	g := &gateway{ln: ln, cl: cl, log: log, refuse: newConnListener(ln.Addr()), startup: cfg.StartupTimeout}
 	if g.startup <= 0 {
@@ -254,10 +267,20 @@ func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Confi
 	var eng *sql.Engine
 	var srv *server.Server
 	var srvDone chan error
+	var cons *console.Server
+	stopConsole := func() {
+		web.serving(nil)
+		if cons != nil {
+			// Before the engine: its sampler runs statements on it.
+			cons.Close()
+			cons = nil
+		}
+	}
 	stopServing := func() error {
 		if l := g.local.Swap(nil); l != nil {
 			l.Close()
 		}
+		stopConsole()
 		if srv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			srv.Shutdown(ctx)
@@ -297,10 +320,25 @@ func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Confi
 		l := newConnListener(ln.Addr())
 		scfg := cfg
 		scfg.Listener = l
+		var mets *metrics.Metrics
+		if web != nil {
+			mets = metrics.New(metrics.Sources{Engine: e, Memory: hc.mem, Log: log})
+			scfg.Observer = mets
+		}
 		s := server.New(scfg, server.FromSQL(e))
 		if err := s.Listen(); err != nil {
 			e.Close()
 			return err
+		}
+		if web != nil {
+			c, err := startConsole(console.Config{Engine: e, Metrics: mets, Activity: hc.sessions,
+				ShuttingDown: s.ShuttingDown, SampleInterval: hc.sample, Log: log})
+			if err != nil {
+				e.Close()
+				return err
+			}
+			cons = c
+			web.serving(c)
 		}
 		eng, srv, srvDone = e, s, make(chan error, 1)
 		go func() { srvDone <- s.Serve(context.Background()) }()
@@ -344,6 +382,7 @@ loop:
 		srv.Shutdown(ctx)
 		<-srvDone
 	}
+	stopConsole()
 	refuser.Shutdown(ctx)
 	cancel()
 	if err := closeCluster(cl, eng); err != nil {
