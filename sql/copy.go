@@ -254,11 +254,10 @@ func (s *Session) startCopy(ctx context.Context, p *bind.Copy, id uint64, job co
 		prog: CopyProgress{ID: id, PID: pid, Relation: p.Relation, From: true}}
 	ins := p.Insert
 	// At SERIALIZABLE the rows go through the transaction, whose commit
-	// refreshes its reads (sql/txn); an ingestion has no such check. An
-	// engine whose commits go through Raft groups cannot ingest sstables
-	// (storage.ErrReplicated) yet.
-	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) && s.isolation() != txn.Serializable &&
-		!s.e.storage.Replicated() {
+	// refreshes its reads (sql/txn); an ingestion has no such check. On
+	// an engine whose commits go through Raft groups the load goes as
+	// replicated writes (storage/replbulk.go).
+	if s.txn == nil && !statementsAfter(ctx) && bulkUsable(ins.Table) && s.isolation() != txn.Serializable {
 		// Outside a block and before any write of the protocol cycle: the
 		// bulk path (copybulk.go), in a transaction of the COPY's own that
 		// holds its foreign-key locks and commits at CopyDone.

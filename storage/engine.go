@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -71,6 +72,10 @@ type Options struct {
 	// a second (gc.go). Tests set it to pass over every shard at a fixed
 	// rate.
 	GCInterval time.Duration
+	// Replica marks the store of a Raft replica (cluster/shardrepl's
+	// OpenEngine): its GC loop runs passes only while a replicator is
+	// set (the node serves), and they go through it (replication.go).
+	Replica bool
 	// IdleFlushTick is how often the engine looks whether its memtables
 	// stopped receiving writes, to flush them (idleflush.go); 0 means
 	// every second, negative never.
@@ -126,6 +131,10 @@ type Engine struct {
 	schema *schemaTimes
 	// repl takes the commits when set (replication.go); nil: Pebble.
 	repl Replicator
+	// replica is Options.Replica; replOn is set once repl is (read by
+	// the GC loop, which runs before SetReplicator).
+	replica bool
+	replOn  atomic.Bool
 
 	// popts, dir and fs are what Open opened the store with; bulk
 	// ingestion (ingest.go) writes sstables with popts' writer options
@@ -198,7 +207,8 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	removeBulkDirs(fs, dir) // under Pebble's lock of dir
 	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, clock: clock,
-		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS, gcs: newGCState(), schema: &schemaTimes{}}
+		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS, gcs: newGCState(), schema: &schemaTimes{},
+		replica: opts.Replica}
 	if err := errors.Join(e.gcs.load(db), e.schema.load(db)); err != nil {
 		db.Close()
 		clock.Close()

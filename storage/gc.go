@@ -57,7 +57,7 @@ type GCStats struct {
 // above). It returns what it did; ctx stops it between batches.
 func (e *Engine) GCVersions(ctx context.Context, span Span, threshold hlc.Timestamp) (GCStats, error) {
 	var st GCStats
-	if e.repl != nil {
+	if !e.gcAllowed() {
 		return st, &ReplicatedError{Op: "garbage collection"} // replication.go
 	}
 	if err := span.validate(); err != nil {
@@ -76,7 +76,9 @@ func (e *Engine) GCVersions(ctx context.Context, span Span, threshold hlc.Timest
 		if b.Empty() {
 			return nil
 		}
-		if err := b.Commit(pebble.NoSync); err != nil {
+		// On a replicated engine, a replicated command: every replica
+		// deletes the same versions (replication.go).
+		if err := e.commitGC(b); err != nil {
 			return err
 		}
 		b.Close()
@@ -279,6 +281,9 @@ func (g *gcLoop) targets() []GCTarget {
 // passed since their last pass — and returns when the next one is due.
 func (g *gcLoop) pass(ctx context.Context, due bool) (sum GCStats, next time.Duration, err error) {
 	next = g.period(g.ttl)
+	if !g.e.gcAllowed() {
+		return sum, next, nil // a replica's engine while its node does not serve
+	}
 	seen := map[string]bool{}
 	for _, t := range g.targets() {
 		ttl := t.TTL

@@ -302,8 +302,8 @@ func (e *Engine) GCSpan(ctx context.Context, span Span, ttl time.Duration) (GCSp
 	if !isVersioned(span.Start) {
 		return st, fmt.Errorf("storage: GC of %s: not a span of the table area", span)
 	}
-	if e.gc == nil {
-		return st, nil // GC is off: every version is kept
+	if e.gc == nil || !e.gcAllowed() {
+		return st, nil // GC is off (or this replica does not serve): every version is kept
 	}
 	if ttl <= 0 {
 		ttl = e.gc.ttlOf(span.Start)
@@ -345,7 +345,12 @@ func (e *Engine) CollectAndCompact(ctx context.Context, spans []Span, compact fu
 func (e *Engine) raiseGCThreshold(span Span, ttl time.Duration) (hlc.Timestamp, error) {
 	g := e.gcs
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			g.mu.Unlock()
+		}
+	}()
 	cur := g.thresholdLocked(span)
 	// Not the clock's now: a read that starts after this may read below
 	// it, just under commits in flight (committracker.go).
@@ -379,7 +384,16 @@ func (e *Engine) raiseGCThreshold(span Span, ttl time.Duration) (hlc.Timestamp, 
 			return hlc.Timestamp{}, err
 		}
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if e.replOn.Load() {
+		// A Raft round, not under the mutex that every read's hold takes;
+		// passes are serialized (gcs.passes), so the keys are still
+		// written in the order of their thresholds. If it fails, the
+		// threshold is raised in memory only (reads below it are refused
+		// here) and nothing is deleted.
+		g.mu.Unlock()
+		locked = false
+	}
+	if err := e.commitGC(b); err != nil {
 		return hlc.Timestamp{}, err
 	}
 	return want, nil

@@ -92,6 +92,9 @@ type SSTWriter struct {
 	n     int
 	kbuf  []byte
 	vbuf  []byte
+	// rb, on a replicated engine, takes the keys instead of sstables
+	// (replbulk.go).
+	rb *replBulk
 }
 
 // Set adds userKey → value: a key of the table area as a version at the
@@ -100,6 +103,11 @@ type SSTWriter struct {
 func (w *SSTWriter) Set(userKey, value []byte) error {
 	if len(userKey) == 0 {
 		return ErrEmptyKey
+	}
+	if w.rb != nil {
+		w.engineKV(userKey, value)
+		w.n++
+		return w.rb.set(userKey, w.kbuf, w.vbuf)
 	}
 	if w.w == nil {
 		f, path, err := w.d.Create(".sst")
@@ -112,13 +120,7 @@ func (w *SSTWriter) Set(userKey, value []byte) error {
 		w.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)
 		w.paths = append(w.paths, path)
 	}
-	if isVersioned(userKey) {
-		w.kbuf = enginekey.AppendVersionKey(w.kbuf[:0], userKey, w.ts)
-		w.vbuf = append(append(w.vbuf[:0], tagValue), value...)
-	} else {
-		w.kbuf = enginekey.AppendBareKey(w.kbuf[:0], userKey)
-		w.vbuf = append(w.vbuf[:0], value...)
-	}
+	w.engineKV(userKey, value)
 	w.n++
 	if err := w.w.Set(w.kbuf, w.vbuf); err != nil {
 		return err
@@ -127,6 +129,18 @@ func (w *SSTWriter) Set(userKey, value []byte) error {
 		return w.closeFile()
 	}
 	return nil
+}
+
+// engineKV sets kbuf and vbuf to the engine key and value of userKey →
+// value.
+func (w *SSTWriter) engineKV(userKey, value []byte) {
+	if isVersioned(userKey) {
+		w.kbuf = enginekey.AppendVersionKey(w.kbuf[:0], userKey, w.ts)
+		w.vbuf = append(append(w.vbuf[:0], tagValue), value...)
+	} else {
+		w.kbuf = enginekey.AppendBareKey(w.kbuf[:0], userKey)
+		w.vbuf = append(w.vbuf[:0], value...)
+	}
 }
 
 // Count is the number of keys added.
@@ -155,6 +169,9 @@ func (e *Engine) IngestVersioned(ctx context.Context, d *BulkDir, maxFileSize ui
 	}
 	defer e.commits.end(id)
 	w := &SSTWriter{e: e, d: d, ts: ts, max: maxFileSize}
+	if e.replOn.Load() {
+		return e.ingestReplicated(ctx, w, fill) // replbulk.go
+	}
 	err = fill(w)
 	if cerr := w.closeFile(); err == nil {
 		err = cerr
@@ -184,8 +201,8 @@ func (e *Engine) ingest(ctx context.Context, paths []string) error {
 		}
 		defer done()
 	}
-	if e.repl != nil {
-		return &ReplicatedError{Op: "bulk ingestion"} // replication.go
+	if e.replOn.Load() {
+		return &ReplicatedError{Op: "ingestion of sstables"} // IngestVersioned replicates its keys instead
 	}
 	if err := e.db.Ingest(ctx, paths); err != nil {
 		return fmt.Errorf("storage: ingest: %w", err)

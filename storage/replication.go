@@ -23,9 +23,24 @@ import (
 // Without a replicator (the default) a commit is one Pebble batch, as it
 // always was: the hook is one nil check (Engine.apply).
 //
-// Writes that do not go through Batch.commit are refused on a replicated
-// engine rather than applied to one replica only: bulk ingestion (Ingest)
-// and GC (GCVersions; SetReplicator refuses an engine whose GC loop runs).
+// Writes that do not go through Batch.commit are replicated too, never
+// applied to one replica only:
+//
+//   - GC (gc.go, gcthreshold.go): the serving node decides the threshold
+//     and which versions go, as on one node, and proposes the threshold
+//     key and then the deletions, in batches, through the replicator
+//     (commitGC), so every replica removes the same versions and keeps the
+//     same threshold key. The deletions are decided on the serving node's
+//     store, which holds every acknowledged commit; later commits only add
+//     versions above the threshold, so every replica deletes the same
+//     keys whatever commits come between. A replica's engine (Options.
+//     Replica) runs its GC loop only while a replicator is set: on the
+//     nodes that do not serve, the loop does nothing.
+//   - Bulk ingestion (IngestVersioned; replbulk.go): the sorted keys go as
+//     bounded replicated writes at the ingestion's commit timestamp, under
+//     a pending record that a node taking over uses to roll back a load its
+//     predecessor did not finish (RollBackBulkLoads).
+//
 // Lock records (LocalBatch) stay local to the node that holds the locks:
 // they are the leader's in-memory state kept in the store, not shard data.
 
@@ -105,22 +120,39 @@ func (e *ReplicatedError) Error() string {
 // Is makes errors.Is(err, ErrReplicated) hold.
 func (e *ReplicatedError) Is(target error) bool { return target == ErrReplicated }
 
-// SetReplicator makes every later commit go through r. Set it before the
-// engine's first commit and never change it; the engine must have been
-// opened with GC off (Options.GCTTL < 0): a GC pass deletes versions on
-// this replica only.
+// SetReplicator makes every later commit, GC pass and bulk ingestion go
+// through r. Set it before the engine's first commit and never change it;
+// an engine whose GC loop runs must be a replica's (Options.Replica): the
+// loop of any other engine may have deleted versions on this store alone.
 func (e *Engine) SetReplicator(r Replicator) error {
 	if r == nil {
 		return errors.New("storage: nil replicator")
 	}
-	if e.gc != nil {
-		return fmt.Errorf("%w (open the engine with GCTTL < 0)", &ReplicatedError{Op: "garbage collection"})
+	if e.gc != nil && !e.replica {
+		return fmt.Errorf("%w (open the engine with Options.Replica, or GCTTL < 0)", &ReplicatedError{Op: "garbage collection"})
 	}
 	if e.repl != nil {
 		return errors.New("storage: the engine has a replicator already")
 	}
 	e.repl = r
+	e.replOn.Store(true)
 	return nil
+}
+
+// gcAllowed reports whether GC may run: always, except on a replica's
+// engine (Options.Replica) without a replicator, whose store only its
+// replicas write.
+func (e *Engine) gcAllowed() bool { return !e.replica || e.replOn.Load() }
+
+// commitGC commits a batch of GC's (a threshold key, version deletions):
+// through the replicator when there is one, as a write without a commit
+// timestamp, else to Pebble without fsync (losing it in a crash leaves
+// garbage for the next pass).
+func (e *Engine) commitGC(b *pebble.Batch) error {
+	if e.replOn.Load() {
+		return e.replicate(b, hlc.Timestamp{})
+	}
+	return b.Commit(pebble.NoSync)
 }
 
 // Replicated reports whether the engine's commits go through a replicator.

@@ -115,18 +115,22 @@ func TestReplicatorTakesCommits(t *testing.T) {
 		t.Fatalf("commit: %v", err)
 	}
 
-	// Writes that would change this replica only are refused.
-	if _, err := e.GCVersions(context.Background(), TablesSpan(), hlc.Timestamp{WallTime: 1}); !errors.Is(err, ErrReplicated) {
+	// GC goes through the replicator too.
+	r.fail = nil
+	n := len(r.commits)
+	if _, err := e.GCVersions(context.Background(), TablesSpan(), hlc.MaxTimestamp); err != nil {
 		t.Fatalf("GC: %v", err)
 	}
-	d, err := e.NewBulkDir()
-	if err != nil {
-		t.Fatal(err)
+	if len(r.commits) != n+1 || !r.commits[n].ts.IsEmpty() {
+		t.Fatalf("GC replicated %d writes (want 1, without a timestamp)", len(r.commits)-n)
 	}
-	defer d.Close()
-	err = e.IngestVersioned(context.Background(), d, 1<<20, func(w *SSTWriter) error { return w.Set(row, []byte("bulk")) })
-	if !errors.Is(err, ErrReplicated) {
-		t.Fatalf("ingest: %v", err)
+	for _, m := range r.commits[n].ops {
+		if uk, _, _, err := enginekey.DecodeKey(m.Key); err != nil || m.Kind != MutationDelete || string(uk) != string(row) {
+			t.Fatalf("GC wrote %s %x", m.Kind, m.Key)
+		}
+	}
+	if got := getString(t, e.At(c.ts), string(row)); got != "<absent>" {
+		t.Fatalf("row at the first commit after GC: %q", got)
 	}
 }
 

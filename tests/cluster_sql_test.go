@@ -409,8 +409,6 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"--join", "127.0.0.1:1"}, "--join needs --cluster-listen and --raft-listen"},
 		{[]string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:1", "--raft-listen", "127.0.0.1:2", "--unsafe-no-sync"},
 			"--unsafe-no-sync with --join is not supported yet"},
-		{[]string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:1", "--raft-listen", "127.0.0.1:2", "--gc-ttl", "1h"},
-			"--gc-ttl with --join is not supported yet"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
 		var ee *exec.ExitError

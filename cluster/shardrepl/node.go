@@ -21,14 +21,15 @@ const FirstGroup raft.GroupID = 2
 // (shardsm.RouteKey).
 var WholeSpan = storage.Span{Start: []byte{storage.SystemPrefix}, End: []byte{storage.TableDataPrefix + 1}}
 
-// OpenEngine opens the storage engine in dir for replication: with GC off
-// (a pass would delete versions on one replica only; GC as a replicated
-// command is not done yet) and the shard store over its Pebble, staging
-// snapshots in dir/raft-staging. The engine writes through the Raft groups
-// only once a Replicator is set on it; a follower's engine is never
-// written by anything but its replicas' state machines.
+// OpenEngine opens the storage engine in dir for replication: as a
+// replica's (storage.Options.Replica: its GC loop collects only once a
+// Replicator is set, through it, so that every replica deletes the same
+// versions) and the shard store over its Pebble, staging snapshots in
+// dir/raft-staging. The engine writes through the Raft groups only once a
+// Replicator is set on it; a follower's engine is never written by
+// anything but its replicas' state machines.
 func OpenEngine(dir string, opts storage.Options) (*storage.Engine, *shardsm.Store, error) {
-	opts.GCTTL = -1
+	opts.Replica = true
 	e, err := storage.Open(dir, opts)
 	if err != nil {
 		return nil, nil, err

@@ -48,12 +48,26 @@ type Replicator struct {
 	// epoch is the serving epoch the node's commits carry (shardsm's
 	// Serve): a node that another took over from is refused.
 	epoch uint64
+	// onAbandon stops the node serving (Cluster.abandon; nil: nothing).
+	onAbandon func(error)
 
 	mu     sync.RWMutex
 	routes []route // ascending by span start, disjoint
 }
 
-var _ storage.Replicator = (*Replicator)(nil)
+var (
+	_ storage.Replicator    = (*Replicator)(nil)
+	_ storage.BulkAbandoner = (*Replicator)(nil)
+)
+
+// AbandonServing implements storage.BulkAbandoner: a bulk load may be left
+// half applied, so the node stops serving and the next serving node rolls
+// it back.
+func (r *Replicator) AbandonServing(reason error) {
+	if r.onAbandon != nil {
+		r.onAbandon(reason)
+	}
+}
 
 // New returns a replicator of e's commits proposing through host. Add the
 // groups with AddGroup, then set it on e (storage.Engine.SetReplicator).

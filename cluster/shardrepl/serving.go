@@ -75,6 +75,9 @@ type servingState struct {
 	state roleState
 	epoch uint64
 	addrs map[uint64]string // SQL addresses by node id (the metadata group's)
+	// forwardKey caches the metadata group's SQL forwarding key
+	// (proxykey.go).
+	forwardKey []byte
 
 	roles chan Role     // capacity 1: the newest role
 	kick  chan struct{} // capacity 1: a Serve applied here
@@ -194,6 +197,9 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	if time.Duration(ticks)*rtt < readLease+readLease/3 {
 		return nil, fmt.Errorf("shardrepl: an election timeout of %s is too short for the %s read lease", time.Duration(ticks)*rtt, readLease)
 	}
+	if err := c.ensureForwardKey(ctx); err != nil {
+		return nil, err
+	}
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
 	if err := c.Engine.ReloadState(); err != nil {
@@ -236,13 +242,42 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	})
 	rep := New(c.Node.Host(), c.Engine)
 	rep.SetEpoch(epoch)
+	rep.onAbandon = func(reason error) { c.abandon(epoch, reason) }
 	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
 		return nil, err
 	}
 	if err := c.Engine.SetReplicator(rep); err != nil {
 		return nil, err
 	}
+	// A bulk load the node that served before did not finish: this
+	// epoch fences its writes, so what it left is all there will be.
+	n, err := c.Engine.RollBackBulkLoads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		c.cfg.Logf("node %d: rolled back %d unfinished bulk load(s) of the node that served before", c.id, n)
+	}
 	return rep, nil
+}
+
+// abandon stops serving under epoch at once: the engine may hold part of
+// a bulk load it could not roll back (storage.BulkAbandoner). Reads fail
+// from now on (the read lease ends), the caller closes SQL and steps
+// down, and whichever node serves next (this one again, under a new
+// epoch, if it still leads) rolls the load back before it serves.
+func (c *Cluster) abandon(epoch uint64, reason error) {
+	c.cfg.Logf("node %d: stops serving SQL (epoch %d): %v", c.id, epoch, reason)
+	c.stopServingLease()
+	c.srv.mu.Lock()
+	stop := c.srv.state == roleServing && c.srv.epoch == epoch
+	if stop {
+		c.srv.state = roleStopping
+	}
+	c.srv.mu.Unlock()
+	if stop {
+		c.publish(Role{Serve: false})
+	}
 }
 
 // renewLease renews the read lease (see readLease) once, if this node

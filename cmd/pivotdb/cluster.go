@@ -66,17 +66,6 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		case "unsafe-no-sync":
 			// Commits are durable through the Raft log's fsync.
 			err = errors.Join(err, errors.New("--unsafe-no-sync with --join is not supported yet"))
-		case "gc-ttl":
-			// A GC pass would delete versions on one replica only.
-			err = errors.Join(err, errors.New("--gc-ttl with --join is not supported yet: a cluster node keeps every version"))
-		case "auth":
-			if f.Value.String() != "trust" {
-				// The nodes that do not serve SQL have no users to check.
-				err = errors.Join(err, fmt.Errorf("--auth %s with --join is not supported yet", f.Value))
-			}
-		case "http-listen":
-			// The nodes that do not serve SQL have no engine to report on.
-			err = errors.Join(err, fmt.Errorf("--%s with --join is not supported yet", f.Name))
 		}
 	})
 	return err

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
+	"github.com/pivotdb/pivotdb/console"
+	"github.com/pivotdb/pivotdb/metrics"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -69,6 +73,7 @@ func (l *connListener) deliver(c net.Conn) bool {
 
 type gateway struct {
 	ln      net.Listener
+	startup time.Duration // the server's startup timeout
 	cl      *shardrepl.Cluster
 	local   atomic.Pointer[connListener] // the local server's, while serving
 	refuse  *connListener                // a server that answers 57P03
@@ -96,16 +101,36 @@ func (g *gateway) run() {
 	}
 }
 
-func (g *gateway) handle(nc net.Conn) {
+func (g *gateway) handle(raw net.Conn) {
+	// A connection another node forwarded starts with a signed PROXY
+	// header naming the client (proxyproto.go).
+	nc, err := acceptProxy(raw, g.startup, func() ([]byte, bool) { return g.cl.ForwardKey(context.Background()) })
+	if err != nil {
+		g.log.Warn("gateway: dropping a connection", "remote", raw.RemoteAddr().String(), "err", err)
+		raw.Close()
+		return
+	}
+	if l := g.local.Load(); l != nil && l.deliver(nc) {
+		return
+	}
+	// Not serving: the client's first message is read here and sent on
+	// to the serving node, which must answer it within handshakeWait; one
+	// that does not (stopped, SIGSTOPped: the kernel still accepts its
+	// connections) is left for the next serving node, or for the local
+	// server once this node serves, and the message is sent again.
+	first, whole, err := readFirstMessage(nc, g.startup)
+	if err != nil {
+		nc.Close()
+		return
+	}
+	nc.r = io.MultiReader(bytes.NewReader(first), nc.r) // unread: a local server reads it again
 	deadline := time.Now().Add(forwardWait)
 	for !g.stopped.Load() {
 		if l := g.local.Load(); l != nil && l.deliver(nc) {
 			return
 		}
 		if addr, node, ok := g.cl.ServingSQLAddr(context.Background()); ok {
-			rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
-			if err == nil {
-				proxy(nc, rc)
+			if g.forward(nc, first, whole, addr) {
 				return
 			}
 			g.cl.ForgetSQLAddr(node)
@@ -118,6 +143,59 @@ func (g *gateway) handle(nc net.Conn) {
 	if !g.refuse.deliver(nc) {
 		nc.Close()
 	}
+}
+
+// handshakeWait bounds how long the serving node may take to answer a
+// forwarded connection's first message.
+const handshakeWait = 5 * time.Second
+
+// forward sends nc (whose first message, already read, is first) to the
+// serving node at addr, after a PROXY header with the client's address
+// when this node knows the forwarding key, and proxies the connection
+// once the serving node answered. false: it did not (nc is untouched and
+// its first message still buffered).
+func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string) bool {
+	rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	var out []byte
+	src, sok := nc.RemoteAddr().(*net.TCPAddr)
+	dst, dok := nc.LocalAddr().(*net.TCPAddr)
+	if key, ok := g.cl.ForwardKey(context.Background()); ok && sok && dok {
+		out = appendProxyHeader(out, src, dst, key)
+	}
+	out = append(out, first...)
+	rc.SetWriteDeadline(time.Now().Add(handshakeWait))
+	if _, err := rc.Write(out); err != nil {
+		rc.Close()
+		return false
+	}
+	rc.SetWriteDeadline(time.Time{})
+	// Sent: past the first message (unread in handle, so read from the
+	// buffer, not the socket).
+	if _, err := io.CopyN(io.Discard, nc.r, int64(len(first))); err != nil {
+		rc.Close()
+		nc.Close()
+		return true
+	}
+	if !whole || isCancelRequest(first) {
+		// Nothing to wait for: the server answers a cancel request with
+		// nothing, and a malformed start with its own error.
+		proxy(nc, rc)
+		return true
+	}
+	rr := bufio.NewReader(rc)
+	rc.SetReadDeadline(time.Now().Add(handshakeWait))
+	if _, err := rr.Peek(1); err != nil {
+		rc.Close()
+		// Put the first message back for the next try.
+		nc.r = io.MultiReader(bytes.NewReader(first), nc.r)
+		return false
+	}
+	rc.SetReadDeadline(time.Time{})
+	proxy(nc, &bufConn{Conn: rc, r: rr})
+	return true
 }
 
 // proxy copies bytes both ways until either side ends, then closes both.
@@ -148,16 +226,32 @@ func (refusingEngine) NewSession(database, user string) (server.Session, error) 
 // serveCluster runs a cluster node's SQL side until a signal on sigs:
 // the gateway on cfg.Listen, and SQL over the node's engine whenever it
 // serves (opts opens it), then closes everything.
-func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, log *slog.Logger) int {
+func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, hc clusterHTTPConfig, log *slog.Logger) int {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
 		closeCluster(cl, nil)
 		return 1
 	}
-	g := &gateway{ln: ln, cl: cl, log: log, refuse: newConnListener(ln.Addr())}
+	var web *clusterHTTP // --http-listen (clusterhttp.go)
+	if hc.addr != "" {
+		if web, err = startClusterHTTP(hc.addr, cl, log); err != nil {
+			log.Error("cannot listen", "http_addr", hc.addr, "err", err)
+			ln.Close()
+			closeCluster(cl, nil)
+			return 1
+		}
+		defer web.close()
+		log.Info("serving metrics, health and the console", "url", "http://"+web.ln.Addr().String()+"/")
+	}
+	g := &gateway{ln: ln, cl: cl, log: log, refuse: newConnListener(ln.Addr()), startup: cfg.StartupTimeout}
+	if g.startup <= 0 {
+		g.startup = server.DefaultStartupTimeout
+	}
 	rcfg := cfg
 	rcfg.Listener = g.refuse
+	// It refuses every session: there is nothing to authenticate for.
+	rcfg.Auth = server.AuthTrust
 	refuser := server.New(rcfg, refusingEngine{})
 	if err := refuser.Listen(); err != nil {
 		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
@@ -173,10 +267,20 @@ func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Confi
 	var eng *sql.Engine
 	var srv *server.Server
 	var srvDone chan error
+	var cons *console.Server
+	stopConsole := func() {
+		web.serving(nil)
+		if cons != nil {
+			// Before the engine: its sampler runs statements on it.
+			cons.Close()
+			cons = nil
+		}
+	}
 	stopServing := func() error {
 		if l := g.local.Swap(nil); l != nil {
 			l.Close()
 		}
+		stopConsole()
 		if srv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			srv.Shutdown(ctx)
@@ -206,13 +310,35 @@ func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Confi
 		if err != nil {
 			return err
 		}
+		if cfg.Auth == server.AuthSCRAM && !e.HasPasswords() {
+			// As one node refuses to start (main.go); the forwarded
+			// connections authenticate here, on the serving node.
+			e.Close()
+			return errors.New("--auth scram but no user has a password; " +
+				"give the built-in user pivotdb one with --initial-password or PIVOTDB_PASSWORD")
+		}
 		l := newConnListener(ln.Addr())
 		scfg := cfg
 		scfg.Listener = l
+		var mets *metrics.Metrics
+		if web != nil {
+			mets = metrics.New(metrics.Sources{Engine: e, Memory: hc.mem, Log: log})
+			scfg.Observer = mets
+		}
 		s := server.New(scfg, server.FromSQL(e))
 		if err := s.Listen(); err != nil {
 			e.Close()
 			return err
+		}
+		if web != nil {
+			c, err := startConsole(console.Config{Engine: e, Metrics: mets, Activity: hc.sessions,
+				ShuttingDown: s.ShuttingDown, SampleInterval: hc.sample, Log: log})
+			if err != nil {
+				e.Close()
+				return err
+			}
+			cons = c
+			web.serving(c)
 		}
 		eng, srv, srvDone = e, s, make(chan error, 1)
 		go func() { srvDone <- s.Serve(context.Background()) }()
@@ -256,6 +382,7 @@ loop:
 		srv.Shutdown(ctx)
 		<-srvDone
 	}
+	stopConsole()
 	refuser.Shutdown(ctx)
 	cancel()
 	if err := closeCluster(cl, eng); err != nil {

@@ -224,7 +224,7 @@ func serve(args []string, stderr io.Writer) int {
 			}
 		}()
 		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
-			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve}, level <= slog.LevelDebug, log)
+			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL}, level <= slog.LevelDebug, log)
 		cancelStart()
 		<-watching
 		if interrupted.Load() {
@@ -238,10 +238,13 @@ func serve(args []string, stderr io.Writer) int {
 			log.Error("cannot start the cluster node", "dir", *dataDir, "err", err)
 			return 1
 		}
+		mem := memory.NewMonitor("--max-memory", *maxMem)
+		sessions := activity.NewRegistry()
 		return serveCluster(cl, sigs, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 			TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
 			StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
-			MaxStatementMemory: *maxQueryMem, SlowQueryThreshold: *slowQuery}, opts, log)
+			Memory: mem, MaxStatementMemory: *maxQueryMem, Activity: sessions, SlowQueryThreshold: *slowQuery}, opts,
+			clusterHTTPConfig{addr: *httpListen, sample: *consoleSample, mem: mem, sessions: sessions}, log)
 	} else {
 		eng, err = sql.Open(opts)
 	}
