@@ -24,6 +24,15 @@ const (
 	rebalanceCooldown = 30 * time.Second
 )
 
+// freshPing: a node the allocator moves a leadership to answered within
+// this many ping intervals. Live (sys.nodes) allows a few seconds; a
+// node killed a moment ago still counts as live then, and a transfer to
+// it would only wait out its timeout, holding up the loop's healing.
+const freshPing = 3
+
+// rebalanceTransfer bounds one leadership move of the allocator.
+const rebalanceTransfer = 5 * time.Second
+
 // allocState is the allocator's memory between rounds (Manager.mu).
 type allocState struct {
 	imbalanced map[raft.GroupID]time.Time // first round a move was wanted
@@ -37,7 +46,10 @@ type nodeLoad struct {
 	bytes   int64 // the sizes of the groups it leads (Group.Size)
 }
 
-// rebalance is one round of the allocator (Run, on the serving node): it
+// rebalance is one round of the allocator (Run, on the serving node). It
+// acts only while every node that holds a replica answers pings: a node
+// that stopped answering is healed first (or comes back), and a
+// leadership moved meanwhile could land on a node about to die. It
 // spreads the groups' leaderships over the live, active nodes by count,
 // then by the bytes they lead. A group's leadership moves from its leader
 // L to the voter T (live, active) that leads the fewest groups, then the
@@ -71,6 +83,7 @@ func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 		leader uint64
 	}
 	var views []groupView
+	holders := map[uint64]bool{} // nodes holding a replica of a group
 	for _, g := range m.cfg.Groups {
 		mem, err := h.Membership(ctx, g.ID)
 		if err != nil {
@@ -78,6 +91,10 @@ func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 		}
 		for v := range mem.Voters {
 			loadOf(uint64(v)).voters++
+			holders[uint64(v)] = true
+		}
+		for nv := range mem.NonVoters {
+			holders[uint64(nv)] = true
 		}
 		l, _, ok, err := h.Leader(g.ID)
 		if err != nil || !ok {
@@ -95,6 +112,14 @@ func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for id := range holders {
+		if !m.heardWithinLocked(id, freshPing*m.cfg.Interval) {
+			// A node that does not answer: healing goes first, and the
+			// imbalance is measured again once every node answers.
+			clear(m.alloc.imbalanced)
+			return false, nil
+		}
+	}
 	var move *groupView
 	var target uint64
 	for i := range views {
@@ -105,7 +130,7 @@ func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 		var cands []uint64
 		for r := range v.mem.Voters {
 			id := uint64(r)
-			if id != v.leader && m.eligibleLocked(id) && m.liveLocked(id) {
+			if id != v.leader && m.eligibleLocked(id) && m.heardWithinLocked(id, freshPing*m.cfg.Interval) {
 				cands = append(cands, id)
 			}
 		}
@@ -147,7 +172,9 @@ func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 	delete(m.alloc.imbalanced, move.g.ID)
 	m.alloc.moved[move.g.ID] = now
 	m.mu.Unlock()
-	err := m.transferLeadership(ctx, move.g, from, target,
+	tctx, cancel := context.WithTimeout(ctx, rebalanceTransfer)
+	defer cancel()
+	err := m.transferLeadership(tctx, move.g, from, target,
 		fmt.Sprintf("move the leadership of %s from node %d to node %d (rebalancing: it led %d groups, node %d led %d)",
 			move.g.Name, from, target, loadOf(from).leaders, target, loadOf(target).leaders))
 	m.mu.Lock()
@@ -172,6 +199,15 @@ func (m *Manager) transferLeadership(ctx context.Context, g Group, from, to uint
 	}
 	job.finish(err)
 	return err
+}
+
+// heardWithinLocked reports whether node id answered a ping within d.
+func (m *Manager) heardWithinLocked(id uint64, d time.Duration) bool {
+	if id == m.self {
+		return true
+	}
+	t, ok := m.heard[id]
+	return ok && time.Since(t) < d
 }
 
 func cmpInt64(a, b int64) int {
