@@ -82,7 +82,7 @@ type nodeRow struct {
 	replicas, voters, leaders int
 }
 
-func readSysNodes(t *testing.T, conn *pgx.Conn) []nodeRow {
+func readSysNodes(t testing.TB, conn *pgx.Conn) []nodeRow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -107,7 +107,7 @@ func readSysNodes(t *testing.T, conn *pgx.Conn) []nodeRow {
 }
 
 // waitSysNodes waits until sys.nodes satisfies ok.
-func waitSysNodes(t *testing.T, conn *pgx.Conn, serving *clusterProc, ok func([]nodeRow) bool) []nodeRow {
+func waitSysNodes(t testing.TB, conn *pgx.Conn, serving *clusterProc, ok func([]nodeRow) bool) []nodeRow {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -133,7 +133,7 @@ type placementWriter struct {
 	err   error
 }
 
-func startKVWriters(t *testing.T, url string, n int) *placementWriter {
+func startKVWriters(t testing.TB, url string, n int) *placementWriter {
 	w := &placementWriter{stop: make(chan struct{})}
 	for i := range n {
 		w.wg.Add(1)
@@ -184,7 +184,7 @@ func (w *placementWriter) fail(err error) {
 
 // finish stops the writers and checks every acknowledged row is there and
 // no row that was never written is.
-func (w *placementWriter) finish(t *testing.T, conn *pgx.Conn) {
+func (w *placementWriter) finish(t testing.TB, conn *pgx.Conn) {
 	t.Helper()
 	close(w.stop)
 	w.wg.Wait()

@@ -18,7 +18,7 @@ import (
 // recommissioning (issue 18, cluster/placement) over the wire.
 
 // nodeID returns the cluster node id p logged ("as node N").
-func nodeID(t *testing.T, p *clusterProc) int64 {
+func nodeID(t testing.TB, p *clusterProc) int64 {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		l := p.log.String()
@@ -38,7 +38,7 @@ func nodeID(t *testing.T, p *clusterProc) int64 {
 // that failed with 57P01 or 08007, has an unknown outcome.
 type retryingWriter struct{ placementWriter }
 
-func startRetryingWriters(t *testing.T, url string, n int) *placementWriter {
+func startRetryingWriters(t testing.TB, url string, n int) *placementWriter {
 	w := &retryingWriter{placementWriter{stop: make(chan struct{})}}
 	for i := range n {
 		w.wg.Add(1)

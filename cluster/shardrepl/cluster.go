@@ -229,6 +229,7 @@ func (c *Cluster) catchUp(ctx context.Context) {
 			err = c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keyShardCaughtUp, c.id), Value: []byte("1")})
 		}
 		if err == nil {
+			c.cfg.Logf("node %d: the shard replica caught up", c.id)
 			return
 		}
 		c.cfg.Logf("node %d: catching up the shard replica: %v", c.id, err)
