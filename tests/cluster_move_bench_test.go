@@ -106,6 +106,25 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	leavingID := nodeID(b, leaving)
 	b.StartTimer()
 	m0, start := acked(), time.Now()
+	// The write rate every half second of the move, for the log.
+	stopTrace := make(chan struct{})
+	traced := make(chan string, 1)
+	go func() {
+		var sb strings.Builder
+		last := m0
+		for tick := time.NewTicker(500 * time.Millisecond); ; {
+			select {
+			case <-stopTrace:
+				tick.Stop()
+				traced <- sb.String()
+				return
+			case <-tick.C:
+				n := acked()
+				fmt.Fprintf(&sb, " %.1fs:%d", time.Since(start).Seconds(), (n-last)*2)
+				last = n
+			}
+		}
+	}()
 	startPlacementNode(procs[3])
 	var caughtUp time.Duration
 	for deadline := time.Now().Add(30 * time.Minute); caughtUp == 0; time.Sleep(20 * time.Millisecond) {
@@ -122,6 +141,14 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	moved := time.Since(start)
 	during := float64(acked()-m0) / moved.Seconds()
 	b.StopTimer()
+	close(stopTrace)
+	b.Logf("writes/s every half second of the move (from %s):%s", start.UTC().Format("15:04:05.000"), <-traced)
+	if dir := os.Getenv("PIVOTDB_MOVE_BENCH_LOGS"); dir != "" {
+		// The nodes' logs, to read the move's steps against the rates.
+		for i, p := range procs {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("move-node%d.log", i+1)), []byte(p.log.String()), 0o644)
+		}
+	}
 	w.finish(b, conn)
 
 	// The new node's engine (the group's data) apart from its cluster
