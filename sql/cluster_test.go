@@ -20,7 +20,7 @@ type fakeCluster struct {
 	asked    []uint64
 	// recommissioned: the nodes Recommission was asked for.
 	recommissioned []uint64
-	err      error
+	err            error
 }
 
 func (f *fakeCluster) AttachJobs(r *jobs.Registry) { f.attached = r }

@@ -120,7 +120,7 @@ func New(cfg Config) *Manager {
 	return &Manager{cfg: cfg, self: cfg.Node.Identity().NodeID, started: time.Now(),
 		heard: map[uint64]time.Time{}, states: map[uint64]string{}, draining: map[uint64]bool{}, peers: map[uint64]*node.Peer{},
 		reported: map[string]bool{}, resumed: map[uint64]*jobHandle{},
-		alloc:    allocState{imbalanced: map[raft.GroupID]time.Time{}, moved: map[raft.GroupID]time.Time{}}}
+		alloc: allocState{imbalanced: map[raft.GroupID]time.Time{}, moved: map[raft.GroupID]time.Time{}}}
 }
 
 // AttachJobs makes replica moves and decommissions rows of sys.jobs (the
