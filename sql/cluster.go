@@ -38,6 +38,7 @@ type ClusterNode struct {
 	Live                      bool
 	Membership                string // active, decommissioning, decommissioned
 	Replicas, Voters, Leaders int
+	Bytes                     int64
 }
 
 // KindDecommission is the job_type of ALTER CLUSTER DECOMMISSION NODE.
@@ -52,7 +53,7 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	c := s.e.opts.Cluster
 	if c == nil {
 		return [][]types.Value{{types.NewInt64(1), types.NullValue, types.NullValue, types.NewBool(true),
-			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0)}}, nil
+			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0)}}, nil
 	}
 	nodes, err := c.Nodes(context.Background())
 	if err != nil {
@@ -68,7 +69,7 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	for _, n := range nodes {
 		out = append(out, []types.Value{types.NewInt64(int64(n.ID)), text(n.Address), text(n.SQLAddress),
 			types.NewBool(n.Live), types.NewBool(n.Membership == "decommissioned"), types.NewUtf8(n.Membership),
-			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders))})
+			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders)), types.NewInt64(n.Bytes)})
 	}
 	return out, nil
 }

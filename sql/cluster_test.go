@@ -27,7 +27,7 @@ func (f *fakeCluster) AttachJobs(r *jobs.Registry) { f.attached = r }
 
 func (f *fakeCluster) Nodes(context.Context) ([]ClusterNode, error) {
 	return []ClusterNode{
-		{ID: 1, Address: "127.0.0.1:7101", SQLAddress: "127.0.0.1:5431", Live: true, Membership: "active", Replicas: 2, Voters: 2, Leaders: 2},
+		{ID: 1, Address: "127.0.0.1:7101", SQLAddress: "127.0.0.1:5431", Live: true, Membership: "active", Replicas: 2, Voters: 2, Leaders: 2, Bytes: 4096},
 		{ID: 3, Address: "127.0.0.1:7103", Membership: "decommissioned"},
 	}, nil
 }
@@ -70,9 +70,9 @@ func TestClusterStatements(t *testing.T) {
 		t.Fatal("the job registry was not attached")
 	}
 	s := testSession(t, e)
-	rows := query(t, s, "SELECT node_id, address, sql_address, is_live, is_decommissioned, membership, replicas, voters, leaders FROM sys.nodes ORDER BY node_id")
+	rows := query(t, s, "SELECT node_id, address, sql_address, is_live, is_decommissioned, membership, replicas, voters, leaders, bytes FROM sys.nodes ORDER BY node_id")
 	if len(rows) != 2 || rows[0][2].String() != `"127.0.0.1:5431"` || !rows[1][2].IsNull() || rows[1][4].String() != "t" ||
-		rows[0][8].String() != "2" {
+		rows[0][8].String() != "2" || rows[0][9].String() != "4096" || rows[1][9].String() != "0" {
 		t.Fatalf("sys.nodes: %v", rows)
 	}
 	query(t, s, "ALTER CLUSTER DECOMMISSION NODE 3")

@@ -80,13 +80,14 @@ type nodeRow struct {
 	live, decommissioned      bool
 	membership                string
 	replicas, voters, leaders int
+	bytes                     int64
 }
 
 func readSysNodes(t testing.TB, conn *pgx.Conn) []nodeRow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rows, err := conn.Query(ctx, "SELECT node_id, is_live, is_decommissioned, membership, replicas, voters, leaders FROM sys.nodes ORDER BY node_id")
+	rows, err := conn.Query(ctx, "SELECT node_id, is_live, is_decommissioned, membership, replicas, voters, leaders, bytes FROM sys.nodes ORDER BY node_id")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func readSysNodes(t testing.TB, conn *pgx.Conn) []nodeRow {
 	for rows.Next() {
 		var n nodeRow
 		var replicas, voters, leaders int64
-		if err := rows.Scan(&n.id, &n.live, &n.decommissioned, &n.membership, &replicas, &voters, &leaders); err != nil {
+		if err := rows.Scan(&n.id, &n.live, &n.decommissioned, &n.membership, &replicas, &voters, &leaders, &n.bytes); err != nil {
 			t.Fatal(err)
 		}
 		n.replicas, n.voters, n.leaders = int(replicas), int(voters), int(leaders)

@@ -175,8 +175,14 @@ func TestClusterRebalance(t *testing.T) {
 		return true
 	})
 	took := time.Since(joined)
-	t.Logf("four nodes after %s: replicas %v, voters %v, leaders %v", took.Round(time.Millisecond),
-		replicaCounts(after), voterCounts(after), leaderCounts(after))
+	t.Logf("four nodes after %s: replicas %v, voters %v, leaders %v, bytes %d", took.Round(time.Millisecond),
+		replicaCounts(after), voterCounts(after), leaderCounts(after), after[3].bytes)
+	// Its share of the bytes: every node holds the shard group's data.
+	for _, n := range after {
+		if n.bytes < 20000*10 || n.bytes != after[0].bytes {
+			t.Fatalf("bytes per node: %+v", after)
+		}
+	}
 	if took > time.Minute {
 		t.Fatalf("the fourth node got its share after %s", took)
 	}

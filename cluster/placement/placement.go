@@ -357,6 +357,7 @@ type NodeStatus struct {
 	Membership       string // active, decommissioning, decommissioned
 	Replicas, Voters int    // replicas of the groups, voting ones among them
 	Leaders          int    // groups whose leader it is, as this node knows
+	Bytes            int64  // the sizes (Group.Size) of the groups it holds a replica of
 }
 
 // Nodes returns sys.nodes' rows, in node id order.
@@ -369,7 +370,10 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	type count struct{ replicas, voters, leaders int }
+	type count struct {
+		replicas, voters, leaders int
+		bytes                     int64
+	}
 	counts := map[uint64]*count{}
 	for _, nd := range nodes {
 		counts[nd.ID] = &count{}
@@ -383,15 +387,23 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 			}
 			return nil, err
 		}
+		var size int64
+		if g.Size != nil {
+			if size, err = g.Size(ctx); err != nil {
+				return nil, err
+			}
+		}
 		for r := range mem.Voters {
 			if c := counts[uint64(r)]; c != nil {
 				c.replicas++
 				c.voters++
+				c.bytes += size
 			}
 		}
 		for r := range mem.NonVoters {
 			if c := counts[uint64(r)]; c != nil {
 				c.replicas++
+				c.bytes += size
 			}
 		}
 		if l, _, ok, err := h.Leader(g.ID); err == nil && ok {
@@ -412,7 +424,7 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 			}
 		}
 		c := counts[nd.ID]
-		st.Replicas, st.Voters, st.Leaders = c.replicas, c.voters, c.leaders
+		st.Replicas, st.Voters, st.Leaders, st.Bytes = c.replicas, c.voters, c.leaders, c.bytes
 		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b NodeStatus) int { return int(a.ID) - int(b.ID) })

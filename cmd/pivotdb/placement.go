@@ -63,7 +63,7 @@ func (a clusterAdmin) Nodes(ctx context.Context) ([]sql.ClusterNode, error) {
 	out := make([]sql.ClusterNode, len(nodes))
 	for i, n := range nodes {
 		out[i] = sql.ClusterNode{ID: n.ID, Address: n.Addr, SQLAddress: n.SQLAddr, Live: n.Live, Membership: n.Membership,
-			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders}
+			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders, Bytes: n.Bytes}
 	}
 	return out, nil
 }
