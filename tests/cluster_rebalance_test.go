@@ -33,13 +33,12 @@ func nodeID(t testing.TB, p *clusterProc) int64 {
 	return 0
 }
 
-// retryingWriter inserts rows through one node, connecting again when the
-// connection ends (serving moved): a write whose connection ended, or
-// that failed with 57P01 or 08007, has an unknown outcome.
-type retryingWriter struct{ placementWriter }
-
+// startRetryingWriters is startKVWriters through one node that connects
+// again when the connection ends (serving moved): a write whose
+// connection ended, or that failed with 57P01, 57P03 or 08007, has an
+// unknown outcome.
 func startRetryingWriters(t testing.TB, url string, n int) *placementWriter {
-	w := &retryingWriter{placementWriter{stop: make(chan struct{})}}
+	w := &placementWriter{stop: make(chan struct{})}
 	for i := range n {
 		w.wg.Add(1)
 		go func() {
@@ -94,7 +93,7 @@ func startRetryingWriters(t testing.TB, url string, n int) *placementWriter {
 			}
 		}()
 	}
-	return &w.placementWriter
+	return w
 }
 
 // leaderCounts maps node ids to the groups they lead.
