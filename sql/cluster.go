@@ -5,6 +5,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/sql/bind"
+	"github.com/pivotdb/pivotdb/sql/parser"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -21,8 +22,13 @@ type ClusterAdmin interface {
 	Nodes(ctx context.Context) ([]ClusterNode, error)
 	// Decommission drains node id and marks it decommissioned, reporting
 	// the replicas moved (done of total) as it goes; its errors carry
-	// SQLSTATEs.
-	Decommission(ctx context.Context, id uint64, progress func(done, total int64)) error
+	// SQLSTATEs. A non-empty notice is sent to the client (NOTICE): the
+	// node that serves SQL hands serving over, and another node finishes
+	// its drain after the statement returned.
+	Decommission(ctx context.Context, id uint64, progress func(done, total int64)) (notice string, err error)
+	// Recommission makes a node that is being decommissioned active again;
+	// its errors carry SQLSTATEs.
+	Recommission(ctx context.Context, id uint64) error
 }
 
 // ClusterNode is one row of sys.nodes (bind.NodeColumns).
@@ -32,6 +38,7 @@ type ClusterNode struct {
 	Live                      bool
 	Membership                string // active, decommissioning, decommissioned
 	Replicas, Voters, Leaders int
+	Bytes                     int64
 }
 
 // KindDecommission is the job_type of ALTER CLUSTER DECOMMISSION NODE.
@@ -46,7 +53,7 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	c := s.e.opts.Cluster
 	if c == nil {
 		return [][]types.Value{{types.NewInt64(1), types.NullValue, types.NullValue, types.NewBool(true),
-			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0)}}, nil
+			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0)}}, nil
 	}
 	nodes, err := c.Nodes(context.Background())
 	if err != nil {
@@ -62,41 +69,62 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	for _, n := range nodes {
 		out = append(out, []types.Value{types.NewInt64(int64(n.ID)), text(n.Address), text(n.SQLAddress),
 			types.NewBool(n.Live), types.NewBool(n.Membership == "decommissioned"), types.NewUtf8(n.Membership),
-			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders))})
+			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders)), types.NewInt64(n.Bytes)})
 	}
 	return out, nil
 }
 
-// runCluster runs ALTER CLUSTER DECOMMISSION NODE n: a superuser's
-// statement, outside transaction blocks (it moves replicas, which no
-// rollback could undo), run as a job whose progress counts the node's
-// replicas moved away. It returns once the node is decommissioned.
+// runCluster runs ALTER CLUSTER DECOMMISSION NODE n and ALTER CLUSTER
+// RECOMMISSION NODE n: a superuser's statements, outside transaction
+// blocks (they move replicas, which no rollback could undo). A
+// decommission runs as a job whose progress counts the node's replicas
+// moved away, and returns once the node is decommissioned (or, for the
+// node that serves SQL, once serving was handed over: see the NOTICE).
 func (s *Session) runCluster(ctx context.Context, st *bind.ClusterStatement) (Result, error) {
+	verb, stmt := "decommission", "ALTER CLUSTER DECOMMISSION NODE"
+	if st.Kind == parser.ClusterRecommission {
+		verb, stmt = "recommission", "ALTER CLUSTER RECOMMISSION NODE"
+	}
 	if !s.access(s.catalogSnap()).Superuser() {
-		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "must be superuser to decommission a node")
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "must be superuser to %s a node", verb)
 	}
 	if s.inTxnBlock() {
-		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "ALTER CLUSTER DECOMMISSION NODE cannot run inside a transaction block")
+		return nil, sqlerr.New(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", stmt)
 	}
 	if st.Node <= 0 {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "node %d does not exist", st.Node)
 	}
 	c := s.e.opts.Cluster
 	if c == nil {
-		if st.Node == 1 {
-			return nil, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState,
-				"cannot decommission node 1: it is the only node, and its replicas would have nowhere to go")
+		switch {
+		case st.Node != 1:
+			return nil, sqlerr.New(sqlerr.UndefinedObject, "node %d does not exist", st.Node)
+		case st.Kind == parser.ClusterRecommission:
+			return &tagResult{tag: "ALTER CLUSTER"}, nil // active: nothing to do
 		}
-		return nil, sqlerr.New(sqlerr.UndefinedObject, "node %d does not exist", st.Node)
+		return nil, sqlerr.New(sqlerr.ObjectNotInPrerequisiteState,
+			"cannot decommission node 1: it is the only node, and its replicas would have nowhere to go")
 	}
+	if st.Kind == parser.ClusterRecommission {
+		if err := c.Recommission(ctx, uint64(st.Node)); err != nil {
+			return nil, err
+		}
+		return &tagResult{tag: "ALTER CLUSTER"}, nil
+	}
+	var notice string
 	err := s.runJob(ctx, KindDecommission, false, func(ctx context.Context) error {
 		w := jobWorkFrom(ctx)
-		return c.Decommission(ctx, uint64(st.Node), func(done, total int64) {
+		var err error
+		notice, err = c.Decommission(ctx, uint64(st.Node), func(done, total int64) {
 			w.job.Progress(done, total)
 		})
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if notice != "" {
+		s.notice("NOTICE", "00000", "%s", notice)
 	}
 	return &tagResult{tag: "ALTER CLUSTER"}, nil
 }

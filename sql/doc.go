@@ -172,8 +172,11 @@
 // loops deep in the statement (fillIndex, the rewrite's conversion,
 // validation scans) report progress through the jobWork on the context.
 // On a cluster node (Options.Cluster, cluster.go) sys.nodes lists the
-// nodes and ALTER CLUSTER DECOMMISSION NODE runs as a DECOMMISSION job;
-// the cluster's replica moves are jobs of the same registry (AttachJobs).
+// nodes and ALTER CLUSTER DECOMMISSION NODE runs as a DECOMMISSION job
+// (the serving node's own returns once it handed serving over, with a
+// NOTICE); ALTER CLUSTER RECOMMISSION NODE is a plain statement; the
+// cluster's replica and leadership moves are jobs of the same registry
+// (AttachJobs).
 //
 // Debugging: EXPLAIN shows the plan with each table read's key ranges and the
 // shards they touch (for a read through an index, the index and its ranges);

@@ -17,7 +17,7 @@ import (
 
 // clusterProc is one `pivotdb serve --join` process of a test cluster.
 type clusterProc struct {
-	t                       *testing.T
+	t                       testing.TB
 	dir, sql, rpc, raftAddr string
 	join                    string
 	cmd                     *exec.Cmd
@@ -80,7 +80,7 @@ func startSQLCluster(t *testing.T) []*clusterProc {
 // newClusterProcs makes n cluster processes, not started yet, with free
 // loopback ports and one join list; the test's cleanup continues and
 // stops them (printing the end of each log when the test failed).
-func newClusterProcs(t *testing.T, n int) []*clusterProc {
+func newClusterProcs(t testing.TB, n int) []*clusterProc {
 	t.Helper()
 	dir := t.TempDir()
 	procs := make([]*clusterProc, n)
@@ -121,7 +121,7 @@ func servesSQL(p *clusterProc) bool {
 }
 
 // waitSQL waits until p answers a query.
-func waitSQL(t *testing.T, p *clusterProc) {
+func waitSQL(t testing.TB, p *clusterProc) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for !servesSQL(p) {
@@ -140,7 +140,7 @@ func waitSQL(t *testing.T, p *clusterProc) {
 // servingProc returns the node that serves SQL now, by the logs: the one
 // node that said "serving SQL" and has not stopped since, the same one for
 // half a second (a node that lost the role says so within that).
-func servingProc(t *testing.T, procs []*clusterProc) *clusterProc {
+func servingProc(t testing.TB, procs []*clusterProc) *clusterProc {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	var last *clusterProc

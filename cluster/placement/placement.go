@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,14 @@ type Group struct {
 	// CaughtUp reports whether node id's non-voting replica has applied the
 	// group's log once (it may be promoted then). Nil: always.
 	CaughtUp func(ctx context.Context, id uint64) (bool, error)
+	// Serving: the group's leader serves SQL (the shard group today): the
+	// allocator leaves its leadership alone, and decommissioning the
+	// serving node hands it over first (Decommission).
+	Serving bool
+	// Size returns the group's bytes as this node's replica holds them
+	// (nil: 0); the allocator compares nodes by the bytes they lead when
+	// their counts tie.
+	Size func(ctx context.Context) (int64, error)
 }
 
 // Config configures a Manager.
@@ -67,6 +76,9 @@ type Config struct {
 	SQLAddr func(ctx context.Context, id uint64) (string, error)
 	// Logf reports replica moves (nil: quiet).
 	Logf func(format string, args ...any)
+	// NoRebalance turns the allocator off (serve --rebalance=false): Run
+	// then only drains, heals and removes orphans.
+	NoRebalance bool
 }
 
 // Manager tracks the liveness of the cluster's nodes (on every node) and,
@@ -86,6 +98,8 @@ type Manager struct {
 	peers    map[uint64]*node.Peer // pinged nodes' connections
 	draining map[uint64]bool       // nodes a DECOMMISSION statement drains now
 	reported map[string]bool       // "cannot replace" messages logged once
+	alloc    allocState            // allocator.go
+	resumed  map[uint64]*jobHandle // decommissions the loop finishes
 
 	// moveMu serialises membership changes made by policy: a statement's
 	// drain and the loop's steps.
@@ -105,7 +119,8 @@ func New(cfg Config) *Manager {
 	}
 	return &Manager{cfg: cfg, self: cfg.Node.Identity().NodeID, started: time.Now(),
 		heard: map[uint64]time.Time{}, states: map[uint64]string{}, draining: map[uint64]bool{}, peers: map[uint64]*node.Peer{},
-		reported: map[string]bool{}}
+		reported: map[string]bool{}, resumed: map[uint64]*jobHandle{},
+		alloc: allocState{imbalanced: map[raft.GroupID]time.Time{}, moved: map[raft.GroupID]time.Time{}}}
 }
 
 // AttachJobs makes replica moves and decommissions rows of sys.jobs (the
@@ -118,6 +133,9 @@ func (m *Manager) AttachJobs(r *jobs.Registry) {
 
 // DeadNodeTimeout is the configured timeout.
 func (m *Manager) DeadNodeTimeout() time.Duration { return m.cfg.DeadNodeTimeout }
+
+// Self is the id of the node the manager runs on.
+func (m *Manager) Self() uint64 { return m.self }
 
 // liveWindow is how recently a node must have answered to count as live in
 // sys.nodes: a few missed pings, never more than the dead timeout.
@@ -339,6 +357,7 @@ type NodeStatus struct {
 	Membership       string // active, decommissioning, decommissioned
 	Replicas, Voters int    // replicas of the groups, voting ones among them
 	Leaders          int    // groups whose leader it is, as this node knows
+	Bytes            int64  // the sizes (Group.Size) of the groups it holds a replica of
 }
 
 // Nodes returns sys.nodes' rows, in node id order.
@@ -351,7 +370,10 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	type count struct{ replicas, voters, leaders int }
+	type count struct {
+		replicas, voters, leaders int
+		bytes                     int64
+	}
 	counts := map[uint64]*count{}
 	for _, nd := range nodes {
 		counts[nd.ID] = &count{}
@@ -365,15 +387,23 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 			}
 			return nil, err
 		}
+		var size int64
+		if g.Size != nil {
+			if size, err = g.Size(ctx); err != nil {
+				return nil, err
+			}
+		}
 		for r := range mem.Voters {
 			if c := counts[uint64(r)]; c != nil {
 				c.replicas++
 				c.voters++
+				c.bytes += size
 			}
 		}
 		for r := range mem.NonVoters {
 			if c := counts[uint64(r)]; c != nil {
 				c.replicas++
+				c.bytes += size
 			}
 		}
 		if l, _, ok, err := h.Leader(g.ID); err == nil && ok {
@@ -394,7 +424,7 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 			}
 		}
 		c := counts[nd.ID]
-		st.Replicas, st.Voters, st.Leaders = c.replicas, c.voters, c.leaders
+		st.Replicas, st.Voters, st.Leaders, st.Bytes = c.replicas, c.voters, c.leaders, c.bytes
 		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b NodeStatus) int { return int(a.ID) - int(b.ID) })
@@ -418,11 +448,6 @@ func (m *Manager) Decommission(ctx context.Context, id uint64, progress func(don
 	}
 	if !slices.ContainsFunc(nodes, func(nd node.NodeRecord) bool { return nd.ID == id }) {
 		return sqlerr.New(sqlerr.UndefinedObject, "node %d does not exist", id)
-	}
-	if id == m.self {
-		return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
-			Message: fmt.Sprintf("decommissioning node %d, the node that serves SQL, is not supported yet", id),
-			Hint:    "Decommission the other nodes; the node that serves SQL cannot hand that role over yet."}
 	}
 	states, err := m.readStates(ctx)
 	if err != nil {
@@ -451,6 +476,9 @@ func (m *Manager) Decommission(ctx context.Context, id uint64, progress func(don
 		return err
 	}
 	m.cfg.Logf("node %d: decommissioning node %d", m.self, id)
+	if id == m.self {
+		return m.handOverServing(ctx)
+	}
 	if err := m.drain(ctx, id, KindReplicaMove, progress, true); err != nil {
 		return err
 	}
@@ -458,6 +486,161 @@ func (m *Manager) Decommission(ctx context.Context, id uint64, progress func(don
 		return err
 	}
 	m.cfg.Logf("node %d: node %d is decommissioned: it holds no replica and may be stopped", m.self, id)
+	return nil
+}
+
+// handOverServing is Decommission of the node it runs on, which serves
+// SQL: it moves the leadership of every group it leads to another live,
+// active voter, the serving group's (Group.Serving) first, so that node
+// takes over serving; its placement loop then drains this node as it
+// finishes any decommission left "decommissioning" (step). It returns once
+// the leaderships moved; this node stops serving SQL shortly after, when
+// its replica applies the new node's claim (cluster/shardrepl). If no
+// group's leadership could move, the node is active again and the error
+// says why.
+func (m *Manager) handOverServing(ctx context.Context) error {
+	groups := slices.Clone(m.cfg.Groups)
+	slices.SortStableFunc(groups, func(a, b Group) int {
+		if a.Serving != b.Serving && a.Serving {
+			return -1
+		} else if a.Serving != b.Serving {
+			return 1
+		}
+		return 0
+	})
+	for _, g := range groups {
+		if _, err := m.HandOver(ctx, g.ID); err != nil {
+			if g.Serving {
+				// Still serving: it is not draining, so it is active.
+				return errors.Join(err, m.setState(context.WithoutCancel(ctx), m.self, stateActive))
+			}
+			// The new serving node moves it when it drains this one.
+			m.cfg.Logf("node %d: %v", m.self, err)
+		}
+	}
+	return nil
+}
+
+// HandOver moves the leadership of group g away from this node, if it
+// leads g, to the live, active voter that leads the fewest groups (then
+// votes in the fewest, then the lowest id), and returns that node (0: this
+// node did not lead g). shardrepl calls it when its replica leads the shard
+// group while this node is not eligible (a decommissioning node that an
+// election made leader again), instead of claiming serving. Errors carry
+// SQLSTATEs (55000: no voter could take it).
+func (m *Manager) HandOver(ctx context.Context, g raft.GroupID) (uint64, error) {
+	h := m.cfg.Node.Host()
+	name := fmt.Sprintf("group %d", g)
+	for _, cg := range m.cfg.Groups {
+		if cg.ID == g {
+			name = cg.Name
+		}
+	}
+	l, _, ok, err := h.Leader(g)
+	if err != nil {
+		return 0, err
+	}
+	if !ok || uint64(l) != m.self {
+		return 0, nil
+	}
+	mem, err := h.Membership(ctx, g)
+	if err != nil {
+		return 0, err
+	}
+	leaders := map[uint64]int{}
+	voters := map[uint64]int{}
+	for _, og := range m.cfg.Groups {
+		if ol, _, ok, err := h.Leader(og.ID); err == nil && ok {
+			leaders[uint64(ol)]++
+		}
+		if om, err := h.Membership(ctx, og.ID); err == nil {
+			for v := range om.Voters {
+				voters[uint64(v)]++
+			}
+		}
+	}
+	var cands []uint64
+	m.mu.Lock()
+	for v := range mem.Voters {
+		if id := uint64(v); id != m.self && m.eligibleLocked(id) && m.liveLocked(id) {
+			cands = append(cands, id)
+		}
+	}
+	m.mu.Unlock()
+	if len(cands) == 0 {
+		return 0, &sqlerr.Error{Code: sqlerr.ObjectNotInPrerequisiteState,
+			Message: fmt.Sprintf("node %d cannot hand over the leadership of %s: no other live, active node votes in it", m.self, name),
+			Hint:    "Wait until the group's other voters are up, or add a node, then try again."}
+	}
+	slices.SortFunc(cands, func(a, b uint64) int {
+		if leaders[a] != leaders[b] {
+			return leaders[a] - leaders[b]
+		}
+		if voters[a] != voters[b] {
+			return voters[a] - voters[b]
+		}
+		return cmpInt64(int64(a), int64(b))
+	})
+	var last error
+	for _, to := range cands {
+		gr := Group{ID: g, Name: name}
+		last = m.transferLeadership(ctx, gr, m.self, to,
+			fmt.Sprintf("move the leadership of %s from node %d to node %d (node %d is decommissioning)", name, m.self, to, m.self))
+		if last == nil {
+			return to, nil
+		}
+	}
+	return 0, last
+}
+
+// Recommission makes a node that is being decommissioned active again: a
+// drain in progress stops before its next move, and the node may receive
+// replicas and leaderships again. It holds what it has not given up yet;
+// a node that already gave up a replica is refused (55000), since a removed
+// replica never rejoins its group (replica ids are node ids and are never
+// reused), and so is a decommissioned one: it rejoins with an empty data
+// directory, as a new node. An active node answers at once. Errors carry
+// SQLSTATEs.
+func (m *Manager) Recommission(ctx context.Context, id uint64) error {
+	nodes, err := m.cfg.Node.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(nodes, func(nd node.NodeRecord) bool { return nd.ID == id }) {
+		return sqlerr.New(sqlerr.UndefinedObject, "node %d does not exist", id)
+	}
+	states, err := m.readStates(ctx)
+	if err != nil {
+		return err
+	}
+	rejoin := "Stop the node, empty its data directory and start it again with --join: it joins as a new node."
+	switch states[id] {
+	case "", stateActive:
+		return nil
+	case stateDecommissoned:
+		return &sqlerr.Error{Code: sqlerr.ObjectNotInPrerequisiteState,
+			Message: fmt.Sprintf("cannot recommission node %d: it is decommissioned, and its replicas were removed for good", id),
+			Hint:    rejoin}
+	}
+	// The drain and this check are serialised: a drain's next move sees
+	// the new state, and no replica goes between the check and the write.
+	m.moveMu.Lock()
+	defer m.moveMu.Unlock()
+	for _, g := range m.cfg.Groups {
+		mem, err := m.cfg.Node.Host().Membership(ctx, g.ID)
+		if err != nil {
+			return err
+		}
+		if mem.Removed[raft.ReplicaID(id)] {
+			return &sqlerr.Error{Code: sqlerr.ObjectNotInPrerequisiteState,
+				Message: fmt.Sprintf("cannot recommission node %d: it already gave up its replica of %s, which cannot come back", id, g.Name),
+				Hint:    "Let the decommission finish, then " + strings.ToLower(rejoin[:1]) + rejoin[1:]}
+		}
+	}
+	if err := m.setState(ctx, id, stateActive); err != nil {
+		return err
+	}
+	m.cfg.Logf("node %d: node %d is recommissioned (active again)", m.self, id)
 	return nil
 }
 
@@ -498,8 +681,6 @@ func (m *Manager) checkCapacity(ctx context.Context, nodes []node.NodeRecord, st
 // statement, whose capacity was checked); else it is left for the next
 // round (the loop).
 func (m *Manager) drain(ctx context.Context, id uint64, kind string, progress func(done, total int64), wait bool) error {
-	m.moveMu.Lock()
-	defer m.moveMu.Unlock()
 	h := m.cfg.Node.Host()
 	r := raft.ReplicaID(id)
 	var todo []Group
@@ -519,7 +700,15 @@ func (m *Manager) drain(ctx context.Context, id uint64, kind string, progress fu
 	for i, g := range todo {
 		waitUntil := time.Now().Add(targetWait)
 		for {
-			err := m.moveOut(ctx, g, id, kind)
+			// Each move holds moveMu, but not the waits between them, so
+			// a recommission is not held up by a drain waiting for a
+			// target.
+			m.moveMu.Lock()
+			err := m.stillDecommissioning(id)
+			if err == nil {
+				err = m.moveOut(ctx, g, id, kind)
+			}
+			m.moveMu.Unlock()
 			if err == nil {
 				break
 			}
@@ -539,6 +728,18 @@ func (m *Manager) drain(ctx context.Context, id uint64, kind string, progress fu
 			}
 		}
 		progress(int64(i+1), total)
+	}
+	return nil
+}
+
+// stillDecommissioning fails once node id was recommissioned (Recommission,
+// which holds moveMu as drain does, so it is seen before the next move).
+func (m *Manager) stillDecommissioning(id uint64) error {
+	m.mu.Lock()
+	s := m.stateLocked(id)
+	m.mu.Unlock()
+	if s != stateDecommission {
+		return sqlerr.New(sqlerr.QueryCanceled, "decommissioning node %d stopped: the node was recommissioned", id)
 	}
 	return nil
 }
@@ -740,19 +941,50 @@ func (m *Manager) step(ctx context.Context) error {
 	for i, id := range work {
 		if !dead[i] {
 			// A decommission whose statement ended (the serving node
-			// restarted, or the client went away): finish it.
-			if err := m.drain(ctx, id, KindReplicaMove, func(int64, int64) {}, false); err != nil {
+			// handed serving over to this one, restarted, or the client
+			// went away): finish it, as a job of its own.
+			if err := m.finishDecommission(ctx, id); err != nil {
 				return err
 			}
-			if err := m.setState(ctx, id, stateDecommissoned); err != nil {
-				return err
-			}
-			m.cfg.Logf("node %d: node %d is decommissioned: it holds no replica and may be stopped", m.self, id)
 			continue
 		}
 		if err := m.heal(ctx, id); err != nil {
 			return err
 		}
+	}
+	_, err := m.rebalance(ctx)
+	return err
+}
+
+// finishDecommission drains node id, left decommissioning, as a
+// DECOMMISSION job, and marks it decommissioned.
+// The job stays running across rounds while the drain waits or fails for
+// a while (no target yet, a timeout): it ends when the node is
+// decommissioned or recommissioned.
+func (m *Manager) finishDecommission(ctx context.Context, id uint64) error {
+	m.mu.Lock()
+	job := m.resumed[id]
+	m.mu.Unlock()
+	if job == nil {
+		job = m.startJob(KindDecommission, fmt.Sprintf("finish decommissioning node %d", id))
+		m.mu.Lock()
+		m.resumed[id] = job
+		m.mu.Unlock()
+	}
+	err := m.drain(ctx, id, KindReplicaMove, job.progress, false)
+	if err == nil {
+		err = m.setState(ctx, id, stateDecommissoned)
+	}
+	var canceled *sqlerr.Error
+	if err != nil && !(errors.As(err, &canceled) && canceled.Code == sqlerr.QueryCanceled) {
+		return err
+	}
+	job.finish(err)
+	m.mu.Lock()
+	delete(m.resumed, id)
+	m.mu.Unlock()
+	if err == nil {
+		m.cfg.Logf("node %d: node %d is decommissioned: it holds no replica and may be stopped", m.self, id)
 	}
 	return nil
 }

@@ -181,7 +181,6 @@ func TestDecommissionLeader(t *testing.T) {
 	defer cancel()
 
 	wantCode(t, m.Decommission(ctx, 9, nil), sqlerr.UndefinedObject)
-	wantCode(t, m.Decommission(ctx, 1, nil), sqlerr.FeatureNotSupported)
 
 	if err := nodes[victim-1].Host().TransferLeadership(ctx, node.MetaGroup, raft.ReplicaID(victim)); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,8 @@ type ClusterConfig struct {
 	// DeadNodeTimeout: a node not heard from for longer is dead and its
 	// replicas are replaced (cluster/placement; 0: its default).
 	DeadNodeTimeout time.Duration
+	// NoRebalance turns placement's allocator off (serve --rebalance=false).
+	NoRebalance bool
 }
 
 // Cluster is a node's part: its membership, its engine and its replica of
@@ -227,6 +229,7 @@ func (c *Cluster) catchUp(ctx context.Context) {
 			err = c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keyShardCaughtUp, c.id), Value: []byte("1")})
 		}
 		if err == nil {
+			c.cfg.Logf("node %d: the shard replica caught up", c.id)
 			return
 		}
 		c.cfg.Logf("node %d: catching up the shard replica: %v", c.id, err)
@@ -309,18 +312,31 @@ func (c *Cluster) newPlacement() *placement.Manager {
 		Node: c.Node,
 		Groups: []placement.Group{
 			{ID: node.MetaGroup, Name: "the metadata group"},
-			{ID: FirstGroup, Name: "the shard group", CaughtUp: func(ctx context.Context, id uint64) (bool, error) {
+			{ID: FirstGroup, Name: "the shard group", Serving: true, CaughtUp: func(ctx context.Context, id uint64) (bool, error) {
 				_, ok, err := c.metaGet(ctx, idKey(keyShardCaughtUp, id))
 				return ok, err
-			}},
+			}, Size: c.groupSize},
 		},
 		DeadNodeTimeout: c.cfg.DeadNodeTimeout,
+		NoRebalance:     c.cfg.NoRebalance,
 		SQLAddr: func(ctx context.Context, id uint64) (string, error) {
 			addr, _, err := c.metaGet(ctx, idKey(keySQLAddr, id))
 			return addr, err
 		},
 		Logf: c.cfg.Logf,
 	})
+}
+
+// groupSize is the shard group's bytes (live, old and intent versions) as
+// this node's replica counts them: placement's allocator compares nodes by
+// the bytes they lead.
+func (c *Cluster) groupSize(context.Context) (int64, error) {
+	v, err := c.Node.Host().StaleRead(FirstGroup, shardsm.State{})
+	if err != nil {
+		return 0, err
+	}
+	st := v.(shardsm.StateResult).Stats
+	return st.LiveBytes + st.OldBytes + st.IntentBytes, nil
 }
 
 // Close stops the background work and the node (its Raft host, so that no

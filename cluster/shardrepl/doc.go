@@ -115,7 +115,12 @@
 //     and promotions skip nodes that are not Eligible); a node whose data
 //     directory was wiped joins as a new node, and its old replica id is
 //     removed once the join dropped it from the registry (or once it has
-//     been dead for --dead-node-timeout).
+//     been dead for --dead-node-timeout). Decommissioning the serving node
+//     moves the group's leadership away, which moves serving; a
+//     decommissioning node whose replica becomes leader again hands the
+//     leadership on (Placement.HandOver) instead of claiming serving.
+//     Placement's allocator leaves this group's leadership alone (see
+//     cluster/placement/doc.go).
 //   - No GC: OpenEngine turns it off (as --gc-ttl -1 does), so every
 //     version is kept and VACUUM only compacts; storage.GCVersions and bulk
 //     ingestion answer storage.ErrReplicated (SQL: 0A000). Both need to
@@ -134,6 +139,7 @@
 // equal applied indexes. Replicator.Groups shows the map a node routes by.
 // PIVOTDB_RAFT_LOG=info shows dragonboat's log in the tests. A node logs
 // "leads the shard group; serves SQL under epoch N", "serving SQL",
-// "node M took over serving SQL" and "stopped serving SQL"; the group's
+// "node M took over serving SQL" and "stopped serving SQL", and a joining
+// node "the shard replica caught up" (it may then be promoted); the group's
 // serving epoch and node are in shardsm.StateResult.Serving.
 package shardrepl

@@ -158,6 +158,18 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 	if err != nil || !ok || leader != raft.ReplicaID(c.id) {
 		return nil
 	}
+	if !c.Placement.Eligible(c.id) {
+		// Decommissioning (it handed serving over, and an election made
+		// it leader again): hand the leadership on rather than serve.
+		// When no other voter can take it, serving beats nobody serving.
+		hctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		to, err := c.Placement.HandOver(hctx, FirstGroup)
+		cancel()
+		if err == nil && to != 0 {
+			return nil
+		}
+		c.cfg.Logf("node %d: decommissioning, but serves SQL: %v", c.id, err)
+	}
 	cmd, err := shardsm.EncodeServe(shardsm.Serve{Node: c.id})
 	if err != nil {
 		return err
@@ -311,6 +323,9 @@ func (c *Cluster) renewLease(ctx context.Context, epoch uint64, base time.Time, 
 // catches up from the log. closeEngine nil: the engine never served.
 func (c *Cluster) StepDown(closeEngine func() error) error {
 	c.stopServingLease()
+	// Placement's moves were jobs of the engine that closes now; a
+	// hand-over this node makes from now on (HandOver) records none.
+	c.Placement.AttachJobs(nil)
 	h := c.Node.Host()
 	if err := h.StopReplica(FirstGroup); err != nil {
 		return err

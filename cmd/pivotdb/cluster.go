@@ -25,6 +25,7 @@ type clusterFlags struct {
 	listen, raftListen, join *string
 	startTimeout             *time.Duration
 	deadNodeTimeout          *time.Duration // placement.go
+	rebalance                *bool          // placement.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -37,6 +38,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 		startTimeout: fs.Duration("cluster-start-timeout", 5*time.Minute,
 			"how long a cluster node waits for a quorum of the join list or a live member"),
 		deadNodeTimeout: addDeadNodeTimeoutFlag(fs),
+		rebalance:       addRebalanceFlag(fs),
 	}
 }
 
@@ -51,6 +53,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		}
 		if deadNodeTimeoutSet(fs) {
 			return errors.New("--dead-node-timeout needs --join")
+		}
+		if flagSet(fs, "rebalance") {
+			return errors.New("--rebalance needs --join")
 		}
 		return nil
 	}
@@ -96,6 +101,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:            func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		DeadNodeTimeout: *c.deadNodeTimeout,
+		NoRebalance:     !*c.rebalance,
 	})
 }
 

@@ -32,9 +32,12 @@ func addDeadNodeTimeoutFlag(fs *flag.FlagSet) *time.Duration {
 		"a node not heard from for this long is dead: its replicas are replaced from the survivors on other live nodes; with --join")
 }
 
-func deadNodeTimeoutSet(fs *flag.FlagSet) bool {
+func deadNodeTimeoutSet(fs *flag.FlagSet) bool { return flagSet(fs, "dead-node-timeout") }
+
+// flagSet reports whether the command line gave flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "dead-node-timeout" })
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
 
@@ -60,20 +63,38 @@ func (a clusterAdmin) Nodes(ctx context.Context) ([]sql.ClusterNode, error) {
 	out := make([]sql.ClusterNode, len(nodes))
 	for i, n := range nodes {
 		out[i] = sql.ClusterNode{ID: n.ID, Address: n.Addr, SQLAddress: n.SQLAddr, Live: n.Live, Membership: n.Membership,
-			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders}
+			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders, Bytes: n.Bytes}
 	}
 	return out, nil
 }
 
-func (a clusterAdmin) Decommission(ctx context.Context, id uint64, progress func(done, total int64)) error {
-	return a.m.Decommission(ctx, id, progress)
+func (a clusterAdmin) Decommission(ctx context.Context, id uint64, progress func(done, total int64)) (string, error) {
+	if err := a.m.Decommission(ctx, id, progress); err != nil {
+		return "", err
+	}
+	if id == a.m.Self() {
+		return fmt.Sprintf("node %d served SQL and handed serving over to another node, which drains node %d now; "+
+			"this connection ends (57P01); sys.nodes shows node %d decommissioned once it holds no replica", id, id, id), nil
+	}
+	return "", nil
+}
+
+func (a clusterAdmin) Recommission(ctx context.Context, id uint64) error {
+	return a.m.Recommission(ctx, id)
+}
+
+// addRebalanceFlag is serve's --rebalance: placement's allocator, which
+// runs on the node that serves SQL.
+func addRebalanceFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("rebalance", true,
+		"spread the Raft groups' leaderships over the live nodes (cluster/placement's allocator, on the node that serves SQL; give every node the same value); with --join")
 }
 
 // nodeCommand runs `pivotdb node decommission N` and `pivotdb node
 // status` against the SQL address of the node that serves SQL.
 func nodeCommand(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "decommission" && args[0] != "status") {
-		fmt.Fprintln(stderr, "pivotdb node: want decommission NODE_ID or status")
+	if len(args) == 0 || (args[0] != "decommission" && args[0] != "recommission" && args[0] != "status") {
+		fmt.Fprintln(stderr, "pivotdb node: want decommission NODE_ID, recommission NODE_ID or status")
 		usage(stderr)
 		return 2
 	}
@@ -99,13 +120,13 @@ func nodeCommand(args []string, stdout, stderr io.Writer) int {
 	case sub == "status" && len(rest) > 0:
 		fmt.Fprintf(stderr, "pivotdb node status: unexpected argument %q\n", rest[0])
 		return 2
-	case sub == "decommission" && len(rest) != 1:
-		fmt.Fprintln(stderr, "pivotdb node decommission: want one NODE_ID")
+	case sub != "status" && len(rest) != 1:
+		fmt.Fprintf(stderr, "pivotdb node %s: want one NODE_ID\n", sub)
 		return 2
-	case sub == "decommission":
+	case sub != "status":
 		var err error
 		if id, err = strconv.ParseInt(rest[0], 10, 64); err != nil || id <= 0 {
-			fmt.Fprintf(stderr, "pivotdb node decommission: %q is not a node id (a positive integer)\n", rest[0])
+			fmt.Fprintf(stderr, "pivotdb node %s: %q is not a node id (a positive integer)\n", sub, rest[0])
 			return 2
 		}
 	}
@@ -120,10 +141,17 @@ func nodeCommand(args []string, stdout, stderr io.Writer) int {
 		return nodeError(stderr, sub, err)
 	}
 	defer conn.Close(ctx)
-	if sub == "status" {
+	switch sub {
+	case "status":
 		if err := printNodes(ctx, conn, stdout); err != nil {
 			return nodeError(stderr, sub, err)
 		}
+		return 0
+	case "recommission":
+		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER CLUSTER RECOMMISSION NODE %d", id)); err != nil {
+			return nodeError(stderr, sub, err)
+		}
+		fmt.Fprintf(stdout, "node %d is active\n", id)
 		return 0
 	}
 	// The statement runs on one connection; a second one reports the
@@ -144,7 +172,15 @@ func nodeCommand(args []string, stdout, stderr io.Writer) int {
 	for {
 		select {
 		case err := <-done:
-			if err != nil {
+			var pgErr *pgconn.PgError
+			if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "57P01") {
+				return nodeError(stderr, sub, err)
+			}
+			// The node that served SQL hands serving over and another
+			// node finishes its drain (a NOTICE says so), or the
+			// connection ended as serving moved: watch sys.nodes, through
+			// --host, until the node is decommissioned.
+			if err := waitDecommissioned(ctx, u.String(), id, stdout); err != nil {
 				return nodeError(stderr, sub, err)
 			}
 			fmt.Fprintf(stdout, "node %d is decommissioned: it holds no replica and can be stopped\n", id)
@@ -163,6 +199,57 @@ func nodeCommand(args []string, stdout, stderr io.Writer) int {
 				last = line
 			}
 		}
+	}
+}
+
+// decommissionWait bounds how long `pivotdb node decommission` waits for a
+// node that handed serving over to be drained by the next serving node.
+const decommissionWait = 5 * time.Minute
+
+// waitDecommissioned polls sys.nodes through url, connecting again as
+// needed (serving may be moving), until node id is decommissioned. A node
+// found active was not decommissioned (the connection ended before the
+// statement did anything).
+func waitDecommissioned(ctx context.Context, url string, id int64, stdout io.Writer) error {
+	deadline := time.Now().Add(decommissionWait)
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close(ctx)
+		}
+	}()
+	last := ""
+	for {
+		var membership string
+		var replicas int64
+		err := errors.New("not connected")
+		if conn == nil {
+			conn, err = pgx.Connect(ctx, url)
+		}
+		if conn != nil {
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = conn.QueryRow(qctx, "SELECT membership, replicas FROM sys.nodes WHERE node_id = $1", id).Scan(&membership, &replicas)
+			cancel()
+			if err != nil {
+				conn.Close(ctx)
+				conn = nil
+			}
+		}
+		switch {
+		case err == nil && membership == "decommissioned":
+			return nil
+		case err == nil && membership == "active":
+			return fmt.Errorf("node %d is active: the decommission did not start (the connection ended first); run it again", id)
+		case err == nil:
+			if line := fmt.Sprintf("node %d: %s, %d replicas left", id, membership, replicas); line != last {
+				fmt.Fprintln(stdout, line)
+				last = line
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node %d is not decommissioned after %s (last error: %v); sys.nodes shows its state", id, decommissionWait, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

@@ -16,7 +16,9 @@ func (*ClusterStatement) Columns() []planner.Column { return nil }
 // and kv_node_status in brief. membership is active, decommissioning or
 // decommissioned; replicas counts the node's replicas of the Raft groups
 // (voters and non-voters), voters the voting ones, leaders the groups it
-// leads as the answering node knows.
+// leads as the answering node knows, bytes the data of the groups it holds
+// a replica of (as the answering node's replicas count it; the metadata
+// group counts as 0).
 var NodeColumns = []planner.Column{
 	{Name: "node_id", Type: types.TypeInt64},
 	{Name: "address", Type: types.TypeUtf8},
@@ -27,4 +29,5 @@ var NodeColumns = []planner.Column{
 	{Name: "replicas", Type: types.TypeInt64},
 	{Name: "voters", Type: types.TypeInt64},
 	{Name: "leaders", Type: types.TypeInt64},
+	{Name: "bytes", Type: types.TypeInt64},
 }

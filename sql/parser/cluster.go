@@ -13,13 +13,16 @@ type ClusterKind uint8
 const (
 	// ClusterDecommission is ALTER CLUSTER DECOMMISSION NODE n.
 	ClusterDecommission ClusterKind = iota + 1
+	// ClusterRecommission is ALTER CLUSTER RECOMMISSION NODE n.
+	ClusterRecommission
 )
 
-// ClusterStmt is ALTER CLUSTER DECOMMISSION NODE n: the node's replicas
-// move to the other nodes, then it is marked decommissioned
-// (cluster/placement). CockroachDB has the operation only as a command
-// (`cockroach node decommission`); the statement is PivotDB's, and
-// `pivotdb node decommission` runs it.
+// ClusterStmt is ALTER CLUSTER DECOMMISSION NODE n (the node's replicas
+// move to the other nodes, then it is marked decommissioned) or ALTER
+// CLUSTER RECOMMISSION NODE n (a node being decommissioned is active
+// again; cluster/placement). CockroachDB has the operations only as
+// commands (`cockroach node decommission`, `recommission`); the statements
+// are PivotDB's, and `pivotdb node decommission|recommission` runs them.
 type ClusterStmt struct {
 	Kind ClusterKind
 	Node int64
@@ -31,11 +34,12 @@ func (s *stmtToks) parseCluster() (*ClusterStmt, bool, error) {
 	if !s.isWord(1, "cluster") {
 		return nil, false, nil
 	}
-	if s.isWord(2, "recommission") {
-		return nil, true, errAt(sqlerr.FeatureNotSupported, s.start(2),
-			"ALTER CLUSTER RECOMMISSION is not supported yet: a decommissioned node rejoins with an empty data directory")
-	}
-	if !s.isWord(2, "decommission") {
+	kind := ClusterDecommission
+	switch {
+	case s.isWord(2, "decommission"):
+	case s.isWord(2, "recommission"):
+		kind = ClusterRecommission
+	default:
 		return nil, true, s.errAtTok(2)
 	}
 	if !s.isWord(3, "node") {
@@ -51,5 +55,5 @@ func (s *stmtToks) parseCluster() (*ClusterStmt, bool, error) {
 	if !s.atEnd(5) {
 		return nil, true, s.errAtTok(5)
 	}
-	return &ClusterStmt{Kind: ClusterDecommission, Node: id}, true, nil
+	return &ClusterStmt{Kind: kind, Node: id}, true, nil
 }

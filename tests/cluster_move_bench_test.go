@@ -1,0 +1,179 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// BenchmarkClusterReplicaMove times moving a replica of the shard group
+// (issue 18's move benchmark): three nodes hold a table of
+// PIVOTDB_MOVE_BENCH_MB megabytes (64 by default; 1024 for the issue's
+// second figure) and take single-row INSERTs from two clients; a fourth
+// node joins (the serving node adds it as a non-voter, which receives the
+// group as a snapshot and catches up) and one of the non-serving voters is
+// decommissioned, which promotes the new replica and removes the old one.
+// It reports the time until the new replica caught up and until the move
+// ended, the bytes the new node holds, and the write rate during the move
+// against the quiet rate before it. Run it alone:
+//
+//	make build && PIVOTDB_BIN=$PWD/bin/pivotdb go test ./tests -run '^$' -bench ClusterReplicaMove -benchtime 1x
+func BenchmarkClusterReplicaMove(b *testing.B) {
+	mb := 64
+	if v := os.Getenv("PIVOTDB_MOVE_BENCH_MB"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("PIVOTDB_MOVE_BENCH_MB=%q: want a positive number of megabytes", v)
+		}
+		mb = n
+	}
+	for range b.N {
+		moveReplicaOnce(b, mb)
+	}
+}
+
+func moveReplicaOnce(b *testing.B, mb int) {
+	b.StopTimer()
+	procs := newClusterProcs(b, 4)
+	founders := strings.Join([]string{procs[0].rpc, procs[1].rpc, procs[2].rpc}, ",")
+	for _, p := range procs {
+		p.join = founders
+	}
+	for _, p := range procs[:3] {
+		startPlacementNode(p)
+	}
+	waitSQL(b, procs[0])
+	s := servingProc(b, procs[:3])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.url())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	waitSysNodes(b, conn, s, func(ns []nodeRow) bool {
+		return len(ns) == 3 && ns[0].voters == 2 && ns[1].voters == 2 && ns[2].voters == 2
+	})
+	for _, q := range []string{"CREATE TABLE bulk (k Int64, v Utf8, PRIMARY KEY (k))", "CREATE TABLE kv (k Int64, v Utf8, PRIMARY KEY (k))"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// mb megabytes of 1 KB rows, 512 rows a statement.
+	loadStart := time.Now()
+	pad := strings.Repeat("x", 1000)
+	rows := mb * 1024
+	for k := 0; k < rows; k += 512 {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO bulk VALUES ")
+		for i := k; i < min(k+512, rows); i++ {
+			if i > k {
+				sb.WriteString(", ")
+			}
+			fmt.Fprintf(&sb, "(%d, '%s')", i, pad)
+		}
+		if _, err := conn.Exec(ctx, sb.String()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("loaded %d rows of 1 KB in %s", rows, time.Since(loadStart).Round(time.Millisecond))
+
+	w := startKVWriters(b, s.url(), 2)
+	acked := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.acked)
+	}
+	time.Sleep(time.Second)
+	q0, t0 := acked(), time.Now()
+	time.Sleep(5 * time.Second)
+	quiet := float64(acked()-q0) / time.Since(t0).Seconds()
+
+	// The voter that leaves: one that does not serve SQL.
+	var leaving *clusterProc
+	for _, p := range procs[:3] {
+		if p != s {
+			leaving = p
+		}
+	}
+	leavingID := nodeID(b, leaving)
+	b.StartTimer()
+	m0, start := acked(), time.Now()
+	// The write rate every half second of the move, for the log.
+	stopTrace := make(chan struct{})
+	traced := make(chan string, 1)
+	go func() {
+		var sb strings.Builder
+		last := m0
+		for tick := time.NewTicker(500 * time.Millisecond); ; {
+			select {
+			case <-stopTrace:
+				tick.Stop()
+				traced <- sb.String()
+				return
+			case <-tick.C:
+				n := acked()
+				fmt.Fprintf(&sb, " %.1fs:%d", time.Since(start).Seconds(), (n-last)*2)
+				last = n
+			}
+		}
+	}()
+	startPlacementNode(procs[3])
+	var caughtUp time.Duration
+	for deadline := time.Now().Add(30 * time.Minute); caughtUp == 0; time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(procs[3].log.String(), "the shard replica caught up") {
+			caughtUp = time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the new node did not catch up:\n%s", procs[3].log)
+		}
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER CLUSTER DECOMMISSION NODE %d", leavingID)); err != nil {
+		b.Fatal(err)
+	}
+	moved := time.Since(start)
+	during := float64(acked()-m0) / moved.Seconds()
+	b.StopTimer()
+	close(stopTrace)
+	b.Logf("writes/s every half second of the move (from %s):%s", start.UTC().Format("15:04:05.000"), <-traced)
+	if dir := os.Getenv("PIVOTDB_MOVE_BENCH_LOGS"); dir != "" {
+		// The nodes' logs, to read the move's steps against the rates.
+		for i, p := range procs {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("move-node%d.log", i+1)), []byte(p.log.String()), 0o644)
+		}
+	}
+	w.finish(b, conn)
+
+	// The new node's engine (the group's data) apart from its cluster
+	// directory (the Raft log, snapshots received, the metadata group).
+	var engine, raftDir int64
+	filepath.WalkDir(procs[3].dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				if strings.HasPrefix(path, filepath.Join(procs[3].dir, "cluster")+string(filepath.Separator)) {
+					raftDir += info.Size()
+				} else {
+					engine += info.Size()
+				}
+			}
+		}
+		return nil
+	})
+	b.ReportMetric(caughtUp.Seconds(), "s-caught-up")
+	b.ReportMetric(moved.Seconds(), "s-moved")
+	b.ReportMetric(float64(engine)/(1<<20), "MB-engine")
+	b.ReportMetric(float64(raftDir)/(1<<20), "MB-raft")
+	b.ReportMetric(quiet, "writes/s-quiet")
+	b.ReportMetric(during, "writes/s-moving")
+	b.Logf("%d MB table: the new replica caught up after %s, the move (decommission of node %d) ended after %s; "+
+		"the new node's engine holds %.1f MB, its Raft directory %.1f MB; writes %.0f/s quiet, %.0f/s during the move (%.2fx)",
+		mb, caughtUp.Round(time.Millisecond), leavingID, moved.Round(time.Millisecond), float64(engine)/(1<<20), float64(raftDir)/(1<<20),
+		quiet, during, during/quiet)
+}
