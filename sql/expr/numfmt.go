@@ -283,10 +283,10 @@ type numProc struct {
 	out          []byte
 
 	// to_number
-	in                          string
-	ip                          int
-	readDec                     bool
-	readPost, readPre           int
+	in                string
+	ip                int
+	readDec           bool
+	readPost, readPre int
 }
 
 // at is number[i], or 0 past its end (C's terminating NUL).
@@ -297,7 +297,9 @@ func (p *numProc) at(i int) byte {
 	return 0
 }
 
-func (p *numProc) lastRelevantIs(c byte) bool { return p.lastRelevant >= 0 && p.at(p.lastRelevant) == c }
+func (p *numProc) lastRelevantIs(c byte) bool {
+	return p.lastRelevant >= 0 && p.at(p.lastRelevant) == c
+}
 
 // predecSpace: a zero before the decimal point that prints as a blank
 // ('0.1' with 9.9 is ' .1').
@@ -608,7 +610,7 @@ func numFromChar(nodes []numNode, desc numDesc, input string) (string, int, erro
 	return string(num), p.readPost, nil
 }
 
-func (p *numProc) overload() bool  { return p.ip >= len(p.in) }
+func (p *numProc) overload() bool    { return p.ip >= len(p.in) }
 func (p *numProc) amount(s int) bool { return p.ip <= len(p.in)-s }
 
 // eatNonData skips up to n input characters that are not part of a number.
