@@ -101,8 +101,11 @@
 //     moves the clock by the interval's time part and wraps at midnight,
 //     time − time is an Interval, date ± time is a Timestamp;
 //     timestamptz::time and 'now'::time read the session's zone;
-//     date_part, EXTRACT, make_time and localtime; current_time (a timetz)
-//     is 0A000.
+//     date_part, EXTRACT, make_time and localtime. timetz (types/timetz.go)
+//     ± interval keeps its offset; time, timestamptz and text without an
+//     offset become timetz in the session's zone (zoneDependent), so those
+//     casts are not folded; current_time is the statement's start as a
+//     timetz; EXTRACT adds timezone, timezone_hour and timezone_minute.
 //   - CASE/COALESCE/IF/GREATEST/LEAST unify their branches with
 //     CommonType. +x is x for every type, as in SQLite.
 //   - Clock functions read Context.Now and, like random(), are
