@@ -529,6 +529,8 @@ func castTypeName(t types.Type) string {
 		return "interval"
 	case types.Time:
 		return "time"
+	case types.TimeTZ:
+		return "timetz"
 	}
 	return strings.ToLower(t.Family.String())
 }

@@ -72,10 +72,14 @@ func CastAllowed(from, to types.Type) bool {
 	case ff.IsTime() && tf.IsTime():
 		return true
 	case tf == types.Time:
-		// timestamp::time, timestamptz::time, interval::time.
-		return ff == types.Timestamp || ff == types.Datetime || ff == types.TimestampTZ || ff == types.Interval
+		// timestamp::time, timestamptz::time, interval::time, timetz::time.
+		return ff == types.Timestamp || ff == types.Datetime || ff == types.TimestampTZ || ff == types.Interval ||
+			ff == types.TimeTZ
 	case ff == types.Time:
-		return tf == types.Interval
+		return tf == types.Interval || tf == types.TimeTZ
+	case tf == types.TimeTZ:
+		// timestamptz::timetz (the session zone's clock and offset).
+		return ff == types.TimestampTZ
 	}
 	return false
 }

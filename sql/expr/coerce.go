@@ -52,7 +52,7 @@ func Comparable(a, b types.Type) bool {
 		// Values of one enum type only (PostgreSQL's anyenum operators).
 		return a.Enum != nil && b.Enum != nil && a.Enum.ID == b.Enum.ID
 	case af == bf:
-		return af == types.Bool || af == types.Interval || af == types.Unknown || af == types.Uuid || af == types.Time
+		return af == types.Bool || af == types.Interval || af == types.Unknown || af == types.Uuid || af == types.Time || af == types.TimeTZ
 	}
 	return false
 }
@@ -210,9 +210,14 @@ func AssignmentAllowed(from, to types.Type) bool {
 	case tf == types.Time:
 		// PostgreSQL's assignment casts to time: timestamp's and
 		// timestamptz's time of day, interval's time part.
-		return ff == types.Timestamp || ff == types.Datetime || ff == types.TimestampTZ || ff == types.Interval
+		return ff == types.Timestamp || ff == types.Datetime || ff == types.TimestampTZ || ff == types.Interval ||
+			ff == types.TimeTZ
 	case ff == types.Time && tf == types.Interval:
 		return true
+	case tf == types.TimeTZ:
+		// PostgreSQL's casts to timetz: time's (implicit) and
+		// timestamptz's (assignment), both in the session's zone.
+		return ff == types.Time || ff == types.TimestampTZ
 	case tf == types.Utf8 || tf == types.String:
 		return true
 	}
@@ -273,7 +278,7 @@ func (b *Builder) resolve(e Expr, t types.Type) (Expr, error) {
 		if err != nil && !types.OrderDependent(t, n.Value.Str()) && !types.IntervalStyleDependent(t, n.Value.Str()) {
 			return nil, err
 		}
-		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ ||
+		if t.Family == types.TimestampTZ || t.Family == types.Array && t.Elem == types.TimestampTZ || t.Family == types.TimeTZ ||
 			t.Family == types.Time && strings.EqualFold(strings.TrimSpace(n.Value.Str()), "now") ||
 			types.OrderDependent(t, n.Value.Str()) || types.IntervalStyleDependent(t, n.Value.Str()) {
 			// Text without an offset names a wall-clock time in the

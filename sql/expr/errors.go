@@ -74,6 +74,14 @@ func funcNotExist(name string, args []types.Type) error {
 	return sqlerr.New(codeUndefinedFunction, "function %s(%s) does not exist", name, typeList(args))
 }
 
+// funcNotExistHint is funcNotExist with PostgreSQL's HINT, for a function
+// that exists under the name but not for these argument types.
+func funcNotExistHint(name string, args []types.Type) error {
+	return &sqlerr.Error{Code: codeUndefinedFunction,
+		Message: fmt.Sprintf("function %s(%s) does not exist", name, typeList(args)),
+		Hint:    "No function matches the given name and argument types. You might need to add explicit type casts."}
+}
+
 func exprTypes(es []Expr) []types.Type {
 	ts := make([]types.Type, len(es))
 	for i, e := range es {

@@ -158,7 +158,9 @@ func buildDatePart(b *Builder, name string, args []Expr) (Expr, error) {
 	if err := b.textArg(args, 0); err != nil {
 		return nil, err
 	}
-	if err := b.typedArg(args, 1, types.TypeTimestamp, func(f types.Family) bool { return f.IsTime() || f == types.Interval || f == types.Time }); err != nil {
+	if err := b.typedArg(args, 1, types.TypeTimestamp, func(f types.Family) bool {
+		return f.IsTime() || f == types.Interval || f == types.Time || f == types.TimeTZ
+	}); err != nil {
 		return nil, err
 	}
 	f := newFunc(name, types.TypeDouble, args, true, func(c *Context, a []types.Value) (types.Value, error) {
@@ -168,6 +170,8 @@ func buildDatePart(b *Builder, name string, args []Expr) (Expr, error) {
 			return intervalPart(field, a[1])
 		case types.Time:
 			return timeOfDayPart(field, a[1])
+		case types.TimeTZ:
+			return timeTZPart(field, a[1])
 		}
 		return timePart(c, field, a[1])
 	})

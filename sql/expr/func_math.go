@@ -307,7 +307,39 @@ func sqrtF(x float64) (float64, error) {
 	return math.Sqrt(x), nil
 }
 
-func cbrtF(x float64) (float64, error) { return math.Cbrt(x), nil }
+// cbrtFactor is glibc's factor table: 2^(k/3) for k = -2..2. The
+// quotients are taken in float64 at run time, as C does: Go's untyped
+// constant division would be exact and round differently.
+var cbrtFactor = func() [5]float64 {
+	cbrt2, sqrCbrt2 := 1.2599210498948731648, 1.5874010519681994748
+	return [5]float64{1.0 / sqrCbrt2, 1.0 / cbrt2, 1.0, cbrt2, sqrCbrt2}
+}()
+
+// cbrtF is PostgreSQL's cbrt, which calls the C library's cbrt. glibc's
+// (sysdeps/ieee754/dbl-64/s_cbrt.c) is not correctly rounded: it gives
+// 3.0000000000000004 for 27, where Go's math.Cbrt gives 3. PostgreSQL's
+// answers are the reference, so this is glibc's algorithm, step by step:
+// a polynomial first guess for the mantissa in [0.5, 1), one Halley step,
+// the exponent's remainder applied as a factor of 2^(1/3) or 2^(2/3).
+// Each product is rounded to float64 on its own (the float64 conversions
+// stop the compiler from fusing multiply-adds), as in C on x86-64.
+func cbrtF(x float64) (float64, error) {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x, nil
+	}
+	factor := &cbrtFactor
+	xm, xe := math.Frexp(math.Abs(x))
+	u := float64(0.784932344976639262 - float64(0.145263899385486377*xm))
+	u = float64(-1.83469277483613086 + float64(u*xm))
+	u = float64(2.44693122563534430 + float64(u*xm))
+	u = float64(-2.11499494167371287 + float64(u*xm))
+	u = float64(1.50819193781584896 + float64(u*xm))
+	u = float64(0.354895765043919860 + float64(u*xm))
+	t2 := float64(float64(u*u) * u)
+	ym := float64(float64(u*float64(t2+float64(2.0*xm))) / float64(float64(2.0*t2)+xm))
+	ym = float64(ym * factor[2+xe%3])
+	return math.Copysign(math.Ldexp(ym, xe/3), x), nil
+}
 
 func expF(x float64) (float64, error) {
 	y := math.Exp(x)
@@ -339,35 +371,22 @@ func log10F(x float64) (float64, error) {
 }
 
 // buildLog is PostgreSQL's log: log(x) is the base-10 logarithm, log(b, x)
-// the base-b one, which PostgreSQL has in numeric only (here also in
-// double precision for floating-point arguments, which PostgreSQL would
-// refuse).
+// the base-b one, which PostgreSQL has in numeric only. Since float8 casts
+// to numeric only by assignment, not implicitly, PostgreSQL finds no
+// log(double precision, ...) and answers 42883; so does PivotDB.
 func buildLog(b *Builder, name string, args []Expr) (Expr, error) {
 	if len(args) == 1 {
 		return numericOr(floatFunc(log10F), decLog10, false)(b, name, args)
 	}
-	return numericOr(floatLog2, decLog, true)(b, name, args)
+	if hasFloat(args) {
+		return nil, funcNotExistHint(name, exprTypes(args))
+	}
+	return numericOr(nil, decLog, true)(b, name, args)
 }
 
 // buildPower is power(x, y) and x ^ y.
 func buildPower(b *Builder, name string, args []Expr) (Expr, error) {
 	return numericOr(floatFunc2(powF), decPower, false)(b, name, args)
-}
-
-// floatLog2 is log(b, x) in double precision.
-func floatLog2(b *Builder, name string, args []Expr) (Expr, error) {
-	return floatFunc2(func(base, x float64) (float64, error) {
-		if err := checkLogArg(base); err != nil {
-			return 0, err
-		}
-		if err := checkLogArg(x); err != nil {
-			return 0, err
-		}
-		if base == 1 {
-			return 0, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
-		}
-		return math.Log(x) / math.Log(base), nil
-	})(b, name, args)
 }
 
 func powF(x, y float64) (float64, error) {

@@ -33,6 +33,12 @@ func timeOfDayArithType(op ArithOp, lf, rf types.Family) (t types.Type, valid, o
 		return types.TypeTimestamp, op == Add, true
 	case lf == types.Time || rf == types.Time:
 		return types.Type{}, false, true
+	case lf == types.TimeTZ && rf == types.Interval:
+		return types.TypeTimeTZ, op == Add || op == Sub, true
+	case lf == types.Interval && rf == types.TimeTZ:
+		return types.TypeTimeTZ, op == Add, true
+	case lf == types.TimeTZ || rf == types.TimeTZ:
+		return types.Type{}, false, true
 	}
 	return types.Type{}, false, false
 }
@@ -52,6 +58,10 @@ func timeOfDayArith(op ArithOp, l, r types.Value) (v types.Value, ok bool, err e
 		return types.NewTime(types.AddTimeInterval(r.Int(), l, 1)), true, nil
 	case lf == types.Time && rf == types.Time:
 		return types.NewInterval(l.Int() - r.Int()), true, nil
+	case lf == types.TimeTZ && rf == types.Interval:
+		return types.AddTimeTZInterval(l, r, sign), true, nil
+	case lf == types.Interval && rf == types.TimeTZ:
+		return types.AddTimeTZInterval(r, l, 1), true, nil
 	case lf == types.Date && rf == types.Time, lf == types.Time && rf == types.Date:
 		d, t := l, r
 		if lf == types.Time {
@@ -98,6 +108,31 @@ func timeOfDayPart(field string, v types.Value) (types.Value, error) {
 	return types.NewDouble(x), nil
 }
 
+// timeTZPart is date_part on a timetz (PostgreSQL's timetz_part): the
+// clock's fields of its local time, the zone's displacement east in
+// seconds (timezone) and its hours and minutes, and epoch, the UTC time
+// of day in seconds.
+func timeTZPart(field string, v types.Value) (types.Value, error) {
+	us, zone := v.TimeTZParts()
+	east := -int64(zone)
+	switch types.UnitAlias(field) {
+	case "timezone":
+		return types.NewDouble(float64(east)), nil
+	case "timezone_hour":
+		return types.NewDouble(float64(east / 3600)), nil
+	case "timezone_minute":
+		return types.NewDouble(float64(east / 60 % 60)), nil
+	case "epoch":
+		return types.NewDouble(float64(us+int64(zone)*1e6) / 1e6), nil
+	case "day", "week", "month", "quarter", "year", "decade", "century", "millennium", "dow", "isodow", "doy",
+		"isoyear", "julian":
+		return types.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "unit %q not supported for type time with time zone", field)
+	case "microseconds", "milliseconds", "second", "minute", "hour":
+		return timeOfDayPart(field, types.NewTime(us))
+	}
+	return types.Value{}, unitNotRecognized(field, "time with time zone")
+}
+
 // timeOfDayZoneCast converts to and from time where the session matters:
 // timestamptz::time is the time of day on the session zone's wall clock,
 // and text 'now' is the time of day there. ok is false for other casts.
@@ -115,6 +150,19 @@ func timeOfDayZoneCast(v types.Value, to types.Type, z *time.Location) (types.Va
 			return types.Value{}, true, err
 		}
 		return types.AdjustTime(types.NewTime(us), to.Qual), true, nil
+	case ff == types.TimestampTZ && tf == types.TimeTZ:
+		if v.IsInfiniteTime() {
+			return types.NullValue, true, nil
+		}
+		return types.AdjustTimeTZ(types.TimeTZAt(v.Micros(), z), to.Qual), true, nil
+	case ff == types.Time && tf == types.TimeTZ:
+		return types.AdjustTimeTZ(types.TimeToTimeTZ(v.Int(), z), to.Qual), true, nil
+	case tf == types.TimeTZ && (ff == types.Utf8 || ff == types.String || ff == types.Unknown):
+		r, err := types.ParseTimeTZ(v.Str(), z)
+		if err != nil {
+			return types.Value{}, true, err
+		}
+		return types.AdjustTimeTZ(r, to.Qual), true, nil
 	}
 	return types.Value{}, false, nil
 }
@@ -122,11 +170,7 @@ func timeOfDayZoneCast(v types.Value, to types.Type, z *time.Location) (types.Va
 func init() {
 	register(&funcDef{3, 3, buildMakeTime}, "make_time")
 	register(&funcDef{0, 1, buildLocalTime}, "localtime")
-	register(&funcDef{0, 1, func(*Builder, string, []Expr) (Expr, error) {
-		// PostgreSQL's current_time is a time with time zone.
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-			"current_time is not supported yet: it returns time with time zone; use localtime or current_timestamp")
-	}}, "current_time")
+	register(&funcDef{0, 1, buildCurrentTime}, "current_time")
 }
 
 // buildMakeTime: make_time(hour, min, sec double precision), PostgreSQL's
@@ -156,6 +200,44 @@ func buildMakeTime(b *Builder, name string, args []Expr) (Expr, error) {
 		}
 		return types.NewTime(us), nil
 	}), nil
+}
+
+// buildCurrentTime: current_time and current_time(p), a timetz: the
+// statement's start on the session zone's clock, with that zone's offset.
+func buildCurrentTime(b *Builder, name string, args []Expr) (Expr, error) {
+	q, err := clockPrecision(name, args)
+	if err != nil {
+		return nil, err
+	}
+	f := newFunc(name, types.Type{Family: types.TimeTZ, Qual: q}, nil, true, func(c *Context, _ []types.Value) (types.Value, error) {
+		now := time.Time{}
+		if c != nil {
+			now = c.Now
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		return types.AdjustTimeTZ(types.TimeTZAt(now.UnixMicro(), c.zone()), q), nil
+	})
+	f.Deterministic = false
+	return f, nil
+}
+
+// clockPrecision reads the constant precision of localtime(p) and
+// current_time(p).
+func clockPrecision(name string, args []Expr) (types.Qual, error) {
+	q := types.Qual(0)
+	if len(args) == 1 {
+		k, ok := args[0].(*Const)
+		if !ok || !k.Value.Family().IsInteger() {
+			return q, sqlerr.New(sqlerr.SyntaxError, "%s takes a constant precision", name)
+		}
+		if k.Value.Int() < 0 {
+			return q, sqlerr.New(sqlerr.InvalidParameterValue, "TIME(%d) precision must not be negative", k.Value.Int())
+		}
+		q = q.WithPrecision(int(k.Value.Int()))
+	}
+	return q, nil
 }
 
 // buildLocalTime: localtime and localtime(p), the time of day on the

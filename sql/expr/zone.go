@@ -40,7 +40,8 @@ func zoneDependent(from, to types.Type) bool {
 		// its field order.
 		types.StyleDependent(ff) && (tf == types.Utf8 || tf == types.String) ||
 		(tf.IsTime() || tf == types.Interval) && text(ff) ||
-		tf == types.Time && (ff == types.TimestampTZ || text(ff))
+		tf == types.Time && (ff == types.TimestampTZ || text(ff)) ||
+		tf == types.TimeTZ && (ff == types.TimestampTZ || ff == types.Time || text(ff))
 }
 
 // style is the session's DateStyle and IntervalStyle.

@@ -72,7 +72,11 @@
 //     the integer types, Float, Double, Utf8, String, Json, Bool, and
 //     Decimal("1.5", p, s)) become pivot_cast('...', 'Type'), and so do
 //     PostgreSQL's DATE '...', TIME '...', TIMESTAMP '...', TIMESTAMPTZ
-//     '...' and INTERVAL '...', with PostgreSQL's interval field qualifier
+//     '...' and INTERVAL '...' (and PostgreSQL's generic form, any
+//     built-in type name with its modifiers before a '...' string:
+//     int8 '7', numeric(5,2) '1.5', double precision '2'; never a "..."
+//     string, an array type or a name only a user type could have:
+//     genericLiteralAt), with PostgreSQL's interval field qualifier
 //     and precision (INTERVAL '1' DAY, '1-2' YEAR TO MONTH, '1.5'
 //     SECOND(0), INTERVAL(3) '...', TIME(0) '...'; MySQL's INTERVAL '1'
 //     DAY is spelled and read the same) in the type: pivot_cast('1',

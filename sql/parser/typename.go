@@ -238,9 +238,12 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 			// which fields it keeps (types.Qual).
 			return s.intervalLiteralAt(i, i+2, hi)
 		}
-		if !pgLiteralTypes[w] || w == "interval" && i+2 < hi && s.isKind(i+2, tkIdent) &&
-			intervalUnits[strings.ToLower(s.text(i+2))] {
+		if w == "interval" && i+2 < hi && s.isKind(i+2, tkIdent) && intervalUnits[strings.ToLower(s.text(i+2))] {
 			return lit, false, nil
+		}
+		if !pgLiteralTypes[w] {
+			lit, ok := s.genericLiteralAt(i, hi)
+			return lit, ok, nil
 		}
 		t, err := types.ParseTypeName(s.text(i))
 		if err != nil {
@@ -262,12 +265,20 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 		}
 		return typedLiteral{name: s.text(i), t: t, strTok: i + 4, end: i + 5}, true, nil
 	}
-	if !s.isKind(i, tkIdent) || !yqlLiteralTypes[strings.ToLower(s.text(i))] || !s.isOp(i+1, "(") {
+	if s.isKind(i, tkIdent) && !s.isOp(i+1, "(") || s.isKind(i, tkIdent) && !yqlLiteralTypes[strings.ToLower(s.text(i))] {
+		// numeric(5,2) '1.5', double precision '2', timestamp(0) with
+		// time zone '...', char(3) 'ab'.
+		lit, ok := s.genericLiteralAt(i, hi)
+		return lit, ok, nil
+	}
+	if !s.isKind(i, tkIdent) {
 		return lit, false, nil
 	}
 	close := int(s.match[i+1])
 	if close >= hi || !s.isKind(i+2, tkString) {
-		return lit, false, nil
+		// timestamp(0) without time zone '...'
+		lit, ok := s.genericLiteralAt(i, hi)
+		return lit, ok, nil
 	}
 	name := s.text(i)
 	switch {
@@ -283,6 +294,33 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 		return lit, true, withOffset(err, s.start(i))
 	}
 	return typedLiteral{name: name, t: t, strTok: i + 2, end: close + 1}, true, nil
+}
+
+// genericLiteralAt recognises PostgreSQL's generic typed literal, a
+// built-in type name followed by a string: int8 '7', numeric(5,2) '1.5',
+// double precision '2', bool 't', uuid '...', varchar(3) 'abc'. The string
+// is the type's input, as for '7'::int8. Type names follow
+// types.ParseTypeName, so the 8-bit integer is spelled exactly Int8, as in
+// casts. Only a '...' (or E'...', $$...$$) string counts: "..." is an
+// alias or a string in yql. Names that can only name a user type (enums)
+// are not taken, nor arrays: PostgreSQL's grammar has no int[] '{1}', and
+// a word that is no type may be followed by a string elsewhere
+// (AT TIME ZONE 'UTC', PASSWORD 'x'). ok is false when the tokens
+// have another shape; a type name that does not parse is no literal
+// either, so that char(65) stays a call.
+func (s *stmtToks) genericLiteralAt(i, hi int) (typedLiteral, bool) {
+	if !s.isKind(i, tkIdent) || i > 0 && s.isOp(i-1, ".") {
+		return typedLiteral{}, false
+	}
+	if first, err := types.ParseTypeName(s.text(i)); err != nil || first.IsUserTypeRef() {
+		return typedLiteral{}, false
+	}
+	t, next, err := s.parseTypeAt(i, hi)
+	if err != nil || t.Family == types.Array || t.IsUserTypeRef() || next >= hi || !s.isKind(next, tkString) ||
+		s.src[s.toks[next].start] == '"' {
+		return typedLiteral{}, false
+	}
+	return typedLiteral{name: typeText(t), t: t, strTok: next, end: next + 1}, true
 }
 
 // intervalLiteralAt reads INTERVAL 'text' qualifier [(p)] with the

@@ -33,7 +33,7 @@ func Has(oid uint32) bool {
 		types.OIDFloat4, types.OIDFloat8, types.OIDNumeric, types.OIDBytea,
 		types.OIDText, types.OIDVarchar, types.OIDBPChar, types.OIDName, types.OIDUnknown,
 		types.OIDJSON, types.OIDJSONB, types.OIDDate, types.OIDTimestamp, types.OIDTimestampTZ,
-		types.OIDInterval, types.OIDUuid, types.OIDTime:
+		types.OIDInterval, types.OIDUuid, types.OIDTime, types.OIDTimeTZ:
 		return true
 	}
 	if e := types.ElemOID(oid); e != 0 {
@@ -171,6 +171,14 @@ func Append(buf []byte, oid uint32, v types.Value) ([]byte, error) {
 		}
 		// Microseconds since midnight, as PostgreSQL's time_send.
 		return binary.BigEndian.AppendUint64(buf, uint64(v.Int())), nil
+	case types.OIDTimeTZ:
+		if f != types.TimeTZ {
+			return mismatch()
+		}
+		// timetz_send: the time of day, then the zone in seconds west.
+		us, zone := v.TimeTZParts()
+		buf = binary.BigEndian.AppendUint64(buf, uint64(us))
+		return binary.BigEndian.AppendUint32(buf, uint32(zone)), nil
 	}
 	return buf, sqlerr.New(sqlerr.InternalError, "server: no binary output for type %d", oid)
 }
@@ -313,6 +321,19 @@ func Decode(oid uint32, b []byte) (types.Value, error) {
 			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "time out of range")
 		}
 		return types.NewTime(us), nil
+	case types.OIDTimeTZ:
+		if !need(12) {
+			return bad()
+		}
+		us := int64(binary.BigEndian.Uint64(b))
+		zone := int32(binary.BigEndian.Uint32(b[8:]))
+		if us < 0 || us > 86400*1e6 {
+			return types.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "time out of range")
+		}
+		if zone < -(15*3600+59*60+59) || zone > 15*3600+59*60+59 {
+			return types.Value{}, sqlerr.New(sqlerr.InvalidTimeZoneDisplacementValue, "time zone displacement out of range")
+		}
+		return types.NewTimeTZ(us, zone), nil
 	}
 	return types.Value{}, sqlerr.New(sqlerr.InternalError, "server: no binary input for type %d", oid)
 }

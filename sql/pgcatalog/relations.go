@@ -432,7 +432,7 @@ func typmod(t types.Type) int64 {
 		return int64(t.Precision)<<16 | int64(t.Scale) + 4
 	case t.Family == types.Interval && t.Qual != 0:
 		return int64(types.IntervalTypmod(t.Qual))
-	case t.Family == types.Time || t.Family == types.Timestamp || t.Family == types.TimestampTZ:
+	case t.Family == types.Time || t.Family == types.TimeTZ || t.Family == types.Timestamp || t.Family == types.TimestampTZ:
 		return int64(types.TimeTypmod(t.Qual))
 	}
 	return -1
@@ -493,6 +493,7 @@ var pgTypes = []pgTypeInfo{
 	{1043, "varchar", -1, false, "S", "i", 0, 0},
 	{1082, "date", 4, true, "D", "i", 0, 0},
 	{1083, "time", 8, true, "D", "d", 0, 0},
+	{1266, "timetz", 12, false, "D", "d", 0, 0},
 	{1114, "timestamp", 8, true, "D", "d", 0, 0},
 	{1184, "timestamptz", 8, true, "D", "d", 0, 0},
 	{1186, "interval", 16, false, "T", "d", 0, 0},
@@ -591,6 +592,8 @@ func formatType(oid, mod int64) string {
 		return types.IntervalTypmodText(mod)
 	case 1083:
 		return types.TimeTypmodText(mod)
+	case 1266:
+		return types.TimeTZTypmodText(mod)
 	case 1700:
 		if mod >= 4 {
 			return fmt.Sprintf("numeric(%d,%d)", (mod-4)>>16, (mod-4)&0xffff)

@@ -891,7 +891,7 @@ func informationSchemaColumn(db string, t *catalog.Table, i int) []types.Value {
 		} else if p, ok := c.Type.Qual.Precision(); ok {
 			dtPrec = p
 		}
-	case f == types.Time:
+	case f == types.Time || f == types.TimeTZ:
 		dtPrec = 6
 		if p, ok := c.Type.Qual.Precision(); ok {
 			dtPrec = p

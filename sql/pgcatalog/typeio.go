@@ -19,7 +19,7 @@ var typeIOFuncs = map[int64][2]string{
 	23: {"int4in", "int4out"}, 25: {"textin", "textout"}, 26: {"oidin", "oidout"},
 	114: {"json_in", "json_out"}, 700: {"float4in", "float4out"}, 701: {"float8in", "float8out"},
 	705: {"unknownin", "unknownout"}, 1042: {"bpcharin", "bpcharout"}, 1043: {"varcharin", "varcharout"},
-	1082: {"date_in", "date_out"}, 1083: {"time_in", "time_out"}, 1114: {"timestamp_in", "timestamp_out"},
+	1082: {"date_in", "date_out"}, 1083: {"time_in", "time_out"}, 1266: {"timetz_in", "timetz_out"}, 1114: {"timestamp_in", "timestamp_out"},
 	1184: {"timestamptz_in", "timestamptz_out"}, 1186: {"interval_in", "interval_out"},
 	1700: {"numeric_in", "numeric_out"}, 2205: {"regclassin", "regclassout"},
 	2950: {"uuid_in", "uuid_out"}, 3802: {"jsonb_in", "jsonb_out"},

@@ -32,6 +32,9 @@ func AppendKeyValue(buf []byte, v types.Value) []byte {
 		return storage.AppendInt64(buf, v.Micros())
 	case f == types.Time:
 		return storage.AppendInt64(buf, v.Int())
+	case f == types.TimeTZ:
+		// The packed integer, whose order is timetz's (types/timetz.go).
+		return storage.AppendInt64(buf, v.Int())
 	case f == types.Interval:
 		// The span with 30-day months, PostgreSQL's interval order ('1 mon'
 		// and '30 days' are one key, as they are equal); for an interval
@@ -103,6 +106,9 @@ func DecodeKeyValue(b []byte, t types.Type) (types.Value, []byte, error) {
 	case f == types.Time:
 		v, rest, err := storage.DecodeInt64(b)
 		return types.NewTime(v), rest, err
+	case f == types.TimeTZ:
+		v, rest, err := storage.DecodeInt64(b)
+		return types.TimeTZFromKey(v), rest, err
 	case f == types.Enum:
 		v, rest, err := storage.DecodeFloat64(b)
 		if err != nil {
@@ -262,7 +268,7 @@ func appendPayload(buf []byte, v types.Value) []byte {
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(months))
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(days))
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(us))
-	case f.IsInteger() || f.IsTime() || f == types.Interval || f == types.Time:
+	case f.IsInteger() || f.IsTime() || f == types.Interval || f == types.Time || f == types.TimeTZ:
 		buf = append(buf, wireVarint)
 		buf = binary.AppendVarint(buf, v.Int())
 	case f.IsFloat():
@@ -423,6 +429,8 @@ func fromInt(f types.Family, x int64) types.Value {
 		return types.NewInterval(x)
 	case types.Time:
 		return types.NewTime(x)
+	case types.TimeTZ:
+		return types.TimeTZFromKey(x)
 	}
 	return types.NewInt(f, x)
 }

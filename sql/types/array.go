@@ -637,7 +637,7 @@ var arrayOIDs = map[uint32]uint32{
 	OIDBool: 1000, OIDBytea: 1001, OIDChar: 1002, OIDName: 1003, OIDInt2: 1005, OIDInt4: 1007,
 	OIDText: 1009, OIDOid: 1028, OIDBPChar: 1014, OIDVarchar: 1015, OIDInt8: 1016, OIDFloat4: 1021,
 	OIDFloat8: 1022, OIDTimestamp: 1115, OIDDate: 1182, OIDTimestampTZ: 1185, OIDInterval: 1187,
-	OIDNumeric: 1231, OIDUuid: 2951, OIDJSON: 199, OIDJSONB: 3807, OIDRegclass: 2210, OIDTime: 1183,
+	OIDNumeric: 1231, OIDUuid: 2951, OIDJSON: 199, OIDJSONB: 3807, OIDRegclass: 2210, OIDTime: 1183, OIDTimeTZ: 1270,
 }
 
 var elemOIDs = func() map[uint32]uint32 {

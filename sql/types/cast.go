@@ -127,7 +127,20 @@ func Cast(v Value, t Type) (Value, error) {
 			return AdjustTime(NewTime(TimeOfDay(v.micros())), t.Qual), nil
 		case v.fam == Interval:
 			return AdjustTime(NewTime(IntervalToTime(v)), t.Qual), nil
+		case v.fam == TimeTZ:
+			// The time of day, without the zone (timetz_time).
+			us, _ := v.TimeTZParts()
+			return AdjustTime(NewTime(us), t.Qual), nil
 		case v.fam == Unknown || v.fam == Utf8 || v.fam == String:
+			return ParseText(t, v.s)
+		}
+	case t.Family == TimeTZ:
+		// timetz(p); text; timestamptz and time go through the session's
+		// zone (sql/expr, zone.go).
+		switch v.fam {
+		case TimeTZ:
+			return AdjustTimeTZ(v, t.Qual), nil
+		case Unknown, Utf8, String:
 			return ParseText(t, v.s)
 		}
 	case v.fam == Time && t.Family == Interval:

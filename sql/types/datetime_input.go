@@ -324,7 +324,7 @@ func (f *dtFields) clock(tok string) error {
 	return nil
 }
 
-// zoneOffset reads Z, ±h, ±hh, ±hhmm or ±h[h]:mm.
+// zoneOffset reads Z, ±h, ±hh, ±hhmm, ±h[h]:mm or ±h[h]:mm:ss.
 func (f *dtFields) zoneOffset(tok string) error {
 	if tok == "z" {
 		f.offset, f.haveZone = 0, true
@@ -335,6 +335,16 @@ func (f *dtFields) zoneOffset(tok string) error {
 		sign = -1
 	}
 	d := tok[1:]
+	secs := 0
+	if hm, s, ok := strings.Cut(d, ":"); ok && strings.Count(d, ":") == 2 {
+		// ±hh:mm:ss (PostgreSQL prints a zone with seconds so).
+		m, sec, _ := strings.Cut(s, ":")
+		n, err := strconv.Atoi(sec)
+		if err != nil || len(sec) != 2 || n > 59 {
+			return errBadField
+		}
+		d, secs = hm+":"+m, n
+	}
 	if h, m, ok := strings.Cut(d, ":"); ok && len(h) <= 2 {
 		d = strings.Repeat("0", 2-len(h)) + h + m
 	} else if len(d) == 1 {
@@ -353,7 +363,7 @@ func (f *dtFields) zoneOffset(tok string) error {
 			return errBadField
 		}
 	}
-	f.offset, f.haveZone = sign*(h*3600+m*60), true
+	f.offset, f.haveZone = sign*(h*3600+m*60+secs), true
 	return nil
 }
 

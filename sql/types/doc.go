@@ -22,6 +22,9 @@
 //	                          (±infinity as for Date)
 //	Time                      i = microseconds since midnight, 0 to
 //	                          86,400,000,000 (24:00:00; time.go)
+//	TimeTZ                    i = (time + zone·10⁶)·2¹⁷ + zone + 2¹⁶, zone in
+//	                          seconds west of UTC: integer order is timetz's
+//	                          (timetz.go)
 //	Interval                  i = microseconds (signed); s = "" or, when
 //	                          months or days are not zero, 8 bytes of
 //	                          months and days (interval.go)

@@ -50,6 +50,8 @@ const (
 	Record
 	// Time is PostgreSQL's time without time zone (time.go).
 	Time
+	// TimeTZ is PostgreSQL's time with time zone (timetz.go).
+	TimeTZ
 	numFamilies
 )
 
@@ -59,7 +61,7 @@ var familyNames = [numFamilies]string{
 	Double: "Double", Decimal: "Decimal", String: "String", Utf8: "Utf8", Json: "Json",
 	Date: "Date", Datetime: "Datetime", Timestamp: "Timestamp", Interval: "Interval",
 	Uuid: "Uuid", Unknown: "Unknown", TimestampTZ: "TimestampTZ", Array: "List",
-	Enum: "Enum", Record: "Record", Time: "Time",
+	Enum: "Enum", Record: "Record", Time: "Time", TimeTZ: "TimeTZ",
 }
 
 func (f Family) String() string {
@@ -160,6 +162,8 @@ func (t Type) String() string {
 		return intervalTypeText("Interval", t.Qual)
 	case t.Family == Time && t.Qual != 0:
 		return intervalTypeText("Time", t.Qual)
+	case t.Family == TimeTZ && t.Qual != 0:
+		return intervalTypeText("TimeTZ", t.Qual)
 	case t.Family == Timestamp && t.Qual != 0:
 		return intervalTypeText("Timestamp", t.Qual)
 	case t.Family == TimestampTZ && t.Qual != 0:
@@ -227,6 +231,8 @@ func (t Type) PGName() string {
 		return "record"
 	case Time:
 		return "time without time zone"
+	case TimeTZ:
+		return "time with time zone"
 	}
 	return "unknown"
 }
@@ -249,6 +255,7 @@ const (
 	OIDVarchar     uint32 = 1043
 	OIDDate        uint32 = 1082
 	OIDTime        uint32 = 1083
+	OIDTimeTZ      uint32 = 1266
 	OIDTimestamp   uint32 = 1114
 	OIDTimestampTZ uint32 = 1184
 	OIDInterval    uint32 = 1186
@@ -311,6 +318,8 @@ func (t Type) OID() uint32 {
 		return OIDRecord
 	case Time:
 		return OIDTime
+	case TimeTZ:
+		return OIDTimeTZ
 	}
 	return OIDText
 }
@@ -326,6 +335,8 @@ func (t Type) TypeSize() int16 {
 		return 4
 	case Int64, Uint32, Double, Datetime, Timestamp, TimestampTZ, Time:
 		return 8
+	case TimeTZ:
+		return 12
 	case Interval, Uuid:
 		return 16
 	}
@@ -370,6 +381,8 @@ func FromOID(oid uint32) (Type, bool) {
 		return TypeInterval, true
 	case OIDTime:
 		return TypeTime, true
+	case OIDTimeTZ:
+		return TypeTimeTZ, true
 	case OIDUuid:
 		return T(Uuid), true
 	}
@@ -497,7 +510,7 @@ func ParseTypeName(name string) (Type, error) {
 	case "time", "time without time zone":
 		return parseTimeType(args)
 	case "timetz", "time with time zone":
-		return Type{}, timeTypeNotSupported()
+		return parseTimeTZType(args)
 	}
 	if t, ok := userTypeRef(lower, args); ok {
 		return t, nil

@@ -56,6 +56,8 @@ func (v Value) Text() string {
 		return FormatIntervalStyle(v, v.intervalStyle())
 	case Time:
 		return FormatTime(v.i)
+	case TimeTZ:
+		return FormatTimeTZ(v.TimeTZParts())
 	case Uuid:
 		return formatUuid(v.s)
 	case Array:
@@ -291,6 +293,14 @@ func ParseText(t Type, s string) (Value, error) {
 			return Value{}, err
 		}
 		return AdjustTime(NewTime(us), t.Qual), nil
+	case TimeTZ:
+		// Without a zone in the text, UTC here; the session's TimeZone
+		// in expressions (sql/expr, zone.go).
+		v, err := ParseTimeTZ(s, nil)
+		if err != nil {
+			return Value{}, err
+		}
+		return AdjustTimeTZ(v, t.Qual), nil
 	}
 	return Value{}, sqlerr.New(sqlerr.InternalError, "types: no text input for %v", t)
 }

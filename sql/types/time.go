@@ -15,20 +15,13 @@ import (
 // stores as an integer. Its precision, time(p), is Type.Qual's
 // (interval_qual.go); values are rounded to it on input and cast.
 //
-// time with time zone (timetz) is not supported: ParseTypeName gives
-// 0A000.
+// time with time zone (timetz) is timetz.go.
 
 // TypeTime is time without time zone, microseconds.
 var TypeTime = T(Time)
 
 // NewTime returns a time of day of micros since midnight.
 func NewTime(micros int64) Value { return Value{fam: Time, i: micros} }
-
-// timeTypeNotSupported is the error for PostgreSQL's time with time zone.
-func timeTypeNotSupported() error {
-	return sqlerr.New(sqlerr.FeatureNotSupported,
-		"type time with time zone is not supported yet: use time (without time zone) or timestamp with time zone")
-}
 
 // parseTimeType reads time and time(p) [without time zone].
 func parseTimeType(args []int) (Type, error) {
@@ -83,19 +76,29 @@ func timeOutOfRange(s string) error {
 // time and a zone after it (both ignored: '2003-04-12 04:05:06
 // America/New_York' is 04:05:06). 'now' is the time of day in loc.
 func ParseTime(s string, loc *time.Location) (int64, error) {
-	bad := sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type time: %q", s)
+	us, _, err := parseTimeOfDay(s, loc, "time")
+	return us, err
+}
+
+// parseTimeOfDay is ParseTime that also returns the fields read (the zone
+// and date timetz needs); typ names the type in errors. 'now' and
+// 'allballs' come back with a zone set: loc's and UTC.
+func parseTimeOfDay(s string, loc *time.Location, typ string) (int64, dtFields, error) {
+	bad := sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", typ, s)
 	in := strings.ToLower(strings.TrimSpace(s))
 	switch in {
 	case "allballs":
-		return 0, nil
+		return 0, dtFields{haveZone: true}, nil
 	case "now":
 		if loc == nil {
 			loc = time.UTC
 		}
 		t := Now().In(loc)
-		return int64(t.Hour())*microsPerHour + int64(t.Minute())*60e6 + int64(t.Second())*1e6 + int64(t.Nanosecond()/1000), nil
+		_, off := t.Zone()
+		return int64(t.Hour())*microsPerHour + int64(t.Minute())*60e6 + int64(t.Second())*1e6 + int64(t.Nanosecond()/1000),
+			dtFields{haveZone: true, offset: off}, nil
 	case "":
-		return 0, bad
+		return 0, dtFields{}, bad
 	}
 	f := dtFields{order: OrderMDY}
 	fields := strings.FieldsFunc(in, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
@@ -115,15 +118,15 @@ func ParseTime(s string, loc *time.Location) (int64, error) {
 			tok = tok[:2] + ":" + tok[2:4] + map[bool]string{true: ":" + tok[4:], false: ""}[len(tok) > 4]
 		}
 		if err := f.field(tok, i > 0); err != nil {
-			return 0, bad
+			return 0, f, bad
 		}
 	}
 	if !f.haveTime || len(f.nums) > 0 && !f.haveDate {
-		return 0, bad
+		return 0, f, bad
 	}
 	if f.pm || f.am {
 		if f.hour < 1 || f.hour > 12 {
-			return 0, timeOutOfRange(s)
+			return 0, f, timeOutOfRange(s)
 		}
 		if f.pm && f.hour < 12 {
 			f.hour += 12
@@ -132,13 +135,13 @@ func ParseTime(s string, loc *time.Location) (int64, error) {
 		}
 	}
 	if f.hour < 0 || f.min < 0 || f.min > 59 || f.sec < 0 || f.sec > 60 {
-		return 0, timeOutOfRange(s)
+		return 0, f, timeOutOfRange(s)
 	}
 	us := int64(f.hour)*microsPerHour + int64(f.min)*60e6 + int64(f.sec)*1e6 + int64(f.usec)
 	if us > microsPerDayInt {
-		return 0, timeOutOfRange(s)
+		return 0, f, timeOutOfRange(s)
 	}
-	return us, nil
+	return us, f, nil
 }
 
 // isClockDigits reports whether tok is hhmm or hhmmss[.frac], all digits.

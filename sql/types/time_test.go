@@ -42,8 +42,8 @@ func TestTimeInputAndRounding(t *testing.T) {
 			t.Errorf("%q accepted as %s", bad, v.Text())
 		}
 	}
-	if _, err := ParseTypeName("timetz"); err == nil {
-		t.Errorf("timetz accepted")
+	if tt, err := ParseTypeName("time(2) with time zone"); err != nil || tt.Family != TimeTZ {
+		t.Errorf("time(2) with time zone: %v %v", tt, err)
 	}
 	ts, _ := ParseText(TypeTimestamp, "1969-12-31 23:00:00")
 	if v, err := Cast(ts, TypeTime); err != nil || v.Text() != "23:00:00" {
@@ -53,4 +53,53 @@ func TestTimeInputAndRounding(t *testing.T) {
 	if v, err := Cast(iv, TypeTime); err != nil || v.Text() != "23:00:00" {
 		t.Errorf("interval '-1 hour'::time: %v %v", v, err)
 	}
+}
+
+// TestTimeTZOrder checks that a timetz's packed integer orders as
+// PostgreSQL's timetz_cmp (the UTC time of day, unwrapped, then the zone)
+// and gives its parts back.
+func TestTimeTZOrder(t *testing.T) {
+	in := []string{"00:00+14", "12:00+02", "10:00+00", "10:00-00:30", "23:00-10", "24:00-15:59:59", "00:00+15:59:59"}
+	var vals []Value
+	for _, s := range in {
+		v, err := ParseTimeTZ(s, nil)
+		if err != nil {
+			t.Fatal(s, err)
+		}
+		us, z := v.TimeTZParts()
+		if back := FormatTimeTZ(us, z); back == "" {
+			t.Fatal(s)
+		}
+		vals = append(vals, v)
+	}
+	for i := range vals {
+		for j := range vals {
+			ui, zi := vals[i].TimeTZParts()
+			uj, zj := vals[j].TimeTZParts()
+			want := cmpInt(ui+int64(zi)*1e6, uj+int64(zj)*1e6)
+			if want == 0 {
+				want = cmpInt(int64(zi), int64(zj))
+			}
+			if got := Compare(vals[i], vals[j]); got != want {
+				t.Errorf("Compare(%s, %s) = %d, want %d", in[i], in[j], got, want)
+			}
+		}
+	}
+	v, _ := ParseTimeTZ("12:34:56.789-05:30", nil)
+	if us, z := v.TimeTZParts(); us != (12*3600+34*60+56)*1e6+789e3 || z != 5*3600+30*60 {
+		t.Errorf("parts %d %d", us, z)
+	}
+	if s := v.Text(); s != "12:34:56.789-05:30" {
+		t.Errorf("text %q", s)
+	}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
