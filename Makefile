@@ -22,14 +22,14 @@ run: build
 # commits are replicated to all three (README "Running a cluster"). Ctrl-C
 # stops them.
 cluster: build
-	@J=127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103; \
+	@J=127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103; mkdir -p "$$(dirname $(DATA))"; \
 	trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM EXIT; \
 	for i in 1 2 3; do \
-		./$(BIN) serve --data-dir $(DATA)/n$$i --listen 127.0.0.1:543$$i \
+		./$(BIN) serve --data-dir $(DATA)/n$$i --listen 127.0.0.1:544$$i \
 			--cluster-listen 127.0.0.1:710$$i --raft-listen 127.0.0.1:720$$i --join $$J \
 			> $(DATA)-n$$i.log 2>&1 & \
 	done; \
-	echo "SQL: 127.0.0.1:5431, :5432, :5433 (any node: the serving one or forwarded to it); logs in $(DATA)-n1..3.log"; \
+	echo "SQL: 127.0.0.1:5441, :5442, :5443 (any node: the serving one or forwarded to it); logs in $(DATA)-n1..3.log"; \
 	wait
 
 # deps installs what the tests need that Go modules do not bring: psql,
