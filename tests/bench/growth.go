@@ -60,7 +60,7 @@ const (
 
 // runGrowth loads kvbig with bigRows rows and the two UPSERT tables, then
 // measures the growth rows.
-func runGrowth(ctx context.Context, pivot *instance, clients []int, reps, rows, bigRows int, d time.Duration) ([]growthRow, error) {
+func runGrowth(ctx context.Context, pivot *instance, clients []int, reps, rows, bigRows int, d time.Duration, only string) ([]growthRow, error) {
 	for _, stmt := range []string{createBig, createUp16, createUp1k} {
 		if _, err := pivot.pool.Exec(ctx, stmt); err != nil {
 			return nil, fmt.Errorf("%s: %w", stmt, err)
@@ -83,6 +83,9 @@ func runGrowth(ctx context.Context, pivot *instance, clients []int, reps, rows, 
 
 	var out []growthRow
 	pair := func(what, small, big string, c int, cost bool, target float64, ws, wb workload, rowsSmall, rowsBig int) error {
+		if only != "" && !strings.Contains(strings.ToLower(what), strings.ToLower(only)) {
+			return nil
+		}
 		g := growthRow{what: what, small: small, big: big, clients: c, costRatio: cost, target: target}
 		var sm, bm []measurement
 		for rep := 0; rep < reps; rep++ {
@@ -201,9 +204,12 @@ func (r *kvRowsReader) Read(p []byte) (int, error) {
 }
 
 // renderGrowth renders the growth rows as a Markdown section.
-func renderGrowth(rows []growthRow, d time.Duration, reps int) string {
+func renderGrowth(rows []growthRow, d time.Duration, reps int, pivotFlags string) string {
 	var sb strings.Builder
 	sb.WriteString("\n## Cost as data grows (PivotDB only, `--growth`)\n\n")
+	if pivotFlags != "" {
+		fmt.Fprintf(&sb, "PivotDB started with `%s`.\n\n", pivotFlags)
+	}
 	fmt.Fprintf(&sb, "The same operation on a small and a big side, pgx, medians of %d × %v alternating which side goes\n", reps, d)
 	sb.WriteString("first. Reads: cost ratio = ops/s on the small table ÷ ops/s on the big one (target ≤ 1.3×). Writes:\n")
 	sb.WriteString("throughput ratio = ops/s on 1,000 shards ÷ ops/s on 16 shards (target ≥ 0.9×).\n\n")

@@ -36,8 +36,9 @@ func main() {
 		"as the full bench runs them (each client count, --reps times, pgx and pgbench), so that the profile sees the data they leave behind")
 	growth := flag.Bool("growth", false, "also run the cost-as-data-grows rows (PivotDB only): point SELECT and range scan on --growth-rows rows against --rows rows, "+
 		"UPSERT throughput on 1,000 shards against 16 (loads --growth-rows rows: minutes)")
-	growthOnly := flag.Bool("growth-only", false, "run only the cost-as-data-grows rows (no PostgreSQL)")
+	growthOnly := flag.Bool("growth-only", false, "run only the cost-as-data-grows rows (no PostgreSQL; with --only, those whose name contains TEXT)")
 	growthRows := flag.Int("growth-rows", 10000000, "rows of the big table of the growth rows")
+	pivotFlags := flag.String("pivot-flags", "", "extra `FLAGS` for pivotdb serve, space-separated (e.g. \"--cache-size 536870912\"); the report names them")
 	flag.Parse()
 
 	clients, err := parseClients(*clientsFlag)
@@ -51,7 +52,7 @@ func main() {
 	if *profile != "" {
 		debugAddr = freeAddr()
 	}
-	pivot, err := startPivot(*bin, debugAddr)
+	pivot, err := startPivot(*bin, debugAddr, strings.Fields(*pivotFlags))
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -65,11 +66,11 @@ func main() {
 		if err := loadTables(ctx, pivot, *rows); err != nil {
 			fatalf("%v", err)
 		}
-		g, err := runGrowth(ctx, pivot, clients, *reps, *rows, *growthRows, *duration)
+		g, err := runGrowth(ctx, pivot, clients, *reps, *rows, *growthRows, *duration, *only)
 		if err != nil {
 			fatalf("%v", err)
 		}
-		fmt.Print(renderGrowth(g, *duration, *reps))
+		fmt.Print(renderGrowth(g, *duration, *reps, *pivotFlags))
 		return
 	}
 	pg, err := startPostgres()
@@ -177,13 +178,16 @@ func main() {
 
 	var growthRep string
 	if *growth {
-		g, err := runGrowth(ctx, pivot, clients, *reps, *rows, *growthRows, *duration)
+		g, err := runGrowth(ctx, pivot, clients, *reps, *rows, *growthRows, *duration, "")
 		if err != nil {
 			fatalf("%v", err)
 		}
-		growthRep = renderGrowth(g, *duration, *reps)
+		growthRep = renderGrowth(g, *duration, *reps, *pivotFlags)
 	}
 	env := describeMachine(pg.version, pivot.version, time.Since(started))
+	if *pivotFlags != "" {
+		env += fmt.Sprintf("* PivotDB started with `%s`.\n", *pivotFlags)
+	}
 	report := renderMarkdown(env, *duration, *reps, *rows, results, raw) + growthRep
 	fmt.Print(report)
 	if *out != "" {
