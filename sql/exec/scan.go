@@ -45,7 +45,8 @@ func scanPartsOf(c *Context, tableID uint64, spans []storage.Span) []shardPart {
 	if c.Shards != nil {
 		sm = c.Shards.Map(tableID)
 	}
-	var parts []shardPart
+	// Most spans lie in one shard (an IN-list's points: one part each).
+	parts := make([]shardPart, 0, len(spans))
 	for _, span := range spans {
 		if sm == nil {
 			parts = append(parts, shardPart{span: span})
