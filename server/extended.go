@@ -57,6 +57,7 @@ type portal struct {
 	acct *memory.Account
 
 	res       sql.Result // nil before the first Execute and after the last
+	sendNext  rowSender  // queues res's next row; set with res
 	suspended bool       // a row limit stopped an Execute early
 	done      bool       // ran to completion; tag holds its command tag
 	failed    bool       // an Execute failed; the portal cannot run again
@@ -289,6 +290,7 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 			return err
 		}
 		p.res = res
+		p.sendNext = c.rowSender(res, p.prep.Columns, p.formats)
 	}
 	if cs := sql.CopyOf(p.res); cs != nil {
 		tag, err := c.runCopy(cs, p.res)
@@ -303,18 +305,17 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		return nil
 	}
-	cols := p.prep.Columns
 	for n := 0; ; n++ {
 		if maxRows > 0 && n == maxRows {
 			p.suspended = true
 			c.send(&pgproto3.PortalSuspended{})
 			return nil
 		}
-		row, err := p.res.Next(p.ctx)
+		more, err := p.sendNext(p.ctx)
 		if err != nil {
 			return err
 		}
-		if row == nil {
+		if !more {
 			p.tag = p.res.Tag()
 			p.res.Close()
 			p.res = nil
@@ -327,9 +328,6 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 			}
 			c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 			return nil
-		}
-		if err := c.sendRow(cols, p.formats, row); err != nil {
-			return err
 		}
 	}
 }

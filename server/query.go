@@ -112,16 +112,14 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) (string,
 	if cols != nil {
 		c.send(rowDescription(cols, formats))
 	}
+	sendNext := c.rowSender(res, cols, formats)
 	for {
-		row, err := res.Next(ctx)
+		more, err := sendNext(ctx)
 		if err != nil {
 			return "", err
 		}
-		if row == nil {
+		if !more {
 			break
-		}
-		if err := c.sendRow(cols, formats, row); err != nil {
-			return "", err
 		}
 	}
 	tag := res.Tag()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -124,6 +125,64 @@ func (c *conn) sendRow(cols []sql.ResultColumn, formats []int16, row []types.Val
 			return sqlerr.New(sqlerr.ProgramLimitExceeded, "value of column %q is too long to send (%d bytes)", cols[i].Name, n)
 		}
 		binary.BigEndian.PutUint32(buf[at:], uint32(n))
+	}
+	if n := len(buf) - start - 1; n > math.MaxInt32 {
+		c.wbuf = buf[:start]
+		return sqlerr.New(sqlerr.ProgramLimitExceeded, "row is too long to send (%d bytes)", n)
+	}
+	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
+	c.wbuf = buf
+	if len(c.wbuf) >= flushThreshold {
+		return c.flush()
+	}
+	return nil
+}
+
+// rowSender queues the next row of a result as a DataRow; more is false
+// at the end of the rows.
+type rowSender func(ctx context.Context) (more bool, err error)
+
+// rowSender returns the way res's rows go out: straight from their stored
+// encoding when the engine offers it (sql.WireOf: a plain projection of
+// stored columns), else value by value (sendRow).
+func (c *conn) rowSender(res sql.Result, cols []sql.ResultColumn, formats []int16) rowSender {
+	if w := sql.WireOf(res, formats); w != nil && len(cols) <= math.MaxUint16 {
+		return func(ctx context.Context) (bool, error) {
+			more, err := w.Next(ctx)
+			if !more || err != nil {
+				return false, err
+			}
+			return true, c.sendWireRow(w, len(cols))
+		}
+	}
+	return func(ctx context.Context) (bool, error) {
+		row, err := res.Next(ctx)
+		if row == nil || err != nil {
+			return false, err
+		}
+		return true, c.sendRow(cols, formats, row)
+	}
+}
+
+// sendWireRow is sendRow for the current row of w, whose fields w appends
+// itself.
+func (c *conn) sendWireRow(w *sql.WireRows, ncols int) error {
+	if c.encodeErr != nil {
+		return c.flush()
+	}
+	if est := w.Size(); est >= bigRow {
+		// Reserved until the row is flushed below (est > flushThreshold).
+		if err := c.resultAcct.Grow(est, "a result row"); err != nil {
+			return err
+		}
+		defer c.resultAcct.Shrink(est)
+	}
+	start := len(c.wbuf)
+	buf := append(c.wbuf, 'D', 0, 0, 0, 0, byte(ncols>>8), byte(ncols))
+	buf, err := w.Append(buf)
+	if err != nil {
+		c.wbuf = buf[:start]
+		return err
 	}
 	if n := len(buf) - start - 1; n > math.MaxInt32 {
 		c.wbuf = buf[:start]

@@ -73,6 +73,10 @@ type Options struct {
 	// GCTTL is how long replaced row versions are kept (--gc-ttl;
 	// storage.Options.GCTTL); 0 means storage.DefaultGCTTL.
 	GCTTL time.Duration
+	// CacheSizeBytes is the storage engine's block cache
+	// (storage.Options.CacheSizeBytes, --cache-size); 0 means
+	// storage.DefaultCacheSizeBytes.
+	CacheSizeBytes int64
 	// Cluster is the cluster this node serves SQL for (sys.nodes, ALTER
 	// CLUSTER DECOMMISSION NODE; cluster.go); nil: a server without
 	// --join.
@@ -148,7 +152,7 @@ func Open(opts Options) (*Engine, error) {
 	if st == nil {
 		var err error
 		st, err = storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
-			DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL})
+			DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL, CacheSizeBytes: opts.CacheSizeBytes})
 		if err != nil {
 			return nil, err
 		}

@@ -188,7 +188,8 @@ func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.
 			}
 			return row[:visible], nil
 		},
-		close: it.Close,
+		close:  it.Close,
+		wireIt: it,
 	}, nil
 }
 

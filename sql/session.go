@@ -10,6 +10,7 @@ import (
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/exec"
 	"github.com/pivotdb/pivotdb/sql/expr"
 	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/parser"
@@ -842,6 +843,9 @@ type rowsResult struct {
 	close func()
 	count int
 	verb  string
+	// wireIt, when set, is the iterator next reads, which may give the
+	// same rows' stored encodings (wirerows.go).
+	wireIt exec.Iter
 }
 
 func (r *rowsResult) Columns() []ResultColumn { return r.cols }

@@ -94,6 +94,8 @@
 //     only full memtables. A forward Iterator leaves a row with older
 //     versions by one NextPrefix (skip.go); BenchmarkEngineScanVersions
 //     measures a scan over 10 old versions per row in each layout.
+//     Versions above the read timestamp are stepped over up to eight at a
+//     time, then sought past (skipnewer.go; BenchmarkEngineScanNewer).
 //   - Bulk ingestion (ingest.go). A bulk load writes sorted keys into
 //     sstables with the engine's own writer options (so the per-table key
 //     filters and block properties are those of a flushed sstable), in a

@@ -53,6 +53,7 @@ type Iterator struct {
 	key, value []byte
 	kbuf, vbuf []byte
 	prefix     []byte // the prefix being compared (nextKey) or collected (backwards)
+	seekBuf    []byte // the engine key skipNewer seeks to
 	// olderRun > 0: a recent key had older versions, so nextKey skips
 	// straight to the next prefix for that many more keys (skip.go).
 	olderRun int
@@ -145,6 +146,7 @@ func (i *Iterator) SeekLT(key []byte) bool {
 // entry) to the first entry that is a visible key and makes it current.
 func (i *Iterator) settleForward(valid bool) bool {
 	i.valid = false
+	newer := 0
 	for valid {
 		k := i.it.Key()
 		n := enginekey.Split(k)
@@ -162,7 +164,7 @@ func (i *Iterator) settleForward(valid bool) bool {
 				return false
 			}
 			if i.ts.Less(ts) && !i.ownIntent(ts) {
-				valid = i.it.Next()
+				valid = i.skipNewer(uk, &newer) // skipnewer.go
 				continue
 			}
 		}

@@ -61,7 +61,7 @@ func usage(w io.Writer) {
                 [--tls-cert FILE --tls-key FILE [--tls-required]] [--auth trust|scram] [--initial-password PASSWORD]
                 [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
-                [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--gc-ttl DURATION]
+                [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--cache-size BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
                  [--dead-node-timeout DURATION] [--rebalance=false]]
@@ -111,6 +111,9 @@ func serve(args []string, stderr io.Writer) int {
 	diskReserve := fs.Int64("disk-reserve", 0,
 		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
 			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
+	cacheSize := fs.Int64("cache-size", storage.DefaultCacheSizeBytes,
+		"bytes of the storage engine's block cache of uncompressed table blocks (beside it, room for two memtables); "+
+			"reads of data that does not fit decompress its blocks from the files again")
 	gcTTL := fs.Duration("gc-ttl", storage.DefaultGCTTL,
 		"how long row versions replaced or deleted by later commits are kept before garbage collection removes them")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
@@ -160,6 +163,9 @@ func serve(args []string, stderr io.Writer) int {
 	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 || *diskReserve < 0 {
 		return badServeFlag(stderr, "--max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative")
 	}
+	if *cacheSize <= 0 {
+		return badServeFlag(stderr, "--cache-size must be positive")
+	}
 	setMemoryLimit(*maxMem)
 	authMethod, err := server.ParseAuthMethod(*authName)
 	if err != nil {
@@ -202,7 +208,7 @@ func serve(args []string, stderr io.Writer) int {
 			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
 		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
-		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL}
+		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, CacheSizeBytes: *cacheSize}
 	var eng *sql.Engine
 	var cl *shardrepl.Cluster // with --join (cluster.go)
 	if cluster.enabled() {

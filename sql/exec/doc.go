@@ -52,6 +52,13 @@
 // account. Lateral joins (apply.go) build their right side once per left
 // row with the left row's values bound as hidden parameters.
 //
+// Stored rows straight out (wiresource.go): a plain projection of stored
+// columns over a serial or point scan has a WireSource, which hands out
+// each visible row's stored key and value instead of decoded values; the
+// scan still applies the filter and TTL (decoding a row only when one of
+// them needs its values). The server encodes those bytes into the wire
+// format itself (package sql's WireRows, rowenc.WireEncoder).
+//
 // Cancellation: scans check the statement context every few hundred rows and
 // return its error, which the session maps to 57014.
 //

@@ -45,7 +45,8 @@ func scanPartsOf(c *Context, tableID uint64, spans []storage.Span) []shardPart {
 	if c.Shards != nil {
 		sm = c.Shards.Map(tableID)
 	}
-	var parts []shardPart
+	// Most spans lie in one shard (an IN-list's points: one part each).
+	parts := make([]shardPart, 0, len(spans))
 	for _, span := range spans {
 		if sm == nil {
 			parts = append(parts, shardPart{span: span})
@@ -78,6 +79,9 @@ type rowReader struct {
 	it     *storage.Iterator
 	row    expr.Row
 	count  int // rows visited, counted into the shard's reads on close
+	// pending: nextRaw returned the row the iterator is on, which the
+	// next call steps past (wiresource.go).
+	pending bool
 }
 
 func newRowReader(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.Expiry, part shardPart) (*rowReader, error) {
@@ -91,6 +95,10 @@ func newRowReader(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.Exp
 
 // next returns the next matching row (valid until the next call), or nil.
 func (r *rowReader) next() (expr.Row, error) {
+	if r.pending {
+		r.pending = false
+		r.it.Next()
+	}
 	for ; r.it.Valid(); r.it.Next() {
 		r.count++
 		if r.count%256 == 0 {

@@ -25,4 +25,8 @@
 // from the schema. Arrays have no key encoding in tables (they cannot be
 // in a primary key or index); AppendKeyValue still orders them, for the
 // executor's sort and partition keys.
+//
+// WireEncoder (wire.go) reads the same layout to append a row's
+// PostgreSQL wire form without decoding it into typed values: what the
+// server sends for plain projections of stored columns.
 package rowenc

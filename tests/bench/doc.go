@@ -21,4 +21,9 @@
 //	go run ./tests/bench --bin bin/pivotdb --copy-only --rows 1000        # only the COPY row
 //	go run ./tests/bench --bin bin/pivotdb --only "correlated EXISTS" --clients 1   # only that workload's rows
 //	make bench BENCH_FLAGS='--only "correlated EXISTS" --clients 1'
+//	go run ./tests/bench --bin bin/pivotdb --growth-only [--growth-rows 10000000]
+//	                                      # only the cost-as-data-grows rows (growth.go), PivotDB alone
+//	make bench BENCH_FLAGS=--growth       # the full bench and those rows
+//	go run ./tests/bench --bin bin/pivotdb --growth-only --only point --pivot-flags "--cache-size 536870912"
+//	                                      # extra serve flags for PivotDB, named in the report
 package main

@@ -34,6 +34,11 @@ func main() {
 		"(right after the load; see --profile-after-workloads)")
 	profileAfter := flag.Bool("profile-after-workloads", false, "with --profile: first run, against PivotDB only, every workload that comes before the profiled one "+
 		"as the full bench runs them (each client count, --reps times, pgx and pgbench), so that the profile sees the data they leave behind")
+	growth := flag.Bool("growth", false, "also run the cost-as-data-grows rows (PivotDB only): point SELECT and range scan on --growth-rows rows against --rows rows, "+
+		"UPSERT throughput on 1,000 shards against 16 (loads --growth-rows rows: minutes)")
+	growthOnly := flag.Bool("growth-only", false, "run only the cost-as-data-grows rows (no PostgreSQL; with --only, those whose name contains TEXT)")
+	growthRows := flag.Int("growth-rows", 10000000, "rows of the big table of the growth rows")
+	pivotFlags := flag.String("pivot-flags", "", "extra `FLAGS` for pivotdb serve, space-separated (e.g. \"--cache-size 536870912\"); the report names them")
 	flag.Parse()
 
 	clients, err := parseClients(*clientsFlag)
@@ -47,22 +52,33 @@ func main() {
 	if *profile != "" {
 		debugAddr = freeAddr()
 	}
-	pivot, err := startPivot(*bin, debugAddr)
+	pivot, err := startPivot(*bin, debugAddr, strings.Fields(*pivotFlags))
 	if err != nil {
 		fatalf("%v", err)
 	}
 	atExit(pivot.stop)
+	defer runCleanups()
+	if *growthOnly {
+		go exitOnSignal()
+		if err := pivot.connect(ctx, max(16, maxOf(clients))); err != nil {
+			fatalf("%s: %v", pivot.name, err)
+		}
+		if err := loadTables(ctx, pivot, *rows); err != nil {
+			fatalf("%v", err)
+		}
+		g, err := runGrowth(ctx, pivot, clients, *reps, *rows, *growthRows, *duration, *only)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		fmt.Print(renderGrowth(g, *duration, *reps, *pivotFlags))
+		return
+	}
 	pg, err := startPostgres()
 	if err != nil {
 		fatalf("%v", err)
 	}
 	atExit(pg.stop)
-	defer runCleanups()
-	go func() {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-		fatalf("interrupted by %v", <-sigs)
-	}()
+	go exitOnSignal()
 	servers := []*instance{pg, pivot}
 	for _, in := range servers {
 		if err := in.connect(ctx, max(16, maxOf(clients))); err != nil {
@@ -160,8 +176,19 @@ func main() {
 		raw = append(raw, row{workload: "raw Pebble synced commit", harness: "Go", clients: c, pivot: m})
 	}
 
+	var growthRep string
+	if *growth {
+		g, err := runGrowth(ctx, pivot, clients, *reps, *rows, *growthRows, *duration, "")
+		if err != nil {
+			fatalf("%v", err)
+		}
+		growthRep = renderGrowth(g, *duration, *reps, *pivotFlags)
+	}
 	env := describeMachine(pg.version, pivot.version, time.Since(started))
-	report := renderMarkdown(env, *duration, *reps, *rows, results, raw)
+	if *pivotFlags != "" {
+		env += fmt.Sprintf("* PivotDB started with `%s`.\n", *pivotFlags)
+	}
+	report := renderMarkdown(env, *duration, *reps, *rows, results, raw) + growthRep
 	fmt.Print(report)
 	if *out != "" {
 		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
@@ -293,6 +320,12 @@ func runWorkloadsBefore(ctx context.Context, in *instance, spec string, clients 
 		progress("ran %s on %s before the profile", w.name, in.name)
 	}
 	return fmt.Errorf("--profile: no workload %q", name)
+}
+
+func exitOnSignal() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	fatalf("interrupted by %v", <-sigs)
 }
 
 func parseClients(s string) ([]int, error) {

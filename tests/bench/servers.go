@@ -85,7 +85,7 @@ func (in *instance) stop() {
 
 // startPivot starts bin/pivotdb on a fresh data directory with the default
 // durability (synced commits).
-func startPivot(bin string, debugAddr string) (*instance, error) {
+func startPivot(bin string, debugAddr string, extra []string) (*instance, error) {
 	dir, err := os.MkdirTemp("", "pivotdb-bench")
 	if err != nil {
 		return nil, err
@@ -95,6 +95,7 @@ func startPivot(bin string, debugAddr string) (*instance, error) {
 	if debugAddr != "" {
 		args = append(args, "--debug-listen", debugAddr)
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = &prefixWriter{prefix: "pivotdb: ", quietUntilError: true}
 	if err := cmd.Start(); err != nil {
