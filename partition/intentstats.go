@@ -55,5 +55,5 @@ func (s *intentStats) Commit(w *storage.LocalBatch, commit func() error) error {
 		return commit()
 	}
 	s.m.SampleWrites(&s.w)
-	return s.m.commitWrites(&s.w, w.MergeCounters, commit, true)
+	return s.m.commitWrites(&s.w, nil, w, commit, true)
 }

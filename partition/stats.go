@@ -147,14 +147,16 @@ func (m *Manager) Commit(b *storage.Batch, w *Writes) error {
 	if w == nil || len(w.entries) == 0 {
 		return b.Commit()
 	}
-	return m.commitWrites(w, b.Merge, b.Commit, false)
+	return m.commitWrites(w, b, nil, nil, false)
 }
 
-// commitWrites is Commit's work on any batch: merge adds a counters
-// operand to the batch, commit commits it. With skipGone, the writes of
-// tables that have no shard map or are being dropped are left out instead
-// of failing the commit (an intent resolution, past its commit point).
-func (m *Manager) commitWrites(w *Writes, merge func(key, operand []byte) error, commit func() error, skipGone bool) error {
+// commitWrites is Commit's work on either kind of batch: b, or lb, which
+// commit commits (an intent resolution's chunk; direct calls, not
+// function values, keep the counters buffer off the heap on the commit
+// path). With skipGone, the writes of tables that have no shard map or are
+// being dropped are left out instead of failing the commit (an intent
+// resolution, past its commit point).
+func (m *Manager) commitWrites(w *Writes, b *storage.Batch, lb *storage.LocalBatch, commit func() error, skipGone bool) error {
 	// Distinct tables, usually one.
 	var one [1]*tableState
 	tables := one[:0]
@@ -249,7 +251,13 @@ func (m *Manager) commitWrites(w *Writes, merge func(key, operand []byte) error,
 		if d.rows == 0 && d.size == 0 {
 			continue
 		}
-		if err := merge(d.shard.statsKey, storage.AppendCounters(buf[:0], d.rows, d.size)); err != nil {
+		var err error
+		if b != nil {
+			err = b.Merge(d.shard.statsKey, storage.AppendCounters(buf[:0], d.rows, d.size))
+		} else {
+			err = lb.MergeCounters(d.shard.statsKey, storage.AppendCounters(buf[:0], d.rows, d.size))
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -257,7 +265,13 @@ func (m *Manager) commitWrites(w *Writes, merge func(key, operand []byte) error,
 		m.knobs.afterRoute()
 	}
 	m.observeWrites(w) // observe.go
-	if err := commit(); err != nil {
+	var err error
+	if b != nil {
+		err = b.Commit()
+	} else {
+		err = commit()
+	}
+	if err != nil {
 		return err
 	}
 	for _, d := range deltas {

@@ -109,7 +109,11 @@
 // COMMITTED statement again on a new snapshot (its rows are collected
 // first) and fails a REPEATABLE READ one with 40001. An UPDATE or DELETE
 // locks each row at PostgreSQL's strength (FOR NO KEY UPDATE when no key
-// or unique column changes). AS OF SYSTEM TIME (session_asof.go) sets the
+// or unique column changes); it collects the matching keys before it
+// writes, up to modifyKeysLimit (64k), and past that streams them from a
+// read view of the statement's start (write.go, streamKeys), so its memory
+// does not grow with the rows it changes. A COPY inside a block takes its
+// rows' locks as write holds (sql/txn's writeholds.go). AS OF SYSTEM TIME (session_asof.go) sets the
 // statement's or the block's snapshot to its time; a statement binds
 // against the catalog of its time when the catalog knows it exactly
 // (asOfCatalog), else against today's with a historical storage.View that

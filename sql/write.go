@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -440,7 +441,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 			c.Reader = s.readView
 			scan = &c
 		}
-		keys, err := matchingKeys(scan, p)
+		keys, more, err := matchingKeys(scan, p, modifyKeysLimit)
 		if err != nil {
 			return err
 		}
@@ -449,16 +450,24 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 		if p.FK != nil {
 			m.w.fk, m.w.fkt = newFKWriter(ctx, tx, ec.Eval), p.FK.Root
 		}
-		for _, key := range keys {
+		change := func(key []byte) error {
 			row, err := m.row(ctx, key)
-			if err != nil {
+			if err != nil || row == nil {
 				return err
 			}
-			if row == nil {
-				continue
-			}
 			count++
-			if returned, err = returnRow(ec, p.Returning, returned, row); err != nil {
+			returned, err = returnRow(ec, p.Returning, returned, row)
+			return err
+		}
+		if more {
+			// Too many rows to hold their keys: scan again, from a view
+			// of the statement's start, and change each row as the scan
+			// finds it (streamKeys).
+			keys = nil
+			return streamKeys(scan, tx, p, s.readView != nil, change)
+		}
+		for _, key := range keys {
+			if err := change(key); err != nil {
 				return err
 			}
 		}
@@ -499,22 +508,71 @@ func (s *Session) modifyContext(ctx context.Context, tx *txn.Txn, p *bind.Modify
 	return ec, done, nil
 }
 
-// matchingKeys collects the keys of the rows the scan finds. They are
-// collected before anything is written: writing while scanning would let
-// an UPDATE that moves a row forward in key order meet it again.
-func matchingKeys(ec *exec.Context, p *bind.Modify) ([][]byte, error) {
+// modifyKeysLimit is how many keys an UPDATE or DELETE collects before it
+// writes (matchingKeys); past it, it streams (streamKeys). A variable for
+// tests.
+var modifyKeysLimit = 1 << 16
+
+// modifyStreams counts the UPDATE and DELETE statements that streamed
+// (for tests).
+var modifyStreams atomic.Int64
+
+// matchingKeys collects the keys of the rows the scan finds, up to limit
+// (more: the scan has more). They are collected before anything is
+// written: writing while scanning the transaction's own reader would let
+// an UPDATE that moves a row forward in key order meet it again (a scan
+// of several shards opens an iterator on each as it gets there).
+func matchingKeys(ec *exec.Context, p *bind.Modify, limit int) (keys [][]byte, more bool, err error) {
 	it, err := exec.Build(ec, p.Scan)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer it.Close()
-	var keys [][]byte
 	for {
 		row, err := it.Next()
 		if err != nil || row == nil {
-			return keys, err
+			return keys, false, err
+		}
+		if len(keys) == limit {
+			return keys, true, nil
 		}
 		keys = append(keys, rowenc.EncodeKey(p.Scan.Table, row))
+	}
+}
+
+// streamKeys runs change on the key of each row the scan finds, without
+// holding them: the scan reads a view of the transaction as the statement
+// found it (Txn.NewReadView: nothing of the statement has been written
+// yet; the view sees none of the writes made meanwhile, flushed to
+// intents or not), so no changed row is met again, and change re-reads
+// each row under its lock as it does for collected keys. So an UPDATE or
+// DELETE of millions of rows in a block keeps its memory flat. onView:
+// scan reads such a view already (data-modifying WITH queries).
+func streamKeys(scan *exec.Context, tx *txn.Txn, p *bind.Modify, onView bool, change func(key []byte) error) error {
+	modifyStreams.Add(1)
+	if !onView {
+		view, done, err := tx.NewReadView()
+		if err != nil {
+			return err
+		}
+		defer done()
+		c := *scan
+		c.Reader = view
+		scan = &c
+	}
+	it, err := exec.Build(scan, p.Scan)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for {
+		row, err := it.Next()
+		if err != nil || row == nil {
+			return err
+		}
+		if err := change(rowenc.EncodeKey(p.Scan.Table, row)); err != nil {
+			return err
+		}
 	}
 }
 

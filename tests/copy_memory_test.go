@@ -31,8 +31,8 @@ const copyMemoryLimit = 512 << 20
 // The subtest "block" runs the COPY inside BEGIN ... COMMIT, where it goes
 // through the transaction: issue 16's intents keep its batch and its lock
 // records small, and its shard statistics are counted as the commit
-// resolves the intents, so it keeps nothing per row either (5M rows: 460
-// MB peak, 991 MB before; 1M rows: 338 MB, 398 MB before). The subtest
+// resolves the intents, so it keeps nothing per row either (5M rows: 342
+// MB peak, 991 MB before; 1M rows: 312 MB, 398 MB before). The subtest
 // "blockGrowth" checks that at a small size in every run.
 func TestCopyMemory(t *testing.T) {
 	t.Run("alone", func(t *testing.T) { copyMemory(t, false) })

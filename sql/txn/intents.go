@@ -233,7 +233,7 @@ func (t *Txn) uncountIntentLocks() {
 		sh := &t.m.locks.latches[i]
 		sh.Lock()
 		sh.records -= n
-		t.owner.counted[i] -= int32(n)
+		t.owner.count(i, -int32(n))
 		sh.Unlock()
 		t.intentLocks[i] = 0
 	}

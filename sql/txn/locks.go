@@ -71,9 +71,29 @@ type lockOwner struct {
 	changed chan struct{}
 	// counted is the owner's part of each latch shard's records count
 	// (latchShard.records), each element changed under its shard's
-	// latch: a write hold need not look at the store when the shard
-	// counts nothing but the owner's own (writeholds.go).
-	counted [lockShards]int32
+	// latch, only by the owner's goroutine (count): a write hold need not
+	// look at the store when the shard counts nothing but the owner's own
+	// (writeholds.go). Nil until the owner's first record: a one-phase
+	// owner never has one.
+	counted *[lockShards]int32
+}
+
+// count adds d to o's part of latch shard i's records count (under its
+// latch).
+func (o *lockOwner) count(i int, d int32) {
+	if o.counted == nil {
+		o.counted = new([lockShards]int32)
+	}
+	o.counted[i] += d
+}
+
+// countedIn is o's part of latch shard i's records count (under its
+// latch).
+func (o *lockOwner) countedIn(i int) int {
+	if o.counted == nil {
+		return 0
+	}
+	return int(o.counted[i])
 }
 
 func (o *lockOwner) changedChan() chan struct{} {
@@ -252,7 +272,7 @@ func (lt *LockTable) tryRecord(o *lockOwner, key []byte, meta *mvcc.TxnMeta, rec
 		return nil, nil, nil, err
 	}
 	sh.records++
-	o.counted[lt.latchIndex(key)]++
+	o.count(lt.latchIndex(key), 1)
 	*recorded = true
 	return nil, nil, nil, nil
 }

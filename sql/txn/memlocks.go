@@ -260,7 +260,7 @@ func (t *Txn) KeepLocksInStore() error {
 		sh.Lock()
 		sh.remove(o, h.key, h.strength)
 		sh.records++
-		o.counted[t.m.locks.latchIndex([]byte(h.key))]++
+		o.count(t.m.locks.latchIndex([]byte(h.key)), 1)
 		sh.Unlock()
 	}
 	return nil
@@ -273,7 +273,7 @@ func (lt *LockTable) uncount(o *lockOwner, key []byte) {
 	sh := &lt.latches[i]
 	sh.Lock()
 	sh.records--
-	o.counted[i]--
+	o.count(i, -1)
 	sh.Unlock()
 }
 

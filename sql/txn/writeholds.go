@@ -102,7 +102,7 @@ func (lt *LockTable) tryWriteHold(o *lockOwner, key []byte) (holder *lockOwner, 
 	// own intent on the key (a key written again) then goes unseen: the
 	// hold is taken, and given back like any other (held, not held, the
 	// key is o's either way).
-	if sh.records > int(o.counted[i]) {
+	if sh.records > o.countedIn(i) {
 		lce, err := mvcc.CheckLock(lt.eng.LocalReader(), key, mvcc.Update)
 		if err != nil {
 			return nil, nil, nil, false, err
@@ -138,7 +138,7 @@ func (t *Txn) holdToData(h *heldKey, intent bool, put func(key []byte) error) (d
 	}
 	sh.Lock()
 	sh.records++
-	t.owner.counted[i]++
+	t.owner.count(i, 1)
 	sh.Unlock()
 	t.memDrop = append(t.memDrop, h.key)
 	h.mem = false
