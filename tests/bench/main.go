@@ -34,7 +34,18 @@ func main() {
 		"(right after the load; see --profile-after-workloads)")
 	profileAfter := flag.Bool("profile-after-workloads", false, "with --profile: first run, against PivotDB only, every workload that comes before the profiled one "+
 		"as the full bench runs them (each client count, --reps times, pgx and pgbench), so that the profile sees the data they leave behind")
+	withCluster := flag.Bool("cluster", true, "also run the cluster section (cluster.go): three nodes against one node")
+	clusterOnly := flag.Bool("cluster-only", false, "run only the cluster section (no PostgreSQL) and print it")
 	flag.Parse()
+	if *clusterOnly {
+		defer runCleanups()
+		rs, err := runClusterSection(context.Background(), *bin, *duration, *reps, *rows)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		fmt.Print(renderCluster(rs, *duration, *reps))
+		return
+	}
 
 	clients, err := parseClients(*clientsFlag)
 	if err != nil {
@@ -160,8 +171,16 @@ func main() {
 		raw = append(raw, row{workload: "raw Pebble synced commit", harness: "Go", clients: c, pivot: m})
 	}
 
+	var clusterReport string
+	if *withCluster {
+		rs, err := runClusterSection(ctx, *bin, *duration, *reps, *rows)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		clusterReport = renderCluster(rs, *duration, *reps)
+	}
 	env := describeMachine(pg.version, pivot.version, time.Since(started))
-	report := renderMarkdown(env, *duration, *reps, *rows, results, raw)
+	report := renderMarkdown(env, *duration, *reps, *rows, results, raw) + clusterReport
 	fmt.Print(report)
 	if *out != "" {
 		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
