@@ -224,15 +224,11 @@ func (refusingEngine) NewSession(database, user string) (server.Session, error) 
 }
 
 // serveCluster runs a cluster node's SQL side until a signal on sigs:
-// the gateway on cfg.Listen, and SQL over the node's engine whenever it
+// the gateway on ln (cfg.Listen's, listened on before the node started:
+// its port is held from the start), and SQL over the node's engine whenever it
 // serves (opts opens it), then closes everything.
-func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, hc clusterHTTPConfig, log *slog.Logger) int {
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
-		closeCluster(cl, nil)
-		return 1
-	}
+func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, hc clusterHTTPConfig, log *slog.Logger) int {
+	var err error
 	var web *clusterHTTP // --http-listen (clusterhttp.go)
 	if hc.addr != "" {
 		if web, err = startClusterHTTP(hc.addr, cl, log); err != nil {
