@@ -111,9 +111,13 @@
 //     state machines write into this engine's Pebble
 //     (PebbleForReplication), and returns once they are applied here.
 //     Without one, a commit is one Pebble batch as before. GC passes and
-//     bulk ingestion would change one replica only: a replicated engine
-//     refuses them (ReplicatedError, ErrReplicated) and must run with GC
-//     off.
+//     bulk ingestion go through the replicator too, never to one replica
+//     only: GC's threshold keys and deletions as writes without a
+//     timestamp (commitGC), a bulk load as bounded writes at its commit
+//     timestamp under a pending record that RollBackBulkLoads undoes
+//     (replbulk.go). A replica's engine (Options.Replica) runs GC passes
+//     only while it has a replicator; any other engine must run with GC
+//     off to take one.
 //   - Disk space (diskspace.go). A full disk would make Pebble end the
 //     process, so every Batch.Commit first checks (statfs) that the disk
 //     keeps Options.DiskReserveBytes free after it, and fails with

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -49,8 +50,24 @@ type testServer struct {
 	exited  chan error
 }
 
+// freePort returns a loopback address whose port was free just now. It is
+// picked below Linux's ephemeral range (32768-60999): a port the kernel
+// hands out for ":0" may meanwhile become the local port of some outgoing
+// connection (a cluster node's Raft transport dials its peers while its
+// own ports are not bound yet), which made nodes fail with "address
+// already in use".
 func freePort(t testing.TB) string {
 	t.Helper()
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

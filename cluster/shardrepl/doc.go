@@ -106,9 +106,11 @@
 //     resolution unknown): it may still apply.
 //   - Lock records of the old serving node's open transactions do not
 //     travel: its transactions die with it, as on a one-node restart.
-//   - A connection forwarded to a serving node that is SIGSTOPped hangs
-//     until it continues (the kernel accepts the TCP connection); new
-//     connections go to the next serving node once it claimed.
+//   - A forwarded connection is passed on byte for byte once the serving
+//     node answered its first message (cmd/pivotdb/gateway.go: a node that
+//     does not answer within 5 s, such as a SIGSTOPped one, is skipped for
+//     the next serving node); a serving node that stops later in the
+//     connection's life hangs that connection until it continues or dies.
 //   - Replicas of dead and decommissioned nodes are replaced by
 //     cluster/placement (Cluster.Placement; its Run loop runs beside
 //     manage on the serving node while it serves, and their additions
@@ -121,12 +123,18 @@
 //     leadership on (Placement.HandOver) instead of claiming serving.
 //     Placement's allocator leaves this group's leadership alone (see
 //     cluster/placement/doc.go).
-//   - No GC: OpenEngine turns it off (as --gc-ttl -1 does), so every
-//     version is kept and VACUUM only compacts; storage.GCVersions and bulk
-//     ingestion answer storage.ErrReplicated (SQL: 0A000). Both need to
-//     become replicated commands (shardsm's OpGC exists). COPY takes the
-//     transaction path on a replicated engine (its memory is not bounded
-//     there).
+//   - GC and bulk ingestion are replicated writes of the serving node
+//     (storage/replication.go, storage/replbulk.go): OpenEngine opens the
+//     engine as a replica's (storage.Options.Replica), whose GC loop runs
+//     only while a Replicator is set; Serve rolls back the bulk loads the
+//     previous serving node left unfinished (RollBackBulkLoads) before SQL
+//     opens, and a load whose writes' outcome is unknown makes this node
+//     stop serving (Replicator.AbandonServing, Cluster.abandon) so that
+//     the next serving node, under a new epoch, rolls it back. A bulk load
+//     over several groups would not be atomic (one group today).
+//   - The SQL forwarding key (proxykey.go) signs the PROXY headers that
+//     carry a forwarded client's address; it is written once, by the
+//     first node that serves, into the metadata group.
 //   - A snapshot installed under the serving node's engine while it serves
 //     would bypass its in-memory state (schema times); its own commits keep
 //     it close to the log's end (each one waits for its local apply), and

@@ -3,6 +3,7 @@ package shardrepl
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,12 +92,12 @@ func TestGCThroughShardGroup(t *testing.T) {
 // their outcome is unknown, without proposing them (a leader that died).
 type failAfter struct {
 	*Replicator
-	n, calls int
+	n     int64
+	calls atomic.Int64 // the load's writes go out several at once
 }
 
 func (f *failAfter) Replicate(ts hlc.Timestamp, ms []storage.Mutation) error {
-	f.calls++
-	if f.calls > f.n {
+	if f.calls.Add(1) > f.n {
 		return fmt.Errorf("%w: test", storage.ErrOutcomeUnknown)
 	}
 	return f.Replicator.Replicate(ts, ms)
@@ -110,6 +111,9 @@ func TestBulkLoadThroughShardGroup(t *testing.T) {
 	ctx := testCtx(t)
 	nodes := startGroupCluster(ctx, t, 1)
 	rep := New(nodes[0].host, nodes[0].engine)
+	// Three replicas applying in one process under the race detector
+	// on a loaded machine: generous.
+	rep.SetProposeTimeout(time.Minute)
 	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +160,8 @@ func TestBulkLoadThroughShardGroup(t *testing.T) {
 	}
 
 	// The next load's writes stop applying after the second.
-	f.calls, f.n = 0, 2
+	f.calls.Store(0)
+	f.n = 2
 	if err := ingest(101, 20_000); !errors.Is(err, storage.ErrOutcomeUnknown) {
 		t.Fatalf("cut-off load: %v", err)
 	}

@@ -26,7 +26,9 @@
 // timestamp, system keys, counter merges, range deletions), applied
 // verbatim once every key is found to be the shard's (RouteKey: local keys
 // 0x03 <kind> route by the row key they address), with the stats counter
-// kept by recounting the touched keys; Split cuts the shard in two; Serve
+// kept by recounting the touched keys (one pass over them all,
+// mvcc.ComputeStatsOfSpans: a bulk load's write touches thousands; GC's
+// deletions and bulk loads are Writes too); Split cuts the shard in two; Serve
 // (serving.go) makes a node the group's serving node under the next
 // epoch, and a Write applies only under the current epoch (else
 // FencedError: a node that served before a takeover cannot write). Results say applied, stale (the key is not

@@ -13,7 +13,13 @@
 // SQL and the others forward their SQL connections to it (gateway.go); a
 // node that gains or loses the role opens or closes SQL as its
 // shardrepl.Cluster reports (Roles); the Raft host stops before the engine
-// closes.
+// closes. The gateway reads a forwarded connection's PROXY header
+// (proxyproto.go: the client's address, signed with the cluster's
+// forwarding key) and, when it forwards, the client's first message, which
+// the serving node must answer within 5 s or the connection goes to the
+// next serving node. --http-listen on a cluster node (clusterhttp.go)
+// passes requests to a console over the engine while the node serves and
+// otherwise answers itself, naming the serving node.
 // --dead-node-timeout and the cluster's part of SQL (sys.nodes, ALTER
 // CLUSTER DECOMMISSION NODE) are placement.go: cluster/placement's
 // Manager adapted to sql.ClusterAdmin. `pivotdb node` connects to a

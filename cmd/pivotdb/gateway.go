@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -123,7 +122,7 @@ func (g *gateway) handle(raw net.Conn) {
 		nc.Close()
 		return
 	}
-	nc.r = io.MultiReader(bytes.NewReader(first), nc.r) // unread: a local server reads it again
+	nc.pre = first // unread: a local server reads it again
 	deadline := time.Now().Add(forwardWait)
 	for !g.stopped.Load() {
 		if l := g.local.Load(); l != nil && l.deliver(nc) {
@@ -172,13 +171,7 @@ func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string) bo
 		return false
 	}
 	rc.SetWriteDeadline(time.Time{})
-	// Sent: past the first message (unread in handle, so read from the
-	// buffer, not the socket).
-	if _, err := io.CopyN(io.Discard, nc.r, int64(len(first))); err != nil {
-		rc.Close()
-		nc.Close()
-		return true
-	}
+	nc.pre = nil // sent
 	if !whole || isCancelRequest(first) {
 		// Nothing to wait for: the server answers a cancel request with
 		// nothing, and a malformed start with its own error.
@@ -189,12 +182,11 @@ func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string) bo
 	rc.SetReadDeadline(time.Now().Add(handshakeWait))
 	if _, err := rr.Peek(1); err != nil {
 		rc.Close()
-		// Put the first message back for the next try.
-		nc.r = io.MultiReader(bytes.NewReader(first), nc.r)
+		nc.pre = first // for the next try
 		return false
 	}
 	rc.SetReadDeadline(time.Time{})
-	proxy(nc, &bufConn{Conn: rc, r: rr})
+	proxy(nc, &bufConn{Conn: rc, br: rr})
 	return true
 }
 
@@ -202,8 +194,21 @@ func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string) bo
 func proxy(a, b net.Conn) {
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
+		defer func() { done <- struct{}{} }()
+		// What the gateway buffered goes first; then the raw sockets, so
+		// that io.Copy splices between them in the kernel.
+		if bc, ok := dst.(*bufConn); ok {
+			dst = bc.Conn
+		}
+		if bc, ok := src.(*bufConn); ok {
+			if p := bc.pending(); len(p) > 0 {
+				if _, err := dst.Write(p); err != nil {
+					return
+				}
+			}
+			src = bc.Conn
+		}
 		io.Copy(dst, src)
-		done <- struct{}{}
 	}
 	go cp(a, b)
 	go cp(b, a)
@@ -224,15 +229,11 @@ func (refusingEngine) NewSession(database, user string) (server.Session, error) 
 }
 
 // serveCluster runs a cluster node's SQL side until a signal on sigs:
-// the gateway on cfg.Listen, and SQL over the node's engine whenever it
+// the gateway on ln (cfg.Listen's, listened on before the node started:
+// its port is held from the start), and SQL over the node's engine whenever it
 // serves (opts opens it), then closes everything.
-func serveCluster(cl *shardrepl.Cluster, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, hc clusterHTTPConfig, log *slog.Logger) int {
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
-		closeCluster(cl, nil)
-		return 1
-	}
+func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, hc clusterHTTPConfig, log *slog.Logger) int {
+	var err error
 	var web *clusterHTTP // --http-listen (clusterhttp.go)
 	if hc.addr != "" {
 		if web, err = startClusterHTTP(hc.addr, cl, log); err != nil {

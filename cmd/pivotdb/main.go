@@ -218,6 +218,13 @@ func serve(args []string, stderr io.Writer) int {
 		// the start reaches serveCluster through the same channel.
 		sigs := make(chan os.Signal, 2)
 		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		// The SQL port is taken before the start, which may wait a while
+		// for a quorum: connections meanwhile wait in its backlog.
+		sqlLn, err := net.Listen("tcp", *listen)
+		if err != nil {
+			log.Error("cannot listen", "addr", *listen, "err", err)
+			return 1
+		}
 		startCtx, cancelStart := context.WithCancel(context.Background())
 		var interrupted atomic.Bool
 		watching := make(chan struct{})
@@ -235,6 +242,7 @@ func serve(args []string, stderr io.Writer) int {
 		cancelStart()
 		<-watching
 		if interrupted.Load() {
+			sqlLn.Close()
 			if err == nil {
 				err = closeCluster(cl, nil)
 			}
@@ -242,12 +250,13 @@ func serve(args []string, stderr io.Writer) int {
 			return 0
 		}
 		if err != nil {
+			sqlLn.Close()
 			log.Error("cannot start the cluster node", "dir", *dataDir, "err", err)
 			return 1
 		}
 		mem := memory.NewMonitor("--max-memory", *maxMem)
 		sessions := activity.NewRegistry()
-		return serveCluster(cl, sigs, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
+		return serveCluster(cl, sqlLn, sigs, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 			TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
 			StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
 			Memory: mem, MaxStatementMemory: *maxQueryMem, Activity: sessions, SlowQueryThreshold: *slowQuery}, opts,

@@ -68,11 +68,32 @@ func appendProxyHeader(b []byte, src, dst *net.TCPAddr, key []byte) []byte {
 // named it.
 type bufConn struct {
 	net.Conn
-	r      io.Reader
+	pre    []byte // read again before br (a message the gateway read)
+	br     *bufio.Reader
 	remote net.Addr
 }
 
-func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *bufConn) Read(p []byte) (int, error) {
+	if len(c.pre) > 0 {
+		n := copy(p, c.pre)
+		c.pre = c.pre[n:]
+		return n, nil
+	}
+	return c.br.Read(p)
+}
+
+// pending takes what is buffered (pre and br's buffer); the connection's
+// later bytes are the raw Conn's.
+func (c *bufConn) pending() []byte {
+	out := append([]byte(nil), c.pre...)
+	c.pre = nil
+	if n := c.br.Buffered(); n > 0 {
+		b, _ := c.br.Peek(n)
+		out = append(out, b...)
+		c.br.Discard(n)
+	}
+	return out
+}
 
 func (c *bufConn) RemoteAddr() net.Addr {
 	if c.remote != nil {
@@ -90,7 +111,7 @@ var errProxyHeader = errors.New("invalid PROXY protocol header")
 // buffer; its RemoteAddr is the header's source).
 func acceptProxy(nc net.Conn, timeout time.Duration, key func() ([]byte, bool)) (*bufConn, error) {
 	br := bufio.NewReaderSize(nc, 1024)
-	c := &bufConn{Conn: nc, r: br}
+	c := &bufConn{Conn: nc, br: br}
 	nc.SetReadDeadline(time.Now().Add(timeout))
 	defer nc.SetReadDeadline(time.Time{})
 	first, err := br.Peek(1)

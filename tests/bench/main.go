@@ -39,7 +39,18 @@ func main() {
 	growthOnly := flag.Bool("growth-only", false, "run only the cost-as-data-grows rows (no PostgreSQL; with --only, those whose name contains TEXT)")
 	growthRows := flag.Int("growth-rows", 10000000, "rows of the big table of the growth rows")
 	pivotFlags := flag.String("pivot-flags", "", "extra `FLAGS` for pivotdb serve, space-separated (e.g. \"--cache-size 536870912\"); the report names them")
+	withCluster := flag.Bool("cluster", true, "also run the cluster section (cluster.go): three nodes against one node")
+	clusterOnly := flag.Bool("cluster-only", false, "run only the cluster section (no PostgreSQL) and print it")
 	flag.Parse()
+	if *clusterOnly {
+		defer runCleanups()
+		rs, err := runClusterSection(context.Background(), *bin, *duration, *reps, *rows)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		fmt.Print(renderCluster(rs, *duration, *reps))
+		return
+	}
 
 	clients, err := parseClients(*clientsFlag)
 	if err != nil {
@@ -184,11 +195,19 @@ func main() {
 		}
 		growthRep = renderGrowth(g, *duration, *reps, *pivotFlags)
 	}
+	var clusterReport string
+	if *withCluster {
+		rs, err := runClusterSection(ctx, *bin, *duration, *reps, *rows)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		clusterReport = renderCluster(rs, *duration, *reps)
+	}
 	env := describeMachine(pg.version, pivot.version, time.Since(started))
 	if *pivotFlags != "" {
 		env += fmt.Sprintf("* PivotDB started with `%s`.\n", *pivotFlags)
 	}
-	report := renderMarkdown(env, *duration, *reps, *rows, results, raw) + growthRep
+	report := renderMarkdown(env, *duration, *reps, *rows, results, raw) + growthRep + clusterReport
 	fmt.Print(report)
 	if *out != "" {
 		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
