@@ -159,8 +159,7 @@ func TestDecommissionSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	groups := []Group{{ID: node.MetaGroup, Name: "the metadata group", Serving: true}}
-	m1, _ := newManager(t, nodes[0], time.Minute)
-	m1.cfg.Groups = groups
+	m1, _ := newManagerOf(t, nodes[0], time.Minute, groups)
 	waitLive(t, m1, 1, 2, 3, 4)
 	// The next manager runs its loop beside, as the node that takes over
 	// serving does.
@@ -200,8 +199,7 @@ func TestRecommission(t *testing.T) {
 		defer gate.Unlock()
 		return caughtUp, nil
 	}}}
-	m, _ := newManager(t, nodes[0], time.Minute)
-	m.cfg.Groups = groups
+	m, _ := newManagerOf(t, nodes[0], time.Minute, groups)
 	waitLive(t, m, 1, 2, 3, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
