@@ -24,11 +24,17 @@ const (
 	rebalanceCooldown = 30 * time.Second
 )
 
-// freshPing: a node the allocator moves a leadership to answered within
-// this many ping intervals. Live (sys.nodes) allows a few seconds; a
-// node killed a moment ago still counts as live then, and a transfer to
-// it would only wait out its timeout, holding up the loop's healing.
-const freshPing = 3
+// freshWindow is how recently a node must have answered a ping for the
+// allocator to act (every replica holder) and to move a leadership to it:
+// four ping intervals, at least 2 s (a round of pings waits up to a second
+// for each answer, so a healthy node's last answer may be over a second
+// old on a loaded machine), never longer than liveness allows. Live
+// (sys.nodes) allows 5 s; a node killed a moment ago still counts as live
+// then, and a transfer to it would only wait out its timeout, holding up
+// the loop's healing.
+func (m *Manager) freshWindow() time.Duration {
+	return min(m.liveWindow(), max(4*m.cfg.Interval, 2*time.Second))
+}
 
 // rebalanceTransfer bounds one leadership move of the allocator.
 const rebalanceTransfer = 5 * time.Second
@@ -113,7 +119,7 @@ func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id := range holders {
-		if !m.heardWithinLocked(id, freshPing*m.cfg.Interval) {
+		if !m.heardWithinLocked(id, m.freshWindow()) {
 			// A node that does not answer: healing goes first, and the
 			// imbalance is measured again once every node answers.
 			clear(m.alloc.imbalanced)
@@ -130,7 +136,7 @@ func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 		var cands []uint64
 		for r := range v.mem.Voters {
 			id := uint64(r)
-			if id != v.leader && m.eligibleLocked(id) && m.heardWithinLocked(id, freshPing*m.cfg.Interval) {
+			if id != v.leader && m.eligibleLocked(id) && m.heardWithinLocked(id, m.freshWindow()) {
 				cands = append(cands, id)
 			}
 		}

@@ -87,7 +87,7 @@
 //     from L to T only when L leads at least two groups more than T (1 and
 //     1 is balanced; a move that would only swap who is ahead is never
 //     made), the imbalance has lasted 2 s, the group was not moved in the
-//     last 30 s, and T answered a ping within three intervals; one move a
+//     last 30 s, and T answered a ping within the last 2 s; one move a
 //     round, each a LEASE TRANSFER job. While any node holding a replica
 //     does not answer, the allocator waits: healing goes first, and a
 //     leadership moved then could land on a node about to die.

@@ -135,8 +135,12 @@ func same(m map[raft.ReplicaID]string, ids []uint64) bool {
 }
 
 func newManager(t *testing.T, n *node.Node, dead time.Duration) (*Manager, context.CancelFunc) {
-	m := New(Config{Node: n, Groups: []Group{{ID: node.MetaGroup, Name: "the metadata group"}},
-		DeadNodeTimeout: dead, Interval: 100 * time.Millisecond, Logf: t.Logf})
+	return newManagerOf(t, n, dead, []Group{{ID: node.MetaGroup, Name: "the metadata group"}})
+}
+
+// newManagerOf is newManager over groups.
+func newManagerOf(t *testing.T, n *node.Node, dead time.Duration, groups []Group) (*Manager, context.CancelFunc) {
+	m := New(Config{Node: n, Groups: groups, DeadNodeTimeout: dead, Interval: 100 * time.Millisecond, Logf: t.Logf})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	m.Start(ctx, &wg)

@@ -327,13 +327,23 @@ func (h *dragonboatHost) Membership(ctx context.Context, g GroupID) (Membership,
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
 	var m *dragonboat.Membership
-	err := retryDropped(ctx, func() error {
-		var err error
-		m, err = h.nh.SyncGetShardMembership(ctx, uint64(g))
-		return err
-	})
-	if err != nil {
-		return Membership{}, mapError(g, err)
+	for {
+		// A ReadIndex, in attempts as Read's: one lost in a leadership
+		// change (placement moves leaderships) would otherwise wait until
+		// ctx ends.
+		actx, acancel := context.WithTimeout(ctx, readAttemptTimeout)
+		err := retryDropped(actx, func() error {
+			var err error
+			m, err = h.nh.SyncGetShardMembership(actx, uint64(g))
+			return err
+		})
+		acancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || !retryableRead(err) {
+			return Membership{}, mapError(g, err)
+		}
 	}
 	out := Membership{
 		ConfigChangeID: m.ConfigChangeID,
