@@ -317,6 +317,17 @@ func (b *Builder) resolvePair(l, r Expr) (Expr, Expr, error) {
 	case ru:
 		r, err = b.resolve(r, resolveTarget(l.Type()))
 	}
+	if err != nil {
+		return l, r, err
+	}
+	// time meets timetz through PostgreSQL's implicit cast of the time
+	// (the session zone's offset today).
+	switch lf, rf := l.Type().Family, r.Type().Family; {
+	case lf == types.Time && rf == types.TimeTZ:
+		l = &Cast{E: l, To: types.TypeTimeTZ}
+	case lf == types.TimeTZ && rf == types.Time:
+		r = &Cast{E: r, To: types.TypeTimeTZ}
+	}
 	return l, r, err
 }
 

@@ -71,8 +71,10 @@
 //     library's digits. to_char(number, picture) and to_number follow
 //     PostgreSQL's formatting.c (numfmt.go: the picture parser and the
 //     processor; func_tochar.go: how each argument type prepares its
-//     digits); pgcorpus/ holds PostgreSQL 15.18's answers for 3,400 cases
-//     that TestToCharPostgres and TestToNumberPostgres compare.
+//     digits); to_char of dates and timestamps is func_tochar_dt.go
+//     (PostgreSQL's DCH pictures); pgcorpus/ holds PostgreSQL 15.18's
+//     answers for 3,900 cases that TestToCharPostgres,
+//     TestToCharTimePostgres and TestToNumberPostgres compare.
 //   - Literals: integers are Int32 when they fit (PostgreSQL's int4, so
 //     2147483647 + 1 is 22003), then Int64, then Uint64, Decimal beyond; numbers with a point are exact Decimal as in PostgreSQL,
 //     numbers with an exponent are Double, quoted strings are untyped, so

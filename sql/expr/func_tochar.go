@@ -40,7 +40,18 @@ func buildToChar(b *Builder, name string, args []Expr) (Expr, error) {
 		return nil, &sqlerr.Error{Code: codeAmbiguousFunction,
 			Message: "function to_char(unknown, unknown) is not unique",
 			Hint:    "Could not choose a best candidate function. You might need to add explicit type casts."}
-	case f.IsTime() || f == types.Interval:
+	case f.IsTime():
+		// A date prints as the timestamp at its midnight, as
+		// PostgreSQL's implicit cast makes it.
+		if err := b.textArg(args, 1); err != nil {
+			return nil, err
+		}
+		fn := newFunc(name, types.TypeUtf8, args, true, func(c *Context, a []types.Value) (types.Value, error) {
+			return toCharTime(c, a[0], a[1].Str())
+		})
+		fn.Deterministic = f != types.TimestampTZ && f != types.Date // they read the session zone
+		return fn, nil
+	case f == types.Interval || f == types.Time || f == types.TimeTZ:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "to_char(%s, text) is not supported yet", TypeName(args[0].Type()))
 	}
 	if err := b.numArg(args, 0, types.TypeDecimal); err != nil {

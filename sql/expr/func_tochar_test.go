@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -106,6 +107,43 @@ func TestToNumberPostgres(t *testing.T) {
 		}
 	}
 	if bad > 0 || len(rows) < 800 {
+		t.Fatalf("%d of %d cases differ", bad, len(rows))
+	}
+}
+
+// TestToCharTimePostgres compares to_char of timestamps, timestamptz
+// (TimeZone America/New_York) and dates under 30 pictures with
+// PostgreSQL's output.
+func TestToCharTimePostgres(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no zone data:", err)
+	}
+	c := &Context{Zone: ny}
+	rows := pgCorpus(t, "pgcorpus/to_char_time_pg15.tsv")
+	bad := 0
+	for _, r := range rows {
+		typ, vs, f, want := r[0], r[1], r[2], r[3]
+		var v types.Value
+		switch typ {
+		case "timestamp":
+			v, err = types.ParseText(types.TypeTimestamp, vs)
+		case "timestamptz":
+			v, err = types.ParseText(types.TypeTimestampTZ, vs)
+		case "date":
+			v, err = types.ParseText(types.T(types.Date), vs)
+		}
+		if err != nil {
+			t.Fatal(vs, err)
+		}
+		out, err := toCharTime(c, v, f)
+		if got := resultText(out.Str(), err); got != want {
+			if bad++; bad <= 30 {
+				t.Errorf("to_char(%s::%s, %q) = %q, PostgreSQL gives %q", vs, typ, f, got, want)
+			}
+		}
+	}
+	if bad > 0 || len(rows) < 500 {
 		t.Fatalf("%d of %d cases differ", bad, len(rows))
 	}
 }
