@@ -21,9 +21,10 @@ func startSQLServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Config{}, FromSQL(e))
+	// Cleanups run last first: the server shuts down (its sessions
+	// closed) before the engine closes.
 	t.Cleanup(func() { e.Close() })
-	return ts
+	return startServer(t, Config{}, FromSQL(e))
 }
 
 // TestWireRowsMatchTyped checks that rows encoded straight from their
