@@ -72,7 +72,7 @@ func decodeArray(elem types.Type, b []byte) (types.Value, error) {
 			return types.Value{}, ErrCorruptValue
 		}
 		wire := b[0]
-		v, rest, err := decodePayload(wire, b[1:], elem)
+		v, rest, err := decodePayload(wire, b[1:], &elem)
 		if err != nil {
 			return types.Value{}, err
 		}

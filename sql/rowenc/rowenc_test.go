@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/types"
+	"github.com/pivotdb/pivotdb/storage"
 )
 
 // keyFamilies are the types allowed in a primary key (design.md §3.1).
@@ -253,5 +254,41 @@ func BenchmarkEncodeKey(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		EncodeKey(tbl, row)
+	}
+}
+
+// BenchmarkDecodeRow decodes a row of the bench's kv table, key and value,
+// as a scan does for every row it reads (a correlated EXISTS over 10k × 10k
+// rows decodes 20,000 per statement).
+func BenchmarkDecodeRow(b *testing.B) {
+	tbl := &catalog.Table{ID: 42, Columns: []catalog.Column{
+		{ID: 1, Name: "k", Type: types.Type{Family: types.Int64}},
+		{ID: 2, Name: "v", Type: types.Type{Family: types.Utf8}},
+	}, PrimaryKey: []int{0}}
+	in := []types.Value{types.NewInt64(123456), types.NewUtf8("value-0000000000123456")}
+	key, val := EncodeKey(tbl, in), EncodeValue(nil, tbl, in)
+	row := make([]types.Value, 2)
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		row[0], row[1] = types.NullValue, types.NullValue
+		if err := DecodeKey(tbl, key, row); err != nil {
+			b.Fatal(err)
+		}
+		if err := DecodeValue(tbl, val, row); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	if row[0].Int() != 123456 || row[1].Str() != "value-0000000000123456" {
+		b.Fatalf("decoded %v", row)
+	}
+}
+
+func TestTablePrefixLen(t *testing.T) {
+	for _, id := range []uint64{0, 1, 42, math.MaxUint64} {
+		if n := len(storage.TablePrefix(id)); n != tablePrefixLen {
+			t.Fatalf("len(TablePrefix(%d)) = %d, tablePrefixLen %d", id, n, tablePrefixLen)
+		}
 	}
 }

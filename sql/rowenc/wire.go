@@ -375,7 +375,7 @@ func (e *WireEncoder) appendValueForm(buf []byte, c *wireCol, tag byte, enc []by
 		}
 		return appendHex(buf, s), nil
 	}
-	v, _, err := decodePayload(tag, enc, e.t.Columns[c.col].Type)
+	v, _, err := decodePayload(tag, enc, &e.t.Columns[c.col].Type)
 	if err != nil {
 		return buf, err
 	}
