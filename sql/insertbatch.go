@@ -63,12 +63,20 @@ func (w *rowWriter) preRead(rows [][]types.Value) error {
 	if len(rows) < preReadMin || w.table.HiddenKeyColumn() >= 0 {
 		return nil
 	}
+	// The keys are appended to one arena, fresh for each chunk (the
+	// transaction may keep a written key): a capped slice of it each.
+	var arena []byte
 	for _, row := range rows {
 		// A row is coerced and its key computed once: write keeps both.
 		if w.coerce(row) != nil || w.compute(row, true) != nil {
 			break
 		}
-		w.pre = append(w.pre, preRead{key: rowenc.EncodeKey(w.table, row)})
+		if arena == nil {
+			arena = make([]byte, 0, len(rows)*rowenc.KeySizeHint(w.table, row))
+		}
+		start := len(arena)
+		arena = rowenc.AppendKey(arena, w.table, row)
+		w.pre = append(w.pre, preRead{key: arena[start:len(arena):len(arena)]})
 	}
 	// The rows in key order, equal keys in row order: the first row of a
 	// key is the one its pre-read value serves.

@@ -58,11 +58,17 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		// statement after the rows before it were written, as row by row.
 		listed := insertListed(p)
 		placed := make([][]types.Value, 0, min(len(rows), preReadChunk))
+		width := len(p.Table.Columns)
 		for start := 0; start < len(rows); start += preReadChunk {
 			placed = placed[:0]
 			var placeErr error
-			for _, src := range rows[start:min(start+preReadChunk, len(rows))] {
-				row, err := placeRow(ec, p, src, listed)
+			chunk := rows[start:min(start+preReadChunk, len(rows))]
+			// A chunk's rows are placed in one allocation, fresh for each
+			// chunk: what a write keeps of its row (RETURNING, a foreign
+			// key's check) stays valid.
+			slab := make([]types.Value, width*len(chunk))
+			for j, src := range chunk {
+				row, err := placeRowInto(slab[j*width:(j+1)*width:(j+1)*width], ec, p, src, listed)
 				if err != nil {
 					placeErr = err
 					break
