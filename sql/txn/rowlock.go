@@ -54,7 +54,7 @@ func (t *Txn) lockKey(ctx context.Context, key []byte, strength mvcc.Strength, p
 		return nil // no store access for a key the transaction holds
 	}
 	if t.onePhase {
-		if err := t.m.locks.acquireMem(ctx, t.memOwner(), key, strength, policy); err != nil {
+		if err := t.m.locks.acquireMem(ctx, t.memOwner(), key, k, strength, policy); err != nil {
 			return err
 		}
 		t.held[k] = strength
