@@ -44,7 +44,7 @@ import (
 // Variables, so that tests can make chunks small.
 var (
 	replBulkChunkBytes = 512 << 10
-	replBulkInFlight   = 4
+	replBulkInFlight   = 8
 )
 
 // bulkRecordPrefix starts the system keys of pending replicated loads:
