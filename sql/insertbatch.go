@@ -91,6 +91,7 @@ func (w *rowWriter) preRead(rows [][]types.Value) error {
 		return int(a - b)
 	})
 	w.preOrder = order
+	w.t.ReserveLocks(len(order))
 	locked := w.preLocked[:0]
 	lockedRow := w.preLockedRow[:0]
 	for i, r := range order {

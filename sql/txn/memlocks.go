@@ -298,7 +298,9 @@ func (t *Txn) writeHeldRecords(rec *mvcc.TxnRecord) error {
 func (t *Txn) memOwner() *lockOwner {
 	if t.owner == nil {
 		t.owner = &lockOwner{local: t.id, pid: t.pid, changed: make(chan struct{})}
-		t.held = map[string]mvcc.Strength{}
+		if t.held == nil { // ReserveLocks may have sized it
+			t.held = map[string]mvcc.Strength{}
+		}
 	}
 	return t.owner
 }

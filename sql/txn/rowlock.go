@@ -93,7 +93,9 @@ func (t *Txn) lockOwner(first []byte) *lockOwner {
 	if t.owner == nil {
 		t.meta = mvcc.TxnMeta{ID: mvcc.NewTxnID(), Anchor: append([]byte(nil), first...)}
 		t.owner = t.m.locks.register(t.meta.ID, t.id, t.pid)
-		t.held = map[string]mvcc.Strength{}
+		if t.held == nil { // ReserveLocks may have sized it
+			t.held = map[string]mvcc.Strength{}
+		}
 	}
 	return t.owner
 }
