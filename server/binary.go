@@ -47,14 +47,8 @@ func decodeBinary(oid uint32, b []byte, param int) (types.Value, error) {
 // decodeParam turns one non-NULL Bind parameter into a value of type t.
 // wireOID is the type the client encoded it as (statement.paramOID).
 func decodeParam(t types.Type, wireOID uint32, format int16, b []byte, param int) (types.Value, error) {
-	untyped := t.Family == types.Unknown || t.Family == types.Null
-	if format == formatText || untyped {
-		// An untyped parameter's bytes are its text whatever the format,
-		// as for PostgreSQL's "unknown".
-		if err := types.CheckText(string(b)); err != nil {
-			return types.Value{}, err
-		}
-		return types.ParseText(t, string(b))
+	if paramIsText(t, format) {
+		return decodeTextParam(t, string(b))
 	}
 	if !hasBinary(wireOID) {
 		wireOID = t.OID()
@@ -70,6 +64,22 @@ func decodeParam(t types.Type, wireOID uint32, format int16, b []byte, param int
 	// numeric, a declared int8 may feed a Uint32 column. Cast with its range
 	// checks bridges them.
 	return types.Cast(v, t)
+}
+
+// paramIsText reports whether a parameter of type t sent in format is
+// decoded from its text. An untyped parameter's bytes are its text
+// whatever the format, as for PostgreSQL's "unknown".
+func paramIsText(t types.Type, format int16) bool {
+	return format == formatText || t.Family == types.Unknown || t.Family == types.Null
+}
+
+// decodeTextParam is decodeParam of a text parameter, given as a string
+// (bindParams cuts all of a Bind's text parameters from one).
+func decodeTextParam(t types.Type, s string) (types.Value, error) {
+	if err := types.CheckText(s); err != nil {
+		return types.Value{}, err
+	}
+	return types.ParseText(t, s)
 }
 
 func appendNumeric(buf []byte, d *apd.Decimal) ([]byte, error) { return pgbinary.AppendNumeric(buf, d) }

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/apd/v3"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/pivotdb/pivotdb/sql"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/types"
 )
@@ -428,5 +430,43 @@ func TestDecodeParam(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%v from oid %d format %d %x: got %s (%v), want %s", tc.typ, tc.oid, tc.format, tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// bindParams cuts a Bind's text parameters from one string: every value
+// must get its own bytes, whatever the mix of formats, NULLs and untyped
+// parameters around it, and none may alias the message's buffer, which
+// the next message overwrites.
+func TestBindParamsMixed(t *testing.T) {
+	st := &statement{prep: &sql.Prepared{ParamTypes: []types.Type{
+		types.TypeUtf8, types.TypeInt64, types.TypeUtf8, types.TypeUtf8, types.TypeUnknown, types.TypeInt64, types.TypeUtf8}}}
+	m := &pgproto3.Bind{
+		ParameterFormatCodes: []int16{0, 1, 0, 0, 1, 0, 0},
+		Parameters: [][]byte{[]byte("héllo"), {0, 0, 0, 0, 0, 0, 0, 7}, []byte(""), nil,
+			[]byte("untyped"), []byte("-42"), []byte("last")},
+	}
+	got, err := bindParams(st, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Parameters {
+		for i := range p {
+			p[i] = 'X'
+		}
+	}
+	want := []string{"héllo", "7", "", "NULL", "untyped", "-42", "last"}
+	for i, v := range got {
+		s := v.Text()
+		if v.IsNull() {
+			s = "NULL"
+		}
+		if s != want[i] {
+			t.Errorf("parameter %d: got %q, want %q", i+1, s, want[i])
+		}
+	}
+	// A bad text parameter after good ones fails with its own error.
+	m.Parameters = [][]byte{[]byte("a"), {0, 0, 0, 0, 0, 0, 0, 7}, []byte("b"), []byte{0xff}, []byte("u"), []byte("1"), []byte("c")}
+	if _, err := bindParams(st, m); sqlerr.Code(err) != sqlerr.CharacterNotInRepertoire {
+		t.Fatalf("invalid UTF-8: got %v, want 22021", err)
 	}
 }

@@ -20,7 +20,8 @@
 //	      │                  per client address (auth_delay, doubling).
 //	      ├ query.go         simple protocol: Query → statements in turn.
 //	      ├ extended.go      Parse/Bind/Describe/Execute/Close/Sync/Flush,
-//	      │                  prepared statements and portals.
+//	      │                  prepared statements and portals (a Bind's
+//	      │                  text parameters share one string).
 //	      ├ copy.go          the copy sub-protocol of COPY FROM STDIN /
 //	      │                  TO STDOUT (CopyIn/OutResponse, CopyData,
 //	      │                  CopyDone, CopyFail), in either protocol.

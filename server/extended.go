@@ -186,22 +186,53 @@ func bindParams(st *statement, m *pgproto3.Bind) ([]types.Value, error) {
 		return nil, &sqlerr.Error{Code: sqlerr.ProtocolViolation, Message: fmt.Sprintf(
 			"bind message has %d parameter formats but %d parameters", len(codes), n)}
 	}
-	params := make([]types.Value, n)
-	for i, b := range m.Parameters {
-		f := formatText
+	format := func(i int) int16 {
 		switch len(codes) {
 		case 1:
-			f = codes[0]
+			return codes[0]
 		case n:
-			f = codes[i]
+			return codes[i]
 		}
+		return formatText
+	}
+	// The text parameters' bytes are copied into one string, which their
+	// values share, instead of one allocation each (a 1,000-row INSERT
+	// binds a thousand strings). The message's buffer is reused for the
+	// next message, so each value must own its bytes either way.
+	var textLen int
+	for i, b := range m.Parameters {
+		if b != nil && paramIsText(st.prep.ParamTypes[i], format(i)) {
+			textLen += len(b)
+		}
+	}
+	var text string
+	if textLen > 0 {
+		var sb strings.Builder
+		sb.Grow(textLen)
+		for i, b := range m.Parameters {
+			if b != nil && paramIsText(st.prep.ParamTypes[i], format(i)) {
+				sb.Write(b)
+			}
+		}
+		text = sb.String()
+	}
+	params := make([]types.Value, n)
+	for i, b := range m.Parameters {
+		f := format(i)
 		if f != formatText && f != formatBinary {
 			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unsupported format code: %d", f)
 		}
 		if b == nil {
 			continue // NULL; the zero Value
 		}
-		v, err := decodeParam(st.prep.ParamTypes[i], st.paramOID(i), f, b, i+1)
+		var v types.Value
+		var err error
+		if t := st.prep.ParamTypes[i]; paramIsText(t, f) {
+			v, err = decodeTextParam(t, text[:len(b)])
+			text = text[len(b):]
+		} else {
+			v, err = decodeParam(t, st.paramOID(i), f, b, i+1)
+		}
 		if err != nil {
 			return nil, err
 		}

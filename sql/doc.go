@@ -22,7 +22,8 @@
 // write.go (with foreignkey.go for foreign keys and their actions,
 // onconflict.go for INSERT ... ON CONFLICT, and insertbatch.go: a
 // multi-row INSERT reads the keys of each chunk of rows as one sorted
-// batch under their locks before writing the rows in order; RETURNING
+// batch under their locks before writing the rows in order, and each
+// write takes its row's key, lock and value from that batch; RETURNING
 // rows are collected while the transaction writes and sent after it),
 // truncate.go, vacuum.go
 // (VACUUM: GC of old versions and compaction of a table's spans; ANALYZE:

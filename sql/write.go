@@ -58,11 +58,17 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		// statement after the rows before it were written, as row by row.
 		listed := insertListed(p)
 		placed := make([][]types.Value, 0, min(len(rows), preReadChunk))
+		width := len(p.Table.Columns)
 		for start := 0; start < len(rows); start += preReadChunk {
 			placed = placed[:0]
 			var placeErr error
-			for _, src := range rows[start:min(start+preReadChunk, len(rows))] {
-				row, err := placeRow(ec, p, src, listed)
+			chunk := rows[start:min(start+preReadChunk, len(rows))]
+			// A chunk's rows are placed in one allocation, fresh for each
+			// chunk: what a write keeps of its row (RETURNING, a foreign
+			// key's check) stays valid.
+			slab := make([]types.Value, width*len(chunk))
+			for j, src := range chunk {
+				row, err := placeRowInto(slab[j*width:(j+1)*width:(j+1)*width], ec, p, src, listed)
 				if err != nil {
 					placeErr = err
 					break
@@ -74,8 +80,9 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 					return err
 				}
 			}
-			for _, row := range placed {
+			for j, row := range placed {
 				var err error
+				w.usePre(j)
 				if row, err = w.insertOne(ctx, cw, row, listed, p.Mode); err != nil {
 					return err
 				}
@@ -173,7 +180,7 @@ func placeRowInto(row []types.Value, ec *exec.Context, p *bind.Insert, src []typ
 // newRowWriter writes rows of table in transaction t, with the table's TTL
 // and secondary indexes as of the statement's time.
 func newRowWriter(ctx context.Context, t *txn.Txn, table *catalog.Table, computed []expr.Expr, ec *exec.Context) *rowWriter {
-	w := &rowWriter{ctx: ctx, t: t, table: table, computed: computed, eval: ec.Eval, expiry: ttl.At(table, ec.Now())}
+	w := &rowWriter{ctx: ctx, t: t, table: table, computed: computed, eval: ec.Eval, expiry: ttl.At(table, ec.Now()), preNext: -1}
 	w.indexes = newIndexMaintainer(ctx, t, table, w.expiry)
 	return w
 }
@@ -203,9 +210,15 @@ type rowWriter struct {
 		key, val []byte
 		present  bool
 	}
-	// pre holds the keys read ahead of their writes by preRead
-	// (insertbatch.go), each taken by the first get of its key.
-	pre map[string]preRead
+	// pre holds, per row of the chunk being written, its key and the
+	// key's value read ahead by preRead (insertbatch.go); preNext is the
+	// row write writes next (-1: none). The others are preRead's reused
+	// scratch.
+	pre          []preRead
+	preNext      int
+	preOrder     []int32
+	preLocked    [][]byte
+	preLockedRow []int32
 }
 
 // peek records a read of key made under its lock.
@@ -221,10 +234,6 @@ func (w *rowWriter) get(key []byte) ([]byte, bool, error) {
 		if string(k) == string(key) {
 			return p.val, p.present, nil
 		}
-	}
-	if r, ok := w.pre[string(key)]; ok {
-		delete(w.pre, string(key))
-		return r.val, r.present, nil
 	}
 	return w.t.Get(key)
 }
@@ -331,20 +340,10 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode
 			// which spreads inserts uniformly over the key space.
 			row[hidden] = types.NewUint64(rand.Uint64())
 		}
-		if err := w.coerce(row); err != nil {
-			return err
-		}
-		if err := w.compute(row, true); err != nil {
-			return err
-		}
-		key := rowenc.EncodeKey(w.table, row)
-		if err := w.t.Lock(w.ctx, key); err != nil {
-			return err
-		}
 		// present: the key holds a row; exists: a live one. An expired row
 		// is overwritten as if absent (the statistics still see a
 		// replacement).
-		old, present, err := w.get(key)
+		key, old, present, err := w.locate(row, attempt)
 		if err != nil {
 			return err
 		}
@@ -397,6 +396,33 @@ func (w *rowWriter) write(row []types.Value, listed []bool, mode bind.InsertMode
 		w.buf = rowenc.EncodeValue(w.buf[:0], w.table, row)
 		return w.t.PutRow(w.table.ID, key, w.buf, present, len(old))
 	}
+}
+
+// locate coerces row, computes its key columns, encodes its key, locks
+// it and reads it, or takes all that from preRead (attempt 0 only: a
+// retry draws a new key).
+func (w *rowWriter) locate(row []types.Value, attempt int) (key, old []byte, present bool, err error) {
+	if p := w.takePre(); p != nil && attempt == 0 {
+		if p.read {
+			return p.key, p.val, p.present, nil
+		}
+		// Locked by another transaction at preRead's time, or a later row
+		// of a key: lock (or find it held) and read it now.
+		key = p.key
+	} else {
+		if err := w.coerce(row); err != nil {
+			return nil, nil, false, err
+		}
+		if err := w.compute(row, true); err != nil {
+			return nil, nil, false, err
+		}
+		key = rowenc.EncodeKey(w.table, row)
+	}
+	if err := w.t.Lock(w.ctx, key); err != nil {
+		return nil, nil, false, err
+	}
+	old, present, err = w.get(key)
+	return key, old, present, err
 }
 
 func (w *rowWriter) duplicateKey(row []types.Value) error {

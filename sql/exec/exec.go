@@ -273,9 +273,11 @@ func build(c *Context, n planner.Node) (Iter, error) {
 func Drain(c *Context, it Iter) ([]expr.Row, error) {
 	defer it.Close()
 	var rows []expr.Row
-	if v, ok := it.(*valuesIter); ok {
+	v, fresh := it.(*valuesIter)
+	if fresh {
 		// A VALUES list (a multi-row INSERT's source) says how many rows
-		// come: one allocation instead of the doublings.
+		// come: one allocation instead of the doublings. Its rows are its
+		// own and never reused, so they need no copy.
 		rows = make([]expr.Row, 0, len(v.n.Rows)-v.pos)
 	}
 	for {
@@ -289,7 +291,10 @@ func Drain(c *Context, it Iter) ([]expr.Row, error) {
 		if err := c.grow(rowMemory(r)); err != nil {
 			return nil, err
 		}
-		rows = append(rows, append(expr.Row(nil), r...))
+		if !fresh {
+			r = append(expr.Row(nil), r...)
+		}
+		rows = append(rows, r)
 	}
 }
 
@@ -384,7 +389,14 @@ type valuesIter struct {
 	c   *Context
 	n   *planner.Values
 	pos int
+	// slab is where the next rows are cut from: one allocation for up to
+	// valuesSlabRows rows instead of one per row. Rows are never reused,
+	// so a caller may keep them (Drain does, without a copy).
+	slab []types.Value
 }
+
+// valuesSlabRows is how many rows of a VALUES list share an allocation.
+const valuesSlabRows = 256
 
 func (v *valuesIter) Next() (expr.Row, error) {
 	if v.pos >= len(v.n.Rows) {
@@ -392,7 +404,15 @@ func (v *valuesIter) Next() (expr.Row, error) {
 	}
 	exprs := v.n.Rows[v.pos]
 	v.pos++
-	row := make(expr.Row, len(exprs))
+	if len(exprs) == 0 {
+		return expr.Row{}, nil // a row of no columns (SELECT without FROM); nil would end the rows
+	}
+	if len(v.slab) < len(exprs) {
+		v.slab = make([]types.Value, len(exprs)*min(valuesSlabRows, len(v.n.Rows)-v.pos+1))
+	}
+	// Capped, so that an append to the row cannot run into the next.
+	row := expr.Row(v.slab[:len(exprs):len(exprs)])
+	v.slab = v.slab[len(exprs):]
 	for i, e := range exprs {
 		val, err := e.Eval(v.c.Eval, nil)
 		if err != nil {

@@ -175,14 +175,23 @@ func decimalFromKey(d storage.Decimal) *apd.Decimal {
 
 // EncodeKey returns the key of a row: table prefix plus key columns.
 func EncodeKey(t *catalog.Table, row []types.Value) []byte {
-	// Sized for the usual key in one allocation (an INSERT encodes one
-	// key per row): the prefix, and per column a tag and 8 bytes, or a
-	// string with its escapes and terminator in most cases.
+	return AppendKey(make([]byte, 0, KeySizeHint(t, row)), t, row)
+}
+
+// KeySizeHint is the usual size of row's key, what EncodeKey allocates
+// for it in one go: the prefix, and per column a tag and 8 bytes, or a
+// string with its escapes and terminator in most cases.
+func KeySizeHint(t *catalog.Table, row []types.Value) int {
 	n := 9
 	for _, k := range t.PrimaryKey {
 		n += 10 + row[k].PayloadSize()
 	}
-	key := storage.AppendTablePrefix(make([]byte, 0, n), t.ID)
+	return n
+}
+
+// AppendKey appends row's key (EncodeKey) to buf.
+func AppendKey(buf []byte, t *catalog.Table, row []types.Value) []byte {
+	key := storage.AppendTablePrefix(buf, t.ID)
 	for _, k := range t.PrimaryKey {
 		key = AppendKeyValue(key, row[k])
 	}

@@ -80,11 +80,11 @@ func (sh *latchShard) remove(o *lockOwner, key string, strength mvcc.Strength) {
 	}
 }
 
-// tryMem adds o's memory hold of key at strength under the key's latch,
-// or returns what stops it: another transaction's memory hold (holder,
-// with its channel taken under the latch) or a lock record or intent in
-// the store (conflict).
-func (lt *LockTable) tryMem(o *lockOwner, key []byte, strength mvcc.Strength) (holder *lockOwner, ch chan struct{}, conflict *mvcc.LockConflictError, err error) {
+// tryMem adds o's memory hold of key (k: the same as a string, which the
+// hold keeps) at strength under the key's latch, or returns what stops
+// it: another transaction's memory hold (holder, with its channel taken
+// under the latch) or a lock record or intent in the store (conflict).
+func (lt *LockTable) tryMem(o *lockOwner, key []byte, k string, strength mvcc.Strength) (holder *lockOwner, ch chan struct{}, conflict *mvcc.LockConflictError, err error) {
 	sh := lt.latch(key)
 	sh.Lock()
 	defer sh.Unlock()
@@ -107,7 +107,6 @@ func (lt *LockTable) tryMem(o *lockOwner, key []byte, strength mvcc.Strength) (h
 	if sh.mem == nil {
 		sh.mem = map[string][]memHold{}
 	}
-	k := string(key)
 	sh.mem[k] = append(sh.mem[k], memHold{owner: o, strength: strength})
 	return nil, nil, nil, nil
 }
@@ -122,25 +121,26 @@ func (lt *LockTable) dropMem(o *lockOwner, key string, strength mvcc.Strength) {
 
 // acquireMem takes o's memory hold of key at strength, waiting (or not:
 // policy) while another transaction holds the key in a conflicting
-// strength, in memory or by a record.
-func (lt *LockTable) acquireMem(ctx context.Context, o *lockOwner, key []byte, strength mvcc.Strength, policy waitPolicy) error {
+// strength, in memory or by a record. k is key as a string, which the
+// caller has made already (one allocation a lock instead of two).
+func (lt *LockTable) acquireMem(ctx context.Context, o *lockOwner, key []byte, k string, strength mvcc.Strength, policy waitPolicy) error {
 	for {
-		holder, ch, conflict, err := lt.tryMem(o, key, strength)
+		holder, ch, conflict, err := lt.tryMem(o, key, k, strength)
 		if err != nil {
 			return err
 		}
 		if holder == nil && conflict == nil {
-			sl := lt.foreignSpan(o.local, string(key))
+			sl := lt.foreignSpan(o.local, k)
 			if sl == nil {
 				return nil
 			}
 			// A bulk load owns the span: give the hold back and wait.
-			lt.dropMem(o, string(key), strength)
+			lt.dropMem(o, k, strength)
 			o.signal() // as acquireStrength does: the span's owner looks again
 			if policy == waitNone {
 				return errWouldBlock
 			}
-			if err := lt.wait(ctx, LockInfo{Key: string(key), Txn: o.local, PID: o.pid, Holder: sl.owner, Strength: strength}, sl.released); err != nil {
+			if err := lt.wait(ctx, LockInfo{Key: k, Txn: o.local, PID: o.pid, Holder: sl.owner, Strength: strength}, sl.released); err != nil {
 				return err
 			}
 			continue
@@ -156,7 +156,7 @@ func (lt *LockTable) acquireMem(ctx context.Context, o *lockOwner, key []byte, s
 		if policy == waitNone {
 			return errWouldBlock
 		}
-		if err := lt.wait(ctx, LockInfo{Key: string(key), Txn: o.local, PID: o.pid, Holder: holder.local, Strength: strength}, ch); err != nil {
+		if err := lt.wait(ctx, LockInfo{Key: k, Txn: o.local, PID: o.pid, Holder: holder.local, Strength: strength}, ch); err != nil {
 			return err
 		}
 	}
@@ -298,7 +298,9 @@ func (t *Txn) writeHeldRecords(rec *mvcc.TxnRecord) error {
 func (t *Txn) memOwner() *lockOwner {
 	if t.owner == nil {
 		t.owner = &lockOwner{local: t.id, pid: t.pid, changed: make(chan struct{})}
-		t.held = map[string]mvcc.Strength{}
+		if t.held == nil { // ReserveLocks may have sized it
+			t.held = map[string]mvcc.Strength{}
+		}
 	}
 	return t.owner
 }

@@ -54,7 +54,7 @@ func (t *Txn) lockKey(ctx context.Context, key []byte, strength mvcc.Strength, p
 		return nil // no store access for a key the transaction holds
 	}
 	if t.onePhase {
-		if err := t.m.locks.acquireMem(ctx, t.memOwner(), key, strength, policy); err != nil {
+		if err := t.m.locks.acquireMem(ctx, t.memOwner(), key, k, strength, policy); err != nil {
 			return err
 		}
 		t.held[k] = strength
@@ -93,7 +93,9 @@ func (t *Txn) lockOwner(first []byte) *lockOwner {
 	if t.owner == nil {
 		t.meta = mvcc.TxnMeta{ID: mvcc.NewTxnID(), Anchor: append([]byte(nil), first...)}
 		t.owner = t.m.locks.register(t.meta.ID, t.id, t.pid)
-		t.held = map[string]mvcc.Strength{}
+		if t.held == nil { // ReserveLocks may have sized it
+			t.held = map[string]mvcc.Strength{}
+		}
 	}
 	return t.owner
 }

@@ -20,6 +20,7 @@
 //	                                      # the same, after the workloads the full bench runs before it
 //	go run ./tests/bench --bin bin/pivotdb --copy-only --rows 1000        # only the COPY row
 //	go run ./tests/bench --bin bin/pivotdb --only "correlated EXISTS" --clients 1   # only that workload's rows
+//	go run ./tests/bench --bin bin/pivotdb --only bulk --rows 1000        # only the bulk load (multi-row INSERT) rows
 //	make bench BENCH_FLAGS='--only "correlated EXISTS" --clients 1'
 //	go run ./tests/bench --bin bin/pivotdb --growth-only [--growth-rows 10000000]
 //	                                      # only the cost-as-data-grows rows (growth.go), PivotDB alone
