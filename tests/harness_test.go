@@ -56,16 +56,26 @@ type testServer struct {
 // connection (a cluster node's Raft transport dials its peers while its
 // own ports are not bound yet), which made nodes fail with "address
 // already in use".
+//
+// It never returns a port twice in one test process: a cluster test picks
+// a dozen ports before any is bound, and two equal picks gave "the join
+// list names ... twice" (in cluster/clustertest, which does the same).
 func freePort(t testing.TB) string {
 	t.Helper()
-	for range 100 {
+	freePortMu.Lock()
+	defer freePortMu.Unlock()
+	for range 1000 {
 		port := 20000 + rand.IntN(12000)
+		if freePortUsed[port] {
+			continue
+		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
 		}
 		addr := ln.Addr().String()
 		ln.Close()
+		freePortUsed[port] = true
 		return addr
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,6 +86,11 @@ func freePort(t testing.TB) string {
 	ln.Close()
 	return addr
 }
+
+var (
+	freePortMu   sync.Mutex
+	freePortUsed = map[int]bool{}
+)
 
 // serverLog collects a server process's output. The process writes it
 // from exec's copying goroutine while tests read it (in failure messages,

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -37,17 +38,39 @@ func QuietEngine() {
 	})
 }
 
-// FreeAddr returns a loopback address with a port nothing listens on now.
+// FreeAddr returns a loopback address with a port nothing listens on now,
+// never one it returned before in this process. The port is picked below
+// Linux's ephemeral range (32768-60999): a port the kernel hands out for
+// ":0" may become the local port of some outgoing connection (a node's Raft
+// transport dials its peers before its own ports are bound), and ":0" may
+// hand out the same port twice in a row (CI: "the join list names ...
+// twice", "address already in use").
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	freeAddrMu.Lock()
+	defer freeAddrMu.Unlock()
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		if freeAddrUsed[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		freeAddrUsed[port] = true
+		return addr
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	t.Fatal("clustertest: no free loopback port below the ephemeral range")
+	return ""
 }
+
+var (
+	freeAddrMu   sync.Mutex
+	freeAddrUsed = map[int]bool{}
+)
 
 // HostConfig returns the Raft configuration of test hosts: a snapshot point
 // every 50 entries and 10 entries kept behind it, so that a replica added

@@ -235,7 +235,19 @@ func TestLaterNodeAndWipedNode(t *testing.T) {
 	// The later node starts first: it waits for the founders.
 	later.cfg.Join = []string{founders[1].cfg.Addr}
 	laterErr := make(chan error, 1)
-	go func() { laterErr <- later.start(ctx, t) }()
+	laterDone := make(chan struct{})
+	laterCtx, cancelLater := context.WithCancel(ctx)
+	go func() {
+		defer close(laterDone)
+		laterErr <- later.start(laterCtx, t)
+	}()
+	// A failing startAll ends the test while later.start may still run,
+	// and the nodes' cleanup reads what it writes: stop it and wait first
+	// (cleanups run last registered first).
+	t.Cleanup(func() {
+		cancelLater()
+		<-laterDone
+	})
 	time.Sleep(200 * time.Millisecond)
 	startAll(t, ctx, founders)
 	if err := <-laterErr; err != nil {
