@@ -209,15 +209,18 @@ func serve(args []string, stderr io.Writer) int {
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
 		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
 		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, CacheSizeBytes: *cacheSize}
+	// SIGINT and SIGTERM are caught from here on, before the data
+	// directory opens: one that arrives while the server starts is handled
+	// once it serves (a clean shutdown), instead of killing the process
+	// with writes still in Pebble's buffers (CI: TestLockRecordsAfterKill
+	// stopped a server right after "ready" and found the lock records its
+	// start had removed). With --join, a signal while the node waits for a
+	// quorum stops the start and exits cleanly.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	var eng *sql.Engine
 	var cl *shardrepl.Cluster // with --join (cluster.go)
 	if cluster.enabled() {
-		// Starting waits for a quorum of the join list, which can take a
-		// while: a SIGINT or SIGTERM meanwhile stops the start and exits
-		// cleanly rather than killing a half-started node, and one after
-		// the start reaches serveCluster through the same channel.
-		sigs := make(chan os.Signal, 2)
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 		// The SQL port is taken before the start, which may wait a while
 		// for a quorum: connections meanwhile wait in its backlog.
 		sqlLn, err := net.Listen("tcp", *listen)
@@ -305,8 +308,6 @@ func serve(args []string, stderr io.Writer) int {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background()) }()
 
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	code := 0
 	select {
 	case sig := <-sigs:
