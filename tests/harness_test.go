@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pivotdb/pivotdb/cluster/clustertest"
 )
 
 var serverBin string
@@ -50,47 +50,10 @@ type testServer struct {
 	exited  chan error
 }
 
-// freePort returns a loopback address whose port was free just now. It is
-// picked below Linux's ephemeral range (32768-60999): a port the kernel
-// hands out for ":0" may meanwhile become the local port of some outgoing
-// connection (a cluster node's Raft transport dials its peers while its
-// own ports are not bound yet), which made nodes fail with "address
-// already in use".
-//
-// It never returns a port twice in one test process: a cluster test picks
-// a dozen ports before any is bound, and two equal picks gave "the join
-// list names ... twice" (in cluster/clustertest, which does the same).
-func freePort(t testing.TB) string {
-	t.Helper()
-	freePortMu.Lock()
-	defer freePortMu.Unlock()
-	for range 1000 {
-		port := 20000 + rand.IntN(12000)
-		if freePortUsed[port] {
-			continue
-		}
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		freePortUsed[port] = true
-		return addr
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-var (
-	freePortMu   sync.Mutex
-	freePortUsed = map[int]bool{}
-)
+// freePort returns a loopback address whose port was free just now, below
+// the ephemeral range and never the same twice (clustertest.FreeAddr says
+// why both matter for cluster tests).
+func freePort(t testing.TB) string { return clustertest.FreeAddr(t) }
 
 // serverLog collects a server process's output. The process writes it
 // from exec's copying goroutine while tests read it (in failure messages,

@@ -67,30 +67,9 @@ func ComputeStats(r Reader, span storage.Span) (Stats, error) {
 		return s, err
 	}
 	var prev []byte
-	havePrev := false
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		uk, _, versioned, err := DecodeKey(k)
-		if err != nil {
-			it.Close()
-			return s, err
-		}
-		if !versioned {
-			continue
-		}
-		raw, err := it.ValueAndErr()
-		if err != nil {
-			it.Close()
-			return s, err
-		}
-		v, err := decodeVersionValue(raw)
-		if err != nil {
-			it.Close()
-			return s, err
-		}
-		newest := !havePrev || string(prev) != string(uk)
-		s.Add(newestStats(int64(len(k)+len(raw)), &v, newest))
-		prev, havePrev = append(prev[:0], uk...), true
+	if err := addVersionStats(it, &s, &prev); err != nil {
+		it.Close()
+		return s, err
 	}
 	if err := firstErr(it.Error(), it.Close()); err != nil {
 		return s, err
@@ -108,4 +87,33 @@ func ComputeStats(r Reader, span storage.Span) (Stats, error) {
 		s.LockCount++
 	}
 	return s, firstErr(it.Error(), it.Close())
+}
+
+// addVersionStats adds to s every version within it's bounds, a key's
+// first (newest) version as its live one. prev is scratch space for the
+// previous user key, kept by the caller so that several spans reuse it.
+func addVersionStats(it *pebble.Iterator, s *Stats, prev *[]byte) error {
+	havePrev := false // a span's first key is its own newest version
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		uk, _, versioned, err := DecodeKey(k)
+		if err != nil {
+			return err
+		}
+		if !versioned {
+			continue
+		}
+		raw, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		v, err := decodeVersionValue(raw)
+		if err != nil {
+			return err
+		}
+		newest := !havePrev || string(*prev) != string(uk)
+		s.Add(newestStats(int64(len(k)+len(raw)), &v, newest))
+		*prev, havePrev = append((*prev)[:0], uk...), true
+	}
+	return nil
 }

@@ -28,40 +28,18 @@ func ComputeStatsOfSpans(r Reader, spans []storage.Span) (Stats, error) {
 		return s, err
 	}
 	var prev []byte
-	havePrev := false
 	for _, sp := range spans {
 		lo, hi, err := engineSpan(sp)
 		if err != nil {
 			it.Close()
 			return s, err
 		}
-		havePrev = false // a span's first key is its own newest version
 		// Bounds, not a byte comparison: engine keys sort by the MVCC
 		// comparer (a version's suffix after its user key).
 		it.SetBounds(lo, hi)
-		for ok := it.First(); ok; ok = it.Next() {
-			k := it.Key()
-			uk, _, versioned, err := DecodeKey(k)
-			if err != nil {
-				it.Close()
-				return s, err
-			}
-			if !versioned {
-				continue
-			}
-			raw, err := it.ValueAndErr()
-			if err != nil {
-				it.Close()
-				return s, err
-			}
-			v, err := decodeVersionValue(raw)
-			if err != nil {
-				it.Close()
-				return s, err
-			}
-			newest := !havePrev || string(prev) != string(uk)
-			s.Add(newestStats(int64(len(k)+len(raw)), &v, newest))
-			prev, havePrev = append(prev[:0], uk...), true
+		if err := addVersionStats(it, &s, &prev); err != nil {
+			it.Close()
+			return s, err
 		}
 	}
 	if err := firstErr(it.Error(), it.Close()); err != nil {
