@@ -190,11 +190,11 @@ func (b *Batch) Commit() error {
 		return err
 	}
 	if b.space != nil && !b.b.Empty() {
-		done, err := b.space.admit(b.b.Len(), b.rangeDels)
-		if err != nil {
+		n := b.b.Len()
+		if err := b.space.admit(n, b.rangeDels); err != nil {
 			return err
 		}
-		defer done()
+		defer b.space.release(n)
 	}
 	if err := b.commit(b.writeOpts); err != nil {
 		return err

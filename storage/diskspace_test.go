@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -157,5 +158,110 @@ func TestDiskGuardOpenBelowReserve(t *testing.T) {
 	defer m.Close()
 	if m.DiskSpace().Enabled {
 		t.Fatal("guard enabled on a filesystem without usage")
+	}
+}
+
+// TestDiskGuardReusesReading checks when admission reuses a statfs reading:
+// far above the reserve a reading serves the commits of statfsMaxAge (so a
+// burst of small commits reads statfs a few times, not once each); a drop
+// of free space is seen within statfsMaxAge, or at once by a commit that
+// brings statfsMaxBytes since the reading; near the reserve every commit
+// reads statfs.
+func TestDiskGuardReusesReading(t *testing.T) {
+	fs := vfs.NewMem()
+	setAvail := func(avail uint64) {
+		fs.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: avail, TotalBytes: 1 << 30, UsedBytes: 1<<30 - avail})
+	}
+	setAvail(900 * mib) // 64 MiB reserve, ~10 MiB ballast: far above statfsSlack
+	e, err := Open("db", Options{FS: fs, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	put := func(key string, size int) error {
+		b := e.NewBatch()
+		defer b.Close()
+		if err := b.Set([]byte(key), make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+		return b.Commit()
+	}
+	reads := func() uint64 { return e.space.reads.Load() }
+
+	const commits = 200
+	r0, start := reads(), time.Now()
+	for i := range commits {
+		if err := put(fmt.Sprintf("\x02a%d", i), 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	n := reads() - r0
+	if limit := 2 + uint64(elapsed/statfsMaxAge); n > limit {
+		t.Fatalf("%d commits in %v read statfs %d times, want at most %d", commits, elapsed, n, limit)
+	}
+	if elapsed < commits*statfsMaxAge/4 && n >= commits/2 {
+		t.Fatalf("%d commits in %v read statfs %d times: the reading is not reused", commits, elapsed, n)
+	}
+
+	// The disk fills from elsewhere: refused once the reading is older
+	// than statfsMaxAge.
+	setAvail(60 * mib)
+	time.Sleep(statfsMaxAge + time.Millisecond)
+	if err := put("\x02b", 10); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("after statfsMaxAge below the reserve: got %v, want ErrDiskFull", err)
+	}
+
+	// Space returns; a fresh reading far above the reserve is taken by
+	// the first commit. The disk then fills again: a commit bringing
+	// statfsMaxBytes reads statfs at once and is refused.
+	setAvail(900 * mib)
+	if err := put("\x02c", 10); err != nil {
+		t.Fatal(err)
+	}
+	setAvail(70 * mib)
+	if err := put("\x02d", statfsMaxBytes); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("a commit of statfsMaxBytes after the disk filled: got %v, want ErrDiskFull", err)
+	}
+
+	// Near the reserve (within statfsSlack) every commit reads statfs.
+	setAvail(100 * mib)
+	r0 = reads()
+	for i := range 10 {
+		if err := put(fmt.Sprintf("\x02e%d", i), 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reads() - r0; n != 10 {
+		t.Fatalf("10 commits near the reserve read statfs %d times, want 10", n)
+	}
+}
+
+// BenchmarkDiskGuardAdmit is the admission of one small commit on the real
+// filesystem of a temporary directory: "statfs" reads the disk usage every
+// time (the guard before readings were reused, and near the reserve),
+// "reused" is the usual case on a disk with room.
+func BenchmarkDiskGuardAdmit(b *testing.B) {
+	g, err := newDiskGuard(vfs.Default, b.TempDir(), Options{DiskBallastBytes: 1 << 20, Logger: quietLogger{}})
+	if err != nil || g == nil {
+		b.Skipf("no disk guard here: %v", err)
+	}
+	if u, err := vfs.Default.GetDiskUsage(g.dir); err != nil || u.AvailBytes < g.reserve+g.size+statfsSlack+statfsMaxBytes {
+		b.Skipf("too little free space for reused readings: %v", err)
+	}
+	for _, force := range []bool{true, false} {
+		name := map[bool]string{true: "statfs", false: "reused"}[force]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if force {
+					g.reading.Store(nil)
+				}
+				if err := g.admit(100, false); err != nil {
+					b.Fatal(err)
+				}
+				g.release(100)
+			}
+		})
 	}
 }

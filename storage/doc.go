@@ -123,6 +123,9 @@
 //     keeps Options.DiskReserveBytes free after it, and fails with
 //     ErrDiskFull otherwise; an EMERGENCY_BALLAST file is deleted when a
 //     write of Pebble's hits ENOSPC anyway and recreated when space returns.
+//     More than 64 MiB above the reserve a statfs reading is reused for up
+//     to 10 ms or 16 MiB of commits (less what they admitted); nearer,
+//     every commit reads statfs. DiskSpace() always reads it.
 //     Pebble's background errors are logged, never fatal; its fatal paths
 //     (a failed WAL or MANIFEST write, data corruption) stay fatal.
 //

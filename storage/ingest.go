@@ -195,11 +195,11 @@ func (e *Engine) ingest(ctx context.Context, paths []string) error {
 				size += st.Size()
 			}
 		}
-		done, err := e.space.admit(int(min(size, 1<<40)), false)
-		if err != nil {
+		n := int(min(size, 1<<40))
+		if err := e.space.admit(n, false); err != nil {
 			return err
 		}
-		defer done()
+		defer e.space.release(n)
 	}
 	if e.replOn.Load() {
 		return &ReplicatedError{Op: "ingestion of sstables"} // IngestVersioned replicates its keys instead

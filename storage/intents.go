@@ -254,12 +254,12 @@ func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans
 	if b.space != nil {
 		// Admitted like a commit (diskspace.go), before record changes
 		// anything of the caller's.
-		done, err := b.space.admit(wb.Len(), false)
-		if err != nil {
+		n := wb.Len()
+		if err := b.space.admit(n, false); err != nil {
 			nb.Close()
 			return err
 		}
-		defer done()
+		defer b.space.release(n)
 	}
 	if err := record(&LocalBatch{b: wb, e: b.e}, st.spans, flushed); err != nil {
 		nb.Close()

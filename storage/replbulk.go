@@ -160,11 +160,10 @@ func (r *replBulk) flush() error {
 
 func (r *replBulk) replicate(ms []Mutation, size int) error {
 	if r.e.space != nil {
-		done, err := r.e.space.admit(size, false)
-		if err != nil {
+		if err := r.e.space.admit(size, false); err != nil {
 			return err
 		}
-		defer done()
+		defer r.e.space.release(size)
 	}
 	return r.e.repl.Replicate(r.ts, ms)
 }
