@@ -24,7 +24,9 @@
 // multi-row INSERT reads the keys of each chunk of rows as one sorted
 // batch under their locks before writing the rows in order, and each
 // write takes its row's key, lock and value from that batch; RETURNING
-// rows are collected while the transaction writes and sent after it),
+// rows are collected while the transaction writes and sent after it;
+// a single-row VALUES of constants and parameters, the commonest source,
+// is evaluated without building an executor: exec.OneValuesRow),
 // truncate.go, vacuum.go
 // (VACUUM: GC of old versions and compaction of a table's spans; ANALYZE:
 // a recount of its shard statistics),

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
+	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/exec"
@@ -35,11 +37,7 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 			c.Reader = s.readView
 			src = &c
 		}
-		it, err := exec.Build(src, p.Source)
-		if err != nil {
-			return err
-		}
-		rows, err := exec.Drain(src, it)
+		rows, err := insertSource(src, p.Source)
 		if err != nil {
 			return err
 		}
@@ -104,7 +102,32 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		return nil, err
 	}
 	s.e.tableActivity.countWrites(p.Table.ID, int64(count), 0, 0)
-	return writeResult(p.Returning, fmt.Sprintf("INSERT 0 %d", count), returned), nil
+	return writeResult(p.Returning, insertTag(count), returned), nil
+}
+
+// insertSource reads an INSERT's source rows: a single row of constants
+// and parameters directly (exec.OneValuesRow), anything else through the
+// executor.
+func insertSource(c *exec.Context, source planner.Node) ([]expr.Row, error) {
+	if row, ok, err := exec.OneValuesRow(c, source); ok {
+		if err != nil {
+			return nil, err
+		}
+		return []expr.Row{row}, nil
+	}
+	it, err := exec.Build(c, source)
+	if err != nil {
+		return nil, err
+	}
+	return exec.Drain(c, it)
+}
+
+// insertTag is INSERT's command tag; the one-row tag is a constant.
+func insertTag(count int) string {
+	if count == 1 {
+		return "INSERT 0 1"
+	}
+	return "INSERT 0 " + strconv.Itoa(count)
 }
 
 // insertOne writes one placed row of an INSERT, through ON CONFLICT's
