@@ -45,17 +45,19 @@ import (
 // maintain: their ids in order. A transaction records it per table it
 // writes (txn.UseSchema) and the commit compares it with the catalog's.
 func indexVersion(t *catalog.Table) string {
-	var b strings.Builder
+	// Built in a stack buffer: one allocation, as every write statement
+	// records it.
+	var buf [64]byte
 	// The table's version too: ALTER TABLE changes what rows may hold.
-	b.WriteString(strconv.Itoa(t.Version))
-	b.WriteByte(':')
+	b := strconv.AppendInt(buf[:0], int64(t.Version), 10)
+	b = append(b, ':')
 	for i, ix := range t.Indexes {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(strconv.FormatUint(ix.ID, 10))
+		b = strconv.AppendUint(b, ix.ID, 10)
 	}
-	return b.String()
+	return string(b)
 }
 
 // checkSchemaVersions is the transaction manager's schema check.

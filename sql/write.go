@@ -102,8 +102,15 @@ func (s *Session) insert(ctx context.Context, p *bind.Insert, params []types.Val
 		return nil, err
 	}
 	s.e.tableActivity.countWrites(p.Table.ID, int64(count), 0, 0)
+	if p.Returning == nil && count == 1 {
+		return insertedOne, nil
+	}
 	return writeResult(p.Returning, insertTag(count), returned), nil
 }
+
+// insertedOne is the result of a one-row INSERT without RETURNING, shared:
+// a tagResult never changes.
+var insertedOne Result = &tagResult{tag: "INSERT 0 1"}
 
 // insertSource reads an INSERT's source rows: a single row of constants
 // and parameters directly (exec.OneValuesRow), anything else through the
