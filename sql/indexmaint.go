@@ -98,6 +98,11 @@ type indexMaintainer struct {
 
 func newIndexMaintainer(ctx context.Context, tx *txn.Txn, t *catalog.Table, expiry *ttl.Expiry) *indexMaintainer {
 	tx.UseSchema(t.ID, indexVersion(t))
+	if len(t.Indexes) == 0 {
+		// Nothing to maintain: update is a no-op on nil, and a table
+		// without indexes has no unique index for ON CONFLICT to ask.
+		return nil
+	}
 	m := &indexMaintainer{ctx: ctx, tx: tx, table: t, expiry: expiry}
 	for i := range t.Indexes {
 		m.entries = append(m.entries, t.IndexTable(&t.Indexes[i]))
