@@ -40,6 +40,12 @@
 // text or integer key (no encoding, no allocation per probe), one shared
 // group for every EXISTS key, sized from the plan's previous build, read
 // without a lock once built; its memory is accounted in 64 KiB steps.
+// An EXISTS keyed by text or a tuple keeps only its keys, in one byte
+// arena with an open-addressing index (keyset.go: a handful of
+// allocations per build instead of one string per key). When the build
+// side is a plain scan and the key one stored column, the build reads that
+// column straight from each stored row (subhashraw.go, rowenc.ColumnText)
+// without decoding the rows; RawKeyBuilds counts such builds for tests.
 // BenchmarkExistsBenchWorkload (package sql) is tests/bench's correlated
 // EXISTS in process, with CPU per query. Set operations (setop.go) hash
 // rows by their DISTINCT key.
