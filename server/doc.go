@@ -152,7 +152,12 @@
 // straight from each row's stored key and value (rowenc.WireEncoder;
 // sendWireRow writes the DataRow around them). The bytes are those sendRow
 // would send (TestWireRowsMatchTyped); a range scan of 1,000 rows costs
-// about a third less CPU that way (issue 23's note). BenchmarkWire
+// about a third less CPU that way (issue 23's note). The encoder's memory
+// is kept per prepared statement (statement.wire; conn.simpleWire for the
+// simple protocol) and lent to one portal at a time, so executing a
+// prepared point SELECT again sets it up without allocating
+// (TestWireRowsReuse covers two open portals, other formats and a schema
+// change between executions). BenchmarkWire
 // (wire_bench_test.go) measures the bench rows of tests/bench in process
 // in CPU time per operation.
 package server
