@@ -484,7 +484,9 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		s.onError()
 		return nil, err
 	}
-	if s.stmtAsOf != nil {
+	// A block AS OF SYSTEM TIME bound against the catalog of its time
+	// (asOfCatalog) reads through a plain view, as a historical SELECT.
+	if s.stmtAsOf != nil || (s.txnAsOf != nil && s.asOfBound != nil) {
 		if _, err := s.asOfSnapshot(st.Txn == nil); err != nil {
 			s.statementDone()
 			s.onError()

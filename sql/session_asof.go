@@ -33,13 +33,16 @@ import (
 //   - now() and the TTL cutoff of such a statement are x: rows show as
 //     they were, TTL included.
 //   - The schema is the one of x when the catalog knows it (asOfCatalog:
-//     x after the server's start and within the catalog generations kept):
-//     tables created since do not exist (42P01), columns and indexes are
-//     those of then. A table or index dropped, truncated or rewritten
-//     since is named but its rows are gone: 0A000 (droppedSinceError).
-//     Otherwise (and in a block AS OF SYSTEM TIME) the schema is today's
-//     and the schema times (storage/schematime.go) refuse a table whose
-//     definition changed after x (schemaChangedError).
+//     the catalog's generations in memory or its history on disk, which
+//     reach back to the retention window's start or to the first start of
+//     a data directory written before the history existed), for a SELECT
+//     and for every statement of a block AS OF SYSTEM TIME: tables created
+//     since do not exist (42P01), columns and indexes are those of then.
+//     A table or index dropped, truncated or rewritten since is named but
+//     its rows are gone: 0A000 (droppedSinceError). Otherwise (x before
+//     the history's start or below its GC threshold) the schema is
+//     today's and the schema times (storage/schematime.go) refuse a table
+//     whose definition changed after x (schemaChangedError).
 //
 // Read holds: a session holds the oldest read timestamp its open reads may
 // still use (storage.ReadHold), so GC never collects a version they need —
@@ -70,7 +73,7 @@ func (s *Session) prepareAsOf(st bind.Statement) error {
 	if !ok || sel.AsOf == nil {
 		return nil
 	}
-	if s.asOfBound != nil {
+	if s.asOfBound != nil && s.txnAsOf == nil {
 		s.stmtAsOf = s.asOfBound
 		return nil
 	}
@@ -98,23 +101,36 @@ func (s *Session) prepareAsOf(st bind.Statement) error {
 	return nil
 }
 
-// asOfCatalog makes a SELECT ... AS OF SYSTEM TIME about to be bound bind
-// against the catalog of its time, when the catalog knows it exactly
-// (catalog.Catalog.At: a time after the server's start, within the
-// generations kept): the statement sees the tables, columns and indexes
-// of then, and reads them through a plain view. When it does not, the
+// asOfCatalog makes a SELECT ... AS OF SYSTEM TIME (or any statement of a
+// block AS OF SYSTEM TIME) about to be bound bind against the catalog of
+// its time, when the catalog knows it exactly (catalog.Catalog.At: its
+// generations in memory or its history on disk): the statement sees the
+// tables, columns and indexes of then, and reads them through a plain
+// view. When it does not, the
 // statement binds against today's schema and reads through a historical
 // view (storage.View.Historical), which refuses tables whose definition
-// changed since (schemaChangedError). Inside a transaction (where the AS
-// OF time must be the transaction's own) the statement keeps the
+// changed since (schemaChangedError). Inside another transaction (where
+// the AS OF time must be the transaction's own) the statement keeps the
 // transaction's catalog. The time is resolved once, here, and
 // prepareAsOf keeps it: a relative time resolved again could fall after
 // a schema change the binding did not see.
 func (s *Session) asOfCatalog(st *parser.Statement) {
 	s.asOfBound = nil
+	if s.txnAsOf != nil {
+		// A block AS OF SYSTEM TIME: every statement binds against the
+		// catalog of the block's time (a SELECT naming another time
+		// is refused by prepareAsOf). Read-only, so it has no pending
+		// schema change.
+		if cat, exact := s.e.catalog.At(*s.txnAsOf); exact {
+			ts := *s.txnAsOf
+			s.stmtCatalog = cat
+			s.asOfBound = &ts
+		}
+		return
+	}
 	// st.AsOf first: building the binder's Env for every statement cost
 	// a dozen allocations of each point SELECT (issue 23).
-	if st.AsOf == nil || s.txn != nil || s.txnAsOf != nil || (s.tddl != nil && s.tddl.pending != nil) {
+	if st.AsOf == nil || s.txn != nil || (s.tddl != nil && s.tddl.pending != nil) {
 		return
 	}
 	a := bind.StatementAsOf(st, s.bindEnv())
