@@ -395,6 +395,9 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 
 // Sync makes every applied batch durable: one fsync of Pebble's WAL.
 func (m *stateMachine) Sync() error {
+	if m.store.noSync.Load() {
+		return nil
+	}
 	return m.store.db.LogData(nil, pebble.Sync)
 }
 

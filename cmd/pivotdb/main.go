@@ -240,8 +240,13 @@ func serve(args []string, stderr io.Writer) int {
 			case <-startCtx.Done():
 			}
 		}()
+		if *noSync {
+			log.Warn("--unsafe-no-sync: neither the Raft log nor the storage engine fsyncs; " +
+				"if a machine (not only the process) stops, acknowledged commits may be lost and the cluster's Raft groups " +
+				"may be left inconsistent; for tests and benchmarks only")
+		}
 		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
-			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL}, level <= slog.LevelDebug, log)
+			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, NoSync: *noSync}, level <= slog.LevelDebug, log)
 		cancelStart()
 		<-watching
 		if interrupted.Load() {
