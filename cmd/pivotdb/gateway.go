@@ -311,11 +311,11 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		if err != nil {
 			return err
 		}
-		if cfg.Auth == server.AuthSCRAM && !e.HasPasswords() {
+		if cfg.Auth.NeedsPasswords() && !e.HasPasswords() {
 			// As one node refuses to start (main.go); the forwarded
 			// connections authenticate here, on the serving node.
 			e.Close()
-			return errors.New("--auth scram but no user has a password; " +
+			return errors.New("--auth " + cfg.Auth.String() + " but no user has a password; " +
 				"give the built-in user pivotdb one with --initial-password or PIVOTDB_PASSWORD")
 		}
 		l := newConnListener(ln.Addr())
