@@ -14,8 +14,11 @@
 //	      │                  startup packet, MaxConnections, the Session,
 //	      │                  ParameterStatus, BackendKeyData, ReadyForQuery.
 //	      ├ auth.go          trust, or SCRAM-SHA-256 (xdg-go/scram) against
-//	      │                  the verifiers of Config.Passwords; refusal of
-//	      │                  plaintext clients under Config.TLSRequired.
+//	      │                  the verifiers of Config.Passwords, or a
+//	      │                  cleartext password checked against the same
+//	      │                  verifiers (AuthPassword, auth.CheckPassword);
+//	      │                  refusal of plaintext clients under
+//	      │                  Config.TLSRequired.
 //	      ├ authdelay.go     failed logins answered after a delay that grows
 //	      │                  per client address (auth_delay, doubling).
 //	      ├ query.go         simple protocol: Query → statements in turn.

@@ -110,7 +110,11 @@
 //     node answered its first message (cmd/pivotdb/gateway.go: a node that
 //     does not answer within 5 s, such as a SIGSTOPped one, is skipped for
 //     the next serving node); a serving node that stops later in the
-//     connection's life hangs that connection until it continues or dies.
+//     connection's life loses the role, and the forwarding node ends the
+//     connection once its replica applied the next node's Serve
+//     (Cluster.ServingNow; cmd/pivotdb/gatewayend.go). A serving node that
+//     stops without losing the role (no quorum without it) still hangs
+//     its connections until it continues or dies.
 //   - Replicas of dead and decommissioned nodes are replaced by
 //     cluster/placement (Cluster.Placement; its Run loop runs beside
 //     manage on the serving node while it serves, and their additions

@@ -365,30 +365,56 @@ func (c *Cluster) stopServingLease() {
 // node's replica knows it; ok is false while nobody does or this node
 // itself is named (it is about to serve or to stop).
 func (c *Cluster) ServingSQLAddr(ctx context.Context) (addr string, node uint64, ok bool) {
+	addr, node, _, ok = c.ServingSQL(ctx)
+	return addr, node, ok
+}
+
+// ServingSQL is ServingSQLAddr with the serving epoch the answer is of: a
+// connection forwarded to that node is served under that epoch, and ends
+// once a later epoch belongs to another node (ServingNow; cmd/pivotdb's
+// gateway).
+func (c *Cluster) ServingSQL(ctx context.Context) (addr string, node, epoch uint64, ok bool) {
+	node, epoch, ok = c.ServingNow()
+	if !ok || node == 0 || node == c.id {
+		return "", node, epoch, false
+	}
+	addr, ok = c.servingAddr(ctx, node)
+	return addr, node, epoch, ok
+}
+
+// ServingNow returns the serving node and epoch as this node's replica of
+// the first group last applied them (a local read: it may lag behind the
+// group, never run ahead of it). ok is false while the replica cannot be
+// read (not started, stopping).
+func (c *Cluster) ServingNow() (node, epoch uint64, ok bool) {
 	v, err := c.Node.Host().StaleRead(FirstGroup, shardsm.State{})
 	if err != nil {
-		return "", 0, false
+		return 0, 0, false
 	}
-	node = v.(shardsm.StateResult).Serving.Node
-	if node == 0 || node == c.id {
-		return "", node, false
-	}
+	s := v.(shardsm.StateResult).Serving
+	return s.Node, s.Epoch, true
+}
+
+// servingAddr returns node's SQL address, from the cache or the metadata
+// group.
+func (c *Cluster) servingAddr(ctx context.Context, node uint64) (addr string, ok bool) {
 	c.srv.mu.Lock()
 	addr, ok = c.srv.addrs[node]
 	c.srv.mu.Unlock()
 	if ok {
-		return addr, node, true
+		return addr, true
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	var err error
 	addr, ok, err = c.metaGet(rctx, idKey(keySQLAddr, node))
 	if err != nil || !ok {
-		return "", node, false
+		return "", false
 	}
 	c.srv.mu.Lock()
 	c.srv.addrs[node] = addr
 	c.srv.mu.Unlock()
-	return addr, node, true
+	return addr, true
 }
 
 // ForgetSQLAddr drops the cached SQL address of node (a connection to it

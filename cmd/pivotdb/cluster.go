@@ -62,22 +62,17 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 	if *c.listen == "" || *c.raftListen == "" {
 		return errors.New("--join needs --cluster-listen and --raft-listen")
 	}
-	if err := c.checkDeadNodeTimeout(); err != nil {
-		return err
-	}
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "unsafe-no-sync":
-			// Commits are durable through the Raft log's fsync.
-			err = errors.Join(err, errors.New("--unsafe-no-sync with --join is not supported yet"))
-		}
-	})
-	return err
+	return c.checkDeadNodeTimeout()
 }
 
 // startCluster starts the node's cluster part with its engine in dataDir
 // (the node's membership and Raft log in dataDir/cluster).
+//
+// With st.NoSync (--unsafe-no-sync) neither the Raft log nor the engine
+// fsyncs: a commit is acknowledged once a quorum of nodes wrote it to
+// their operating systems, so a machine that stops may lose it, and the
+// Raft log may forget entries and votes that Raft's safety rests on (a
+// process killed with -9 loses nothing the operating system has).
 func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, st storage.Options, debug bool, log *slog.Logger) (*shardrepl.Cluster, error) {
 	// Dragonboat logs every election, membership change and snapshot at
 	// info; it speaks at warning unless the server logs at debug.
@@ -97,7 +92,8 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		}
 	}
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
-		Node:      node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join},
+		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join,
+			Raft: raft.HostConfig{NoSync: st.NoSync}},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:            func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		DeadNodeTimeout: *c.deadNodeTimeout,
