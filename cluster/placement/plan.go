@@ -76,7 +76,9 @@ func (mv allocMove) key() string {
 //     zones do not drop.
 //
 // A group's leader never gives up its voter (its leadership moves first,
-// by rule 2, or never: the serving group's).
+// by rule 2, or never: the serving group's), and neither does a node that
+// could not take one (decommissioning, dead, silent): draining and
+// healing move those.
 func plan(nodes []allocNode, groups []allocGroup) []allocMove {
 	byID := map[uint64]allocNode{}
 	for _, n := range nodes {
@@ -175,7 +177,7 @@ func diversityMove(g allocGroup, votes map[uint64]int, isTarget func(uint64) boo
 	}
 	var froms []uint64
 	for _, v := range g.voters {
-		if v != g.leader && inZone[zone(v)] >= 2 {
+		if v != g.leader && isTarget(v) && inZone[zone(v)] >= 2 {
 			froms = append(froms, v)
 		}
 	}
@@ -200,7 +202,7 @@ func countMove(g allocGroup, votes map[uint64]int, isTarget func(uint64) bool, z
 		return len(z)
 	}
 	before := distinct(g.voters)
-	froms := slices.DeleteFunc(slices.Clone(g.voters), func(v uint64) bool { return v == g.leader })
+	froms := slices.DeleteFunc(slices.Clone(g.voters), func(v uint64) bool { return v == g.leader || !isTarget(v) })
 	slices.SortFunc(froms, func(a, b uint64) int { return cmp.Or(cmp.Compare(votes[b], votes[a]), cmp.Compare(b, a)) })
 	var tos []uint64
 	for _, r := range g.ready {

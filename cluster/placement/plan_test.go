@@ -106,6 +106,15 @@ func TestPlan(t *testing.T) {
 			want: []string{"voter 2 3->4"},
 		},
 		{
+			name:  "voters: a decommissioning node's voter is the drain's, not the allocator's",
+			nodes: []allocNode{{id: 1, target: true}, {id: 2, target: true}, {id: 3}, {id: 4, target: true}},
+			groups: []allocGroup{
+				{id: 1, leader: 1, voters: []uint64{1, 2, 3}, movable: true, serving: true},
+				{id: 2, leader: 1, voters: []uint64{1, 2, 3}, ready: []uint64{4}, movable: true, serving: true},
+			},
+			want: []string{"voter 2 2->4"},
+		},
+		{
 			name:  "voters: not without a caught-up non-voter, nor when counts differ by one",
 			nodes: nodes("", "", "", ""),
 			groups: []allocGroup{
