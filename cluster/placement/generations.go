@@ -266,3 +266,14 @@ func gaveUp(mem raft.Membership, id uint64) bool {
 	}
 	return false
 }
+
+// lastRemoved is node id's removed replica of the highest generation.
+func lastRemoved(mem raft.Membership, id uint64) raft.ReplicaID {
+	var last raft.ReplicaID
+	for r := range mem.Removed {
+		if NodeOf(r) == id && (last == 0 || GenOf(r) > GenOf(last)) {
+			last = r
+		}
+	}
+	return last
+}

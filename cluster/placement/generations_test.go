@@ -11,6 +11,7 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/clustertest"
 	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // watchGenerations runs, for each node, what cluster/shardrepl runs for
@@ -60,13 +61,7 @@ func TestMoveVoter(t *testing.T) {
 	leadBoth(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sp := nodes[spare-1]
-	if err := h.AddNonVoter(ctx, secondGroup, raft.ReplicaID(spare), sp.Identity().RaftAddr); err != nil {
-		t.Fatal(err)
-	}
-	if err := sp.Host().StartReplica(raft.ReplicaSpec{Group: secondGroup, Replica: raft.ReplicaID(spare), Join: true, NonVoter: true}, sp.Store().NewStateMachine); err != nil {
-		t.Fatal(err)
-	}
+	addSpare(t, ctx, h, nodes[spare-1])
 	var rejoined atomic.Int64
 	watchGenerations(t, nodes, secondGroup, &rejoined)
 
@@ -159,5 +154,82 @@ func TestMoveVoter(t *testing.T) {
 		if st.Replicas != 2 {
 			t.Fatalf("node %d holds %d replicas, want 2", st.ID, st.Replicas)
 		}
+	}
+}
+
+// addSpare adds node sp's non-voter of secondGroup and starts it.
+func addSpare(t *testing.T, ctx context.Context, h raft.Host, sp *node.Node) {
+	t.Helper()
+	id := sp.Identity().NodeID
+	if err := h.AddNonVoter(ctx, secondGroup, raft.ReplicaID(id), sp.Identity().RaftAddr); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Host().StartReplica(raft.ReplicaSpec{Group: secondGroup, Replica: raft.ReplicaID(id), Join: true, NonVoter: true}, sp.Store().NewStateMachine); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecommissionRejoins: a decommission drains the movable group first;
+// recommissioned after it gave up that voter (while the drain waits for a
+// target in the metadata group), the node comes back as a non-voter of the
+// next generation and catches up, where a group without generations would
+// refuse (TestRecommission).
+func TestRecommissionRejoins(t *testing.T) {
+	nodes := startNodes(t, 4)
+	h := nodes[0].Host()
+	a, b, spare := formed(t, h)
+	startSecondGroup(t, nodes, 1, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addSpare(t, ctx, h, nodes[spare-1])
+	var rejoined atomic.Int64
+	watchGenerations(t, nodes, secondGroup, &rejoined)
+	never := func(context.Context, uint64) (bool, error) { return false, nil }
+	groups := []Group{{ID: node.MetaGroup, Name: "the metadata group", CaughtUp: never},
+		{ID: secondGroup, Name: "the second group", Generations: true}}
+	m, _ := newManagerOf(t, nodes[0], time.Minute, groups)
+	waitLive(t, m, 1, 2, 3, 4)
+	done := make(chan error, 1)
+	go func() { done <- m.Decommission(ctx, b, nil) }()
+	for {
+		mem, err := h.Membership(ctx, secondGroup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := replicaOn(mem, b); !ok {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("node b's voter of the second group did not move")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := m.Recommission(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		wantCode(t, err, sqlerr.QueryCanceled)
+	case <-ctx.Done():
+		t.Fatal("the decommission did not stop")
+	}
+	mem, err := h.Membership(ctx, secondGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, voter, ok := replicaOn(mem, b); !ok || voter || GenOf(r) != 1 {
+		t.Fatalf("node %d in the second group: %#x voter=%v ok=%v; want a non-voter of generation 1", b, r, voter, ok)
+	}
+	if err := clustertest.Put(ctx, h, secondGroup, "after", "recommission"); err != nil {
+		t.Fatal(err)
+	}
+	for rejoined.Load() == 0 && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if v, ok, err := clustertest.Get(ctx, nodes[b-1].Host(), secondGroup, "after"); err != nil || !ok || v != "recommission" {
+		t.Fatalf("the rejoined replica on node %d: %q %v %v", b, v, ok, err)
+	}
+	if !m.Eligible(b) {
+		t.Fatal("the recommissioned node is not eligible")
 	}
 }

@@ -630,11 +630,13 @@ func (m *Manager) HandOver(ctx context.Context, g raft.GroupID) (uint64, error) 
 // Recommission makes a node that is being decommissioned active again: a
 // drain in progress stops before its next move, and the node may receive
 // replicas and leaderships again. It holds what it has not given up yet;
-// a node that already gave up a replica is refused (55000), since a removed
-// replica never rejoins its group (replica ids are node ids and are never
-// reused), and so is a decommissioned one: it rejoins with an empty data
-// directory, as a new node. An active node answers at once. Errors carry
-// SQLSTATEs.
+// of a group whose replicas change generations (Group.Generations: the
+// drain does those first) it gets a non-voter of the next generation
+// back, which its node rejoins (Rejoin). A node that already gave up a
+// replica of any other group is refused (55000: its replica id, which is
+// its node id there, can never come back), and so is a decommissioned
+// one: it rejoins with an empty data directory, as a new node. An active
+// node answers at once. Errors carry SQLSTATEs.
 func (m *Manager) Recommission(ctx context.Context, id uint64) error {
 	nodes, err := m.cfg.Node.Nodes(ctx)
 	if err != nil {
@@ -660,12 +662,16 @@ func (m *Manager) Recommission(ctx context.Context, id uint64) error {
 	// the new state, and no replica goes between the check and the write.
 	m.moveMu.Lock()
 	defer m.moveMu.Unlock()
+	var back []Group // groups it gave up and rejoins under a new generation
+	var last []raft.ReplicaID
 	for _, g := range m.cfg.Groups {
 		mem, err := m.cfg.Node.Host().Membership(ctx, g.ID)
 		if err != nil {
 			return err
 		}
-		if gaveUp(mem, id) {
+		if gaveUp(mem, id) && g.Generations {
+			back, last = append(back, g), append(last, lastRemoved(mem, id))
+		} else if gaveUp(mem, id) {
 			return &sqlerr.Error{Code: sqlerr.ObjectNotInPrerequisiteState,
 				Message: fmt.Sprintf("cannot recommission node %d: it already gave up its replica of %s, which cannot come back", id, g.Name),
 				Hint:    "Let the decommission finish, then " + strings.ToLower(rejoin[:1]) + rejoin[1:]}
@@ -673,6 +679,18 @@ func (m *Manager) Recommission(ctx context.Context, id uint64) error {
 	}
 	if err := m.setState(ctx, id, stateActive); err != nil {
 		return err
+	}
+	for i, g := range back {
+		addr := ""
+		for _, nd := range nodes {
+			if nd.ID == id {
+				addr = nd.RaftAddr
+			}
+		}
+		if err := m.addNextGeneration(ctx, g, last[i], addr); err != nil {
+			return fmt.Errorf("recommissioning node %d: %w", id, err)
+		}
+		m.cfg.Logf("node %d: node %d rejoins %s as a non-voter of a new generation", m.self, id, g.Name)
 	}
 	m.cfg.Logf("node %d: node %d is recommissioned (active again)", m.self, id)
 	return nil
@@ -726,6 +744,19 @@ func (m *Manager) drain(ctx context.Context, id uint64, kind string, progress fu
 			todo = append(todo, g)
 		}
 	}
+	// Groups whose replicas change generations first: a node recommissioned
+	// before the drain reaches the others rejoins those as a non-voter
+	// (Recommission), while a replica of any other group it gave up could
+	// never come back.
+	slices.SortStableFunc(todo, func(a, b Group) int {
+		if a.Generations == b.Generations {
+			return 0
+		}
+		if a.Generations {
+			return -1
+		}
+		return 1
+	})
 	total := int64(len(todo))
 	progress(0, total)
 	for i, g := range todo {
