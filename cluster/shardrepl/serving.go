@@ -155,7 +155,7 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 		return nil
 	}
 	leader, _, ok, err := h.Leader(FirstGroup)
-	if err != nil || !ok || leader != raft.ReplicaID(c.id) {
+	if err != nil || !ok || leader != c.replicaID() {
 		return nil
 	}
 	if !c.Placement.Eligible(c.id) {
@@ -296,7 +296,7 @@ func (c *Cluster) abandon(epoch uint64, reason error) {
 // leads the group in one term across a ReadIndex that finds its epoch.
 func (c *Cluster) renewLease(ctx context.Context, epoch uint64, base time.Time, until *atomic.Int64) {
 	h := c.Node.Host()
-	me := raft.ReplicaID(c.id)
+	me := c.replicaID()
 	l1, term1, ok, err := h.Leader(FirstGroup)
 	if err != nil || !ok || l1 != me {
 		return
@@ -327,6 +327,8 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	// hand-over this node makes from now on (HandOver) records none.
 	c.Placement.AttachJobs(nil)
 	h := c.Node.Host()
+	c.regenMu.Lock() // not while a rejoin (generation.go) swaps the replica
+	defer c.regenMu.Unlock()
 	if err := h.StopReplica(FirstGroup); err != nil {
 		return err
 	}
@@ -342,7 +344,7 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	}
 	c.Engine, c.Store = e, st
 	c.watchStore()
-	if err := h.StartReplica(raft.ReplicaSpec{Group: FirstGroup, Replica: raft.ReplicaID(c.id), NonVoter: c.nonVoter}, st.NewStateMachine); err != nil {
+	if err := h.StartReplica(raft.ReplicaSpec{Group: FirstGroup, Replica: c.replicaID(), NonVoter: c.nonVoter}, st.NewStateMachine); err != nil {
 		return err
 	}
 	c.srv.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/sql"
@@ -26,6 +27,7 @@ type clusterFlags struct {
 	startTimeout             *time.Duration
 	deadNodeTimeout          *time.Duration // placement.go
 	rebalance                *bool          // placement.go
+	locality                 *string        // placement.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -39,6 +41,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 			"how long a cluster node waits for a quorum of the join list or a live member"),
 		deadNodeTimeout: addDeadNodeTimeoutFlag(fs),
 		rebalance:       addRebalanceFlag(fs),
+		locality:        addLocalityFlag(fs),
 	}
 }
 
@@ -57,12 +60,21 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		if flagSet(fs, "rebalance") {
 			return errors.New("--rebalance needs --join")
 		}
+		if flagSet(fs, "locality") {
+			return errors.New("--locality needs --join")
+		}
 		return nil
 	}
 	if *c.listen == "" || *c.raftListen == "" {
 		return errors.New("--join needs --cluster-listen and --raft-listen")
 	}
-	return c.checkDeadNodeTimeout()
+	if err := c.checkDeadNodeTimeout(); err != nil {
+		return err
+	}
+	if _, err := placement.ParseLocality(*c.locality); err != nil {
+		return fmt.Errorf("--locality: %w", err)
+	}
+	return nil
 }
 
 // startCluster starts the node's cluster part with its engine in dataDir
@@ -91,6 +103,10 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 			join = append(join, a)
 		}
 	}
+	locality, err := placement.ParseLocality(*c.locality) // checked by check
+	if err != nil {
+		return nil, err
+	}
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
 		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join,
 			Raft: raft.HostConfig{NoSync: st.NoSync}},
@@ -98,6 +114,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		Logf:            func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		DeadNodeTimeout: *c.deadNodeTimeout,
 		NoRebalance:     !*c.rebalance,
+		Locality:        locality,
 	})
 }
 
