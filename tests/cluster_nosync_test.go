@@ -62,8 +62,21 @@ func TestClusterUnsafeNoSync(t *testing.T) {
 			t.Fatalf("%d rows through %s, want 30", n, p.sql)
 		}
 	}
-	// A follower stopped and restarted catches up and still forwards.
+	// A follower stopped and restarted catches up and still forwards. Every
+	// node votes first, so that the two left keep a quorum.
 	s := servingProc(t, procs)
+	sc, err := pgx.Connect(ctx, s.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSysNodes(t, sc, s, func(ns []nodeRow) bool {
+		voters := 0
+		for _, n := range ns {
+			voters += n.voters
+		}
+		return len(ns) == 3 && voters == 6
+	})
+	sc.Close(ctx)
 	var f *clusterProc
 	for _, p := range procs {
 		if p != s {
