@@ -109,6 +109,9 @@ type conn struct {
 	// statement, for the next (sql.WireOf); prepared statements keep
 	// their own (statement.wire).
 	simpleWire *sql.WireRows
+	// sparePortal is the memory of the last unnamed portal closed, for
+	// the next Bind (newPortal); nil when none.
+	sparePortal *portal
 
 	mu      sync.Mutex
 	state   connState

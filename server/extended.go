@@ -103,15 +103,39 @@ func (p *portal) release() {
 func (c *conn) closePortal(name string) {
 	if p, ok := c.portals[name]; ok {
 		delete(c.portals, name)
-		p.close()
+		c.dropPortal(name, p)
 	}
 }
 
 func (c *conn) closeAllPortals() {
 	for name, p := range c.portals {
 		delete(c.portals, name)
-		p.close()
+		c.dropPortal(name, p)
 	}
+}
+
+// dropPortal closes p, removed from c.portals. The unnamed portal's memory
+// is kept for the next Bind (newPortal): clients bind it for every
+// statement. Portals are dropped only between messages (Bind, Close,
+// Query, ReadyForQuery, the connection's end), never while an Execute
+// runs one, so clearing p here cannot pull it from under a running
+// statement.
+func (c *conn) dropPortal(name string, p *portal) {
+	p.close()
+	if name == "" {
+		*p = portal{}
+		c.sparePortal = p
+	}
+}
+
+// newPortal returns a zero portal, the last unnamed one's memory when
+// there is one.
+func (c *conn) newPortal() *portal {
+	if p := c.sparePortal; p != nil {
+		c.sparePortal = nil
+		return p
+	}
+	return new(portal)
 }
 
 // extendedError reports an error in the extended protocol and discards
@@ -175,7 +199,9 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	}
 	ctx, cancel := context.WithCancelCause(memory.WithAccount(c.ctx, acct))
 	c.msgAcct = nil // the portal owns it now
-	c.portals[m.DestinationPortal] = &portal{prep: st.prep, st: st, params: params, formats: formats, ctx: ctx, cancel: cancel, acct: acct}
+	p := c.newPortal()
+	*p = portal{prep: st.prep, st: st, params: params, formats: formats, ctx: ctx, cancel: cancel, acct: acct}
+	c.portals[m.DestinationPortal] = p
 	c.send(&pgproto3.BindComplete{})
 	return nil
 }

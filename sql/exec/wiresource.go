@@ -150,7 +150,7 @@ func (s *pointScan) nextRaw() (key, val []byte, err error) {
 		}
 		s.c.addReads(s.n.Table.ID, true, part.shard, 1)
 		if s.filter != nil || s.expiry != nil {
-			if err := decodeRow(s.n.Table, key, val, s.row); err != nil {
+			if err := decodeRow(s.n.Table, key, val, s.decodedRow()); err != nil {
 				return nil, nil, err
 			}
 			ok, err = visible(s.c, s.expiry, s.filter, s.row)

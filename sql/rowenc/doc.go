@@ -42,5 +42,8 @@
 //
 // WireEncoder (wire.go) reads the same layout to append a row's
 // PostgreSQL wire form without decoding it into typed values: what the
-// server sends for plain projections of stored columns.
+// server sends for plain projections of stored columns. Init reuses the
+// encoder's memory and Release drops its references, so that the server
+// keeps one encoder per prepared statement and sets it up per execution
+// without allocating.
 package rowenc
