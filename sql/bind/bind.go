@@ -215,6 +215,8 @@ func (a *binder) plan() (Statement, error) {
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
 		return &AlterOwner{AlterOwner: st.AlterOwner}, nil
+	case st.Comment != nil:
+		return &Comment{Comment: st.Comment}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

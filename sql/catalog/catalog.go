@@ -77,6 +77,8 @@ type Column struct {
 	// column (GENERATED ... AS IDENTITY), whose Default calls nextval of
 	// the sequence it owns; "" otherwise.
 	Identity string `json:"identity,omitempty"`
+	// Comment is the column's COMMENT ON COLUMN text; empty for none.
+	Comment string `json:"comment,omitempty"`
 }
 
 // Check is a CHECK constraint: Expr is its SQL text over the table's
@@ -121,6 +123,11 @@ type Table struct {
 	// under an older definition fails at commit instead of storing rows
 	// the new one forbids.
 	Version int `json:"version,omitempty"`
+	// Comment is the table's COMMENT ON TABLE text, PrimaryKeyComment its
+	// primary key index's (COMMENT ON INDEX t_pkey); empty for none. A
+	// comment changes no row, so it leaves Version alone.
+	Comment           string `json:"comment,omitempty"`
+	PrimaryKeyComment string `json:"primary_key_comment,omitempty"`
 	// Owner and ACL: see Owned.
 	Owned
 }
@@ -203,6 +210,8 @@ type Index struct {
 	// Unique indexes reject two live rows with equal, non-NULL values in
 	// every index column (NULLs are distinct, as in PostgreSQL).
 	Unique bool `json:"unique,omitempty"`
+	// Comment is the index's COMMENT ON INDEX text; empty for none.
+	Comment string `json:"comment,omitempty"`
 }
 
 // IndexTable returns the descriptor of an index's entries: the table's

@@ -46,6 +46,8 @@
 // side is a plain scan and the key one stored column, the build reads that
 // column straight from each stored row (subhashraw.go, rowenc.ColumnText)
 // without decoding the rows; RawKeyBuilds counts such builds for tests.
+// A probe that is an outer column as it stands reads it from the outer
+// row directly (plainProbe), without evaluating or converting it.
 // BenchmarkExistsBenchWorkload (package sql) is tests/bench's correlated
 // EXISTS in process, with CPU per query. Set operations (setop.go) hash
 // rows by their DISTINCT key.

@@ -76,6 +76,12 @@ type subHashTable struct {
 	strs map[string]*subResult
 	ints map[int64]*subResult
 	huge map[uint64]*subResult
+	// probeCol is the outer row's column the one probe value is, as it
+	// is when its family is probeFam (or any, for probeFam Unknown): the
+	// probe then reads it straight from the row (hashProbe). -1 when the
+	// probe is computed or converted (probeValue).
+	probeCol int
+	probeFam types.Family
 }
 
 var emptySubResult = &subResult{}
@@ -234,6 +240,21 @@ func (c *Context) hashProbe(s *Subquery, eval *expr.Context, row expr.Row) (res 
 		return nil, false, err
 	}
 	var vb [4]types.Value
+	if col := t.probeCol; col >= 0 && col < len(row) {
+		// The common probe, an outer column as it is: no evaluation and
+		// no conversion per outer row.
+		v := row[col]
+		if v.IsNull() {
+			return emptySubResult, true, nil
+		}
+		if t.probeFam == types.Unknown || v.Family() == t.probeFam {
+			vb[0] = v
+			if g := t.group(vb[:1]); g != nil {
+				return g, true, nil
+			}
+			return emptySubResult, true, nil
+		}
+	}
 	vals := vb[:0]
 	for _, p := range s.Hash.Probe {
 		v, err := s.probeValue(p, eval, row)
@@ -249,6 +270,34 @@ func (c *Context) hashProbe(s *Subquery, eval *expr.Context, row expr.Row) (res 
 		return g, true, nil
 	}
 	return emptySubResult, true, nil
+}
+
+// plainProbe returns the outer row's column that is the one probe value
+// of s as it stands, and the family the value must have for Param.Coerce
+// to leave it as it is (Unknown: any); -1 when the probe is no such
+// column, or its parameter's type converts it.
+func plainProbe(s *Subquery) (int, types.Family) {
+	if len(s.Hash.Probe) != 1 {
+		return -1, types.Unknown
+	}
+	pr, ok := s.Hash.Probe[0].(*expr.Param)
+	if !ok {
+		return -1, types.Unknown
+	}
+	for i, slot := range s.Slots {
+		ref, ok := s.Binds[i].(*expr.ColumnRef)
+		if slot != pr.N || !ok || ref.Index < 0 {
+			continue
+		}
+		switch f := pr.Typ.Family; {
+		case f == types.Unknown || f == types.Null:
+			return ref.Index, types.Unknown
+		case pr.Typ.Plain():
+			return ref.Index, f
+		}
+		return -1, types.Unknown
+	}
+	return -1, types.Unknown
 }
 
 // probeValue is the value of probe expression p on the outer row: the
@@ -307,7 +356,8 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		out = make(expr.Row, len(exprs))
 	}
 	hint := int(min(s.Hash.groups.Load(), subCacheRows))
-	t := &subHashTable{mode: hashKeyModeOf(s.Hash)}
+	t := &subHashTable{mode: hashKeyModeOf(s.Hash), probeCol: -1}
+	t.probeCol, t.probeFam = plainProbe(s)
 	switch {
 	case t.mode == keyInt:
 		t.ints = make(map[int64]*subResult, hint)
