@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -188,5 +190,71 @@ func TestClusterLogicalTimestamp(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT cluster_logical_timestamp()::Utf8 FROM c AS OF SYSTEM TIME "+then)[0][0].Str(); got != then {
 		t.Fatalf("a historical statement's cluster_logical_timestamp() = %s, want %s", got, then)
+	}
+}
+
+// TestAsOfBeforeCatalogHistory: a data directory written before the
+// catalog kept its history (simulated by removing the history and its
+// start) starts the history at its next open; a read AS OF SYSTEM TIME
+// before that falls back to today's schema, and the schema times refuse
+// a table whose columns changed since (0A000), one created since (42P01),
+// and read one unchanged.
+func TestAsOfBeforeCatalogHistory(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE same (k Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO same VALUES (1)")
+	query(t, s, "CREATE TABLE changed (k Int64, PRIMARY KEY (k))")
+	t1, err := e.storage.Clock().Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	query(t, s, "ALTER TABLE changed ADD COLUMN v Int64")
+	query(t, s, "CREATE TABLE later (k Int64, PRIMARY KEY (k))")
+	dir := e.opts.DataDir
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(dir, storage.Options{NoSync: true, Logger: e.opts.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := st.NewBatch()
+	if err := b.Delete(append(append([]byte(nil), meta.Catalog...), "history-start"...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteRange(meta.CatalogHistorySpan()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e2, err := Open(Options{DataDir: dir, NoSync: true, Logger: e.opts.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	s2 := testSession(t, e2)
+	at := " AS OF SYSTEM TIME " + asOfLiteral(t1)
+	if got := formatRows(query(t, s2, "SELECT k FROM same"+at)); got != "1" {
+		t.Fatalf("an unchanged table before the history: %q", got)
+	}
+	for sql, code := range map[string]string{"SELECT * FROM changed": sqlerr.FeatureNotSupported, "SELECT * FROM later": sqlerr.UndefinedTable} {
+		if _, err := tryQuery(s2, sql+at); sqlerr.As(err) == nil || sqlerr.As(err).Code != code {
+			t.Fatalf("%s before the history: %v, want %s", sql, err, code)
+		}
+	}
+	// After the history's start, exact again.
+	t2, _ := e2.storage.Clock().Now()
+	query(t, s2, "ALTER TABLE changed DROP COLUMN v")
+	if got := formatRows(query(t, s2, "SELECT * FROM changed AS OF SYSTEM TIME "+asOfLiteral(t2))); got != "" {
+		t.Fatalf("after the history's start: %q", got)
+	}
+	if p, err := s2.Prepare(context.Background(), "SELECT * FROM changed AS OF SYSTEM TIME "+asOfLiteral(t2), nil); err != nil || len(p.Columns) != 2 {
+		t.Fatalf("after the history's start, the columns of then: %v %v", p, err)
 	}
 }
