@@ -258,3 +258,49 @@ func TestAsOfBeforeCatalogHistory(t *testing.T) {
 		t.Fatalf("after the history's start, the columns of then: %v %v", p, err)
 	}
 }
+
+// TestCatalogHistoryGC: GC collects the catalog's history with the longest
+// window of any table: while a table keeps versions for an hour, the
+// schema of a minute-old time is known after a pass; once no table keeps
+// them longer than the engine's window, a pass removes the history of
+// then, and At reports the time inexact.
+func TestCatalogHistoryGC(t *testing.T) {
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: testEngineLogger(), GCTTL: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := testSession(t, e)
+	query(t, s, `CREATE TABLE h (k Int64, PRIMARY KEY (k)) WITH (GC_TTL = Interval("PT1H"))`)
+	t1, _ := e.storage.Clock().Now()
+	query(t, s, "ALTER TABLE h ADD COLUMN v Int64")
+	time.Sleep(100 * time.Millisecond)
+	// Past the generations in memory: the history on disk answers.
+	e.catalog.SetHistoryStart(hlc.Timestamp{WallTime: t1.WallTime + int64(time.Hour)})
+	cols := func() (int, bool) {
+		snap, exact := e.catalog.At(t1)
+		db, ok := snap.Database("pivotdb")
+		if !ok {
+			return -1, exact
+		}
+		tb, ok := snap.Table(db.ID, "h")
+		if !ok {
+			return -1, exact
+		}
+		return len(tb.Columns), exact
+	}
+	if _, err := e.storage.RunGC(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, exact := cols(); !exact || n != 1 {
+		t.Fatalf("with a table kept for an hour, after a GC pass: exact %v, %d columns", exact, n)
+	}
+	query(t, s, `ALTER TABLE h RESET (GC_TTL)`)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := e.storage.RunGC(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, exact := cols(); exact {
+		t.Fatal("the history below its GC threshold is still exact")
+	}
+}
