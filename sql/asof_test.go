@@ -304,3 +304,43 @@ func TestCatalogHistoryGC(t *testing.T) {
 		t.Fatal("the history below its GC threshold is still exact")
 	}
 }
+
+// TestAsOfPrivilegesNow: a historical read needs the privileges of now as
+// well as those of its time: a REVOKE is not undone by reading from
+// before it, and a GRANT made since does not open what was closed then.
+func TestAsOfPrivilegesNow(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE secret (k Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO secret VALUES (1)")
+	query(t, s, "CREATE VIEW sv AS SELECT k FROM secret")
+	query(t, s, "CREATE ROLE reader LOGIN")
+	query(t, s, "GRANT SELECT ON secret, sv TO reader")
+	t1, _ := e.storage.Clock().Now()
+	query(t, s, "REVOKE SELECT ON secret, sv FROM reader")
+	r, err := e.NewSession("pivotdb", "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, rel := range []string{"secret", "sv"} {
+		if _, err := tryQuery(r, "SELECT * FROM "+rel+" AS OF SYSTEM TIME "+asOfLiteral(t1)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.InsufficientPrivilege {
+			t.Fatalf("%s AS OF before a REVOKE: %v", rel, err)
+		}
+	}
+	query(t, r, "BEGIN AS OF SYSTEM TIME "+asOfLiteral(t1))
+	if _, err := tryQuery(r, "SELECT * FROM secret"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.InsufficientPrivilege {
+		t.Fatalf("in a block AS OF before a REVOKE: %v", err)
+	}
+	query(t, r, "ROLLBACK")
+	// Granted since: still closed at t1's catalog.
+	t2, _ := e.storage.Clock().Now()
+	query(t, s, "GRANT SELECT ON secret TO reader")
+	if _, err := tryQuery(r, "SELECT * FROM secret AS OF SYSTEM TIME "+asOfLiteral(t2)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.InsufficientPrivilege {
+		t.Fatalf("AS OF before a GRANT: %v", err)
+	}
+	t3, _ := e.storage.Clock().Now()
+	if got := formatRows(query(t, r, "SELECT * FROM secret AS OF SYSTEM TIME "+asOfLiteral(t3))); got != "1" {
+		t.Fatalf("AS OF after the GRANT: %q", got)
+	}
+}

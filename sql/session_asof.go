@@ -149,6 +149,19 @@ func (s *Session) asOfCatalog(st *parser.Statement) {
 	s.asOfBound = &ts
 }
 
+// currentCatalog is bind.Env.Current for a statement bound against snap:
+// the newest committed catalog when snap is the catalog of an AS OF
+// SYSTEM TIME, nil otherwise.
+func (s *Session) currentCatalog(snap *catalog.Snapshot) *catalog.Snapshot {
+	if s.asOfBound == nil {
+		return nil
+	}
+	if cur := s.e.catalog.Snapshot(); cur != snap {
+		return cur
+	}
+	return nil
+}
+
 // asOfSnapshot is takeSnapshot's historical case: the statement's or the
 // block's AS OF SYSTEM TIME. ok is false when neither applies.
 func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
