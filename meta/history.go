@@ -88,6 +88,12 @@ func (s *Store) History(ts hlc.Timestamp) (*History, error) {
 	return &History{v: s.eng.At(ts)}, nil
 }
 
+// HistoryThreshold returns the GC threshold of the catalog's history:
+// History fails below it.
+func (s *Store) HistoryThreshold() hlc.Timestamp {
+	return s.eng.GCThresholdOf(CatalogHistorySpan())
+}
+
 // Get implements Reader.
 func (h *History) Get(key []byte) ([]byte, bool, error) {
 	if err := checkCatalog(key); err != nil {

@@ -413,6 +413,8 @@ func (s *Session) bindEnv() *bind.Env {
 		Cursor:      s.cursorColumns,
 		OpenCursors: s.openCursors,
 		TempPrefix:  s.tempPrefix,
+		// A historical statement must hold today's privileges too.
+		Current: s.currentCatalog(snap),
 	}
 }
 

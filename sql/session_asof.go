@@ -149,6 +149,19 @@ func (s *Session) asOfCatalog(st *parser.Statement) {
 	s.asOfBound = &ts
 }
 
+// currentCatalog is bind.Env.Current for a statement bound against snap:
+// the newest committed catalog when snap is the catalog of an AS OF
+// SYSTEM TIME, nil otherwise.
+func (s *Session) currentCatalog(snap *catalog.Snapshot) *catalog.Snapshot {
+	if s.asOfBound == nil {
+		return nil
+	}
+	if cur := s.e.catalog.Snapshot(); cur != snap {
+		return cur
+	}
+	return nil
+}
+
 // asOfSnapshot is takeSnapshot's historical case: the statement's or the
 // block's AS OF SYSTEM TIME. ok is false when neither applies.
 func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
@@ -332,9 +345,9 @@ func rowShape(t *catalog.Table) string {
 // created or changed after the read's time (storage.SchemaChangedError):
 // CockroachDB's 42P01 for a table that did not exist yet; for a changed
 // definition or a newer index, 0A000: the statement is bound against
-// today's catalog because the catalog's versions do not reach back to its
-// time (before the server's start, or more schema changes ago than it
-// keeps), or it runs in a block AS OF SYSTEM TIME.
+// today's catalog because the catalog's history does not reach back to its
+// time (before the history's start on a data directory written without
+// it, or below the history's GC threshold).
 func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	var sc *storage.SchemaChangedError
 	if !errors.As(err, &sc) {
@@ -355,8 +368,8 @@ func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	}
 	e := sqlerr.NotSupported("AS OF SYSTEM TIME %s, before the last change of the columns of table %q (at %s),",
 		sc.ReadTimestamp, name, sc.Changed)
-	e.Hint = "The catalog's versions in memory do not reach back to that time (they start at the server's start), " +
-		"and a block AS OF SYSTEM TIME reads with today's definitions; read at a time after the change."
+	e.Hint = "The catalog's history does not reach back to that time (it starts at the first start of this data " +
+		"directory with a version that keeps it, or its versions of then were garbage-collected); read at a time after the change."
 	return e, true
 }
 

@@ -13,7 +13,8 @@ import (
 // binds against the schema of its time: columns added since are absent,
 // columns dropped since are back with their values, an index created since
 // is not used, a table created since does not exist (42P01), and one
-// dropped since is refused (0A000: its rows went with the drop). Once GC
+// dropped since is refused (0A000: its rows went with the drop); a block
+// AS OF SYSTEM TIME binds the same way. Once GC
 // has passed the time (a shorter GC_TTL and VACUUM), the read fails with
 // CockroachDB's error.
 func TestCatalogHistoryAfterRestart(t *testing.T) {
@@ -71,6 +72,13 @@ func TestCatalogHistoryAfterRestart(t *testing.T) {
 		_, err = c.Exec(ctx, "SELECT * FROM gone AS OF SYSTEM TIME '"+ts1+"'")
 		wantCode(t, err, "0A000")
 	}
+	// A block AS OF SYSTEM TIME binds every statement against then too.
+	mustExec(t, c, "BEGIN AS OF SYSTEM TIME '"+ts1+"'")
+	var sum int64
+	if err := c.QueryRow(ctx, "SELECT sum(b)::Int64 FROM t").Scan(&sum); err != nil || sum != 30 {
+		t.Fatalf("in a block AS OF then: sum(b) %d %v", sum, err)
+	}
+	mustExec(t, c, "COMMIT")
 	var n int64
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM t WHERE c = 5 AND a = 'z'").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("today's table: %d %v", n, err)

@@ -97,8 +97,8 @@ func (ch *Change) records(b *meta.Batch) error {
 // false when the history does not reach back to ts (before diskStart, or
 // below the history's GC threshold) or cannot be read.
 func (c *Catalog) historyAt(ts hlc.Timestamp) (*Snapshot, bool) {
-	if c.store == nil || ts.Less(c.diskStart) {
-		return nil, false
+	if c.store == nil || ts.Less(c.diskStart) || ts.Less(c.store.HistoryThreshold()) {
+		return nil, false // (a cached snapshot too: GC may have passed ts since)
 	}
 	if snap, ok := c.past.get(ts); ok {
 		return snap, true
@@ -122,8 +122,7 @@ const historyCacheSize = 8
 
 // historyCache keeps the last snapshots read from the history by exact
 // timestamp (the history at a timestamp never changes once the commits
-// below it landed; one collected since is refused by the reads of the
-// rows, which share its retention window).
+// below it landed; historyAt checks the GC threshold before it looks).
 type historyCache struct {
 	mu    sync.Mutex
 	ts    [historyCacheSize]hlc.Timestamp
