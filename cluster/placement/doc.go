@@ -177,9 +177,12 @@
 // While the serving node is down nothing heals until another node serves
 // (the loop runs there). Liveness is what the pinging node sees: a node
 // cut off from the serving node only is called dead. Moving a replica
-// copies the group through a Raft snapshot; on one machine the writes
-// slow down while the new node writes it (BenchmarkClusterReplicaMove in
-// tests/).
+// copies the group through a Raft snapshot (the leader's log is compacted
+// first, CompactBeforeAdd, so that a bulk load's entries do not go
+// through the new replica's in-memory log and trip dragonboat's rate
+// limiter, which stopped the group's writes); on one loaded machine the
+// writes still slow down while the snapshot streams and installs
+// (BenchmarkClusterReplicaMove in tests/).
 //
 // # Debugging
 //

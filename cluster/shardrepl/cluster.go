@@ -310,6 +310,7 @@ func (c *Cluster) manageOnce(ctx context.Context) error {
 			// Decommissioning, decommissioned or dead: placement moves
 			// its replicas away rather than adding any.
 		case !voter && !nonVoter:
+			placement.CompactBeforeAdd(ctx, h, FirstGroup, c.cfg.Logf)
 			if err := h.AddNonVoter(ctx, FirstGroup, r, nd.RaftAddr); err != nil {
 				return fmt.Errorf("adding node %d: %w", nd.ID, err)
 			}

@@ -127,6 +127,26 @@
 //     leadership on (Placement.HandOver) instead of claiming serving.
 //     Placement's allocator leaves this group's leadership alone (see
 //     cluster/placement/doc.go).
+//   - Replica-id generations (generation.go, cluster/placement's
+//     generations.go): placement's allocator moves this group's voters.
+//     The node whose voter moved gets a non-voter of the next generation
+//     (replica id gen<<32 | node id), which the serving node adds and
+//     records in the metadata group ("replica-id/" + group + node); the
+//     node's watcher (watchGeneration, every second) sees the record,
+//     stops its replica, deletes its log data and the group's data in its
+//     engine (shardsm.Store.DropGroup) and joins under the new id as a
+//     non-voter that catches up from a snapshot (placement.Rejoin; a node
+//     started after its voter moved does this in start). The replica id a
+//     node runs is Cluster.replicaID (StepDown restarts that one; a rejoin
+//     and StepDown hold regenMu), the manager loop adds and promotes each
+//     node's recorded id, and the caught-up record names the generation it
+//     is about, so an old record never gets a new replica promoted early.
+//   - Before adding a replica the serving node compacts its log of the
+//     group (placement.CompactBeforeAdd): a new replica fed the group's
+//     history from the log fills its in-memory log past MaxInMemLogBytes
+//     with a bulk load's entries, and dragonboat's rate limiter then
+//     refuses every proposal of the group until it applied them (writes
+//     stopped for ~2 s during a move); from a snapshot it does not.
 //   - GC and bulk ingestion are replicated writes of the serving node
 //     (storage/replication.go, storage/replbulk.go): OpenEngine opens the
 //     engine as a replica's (storage.Options.Replica), whose GC loop runs
