@@ -7,7 +7,7 @@ DATA    ?= ./data
 LISTEN  ?= 127.0.0.1:5433
 PKGS    := ./...
 
-.PHONY: all build run cluster test test-short test-cluster deps vet bench bench-go fuzz clean
+.PHONY: all build run cluster test test-short test-cluster deps vet bench bench-go pgo fuzz clean
 
 all: build
 
@@ -64,6 +64,20 @@ BENCH_FLAGS ?=
 bench: build
 	bash .ci/install-postgres
 	$(GO) run ./tests/bench --bin $(CURDIR)/$(BIN) --out docs/benchmarks.md $(BENCH_FLAGS)
+
+# pgo regenerates cmd/pivotdb/default.pgo, the CPU profile that go build
+# uses for profile-guided optimisation of the server (inlining and
+# devirtualisation of the hot paths; `go build` picks it up by itself for
+# the main package, so `make build` and `go build ./cmd/pivotdb` use it,
+# and `-pgo=off` builds without). It runs PivotDB alone through the bench
+# workloads of issue 23 (tests/bench/pgo.go: point SELECT, UPSERT, range
+# scan, IN-list, mixed), profiling each, and merges the profiles. The
+# profile is taken from a build without PGO so that it does not feed on
+# itself; commit the result after the hot paths change.
+pgo:
+	$(GO) build -pgo=off -o $(BIN).nopgo ./cmd/pivotdb
+	$(GO) run ./tests/bench --bin $(CURDIR)/$(BIN).nopgo --pgo $(CURDIR)/cmd/pivotdb/default.pgo
+	rm -f $(BIN).nopgo
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -25,6 +25,11 @@
 // maps, the statistics sys.partitions shows, id sequences, reshape
 // counters — goes through this package.
 //
+// The catalog's records also have a history (history.go): SetVersioned
+// and DeleteVersioned write a record and its version under the table
+// area's reserved table id 0, and History(ts) reads the catalog's records
+// as of ts.
+//
 // Debugging: storage.FormatKey prints a metadata key as /System/...; every
 // namespace's layout is documented where its records are encoded
 // (sql/catalog/doc.go, partition/keys.go).

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/pivotdb/pivotdb/sql/expr"
@@ -360,7 +361,81 @@ func (pp *pointProgram) evaluateIn(p *RangeProgram, ctx, hctx *expr.Context, row
 		}
 		rs = append(rs, KeyRange{Lower: Bound{Values: vals}, Upper: Bound{Values: vals, Max: true}})
 	}
-	return RangeResult{Ranges: normalizeRanges(rs), Filter: p.residual, Exact: true}, true
+	if !pp.inOrder() {
+		sortPoints(rs)
+	}
+	return RangeResult{Ranges: mergeRanges(rs), Filter: p.residual, Exact: true}, true
+}
+
+// inOrder reports whether evaluateIn's points, built from the IN list's
+// sorted distinct values, are already in key order: no computed key
+// column comes before the IN column (every position before it is the
+// same fixed value in every point).
+func (pp *pointProgram) inOrder() bool {
+	for i := range pp.computed {
+		if pp.computed[i].ck.pos < pp.in.pos {
+			return false
+		}
+	}
+	return true
+}
+
+// sortPoints sorts point ranges of one width (full keys, each range one
+// key) by key. When every first key value is of one integer family, the
+// hash-sharded key's farm_hash column above all, it sorts raw numbers
+// with an index and compares whole bounds only on ties: several times
+// cheaper than sorting the ranges with CompareBounds (5.7% of the IN-list
+// bench's CPU before).
+func sortPoints(rs []KeyRange) {
+	if len(rs) < 2 {
+		return
+	}
+	byLower := func(a, b KeyRange) int { return CompareBounds(a.Lower, b.Lower) }
+	f := rs[0].Lower.Values[0].Family()
+	if !f.IsInteger() {
+		slices.SortFunc(rs, byLower)
+		return
+	}
+	type item struct {
+		k uint64
+		i int
+	}
+	items := make([]item, len(rs))
+	for i, r := range rs {
+		v := r.Lower.Values[0]
+		if v.Family() != f {
+			slices.SortFunc(rs, byLower)
+			return
+		}
+		k := v.Uint()
+		if !f.IsUnsigned() {
+			k ^= 1 << 63 // signed order as unsigned
+		}
+		items[i] = item{k, i}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if c := cmp.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		return CompareBounds(rs[a.i].Lower, rs[b.i].Lower)
+	})
+	// rs[j] becomes rs[items[j].i], cycle by cycle, in place.
+	for j := range items {
+		if items[j].i < 0 {
+			continue
+		}
+		tmp, k := rs[j], j
+		for {
+			next := items[k].i
+			items[k].i = -1
+			if next == j {
+				rs[k] = tmp
+				break
+			}
+			rs[k] = rs[next]
+			k = next
+		}
+	}
 }
 
 // evalArg evaluates an atom's argument. Constants and parameters, by far

@@ -26,6 +26,11 @@ const (
 	AuthTrust AuthMethod = iota
 	// AuthSCRAM makes every connection authenticate with SCRAM-SHA-256.
 	AuthSCRAM
+	// AuthPassword makes every connection send its password in the clear
+	// (AuthenticationCleartextPassword, PostgreSQL's "password" method),
+	// checked against the same stored SCRAM verifiers: for clients without
+	// SCRAM. The password crosses the network as it is, so use it over TLS.
+	AuthPassword
 )
 
 // ParseAuthMethod reads an --auth value.
@@ -35,16 +40,26 @@ func ParseAuthMethod(s string) (AuthMethod, error) {
 		return AuthTrust, nil
 	case "scram", "scram-sha-256":
 		return AuthSCRAM, nil
+	case "password":
+		return AuthPassword, nil
 	}
-	return 0, fmt.Errorf("unknown authentication method %q (want trust or scram)", s)
+	return 0, fmt.Errorf("unknown authentication method %q (want trust, scram or password)", s)
 }
 
 func (m AuthMethod) String() string {
-	if m == AuthSCRAM {
+	switch m {
+	case AuthSCRAM:
 		return "scram"
+	case AuthPassword:
+		return "password"
 	}
 	return "trust"
 }
+
+// NeedsPasswords reports whether connections prove a password: every
+// method but trust, checked against the stored verifiers
+// (Config.Passwords).
+func (m AuthMethod) NeedsPasswords() bool { return m != AuthTrust }
 
 // PasswordStore looks up a user's stored SCRAM-SHA-256 verifier (in
 // PostgreSQL's text form, see package sql/auth). ok is false for a user
@@ -90,11 +105,16 @@ func authFailed(user string) *sqlerr.Error {
 // whether the client may go on; on failure the FATAL has been sent.
 // AuthenticationOk is queued, not flushed, on success.
 func (c *conn) authenticate(user string) bool {
-	if c.srv.cfg.Auth != AuthSCRAM {
+	var err error
+	switch c.srv.cfg.Auth {
+	case AuthSCRAM:
+		err = c.scramExchange(user)
+	case AuthPassword:
+		err = c.passwordExchange(user)
+	default:
 		c.send(&pgproto3.AuthenticationOk{})
 		return true
 	}
-	err := c.scramExchange(user)
 	host := clientHost(c.raw.RemoteAddr())
 	if err == nil {
 		c.srv.authThrottle.succeeded(host)
@@ -200,6 +220,61 @@ func (c *conn) scramExchange(user string) error {
 		return fail("user does not exist or has no password")
 	}
 	c.send(&pgproto3.AuthenticationSASLFinal{Data: []byte(s2)})
+	return nil
+}
+
+// passwordExchange asks for the password in the clear
+// (AuthenticationCleartextPassword) and checks it against the user's stored
+// SCRAM verifier (auth.CheckPassword), as PostgreSQL's "password" method
+// does with SCRAM secrets. An unknown user, or one without a password, is
+// checked against mock credentials, so that the answer takes as long and
+// says the same as for a wrong password. An empty password is refused
+// before any check, as PostgreSQL refuses it.
+func (c *conn) passwordExchange(user string) error {
+	fail := func(why string) error {
+		e := authFailed(user)
+		e.Detail = why
+		return e
+	}
+	c.send(&pgproto3.AuthenticationCleartextPassword{})
+	if err := c.flush(); err != nil {
+		return err
+	}
+	if err := c.be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
+		return err
+	}
+	msg, err := c.be.Receive()
+	if err != nil {
+		return c.authReceiveError(err)
+	}
+	pm, ok := msg.(*pgproto3.PasswordMessage)
+	if !ok {
+		return protocolViolation(fmt.Sprintf("expected password response, got %T", msg))
+	}
+	if pm.Password == "" {
+		return fail("empty password returned by client")
+	}
+	creds := mockCredentials(user)
+	known := false
+	if c.srv.cfg.Passwords != nil {
+		if v, ok := c.srv.cfg.Passwords.PasswordVerifier(user); ok {
+			sc, err := auth.Parse(v)
+			if err != nil {
+				c.log.Error("server: stored password verifier is invalid", "user", user, "err", err)
+			} else {
+				creds, known = sc, true
+			}
+		}
+	}
+	match, err := auth.CheckPassword(creds, pm.Password)
+	switch {
+	case err != nil:
+		return fail("password check failed: " + err.Error())
+	case !known:
+		return fail("user does not exist or has no password")
+	case !match:
+		return fail("wrong password")
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/pivotdb/pivotdb/activity"
+	"github.com/pivotdb/pivotdb/sql"
 	"github.com/pivotdb/pivotdb/sql/memory"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
@@ -104,6 +105,13 @@ type conn struct {
 	msgRefused error
 	// resultAcct is the account that rows being sent are reserved in.
 	resultAcct *memory.Account
+	// simpleWire is the wire encoder's memory of the last simple-query
+	// statement, for the next (sql.WireOf); prepared statements keep
+	// their own (statement.wire).
+	simpleWire *sql.WireRows
+	// sparePortal is the memory of the last unnamed portal closed, for
+	// the next Bind (newPortal); nil when none.
+	sparePortal *portal
 
 	mu      sync.Mutex
 	state   connState

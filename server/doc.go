@@ -14,8 +14,11 @@
 //	      │                  startup packet, MaxConnections, the Session,
 //	      │                  ParameterStatus, BackendKeyData, ReadyForQuery.
 //	      ├ auth.go          trust, or SCRAM-SHA-256 (xdg-go/scram) against
-//	      │                  the verifiers of Config.Passwords; refusal of
-//	      │                  plaintext clients under Config.TLSRequired.
+//	      │                  the verifiers of Config.Passwords, or a
+//	      │                  cleartext password checked against the same
+//	      │                  verifiers (AuthPassword, auth.CheckPassword);
+//	      │                  refusal of plaintext clients under
+//	      │                  Config.TLSRequired.
 //	      ├ authdelay.go     failed logins answered after a delay that grows
 //	      │                  per client address (auth_delay, doubling).
 //	      ├ query.go         simple protocol: Query → statements in turn.
@@ -152,7 +155,12 @@
 // straight from each row's stored key and value (rowenc.WireEncoder;
 // sendWireRow writes the DataRow around them). The bytes are those sendRow
 // would send (TestWireRowsMatchTyped); a range scan of 1,000 rows costs
-// about a third less CPU that way (issue 23's note). BenchmarkWire
+// about a third less CPU that way (issue 23's note). The encoder's memory
+// is kept per prepared statement (statement.wire; conn.simpleWire for the
+// simple protocol) and lent to one portal at a time, so executing a
+// prepared point SELECT again sets it up without allocating
+// (TestWireRowsReuse covers two open portals, other formats and a schema
+// change between executions). BenchmarkWire
 // (wire_bench_test.go) measures the bench rows of tests/bench in process
 // in CPU time per operation.
 package server

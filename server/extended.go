@@ -27,6 +27,11 @@ type statement struct {
 	// paramOIDs are the types the client declared in Parse; it may be
 	// shorter than prep.ParamTypes, and 0 means "infer".
 	paramOIDs []uint32
+	// wire is the wire encoder's memory of the statement's last finished
+	// execution, for the next one (sql.WireOf); nil while a portal uses
+	// it or before the first. Reusing it saves the encoder's set-up
+	// allocations on every execution of a prepared point SELECT.
+	wire *sql.WireRows
 }
 
 // paramOID is the type of parameter i on the wire: what ParameterDescription
@@ -45,6 +50,7 @@ func (s *statement) paramOID(i int) uint32 {
 // between Execute messages when a row limit suspends it.
 type portal struct {
 	prep    *sql.Prepared // kept even if the statement is closed, as in PostgreSQL
+	st      *statement    // the statement bound; its wire memory is lent to the portal
 	params  []types.Value
 	formats []int16 // result format per column
 	// ctx lives as long as the portal, because the engine may tie the
@@ -57,7 +63,7 @@ type portal struct {
 	acct *memory.Account
 
 	res       sql.Result // nil before the first Execute and after the last
-	sendNext  rowSender  // queues res's next row; set with res
+	send      rowSender  // queues res's rows; set with res
 	suspended bool       // a row limit stopped an Execute early
 	done      bool       // ran to completion; tag holds its command tag
 	failed    bool       // an Execute failed; the portal cannot run again
@@ -65,12 +71,22 @@ type portal struct {
 }
 
 func (p *portal) close() {
-	if p.res != nil {
-		p.res.Close()
-		p.res = nil
-	}
+	p.closeResult()
 	p.cancel(nil)
 	p.acct.Close()
+}
+
+// closeResult closes the portal's Result, if open, and gives the wire
+// memory its rows used back to the statement.
+func (p *portal) closeResult() {
+	if p.res == nil {
+		return
+	}
+	p.res.Close()
+	p.res = nil
+	if w := p.send.finish(); w != nil && p.st.wire == nil {
+		p.st.wire = w
+	}
 }
 
 // release drops what a portal that cannot run again holds: its parameter
@@ -87,15 +103,39 @@ func (p *portal) release() {
 func (c *conn) closePortal(name string) {
 	if p, ok := c.portals[name]; ok {
 		delete(c.portals, name)
-		p.close()
+		c.dropPortal(name, p)
 	}
 }
 
 func (c *conn) closeAllPortals() {
 	for name, p := range c.portals {
 		delete(c.portals, name)
-		p.close()
+		c.dropPortal(name, p)
 	}
+}
+
+// dropPortal closes p, removed from c.portals. The unnamed portal's memory
+// is kept for the next Bind (newPortal): clients bind it for every
+// statement. Portals are dropped only between messages (Bind, Close,
+// Query, ReadyForQuery, the connection's end), never while an Execute
+// runs one, so clearing p here cannot pull it from under a running
+// statement.
+func (c *conn) dropPortal(name string, p *portal) {
+	p.close()
+	if name == "" {
+		*p = portal{}
+		c.sparePortal = p
+	}
+}
+
+// newPortal returns a zero portal, the last unnamed one's memory when
+// there is one.
+func (c *conn) newPortal() *portal {
+	if p := c.sparePortal; p != nil {
+		c.sparePortal = nil
+		return p
+	}
+	return new(portal)
 }
 
 // extendedError reports an error in the extended protocol and discards
@@ -159,7 +199,9 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	}
 	ctx, cancel := context.WithCancelCause(memory.WithAccount(c.ctx, acct))
 	c.msgAcct = nil // the portal owns it now
-	c.portals[m.DestinationPortal] = &portal{prep: st.prep, params: params, formats: formats, ctx: ctx, cancel: cancel, acct: acct}
+	p := c.newPortal()
+	*p = portal{prep: st.prep, st: st, params: params, formats: formats, ctx: ctx, cancel: cancel, acct: acct}
+	c.portals[m.DestinationPortal] = p
 	c.send(&pgproto3.BindComplete{})
 	return nil
 }
@@ -300,10 +342,7 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 	c.setRunning(nil)
 	if err != nil {
 		p.failed = true
-		if p.res != nil {
-			p.res.Close()
-			p.res = nil
-		}
+		p.closeResult()
 		p.release()
 		return c.extendedError(p.ctx, err)
 	}
@@ -321,7 +360,11 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 			return err
 		}
 		p.res = res
-		p.sendNext = c.rowSender(res, p.prep.Columns, p.formats)
+		// The statement's wire memory is lent to this portal until its
+		// result closes; another portal of the statement open meanwhile
+		// gets its own.
+		p.send.start(res, p.prep.Columns, p.formats, p.st.wire)
+		p.st.wire = nil
 	}
 	if cs := sql.CopyOf(p.res); cs != nil {
 		tag, err := c.runCopy(cs, p.res)
@@ -329,8 +372,7 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 			return err
 		}
 		p.tag = tag
-		p.res.Close()
-		p.res = nil
+		p.closeResult()
 		p.done = true
 		p.release()
 		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
@@ -342,14 +384,13 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 			c.send(&pgproto3.PortalSuspended{})
 			return nil
 		}
-		more, err := p.sendNext(p.ctx)
+		more, err := p.send.next(p.ctx, c)
 		if err != nil {
 			return err
 		}
 		if !more {
 			p.tag = p.res.Tag()
-			p.res.Close()
-			p.res = nil
+			p.closeResult()
 			p.done = true
 			p.release()
 			tag := p.tag

@@ -112,9 +112,12 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) (string,
 	if cols != nil {
 		c.send(rowDescription(cols, formats))
 	}
-	sendNext := c.rowSender(res, cols, formats)
+	var send rowSender
+	send.start(res, cols, formats, c.simpleWire)
+	c.simpleWire = nil
+	defer func() { c.simpleWire = send.finish() }()
 	for {
-		more, err := sendNext(ctx)
+		more, err := send.next(ctx, c)
 		if err != nil {
 			return "", err
 		}

@@ -138,30 +138,60 @@ func (c *conn) sendRow(cols []sql.ResultColumn, formats []int16, row []types.Val
 	return nil
 }
 
-// rowSender queues the next row of a result as a DataRow; more is false
-// at the end of the rows.
-type rowSender func(ctx context.Context) (more bool, err error)
+// rowSender queues the rows of a result as DataRows: straight from their
+// stored encoding when the engine offers it (sql.WireOf: a plain
+// projection of stored columns), else value by value (sendRow). It is a
+// value kept in its portal rather than a closure, and its WireRows comes
+// from the prepared statement's last execution, so that a point SELECT's
+// way out allocates nothing per execution.
+type rowSender struct {
+	res     sql.Result
+	cols    []sql.ResultColumn
+	formats []int16
+	wire    *sql.WireRows // nil: value by value
+	spare   *sql.WireRows // start's reuse when the rows go value by value
+}
 
-// rowSender returns the way res's rows go out: straight from their stored
-// encoding when the engine offers it (sql.WireOf: a plain projection of
-// stored columns), else value by value (sendRow).
-func (c *conn) rowSender(res sql.Result, cols []sql.ResultColumn, formats []int16) rowSender {
-	if w := sql.WireOf(res, formats); w != nil && len(cols) <= math.MaxUint16 {
-		return func(ctx context.Context) (bool, error) {
-			more, err := w.Next(ctx)
-			if !more || err != nil {
-				return false, err
-			}
-			return true, c.sendWireRow(w, len(cols))
-		}
+// start readies s for res's rows. reuse is a WireRows no longer in use, or
+// nil; s.wire, when set, is the one to give back once res is done.
+func (s *rowSender) start(res sql.Result, cols []sql.ResultColumn, formats []int16, reuse *sql.WireRows) {
+	*s = rowSender{res: res, cols: cols, formats: formats}
+	if len(cols) <= math.MaxUint16 {
+		s.wire = sql.WireOf(res, formats, reuse)
 	}
-	return func(ctx context.Context) (bool, error) {
-		row, err := res.Next(ctx)
-		if row == nil || err != nil {
+	if s.wire == nil {
+		s.spare = reuse
+	}
+}
+
+// next queues res's next row; more is false at the end of the rows.
+func (s *rowSender) next(ctx context.Context, c *conn) (more bool, err error) {
+	if s.wire != nil {
+		more, err := s.wire.Next(ctx)
+		if !more || err != nil {
 			return false, err
 		}
-		return true, c.sendRow(cols, formats, row)
+		return true, c.sendWireRow(s.wire, len(s.cols))
 	}
+	row, err := s.res.Next(ctx)
+	if row == nil || err != nil {
+		return false, err
+	}
+	return true, c.sendRow(s.cols, s.formats, row)
+}
+
+// finish ends s's use of its result and returns the WireRows start was
+// given or made (released, ready for reuse), or nil.
+func (s *rowSender) finish() *sql.WireRows {
+	w := s.wire
+	if w == nil {
+		w = s.spare
+	}
+	if w != nil {
+		w.Release()
+	}
+	*s = rowSender{}
+	return w
 }
 
 // sendWireRow is sendRow for the current row of w, whose fields w appends

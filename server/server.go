@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -71,10 +72,11 @@ type Config struct {
 	AuthFailureMaxDelay time.Duration
 	// Auth selects how clients authenticate: AuthTrust (the zero value)
 	// admits every user, AuthSCRAM makes every connection prove its
-	// password with SCRAM-SHA-256 against Passwords.
+	// password with SCRAM-SHA-256 against Passwords, AuthPassword makes
+	// it send the password in the clear, checked against Passwords.
 	Auth AuthMethod
 	// Passwords looks up the stored SCRAM verifiers; required with
-	// AuthSCRAM. FromSQL's engine provides it.
+	// AuthSCRAM and AuthPassword. FromSQL's engine provides it.
 	Passwords PasswordStore
 	// MaxConnections caps the connections served at once; one more gets
 	// FATAL 53300 during startup. Zero means no cap. CancelRequest
@@ -202,8 +204,8 @@ func New(cfg Config, engine Engine) *Server {
 // Listen binds Config.Listen. Addr is valid afterwards, which is how callers
 // listening on port 0 learn the port before Serve runs.
 func (s *Server) Listen() error {
-	if s.cfg.Auth == AuthSCRAM && s.cfg.Passwords == nil {
-		return errors.New("server: SCRAM authentication needs a password store")
+	if s.cfg.Auth.NeedsPasswords() && s.cfg.Passwords == nil {
+		return fmt.Errorf("server: %s authentication needs a password store", s.cfg.Auth)
 	}
 	if s.cfg.TLSRequired && s.cfg.TLS == nil {
 		return errors.New("server: TLS is required but no certificate is configured")

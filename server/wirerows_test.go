@@ -134,3 +134,53 @@ func TestWireRowsPortalSuspended(t *testing.T) {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
 }
+
+// TestWireRowsReuse checks the wire encoder memory a prepared statement
+// keeps between executions (statement.wire): two portals of one statement
+// open at once, with other result formats, each get their own; the next
+// execution after a portal closes reuses its memory with new formats; and
+// after a column before the projected one is dropped, the reused encoder
+// reads the new layout, not the old one.
+func TestWireRowsReuse(t *testing.T) {
+	ts := startSQLServer(t)
+	ctx := testContext(t)
+	setup := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	for _, stmt := range []string{
+		"CREATE TABLE p (k Int64, a Utf8, v Utf8, PRIMARY KEY (k))",
+		"INSERT INTO p VALUES (1, 'x', 'a'), (2, 'y', 'b'), (3, 'z', NULL), (4, 'w', 'd'), (5, 'u', 'e')",
+	} {
+		if _, err := setup.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := ts.rawStartup(t)
+	check := func(want ...string) {
+		t.Helper()
+		if got := rc.expectUntilReady(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("got  %q\nwant %q", got, want)
+		}
+	}
+	rc.send(&pgproto3.Parse{Name: "s", Query: "SELECT v, k FROM p WHERE k >= $1", ParameterOIDs: []uint32{20}},
+		&pgproto3.Bind{PreparedStatement: "s", DestinationPortal: "p1", Parameters: [][]byte{[]byte("2")}, ResultFormatCodes: []int16{0, 1}},
+		&pgproto3.Execute{Portal: "p1", MaxRows: 1},
+		&pgproto3.Bind{PreparedStatement: "s", DestinationPortal: "p2", Parameters: [][]byte{[]byte("4")}},
+		&pgproto3.Execute{Portal: "p2"},
+		&pgproto3.Execute{Portal: "p1"},
+		&pgproto3.Sync{})
+	check("ParseComplete", "BindComplete", "DataRow b,\x00\x00\x00\x00\x00\x00\x00\x02", "PortalSuspended",
+		"BindComplete", "DataRow d,4", "DataRow e,5", "CommandComplete SELECT 2",
+		"DataRow NULL,\x00\x00\x00\x00\x00\x00\x00\x03", "DataRow d,\x00\x00\x00\x00\x00\x00\x00\x04",
+		"DataRow e,\x00\x00\x00\x00\x00\x00\x00\x05", "CommandComplete SELECT 3", "ReadyForQuery I")
+	rc.send(&pgproto3.Bind{PreparedStatement: "s", Parameters: [][]byte{[]byte("5")}, ResultFormatCodes: []int16{1}},
+		&pgproto3.Execute{}, &pgproto3.Sync{})
+	check("BindComplete", "DataRow e,\x00\x00\x00\x00\x00\x00\x00\x05", "CommandComplete SELECT 1", "ReadyForQuery I")
+	if _, err := setup.Exec(ctx, "ALTER TABLE p DROP COLUMN a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setup.Exec(ctx, "INSERT INTO p VALUES (6, 'f')"); err != nil {
+		t.Fatal(err)
+	}
+	rc.send(&pgproto3.Bind{PreparedStatement: "s", Parameters: [][]byte{[]byte("4")}},
+		&pgproto3.Execute{}, &pgproto3.Sync{})
+	check("BindComplete", "DataRow d,4", "DataRow e,5", "DataRow f,6", "CommandComplete SELECT 3", "ReadyForQuery I")
+}

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -16,9 +18,9 @@ func asOfLiteral(ts hlc.Timestamp) string { return fmt.Sprintf("%d.%010d", ts.Wa
 // TestAsOfSchemaChanges: a historical statement binds against the catalog
 // of its time (its tables, columns and indexes), a table dropped or
 // rewritten since is refused clearly (its rows are gone), and where the
-// catalog does not know the schema of then (before the server started, or
-// in a block AS OF SYSTEM TIME) a read of a table changed since is
-// refused.
+// catalog does not know the schema of then (in a block AS OF SYSTEM
+// TIME) a read of a table changed since is refused. After a restart the
+// catalog's history on disk gives the same answers.
 func TestAsOfSchemaChanges(t *testing.T) {
 	e := testEngine(t)
 	s := testSession(t, e)
@@ -70,13 +72,24 @@ func TestAsOfSchemaChanges(t *testing.T) {
 	if err != nil || len(p.Columns) != 2 {
 		t.Fatalf("prepared before ADD COLUMN: %v %v", p, err)
 	}
-	// A block AS OF SYSTEM TIME still reads with today's schema: it
-	// refuses a table changed since, and the failed block rolls back.
+	// A block AS OF SYSTEM TIME binds every statement against the
+	// catalog of its time too.
 	query(t, s, "BEGIN AS OF SYSTEM TIME "+asOfLiteral(t1))
-	if _, err := tryQuery(s, "SELECT count(*) FROM a"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.FeatureNotSupported {
-		t.Fatalf("in a block before ADD COLUMN: %s", code(err))
+	if got := formatRows(query(t, s, "SELECT * FROM a ORDER BY k")); got != "1,10|2,20" {
+		t.Fatalf("in a block before ADD COLUMN: %q", got)
+	}
+	if _, err := tryQuery(s, "SELECT w FROM a"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedColumn {
+		t.Fatalf("in a block, a column added since: %s", code(err))
 	}
 	query(t, s, "ROLLBACK")
+	query(t, s, "BEGIN AS OF SYSTEM TIME "+asOfLiteral(t1))
+	if _, err := tryQuery(s, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t2)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.FeatureNotSupported {
+		t.Fatalf("in a block, another AS OF time: %s", code(err))
+	}
+	query(t, s, "ROLLBACK")
+	if got := formatRows(query(t, s, "SELECT k, w FROM a ORDER BY k")); got != "1,6|2,5" {
+		t.Fatalf("after the block: %q", got)
+	}
 	// A rewrite (ALTER COLUMN TYPE) makes a new table and removes the old
 	// one's rows: before it, the old table is named but its rows are gone.
 	query(t, s, "ALTER TABLE a ALTER COLUMN v TYPE Int32")
@@ -101,8 +114,8 @@ func TestAsOfSchemaChanges(t *testing.T) {
 	if _, err := tryQuery(s, "SELECT * FROM d AS OF SYSTEM TIME "+asOfLiteral(t3)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
 		t.Fatalf("before the dropped table was created: %s", code(err))
 	}
-	// Restarted, the catalog does not know the schema of before the
-	// start: the schema times refuse a table changed since.
+	// Restarted, the catalog's history on disk knows the schema of
+	// before the start: the same answers as before the restart.
 	dir := e.opts.DataDir
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -113,8 +126,11 @@ func TestAsOfSchemaChanges(t *testing.T) {
 	}
 	defer e2.Close()
 	s2 := testSession(t, e2)
-	if _, err := tryQuery(s2, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t2)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
-		t.Fatalf("after a restart, before a rewrite: %s", code(err))
+	s = s2
+	dropped(t2, "SELECT * FROM a")
+	dropped(t4, "SELECT * FROM d")
+	if _, err := tryQuery(s2, "SELECT * FROM a AS OF SYSTEM TIME "+asOfLiteral(t0)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
+		t.Fatalf("after a restart, before the table was created: %s", code(err))
 	}
 	if got := formatRows(query(t, s2, "SELECT k, v FROM a AS OF SYSTEM TIME "+asOfLiteral(t3)+" ORDER BY k")); got != "1,10|2,20" {
 		t.Fatalf("after a restart, after the rewrite: %q", got)
@@ -174,5 +190,157 @@ func TestClusterLogicalTimestamp(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT cluster_logical_timestamp()::Utf8 FROM c AS OF SYSTEM TIME "+then)[0][0].Str(); got != then {
 		t.Fatalf("a historical statement's cluster_logical_timestamp() = %s, want %s", got, then)
+	}
+}
+
+// TestAsOfBeforeCatalogHistory: a data directory written before the
+// catalog kept its history (simulated by removing the history and its
+// start) starts the history at its next open; a read AS OF SYSTEM TIME
+// before that falls back to today's schema, and the schema times refuse
+// a table whose columns changed since (0A000), one created since (42P01),
+// and read one unchanged.
+func TestAsOfBeforeCatalogHistory(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE same (k Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO same VALUES (1)")
+	query(t, s, "CREATE TABLE changed (k Int64, PRIMARY KEY (k))")
+	t1, err := e.storage.Clock().Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	query(t, s, "ALTER TABLE changed ADD COLUMN v Int64")
+	query(t, s, "CREATE TABLE later (k Int64, PRIMARY KEY (k))")
+	dir := e.opts.DataDir
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(dir, storage.Options{NoSync: true, Logger: e.opts.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := st.NewBatch()
+	if err := b.Delete(append(append([]byte(nil), meta.Catalog...), "history-start"...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteRange(meta.CatalogHistorySpan()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e2, err := Open(Options{DataDir: dir, NoSync: true, Logger: e.opts.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	s2 := testSession(t, e2)
+	at := " AS OF SYSTEM TIME " + asOfLiteral(t1)
+	if got := formatRows(query(t, s2, "SELECT k FROM same"+at)); got != "1" {
+		t.Fatalf("an unchanged table before the history: %q", got)
+	}
+	for sql, code := range map[string]string{"SELECT * FROM changed": sqlerr.FeatureNotSupported, "SELECT * FROM later": sqlerr.UndefinedTable} {
+		if _, err := tryQuery(s2, sql+at); sqlerr.As(err) == nil || sqlerr.As(err).Code != code {
+			t.Fatalf("%s before the history: %v, want %s", sql, err, code)
+		}
+	}
+	// After the history's start, exact again.
+	t2, _ := e2.storage.Clock().Now()
+	query(t, s2, "ALTER TABLE changed DROP COLUMN v")
+	if got := formatRows(query(t, s2, "SELECT * FROM changed AS OF SYSTEM TIME "+asOfLiteral(t2))); got != "" {
+		t.Fatalf("after the history's start: %q", got)
+	}
+	if p, err := s2.Prepare(context.Background(), "SELECT * FROM changed AS OF SYSTEM TIME "+asOfLiteral(t2), nil); err != nil || len(p.Columns) != 2 {
+		t.Fatalf("after the history's start, the columns of then: %v %v", p, err)
+	}
+}
+
+// TestCatalogHistoryGC: GC collects the catalog's history with the longest
+// window of any table: while a table keeps versions for an hour, the
+// schema of a minute-old time is known after a pass; once no table keeps
+// them longer than the engine's window, a pass removes the history of
+// then, and At reports the time inexact.
+func TestCatalogHistoryGC(t *testing.T) {
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: testEngineLogger(), GCTTL: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := testSession(t, e)
+	query(t, s, `CREATE TABLE h (k Int64, PRIMARY KEY (k)) WITH (GC_TTL = Interval("PT1H"))`)
+	t1, _ := e.storage.Clock().Now()
+	query(t, s, "ALTER TABLE h ADD COLUMN v Int64")
+	time.Sleep(100 * time.Millisecond)
+	// Past the generations in memory: the history on disk answers.
+	e.catalog.SetHistoryStart(hlc.Timestamp{WallTime: t1.WallTime + int64(time.Hour)})
+	cols := func() (int, bool) {
+		snap, exact := e.catalog.At(t1)
+		db, ok := snap.Database("pivotdb")
+		if !ok {
+			return -1, exact
+		}
+		tb, ok := snap.Table(db.ID, "h")
+		if !ok {
+			return -1, exact
+		}
+		return len(tb.Columns), exact
+	}
+	if _, err := e.storage.RunGC(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, exact := cols(); !exact || n != 1 {
+		t.Fatalf("with a table kept for an hour, after a GC pass: exact %v, %d columns", exact, n)
+	}
+	query(t, s, `ALTER TABLE h RESET (GC_TTL)`)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := e.storage.RunGC(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, exact := cols(); exact {
+		t.Fatal("the history below its GC threshold is still exact")
+	}
+}
+
+// TestAsOfPrivilegesNow: a historical read needs the privileges of now as
+// well as those of its time: a REVOKE is not undone by reading from
+// before it, and a GRANT made since does not open what was closed then.
+func TestAsOfPrivilegesNow(t *testing.T) {
+	e := testEngine(t)
+	s := testSession(t, e)
+	query(t, s, "CREATE TABLE secret (k Int64, PRIMARY KEY (k))")
+	query(t, s, "INSERT INTO secret VALUES (1)")
+	query(t, s, "CREATE VIEW sv AS SELECT k FROM secret")
+	query(t, s, "CREATE ROLE reader LOGIN")
+	query(t, s, "GRANT SELECT ON secret, sv TO reader")
+	t1, _ := e.storage.Clock().Now()
+	query(t, s, "REVOKE SELECT ON secret, sv FROM reader")
+	r, err := e.NewSession("pivotdb", "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, rel := range []string{"secret", "sv"} {
+		if _, err := tryQuery(r, "SELECT * FROM "+rel+" AS OF SYSTEM TIME "+asOfLiteral(t1)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.InsufficientPrivilege {
+			t.Fatalf("%s AS OF before a REVOKE: %v", rel, err)
+		}
+	}
+	query(t, r, "BEGIN AS OF SYSTEM TIME "+asOfLiteral(t1))
+	if _, err := tryQuery(r, "SELECT * FROM secret"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.InsufficientPrivilege {
+		t.Fatalf("in a block AS OF before a REVOKE: %v", err)
+	}
+	query(t, r, "ROLLBACK")
+	// Granted since: still closed at t1's catalog.
+	t2, _ := e.storage.Clock().Now()
+	query(t, s, "GRANT SELECT ON secret TO reader")
+	if _, err := tryQuery(r, "SELECT * FROM secret AS OF SYSTEM TIME "+asOfLiteral(t2)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.InsufficientPrivilege {
+		t.Fatalf("AS OF before a GRANT: %v", err)
+	}
+	t3, _ := e.storage.Clock().Now()
+	if got := formatRows(query(t, r, "SELECT * FROM secret AS OF SYSTEM TIME "+asOfLiteral(t3))); got != "1" {
+		t.Fatalf("AS OF after the GRANT: %q", got)
 	}
 }

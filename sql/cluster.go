@@ -39,6 +39,7 @@ type ClusterNode struct {
 	Membership                string // active, decommissioning, decommissioned
 	Replicas, Voters, Leaders int
 	Bytes                     int64
+	Locality                  string // --locality ("az=a,rack=1"); "": none (NULL)
 }
 
 // KindDecommission is the job_type of ALTER CLUSTER DECOMMISSION NODE.
@@ -53,7 +54,7 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	c := s.e.opts.Cluster
 	if c == nil {
 		return [][]types.Value{{types.NewInt64(1), types.NullValue, types.NullValue, types.NewBool(true),
-			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0)}}, nil
+			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NullValue}}, nil
 	}
 	nodes, err := c.Nodes(context.Background())
 	if err != nil {
@@ -69,7 +70,7 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	for _, n := range nodes {
 		out = append(out, []types.Value{types.NewInt64(int64(n.ID)), text(n.Address), text(n.SQLAddress),
 			types.NewBool(n.Live), types.NewBool(n.Membership == "decommissioned"), types.NewUtf8(n.Membership),
-			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders)), types.NewInt64(n.Bytes)})
+			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders)), types.NewInt64(n.Bytes), text(n.Locality)})
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/types"
 )
 
 // TestSchemaChangeWaitsForWriters: CREATE INDEX, DROP INDEX, REINDEX and
@@ -148,7 +149,15 @@ func TestDropTruncateWaitForWriters(t *testing.T) {
 				t.Fatalf("did not wait for the writer: %v", err)
 			case <-time.After(50 * time.Millisecond):
 			}
-			waiting := query(t, c, "SELECT mode FROM pg_locks WHERE locktype = 'relation' AND NOT granted")
+			// On a loaded machine the change may take a while to queue:
+			// wait for its entry rather than for a fixed time.
+			var waiting [][]types.Value
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				waiting = query(t, c, "SELECT mode FROM pg_locks WHERE locktype = 'relation' AND NOT granted")
+				if len(waiting) != 0 || time.Now().After(deadline) {
+					break
+				}
+			}
 			if len(waiting) != 1 || waiting[0][0].Str() != "ShareLock" {
 				t.Fatalf("pg_locks: %v", waiting)
 			}

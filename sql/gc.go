@@ -3,6 +3,7 @@ package sql
 import (
 	"time"
 
+	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/storage"
 )
 
@@ -31,14 +32,24 @@ func (e *Engine) gcTTL(id uint64) (time.Duration, bool) {
 	return 0, false
 }
 
-// gcTargets lists every shard of every table and index with its window.
+// gcTargets lists every shard of every table and index with its window,
+// and the catalog's history (meta.CatalogHistorySpan) with the longest
+// window of all: a table whose rows a historical read can still see has
+// its schema of then (sql/catalog/history.go).
 func (e *Engine) gcTargets() []storage.GCTarget {
 	var out []storage.GCTarget
+	longest, _ := e.storage.DefaultTTL()
 	for _, id := range e.shards.Tables() {
-		ttl, _ := e.gcTTL(id)
+		ttl, ok := e.gcTTL(id)
+		if ok {
+			longest = max(longest, ttl)
+		}
 		for _, span := range e.shardSpans(id) {
 			out = append(out, storage.GCTarget{Span: span, TTL: ttl})
 		}
+	}
+	if longest > 0 {
+		out = append(out, storage.GCTarget{Span: meta.CatalogHistorySpan(), TTL: longest})
 	}
 	return out
 }

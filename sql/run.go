@@ -104,6 +104,8 @@ func (s *Session) run(ctx context.Context, st bind.Statement, params []types.Val
 		return s.runGrant(ctx, st)
 	case *bind.AlterOwner:
 		return s.alterOwner(ctx, st)
+	case *bind.Comment:
+		return s.comment(ctx, st)
 
 	case *bind.Txn:
 		return s.runTxn(ctx, st)

@@ -413,6 +413,8 @@ func (s *Session) bindEnv() *bind.Env {
 		Cursor:      s.cursorColumns,
 		OpenCursors: s.openCursors,
 		TempPrefix:  s.tempPrefix,
+		// A historical statement must hold today's privileges too.
+		Current: s.currentCatalog(snap),
 	}
 }
 
@@ -484,7 +486,9 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 		s.onError()
 		return nil, err
 	}
-	if s.stmtAsOf != nil {
+	// A block AS OF SYSTEM TIME bound against the catalog of its time
+	// (asOfCatalog) reads through a plain view, as a historical SELECT.
+	if s.stmtAsOf != nil || (s.txnAsOf != nil && s.asOfBound != nil) {
 		if _, err := s.asOfSnapshot(st.Txn == nil); err != nil {
 			s.statementDone()
 			s.onError()

@@ -33,13 +33,16 @@ import (
 //   - now() and the TTL cutoff of such a statement are x: rows show as
 //     they were, TTL included.
 //   - The schema is the one of x when the catalog knows it (asOfCatalog:
-//     x after the server's start and within the catalog generations kept):
-//     tables created since do not exist (42P01), columns and indexes are
-//     those of then. A table or index dropped, truncated or rewritten
-//     since is named but its rows are gone: 0A000 (droppedSinceError).
-//     Otherwise (and in a block AS OF SYSTEM TIME) the schema is today's
-//     and the schema times (storage/schematime.go) refuse a table whose
-//     definition changed after x (schemaChangedError).
+//     the catalog's generations in memory or its history on disk, which
+//     reach back to the retention window's start or to the first start of
+//     a data directory written before the history existed), for a SELECT
+//     and for every statement of a block AS OF SYSTEM TIME: tables created
+//     since do not exist (42P01), columns and indexes are those of then.
+//     A table or index dropped, truncated or rewritten since is named but
+//     its rows are gone: 0A000 (droppedSinceError). Otherwise (x before
+//     the history's start or below its GC threshold) the schema is
+//     today's and the schema times (storage/schematime.go) refuse a table
+//     whose definition changed after x (schemaChangedError).
 //
 // Read holds: a session holds the oldest read timestamp its open reads may
 // still use (storage.ReadHold), so GC never collects a version they need —
@@ -70,7 +73,7 @@ func (s *Session) prepareAsOf(st bind.Statement) error {
 	if !ok || sel.AsOf == nil {
 		return nil
 	}
-	if s.asOfBound != nil {
+	if s.asOfBound != nil && s.txnAsOf == nil {
 		s.stmtAsOf = s.asOfBound
 		return nil
 	}
@@ -98,23 +101,36 @@ func (s *Session) prepareAsOf(st bind.Statement) error {
 	return nil
 }
 
-// asOfCatalog makes a SELECT ... AS OF SYSTEM TIME about to be bound bind
-// against the catalog of its time, when the catalog knows it exactly
-// (catalog.Catalog.At: a time after the server's start, within the
-// generations kept): the statement sees the tables, columns and indexes
-// of then, and reads them through a plain view. When it does not, the
+// asOfCatalog makes a SELECT ... AS OF SYSTEM TIME (or any statement of a
+// block AS OF SYSTEM TIME) about to be bound bind against the catalog of
+// its time, when the catalog knows it exactly (catalog.Catalog.At: its
+// generations in memory or its history on disk): the statement sees the
+// tables, columns and indexes of then, and reads them through a plain
+// view. When it does not, the
 // statement binds against today's schema and reads through a historical
 // view (storage.View.Historical), which refuses tables whose definition
-// changed since (schemaChangedError). Inside a transaction (where the AS
-// OF time must be the transaction's own) the statement keeps the
+// changed since (schemaChangedError). Inside another transaction (where
+// the AS OF time must be the transaction's own) the statement keeps the
 // transaction's catalog. The time is resolved once, here, and
 // prepareAsOf keeps it: a relative time resolved again could fall after
 // a schema change the binding did not see.
 func (s *Session) asOfCatalog(st *parser.Statement) {
 	s.asOfBound = nil
+	if s.txnAsOf != nil {
+		// A block AS OF SYSTEM TIME: every statement binds against the
+		// catalog of the block's time (a SELECT naming another time
+		// is refused by prepareAsOf). Read-only, so it has no pending
+		// schema change.
+		if cat, exact := s.e.catalog.At(*s.txnAsOf); exact {
+			ts := *s.txnAsOf
+			s.stmtCatalog = cat
+			s.asOfBound = &ts
+		}
+		return
+	}
 	// st.AsOf first: building the binder's Env for every statement cost
 	// a dozen allocations of each point SELECT (issue 23).
-	if st.AsOf == nil || s.txn != nil || s.txnAsOf != nil || (s.tddl != nil && s.tddl.pending != nil) {
+	if st.AsOf == nil || s.txn != nil || (s.tddl != nil && s.tddl.pending != nil) {
 		return
 	}
 	a := bind.StatementAsOf(st, s.bindEnv())
@@ -131,6 +147,19 @@ func (s *Session) asOfCatalog(st *parser.Statement) {
 	}
 	s.stmtCatalog = cat
 	s.asOfBound = &ts
+}
+
+// currentCatalog is bind.Env.Current for a statement bound against snap:
+// the newest committed catalog when snap is the catalog of an AS OF
+// SYSTEM TIME, nil otherwise.
+func (s *Session) currentCatalog(snap *catalog.Snapshot) *catalog.Snapshot {
+	if s.asOfBound == nil {
+		return nil
+	}
+	if cur := s.e.catalog.Snapshot(); cur != snap {
+		return cur
+	}
+	return nil
 }
 
 // asOfSnapshot is takeSnapshot's historical case: the statement's or the
@@ -316,9 +345,9 @@ func rowShape(t *catalog.Table) string {
 // created or changed after the read's time (storage.SchemaChangedError):
 // CockroachDB's 42P01 for a table that did not exist yet; for a changed
 // definition or a newer index, 0A000: the statement is bound against
-// today's catalog because the catalog's versions do not reach back to its
-// time (before the server's start, or more schema changes ago than it
-// keeps), or it runs in a block AS OF SYSTEM TIME.
+// today's catalog because the catalog's history does not reach back to its
+// time (before the history's start on a data directory written without
+// it, or below the history's GC threshold).
 func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	var sc *storage.SchemaChangedError
 	if !errors.As(err, &sc) {
@@ -339,8 +368,8 @@ func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	}
 	e := sqlerr.NotSupported("AS OF SYSTEM TIME %s, before the last change of the columns of table %q (at %s),",
 		sc.ReadTimestamp, name, sc.Changed)
-	e.Hint = "The catalog's versions in memory do not reach back to that time (they start at the server's start), " +
-		"and a block AS OF SYSTEM TIME reads with today's definitions; read at a time after the change."
+	e.Hint = "The catalog's history does not reach back to that time (it starts at the first start of this data " +
+		"directory with a version that keeps it, or its versions of then were garbage-collected); read at a time after the change."
 	return e, true
 }
 

@@ -260,6 +260,8 @@ func writeCommand(st bind.Statement) string {
 			return "REVOKE"
 		}
 		return "GRANT"
+	case *bind.Comment:
+		return "COMMENT"
 	case *bind.AlterOwner:
 		switch st.Kind {
 		case "view":

@@ -364,6 +364,14 @@ func (s *Session) statementLocks(p *preparedPlan) []relLock {
 		for _, parts := range st.Tables {
 			byName(parts, mode)
 		}
+	case *bind.Comment:
+		// PostgreSQL's COMMENT takes SHARE UPDATE EXCLUSIVE on the table.
+		switch st.Kind {
+		case "table":
+			byName(st.Parts, txn.ShareUpdateExclusive)
+		case "column":
+			byName(st.Parts[:len(st.Parts)-1], txn.ShareUpdateExclusive)
+		}
 	case *bind.AlterOwner:
 		if st.Kind == "table" {
 			name := st.Name

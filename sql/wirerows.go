@@ -17,19 +17,24 @@ import (
 // the same either way; only the cost differs.
 //
 // The server asks for it once per portal (WireOf) and then loops Next and
-// Append; Result.Next must not be called on the same result meanwhile.
+// Append; Result.Next must not be called on the same result meanwhile. A
+// WireRows whose rows are done may be handed to the next WireOf, which
+// then reuses its memory: the server keeps one per prepared statement, so
+// that a point SELECT's encoder set-up allocates nothing per execution.
 type WireRows struct {
 	sr       *sessionResult
 	rr       *rowsResult
-	src      *exec.WireSource
+	src      exec.WireSource
 	enc      rowenc.WireEncoder
 	key, val []byte
 }
 
 // WireOf returns the wire-form rows of r with the given result formats
 // (one code per column, 1 for binary; nil: all text), or nil when r's rows
-// come another way.
-func WireOf(r Result, formats []int16) *WireRows {
+// come another way. reuse, when not nil, is a WireRows no longer in use
+// (its rows done or abandoned) whose memory the result takes over; it is
+// returned, reset, unless the result is nil.
+func WireOf(r Result, formats []int16, reuse *WireRows) *WireRows {
 	sr, ok := r.(*sessionResult)
 	if !ok {
 		return nil
@@ -38,15 +43,33 @@ func WireOf(r Result, formats []int16) *WireRows {
 	if !ok || rr.wireIt == nil {
 		return nil
 	}
-	src := exec.WireSourceOf(rr.wireIt)
-	if src == nil || len(src.Cols) < len(rr.cols) {
+	w := reuse
+	if w == nil {
+		w = new(WireRows)
+	}
+	if !w.src.Reset(rr.wireIt) || len(w.src.Cols) < len(rr.cols) {
+		w.Release()
 		return nil
 	}
-	w := &WireRows{sr: sr, rr: rr, src: src}
-	w.enc.Init(src.Table, src.Cols[:len(rr.cols)], formats, func(i int) uint32 { return rr.cols[i].Type.OID() })
+	w.sr, w.rr, w.key, w.val = sr, rr, nil, nil
+	// Init rebuilds the column plan in the memory of the last one; it is
+	// cheap next to the allocations it avoids, and redoing it keeps a
+	// reused WireRows right after a schema change or with other formats.
+	w.enc.Init(w.src.Table, w.src.Cols[:len(rr.cols)], formats, rr.colOID)
 	w.enc.Present = w
 	return w
 }
+
+// Release drops w's references to its result (its scan, stored rows and
+// session), so that keeping w for reuse keeps nothing else alive.
+func (w *WireRows) Release() {
+	w.sr, w.rr, w.key, w.val = nil, nil, nil, nil
+	w.src.Release()
+	w.enc.Release()
+}
+
+// colOID is the wire type of output column i.
+func (rr *rowsResult) colOID(i int) uint32 { return rr.cols[i].Type.OID() }
 
 // Present readies a value of a style- or zone-dependent type for output,
 // as sessionResult.Next does a row.

@@ -52,6 +52,10 @@
 //     included. RollbackIntents, Engine.RollbackTo (savepoints),
 //     ResolveIntents (recovery) and Intents (pg_locks) work from the
 //     intents' spans. Not on a replicated engine (CanFlushIntents).
+//     A block property (intentblocks.go) marks the sstable blocks that
+//     hold intents: resolution seeks past the others once it has met
+//     intentSkipKeys keys in a row without one, and Intents reads only
+//     the marked blocks.
 //   - Shard-local records (locals.go, issue 16 item 9). Lock records and
 //     transaction records are written by storage/mvcc's
 //     operations on engine keys; storage hands them a LocalBatch (indexed,

@@ -282,6 +282,9 @@ func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 		p.Levels[i].FilterPolicy = policy
 	}
 	p.BlockPropertyCollectors = append(p.BlockPropertyCollectors, newKeyFilterCollector(filters))
+	// Blocks holding intents are marked, so that resolution skips the
+	// others (intentblocks.go).
+	p.BlockPropertyCollectors = append(p.BlockPropertyCollectors, newIntentCollector)
 	p.EnsureDefaults()
 	return p
 }

@@ -363,6 +363,9 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 		}
 		return stats.Commit(&LocalBatch{b: wb, e: e}, func() error { return wb.Commit(pebble.NoSync) })
 	}
+	// seeker finds the blocks with intents of each span (intentblocks.go).
+	seeker := &intentSeeker{e: e}
+	defer seeker.close()
 	own := ownIntents{id: id, below: math.MaxInt32}
 	var kbuf []byte
 	var cur resolvedKey
@@ -381,6 +384,14 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 		}
 		var prefix []byte
 		doneKey := false // the key's newest own intent was handled
+		// plain counts the keys in a row with no intent; past
+		// intentSkipKeys the loop seeks to the next block that has
+		// intents (intentblocks.go).
+		plain, sawIntent := 0, false
+		if err := seeker.reset(lower, upper); err != nil {
+			it.Close()
+			return n, err
+		}
 		valid := it.First()
 		for valid {
 			k := it.Key()
@@ -404,7 +415,7 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 					wb = e.db.NewBatch()
 				}
 				prefix = append(prefix[:0], k[:sp]...)
-				doneKey = false
+				doneKey, sawIntent = false, false
 			}
 			if !isIntentTimestamp(ts) {
 				// Intents come first among a key's versions: this is the
@@ -417,9 +428,22 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 					}
 					emit(len(v) > 0 && v[0] == tagValue, max(len(v)-1, 0))
 				}
+				if sawIntent {
+					plain = 0
+				} else if plain++; plain > intentSkipKeys {
+					plain = 0
+					next, ok, err := seeker.next(uk)
+					if err != nil {
+						it.Close()
+						return n, err
+					}
+					valid = ok && it.SeekGE(next)
+					continue
+				}
 				valid = it.NextPrefix()
 				continue
 			}
+			sawIntent = true
 			v, err := it.ValueAndErr()
 			if err != nil {
 				it.Close()
@@ -628,7 +652,11 @@ func (e *Engine) Intents(id [TxnIDLen]byte, spans []Span, fn func(userKey []byte
 	own := ownIntents{id: id, below: math.MaxInt32}
 	for _, span := range spans {
 		lower, upper := engineBounds(span)
-		it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		// Only blocks that hold intents (intentblocks.go): the committed
+		// versions are not needed here.
+		filters := make([]pebble.BlockPropertyFilter, 1, 2)
+		filters[0] = intentBlockFilter()
+		it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper, PointKeyFilters: filters})
 		if err != nil {
 			return err
 		}

@@ -24,6 +24,9 @@ import (
 //	|                             tag: non-NULL
 //	table data area
 //
+// Table id 0 is never a table's: it holds the catalog's history, versions
+// of the catalog's records (meta/history.go).
+//
 // Keeping the catalog and the shard maps in the same Pebble instance as the
 // rows is what lets a split (which rewrites only a shard map) and a DDL change
 // commit atomically in one batch together with any row writes. The table id is

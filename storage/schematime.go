@@ -10,12 +10,16 @@ import (
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
-// Schema times (issue 16, item 6, until the catalog is versioned).
+// Schema times (issue 16, item 6): the fallback for times the catalog's
+// history does not reach.
 //
-// AS OF SYSTEM TIME reads rows as they were but decodes them with today's
-// table definition: the catalog keeps one version of each descriptor. A
-// historical read is only right if the definition did not change since its
-// timestamp, so every schema change records, per table or index id it
+// AS OF SYSTEM TIME binds against the catalog of its time, which the
+// catalog's history on disk gives for any time since the history started
+// and above its GC threshold (sql/catalog/history.go). Before that — on a
+// data directory written before the history existed, for a time before
+// its first open with it — a historical read decodes rows with today's
+// table definition, which is only right if the definition did not change
+// since its timestamp, so every schema change records, per table or index id it
 // creates or changes, the clock's time taken before its batch commits, in
 // the same batch: the bare key 0x03 0x10 <table prefix> holding a kind byte
 // (created / changed) and a 12-byte timestamp. A historical view

@@ -39,6 +39,18 @@ import (
 // SQL range scan, compacted, client included) 10 old versions per row
 // cost 1.15-1.25x the scan without (0.97-1.02M against 0.79-0.89M
 // cpu-ns/op), against 2.1-2.4x the old way.
+//
+// Against no old versions (the 1.3x target at this layer), at
+// 2cf1a57 on the shared machine: compacted, 10 old versions 228-272k
+// against 123-194k cpu-ns/op (about 1.8x); memtable 1.2-1.9M against
+// 95-102k. Not met. In the compacted profile the cost is Pebble's: its
+// Iterator.NextPrefix is a Next (onto the key's second version, which
+// decodes and materializes it) followed by the merging iterator's
+// NextPrefix, two internal steps where a row without old versions takes
+// one. A top-level SeekGE to the next prefix instead (TrySeekUsingNext)
+// measured 0.97-1.33M, four times worse; Pebble's obsolete-point bitmap
+// (HideObsoletePoints) marks shadowed entries of one user key only, not
+// older versions of a prefix.
 const olderRunKeys = 32
 
 // nextKey moves Pebble from the entry of the current key (forwards) to the

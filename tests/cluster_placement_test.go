@@ -393,7 +393,8 @@ func TestClusterHealDeadNode(t *testing.T) {
 }
 
 // TestClusterPlacementFlags: --dead-node-timeout out of range or without
-// --join, and --rebalance without --join or with a bad value, are refused
+// --join, --rebalance without --join or with a bad value, and --locality
+// without --join or malformed, are refused
 // before anything starts; so are bad `pivotdb node` arguments.
 func TestClusterPlacementFlags(t *testing.T) {
 	join := []string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:1", "--raft-listen", "127.0.0.1:2"}
@@ -407,6 +408,11 @@ func TestClusterPlacementFlags(t *testing.T) {
 		{append(join, "--dead-node-timeout", "0s"), "--dead-node-timeout 0s: must be at least 1s"},
 		{append(join, "--dead-node-timeout", "-5m"), "must be at least 1s"},
 		{append(join, "--dead-node-timeout", "soon"), "invalid value \"soon\" for flag -dead-node-timeout"},
+		{[]string{"--locality", "az=a"}, "--locality needs --join"},
+		{append(join, "--locality", "az"), `--locality: locality "az": tier "az" is not key=value`},
+		{append(join, "--locality", "az=a,az=b"), `key "az" is given twice`},
+		{append(join, "--locality", "az=,rack=1"), "has an empty key or value"},
+		{append(join, "--locality", "az=eu 1"), "keys and values are letters, digits"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
 		var ee *exec.ExitError

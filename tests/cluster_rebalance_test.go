@@ -115,8 +115,11 @@ func replicaCounts(ns []nodeRow) map[int64]int {
 
 // TestClusterRebalance: three nodes take writes; a fourth joins and gets
 // its replicas (a caught-up non-voter of each group), and the allocator
-// spreads the leaderships so that no node leads both groups; then nothing
-// moves for a while (no flapping). With --rebalance=false nothing moves.
+// spreads the leaderships so that no node leads both groups and moves a
+// voter of the shard group to it (voters per node 2,2,2,0 → 2,2,1,1): the
+// node that gave the voter up rejoins as a non-voter under a new replica
+// id; then nothing moves for a while (no flapping), and every
+// acknowledged write is there.
 func TestClusterRebalance(t *testing.T) {
 	procs := newClusterProcs(t, 4)
 	founders := strings.Join([]string{procs[0].rpc, procs[1].rpc, procs[2].rpc}, ",")
@@ -158,7 +161,7 @@ func TestClusterRebalance(t *testing.T) {
 	before := waitSysNodes(t, conn, s, func(ns []nodeRow) bool {
 		return len(ns) == 3 && ns[0].voters == 2 && ns[1].voters == 2 && ns[2].voters == 2
 	})
-	t.Logf("three nodes: replicas %v, leaders %v", replicaCounts(before), leaderCounts(before))
+	t.Logf("three nodes: replicas %v, voters %v, leaders %v", replicaCounts(before), voterCounts(before), leaderCounts(before))
 
 	joined := time.Now()
 	startPlacementNode(procs[3])
@@ -167,7 +170,7 @@ func TestClusterRebalance(t *testing.T) {
 			return false
 		}
 		for _, n := range ns {
-			if !n.live || n.replicas != 2 || n.leaders > 1 {
+			if !n.live || n.replicas != 2 || n.leaders > 1 || n.voters < 1 {
 				return false
 			}
 		}
@@ -185,21 +188,37 @@ func TestClusterRebalance(t *testing.T) {
 	if took > time.Minute {
 		t.Fatalf("the fourth node got its share after %s", took)
 	}
+	// The voter that moved: its node rejoined under generation 1.
+	// (It notices within a second or so, once the serving node recorded
+	// the new id.)
+	rejoined := 0
+	for deadline := time.Now().Add(15 * time.Second); rejoined == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, p := range procs[:3] {
+			if strings.Contains(p.log.String(), "rejoined the shard group as a non-voter (replica 0x1") {
+				rejoined++
+			}
+		}
+	}
+	if rejoined != 1 {
+		t.Fatalf("%d nodes logged that they rejoined the shard group, want 1", rejoined)
+	}
 	// No flapping: the allocator moves nothing more (an election may move
 	// a leadership on its own, so its moves are counted, not leaders).
-	transfers := func() int {
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM sys.jobs WHERE job_type = 'LEASE TRANSFER'`).Scan(&n); err != nil {
+	moves := func() (transfers, voters int) {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE job_type = 'LEASE TRANSFER'),
+			count(*) FILTER (WHERE job_type = 'REPLICA MOVE' AND description LIKE 'move a voter of%')
+			FROM sys.jobs`).Scan(&transfers, &voters); err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return transfers, voters
 	}
-	settled := transfers()
+	settledT, settledV := moves()
 	time.Sleep(5 * time.Second)
-	if n := transfers(); n != settled || n > 1 {
-		t.Fatalf("%d leadership moves, then %d 5 s later: want at most one, for the metadata group", settled, n)
+	if n, v := moves(); n != settledT || n > 1 || v != settledV || v != 1 {
+		t.Fatalf("%d leadership and %d voter moves, then %d and %d 5 s later: want at most one leadership move (the metadata group's) and one voter move",
+			settledT, settledV, n, v)
 	}
-	t.Logf("%d leadership moves (LEASE TRANSFER jobs)", settled)
+	t.Logf("%d leadership moves (LEASE TRANSFER jobs), %d voter move", settledT, settledV)
 	w.finish(t, conn)
 }
 

@@ -20,6 +20,7 @@ type clusterProc struct {
 	t                       testing.TB
 	dir, sql, rpc, raftAddr string
 	join                    string
+	extra                   []string // more serve flags
 	cmd                     *exec.Cmd
 	log                     *serverLog
 	exited                  chan error
@@ -29,6 +30,7 @@ func (p *clusterProc) start() {
 	p.t.Helper()
 	p.cmd = exec.Command(serverBin, "serve", "--data-dir", p.dir, "--listen", p.sql,
 		"--cluster-listen", p.rpc, "--raft-listen", p.raftAddr, "--join", p.join, "--balancer-interval", "0")
+	p.cmd.Args = append(p.cmd.Args, p.extra...)
 	p.log = &serverLog{}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -407,8 +409,6 @@ func TestClusterFlags(t *testing.T) {
 	}{
 		{[]string{"--cluster-listen", "127.0.0.1:1"}, "need --join"},
 		{[]string{"--join", "127.0.0.1:1"}, "--join needs --cluster-listen and --raft-listen"},
-		{[]string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:1", "--raft-listen", "127.0.0.1:2", "--unsafe-no-sync"},
-			"--unsafe-no-sync with --join is not supported yet"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
 		var ee *exec.ExitError

@@ -41,149 +41,159 @@ const rebalanceTransfer = 5 * time.Second
 
 // allocState is the allocator's memory between rounds (Manager.mu).
 type allocState struct {
-	imbalanced map[raft.GroupID]time.Time // first round a move was wanted
-	moved      map[raft.GroupID]time.Time // last leadership move
+	imbalanced map[string]time.Time       // first round a move (allocMove.key) was wanted
+	moved      map[raft.GroupID]time.Time // last move of the group's leadership or voters
+	rates      map[raft.GroupID]rateSample
 }
 
-// nodeLoad is what the allocator counts per node.
-type nodeLoad struct {
-	leaders int
-	voters  int
-	bytes   int64 // the sizes of the groups it leads (Group.Size)
+// rateSample is a group's applied index when last sampled and its rate.
+type rateSample struct {
+	index uint64
+	at    time.Time
+	rate  float64 // commands per second, smoothed
+}
+
+// rateSmoothing: each round's rate counts this much into the smoothed one
+// (rounds are Interval apart: half a second by default, so a change of
+// load shows within a few seconds).
+const rateSmoothing = 0.3
+
+// sampleRate updates g's smoothed rate from its applied index now.
+func (m *Manager) sampleRateLocked(g raft.GroupID, index uint64, now time.Time) float64 {
+	s, ok := m.alloc.rates[g]
+	if !ok || index < s.index {
+		m.alloc.rates[g] = rateSample{index: index, at: now}
+		return 0
+	}
+	if dt := now.Sub(s.at).Seconds(); dt > 0 {
+		r := float64(index-s.index) / dt
+		s.rate = rateSmoothing*r + (1-rateSmoothing)*s.rate
+		s.index, s.at = index, now
+		m.alloc.rates[g] = s
+	}
+	return s.rate
 }
 
 // rebalance is one round of the allocator (Run, on the serving node). It
 // acts only while every node that holds a replica answers pings: a node
-// that stopped answering is healed first (or comes back), and a
-// leadership moved meanwhile could land on a node about to die. It
-// spreads the groups' leaderships over the live, active nodes by count,
-// then by the bytes they lead. A group's leadership moves from its leader
-// L to the voter T (live, active) that leads the fewest groups, then the
-// fewest bytes, then votes in the fewest groups, then has the lowest id,
-// and only when L leads at least two groups more than T: a move never just
-// swaps which node is one ahead, so it cannot flap. The imbalance must
-// have lasted rebalanceSettle, a group moved is left alone for
-// rebalanceCooldown, and one leadership moves per round. A group whose
-// leader serves SQL (Group.Serving) is never moved by the allocator: see
-// doc.go for why. Voters are not moved either (doc.go: the nodes keep a
-// replica of every group, and a removed replica never comes back).
-//
-// Each move is a LEASE TRANSFER job. It reports whether it moved one.
+// that stopped answering is healed first (or comes back), and a move made
+// meanwhile could land on a node about to die. It builds the view plan
+// decides on (plan.go: zone diversity of voters, leaderships weighed by
+// the groups' rates, voters per node), and makes the first wanted move
+// that has been wanted for rebalanceSettle on a group not moved within
+// rebalanceCooldown: one move per round. A leadership move is a LEASE
+// TRANSFER job, a voter's a REPLICA MOVE (moveVoter). A group whose leader
+// serves SQL (Group.Serving) never has its leadership moved by the
+// allocator: see doc.go for why. It reports whether it moved something.
 func (m *Manager) rebalance(ctx context.Context) (bool, error) {
 	if m.cfg.NoRebalance {
 		return false, nil
 	}
 	h := m.cfg.Node.Host()
-	load := map[uint64]*nodeLoad{}
-	loadOf := func(id uint64) *nodeLoad {
-		l := load[id]
-		if l == nil {
-			l = &nodeLoad{}
-			load[id] = l
-		}
-		return l
-	}
-	type groupView struct {
-		g      Group
-		mem    raft.Membership
-		leader uint64
-	}
-	var views []groupView
 	holders := map[uint64]bool{} // nodes holding a replica of a group
+	var groups []allocGroup
+	byID := map[raft.GroupID]Group{}
+	now := time.Now()
 	for _, g := range m.cfg.Groups {
+		byID[g.ID] = g
 		mem, err := h.Membership(ctx, g.ID)
 		if err != nil {
 			return false, err
 		}
+		ag := allocGroup{id: g.ID, name: g.Name, serving: g.Serving, movable: g.Generations}
 		for v := range mem.Voters {
-			loadOf(uint64(v)).voters++
-			holders[uint64(v)] = true
+			ag.voters = append(ag.voters, NodeOf(v))
+			holders[NodeOf(v)] = true
 		}
 		for nv := range mem.NonVoters {
-			holders[uint64(nv)] = true
-		}
-		l, _, ok, err := h.Leader(g.ID)
-		if err != nil || !ok {
-			continue // an election runs: count it next round
-		}
-		ll := loadOf(uint64(l))
-		ll.leaders++
-		if g.Size != nil {
-			if n, err := g.Size(ctx); err == nil {
-				ll.bytes += n
+			n := NodeOf(nv)
+			holders[n] = true
+			if !g.Generations {
+				continue
+			}
+			up := g.CaughtUp == nil
+			if !up {
+				if up, err = g.CaughtUp(ctx, n); err != nil {
+					return false, err
+				}
+			}
+			if up {
+				ag.ready = append(ag.ready, n)
 			}
 		}
-		views = append(views, groupView{g: g, mem: mem, leader: uint64(l)})
+		slices.Sort(ag.voters)
+		slices.Sort(ag.ready)
+		if l, _, ok, err := h.Leader(g.ID); err == nil && ok {
+			ag.leader = NodeOf(l)
+		}
+		if g.Size != nil {
+			if n, err := g.Size(ctx); err == nil {
+				ag.bytes = n
+			}
+		}
+		if g.Applied != nil {
+			if idx, err := g.Applied(ctx); err == nil {
+				m.mu.Lock()
+				ag.rate = m.sampleRateLocked(g.ID, idx, now)
+				m.mu.Unlock()
+			}
+		}
+		groups = append(groups, ag)
 	}
-	now := time.Now()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for id := range holders {
 		if !m.heardWithinLocked(id, m.freshWindow()) {
 			// A node that does not answer: healing goes first, and the
 			// imbalance is measured again once every node answers.
 			clear(m.alloc.imbalanced)
+			m.mu.Unlock()
 			return false, nil
 		}
 	}
-	var move *groupView
-	var target uint64
-	for i := range views {
-		v := &views[i]
-		if v.g.Serving {
-			continue
-		}
-		var cands []uint64
-		for r := range v.mem.Voters {
-			id := uint64(r)
-			if id != v.leader && m.eligibleLocked(id) && m.heardWithinLocked(id, m.freshWindow()) {
-				cands = append(cands, id)
-			}
-		}
-		if len(cands) == 0 {
-			delete(m.alloc.imbalanced, v.g.ID)
-			continue
-		}
-		slices.SortFunc(cands, func(a, b uint64) int {
-			la, lb := loadOf(a), loadOf(b)
-			switch {
-			case la.leaders != lb.leaders:
-				return la.leaders - lb.leaders
-			case la.bytes != lb.bytes:
-				return cmpInt64(la.bytes, lb.bytes)
-			case la.voters != lb.voters:
-				return la.voters - lb.voters
-			}
-			return cmpInt64(int64(a), int64(b))
-		})
-		t := cands[0]
-		if loadOf(v.leader).leaders < loadOf(t).leaders+2 {
-			delete(m.alloc.imbalanced, v.g.ID)
-			continue
-		}
-		since, seen := m.alloc.imbalanced[v.g.ID]
+	var nodes []allocNode
+	for _, nd := range m.nodes {
+		nodes = append(nodes, allocNode{id: nd.ID, zone: m.zoneLocked(nd.ID),
+			target: m.eligibleLocked(nd.ID) && m.heardWithinLocked(nd.ID, m.freshWindow())})
+	}
+	if !slices.ContainsFunc(nodes, func(n allocNode) bool { return n.id == m.self }) {
+		nodes = append(nodes, allocNode{id: m.self, zone: m.zoneLocked(m.self), target: m.eligibleLocked(m.self)})
+	}
+	moves := plan(nodes, groups)
+	wanted := map[string]bool{}
+	var move *allocMove
+	for i := range moves {
+		mv := &moves[i]
+		wanted[mv.key()] = true
+		since, seen := m.alloc.imbalanced[mv.key()]
 		if !seen {
-			m.alloc.imbalanced[v.g.ID] = now
+			m.alloc.imbalanced[mv.key()] = now
 			continue
 		}
-		if now.Sub(since) < rebalanceSettle || now.Sub(m.alloc.moved[v.g.ID]) < rebalanceCooldown || move != nil {
-			continue
+		if move == nil && now.Sub(since) >= rebalanceSettle && now.Sub(m.alloc.moved[mv.group]) >= rebalanceCooldown {
+			move = mv
 		}
-		move, target = v, t
+	}
+	for k := range m.alloc.imbalanced {
+		if !wanted[k] {
+			delete(m.alloc.imbalanced, k) // balanced again: settle anew
+		}
 	}
 	if move == nil {
+		m.mu.Unlock()
 		return false, nil
 	}
-	from := move.leader
-	delete(m.alloc.imbalanced, move.g.ID)
-	m.alloc.moved[move.g.ID] = now
+	delete(m.alloc.imbalanced, move.key())
+	m.alloc.moved[move.group] = now
 	m.mu.Unlock()
+	g := byID[move.group]
+	if move.voter {
+		err := m.moveVoter(ctx, g, move.from, move.to, move.why)
+		return err == nil, err
+	}
 	tctx, cancel := context.WithTimeout(ctx, rebalanceTransfer)
 	defer cancel()
-	err := m.transferLeadership(tctx, move.g, from, target,
-		fmt.Sprintf("move the leadership of %s from node %d to node %d (rebalancing: it led %d groups, node %d led %d)",
-			move.g.Name, from, target, loadOf(from).leaders, target, loadOf(target).leaders))
-	m.mu.Lock()
+	err := m.transferLeadership(tctx, g, move.from, move.to,
+		fmt.Sprintf("move the leadership of %s from node %d to node %d (%s)", g.Name, move.from, move.to, move.why))
 	return err == nil, err
 }
 

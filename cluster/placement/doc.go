@@ -6,7 +6,10 @@
 // Today one Raft group holds all the data (cluster/shardrepl's
 // FirstGroup) and another the metadata (cluster/node's MetaGroup); the
 // policy works on a list of groups (Config.Groups), so per-shard groups
-// only lengthen the list.
+// only lengthen the list. The files: placement.go (liveness, drains,
+// healing, decommissions), allocator.go (the rebalancing round), plan.go
+// (its pure decision function), generations.go (replica-id generations:
+// voters that move), locality.go (--locality).
 //
 // # Layers
 //
@@ -74,38 +77,68 @@
 //   - Recommission (ALTER CLUSTER RECOMMISSION NODE n): a decommissioning
 //     node becomes active again; a drain in progress stops before its next
 //     move (its statement fails with 57014), since moves and the
-//     recommission both hold moveMu. It refuses a node that already gave
-//     up a replica (55000: the group's Removed list has it, and a removed
-//     replica id never comes back), so a decommissioned node cannot be
-//     recommissioned: it rejoins with an empty data directory as a new node
-//     (CockroachDB refuses to recommission a fully decommissioned node
-//     too). An active node answers at once; unknown nodes 42704.
-//   - Rebalancing (allocator.go, serve --rebalance, on by default): each
-//     round of Run, after drains, healing and orphans, spreads the groups'
-//     leaderships over the live, active nodes by count, then by the bytes
-//     they lead (Group.Size), then by votes, then by id. A leadership moves
-//     from L to T only when L leads at least two groups more than T (1 and
-//     1 is balanced; a move that would only swap who is ahead is never
-//     made), the imbalance has lasted 2 s, the group was not moved in the
-//     last 30 s, and T answered a ping within the last 2 s; one move a
-//     round, each a LEASE TRANSFER job. While any node holding a replica
-//     does not answer, the allocator waits: healing goes first, and a
-//     leadership moved then could land on a node about to die.
+//     recommission both hold moveMu. A drain does the groups whose replicas
+//     change generations (the shard group) first; a node recommissioned
+//     after it gave one of those up gets a non-voter of the next
+//     generation back. It refuses a node that gave up a replica of another
+//     group (the metadata group: 55000, as its replica id there is its node
+//     id and a removed id never comes back), so a decommissioned node
+//     cannot be recommissioned: it rejoins with an empty data directory as
+//     a new node (CockroachDB refuses to recommission a fully
+//     decommissioned node too). An active node answers at once; unknown
+//     nodes 42704.
+//   - Replica-id generations (generations.go): a node's replica of a group
+//     has the id gen<<32 | node id (generation 0 is the node id, as before
+//     generations existed). Dragonboat cannot demote a voter and never
+//     takes a removed id back, so a voter moves away by promoting the
+//     target's non-voter, removing the voter, then adding the node's
+//     replica of the next generation as a non-voter and recording its id
+//     in the metadata group ("replica-id/" + group + node). The node
+//     notices the record (cluster/shardrepl polls it every second), stops
+//     its old replica, deletes its log data and its state machine's data
+//     of the group, and starts the new id as a joining non-voter, which
+//     catches up from a snapshot (Rejoin; a node that was down meanwhile
+//     does it when it starts). Only groups with Group.Generations move
+//     voters (the shard group); the metadata group's replica ids stay node
+//     ids (cluster/node starts that replica by node id).
+//   - Rebalancing (allocator.go, plan.go; serve --rebalance, on by
+//     default): each round of Run, after drains, healing and orphans,
+//     builds a view of the nodes (zone, may it receive) and groups
+//     (leader, voters, caught-up non-voters, bytes, write rate) and asks
+//     plan, a pure function (TestPlan is its table), for the moves it
+//     wants, most urgent first:
+//     1. zone diversity: a movable group with two voters in one zone (the
+//     first tier of --locality) while a caught-up non-voter sits in a zone
+//     without any moves one there (CockroachDB's rule);
+//     2. leaderships weighed by load: a leadership weighs
+//     0.5 + 0.5·n·rate/Σrate over the n groups (the rate is the group's
+//     applied commands per second, smoothed: its writes; 1 each while
+//     nothing is written, which is balancing by count), and moves from L
+//     to the lightest voter T only when W(L) − W(T) ≥ 2·w: T is not ahead
+//     of L afterwards, so a move never just swaps who is ahead and cannot
+//     flap; ties go by bytes led, then votes, then id;
+//     3. voters per node (over all groups): a movable group's voter on a
+//     node with at least two more voters than a node with a caught-up
+//     non-voter moves there, unless the group would lose a distinct zone.
+//     A group's leader never gives up its voter, nor does a node that may
+//     not receive one (draining and healing handle those). A move must be
+//     wanted for 2 s in every round, the group must not have moved in the
+//     last 30 s, and the target must have answered a ping within the last
+//     2 s; one move a round: a LEASE TRANSFER job for a leadership, a
+//     REPLICA MOVE ("move a voter of ...") for a voter. While any node
+//     holding a replica does not answer, the allocator waits: healing goes
+//     first, and a move then could land on a node about to die.
 //   - The allocator never moves the serving group's leadership. With one
 //     shard group, its leader serves all SQL: moving it moves all of the
 //     SQL load to another node (no spreading) and ends every transaction
 //     in flight with 57P01. It spreads the others (today the metadata
 //     group) away from the serving node. Per-shard groups (issue 17) would
 //     make shard leaderships worth spreading.
-//   - The allocator moves no voters or non-voters: every node holds a
-//     replica of every group (shardrepl adds each node as a non-voter;
-//     each node reads the metadata group locally and finds the serving node
-//     through its shard replica), so replica counts are always equal, and a
-//     voter moved away from a node would be removed for good (dragonboat
-//     cannot demote a voter, and a removed replica id never comes back),
-//     leaving that node without the group. Moving voters needs demotion or
-//     replica ids that are not node ids (generations), and groups that not
-//     every node needs (per-shard groups).
+//   - Every node keeps a replica of every group (shardrepl adds each node
+//     as a non-voter; each node reads the metadata group locally and finds
+//     the serving node through its shard replica): a voter that moves
+//     leaves a non-voter behind, so replica counts stay equal and only
+//     voters and leaders are balanced.
 //   - Healing: Run replaces the voters of every active dead node when a
 //     target exists; without one the dead voter stays (removing it would
 //     shrink the group and its quorum with it).
@@ -118,10 +151,16 @@
 //
 // # Invariants
 //
-//   - Replica ids are node ids and are never reused in a group (raft): a
-//     node whose replica was removed (decommissioned, or healed around)
-//     never gets one of that group again; it rejoins with an empty data
+//   - Replica ids are never reused in a group (raft): a node's next
+//     generation is the recorded one plus one, recorded right after the
+//     managing node added it (an add a crash left unrecorded is repeated
+//     with the same id, still a member). The metadata group's ids are node
+//     ids: a node whose replica of it was removed (decommissioned, or
+//     healed around) never gets one again; it rejoins with an empty data
 //     directory, as a new node.
+//   - A node runs at most one replica of a group, of its recorded
+//     generation or the one before while it rejoins; the old one's data is
+//     gone before the new one starts.
 //   - Membership changes made by policy are serialised (moveMu), and each
 //     is ordered against concurrent ones by raft's config change ids, so a
 //     decision taken on a stale membership fails and is taken again.
@@ -130,28 +169,37 @@
 //
 // # Not done yet
 //
-// The allocator spreads leaderships only (above: voters cannot move
-// without demotion or replica generations), and by count and size, not by
-// load (QPS, CPU). No read replicas or localities. A decommissioned node
-// cannot be recommissioned (its replica ids are spent). While the serving
-// node is down nothing heals until another node serves (the loop runs
-// there). Liveness is what the pinging node sees: a node cut off from the
-// serving node only is called dead. Moving a replica copies the group
-// through a Raft snapshot; on one machine the writes nearly stop while the
-// new node writes it (BenchmarkClusterReplicaMove in tests/).
+// Load is the groups' write rate: reads of the serving node do not go
+// through Raft and are not counted, and there is no CPU measure. Voters of
+// the metadata group do not move (no generations there). Decommissioning
+// removes a node's voters rather than leaving it a non-voter until the
+// end. No read replicas (READ_REPLICAS_SETTINGS) or closed timestamps.
+// While the serving node is down nothing heals until another node serves
+// (the loop runs there). Liveness is what the pinging node sees: a node
+// cut off from the serving node only is called dead. Moving a replica
+// copies the group through a Raft snapshot (the leader's log is compacted
+// first, CompactBeforeAdd, so that a bulk load's entries do not go
+// through the new replica's in-memory log and trip dragonboat's rate
+// limiter, which stopped the group's writes); on one loaded machine the
+// writes still slow down while the snapshot streams and installs
+// (BenchmarkClusterReplicaMove in tests/).
 //
 // # Debugging
 //
 // The managing node logs each move ("moved the replica of the shard group
 // from node 3 to node 4", "moved the leadership of the metadata group from
-// node 1 to node 2"), each death ("node 2 has not answered for 5m0s: it is
+// node 1 to node 2", "moved a voter of the shard group from node 3 to node
+// 4 (rebalancing: ...); node 3 rejoins as a non-voter"), and a node that
+// rejoins "rejoined the shard group as a non-voter (replica 0x100000003)";
+// sys.nodes' locality column shows --locality; each death ("node 2 has not answered for 5m0s: it is
 // dead"), recommissions, and once each what it cannot do ("cannot replace
 // dead node 2's replica of the shard group yet"). sys.nodes (leaders per
 // node) and sys.jobs (REPLICA MOVE, LEASE TRANSFER, DECOMMISSION,
 // RE-REPLICATION) show the state; raft.Host.Membership shows a group's
-// voters and non-voters. The tests: go test -race ./cluster/placement (in
-// process: the metadata group, and a second kvsm group for the
-// allocator), and over the wire after make build,
+// voters and non-voters (replica ids in hex: 0x1_0000_0003 is node 3's
+// generation 1). The tests: go test -race ./cluster/placement (in
+// process: the metadata group, and a second kvsm group for the allocator
+// and for voter moves; TestPlan for the decisions), and over the wire after make build,
 // PIVOTDB_BIN=$PWD/bin/pivotdb go test ./tests -run 'TestClusterDecommission|TestClusterHeal|TestClusterRebalance|TestClusterWiped';
 // the move benchmark: go test ./tests -run '^$' -bench ClusterReplicaMove
 // -benchtime 1x (PIVOTDB_MOVE_BENCH_MB=1024 for a 1 GB shard).

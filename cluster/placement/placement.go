@@ -60,6 +60,16 @@ type Group struct {
 	// (nil: 0); the allocator compares nodes by the bytes they lead when
 	// their counts tie.
 	Size func(ctx context.Context) (int64, error)
+	// Applied returns the group's applied index on this node's replica
+	// (nil: unknown, rate 0); the allocator weighs leaderships by how fast
+	// it grows (commands per second: the group's write rate).
+	Applied func(ctx context.Context) (uint64, error)
+	// Generations: the group's replicas may change generations
+	// (generations.go): its nodes rejoin as non-voters under a new replica
+	// id when their voter moves away, so the allocator moves its voters.
+	// The nodes must run the rejoin (Rejoin) when their recorded replica
+	// id changes (cluster/shardrepl does for the shard group).
+	Generations bool
 }
 
 // Config configures a Manager.
@@ -79,6 +89,9 @@ type Config struct {
 	// NoRebalance turns the allocator off (serve --rebalance=false): Run
 	// then only drains, heals and removes orphans.
 	NoRebalance bool
+	// Locality is this node's --locality (ParseLocality's canonical form;
+	// "": none), recorded in the metadata group by Start.
+	Locality string
 }
 
 // Manager tracks the liveness of the cluster's nodes (on every node) and,
@@ -100,6 +113,8 @@ type Manager struct {
 	reported map[string]bool       // "cannot replace" messages logged once
 	alloc    allocState            // allocator.go
 	resumed  map[uint64]*jobHandle // decommissions the loop finishes
+	// localities as last read (locality.go)
+	localities map[uint64]string
 
 	// moveMu serialises membership changes made by policy: a statement's
 	// drain and the loop's steps.
@@ -119,8 +134,8 @@ func New(cfg Config) *Manager {
 	}
 	return &Manager{cfg: cfg, self: cfg.Node.Identity().NodeID, started: time.Now(),
 		heard: map[uint64]time.Time{}, states: map[uint64]string{}, draining: map[uint64]bool{}, peers: map[uint64]*node.Peer{},
-		reported: map[string]bool{}, resumed: map[uint64]*jobHandle{},
-		alloc: allocState{imbalanced: map[raft.GroupID]time.Time{}, moved: map[raft.GroupID]time.Time{}}}
+		reported: map[string]bool{}, resumed: map[uint64]*jobHandle{}, localities: map[uint64]string{},
+		alloc: allocState{imbalanced: map[string]time.Time{}, moved: map[raft.GroupID]time.Time{}, rates: map[raft.GroupID]rateSample{}}}
 }
 
 // AttachJobs makes replica moves and decommissions rows of sys.jobs (the
@@ -210,7 +225,16 @@ func (m *Manager) Start(ctx context.Context, wg *sync.WaitGroup) {
 		defer wg.Done()
 		defer m.closePeers()
 		var refreshed time.Time
+		recorded := false
 		for ctx.Err() == nil {
+			if !recorded {
+				rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				err := m.recordLocality(rctx)
+				cancel()
+				if recorded = err == nil; !recorded {
+					m.logOnce("locality", "node %d: recording its locality (retrying): %v", m.self, err)
+				}
+			}
 			// The registry and memberships change rarely (and this
 			// node's own changes update them at once): reading them
 			// every few pings spares the metadata group the reads.
@@ -242,8 +266,13 @@ func (m *Manager) refresh(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
+	locs, err := m.readLocalities(rctx)
+	if err != nil {
+		return false
+	}
 	m.mu.Lock()
 	m.nodes = nodes
+	m.localities = locs
 	if m.stateGen == gen {
 		// Else setState wrote while this read ran: its state is newer
 		// than what the read may have seen.
@@ -355,6 +384,7 @@ type NodeStatus struct {
 	Addr, SQLAddr    string
 	Live             bool
 	Membership       string // active, decommissioning, decommissioned
+	Locality         string // --locality: "az=a,rack=1"; "" none
 	Replicas, Voters int    // replicas of the groups, voting ones among them
 	Leaders          int    // groups whose leader it is, as this node knows
 	Bytes            int64  // the sizes (Group.Size) of the groups it holds a replica of
@@ -367,6 +397,10 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 		return nil, err
 	}
 	states, err := m.readStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	locs, err := m.readLocalities(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -394,27 +428,27 @@ func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 			}
 		}
 		for r := range mem.Voters {
-			if c := counts[uint64(r)]; c != nil {
+			if c := counts[NodeOf(r)]; c != nil {
 				c.replicas++
 				c.voters++
 				c.bytes += size
 			}
 		}
 		for r := range mem.NonVoters {
-			if c := counts[uint64(r)]; c != nil {
+			if c := counts[NodeOf(r)]; c != nil {
 				c.replicas++
 				c.bytes += size
 			}
 		}
 		if l, _, ok, err := h.Leader(g.ID); err == nil && ok {
-			if c := counts[uint64(l)]; c != nil {
+			if c := counts[NodeOf(l)]; c != nil {
 				c.leaders++
 			}
 		}
 	}
 	out := make([]NodeStatus, 0, len(nodes))
 	for _, nd := range nodes {
-		st := NodeStatus{ID: nd.ID, Addr: nd.Addr, Live: m.Live(nd.ID), Membership: stateActive}
+		st := NodeStatus{ID: nd.ID, Addr: nd.Addr, Live: m.Live(nd.ID), Membership: stateActive, Locality: locs[nd.ID]}
 		if s, ok := states[nd.ID]; ok {
 			st.Membership = s
 		}
@@ -540,7 +574,7 @@ func (m *Manager) HandOver(ctx context.Context, g raft.GroupID) (uint64, error) 
 	if err != nil {
 		return 0, err
 	}
-	if !ok || uint64(l) != m.self {
+	if !ok || NodeOf(l) != m.self {
 		return 0, nil
 	}
 	mem, err := h.Membership(ctx, g)
@@ -551,18 +585,18 @@ func (m *Manager) HandOver(ctx context.Context, g raft.GroupID) (uint64, error) 
 	voters := map[uint64]int{}
 	for _, og := range m.cfg.Groups {
 		if ol, _, ok, err := h.Leader(og.ID); err == nil && ok {
-			leaders[uint64(ol)]++
+			leaders[NodeOf(ol)]++
 		}
 		if om, err := h.Membership(ctx, og.ID); err == nil {
 			for v := range om.Voters {
-				voters[uint64(v)]++
+				voters[NodeOf(v)]++
 			}
 		}
 	}
 	var cands []uint64
 	m.mu.Lock()
 	for v := range mem.Voters {
-		if id := uint64(v); id != m.self && m.eligibleLocked(id) && m.liveLocked(id) {
+		if id := NodeOf(v); id != m.self && m.eligibleLocked(id) && m.liveLocked(id) {
 			cands = append(cands, id)
 		}
 	}
@@ -596,11 +630,13 @@ func (m *Manager) HandOver(ctx context.Context, g raft.GroupID) (uint64, error) 
 // Recommission makes a node that is being decommissioned active again: a
 // drain in progress stops before its next move, and the node may receive
 // replicas and leaderships again. It holds what it has not given up yet;
-// a node that already gave up a replica is refused (55000), since a removed
-// replica never rejoins its group (replica ids are node ids and are never
-// reused), and so is a decommissioned one: it rejoins with an empty data
-// directory, as a new node. An active node answers at once. Errors carry
-// SQLSTATEs.
+// of a group whose replicas change generations (Group.Generations: the
+// drain does those first) it gets a non-voter of the next generation
+// back, which its node rejoins (Rejoin). A node that already gave up a
+// replica of any other group is refused (55000: its replica id, which is
+// its node id there, can never come back), and so is a decommissioned
+// one: it rejoins with an empty data directory, as a new node. An active
+// node answers at once. Errors carry SQLSTATEs.
 func (m *Manager) Recommission(ctx context.Context, id uint64) error {
 	nodes, err := m.cfg.Node.Nodes(ctx)
 	if err != nil {
@@ -626,12 +662,16 @@ func (m *Manager) Recommission(ctx context.Context, id uint64) error {
 	// the new state, and no replica goes between the check and the write.
 	m.moveMu.Lock()
 	defer m.moveMu.Unlock()
+	var back []Group // groups it gave up and rejoins under a new generation
+	var last []raft.ReplicaID
 	for _, g := range m.cfg.Groups {
 		mem, err := m.cfg.Node.Host().Membership(ctx, g.ID)
 		if err != nil {
 			return err
 		}
-		if mem.Removed[raft.ReplicaID(id)] {
+		if gaveUp(mem, id) && g.Generations {
+			back, last = append(back, g), append(last, lastRemoved(mem, id))
+		} else if gaveUp(mem, id) {
 			return &sqlerr.Error{Code: sqlerr.ObjectNotInPrerequisiteState,
 				Message: fmt.Sprintf("cannot recommission node %d: it already gave up its replica of %s, which cannot come back", id, g.Name),
 				Hint:    "Let the decommission finish, then " + strings.ToLower(rejoin[:1]) + rejoin[1:]}
@@ -639,6 +679,18 @@ func (m *Manager) Recommission(ctx context.Context, id uint64) error {
 	}
 	if err := m.setState(ctx, id, stateActive); err != nil {
 		return err
+	}
+	for i, g := range back {
+		addr := ""
+		for _, nd := range nodes {
+			if nd.ID == id {
+				addr = nd.RaftAddr
+			}
+		}
+		if err := m.addNextGeneration(ctx, g, last[i], addr); err != nil {
+			return fmt.Errorf("recommissioning node %d: %w", id, err)
+		}
+		m.cfg.Logf("node %d: node %d rejoins %s as a non-voter of a new generation", m.self, id, g.Name)
 	}
 	m.cfg.Logf("node %d: node %d is recommissioned (active again)", m.self, id)
 	return nil
@@ -663,7 +715,7 @@ func (m *Manager) checkCapacity(ctx context.Context, nodes []node.NodeRecord, st
 		if err != nil {
 			return err
 		}
-		if _, ok := mem.Voters[raft.ReplicaID(id)]; !ok {
+		if _, voter, _ := replicaOn(mem, id); !voter {
 			continue
 		}
 		if len(others) < len(mem.Voters) {
@@ -682,19 +734,29 @@ func (m *Manager) checkCapacity(ctx context.Context, nodes []node.NodeRecord, st
 // round (the loop).
 func (m *Manager) drain(ctx context.Context, id uint64, kind string, progress func(done, total int64), wait bool) error {
 	h := m.cfg.Node.Host()
-	r := raft.ReplicaID(id)
 	var todo []Group
 	for _, g := range m.cfg.Groups {
 		mem, err := h.Membership(ctx, g.ID)
 		if err != nil {
 			return err
 		}
-		if _, ok := mem.Voters[r]; ok {
-			todo = append(todo, g)
-		} else if _, ok := mem.NonVoters[r]; ok {
+		if _, _, ok := replicaOn(mem, id); ok {
 			todo = append(todo, g)
 		}
 	}
+	// Groups whose replicas change generations first: a node recommissioned
+	// before the drain reaches the others rejoins those as a non-voter
+	// (Recommission), while a replica of any other group it gave up could
+	// never come back.
+	slices.SortStableFunc(todo, func(a, b Group) int {
+		if a.Generations == b.Generations {
+			return 0
+		}
+		if a.Generations {
+			return -1
+		}
+		return 1
+	})
 	total := int64(len(todo))
 	progress(0, total)
 	for i, g := range todo {
@@ -758,19 +820,19 @@ var errNoTarget = errors.New("no live node holds a caught-up replica to take ove
 // with its steps as progress).
 func (m *Manager) moveOut(ctx context.Context, g Group, id uint64, kind string) error {
 	h := m.cfg.Node.Host()
-	r := raft.ReplicaID(id)
 	mem, err := h.Membership(ctx, g.ID)
 	if err != nil {
 		return err
 	}
-	if _, ok := mem.NonVoters[r]; ok {
+	r, voter, ok := replicaOn(mem, id)
+	if ok && !voter {
 		if err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, r) }); err != nil {
 			return fmt.Errorf("removing node %d's non-voting replica of %s: %w", id, g.Name, err)
 		}
 		m.cfg.Logf("node %d: removed node %d's non-voting replica of %s", m.self, id, g.Name)
 		return nil
 	}
-	if _, ok := mem.Voters[r]; !ok {
+	if !ok {
 		return nil // gone already (a repeat after a failure)
 	}
 	target, err := m.pickTarget(ctx, g, mem, id)
@@ -783,7 +845,7 @@ func (m *Manager) moveOut(ctx context.Context, g Group, id uint64, kind string) 
 	job := m.startJob(kind, fmt.Sprintf("move the replica of %s from node %d to node %d", g.Name, id, target))
 	const steps = 3
 	job.progress(0, steps)
-	err = m.replace(ctx, g, id, target, job)
+	err = m.replace(ctx, g, r, target, job)
 	job.finish(err)
 	if err == nil {
 		m.cfg.Logf("node %d: moved the replica of %s from node %d to node %d", m.self, g.Name, id, target)
@@ -791,9 +853,9 @@ func (m *Manager) moveOut(ctx context.Context, g Group, id uint64, kind string) 
 	return err
 }
 
-func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *jobHandle) error {
+func (m *Manager) replace(ctx context.Context, g Group, r raft.ReplicaID, target uint64, job *jobHandle) error {
 	h := m.cfg.Node.Host()
-	r := raft.ReplicaID(id)
+	id := NodeOf(r)
 	// Leadership first: the leader should not be the replica that goes.
 	if l, _, ok, err := h.Leader(g.ID); err == nil && ok && l == r && m.Live(id) {
 		mem, err := h.Membership(ctx, g.ID)
@@ -801,11 +863,11 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 			return err
 		}
 		to := raft.ReplicaID(0)
-		if _, ok := mem.Voters[raft.ReplicaID(m.self)]; ok {
-			to = raft.ReplicaID(m.self)
+		if self, voter, _ := replicaOn(mem, m.self); voter {
+			to = self
 		} else {
 			for v := range mem.Voters {
-				if v != r && m.Live(uint64(v)) {
+				if v != r && m.Live(NodeOf(v)) {
 					to = v
 					break
 				}
@@ -823,10 +885,18 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 	job.progress(1, 3)
 	// Promote the target while the leaving replica still votes: the group
 	// never has fewer voters than before.
+	mem, err := h.Membership(ctx, g.ID)
+	if err != nil {
+		return err
+	}
+	rTarget, _, found := replicaOn(mem, target)
+	if !found {
+		return fmt.Errorf("promoting node %d's replica of %s: it holds none any more", target, g.Name)
+	}
 	var ok bool
-	err := retry(ctx, func(ctx context.Context) error {
+	err = retry(ctx, func(ctx context.Context) error {
 		var err error
-		ok, err = h.PromoteIf(ctx, g.ID, raft.ReplicaID(target), func(mem raft.Membership) bool {
+		ok, err = h.PromoteIf(ctx, g.ID, rTarget, func(mem raft.Membership) bool {
 			_, still := mem.Voters[r]
 			return still
 		})
@@ -840,7 +910,7 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 		if err != nil {
 			return err
 		}
-		if _, voter := mem.Voters[raft.ReplicaID(target)]; !voter {
+		if _, voter := mem.Voters[rTarget]; !voter {
 			return fmt.Errorf("promoting node %d's replica of %s: the membership changed", target, g.Name)
 		}
 	}
@@ -858,7 +928,7 @@ func (m *Manager) replace(ctx context.Context, g Group, id, target uint64, job *
 func (m *Manager) pickTarget(ctx context.Context, g Group, mem raft.Membership, id uint64) (uint64, error) {
 	var cands []uint64
 	for nv := range mem.NonVoters {
-		n := uint64(nv)
+		n := NodeOf(nv)
 		m.mu.Lock()
 		ok := n != id && m.eligibleLocked(n) && m.liveLocked(n)
 		m.mu.Unlock()
@@ -886,7 +956,7 @@ func (m *Manager) pickTarget(ctx context.Context, g Group, mem raft.Membership, 
 			return 0, err
 		}
 		for v := range om.Voters {
-			load[uint64(v)]++
+			load[NodeOf(v)]++
 		}
 	}
 	slices.SortFunc(cands, func(a, b uint64) int {
@@ -1016,22 +1086,22 @@ func (m *Manager) removeOrphans(ctx context.Context) error {
 		for _, nd := range nodes {
 			known[nd.ID] = true
 		}
-		var orphans []uint64
+		var orphans []raft.ReplicaID
 		for r := range mem.Voters {
-			if !known[uint64(r)] {
-				orphans = append(orphans, uint64(r))
+			if !known[NodeOf(r)] {
+				orphans = append(orphans, r)
 			}
 		}
 		for r := range mem.NonVoters {
-			if !known[uint64(r)] {
-				orphans = append(orphans, uint64(r))
+			if !known[NodeOf(r)] {
+				orphans = append(orphans, r)
 			}
 		}
 		for _, id := range orphans {
 			m.moveMu.Lock()
 			job := m.startJob(KindReReplication, fmt.Sprintf("remove replica %d of %s: its node left the registry (rejoined under a new id)", id, g.Name))
 			job.progress(0, 1)
-			err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, raft.ReplicaID(id)) })
+			err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, id) })
 			if err == nil {
 				job.progress(1, 1)
 			}
@@ -1054,15 +1124,12 @@ func (m *Manager) heal(ctx context.Context, id uint64) error {
 	m.moveMu.Lock()
 	defer m.moveMu.Unlock()
 	h := m.cfg.Node.Host()
-	r := raft.ReplicaID(id)
 	for _, g := range m.cfg.Groups {
 		mem, err := h.Membership(ctx, g.ID)
 		if err != nil {
 			return err
 		}
-		_, voter := mem.Voters[r]
-		_, nonVoter := mem.NonVoters[r]
-		if !voter && !nonVoter {
+		if _, _, ok := replicaOn(mem, id); !ok {
 			continue
 		}
 		m.logOnce(fmt.Sprintf("dead %d", id), "node %d: node %d has not answered for %s: it is dead; replacing its replicas",

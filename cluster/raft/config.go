@@ -40,6 +40,12 @@ type HostConfig struct {
 	// drop each other's. PivotDB derives it from the cluster id. It may not
 	// change across restarts of Dir. 0: dragonboat's shared default.
 	DeploymentID uint64
+	// NoSync leaves out every fsync of the Raft log store and of the
+	// snapshot files (nosync.go): a commit is acknowledged once a quorum
+	// wrote it to the operating system, so a machine that stops may lose
+	// it, and the log may forget entries and votes Raft relies on. For
+	// tests and benchmarks only (`pivotdb serve --unsafe-no-sync`).
+	NoSync bool
 	// TLS, when set, makes Raft traffic mutual TLS: hosts present CertFile
 	// and accept peers whose certificates CAFile signed. Nil: plain TCP.
 	TLS *TLSFiles

@@ -11,7 +11,8 @@
 //	  │        CompactLog
 //	  ▼
 //	dragonboatHost ── one dragonboat.NodeHost per node: Raft log store
-//	  │                (Pebble v0, fsynced), TCP transport, snapshot streaming
+//	  │                (Pebble v0, fsynced unless HostConfig.NoSync:
+//	  │                nosync.go), TCP transport, snapshot streaming
 //	  ▼
 //	onDiskAdapter ── dragonboat's IOnDiskStateMachine over StateMachine
 //	  ▼

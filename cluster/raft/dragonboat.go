@@ -46,6 +46,9 @@ func Start(cfg HostConfig) (Host, error) {
 			Engine: engineConfig(),
 		},
 	}
+	if cfg.NoSync {
+		nhc.Expert.FS = noSyncHostFS()
+	}
 	if cfg.TLS != nil {
 		nhc.MutualTLS = true
 		nhc.CAFile, nhc.CertFile, nhc.KeyFile = cfg.TLS.CAFile, cfg.TLS.CertFile, cfg.TLS.KeyFile

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/kvsm"
@@ -63,6 +64,8 @@ type ClusterConfig struct {
 	DeadNodeTimeout time.Duration
 	// NoRebalance turns placement's allocator off (serve --rebalance=false).
 	NoRebalance bool
+	// Locality is the node's --locality (placement.ParseLocality's form).
+	Locality string
 }
 
 // Cluster is a node's part: its membership, its engine and its replica of
@@ -82,6 +85,10 @@ type Cluster struct {
 	srv    servingState // serving.go
 	// nonVoter: the replica joined the group as a non-voter.
 	nonVoter bool
+	// replica is this node's replica id in FirstGroup (generation.go);
+	// regenMu serialises a rejoin under a new one with StepDown.
+	replica atomic.Uint64
+	regenMu sync.Mutex
 }
 
 // StartCluster joins or forms the cluster (node.Start), opens the engine
@@ -155,7 +162,11 @@ func (c *Cluster) metaGet(ctx context.Context, key []byte) (string, bool, error)
 
 func (c *Cluster) start(ctx, bg context.Context) error {
 	h := c.Node.Host()
-	r := raft.ReplicaID(c.id)
+	r, err := c.currentReplica(ctx)
+	if err != nil {
+		return err
+	}
+	c.replica.Store(uint64(r))
 	if err := c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keySQLAddr, c.id), Value: []byte(c.cfg.SQLAddr)}); err != nil {
 		return fmt.Errorf("shardrepl: recording the SQL address: %w", err)
 	}
@@ -169,7 +180,7 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 	}
 	switch {
 	case h.HasReplicaData(FirstGroup, r):
-		spec := raft.ReplicaSpec{Group: FirstGroup, Replica: r, NonVoter: role == "non-voter"}
+		spec := raft.ReplicaSpec{Group: FirstGroup, Replica: r, NonVoter: role == "non-voter" || placement.GenOf(r) > 0}
 		if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil {
 			return err
 		}
@@ -187,6 +198,14 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 			return err
 		}
 		role = "founder"
+	case placement.GenOf(r) > 0:
+		// Its voter moved away while it was down, or it stopped before
+		// rejoining: rejoin now, as the watcher would have.
+		old := placement.ReplicaOf(c.id, placement.GenOf(r)-1)
+		if err := placement.Rejoin(ctx, h, FirstGroup, old, r, func() error { return c.Store.DropGroup(FirstGroup) }, c.Store.NewStateMachine); err != nil {
+			return err
+		}
+		role = "non-voter"
 	default:
 		// Wait for the serving node to add this node's replica.
 		for role != "non-voter" {
@@ -207,13 +226,14 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 	}
 	// A restart of the replica (StepDown) must say what its first start
 	// said: dragonboat replays the log's membership changes against it.
-	c.nonVoter = role == "non-voter"
-	if role == "non-voter" {
+	c.nonVoter = role == "non-voter" || placement.GenOf(r) > 0
+	if c.nonVoter {
 		c.wg.Add(1)
 		go c.catchUp(bg)
 	}
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.watchServing(bg)
+	go c.watchGeneration(bg)
 	return nil
 }
 
@@ -223,10 +243,14 @@ func (c *Cluster) catchUp(ctx context.Context) {
 	defer c.wg.Done()
 	for ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		r := c.replicaID()
 		_, err := c.Node.Host().Read(rctx, FirstGroup, shardsm.State{})
 		cancel()
+		if err == nil && r != c.replicaID() {
+			return // rejoined under a later generation, which catches up anew
+		}
 		if err == nil {
-			err = c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keyShardCaughtUp, c.id), Value: []byte("1")})
+			err = c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: idKey(keyShardCaughtUp, c.id), Value: []byte(caughtUpValue(r))})
 		}
 		if err == nil {
 			c.cfg.Logf("node %d: the shard replica caught up", c.id)
@@ -269,8 +293,15 @@ func (c *Cluster) manageOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ids, err := placement.ReplicaIDs(ctx, h, FirstGroup)
+	if err != nil {
+		return err
+	}
 	for _, nd := range nodes {
-		r := raft.ReplicaID(nd.ID)
+		r, ok := ids[nd.ID]
+		if !ok {
+			r = raft.ReplicaID(nd.ID)
+		}
 		_, voter := m.Voters[r]
 		_, nonVoter := m.NonVoters[r]
 		switch {
@@ -279,6 +310,7 @@ func (c *Cluster) manageOnce(ctx context.Context) error {
 			// Decommissioning, decommissioned or dead: placement moves
 			// its replicas away rather than adding any.
 		case !voter && !nonVoter:
+			placement.CompactBeforeAdd(ctx, h, FirstGroup, c.cfg.Logf)
 			if err := h.AddNonVoter(ctx, FirstGroup, r, nd.RaftAddr); err != nil {
 				return fmt.Errorf("adding node %d: %w", nd.ID, err)
 			}
@@ -287,7 +319,7 @@ func (c *Cluster) manageOnce(ctx context.Context) error {
 			}
 			c.cfg.Logf("node %d: added node %d to the shard group as a non-voter", c.id, nd.ID)
 		case nonVoter && len(m.Voters) < shardVoters:
-			_, caughtUp, err := c.metaGet(ctx, idKey(keyShardCaughtUp, nd.ID))
+			caughtUp, err := c.caughtUp(ctx, nd.ID)
 			if err != nil || !caughtUp {
 				return err
 			}
@@ -311,14 +343,13 @@ func (c *Cluster) newPlacement() *placement.Manager {
 	return placement.New(placement.Config{
 		Node: c.Node,
 		Groups: []placement.Group{
-			{ID: node.MetaGroup, Name: "the metadata group"},
-			{ID: FirstGroup, Name: "the shard group", Serving: true, CaughtUp: func(ctx context.Context, id uint64) (bool, error) {
-				_, ok, err := c.metaGet(ctx, idKey(keyShardCaughtUp, id))
-				return ok, err
-			}, Size: c.groupSize},
+			{ID: node.MetaGroup, Name: "the metadata group", Applied: c.metaApplied},
+			{ID: FirstGroup, Name: "the shard group", Serving: true, CaughtUp: c.caughtUp, Size: c.groupSize,
+				Applied: c.groupApplied, Generations: true},
 		},
 		DeadNodeTimeout: c.cfg.DeadNodeTimeout,
 		NoRebalance:     c.cfg.NoRebalance,
+		Locality:        c.cfg.Locality,
 		SQLAddr: func(ctx context.Context, id uint64) (string, error) {
 			addr, _, err := c.metaGet(ctx, idKey(keySQLAddr, id))
 			return addr, err

@@ -110,7 +110,11 @@
 //     node answered its first message (cmd/pivotdb/gateway.go: a node that
 //     does not answer within 5 s, such as a SIGSTOPped one, is skipped for
 //     the next serving node); a serving node that stops later in the
-//     connection's life hangs that connection until it continues or dies.
+//     connection's life loses the role, and the forwarding node ends the
+//     connection once its replica applied the next node's Serve
+//     (Cluster.ServingNow; cmd/pivotdb/gatewayend.go). A serving node that
+//     stops without losing the role (no quorum without it) still hangs
+//     its connections until it continues or dies.
 //   - Replicas of dead and decommissioned nodes are replaced by
 //     cluster/placement (Cluster.Placement; its Run loop runs beside
 //     manage on the serving node while it serves, and their additions
@@ -123,6 +127,26 @@
 //     leadership on (Placement.HandOver) instead of claiming serving.
 //     Placement's allocator leaves this group's leadership alone (see
 //     cluster/placement/doc.go).
+//   - Replica-id generations (generation.go, cluster/placement's
+//     generations.go): placement's allocator moves this group's voters.
+//     The node whose voter moved gets a non-voter of the next generation
+//     (replica id gen<<32 | node id), which the serving node adds and
+//     records in the metadata group ("replica-id/" + group + node); the
+//     node's watcher (watchGeneration, every second) sees the record,
+//     stops its replica, deletes its log data and the group's data in its
+//     engine (shardsm.Store.DropGroup) and joins under the new id as a
+//     non-voter that catches up from a snapshot (placement.Rejoin; a node
+//     started after its voter moved does this in start). The replica id a
+//     node runs is Cluster.replicaID (StepDown restarts that one; a rejoin
+//     and StepDown hold regenMu), the manager loop adds and promotes each
+//     node's recorded id, and the caught-up record names the generation it
+//     is about, so an old record never gets a new replica promoted early.
+//   - Before adding a replica the serving node compacts its log of the
+//     group (placement.CompactBeforeAdd): a new replica fed the group's
+//     history from the log fills its in-memory log past MaxInMemLogBytes
+//     with a bulk load's entries, and dragonboat's rate limiter then
+//     refuses every proposal of the group until it applied them (writes
+//     stopped for ~2 s during a move); from a snapshot it does not.
 //   - GC and bulk ingestion are replicated writes of the serving node
 //     (storage/replication.go, storage/replbulk.go): OpenEngine opens the
 //     engine as a replica's (storage.Options.Replica), whose GC loop runs

@@ -42,6 +42,9 @@ func OpenEngine(dir string, opts storage.Options) (*storage.Engine, *shardsm.Sto
 	}
 	// The engine's lock records are its own sessions' (storage/locals.go).
 	st.SetLocalLocks()
+	if opts.NoSync {
+		st.SetNoSync()
+	}
 	// Every commit timestamp a replica applies moves the engine's clock.
 	st.SetClock(e.Clock().Update)
 	return e, st, nil

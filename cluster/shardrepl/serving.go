@@ -155,7 +155,7 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 		return nil
 	}
 	leader, _, ok, err := h.Leader(FirstGroup)
-	if err != nil || !ok || leader != raft.ReplicaID(c.id) {
+	if err != nil || !ok || leader != c.replicaID() {
 		return nil
 	}
 	if !c.Placement.Eligible(c.id) {
@@ -296,7 +296,7 @@ func (c *Cluster) abandon(epoch uint64, reason error) {
 // leads the group in one term across a ReadIndex that finds its epoch.
 func (c *Cluster) renewLease(ctx context.Context, epoch uint64, base time.Time, until *atomic.Int64) {
 	h := c.Node.Host()
-	me := raft.ReplicaID(c.id)
+	me := c.replicaID()
 	l1, term1, ok, err := h.Leader(FirstGroup)
 	if err != nil || !ok || l1 != me {
 		return
@@ -327,6 +327,8 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	// hand-over this node makes from now on (HandOver) records none.
 	c.Placement.AttachJobs(nil)
 	h := c.Node.Host()
+	c.regenMu.Lock() // not while a rejoin (generation.go) swaps the replica
+	defer c.regenMu.Unlock()
 	if err := h.StopReplica(FirstGroup); err != nil {
 		return err
 	}
@@ -342,7 +344,7 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	}
 	c.Engine, c.Store = e, st
 	c.watchStore()
-	if err := h.StartReplica(raft.ReplicaSpec{Group: FirstGroup, Replica: raft.ReplicaID(c.id), NonVoter: c.nonVoter}, st.NewStateMachine); err != nil {
+	if err := h.StartReplica(raft.ReplicaSpec{Group: FirstGroup, Replica: c.replicaID(), NonVoter: c.nonVoter}, st.NewStateMachine); err != nil {
 		return err
 	}
 	c.srv.mu.Lock()
@@ -365,30 +367,56 @@ func (c *Cluster) stopServingLease() {
 // node's replica knows it; ok is false while nobody does or this node
 // itself is named (it is about to serve or to stop).
 func (c *Cluster) ServingSQLAddr(ctx context.Context) (addr string, node uint64, ok bool) {
+	addr, node, _, ok = c.ServingSQL(ctx)
+	return addr, node, ok
+}
+
+// ServingSQL is ServingSQLAddr with the serving epoch the answer is of: a
+// connection forwarded to that node is served under that epoch, and ends
+// once a later epoch belongs to another node (ServingNow; cmd/pivotdb's
+// gateway).
+func (c *Cluster) ServingSQL(ctx context.Context) (addr string, node, epoch uint64, ok bool) {
+	node, epoch, ok = c.ServingNow()
+	if !ok || node == 0 || node == c.id {
+		return "", node, epoch, false
+	}
+	addr, ok = c.servingAddr(ctx, node)
+	return addr, node, epoch, ok
+}
+
+// ServingNow returns the serving node and epoch as this node's replica of
+// the first group last applied them (a local read: it may lag behind the
+// group, never run ahead of it). ok is false while the replica cannot be
+// read (not started, stopping).
+func (c *Cluster) ServingNow() (node, epoch uint64, ok bool) {
 	v, err := c.Node.Host().StaleRead(FirstGroup, shardsm.State{})
 	if err != nil {
-		return "", 0, false
+		return 0, 0, false
 	}
-	node = v.(shardsm.StateResult).Serving.Node
-	if node == 0 || node == c.id {
-		return "", node, false
-	}
+	s := v.(shardsm.StateResult).Serving
+	return s.Node, s.Epoch, true
+}
+
+// servingAddr returns node's SQL address, from the cache or the metadata
+// group.
+func (c *Cluster) servingAddr(ctx context.Context, node uint64) (addr string, ok bool) {
 	c.srv.mu.Lock()
 	addr, ok = c.srv.addrs[node]
 	c.srv.mu.Unlock()
 	if ok {
-		return addr, node, true
+		return addr, true
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	var err error
 	addr, ok, err = c.metaGet(rctx, idKey(keySQLAddr, node))
 	if err != nil || !ok {
-		return "", node, false
+		return "", false
 	}
 	c.srv.mu.Lock()
 	c.srv.addrs[node] = addr
 	c.srv.mu.Unlock()
-	return addr, node, true
+	return addr, true
 }
 
 // ForgetSQLAddr drops the cached SQL address of node (a connection to it

@@ -26,7 +26,11 @@
 // timestamp, system keys, counter merges, range deletions), applied
 // verbatim once every key is found to be the shard's (RouteKey: local keys
 // 0x03 <kind> route by the row key they address), with the stats counter
-// kept by recounting the touched keys (one pass over them all,
+// kept by counting the touched keys' change: in local-lock mode (a
+// cluster node) one read of their versions before the writes, with the
+// writes laid over them in memory (mvcc.VersionStatsDelta: the commit path
+// of every replica); else, or for a range deletion or a merge into a
+// version, a recount before and after (one pass over them all,
 // mvcc.ComputeStatsOfSpans: a bulk load's write touches thousands; GC's
 // deletions and bulk loads are Writes too); Split cuts the shard in two; Serve
 // (serving.go) makes a node the group's serving node under the next

@@ -32,6 +32,8 @@ type Store struct {
 	// localLocks: lock records are the locking node's, not replicated
 	// (SetLocalLocks).
 	localLocks atomic.Bool
+	// noSync: snapshot points do not fsync the store (SetNoSync).
+	noSync atomic.Bool
 	// clock is told of the newest commit timestamp replicas hold
 	// (SetClock); nil: nobody.
 	clock atomic.Pointer[func(hlc.Timestamp) error]
@@ -119,6 +121,12 @@ func (s *Store) Close() error {
 // fingerprint, and Write commands do not count them in the stats. Set it
 // before starting any replica, and on every node of a cluster alike.
 func (s *Store) SetLocalLocks() { s.localLocks.Store(true) }
+
+// SetNoSync makes the replicas' Sync (dragonboat's call at a snapshot
+// point, before it may compact the log below it) do nothing: the store of
+// an engine that does not fsync (`serve --unsafe-no-sync`), whose Raft log
+// is not fsynced either (raft.HostConfig.NoSync).
+func (s *Store) SetNoSync() { s.noSync.Store(true) }
 
 // SetClock sets the function told of every commit timestamp a replica of
 // this store holds (Write.Timestamp, at apply and when a replica opens or

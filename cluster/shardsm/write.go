@@ -148,8 +148,9 @@ func decodeWrite(r *reader, total int, withEpoch bool) (*Write, error) {
 }
 
 // applyWrite checks that every mutation of c is the shard's and writes them
-// into b; the stats delta is the recount of the touched row keys after the
-// writes minus before.
+// into b; the stats delta is the change of the touched row keys' stats:
+// mvcc.VersionStatsDelta in local-lock mode (b need not be indexed then),
+// else their recount after the writes minus before.
 func (m *stateMachine) applyWrite(b *pebble.Batch, c *Write, desc Descriptor, initialized bool) (outcome, mvcc.Stats, error) {
 	var delta mvcc.Stats
 	if !initialized || (c.Generation != 0 && c.Generation != desc.Generation) {
@@ -176,14 +177,38 @@ func (m *stateMachine) applyWrite(b *pebble.Batch, c *Write, desc Descriptor, in
 		spans = append(spans, sp)
 	}
 	spans = mergeSpans(spans)
-	before, err := statsOf(b, spans)
+	if m.store.localLocks.Load() {
+		// The lock records' share would be dropped below anyway: count the
+		// versions' change in one pass over the store, before the writes.
+		d, ok, err := mvcc.VersionStatsDelta(m.store.db, countedSpans(spans), c.Mutations)
+		if err != nil {
+			return outcome{}, delta, err
+		}
+		if ok {
+			if err := storage.ApplyMutations(b, c.Mutations); err != nil {
+				return outcome{}, delta, err
+			}
+			return outcome{res: raft.Result{Value: ResultApplied}, keep: true}, d, nil
+		}
+	}
+	// Recount after the writes (a range deletion, a merge into a version):
+	// from b when it is indexed (applyOne), else from an indexed copy.
+	r := b
+	if !b.Indexed() {
+		r = m.store.db.NewIndexedBatch()
+		defer r.Close()
+		if err := storage.ApplyMutations(r, c.Mutations); err != nil {
+			return outcome{}, delta, err
+		}
+	}
+	before, err := statsOf(m.store.db, spans)
 	if err != nil {
 		return outcome{}, delta, err
 	}
 	if err := storage.ApplyMutations(b, c.Mutations); err != nil {
 		return outcome{}, delta, err
 	}
-	after, err := statsOf(b, spans)
+	after, err := statsOf(r, spans)
 	if err != nil {
 		return outcome{}, delta, err
 	}
@@ -215,6 +240,13 @@ func mergeSpans(spans []storage.Span) []storage.Span {
 // statsOf sums mvcc.ComputeStats over spans of row keys; spans outside the
 // table area hold no versions and count nothing.
 func statsOf(r mvcc.Reader, spans []storage.Span) (mvcc.Stats, error) {
+	// Sorted and disjoint (mergeSpans): one pass with two iterators.
+	return mvcc.ComputeStatsOfSpans(r, countedSpans(spans))
+}
+
+// countedSpans leaves out of spans those outside the table area, which
+// hold no versions.
+func countedSpans(spans []storage.Span) []storage.Span {
 	counted := spans[:0:0]
 	for _, sp := range spans {
 		if len(sp.Start) > 0 && sp.Start[0] != storage.TableDataPrefix && (len(sp.End) == 0 || sp.End[0] < storage.TableDataPrefix) {
@@ -222,6 +254,5 @@ func statsOf(r mvcc.Reader, spans []storage.Span) (mvcc.Stats, error) {
 		}
 		counted = append(counted, sp)
 	}
-	// Sorted and disjoint (mergeSpans): one pass with two iterators.
-	return mvcc.ComputeStatsOfSpans(r, counted)
+	return counted
 }

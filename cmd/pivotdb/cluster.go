@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/sql"
@@ -26,6 +27,7 @@ type clusterFlags struct {
 	startTimeout             *time.Duration
 	deadNodeTimeout          *time.Duration // placement.go
 	rebalance                *bool          // placement.go
+	locality                 *string        // placement.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -39,6 +41,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 			"how long a cluster node waits for a quorum of the join list or a live member"),
 		deadNodeTimeout: addDeadNodeTimeoutFlag(fs),
 		rebalance:       addRebalanceFlag(fs),
+		locality:        addLocalityFlag(fs),
 	}
 }
 
@@ -57,6 +60,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		if flagSet(fs, "rebalance") {
 			return errors.New("--rebalance needs --join")
 		}
+		if flagSet(fs, "locality") {
+			return errors.New("--locality needs --join")
+		}
 		return nil
 	}
 	if *c.listen == "" || *c.raftListen == "" {
@@ -65,19 +71,20 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 	if err := c.checkDeadNodeTimeout(); err != nil {
 		return err
 	}
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "unsafe-no-sync":
-			// Commits are durable through the Raft log's fsync.
-			err = errors.Join(err, errors.New("--unsafe-no-sync with --join is not supported yet"))
-		}
-	})
-	return err
+	if _, err := placement.ParseLocality(*c.locality); err != nil {
+		return fmt.Errorf("--locality: %w", err)
+	}
+	return nil
 }
 
 // startCluster starts the node's cluster part with its engine in dataDir
 // (the node's membership and Raft log in dataDir/cluster).
+//
+// With st.NoSync (--unsafe-no-sync) neither the Raft log nor the engine
+// fsyncs: a commit is acknowledged once a quorum of nodes wrote it to
+// their operating systems, so a machine that stops may lose it, and the
+// Raft log may forget entries and votes that Raft's safety rests on (a
+// process killed with -9 loses nothing the operating system has).
 func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, st storage.Options, debug bool, log *slog.Logger) (*shardrepl.Cluster, error) {
 	// Dragonboat logs every election, membership change and snapshot at
 	// info; it speaks at warning unless the server logs at debug.
@@ -96,12 +103,18 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 			join = append(join, a)
 		}
 	}
+	locality, err := placement.ParseLocality(*c.locality) // checked by check
+	if err != nil {
+		return nil, err
+	}
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
-		Node:      node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join},
+		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join,
+			Raft: raft.HostConfig{NoSync: st.NoSync}},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:            func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		DeadNodeTimeout: *c.deadNodeTimeout,
 		NoRebalance:     !*c.rebalance,
+		Locality:        locality,
 	})
 }
 

@@ -17,7 +17,10 @@
 // (proxyproto.go: the client's address, signed with the cluster's
 // forwarding key) and, when it forwards, the client's first message, which
 // the serving node must answer within 5 s or the connection goes to the
-// next serving node. --http-listen on a cluster node (clusterhttp.go)
+// next serving node; a forwarded connection is ended (57P01, or closed
+// mid-message) once another node took the serving role over from the node
+// it went to (gatewayend.go: the serving node's side is read through a
+// tracker of its message boundaries). --http-listen on a cluster node (clusterhttp.go)
 // passes requests to a console over the engine while the node serves and
 // otherwise answers itself, naming the serving node.
 // --dead-node-timeout and the cluster's part of SQL (sys.nodes, ALTER

@@ -28,6 +28,8 @@ import (
 // node. The serving node's server does the startup (TLS, authentication)
 // and everything after. Until some node serves (an election, a takeover)
 // a new connection waits up to forwardWait for one, then ends with 57P03.
+// A forwarded connection whose serving node another node took over from
+// (it stopped answering) is ended with 57P01 (gatewayend.go).
 
 // forwardWait bounds how long a new connection waits for a serving node.
 const forwardWait = 15 * time.Second
@@ -79,6 +81,7 @@ type gateway struct {
 	log     *slog.Logger
 	wg      sync.WaitGroup
 	stopped atomic.Bool
+	fwd     forwardings // connections forwarded to a serving node (gatewayend.go)
 }
 
 func (g *gateway) run() {
@@ -128,8 +131,8 @@ func (g *gateway) handle(raw net.Conn) {
 		if l := g.local.Load(); l != nil && l.deliver(nc) {
 			return
 		}
-		if addr, node, ok := g.cl.ServingSQLAddr(context.Background()); ok {
-			if g.forward(nc, first, whole, addr) {
+		if addr, node, epoch, ok := g.cl.ServingSQL(context.Background()); ok {
+			if g.forward(nc, first, whole, addr, node, epoch) {
 				return
 			}
 			g.cl.ForgetSQLAddr(node)
@@ -149,11 +152,12 @@ func (g *gateway) handle(raw net.Conn) {
 const handshakeWait = 5 * time.Second
 
 // forward sends nc (whose first message, already read, is first) to the
-// serving node at addr, after a PROXY header with the client's address
-// when this node knows the forwarding key, and proxies the connection
-// once the serving node answered. false: it did not (nc is untouched and
-// its first message still buffered).
-func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string) bool {
+// serving node at addr (node, serving under epoch), after a PROXY header
+// with the client's address when this node knows the forwarding key, and
+// proxies the connection once the serving node answered, until it ends or
+// another node serves (gatewayend.go). false: it did not answer (nc is
+// untouched and its first message still buffered).
+func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string, node, epoch uint64) bool {
 	rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
 		return false
@@ -186,7 +190,10 @@ func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string) bo
 		return false
 	}
 	rc.SetReadDeadline(time.Time{})
-	proxy(nc, &bufConn{Conn: rc, br: rr})
+	f := &forwardedConn{client: nc, server: &bufConn{Conn: rc, br: rr}, node: node, epoch: epoch, frames: newFrameTracker(first)}
+	g.fwd.add(f)
+	defer g.fwd.remove(f)
+	f.run()
 	return true
 }
 
@@ -262,6 +269,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 	}
 	go refuser.Serve(context.Background())
 	go g.run()
+	go g.watchServing()
 	log.Info("PivotDB cluster node is ready; it serves SQL while it leads the shard group and forwards SQL connections otherwise",
 		"addr", ln.Addr().String())
 
@@ -311,11 +319,11 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		if err != nil {
 			return err
 		}
-		if cfg.Auth == server.AuthSCRAM && !e.HasPasswords() {
+		if cfg.Auth.NeedsPasswords() && !e.HasPasswords() {
 			// As one node refuses to start (main.go); the forwarded
 			// connections authenticate here, on the serving node.
 			e.Close()
-			return errors.New("--auth scram but no user has a password; " +
+			return errors.New("--auth " + cfg.Auth.String() + " but no user has a password; " +
 				"give the built-in user pivotdb one with --initial-password or PIVOTDB_PASSWORD")
 		}
 		l := newConnListener(ln.Addr())

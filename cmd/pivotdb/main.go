@@ -58,13 +58,13 @@ func usage(w io.Writer) {
   pivotdb serve [--data-dir DIR] [--listen HOST:PORT] [--max-message-size BYTES] [--unsafe-no-sync]
                 [--balancer-interval DURATION] [--load-split-ops N] [--load-merge-quiet DURATION]
                 [--ttl-run-interval DURATION]
-                [--tls-cert FILE --tls-key FILE [--tls-required]] [--auth trust|scram] [--initial-password PASSWORD]
+                [--tls-cert FILE --tls-key FILE [--tls-required]] [--auth trust|scram|password] [--initial-password PASSWORD]
                 [--startup-timeout DURATION] [--auth-failure-delay DURATION] [--auth-failure-max-delay DURATION]
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--cache-size BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
-                 [--dead-node-timeout DURATION] [--rebalance=false]]
+                 [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]]
   pivotdb node decommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node recommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node status [--host HOST:PORT] [--user NAME]
@@ -97,7 +97,8 @@ func serve(args []string, stderr io.Writer) int {
 		"wait before answering a failed login; doubles with each further failure from the same client address (0: no delay)")
 	authMaxDelay := fs.Duration("auth-failure-max-delay", server.DefaultAuthFailureMaxDelay,
 		"the longest wait before answering a failed login")
-	authName := fs.String("auth", "trust", "client authentication: trust (loopback addresses only) or scram (SCRAM-SHA-256 passwords)")
+	authName := fs.String("auth", "trust", "client authentication: trust (loopback addresses only), scram (SCRAM-SHA-256 passwords) "+
+		"or password (passwords sent in the clear, for clients without SCRAM; use TLS)")
 	initialPassword := fs.String("initial-password", "",
 		"first password of the built-in user pivotdb, set only while it has none (default: $PIVOTDB_PASSWORD)")
 	maxConns := fs.Int("max-connections", 100, "connections served at once; more get FATAL 53300 (0: unlimited)")
@@ -240,8 +241,13 @@ func serve(args []string, stderr io.Writer) int {
 			case <-startCtx.Done():
 			}
 		}()
+		if *noSync {
+			log.Warn("--unsafe-no-sync: neither the Raft log nor the storage engine fsyncs; " +
+				"if a machine (not only the process) stops, acknowledged commits may be lost and the cluster's Raft groups " +
+				"may be left inconsistent; for tests and benchmarks only")
+		}
 		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
-			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL}, level <= slog.LevelDebug, log)
+			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, NoSync: *noSync}, level <= slog.LevelDebug, log)
 		cancelStart()
 		<-watching
 		if interrupted.Load() {
@@ -271,8 +277,8 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("cannot open data directory", "dir", *dataDir, "err", err)
 		return 1
 	}
-	if authMethod == server.AuthSCRAM && !eng.HasPasswords() {
-		log.Error("refusing to start: --auth scram but no user has a password; " +
+	if authMethod.NeedsPasswords() && !eng.HasPasswords() {
+		log.Error("refusing to start: --auth " + authMethod.String() + " but no user has a password; " +
 			"give the built-in user pivotdb one with --initial-password or PIVOTDB_PASSWORD")
 		closeEngine(cl, eng)
 		return 1
@@ -379,7 +385,7 @@ func checkTrustedListen(addr string) error {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("listening on %q needs password authentication: use --auth scram, or listen on a loopback address", addr)
+		return fmt.Errorf("listening on %q needs password authentication: use --auth scram (or --auth password), or listen on a loopback address", addr)
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ func (a clusterAdmin) Nodes(ctx context.Context) ([]sql.ClusterNode, error) {
 	out := make([]sql.ClusterNode, len(nodes))
 	for i, n := range nodes {
 		out[i] = sql.ClusterNode{ID: n.ID, Address: n.Addr, SQLAddress: n.SQLAddr, Live: n.Live, Membership: n.Membership,
-			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders, Bytes: n.Bytes}
+			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders, Bytes: n.Bytes, Locality: n.Locality}
 	}
 	return out, nil
 }
@@ -88,6 +88,14 @@ func (a clusterAdmin) Recommission(ctx context.Context, id uint64) error {
 func addRebalanceFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("rebalance", true,
 		"spread the Raft groups' leaderships over the live nodes (cluster/placement's allocator, on the node that serves SQL; give every node the same value); with --join")
+}
+
+// addLocalityFlag is serve's --locality (CockroachDB's): key=value tiers,
+// the widest first; the allocator puts a group's voters in distinct values
+// of the first tier where it can, and sys.nodes shows it.
+func addLocalityFlag(fs *flag.FlagSet) *string {
+	return fs.String("locality", "",
+		"where the node runs, as comma-separated key=value tiers, widest first (az=eu-1a,rack=r7): a group's voters go to distinct values of the first tier where possible; with --join")
 }
 
 // nodeCommand runs `pivotdb node decommission N` and `pivotdb node

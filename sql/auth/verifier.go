@@ -2,6 +2,7 @@ package auth
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
 	"strconv"
@@ -103,4 +104,29 @@ func Parse(s string) (scram.StoredCredentials, error) {
 	sc.StoredKey = stored
 	sc.ServerKey = server
 	return sc, nil
+}
+
+// CheckPassword reports whether password is the one sc was made from: the
+// check of a password sent in the clear (`--auth password`,
+// AuthenticationCleartextPassword) against the SCRAM verifier stored for
+// it, as PostgreSQL's scram_verify_plain_password does: the password,
+// normalised with SASLprep (raw when SASLprep rejects it, as HashPassword
+// does), is hashed with the verifier's salt and iteration count, and both
+// keys must match. It costs the verifier's PBKDF2 rounds whatever the
+// outcome.
+func CheckPassword(sc scram.StoredCredentials, password string) (bool, error) {
+	c, err := scram.SHA256.NewClient("", password, "")
+	if err != nil {
+		c, err = scram.SHA256.NewClientUnprepped("", password, "")
+		if err != nil {
+			return false, err
+		}
+	}
+	got, err := c.GetStoredCredentialsWithError(sc.KeyFactors)
+	if err != nil {
+		return false, err
+	}
+	storedOK := subtle.ConstantTimeCompare(got.StoredKey, sc.StoredKey) == 1
+	serverOK := subtle.ConstantTimeCompare(got.ServerKey, sc.ServerKey) == 1
+	return storedOK && serverOK, nil
 }

@@ -119,3 +119,34 @@ func TestParseRejects(t *testing.T) {
 		t.Errorf("valid verifier rejected: %v", err)
 	}
 }
+
+// TestCheckPassword checks passwords sent in the clear against verifiers:
+// the right one, wrong ones, the empty one, a password SASLprep normalises
+// (a soft hyphen maps to nothing, as in the client's SCRAM) and one it
+// rejects (a control character: hashed raw, as HashPassword does).
+func TestCheckPassword(t *testing.T) {
+	for _, tc := range []struct {
+		stored, sent string
+		ok           bool
+	}{
+		{"s3cret", "s3cret", true},
+		{"s3cret", "s3creT", false},
+		{"s3cret", "", false},
+		{"IX", "I\u00adX", true},
+		{"a\u0007b", "a\u0007b", true},
+		{"a\u0007b", "ab", false},
+	} {
+		v, err := HashPassword(tc.stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := Parse(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := CheckPassword(sc, tc.sent)
+		if err != nil || got != tc.ok {
+			t.Errorf("stored %q, sent %q: %v (%v), want %v", tc.stored, tc.sent, got, err, tc.ok)
+		}
+	}
+}

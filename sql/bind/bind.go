@@ -27,6 +27,10 @@ import (
 // rows of sys.partitions. A session fills it; tests can fill it by hand.
 type Env struct {
 	Snapshot *catalog.Snapshot
+	// Current is the newest committed catalog when Snapshot is an older
+	// one (AS OF SYSTEM TIME): the role must hold its privileges there
+	// too (privileges.go); nil otherwise.
+	Current  *catalog.Snapshot
 	Database *catalog.Database
 	User     string
 	// Settings are the session's settings, read when a statement's rows
@@ -215,6 +219,8 @@ func (a *binder) plan() (Statement, error) {
 		return &Grant{Grant: st.Grant}, nil
 	case st.AlterOwner != nil:
 		return &AlterOwner{AlterOwner: st.AlterOwner}, nil
+	case st.Comment != nil:
+		return &Comment{Comment: st.Comment}, nil
 	case st.AST == nil:
 		return nil, sqlerr.New(sqlerr.InternalError, "sql: parsed statement without content")
 	}

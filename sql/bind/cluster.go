@@ -30,4 +30,5 @@ var NodeColumns = []planner.Column{
 	{Name: "voters", Type: types.TypeInt64},
 	{Name: "leaders", Type: types.TypeInt64},
 	{Name: "bytes", Type: types.TypeInt64},
+	{Name: "locality", Type: types.TypeUtf8},
 }

@@ -276,6 +276,12 @@ type AlterOwner struct {
 	*parser.AlterOwner
 }
 
+// Comment is COMMENT ON TABLE|COLUMN|INDEX, resolved when it runs.
+type Comment struct {
+	noRows
+	*parser.Comment
+}
+
 // ShowVar is SHOW name / SHOW ALL; Name is lower case and known.
 type ShowVar struct {
 	Name string

@@ -77,6 +77,8 @@ type Column struct {
 	// column (GENERATED ... AS IDENTITY), whose Default calls nextval of
 	// the sequence it owns; "" otherwise.
 	Identity string `json:"identity,omitempty"`
+	// Comment is the column's COMMENT ON COLUMN text; empty for none.
+	Comment string `json:"comment,omitempty"`
 }
 
 // Check is a CHECK constraint: Expr is its SQL text over the table's
@@ -121,6 +123,11 @@ type Table struct {
 	// under an older definition fails at commit instead of storing rows
 	// the new one forbids.
 	Version int `json:"version,omitempty"`
+	// Comment is the table's COMMENT ON TABLE text, PrimaryKeyComment its
+	// primary key index's (COMMENT ON INDEX t_pkey); empty for none. A
+	// comment changes no row, so it leaves Version alone.
+	Comment           string `json:"comment,omitempty"`
+	PrimaryKeyComment string `json:"primary_key_comment,omitempty"`
 	// Owner and ACL: see Owned.
 	Owned
 }
@@ -203,6 +210,8 @@ type Index struct {
 	// Unique indexes reject two live rows with equal, non-NULL values in
 	// every index column (NULLs are distinct, as in PostgreSQL).
 	Unique bool `json:"unique,omitempty"`
+	// Comment is the index's COMMENT ON INDEX text; empty for none.
+	Comment string `json:"comment,omitempty"`
 }
 
 // IndexTable returns the descriptor of an index's entries: the table's
@@ -461,9 +470,16 @@ type Catalog struct {
 	// from (versions.go); guarded by current.
 	gens []generation
 	// historyStart is when the generations start being history: reads
-	// before it are inexact (versions.go, SetHistoryStart); guarded by
-	// current.
+	// before it are read from the history on disk (versions.go,
+	// SetHistoryStart); guarded by current.
 	historyStart hlc.Timestamp
+	// store holds the records and their history (history.go).
+	store *meta.Store
+	// diskStart is the commit timestamp from which the history on disk
+	// is complete (history.go); reads before it are inexact.
+	diskStart hlc.Timestamp
+	// past caches snapshots read from the history on disk (history.go).
+	past historyCache
 }
 
 var (
@@ -484,15 +500,12 @@ func idKey(prefix []byte, id uint64) []byte {
 }
 
 // Load reads the catalog from the metadata store, creating the default
-// database on an empty data directory.
+// database on an empty data directory, and starts its history on disk on a
+// data directory written before it had one (history.go).
 func Load(store *meta.Store) (*Catalog, error) {
-	snap := &Snapshot{
-		databases: map[string]*Database{},
-		users:     map[string]*User{},
-		tables:    map[uint64]*Table{},
-		byName:    map[uint64]map[string]*Table{},
-		indexes:   map[uint64]indexRef{},
-		nextID:    1,
+	snap, err := loadSnapshot(store)
+	if err != nil {
+		return nil, err
 	}
 	if v, ok, err := store.Get(seqKey); err != nil {
 		return nil, err
@@ -503,64 +516,10 @@ func Load(store *meta.Store) (*Catalog, error) {
 		}
 		snap.nextID = n
 	}
-	if err := scanRecords(store, dbPrefix, func(v []byte) error {
-		var d Database
-		if err := json.Unmarshal(v, &d); err != nil {
-			return fmt.Errorf("catalog: corrupt database record: %w", err)
-		}
-		snap.databases[strings.ToLower(d.Name)] = &d
-		return nil
-	}); err != nil {
+	c := &Catalog{store: store}
+	if err := c.startHistory(); err != nil {
 		return nil, err
 	}
-	if err := scanRecords(store, tablePrefix, func(v []byte) error {
-		var t Table
-		if err := json.Unmarshal(v, &t); err != nil {
-			return fmt.Errorf("catalog: corrupt table record: %w", err)
-		}
-		snap.tables[t.ID] = &t
-		if snap.byName[t.DatabaseID] == nil {
-			snap.byName[t.DatabaseID] = map[string]*Table{}
-		}
-		snap.byName[t.DatabaseID][strings.ToLower(t.Name)] = &t
-		snap.addIndexes(&t)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if err := loadViews(store, snap); err != nil {
-		return nil, err
-	}
-	if err := loadJSONRecords(store, sequencePrefix, "sequence", snap.addSequence); err != nil {
-		return nil, err
-	}
-	if err := loadJSONRecords(store, enumPrefix, "enum type", snap.addEnum); err != nil {
-		return nil, err
-	}
-	if err := loadJSONRecords(store, functionPrefix, "function", snap.addFunction); err != nil {
-		return nil, err
-	}
-	if err := loadRoleSettings(store, snap); err != nil {
-		return nil, err
-	}
-	if err := scanRecords(store, userPrefix, func(v []byte) error {
-		var u User
-		if err := json.Unmarshal(v, &u); err != nil {
-			return fmt.Errorf("catalog: corrupt user record: %w", err)
-		}
-		snap.users[u.Name] = &u
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if u, ok := snap.users[BootstrapUser]; ok && !u.Superuser {
-		// Recorded before role attributes: the built-in user is the
-		// bootstrap superuser, whatever its record says.
-		nu := *u
-		nu.Superuser, nu.CreateDB, nu.CreateRole = true, true, true
-		snap.users[BootstrapUser] = &nu
-	}
-	c := &Catalog{}
 	c.ids.Store(snap.nextID)
 	c.setCurrent(snap, hlc.Timestamp{})
 	_, hasDB := snap.Database(DefaultDatabase)
@@ -580,18 +539,92 @@ func Load(store *meta.Store) (*Catalog, error) {
 			ch.Abort()
 			return nil, err
 		}
+		var at hlc.Timestamp
+		b.OnCommitted(func(ts hlc.Timestamp) { at = ts })
 		if err := b.Commit(); err != nil {
 			ch.Abort()
 			return nil, err
 		}
-		ch.Install()
+		ch.InstallAt(at)
 	}
 	return c, nil
 }
 
+// loadSnapshot reads every catalog record of r (the store's newest
+// records, or its history at a timestamp) into a snapshot. The id counter
+// is the caller's (Load).
+func loadSnapshot(r meta.Reader) (*Snapshot, error) {
+	snap := &Snapshot{
+		databases: map[string]*Database{},
+		users:     map[string]*User{},
+		tables:    map[uint64]*Table{},
+		byName:    map[uint64]map[string]*Table{},
+		indexes:   map[uint64]indexRef{},
+		nextID:    1,
+	}
+	if err := scanRecords(r, dbPrefix, func(v []byte) error {
+		var d Database
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("catalog: corrupt database record: %w", err)
+		}
+		snap.databases[strings.ToLower(d.Name)] = &d
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := scanRecords(r, tablePrefix, func(v []byte) error {
+		var t Table
+		if err := json.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("catalog: corrupt table record: %w", err)
+		}
+		snap.tables[t.ID] = &t
+		if snap.byName[t.DatabaseID] == nil {
+			snap.byName[t.DatabaseID] = map[string]*Table{}
+		}
+		snap.byName[t.DatabaseID][strings.ToLower(t.Name)] = &t
+		snap.addIndexes(&t)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := loadViews(r, snap); err != nil {
+		return nil, err
+	}
+	if err := loadJSONRecords(r, sequencePrefix, "sequence", snap.addSequence); err != nil {
+		return nil, err
+	}
+	if err := loadJSONRecords(r, enumPrefix, "enum type", snap.addEnum); err != nil {
+		return nil, err
+	}
+	if err := loadJSONRecords(r, functionPrefix, "function", snap.addFunction); err != nil {
+		return nil, err
+	}
+	if err := loadRoleSettings(r, snap); err != nil {
+		return nil, err
+	}
+	if err := scanRecords(r, userPrefix, func(v []byte) error {
+		var u User
+		if err := json.Unmarshal(v, &u); err != nil {
+			return fmt.Errorf("catalog: corrupt user record: %w", err)
+		}
+		snap.users[u.Name] = &u
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if u, ok := snap.users[BootstrapUser]; ok && !u.Superuser {
+		// Recorded before role attributes: the built-in user is the
+		// bootstrap superuser, whatever its record says.
+		nu := *u
+		nu.Superuser, nu.CreateDB, nu.CreateRole = true, true, true
+		snap.users[BootstrapUser] = &nu
+	}
+	return snap, nil
+}
+
 // loadJSONRecords decodes every record under prefix as a T (kind names it
 // in the error a damaged record gives) and hands it to add.
-func loadJSONRecords[T any](store *meta.Store, prefix []byte, kind string, add func(*T)) error {
+func loadJSONRecords[T any](store meta.Reader, prefix []byte, kind string, add func(*T)) error {
 	return scanRecords(store, prefix, func(b []byte) error {
 		v := new(T)
 		if err := json.Unmarshal(b, v); err != nil {
@@ -620,7 +653,7 @@ func cloneByDatabase[K comparable, V any](src map[uint64]map[K]*V) map[uint64]ma
 	return out
 }
 
-func scanRecords(store *meta.Store, prefix []byte, fn func(v []byte) error) error {
+func scanRecords(store meta.Reader, prefix []byte, fn func(v []byte) error) error {
 	return store.Scan(storage.Span{Start: prefix, End: storage.PrefixEnd(prefix)}, func(_, v []byte) error {
 		return fn(v)
 	})
@@ -769,17 +802,7 @@ func (ch *Change) Write(b *meta.Batch) error {
 			return err
 		}
 	}
-	for k, v := range ch.puts {
-		if err := b.Set([]byte(k), v); err != nil {
-			return err
-		}
-	}
-	for k := range ch.deletes {
-		if err := b.Delete([]byte(k)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ch.records(b)
 }
 
 // Install makes the change current. Call it only after the batch holding

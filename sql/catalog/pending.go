@@ -39,17 +39,7 @@ func (ch *Change) Base() *Snapshot { return ch.base }
 // change's ids were persisted when allocated) to the transaction's batch,
 // which commits them with the transaction's rows.
 func (ch *Change) Records(b *meta.Batch) error {
-	for k, v := range ch.puts {
-		if err := b.Set([]byte(k), v); err != nil {
-			return err
-		}
-	}
-	for k := range ch.deletes {
-		if err := b.Delete([]byte(k)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ch.records(b)
 }
 
 // Apply installs a committed pending change: its changes relative to its

@@ -75,7 +75,7 @@ func (s *Snapshot) cloneRoleSettings(c *Snapshot) {
 	}
 }
 
-func loadRoleSettings(store *meta.Store, snap *Snapshot) error {
+func loadRoleSettings(store meta.Reader, snap *Snapshot) error {
 	snap.roleSettings = map[roleSettingID]*RoleSetting{}
 	return scanRecords(store, roleSettingPrefix, func(b []byte) error {
 		var r RoleSetting

@@ -9,9 +9,9 @@ import (
 // made it, installed before any read at or above that timestamp can start
 // (storage.Batch.OnCommitted). A statement reads the generation of its
 // read timestamp (At), so it sees the schema and the rows of a schema
-// change together or neither. Generations are kept in memory only, the
-// last maxGenerations of them: older read timestamps get the oldest one
-// kept (the catalog's records on disk are its newest version).
+// change together or neither. The last maxGenerations generations since
+// the server's start are kept in memory, a cache of the catalog's history
+// on disk (history.go), which older read timestamps read.
 
 // maxGenerations bounds the generations kept. Each shares its descriptors
 // with the others; only the maps are its own.
@@ -42,24 +42,34 @@ func (c *Catalog) setCurrent(snap *Snapshot, ts hlc.Timestamp) {
 }
 
 // At returns the snapshot as of read timestamp ts: the newest generation
-// installed at or below it. exact is false when ts is older than every
-// generation kept (a long REPEATABLE READ transaction, a historical read
-// further back than the server's start or maxGenerations schema changes):
-// the oldest kept is returned then. It is also false for a ts before the
-// history start (SetHistoryStart): the catalog loaded at startup is the
-// newest version, not the one of older times.
+// installed at or below it, or, for a ts before the generations in memory
+// (before the server's start, or more than maxGenerations schema changes
+// ago), the catalog's history on disk at ts (history.go). exact is false
+// when neither knows ts (a time before the history on disk starts or
+// below its GC threshold): the oldest generation kept is returned then.
 func (c *Catalog) At(ts hlc.Timestamp) (snap *Snapshot, exact bool) {
 	c.current.RLock()
-	defer c.current.RUnlock()
 	for i := len(c.gens) - 1; i >= 0; i-- {
 		if c.gens[i].ts.LessEq(ts) {
-			return c.gens[i].snap, c.historyStart.LessEq(ts)
+			if c.historyStart.LessEq(ts) {
+				snap = c.gens[i].snap
+				c.current.RUnlock()
+				return snap, true
+			}
+			break
 		}
 	}
 	if len(c.gens) == 0 {
-		return c.current.snap, true
+		snap = c.current.snap
+		c.current.RUnlock()
+		return snap, true
 	}
-	return c.gens[0].snap, false
+	oldest := c.gens[0].snap
+	c.current.RUnlock()
+	if snap, ok := c.historyAt(ts); ok {
+		return snap, true
+	}
+	return oldest, false
 }
 
 // InstallAt is Install for a change whose batch committed at ts (call it
@@ -76,8 +86,8 @@ func (ch *Change) InstallAt(ts hlc.Timestamp) {
 
 // SetHistoryStart records the time from which the generations are the
 // catalog's history: the clock's time once the catalog was loaded (the
-// disk holds only the newest version, so the schema of a time before the
-// start is unknown). At reports reads before it inexact.
+// generation loaded from the newest records is not the schema of a time
+// before the start). At reads the history on disk before it.
 func (c *Catalog) SetHistoryStart(ts hlc.Timestamp) {
 	c.current.Lock()
 	c.historyStart = ts

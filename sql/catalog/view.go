@@ -68,7 +68,7 @@ func (s *Snapshot) cloneViews(c *Snapshot) {
 	}
 }
 
-func loadViews(store *meta.Store, snap *Snapshot) error {
+func loadViews(store meta.Reader, snap *Snapshot) error {
 	return scanRecords(store, viewPrefix, func(b []byte) error {
 		var v View
 		if err := json.Unmarshal(b, &v); err != nil {

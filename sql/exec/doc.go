@@ -40,6 +40,14 @@
 // text or integer key (no encoding, no allocation per probe), one shared
 // group for every EXISTS key, sized from the plan's previous build, read
 // without a lock once built; its memory is accounted in 64 KiB steps.
+// An EXISTS keyed by text or a tuple keeps only its keys, in one byte
+// arena with an open-addressing index (keyset.go: a handful of
+// allocations per build instead of one string per key). When the build
+// side is a plain scan and the key one stored column, the build reads that
+// column straight from each stored row (subhashraw.go, rowenc.ColumnText)
+// without decoding the rows; RawKeyBuilds counts such builds for tests.
+// A probe that is an outer column as it stands reads it from the outer
+// row directly (plainProbe), without evaluating or converting it.
 // BenchmarkExistsBenchWorkload (package sql) is tests/bench's correlated
 // EXISTS in process, with CPU per query. Set operations (setop.go) hash
 // rows by their DISTINCT key.
@@ -57,7 +65,9 @@
 // each visible row's stored key and value instead of decoded values; the
 // scan still applies the filter and TTL (decoding a row only when one of
 // them needs its values). The server encodes those bytes into the wire
-// format itself (package sql's WireRows, rowenc.WireEncoder).
+// format itself (package sql's WireRows, rowenc.WireEncoder). A
+// WireSource is reset onto each execution's scan (Reset) and its memory
+// kept per prepared statement, so the set-up allocates nothing once warm.
 //
 // Cancellation: scans check the statement context every few hundred rows and
 // return its error, which the session maps to 57014.

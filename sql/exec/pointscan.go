@@ -33,8 +33,18 @@ func newPointScan(c *Context, n *planner.Scan, filter expr.Expr, expiry *ttl.Exp
 	if err != nil {
 		return nil, err
 	}
-	return &pointScan{c: c, n: n, filter: filter, expiry: expiry, parts: parts, pr: pr,
-		row: make(expr.Row, len(n.Table.Columns))}, nil
+	// The row is made when a row is first decoded (decodedRow): rows sent
+	// straight to the wire (WireSource) need none unless a filter or the
+	// TTL reads them, and a point SELECT saves the allocation.
+	return &pointScan{c: c, n: n, filter: filter, expiry: expiry, parts: parts, pr: pr}, nil
+}
+
+// decodedRow returns the scan's row buffer, made on first use.
+func (s *pointScan) decodedRow() expr.Row {
+	if s.row == nil {
+		s.row = make(expr.Row, len(s.n.Table.Columns))
+	}
+	return s.row
 }
 
 func (s *pointScan) Next() (expr.Row, error) {
@@ -57,7 +67,7 @@ func (s *pointScan) Next() (expr.Row, error) {
 			continue
 		}
 		s.c.addReads(s.n.Table.ID, true, part.shard, 1)
-		if err := decodeRow(s.n.Table, key, val, s.row); err != nil {
+		if err := decodeRow(s.n.Table, key, val, s.decodedRow()); err != nil {
 			return nil, err
 		}
 		ok, err = visible(s.c, s.expiry, s.filter, s.row)

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"math"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type SubHash struct {
 	// the next build (a prepared statement's next execution) sizes its
 	// table for them up front instead of growing it step by step.
 	groups atomic.Int64
+	// keyBytes is the bytes of the keys an EXISTS table held after the
+	// last build (keySet's arena), the same kind of hint.
+	keyBytes atomic.Int64
 }
 
 // subHashEntry is the statement's table of one node, built once.
@@ -65,9 +69,19 @@ const (
 // subHashTable is a built probe table: the inner rows of each key.
 type subHashTable struct {
 	mode hashKeyMode
+	// set holds the keys of an EXISTS table keyed by text or a tuple
+	// (keyset.go): such a table needs no rows, only the keys, which it
+	// keeps in one arena. strs is then unused.
+	set  *keySet
 	strs map[string]*subResult
 	ints map[int64]*subResult
 	huge map[uint64]*subResult
+	// probeCol is the outer row's column the one probe value is, as it
+	// is when its family is probeFam (or any, for probeFam Unknown): the
+	// probe then reads it straight from the row (hashProbe). -1 when the
+	// probe is computed or converted (probeValue).
+	probeCol int
+	probeFam types.Family
 }
 
 var emptySubResult = &subResult{}
@@ -95,6 +109,12 @@ func hashKeyModeOf(h *SubHash) hashKeyMode {
 
 // group returns the group of the key vals (non-NULL), nil when absent.
 func (t *subHashTable) group(vals []types.Value) *subResult {
+	if t.set != nil {
+		if t.setHas(vals) {
+			return existsHit
+		}
+		return nil
+	}
 	switch t.mode {
 	case keyText:
 		return t.strs[vals[0].Str()]
@@ -110,6 +130,19 @@ func (t *subHashTable) group(vals []types.Value) *subResult {
 		buf = appendHashKey(buf, v)
 	}
 	return t.strs[string(buf)]
+}
+
+// setHas reports whether the key vals (non-NULL) is in t.set.
+func (t *subHashTable) setHas(vals []types.Value) bool {
+	if t.mode == keyText {
+		return t.set.hasString(vals[0].Str())
+	}
+	var kb [64]byte
+	buf := kb[:0]
+	for _, v := range vals {
+		buf = appendHashKey(buf, v)
+	}
+	return t.set.has(buf)
 }
 
 // add puts g under the key vals (non-NULL; absent so far) and returns the
@@ -207,6 +240,21 @@ func (c *Context) hashProbe(s *Subquery, eval *expr.Context, row expr.Row) (res 
 		return nil, false, err
 	}
 	var vb [4]types.Value
+	if col := t.probeCol; col >= 0 && col < len(row) {
+		// The common probe, an outer column as it is: no evaluation and
+		// no conversion per outer row.
+		v := row[col]
+		if v.IsNull() {
+			return emptySubResult, true, nil
+		}
+		if t.probeFam == types.Unknown || v.Family() == t.probeFam {
+			vb[0] = v
+			if g := t.group(vb[:1]); g != nil {
+				return g, true, nil
+			}
+			return emptySubResult, true, nil
+		}
+	}
 	vals := vb[:0]
 	for _, p := range s.Hash.Probe {
 		v, err := s.probeValue(p, eval, row)
@@ -222,6 +270,34 @@ func (c *Context) hashProbe(s *Subquery, eval *expr.Context, row expr.Row) (res 
 		return g, true, nil
 	}
 	return emptySubResult, true, nil
+}
+
+// plainProbe returns the outer row's column that is the one probe value
+// of s as it stands, and the family the value must have for Param.Coerce
+// to leave it as it is (Unknown: any); -1 when the probe is no such
+// column, or its parameter's type converts it.
+func plainProbe(s *Subquery) (int, types.Family) {
+	if len(s.Hash.Probe) != 1 {
+		return -1, types.Unknown
+	}
+	pr, ok := s.Hash.Probe[0].(*expr.Param)
+	if !ok {
+		return -1, types.Unknown
+	}
+	for i, slot := range s.Slots {
+		ref, ok := s.Binds[i].(*expr.ColumnRef)
+		if slot != pr.N || !ok || ref.Index < 0 {
+			continue
+		}
+		switch f := pr.Typ.Family; {
+		case f == types.Unknown || f == types.Null:
+			return ref.Index, types.Unknown
+		case pr.Typ.Plain():
+			return ref.Index, f
+		}
+		return -1, types.Unknown
+	}
+	return -1, types.Unknown
 }
 
 // probeValue is the value of probe expression p on the outer row: the
@@ -280,10 +356,14 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		out = make(expr.Row, len(exprs))
 	}
 	hint := int(min(s.Hash.groups.Load(), subCacheRows))
-	t := &subHashTable{mode: hashKeyModeOf(s.Hash)}
-	if t.mode == keyInt {
+	t := &subHashTable{mode: hashKeyModeOf(s.Hash), probeCol: -1}
+	t.probeCol, t.probeFam = plainProbe(s)
+	switch {
+	case t.mode == keyInt:
 		t.ints = make(map[int64]*subResult, hint)
-	} else {
+	case s.Kind == SubExists:
+		t.set = newKeySet(hint, int(min(s.Hash.keyBytes.Load(), subHashArenaHint)))
+	default:
 		t.strs = make(map[string]*subResult, hint)
 	}
 	n := 0
@@ -292,56 +372,42 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		c.release(held)
 		return nil, err
 	}
-	keys := len(s.Hash.Probe)
-	for {
-		r, err := it.Next()
-		if err != nil {
-			return fail(err)
-		}
-		if r == nil {
-			break
-		}
-		if exprs != nil {
-			for i := from; i < len(exprs); i++ {
-				if out[i], err = exprs[i].Eval(&ev, r); err != nil {
-					return fail(err)
-				}
-			}
-			r = out
-		}
-		vals := r[s.Hash.KeyAt : s.Hash.KeyAt+keys]
-		null := false
-		for _, v := range vals {
-			null = null || v.IsNull()
-		}
-		if null {
-			continue // `inner = outer` is never TRUE
-		}
-		var g *subResult
-		if s.Kind == SubExists {
-			// Present or not, the key's group is existsHit: one map
-			// operation per row.
-			size, added := t.put(vals)
-			if !added {
-				continue
-			}
-			pending += size
-			n++
-		} else {
-			if g = t.group(vals); g == nil {
-				g = &subResult{}
-				pending += t.add(vals, g)
-			}
-			row := append(expr.Row(nil), r[:s.Width]...)
-			pending += rowMemory(row)
-			g.rows = append(g.rows, row)
-			n++
-		}
+	// count accounts one key or row the table took, of size bytes; false
+	// when the build stops (err, or nil for too many rows).
+	var err2 error
+	count := func(size int64) bool {
+		pending += size
+		n++
 		if pending >= subHashGrowStep {
-			if err := c.grow(pending); err != nil {
-				return fail(err)
+			if err2 = c.grow(pending); err2 != nil {
+				return false
 			}
 			held, pending = held+pending, 0
+		}
+		return n <= subCacheRows
+	}
+	if rk := rawKeyOf(s, t.mode, it, exprs); rk != nil {
+		// EXISTS on one stored column of a plain scan: the key straight
+		// from each stored row, no row decoded.
+		for {
+			key, val, err := rk.rows.nextRaw()
+			if err != nil {
+				return fail(err)
+			}
+			if key == nil {
+				break
+			}
+			size, added, err := rk.put(t, val)
+			if err != nil {
+				return fail(err)
+			}
+			if added && !count(size) {
+				return fail(err2)
+			}
+		}
+	} else {
+		if err := c.buildRows(s, t, it, exprs, from, out, &ev, count); err != nil || err2 != nil {
+			return fail(cmp.Or(err, err2))
 		}
 		if n > subCacheRows {
 			return fail(nil)
@@ -351,6 +417,9 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 		return fail(err)
 	}
 	s.Hash.groups.Store(int64(t.len()))
+	if t.set != nil {
+		s.Hash.keyBytes.Store(int64(len(t.set.arena)))
+	}
 	if s.Kind == SubIn {
 		for _, g := range t.strs {
 			g.index()
@@ -365,6 +434,67 @@ func (c *Context) buildSubHash(s *Subquery, eval *expr.Context) (*subHashTable, 
 	return t, nil
 }
 
+// buildRows is buildSubHash's loop over the rows of the inner plan (it,
+// projected with exprs from position from into out when exprs is set):
+// each row's key goes into t, and for IN its row too; count accounts each
+// and false stops the loop.
+func (c *Context) buildRows(s *Subquery, t *subHashTable, it Iter, exprs []expr.Expr, from int, out expr.Row, ev *expr.Context, count func(int64) bool) error {
+	keys := len(s.Hash.Probe)
+	for {
+		r, err := it.Next()
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			break
+		}
+		if exprs != nil {
+			for i := from; i < len(exprs); i++ {
+				if out[i], err = exprs[i].Eval(ev, r); err != nil {
+					return err
+				}
+			}
+			r = out
+		}
+		vals := r[s.Hash.KeyAt : s.Hash.KeyAt+keys]
+		null := false
+		for _, v := range vals {
+			null = null || v.IsNull()
+		}
+		if null {
+			continue // `inner = outer` is never TRUE
+		}
+		if s.Kind == SubExists {
+			// Present or not, the key's group is existsHit: one map
+			// operation per row.
+			size, added := t.put(vals)
+			if !added {
+				continue
+			}
+			if !count(size) {
+				return nil
+			}
+		} else {
+			var size int64
+			g := t.group(vals)
+			if g == nil {
+				g = &subResult{}
+				size = t.add(vals, g)
+			}
+			row := append(expr.Row(nil), r[:s.Width]...)
+			g.rows = append(g.rows, row)
+			if !count(size + rowMemory(row)) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// subHashArenaHint bounds the arena a build allocates up front from the
+// last build's size: a table that large is rare and grows as it goes.
+const subHashArenaHint = 64 << 20
+
 // subHashGrowStep is how many bytes a build accounts at a time.
 const subHashGrowStep = 64 << 10
 
@@ -372,6 +502,25 @@ const subHashGrowStep = 64 << 10
 // reporting whether it did and the bytes it added.
 func (t *subHashTable) put(vals []types.Value) (int64, bool) {
 	const entry = 64
+	if t.set != nil {
+		var added bool
+		var size int
+		if t.mode == keyText {
+			k := vals[0].Str()
+			added, size = t.set.addString(k), len(k)
+		} else {
+			var kb [64]byte
+			buf := kb[:0]
+			for _, v := range vals {
+				buf = appendHashKey(buf, v)
+			}
+			added, size = t.set.add(buf), len(buf)
+		}
+		if !added {
+			return 0, false
+		}
+		return int64(size) + keySetEntryBytes, true
+	}
 	switch t.mode {
 	case keyText:
 		k := vals[0].Str()
@@ -394,7 +543,13 @@ func (t *subHashTable) put(vals []types.Value) (int64, bool) {
 }
 
 // len is the number of keys the table holds.
-func (t *subHashTable) len() int { return len(t.strs) + len(t.ints) + len(t.huge) }
+func (t *subHashTable) len() int {
+	n := len(t.strs) + len(t.ints) + len(t.huge)
+	if t.set != nil {
+		n += t.set.len()
+	}
+	return n
+}
 
 // appendHashKey appends v's probe key. Integers (the binder only pairs
 // integer families with each other) are their 8 bytes, tagged apart from

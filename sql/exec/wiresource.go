@@ -33,14 +33,17 @@ type rawRows interface {
 // call; a nil key at the end.
 func (w *WireSource) Next() (key, val []byte, err error) { return w.raw.nextRaw() }
 
-// WireSourceOf returns the WireSource of it when it is a plain projection
-// of stored columns over a scan that reads in one goroutine (a parallel
-// scan copies rows between goroutines, and an index scan fetches rows
-// through its entries); nil otherwise.
-func WireSourceOf(it Iter) *WireSource {
+// Reset points w at the rows of it and reports whether it is a plain
+// projection of stored columns over a scan that reads in one goroutine (a
+// parallel scan copies rows between goroutines, and an index scan fetches
+// rows through its entries); false leaves w unusable until the next
+// Reset. w's Cols reuse their memory, so a WireSource kept across
+// executions of a prepared statement costs no allocation per execution.
+func (w *WireSource) Reset(it Iter) bool {
+	w.Table, w.raw = nil, nil
 	p, ok := it.(*projectIter)
 	if !ok {
-		return nil
+		return false
 	}
 	var raw rawRows
 	var t *catalog.Table
@@ -50,18 +53,23 @@ func WireSourceOf(it Iter) *WireSource {
 	case *pointScan:
 		raw, t = s, s.n.Table
 	default:
-		return nil
+		return false
 	}
-	cols := make([]int, len(p.exprs))
-	for i, e := range p.exprs {
+	w.Cols = w.Cols[:0]
+	for _, e := range p.exprs {
 		ref, ok := e.(*expr.ColumnRef)
 		if !ok || ref.Index < 0 || ref.Index >= len(t.Columns) || ref.Typ.Family != t.Columns[ref.Index].Type.Family {
-			return nil
+			return false
 		}
-		cols[i] = ref.Index
+		w.Cols = append(w.Cols, ref.Index)
 	}
-	return &WireSource{Table: t, Cols: cols, raw: raw}
+	w.Table, w.raw = t, raw
+	return true
 }
+
+// Release drops w's references to the scan and its table (they would
+// otherwise live as long as w is kept for reuse); w's memory stays.
+func (w *WireSource) Release() { w.Table, w.raw = nil, nil }
 
 func (s *serialScan) nextRaw() (key, val []byte, err error) {
 	for {
@@ -142,7 +150,7 @@ func (s *pointScan) nextRaw() (key, val []byte, err error) {
 		}
 		s.c.addReads(s.n.Table.ID, true, part.shard, 1)
 		if s.filter != nil || s.expiry != nil {
-			if err := decodeRow(s.n.Table, key, val, s.row); err != nil {
+			if err := decodeRow(s.n.Table, key, val, s.decodedRow()); err != nil {
 				return nil, nil, err
 			}
 			ok, err = visible(s.c, s.expiry, s.filter, s.row)

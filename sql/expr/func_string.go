@@ -456,12 +456,17 @@ func buildChr(b *Builder, name string, args []Expr) (Expr, error) {
 		return nil, err
 	}
 	return newFunc(name, types.TypeUtf8, args, true, func(_ *Context, a []types.Value) (types.Value, error) {
+		// PostgreSQL's checks and codes (oracle_compat.c chr, UTF8).
 		n := sm64(a[0])
 		switch {
+		case n < 0:
+			return types.Value{}, sqlerr.New(codeInvalidParameterValue, "character number must be positive")
 		case n == 0:
 			return types.Value{}, sqlerr.New(codeProgramLimitExceeded, "null character not permitted")
-		case n < 0 || n > utf8.MaxRune || !utf8.ValidRune(rune(n)):
-			return types.Value{}, sqlerr.New(codeInvalidParameterValue, "requested character too large for encoding: %d", n)
+		case n > utf8.MaxRune:
+			return types.Value{}, sqlerr.New(codeProgramLimitExceeded, "requested character too large for encoding: %d", n)
+		case !utf8.ValidRune(rune(n)): // a UTF-16 surrogate
+			return types.Value{}, sqlerr.New(codeProgramLimitExceeded, "requested character not valid for encoding: %d", n)
 		}
 		return types.NewUtf8(string(rune(n))), nil
 	}), nil

@@ -178,6 +178,8 @@ func buildStatement(s *stmtToks) (Statement, error) {
 					stmt = ist
 				}
 			}
+		case "comment":
+			stmt.Comment, err = s.parseComment()
 		case "truncate":
 			stmt.Truncate, err = s.parseTruncate()
 		case "lock":

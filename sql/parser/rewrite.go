@@ -685,6 +685,12 @@ func (r *rewriter) operand(i, hi int) (int, error) {
 		} else if end < hi && s.isOp(end, "(") {
 			call = end
 			end = int(s.match[end]) + 1
+			if call == i+1 && (s.isWord(i, "char") || s.isWord(i, "character")) && !s.isOp(i-1, "::") && !s.isWord(i-1, "as") {
+				// PostgreSQL's char(n) is a type name, never a function
+				// (chr is): in an expression it starts a typed literal,
+				// char(3) 'ab', so a call is a syntax error after it.
+				return 0, s.errAtTok(end)
+			}
 		}
 	}
 	// f(...) OVER (...) or OVER w: the window is part of the operand, so

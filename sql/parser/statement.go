@@ -8,7 +8,7 @@ import (
 
 // Statement is one parsed statement of a script. Exactly one of AST,
 // Settings, Reshard, Set, Show, Reset, Txn, Deallocate, Discard,
-// DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner,
+// DropIndex, Reindex, Unsupported, User, RoleSetting, Grant, AlterOwner, Comment,
 // Truncate, Lock, Vacuum, Sequence, Type, Function, Cursor, Job and Copy is set, except that DECLARE CURSOR sets both
 // Cursor and AST (its query), and COPY ... TO both Copy and AST.
 type Statement struct {
@@ -104,6 +104,8 @@ type Statement struct {
 	RoleSetting *RoleSetting
 	Grant       *Grant
 	AlterOwner  *AlterOwner
+	// Comment is COMMENT ON TABLE|COLUMN|INDEX (comment.go).
+	Comment *Comment
 	// Cursor is DECLARE, FETCH, MOVE or CLOSE; DECLARE's query is in AST.
 	Cursor *CursorStmt
 	// Job is SHOW JOBS / SHOW JOB, CANCEL, PAUSE or RESUME JOB.

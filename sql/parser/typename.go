@@ -307,7 +307,7 @@ func (s *stmtToks) typedLiteralAt(i, hi int) (lit typedLiteral, ok bool, err err
 // a word that is no type may be followed by a string elsewhere
 // (AT TIME ZONE 'UTC', PASSWORD 'x'). ok is false when the tokens
 // have another shape; a type name that does not parse is no literal
-// either, so that char(65) stays a call.
+// either. (char(65) without a string is a syntax error: rewriter.item.)
 func (s *stmtToks) genericLiteralAt(i, hi int) (typedLiteral, bool) {
 	if !s.isKind(i, tkIdent) || i > 0 && s.isOp(i-1, ".") {
 		return typedLiteral{}, false

@@ -61,7 +61,7 @@ var sessionFuncs = map[string]*sessionFunc{}
 func init() {
 	for _, group := range []map[string]*sessionFunc{
 		informationFuncs(), catalogFuncs(), absentObjectFuncs(), textFuncs(), privilegeFuncs(),
-		backendFuncs(), sizeFuncs(), objectFuncs(),
+		backendFuncs(), sizeFuncs(), objectFuncs(), commentFuncs(),
 	} {
 		for name, f := range group {
 			sessionFuncs[name] = f
@@ -168,14 +168,12 @@ func catalogFuncs() map[string]*sessionFunc {
 	}
 }
 
-// absentObjectFuncs describe objects PivotDB does not have: comments
-// (there is no COMMENT ON), publications, extended statistics objects and
+// absentObjectFuncs describe objects PivotDB does not have: comments on
+// shared objects (databases, roles), publications, extended statistics objects and
 // triggers. The answer is what PostgreSQL gives for an object without one.
 func absentObjectFuncs() map[string]*sessionFunc {
 	null := func(*View, []expr.Expr) (expr.Expr, error) { return expr.NullOf(tText), nil }
 	return map[string]*sessionFunc{
-		"obj_description":   sig(1, 2, tOID, tText).as(null),
-		"col_description":   sig(2, 2, tOID, tInt4).as(null),
 		"shobj_description": sig(2, 2, tOID, tText).as(null),
 		"pg_relation_is_publishable": sig(1, 1, tOID).as(perRow("pg_relation_is_publishable", tBool, func(a []types.Value) (types.Value, error) {
 			return types.NewBool(false), nil

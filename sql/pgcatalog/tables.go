@@ -25,8 +25,9 @@ import (
 func empty(*View) [][]types.Value { return nil }
 
 var (
-	pgNamespaceCols = cols("oid oid, nspname name, nspowner oid, nspacl aclitem[]")
-	pgClassCols     = cols("oid oid, relname name, relnamespace oid, reltype oid, reloftype oid, relowner oid, " +
+	pgDescriptionCols = cols("objoid oid, classoid oid, objsubid int4, description text")
+	pgNamespaceCols   = cols("oid oid, nspname name, nspowner oid, nspacl aclitem[]")
+	pgClassCols       = cols("oid oid, relname name, relnamespace oid, reltype oid, reloftype oid, relowner oid, " +
 		"relam oid, relfilenode oid, reltablespace oid, relpages int4, reltuples float4, relallvisible int4, " +
 		"reltoastrelid oid, relhasindex bool, relisshared bool, relpersistence char, relkind char, relnatts int2, " +
 		"relchecks int2, relhasrules bool, relhastriggers bool, relhassubclass bool, relrowsecurity bool, " +
@@ -329,10 +330,14 @@ var pgCatalogTables = []*Table{
 		}
 		return out
 	}},
-	{Schema: "pg_catalog", Name: "pg_description", Cols: cols("objoid oid, classoid oid, objsubid int4, description text"), rows: func(*View) [][]types.Value {
-		// PostgreSQL's comment on public, which pg_dump leaves out of a
-		// dump when it is unchanged.
-		return [][]types.Value{row(cols("objoid oid, classoid oid, objsubid int4, description text"), oidPublic, 2615, 0, "standard public schema")}
+	{Schema: "pg_catalog", Name: "pg_description", Cols: pgDescriptionCols, rows: func(v *View) [][]types.Value {
+		// PostgreSQL's comment on public (which pg_dump leaves out of a
+		// dump when it is unchanged) and COMMENT ON's (comments.go).
+		var out [][]types.Value
+		for _, d := range v.descriptions() {
+			out = append(out, row(pgDescriptionCols, d.objoid, d.classoid, d.objsubid, d.text))
+		}
+		return out
 	}},
 	{Schema: "pg_catalog", Name: "pg_shdescription", Cols: cols("objoid oid, classoid oid, description text"), rows: empty},
 	// No security label providers: pg_dumpall -g reads the roles' labels.

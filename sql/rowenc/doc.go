@@ -35,7 +35,15 @@
 // arena shared by many rows would let one kept row pin the strings of all
 // the others.
 //
+// ColumnText and DecodeColumn (column.go) read one non-key column of a
+// stored value, Missing defaults included, without decoding the others:
+// ColumnText gives a text column's bytes aliasing the value, for readers
+// that copy what they keep (a hash semi join's build side, sql/exec).
+//
 // WireEncoder (wire.go) reads the same layout to append a row's
 // PostgreSQL wire form without decoding it into typed values: what the
-// server sends for plain projections of stored columns.
+// server sends for plain projections of stored columns. Init reuses the
+// encoder's memory and Release drops its references, so that the server
+// keeps one encoder per prepared statement and sets it up per execution
+// without allocating.
 package rowenc

@@ -113,6 +113,17 @@ func (e *WireEncoder) Init(t *catalog.Table, cols []int, formats []int16, oid fu
 	}
 }
 
+// Release drops e's references to its table, its last row's bytes and its
+// Presenter, keeping its memory for the next Init: an encoder kept for
+// reuse (one per prepared statement) then keeps no stored block or
+// session alive.
+func (e *WireEncoder) Release() {
+	e.t, e.Present = nil, nil
+	clear(e.at)
+	e.one[0] = types.Value{}
+	e.scratch = e.scratch[:0]
+}
+
 // EstimateSize bounds what AppendRow appends for a row stored as key and
 // val: every stored byte may become two (hex), plus each field's length.
 func (e *WireEncoder) EstimateSize(key, val []byte) int64 {

@@ -114,9 +114,9 @@ func normalizeIntervalStyle(v string) (string, error) {
 // Style is how this session prints dates, times and intervals and reads
 // ambiguous numeric dates (DateStyle and IntervalStyle).
 func (v *Vars) Style() types.Style {
-	ds, _ := v.Get("datestyle")
-	is, _ := v.Get("intervalstyle")
-	return StyleOf(ds, is)
+	// Read directly: neither is a transaction setting, and every
+	// statement asks.
+	return StyleOf(v.values["datestyle"], v.values["intervalstyle"])
 }
 
 // StyleOf packs canonical DateStyle and IntervalStyle values.

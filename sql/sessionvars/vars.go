@@ -61,10 +61,11 @@ func settable(name string) (*spec, error) {
 
 // Get returns a setting's value (SHOW, current_setting).
 func (v *Vars) Get(name string) (string, error) {
-	if val, ok := v.txnValue(strings.ToLower(name)); ok {
+	lower := strings.ToLower(name)
+	if val, ok := v.txnValue(lower); ok {
 		return val, nil
 	}
-	val, ok := v.values[strings.ToLower(name)]
+	val, ok := v.values[lower]
 	if !ok {
 		return "", Unknown(name)
 	}

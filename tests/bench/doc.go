@@ -18,6 +18,9 @@
 //	go run ./tests/bench --bin bin/pivotdb --profile "point SELECT@16"   # CPU profile of PivotDB
 //	go run ./tests/bench --bin bin/pivotdb --profile "correlated EXISTS, 10k x 10k rows@1" --profile-after-workloads
 //	                                      # the same, after the workloads the full bench runs before it
+//	go run ./tests/bench --bin bin/pivotdb --pgo cmd/pivotdb/default.pgo
+//	                                      # PivotDB alone: the merged CPU profile of the workloads of
+//	                                      # --pgo-workloads, for profile-guided optimisation (make pgo)
 //	go run ./tests/bench --bin bin/pivotdb --copy-only --rows 1000        # only the COPY row
 //	go run ./tests/bench --bin bin/pivotdb --only "correlated EXISTS" --clients 1   # only that workload's rows
 //	go run ./tests/bench --bin bin/pivotdb --only bulk --rows 1000        # only the bulk load (multi-row INSERT) rows

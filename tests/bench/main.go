@@ -38,6 +38,10 @@ func main() {
 		"UPSERT throughput on 1,000 shards against 16 (loads --growth-rows rows: minutes)")
 	growthOnly := flag.Bool("growth-only", false, "run only the cost-as-data-grows rows (no PostgreSQL; with --only, those whose name contains TEXT)")
 	growthRows := flag.Int("growth-rows", 10000000, "rows of the big table of the growth rows")
+	pgoOut := flag.String("pgo", "", "write a CPU profile of PivotDB alone running the --pgo-workloads, merged, to `FILE` "+
+		"(make pgo: cmd/pivotdb/default.pgo, which go build uses for profile-guided optimisation)")
+	pgoWorkloads := flag.String("pgo-workloads", defaultPGOWorkloads, "with --pgo: `WORKLOAD@CLIENTS` specs, separated by ';'")
+	pgoSeconds := flag.Int("pgo-seconds", 8, "with --pgo: seconds of profile per workload")
 	pivotFlags := flag.String("pivot-flags", "", "extra `FLAGS` for pivotdb serve, space-separated (e.g. \"--cache-size 536870912\"); the report names them")
 	withCluster := flag.Bool("cluster", true, "also run the cluster section (cluster.go): three nodes against one node")
 	clusterOnly := flag.Bool("cluster-only", false, "run only the cluster section (no PostgreSQL) and print it")
@@ -60,7 +64,7 @@ func main() {
 	started := time.Now()
 
 	debugAddr := ""
-	if *profile != "" {
+	if *profile != "" || *pgoOut != "" {
 		debugAddr = freeAddr()
 	}
 	pivot, err := startPivot(*bin, debugAddr, strings.Fields(*pivotFlags))
@@ -69,6 +73,19 @@ func main() {
 	}
 	atExit(pivot.stop)
 	defer runCleanups()
+	if *pgoOut != "" {
+		go exitOnSignal()
+		if err := pivot.connect(ctx, 16); err != nil {
+			fatalf("%s: %v", pivot.name, err)
+		}
+		if err := loadTables(ctx, pivot, *rows); err != nil {
+			fatalf("%v", err)
+		}
+		if err := runPGO(ctx, pivot, debugAddr, *pgoWorkloads, *pgoOut, *pgoSeconds, *rows); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	}
 	if *growthOnly {
 		go exitOnSignal()
 		if err := pivot.connect(ctx, max(16, maxOf(clients))); err != nil {
@@ -107,7 +124,7 @@ func main() {
 				fatalf("%v", err)
 			}
 		}
-		if err := runProfile(ctx, pivot, debugAddr, *profile, *rows); err != nil {
+		if err := runProfile(ctx, pivot, debugAddr, *profile, *rows, "pivotdb.cpu.pprof", 10); err != nil {
 			fatalf("%v", err)
 		}
 		return
@@ -269,8 +286,9 @@ func median(ms []measurement) measurement {
 }
 
 // runProfile runs one workload against PivotDB while its CPU profile is
-// taken through --debug-listen, for finding where the time goes.
-func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, rows int) error {
+// taken through --debug-listen for seconds, and writes it to out, for
+// finding where the time goes.
+func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, rows int, out string, seconds int) error {
 	name, cs, ok := strings.Cut(spec, "@")
 	c, err := strconv.Atoi(cs)
 	if !ok || err != nil || c < 1 {
@@ -287,19 +305,19 @@ func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, ro
 	}
 	done := make(chan error, 1)
 	go func() {
-		m, err := runPgx(ctx, pivot, *w, c, rows, 12*time.Second, 1)
+		m, err := runPgx(ctx, pivot, *w, c, rows, time.Duration(seconds+2)*time.Second, 1)
 		if err == nil {
 			progress("%s at %d clients while profiled: %.0f ops/s", w.name, c, m.ops)
 		}
 		done <- err
 	}()
 	time.Sleep(time.Second)
-	resp, err := http.Get("http://" + debugAddr + "/debug/pprof/profile?seconds=10")
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", debugAddr, seconds))
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	f, err := os.Create("pivotdb.cpu.pprof")
+	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
@@ -313,7 +331,7 @@ func runProfile(ctx context.Context, pivot *instance, debugAddr, spec string, ro
 	if err := <-done; err != nil {
 		return err
 	}
-	progress("wrote pivotdb.cpu.pprof (go tool pprof -top %s pivotdb.cpu.pprof)", "bin/pivotdb")
+	progress("wrote %s (go tool pprof -top %s %s)", out, "bin/pivotdb", out)
 	return nil
 }
 

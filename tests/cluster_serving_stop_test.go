@@ -1,0 +1,93 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// TestClusterServingNodeStops: a connection forwarded by another node is
+// served; then the serving node stops (SIGSTOP) while the connection is
+// open. Once another node serves, the forwarding node ends the connection
+// with FATAL 57P01 (the client was between messages), within a bounded
+// time instead of hanging until the stopped node continues, and a new
+// connection through the same node reaches the new serving node.
+func TestClusterServingNodeStops(t *testing.T) {
+	procs := startSQLCluster(t)
+	serving := servingProc(t, procs)
+	var fwd *clusterProc
+	for _, p := range procs {
+		if p != serving {
+			fwd = p
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, fwd.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	// Every node votes in both groups, so that stopping the serving node
+	// leaves a quorum.
+	waitSysNodes(t, c, serving, func(ns []nodeRow) bool {
+		voters := 0
+		for _, n := range ns {
+			voters += n.voters
+		}
+		return len(ns) == 3 && voters == 6
+	})
+	if _, err := c.Exec(ctx, "CREATE TABLE t (k Int64, PRIMARY KEY (k))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "UPSERT INTO t (k) VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := serving.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	qctx, qcancel := context.WithTimeout(ctx, 40*time.Second)
+	defer qcancel()
+	var n int64
+	err = c.QueryRow(qctx, "SELECT count(*) FROM t").Scan(&n)
+	took := time.Since(start)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57P01" || pe.Severity != "FATAL" {
+		t.Fatalf("a query on the forwarded connection after the serving node stopped: %v (after %s), want FATAL 57P01", err, took)
+	}
+	t.Logf("the connection ended after %s: %s", took.Round(time.Millisecond), pe.Message)
+	if took > 20*time.Second {
+		t.Fatalf("the connection ended only after %s", took)
+	}
+
+	// A new connection through the same node reaches the new serving node.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c2, err := pgx.Connect(ctx, fwd.url())
+		if err == nil {
+			err = c2.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n)
+			c2.Close(ctx)
+			if err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new connection through %s: %v", fwd.sql, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n != 1 {
+		t.Fatalf("%d rows through the new serving node, want 1", n)
+	}
+	if err := serving.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
