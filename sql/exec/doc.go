@@ -81,4 +81,8 @@
 // counter, the table's seq_tup_read / idx_tup_fetch (ScanCounter) and, under
 // EXPLAIN ANALYZE, the scan node's per-shard counts. Debugging: EXPLAIN
 // (ANALYZE, TIMING OFF) shows which operator returned or read how many rows.
+//
+// OneValuesRow (valuesrow.go) evaluates a one-row VALUES of constants and
+// parameters without Build, for the source of a single-row INSERT/UPSERT;
+// it declines under EXPLAIN ANALYZE, so the VALUES node is still measured.
 package exec
