@@ -181,26 +181,8 @@ func (m *Manager) moveVoter(ctx context.Context, g Group, from, to uint64, why s
 
 func (m *Manager) swapVoter(ctx context.Context, g Group, rFrom, rTo raft.ReplicaID, addr string, job *jobHandle) error {
 	h := m.cfg.Node.Host()
-	var promoted bool
-	err := retry(ctx, func(ctx context.Context) error {
-		var err error
-		promoted, err = h.PromoteIf(ctx, g.ID, rTo, func(mem raft.Membership) bool {
-			_, still := mem.Voters[rFrom]
-			return still
-		})
+	if err := m.promoteWhileVoter(ctx, g, rTo, rFrom); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("promoting node %d's replica of %s: %w", NodeOf(rTo), g.Name, err)
-	}
-	if !promoted {
-		mem, err := h.Membership(ctx, g.ID)
-		if err != nil {
-			return err
-		}
-		if _, voter := mem.Voters[rTo]; !voter {
-			return fmt.Errorf("promoting node %d's replica of %s: the membership changed", NodeOf(rTo), g.Name)
-		}
 	}
 	job.progress(1, 3)
 	if err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, rFrom) }); err != nil {

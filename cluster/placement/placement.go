@@ -893,26 +893,8 @@ func (m *Manager) replace(ctx context.Context, g Group, r raft.ReplicaID, target
 	if !found {
 		return fmt.Errorf("promoting node %d's replica of %s: it holds none any more", target, g.Name)
 	}
-	var ok bool
-	err = retry(ctx, func(ctx context.Context) error {
-		var err error
-		ok, err = h.PromoteIf(ctx, g.ID, rTarget, func(mem raft.Membership) bool {
-			_, still := mem.Voters[r]
-			return still
-		})
+	if err := m.promoteWhileVoter(ctx, g, rTarget, r); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("promoting node %d's replica of %s: %w", target, g.Name, err)
-	}
-	if !ok {
-		mem, err := h.Membership(ctx, g.ID)
-		if err != nil {
-			return err
-		}
-		if _, voter := mem.Voters[rTarget]; !voter {
-			return fmt.Errorf("promoting node %d's replica of %s: the membership changed", target, g.Name)
-		}
 	}
 	job.progress(2, 3)
 	if err := retry(ctx, func(ctx context.Context) error { return h.RemoveReplica(ctx, g.ID, r) }); err != nil {
@@ -1208,4 +1190,35 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// promoteWhileVoter makes replica to of g a voter while leaving, the
+// replica it replaces, still votes, so that the group never has fewer
+// voters than before. A promotion refused because leaving is gone already
+// is fine if to votes anyway (an earlier try of the same move got there).
+func (m *Manager) promoteWhileVoter(ctx context.Context, g Group, to, leaving raft.ReplicaID) error {
+	h := m.cfg.Node.Host()
+	var promoted bool
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		promoted, err = h.PromoteIf(ctx, g.ID, to, func(mem raft.Membership) bool {
+			_, still := mem.Voters[leaving]
+			return still
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("promoting node %d's replica of %s: %w", NodeOf(to), g.Name, err)
+	}
+	if promoted {
+		return nil
+	}
+	mem, err := h.Membership(ctx, g.ID)
+	if err != nil {
+		return err
+	}
+	if _, voter := mem.Voters[to]; !voter {
+		return fmt.Errorf("promoting node %d's replica of %s: the membership changed", NodeOf(to), g.Name)
+	}
+	return nil
 }
