@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -183,8 +184,11 @@ func TestClusterSnapshotToNonVoterThenPromote(t *testing.T) {
 	if err != nil || len(kvs) != n {
 		t.Fatalf("non-voter reads %d rows, %v", len(kvs), err)
 	}
-	if got := nodes[3].store.Stats().SnapshotsRecovered; got == 0 {
-		t.Fatal("the non-voter caught up without a snapshot: the log was not compacted")
+	// The snapshot is counted just after it is installed (see waitRecovered).
+	for deadline := time.Now().Add(5 * time.Second); nodes[3].store.Stats().SnapshotsRecovered == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the non-voter caught up without a snapshot: the log was not compacted")
+		}
 	}
 	if err := nodes[0].host.Promote(ctx, shardGroup, 4); err != nil {
 		t.Fatal(err)

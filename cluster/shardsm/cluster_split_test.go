@@ -257,22 +257,37 @@ func TestClusterSplitMissedGetsChildBySnapshot(t *testing.T) {
 	if _, ok, _ := late.store.Descriptor(childGroup); ok {
 		t.Fatal("the late replica applied the split itself: the test does not exercise the child's snapshot")
 	}
-	if late.store.Stats().SnapshotsRecovered != 1 {
-		t.Fatalf("the late replica recovered %d snapshots, want the parent's", late.store.Stats().SnapshotsRecovered)
-	}
+	// RecoverFromSnapshot counts the snapshot after it installed it, so
+	// the replica may look converged a moment before the count moves.
+	waitRecovered(t, late, 1)
 	// The node learns of the child (from the shard map, later) and starts
 	// its replica as a founding member.
 	if err := late.startReplica(late.host, childGroup, 3, m.Voters); err != nil {
 		t.Fatal(err)
 	}
 	c := waitConverged(t, nodes, childGroup)
-	if late.store.Stats().SnapshotsRecovered != 2 {
-		t.Fatalf("the late replica recovered %d snapshots, want the parent's and the child's", late.store.Stats().SnapshotsRecovered)
-	}
+	waitRecovered(t, late, 2)
 	kvs, err := readRows(ctx, late.host, childGroup, storage.Span{Start: rk("m"), End: tableSpan.End}, hlc.Timestamp{WallTime: clock})
 	if err != nil || int64(len(kvs)) != c.Stored.LiveCount || len(kvs) < 15 {
 		t.Fatalf("child on the late replica: %d rows (counter %d), %v", len(kvs), c.Stored.LiveCount, err)
 	}
 	mustPropose(t, late.host, childGroup, putOp("z-after", "v", clock+1))
 	waitConverged(t, nodes, childGroup)
+}
+
+// waitRecovered waits up to 5 s for n to have recovered want snapshots in
+// all, and fails if it recovered another number.
+func waitRecovered(t *testing.T, n *shardNode, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := n.store.Stats().SnapshotsRecovered
+		if got == want {
+			return
+		}
+		if got > want || time.Now().After(deadline) {
+			t.Fatalf("the late replica recovered %d snapshots, want %d (the parent's, then the child's)", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
