@@ -28,6 +28,12 @@
 //	                                    RoleSetting JSON: ALTER DATABASE/
 //	                                    ROLE ... SET (db 0: every database,
 //	                                    role "": every role)
+//	<SystemPrefix> "cat/history-start"  when the history below starts
+//	                                    (12-byte HLC timestamp; history.go)
+//	<TablePrefix(0)> <any record key above but "cat/seq">
+//	                                    the record's versions at the commit
+//	                                    timestamps of the changes that wrote
+//	                                    it (a delete is a tombstone)
 //
 // Databases, tables and views carry their owner and ACL (Owned); Access
 // answers what a role may do with them.
@@ -42,27 +48,40 @@
 // # Versions: the schema as of a snapshot
 //
 // Rows are versions at HLC commit timestamps (storage/mvcc); the catalog
-// is versioned the same way, in memory (versions.go). Every installed
-// snapshot is a generation tagged with the commit timestamp of the change
-// that made it, and it is installed from the batch's OnCommitted hook:
-// after the batch is written but before the commit stops being in flight,
-// so no statement can take a read timestamp at or above the change's
-// before the catalog is there. A statement takes its read timestamp first
-// and then binds against At(ts), the newest generation at or below it:
-// it sees a schema change's catalog and its rows together or neither (a
-// CREATE TABLE with its INSERTs, a TRUNCATE with the rows written after
-// it). A REPEATABLE READ transaction binds every statement against the
-// generation of its one snapshot, so a table created or renamed after it
-// began is not seen until it ends (PostgreSQL shows the newest catalog
-// there; issue 16 asks for the snapshot's). The last maxGenerations
-// generations are kept; a read older than all of them (a very long
-// transaction, a historical read further back than the server's start)
-// gets the oldest kept, and At reports it inexact. On disk the catalog
-// records stay bare keys holding the newest version: a restart starts the
-// generations afresh, and reads before the restart (SetHistoryStart) are
-// inexact too. A SELECT ... AS OF SYSTEM TIME binds against At(its time)
-// when that is exact, and falls back to today's catalog with the storage
-// schema times' refusals when not (sql/session_asof.go).
+// is versioned the same way. Every record a change writes is also written
+// as a version in the catalog's history (history.go, meta/history.go: the
+// table area's reserved table id 0), in the same batch, so it gets the
+// batch's commit timestamp, is replicated with it on a cluster, and is
+// collected by GC like rows (with the longest retention window of any
+// table, sql/gc.go). The bare records stay the newest version, which Load
+// reads.
+//
+// In memory (versions.go), every installed snapshot is a generation
+// tagged with the commit timestamp of the change that made it, and it is
+// installed from the batch's OnCommitted hook: after the batch is written
+// but before the commit stops being in flight, so no statement can take a
+// read timestamp at or above the change's before the catalog is there. A
+// statement takes its read timestamp first and then binds against At(ts):
+// the newest generation at or below it, or, for a ts before the
+// generations kept (a long transaction, maxGenerations changes ago, a time
+// before the server's start: SetHistoryStart), the history on disk at ts
+// (a few such snapshots are cached). It sees a schema change's catalog and
+// its rows together or neither (a CREATE TABLE with its INSERTs, a
+// TRUNCATE with the rows written after it). A REPEATABLE READ transaction
+// binds every statement against the catalog of its one snapshot, so a
+// table created or renamed after it began is not seen until it ends
+// (PostgreSQL shows the newest catalog there; issue 16 asks for the
+// snapshot's). At reports a ts inexact only when the history does not
+// reach it: before the history's start on a data directory written before
+// it existed (its first open writes the records of then as versions and
+// records their timestamp under "cat/history-start"), or below its GC
+// threshold. A SELECT ... AS OF SYSTEM TIME, and every statement of a
+// block AS OF SYSTEM TIME, binds against At(its time) when that is exact,
+// and falls back to today's catalog with the storage schema times'
+// refusals when not (sql/session_asof.go).
+//
+// Debugging: storage.FormatKey prints a history key as a row of table 0;
+// the key after the table prefix is the catalog record's.
 //
 // # Transactional DDL
 //
