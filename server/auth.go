@@ -171,15 +171,9 @@ func (c *conn) scramExchange(user string) error {
 	conv := srv.NewConversation()
 
 	c.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}})
-	if err := c.flush(); err != nil {
-		return err
-	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
-		return err
-	}
-	msg, err := c.be.Receive()
+	msg, err := c.authAnswer(pgproto3.AuthTypeSASL)
 	if err != nil {
-		return c.authReceiveError(err)
+		return err
 	}
 	first, ok := msg.(*pgproto3.SASLInitialResponse)
 	if !ok {
@@ -193,15 +187,9 @@ func (c *conn) scramExchange(user string) error {
 		return protocolViolation("malformed SCRAM message: " + err.Error())
 	}
 	c.send(&pgproto3.AuthenticationSASLContinue{Data: []byte(s1)})
-	if err := c.flush(); err != nil {
-		return err
-	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
-		return err
-	}
-	msg, err = c.be.Receive()
+	msg, err = c.authAnswer(pgproto3.AuthTypeSASLContinue)
 	if err != nil {
-		return c.authReceiveError(err)
+		return err
 	}
 	final, ok := msg.(*pgproto3.SASLResponse)
 	if !ok {
@@ -237,15 +225,9 @@ func (c *conn) passwordExchange(user string) error {
 		return e
 	}
 	c.send(&pgproto3.AuthenticationCleartextPassword{})
-	if err := c.flush(); err != nil {
-		return err
-	}
-	if err := c.be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
-		return err
-	}
-	msg, err := c.be.Receive()
+	msg, err := c.authAnswer(pgproto3.AuthTypeCleartextPassword)
 	if err != nil {
-		return c.authReceiveError(err)
+		return err
 	}
 	pm, ok := msg.(*pgproto3.PasswordMessage)
 	if !ok {
@@ -288,4 +270,20 @@ func (c *conn) authReceiveError(err error) error {
 		return err
 	}
 	return protocolViolation("invalid authentication message: " + err.Error())
+}
+
+// authAnswer sends the authentication request queued before it and reads
+// the client's answer to it, as a message of the kind authType asks for.
+func (c *conn) authAnswer(authType uint32) (pgproto3.FrontendMessage, error) {
+	if err := c.flush(); err != nil {
+		return nil, err
+	}
+	if err := c.be.SetAuthType(authType); err != nil {
+		return nil, err
+	}
+	msg, err := c.be.Receive()
+	if err != nil {
+		return nil, c.authReceiveError(err)
+	}
+	return msg, nil
 }

@@ -356,26 +356,14 @@ func (m *Manager) closePeers() {
 
 // setState records node id's membership in the metadata group.
 func (m *Manager) setState(ctx context.Context, id uint64, state string) error {
-	cmd, err := kvsm.Command{Ops: []kvsm.Op{{Kind: kvsm.OpPut, Key: membershipKey(id), Value: []byte(state)}}}.Encode()
-	if err != nil {
+	if err := m.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: membershipKey(id), Value: []byte(state)}); err != nil {
 		return err
 	}
-	for {
-		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err := m.cfg.Node.Host().Propose(actx, node.MetaGroup, cmd)
-		cancel()
-		if errors.Is(err, raft.ErrTimeout) && ctx.Err() == nil {
-			continue // a put is safe to repeat
-		}
-		if err != nil {
-			return err
-		}
-		m.mu.Lock()
-		m.states[id] = state
-		m.stateGen++
-		m.mu.Unlock()
-		return nil
-	}
+	m.mu.Lock()
+	m.states[id] = state
+	m.stateGen++
+	m.mu.Unlock()
+	return nil
 }
 
 // NodeStatus is one row of sys.nodes.
