@@ -69,7 +69,14 @@
 //     keeps batches in order, so a crash leaves a prefix of them and Open's
 //     index matches the data (TestClusterCrashReplay). One batch per entry
 //     because a command is all or nothing and later entries read what
-//     earlier ones wrote.
+//     earlier ones wrote — except in local-lock mode (a cluster node's
+//     commit path), where consecutive Writes of one Apply call share a
+//     batch while none touches a key an earlier one of the run wrote
+//     (applyrun.go: a Write reads only the versions of its own keys, so its
+//     outcome is the one it would have alone); the state keys are written
+//     once per run, with the run's last index. TestApplyRunsMatchOneByOne
+//     compares a replica fed entry by entry with one fed random slices;
+//     BenchmarkApplyWriteRuns measures it. Store.Stats counts the runs.
 //   - Apply is deterministic. A malformed command, a key outside the shard,
 //     an old generation and every refusal of the mvcc layer (conflicts,
 //     invalid requests) are results, the same on every replica; only a
