@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
@@ -95,15 +96,24 @@ func (r *Replicator) commitAcross(ts hlc.Timestamp, parts []part) (stale *shards
 			if err == nil {
 				_, stales[i], err = r.proposeCross(p.rt.group, cmd)
 			}
-			staged[i], errs[i] = err == nil, err
+			// A stage whose outcome is unknown may be there: discarded
+			// with the others.
+			staged[i], errs[i] = err == nil || errors.Is(err, ErrOutcomeUnknown), err
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err != nil {
-			return r.abortStaged(id, others, staged, stales[i],
-				fmt.Errorf("shardrepl: commit %s across %d shard groups: staging in group %d: %w", id, len(parts), others[i].rt.group, err))
+		if err == nil {
+			continue
 		}
+		// Definite for the commit whatever the stage's outcome: nothing
+		// is applied before the decision, and there will be none.
+		var un *unanswered
+		if errors.As(err, &un) {
+			err = un.definite()
+		}
+		return r.abortStaged(id, others, staged, stales[i],
+			fmt.Errorf("shardrepl: commit %s across %d shard groups did not commit: staging in group %d: %w", id, len(parts), others[i].rt.group, err))
 	}
 
 	// 2. Decide: the coordinator applies its part with the record.
@@ -122,7 +132,15 @@ func (r *Replicator) commitAcross(ts hlc.Timestamp, parts []part) (stale *shards
 	if err == nil {
 		decision, err = shardsm.DecideResult(res)
 	}
+	if errors.Is(err, ErrOutcomeUnknown) {
+		// The decision may still apply (and with it the coordinator's
+		// part): only the next serving node can settle the commit.
+		err = fmt.Errorf("shardrepl: commit %s across %d shard groups: deciding in group %d: %w", id, len(parts), coord.rt.group, err)
+		r.AbandonServing(err)
+		return nil, err
+	}
 	if err != nil {
+		// The coordinator answered: nothing was recorded or applied.
 		r.addForget(coord.rt.group, forget...)
 		return r.abortStaged(id, others, staged, st,
 			fmt.Errorf("shardrepl: commit %s across %d shard groups: deciding in group %d: %w", id, len(parts), coord.rt.group, err))
@@ -167,17 +185,15 @@ func (r *Replicator) commitAcross(ts hlc.Timestamp, parts []part) (stale *shards
 	return nil, nil
 }
 
-// abortStaged discards the parts staged for a commit that was not decided
-// committed, and returns cause with stale (which only counts if every
-// discard went through: then nothing of the commit is anywhere). A cause
-// of unknown outcome, or a discard that fails, leaves parts this node
-// cannot account for: it stops serving, and the next serving node
-// settles them (RecoverCommits).
+// abortStaged discards the parts staged (or perhaps staged) for a commit
+// that will not be decided committed, and returns cause with stale (which
+// only counts if every discard went through: then nothing of the commit
+// is anywhere). A discard that fails leaves parts this node cannot
+// account for: it stops serving, and the next serving node settles them
+// (RecoverCommits). A stage of unknown outcome that applies after its
+// discard stays behind, never applied (nobody decides the commit
+// committed), until the next serving node discards it.
 func (r *Replicator) abortStaged(id shardsm.CommitID, others []part, staged []bool, stale *shardsm.StaleError, cause error) (*shardsm.StaleError, error) {
-	if errors.Is(cause, ErrOutcomeUnknown) {
-		r.AbandonServing(cause)
-		return nil, cause
-	}
 	// A fenced node discards too: nobody but this node decides its
 	// commit committed (a recovering node only aborts), so a discard
 	// agrees with whatever the next serving node does.
@@ -211,17 +227,18 @@ func (r *Replicator) abortStaged(id shardsm.CommitID, others []part, staged []bo
 }
 
 // proposeCross proposes one command of the protocol to g and maps its
-// answer as proposeOne does: a timeout is ErrOutcomeUnknown, a stale
-// answer refreshes the map, a fenced one is 57P01.
+// answer much as proposeOne does: a stale answer refreshes the map, a
+// fenced one is 57P01; but every failure to get the state machine's
+// answer (not only a timeout) is ErrOutcomeUnknown.
 func (r *Replicator) proposeCross(g raft.GroupID, cmd []byte) (raft.Result, *shardsm.StaleError, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	res, err := r.host.Propose(ctx, g, cmd)
 	if err != nil {
-		if errors.Is(err, raft.ErrTimeout) {
-			return res, nil, fmt.Errorf("%w: shard group %d did not apply it within %s: %w", ErrOutcomeUnknown, g, r.timeout, err)
-		}
-		return res, nil, fmt.Errorf("shardrepl: proposing to shard group %d: %w", g, err)
+		// Whatever stopped the wait (a timeout, the host closing), the
+		// command may have been replicated: only the state machine's
+		// answer is definite.
+		return res, nil, &unanswered{group: g, timeout: r.timeout, err: err}
 	}
 	err = shardsm.DecodeResult(res)
 	var se *shardsm.StaleError
@@ -244,6 +261,26 @@ func (r *Replicator) proposeCross(g raft.GroupID, cmd []byte) (raft.Result, *sha
 	}
 	return res, nil, nil
 }
+
+// unanswered is a proposal whose answer did not come: its outcome is
+// unknown (errors.Is ErrOutcomeUnknown, 08007).
+type unanswered struct {
+	group   raft.GroupID
+	timeout time.Duration
+	err     error
+}
+
+func (e *unanswered) Error() string {
+	return fmt.Sprintf("shard group %d did not answer within %s: %v", e.group, e.timeout, e.err)
+}
+
+func (e *unanswered) Is(target error) bool { return target == ErrOutcomeUnknown }
+
+func (e *unanswered) Unwrap() error { return e.err }
+
+// definite is the error without the unknown outcome: for a stage, whose
+// commit fails whatever became of it.
+func (e *unanswered) definite() error { return errors.New(e.Error()) }
 
 // RecoverCommits settles, for a node that claimed serving under epoch, the
 // commits across groups that the nodes which served before left staged:

@@ -462,6 +462,43 @@ func TestCrossGroupStageFails(t *testing.T) {
 	c.converged(c.nodes)
 	checkWhole(t, n, false, []int{1}, nil)
 
+	// Stages that time out: the commit failed, definitely (not 08007), as
+	// nothing is applied before a decision and none was made; a stage
+	// that applies late stays staged, never applied.
+	c.rep.SetProposeTimeout(time.Microsecond)
+	err := transfer(n, 3, nil)
+	c.rep.SetProposeTimeout(DefaultProposeTimeout)
+	if err == nil || errors.Is(err, storage.ErrOutcomeUnknown) {
+		t.Fatalf("a commit whose stages timed out: %v, want a definite failure", err)
+	}
+	if err := transfer(n, 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.converged(c.nodes)
+	if parts, _, _ := tally(t, n); parts[3] != 0 || parts[4] != 3 {
+		t.Fatalf("rows of the timed-out commit: %d, of the next: %d", parts[3], parts[4])
+	}
+	// What it left staged, if anything, would wait for the next serving
+	// node; discarded here so that the checks below see none.
+	for _, g := range crossGroups {
+		v, err := n.host.Read(c.ctx, g, shardsm.Staged{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range v.([]shardsm.StagedPart) {
+			if p.ID != shardsm.NewCommitID(1, 3) && p.ID != shardsm.NewCommitID(1, 4) {
+				t.Fatalf("group %d holds a part of commit %s", g, p.ID)
+			}
+			cmd, err := shardsm.EncodeResolve(shardsm.Resolve{ID: p.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := n.host.Propose(c.ctx, g, cmd); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
 	// Group 4 is taken over by "node 9": the stage there is fenced.
 	cmd, err := shardsm.EncodeServeAt(shardsm.ServeAt{Node: 9, Epoch: 5})
 	if err != nil {
@@ -479,5 +516,41 @@ func TestCrossGroupStageFails(t *testing.T) {
 	parts := checkWhole(t, n, false, []int{1}, nil)
 	if parts[2] != 0 {
 		t.Fatalf("the fenced commit left %d rows", parts[2])
+	}
+}
+
+// A decision whose proposal goes unanswered may still apply: the commit
+// fails with 08007 and the node stops serving; the next serving node
+// settles it, whole or not at all.
+func TestCrossGroupDecisionUnknown(t *testing.T) {
+	c := startCrossCluster(t)
+	var abandoned atomic.Value
+	c.rep.onAbandon = func(reason error) { abandoned.Store(reason) }
+	decides := 0
+	c.rep.cross.hook = func(point string) error {
+		if point == "decide" {
+			if decides++; decides == 3 {
+				c.rep.SetProposeTimeout(time.Microsecond)
+			}
+		}
+		return nil
+	}
+	for i := 0; i < 2; i++ {
+		if err := transfer(c.nodes[0], i, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := transfer(c.nodes[0], 2, nil)
+	if !errors.Is(err, storage.ErrOutcomeUnknown) {
+		t.Fatalf("a commit whose decision went unanswered: %v, want an unknown outcome", err)
+	}
+	if abandoned.Load() == nil {
+		t.Fatal("the node did not stop serving")
+	}
+	applied, discarded := c.takeOver()
+	t.Logf("recovery applied %d parts and discarded %d", applied, discarded)
+	c.converged(c.nodes[1:])
+	for _, n := range c.nodes[1:] {
+		checkWhole(t, n, true, []int{0, 1}, nil)
 	}
 }

@@ -85,16 +85,21 @@
 // decision records of fully applied commits are deleted with the next
 // decision in their coordinator (Decide.Forget).
 //
-// Failures: a stage that fails definitively (stale map, fenced, refused)
-// makes the serving node discard the parts it staged (Resolve without
-// commit) before it returns the error: nothing applied, and a stale
-// answer is retried with the refreshed map like a one-group commit. An
-// unknown outcome (a proposal timed out) of a stage or of the decision is
-// 08007, and the node stops serving (Replicator.AbandonServing), so that
-// the next serving node settles the commit; so does a Resolve that fails
-// after the decision (the commit is committed, but this node cannot say it
-// is applied). A Decide answered ABORTED (another node recovered the
-// commit first) is 57P01.
+// Failures: a stage that fails, whatever the reason, fails the commit
+// definitely (nothing is applied before a decision, and none will be
+// made): the serving node discards the parts it staged or may have staged
+// (Resolve without commit) and returns the error; a stale answer is then
+// retried with the refreshed map like a one-group commit, and a stage
+// that went unanswered and applies after its discard stays staged, never
+// applied, until the next serving node discards it. A decision that goes
+// unanswered (a timeout, the host closing: only the state machine's answer
+// is definite) may still apply: 08007, and the node stops serving
+// (Replicator.AbandonServing) so that the next serving node settles the
+// commit; so does a Resolve that fails after the decision (the commit is
+// committed, but this node cannot say it is applied). A decision the
+// coordinator refused (stale, fenced) is definite: the staged parts are
+// discarded. A Decide answered ABORTED (another node recovered the commit
+// first) is 57P01.
 //
 // Recovery (RecoverCommits, called by Cluster.Serve before the engine's
 // state is read): the node that claimed serving under epoch E first gives
