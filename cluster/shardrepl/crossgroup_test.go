@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/cluster/clustertest"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -33,13 +35,13 @@ func key9(s string) []byte { return append(storage.TablePrefix(9), s...) }
 // crossCluster is three nodes with the three groups, node 1 serving under
 // epoch 1 through rep.
 type crossCluster struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	nodes []*replicaNode
 	rep   *Replicator
 }
 
-func startCrossCluster(t *testing.T) *crossCluster {
+func startCrossCluster(t testing.TB) *crossCluster {
 	t.Helper()
 	ctx := testCtx(t)
 	nodes := startGroupCluster(ctx, t, 1)
@@ -59,7 +61,7 @@ func startCrossCluster(t *testing.T) *crossCluster {
 }
 
 // watchSplits makes n start the child of every split its replicas apply.
-func watchSplits(t *testing.T, n *replicaNode) {
+func watchSplits(t testing.TB, n *replicaNode) {
 	h, st := n.host, n.store
 	st.SetSplitHandler(func(e shardsm.SplitEvent) {
 		go func() {
@@ -282,7 +284,7 @@ func (c *crossCluster) takeOver() (applied, discarded int) {
 func (c *crossCluster) converged(nodes []*replicaNode) {
 	c.t.Helper()
 	for _, g := range crossGroups {
-		waitConverged(c.t, nodes, g)
+		waitConverged(c.t.(*testing.T), nodes, g)
 	}
 }
 
@@ -552,5 +554,55 @@ func TestCrossGroupDecisionUnknown(t *testing.T) {
 	c.converged(c.nodes[1:])
 	for _, n := range c.nodes[1:] {
 		checkWhole(t, n, true, []int{0, 1}, nil)
+	}
+}
+
+// BenchmarkCrossGroupCommit compares commits of three rows in one group
+// (one Raft round) with the same spread over three groups (stage, decide,
+// apply), at 16 concurrent committers, three replicas in this process:
+//
+//	go test ./cluster/shardrepl -run '^$' -bench CrossGroupCommit -benchtime 2000x
+func BenchmarkCrossGroupCommit(b *testing.B) {
+	// The production snapshot interval: the tests' 50 entries make each
+	// commit over three groups (five entries) snapshot five times as
+	// often as a commit over one, which then dominates.
+	defer func(f func(dir, addr string) raft.HostConfig) { testHostConfig = f }(testHostConfig)
+	testHostConfig = func(dir, addr string) raft.HostConfig {
+		c := clustertest.HostConfig(dir, addr)
+		c.SnapshotEntries, c.CompactionOverhead = 0, 0 // the defaults
+		return c
+	}
+	c := startCrossCluster(b)
+	n := c.nodes[0]
+	for _, mode := range []string{"one group", "three groups"} {
+		b.Run(mode, func(b *testing.B) {
+			var next atomic.Int64
+			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := next.Add(1)
+					pre := [3]string{"b", "c", "d"} // all below h: FirstGroup
+					if mode == "three groups" {
+						pre = [3]string{"b", "m", "x"}
+					}
+					bt := n.engine.NewBatch()
+					var err error
+					for _, p := range pre {
+						if err = bt.Set(key9(fmt.Sprintf("%s%s%09d", p, mode[:3], i)), []byte("1")); err != nil {
+							break
+						}
+					}
+					if err == nil {
+						err = bt.Commit()
+					}
+					bt.Close()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
