@@ -295,8 +295,13 @@ func (e *unanswered) definite() error { return errors.New(e.Error()) }
 // discarded. Run it before the engine's state is read (Cluster.Serve):
 // the parts it applies change the store under the engine.
 func RecoverCommits(ctx context.Context, h raft.Host, groups []raft.GroupID, node, epoch uint64) (applied, discarded int, err error) {
+	// Each step gets its own deadline: a proposal forwarded to a leader
+	// that died meanwhile ends only with its context, and the node must
+	// not hang in Serve.
 	propose := func(g raft.GroupID, cmd []byte, what string) (raft.Result, error) {
-		res, err := h.Propose(ctx, g, cmd)
+		pctx, cancel := context.WithTimeout(ctx, DefaultProposeTimeout)
+		defer cancel()
+		res, err := h.Propose(pctx, g, cmd)
 		if err == nil {
 			err = shardsm.DecodeResult(res)
 		}
@@ -305,8 +310,13 @@ func RecoverCommits(ctx context.Context, h raft.Host, groups []raft.GroupID, nod
 		}
 		return res, nil
 	}
+	read := func(g raft.GroupID, q any) (any, error) {
+		rctx, cancel := context.WithTimeout(ctx, DefaultProposeTimeout)
+		defer cancel()
+		return h.Read(rctx, g, q)
+	}
 	for _, g := range groups {
-		v, err := h.Read(ctx, g, shardsm.State{})
+		v, err := read(g, shardsm.State{})
 		if err != nil {
 			return 0, 0, fmt.Errorf("shardrepl: recovering commits across groups: reading group %d: %w", g, err)
 		}
@@ -323,7 +333,7 @@ func RecoverCommits(ctx context.Context, h raft.Host, groups []raft.GroupID, nod
 	}
 	decided := map[shardsm.CommitID]shardsm.Decision{}
 	for _, g := range groups {
-		v, err := h.Read(ctx, g, shardsm.Staged{})
+		v, err := read(g, shardsm.Staged{})
 		if err != nil {
 			return applied, discarded, fmt.Errorf("shardrepl: recovering commits across groups: reading group %d: %w", g, err)
 		}
@@ -358,7 +368,7 @@ func RecoverCommits(ctx context.Context, h raft.Host, groups []raft.GroupID, nod
 		}
 	}
 	for _, g := range groups {
-		v, err := h.Read(ctx, g, shardsm.Decisions{})
+		v, err := read(g, shardsm.Decisions{})
 		if err != nil {
 			return applied, discarded, fmt.Errorf("shardrepl: recovering commits across groups: reading group %d: %w", g, err)
 		}
