@@ -28,6 +28,8 @@ import (
 //     03 04 | group id (8 BE) | 04    founding members of a split child
 //     03 04 | group id (8 BE) | 05    newest commit timestamp of a Write
 //     03 04 | group id (8 BE) | 06    serving epoch and node (serving.go)
+//     03 04 | group id (8 BE) | 07 | commit id   a staged part (crossgroup.go)
+//     03 04 | group id (8 BE) | 08 | commit id   a decision record
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent

@@ -147,6 +147,11 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			}
 		case *Split:
 			out, newDesc, newStats, err = m.applySplit(b, c, e.Index, desc, initialized, stats)
+		case *Stage, *Decide, *Resolve, *ServeAt: // crossgroup.go
+			var x crossOutcome
+			x, err = m.applyCross(b, c, desc, initialized, maxTS, serving)
+			out, newMaxTS, newServing = x.out, x.maxTS, x.serving
+			newStats.Add(x.delta)
 		case *Serve:
 			newServing = Serving{Epoch: serving.Epoch + 1, Node: c.Node}
 			out = outcome{res: raft.Result{Value: ResultApplied, Data: binary.BigEndian.AppendUint64(nil, newServing.Epoch)}, keep: true}
@@ -376,6 +381,11 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 		return outcome{}, desc, stats, err
 	}
 	seeded = !seeded
+	// Refused while staged parts wait; the child inherits the serving
+	// epoch (crossgroup.go).
+	if res, ok, err := m.splitCross(b, c.Child, seeded); err != nil || !ok {
+		return outcome{res: res}, desc, stats, err
+	}
 	if seeded {
 		childStats := stats
 		childStats.Sub(parentStats)
