@@ -28,6 +28,7 @@ import (
 //     03 04 | group id (8 BE) | 04    founding members of a split child
 //     03 04 | group id (8 BE) | 05    newest commit timestamp of a Write
 //     03 04 | group id (8 BE) | 06    serving epoch and node (serving.go)
+//     03 04 | group id (8 BE) | 07    closed timestamp (closedts.go)
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent
@@ -45,6 +46,9 @@ const (
 	stateMaxTimestamp byte = 0x05
 	// stateServing: the serving epoch and node (serving.go), 8 BE each.
 	stateServing byte = 0x06
+	// stateClosed: the closed timestamp (closedts.go), 12 bytes as
+	// stateMaxTimestamp.
+	stateClosed byte = 0x07
 )
 
 // groupStatePrefix returns the user key 03 04 | g.

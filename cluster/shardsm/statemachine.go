@@ -30,6 +30,7 @@ type stateMachine struct {
 	stats       mvcc.Stats
 	maxTS       hlc.Timestamp // stateMaxTimestamp
 	serving     Serving       // stateServing
+	closedTS    hlc.Timestamp // stateClosed (closedts.go)
 	closed      bool
 }
 
@@ -62,9 +63,16 @@ func (m *stateMachine) load() error {
 	if err != nil {
 		return err
 	}
+	closedTS, err := readClosed(m.store.db, m.group)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS, m.serving = d, ok, st, maxTS, serving
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = d, ok, st, maxTS, serving, closedTS
 	m.mu.Unlock()
+	if err := m.store.observe(closedTS); err != nil {
+		return err
+	}
 	return m.store.observe(maxTS)
 }
 
@@ -93,9 +101,9 @@ type outcome struct {
 
 func (m *stateMachine) applyOne(e *raft.Entry) error {
 	m.mu.RLock()
-	desc, initialized, stats, maxTS, serving := m.desc, m.initialized, m.stats, m.maxTS, m.serving
+	desc, initialized, stats, maxTS, serving, closedTS := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS
 	m.mu.RUnlock()
-	newMaxTS, newServing := maxTS, serving
+	newMaxTS, newServing, newClosed := maxTS, serving, closedTS
 
 	cmd, err := decodeCommand(e.Cmd)
 	// A Write of a store in local-lock mode counts its stats change
@@ -126,6 +134,10 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 				out.res = rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})
 				break
 			}
+			var ok bool
+			if out, ok = closedFence(c, closedTS); !ok {
+				break
+			}
 			var delta mvcc.Stats
 			out, delta, err = m.applyWrite(b, c, desc, initialized)
 			newStats.Add(delta)
@@ -148,6 +160,8 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			}
 		case *Split:
 			out, newDesc, newStats, err = m.applySplit(b, c, e.Index, desc, initialized, stats)
+		case *Close:
+			out, newClosed = applyClose(c, serving, closedTS)
 		case *Serve:
 			newServing = Serving{Epoch: serving.Epoch + 1, Node: c.Node}
 			out = outcome{res: raft.Result{Value: ResultApplied, Data: binary.BigEndian.AppendUint64(nil, newServing.Epoch)}, keep: true}
@@ -160,8 +174,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		// Nothing of the command is written; only the index moves.
 		b.Close()
 		b = m.store.db.NewIndexedBatch()
-		newDesc, newInit, newStats, newMaxTS, newServing = desc, initialized, stats, maxTS, serving
+		newDesc, newInit, newStats, newMaxTS, newServing, newClosed = desc, initialized, stats, maxTS, serving, closedTS
 	} else {
+		if newClosed != closedTS {
+			if err := b.Set(stateKey(m.group, stateClosed), appendTimestamp(nil, newClosed), nil); err != nil {
+				return err
+			}
+		}
 		if newServing != serving {
 			if err := b.Set(stateKey(m.group, stateServing), encodeServing(newServing), nil); err != nil {
 				return err
@@ -190,8 +209,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		return err
 	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS, m.serving = newDesc, newInit, newStats, newMaxTS, newServing
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = newDesc, newInit, newStats, newMaxTS, newServing, newClosed
 	m.mu.Unlock()
+	if newClosed != closedTS {
+		if err := m.store.observe(newClosed); err != nil {
+			return err
+		}
+	}
 	if newMaxTS != maxTS {
 		if err := m.store.observe(newMaxTS); err != nil {
 			return err
