@@ -44,6 +44,9 @@ type Session struct {
 	// open block's; hold keeps GC below the session's open reads
 	// (session_asof.go).
 	stmtAsOf, txnAsOf *hlc.Timestamp
+	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause
+	// (follower.go's staleSnapshot does not wait for a time it replaces).
+	ownAsOf bool
 	hold              *storage.ReadHold
 	// asOfBound is the AS OF SYSTEM TIME of a statement bound against the
 	// catalog of its time (session_asof.go, asOfCatalog); nil: none.
@@ -445,6 +448,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	// REPEATABLE READ transaction's snapshot: BEGIN and SET TRANSACTION
 	// come before it.
 	s.stmtAsOf = nil
+	s.ownAsOf = st.AsOf != nil // follower.go
 	if err := s.takeSnapshot(st.Txn == nil); err != nil {
 		s.statementDone()
 		s.onError()
@@ -683,6 +687,9 @@ func (s *Session) takeSnapshot(fix bool) error {
 		s.snapTime = s.txnSnapTime
 		s.stmtCatalog, _ = s.e.catalog.At(s.snap.Timestamp())
 		return nil
+	}
+	if s.staleReadOnly() {
+		return s.staleSnapshot(fix) // follower.go
 	}
 	// Held before the timestamp is taken, so GC never passes it.
 	if err := s.holdReads(hlc.Timestamp{}); err != nil {
