@@ -47,7 +47,7 @@ type Session struct {
 	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause
 	// (follower.go's staleSnapshot does not wait for a time it replaces).
 	ownAsOf bool
-	hold              *storage.ReadHold
+	hold    *storage.ReadHold
 	// asOfBound is the AS OF SYSTEM TIME of a statement bound against the
 	// catalog of its time (session_asof.go, asOfCatalog); nil: none.
 	asOfBound *hlc.Timestamp
