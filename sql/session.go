@@ -44,10 +44,7 @@ type Session struct {
 	// open block's; hold keeps GC below the session's open reads
 	// (session_asof.go).
 	stmtAsOf, txnAsOf *hlc.Timestamp
-	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause
-	// (follower.go's staleSnapshot does not wait for a time it replaces).
-	ownAsOf bool
-	hold    *storage.ReadHold
+	hold              *storage.ReadHold
 	// asOfBound is the AS OF SYSTEM TIME of a statement bound against the
 	// catalog of its time (session_asof.go, asOfCatalog); nil: none.
 	asOfBound *hlc.Timestamp
@@ -55,6 +52,9 @@ type Session struct {
 	// at which reads judge TTL; txnSnapTime that of the snapshot a
 	// REPEATABLE READ transaction keeps.
 	snapTime, txnSnapTime time.Time
+	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause
+	// (follower.go's staleSnapshot does not wait for a time it replaces).
+	ownAsOf bool
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
