@@ -205,7 +205,7 @@ func (s *Session) staleSnapshot(fix bool) error {
 	if exact {
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
 			if s.e.shards.Map(id) == nil {
-				return droppedSinceError(ts)
+				return s.noShardMapError(ts)
 			}
 			return nil
 		})
@@ -223,4 +223,18 @@ func (s *Session) staleSnapshot(fix bool) error {
 		}
 	}
 	return nil
+}
+
+// noShardMapError is the error of a read of a table the catalog of its
+// time names but the engine has no shard map of: dropped since (its rows
+// went with the drop), or, on a follower engine, possibly created after
+// the engine opened (the shard maps are those of then).
+func (s *Session) noShardMapError(ts hlc.Timestamp) *sqlerr.Error {
+	e := droppedSinceError(ts)
+	if s.e.follower() {
+		e.Detail = "This follower-read connection knows the tables of when it opened: the table was created " +
+			"since, or dropped, truncated or rewritten since the read's time."
+		e.Hint = "Connect again to read a table created since."
+	}
+	return e
 }

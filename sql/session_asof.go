@@ -197,7 +197,7 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		// truncated, rewritten) since, whose rows went with the drop.
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
 			if s.e.shards.Map(id) == nil {
-				return droppedSinceError(ts)
+				return s.noShardMapError(ts) // follower.go
 			}
 			return nil
 		})
