@@ -314,6 +314,9 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 			Message: fmt.Sprintf("terminating connection: node %d took over serving SQL; the transaction did not commit", fe.Serving.Node),
 			Detail:  err.Error(), Hint: "Connect again (through any node) and retry.", Fatal: true}
 	}
+	if cerr, ok := closedCommitError(err); ok {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("shardrepl: shard group %d refused a commit: %w", p.rt.group, err)
 	}

@@ -275,6 +275,7 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	if n > 0 {
 		c.cfg.Logf("node %d: rolled back %d unfinished bulk load(s) of the node that served before", c.id, n)
 	}
+	c.startCloser(lctx, epoch, rep) // closedts.go
 	return rep, nil
 }
 

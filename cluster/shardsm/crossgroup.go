@@ -294,13 +294,20 @@ type crossOutcome struct {
 
 // applyCross applies a Stage, Decide, Resolve or ServeAt into b (the
 // state machine's hook in applyOne). Only an I/O error is returned.
-func (m *stateMachine) applyCross(b *pebble.Batch, cmd any, desc Descriptor, initialized bool, maxTS hlc.Timestamp, serving Serving) (crossOutcome, error) {
+func (m *stateMachine) applyCross(b *pebble.Batch, cmd any, desc Descriptor, initialized bool, maxTS hlc.Timestamp, serving Serving, closed hlc.Timestamp) (crossOutcome, error) {
 	x := crossOutcome{maxTS: maxTS, serving: serving}
 	applied := raft.Result{Value: ResultApplied}
 	switch c := cmd.(type) {
 	case *Stage:
 		if c.Write.Epoch != serving.Epoch {
 			x.out.res = rejected(&FencedError{WriteEpoch: c.Write.Epoch, Serving: serving})
+			return x, nil
+		}
+		// A part at or below the closed timestamp could change what a
+		// follower read saw once resolved (closedts.go): refused, so the
+		// commit is discarded.
+		if out, ok := closedFence(&c.Write, closed); !ok {
+			x.out = out
 			return x, nil
 		}
 		if res, ok := checkWrite(&c.Write, desc, initialized); !ok {
@@ -331,6 +338,10 @@ func (m *stateMachine) applyCross(b *pebble.Batch, cmd any, desc Descriptor, ini
 				return x, nil
 			}
 			if c.Write != nil {
+				if out, ok := closedFence(c.Write, closed); !ok {
+					x.out = out
+					return x, nil
+				}
 				out, delta, err := m.applyWrite(b, c.Write, desc, initialized)
 				if err != nil || !out.keep {
 					x.out = out

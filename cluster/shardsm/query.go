@@ -60,6 +60,9 @@ type StateResult struct {
 	MaxTimestamp hlc.Timestamp
 	// Serving is the serving node and epoch (serving.go).
 	Serving Serving
+	// Closed is the closed timestamp (closedts.go): the replica holds
+	// every commit of the group at or below it.
+	Closed hlc.Timestamp
 }
 
 // Check recounts the shard's stats (mvcc.ComputeStats) and hashes every key
@@ -78,7 +81,7 @@ type CheckResult struct {
 
 func (m *stateMachine) Lookup(query any) (any, error) {
 	m.mu.RLock()
-	desc, initialized, stats, maxTS, serving, closed := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closed
+	desc, initialized, stats, maxTS, serving, closedTS, closed := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS, m.closed
 	m.mu.RUnlock()
 	if closed {
 		return nil, errClosed
@@ -123,7 +126,7 @@ func (m *stateMachine) Lookup(query any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats, MaxTimestamp: maxTS, Serving: serving}, nil
+		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats, MaxTimestamp: maxTS, Serving: serving, Closed: closedTS}, nil
 	case Check:
 		return m.check(db)
 	}
