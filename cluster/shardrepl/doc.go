@@ -91,12 +91,17 @@
 // (Resolve without commit) and returns the error; a stale answer is then
 // retried with the refreshed map like a one-group commit, and a stage
 // that went unanswered and applies after its discard stays staged, never
-// applied, until the next serving node discards it. A decision that goes
-// unanswered (a timeout, the host closing: only the state machine's answer
-// is definite) may still apply: 08007, and the node stops serving
-// (Replicator.AbandonServing) so that the next serving node settles the
-// commit; so does a Resolve that fails after the decision (the commit is
-// committed, but this node cannot say it is applied). A decision the
+// applied, until the next serving node discards it. Every command is
+// repeatable (a stage sets the same record; the first decision stands; a
+// part applies once), so one
+// that goes unanswered (a timeout, a leader change that lost the
+// proposal, the host closing: only the state machine's answer is
+// definite) is proposed again, three attempts within the proposal
+// timeout. A decision still unanswered may yet apply: 08007, and the node
+// stops serving (Replicator.AbandonServing) so that the next serving node
+// settles the commit; so does a Resolve still unanswered after the
+// decision (the commit is committed, but this node cannot say it is
+// applied). A decision the
 // coordinator refused (stale, fenced) is definite: the staged parts are
 // discarded. A Decide answered ABORTED (another node recovered the commit
 // first) is 57P01.
@@ -192,8 +197,8 @@
 //     other nodes' replicas.
 //   - A commit across groups takes three Raft rounds (stage, decide,
 //     apply) instead of one (BenchmarkCrossGroupCommit), and a decision
-//     or an apply that goes unanswered makes the node stop serving (the
-//     next one settles the commit).
+//     or an apply that goes unanswered three times makes the node stop
+//     serving (the next one settles the commit).
 //   - A replica applies a commit across groups at a different index in
 //     each group (the coordinator's part with the decision, the others'
 //     at Resolve): a read of a replica that is not the serving node's
