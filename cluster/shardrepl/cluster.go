@@ -93,6 +93,9 @@ type Cluster struct {
 	// regenMu serialises a rejoin under a new one with StepDown.
 	replica atomic.Uint64
 	regenMu sync.Mutex
+	// children are the split children's replicas running here, by group
+	// (groups.go); under regenMu.
+	children map[raft.GroupID]raft.ReplicaID
 }
 
 // StartCluster joins or forms the cluster (node.Start), opens the engine
@@ -115,7 +118,8 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		n.Close()
 		return nil, err
 	}
-	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID}
+	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID,
+		children: map[raft.GroupID]raft.ReplicaID{}}
 	c.initServing()
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -231,6 +235,13 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 	// A restart of the replica (StepDown) must say what its first start
 	// said: dragonboat replays the log's membership changes against it.
 	c.nonVoter = role == "non-voter" || placement.GenOf(r) > 0
+	// The split children this node holds (groups.go).
+	c.regenMu.Lock()
+	err = c.startChildren(ctx)
+	c.regenMu.Unlock()
+	if err != nil {
+		return err
+	}
 	if c.nonVoter {
 		c.wg.Add(1)
 		go c.catchUp(bg)

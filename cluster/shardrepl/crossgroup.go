@@ -418,13 +418,11 @@ func RecoverCommits(ctx context.Context, h raft.Host, groups []raft.GroupID, nod
 	return applied, discarded, nil
 }
 
-// shardGroups returns every shard group (RecoverCommits needs them all):
-// the first group's alone while it holds every shard (WholeSpan).
-func (c *Cluster) shardGroups() []raft.GroupID { return []raft.GroupID{FirstGroup} }
-
-// recoverCommits is Serve's call of RecoverCommits.
-func (c *Cluster) recoverCommits(ctx context.Context, epoch uint64) error {
-	applied, discarded, err := RecoverCommits(ctx, c.Node.Host(), c.shardGroups(), c.id, epoch)
+// recoverCommits is Serve's call of RecoverCommits over every shard group
+// (Cluster.ShardGroups: recovery that missed one would forget decisions
+// its staged parts still need).
+func (c *Cluster) recoverCommits(ctx context.Context, groups []raft.GroupID, epoch uint64) error {
+	applied, discarded, err := RecoverCommits(ctx, c.Node.Host(), groups, c.id, epoch)
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,24 @@
 // gets the whole key space (InitGroup with WholeSpan). The other nodes'
 // engines are written only by their state machines.
 //
+// # Split children (groups.go)
+//
+// A shardsm.Split of a group makes a child group on the parent's voters.
+// Each replica that applies it tells its node (the store's split
+// handler, Cluster.watchSplits), which starts its replica of the child
+// under the id it has in the parent, with the split's founding members;
+// on the serving node the parent and then the child are added to its
+// Replicator (the parent's entry still has the span from before the
+// split, which the child's would drop). Start and StepDown start every
+// group the store holds (shardsm.Store.Groups): a restart when the log
+// store has the replica, else with the founding members the split
+// recorded; StepDown stops them all before the engine closes.
+// Cluster.ShardGroups lists every group by reading each one it holds
+// linearizably (which applies the splits it committed, seeding their
+// children here) until no new one appears; Serve recovers commits over
+// that list and routes to all of them. A non-voter of the parent is no
+// founding member of the child: it does not start one (see Not done).
+//
 // # Commits across groups (crossgroup.go)
 //
 // Only the serving node commits, so a commit across groups needs no locks
@@ -176,22 +194,20 @@
 //     groups of their own, and its splits and merges stay metadata-only
 //     inside the group; nothing splits a group yet. The map, the cutting
 //     and atomic commits across groups (above) handle several groups, and
-//     shardsm.Split makes them (in tests). Groups along partition's shards
-//     need: (1) the serving node proposing Split where a shard begins (at
-//     CREATE TABLE with UNIFORM_PARTITIONS / PARTITION_AT_KEYS and at
-//     partition's splits), with child group ids allocated in the metadata
-//     group, retrying while the parent holds staged parts, and adding the
-//     child to its Replicator; (2) Cluster starting the child when a split
-//     applies (a split handler, as the tests' watchSplits) and, in start
-//     and StepDown, stopping and starting every shard group on the store
-//     (Store.Groups; FoundingMembers for a child seeded but not started),
-//     not only FirstGroup; (3) shardGroups (crossgroup.go) returning every
-//     group: recovery that misses one would forget decisions its staged
-//     parts still need; (4) placement and the manager loop per group:
+//     shardsm.Split makes them; Cluster runs the children (groups.go,
+//     TestClusterRunsSplitChildren), but nothing in production proposes a
+//     split yet. Groups along partition's shards still need: (1) the
+//     serving node proposing Split where a shard begins (at CREATE TABLE
+//     with UNIFORM_PARTITIONS / PARTITION_AT_KEYS and at partition's
+//     splits), with child group ids allocated in the metadata group,
+//     retrying while the parent holds staged parts (its Replicator adds
+//     the child already); (2) placement and the manager loop per group:
 //     Config.Groups from the shard map, additions, promotions,
 //     CompactBeforeAdd, caught-up records and generations (watchGeneration
 //     and start's rejoin handle FirstGroup only) for each group, and
-//     decommission draining them all; (5) serving still follows
+//     decommission draining them all (a node added as a non-voter of
+//     FirstGroup gets no replica of an existing child: it is not among
+//     the child's founders, and nothing adds it yet); (3) serving still follows
 //     FirstGroup's leader, and the serving node reads its own engine, so
 //     every node must keep a replica of every group until reads go to
 //     other nodes' replicas.

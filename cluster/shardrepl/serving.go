@@ -83,6 +83,9 @@ type servingState struct {
 	kick  chan struct{} // capacity 1: a Serve applied here
 	// stopLease ends the read lease's renewal (StepDown, Close).
 	stopLease context.CancelFunc
+	// rep is the Replicator while the node serves (Serve; nil once it
+	// stops): a split child is added to it (groups.go).
+	rep *Replicator
 }
 
 func (c *Cluster) initServing() {
@@ -94,6 +97,7 @@ func (c *Cluster) initServing() {
 
 // watchStore makes the store's replicas wake the watcher on a Serve.
 func (c *Cluster) watchStore() {
+	c.watchSplits(c.Store)
 	c.Store.SetServingHandler(func(g raft.GroupID, _ shardsm.Serving) {
 		if g != FirstGroup {
 			return
@@ -215,8 +219,12 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
 	// Commits across groups it left staged are settled before the
-	// engine's state is read (crossgroup.go).
-	if err := c.recoverCommits(ctx, epoch); err != nil {
+	// engine's state is read (crossgroup.go), in every shard group.
+	groups, err := c.ShardGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.recoverCommits(ctx, groups, epoch); err != nil {
 		return nil, err
 	}
 	if err := c.Engine.ReloadState(); err != nil {
@@ -260,12 +268,17 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	rep := New(c.Node.Host(), c.Engine)
 	rep.SetEpoch(epoch)
 	rep.onAbandon = func(reason error) { c.abandon(epoch, reason) }
-	if err := rep.AddGroup(ctx, FirstGroup); err != nil {
-		return nil, err
+	for _, g := range groups {
+		if err := rep.AddGroup(ctx, g); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.Engine.SetReplicator(rep); err != nil {
 		return nil, err
 	}
+	c.srv.mu.Lock()
+	c.srv.rep = rep
+	c.srv.mu.Unlock()
 	// A bulk load the node that served before did not finish: this
 	// epoch fences its writes, so what it left is all there will be.
 	n, err := c.Engine.RollBackBulkLoads(ctx)
@@ -335,6 +348,9 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	h := c.Node.Host()
 	c.regenMu.Lock() // not while a rejoin (generation.go) swaps the replica
 	defer c.regenMu.Unlock()
+	if err := c.stopChildren(); err != nil {
+		return err
+	}
 	if err := h.StopReplica(FirstGroup); err != nil {
 		return err
 	}
@@ -353,6 +369,11 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	if err := h.StartReplica(raft.ReplicaSpec{Group: FirstGroup, Replica: c.replicaID(), NonVoter: c.nonVoter}, st.NewStateMachine); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.startChildren(ctx); err != nil {
+		return err
+	}
 	c.srv.mu.Lock()
 	c.srv.state = roleIdle
 	c.srv.mu.Unlock()
@@ -362,7 +383,7 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 func (c *Cluster) stopServingLease() {
 	c.srv.mu.Lock()
 	stop := c.srv.stopLease
-	c.srv.stopLease = nil
+	c.srv.stopLease, c.srv.rep = nil, nil
 	c.srv.mu.Unlock()
 	if stop != nil {
 		stop()

@@ -1,0 +1,207 @@
+package shardrepl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pivotdb/pivotdb/cluster/placement"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/cluster/shardsm"
+)
+
+// Shard groups besides FirstGroup: split children (shardsm.Split). A split
+// makes the child on the parent's replicas without moving rows; each
+// replica that applies it tells its node (shardsm.SplitEvent), and the
+// node starts its replica of the child under the replica id it has in the
+// parent, with the split's founding members. The child's state stays on
+// the store (shardsm.Store.Groups), so a node that restarts, or reopens
+// its engine after serving (StepDown), starts every group it finds there:
+// a restart of the replica when the log store holds it, else with the
+// founding members the split recorded (seeded but never started).
+//
+// The node's replica of every child has the id of its FirstGroup replica
+// at the split; children do not move on their own (placement keeps every
+// group's voters on FirstGroup's nodes: the serving node reads its own
+// engine, so every node that may serve holds a replica of every group).
+
+// watchSplits makes st's replicas start the child of every split they
+// apply; the serving node also adds it to its Replicator.
+func (c *Cluster) watchSplits(st *shardsm.Store) {
+	st.SetSplitHandler(func(e shardsm.SplitEvent) {
+		// The handler runs on the parent's apply path: it must not block.
+		// (Not in c.wg: an apply may come while Close waits for it; a
+		// start after the host closed fails with ErrClosed.)
+		go c.startChild(st, e)
+	})
+}
+
+// startChild starts this node's replica of e.Child, unless st is no longer
+// the node's store (StepDown reopened the engine and starts every group it
+// holds) or the replica already runs.
+func (c *Cluster) startChild(st *shardsm.Store, e shardsm.SplitEvent) {
+	c.regenMu.Lock()
+	defer c.regenMu.Unlock()
+	if st != c.Store || c.children[e.Child] != 0 {
+		return
+	}
+	if _, ok := e.Members[e.Replica]; !ok {
+		// A non-voter of the parent is no founding member of the child:
+		// the serving node's manager loop adds it.
+		c.cfg.Logf("node %d: group %d split into group %d; replica %#x is not among its founders", c.id, e.Parent, e.Child, e.Replica)
+		return
+	}
+	if err := StartReplica(c.Node.Host(), st, e.Child, e.Replica, e.Members); err != nil {
+		if !errors.Is(err, raft.ErrClosed) {
+			c.cfg.Logf("node %d: starting its replica of shard group %d: %v", c.id, e.Child, err)
+		}
+		return
+	}
+	c.children[e.Child] = e.Replica
+	c.cfg.Logf("node %d: shard group %d split at index %d; started its replica %#x of group %d", c.id, e.Parent, e.Index, e.Replica, e.Child)
+	// The parent first: its entry in the map still has the span from
+	// before the split, which the child's would drop (Replicator.setLocked).
+	c.addToReplicator(e.Parent, e.Child)
+}
+
+// addToReplicator adds groups, in order, to the serving node's shard map
+// (their descriptors as they are now), so that its commits route to them.
+func (c *Cluster) addToReplicator(groups ...raft.GroupID) {
+	c.srv.mu.Lock()
+	rep := c.srv.rep
+	c.srv.mu.Unlock()
+	if rep == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultProposeTimeout)
+	defer cancel()
+	for _, g := range groups {
+		if err := rep.AddGroup(ctx, g); err != nil {
+			c.cfg.Logf("node %d: adding shard group %d to the shard map: %v", c.id, g, err)
+		}
+	}
+}
+
+// startChildren starts the replica of every group on the store but
+// FirstGroup that does not run yet (start, StepDown). Hold regenMu.
+func (c *Cluster) startChildren(ctx context.Context) error {
+	gs, err := c.Store.Groups()
+	if err != nil {
+		return err
+	}
+	h := c.Node.Host()
+	for _, g := range gs {
+		if g == FirstGroup || c.children[g] != 0 {
+			continue
+		}
+		r, members, err := c.childReplica(ctx, g)
+		if err != nil {
+			return err
+		}
+		if r == 0 {
+			c.cfg.Logf("node %d: the store holds shard group %d, but no replica of it is this node's", c.id, g)
+			continue
+		}
+		if err := StartReplica(h, c.Store, g, r, members); err != nil {
+			return fmt.Errorf("shardrepl: starting group %d: %w", g, err)
+		}
+		c.children[g] = r
+	}
+	return nil
+}
+
+// childReplica returns this node's replica id in child group g and, for
+// one never started, g's founding members: the replica the log store
+// holds, else the node's founding member of g.
+func (c *Cluster) childReplica(ctx context.Context, g raft.GroupID) (raft.ReplicaID, map[raft.ReplicaID]string, error) {
+	h := c.Node.Host()
+	members, _, err := c.Store.FoundingMembers(g)
+	if err != nil {
+		return 0, nil, err
+	}
+	var founder raft.ReplicaID
+	for r := range members {
+		if placement.NodeOf(r) == c.id {
+			founder = r
+		}
+	}
+	recorded, err := placement.CurrentReplica(ctx, h, g, c.id)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, r := range []raft.ReplicaID{founder, recorded} {
+		if r != 0 && h.HasReplicaData(g, r) {
+			return r, nil, nil
+		}
+	}
+	return founder, members, nil
+}
+
+// stopChildren stops every child replica (StepDown, before the engine
+// closes). Hold regenMu.
+func (c *Cluster) stopChildren() error {
+	h := c.Node.Host()
+	for g := range c.children {
+		if err := h.StopReplica(g); err != nil && !errors.Is(err, raft.ErrClosed) {
+			return fmt.Errorf("shardrepl: stopping group %d: %w", g, err)
+		}
+		delete(c.children, g)
+	}
+	return nil
+}
+
+// ShardGroups returns every shard group, ascending: FirstGroup and the
+// split children, as this node learns them by reading each group it holds
+// linearizably (which applies every split the group committed, seeding
+// its child on this store) until no new group appears. A node that leads
+// FirstGroup holds every group (the voters of every group are on
+// FirstGroup's nodes), so the answer is complete there; RecoverCommits
+// relies on it (a group it missed would lose its staged parts'
+// decisions).
+func (c *Cluster) ShardGroups(ctx context.Context) ([]raft.GroupID, error) {
+	h := c.Node.Host()
+	read := map[raft.GroupID]bool{}
+	for {
+		gs, err := c.Store.Groups()
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(gs, FirstGroup) {
+			gs = append(gs, FirstGroup)
+			slices.Sort(gs)
+		}
+		fresh := false
+		for _, g := range gs {
+			if read[g] {
+				continue
+			}
+			fresh = true
+			if err := readGroup(ctx, h, g); err != nil {
+				return nil, err
+			}
+			read[g] = true
+		}
+		if !fresh {
+			return gs, nil
+		}
+	}
+}
+
+// readGroup reads g linearizably, waiting while the replica has not
+// started yet (a split child this node's split handler is starting).
+func readGroup(ctx context.Context, h raft.Host, g raft.GroupID) error {
+	rctx, cancel := context.WithTimeout(ctx, DefaultProposeTimeout)
+	defer cancel()
+	for {
+		_, err := h.Read(rctx, g, shardsm.State{})
+		if err == nil {
+			return nil
+		}
+		if rctx.Err() != nil {
+			return fmt.Errorf("shardrepl: reading shard group %d: %w", g, err)
+		}
+		sleep(rctx, 20*time.Millisecond)
+	}
+}

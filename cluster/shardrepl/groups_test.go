@@ -1,0 +1,390 @@
+package shardrepl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/cluster/clustertest"
+	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/cluster/shardsm"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/storagetest"
+)
+
+// clusterNode is one node of an in-process cluster run through Cluster
+// (StartCluster), with the caller's side of the roles as cmd/pivotdb has
+// it: Serve on Role{Serve}, StepDown on Role{Serve: false}.
+type clusterNode struct {
+	t    *testing.T
+	cfg  ClusterConfig
+	c    *Cluster
+	stop context.CancelFunc
+	done chan struct{}
+
+	mu      sync.Mutex
+	rep     *Replicator // while it serves
+	engine  *storage.Engine
+	roleErr error
+}
+
+func clusterConfigs(t *testing.T, count int) []ClusterConfig {
+	dir := t.TempDir()
+	cfgs := make([]ClusterConfig, count)
+	var join []string
+	for i := range cfgs {
+		d := filepath.Join(dir, fmt.Sprintf("n%d", i+1))
+		cfgs[i] = ClusterConfig{
+			Node: node.Config{DataDir: filepath.Join(d, "cluster"), Addr: clustertest.FreeAddr(t), RaftAddr: clustertest.FreeAddr(t),
+				PollInterval: 50 * time.Millisecond, Store: &pebble.Options{Logger: storagetest.QuietLogger{}},
+				Raft: raft.HostConfig{RTT: 10 * time.Millisecond, SnapshotEntries: 50, CompactionOverhead: 10, NoSync: true}},
+			EngineDir: filepath.Join(d, "engine"),
+			Storage:   storage.Options{NoSync: true, Logger: storagetest.QuietLogger{}, DiskBallastBytes: 1 << 20},
+			SQLAddr:   clustertest.FreeAddr(t),
+		}
+		join = append(join, cfgs[i].Node.Addr)
+	}
+	for i := range cfgs {
+		cfgs[i].Node.Join = join
+	}
+	return cfgs
+}
+
+// startClusterNodes starts a node per configuration, all at once, and
+// returns them by node id.
+func startClusterNodes(ctx context.Context, t *testing.T, cfgs []ClusterConfig) []*clusterNode {
+	t.Helper()
+	clustertest.QuietEngine()
+	nodes := make([]*clusterNode, len(cfgs))
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			nodes[i], errs[i] = startClusterNode(ctx, t, cfgs[i])
+		}(i)
+	}
+	wg.Wait()
+	byID := make([]*clusterNode, len(cfgs))
+	for _, n := range nodes {
+		if n != nil {
+			byID[n.c.id-1] = n
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range byID {
+			if n != nil {
+				n.close()
+			}
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+	}
+	return byID
+}
+
+func startClusterNode(ctx context.Context, t *testing.T, cfg ClusterConfig) (*clusterNode, error) {
+	c, err := StartCluster(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	n := &clusterNode{t: t, cfg: cfg, c: c, stop: stop, done: make(chan struct{}), engine: c.Engine}
+	go n.roles(rctx)
+	return n, nil
+}
+
+// roles is cmd/pivotdb's role loop without SQL.
+func (n *clusterNode) roles(ctx context.Context) {
+	defer close(n.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-n.c.Roles():
+			var err error
+			if r.Serve {
+				sctx, cancel := context.WithTimeout(ctx, time.Minute)
+				var rep *Replicator
+				rep, err = n.c.Serve(sctx, r.Epoch)
+				cancel()
+				n.mu.Lock()
+				n.rep = rep
+				n.mu.Unlock()
+			} else {
+				n.mu.Lock()
+				n.rep = nil
+				n.mu.Unlock()
+				err = n.c.StepDown(nil)
+				n.mu.Lock()
+				n.engine = n.c.Engine
+				n.mu.Unlock()
+			}
+			if err != nil && ctx.Err() == nil {
+				n.mu.Lock()
+				n.roleErr = err
+				n.mu.Unlock()
+				n.t.Errorf("node %d: changing role (serve %v): %v", n.c.id, r.Serve, err)
+				return
+			}
+		}
+	}
+}
+
+func (n *clusterNode) close() {
+	if n.c == nil {
+		return
+	}
+	n.stop()
+	<-n.done
+	if err := n.c.Close(); err != nil {
+		n.t.Error(err)
+	}
+	if err := n.c.Engine.Close(); err != nil {
+		n.t.Error(err)
+	}
+	n.c = nil
+}
+
+func (n *clusterNode) serving() *Replicator {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rep
+}
+
+// idle reports whether the node neither serves nor is stepping down.
+func (n *clusterNode) idle() bool {
+	n.c.srv.mu.Lock()
+	defer n.c.srv.mu.Unlock()
+	return n.c.srv.state == roleIdle
+}
+
+func (n *clusterNode) host() raft.Host { return n.c.Node.Host() }
+
+// waitServing waits until one of nodes serves with every group of groups
+// in its shard map, and returns it.
+func waitServing(ctx context.Context, t *testing.T, nodes []*clusterNode, groups ...raft.GroupID) *clusterNode {
+	t.Helper()
+	for {
+		for _, n := range nodes {
+			if n == nil || n.c == nil {
+				continue
+			}
+			rep := n.serving()
+			if rep == nil {
+				continue
+			}
+			m := rep.Groups()
+			all := true
+			for _, g := range groups {
+				if _, ok := m[g]; !ok {
+					all = false
+				}
+			}
+			if all {
+				return n
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no node serves with groups %v", groups)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitVoters waits until g has voters on every node of nodes.
+func waitVoters(ctx context.Context, t *testing.T, h raft.Host, g raft.GroupID, nodes int) raft.Membership {
+	t.Helper()
+	for {
+		m, err := h.Membership(ctx, g)
+		if err == nil && len(m.Voters) == nodes {
+			return m
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("group %d: %d voters, want %d (%v)", g, len(m.Voters), nodes, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitGroupOn waits until g runs, initialized, on every node.
+func waitGroupOn(ctx context.Context, t *testing.T, nodes []*clusterNode, g raft.GroupID) {
+	t.Helper()
+	for _, n := range nodes {
+		for {
+			v, err := n.host().StaleRead(g, shardsm.State{})
+			if err == nil && v.(shardsm.StateResult).Initialized {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("node %d: group %d does not run: %v", n.c.id, g, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// converged waits until every group's replicas on nodes agree.
+func convergedGroups(t *testing.T, nodes []*clusterNode, groups []raft.GroupID) {
+	t.Helper()
+	rn := make([]*replicaNode, len(nodes))
+	for i, n := range nodes {
+		rn[i] = &replicaNode{host: n.host()}
+	}
+	for _, g := range groups {
+		waitConverged(t, rn, g)
+	}
+}
+
+// engineTransfer commits transfer i through e: -2 below h, +1 in [h, q),
+// +1 from q.
+func engineTransfer(e *storage.Engine, i int) error {
+	b := e.NewBatch()
+	defer b.Close()
+	for _, r := range [][2]string{{fmt.Sprintf("b%06d", i), "-2"}, {fmt.Sprintf("m%06d", i), "1"}, {fmt.Sprintf("x%06d", i), "1"}} {
+		if err := b.Set(key9(r[0]), []byte(r[1])); err != nil {
+			return err
+		}
+	}
+	return b.Commit()
+}
+
+// proposeSplit splits parent at key into child, on parent's voters, through
+// n.
+func proposeSplit(ctx context.Context, t *testing.T, n *clusterNode, parent raft.GroupID, at []byte, child raft.GroupID) {
+	t.Helper()
+	m, err := n.host().Membership(ctx, parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := shardsm.EncodeSplit(shardsm.Split{Key: at, Child: child, Members: m.Voters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.host().Propose(ctx, parent, cmd)
+	if err == nil {
+		err = shardsm.DecodeResult(res)
+	}
+	if err != nil {
+		t.Fatalf("splitting group %d: %v", parent, err)
+	}
+}
+
+// Split children through Cluster: a split of FirstGroup and one of the
+// child start the children's replicas on every node and put them in the
+// serving node's shard map; commits span the three groups. A restarted
+// node and a node that steps down from serving run every group again. The
+// serving node dies (a failpoint) with a commit staged in the children;
+// the node that takes over recovers over every group (ShardGroups), so
+// nothing is left staged, and commits across the groups itself.
+func TestClusterRunsSplitChildren(t *testing.T) {
+	ctx := testCtx(t)
+	cfgs := clusterConfigs(t, 3)
+	nodes := startClusterNodes(ctx, t, cfgs)
+	s := waitServing(ctx, t, nodes, FirstGroup)
+	waitVoters(ctx, t, s.host(), FirstGroup, 3)
+
+	proposeSplit(ctx, t, s, FirstGroup, key9("h"), midGroup)
+	waitGroupOn(ctx, t, nodes, midGroup)
+	proposeSplit(ctx, t, s, midGroup, key9("q"), highGroup)
+	waitGroupOn(ctx, t, nodes, highGroup)
+	if got := waitServing(ctx, t, nodes, crossGroups...); got != s {
+		t.Fatalf("node %d serves, want node %d", got.c.id, s.c.id)
+	}
+	var acked []int
+	for i := 0; i < 5; i++ {
+		if err := engineTransfer(s.engine, i); err != nil {
+			t.Fatalf("transfer %d: %v", i, err)
+		}
+		acked = append(acked, i)
+	}
+	convergedGroups(t, nodes, crossGroups)
+
+	// A node that does not serve restarts: it runs every group again.
+	var other *clusterNode
+	for _, n := range nodes {
+		if n != s {
+			other = n
+			break
+		}
+	}
+	id := other.c.id
+	other.close()
+	restarted, err := startClusterNode(ctx, t, other.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[id-1] = restarted
+	t.Cleanup(restarted.close)
+	waitGroupOn(ctx, t, nodes, highGroup)
+	for i := 5; i < 8; i++ {
+		if err := engineTransfer(s.engine, i); err != nil {
+			t.Fatalf("transfer %d: %v", i, err)
+		}
+		acked = append(acked, i)
+	}
+	convergedGroups(t, nodes, crossGroups)
+
+	// The serving node dies after staging a commit's parts in the
+	// children; another node takes over.
+	w := &tripwire{point: "decide", at: 1}
+	s.serving().cross.hook = w.hook
+	if err := engineTransfer(s.engine, 100); !errors.Is(err, errDead) {
+		t.Fatalf("transfer 100: %v, want the failpoint", err)
+	}
+	staged := 0
+	for _, g := range crossGroups {
+		v, err := s.host().Read(ctx, g, shardsm.Staged{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		staged += len(v.([]shardsm.StagedPart))
+	}
+	if staged != 2 {
+		t.Fatalf("%d staged parts, want 2", staged)
+	}
+	next := restarted
+	if err := s.host().TransferLeadership(ctx, FirstGroup, next.c.replicaID()); err != nil {
+		t.Fatal(err)
+	}
+	waitServing(ctx, t, []*clusterNode{next}, crossGroups...)
+	gs, err := next.c.ShardGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gs, crossGroups) {
+		t.Fatalf("ShardGroups = %v, want %v", gs, crossGroups)
+	}
+	// The old serving node stepped down: it runs every group again.
+	for s.serving() != nil || !s.idle() {
+		if ctx.Err() != nil {
+			t.Fatal("the old serving node did not step down")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitGroupOn(ctx, t, nodes, highGroup)
+	for i := 200; i < 203; i++ {
+		if err := engineTransfer(next.engine, i); err != nil {
+			t.Fatalf("transfer %d on the new serving node: %v", i, err)
+		}
+		acked = append(acked, i)
+	}
+	convergedGroups(t, nodes, crossGroups)
+	for _, n := range nodes {
+		parts := checkWhole(t, &replicaNode{host: n.host()}, false, acked, nil)
+		if parts[100] != 0 {
+			t.Errorf("node %d: the commit that died before its decision has %d rows", n.c.id, parts[100])
+		}
+	}
+}
