@@ -133,15 +133,28 @@ func closedCommitError(err error) (error, bool) {
 		Detail:  err.Error(), Hint: "Retry the transaction."}, true
 }
 
-// ClosedTimestamp returns the closed timestamp of this node's replica of
-// the first group as it last applied it (a local read): every commit at
-// or below it is in the local engine. ok is false while the replica
-// cannot be read (starting, stopping) or nothing was closed yet.
+// ClosedTimestamp returns the lowest closed timestamp of this node's
+// replicas of the shard groups as they last applied them (local reads):
+// every commit at or below it is in the local engine. Each group closes
+// on its own, and a commit across groups applies at a different index in
+// each, so only the minimum over every group this node ever ran is safe. ok
+// is false while a replica cannot be read (starting, stopping) or one
+// closed nothing yet.
 func (c *Cluster) ClosedTimestamp() (hlc.Timestamp, bool) {
-	v, err := c.Node.Host().StaleRead(FirstGroup, shardsm.State{})
-	if err != nil {
-		return hlc.Timestamp{}, false
+	gs := append([]raft.GroupID{FirstGroup}, c.knownChildren()...)
+	var lowest hlc.Timestamp
+	for i, g := range gs {
+		v, err := c.Node.Host().StaleRead(g, shardsm.State{})
+		if err != nil {
+			return hlc.Timestamp{}, false
+		}
+		ts := v.(shardsm.StateResult).Closed
+		if ts.IsEmpty() {
+			return hlc.Timestamp{}, false
+		}
+		if i == 0 || ts.Less(lowest) {
+			lowest = ts
+		}
 	}
-	ts := v.(shardsm.StateResult).Closed
-	return ts, !ts.IsEmpty()
+	return lowest, true
 }

@@ -96,6 +96,9 @@ type Cluster struct {
 	// children are the split children's replicas running here, by group
 	// (groups.go); under regenMu.
 	children map[raft.GroupID]raft.ReplicaID
+	// known lists every child group started here, ascending (read
+	// without a lock: closedts.go).
+	known atomic.Pointer[[]raft.GroupID]
 }
 
 // StartCluster joins or forms the cluster (node.Start), opens the engine

@@ -27,6 +27,27 @@ import (
 // group's voters on FirstGroup's nodes: the serving node reads its own
 // engine, so every node that may serve holds a replica of every group).
 
+// knownChildren returns every child group this node started since it
+// began (groups never go away: there are no merges), whether it runs now
+// or not (StepDown stops them for a while).
+func (c *Cluster) knownChildren() []raft.GroupID {
+	if p := c.known.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// runs records that child g runs here under r. Hold regenMu.
+func (c *Cluster) runs(g raft.GroupID, r raft.ReplicaID) {
+	c.children[g] = r
+	known := c.knownChildren()
+	if !slices.Contains(known, g) {
+		known = append(slices.Clone(known), g)
+		slices.Sort(known)
+		c.known.Store(&known)
+	}
+}
+
 // watchSplits makes st's replicas start the child of every split they
 // apply; the serving node also adds it to its Replicator.
 func (c *Cluster) watchSplits(st *shardsm.Store) {
@@ -59,7 +80,7 @@ func (c *Cluster) startChild(st *shardsm.Store, e shardsm.SplitEvent) {
 		}
 		return
 	}
-	c.children[e.Child] = e.Replica
+	c.runs(e.Child, e.Replica)
 	c.cfg.Logf("node %d: shard group %d split at index %d; started its replica %#x of group %d", c.id, e.Parent, e.Index, e.Replica, e.Child)
 	// The parent first: its entry in the map still has the span from
 	// before the split, which the child's would drop (Replicator.setLocked).
@@ -107,7 +128,7 @@ func (c *Cluster) startChildren(ctx context.Context) error {
 		if err := StartReplica(h, c.Store, g, r, members); err != nil {
 			return fmt.Errorf("shardrepl: starting group %d: %w", g, err)
 		}
-		c.children[g] = r
+		c.runs(g, r)
 	}
 	return nil
 }

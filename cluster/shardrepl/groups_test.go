@@ -381,6 +381,26 @@ func TestClusterRunsSplitChildren(t *testing.T) {
 		acked = append(acked, i)
 	}
 	convergedGroups(t, nodes, crossGroups)
+	// A node's closed timestamp is no later than any group's.
+	for {
+		ts, ok := s.c.ClosedTimestamp()
+		if ok {
+			for _, g := range crossGroups {
+				v, err := s.host().StaleRead(g, shardsm.State{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if closed := v.(shardsm.StateResult).Closed; closed.Less(ts) {
+					t.Errorf("closed timestamp %s is later than group %d's %s", ts, g, closed)
+				}
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no closed timestamp on the old serving node")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for _, n := range nodes {
 		parts := checkWhole(t, &replicaNode{host: n.host()}, false, acked, nil)
 		if parts[100] != 0 {
