@@ -84,6 +84,7 @@ type Cluster struct {
 
 	cfg    ClusterConfig
 	id     uint64
+	bg     context.Context // the background work's, until Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	srv    servingState // serving.go
@@ -125,7 +126,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		children: map[raft.GroupID]raft.ReplicaID{}}
 	c.initServing()
 	bg, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
+	c.bg, c.cancel = bg, cancel
 	c.Placement = c.newPlacement()
 	c.Placement.Start(bg, &c.wg)
 	if err := c.start(ctx, bg); err != nil {
@@ -351,7 +352,8 @@ func (c *Cluster) manageOnce(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	// The split children follow FirstGroup's members (groupplace.go).
+	return c.manageChildren(ctx, m)
 }
 
 // newPlacement makes the placement manager over the metadata group and

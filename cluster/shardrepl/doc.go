@@ -70,8 +70,22 @@
 // Cluster.ShardGroups lists every group by reading each one it holds
 // linearizably (which applies the splits it committed, seeding their
 // children here) until no new one appears; Serve recovers commits over
-// that list and routes to all of them. A non-voter of the parent is no
-// founding member of the child: it does not start one (see Not done).
+// that list and routes to all of them.
+//
+// Every member of FirstGroup holds a replica of every group, and every
+// voter of FirstGroup votes in every group: the serving node reads its
+// own engine, and any voter may serve next. A node that was no founder of
+// a child (a non-voter of the parent at the split, a node added later) is
+// added to it by the serving node's manager loop (groupplace.go,
+// manageChildren): it records "group-replica/" + node + group in the
+// metadata group, takes the child's leadership, compacts the child's log
+// (the log starts without the rows the founders took from the parent, so
+// the new replica must get a snapshot) and adds a non-voter; the node's
+// watcher (joinChildren) starts the recorded replica (Join, NonVoter,
+// after dropping whatever state of the group a split left on its store),
+// records "group-caught-up/" once a linearizable read returns, and the
+// loop promotes it once the node votes in FirstGroup
+// (TestClusterChildFollowsFirstGroup).
 //
 // # Commits across groups (crossgroup.go)
 //
@@ -201,13 +215,14 @@
 //     with UNIFORM_PARTITIONS / PARTITION_AT_KEYS and at partition's
 //     splits), with child group ids allocated in the metadata group,
 //     retrying while the parent holds staged parts (its Replicator adds
-//     the child already); (2) placement and the manager loop per group:
-//     Config.Groups from the shard map, additions, promotions,
-//     CompactBeforeAdd, caught-up records and generations (watchGeneration
-//     and start's rejoin handle FirstGroup only) for each group, and
-//     decommission draining them all (a node added as a non-voter of
-//     FirstGroup gets no replica of an existing child: it is not among
-//     the child's founders, and nothing adds it yet); (3) serving still follows
+//     the child already); (2) placement per group: children follow
+//     FirstGroup's members (additions and promotions, groupplace.go), but
+//     a child's voter is not removed when its node stops voting in
+//     FirstGroup (placement's moves, dead-node replacement and
+//     decommission draining act on FirstGroup and the metadata group
+//     only; placement.Config.Groups is fixed at start), and replica-id
+//     generations (watchGeneration, start's rejoin) are FirstGroup's
+//     only; (3) serving still follows
 //     FirstGroup's leader, and the serving node reads its own engine, so
 //     every node must keep a replica of every group until reads go to
 //     other nodes' replicas.

@@ -64,6 +64,11 @@ func (c *Cluster) watchGeneration(ctx context.Context) {
 	defer c.wg.Done()
 	for ctx.Err() == nil {
 		sleep(ctx, pollGeneration)
+		// The split children the serving node added this node to
+		// (groupplace.go).
+		if err := c.joinChildren(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logf("node %d: joining shard groups (retrying): %v", c.id, err)
+		}
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		cur, err := c.currentReplica(rctx)
 		cancel()

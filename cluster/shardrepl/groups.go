@@ -113,8 +113,24 @@ func (c *Cluster) startChildren(ctx context.Context) error {
 		return err
 	}
 	h := c.Node.Host()
+	joined, err := c.joinedChildren(ctx) // groupplace.go
+	if err != nil {
+		return err
+	}
 	for _, g := range gs {
 		if g == FirstGroup || c.children[g] != 0 {
+			continue
+		}
+		if r, ok := joined[g]; ok && h.HasReplicaData(g, r) {
+			// It joined as a non-voter, and must say so at every start.
+			spec := raft.ReplicaSpec{Group: g, Replica: r, NonVoter: true}
+			if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil {
+				return fmt.Errorf("shardrepl: starting group %d: %w", g, err)
+			}
+			c.runs(g, r)
+			// Its caught-up record may be missing (it stopped first).
+			c.wg.Add(1)
+			go c.catchUpChild(c.bg, g, r)
 			continue
 		}
 		r, members, err := c.childReplica(ctx, g)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -48,6 +49,9 @@ func clusterConfigs(t *testing.T, count int) []ClusterConfig {
 			EngineDir: filepath.Join(d, "engine"),
 			Storage:   storage.Options{NoSync: true, Logger: storagetest.QuietLogger{}, DiskBallastBytes: 1 << 20},
 			SQLAddr:   clustertest.FreeAddr(t),
+			Logf:      testLogf,
+			// The tests move voters themselves.
+			NoRebalance: true,
 		}
 		join = append(join, cfgs[i].Node.Addr)
 	}
@@ -406,5 +410,108 @@ func TestClusterRunsSplitChildren(t *testing.T) {
 		if parts[100] != 0 {
 			t.Errorf("node %d: the commit that died before its decision has %d rows", n.c.id, parts[100])
 		}
+	}
+}
+
+// A split child on a cluster of four: FirstGroup has three voters and a
+// non-voter, the child's founders are the three voters, and the serving
+// node's manager loop adds the fourth node to the child as a non-voter
+// (groupplace.go), whose replica catches up by snapshot and agrees with
+// the others, also after it restarts. Once the fourth node votes in
+// FirstGroup (a voter removed), it is promoted in the child too.
+func TestClusterChildFollowsFirstGroup(t *testing.T) {
+	ctx := testCtx(t)
+	cfgs := clusterConfigs(t, 4)
+	nodes := startClusterNodes(ctx, t, cfgs)
+	s := waitServing(ctx, t, nodes, FirstGroup)
+	first := waitVoters(ctx, t, s.host(), FirstGroup, 3)
+	for {
+		m, err := s.host().Membership(ctx, FirstGroup)
+		if err == nil && len(m.Voters)+len(m.NonVoters) == 4 {
+			first = m
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("FirstGroup never had four members: %v %v", m, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var spare *clusterNode
+	for _, n := range nodes {
+		if _, ok := first.NonVoters[n.c.replicaID()]; ok {
+			spare = n
+		}
+	}
+	if spare == nil {
+		t.Fatalf("no non-voter in %v", first)
+	}
+	for i := 0; i < 60; i++ { // enough for the child's log to be compacted
+		if err := engineTransfer(s.engine, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proposeSplit(ctx, t, s, FirstGroup, key9("h"), midGroup)
+	waitGroupOn(ctx, t, nodes, midGroup)
+	groups := []raft.GroupID{FirstGroup, midGroup}
+	waitServing(ctx, t, []*clusterNode{s}, groups...)
+	for i := 60; i < 70; i++ {
+		if err := engineTransfer(s.engine, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	convergedGroups(t, nodes, groups)
+	m, err := s.host().Membership(ctx, midGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.NonVoters[spare.c.replicaID()]; !ok || len(m.Voters) != 3 {
+		t.Fatalf("group %d: voters %v, non-voters %v; want node %d a non-voter", midGroup, m.Voters, m.NonVoters, spare.c.id)
+	}
+
+	// The spare restarts: its joined replica comes back as a non-voter.
+	id := spare.c.id
+	spare.close()
+	spare, err = startClusterNode(ctx, t, spare.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[id-1] = spare
+	t.Cleanup(spare.close)
+	waitGroupOn(ctx, t, []*clusterNode{spare}, midGroup)
+	if err := engineTransfer(s.engine, 100); err != nil {
+		t.Fatal(err)
+	}
+	convergedGroups(t, nodes, groups)
+
+	// A voter other than the serving node leaves FirstGroup: the spare
+	// is promoted there, and then in the child.
+	var gone *clusterNode
+	for _, n := range nodes {
+		if n != s && n != spare {
+			gone = n
+			break
+		}
+	}
+	if err := s.host().RemoveReplica(ctx, FirstGroup, gone.c.replicaID()); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := s.host().Membership(ctx, midGroup)
+		if err == nil {
+			if _, ok := m.Voters[spare.c.replicaID()]; ok {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("node %d never voted in group %d: %v %v", spare.c.id, midGroup, m, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// testLogf shows the nodes' progress with PIVOTDB_TEST_LOG set.
+func testLogf(format string, args ...any) {
+	if os.Getenv("PIVOTDB_TEST_LOG") != "" {
+		fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
 	}
 }
