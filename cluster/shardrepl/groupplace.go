@@ -36,9 +36,11 @@ import (
 // the rows; whatever state of the group the store held from a split it
 // applied as a non-voter of the parent is dropped first), catches it up
 // and records it; the manager loop promotes it once the node votes in
-// FirstGroup. Not done: a child's voter is not removed when its node stops
-// voting in FirstGroup (placement moves and drains FirstGroup's voters
-// only), and generations apply to FirstGroup only.
+// FirstGroup. It removes a child's voter once its node stops voting in
+// FirstGroup (placement moved, replaced or drained it there) and every
+// voter of FirstGroup votes in the child (trimChild), and a child's
+// replica on a node that left FirstGroup; a node added again under a
+// later generation of its FirstGroup id rejoins the child under it.
 const (
 	keyGroupReplica  = "group-replica/"
 	keyGroupCaughtUp = "group-caught-up/"
@@ -106,6 +108,58 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 					return fmt.Errorf("promoting node %d in group %d: %w", id, g, err)
 				}
 				c.cfg.Logf("node %d: node %d votes in shard group %d", c.id, id, g)
+			}
+		}
+		if err := c.trimChild(ctx, g, m, first); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trimChild removes g's replicas on nodes that left FirstGroup, and g's
+// voters on nodes that no longer vote in FirstGroup (placement moved,
+// replaced or drained them there) once every voter node of FirstGroup
+// votes in g, so that g's quorum stays on FirstGroup's voters.
+func (c *Cluster) trimChild(ctx context.Context, g raft.GroupID, m, first raft.Membership) error {
+	h := c.Node.Host()
+	firstVoters, firstMembers := map[uint64]bool{}, map[uint64]bool{}
+	for r := range first.Voters {
+		firstVoters[placement.NodeOf(r)] = true
+		firstMembers[placement.NodeOf(r)] = true
+	}
+	for r := range first.NonVoters {
+		firstMembers[placement.NodeOf(r)] = true
+	}
+	childVoters := map[uint64]bool{}
+	for r := range m.Voters {
+		childVoters[placement.NodeOf(r)] = true
+	}
+	covered := true
+	for id := range firstVoters {
+		covered = covered && childVoters[id]
+	}
+	remove := func(r raft.ReplicaID, why string) error {
+		if err := h.RemoveReplica(ctx, g, r); err != nil {
+			return fmt.Errorf("removing replica %#x from group %d: %w", r, g, err)
+		}
+		c.cfg.Logf("node %d: removed node %d's replica %#x from shard group %d (%s)", c.id, placement.NodeOf(r), r, g, why)
+		return nil
+	}
+	for r := range m.NonVoters {
+		if !firstMembers[placement.NodeOf(r)] {
+			if err := remove(r, "it left the first group"); err != nil {
+				return err
+			}
+		}
+	}
+	if !covered {
+		return nil
+	}
+	for r := range m.Voters {
+		if !firstVoters[placement.NodeOf(r)] {
+			if err := remove(r, "it does not vote in the first group"); err != nil {
+				return err
 			}
 		}
 	}
@@ -179,7 +233,20 @@ func (c *Cluster) joinChildren(ctx context.Context) error {
 	defer c.regenMu.Unlock()
 	h := c.Node.Host()
 	for g, r := range joined {
-		if c.children[g] != 0 {
+		if cur := c.children[g]; cur != 0 {
+			if cur == r || placement.NodeOf(cur) != placement.NodeOf(r) || placement.GenOf(r) <= placement.GenOf(cur) {
+				continue
+			}
+			// Its voter was removed (it stopped voting in FirstGroup) and
+			// the serving node added it again under its later FirstGroup
+			// id: rejoin under that one.
+			if err := placement.Rejoin(ctx, h, g, cur, r, func() error { return c.Store.DropGroup(g) }, c.Store.NewStateMachine); err != nil {
+				return err
+			}
+			c.runs(g, r)
+			c.cfg.Logf("node %d: rejoined shard group %d as a non-voter (replica %#x)", c.id, g, r)
+			c.wg.Add(1)
+			go c.catchUpChild(ctx, g, r)
 			continue
 		}
 		spec := raft.ReplicaSpec{Group: g, Replica: r, NonVoter: true}

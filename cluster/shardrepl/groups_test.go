@@ -495,18 +495,32 @@ func TestClusterChildFollowsFirstGroup(t *testing.T) {
 	if err := s.host().RemoveReplica(ctx, FirstGroup, gone.c.replicaID()); err != nil {
 		t.Fatal(err)
 	}
+	// The child's voters end on FirstGroup's: the spare's promoted, the
+	// removed node's removed.
 	for {
 		m, err := s.host().Membership(ctx, midGroup)
 		if err == nil {
-			if _, ok := m.Voters[spare.c.replicaID()]; ok {
+			_, spareVotes := m.Voters[spare.c.replicaID()]
+			_, goneVotes := m.Voters[gone.c.replicaID()]
+			if spareVotes && !goneVotes && len(m.Voters) == 3 {
 				break
 			}
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("node %d never voted in group %d: %v %v", spare.c.id, midGroup, m, err)
+			t.Fatalf("group %d's voters %v, want FirstGroup's voters' nodes (without node %d)", midGroup, m.Voters, gone.c.id)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if err := engineTransfer(s.engine, 101); err != nil {
+		t.Fatal(err)
+	}
+	live := []*clusterNode{}
+	for _, n := range nodes {
+		if n != gone {
+			live = append(live, n)
+		}
+	}
+	convergedGroups(t, live, groups)
 }
 
 // testLogf shows the nodes' progress with PIVOTDB_TEST_LOG set.
