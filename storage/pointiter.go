@@ -76,10 +76,13 @@ type pointIters struct {
 	done   chan struct{}
 }
 
-// keptIter is an iterator with the counts read just before it was made.
+// keptIter is an iterator with the counts read just before it was made,
+// and the key buffer of the readers that used it (kept with it, to save
+// each statement that allocation too).
 type keptIter struct {
 	it          *pebble.Iterator
 	writes, lsm uint64
+	kbuf        []byte
 }
 
 func newPointIters() *pointIters {
