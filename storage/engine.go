@@ -135,6 +135,9 @@ type Engine struct {
 	// the GC loop, which runs before SetReplicator).
 	replica bool
 	replOn  atomic.Bool
+	// refuse, when set, is the error of every commit while no replicator
+	// is set (SetCommitRefusal: a follower's read-only SQL engine).
+	refuse atomic.Pointer[error]
 
 	// popts, dir and fs are what Open opened the store with; bulk
 	// ingestion (ingest.go) writes sstables with popts' writer options

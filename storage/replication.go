@@ -176,6 +176,9 @@ func (e *Engine) apply(pb *pebble.Batch, ts hlc.Timestamp, opts *pebble.WriteOpt
 	if e.repl != nil {
 		return e.replicate(pb, ts)
 	}
+	if err := e.refuse.Load(); err != nil && !pb.Empty() {
+		return *err // closedts.go
+	}
 	return e.commitPebble(pb, opts)
 }
 
