@@ -57,6 +57,12 @@ func (s *Session) asOfTimestamp(a *bind.AsOf) (hlc.Timestamp, error) {
 		return hlc.Timestamp{}, err
 	}
 	t := time.Unix(0, now.WallTime)
+	if a.FollowerRead {
+		// The cluster's closed target decides how far back (follower.go).
+		fr := *a
+		fr.Offset = -s.e.opts.FollowerReads.Offset()
+		a = &fr
+	}
 	wall, logical, err := a.Timestamp(t, t)
 	if err != nil {
 		return hlc.Timestamp{}, err
@@ -178,8 +184,9 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		return true, err
 	}
 	// Commits still landing are below the clock's now, and so perhaps
-	// at or below ts: wait for them.
-	if err := s.e.storage.WaitCommitted(ts); err != nil {
+	// at or below ts: wait for them (on a follower, for the closed
+	// timestamp: follower.go).
+	if err := s.waitReadable(ts); err != nil {
 		return true, err
 	}
 	s.snap = s.e.storage.At(ts)
@@ -190,7 +197,7 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		// truncated, rewritten) since, whose rows went with the drop.
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
 			if s.e.shards.Map(id) == nil {
-				return droppedSinceError(ts)
+				return s.noShardMapError(ts) // follower.go
 			}
 			return nil
 		})

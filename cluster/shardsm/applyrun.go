@@ -56,6 +56,7 @@ type run struct {
 	desc        Descriptor
 	initialized bool
 	serving     Serving
+	closedTS    hlc.Timestamp // Close is never in a run: it stays as opened
 	stats       mvcc.Stats
 	maxTS       hlc.Timestamp
 	stats0      mvcc.Stats // at the start, to tell what changed
@@ -99,7 +100,7 @@ func (m *stateMachine) applyRuns(entries []raft.Entry) error {
 		if r.b == nil {
 			r.open()
 		}
-		out, delta, maxTS, err := m.applyWriteCmd(r.b, w, r.desc, r.initialized, r.serving, r.maxTS)
+		out, delta, maxTS, err := m.applyWriteCmd(r.b, w, r.desc, r.initialized, r.serving, r.maxTS, r.closedTS)
 		if err != nil {
 			return fmt.Errorf("shardsm: group %d: applying entry %d: %w", m.group, e.Index, err)
 		}
@@ -122,7 +123,7 @@ func (m *stateMachine) applyRuns(entries []raft.Entry) error {
 func (r *run) open() {
 	m := r.m
 	m.mu.RLock()
-	r.desc, r.initialized, r.serving, r.stats, r.maxTS = m.desc, m.initialized, m.serving, m.stats, m.maxTS
+	r.desc, r.initialized, r.serving, r.closedTS, r.stats, r.maxTS = m.desc, m.initialized, m.serving, m.closedTS, m.stats, m.maxTS
 	m.mu.RUnlock()
 	r.stats0, r.maxTS0 = r.stats, r.maxTS
 	r.b = m.store.db.NewBatch()

@@ -30,6 +30,7 @@ type stateMachine struct {
 	stats       mvcc.Stats
 	maxTS       hlc.Timestamp // stateMaxTimestamp
 	serving     Serving       // stateServing
+	closedTS    hlc.Timestamp // stateClosed (closedts.go)
 	closed      bool
 }
 
@@ -62,9 +63,16 @@ func (m *stateMachine) load() error {
 	if err != nil {
 		return err
 	}
+	closedTS, err := readClosed(m.store.db, m.group)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS, m.serving = d, ok, st, maxTS, serving
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = d, ok, st, maxTS, serving, closedTS
 	m.mu.Unlock()
+	if err := m.store.observe(closedTS); err != nil {
+		return err
+	}
 	return m.store.observe(maxTS)
 }
 
@@ -100,9 +108,9 @@ type outcome struct {
 
 func (m *stateMachine) applyOne(e *raft.Entry) error {
 	m.mu.RLock()
-	desc, initialized, stats, maxTS, serving := m.desc, m.initialized, m.stats, m.maxTS, m.serving
+	desc, initialized, stats, maxTS, serving, closedTS := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS
 	m.mu.RUnlock()
-	newMaxTS, newServing := maxTS, serving
+	newMaxTS, newServing, newClosed := maxTS, serving, closedTS
 
 	cmd, err := decodeCommand(e.Cmd)
 	// A Write of a store in local-lock mode counts its stats change
@@ -129,7 +137,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			newStats.Add(delta)
 		case *Write:
 			var delta mvcc.Stats
-			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, desc, initialized, serving, maxTS)
+			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, desc, initialized, serving, maxTS, closedTS)
 			newStats.Add(delta)
 		case *Init:
 			if initialized {
@@ -147,6 +155,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			}
 		case *Split:
 			out, newDesc, newStats, err = m.applySplit(b, c, e.Index, desc, initialized, stats)
+		case *Stage, *Decide, *Resolve, *ServeAt: // crossgroup.go
+			var x crossOutcome
+			x, err = m.applyCross(b, c, desc, initialized, maxTS, serving, closedTS)
+			out, newMaxTS, newServing = x.out, x.maxTS, x.serving
+			newStats.Add(x.delta)
+		case *Close:
+			out, newClosed = applyClose(c, serving, closedTS)
 		case *Serve:
 			newServing = Serving{Epoch: serving.Epoch + 1, Node: c.Node}
 			out = outcome{res: raft.Result{Value: ResultApplied, Data: binary.BigEndian.AppendUint64(nil, newServing.Epoch)}, keep: true}
@@ -159,8 +174,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		// Nothing of the command is written; only the index moves.
 		b.Close()
 		b = m.store.db.NewIndexedBatch()
-		newDesc, newInit, newStats, newMaxTS, newServing = desc, initialized, stats, maxTS, serving
+		newDesc, newInit, newStats, newMaxTS, newServing, newClosed = desc, initialized, stats, maxTS, serving, closedTS
 	} else {
+		if newClosed != closedTS {
+			if err := b.Set(stateKey(m.group, stateClosed), appendTimestamp(nil, newClosed), nil); err != nil {
+				return err
+			}
+		}
 		if newServing != serving {
 			if err := b.Set(stateKey(m.group, stateServing), encodeServing(newServing), nil); err != nil {
 				return err
@@ -189,8 +209,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		return err
 	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS, m.serving = newDesc, newInit, newStats, newMaxTS, newServing
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = newDesc, newInit, newStats, newMaxTS, newServing, newClosed
 	m.mu.Unlock()
+	if newClosed != closedTS {
+		if err := m.store.observe(newClosed); err != nil {
+			return err
+		}
+	}
 	if newMaxTS != maxTS {
 		if err := m.store.observe(newMaxTS); err != nil {
 			return err
@@ -212,13 +237,17 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 
 // applyWriteCmd applies a Write command into b under the replica's state
 // before it: refused unless its epoch is the serving one (another node
-// took over: this writer is fenced), else applyWrite. It returns the stats
+// took over: this writer is fenced) and above the closed timestamp
+// (closedts.go), else applyWrite. It returns the stats
 // delta and the newest commit timestamp after it. Both Apply paths use it
 // (applyOne, and applyRun for several Writes in one batch).
 func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, desc Descriptor, initialized bool,
-	serving Serving, maxTS hlc.Timestamp) (outcome, mvcc.Stats, hlc.Timestamp, error) {
+	serving Serving, maxTS, closed hlc.Timestamp) (outcome, mvcc.Stats, hlc.Timestamp, error) {
 	if c.Epoch != serving.Epoch {
 		return outcome{res: rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})}, mvcc.Stats{}, maxTS, nil
+	}
+	if out, ok := closedFence(c, closed); !ok {
+		return out, mvcc.Stats{}, maxTS, nil
 	}
 	out, delta, err := m.applyWrite(b, c, desc, initialized)
 	if out.keep && maxTS.Less(c.Timestamp) {
@@ -376,6 +405,11 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 		return outcome{}, desc, stats, err
 	}
 	seeded = !seeded
+	// Refused while staged parts wait; the child inherits the serving
+	// epoch (crossgroup.go).
+	if res, ok, err := m.splitCross(b, c.Child, seeded); err != nil || !ok {
+		return outcome{res: res}, desc, stats, err
+	}
 	if seeded {
 		childStats := stats
 		childStats.Sub(parentStats)
