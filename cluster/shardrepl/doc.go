@@ -219,8 +219,12 @@
 //     connection's life loses the role, and the forwarding node ends the
 //     connection once its replica applied the next node's Serve
 //     (Cluster.ServingNow; cmd/pivotdb/gatewayend.go). A serving node that
-//     stops without losing the role (no quorum without it) still hangs
-//     its connections until it continues or dies.
+//     stops without losing the role (no quorum without it) is found by
+//     the forwarding node's liveness pings (Placement.Live): 5 s after it
+//     stopped counting as live (about 10 s after it stopped), the
+//     forwarding node ends its connections (FATAL 08006;
+//     TestClusterServingNodeSilentWithoutQuorum). Its direct clients
+//     still wait until it continues or dies.
 //   - Replicas of dead and decommissioned nodes are replaced by
 //     cluster/placement (Cluster.Placement; its Run loop runs beside
 //     manage on the serving node while it serves, and their additions
