@@ -57,6 +57,9 @@ func TestStaleReadOnly(t *testing.T) {
 	if got := formatRows(query(t, s, "SHOW stale_read_only")); got != `"on"` {
 		t.Fatalf("stale_read_only: %q", got)
 	}
+	if got := formatRows(query(t, s, "SHOW transaction_read_only")); got != `"on"` {
+		t.Fatalf("transaction_read_only in the stale read-only mode: %q", got)
+	}
 	// A block reads at one stale time.
 	query(t, s, "BEGIN")
 	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "1" {
