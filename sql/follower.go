@@ -123,9 +123,13 @@ func (s *Session) staleReadOnly() bool {
 	return s.e.follower() || s.vars.Enabled("stale_read_only")
 }
 
-// staleSetting refuses leaving the stale read-only mode on a follower
-// engine.
+// staleSetting refuses changing the stale read-only mode inside a block,
+// and leaving it on a follower engine.
 func (s *Session) staleSetting(name, value string) error {
+	if name == "stale_read_only" && s.vars.InTxn() {
+		// A block reads at one kind of timestamp from start to end.
+		return sqlerr.New(sqlerr.ActiveSQLTransaction, "stale_read_only cannot be changed inside a transaction block")
+	}
 	if s.e.follower() && name == "stale_read_only" && value != "on" {
 		return sqlerr.New(sqlerr.FeatureNotSupported,
 			"stale_read_only cannot be turned off in a follower-read session: this node does not serve SQL")

@@ -65,7 +65,10 @@ func TestStaleReadOnly(t *testing.T) {
 	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "1" {
 		t.Fatalf("in a block: %q", got)
 	}
-	query(t, s, "COMMIT")
+	if _, err := tryQuery(s, "SET stale_read_only = off"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ActiveSQLTransaction {
+		t.Fatalf("leaving the mode inside a block: %s", errCode(err))
+	}
+	query(t, s, "ROLLBACK")
 	time.Sleep(120 * time.Millisecond)
 	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "2" {
 		t.Fatalf("later: %q", got)
