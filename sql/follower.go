@@ -27,8 +27,9 @@ import (
 //     statement or transaction without an AS OF SYSTEM TIME of its own
 //     reads at follower_read_timestamp(): the clock's now less the closed
 //     target plus a margin (FollowerReads.Offset; 4.8 s for the default
-//     3 s target, CockroachDB's figure). now() is that time. The schema is
-//     the catalog's of that time (its history on disk).
+//     3 s target, CockroachDB's figure). TTL is judged at that time;
+//     now() stays the clock's. The schema is the catalog's of that time
+//     (its history on disk).
 //   - A follower engine (FollowerReads.Closed set, OpenFollower): a
 //     read-only engine over a node's replica that does not serve. Every
 //     session is in the stale read-only mode (SET stale_read_only = off is

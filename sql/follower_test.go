@@ -170,3 +170,23 @@ func TestFollowerEngine(t *testing.T) {
 		t.Fatalf("a commit on the follower's store: %v", err)
 	}
 }
+
+// TestFollowerReadTimestampFunction: follower_read_timestamp() is the
+// statement time less the offset of the engine's closed target (1.6 ×).
+func TestFollowerReadTimestampFunction(t *testing.T) {
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: testEngineLogger(),
+		FollowerReads: &FollowerReads{Target: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := testSession(t, e)
+	got := formatRows(query(t, s, "SELECT CAST(now() - follower_read_timestamp() AS Utf8)"))
+	if got != `"00:00:16"` {
+		t.Fatalf("now() - follower_read_timestamp(): %s, want 16 s", got)
+	}
+	d := testSession(t, testEngine(t))
+	if got := formatRows(query(t, d, "SELECT CAST(now() - experimental_follower_read_timestamp() AS Utf8)")); got != `"00:00:04.8"` {
+		t.Fatalf("with the default target: %s, want 4.8 s", got)
+	}
+}
