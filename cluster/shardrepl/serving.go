@@ -214,6 +214,11 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	}
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
+	// Commits across groups it left staged are settled before the
+	// engine's state is read (crossgroup.go).
+	if err := c.recoverCommits(ctx, epoch); err != nil {
+		return nil, err
+	}
 	if err := c.Engine.ReloadState(); err != nil {
 		return nil, err
 	}

@@ -34,9 +34,9 @@ type Close struct {
 	Timestamp hlc.Timestamp
 }
 
-// cmdClose is the command number of Close (the next free one after
-// cmdWriteEpoch).
-const cmdClose byte = 7
+// cmdClose is the command number of Close (after crossgroup.go's
+// cmdServeAt).
+const cmdClose byte = 11
 
 // EncodeClose encodes c for raft.Host.Propose.
 func EncodeClose(c Close) ([]byte, error) {

@@ -171,7 +171,9 @@ func EncodeSplit(c Split) ([]byte, error) {
 	return append(out, encodeMembers(c.Members)...), nil
 }
 
-// decodeCommand returns a *Batch, *Write, *Init, *Split, *Serve or *Close.
+// decodeCommand returns a *Batch, *Write, *Init, *Split, *Serve, *Close
+// (closedts.go), or one of crossgroup.go's *Stage, *Decide, *Resolve,
+// *ServeAt.
 func decodeCommand(b []byte) (any, error) {
 	if len(b) < 2 || b[0] != commandVersion {
 		return nil, fmt.Errorf("%w: no version %d header", errBadCommand, commandVersion)
@@ -223,6 +225,12 @@ func decodeCommand(b []byte) (any, error) {
 			return nil, err
 		}
 		out = w
+	case cmdStage, cmdDecide, cmdResolve, cmdServeAt:
+		c, err := decodeCross(b[1], &r, len(b)) // crossgroup.go
+		if err != nil {
+			return nil, err
+		}
+		out = c
 	case cmdSplit:
 		c := &Split{Key: r.bytes(), Child: raft.GroupID(r.u64())}
 		if r.err == nil {

@@ -3,7 +3,6 @@ package shardsm
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -131,7 +130,7 @@ func (m *stateMachine) Lookup(query any) (any, error) {
 	case Check:
 		return m.check(db)
 	}
-	return nil, fmt.Errorf("shardsm: unknown query %T", query)
+	return m.lookupCross(query) // Staged, Decisions (crossgroup.go)
 }
 
 // readOptions carries the shard's GC threshold, so that reads below it fail

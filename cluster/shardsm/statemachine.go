@@ -82,8 +82,15 @@ func (m *stateMachine) load() error {
 // command is all or nothing: an operation that fails leaves its batch
 // unwritten while the applied index still moves past it, and a later entry
 // reads what the earlier ones wrote. Pebble's WAL keeps batches in order, so
-// a crash leaves a prefix of them and Open's index matches the data.
+// a crash leaves a prefix of them and Open's index matches the data. In
+// local-lock mode (a cluster node's commits) runs of Writes that touch
+// different keys share one batch instead (applyrun.go).
 func (m *stateMachine) Apply(entries []raft.Entry) error {
+	if len(entries) > 1 && m.store.localLocks.Load() {
+		// A cluster node's commits: runs of Writes share a batch
+		// (applyrun.go).
+		return m.applyRuns(entries)
+	}
 	for i := range entries {
 		if err := m.applyOne(&entries[i]); err != nil {
 			return fmt.Errorf("shardsm: group %d: applying entry %d: %w", m.group, entries[i].Index, err)
@@ -129,21 +136,9 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			out, delta, err = m.applyBatch(b, c, desc, initialized)
 			newStats.Add(delta)
 		case *Write:
-			if c.Epoch != serving.Epoch {
-				// Another node took over serving: this writer is fenced.
-				out.res = rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})
-				break
-			}
-			var ok bool
-			if out, ok = closedFence(c, closedTS); !ok {
-				break
-			}
 			var delta mvcc.Stats
-			out, delta, err = m.applyWrite(b, c, desc, initialized)
+			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, desc, initialized, serving, maxTS, closedTS)
 			newStats.Add(delta)
-			if out.keep && maxTS.Less(c.Timestamp) {
-				newMaxTS = c.Timestamp
-			}
 		case *Init:
 			if initialized {
 				out.res = rejected(fmt.Errorf("shardsm: group %d already holds shard %s", m.group, desc))
@@ -160,6 +155,11 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			}
 		case *Split:
 			out, newDesc, newStats, err = m.applySplit(b, c, e.Index, desc, initialized, stats)
+		case *Stage, *Decide, *Resolve, *ServeAt: // crossgroup.go
+			var x crossOutcome
+			x, err = m.applyCross(b, c, desc, initialized, maxTS, serving, closedTS)
+			out, newMaxTS, newServing = x.out, x.maxTS, x.serving
+			newStats.Add(x.delta)
 		case *Close:
 			out, newClosed = applyClose(c, serving, closedTS)
 		case *Serve:
@@ -233,6 +233,27 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		}
 	}
 	return nil
+}
+
+// applyWriteCmd applies a Write command into b under the replica's state
+// before it: refused unless its epoch is the serving one (another node
+// took over: this writer is fenced) and above the closed timestamp
+// (closedts.go), else applyWrite. It returns the stats
+// delta and the newest commit timestamp after it. Both Apply paths use it
+// (applyOne, and applyRun for several Writes in one batch).
+func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, desc Descriptor, initialized bool,
+	serving Serving, maxTS, closed hlc.Timestamp) (outcome, mvcc.Stats, hlc.Timestamp, error) {
+	if c.Epoch != serving.Epoch {
+		return outcome{res: rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})}, mvcc.Stats{}, maxTS, nil
+	}
+	if out, ok := closedFence(c, closed); !ok {
+		return out, mvcc.Stats{}, maxTS, nil
+	}
+	out, delta, err := m.applyWrite(b, c, desc, initialized)
+	if out.keep && maxTS.Less(c.Timestamp) {
+		maxTS = c.Timestamp
+	}
+	return out, delta, maxTS, err
 }
 
 // Descriptors compare by value (spans as bytes).
@@ -384,6 +405,11 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 		return outcome{}, desc, stats, err
 	}
 	seeded = !seeded
+	// Refused while staged parts wait; the child inherits the serving
+	// epoch (crossgroup.go).
+	if res, ok, err := m.splitCross(b, c.Child, seeded); err != nil || !ok {
+		return outcome{res: res}, desc, stats, err
+	}
 	if seeded {
 		childStats := stats
 		childStats.Sub(parentStats)

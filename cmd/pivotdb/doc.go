@@ -34,5 +34,8 @@
 // not serve is served by this node from its own replica (follower.go: a
 // server over shared read-only sql.Engines, replaced once a second,
 // closed while the node serves); --closed-timestamp-target is follower.go's.
+// Before anything starts, serve sets the Go runtime's soft memory limit
+// from --max-memory and raises GOGC to 400 under it (memory.go), unless the
+// operator set GOMEMLIMIT or GOGC.
 // logictest runs sqllogictest files over the wire (tests/logictest).
 package main
