@@ -72,6 +72,22 @@ func TestFollowerReadsMatchTheServingNode(t *testing.T) {
 		c := v.(shardsm.StateResult).Closed
 		return c, !c.IsEmpty()
 	}
+	// The follower engine knows the tables its replica held when it
+	// opened: wait until the replica closed past the CREATE TABLE.
+	created, err := nodes[0].engine.Clock().Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if c, ok := closedOf(); ok && created.Less(c) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the follower's closed timestamp never passed the CREATE TABLE")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	fe, err := sql.OpenFollower(sql.Options{Storage: fol.engine, Events: slog.New(slog.DiscardHandler),
 		FollowerReads: &sql.FollowerReads{Target: 20 * time.Millisecond, Closed: closedOf}})
 	if err != nil {
