@@ -123,6 +123,14 @@
 // refuses tables changed since; sessions hold their read timestamps against GC until the
 // statement or transaction ends; TTL is judged at the snapshot's time
 // (expr.Context.ReadTime). GC's per-shard policy (GC_TTL) is gc.go's.
+// Follower reads (follower.go): the stale read-only mode (stale_read_only)
+// takes every snapshot at follower_read_timestamp() (staleSnapshot) and
+// makes the session read-only; OpenFollower opens a read-only engine over
+// a cluster node's replica that writes nothing (the storage engine refuses
+// commits) and makes every read wait for the replica's closed timestamp
+// (waitReadable, 55000 past FollowerReads.Wait). Debug a follower read by
+// comparing the read's timestamp in the 55000 error with the replica's
+// closed timestamp (shardsm.StateResult.Closed).
 //
 // Table locks (tablelocks.go): Execute takes each statement's table locks
 // after binding and before its snapshot — the binder reports the tables a

@@ -756,6 +756,7 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 		ts := s.snap.Timestamp()
 		ec.ReadWall, ec.ReadLogical = ts.WallTime, ts.Logical
 	}
+	ec.FollowerReadOffset = s.e.opts.FollowerReads.Offset() // follower.go
 	return ec
 }
 

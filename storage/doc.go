@@ -129,7 +129,11 @@
 //     timestamp under a pending record that RollBackBulkLoads undoes
 //     (replbulk.go). A replica's engine (Options.Replica) runs GC passes
 //     only while it has a replicator; any other engine must run with GC
-//     off to take one.
+//     off to take one. Closed timestamps (closedts.go):
+//     ClosableTimestamp picks, under the commit tracker's mutex, a time
+//     below every commit in flight or to come, which cluster/shardrepl
+//     publishes to the replicas; SetCommitRefusal makes a replica's engine
+//     without a replicator refuse commits (a follower's read-only SQL).
 //   - Disk space (diskspace.go). A full disk would make Pebble end the
 //     process, so every Batch.Commit first checks (statfs) that the disk
 //     keeps Options.DiskReserveBytes free after it, and fails with

@@ -67,6 +67,7 @@ func (c *Cluster) startCloser(ctx context.Context, epoch uint64, rep *Replicator
 
 func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator) {
 	var last hlc.Timestamp
+	var failingSince time.Time
 	for ctx.Err() == nil {
 		sleep(ctx, closeInterval)
 		if ctx.Err() != nil {
@@ -85,10 +86,17 @@ func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator) 
 			return // another node serves: its closer publishes
 		}
 		if err != nil {
-			if ctx.Err() == nil {
-				c.cfg.Logf("node %d: publishing closed timestamp %s: %v", c.id, ts, err)
+			// Logged once per outage (a busy or leaderless group fails
+			// every 200 ms): follower reads stall meanwhile.
+			if ctx.Err() == nil && failingSince.IsZero() {
+				c.cfg.Logf("node %d: cannot publish closed timestamps (follower reads stall until it can): %v", c.id, err)
+				failingSince = time.Now()
 			}
 			continue
+		}
+		if !failingSince.IsZero() {
+			c.cfg.Logf("node %d: publishes closed timestamps again after %s", c.id, time.Since(failingSince).Round(time.Millisecond))
+			failingSince = time.Time{}
 		}
 		last = ts
 	}
@@ -133,15 +141,25 @@ func closedCommitError(err error) (error, bool) {
 		Detail:  err.Error(), Hint: "Retry the transaction."}, true
 }
 
-// ClosedTimestamp returns the closed timestamp of this node's replica of
-// the first group as it last applied it (a local read): every commit at
-// or below it is in the local engine. ok is false while the replica
-// cannot be read (starting, stopping) or nothing was closed yet.
+// ClosedTimestamp returns the closed timestamp this node's replicas last
+// applied (a local read): the oldest of its shard groups' (shardGroups),
+// so every commit at or below it is in the local engine whichever groups
+// it touched. ok is false while a replica cannot be read (starting,
+// stopping) or one has nothing closed yet.
 func (c *Cluster) ClosedTimestamp() (hlc.Timestamp, bool) {
-	v, err := c.Node.Host().StaleRead(FirstGroup, shardsm.State{})
-	if err != nil {
-		return hlc.Timestamp{}, false
+	var out hlc.Timestamp
+	for i, g := range c.shardGroups() {
+		v, err := c.Node.Host().StaleRead(g, shardsm.State{})
+		if err != nil {
+			return hlc.Timestamp{}, false
+		}
+		ts := v.(shardsm.StateResult).Closed
+		if ts.IsEmpty() {
+			return hlc.Timestamp{}, false
+		}
+		if i == 0 || ts.Less(out) {
+			out = ts
+		}
 	}
-	ts := v.(shardsm.StateResult).Closed
-	return ts, !ts.IsEmpty()
+	return out, !out.IsEmpty()
 }

@@ -165,6 +165,15 @@
 //     snapshot (shardsm.Store.SetClock), and AddGroup moves it past the
 //     group's newest one again. A node that takes over serving therefore
 //     commits above every version it holds.
+//   - Closed timestamps (closedts.go): while it serves, the node proposes
+//     shardsm.Close every 200 ms to each group of its map, at
+//     storage.Engine.ClosableTimestamp(target): below every commit in
+//     flight, so every commit at or below it is in the log before it. A
+//     replica that applied it holds every commit at or below it (follower
+//     reads: cmd/pivotdb/follower.go, sql/follower.go; ClosedTimestamp
+//     reads this node's). Replicas refuse Writes at or below it and move
+//     their clock past it, so the next serving node commits above it; a
+//     Close of an old epoch is refused and stops that node's closer.
 //   - A proposal that times out makes the commit fail with
 //     ErrOutcomeUnknown: it may still apply later. It is never retried
 //     (a Write holds counter merges, which are not idempotent); a stale

@@ -29,6 +29,11 @@
 // node's SQL address (any node: forwarded to the serving one):
 // decommission runs the statement and prints the node's replicas left
 // each second; status prints sys.nodes.
+// A connection that asks for the stale read-only mode in its startup
+// packet (stale_read_only=on, directly or in options) while the node does
+// not serve is served by this node from its own replica (follower.go: a
+// server over shared read-only sql.Engines, replaced once a second,
+// closed while the node serves); --closed-timestamp-target is follower.go's.
 // Before anything starts, serve sets the Go runtime's soft memory limit
 // from --max-memory and raises GOGC to 400 under it (memory.go), unless the
 // operator set GOMEMLIMIT or GOGC.
