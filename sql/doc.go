@@ -123,6 +123,10 @@
 // refuses tables changed since; sessions hold their read timestamps against GC until the
 // statement or transaction ends; TTL is judged at the snapshot's time
 // (expr.Context.ReadTime). GC's per-shard policy (GC_TTL) is gc.go's.
+// A schema change that drops a table or index (DROP, TRUNCATE, rewrites)
+// drops its shard map but keeps its rows for reads AS OF SYSTEM TIME
+// before it, under a SCHEMA CHANGE GC job written in the change's batch
+// that removes them once GC_TTL has passed (dropgc.go; resumed at Open).
 //
 // Table locks (tablelocks.go): Execute takes each statement's table locks
 // after binding and before its snapshot — the binder reports the tables a

@@ -53,7 +53,9 @@ var partitionColumns = []planner.Column{
 
 // JobColumns are the columns of sys.jobs and SHOW JOBS: CockroachDB's, plus
 // the progress in rows (rows_total NULL while unknown) and whether CANCEL
-// JOB can stop the job now.
+// JOB can stop the job now; running_status and next_run (CockroachDB's)
+// say what a running job waits for and when it acts next (a GC job of a
+// dropped table: "waiting for GC TTL" until its time).
 var JobColumns = []planner.Column{
 	{Name: "job_id", Type: types.TypeInt64},
 	{Name: "job_type", Type: types.TypeUtf8},
@@ -69,6 +71,8 @@ var JobColumns = []planner.Column{
 	{Name: "rows_done", Type: types.TypeInt64},
 	{Name: "rows_total", Type: types.TypeInt64},
 	{Name: "cancelable", Type: types.TypeBool},
+	{Name: "running_status", Type: types.TypeUtf8},
+	{Name: "next_run", Type: types.TypeTimestamp},
 }
 
 // isPartitionsView reports whether a table name is sys.partitions or YDB's
