@@ -115,7 +115,8 @@
 // or unique column changes); it collects the matching keys before it
 // writes, up to modifyKeysLimit (64k), and past that streams them from a
 // read view of the statement's start (write.go, streamKeys), so its memory
-// does not grow with the rows it changes. A COPY inside a block takes its
+// does not grow with the rows it changes. A COPY inside a block, and a
+// block's INSERT of more than one row (INSERT ... SELECT), take their
 // rows' locks as write holds (sql/txn's writeholds.go). AS OF SYSTEM TIME (session_asof.go) sets the
 // statement's or the block's snapshot to its time; a statement binds
 // against the catalog of its time when the catalog knows it exactly
