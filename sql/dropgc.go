@@ -137,7 +137,8 @@ func (e *Engine) keepsDropped(t *catalog.Table) (ttl time.Duration, keep, disk b
 	if !on || bind.IsTempName(t.Name) {
 		return 0, false, false
 	}
-	if ds := e.storage.DiskSpace(); ds.Enabled && (ds.Refusing || ds.AvailBytes < ds.ReserveBytes) {
+	// (AvailBytes 0: statfs failed, which is not a full disk.)
+	if ds := e.storage.DiskSpace(); ds.Enabled && (ds.Refusing || ds.AvailBytes > 0 && ds.AvailBytes < ds.ReserveBytes) {
 		return 0, false, true
 	}
 	if ttl, ok := t.Settings.GCTTLDuration(); ok {
