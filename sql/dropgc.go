@@ -37,9 +37,11 @@ import (
 // TRUNCATE keeps its old rows by the new id it already gave the table:
 // the old key space stays as it was, so TRUNCATE still costs the same
 // whatever the table holds (a range deletion later, by the job). Writing a
-// tombstone per row instead would make TRUNCATE of 1M rows read and write
-// every row (seconds, and 1M tombstones that GC must remove again), for
-// nothing a new id does not give.
+// tombstone per row instead would make TRUNCATE read and write every row,
+// and leave tombstones that GC must remove again, for nothing a new id
+// does not give. BenchmarkTruncateKeep (PIVOTDB_TRUNCATE_ROWS=1000000, 2
+// shared cores): TRUNCATE 0.38 ms, a tombstone per row (DELETE FROM t)
+// 67 s; at 100,000 rows 0.21-0.27 ms against 1.1-1.2 s.
 //
 // The job is resumable (jobs.Record.Resumable): Open picks up the running
 // ones (resumeDropGC) before it removes orphaned key spaces (dropOrphans
