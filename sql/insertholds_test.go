@@ -89,3 +89,28 @@ func BenchmarkInsertSelectBlock(b *testing.B) {
 		})
 	}
 }
+
+// TestPartitionsLockRecords: sys.partitions' lock_records counts the lock
+// records in each shard's keys: a block's locking reads leave them in the
+// shards of the rows they lock, and its end removes them.
+func TestPartitionsLockRecords(t *testing.T) {
+	e := testEngine(t)
+	a, b := testSession(t, e), testSession(t, e)
+	query(t, a, "CREATE TABLE pl (k Int64, v Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = ((10)))")
+	query(t, a, "INSERT INTO pl SELECT x, x FROM generate_series(1, 20) AS g(x)")
+	counts := func() string {
+		return formatRows(query(t, b, "SELECT partition_index, lock_records FROM sys.partitions WHERE table_name = 'pl' ORDER BY partition_index"))
+	}
+	if got := counts(); got != "0,0|1,0" {
+		t.Fatalf("before: %q", got)
+	}
+	query(t, a, "BEGIN")
+	query(t, a, "SELECT * FROM pl WHERE k IN (1, 2, 15) FOR SHARE")
+	if got := counts(); got != "0,2|1,1" {
+		t.Fatalf("a block's FOR SHARE of keys 1, 2 and 15: %q", got)
+	}
+	query(t, a, "COMMIT")
+	if got := counts(); got != "0,0|1,0" {
+		t.Fatalf("after COMMIT: %q", got)
+	}
+}
