@@ -316,6 +316,9 @@ func (d *dropGC) log() *slog.Logger {
 // pending reports whether id's rows wait for a GC job (dropOrphans and a
 // block's commit drop only its shard map).
 func (d *dropGC) pending(id uint64) bool {
+	if d == nil {
+		return false
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, t := range d.tasks {
@@ -418,7 +421,7 @@ func (d *dropGC) run() {
 
 // close stops the loop, waiting for a removal under way.
 func (d *dropGC) close() {
-	if d.stop != nil {
+	if d != nil && d.stop != nil {
 		d.stop()
 		d.done.Wait()
 	}

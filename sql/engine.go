@@ -81,6 +81,10 @@ type Options struct {
 	// CLUSTER DECOMMISSION NODE; cluster.go); nil: a server without
 	// --join.
 	Cluster ClusterAdmin
+	// FollowerReads configures follower reads (follower.go): the closed
+	// target follower_read_timestamp() reads behind, and, for an engine
+	// opened with OpenFollower, the replica's closed timestamp.
+	FollowerReads *FollowerReads
 }
 
 // Engine is one PivotDB instance: a storage engine, its catalog, and the
@@ -299,6 +303,9 @@ func (e *Engine) Close() error {
 		s.Close()
 	}
 	e.stopBackground()
+	if e.follower() {
+		return nil // the node's engine, which its replicas write (follower.go)
+	}
 	e.dropgc.close()
 	return e.storage.Close()
 }

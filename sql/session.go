@@ -52,6 +52,9 @@ type Session struct {
 	// at which reads judge TTL; txnSnapTime that of the snapshot a
 	// REPEATABLE READ transaction keeps.
 	snapTime, txnSnapTime time.Time
+	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause
+	// (follower.go's staleSnapshot does not wait for a time it replaces).
+	ownAsOf bool
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
@@ -448,6 +451,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	// REPEATABLE READ transaction's snapshot: BEGIN and SET TRANSACTION
 	// come before it.
 	s.stmtAsOf = nil
+	s.ownAsOf = st.AsOf != nil // follower.go
 	if err := s.takeSnapshot(st.Txn == nil); err != nil {
 		s.statementDone()
 		s.onError()
@@ -686,6 +690,9 @@ func (s *Session) takeSnapshot(fix bool) error {
 		s.snapTime = s.txnSnapTime
 		s.stmtCatalog, _ = s.e.catalog.At(s.snap.Timestamp())
 		return nil
+	}
+	if s.staleReadOnly() {
+		return s.staleSnapshot(fix) // follower.go
 	}
 	// Held before the timestamp is taken, so GC never passes it.
 	if err := s.holdReads(hlc.Timestamp{}); err != nil {

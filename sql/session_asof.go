@@ -58,6 +58,12 @@ func (s *Session) asOfTimestamp(a *bind.AsOf) (hlc.Timestamp, error) {
 		return hlc.Timestamp{}, err
 	}
 	t := time.Unix(0, now.WallTime)
+	if a.FollowerRead {
+		// The cluster's closed target decides how far back (follower.go).
+		fr := *a
+		fr.Offset = -s.e.opts.FollowerReads.Offset()
+		a = &fr
+	}
 	wall, logical, err := a.Timestamp(t, t)
 	if err != nil {
 		return hlc.Timestamp{}, err
@@ -179,8 +185,9 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		return true, err
 	}
 	// Commits still landing are below the clock's now, and so perhaps
-	// at or below ts: wait for them.
-	if err := s.e.storage.WaitCommitted(ts); err != nil {
+	// at or below ts: wait for them (on a follower, for the closed
+	// timestamp: follower.go).
+	if err := s.waitReadable(ts); err != nil {
 		return true, err
 	}
 	s.snap = s.e.storage.At(ts)
@@ -192,6 +199,9 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		// GC job removes them (dropgc.go).
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
 			if s.e.shards.Map(id) == nil {
+				if s.e.follower() {
+					return s.noShardMapError(ts) // follower.go
+				}
 				return s.e.dropgc.check(id, ts)
 			}
 			return nil
@@ -373,4 +383,16 @@ func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	e.Hint = "The catalog's history does not reach back to that time (it starts at the first start of this data " +
 		"directory with a version that keeps it, or its versions of then were garbage-collected); read at a time after the change."
 	return e, true
+}
+
+// droppedSinceError is the error of a historical read, on a follower
+// engine, of a table or index it has no shard map of (follower.go): the
+// catalog of then names it, but it was dropped, truncated or rewritten
+// since (or created after the engine opened). A serving engine reads the
+// rows a drop kept until its GC job removes them (dropgc.go).
+func droppedSinceError(ts hlc.Timestamp) *sqlerr.Error {
+	e := sqlerr.NotSupported("AS OF SYSTEM TIME %s, reading a table or index dropped, truncated or rewritten since then,", ts)
+	e.Detail = "A follower-read connection does not read the rows of a table dropped since."
+	e.Hint = "Read at a time after the change, or through the serving node."
+	return e
 }

@@ -159,6 +159,9 @@ func (s *Session) runSet(ctx context.Context, p *bind.Set) (Result, error) {
 		}
 		return &tagResult{tag: "SET"}, nil
 	}
+	if err := s.staleSetting(strings.ToLower(p.Name), strings.ToLower(value)); err != nil {
+		return nil, err
+	}
 	if err := s.vars.Set(p.Name, value); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,13 @@ import (
 // Issue 16's MVCC core reads it where a transaction begins (beginTxn) and
 // at a block's first statement, to choose the snapshot and conflict rules;
 // until then only READ COMMITTED can be chosen (txnmode.Implemented).
-func (s *Session) txnMode() txnmode.Mode { return s.vars.TxnMode() }
+func (s *Session) txnMode() txnmode.Mode {
+	m := s.vars.TxnMode()
+	if s.staleReadOnly() {
+		m.ReadOnly = true // follower.go
+	}
+	return m
+}
 
 // leaveBlock forgets the open transaction block: its transaction, its
 // failed state and its characteristics.

@@ -152,7 +152,7 @@ func (b *Batch) Get(key []byte) (value []byte, found bool, err error) {
 	if err := b.e.checkGCKey(b.ts, key); err != nil {
 		return nil, false, err
 	}
-	return getOwn(b.b, b.ts, b.own, key)
+	return getPoint(PointReader{r: b.b, ts: b.ts, own: b.own, pool: b.e.points, db: b.e.db, batch: b.b}, key)
 }
 
 // SetReadTimestamp sets the timestamp as of which the batch's reads see
@@ -352,7 +352,7 @@ func (v batchAt) Get(key []byte) ([]byte, bool, error) {
 	if err := v.b.e.checkGCKey(v.ts, key); err != nil {
 		return nil, false, err
 	}
-	return getOwn(v.b.b, v.ts, v.b.own, key)
+	return getPoint(PointReader{r: v.b.b, ts: v.ts, own: v.b.own, pool: v.b.e.points, db: v.b.e.db, batch: v.b.b}, key)
 }
 
 func (v batchAt) NewIter(span Span) (*Iterator, error) {
@@ -373,7 +373,7 @@ func (v batchAt) NewPointReader() (*PointReader, error) {
 	if err := v.b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: v.b.b, ts: v.ts, own: v.b.own, gc: v.b.e}, nil
+	return &PointReader{r: v.b.b, ts: v.ts, own: v.b.own, gc: v.b.e, pool: v.b.e.points, db: v.b.e.db, batch: v.b.b}, nil
 }
 
 // LatestVersion returns the timestamp of the newest committed version of a

@@ -95,6 +95,13 @@
 //     never depends on the current setting (no false negatives). Commits
 //     of such tables' keys make the engine flush its memtables a moment
 //     later (keyfilterflush.go), so their rows get filters promptly.
+//     Closed PointReaders over the latest state (View, Engine, a Batch
+//     without writes) give their Pebble iterator back to the engine, which
+//     lends it to the next reader while nothing was written into Pebble and
+//     no flush, compaction or ingestion ended since it was made
+//     (pointiter.go): Pebble v2 cannot refresh a DB iterator's view, so a
+//     kept one is reused only while its view is the latest. Not on an
+//     engine whose Pebble others write into (PebbleForReplication).
 //   - Memtables that stop receiving writes are flushed (idleflush.go): a
 //     read costs much more in the memtable than in sstables (no bloom
 //     filter; a row's old versions stepped over one by one or by a
@@ -178,6 +185,10 @@
 //     table). Batch.OnCommitted runs inside that window:
 //     what it installs in memory (a schema change's catalog) is there
 //     before any read at the commit's timestamp starts.
+//   - Every write storage makes into Pebble goes through
+//     Engine.commitPebble or is counted like it (ingest): point reads
+//     reuse an iterator only while that count stands still
+//     (TestEveryPebbleWriteCounted looks for writes that bypass it).
 //   - A shard's GC threshold only rises and is at most the oldest read
 //     hold: a pass writes it (under the mutex the holds share) before it
 //     deletes any version, so a read that registered its hold, or that

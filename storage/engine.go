@@ -135,6 +135,9 @@ type Engine struct {
 	// the GC loop, which runs before SetReplicator).
 	replica bool
 	replOn  atomic.Bool
+	// refuse, when set, is the error of every commit while no replicator
+	// is set (SetCommitRefusal: a follower's read-only SQL engine).
+	refuse atomic.Pointer[error]
 
 	// popts, dir and fs are what Open opened the store with; bulk
 	// ingestion (ingest.go) writes sstables with popts' writer options
@@ -142,6 +145,9 @@ type Engine struct {
 	popts *pebble.Options
 	dir   string
 	fs    vfs.FS
+
+	// points keeps point reads' iterators for reuse (pointiter.go).
+	points *pointIters
 
 	mu     sync.Mutex // Serialises Close.
 	closed bool
@@ -184,6 +190,8 @@ func Open(dir string, opts Options) (*Engine, error) {
 		opts.MemTableSizeBytes = defaultMemTableSize(space.total)
 	}
 	po := opts.pebbleOptions(filters)
+	points := newPointIters()
+	points.watch(po.EventListener)
 	if space != nil {
 		// A write of Pebble's that hits ENOSPC deletes the ballast and is
 		// retried once (diskspace.go).
@@ -208,7 +216,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	removeBulkDirs(fs, dir) // under Pebble's lock of dir
 	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, clock: clock,
 		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS, gcs: newGCState(), schema: &schemaTimes{},
-		replica: opts.Replica}
+		replica: opts.Replica, points: points}
 	if err := errors.Join(e.gcs.load(db), e.schema.load(db)); err != nil {
 		db.Close()
 		clock.Close()
@@ -223,6 +231,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	e.gc = startGC(e, opts.GCTTL, opts.GCInterval, opts.events())
 	e.idle = startIdleFlusher(db, opts.Logger, opts.IdleFlushTick)
+	go points.sweep()
 	return e, nil
 }
 
@@ -319,6 +328,7 @@ func (e *Engine) Close() error {
 	e.gc.stop()
 	e.flusher.stop()
 	e.idle.stop()
+	e.points.close()
 	var flushErr error
 	if err := e.db.Flush(); err != nil {
 		flushErr = fmt.Errorf("storage: flush on close: %w", err)
@@ -333,7 +343,7 @@ func (e *Engine) Close() error {
 
 // Get returns a copy of the latest committed value at key.
 func (e *Engine) Get(key []byte) (value []byte, found bool, err error) {
-	return get(e.db, MaxTimestamp, key)
+	return getPoint(PointReader{r: e.db, ts: MaxTimestamp, pool: e.points, db: e.db}, key)
 }
 
 // NewIter returns an iterator over the latest committed state of span. The
@@ -438,20 +448,21 @@ type pebbleReader interface {
 // filters of every level, which Pebble's own Get skips at the bottom level,
 // where most data lives), a bare key with Pebble's Get.
 func get(r pebbleReader, ts hlc.Timestamp, key []byte) (value []byte, found bool, err error) {
-	return getOwn(r, ts, nil, key)
+	return getPoint(PointReader{r: r, ts: ts}, key)
 }
 
-// getOwn is get for a reader that sees its own intents (intents.go).
-func getOwn(r pebbleReader, ts hlc.Timestamp, own *ownIntents, key []byte) (value []byte, found bool, err error) {
+// getPoint is get through pr, a PointReader not yet used: a versioned key
+// is read through it (with an iterator the engine may lend, pointiter.go),
+// a bare key with Pebble's Get from pr.r.
+func getPoint(pr PointReader, key []byte) (value []byte, found bool, err error) {
 	if len(key) == 0 {
 		return nil, false, ErrEmptyKey
 	}
 	if isVersioned(key) {
-		pr := PointReader{r: r, ts: ts, own: own}
 		defer pr.Close()
 		return pr.Get(key)
 	}
-	return getBare(r, key)
+	return getBare(pr.r, key)
 }
 
 // getBare reads a bare key with Pebble's Get. Pebble's value is only valid

@@ -204,7 +204,9 @@ func (e *Engine) ingest(ctx context.Context, paths []string) error {
 	if e.replOn.Load() {
 		return &ReplicatedError{Op: "ingestion of sstables"} // IngestVersioned replicates its keys instead
 	}
-	if err := e.db.Ingest(ctx, paths); err != nil {
+	err := e.db.Ingest(ctx, paths)
+	e.points.wrote() // pointiter.go
+	if err != nil {
 		return fmt.Errorf("storage: ingest: %w", err)
 	}
 	return nil

@@ -265,7 +265,7 @@ func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans
 		nb.Close()
 		return err
 	}
-	if err := wb.Commit(pebble.NoSync); err != nil {
+	if err := b.e.commitPebble(wb, pebble.NoSync); err != nil {
 		nb.Close()
 		return err
 	}
@@ -359,9 +359,9 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 	defer func() { wb.Close() }()
 	commitChunk := func() error {
 		if stats == nil {
-			return wb.Commit(pebble.NoSync)
+			return e.commitPebble(wb, pebble.NoSync)
 		}
-		return stats.Commit(&LocalBatch{b: wb, e: e}, func() error { return wb.Commit(pebble.NoSync) })
+		return stats.Commit(&LocalBatch{b: wb, e: e}, func() error { return e.commitPebble(wb, pebble.NoSync) })
 	}
 	// seeker finds the blocks with intents of each span (intentblocks.go).
 	seeker := &intentSeeker{e: e}

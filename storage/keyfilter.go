@@ -388,7 +388,7 @@ func (e *Engine) CompactTable(ctx context.Context, tableID uint64) error {
 	if err := b.Delete(end, nil); err != nil {
 		return err
 	}
-	if err := b.Commit(e.writeOpts); err != nil {
+	if err := e.commitPebble(b, e.writeOpts); err != nil {
 		return fmt.Errorf("storage: compact table %d: %w", tableID, err)
 	}
 	if err := e.db.Compact(ctx, start, append(end, 0), true /* parallelize */); err != nil {

@@ -86,7 +86,7 @@ func (b *LocalBatch) CommitNoSync() error {
 	if b.b.Empty() {
 		return nil
 	}
-	return b.b.Commit(pebble.NoSync)
+	return b.e.commitPebble(b.b, pebble.NoSync)
 }
 
 // Close releases the batch, discarding what was not committed.

@@ -22,7 +22,9 @@ import (
 //     filters of every level including the bottom one (Pebble's Get and
 //     default iterators skip bottom-level filters, where most data lives).
 //
-// The iterator's view of the data is fixed when it is created; do not write
+// The iterator's view of the data is fixed when it is created (the engine
+// may lend one it kept from an earlier reader when nothing was written since,
+// see pointiter.go; that view is the same); do not write
 // to a Batch while a PointReader made from it is in use if the lookups must
 // see those writes. Lookups in ascending key order are cheapest (Pebble then
 // seeks forward from the previous position). A PointReader is not safe for
@@ -36,8 +38,16 @@ type PointReader struct {
 	// tableCheck vets the table ids read (View.CheckingTables); nil: none.
 	tableCheck func(tableID uint64) error
 	it         *pebble.Iterator
-	kbuf       []byte
-	closed     bool
+	// pool, when set, lends it from the engine's kept iterators over
+	// db's latest state (pointiter.go), if batch (r's indexed batch, if r
+	// is one) holds no writes when the iterator is needed; it is given
+	// back by Close.
+	pool   *pointIters
+	db     *pebble.DB
+	batch  *pebble.Batch
+	kept   keptIter
+	kbuf   []byte
+	closed bool
 	// aliased: the value get returned is Pebble's (not a copy).
 	aliased bool
 	// onGet is told of every key looked up (ObserveGets); nil: nobody.
@@ -51,7 +61,7 @@ func (p *PointReader) ObserveGets(fn func(key []byte)) { p.onGet = fn }
 
 // NewPointReader returns a PointReader over the latest committed state.
 func (e *Engine) NewPointReader() (*PointReader, error) {
-	return &PointReader{r: e.db, ts: MaxTimestamp}, nil
+	return &PointReader{r: e.db, ts: MaxTimestamp, pool: e.points, db: e.db}, nil
 }
 
 // NewPointReader returns a PointReader over the batch's view.
@@ -59,7 +69,7 @@ func (b *Batch) NewPointReader() (*PointReader, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	return &PointReader{r: b.b, ts: b.ts, own: b.own, gc: b.e}, nil
+	return &PointReader{r: b.b, ts: b.ts, own: b.own, gc: b.e, pool: b.e.points, db: b.e.db, batch: b.b}, nil
 }
 
 // NewPointReader returns a PointReader over the snapshot.
@@ -116,11 +126,9 @@ func (p *PointReader) get(key []byte) (value []byte, found bool, err error) {
 		return nil, false, err
 	}
 	if p.it == nil {
-		it, err := p.r.NewIter(&pebble.IterOptions{UseL6Filters: true})
-		if err != nil {
+		if err := p.open(); err != nil {
 			return nil, false, err
 		}
-		p.it = it
 	}
 	// The prefix of every version of key is its bare key, so the seek
 	// stays among them (and consults the bloom filters on the prefix).
@@ -163,13 +171,40 @@ func (p *PointReader) get(key []byte) (value []byte, found bool, err error) {
 	return nil, false, p.it.Error()
 }
 
-// Close releases the iterator, if one was made. Closing twice is harmless.
+// open makes the reader's iterator, or borrows a kept one from the engine:
+// over an indexed batch without writes, an iterator over the store's latest
+// state sees the same.
+func (p *PointReader) open() error {
+	if p.pool != nil && (p.batch == nil || p.batch.Empty()) {
+		k, err := p.pool.get(p.db)
+		if err != nil {
+			return err
+		}
+		p.kept, p.it = k, k.it
+		return nil
+	}
+	it, err := p.r.NewIter(&pointIterOptions)
+	if err != nil {
+		return err
+	}
+	p.it = it
+	return nil
+}
+
+// Close releases the iterator, if one was made (a borrowed one goes back
+// to the engine). Closing twice is harmless.
 func (p *PointReader) Close() error {
 	p.closed = true
 	if p.it == nil {
 		return nil
 	}
-	err := p.it.Close()
+	var err error
+	if p.kept.it != nil {
+		err = p.pool.put(p.kept)
+		p.kept = keptIter{}
+	} else {
+		err = p.it.Close()
+	}
 	p.it = nil
 	return err
 }

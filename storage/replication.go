@@ -152,7 +152,7 @@ func (e *Engine) commitGC(b *pebble.Batch) error {
 	if e.replOn.Load() {
 		return e.replicate(b, hlc.Timestamp{})
 	}
-	return b.Commit(pebble.NoSync)
+	return e.commitPebble(b, pebble.NoSync)
 }
 
 // Replicated reports whether the engine's commits go through a replicator.
@@ -164,6 +164,9 @@ func (e *Engine) Replicated() bool { return e.repl != nil }
 // options carry the engine's key layout and counter merge operator, which
 // replicated writes need. Nothing else may write through it.
 func (e *Engine) PebbleForReplication() (*pebble.DB, *pebble.Options, string) {
+	// Writes through it are not counted: point reads stop reusing
+	// iterators (pointiter.go).
+	e.points.rawWriters.Store(true)
 	return e.db, e.popts, e.dir
 }
 
@@ -173,7 +176,10 @@ func (e *Engine) apply(pb *pebble.Batch, ts hlc.Timestamp, opts *pebble.WriteOpt
 	if e.repl != nil {
 		return e.replicate(pb, ts)
 	}
-	return pb.Commit(opts)
+	if err := e.refuse.Load(); err != nil && !pb.Empty() {
+		return *err // closedts.go
+	}
+	return e.commitPebble(pb, opts)
 }
 
 // replicate decodes pb into mutations and hands them to the replicator.
@@ -213,6 +219,9 @@ func (e *Engine) replicate(pb *pebble.Batch, ts hlc.Timestamp) error {
 	if len(ms) == 0 {
 		return nil
 	}
+	// Applied here before Replicate returns, possibly by others' writes
+	// into Pebble (counted or not, see pointiter.go).
+	defer e.points.wrote()
 	return e.repl.Replicate(ts, ms)
 }
 

@@ -130,7 +130,7 @@ func (v *View) Get(key []byte) ([]byte, bool, error) {
 	if err := checkTable(v.tableCheck, key); err != nil {
 		return nil, false, err
 	}
-	return get(v.e.db, v.ts, key)
+	return getPoint(PointReader{r: v.e.db, ts: v.ts, pool: v.e.points, db: v.e.db}, key)
 }
 
 // NewIter returns an iterator over span as of the view's timestamp.
@@ -151,7 +151,7 @@ func (v *View) NewIter(span Span) (*Iterator, error) {
 
 // NewPointReader returns a PointReader as of the view's timestamp.
 func (v *View) NewPointReader() (*PointReader, error) {
-	return &PointReader{r: v.e.db, ts: v.ts, gc: v.e, hist: v.hist, tableCheck: v.tableCheck}, nil
+	return &PointReader{r: v.e.db, ts: v.ts, gc: v.e, hist: v.hist, tableCheck: v.tableCheck, pool: v.e.points, db: v.e.db}, nil
 }
 
 // Historical returns the view as a historical read (AS OF SYSTEM TIME):

@@ -50,9 +50,7 @@ func TestClusterServingNodeStops(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := serving.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	stopProcess(t, serving)
 	start := time.Now()
 	qctx, qcancel := context.WithTimeout(ctx, 40*time.Second)
 	defer qcancel()

@@ -28,4 +28,12 @@
 //
 // The server under test is the binary named by $PIVOTDB_BIN (make test sets
 // it); without it, TestMain builds one into a temporary directory.
+//
+// Cluster tests (cluster_*_test.go) start `pivotdb serve --join` processes;
+// a failed one prints the end of each node's log. For a failure seen once,
+// run it with PIVOTDB_TEST_LOGDIR=DIR (every node's whole log, restarts
+// appended, kept as DIR/<test>-n<i>.log) and PIVOTDB_TEST_NODE_FLAGS="--log-level
+// debug" (dragonboat's elections and terms too). Which node serves SQL the
+// tests read from the nodes' logs (servingState, servingProc: the claim of
+// the newest serving epoch, then "serving SQL" under it).
 package tests

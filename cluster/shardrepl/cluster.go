@@ -66,6 +66,10 @@ type ClusterConfig struct {
 	NoRebalance bool
 	// Locality is the node's --locality (placement.ParseLocality's form).
 	Locality string
+	// ClosedTarget is how far the closed timestamps the node publishes
+	// while it serves trail its clock (closedts.go; 0:
+	// DefaultClosedTarget).
+	ClosedTarget time.Duration
 }
 
 // Cluster is a node's part: its membership, its engine and its replica of

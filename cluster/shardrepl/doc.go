@@ -55,6 +55,81 @@
 // gets the whole key space (InitGroup with WholeSpan). The other nodes'
 // engines are written only by their state machines.
 //
+// # Commits across groups (crossgroup.go)
+//
+// Only the serving node commits, so a commit across groups needs no locks
+// or intents of its own: the engine already decided it (timestamps, row
+// locks) before Replicate; what must hold is that its parts apply all or
+// none, also when the serving node dies in the middle. A commit whose
+// parts fall in one group stays one Write, one Raft round. Over several
+// groups (commitAcross), with id = (serving epoch, sequence number):
+//
+//  1. Stage: every group but the first (the coordinator) gets a
+//     shardsm.Stage with its part, in parallel. The part is kept in the
+//     group's own state (03 04 | group | 07 | id), invisible to reads,
+//     carried by snapshots; it is checked like a Write (epoch, generation,
+//     keys) but nothing of it is applied.
+//  2. Decide: the coordinator gets a shardsm.Decide(COMMITTED) holding its
+//     own part, which it applies in the same batch as the decision record
+//     (03 04 | group | 08 | id). The first decision recorded for an id
+//     stands; a later Decide is answered with it. A new decision is fenced
+//     by the serving epoch.
+//  3. Apply: every other group gets a shardsm.Resolve(commit), in
+//     parallel, which applies the staged part (stats counted as a Write's)
+//     and deletes it; a part that is gone already makes it a no-op.
+//
+// Propose returns once this node's replica applied the command, so when
+// the last Resolve returns every part is in the local engine; the commit
+// stays in flight in storage's commit tracker until then, as a one-group
+// commit does. Three rounds instead of one: stage, decide, apply. The
+// decision records of fully applied commits are deleted with the next
+// decision in their coordinator (Decide.Forget).
+//
+// Failures: a stage that fails, whatever the reason, fails the commit
+// definitely (nothing is applied before a decision, and none will be
+// made): the serving node discards the parts it staged or may have staged
+// (Resolve without commit) and returns the error; a stale answer is then
+// retried with the refreshed map like a one-group commit, and a stage
+// that went unanswered and applies after its discard stays staged, never
+// applied, until the next serving node discards it. A decision that goes
+// unanswered (a timeout, the host closing: only the state machine's answer
+// is definite) may still apply: 08007, and the node stops serving
+// (Replicator.AbandonServing) so that the next serving node settles the
+// commit; so does a Resolve that fails after the decision (the commit is
+// committed, but this node cannot say it is applied). A decision the
+// coordinator refused (stale, fenced) is definite: the staged parts are
+// discarded. A Decide answered ABORTED (another node recovered the commit
+// first) is 57P01.
+//
+// Recovery (RecoverCommits, called by Cluster.Serve before the engine's
+// state is read): the node that claimed serving under epoch E first gives
+// every group E (shardsm.ServeAt; a split child inherits its parent's
+// epoch), so that no node of an older epoch can stage or decide in any
+// group afterwards. Then, for each staged part in each group, it proposes
+// Decide(ABORTED) under E in the part's coordinator. Because the first
+// decision stands, the answer is the commit's one outcome: COMMITTED if
+// the old node's decision applied first (then the coordinator's part is
+// applied, and the old node may have acknowledged the commit), ABORTED
+// otherwise (the old node's decision, if it comes later, is answered
+// ABORTED, or refused by the epoch). The part is then applied or
+// discarded. Last, every decision record is deleted: no staged part of an
+// older epoch is left anywhere and none can be added, and the new node has
+// decided nothing yet. Resolve is idempotent and unfenced, so an old
+// node's late Resolve of a COMMITTED commit or discard of one it never
+// decided agrees with recovery; a recovering node never decides
+// COMMITTED. A split is refused while its group holds staged parts, so a
+// staged part always fits its group's span.
+//
+// Why this and not CockroachDB's parallel commits (a STAGING record that
+// lists the intents, committed once all of them are written, one round):
+// there, any node may commit and readers resolve intents they meet; here
+// the serving node is the only writer and reader of the engine, the
+// epoch already fences an old writer, and no reader ever meets a staged
+// part (it is outside the data), so the record needs no intent list and
+// recovery runs once, at takeover, instead of on every read. The third
+// round (apply) is the price of keeping staged parts out of the rows; it
+// only applies to commits that span groups.
+//
 // # Invariants
 //
 //   - A commit is acknowledged only after its group committed it on a
@@ -94,10 +169,20 @@
 //
 //   - One group holds everything (WholeSpan): partition's shards are not
 //     groups of their own, and its splits and merges stay metadata-only
-//     inside the group. The map and the cutting handle several groups, but
-//     a commit over several groups is proposed as independent parts, so it
-//     is not atomic if the leader fails between them (transaction records
-//     across groups are issue 17 item 6); nothing splits a group yet.
+//     inside the group; nothing splits a group yet. The map, the cutting
+//     and atomic commits across groups (above) handle several groups, and
+//     shardsm.Split makes them (tests only). Splitting along partition's
+//     shards needs: the serving node proposing Split where a shard begins
+//     (at CREATE TABLE and at partition's splits) and adding the child to
+//     its Replicator; a split handler in Cluster that starts the child
+//     replica (as the tests' watchSplits does) and, on restart, every
+//     group on the store (Store.Groups); shardGroups (crossgroup.go)
+//     returning every group, for recovery; placement and the manager loop
+//     adding and promoting replicas and compacting logs per group, not
+//     only FirstGroup's; serving still follows FirstGroup's leader.
+//   - A commit across groups takes three Raft rounds (stage, decide,
+//     apply) instead of one, and a proposal of it that times out makes
+//     the node stop serving (the next one settles the commit).
 //   - While the group forms it has fewer than three voters (each joiner is
 //     a non-voter until it caught up): losing a voter then stops commits
 //     until it returns. The serving node logs "node N votes in the shard
@@ -154,8 +239,9 @@
 //     previous serving node left unfinished (RollBackBulkLoads) before SQL
 //     opens, and a load whose writes' outcome is unknown makes this node
 //     stop serving (Replicator.AbandonServing, Cluster.abandon) so that
-//     the next serving node, under a new epoch, rolls it back. A bulk load
-//     over several groups would not be atomic (one group today).
+//     the next serving node, under a new epoch, rolls it back. Each of a
+//     bulk load's commits over several groups is atomic (a commit across
+//     groups); the load as a whole is rolled back as on one group.
 //   - The SQL forwarding key (proxykey.go) signs the PROXY headers that
 //     carry a forwarded client's address; it is written once, by the
 //     first node that serves, into the metadata group.

@@ -53,6 +53,8 @@ type Replicator struct {
 
 	mu     sync.RWMutex
 	routes []route // ascending by span start, disjoint
+
+	cross crossState // commits across groups (crossgroup.go)
 }
 
 var (
@@ -178,9 +180,10 @@ func (r *Replicator) Replicate(ts hlc.Timestamp, writes []storage.Mutation) erro
 		if err == nil {
 			break
 		}
-		// A stale answer from a commit of one group applied nothing: the
-		// map is refreshed from the answer and the commit cut again.
-		if stale == nil || len(parts) > 1 || attempt >= 3 {
+		// A stale answer applied nothing (across groups too: the staged
+		// parts were discarded): the map is refreshed from the answer and
+		// the commit cut again.
+		if stale == nil || attempt >= 3 {
 			return err
 		}
 	}
@@ -269,33 +272,14 @@ func bare(prefix, k []byte) []byte {
 	return append(append(append(out, prefix...), k...), 0)
 }
 
-// propose proposes the parts, in parallel when there are several, and
-// returns the first error; stale is set when a group answered that the map
-// is stale (its descriptor is then installed).
+// propose proposes the parts: one group's as one Write, several groups'
+// atomically (commitAcross); stale is set when a group answered that the
+// map is stale (its descriptor is then installed) and nothing applied.
 func (r *Replicator) propose(ts hlc.Timestamp, parts []part) (stale *shardsm.StaleError, err error) {
 	if len(parts) == 1 {
 		return r.proposeOne(ts, parts[0])
 	}
-	errs := make([]error, len(parts))
-	stales := make([]*shardsm.StaleError, len(parts))
-	var wg sync.WaitGroup
-	for i := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			stales[i], errs[i] = r.proposeOne(ts, parts[i])
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			// Other groups may have applied their parts: until transaction
-			// records make such a commit atomic (issue 17 item 6), say so.
-			return stales[i], fmt.Errorf("shardrepl: a commit across %d shard groups failed in group %d and may be partly applied: %w",
-				len(parts), parts[i].rt.group, err)
-		}
-	}
-	return nil, nil
+	return r.commitAcross(ts, parts)
 }
 
 func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, error) {
@@ -329,6 +313,9 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 		return nil, &sqlerr.Error{Code: sqlerr.AdminShutdown,
 			Message: fmt.Sprintf("terminating connection: node %d took over serving SQL; the transaction did not commit", fe.Serving.Node),
 			Detail:  err.Error(), Hint: "Connect again (through any node) and retry.", Fatal: true}
+	}
+	if cerr, ok := closedCommitError(err); ok {
+		return nil, cerr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("shardrepl: shard group %d refused a commit: %w", p.rt.group, err)

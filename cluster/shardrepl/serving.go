@@ -214,6 +214,11 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	}
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
+	// Commits across groups it left staged are settled before the
+	// engine's state is read (crossgroup.go).
+	if err := c.recoverCommits(ctx, epoch); err != nil {
+		return nil, err
+	}
 	if err := c.Engine.ReloadState(); err != nil {
 		return nil, err
 	}
@@ -270,6 +275,7 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	if n > 0 {
 		c.cfg.Logf("node %d: rolled back %d unfinished bulk load(s) of the node that served before", c.id, n)
 	}
+	c.startCloser(lctx, epoch, rep) // closedts.go
 	return rep, nil
 }
 

@@ -171,7 +171,9 @@ func EncodeSplit(c Split) ([]byte, error) {
 	return append(out, encodeMembers(c.Members)...), nil
 }
 
-// decodeCommand returns a *Batch, *Write, *Init, *Split or *Serve.
+// decodeCommand returns a *Batch, *Write, *Init, *Split, *Serve, *Close
+// (closedts.go), or one of crossgroup.go's *Stage, *Decide, *Resolve,
+// *ServeAt.
 func decodeCommand(b []byte) (any, error) {
 	if len(b) < 2 || b[0] != commandVersion {
 		return nil, fmt.Errorf("%w: no version %d header", errBadCommand, commandVersion)
@@ -215,12 +217,20 @@ func decodeCommand(b []byte) (any, error) {
 		return &Init{Descriptor: d}, nil
 	case cmdServe:
 		out = &Serve{Node: r.u64()}
+	case cmdClose:
+		out = decodeClose(&r)
 	case cmdWrite, cmdWriteEpoch:
 		w, err := decodeWrite(&r, len(b), b[1] == cmdWriteEpoch)
 		if err != nil {
 			return nil, err
 		}
 		out = w
+	case cmdStage, cmdDecide, cmdResolve, cmdServeAt:
+		c, err := decodeCross(b[1], &r, len(b)) // crossgroup.go
+		if err != nil {
+			return nil, err
+		}
+		out = c
 	case cmdSplit:
 		c := &Split{Key: r.bytes(), Child: raft.GroupID(r.u64())}
 		if r.err == nil {
@@ -311,9 +321,12 @@ func encodeError(err error) []byte {
 	var lc *mvcc.LockConflictError
 	var wc *mvcc.WriteConflictError
 	var fe *FencedError
+	var ce *ClosedError
 	switch {
 	case errors.As(err, &fe):
 		return encodeFenced(fe)
+	case errors.As(err, &ce):
+		return encodeClosedError(ce)
 	case errors.As(err, &lc):
 		b := []byte{errLockConflict}
 		b = appendBytes(b, lc.Key)
@@ -346,6 +359,8 @@ func decodeError(b []byte) error {
 		out = &mvcc.WriteConflictError{Key: r.bytes(), Existing: r.timestamp(), ReadTimestamp: r.timestamp()}
 	case errFenced:
 		out = decodeFenced(&r)
+	case errClosedTS:
+		out = decodeClosedError(&r)
 	default:
 		return errors.New(string(b[1:]))
 	}

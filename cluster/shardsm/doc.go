@@ -35,7 +35,17 @@
 // deletions and bulk loads are Writes too); Split cuts the shard in two; Serve
 // (serving.go) makes a node the group's serving node under the next
 // epoch, and a Write applies only under the current epoch (else
-// FencedError: a node that served before a takeover cannot write). Results say applied, stale (the key is not
+// FencedError: a node that served before a takeover cannot write).
+// Commits across groups (crossgroup.go; the protocol is in
+// cluster/shardrepl's doc.go): Stage keeps a group's part of such a
+// commit in the group's own state without applying it (fenced and
+// checked like a Write); Decide records the commit's outcome in its
+// coordinator group (the first decision stands; COMMITTED carries the
+// coordinator's own part, applied with the record; fenced by the epoch);
+// Resolve applies or discards a staged part, idempotently; ServeAt gives
+// a group the serving epoch the first group handed out. A split is
+// refused while the parent holds staged parts, and the child inherits the
+// parent's serving epoch. Queries Staged and Decisions list them. Results say applied, stale (the key is not
 // the shard's: the answer carries the shard's descriptor for the caller's
 // map), rejected (a conflict: DecodeResult returns the mvcc error with the
 // holder of the lock) or malformed. Queries: Get and Scan at a timestamp,
@@ -54,7 +64,11 @@
 // that a replica's node never commits below a version it holds), and the
 // serving epoch and node. The storage
 // engine's schema times (0x03 0x10 <table prefix>) in the shard's span are
-// the shard's too. A snapshot is these six spans.
+// the shard's too. A snapshot is these six spans. The group's own state
+// also holds the staged parts (03 04 | group | 07 | commit id) and the
+// decision records (03 04 | group | 08 | commit id) of commits across
+// groups (crossgroup.go), so they travel with snapshots and count in
+// Check's fingerprint.
 //
 // In local-lock mode (Store.SetLocalLocks, used under the storage engine
 // by cluster/shardrepl) the lock records are the locking node's state,
@@ -69,7 +83,14 @@
 //     keeps batches in order, so a crash leaves a prefix of them and Open's
 //     index matches the data (TestClusterCrashReplay). One batch per entry
 //     because a command is all or nothing and later entries read what
-//     earlier ones wrote.
+//     earlier ones wrote — except in local-lock mode (a cluster node's
+//     commit path), where consecutive Writes of one Apply call share a
+//     batch while none touches a key an earlier one of the run wrote
+//     (applyrun.go: a Write reads only the versions of its own keys, so its
+//     outcome is the one it would have alone); the state keys are written
+//     once per run, with the run's last index. TestApplyRunsMatchOneByOne
+//     compares a replica fed entry by entry with one fed random slices;
+//     BenchmarkApplyWriteRuns measures it. Store.Stats counts the runs.
 //   - Apply is deterministic. A malformed command, a key outside the shard,
 //     an old generation and every refusal of the mvcc layer (conflicts,
 //     invalid requests) are results, the same on every replica; only a

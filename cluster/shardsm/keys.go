@@ -28,6 +28,9 @@ import (
 //     03 04 | group id (8 BE) | 04    founding members of a split child
 //     03 04 | group id (8 BE) | 05    newest commit timestamp of a Write
 //     03 04 | group id (8 BE) | 06    serving epoch and node (serving.go)
+//     03 04 | group id (8 BE) | 07 | commit id   a staged part (crossgroup.go)
+//     03 04 | group id (8 BE) | 08 | commit id   a decision record
+//     03 04 | group id (8 BE) | 09    closed timestamp (closedts.go)
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent
@@ -45,6 +48,9 @@ const (
 	stateMaxTimestamp byte = 0x05
 	// stateServing: the serving epoch and node (serving.go), 8 BE each.
 	stateServing byte = 0x06
+	// stateClosed: the closed timestamp (closedts.go), 12 bytes as
+	// stateMaxTimestamp.
+	stateClosed byte = 0x09
 )
 
 // groupStatePrefix returns the user key 03 04 | g.

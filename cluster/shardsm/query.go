@@ -3,7 +3,6 @@ package shardsm
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -61,6 +60,9 @@ type StateResult struct {
 	MaxTimestamp hlc.Timestamp
 	// Serving is the serving node and epoch (serving.go).
 	Serving Serving
+	// Closed is the closed timestamp (closedts.go): the replica holds
+	// every commit of the group at or below it.
+	Closed hlc.Timestamp
 }
 
 // Check recounts the shard's stats (mvcc.ComputeStats) and hashes every key
@@ -79,7 +81,7 @@ type CheckResult struct {
 
 func (m *stateMachine) Lookup(query any) (any, error) {
 	m.mu.RLock()
-	desc, initialized, stats, maxTS, serving, closed := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closed
+	desc, initialized, stats, maxTS, serving, closedTS, closed := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS, m.closed
 	m.mu.RUnlock()
 	if closed {
 		return nil, errClosed
@@ -124,11 +126,11 @@ func (m *stateMachine) Lookup(query any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats, MaxTimestamp: maxTS, Serving: serving}, nil
+		return StateResult{Descriptor: desc, Initialized: initialized, Applied: applied, Stats: stats, MaxTimestamp: maxTS, Serving: serving, Closed: closedTS}, nil
 	case Check:
 		return m.check(db)
 	}
-	return nil, fmt.Errorf("shardsm: unknown query %T", query)
+	return m.lookupCross(query) // Staged, Decisions (crossgroup.go)
 }
 
 // readOptions carries the shard's GC threshold, so that reads below it fail

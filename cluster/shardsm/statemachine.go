@@ -30,6 +30,7 @@ type stateMachine struct {
 	stats       mvcc.Stats
 	maxTS       hlc.Timestamp // stateMaxTimestamp
 	serving     Serving       // stateServing
+	closedTS    hlc.Timestamp // stateClosed (closedts.go)
 	closed      bool
 }
 
@@ -62,9 +63,16 @@ func (m *stateMachine) load() error {
 	if err != nil {
 		return err
 	}
+	closedTS, err := readClosed(m.store.db, m.group)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS, m.serving = d, ok, st, maxTS, serving
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = d, ok, st, maxTS, serving, closedTS
 	m.mu.Unlock()
+	if err := m.store.observe(closedTS); err != nil {
+		return err
+	}
 	return m.store.observe(maxTS)
 }
 
@@ -74,8 +82,15 @@ func (m *stateMachine) load() error {
 // command is all or nothing: an operation that fails leaves its batch
 // unwritten while the applied index still moves past it, and a later entry
 // reads what the earlier ones wrote. Pebble's WAL keeps batches in order, so
-// a crash leaves a prefix of them and Open's index matches the data.
+// a crash leaves a prefix of them and Open's index matches the data. In
+// local-lock mode (a cluster node's commits) runs of Writes that touch
+// different keys share one batch instead (applyrun.go).
 func (m *stateMachine) Apply(entries []raft.Entry) error {
+	if len(entries) > 1 && m.store.localLocks.Load() {
+		// A cluster node's commits: runs of Writes share a batch
+		// (applyrun.go).
+		return m.applyRuns(entries)
+	}
 	for i := range entries {
 		if err := m.applyOne(&entries[i]); err != nil {
 			return fmt.Errorf("shardsm: group %d: applying entry %d: %w", m.group, entries[i].Index, err)
@@ -93,9 +108,9 @@ type outcome struct {
 
 func (m *stateMachine) applyOne(e *raft.Entry) error {
 	m.mu.RLock()
-	desc, initialized, stats, maxTS, serving := m.desc, m.initialized, m.stats, m.maxTS, m.serving
+	desc, initialized, stats, maxTS, serving, closedTS := m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS
 	m.mu.RUnlock()
-	newMaxTS, newServing := maxTS, serving
+	newMaxTS, newServing, newClosed := maxTS, serving, closedTS
 
 	cmd, err := decodeCommand(e.Cmd)
 	// A Write of a store in local-lock mode counts its stats change
@@ -121,17 +136,9 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			out, delta, err = m.applyBatch(b, c, desc, initialized)
 			newStats.Add(delta)
 		case *Write:
-			if c.Epoch != serving.Epoch {
-				// Another node took over serving: this writer is fenced.
-				out.res = rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})
-				break
-			}
 			var delta mvcc.Stats
-			out, delta, err = m.applyWrite(b, c, desc, initialized)
+			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, desc, initialized, serving, maxTS, closedTS)
 			newStats.Add(delta)
-			if out.keep && maxTS.Less(c.Timestamp) {
-				newMaxTS = c.Timestamp
-			}
 		case *Init:
 			if initialized {
 				out.res = rejected(fmt.Errorf("shardsm: group %d already holds shard %s", m.group, desc))
@@ -148,6 +155,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			}
 		case *Split:
 			out, newDesc, newStats, err = m.applySplit(b, c, e.Index, desc, initialized, stats)
+		case *Stage, *Decide, *Resolve, *ServeAt: // crossgroup.go
+			var x crossOutcome
+			x, err = m.applyCross(b, c, desc, initialized, maxTS, serving, closedTS)
+			out, newMaxTS, newServing = x.out, x.maxTS, x.serving
+			newStats.Add(x.delta)
+		case *Close:
+			out, newClosed = applyClose(c, serving, closedTS)
 		case *Serve:
 			newServing = Serving{Epoch: serving.Epoch + 1, Node: c.Node}
 			out = outcome{res: raft.Result{Value: ResultApplied, Data: binary.BigEndian.AppendUint64(nil, newServing.Epoch)}, keep: true}
@@ -160,8 +174,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		// Nothing of the command is written; only the index moves.
 		b.Close()
 		b = m.store.db.NewIndexedBatch()
-		newDesc, newInit, newStats, newMaxTS, newServing = desc, initialized, stats, maxTS, serving
+		newDesc, newInit, newStats, newMaxTS, newServing, newClosed = desc, initialized, stats, maxTS, serving, closedTS
 	} else {
+		if newClosed != closedTS {
+			if err := b.Set(stateKey(m.group, stateClosed), appendTimestamp(nil, newClosed), nil); err != nil {
+				return err
+			}
+		}
 		if newServing != serving {
 			if err := b.Set(stateKey(m.group, stateServing), encodeServing(newServing), nil); err != nil {
 				return err
@@ -190,8 +209,13 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		return err
 	}
 	m.mu.Lock()
-	m.desc, m.initialized, m.stats, m.maxTS, m.serving = newDesc, newInit, newStats, newMaxTS, newServing
+	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = newDesc, newInit, newStats, newMaxTS, newServing, newClosed
 	m.mu.Unlock()
+	if newClosed != closedTS {
+		if err := m.store.observe(newClosed); err != nil {
+			return err
+		}
+	}
 	if newMaxTS != maxTS {
 		if err := m.store.observe(newMaxTS); err != nil {
 			return err
@@ -209,6 +233,27 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		}
 	}
 	return nil
+}
+
+// applyWriteCmd applies a Write command into b under the replica's state
+// before it: refused unless its epoch is the serving one (another node
+// took over: this writer is fenced) and above the closed timestamp
+// (closedts.go), else applyWrite. It returns the stats
+// delta and the newest commit timestamp after it. Both Apply paths use it
+// (applyOne, and applyRun for several Writes in one batch).
+func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, desc Descriptor, initialized bool,
+	serving Serving, maxTS, closed hlc.Timestamp) (outcome, mvcc.Stats, hlc.Timestamp, error) {
+	if c.Epoch != serving.Epoch {
+		return outcome{res: rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})}, mvcc.Stats{}, maxTS, nil
+	}
+	if out, ok := closedFence(c, closed); !ok {
+		return out, mvcc.Stats{}, maxTS, nil
+	}
+	out, delta, err := m.applyWrite(b, c, desc, initialized)
+	if out.keep && maxTS.Less(c.Timestamp) {
+		maxTS = c.Timestamp
+	}
+	return out, delta, maxTS, err
 }
 
 // Descriptors compare by value (spans as bytes).
@@ -360,6 +405,11 @@ func (m *stateMachine) applySplit(b *pebble.Batch, c *Split, index uint64, desc 
 		return outcome{}, desc, stats, err
 	}
 	seeded = !seeded
+	// Refused while staged parts wait; the child inherits the serving
+	// epoch (crossgroup.go).
+	if res, ok, err := m.splitCross(b, c.Child, seeded); err != nil || !ok {
+		return outcome{res: res}, desc, stats, err
+	}
 	if seeded {
 		childStats := stats
 		childStats.Sub(parentStats)

@@ -40,6 +40,8 @@ type Store struct {
 
 	snapshotsSaved     atomic.Int64
 	snapshotsRecovered atomic.Int64
+	writeRuns          atomic.Int64
+	runWrites          atomic.Int64
 }
 
 // SplitEvent tells the node that a replica applied a split: it must start
@@ -201,11 +203,15 @@ func (s *Store) DropGroup(g raft.GroupID) error {
 type Stats struct {
 	SnapshotsSaved     int64
 	SnapshotsRecovered int64
+	// WriteRuns counts the batches of Writes Apply committed together
+	// (applyrun.go), RunWrites the Writes in them.
+	WriteRuns, RunWrites int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{SnapshotsSaved: s.snapshotsSaved.Load(), SnapshotsRecovered: s.snapshotsRecovered.Load()}
+	return Stats{SnapshotsSaved: s.snapshotsSaved.Load(), SnapshotsRecovered: s.snapshotsRecovered.Load(),
+		WriteRuns: s.writeRuns.Load(), RunWrites: s.runWrites.Load()}
 }
 
 func readApplied(r mvcc.Reader, g raft.GroupID) (uint64, error) {

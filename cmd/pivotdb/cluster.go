@@ -28,6 +28,7 @@ type clusterFlags struct {
 	deadNodeTimeout          *time.Duration // placement.go
 	rebalance                *bool          // placement.go
 	locality                 *string        // placement.go
+	closedTarget             *time.Duration // follower.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -42,6 +43,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 		deadNodeTimeout: addDeadNodeTimeoutFlag(fs),
 		rebalance:       addRebalanceFlag(fs),
 		locality:        addLocalityFlag(fs),
+		closedTarget:    addClosedTargetFlag(fs),
 	}
 }
 
@@ -63,6 +65,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		if flagSet(fs, "locality") {
 			return errors.New("--locality needs --join")
 		}
+		if flagSet(fs, "closed-timestamp-target") {
+			return errors.New("--closed-timestamp-target needs --join")
+		}
 		return nil
 	}
 	if *c.listen == "" || *c.raftListen == "" {
@@ -73,6 +78,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 	}
 	if _, err := placement.ParseLocality(*c.locality); err != nil {
 		return fmt.Errorf("--locality: %w", err)
+	}
+	if *c.closedTarget < minClosedTarget {
+		return fmt.Errorf("--closed-timestamp-target %s: it must be at least %s", *c.closedTarget, minClosedTarget)
 	}
 	return nil
 }
@@ -115,6 +123,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		DeadNodeTimeout: *c.deadNodeTimeout,
 		NoRebalance:     !*c.rebalance,
 		Locality:        locality,
+		ClosedTarget:    *c.closedTarget,
 	})
 }
 

@@ -29,5 +29,8 @@
 // node's SQL address (any node: forwarded to the serving one):
 // decommission runs the statement and prints the node's replicas left
 // each second; status prints sys.nodes.
+// Before anything starts, serve sets the Go runtime's soft memory limit
+// from --max-memory and raises GOGC to 400 under it (memory.go), unless the
+// operator set GOMEMLIMIT or GOGC.
 // logictest runs sqllogictest files over the wire (tests/logictest).
 package main

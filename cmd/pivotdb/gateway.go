@@ -82,6 +82,9 @@ type gateway struct {
 	wg      sync.WaitGroup
 	stopped atomic.Bool
 	fwd     forwardings // connections forwarded to a serving node (gatewayend.go)
+	// followers serves the connections that ask for stale reads while
+	// this node does not serve (follower.go).
+	followers *followerReads
 }
 
 func (g *gateway) run() {
@@ -126,6 +129,9 @@ func (g *gateway) handle(raw net.Conn) {
 		return
 	}
 	nc.pre = first // unread: a local server reads it again
+	if whole && g.followers != nil && wantsFollowerRead(first) && g.followers.deliver(nc) {
+		return // served here, from this node's replica (follower.go)
+	}
 	deadline := time.Now().Add(forwardWait)
 	for !g.stopped.Load() {
 		if l := g.local.Load(); l != nil && l.deliver(nc) {
@@ -268,6 +274,12 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		return 1
 	}
 	go refuser.Serve(context.Background())
+	if g.followers, err = startFollowerReads(cl, cfg, opts, ln.Addr(), log); err != nil {
+		log.Error("cannot listen", "addr", cfg.Listen, "err", err)
+		ln.Close()
+		closeCluster(cl, nil)
+		return 1
+	}
 	go g.run()
 	go g.watchServing()
 	log.Info("PivotDB cluster node is ready; it serves SQL while it leads the shard group and forwards SQL connections otherwise",
@@ -299,22 +311,28 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		}
 		e := eng
 		eng = nil
-		return cl.StepDown(func() error {
+		if err := cl.StepDown(func() error {
 			if e != nil {
 				return e.Close()
 			}
 			return cl.Engine.Close()
-		})
+		}); err != nil {
+			return err
+		}
+		g.followers.resume() // over the reopened engine
+		return nil
 	}
 	startServing := func(epoch uint64) error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
+		g.followers.suspend() // their sessions end: the local server takes every connection
 		if _, err := cl.Serve(ctx, epoch); err != nil {
 			return err
 		}
 		o := opts
 		o.DataDir, o.Storage = "", cl.Engine
 		o.Cluster = clusterAdmin{cl.Placement}
+		o.FollowerReads = &sql.FollowerReads{Target: cl.ClosedTarget()}
 		e, err := sql.Open(o)
 		if err != nil {
 			return err
@@ -394,6 +412,7 @@ loop:
 	stopConsole()
 	refuser.Shutdown(ctx)
 	cancel()
+	g.followers.close()
 	if err := closeCluster(cl, eng); err != nil {
 		log.Error("closing", "err", err)
 		return 1

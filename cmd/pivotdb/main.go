@@ -168,6 +168,7 @@ func serve(args []string, stderr io.Writer) int {
 		return badServeFlag(stderr, "--cache-size must be positive")
 	}
 	setMemoryLimit(*maxMem)
+	setGCPercent()
 	authMethod, err := server.ParseAuthMethod(*authName)
 	if err != nil {
 		return badServeFlag(stderr, "--auth: %v", err)

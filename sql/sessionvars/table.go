@@ -40,8 +40,12 @@ var specs = map[string]*spec{
 	"standard_conforming_strings":         {def: "on", report: true, normalize: oneOf("on")},
 	"is_superuser":                        {def: "on", report: true, readOnly: true},
 	"default_transaction_read_only":       {def: "off", report: true, normalize: normalizeBool},
-	"default_transaction_deferrable":      {def: "off", normalize: normalizeBool},
-	"in_hot_standby":                      {def: "off", report: true, readOnly: true},
+	// stale_read_only: YDB's stale read-only mode (sql/follower.go):
+	// read-only, every read at follower_read_timestamp(); a connection to
+	// a node that does not serve asking for it is served there.
+	"stale_read_only":                {def: "off", report: true, normalize: normalizeBool},
+	"default_transaction_deferrable": {def: "off", normalize: normalizeBool},
+	"in_hot_standby":                 {def: "off", report: true, readOnly: true},
 	// The transaction_* settings are the open transaction's
 	// characteristics (txn.go): outside a transaction block they read as
 	// the default_transaction_* ones.

@@ -56,8 +56,8 @@
 // pgbench -i and PostgreSQL-made dumps run unmodified.
 //
 // Notices are for the client (severity NOTICE, SQLSTATE 00000): a
-// READ_REPLICAS_SETTINGS with replicas (kept, shown, but without effect on
-// one node), and a UNIFORM_PARTITIONS larger than the first key type has
+// READ_REPLICAS_SETTINGS with replicas (kept, shown, but without effect:
+// see parse.go's notice; follower reads are sql/follower.go's), and a UNIFORM_PARTITIONS larger than the first key type has
 // values (the count is lowered to one shard per value).
 //
 // # Decisions

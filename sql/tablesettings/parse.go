@@ -263,8 +263,9 @@ func set(s *Settings, k kind, st parser.Setting, t TableInfo) ([]Notice, error) 
 		s.ReadReplicas = rr
 		if rr.Count > 0 {
 			return []Notice{{Code: sqlerr.SuccessfulCompletion, Message: fmt.Sprintf(
-				"READ_REPLICAS_SETTINGS = %s is stored but has no effect: read replicas need a multi-node deployment, "+
-					"and this single-node server serves every read from the leader", quoteString(rr.String()))}}, nil
+				"READ_REPLICAS_SETTINGS = %s is stored but has no effect: tables have no replicas of their own to place "+
+					"(a cluster keeps every table in one shard group, of which every node holds a replica), and every node "+
+					"of a cluster serves follower reads (stale_read_only) from its own replica", quoteString(rr.String()))}}, nil
 		}
 	}
 	return nil, nil

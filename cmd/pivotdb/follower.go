@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pivotdb/pivotdb/cluster/shardrepl"
+	"github.com/pivotdb/pivotdb/server"
+	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+)
+
+// minClosedTarget bounds --closed-timestamp-target from below: a closed
+// timestamp is published every 200 ms, so a smaller target would not make
+// follower reads any fresher.
+const minClosedTarget = 200 * time.Millisecond
+
+func addClosedTargetFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("closed-timestamp-target", shardrepl.DefaultClosedTarget,
+		"how far the closed timestamps the serving node publishes trail its clock; follower reads "+
+			"(follower_read_timestamp(), stale read-only sessions) read this much plus a margin in the past; with --join")
+}
+
+// Follower reads (issue 18 item 6). A connection to a node that does not
+// serve SQL is forwarded to the serving node (gateway.go), unless its
+// startup packet asks for the stale read-only mode: the parameter
+// stale_read_only=on, directly or in options ("-c stale_read_only=on",
+// libpq's PGOPTIONS). Such a connection is served by this node, from its
+// own replica, through a read-only sql.Engine (sql.OpenFollower) whose
+// reads wait for the replica's closed timestamp (sql/follower.go). The
+// packet must come in clear: a connection that asks for TLS first is
+// forwarded as before (its parameters are not readable here).
+//
+// The engines are shared by the follower sessions and replaced once a
+// second (a new connection gets a fresh one, which knows the tables,
+// users and shard maps created since; an open session keeps its engine,
+// whose statements still bind against the catalog's history at their
+// read time). While the node serves, every connection goes to the local
+// server (it reads the stale mode like any session does), and the
+// follower engines are closed: their sessions end with 57P01.
+
+// followerRefresh is how old a follower engine may get before a new
+// connection gets a fresh one.
+const followerRefresh = time.Second
+
+type followerReads struct {
+	cl   *shardrepl.Cluster
+	opts sql.Options
+	log  *slog.Logger
+	ln   *connListener
+	srv  *server.Server
+
+	mu      sync.Mutex
+	off     bool // the node serves (or is changing roles)
+	cur     *followerEngine
+	engines map[*followerEngine]struct{}
+}
+
+type followerEngine struct {
+	e       *sql.Engine
+	opened  time.Time
+	refs    int
+	retired bool
+}
+
+// startFollowerReads starts the follower-read server on a listener of the
+// gateway's.
+func startFollowerReads(cl *shardrepl.Cluster, cfg server.Config, opts sql.Options, addr net.Addr, log *slog.Logger) (*followerReads, error) {
+	f := &followerReads{cl: cl, opts: opts, log: log, ln: newConnListener(addr), engines: map[*followerEngine]struct{}{}}
+	scfg := cfg
+	scfg.Listener = f.ln
+	f.srv = server.New(scfg, f)
+	if err := f.srv.Listen(); err != nil {
+		return nil, err
+	}
+	go f.srv.Serve(context.Background())
+	return f, nil
+}
+
+// wants reports whether a connection whose first message is first asks
+// for the stale read-only mode.
+func wantsFollowerRead(first []byte) bool {
+	if len(first) < 8 || binary.BigEndian.Uint32(first[4:8]) != 3<<16 {
+		return false // not a protocol 3.0 startup packet (TLS, GSS, cancel)
+	}
+	on := func(v string) bool {
+		n, err := sessionvars.Validate("stale_read_only", v)
+		return err == nil && n == "on"
+	}
+	fields := strings.Split(string(first[8:]), "\x00")
+	for i := 0; i+1 < len(fields) && fields[i] != ""; i += 2 {
+		name, value := strings.ToLower(fields[i]), fields[i+1]
+		switch name {
+		case "stale_read_only":
+			return on(value)
+		case "options":
+			for _, kv := range server.ParseOptions(value) {
+				if strings.ToLower(kv[0]) == "stale_read_only" && on(kv[1]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// deliver hands nc (its first message unread) to the follower-read
+// server; false while the node serves.
+func (f *followerReads) deliver(nc net.Conn) bool {
+	f.mu.Lock()
+	off := f.off
+	f.mu.Unlock()
+	return !off && f.ln.deliver(nc)
+}
+
+// suspend closes the follower engines (their sessions end) before the
+// node starts serving; resume allows them again once it stopped.
+func (f *followerReads) suspend() {
+	f.mu.Lock()
+	f.off = true
+	all := f.engines
+	f.engines, f.cur = map[*followerEngine]struct{}{}, nil
+	f.mu.Unlock()
+	for fe := range all {
+		fe.e.Close()
+	}
+}
+
+func (f *followerReads) resume() {
+	f.mu.Lock()
+	f.off = false
+	f.mu.Unlock()
+}
+
+func (f *followerReads) close() {
+	f.suspend()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	f.srv.Shutdown(ctx)
+}
+
+var errFollowerOff = &sqlerr.Error{Code: sqlerr.AdminShutdown, Fatal: true,
+	Message: "terminating connection: this node now serves SQL; connect again for a follower-read session"}
+
+// acquire returns the engine a new session opens on, opening a fresh one
+// when the current one is older than followerRefresh.
+func (f *followerReads) acquire() (*followerEngine, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.off {
+		return nil, errFollowerOff
+	}
+	if f.cur == nil || time.Since(f.cur.opened) > followerRefresh {
+		o := f.opts
+		o.DataDir, o.Storage, o.Cluster = "", f.cl.Engine, nil
+		o.FollowerReads = &sql.FollowerReads{Target: f.cl.ClosedTarget(), Closed: f.cl.ClosedTimestamp}
+		e, err := sql.OpenFollower(o)
+		if err != nil {
+			f.log.Warn("cannot open a follower-read engine", "err", err)
+			return nil, &sqlerr.Error{Code: "57P03", Fatal: true,
+				Message: "this node cannot serve follower reads right now: " + err.Error(),
+				Hint:    "Connect without stale_read_only to be served by the serving node, or try again."}
+		}
+		if old := f.cur; old != nil {
+			old.retired = true
+			if old.refs == 0 {
+				delete(f.engines, old)
+				go old.e.Close()
+			}
+		}
+		f.cur = &followerEngine{e: e, opened: time.Now()}
+		f.engines[f.cur] = struct{}{}
+	}
+	f.cur.refs++
+	return f.cur, nil
+}
+
+func (f *followerReads) release(fe *followerEngine) {
+	f.mu.Lock()
+	fe.refs--
+	_, open := f.engines[fe] // suspend closed it already otherwise
+	closeIt := open && fe.retired && fe.refs == 0
+	if closeIt {
+		delete(f.engines, fe)
+	}
+	f.mu.Unlock()
+	if closeIt {
+		fe.e.Close()
+	}
+}
+
+// NewSession implements server.Engine.
+func (f *followerReads) NewSession(database, user string) (server.Session, error) {
+	fe, err := f.acquire()
+	if err != nil {
+		return nil, err
+	}
+	s, err := fe.e.NewSession(database, user)
+	if err != nil {
+		f.release(fe)
+		return nil, err
+	}
+	return &followerSession{Session: s, release: func() { f.release(fe) }}, nil
+}
+
+// PasswordVerifier implements server.PasswordStore: the follower
+// authenticates its sessions itself, from its replica's users.
+func (f *followerReads) PasswordVerifier(user string) (string, bool) {
+	fe, err := f.acquire()
+	if err != nil {
+		return "", false
+	}
+	defer f.release(fe)
+	return fe.e.PasswordVerifier(user)
+}
+
+// followerSession releases its engine when it closes.
+type followerSession struct {
+	*sql.Session
+	once    sync.Once
+	release func()
+}
+
+func (s *followerSession) Close() {
+	s.Session.Close()
+	s.once.Do(s.release)
+}

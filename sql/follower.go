@@ -1,0 +1,240 @@
+package sql
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pivotdb/pivotdb/jobs"
+	"github.com/pivotdb/pivotdb/meta"
+	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/catalog"
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txn"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+)
+
+// Follower reads (issue 18 item 6; design §12).
+//
+// The node that serves SQL publishes closed timestamps through the shard
+// group's log (cluster/shardrepl/closedts.go): no commit will ever be at or
+// below one. A replica that applied a closed timestamp C holds every
+// commit at or below C, so a read at a timestamp ≤ C is complete on any
+// node. Two things use that:
+//
+//   - The stale read-only mode (YDB's StaleReadOnly), the session setting
+//     stale_read_only: the session is read-only (writes: 25006), and every
+//     statement or transaction without an AS OF SYSTEM TIME of its own
+//     reads at follower_read_timestamp(): the clock's now less the closed
+//     target plus a margin (FollowerReads.Offset; 4.8 s for the default
+//     3 s target, CockroachDB's figure). now() is that time. The schema is
+//     the catalog's of that time (its history on disk).
+//   - A follower engine (FollowerReads.Closed set, OpenFollower): a
+//     read-only engine over a node's replica that does not serve. Every
+//     session is in the stale read-only mode (SET stale_read_only = off is
+//     refused) and every read timestamp, follower_read_timestamp() or an
+//     explicit AS OF SYSTEM TIME, must be at or below the replica's closed
+//     timestamp: a later one waits up to FollowerReads.Wait for it, then
+//     fails with 55000. With the serving node gone the closed timestamp
+//     stops: reads keep answering at the last one (bounded staleness: a
+//     relative time such as follower_read_timestamp() moves past it and
+//     fails once the wait is over; an absolute time at or below it keeps
+//     answering). Open writes nothing (storage.Engine.SetCommitRefusal
+//     guards the store), runs no background work, and binds every
+//     statement against the catalog's history on disk at its read
+//     timestamp (the catalog in memory is the one at open: its users,
+//     databases and settings decide the session's start).
+
+// FollowerReads configures follower reads (Options.FollowerReads).
+type FollowerReads struct {
+	// Target is the cluster's closed-timestamp target (shardrepl's
+	// ClosedTarget); 0: 3 s.
+	Target time.Duration
+	// Closed, when set, makes the engine a follower engine: it returns
+	// the replica's closed timestamp (ok false: none yet).
+	Closed func() (hlc.Timestamp, bool)
+	// Wait bounds how long a read waits for the closed timestamp to
+	// reach its timestamp; 0: defaultFollowerWait.
+	Wait time.Duration
+}
+
+const (
+	defaultClosedTarget = 3 * time.Second
+	defaultFollowerWait = time.Second
+)
+
+// Offset is how far back follower_read_timestamp() reads: the target and
+// three fifths of it (CockroachDB's 4.8 s for its 3 s default), so that
+// the closed timestamp, published every 200 ms, is normally past it.
+func (f *FollowerReads) Offset() time.Duration {
+	t := defaultClosedTarget
+	if f != nil && f.Target > 0 {
+		t = f.Target
+	}
+	return t + t*3/5
+}
+
+func (e *Engine) follower() bool {
+	return e.opts.FollowerReads != nil && e.opts.FollowerReads.Closed != nil
+}
+
+// OpenFollower opens a follower engine (opts.FollowerReads.Closed set)
+// over opts.Storage, a cluster node's engine that its replicas write: it
+// reads the catalog, shard maps and jobs and writes nothing. Close leaves
+// the storage engine open (it is the node's).
+func OpenFollower(opts Options) (*Engine, error) {
+	if !(&Engine{opts: opts}).follower() || opts.Storage == nil {
+		return nil, errors.New("sql: a follower engine needs Options.Storage and FollowerReads.Closed")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	st := opts.Storage
+	st.SetCommitRefusal(sqlerr.New(sqlerr.ReadOnlySQLTransaction,
+		"cannot write on a node that does not serve SQL (a follower-read session is read-only)"))
+	ms := meta.Open(st)
+	cat, err := catalog.Load(ms)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, storage: st, meta: ms, catalog: cat, seqs: newSequenceStore(ms),
+		sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{"stale_read_only": "on"}}
+	if d := opts.StatementTimeout; d > 0 {
+		e.settingDefaults["statement_timeout"] = fmt.Sprint(d.Milliseconds())
+	}
+	if e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms}); err != nil {
+		return nil, err
+	}
+	if e.jobs, err = jobs.Load(ms, opts.Now, opts.Events); err != nil {
+		return nil, err
+	}
+	// Every read binds against the history on disk at its timestamp:
+	// the generation in memory is the newest at open, and schema changes
+	// the replica applies later do not reach it.
+	cat.SetHistoryStart(hlc.MaxTimestamp)
+	e.txns = txn.NewManager(st, e.shards)
+	e.txns.SetSchemaCheck(e.checkSchemaVersions)
+	return e, nil
+}
+
+// staleReadOnly reports whether the session is in the stale read-only
+// mode.
+func (s *Session) staleReadOnly() bool {
+	return s.e.follower() || s.vars.Enabled("stale_read_only")
+}
+
+// staleSetting refuses leaving the stale read-only mode on a follower
+// engine.
+func (s *Session) staleSetting(name, value string) error {
+	if s.e.follower() && name == "stale_read_only" && value != "on" {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"stale_read_only cannot be turned off in a follower-read session: this node does not serve SQL")
+	}
+	return nil
+}
+
+// staleReadTimestamp is the read timestamp of a statement in the stale
+// read-only mode: follower_read_timestamp(), once it is readable here.
+func (s *Session) staleReadTimestamp() (hlc.Timestamp, error) {
+	now, err := s.e.storage.Clock().Now()
+	if err != nil {
+		return hlc.Timestamp{}, err
+	}
+	ts := hlc.Timestamp{WallTime: now.WallTime - int64(s.e.opts.FollowerReads.Offset())}
+	return ts, s.waitReadable(ts)
+}
+
+// waitReadable waits until a read at ts sees every commit at or below
+// it: on a follower engine until the replica's closed timestamp reaches
+// ts (55000 after FollowerReads.Wait), else until the commits in flight
+// at or below it landed.
+func (s *Session) waitReadable(ts hlc.Timestamp) error {
+	if !s.e.follower() {
+		return s.e.storage.WaitCommitted(ts)
+	}
+	f := s.e.opts.FollowerReads
+	wait := f.Wait
+	if wait <= 0 {
+		wait = defaultFollowerWait
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		closed, ok := f.Closed()
+		if ok && ts.LessEq(closed) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			e := sqlerr.New(sqlerr.ObjectNotInPrerequisiteState,
+				"follower read at %s: this node's replica is complete only up to its closed timestamp %s", ts, closed)
+			if !ok {
+				e.Message = fmt.Sprintf("follower read at %s: this node's replica has no closed timestamp yet", ts)
+			}
+			e.Detail = "A node that does not serve SQL answers reads at or below the closed timestamp the serving node publishes; " +
+				"it trails the serving node's clock by the closed-timestamp target and stops while no node serves."
+			e.Hint = "Read at follower_read_timestamp() or an older time, or connect without stale_read_only to be served by the serving node."
+			return e
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// staleSnapshot is takeSnapshot's case for the stale read-only mode: a
+// statement (or a REPEATABLE READ block's first one) without an AS OF
+// SYSTEM TIME of its own reads at follower_read_timestamp(), with the
+// catalog of then.
+func (s *Session) staleSnapshot(fix bool) error {
+	var ts hlc.Timestamp
+	var err error
+	if s.ownAsOf && s.txn == nil && s.e.follower() {
+		// The statement's own time replaces this one (asOfSnapshot, which
+		// waits for it): bind at the closed timestamp, readable now.
+		if closed, ok := s.e.opts.FollowerReads.Closed(); ok {
+			ts = closed
+		}
+	}
+	if ts.IsEmpty() {
+		if ts, err = s.staleReadTimestamp(); err != nil {
+			return err
+		}
+	}
+	if err := s.holdReads(ts); err != nil {
+		return err
+	}
+	s.snap = s.e.storage.At(ts)
+	cat, exact := s.e.catalog.At(ts)
+	if exact {
+		s.snap = s.snap.CheckingTables(func(id uint64) error {
+			if s.e.shards.Map(id) == nil {
+				return s.noShardMapError(ts)
+			}
+			return nil
+		})
+	} else {
+		s.snap = s.snap.Historical()
+	}
+	s.stmtCatalog = cat
+	s.snapTime = time.Unix(0, ts.WallTime)
+	s.txnSnapTime = s.snapTime
+	if s.txn != nil {
+		s.txn.SetReadTimestamp(ts)
+		if fix {
+			s.txn.SetIsolation(s.isolation())
+			s.txn.StartStatement()
+		}
+	}
+	return nil
+}
+
+// noShardMapError is the error of a read of a table the catalog of its
+// time names but the engine has no shard map of: dropped since (its rows
+// went with the drop), or, on a follower engine, possibly created after
+// the engine opened (the shard maps are those of then).
+func (s *Session) noShardMapError(ts hlc.Timestamp) *sqlerr.Error {
+	e := droppedSinceError(ts)
+	if s.e.follower() {
+		e.Detail = "This follower-read connection knows the tables of when it opened: the table was created " +
+			"since, or dropped, truncated or rewritten since the read's time."
+		e.Hint = "Connect again to read a table created since."
+	}
+	return e
+}

@@ -1,0 +1,166 @@
+package sql
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
+)
+
+func errCode(err error) string {
+	if e := sqlerr.As(err); e != nil {
+		return e.Code + " " + e.Message
+	}
+	return fmt.Sprint(err)
+}
+
+// TestStaleReadOnly: a session with stale_read_only = on reads at
+// follower_read_timestamp() (the closed target and a margin behind: 80 ms
+// for a 50 ms target), with the schema of then, and is read-only.
+func TestStaleReadOnly(t *testing.T) {
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: testEngineLogger(),
+		FollowerReads: &FollowerReads{Target: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	w, s := testSession(t, e), testSession(t, e)
+	query(t, w, "CREATE TABLE f (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, w, "INSERT INTO f VALUES (1, 'a')")
+	query(t, s, "SET stale_read_only = on")
+	// Just created: not there 80 ms ago.
+	if _, err := tryQuery(s, "SELECT count(*) FROM f"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
+		t.Fatalf("a table created just now, read stale: %s", errCode(err))
+	}
+	time.Sleep(120 * time.Millisecond)
+	if got := formatRows(query(t, s, "SELECT k, v FROM f")); got != `1,"a"` {
+		t.Fatalf("stale read after the offset: %q", got)
+	}
+	query(t, w, "INSERT INTO f VALUES (2, 'b')")
+	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "1" {
+		t.Fatalf("a row written just now, read stale: %q", got)
+	}
+	// follower_read_timestamp() reads as far back as the mode does.
+	if got := formatRows(query(t, w, "SELECT count(*) FROM f AS OF SYSTEM TIME follower_read_timestamp()")); got != "1" {
+		t.Fatalf("AS OF SYSTEM TIME follower_read_timestamp(): %q", got)
+	}
+	if _, err := tryQuery(s, "INSERT INTO f VALUES (3, 'c')"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ReadOnlySQLTransaction {
+		t.Fatalf("a write in the stale read-only mode: %s", errCode(err))
+	}
+	if _, err := tryQuery(s, "CREATE TABLE g (k Int64, PRIMARY KEY (k))"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ReadOnlySQLTransaction {
+		t.Fatalf("DDL in the stale read-only mode: %s", errCode(err))
+	}
+	if got := formatRows(query(t, s, "SHOW stale_read_only")); got != `"on"` {
+		t.Fatalf("stale_read_only: %q", got)
+	}
+	// A block reads at one stale time.
+	query(t, s, "BEGIN")
+	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "1" {
+		t.Fatalf("in a block: %q", got)
+	}
+	query(t, s, "COMMIT")
+	time.Sleep(120 * time.Millisecond)
+	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "2" {
+		t.Fatalf("later: %q", got)
+	}
+	query(t, s, "SET stale_read_only = off")
+	query(t, s, "INSERT INTO f VALUES (3, 'c')")
+	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "3" {
+		t.Fatalf("the mode off: %q", got)
+	}
+}
+
+// TestFollowerEngine: an engine opened with OpenFollower over a store
+// reads only at or below the closed timestamp it is given (a later time
+// waits, then fails with 55000), binds against the catalog's history,
+// refuses writes (25006) and leaving the stale mode, writes nothing to
+// the store, and leaves the storage engine open when it closes.
+func TestFollowerEngine(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: testEngineLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testSession(t, e)
+	query(t, w, "CREATE TABLE f (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, w, "INSERT INTO f VALUES (1, 'a')")
+	tsOf := func() hlc.Timestamp {
+		ts, err := e.storage.Clock().Now()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	t1 := tsOf()
+	query(t, w, "ALTER TABLE f ADD COLUMN x Int64 DEFAULT 7")
+	query(t, w, "INSERT INTO f VALUES (2, 'b', 8)")
+	t2 := tsOf()
+	e.Close()
+
+	st, err := storage.Open(dir, storage.Options{NoSync: true, Logger: testEngineLogger(), GCTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var closed atomic.Pointer[hlc.Timestamp]
+	closed.Store(&t1)
+	fe, err := OpenFollower(Options{Storage: st, Logger: testEngineLogger(), FollowerReads: &FollowerReads{
+		Target: 50 * time.Millisecond, Wait: 100 * time.Millisecond,
+		Closed: func() (hlc.Timestamp, bool) { return *closed.Load(), true },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testSession(t, fe)
+	// The closed timestamp is t1, long before follower_read_timestamp().
+	if _, err := tryQuery(s, "SELECT count(*) FROM f"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ObjectNotInPrerequisiteState {
+		t.Fatalf("a read past the closed timestamp: %s", errCode(err))
+	}
+	// At t1 the table has no column x yet.
+	if got := formatRows(query(t, s, "SELECT * FROM f AS OF SYSTEM TIME "+asOfLiteral(t1))); got != `1,"a"` {
+		t.Fatalf("at the closed timestamp t1: %q", got)
+	}
+	if _, err := tryQuery(s, "SELECT * FROM f AS OF SYSTEM TIME "+asOfLiteral(t2)); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ObjectNotInPrerequisiteState {
+		t.Fatalf("AS OF a time past the closed timestamp: %s", errCode(err))
+	}
+	// The closed timestamp moves while a read waits for it.
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		c := hlc.Timestamp{WallTime: time.Now().Add(time.Hour).UnixNano()}
+		closed.Store(&c)
+	}()
+	if got := formatRows(query(t, s, "SELECT * FROM f AS OF SYSTEM TIME "+asOfLiteral(t2)+" ORDER BY k")); got != `1,"a",7|2,"b",8` {
+		t.Fatalf("at t2 once closed: %q", got)
+	}
+	if got := formatRows(query(t, s, "SELECT k, x FROM f ORDER BY k")); got != "1,7|2,8" {
+		t.Fatalf("stale read once closed: %q", got)
+	}
+	for _, q := range []string{"INSERT INTO f VALUES (3, 'c', 1)", "CREATE TABLE g (k Int64, PRIMARY KEY (k))", "SELECT nextval('s')"} {
+		if _, err := tryQuery(s, q); sqlerr.As(err) == nil || (sqlerr.As(err).Code != sqlerr.ReadOnlySQLTransaction && q != "SELECT nextval('s')") {
+			t.Fatalf("%s on a follower: %s", q, errCode(err))
+		}
+	}
+	if _, err := tryQuery(s, "SET stale_read_only = off"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.FeatureNotSupported {
+		t.Fatalf("leaving the stale mode on a follower: %s", errCode(err))
+	}
+	if got := formatRows(query(t, s, "SHOW stale_read_only")); got != `"on"` {
+		t.Fatalf("stale_read_only on a follower: %q", got)
+	}
+	s.Close()
+	if err := fe.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The storage engine is still open, and still refuses commits.
+	b := st.NewBatch()
+	defer b.Close()
+	if err := b.Set(append(storage.TablePrefix(99), 'x'), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ReadOnlySQLTransaction {
+		t.Fatalf("a commit on the follower's store: %v", err)
+	}
+}

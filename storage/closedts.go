@@ -1,0 +1,60 @@
+package storage
+
+import (
+	"time"
+
+	"github.com/pivotdb/pivotdb/storage/hlc"
+)
+
+// Closed timestamps (issue 18 item 6, cluster/shardrepl/closedts.go): the
+// node that commits promises its replicas that no commit will ever take a
+// timestamp at or below T, so that a replica that applied the log up to
+// the entry carrying T holds every commit at or below it and can serve
+// reads there by itself.
+//
+// ClosableTimestamp picks T under the commit tracker's mutex, the one
+// begin takes its timestamp under: every commit registered before the
+// call is in flight or ended (its writes handed to the replicator and
+// applied), and every commit that begins after it takes a timestamp from
+// the clock above the clock's now read here, which is above T. So T is
+// the clock's now less lag, lowered to just below the oldest commit still
+// in flight: such a commit's writes may not be in the log yet.
+
+// ClosableTimestamp returns a timestamp at or below now − lag that no
+// commit in flight or to come is at or below. Callers publish it after
+// the call returns: the commits ended before it are in the log ahead of
+// whatever they propose next. It never decreases across calls with the
+// same lag, unless the clock is wound back (it is not: hlc).
+func (e *Engine) ClosableTimestamp(lag time.Duration) (hlc.Timestamp, error) {
+	t := e.commits
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now, err := t.clock.Now()
+	if err != nil {
+		return hlc.Timestamp{}, err
+	}
+	closed := hlc.Timestamp{WallTime: now.WallTime - int64(lag)}
+	if lag <= 0 {
+		closed = now.Prev()
+	}
+	for _, c := range t.stamps {
+		if c.LessEq(closed) {
+			closed = c.Prev()
+		}
+	}
+	return closed, nil
+}
+
+// SetCommitRefusal makes every commit that would write to Pebble fail with
+// err while the engine has no replicator: a cluster node that does not
+// serve opens a read-only SQL engine over its replica's engine for
+// follower reads (sql.FollowerReads), and nothing but the replicas' state
+// machines may write that store. SetReplicator lifts it (commits then go
+// through the replicator). nil removes it.
+func (e *Engine) SetCommitRefusal(err error) {
+	if err == nil {
+		e.refuse.Store(nil)
+		return
+	}
+	e.refuse.Store(&err)
+}

@@ -1,0 +1,123 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// TestClusterFollowerReads (issue 18 item 6): a connection to a node that
+// does not serve SQL asking for the stale read-only mode
+// (stale_read_only=on in the startup packet) is served by that node from
+// its own replica: it sees a write once the closed timestamp passed it,
+// refuses writes (25006), and refuses a read newer than its replica's
+// closed timestamp (55000: only a follower does; the serving node would
+// answer it). With the serving node stopped by SIGSTOP, reads at or below
+// the last closed timestamp keep answering at once, on a connection open
+// before and on a new one.
+func TestClusterFollowerReads(t *testing.T) {
+	procs := startSQLCluster(t)
+	serving := servingProc(t, procs)
+	var fol *clusterProc
+	for _, p := range procs {
+		if p != serving {
+			fol = p
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	w, err := pgx.Connect(ctx, serving.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	if _, err := w.Exec(ctx, "CREATE TABLE fr (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(ctx, "UPSERT INTO fr (k, v) VALUES (1, 'a'), (2, 'b')"); err != nil {
+		t.Fatal(err)
+	}
+	var written string // a time after the write, as AS OF SYSTEM TIME takes it
+	if err := w.QueryRow(ctx, "SELECT cluster_logical_timestamp()::Utf8").Scan(&written); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := pgx.ParseConfig(fol.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["stale_read_only"] = "on"
+	fc, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close(ctx)
+	// The write shows once the closed timestamp passed it: the target (3 s)
+	// and follower_read_timestamp()'s margin.
+	start := time.Now()
+	for {
+		var n int64
+		err := fc.QueryRow(ctx, "SELECT count(*) FROM fr").Scan(&n)
+		if err == nil && n == 2 {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the follower read never saw the write: %d rows, %v", n, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("the follower read saw the write after %s", time.Since(start).Round(time.Millisecond))
+	var pe *pgconn.PgError
+	if _, err := fc.Exec(ctx, "UPSERT INTO fr (k, v) VALUES (3, 'c')"); !errors.As(err, &pe) || pe.Code != "25006" {
+		t.Fatalf("a write in a follower-read session: %v", err)
+	}
+	// Only a follower refuses a read a millisecond old: its replica is
+	// complete only up to the closed timestamp, seconds back.
+	if _, err := fc.Exec(ctx, "SELECT count(*) FROM fr AS OF SYSTEM TIME '-1ms'"); !errors.As(err, &pe) || pe.Code != "55000" {
+		t.Fatalf("a read newer than the closed timestamp on a follower: %v", err)
+	}
+	asOf := "SELECT v FROM fr AS OF SYSTEM TIME " + written + " WHERE k = 2"
+	var got string
+	if err := fc.QueryRow(ctx, asOf).Scan(&got); err != nil || got != "b" {
+		t.Fatalf("at the write's time: %q, %v", got, err)
+	}
+
+	if err := serving.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serving.cmd.Process.Signal(syscall.SIGCONT) })
+	// Bounded staleness: the closed timestamp no longer moves (until
+	// another node serves), and reads at or below it answer at once.
+	for i := range 5 {
+		qctx, qcancel := context.WithTimeout(ctx, 3*time.Second)
+		err := fc.QueryRow(qctx, asOf).Scan(&got)
+		qcancel()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "57P01" {
+			// This node took over serving: its follower sessions end.
+			t.Logf("the follower node took over serving; its follower session ended")
+			break
+		}
+		if err != nil || got != "b" {
+			t.Fatalf("read %d with the serving node stopped: %q, %v", i, got, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	cfg.ConnectTimeout = 10 * time.Second
+	fc2, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("a new follower-read connection with the serving node stopped: %v", err)
+	}
+	defer fc2.Close(ctx)
+	qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer qcancel()
+	if err := fc2.QueryRow(qctx, asOf).Scan(&got); err != nil || got != "b" {
+		t.Fatalf("a new connection's read with the serving node stopped: %q, %v", got, err)
+	}
+}
