@@ -96,6 +96,9 @@ type Session struct {
 	// the text of the statement running, which DECLARE records.
 	cursors     map[string]*cursor
 	currentText string
+	// gcDrops are the key spaces the running autocommit schema change
+	// drops and keeps for historical reads (dropgc.go; ddlNow).
+	gcDrops []gcSpace
 	// planningTime is how long binding the running statement took
 	// (EXPLAIN ANALYZE's Planning Time).
 	planningTime time.Duration

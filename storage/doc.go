@@ -79,7 +79,11 @@
 //     (0x03 0x10 <table prefix>) let a historical View (AS OF SYSTEM TIME)
 //     refuse tables whose definition changed after it (SchemaChangedError)
 //     when the SQL layer's catalog does not know the schema of its time;
-//     View.CheckingTables lets it refuse tables dropped since. VersionBytes counts old versions for
+//     View.CheckingTables lets it vet tables dropped since. The keys of a
+//     dropped table stay (for reads before the drop) until the SQL
+//     layer's GC job calls CollectDropped, which removes them, with their
+//     threshold keys, once the window has passed the drop and no read
+//     holds an earlier time (gc.go). VersionBytes counts old versions for
 //     sys.partitions.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
 //     looks up whole keys without an iterator per key (Get copies the

@@ -46,7 +46,8 @@
 // the records of the keys locked after the newest one (a rollback to any
 // open savepoint gives back those locks and removes those intents
 // together). Write holds (writeholds.go, SetWriteHolds; COPY's block
-// path): a write's lock on a new key is a memory hold in the latch shard
+// path and a block's multi-row INSERT, INSERT ... SELECT included): a
+// write's lock on a new key is a memory hold in the latch shard
 // until the next flush makes it the key's intent (or a record), instead
 // of a lock record written and deleted per row. Rollback removes the intents; ROLLBACK TO
 // SAVEPOINT those with a sequence number at or above the savepoint's.
