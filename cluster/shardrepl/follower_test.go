@@ -3,8 +3,8 @@ package shardrepl
 import (
 	"context"
 	"fmt"
-	"strings"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
