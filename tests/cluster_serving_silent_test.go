@@ -56,9 +56,7 @@ func TestClusterServingNodeSilentWithoutQuorum(t *testing.T) {
 	}
 
 	claims := strings.Count(fwd.log.String(), "serves SQL under epoch")
-	if err := serving.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	stopProcess(t, serving)
 	start := time.Now()
 	qctx, qcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer qcancel()
