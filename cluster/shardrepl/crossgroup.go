@@ -39,6 +39,10 @@ type crossState struct {
 // maxForget bounds the decision records one decision forgets.
 const maxForget = 256
 
+// crossAttempts is how many times a command of the protocol is proposed
+// before its outcome counts as unknown (proposeCross).
+const crossAttempts = 3
+
 func (r *Replicator) failpoint(point string) error {
 	if h := r.cross.hook; h != nil {
 		return h(point)
@@ -229,11 +233,25 @@ func (r *Replicator) abortStaged(id shardsm.CommitID, others []part, staged []bo
 // proposeCross proposes one command of the protocol to g and maps its
 // answer much as proposeOne does: a stale answer refreshes the map, a
 // fenced one is 57P01; but every failure to get the state machine's
-// answer (not only a timeout) is ErrOutcomeUnknown.
+// answer (not only a timeout) is ErrOutcomeUnknown. Every command of the
+// protocol is repeatable (Stage sets the same record again; the first
+// decision stands, and a repeated Decide writes nothing; a part applies
+// once), so an unanswered one is proposed again, up to crossAttempts times
+// within the proposal timeout: a proposal forwarded to a leader that lost
+// its leadership is neither applied nor refused, and a leader change must
+// not end serving.
 func (r *Replicator) proposeCross(g raft.GroupID, cmd []byte) (raft.Result, *shardsm.StaleError, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	res, err := r.host.Propose(ctx, g, cmd)
+	timeout := r.timeout / crossAttempts
+	var res raft.Result
+	var err error
+	for i := 0; i < crossAttempts; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		res, err = r.host.Propose(ctx, g, cmd)
+		cancel()
+		if err == nil {
+			break
+		}
+	}
 	if err != nil {
 		// Whatever stopped the wait (a timeout, the host closing), the
 		// command may have been replicated: only the state machine's
@@ -295,13 +313,21 @@ func (e *unanswered) definite() error { return errors.New(e.Error()) }
 // discarded. Run it before the engine's state is read (Cluster.Serve):
 // the parts it applies change the store under the engine.
 func RecoverCommits(ctx context.Context, h raft.Host, groups []raft.GroupID, node, epoch uint64) (applied, discarded int, err error) {
-	// Each step gets its own deadline: a proposal forwarded to a leader
+	// Each attempt gets its own deadline: a proposal forwarded to a leader
 	// that died meanwhile ends only with its context, and the node must
-	// not hang in Serve.
+	// not hang in Serve. Every command here is repeatable, so an
+	// unanswered one is proposed again (see proposeCross).
 	propose := func(g raft.GroupID, cmd []byte, what string) (raft.Result, error) {
-		pctx, cancel := context.WithTimeout(ctx, DefaultProposeTimeout)
-		defer cancel()
-		res, err := h.Propose(pctx, g, cmd)
+		var res raft.Result
+		err := ctx.Err()
+		for i := 0; i < crossAttempts && ctx.Err() == nil; i++ {
+			pctx, cancel := context.WithTimeout(ctx, DefaultProposeTimeout/crossAttempts)
+			res, err = h.Propose(pctx, g, cmd)
+			cancel()
+			if err == nil {
+				break
+			}
+		}
 		if err == nil {
 			err = shardsm.DecodeResult(res)
 		}

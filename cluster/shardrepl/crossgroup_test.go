@@ -606,3 +606,61 @@ func BenchmarkCrossGroupCommit(b *testing.B) {
 		})
 	}
 }
+
+// The serving node does not die but goes on committing while node 2
+// takes over and recovers (a node that was stopped, or cut off, and
+// continues): its stages and decisions after the takeover are refused,
+// a decision that came first stands and is completed by both, and in the
+// end every transfer is whole or absent, every acknowledged one there,
+// and nothing staged or recorded is left.
+func TestCrossGroupOldNodeGoesOn(t *testing.T) {
+	c := startCrossCluster(t)
+	// Random pauses between the steps widen the windows a takeover can
+	// fall into.
+	c.rep.cross.hook = func(string) error {
+		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+		return nil
+	}
+	var mu sync.Mutex
+	var acked []int
+	var committed atomic.Int64
+	var wg sync.WaitGroup
+	for wr := 0; wr < 4; wr++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(wr), 11))
+			for j := 0; ; j++ {
+				i := wr*10000 + j
+				err := transfer(c.nodes[0], i, rng)
+				if err != nil {
+					var se *sqlerr.Error
+					if !errors.As(err, &se) || se.Code != sqlerr.AdminShutdown {
+						if !errors.Is(err, storage.ErrOutcomeUnknown) {
+							t.Errorf("transfer %d: %v", i, err)
+						}
+					}
+					return
+				}
+				mu.Lock()
+				acked = append(acked, i)
+				mu.Unlock()
+				committed.Add(1)
+			}
+		}()
+	}
+	for committed.Load() < 20 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	epoch := c.serve(c.nodes[1], 2)
+	applied, discarded, err := RecoverCommits(c.ctx, c.nodes[1].host, crossGroups, 2, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	t.Logf("%d transfers acknowledged; recovery applied %d parts and discarded %d", len(acked), applied, discarded)
+	c.converged(c.nodes)
+	for _, n := range c.nodes {
+		checkWhole(t, n, true, acked, nil)
+	}
+}

@@ -91,12 +91,17 @@
 // (Resolve without commit) and returns the error; a stale answer is then
 // retried with the refreshed map like a one-group commit, and a stage
 // that went unanswered and applies after its discard stays staged, never
-// applied, until the next serving node discards it. A decision that goes
-// unanswered (a timeout, the host closing: only the state machine's answer
-// is definite) may still apply: 08007, and the node stops serving
-// (Replicator.AbandonServing) so that the next serving node settles the
-// commit; so does a Resolve that fails after the decision (the commit is
-// committed, but this node cannot say it is applied). A decision the
+// applied, until the next serving node discards it. Every command is
+// repeatable (a stage sets the same record; the first decision stands; a
+// part applies once), so one
+// that goes unanswered (a timeout, a leader change that lost the
+// proposal, the host closing: only the state machine's answer is
+// definite) is proposed again, three attempts within the proposal
+// timeout. A decision still unanswered may yet apply: 08007, and the node
+// stops serving (Replicator.AbandonServing) so that the next serving node
+// settles the commit; so does a Resolve still unanswered after the
+// decision (the commit is committed, but this node cannot say it is
+// applied). A decision the
 // coordinator refused (stale, fenced) is definite: the staged parts are
 // discarded. A Decide answered ABORTED (another node recovered the commit
 // first) is 57P01.
@@ -180,18 +185,34 @@
 //     groups of their own, and its splits and merges stay metadata-only
 //     inside the group; nothing splits a group yet. The map, the cutting
 //     and atomic commits across groups (above) handle several groups, and
-//     shardsm.Split makes them (tests only). Splitting along partition's
-//     shards needs: the serving node proposing Split where a shard begins
-//     (at CREATE TABLE and at partition's splits) and adding the child to
-//     its Replicator; a split handler in Cluster that starts the child
-//     replica (as the tests' watchSplits does) and, on restart, every
-//     group on the store (Store.Groups); shardGroups (crossgroup.go)
-//     returning every group, for recovery; placement and the manager loop
-//     adding and promoting replicas and compacting logs per group, not
-//     only FirstGroup's; serving still follows FirstGroup's leader.
+//     shardsm.Split makes them (in tests). Groups along partition's shards
+//     need: (1) the serving node proposing Split where a shard begins (at
+//     CREATE TABLE with UNIFORM_PARTITIONS / PARTITION_AT_KEYS and at
+//     partition's splits), with child group ids allocated in the metadata
+//     group, retrying while the parent holds staged parts, and adding the
+//     child to its Replicator; (2) Cluster starting the child when a split
+//     applies (a split handler, as the tests' watchSplits) and, in start
+//     and StepDown, stopping and starting every shard group on the store
+//     (Store.Groups; FoundingMembers for a child seeded but not started),
+//     not only FirstGroup; (3) shardGroups (crossgroup.go) returning every
+//     group: recovery that misses one would forget decisions its staged
+//     parts still need; (4) placement and the manager loop per group:
+//     Config.Groups from the shard map, additions, promotions,
+//     CompactBeforeAdd, caught-up records and generations (watchGeneration
+//     and start's rejoin handle FirstGroup only) for each group, and
+//     decommission draining them all; (5) serving still follows
+//     FirstGroup's leader, and the serving node reads its own engine, so
+//     every node must keep a replica of every group until reads go to
+//     other nodes' replicas.
 //   - A commit across groups takes three Raft rounds (stage, decide,
-//     apply) instead of one, and a proposal of it that times out makes
-//     the node stop serving (the next one settles the commit).
+//     apply) instead of one (BenchmarkCrossGroupCommit), and a decision
+//     or an apply that goes unanswered three times makes the node stop
+//     serving (the next one settles the commit).
+//   - A replica applies a commit across groups at a different index in
+//     each group (the coordinator's part with the decision, the others'
+//     at Resolve): a read of a replica that is not the serving node's
+//     (follower reads) must wait, in each group it reads, for that
+//     group's own progress, never judge by one group's state.
 //   - While the group forms it has fewer than three voters (each joiner is
 //     a non-voter until it caught up): losing a voter then stops commits
 //     until it returns. The serving node logs "node N votes in the shard
