@@ -19,7 +19,17 @@
 // sys.jobs reads the registry's memory, which is always current. Open loads
 // the records: a job recorded as running was interrupted by a stop or crash
 // (the work of every job kind commits in one batch at its end, so nothing
-// of it took effect) and is marked failed with an error that says so.
+// of it took effect) and is marked failed with an error that says so —
+// except a resumable one.
+//
+// Resumable jobs (KindSchemaChangeGC: the rows of a dropped table, removed
+// once its GC_TTL has passed; sql/dropgc.go) are not tied to a statement.
+// Prepare builds one whose record the caller writes into the batch of its
+// own change (Put), so the job exists exactly when the change committed;
+// Add registers it after that commit. It carries its owner's state
+// (Payload) and says what it waits for (RunningStatus, NextRun: sys.jobs'
+// running_status and next_run); Update changes those. Open keeps it
+// running, and its owner picks it up again (Resumable).
 // Finished jobs are kept for Retention (deleted at the next start after
 // that) and at most MaxFinished of them.
 //

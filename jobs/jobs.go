@@ -23,6 +23,11 @@ const (
 	KindReshard     = "RESHARD"
 	KindAlterTable  = "ALTER TABLE"
 	KindCopy        = "COPY"
+	// KindSchemaChangeGC removes the rows of tables and indexes a schema
+	// change dropped (DROP TABLE, TRUNCATE, a rewrite, DROP INDEX) once
+	// their GC_TTL has passed (sql/dropgc.go). It is resumable: it waits
+	// for its time across restarts.
+	KindSchemaChangeGC = "SCHEMA CHANGE GC"
 )
 
 // Status is where a job stands (sys.jobs' status).
@@ -73,6 +78,16 @@ type Record struct {
 	// Cancelable: CANCEL JOB can stop the job (only while it runs; not
 	// persisted: after a restart nothing runs).
 	Cancelable bool `json:"-"`
+	// Resumable jobs are not tied to a statement: one recorded as running
+	// is still running after a restart, and its owner picks it up again
+	// (Registry.Resumable). Payload is the owner's state, opaque here.
+	Resumable bool            `json:"resumable,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
+	// RunningStatus says what a running job is doing or waiting for
+	// (CockroachDB's running_status); NextRun is when it will next act
+	// (zero: not waiting for a time).
+	RunningStatus string    `json:"running_status,omitempty"`
+	NextRun       time.Time `json:"next_run,omitzero"`
 }
 
 // Fraction is the share of the job done, 0 to 1; ok is false when it is
@@ -131,7 +146,7 @@ func Open(store *meta.Store, now func() time.Time, log *slog.Logger) (*Registry,
 	at := now().UTC()
 	for _, rec := range recs {
 		r.next = max(r.next, rec.ID+1)
-		if rec.Status == Running {
+		if rec.Status == Running && !rec.Resumable {
 			rec.Status, rec.Error, rec.Finished, rec.Modified = Failed, interruptedError, at, at
 			if err := put(b, rec); err != nil {
 				return nil, err
@@ -180,6 +195,58 @@ func (r *Registry) Start(kind, description, user string) *Job {
 	j.saveLocked(true)
 	j.mu.Unlock()
 	return j
+}
+
+// Prepare builds a resumable job of kind for user, holding payload, with
+// its running status, next run and total (Update), whose record the caller
+// writes into its own batch (Job.Put) so that the job exists exactly when
+// the batch's change does; Add registers it once that batch committed. A
+// prepared job that is never added is forgotten (its id is skipped).
+func (r *Registry) Prepare(kind, description, user string, payload any, status string, next time.Time, total int64) (*Job, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, err
+	}
+	at := r.now().UTC()
+	r.mu.Lock()
+	id := r.next
+	r.next++
+	r.mu.Unlock()
+	return &Job{r: r, rec: Record{ID: id, Kind: kind, Description: description, User: user, Status: Running,
+		Created: at, Started: at, Modified: at, RowsTotal: total, Resumable: true, Payload: raw,
+		RunningStatus: status, NextRun: next.UTC()}}, nil
+}
+
+// Put writes a prepared job's record into b.
+func (j *Job) Put(b *meta.Batch) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return put(b, j.rec)
+}
+
+// Add registers a prepared job whose record committed: sys.jobs shows it.
+func (r *Registry) Add(j *Job) {
+	j.mu.Lock()
+	j.saved = r.now()
+	j.mu.Unlock()
+	r.mu.Lock()
+	r.jobs[j.rec.ID] = j
+	r.mu.Unlock()
+}
+
+// Resumable returns the running resumable jobs of kind (those Open found
+// running, and those added since), oldest first.
+func (r *Registry) Resumable(kind string) []*Job {
+	r.mu.Lock()
+	var out []*Job
+	for _, j := range r.jobs {
+		if rec := j.Record(); rec.Kind == kind && rec.Resumable && rec.Status == Running {
+			out = append(out, j)
+		}
+	}
+	r.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool { return out[a].rec.ID < out[b].rec.ID })
+	return out
 }
 
 // trim forgets the oldest finished jobs beyond MaxFinished and deletes
@@ -301,6 +368,42 @@ func (j *Job) status() Status {
 	return j.rec.Status
 }
 
+// Payload returns the job's payload (Prepare, SetPayload).
+func (j *Job) Payload() json.RawMessage {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.rec.Payload
+}
+
+// Update changes a running resumable job's payload (nil: unchanged), its
+// running status and when it next acts, and its progress; the record is
+// written at once, durably when sync.
+func (j *Job) Update(payload any, status string, next time.Time, done, total int64, sync bool) error {
+	var raw json.RawMessage
+	if payload != nil {
+		var err error
+		if raw, err = json.Marshal(payload); err != nil {
+			return err
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.rec.Status != Running {
+		return nil
+	}
+	if raw != nil {
+		j.rec.Payload = raw
+	}
+	j.rec.RunningStatus, j.rec.NextRun = status, next.UTC()
+	if next.IsZero() {
+		j.rec.NextRun = time.Time{}
+	}
+	j.rec.RowsDone, j.rec.RowsTotal = done, total
+	j.rec.Modified = j.r.now().UTC()
+	j.saveLocked(sync)
+	return nil
+}
+
 // Context makes the job cancelable: it returns a context derived from ctx
 // that CANCEL JOB cancels (with cause ErrCanceled). The job's work must
 // run under it and stop when it is done.
@@ -351,6 +454,7 @@ func (j *Job) finish(err error) bool {
 	}
 	at := j.r.now().UTC()
 	j.rec.Finished, j.rec.Modified = at, at
+	j.rec.RunningStatus, j.rec.NextRun = "", time.Time{}
 	switch {
 	case err == nil:
 		j.rec.Status = Succeeded

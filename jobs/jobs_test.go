@@ -230,3 +230,69 @@ func TestConcurrentProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestResumableJob: a prepared job exists only once the caller's batch
+// commits it; a running resumable job is still running after a restart,
+// with its payload and running status, and is listed by Resumable.
+func TestResumableJob(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{t: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)}
+	eng, store := openEngine(t, dir)
+	r, err := Open(store, clk.now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := clk.now().Add(time.Hour)
+	lost, err := r.Prepare(KindSchemaChangeGC, "GC for DROP TABLE lost", "alice", map[string]int{"n": 0}, "waiting", next, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.NewBatch()
+	if err := lost.Put(b); err != nil {
+		t.Fatal(err)
+	}
+	b.Close() // the change never committed
+	j, err := r.Prepare(KindSchemaChangeGC, "GC for DROP TABLE t", "alice", map[string]int{"n": 1}, "waiting", next, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = store.NewBatch()
+	if err := j.Put(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Get(j.ID()); ok {
+		t.Fatal("a prepared job is listed before it is added")
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r.Add(j)
+	if err := j.Update(map[string]int{"n": 2}, "waiting more", next, 1, 2, true); err != nil {
+		t.Fatal(err)
+	}
+	eng.Close() // a crash
+
+	eng, store = openEngine(t, dir)
+	defer eng.Close()
+	if r, err = Open(store, clk.now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if list := r.List(); len(list) != 1 {
+		t.Fatalf("after restart: %+v", list)
+	}
+	res := r.Resumable(KindSchemaChangeGC)
+	if len(res) != 1 || res[0].ID() != j.ID() || string(res[0].Payload()) != `{"n":2}` {
+		t.Fatalf("resumable after restart: %+v", res)
+	}
+	got := res[0].Record()
+	if got.Status != Running || got.RunningStatus != "waiting more" || !got.NextRun.Equal(next) || got.RowsDone != 1 || got.RowsTotal != 2 {
+		t.Fatalf("resumed job: %+v", got)
+	}
+	res[0].Finish(nil)
+	if got := res[0].Record(); got.Status != Succeeded || got.RunningStatus != "" || !got.NextRun.IsZero() {
+		t.Fatalf("finished: %+v", got)
+	}
+	if len(r.Resumable(KindSchemaChangeGC)) != 0 {
+		t.Fatal("a finished job is still resumable")
+	}
+}

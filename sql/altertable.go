@@ -605,7 +605,7 @@ func (s *Session) dropRewriteSpaces(ids []uint64) {
 			spaces = append(spaces, id)
 		}
 	}
-	if err := s.e.dropSpaces(spaces, nil); err != nil {
+	if err := s.e.dropSpaces(spaces, nil, s.e.dropgc.pending); err != nil {
 		s.notice("WARNING", sqlerr.InternalError, "a failed rewrite's data was not removed (it is at the next start): %v", err)
 	}
 }

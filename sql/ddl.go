@@ -50,12 +50,21 @@ func (s *Session) ddlInto(b *storage.Batch, fn func(ch *catalog.Change, pch *par
 func (s *Session) ddlNow(b *storage.Batch, fn func(ch *catalog.Change, pch *partition.Change, b *storage.Batch) error) error {
 	ch := s.e.catalog.Begin()
 	pch := s.e.shards.Begin()
+	s.gcDrops = nil
 	abort := func(err error) error {
+		s.gcDrops = nil
 		pch.Abort()
 		ch.Abort()
 		return err
 	}
 	if err := fn(ch, pch, b); err != nil {
+		return abort(err)
+	}
+	// The rows of the tables and indexes it drops stay for historical
+	// reads; their GC job commits with the change (dropgc.go).
+	gc, err := s.e.prepareDropGC(s.gcDrops, s.currentText, s.user, b)
+	s.gcDrops = nil
+	if err != nil {
 		return abort(err)
 	}
 	// Schema times for historical reads (session_asof.go).
@@ -76,16 +85,19 @@ func (s *Session) ddlNow(b *storage.Batch, fn func(ch *catalog.Change, pch *part
 		// and shard maps in memory behind the disk, with the change locks
 		// held.
 		defer panics.Crash("sql: installing a committed schema change")
+		s.e.dropgc.keep(gc, ts) // before the shard maps go
 		pch.Install()
 		ch.InstallAt(ts)
 		installed = true
 	})
 	if err := b.Commit(); err != nil {
 		if installed {
+			s.e.dropgc.start(gc)
 			return err
 		}
 		return abort(err)
 	}
+	s.e.dropgc.start(gc)
 	s.e.storage.NoteSchemaChanges(changes, changedAt)
 	// The rest of the statement (CREATE TABLE AS fills the table) sees
 	// the change.

@@ -115,7 +115,8 @@
 // or unique column changes); it collects the matching keys before it
 // writes, up to modifyKeysLimit (64k), and past that streams them from a
 // read view of the statement's start (write.go, streamKeys), so its memory
-// does not grow with the rows it changes. A COPY inside a block takes its
+// does not grow with the rows it changes. A COPY inside a block, and a
+// block's INSERT of more than one row (INSERT ... SELECT), take their
 // rows' locks as write holds (sql/txn's writeholds.go). AS OF SYSTEM TIME (session_asof.go) sets the
 // statement's or the block's snapshot to its time; a statement binds
 // against the catalog of its time when the catalog knows it exactly
@@ -123,6 +124,18 @@
 // refuses tables changed since; sessions hold their read timestamps against GC until the
 // statement or transaction ends; TTL is judged at the snapshot's time
 // (expr.Context.ReadTime). GC's per-shard policy (GC_TTL) is gc.go's.
+// Follower reads (follower.go): the stale read-only mode (stale_read_only)
+// takes every snapshot at follower_read_timestamp() (staleSnapshot) and
+// makes the session read-only; OpenFollower opens a read-only engine over
+// a cluster node's replica that writes nothing (the storage engine refuses
+// commits) and makes every read wait for the replica's closed timestamp
+// (waitReadable, 55000 past FollowerReads.Wait). Debug a follower read by
+// comparing the read's timestamp in the 55000 error with the replica's
+// closed timestamp (shardsm.StateResult.Closed).
+// A schema change that drops a table or index (DROP, TRUNCATE, rewrites)
+// drops its shard map but keeps its rows for reads AS OF SYSTEM TIME
+// before it, under a SCHEMA CHANGE GC job written in the change's batch
+// that removes them once GC_TTL has passed (dropgc.go; resumed at Open).
 //
 // Table locks (tablelocks.go): Execute takes each statement's table locks
 // after binding and before its snapshot — the binder reports the tables a

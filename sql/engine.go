@@ -99,6 +99,9 @@ type Engine struct {
 	shards  *partition.Manager
 	// jobs is the registry of long statements (sys.jobs; jobs.go).
 	jobs *jobs.Registry
+	// dropgc keeps the rows of dropped tables and indexes for historical
+	// reads until their GC jobs remove them (dropgc.go).
+	dropgc *dropGC
 	// copyIDs numbers COPY statements; copyProgress is the hook they
 	// report to (copy.go).
 	copyIDs      atomic.Uint64
@@ -191,6 +194,13 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Cluster != nil {
 		opts.Cluster.AttachJobs(e.jobs)
 	}
+	// GC jobs of dropped tables resume (before dropOrphans, which leaves
+	// their rows to them).
+	e.dropgc = newDropGC(e)
+	if err := e.dropgc.resume(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	// Tables created before shard maps existed get a one-shard map.
 	for _, db := range cat.Snapshot().Databases() {
 		for _, t := range cat.Snapshot().Tables(db.ID) {
@@ -236,6 +246,7 @@ func Open(opts Options) (*Engine, error) {
 	e.startBalancer()
 	e.startTTL()
 	e.startGC()
+	e.dropgc.run()
 	return e, nil
 }
 
@@ -295,6 +306,7 @@ func (e *Engine) Close() error {
 	if e.follower() {
 		return nil // the node's engine, which its replicas write (follower.go)
 	}
+	e.dropgc.close()
 	return e.storage.Close()
 }
 

@@ -27,8 +27,9 @@ import (
 //     statement or transaction without an AS OF SYSTEM TIME of its own
 //     reads at follower_read_timestamp(): the clock's now less the closed
 //     target plus a margin (FollowerReads.Offset; 4.8 s for the default
-//     3 s target, CockroachDB's figure). now() is that time. The schema is
-//     the catalog's of that time (its history on disk).
+//     3 s target, CockroachDB's figure). TTL is judged at that time;
+//     now() stays the clock's. The schema is the catalog's of that time
+//     (its history on disk).
 //   - A follower engine (FollowerReads.Closed set, OpenFollower): a
 //     read-only engine over a node's replica that does not serve. Every
 //     session is in the stale read-only mode (SET stale_read_only = off is
@@ -123,9 +124,13 @@ func (s *Session) staleReadOnly() bool {
 	return s.e.follower() || s.vars.Enabled("stale_read_only")
 }
 
-// staleSetting refuses leaving the stale read-only mode on a follower
-// engine.
+// staleSetting refuses changing the stale read-only mode inside a block,
+// and leaving it on a follower engine.
 func (s *Session) staleSetting(name, value string) error {
+	if name == "stale_read_only" && s.vars.InTxn() {
+		// A block reads at one kind of timestamp from start to end.
+		return sqlerr.New(sqlerr.ActiveSQLTransaction, "stale_read_only cannot be changed inside a transaction block")
+	}
 	if s.e.follower() && name == "stale_read_only" && value != "on" {
 		return sqlerr.New(sqlerr.FeatureNotSupported,
 			"stale_read_only cannot be turned off in a follower-read session: this node does not serve SQL")

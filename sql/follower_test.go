@@ -57,12 +57,18 @@ func TestStaleReadOnly(t *testing.T) {
 	if got := formatRows(query(t, s, "SHOW stale_read_only")); got != `"on"` {
 		t.Fatalf("stale_read_only: %q", got)
 	}
+	if got := formatRows(query(t, s, "SHOW transaction_read_only")); got != `"on"` {
+		t.Fatalf("transaction_read_only in the stale read-only mode: %q", got)
+	}
 	// A block reads at one stale time.
 	query(t, s, "BEGIN")
 	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "1" {
 		t.Fatalf("in a block: %q", got)
 	}
-	query(t, s, "COMMIT")
+	if _, err := tryQuery(s, "SET stale_read_only = off"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ActiveSQLTransaction {
+		t.Fatalf("leaving the mode inside a block: %s", errCode(err))
+	}
+	query(t, s, "ROLLBACK")
 	time.Sleep(120 * time.Millisecond)
 	if got := formatRows(query(t, s, "SELECT count(*) FROM f")); got != "2" {
 		t.Fatalf("later: %q", got)
@@ -162,5 +168,25 @@ func TestFollowerEngine(t *testing.T) {
 	}
 	if err := b.Commit(); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ReadOnlySQLTransaction {
 		t.Fatalf("a commit on the follower's store: %v", err)
+	}
+}
+
+// TestFollowerReadTimestampFunction: follower_read_timestamp() is the
+// statement time less the offset of the engine's closed target (1.6 ×).
+func TestFollowerReadTimestampFunction(t *testing.T) {
+	e, err := Open(Options{DataDir: t.TempDir(), NoSync: true, Logger: testEngineLogger(),
+		FollowerReads: &FollowerReads{Target: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := testSession(t, e)
+	got := formatRows(query(t, s, "SELECT CAST(now() - follower_read_timestamp() AS Utf8)"))
+	if got != `"00:00:16"` {
+		t.Fatalf("now() - follower_read_timestamp(): %s, want 16 s", got)
+	}
+	d := testSession(t, testEngine(t))
+	if got := formatRows(query(t, d, "SELECT CAST(now() - experimental_follower_read_timestamp() AS Utf8)")); got != `"00:00:04.8"` {
+		t.Fatalf("with the default target: %s, want 4.8 s", got)
 	}
 }

@@ -182,6 +182,7 @@ func jobRow(r jobs.Record) []types.Value {
 		types.NewUtf8(string(r.Status)), ts(r.Created, true), ts(r.Started, !r.Started.IsZero()),
 		ts(r.Finished, !r.Finished.IsZero()), ts(r.Modified, true), fraction, errText,
 		types.NewInt64(r.RowsDone), total, types.NewBool(r.Cancelable && r.Status == jobs.Running),
+		nullIfEmpty(r.RunningStatus), ts(r.NextRun, !r.NextRun.IsZero()),
 	}
 }
 
@@ -224,6 +225,13 @@ func (s *Session) runJobStatement(st *bind.JobStatement) (Result, error) {
 	verb := map[parser.JobKind]string{parser.JobPause: "PAUSE JOB", parser.JobResume: "RESUME JOB"}[st.Kind]
 	return nil, &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Message: verb + " is not supported yet",
 		Hint: "A job runs inside the statement that started it; CANCEL JOB stops a backfill or rewrite."}
+}
+
+func nullIfEmpty(s string) types.Value {
+	if s == "" {
+		return types.NullValue
+	}
+	return types.NewUtf8(s)
 }
 
 func jobNotFound(id int64) error {

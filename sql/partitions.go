@@ -17,6 +17,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql/tablesettings"
 	"github.com/pivotdb/pivotdb/sql/types"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // Shard-level SQL: the sys.partitions view, SHOW CREATE TABLE with the
@@ -78,6 +79,13 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 			if !vs.Threshold.IsEmpty() {
 				gcThreshold = types.NewTimestamp(vs.Threshold.WallTime / 1000)
 			}
+			locks := int64(0)
+			if err := mvcc.ScanLocks(s.e.storage.LocalReader(), sh.Span, func(mvcc.LockRecord) error {
+				locks++
+				return nil
+			}); err != nil {
+				return nil, err
+			}
 			rows = append(rows, []types.Value{
 				types.NewUtf8(t.Name), types.NewInt64(int64(k)), types.NewInt64(int64(sh.ID)),
 				types.NewUtf8(formatPivot(t, sh.Span.Start)), types.NewUtf8(end),
@@ -85,7 +93,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				ttlLastRun, types.NewInt64(sh.TTLRowsErased()),
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
 				types.NewBool(s.e.storage.KeyFilterEnabled(t.ID)), types.NewInt64(int64(filterBytes[t.ID])),
-				types.NewInt64(vs.OldBytes), types.NewInt64(vs.OldCount), gcThreshold,
+				types.NewInt64(vs.OldBytes), types.NewInt64(vs.OldCount), gcThreshold, types.NewInt64(locks),
 			})
 		}
 	}

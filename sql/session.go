@@ -96,6 +96,9 @@ type Session struct {
 	// the text of the statement running, which DECLARE records.
 	cursors     map[string]*cursor
 	currentText string
+	// gcDrops are the key spaces the running autocommit schema change
+	// drops and keeps for historical reads (dropgc.go; ddlNow).
+	gcDrops []gcSpace
 	// planningTime is how long binding the running statement took
 	// (EXPLAIN ANALYZE's Planning Time).
 	planningTime time.Duration
@@ -756,6 +759,7 @@ func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.C
 		ts := s.snap.Timestamp()
 		ec.ReadWall, ec.ReadLogical = ts.WallTime, ts.Logical
 	}
+	ec.FollowerReadOffset = s.e.opts.FollowerReads.Offset() // follower.go
 	return ec
 }
 

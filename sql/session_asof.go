@@ -38,8 +38,9 @@ import (
 //     a data directory written before the history existed), for a SELECT
 //     and for every statement of a block AS OF SYSTEM TIME: tables created
 //     since do not exist (42P01), columns and indexes are those of then.
-//     A table or index dropped, truncated or rewritten since is named but
-//     its rows are gone: 0A000 (droppedSinceError). Otherwise (x before
+//     A table or index dropped, truncated or rewritten since is read from
+//     the rows the drop kept until its GC job removes them (dropgc.go),
+//     then refused with the GC-threshold error. Otherwise (x before
 //     the history's start or below its GC threshold) the schema is
 //     today's and the schema times (storage/schematime.go) refuse a table
 //     whose definition changed after x (schemaChangedError).
@@ -194,10 +195,14 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		s.snap = s.snap.Historical()
 	} else {
 		// The catalog of then may name tables and indexes dropped (or
-		// truncated, rewritten) since, whose rows went with the drop.
+		// truncated, rewritten) since: their rows are kept until their
+		// GC job removes them (dropgc.go).
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
 			if s.e.shards.Map(id) == nil {
-				return s.noShardMapError(ts) // follower.go
+				if s.e.follower() {
+					return s.noShardMapError(ts) // follower.go
+				}
+				return s.e.dropgc.check(id, ts)
 			}
 			return nil
 		})
@@ -380,14 +385,14 @@ func (s *Session) schemaChangedError(err error) (*sqlerr.Error, bool) {
 	return e, true
 }
 
-// droppedSinceError is the error of a historical read of a table or index
-// that a DROP, TRUNCATE or rewrite (ALTER COLUMN TYPE, ADD PRIMARY KEY)
-// removed since its time: the catalog of then names it, but its shard map
-// and rows went with the change's commit (CockroachDB keeps them until the
-// GC TTL passes; PivotDB does not yet).
+// droppedSinceError is the error of a historical read, on a follower
+// engine, of a table or index it has no shard map of (follower.go): the
+// catalog of then names it, but it was dropped, truncated or rewritten
+// since (or created after the engine opened). A serving engine reads the
+// rows a drop kept until its GC job removes them (dropgc.go).
 func droppedSinceError(ts hlc.Timestamp) *sqlerr.Error {
 	e := sqlerr.NotSupported("AS OF SYSTEM TIME %s, reading a table or index dropped, truncated or rewritten since then,", ts)
-	e.Detail = "The rows of a dropped table or index are removed when the drop commits."
-	e.Hint = "Read at a time after the change."
+	e.Detail = "A follower-read connection does not read the rows of a table dropped since."
+	e.Hint = "Read at a time after the change, or through the serving node."
 	return e
 }

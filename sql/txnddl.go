@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/pivotdb/pivotdb/jobs"
@@ -50,8 +51,11 @@ type txnDDL struct {
 	// created lists what the transaction created physically: key spaces
 	// (table and index ids, with shard maps) and sequence records.
 	createdSpaces, createdSeqs []uint64
-	// dropped lists the physical drops that wait for the commit.
+	// dropped lists the physical drops that wait for the commit;
+	// dropTexts the statements that asked for them (the GC job's
+	// description).
 	droppedSpaces, droppedSeqs []uint64
+	dropTexts                  []string
 	// held are the committed tables the transaction changed (ddlHolds);
 	// holder is the transaction's id there.
 	held   []uint64
@@ -395,6 +399,12 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 	// Schema times for historical reads (session_asof.go), as ddlNow.
 	changes := s.schemaChanges(d.pending)
 	changedAt, err := s.e.storage.RecordSchemaChanges(t.Batch(), changes)
+	var gc *gcTask
+	if err == nil {
+		// The rows of what it drops stay for historical reads; their
+		// GC job commits with the block (dropgc.go).
+		gc, err = s.e.prepareDropGC(s.blockDrops(d), strings.Join(d.dropTexts, "; "), s.user, t.Batch())
+	}
 	if err != nil {
 		t.Rollback()
 		s.finishTxnDDL(d, false)
@@ -408,10 +418,14 @@ func (s *Session) commitTxn(t *txn.Txn) error {
 	s.e.ddlApply.Lock()
 	applied := false
 	t.Batch().OnCommitted(func(ts hlc.Timestamp) {
+		s.e.dropgc.keep(gc, ts)
 		s.e.catalog.Apply(d.pending, ts)
 		applied = true
 	})
 	err = t.Commit()
+	if err == nil || applied {
+		s.e.dropgc.start(gc)
+	}
 	if err == nil {
 		s.e.storage.NoteSchemaChanges(changes, changedAt)
 	}
@@ -477,7 +491,7 @@ func (s *Session) finishTxnDDL(d *txnDDL, committed bool) {
 			seqs = append(seqs, id)
 		}
 	}
-	if err := s.e.dropSpaces(spaces, seqs); err != nil {
+	if err := s.e.dropSpaces(spaces, seqs, s.e.dropgc.pending); err != nil {
 		s.notice("WARNING", sqlerr.InternalError, "dropped objects' data was not removed (it is at the next start): %v", err)
 	}
 	if committed {
@@ -495,8 +509,9 @@ func (s *Session) finishTxnDDL(d *txnDDL, committed bool) {
 }
 
 // dropSpaces removes key spaces (rows or index entries and shard maps)
-// and sequence records that no committed descriptor names.
-func (e *Engine) dropSpaces(spaces, seqs []uint64) error {
+// and sequence records that no committed descriptor names; of the spaces
+// kept says a GC job removes later (dropgc.go), only the shard map.
+func (e *Engine) dropSpaces(spaces, seqs []uint64, kept func(id uint64) bool) error {
 	spaces = slices.Compact(slices.Sorted(slices.Values(spaces)))
 	seqs = slices.Compact(slices.Sorted(slices.Values(seqs)))
 	if len(spaces) == 0 && len(seqs) == 0 {
@@ -511,6 +526,9 @@ func (e *Engine) dropSpaces(spaces, seqs []uint64) error {
 				pch.Abort()
 				return err
 			}
+		}
+		if kept(id) {
+			continue
 		}
 		if err := b.DeleteRange(storage.TableSpan(id)); err != nil {
 			pch.Abort()
@@ -535,7 +553,8 @@ func (e *Engine) dropSpaces(spaces, seqs []uint64) error {
 // dropOrphans removes, at startup, the key spaces and sequence records
 // that no committed descriptor names: creations of a transaction that
 // never committed, and drops a committed one did not get to run, when
-// the server stopped in between.
+// the server stopped in between. Of a space a GC job waits for
+// (dropgc.go), only the shard map goes.
 func (e *Engine) dropOrphans() error {
 	snap := e.catalog.Snapshot()
 	var spaces, seqs []uint64
@@ -560,30 +579,48 @@ func (e *Engine) dropOrphans() error {
 	if err != nil {
 		return err
 	}
-	return e.dropSpaces(spaces, seqs)
+	return e.dropSpaces(spaces, seqs, e.dropgc.pending)
 }
 
-// dropTableData removes a table's rows, index entries and shard maps in
-// the DDL batch; inside a transaction block it is deferred to the commit.
+// dropTableData drops a table's shard maps (its and its indexes') in the
+// DDL batch and keeps their rows for historical reads until the change's
+// GC job removes them (dropgc.go), or removes them with the change when
+// they are not kept. Inside a transaction block it is deferred to the
+// commit.
 func (s *Session) dropTableData(pch *partition.Change, b *storage.Batch, t *catalog.Table) error {
 	if s.inTxnDDL() {
 		s.tddl.droppedSpaces = append(s.tddl.droppedSpaces, t.ID)
 		for _, ix := range t.Indexes {
 			s.tddl.droppedSpaces = append(s.tddl.droppedSpaces, ix.ID)
 		}
+		s.noteDropText()
 		return nil
+	}
+	if kept, err := s.keepDroppedTable(pch, b, t); kept || err != nil {
+		return err
 	}
 	return s.e.dropTableData(pch, b, t)
 }
 
-// dropIndexData is Engine.dropIndexData, deferred to the commit inside a
-// transaction block.
+// dropIndexData is dropTableData for an index.
 func (s *Session) dropIndexData(pch *partition.Change, b *storage.Batch, id uint64) error {
 	if s.inTxnDDL() {
 		s.tddl.droppedSpaces = append(s.tddl.droppedSpaces, id)
+		s.noteDropText()
 		return nil
 	}
+	if kept, err := s.keepDroppedIndex(pch, b, id); kept || err != nil {
+		return err
+	}
 	return s.e.dropIndexData(pch, b, id)
+}
+
+// noteDropText records the running statement as one that drops, for the
+// block's GC job.
+func (s *Session) noteDropText() {
+	if n := len(s.tddl.dropTexts); n == 0 || s.tddl.dropTexts[n-1] != s.currentText {
+		s.tddl.dropTexts = append(s.tddl.dropTexts, s.currentText)
+	}
 }
 
 // txnBlockDDL checks, for a statement inside a transaction block, that it

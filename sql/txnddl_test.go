@@ -25,7 +25,7 @@ func tableHasKeys(t *testing.T, e *Engine, id uint64) bool {
 
 // TestTxnDDLPhysical: what a transaction's schema changes leave on disk.
 // A rolled-back CREATE TABLE leaves no shard map; a committed DROP TABLE
-// leaves no rows; and the creations of a transaction the server did not
+// leaves no shard map, its rows to its GC job; and the creations of a transaction the server did not
 // get to end (a crash: the session is abandoned, not closed) are dropped
 // at the next start.
 func TestTxnDDLPhysical(t *testing.T) {
@@ -65,8 +65,10 @@ func TestTxnDDLPhysical(t *testing.T) {
 		t.Fatal("an uncommitted DROP TABLE removed the rows")
 	}
 	run("COMMIT")
-	if tableHasKeys(t, e, dr.ID) || e.shards.Map(dr.ID) != nil {
-		t.Fatal("a committed DROP TABLE left rows or a shard map")
+	// Its rows stay for historical reads until its GC job removes them
+	// (dropgc.go).
+	if !tableHasKeys(t, e, dr.ID) || !e.dropgc.pending(dr.ID) || e.shards.Map(dr.ID) != nil {
+		t.Fatal("a committed DROP TABLE left a shard map, or its rows are not kept for its GC job")
 	}
 
 	run("BEGIN")
@@ -316,8 +318,11 @@ func TestTxnRewritePhysical(t *testing.T) {
 
 	nt = rewritten("Int64")
 	run("COMMIT")
-	if tableHasKeys(t, e, old.ID) || e.shards.Map(old.ID) != nil || e.shards.Map(old.Indexes[0].ID) != nil {
-		t.Fatal("a committed rewrite left the old rows or shard maps")
+	// The old rows stay for historical reads until the GC job removes
+	// them (dropgc.go); the shard maps go.
+	if !tableHasKeys(t, e, old.ID) || !e.dropgc.pending(old.ID) || !e.dropgc.pending(old.Indexes[0].ID) ||
+		e.shards.Map(old.ID) != nil || e.shards.Map(old.Indexes[0].ID) != nil {
+		t.Fatal("a committed rewrite left the old shard maps, or its old rows are not kept for its GC job")
 	}
 	if !tableHasKeys(t, e, nt.ID) || !tableHasKeys(t, e, nt.Indexes[0].ID) {
 		t.Fatal("a committed rewrite has no rows or index entries")

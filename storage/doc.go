@@ -79,7 +79,11 @@
 //     (0x03 0x10 <table prefix>) let a historical View (AS OF SYSTEM TIME)
 //     refuse tables whose definition changed after it (SchemaChangedError)
 //     when the SQL layer's catalog does not know the schema of its time;
-//     View.CheckingTables lets it refuse tables dropped since. VersionBytes counts old versions for
+//     View.CheckingTables lets it vet tables dropped since. The keys of a
+//     dropped table stay (for reads before the drop) until the SQL
+//     layer's GC job calls CollectDropped, which removes them, with their
+//     threshold keys, once the window has passed the drop and no read
+//     holds an earlier time (gc.go). VersionBytes counts old versions for
 //     sys.partitions.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
 //     looks up whole keys without an iterator per key (Get copies the
@@ -93,11 +97,12 @@
 //     later (keyfilterflush.go), so their rows get filters promptly.
 //     Closed PointReaders over the latest state (View, Engine, a Batch
 //     without writes) give their Pebble iterator back to the engine, which
-//     lends it to the next reader while nothing was written into Pebble and
-//     no flush, compaction or ingestion ended since it was made
-//     (pointiter.go): Pebble v2 cannot refresh a DB iterator's view, so a
-//     kept one is reused only while its view is the latest. Not on an
-//     engine whose Pebble others write into (PebbleForReplication).
+//     lends it to the next reader only while every write into Pebble
+//     begun so far had landed before it was made, and no flush,
+//     compaction or ingestion ended since (pointiter.go): Pebble v2 cannot
+//     refresh a DB iterator's view, so a kept one is reused only while its
+//     view is the latest. Not on an engine whose Pebble others write into
+//     (PebbleForReplication).
 //   - Memtables that stop receiving writes are flushed (idleflush.go): a
 //     read costs much more in the memtable than in sstables (no bloom
 //     filter; a row's old versions stepped over one by one or by a
@@ -128,7 +133,11 @@
 //     timestamp under a pending record that RollBackBulkLoads undoes
 //     (replbulk.go). A replica's engine (Options.Replica) runs GC passes
 //     only while it has a replicator; any other engine must run with GC
-//     off to take one.
+//     off to take one. Closed timestamps (closedts.go):
+//     ClosableTimestamp picks, under the commit tracker's mutex, a time
+//     below every commit in flight or to come, which cluster/shardrepl
+//     publishes to the replicas; SetCommitRefusal makes a replica's engine
+//     without a replicator refuse commits (a follower's read-only SQL).
 //   - Disk space (diskspace.go). A full disk would make Pebble end the
 //     process, so every Batch.Commit first checks (statfs) that the disk
 //     keeps Options.DiskReserveBytes free after it, and fails with
@@ -182,8 +191,9 @@
 //     what it installs in memory (a schema change's catalog) is there
 //     before any read at the commit's timestamp starts.
 //   - Every write storage makes into Pebble goes through
-//     Engine.commitPebble or is counted like it (ingest): point reads
-//     reuse an iterator only while that count stands still
+//     Engine.commitPebble or is counted like it (ingest): begun before it
+//     can land, finished after. Point reads reuse an iterator only while
+//     no write began since the writes finished before it was made
 //     (TestEveryPebbleWriteCounted looks for writes that bypass it).
 //   - A shard's GC threshold only rises and is at most the oldest read
 //     hold: a pass writes it (under the mutex the holds share) before it

@@ -340,3 +340,76 @@ func (g *gcLoop) stop() {
 	g.cancel()
 	g.done.Wait()
 }
+
+// Dropped tables (issue 16): a schema change that drops a table or index
+// (DROP TABLE, TRUNCATE, a rewrite, DROP INDEX) no longer deletes its keys
+// when it commits. They stay, so that a read AS OF SYSTEM TIME before the
+// drop still finds them, until the table's retention window has passed
+// the drop; then the SQL layer's GC job calls CollectDropped.
+
+// CollectDropped removes every key of span — a table's or index's key
+// space that a schema change committed at `at` dropped — once no read can
+// still need it: now minus ttl and the oldest read hold must both be at or
+// after `at`. It reports false, doing nothing, before that (or while this
+// replica's engine does not serve). Otherwise the span's GC threshold is
+// raised to `at` in memory first (under the mutex the read holds share),
+// so that a read that starts meanwhile is refused (BelowGCThresholdError)
+// rather than reading a half-deleted span; then one batch deletes the
+// span's keys and its GC threshold keys (through the replicator on a
+// replicated engine). forget (may be nil) runs after that batch and before
+// the in-memory threshold goes: from then on the caller refuses the reads
+// of the span itself, knowing the table is gone. A crash before the batch
+// lands leaves the keys for the next call.
+func (e *Engine) CollectDropped(ctx context.Context, span Span, at hlc.Timestamp, ttl time.Duration, forget func()) (bool, error) {
+	if err := span.validate(); err != nil {
+		return false, err
+	}
+	if span.End == nil || !isVersioned(span.Start) {
+		return false, fmt.Errorf("storage: collecting dropped %s: not a bounded span of the table area", span)
+	}
+	if !e.gcAllowed() {
+		return false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	g := e.gcs
+	g.passes.Lock()
+	defer g.passes.Unlock()
+	g.mu.Lock()
+	now, err := e.commits.readFloor()
+	if err != nil {
+		g.mu.Unlock()
+		return false, err
+	}
+	if now.WallTime-int64(max(ttl, 0)) < at.WallTime {
+		g.mu.Unlock()
+		return false, nil
+	}
+	if oldest, ok := g.oldestHoldLocked(); ok && oldest.Less(at) {
+		g.mu.Unlock()
+		return false, nil
+	}
+	cur := g.thresholdLocked(span)
+	g.publishLocked(span, cur.Forward(at))
+	g.mu.Unlock()
+
+	b := e.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange(bareKey(rangeStart(span.Start)), bareKey(span.End), nil); err != nil {
+		return false, err
+	}
+	if err := b.DeleteRange(bareKey(GCThresholdKey(span.Start)), bareKey(GCThresholdKey(span.End)), nil); err != nil {
+		return false, err
+	}
+	if err := e.commitGC(b); err != nil {
+		return false, err
+	}
+	if forget != nil {
+		forget()
+	}
+	g.mu.Lock()
+	g.removeLocked(span)
+	g.mu.Unlock()
+	return true, nil
+}

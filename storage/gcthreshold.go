@@ -453,3 +453,15 @@ func (e *Engine) VersionBytes(ctx context.Context, span Span) (VersionStats, err
 	}
 	return st, it.Error()
 }
+
+// removeLocked drops the in-memory entries inside span, its start
+// included (CollectDropped, once the span's keys are gone); g.mu held.
+func (g *gcState) removeLocked(span Span) {
+	start := string(span.Start)
+	i := sort.Search(len(g.entries), func(i int) bool { return g.entries[i].start >= start })
+	j := i
+	for j < len(g.entries) && g.entries[j].start < string(span.End) {
+		j++
+	}
+	g.entries = append(g.entries[:i], g.entries[j:]...)
+}

@@ -204,8 +204,9 @@ func (e *Engine) ingest(ctx context.Context, paths []string) error {
 	if e.replOn.Load() {
 		return &ReplicatedError{Op: "ingestion of sstables"} // IngestVersioned replicates its keys instead
 	}
+	e.points.writing() // pointiter.go
 	err := e.db.Ingest(ctx, paths)
-	e.points.wrote() // pointiter.go
+	e.points.wrote()
 	if err != nil {
 		return fmt.Errorf("storage: ingest: %w", err)
 	}

@@ -181,6 +181,9 @@ func (p *PointReader) open() error {
 			return err
 		}
 		p.kept, p.it = k, k.it
+		if p.kbuf == nil {
+			p.kbuf = k.kbuf
+		}
 		return nil
 	}
 	it, err := p.r.NewIter(&pointIterOptions)
@@ -200,6 +203,8 @@ func (p *PointReader) Close() error {
 	}
 	var err error
 	if p.kept.it != nil {
+		p.kept.kbuf = p.kbuf[:0]
+		p.kbuf = nil
 		err = p.pool.put(p.kept)
 		p.kept = keptIter{}
 	} else {

@@ -21,19 +21,19 @@ import (
 // A Pebble iterator's view is fixed when it is made: a later commit is not
 // in it, and Pebble v2 has no way to refresh a DB iterator (SetOptions
 // refreshes only an iterator over an indexed batch). So a kept iterator is
-// reused only while its view is still the store's latest state: writes
-// counts every write that landed in Pebble (commitPebble, ingest), and an
-// iterator is handed out again only if the count has not moved since just
-// before it was made. That is exact, not a heuristic, by the commit
-// tracker's rule (committracker.go): a read at ts starts only once every
-// commit at or below ts has landed, and every landing is counted before its
-// commit ends; so if the count is unchanged since the iterator was made,
-// every commit a read at ts must see was in Pebble before the iterator's
-// view was taken. The count is read before the iterator is made, so a
-// write landing in between makes the iterator look stale, never fresh.
-// Writes that are not commits (GC, intents, lock records, key-filter
-// settings, range deletions of dropped tables) are counted too: the view
-// then equals a new iterator's, with no argument needed about each.
+// reused only while its view is still the store's latest state. Every
+// write storage makes into Pebble (commitPebble, ingest) counts itself in
+// started before it can land and in finished once it has landed; an
+// iterator is tagged with finished as read just before it is made, and is
+// lent again only while started still equals that tag. Then every write
+// that started by now had finished before the iterator was made, so every
+// write that landed before the reader looks (the reader may have seen one
+// land through another path: a transaction reading at the latest state
+// once a lock record it waited for is gone) is in the iterator's view:
+// exactly what a new iterator would see, whatever the write (commits, GC,
+// intents and their resolution, lock records, range deletions of dropped
+// tables) and whatever the read's timestamp. A write in flight makes every
+// kept iterator look stale, never fresh.
 //
 // An engine whose Pebble others write into (PebbleForReplication: a
 // cluster node's shard replicas apply Raft entries straight into it) cannot
@@ -59,10 +59,11 @@ var pointIterOptions = pebble.IterOptions{UseL6Filters: true}
 // pointIters is an engine's pool of point-read iterators over its latest
 // state.
 type pointIters struct {
-	// writes counts writes landed in Pebble; lsm counts flushes,
-	// compactions and ingestions that ended.
-	writes atomic.Uint64
-	lsm    atomic.Uint64
+	// started and finished count writes into Pebble begun and landed
+	// (or failed); lsm counts flushes, compactions and ingestions that
+	// ended.
+	started, finished atomic.Uint64
+	lsm               atomic.Uint64
 	// rawWriters is set once someone outside storage may write into
 	// Pebble (PebbleForReplication): no reuse from then on.
 	rawWriters atomic.Bool
@@ -76,10 +77,13 @@ type pointIters struct {
 	done   chan struct{}
 }
 
-// keptIter is an iterator with the counts read just before it was made.
+// keptIter is an iterator with the counts (finished writes, lsm) read just
+// before it was made, and the key buffer of the readers that used it (kept
+// with it, to save each statement that allocation too).
 type keptIter struct {
 	it          *pebble.Iterator
 	writes, lsm uint64
+	kbuf        []byte
 }
 
 func newPointIters() *pointIters {
@@ -110,17 +114,20 @@ func (p *pointIters) watch(l *pebble.EventListener) {
 	}
 }
 
-// wrote records that a write landed in Pebble. Call it after the write is
-// visible and before anything reports it done (a commit's end in the
-// commit tracker).
-func (p *pointIters) wrote() { p.writes.Add(1) }
+// writing records a write into Pebble about to begin; call wrote once it
+// has landed (or failed), before anything reports it done.
+func (p *pointIters) writing() { p.started.Add(1) }
+
+func (p *pointIters) wrote() { p.finished.Add(1) }
 
 // get returns an iterator over db's latest state, a kept one if it is
 // still current, with the counts to give back to put.
 func (p *pointIters) get(db *pebble.DB) (keptIter, error) {
-	// Read the counts before looking at or making an iterator: a write
-	// landing after this makes the iterator look stale, never fresh.
-	w, l := p.writes.Load(), p.lsm.Load()
+	// started, for the kept iterators (whose tags must equal it); and
+	// finished, the tag of an iterator made here, read before it is made:
+	// a write landing after this makes it look stale, never fresh.
+	s, l := p.started.Load(), p.lsm.Load()
+	w := p.finished.Load()
 	var stale []*pebble.Iterator
 	var k keptIter
 	p.mu.Lock()
@@ -128,7 +135,7 @@ func (p *pointIters) get(db *pebble.DB) (keptIter, error) {
 		c := p.free[n-1]
 		p.free[n-1] = keptIter{}
 		p.free = p.free[:n-1]
-		if c.writes == w && c.lsm == l {
+		if c.writes == s && c.lsm == l {
 			k = c
 			break
 		}
@@ -167,7 +174,7 @@ func (p *pointIters) put(k keptIter) error {
 
 // current reports whether k's view is still the store's latest state.
 func (p *pointIters) current(k keptIter) bool {
-	return !p.rawWriters.Load() && k.writes == p.writes.Load() && k.lsm == p.lsm.Load()
+	return !p.rawWriters.Load() && k.writes == p.started.Load() && k.lsm == p.lsm.Load()
 }
 
 // sweep closes, every pointIterSweep, the kept iterators that went stale,
@@ -232,9 +239,9 @@ func (p *pointIters) close() {
 // Pebble goes through here (or through ingest, which counts too):
 // TestEveryPebbleWriteCounted looks for others.
 func (e *Engine) commitPebble(b *pebble.Batch, opts *pebble.WriteOptions) error {
-	err := b.Commit(opts)
-	// Counted even if it failed: a failed commit may have landed in part
-	// of Pebble's memory, and one count too many only costs a new iterator.
-	e.points.wrote()
-	return err
+	// Counted even if it fails: one count too many only costs a new
+	// iterator.
+	e.points.writing()
+	defer e.points.wrote()
+	return b.Commit(opts)
 }

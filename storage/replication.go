@@ -219,8 +219,10 @@ func (e *Engine) replicate(pb *pebble.Batch, ts hlc.Timestamp) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	// Applied here before Replicate returns, possibly by others' writes
-	// into Pebble (counted or not, see pointiter.go).
+	// Applied here before Replicate returns, by writes into Pebble that
+	// storage does not see (so the engine reuses no iterators,
+	// pointiter.go); counted anyway.
+	e.points.writing()
 	defer e.points.wrote()
 	return e.repl.Replicate(ts, ms)
 }

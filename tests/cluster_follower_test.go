@@ -3,6 +3,8 @@ package tests
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -119,5 +121,24 @@ func TestClusterFollowerReads(t *testing.T) {
 	defer qcancel()
 	if err := fc2.QueryRow(qctx, asOf).Scan(&got); err != nil || got != "b" {
 		t.Fatalf("a new connection's read with the serving node stopped: %q, %v", got, err)
+	}
+}
+
+// TestClusterClosedTargetFlag: --closed-timestamp-target needs --join and
+// refuses a target below the 200 ms publication interval.
+func TestClusterClosedTargetFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--closed-timestamp-target", "5s"}, "--closed-timestamp-target needs --join"},
+		{[]string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:2", "--raft-listen", "127.0.0.1:3",
+			"--closed-timestamp-target", "10ms"}, "--closed-timestamp-target 10ms: it must be at least 200ms"},
+	} {
+		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("serve %v: %v\n%s", c.args, err, out)
+		}
 	}
 }

@@ -82,6 +82,13 @@ func TestClusterGC(t *testing.T) {
 	// node reads the schema of then (sql/catalog/history.go).
 	mustExec(t, conn, `CREATE TABLE shape (k Int64, a Utf8, PRIMARY KEY (k)) WITH (GC_TTL = Interval("PT1H"))`)
 	mustExec(t, conn, "INSERT INTO shape VALUES (1, 'then')")
+	// A truncated and a dropped table: their old rows stay for reads
+	// before the change until their GC jobs remove them, through the
+	// group too (sql/dropgc.go); the jobs resume on the next serving node.
+	mustExec(t, conn, `CREATE TABLE kept (k Int64, PRIMARY KEY (k)) WITH (GC_TTL = Interval("PT1H"))`)
+	mustExec(t, conn, "INSERT INTO kept VALUES (1), (2)")
+	mustExec(t, conn, `CREATE TABLE short (k Int64, PRIMARY KEY (k)) WITH (GC_TTL = Interval("PT0.1S"))`)
+	mustExec(t, conn, "INSERT INTO short VALUES (3)")
 	var shapeTS string
 	if err := conn.QueryRow(ctx, "SELECT now()::Utf8").Scan(&shapeTS); err != nil {
 		t.Fatal(err)
@@ -91,6 +98,8 @@ func TestClusterGC(t *testing.T) {
 	}
 	mustExec(t, conn, "ALTER TABLE shape ADD COLUMN b Int64 DEFAULT 7")
 	mustExec(t, conn, "ALTER TABLE shape DROP COLUMN a")
+	mustExec(t, conn, "TRUNCATE kept")
+	mustExec(t, conn, "DROP TABLE short")
 	conn.Close(ctx)
 
 	check := func(p *clusterProc, waitGC bool) {
@@ -136,6 +145,21 @@ func TestClusterGC(t *testing.T) {
 		if rows.Err() != nil || n != 2 || k != 1 || a != "then" {
 			t.Fatalf("node %s: shape AS OF then: %d columns, row %d %q, %v", p.sql, n, k, a, rows.Err())
 		}
+		var kept, now int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM kept AS OF SYSTEM TIME '"+shapeTS+"'").Scan(&kept); err != nil || kept != 2 {
+			t.Fatalf("node %s: kept AS OF before its TRUNCATE: %d rows, %v", p.sql, kept, err)
+		}
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM kept").Scan(&now); err != nil || now != 0 {
+			t.Fatalf("node %s: kept after its TRUNCATE: %d rows, %v", p.sql, now, err)
+		}
+		for {
+			_, err = c.Exec(ctx, "SELECT * FROM short AS OF SYSTEM TIME '"+shapeTS+"'")
+			if err != nil || !waitGC || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		wantCode(t, err, "XXUUU")
 	}
 	serving := servingProc(t, procs)
 	check(serving, true) // the background loop collects within seconds

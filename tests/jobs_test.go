@@ -75,6 +75,8 @@ func TestJobsOverTheWire(t *testing.T) {
 		RowsDone                int64
 		RowsTotal               *int64
 		Cancelable              bool
+		RunningStatus           *string
+		NextRun                 *time.Time
 	}
 	jobs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[job])
 	if err != nil {

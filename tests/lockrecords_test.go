@@ -40,7 +40,11 @@ func lockRecordsIn(t *testing.T, dir string) ([]mvcc.LockRecord, []mvcc.TxnStatu
 // An open transaction's locking read and write leave lock records and its
 // PENDING transaction record in the store, which a kill -9 leaves behind;
 // the restarted server removes them before its first transaction, and the
-// rows are free (and unchanged: the write was never committed).
+// rows are free (and unchanged: the write was never committed). The rows
+// of a multi-row INSERT (INSERT ... SELECT) are locked by write holds in
+// memory until the block's next flush makes them intents (sql/txn's
+// writeholds.go): they leave no lock record, and the rows they guard were
+// only in the block's memory, so the kill loses both.
 func TestLockRecordsAfterKill(t *testing.T) {
 	srv := startServer(t)
 	ctx := context.Background()
@@ -61,6 +65,9 @@ func TestLockRecordsAfterKill(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("pg_locks shows %d row locks, want 2", n)
 	}
+	if _, err := a.Exec(ctx, "INSERT INTO lr SELECT id + 10, v FROM lr WHERE id <= 3"); err != nil {
+		t.Fatal(err)
+	}
 	// Lock records are committed without fsync (a lost one belonged to a
 	// transaction that died with its process); the next synced commit
 	// carries them to the disk, as it does here.
@@ -76,7 +83,7 @@ func TestLockRecordsAfterKill(t *testing.T) {
 	for _, r := range recs {
 		strengths[r.Strength]++
 	}
-	if strengths[mvcc.Share] != 1 || strengths[mvcc.NoKeyUpdate] != 1 {
+	if len(recs) != 2 || strengths[mvcc.Share] != 1 || strengths[mvcc.NoKeyUpdate] != 1 {
 		t.Fatalf("lock records after kill -9: %v (by strength), want a FOR SHARE and a FOR NO KEY UPDATE", strengths)
 	}
 	srv.start()
@@ -95,5 +102,8 @@ func TestLockRecordsAfterKill(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM lr WHERE id > 10").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows of the killed block's INSERT ... SELECT: %d, %v", n, err)
 	}
 }

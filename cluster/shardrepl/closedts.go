@@ -67,6 +67,7 @@ func (c *Cluster) startCloser(ctx context.Context, epoch uint64, rep *Replicator
 
 func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator) {
 	var last hlc.Timestamp
+	var failingSince time.Time
 	for ctx.Err() == nil {
 		sleep(ctx, closeInterval)
 		if ctx.Err() != nil {
@@ -85,10 +86,17 @@ func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator) 
 			return // another node serves: its closer publishes
 		}
 		if err != nil {
-			if ctx.Err() == nil {
-				c.cfg.Logf("node %d: publishing closed timestamp %s: %v", c.id, ts, err)
+			// Logged once per outage (a busy or leaderless group fails
+			// every 200 ms): follower reads stall meanwhile.
+			if ctx.Err() == nil && failingSince.IsZero() {
+				c.cfg.Logf("node %d: cannot publish closed timestamps (follower reads stall until it can): %v", c.id, err)
+				failingSince = time.Now()
 			}
 			continue
+		}
+		if !failingSince.IsZero() {
+			c.cfg.Logf("node %d: publishes closed timestamps again after %s", c.id, time.Since(failingSince).Round(time.Millisecond))
+			failingSince = time.Time{}
 		}
 		last = ts
 	}

@@ -84,7 +84,12 @@
 // watcher (joinChildren) starts the recorded replica (Join, NonVoter,
 // after dropping whatever state of the group a split left on its store),
 // records "group-caught-up/" once a linearizable read returns, and the
-// loop promotes it once the node votes in FirstGroup
+// loop promotes it once the node votes in FirstGroup. Once every voter
+// of FirstGroup votes in a child, the loop removes the child's voters on
+// nodes that no longer vote in FirstGroup (placement moved, replaced or
+// drained them there), and a child's replicas on nodes that left
+// FirstGroup; a node added again under a later generation of its
+// FirstGroup id rejoins the child under it (placement.Rejoin)
 // (TestClusterChildFollowsFirstGroup).
 //
 // # Commits across groups (crossgroup.go)
@@ -197,6 +202,15 @@
 //     snapshot (shardsm.Store.SetClock), and AddGroup moves it past the
 //     group's newest one again. A node that takes over serving therefore
 //     commits above every version it holds.
+//   - Closed timestamps (closedts.go): while it serves, the node proposes
+//     shardsm.Close every 200 ms to each group of its map, at
+//     storage.Engine.ClosableTimestamp(target): below every commit in
+//     flight, so every commit at or below it is in the log before it. A
+//     replica that applied it holds every commit at or below it (follower
+//     reads: cmd/pivotdb/follower.go, sql/follower.go; ClosedTimestamp
+//     reads this node's). Replicas refuse Writes at or below it and move
+//     their clock past it, so the next serving node commits above it; a
+//     Close of an old epoch is refused and stops that node's closer.
 //   - A proposal that times out makes the commit fail with
 //     ErrOutcomeUnknown: it may still apply later. It is never retried
 //     (a Write holds counter merges, which are not idempotent); a stale
@@ -215,14 +229,15 @@
 //     with UNIFORM_PARTITIONS / PARTITION_AT_KEYS and at partition's
 //     splits), with child group ids allocated in the metadata group,
 //     retrying while the parent holds staged parts (its Replicator adds
-//     the child already); (2) placement per group: children follow
-//     FirstGroup's members (additions and promotions, groupplace.go), but
-//     a child's voter is not removed when its node stops voting in
-//     FirstGroup (placement's moves, dead-node replacement and
-//     decommission draining act on FirstGroup and the metadata group
-//     only; placement.Config.Groups is fixed at start), and replica-id
-//     generations (watchGeneration, start's rejoin) are FirstGroup's
-//     only; (3) serving still follows
+//     the child already); (2) placement acts on FirstGroup and the
+//     metadata group only (placement.Config.Groups is fixed at start):
+//     the children follow FirstGroup's voters through the manager loop
+//     (groupplace.go), one loop round behind, so a child may briefly keep
+//     a dead or drained node's voter; its allocator weighs FirstGroup's
+//     size and writes alone, and leaves the children's leadership alone
+//     (the serving node takes it only when it adds a replica); the
+//     children's caught-up records and generations are their own keys,
+//     not placement's; (3) serving still follows
 //     FirstGroup's leader, and the serving node reads its own engine, so
 //     every node must keep a replica of every group until reads go to
 //     other nodes' replicas.
@@ -250,8 +265,12 @@
 //     connection's life loses the role, and the forwarding node ends the
 //     connection once its replica applied the next node's Serve
 //     (Cluster.ServingNow; cmd/pivotdb/gatewayend.go). A serving node that
-//     stops without losing the role (no quorum without it) still hangs
-//     its connections until it continues or dies.
+//     stops without losing the role (no quorum without it) is found by
+//     the forwarding node's liveness pings (Placement.Live): 5 s after it
+//     stopped counting as live (about 10 s after it stopped), the
+//     forwarding node ends its connections (FATAL 08006;
+//     TestClusterServingNodeSilentWithoutQuorum). Its direct clients
+//     still wait until it continues or dies.
 //   - Replicas of dead and decommissioned nodes are replaced by
 //     cluster/placement (Cluster.Placement; its Run loop runs beside
 //     manage on the serving node while it serves, and their additions

@@ -35,7 +35,9 @@
 // deletions and bulk loads are Writes too); Split cuts the shard in two; Serve
 // (serving.go) makes a node the group's serving node under the next
 // epoch, and a Write applies only under the current epoch (else
-// FencedError: a node that served before a takeover cannot write).
+// FencedError: a node that served before a takeover cannot write); Close
+// (closedts.go) raises the group's closed timestamp under the current
+// epoch, and a Write at or below it is refused (ClosedError).
 // Commits across groups (crossgroup.go; the protocol is in
 // cluster/shardrepl's doc.go): Stage keeps a group's part of such a
 // commit in the group's own state without applying it (fenced and
@@ -61,8 +63,9 @@
 // (mvcc.LocalReplicaState): applied index, descriptor (span, generation),
 // stats counter, a split child's founding members, and the newest commit
 // timestamp a Write carried (told to the store's clock, Store.SetClock, so
-// that a replica's node never commits below a version it holds), and the
-// serving epoch and node. The storage
+// that a replica's node never commits below a version it holds), the
+// serving epoch and node, and the closed timestamp (told to the clock
+// too). The storage
 // engine's schema times (0x03 0x10 <table prefix>) in the shard's span are
 // the shard's too. A snapshot is these six spans. The group's own state
 // also holds the staged parts (03 04 | group | 07 | commit id) and the

@@ -20,7 +20,10 @@
 // next serving node; a forwarded connection is ended (57P01, or closed
 // mid-message) once another node took the serving role over from the node
 // it went to (gatewayend.go: the serving node's side is read through a
-// tracker of its message boundaries). --http-listen on a cluster node (clusterhttp.go)
+// tracker of its message boundaries), or (08006) once that node has missed
+// this node's liveness pings for 5 s past the live window while keeping the
+// role (no quorum without it). Debugging: the gateway logs each connection
+// it ends, with the node, epoch and reason. --http-listen on a cluster node (clusterhttp.go)
 // passes requests to a console over the engine while the node serves and
 // otherwise answers itself, naming the serving node.
 // --dead-node-timeout and the cluster's part of SQL (sys.nodes, ALTER
@@ -29,6 +32,11 @@
 // node's SQL address (any node: forwarded to the serving one):
 // decommission runs the statement and prints the node's replicas left
 // each second; status prints sys.nodes.
+// A connection that asks for the stale read-only mode in its startup
+// packet (stale_read_only=on, directly or in options) while the node does
+// not serve is served by this node from its own replica (follower.go: a
+// server over shared read-only sql.Engines, replaced once a second,
+// closed while the node serves); --closed-timestamp-target is follower.go's.
 // Before anything starts, serve sets the Go runtime's soft memory limit
 // from --max-memory and raises GOGC to 400 under it (memory.go), unless the
 // operator set GOMEMLIMIT or GOGC.

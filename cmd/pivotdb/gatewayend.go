@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,12 @@ import (
 // as the server's), else by closing the connection, which the client
 // reports as a broken connection (08006). The client connects again, to
 // any node, and reaches the new serving node.
+//
+// A serving node that stops while the other nodes have no quorum without
+// it (one of three is down already) keeps the role: no takeover ends its
+// connections. The gateway then ends them itself once that node has not
+// answered its pings (cluster/placement's liveness) for silentServingEnd
+// past the live window: FATAL 08006 (connection failure) at a boundary.
 //
 // The serving node's side of a forwarded connection is therefore read
 // through a frameTracker (the client's side still goes to the serving node
@@ -159,6 +166,28 @@ func (f *forwardedConn) close() {
 // end ends the connection because node serves now: with FATAL 57P01 when
 // the client is between the serving node's messages, else by closing it.
 func (f *forwardedConn) end(node uint64) {
+	f.endWith(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P01",
+		Message: fmt.Sprintf("terminating connection: node %d, which served this connection, stopped answering, and node %d serves SQL now", f.node, node),
+		Detail:  "A transaction in progress did not commit, unless its COMMIT was under way when the node stopped: then its outcome is unknown.",
+		Hint:    "Connect again (through any node) and retry."})
+}
+
+// endSilent ends the connection because its serving node has not answered
+// this node for silent and no other node took over (without it the cluster
+// has no quorum, so it keeps the role): with FATAL 08006 when the client is
+// between messages, else by closing it.
+func (f *forwardedConn) endSilent(silent time.Duration) {
+	f.endWith(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "08006",
+		Message: fmt.Sprintf("terminating connection: node %d, which serves this connection, stopped answering, and no other node can take over", f.node),
+		Detail: fmt.Sprintf("It has missed this node's liveness pings for %s past the liveness window. Without it the cluster has no quorum, "+
+			"so it keeps serving SQL. A transaction in progress did not commit, unless its COMMIT was under way when the node stopped: "+
+			"then its outcome is unknown.", silent.Round(time.Second)),
+		Hint: "Connect again (through any node) once a quorum of the nodes is up."})
+}
+
+// endWith ends the connection with e when the client is between the
+// serving node's messages, else by closing it.
+func (f *forwardedConn) endWith(e *pgproto3.ErrorResponse) {
 	// A client that does not read may hold the copy in Write: give it a
 	// moment, then the copy fails and lets go of mu.
 	f.client.Conn.SetWriteDeadline(time.Now().Add(time.Second))
@@ -169,10 +198,7 @@ func (f *forwardedConn) end(node uint64) {
 	}
 	f.ended = true
 	if f.frames.atBoundary() {
-		msg, err := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P01",
-			Message: fmt.Sprintf("terminating connection: node %d, which served this connection, stopped answering, and node %d serves SQL now", f.node, node),
-			Detail:  "A transaction in progress did not commit, unless its COMMIT was under way when the node stopped: then its outcome is unknown.",
-			Hint:    "Connect again (through any node) and retry."}).Encode(nil)
+		msg, err := e.Encode(nil)
 		if err == nil {
 			f.client.Conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
 			f.client.Conn.Write(msg)
@@ -218,11 +244,78 @@ func (s *forwardings) superseded(node, epoch uint64) []*forwardedConn {
 	return out
 }
 
+// nodes returns the serving nodes the connections went to.
+func (s *forwardings) nodes() []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []uint64
+	for f := range s.conns {
+		if !slices.Contains(out, f.node) {
+			out = append(out, f.node)
+		}
+	}
+	return out
+}
+
+// to returns the connections that went to node.
+func (s *forwardings) to(node uint64) []*forwardedConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*forwardedConn
+	for f := range s.conns {
+		if f.node == node {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// silentServingEnd is how long a serving node may be silent — not live by
+// this node's pings (cluster/placement's Live: no answer within its live
+// window, at least 5 s), and no other node took over — before this node
+// ends the connections it forwarded to it. A serving node that stops while
+// the others have no quorum without it keeps the role: nothing else would
+// end them until it continues or dies.
+const silentServingEnd = 5 * time.Second
+
+// silence tells how long each serving node has not been live, as the
+// gateway's watch saw it.
+type silence struct {
+	live  func(node uint64) bool
+	since map[uint64]time.Time // node -> when it was last seen live (or first watched)
+}
+
+// silentFor returns how long node has not been live, as of now.
+func (s *silence) silentFor(node uint64, now time.Time) time.Duration {
+	if s.since == nil {
+		s.since = map[uint64]time.Time{}
+	}
+	t, ok := s.since[node]
+	if !ok || s.live(node) {
+		// First watched (give it the whole bound), or live now.
+		s.since[node] = now
+		return 0
+	}
+	return now.Sub(t)
+}
+
+// keepOnly forgets the nodes not in nodes: a node watched again (a new
+// connection went to it, which it answered) starts with the whole bound.
+func (s *silence) keepOnly(nodes []uint64) {
+	for n := range s.since {
+		if !slices.Contains(nodes, n) {
+			delete(s.since, n)
+		}
+	}
+}
+
 // watchServing ends the forwarded connections whose serving node another
-// took over from, until the gateway stops.
+// took over from, and those whose serving node has been silent for
+// silentServingEnd, until the gateway stops.
 func (g *gateway) watchServing() {
 	t := time.NewTicker(endPollInterval)
 	defer t.Stop()
+	quiet := silence{live: g.cl.Placement.Live}
 	for !g.stopped.Load() {
 		<-t.C
 		node, epoch, ok := g.cl.ServingNow()
@@ -233,6 +326,20 @@ func (g *gateway) watchServing() {
 			g.log.Info("gateway: ending a forwarded connection: its serving node lost the role",
 				"client", f.client.RemoteAddr().String(), "node", f.node, "epoch", f.epoch, "serving_node", node, "serving_epoch", epoch)
 			go f.end(node)
+		}
+		now := time.Now()
+		nodes := g.fwd.nodes()
+		quiet.keepOnly(nodes)
+		for _, n := range nodes {
+			silent := quiet.silentFor(n, now)
+			if silent < silentServingEnd {
+				continue
+			}
+			for _, f := range g.fwd.to(n) {
+				g.log.Warn("gateway: ending a forwarded connection: its serving node does not answer and keeps the role",
+					"client", f.client.RemoteAddr().String(), "node", f.node, "epoch", f.epoch, "silent", silent.Round(time.Millisecond))
+				go f.endSilent(silent)
+			}
 		}
 	}
 }

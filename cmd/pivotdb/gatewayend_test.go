@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,5 +186,69 @@ func TestForwardingsSuperseded(t *testing.T) {
 	s.remove(a)
 	if got := s.superseded(3, 6); len(got) != 1 || got[0] != b {
 		t.Fatalf("after removing a: %v", got)
+	}
+}
+
+// A serving node's silence counts from when it was last live, or from when
+// the gateway first watched it (a node just watched gets the whole bound);
+// a node no longer watched starts over.
+func TestSilence(t *testing.T) {
+	live := map[uint64]bool{1: true}
+	s := silence{live: func(n uint64) bool { return live[n] }}
+	t0 := time.Unix(1000, 0)
+	if d := s.silentFor(1, t0); d != 0 {
+		t.Fatalf("live node: silent %s", d)
+	}
+	live[1] = false
+	if d := s.silentFor(1, t0.Add(3*time.Second)); d != 3*time.Second {
+		t.Fatalf("silent %s, want 3s", d)
+	}
+	if d := s.silentFor(2, t0.Add(3*time.Second)); d != 0 {
+		t.Fatalf("a node first watched: silent %s", d)
+	}
+	if d := s.silentFor(2, t0.Add(9*time.Second)); d != 6*time.Second {
+		t.Fatalf("silent %s, want 6s", d)
+	}
+	s.keepOnly([]uint64{2})
+	if d := s.silentFor(1, t0.Add(20*time.Second)); d != 0 {
+		t.Fatalf("a node watched again: silent %s", d)
+	}
+	live[1] = true
+	if d := s.silentFor(1, t0.Add(30*time.Second)); d != 0 {
+		t.Fatalf("live again: silent %s", d)
+	}
+}
+
+// endSilent ends a forwarded connection between messages with FATAL 08006
+// naming the silent node.
+func TestForwardedConnEndSilent(t *testing.T) {
+	msgs := serverMessages(t)
+	f, client, server := pipeConns(startupMsg())
+	done := make(chan struct{})
+	go func() { f.run(); close(done) }()
+	go server.Write(msgs)
+	client.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(client, make([]byte, len(msgs))); err != nil {
+		t.Fatal(err)
+	}
+	go f.endSilent(10400 * time.Millisecond)
+	rest, err := io.ReadAll(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	m, err := pgproto3.NewFrontend(bufioReader(rest), io.Discard).Receive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := m.(*pgproto3.ErrorResponse)
+	if !ok || e.Code != "08006" || e.Severity != "FATAL" {
+		t.Fatalf("got %#v, want FATAL 08006", m)
+	}
+	if want := "terminating connection: node 1, which serves this connection, stopped answering, and no other node can take over"; e.Message != want {
+		t.Fatalf("message %q", e.Message)
+	}
+	if !strings.Contains(e.Detail, "liveness pings for 10s") {
+		t.Fatalf("detail %q", e.Detail)
 	}
 }

@@ -49,11 +49,22 @@ var partitionColumns = []planner.Column{
 	{Name: "old_bytes", Type: types.TypeInt64},
 	{Name: "old_versions", Type: types.TypeInt64},
 	{Name: "gc_threshold", Type: types.TypeTimestamp},
+	// lock_records counts the lock records in the shard's keys (locking
+	// reads of open transaction blocks, and their locks not yet turned
+	// into intents; storage/mvcc's lock table), counted when the row is
+	// read, as old_versions is. They are neither rows nor data, so
+	// row_count and data_size_bytes leave them out; nor are they
+	// persisted counters: lock records are local to the node that holds
+	// the locks (not replicated), so a count replicated with the shard
+	// would be wrong on the other replicas.
+	{Name: "lock_records", Type: types.TypeInt64},
 }
 
 // JobColumns are the columns of sys.jobs and SHOW JOBS: CockroachDB's, plus
 // the progress in rows (rows_total NULL while unknown) and whether CANCEL
-// JOB can stop the job now.
+// JOB can stop the job now; running_status and next_run (CockroachDB's)
+// say what a running job waits for and when it acts next (a GC job of a
+// dropped table: "waiting for GC TTL" until its time).
 var JobColumns = []planner.Column{
 	{Name: "job_id", Type: types.TypeInt64},
 	{Name: "job_type", Type: types.TypeUtf8},
@@ -69,6 +80,8 @@ var JobColumns = []planner.Column{
 	{Name: "rows_done", Type: types.TypeInt64},
 	{Name: "rows_total", Type: types.TypeInt64},
 	{Name: "cancelable", Type: types.TypeBool},
+	{Name: "running_status", Type: types.TypeUtf8},
+	{Name: "next_run", Type: types.TypeTimestamp},
 }
 
 // isPartitionsView reports whether a table name is sys.partitions or YDB's

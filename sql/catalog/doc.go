@@ -131,8 +131,11 @@
 // (ALTER COLUMN TYPE, ADD PRIMARY KEY) writes its new table's rows and
 // entries there too, under the new table's ids, and REINDEX its new
 // index's entries. Drops —
-// DROP TABLE/INDEX/SEQUENCE's data and shard maps, TRUNCATE's old rows —
-// wait for the commit and run after it. At the transaction's end, the
+// DROP TABLE/INDEX/SEQUENCE's shard maps, TRUNCATE's old ones —
+// wait for the commit and run after it; the rows of the tables and
+// indexes a committed change dropped stay for AS OF SYSTEM TIME reads
+// until the SCHEMA CHANGE GC job written with the commit removes them
+// (sql/dropgc.go). At the transaction's end, the
 // creations its committed catalog does not name (all of them after a
 // rollback) are dropped. A kill -9 before the commit therefore leaves
 // only unnamed creations, and one between the commit and its drops leaves

@@ -54,8 +54,6 @@ type Context struct {
 	// the scan node's share of it (analyze.go).
 	analyze *Analysis
 	reads   *NodeStats
-	// work holds each running recursive query's current work table.
-	work map[*planner.RecursiveCTE][]expr.Row
 
 	// MemLimit bounds the bytes of rows the statement may hold at once in
 	// iterators that materialise (sort, grouping, DISTINCT, an INSERT's
@@ -87,15 +85,21 @@ type memState struct {
 // by the statement's goroutine before any row is read, so this does not
 // race with the workers of a parallel scan.
 func (c *Context) bind() {
-	if c.sub == nil {
-		c.sub = &subState{cache: map[*Subquery]map[string]*subResult{}}
-		c.analyze = analysisFrom(c.Ctx)
-	}
-	if c.mem == nil {
-		c.mem = &memState{}
-	}
-	if c.work == nil {
-		c.work = map[*planner.RecursiveCTE][]expr.Row{}
+	if c.sub == nil || c.mem == nil {
+		// One allocation for both: every statement makes them, and most
+		// use neither (the subquery cache and the recursive work tables
+		// are made on first use).
+		st := &struct {
+			sub subState
+			mem memState
+		}{}
+		if c.sub == nil {
+			c.sub = &st.sub
+			c.analyze = analysisFrom(c.Ctx)
+		}
+		if c.mem == nil {
+			c.mem = &st.mem
+		}
 	}
 	if c.Eval != nil && c.Eval.Exec == nil {
 		c.Eval.Exec = c

@@ -78,10 +78,13 @@ func (r *recursiveIter) Next() (expr.Row, error) {
 		r.c.release(r.held)
 		if len(r.next) == 0 {
 			r.done = true
-			delete(r.c.work, r.n)
+			delete(r.c.sub.work, r.n)
 			break
 		}
-		r.c.work[r.n] = r.next
+		if r.c.sub.work == nil {
+			r.c.sub.work = map[*planner.RecursiveCTE][]expr.Row{}
+		}
+		r.c.sub.work[r.n] = r.next
 		r.held, r.next, r.mem = r.mem, nil, 0
 		if r.cur, err = Build(r.c, r.n.Recursive); err != nil {
 			return nil, err
@@ -99,5 +102,5 @@ func (r *recursiveIter) Close() {
 
 // workTable reads the current round of its recursive query.
 func newWorkTable(c *Context, n *planner.WorkTable) Iter {
-	return &sliceIter{rows: c.work[n.CTE]}
+	return &sliceIter{rows: c.sub.work[n.CTE]}
 }

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"github.com/pivotdb/pivotdb/panics"
 	"runtime"
@@ -47,12 +48,26 @@ func scanPartsOf(c *Context, tableID uint64, spans []storage.Span) []shardPart {
 	}
 	// Most spans lie in one shard (an IN-list's points: one part each).
 	parts := make([]shardPart, 0, len(spans))
+	last := -1 // the shard of the previous span, if it lay in one
 	for _, span := range spans {
 		if sm == nil {
 			parts = append(parts, shardPart{span: span})
 			continue
 		}
+		// Spans come in key order, so a span often lies in the shard of
+		// the one before: two key comparisons instead of OverlappingRange's
+		// two binary searches over the pivots.
+		if last >= 0 && !span.Empty() && spanWithin(span, sm.Shard(last).Span) {
+			sh := sm.Shard(last)
+			c.Shards.SampleKey(sh, span.Start)
+			parts = append(parts, shardPart{span: span, shard: sh})
+			continue
+		}
 		lo, hi := sm.OverlappingRange(span)
+		last = -1
+		if hi == lo+1 {
+			last = lo
+		}
 		for k := lo; k < hi; k++ {
 			sh := sm.Shard(k)
 			part := shardPart{span: span.Intersect(sh.Span), shard: sh}
@@ -63,6 +78,15 @@ func scanPartsOf(c *Context, tableID uint64, spans []storage.Span) []shardPart {
 		}
 	}
 	return parts
+}
+
+// spanWithin reports whether every key of span lies in shard (a shard's
+// span, whose End is nil when unbounded).
+func spanWithin(span, shard storage.Span) bool {
+	if bytes.Compare(span.Start, shard.Start) < 0 {
+		return false
+	}
+	return shard.End == nil || span.End != nil && bytes.Compare(span.End, shard.End) <= 0
 }
 
 // rowReader reads, decodes and filters the rows of one span. Rows expired

@@ -156,14 +156,18 @@ type subResult struct {
 // subState holds the statement's subquery results.
 type subState struct {
 	mu    sync.Mutex
-	cache map[*Subquery]map[string]*subResult
-	rows  int // result rows held by cache
+	cache map[*Subquery]map[string]*subResult // made on first use, under mu
+	rows  int                                 // result rows held by cache
 	// hashed are the probe tables of decorrelated subqueries (subhash.go);
 	// a nil table means the inner side was too large and the subquery runs
 	// per outer row.
 	hashed map[*Subquery]*subHashEntry
 	// lastHashed is the entry of the node last probed, read without mu.
 	lastHashed atomic.Pointer[hashedSub]
+	// work holds each running recursive query's current work table
+	// (recursive.go), made on first use. It lives here, not in Context,
+	// so that every copy of the statement's context sees the one made.
+	work map[*planner.RecursiveCTE][]expr.Row
 }
 
 func (s *Subquery) Eval(c *expr.Context, row expr.Row) (types.Value, error) {
@@ -370,6 +374,9 @@ func (c *Context) subResult(s *Subquery, key string, eval *expr.Context) (*subRe
 	}
 	if st != nil {
 		st.mu.Lock()
+		if st.cache == nil {
+			st.cache = map[*Subquery]map[string]*subResult{}
+		}
 		m := st.cache[s]
 		if m == nil {
 			m = map[string]*subResult{}

@@ -34,6 +34,9 @@ type Context struct {
 	// (zero: none, NULL).
 	ReadWall    int64
 	ReadLogical int32
+	// FollowerReadOffset is how far before Now follower_read_timestamp()
+	// is (func_follower.go; zero: 4.8 s).
+	FollowerReadOffset time.Duration
 	// Zone is the session's TimeZone (nil: UTC): casts between
 	// timestamptz and timestamp, date or text, and the local clock
 	// functions read it (zone.go).

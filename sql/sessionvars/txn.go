@@ -59,6 +59,9 @@ func (v *Vars) InTxn() bool { return v.inTxn }
 // txnValue is what a transaction setting reads outside a block.
 func (v *Vars) txnValue(name string) (string, bool) {
 	def, ok := txnSettings[name]
+	if name == "transaction_read_only" && v.values["stale_read_only"] == "on" {
+		return "on", true // TxnMode's rule
+	}
 	if !ok || v.inTxn {
 		return "", false
 	}
@@ -77,5 +80,8 @@ func (v *Vars) TxnMode() txnmode.Mode {
 		iso, ro, def = txnSettings[iso], txnSettings[ro], txnSettings[def]
 	}
 	l, _ := txnmode.ParseIsolation(v.values[iso])
-	return txnmode.Mode{Isolation: l, ReadOnly: v.values[ro] == "on", Deferrable: v.values[def] == "on"}
+	// The stale read-only mode makes every transaction read-only
+	// (sql/follower.go).
+	readOnly := v.values[ro] == "on" || v.values["stale_read_only"] == "on"
+	return txnmode.Mode{Isolation: l, ReadOnly: readOnly, Deferrable: v.values[def] == "on"}
 }

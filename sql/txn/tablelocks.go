@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -77,7 +78,16 @@ type TableLocks struct {
 	rels  map[uint64]*relLocks
 	// held lists each owner's grants in the order taken, for release.
 	held map[uint64][]heldLock
+	// spareRels and spareHeld are states of tables and lists of grants
+	// that went idle, kept for the next statement: every statement locks
+	// its tables and releases them at its end, and without these each
+	// would allocate a table's state (its map and channel) and a list.
+	spareRels []*relLocks
+	spareHeld [][]heldLock
 }
+
+// spareMax bounds each spare list.
+const spareMax = 16
 
 type heldLock struct {
 	rel      uint64
@@ -87,7 +97,8 @@ type heldLock struct {
 
 // relLocks is the state of one table: the modes each owner holds, and the
 // queue of waiters. changed is closed (and replaced) whenever a lock is
-// released or a waiter leaves, so waiters look again.
+// released or a waiter leaves while others wait, so waiters look again (a
+// waiter is in queue from before it reads changed until it stops waiting).
 type relLocks struct {
 	granted map[uint64]*grant
 	queue   []*tableWaiter
@@ -136,7 +147,13 @@ type LockRequest struct {
 func (tl *TableLocks) rel(id uint64) *relLocks {
 	r := tl.rels[id]
 	if r == nil {
-		r = &relLocks{granted: map[uint64]*grant{}, changed: make(chan struct{})}
+		if n := len(tl.spareRels); n > 0 {
+			r = tl.spareRels[n-1]
+			tl.spareRels[n-1] = nil
+			tl.spareRels = tl.spareRels[:n-1]
+		} else {
+			r = &relLocks{granted: map[uint64]*grant{}, changed: make(chan struct{})}
+		}
 		tl.rels[id] = r
 	}
 	return r
@@ -146,12 +163,13 @@ func (tl *TableLocks) rel(id uint64) *relLocks {
 // granted now. Called with tl.mu held; w is rq's own queue entry (nil
 // before it queues).
 func (r *relLocks) blocker(rq LockRequest, w *tableWaiter) uint64 {
-	holders := make([]uint64, 0, len(r.granted))
+	var buf [8]uint64 // most tables have few holders: no allocation
+	holders := buf[:0]
 	for o := range r.granted {
 		holders = append(holders, o)
 	}
 	// A fixed order, so that repeated looks name the same holder.
-	sort.Slice(holders, func(i, j int) bool { return holders[i] < holders[j] })
+	slices.Sort(holders)
 	for _, o := range holders {
 		held := r.granted[o].modes
 		if rq.DDL {
@@ -191,6 +209,9 @@ func (r *relLocks) grant(rq LockRequest) {
 }
 
 func (r *relLocks) wake() {
+	if len(r.queue) == 0 {
+		return // nobody waits on changed
+	}
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -223,7 +244,15 @@ func (tl *TableLocks) LockWaited(ctx context.Context, rq LockRequest) (waited bo
 		b := r.blocker(rq, w)
 		if b == 0 {
 			r.grant(rq)
-			tl.held[rq.Owner] = append(tl.held[rq.Owner], heldLock{rel: rq.Rel, mode: rq.Mode, implicit: rq.Implicit})
+			hs := tl.held[rq.Owner]
+			if hs == nil {
+				if n := len(tl.spareHeld); n > 0 {
+					hs = tl.spareHeld[n-1]
+					tl.spareHeld[n-1] = nil
+					tl.spareHeld = tl.spareHeld[:n-1]
+				}
+			}
+			tl.held[rq.Owner] = append(hs, heldLock{rel: rq.Rel, mode: rq.Mode, implicit: rq.Implicit})
 			if w != nil {
 				r.removeWaiter(w)
 				w = nil
@@ -371,6 +400,11 @@ func (r *relLocks) removeWaiter(w *tableWaiter) {
 func (tl *TableLocks) dropIfIdle(id uint64, r *relLocks) {
 	if len(r.granted) == 0 && len(r.queue) == 0 && tl.rels[id] == r {
 		delete(tl.rels, id)
+		// Nobody holds r now (every use is under tl.mu, by a holder or a
+		// waiter of the table), so it can serve another table.
+		if len(tl.spareRels) < spareMax {
+			tl.spareRels = append(tl.spareRels, r)
+		}
 	}
 }
 
@@ -421,6 +455,9 @@ func (tl *TableLocks) ReleaseTo(owner uint64, mark int) {
 	}
 	if mark == 0 {
 		delete(tl.held, owner)
+		if len(tl.spareHeld) < spareMax && cap(hs) <= 64 {
+			tl.spareHeld = append(tl.spareHeld, hs[:0])
+		}
 	} else {
 		tl.held[owner] = hs[:mark]
 	}

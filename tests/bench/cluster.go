@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -104,19 +105,43 @@ func stopProcess(cmd *exec.Cmd) {
 	in.stop()
 }
 
-// servingNode returns the node whose log says it serves SQL (and has not
-// stopped since), once every node votes in the shard group.
+// servingState reads a node's log for its SQL role: the epoch of its
+// newest claim ("serves SQL under epoch N") and whether it serves under it
+// now ("serving SQL" for that epoch, and no word since of another node
+// taking over: from that moment its gateway forwards new connections,
+// seconds before it logs "stopped serving SQL"). As tests/cluster_sql_test.go.
+func servingState(log string) (epoch uint64, serving bool) {
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(line, "serves SQL under epoch "):
+			_, after, _ := strings.Cut(line, "serves SQL under epoch ")
+			n, _ := strconv.ParseUint(strings.TrimRight(after, `"`), 10, 64)
+			epoch, serving = n, false
+		case strings.Contains(line, `msg="serving SQL"`):
+			serving = epoch != 0 && strings.Contains(line, fmt.Sprintf("epoch=%d", epoch))
+		case strings.Contains(line, "took over serving SQL"), strings.Contains(line, "stops serving SQL"),
+			strings.Contains(line, "stopped serving SQL"):
+			serving = false
+		}
+	}
+	return epoch, serving
+}
+
+// servingNode returns the node that serves SQL under the newest epoch any
+// node claimed, once every node votes in the shard group.
 func servingNode(ctx context.Context, nodes []*clusterNode) (*clusterNode, error) {
 	deadline := time.Now().Add(120 * time.Second)
 	for time.Now().Before(deadline) {
 		var serving []*clusterNode
+		var newest, servingEpoch uint64
 		for _, n := range nodes {
-			l := n.log.String()
-			if strings.Count(l, `msg="serving SQL"`) > strings.Count(l, "stopped serving SQL") {
-				serving = append(serving, n)
+			e, ok := servingState(n.log.String())
+			newest = max(newest, e)
+			if ok {
+				serving, servingEpoch = append(serving, n), e
 			}
 		}
-		if len(serving) == 1 {
+		if len(serving) == 1 && servingEpoch == newest {
 			in := &instance{name: "serving node", dialect: pivotDialect, addr: serving[0].sql, user: "pivotdb", db: "pivotdb"}
 			if err := in.connect(ctx, 1); err == nil {
 				var voters int64

@@ -1,0 +1,101 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// TestClusterServingNodeSilentWithoutQuorum: of three nodes one is killed,
+// then the serving node stops (SIGSTOP) while a connection forwarded by the
+// last node is open. The last node alone is no quorum, so nobody takes
+// over and the stopped node keeps the role; the forwarding node ends the
+// connection itself once the serving node has not answered its pings for
+// a bound (FATAL 08006, the client being between messages) instead of
+// hanging it until the node continues. When it continues, a new connection
+// through the same node works again.
+func TestClusterServingNodeSilentWithoutQuorum(t *testing.T) {
+	procs := startSQLCluster(t)
+	serving := servingProc(t, procs)
+	var fwd, other *clusterProc
+	for _, p := range procs {
+		switch {
+		case p == serving:
+		case fwd == nil:
+			fwd = p
+		default:
+			other = p
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, fwd.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	waitSysNodes(t, c, serving, func(ns []nodeRow) bool {
+		voters := 0
+		for _, n := range ns {
+			voters += n.voters
+		}
+		return len(ns) == 3 && voters == 6
+	})
+	if _, err := c.Exec(ctx, "CREATE TABLE t (k Int64, PRIMARY KEY (k))"); err != nil {
+		t.Fatal(err)
+	}
+	other.kill(syscall.SIGKILL)
+	if _, err := c.Exec(ctx, "UPSERT INTO t (k) VALUES (1)"); err != nil {
+		t.Fatal(err) // two of three voters: a quorum
+	}
+
+	claims := strings.Count(fwd.log.String(), "serves SQL under epoch")
+	stopProcess(t, serving)
+	start := time.Now()
+	qctx, qcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer qcancel()
+	var n int64
+	err = c.QueryRow(qctx, "SELECT count(*) FROM t").Scan(&n)
+	took := time.Since(start)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "08006" || pe.Severity != "FATAL" {
+		t.Fatalf("a query on the forwarded connection after the serving node stopped: %v (after %s), want FATAL 08006", err, took)
+	}
+	t.Logf("the connection ended after %s: %s", took.Round(time.Millisecond), pe.Message)
+	if took > 30*time.Second {
+		t.Fatalf("the connection ended only after %s", took)
+	}
+	if strings.Count(fwd.log.String(), "serves SQL under epoch") != claims {
+		t.Fatalf("the forwarding node took over without a quorum:\n%s", fwd.log)
+	}
+
+	// The serving node continues: a new connection through the same node
+	// reaches it again.
+	if err := serving.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c2, err := pgx.Connect(ctx, fwd.url())
+		if err == nil {
+			err = c2.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n)
+			c2.Close(ctx)
+			if err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new connection through %s: %v", fwd.sql, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n != 1 {
+		t.Fatalf("%d rows, want 1", n)
+	}
+}
