@@ -97,6 +97,9 @@ type Cluster struct {
 	// children are the split children's replicas running here, by group
 	// (groups.go); under regenMu.
 	children map[raft.GroupID]raft.ReplicaID
+	// joined are the child replicas this node joined as non-voters
+	// (groupplace.go), which every later start names so; under regenMu.
+	joined map[raft.GroupID]raft.ReplicaID
 	// known lists every child group started here, ascending (read
 	// without a lock: closedts.go).
 	known atomic.Pointer[[]raft.GroupID]
@@ -123,7 +126,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID,
-		children: map[raft.GroupID]raft.ReplicaID{}}
+		children: map[raft.GroupID]raft.ReplicaID{}, joined: map[raft.GroupID]raft.ReplicaID{}}
 	c.initServing()
 	bg, cancel := context.WithCancel(context.Background())
 	c.bg, c.cancel = bg, cancel
@@ -240,8 +243,16 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 	// said: dragonboat replays the log's membership changes against it.
 	c.nonVoter = role == "non-voter" || placement.GenOf(r) > 0
 	// The split children this node holds (groups.go).
+	var joined map[raft.GroupID]raft.ReplicaID
+	if gs, err := c.Store.Groups(); err != nil {
+		return err
+	} else if len(gs) > 1 || (len(gs) == 1 && gs[0] != FirstGroup) {
+		if joined, err = c.joinedChildren(ctx); err != nil { // groupplace.go
+			return err
+		}
+	}
 	c.regenMu.Lock()
-	err = c.startChildren(ctx)
+	err = c.startChildren(joined)
 	c.regenMu.Unlock()
 	if err != nil {
 		return err

@@ -244,6 +244,7 @@ func (c *Cluster) joinChildren(ctx context.Context) error {
 				return err
 			}
 			c.runs(g, r)
+			c.joined[g] = r
 			c.cfg.Logf("node %d: rejoined shard group %d as a non-voter (replica %#x)", c.id, g, r)
 			c.wg.Add(1)
 			go c.catchUpChild(ctx, g, r)
@@ -262,6 +263,7 @@ func (c *Cluster) joinChildren(ctx context.Context) error {
 			return fmt.Errorf("starting replica %#x of group %d: %w", r, g, err)
 		}
 		c.runs(g, r)
+		c.joined[g] = r
 		c.cfg.Logf("node %d: joined shard group %d as a non-voter (replica %#x)", c.id, g, r)
 		c.wg.Add(1)
 		go c.catchUpChild(ctx, g, r)

@@ -106,22 +106,22 @@ func (c *Cluster) addToReplicator(groups ...raft.GroupID) {
 }
 
 // startChildren starts the replica of every group on the store but
-// FirstGroup that does not run yet (start, StepDown). Hold regenMu.
-func (c *Cluster) startChildren(ctx context.Context) error {
+// FirstGroup that does not run yet (start, StepDown). joined are the
+// replicas this node joined as non-voters (groupplace.go): from the
+// metadata group at start, from memory in StepDown, which must not wait
+// on the cluster (a node that steps down may be cut off). Hold regenMu.
+func (c *Cluster) startChildren(joined map[raft.GroupID]raft.ReplicaID) error {
 	gs, err := c.Store.Groups()
 	if err != nil {
 		return err
 	}
 	h := c.Node.Host()
-	joined, err := c.joinedChildren(ctx) // groupplace.go
-	if err != nil {
-		return err
-	}
 	for _, g := range gs {
 		if g == FirstGroup || c.children[g] != 0 {
 			continue
 		}
 		if r, ok := joined[g]; ok && h.HasReplicaData(g, r) {
+			c.joined[g] = r
 			// It joined as a non-voter, and must say so at every start.
 			spec := raft.ReplicaSpec{Group: g, Replica: r, NonVoter: true}
 			if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil {
@@ -133,7 +133,7 @@ func (c *Cluster) startChildren(ctx context.Context) error {
 			go c.catchUpChild(c.bg, g, r)
 			continue
 		}
-		r, members, err := c.childReplica(ctx, g)
+		r, members, err := c.childReplica(g)
 		if err != nil {
 			return err
 		}
@@ -149,11 +149,10 @@ func (c *Cluster) startChildren(ctx context.Context) error {
 	return nil
 }
 
-// childReplica returns this node's replica id in child group g and, for
-// one never started, g's founding members: the replica the log store
-// holds, else the node's founding member of g.
-func (c *Cluster) childReplica(ctx context.Context, g raft.GroupID) (raft.ReplicaID, map[raft.ReplicaID]string, error) {
-	h := c.Node.Host()
+// childReplica returns this node's founding replica of child group g
+// and, when the log store does not hold it yet (seeded, never started),
+// g's founding members; 0 when the node was no founder.
+func (c *Cluster) childReplica(g raft.GroupID) (raft.ReplicaID, map[raft.ReplicaID]string, error) {
 	members, _, err := c.Store.FoundingMembers(g)
 	if err != nil {
 		return 0, nil, err
@@ -164,14 +163,8 @@ func (c *Cluster) childReplica(ctx context.Context, g raft.GroupID) (raft.Replic
 			founder = r
 		}
 	}
-	recorded, err := placement.CurrentReplica(ctx, h, g, c.id)
-	if err != nil {
-		return 0, nil, err
-	}
-	for _, r := range []raft.ReplicaID{founder, recorded} {
-		if r != 0 && h.HasReplicaData(g, r) {
-			return r, nil, nil
-		}
+	if founder != 0 && c.Node.Host().HasReplicaData(g, founder) {
+		return founder, nil, nil
 	}
 	return founder, members, nil
 }

@@ -3,6 +3,7 @@ package shardrepl
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -369,9 +370,7 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	if err := h.StartReplica(raft.ReplicaSpec{Group: FirstGroup, Replica: c.replicaID(), NonVoter: c.nonVoter}, st.NewStateMachine); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.startChildren(ctx); err != nil {
+	if err := c.startChildren(maps.Clone(c.joined)); err != nil {
 		return err
 	}
 	c.srv.mu.Lock()
