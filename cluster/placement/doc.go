@@ -184,6 +184,14 @@
 // writes still slow down while the snapshot streams and installs
 // (BenchmarkClusterReplicaMove in tests/).
 //
+// Split children of the shard group (cluster/shardrepl's groups.go) are
+// not placement's groups (Config.Groups is fixed at start): the serving
+// node's manager loop keeps every child's members on the shard group's
+// members and its voters on the shard group's voters (groupplace.go), one
+// round behind placement's moves, replacements and drains; the rule holds
+// while the serving node reads its own engine (any voter may serve next).
+// The allocator weighs the first shard group alone.
+//
 // # Debugging
 //
 // The managing node logs each move ("moved the replica of the shard group

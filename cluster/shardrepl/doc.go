@@ -66,7 +66,9 @@
 // split, which the child's would drop). Start and StepDown start every
 // group the store holds (shardsm.Store.Groups): a restart when the log
 // store has the replica, else with the founding members the split
-// recorded; StepDown stops them all before the engine closes.
+// recorded; StepDown stops them all before the engine closes and starts
+// them again from what it knows (no metadata read: a node that steps
+// down may be cut off).
 // Cluster.ShardGroups lists every group by reading each one it holds
 // linearizably (which applies the splits it committed, seeding their
 // children here) until no new one appears; Serve recovers commits over
