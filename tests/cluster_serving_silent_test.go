@@ -2,14 +2,12 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestClusterServingNodeSilentWithoutQuorum: of three nodes one is killed,
@@ -57,20 +55,7 @@ func TestClusterServingNodeSilentWithoutQuorum(t *testing.T) {
 
 	claims := strings.Count(fwd.log.String(), "serves SQL under epoch")
 	stopProcess(t, serving)
-	start := time.Now()
-	qctx, qcancel := context.WithTimeout(ctx, 60*time.Second)
-	defer qcancel()
-	var n int64
-	err = c.QueryRow(qctx, "SELECT count(*) FROM t").Scan(&n)
-	took := time.Since(start)
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "08006" || pe.Severity != "FATAL" {
-		t.Fatalf("a query on the forwarded connection after the serving node stopped: %v (after %s), want FATAL 08006", err, took)
-	}
-	t.Logf("the connection ended after %s: %s", took.Round(time.Millisecond), pe.Message)
-	if took > 30*time.Second {
-		t.Fatalf("the connection ended only after %s", took)
-	}
+	wantConnEnded(t, ctx, c, "08006", 60*time.Second, 30*time.Second)
 	if strings.Count(fwd.log.String(), "serves SQL under epoch") != claims {
 		t.Fatalf("the forwarding node took over without a quorum:\n%s", fwd.log)
 	}
@@ -80,21 +65,7 @@ func TestClusterServingNodeSilentWithoutQuorum(t *testing.T) {
 	if err := serving.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c2, err := pgx.Connect(ctx, fwd.url())
-		if err == nil {
-			err = c2.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n)
-			c2.Close(ctx)
-			if err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no new connection through %s: %v", fwd.sql, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	n := countThrough(t, ctx, fwd, 60*time.Second)
 	if n != 1 {
 		t.Fatalf("%d rows, want 1", n)
 	}

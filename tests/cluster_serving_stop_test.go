@@ -51,41 +51,57 @@ func TestClusterServingNodeStops(t *testing.T) {
 	}
 
 	stopProcess(t, serving)
-	start := time.Now()
-	qctx, qcancel := context.WithTimeout(ctx, 40*time.Second)
-	defer qcancel()
-	var n int64
-	err = c.QueryRow(qctx, "SELECT count(*) FROM t").Scan(&n)
-	took := time.Since(start)
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "57P01" || pe.Severity != "FATAL" {
-		t.Fatalf("a query on the forwarded connection after the serving node stopped: %v (after %s), want FATAL 57P01", err, took)
-	}
-	t.Logf("the connection ended after %s: %s", took.Round(time.Millisecond), pe.Message)
-	if took > 20*time.Second {
-		t.Fatalf("the connection ended only after %s", took)
-	}
+	wantConnEnded(t, ctx, c, "57P01", 40*time.Second, 20*time.Second)
 
 	// A new connection through the same node reaches the new serving node.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c2, err := pgx.Connect(ctx, fwd.url())
-		if err == nil {
-			err = c2.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n)
-			c2.Close(ctx)
-			if err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no new connection through %s: %v", fwd.sql, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	n := countThrough(t, ctx, fwd, 30*time.Second)
 	if n != 1 {
 		t.Fatalf("%d rows through the new serving node, want 1", n)
 	}
 	if err := serving.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// wantConnEnded runs a query on c, whose serving node was just stopped, and
+// fails unless the connection ends with a FATAL error of code within limit
+// (the query itself gives up after wait).
+func wantConnEnded(t testing.TB, ctx context.Context, c *pgx.Conn, code string, wait, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	qctx, qcancel := context.WithTimeout(ctx, wait)
+	defer qcancel()
+	var n int64
+	err := c.QueryRow(qctx, "SELECT count(*) FROM t").Scan(&n)
+	took := time.Since(start)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != code || pe.Severity != "FATAL" {
+		t.Fatalf("a query on the forwarded connection after the serving node stopped: %v (after %s), want FATAL %s", err, took, code)
+	}
+	t.Logf("the connection ended after %s: %s", took.Round(time.Millisecond), pe.Message)
+	if took > limit {
+		t.Fatalf("the connection ended only after %s", took)
+	}
+}
+
+// countThrough connects through p until `SELECT count(*) FROM t` answers
+// (for up to wait: a node may be taking over) and returns the count.
+func countThrough(t testing.TB, ctx context.Context, p *clusterProc, wait time.Duration) int64 {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		var n int64
+		c, err := pgx.Connect(ctx, p.url())
+		if err == nil {
+			err = c.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n)
+			c.Close(ctx)
+			if err == nil {
+				return n
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new connection through %s: %v", p.sql, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
