@@ -65,13 +65,7 @@ func TestClusterGateway(t *testing.T) {
 	serving := servingProc(t, procs)
 	// Every node votes (stopping the serving node keeps a quorum).
 	sc := connect(serving)
-	waitSysNodes(t, sc, serving, func(ns []nodeRow) bool {
-		voters := 0
-		for _, n := range ns {
-			voters += n.voters
-		}
-		return len(ns) == 3 && voters == 6
-	})
+	waitSysNodes(t, sc, serving, threeNodesVoting)
 	sc.Close(ctx)
 	var fwd *clusterProc
 	for _, p := range procs {

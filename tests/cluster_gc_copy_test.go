@@ -37,13 +37,7 @@ func startGCCluster(t *testing.T, extra ...string) []*clusterProc {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	waitSysNodes(t, conn, serving, func(ns []nodeRow) bool {
-		voters := 0
-		for _, n := range ns {
-			voters += n.voters
-		}
-		return len(ns) == 3 && voters == 6
-	})
+	waitSysNodes(t, conn, serving, threeNodesVoting)
 	return procs
 }
 

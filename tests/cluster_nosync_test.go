@@ -69,13 +69,7 @@ func TestClusterUnsafeNoSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitSysNodes(t, sc, s, func(ns []nodeRow) bool {
-		voters := 0
-		for _, n := range ns {
-			voters += n.voters
-		}
-		return len(ns) == 3 && voters == 6
-	})
+	waitSysNodes(t, sc, s, threeNodesVoting)
 	sc.Close(ctx)
 	var f *clusterProc
 	for _, p := range procs {

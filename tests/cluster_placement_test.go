@@ -509,3 +509,14 @@ func TestClusterWipedNodeReplaced(t *testing.T) {
 	time.Sleep(time.Second)
 	w.finish(t, conn)
 }
+
+// threeNodesVoting is waitSysNodes' condition for a three-node cluster
+// whose nodes all vote in both groups (metadata and shard): stopping any
+// one of them leaves a quorum.
+func threeNodesVoting(ns []nodeRow) bool {
+	voters := 0
+	for _, n := range ns {
+		voters += n.voters
+	}
+	return len(ns) == 3 && voters == 6
+}

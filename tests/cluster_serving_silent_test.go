@@ -38,13 +38,7 @@ func TestClusterServingNodeSilentWithoutQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	waitSysNodes(t, c, serving, func(ns []nodeRow) bool {
-		voters := 0
-		for _, n := range ns {
-			voters += n.voters
-		}
-		return len(ns) == 3 && voters == 6
-	})
+	waitSysNodes(t, c, serving, threeNodesVoting)
 	if _, err := c.Exec(ctx, "CREATE TABLE t (k Int64, PRIMARY KEY (k))"); err != nil {
 		t.Fatal(err)
 	}

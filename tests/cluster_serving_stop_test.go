@@ -36,13 +36,7 @@ func TestClusterServingNodeStops(t *testing.T) {
 	defer c.Close(ctx)
 	// Every node votes in both groups, so that stopping the serving node
 	// leaves a quorum.
-	waitSysNodes(t, c, serving, func(ns []nodeRow) bool {
-		voters := 0
-		for _, n := range ns {
-			voters += n.voters
-		}
-		return len(ns) == 3 && voters == 6
-	})
+	waitSysNodes(t, c, serving, threeNodesVoting)
 	if _, err := c.Exec(ctx, "CREATE TABLE t (k Int64, PRIMARY KEY (k))"); err != nil {
 		t.Fatal(err)
 	}
