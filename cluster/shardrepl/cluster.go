@@ -103,6 +103,9 @@ type Cluster struct {
 	// known lists every child group started here, ascending (read
 	// without a lock: closedts.go).
 	known atomic.Pointer[[]raft.GroupID]
+	// splitKeys gives the keys where shard groups must begin while the
+	// node serves (splitqueue.go; nil: none).
+	splitKeys atomic.Pointer[func() [][]byte]
 }
 
 // StartCluster joins or forms the cluster (node.Start), opens the engine

@@ -55,15 +55,39 @@
 // gets the whole key space (InitGroup with WholeSpan). The other nodes'
 // engines are written only by their state machines.
 //
-// # Split children (groups.go)
+// # Split children (groups.go, splitqueue.go)
+//
+// While it serves, the node's split reconciler (splitqueue.go) splits
+// the groups where partition's shards begin: every pivot of every table's
+// and index's shard map (sql.Engine.ShardBoundaries, set through
+// SetSplitKeys by cmd/pivotdb once SQL is open), pivot 0 being the
+// table's prefix, so no table shares a group with the table before it.
+// Every reconcileInterval it proposes a shardsm.Split, on the parent's
+// voters, at each boundary that falls inside a group, from the highest
+// key down (the lower ones stay in the same parent, so a new table's
+// shards split in one round); the child's id comes from the metadata
+// group's counter ("group-id-counter", kvsm.OpAdd: FirstGroup + n), so a
+// node that serves after another never reuses one. A split refused
+// because the parent holds staged parts of a commit across groups is
+// tried again next round. The system area (catalog, shard maps,
+// statistics) and table 0 (the catalog's history) lie below every
+// table's prefix and stay in FirstGroup; lock records are local state.
+// TestClusterGroupsFollowShards: UNIFORM_PARTITIONS = 4 makes four
+// groups, an automatic split a fifth, transfers commit across them, and a
+// restart and a takeover keep them.
 //
 // A shardsm.Split of a group makes a child group on the parent's voters.
 // Each replica that applies it tells its node (the store's split
 // handler, Cluster.watchSplits), which starts its replica of the child
 // under the id it has in the parent, with the split's founding members;
-// on the serving node the parent and then the child are added to its
-// Replicator (the parent's entry still has the span from before the
-// split, which the child's would drop). Start and StepDown start every
+// on the serving node the parent and the child are added to its
+// Replicator. The map keeps, where two descriptors overlap, the one of
+// the higher generation (a split gives both halves the parent's
+// generation + 1, so it is the later) and trims the older, so it takes a
+// child and its shrunk parent in either order
+// (TestReplicatorMapTakesSplitsInAnyOrder); a commit with a key no group
+// of the map holds (a child whose replica is still starting here) waits
+// for the map to change, up to the proposal timeout. Start and StepDown start every
 // group the store holds (shardsm.Store.Groups): a restart when the log
 // store has the replica, else with the founding members the split
 // recorded; StepDown stops them all before the engine closes and starts
@@ -220,29 +244,31 @@
 //
 // # Not done yet
 //
-//   - One group holds everything (WholeSpan): partition's shards are not
-//     groups of their own, and its splits and merges stay metadata-only
-//     inside the group; nothing splits a group yet. The map, the cutting
-//     and atomic commits across groups (above) handle several groups, and
-//     shardsm.Split makes them; Cluster runs the children (groups.go,
-//     TestClusterRunsSplitChildren), but nothing in production proposes a
-//     split yet. Groups along partition's shards still need: (1) the
-//     serving node proposing Split where a shard begins (at CREATE TABLE
-//     with UNIFORM_PARTITIONS / PARTITION_AT_KEYS and at partition's
-//     splits), with child group ids allocated in the metadata group,
-//     retrying while the parent holds staged parts (its Replicator adds
-//     the child already); (2) placement acts on FirstGroup and the
-//     metadata group only (placement.Config.Groups is fixed at start):
-//     the children follow FirstGroup's voters through the manager loop
-//     (groupplace.go), one loop round behind, so a child may briefly keep
-//     a dead or drained node's voter; its allocator weighs FirstGroup's
-//     size and writes alone, and leaves the children's leadership alone
-//     (the serving node takes it only when it adds a replica); the
-//     children's caught-up records and generations are their own keys,
-//     not placement's; (3) serving still follows
-//     FirstGroup's leader, and the serving node reads its own engine, so
-//     every node must keep a replica of every group until reads go to
-//     other nodes' replicas.
+//   - Groups follow partition's shards only by splitting (splitqueue.go):
+//     there is no shardsm Merge, so partition's merges
+//     (AUTO_PARTITIONING_BY_SIZE, MAX_PARTITIONS_COUNT) and DROP TABLE
+//     leave their groups as they are; a dropped table's groups keep its
+//     span (its GC goes through them) and a table created later splits
+//     off where its prefix begins. A cluster that creates and drops many
+//     tables therefore only gains groups.
+//   - Placement acts on FirstGroup and the metadata group only
+//     (placement.Config.Groups is fixed at start): the children follow
+//     FirstGroup's voters through the manager loop (groupplace.go), one
+//     loop round behind, so a child may briefly keep a dead or drained
+//     node's voter; its allocator weighs FirstGroup's size and writes
+//     alone, and leaves the children's leadership alone (the serving node
+//     takes it only when it adds a replica), so the leaders are not
+//     spread; the children's caught-up records and generations are their
+//     own keys, not placement's.
+//   - Serving still follows FirstGroup's leader, and the serving node
+//     reads its own engine, so every node keeps a replica of every group
+//     until reads go to other nodes' replicas.
+//   - Between a DDL statement (or a partition split) and the reconciler's
+//     next round (reconcileInterval, 200 ms, plus one Raft round per
+//     split and the child's election) the new shards live in the group
+//     that held their keys: a client sees nothing of it but the time a
+//     commit that lands in a child whose replica is still starting waits
+//     for it (Replicate waits for the map, up to the proposal timeout).
 //   - A commit across groups takes three Raft rounds (stage, decide,
 //     apply) instead of one (BenchmarkCrossGroupCommit), and a decision
 //     or an apply that goes unanswered three times makes the node stop

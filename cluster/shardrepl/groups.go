@@ -82,8 +82,9 @@ func (c *Cluster) startChild(st *shardsm.Store, e shardsm.SplitEvent) {
 	}
 	c.runs(e.Child, e.Replica)
 	c.cfg.Logf("node %d: shard group %d split at index %d; started its replica %#x of group %d", c.id, e.Parent, e.Index, e.Replica, e.Child)
-	// The parent first: its entry in the map still has the span from
-	// before the split, which the child's would drop (Replicator.setLocked).
+	// Either order is right (Replicator.setLocked keeps the newer
+	// generation where entries overlap); the parent's refresh saves a
+	// commit a stale answer.
 	c.addToReplicator(e.Parent, e.Child)
 }
 

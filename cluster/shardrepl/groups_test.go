@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
+	"github.com/pivotdb/pivotdb/server"
+	"github.com/pivotdb/pivotdb/sql"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/storagetest"
 )
@@ -34,6 +37,15 @@ type clusterNode struct {
 	rep     *Replicator // while it serves
 	engine  *storage.Engine
 	roleErr error
+
+	// withSQL: while it serves, the node opens a sql.Engine over its
+	// engine with these options, serves it over the wire (url) and gives
+	// the cluster its shard boundaries (SetSplitKeys), as cmd/pivotdb.
+	withSQL *sql.Options
+	sql     *sql.Engine
+	srv     *server.Server
+	srvDone chan error
+	url     string
 }
 
 func clusterConfigs(t *testing.T, count int) []ClusterConfig {
@@ -65,6 +77,13 @@ func clusterConfigs(t *testing.T, count int) []ClusterConfig {
 // returns them by node id.
 func startClusterNodes(ctx context.Context, t *testing.T, cfgs []ClusterConfig) []*clusterNode {
 	t.Helper()
+	return startClusterNodesWith(ctx, t, cfgs, nil)
+}
+
+// startClusterNodesWith is startClusterNodes with SQL (sqlOpts; nil: none)
+// on the node that serves.
+func startClusterNodesWith(ctx context.Context, t *testing.T, cfgs []ClusterConfig, sqlOpts *sql.Options) []*clusterNode {
+	t.Helper()
 	clustertest.QuietEngine()
 	nodes := make([]*clusterNode, len(cfgs))
 	errs := make([]error, len(cfgs))
@@ -73,7 +92,7 @@ func startClusterNodes(ctx context.Context, t *testing.T, cfgs []ClusterConfig) 
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			nodes[i], errs[i] = startClusterNode(ctx, t, cfgs[i])
+			nodes[i], errs[i] = startClusterNodeWith(ctx, t, cfgs[i], sqlOpts)
 		}(i)
 	}
 	wg.Wait()
@@ -99,12 +118,18 @@ func startClusterNodes(ctx context.Context, t *testing.T, cfgs []ClusterConfig) 
 }
 
 func startClusterNode(ctx context.Context, t *testing.T, cfg ClusterConfig) (*clusterNode, error) {
+	return startClusterNodeWith(ctx, t, cfg, nil)
+}
+
+// startClusterNodeWith starts a node that serves SQL with sqlOpts while it
+// serves (nil: no SQL).
+func startClusterNodeWith(ctx context.Context, t *testing.T, cfg ClusterConfig, sqlOpts *sql.Options) (*clusterNode, error) {
 	c, err := StartCluster(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	n := &clusterNode{t: t, cfg: cfg, c: c, stop: stop, done: make(chan struct{}), engine: c.Engine}
+	n := &clusterNode{t: t, cfg: cfg, c: c, stop: stop, done: make(chan struct{}), engine: c.Engine, withSQL: sqlOpts}
 	go n.roles(rctx)
 	return n, nil
 }
@@ -123,6 +148,9 @@ func (n *clusterNode) roles(ctx context.Context) {
 				var rep *Replicator
 				rep, err = n.c.Serve(sctx, r.Epoch)
 				cancel()
+				if err == nil && n.withSQL != nil {
+					err = n.openSQL()
+				}
 				n.mu.Lock()
 				n.rep = rep
 				n.mu.Unlock()
@@ -130,7 +158,7 @@ func (n *clusterNode) roles(ctx context.Context) {
 				n.mu.Lock()
 				n.rep = nil
 				n.mu.Unlock()
-				err = n.c.StepDown(nil)
+				err = n.c.StepDown(n.closeSQL())
 				n.mu.Lock()
 				n.engine = n.c.Engine
 				n.mu.Unlock()
@@ -146,16 +174,67 @@ func (n *clusterNode) roles(ctx context.Context) {
 	}
 }
 
+// openSQL opens SQL over the serving node's engine (withSQL).
+func (n *clusterNode) openSQL() error {
+	o := *n.withSQL
+	o.Storage = n.c.Engine
+	if o.Events == nil {
+		o.Events = slog.New(slog.DiscardHandler)
+	}
+	eng, err := sql.Open(o)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.DiscardHandler)
+	srv := server.New(server.Config{Listen: "127.0.0.1:0", Logger: log}, server.FromSQL(eng))
+	if err := srv.Listen(); err != nil {
+		eng.Close()
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	n.mu.Lock()
+	n.sql, n.srv, n.srvDone = eng, srv, done
+	n.url = fmt.Sprintf("postgres://pivotdb@%s/pivotdb?sslmode=disable", srv.Addr())
+	n.mu.Unlock()
+	n.c.SetSplitKeys(eng.ShardBoundaries)
+	return nil
+}
+
+// closeSQL shuts the SQL server down and returns the function that closes
+// the engine (the sql.Engine's Close when SQL was open; nil: the
+// cluster's engine).
+func (n *clusterNode) closeSQL() func() error {
+	n.mu.Lock()
+	eng, srv, done := n.sql, n.srv, n.srvDone
+	n.sql, n.srv, n.srvDone, n.url = nil, nil, nil, ""
+	n.mu.Unlock()
+	if srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		srv.Shutdown(ctx)
+		cancel()
+		<-done
+	}
+	if eng == nil {
+		return nil
+	}
+	return eng.Close
+}
+
 func (n *clusterNode) close() {
 	if n.c == nil {
 		return
 	}
 	n.stop()
 	<-n.done
+	closeEngine := n.closeSQL()
 	if err := n.c.Close(); err != nil {
 		n.t.Error(err)
 	}
-	if err := n.c.Engine.Close(); err != nil {
+	if closeEngine == nil {
+		closeEngine = n.c.Engine.Close
+	}
+	if err := closeEngine(); err != nil {
 		n.t.Error(err)
 	}
 	n.c = nil

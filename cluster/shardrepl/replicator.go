@@ -53,6 +53,8 @@ type Replicator struct {
 
 	mu     sync.RWMutex
 	routes []route // ascending by span start, disjoint
+	// changed is closed at the map's next change (nil: nobody waits).
+	changed chan struct{}
 
 	cross crossState // commits across groups (crossgroup.go)
 }
@@ -110,19 +112,93 @@ func (r *Replicator) AddGroup(ctx context.Context, g raft.GroupID) error {
 	return nil
 }
 
-// setLocked installs g's descriptor, dropping g's old entry and any other
-// group's entry its span now overlaps (that group's descriptor is older).
+// setLocked installs g's descriptor d. Where entries overlap, the newer
+// descriptor wins, by generation: a split gives the parent's remaining
+// span and the child's both the parent's generation + 1, so the
+// descriptors that contain a key form a chain of strictly growing
+// generations (there are no merges), and of two that overlap the one with
+// the higher generation is the later. An older entry keeps the parts of
+// its span the newer one does not cover (trimmed, under its own
+// generation: a commit routed there is answered stale and refreshes it),
+// so the map takes a child and its shrunk parent in either order. An
+// older descriptor of g itself is ignored; a newer one replaces every
+// entry of g.
 func (r *Replicator) setLocked(g raft.GroupID, d shardsm.Descriptor) {
+	for _, rt := range r.routes {
+		if rt.group == g && rt.desc.Generation > d.Generation {
+			return // a stale answer or read: the map knows better
+		}
+	}
+	// d's pieces not covered by a newer entry of another group.
+	pieces := []storage.Span{d.Span}
 	out := r.routes[:0:0]
 	for _, rt := range r.routes {
-		if rt.group == g || overlaps(rt.desc.Span, d.Span) {
-			continue
+		switch {
+		case rt.group == g:
+			// d replaces it.
+		case !overlaps(rt.desc.Span, d.Span):
+			out = append(out, rt)
+		case rt.desc.Generation >= d.Generation:
+			out = append(out, rt)
+			pieces = subtractAll(pieces, rt.desc.Span)
+		default:
+			for _, sp := range subtract(rt.desc.Span, d.Span) {
+				trimmed := rt
+				trimmed.desc.Span = sp
+				out = append(out, trimmed)
+			}
 		}
-		out = append(out, rt)
 	}
-	out = append(out, route{group: g, desc: d})
+	for _, sp := range pieces {
+		piece := d
+		piece.Span = sp
+		out = append(out, route{group: g, desc: piece})
+	}
 	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].desc.Span.Start, out[j].desc.Span.Start) < 0 })
 	r.routes = out
+	r.notifyLocked()
+}
+
+// notifyLocked wakes the commits waiting for the map to change
+// (waitMapChange). Hold mu for writing.
+func (r *Replicator) notifyLocked() {
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
+}
+
+// mapChanged returns a channel closed at the map's next change.
+func (r *Replicator) mapChanged() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed == nil {
+		r.changed = make(chan struct{})
+	}
+	return r.changed
+}
+
+// subtract returns the parts of a outside b (none, one or two spans).
+func subtract(a, b storage.Span) []storage.Span {
+	if !overlaps(a, b) {
+		return []storage.Span{a}
+	}
+	var out []storage.Span
+	if bytes.Compare(a.Start, b.Start) < 0 {
+		out = append(out, storage.Span{Start: a.Start, End: b.Start})
+	}
+	if bytes.Compare(b.End, a.End) < 0 {
+		out = append(out, storage.Span{Start: b.End, End: a.End})
+	}
+	return out
+}
+
+func subtractAll(spans []storage.Span, b storage.Span) []storage.Span {
+	var out []storage.Span
+	for _, sp := range spans {
+		out = append(out, subtract(sp, b)...)
+	}
+	return out
 }
 
 func overlaps(a, b storage.Span) bool {
@@ -171,8 +247,23 @@ func (r *Replicator) Replicate(ts hlc.Timestamp, writes []storage.Mutation) erro
 		}
 		replicated = append(replicated, m)
 	}
+	var waitUntil time.Time
 	for attempt := 0; len(replicated) > 0; attempt++ {
+		changed := r.mapChanged()
 		parts, err := r.cut(replicated)
+		var gap *noRouteError
+		if errors.As(err, &gap) {
+			// A split's child is not in the map yet (its replica is
+			// starting here: groups.go adds it): wait for the map.
+			if waitUntil.IsZero() {
+				waitUntil = time.Now().Add(r.timeout)
+			}
+			if !r.waitMapChange(changed, waitUntil) {
+				return err
+			}
+			attempt--
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -196,6 +287,31 @@ func (r *Replicator) Replicate(ts hlc.Timestamp, writes []storage.Mutation) erro
 		return err
 	}
 	return b.Commit(pebble.NoSync)
+}
+
+// noRouteError: no group of the map holds key (a split child whose
+// replica has not started here yet).
+type noRouteError struct{ key []byte }
+
+func (e *noRouteError) Error() string {
+	return fmt.Sprintf("shardrepl: no shard group of the map holds key %x", e.key)
+}
+
+// waitMapChange waits until changed is closed (the map changed) or until
+// the deadline; false at the deadline.
+func (r *Replicator) waitMapChange(changed <-chan struct{}, until time.Time) bool {
+	d := time.Until(until)
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-changed:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // cut splits writes by the shard map; a range deletion is cut at the
@@ -222,7 +338,7 @@ func (r *Replicator) cut(writes []storage.Mutation) ([]part, error) {
 			}
 			rt, ok := r.findLocked(k)
 			if !ok {
-				return nil, fmt.Errorf("shardrepl: no shard holds key %x", k)
+				return nil, &noRouteError{key: k}
 			}
 			add(rt, m)
 			continue
@@ -240,7 +356,7 @@ func (r *Replicator) cut(writes []storage.Mutation) ([]part, error) {
 		for bytes.Compare(sk, ek) < 0 {
 			rt, ok := r.findLocked(sk)
 			if !ok {
-				return nil, fmt.Errorf("shardrepl: no shard holds key %x", sk)
+				return nil, &noRouteError{key: sk}
 			}
 			end := ek
 			if bytes.Compare(rt.desc.Span.End, end) < 0 {

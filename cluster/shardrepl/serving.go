@@ -290,6 +290,8 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 		c.cfg.Logf("node %d: rolled back %d unfinished bulk load(s) of the node that served before", c.id, n)
 	}
 	c.startCloser(lctx, epoch, rep) // closedts.go
+	c.wg.Add(1)
+	go c.reconcileSplits(lctx, rep) // splitqueue.go
 	return rep, nil
 }
 
@@ -384,6 +386,7 @@ func (c *Cluster) stopServingLease() {
 	stop := c.srv.stopLease
 	c.srv.stopLease, c.srv.rep = nil, nil
 	c.srv.mu.Unlock()
+	c.SetSplitKeys(nil)
 	if stop != nil {
 		stop()
 	}
