@@ -203,6 +203,9 @@
 // EXPLAIN ANALYZE runs the statement and adds each operator's rows, loops and
 // time and each read's rows per shard (explain.go, sql/exec/analyze.go);
 // sys.partitions shows every shard's counters, index shards as
-// "table/index". Tests call checkIndexes (index_test.go), which compares
+// "table/index", and on a cluster the shard group holding the shard with
+// its leader's and replicas' nodes (shardgroups.go: Options.Cluster as a
+// ShardGroupLister; ShardBoundaries is what the serving node splits its
+// groups at). Tests call checkIndexes (index_test.go), which compares
 // every index with the entries its table's rows give.
 package sql

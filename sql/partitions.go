@@ -47,6 +47,10 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 			tables = append(tables, t.IndexTable(&t.Indexes[i]))
 		}
 	}
+	groups, err := s.shardGroupColumns(context.Background())
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range tables {
 		// One map, its statistics and counters from one snapshot, so that a
 		// split or merge by the balancer cannot fall between them.
@@ -86,7 +90,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 			}); err != nil {
 				return nil, err
 			}
-			rows = append(rows, []types.Value{
+			rows = append(rows, append([]types.Value{
 				types.NewUtf8(t.Name), types.NewInt64(int64(k)), types.NewInt64(int64(sh.ID)),
 				types.NewUtf8(formatPivot(t, sh.Span.Start)), types.NewUtf8(end),
 				size, count, types.NewInt64(st.Reads), types.NewInt64(st.Writes),
@@ -94,7 +98,7 @@ func (s *Session) partitionRows() ([][]types.Value, error) {
 				types.NewInt64(counters.Splits), types.NewInt64(counters.Merges),
 				types.NewBool(s.e.storage.KeyFilterEnabled(t.ID)), types.NewInt64(int64(filterBytes[t.ID])),
 				types.NewInt64(vs.OldBytes), types.NewInt64(vs.OldCount), gcThreshold, types.NewInt64(locks),
-			})
+			}, groups.values(sh.Span.Start)...))
 		}
 	}
 	return rows, nil

@@ -1,5 +1,15 @@
 package sql
 
+import (
+	"bytes"
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pivotdb/pivotdb/sql/types"
+)
+
 // ShardBoundaries returns the start key of every shard of every table and
 // index (each shard map's pivots, pivot 0 being the table's prefix), in
 // no particular order. A cluster's serving node splits its shard groups
@@ -16,4 +26,61 @@ func (e *Engine) ShardBoundaries() [][]byte {
 		}
 	}
 	return out
+}
+
+// ShardGroup is one Raft shard group of a cluster as sys.partitions shows
+// it: its span of row keys, its leader's node and the nodes holding a
+// replica.
+type ShardGroup struct {
+	ID         uint64
+	Start, End []byte
+	LeaderNode uint64   // 0: unknown
+	Nodes      []uint64 // ascending
+}
+
+// ShardGroupLister is implemented by an Options.Cluster that serves its
+// commits through shard groups (cmd/pivotdb over cluster/shardrepl):
+// sys.partitions names each shard's group from it.
+type ShardGroupLister interface {
+	ShardGroups(ctx context.Context) ([]ShardGroup, error)
+}
+
+// groupColumns are a shard's group_id, leader_node_id and
+// replica_node_ids: the group holding the shard's first key. On one node
+// (no cluster) there is no group: group_id is NULL, and node 1 leads and
+// holds everything.
+type groupColumns struct {
+	groups []ShardGroup // ascending by Start; nil on one node
+}
+
+func (s *Session) shardGroupColumns(ctx context.Context) (*groupColumns, error) {
+	l, ok := s.e.opts.Cluster.(ShardGroupLister)
+	if !ok {
+		return &groupColumns{}, nil
+	}
+	gs, err := l.ShardGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &groupColumns{groups: gs}, nil
+}
+
+func (g *groupColumns) values(start []byte) []types.Value {
+	if g.groups == nil {
+		return []types.Value{types.NullValue, types.NewInt64(1), types.NewUtf8("1")}
+	}
+	i := sort.Search(len(g.groups), func(i int) bool { return bytes.Compare(g.groups[i].End, start) > 0 })
+	if i == len(g.groups) || bytes.Compare(g.groups[i].Start, start) > 0 {
+		return []types.Value{types.NullValue, types.NullValue, types.NullValue}
+	}
+	sg := g.groups[i]
+	leader := types.NullValue
+	if sg.LeaderNode != 0 {
+		leader = types.NewInt64(int64(sg.LeaderNode))
+	}
+	ids := make([]string, len(sg.Nodes))
+	for k, n := range sg.Nodes {
+		ids[k] = strconv.FormatUint(n, 10)
+	}
+	return []types.Value{types.NewInt64(int64(sg.ID)), leader, types.NewUtf8(strings.Join(ids, ","))}
 }

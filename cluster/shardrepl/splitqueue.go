@@ -10,6 +10,7 @@ import (
 
 	"github.com/pivotdb/pivotdb/cluster/kvsm"
 	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
 	"github.com/pivotdb/pivotdb/storage"
@@ -182,4 +183,55 @@ func (c *Cluster) allocGroupID(ctx context.Context) (raft.GroupID, error) {
 		return 0, fmt.Errorf("allocating a shard group id: counter answered %v", vals)
 	}
 	return FirstGroup + raft.GroupID(vals[0]), nil
+}
+
+// GroupInfo is one shard group as the serving node's map has it, with its
+// leader's and replicas' nodes (sys.partitions).
+type GroupInfo struct {
+	Group      raft.GroupID
+	Span       storage.Span
+	LeaderNode uint64   // 0: no leader known here
+	Nodes      []uint64 // every node holding a replica, ascending
+}
+
+// GroupInfos lists the groups of the serving node's map, ascending by
+// span, with their leaders (as this node knows them) and members (read
+// from each group). It fails while the node does not serve.
+func (c *Cluster) GroupInfos(ctx context.Context) ([]GroupInfo, error) {
+	c.srv.mu.Lock()
+	rep := c.srv.rep
+	c.srv.mu.Unlock()
+	if rep == nil {
+		return nil, errors.New("shardrepl: this node does not serve SQL")
+	}
+	rep.mu.RLock()
+	routes := slices.Clone(rep.routes)
+	rep.mu.RUnlock()
+	h := c.Node.Host()
+	members := map[raft.GroupID][]uint64{}
+	out := make([]GroupInfo, 0, len(routes))
+	for _, rt := range routes {
+		nodes, ok := members[rt.group]
+		if !ok {
+			m, err := h.Membership(ctx, rt.group)
+			if err != nil {
+				return nil, fmt.Errorf("shardrepl: group %d's members: %w", rt.group, err)
+			}
+			for r := range m.Voters {
+				nodes = append(nodes, placement.NodeOf(r))
+			}
+			for r := range m.NonVoters {
+				nodes = append(nodes, placement.NodeOf(r))
+			}
+			slices.Sort(nodes)
+			nodes = slices.Compact(nodes)
+			members[rt.group] = nodes
+		}
+		gi := GroupInfo{Group: rt.group, Span: rt.desc.Span, Nodes: nodes}
+		if l, _, ok, err := h.Leader(rt.group); err == nil && ok {
+			gi.LeaderNode = placement.NodeOf(l)
+		}
+		out = append(out, gi)
+	}
+	return out, nil
 }

@@ -331,7 +331,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		}
 		o := opts
 		o.DataDir, o.Storage = "", cl.Engine
-		o.Cluster = clusterAdmin{cl.Placement}
+		o.Cluster = clusterAdmin{m: cl.Placement, cl: cl}
 		o.FollowerReads = &sql.FollowerReads{Target: cl.ClosedTarget()}
 		e, err := sql.Open(o)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pivotdb/pivotdb/cluster/placement"
+	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
@@ -49,7 +50,26 @@ func (c clusterFlags) checkDeadNodeTimeout() error {
 }
 
 // clusterAdmin is sql.ClusterAdmin over the placement manager.
-type clusterAdmin struct{ m *placement.Manager }
+type clusterAdmin struct {
+	m  *placement.Manager
+	cl *shardrepl.Cluster
+}
+
+// ShardGroups implements sql.ShardGroupLister: sys.partitions' group
+// columns, from the serving node's shard map.
+func (a clusterAdmin) ShardGroups(ctx context.Context) ([]sql.ShardGroup, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	gs, err := a.cl.GroupInfos(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sql.ShardGroup, len(gs))
+	for i, g := range gs {
+		out[i] = sql.ShardGroup{ID: uint64(g.Group), Start: g.Span.Start, End: g.Span.End, LeaderNode: g.LeaderNode, Nodes: g.Nodes}
+	}
+	return out, nil
+}
 
 func (a clusterAdmin) AttachJobs(r *jobs.Registry) { a.m.AttachJobs(r) }
 

@@ -58,6 +58,16 @@ var partitionColumns = []planner.Column{
 	// the locks (not replicated), so a count replicated with the shard
 	// would be wrong on the other replicas.
 	{Name: "lock_records", Type: types.TypeInt64},
+	// On a cluster, group_id is the Raft shard group holding the shard's
+	// first key (the serving node splits a group at every shard's start:
+	// cluster/shardrepl's split reconciler; until its next round a new
+	// shard shows the group it is being split from), leader_node_id the
+	// node whose replica leads it, as the serving node knows (NULL while
+	// none does), and replica_node_ids the nodes holding a replica,
+	// ascending, comma-separated. On one node: NULL, 1 and '1'.
+	{Name: "group_id", Type: types.TypeInt64},
+	{Name: "leader_node_id", Type: types.TypeInt64},
+	{Name: "replica_node_ids", Type: types.TypeUtf8},
 }
 
 // JobColumns are the columns of sys.jobs and SHOW JOBS: CockroachDB's, plus
