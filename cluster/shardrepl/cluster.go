@@ -392,16 +392,26 @@ func (c *Cluster) newPlacement() *placement.Manager {
 	})
 }
 
-// groupSize is the shard group's bytes (live, old and intent versions) as
-// this node's replica counts them: placement's allocator compares nodes by
-// the bytes they lead.
+// groupSize is the bytes (live, old and intent versions) of every shard
+// group this node's replicas hold, FirstGroup and its split children, as
+// they count them: every node holds a replica of every group, so this is
+// what it stores; placement's allocator compares nodes by the bytes they
+// lead, and sys.nodes shows them.
 func (c *Cluster) groupSize(context.Context) (int64, error) {
-	v, err := c.Node.Host().StaleRead(FirstGroup, shardsm.State{})
-	if err != nil {
-		return 0, err
+	h := c.Node.Host()
+	var total int64
+	for _, g := range append([]raft.GroupID{FirstGroup}, c.knownChildren()...) {
+		v, err := h.StaleRead(g, shardsm.State{})
+		if err != nil {
+			if g == FirstGroup {
+				return 0, err
+			}
+			continue // stopped for a moment (StepDown) or not started yet
+		}
+		st := v.(shardsm.StateResult).Stats
+		total += st.LiveBytes + st.OldBytes + st.IntentBytes
 	}
-	st := v.(shardsm.StateResult).Stats
-	return st.LiveBytes + st.OldBytes + st.IntentBytes, nil
+	return total, nil
 }
 
 // Close stops the background work and the node (its Raft host, so that no

@@ -112,12 +112,63 @@ func (c *Cluster) reconcileOnce(ctx context.Context, rep *Replicator) error {
 	slices.SortFunc(keys, bytes.Compare)
 	keys = slices.CompactFunc(keys, bytes.Equal)
 	missing := missingSplits(rep, keys)
+	if len(missing) > 0 {
+		ready, err := c.splitsReady(ctx)
+		if err != nil || !ready {
+			return err
+		}
+	}
 	for i := len(missing) - 1; i >= 0 && ctx.Err() == nil; i-- {
 		if err := c.splitGroup(ctx, rep, missing[i]); err != nil {
 			return err
 		}
 	}
+	c.leadGroups(ctx, rep)
 	return nil
+}
+
+// splitsReady reports whether FirstGroup's voters are complete: it has
+// shardVoters voters, or no non-voter waiting to be promoted. A child's
+// founders are its parent's voters, and a child founded on fewer voters
+// (a cluster still forming) would depend on them until the manager loop
+// promoted the others in it too (groupplace.go), a second or more: a
+// founder lost meanwhile would leave the child without a quorum.
+func (c *Cluster) splitsReady(ctx context.Context) (bool, error) {
+	m, err := c.Node.Host().Membership(ctx, FirstGroup)
+	if err != nil {
+		return false, err
+	}
+	return len(m.Voters) >= shardVoters || len(m.NonVoters) == 0, nil
+}
+
+// leadGroups asks for the leadership of every group of the map this node
+// votes in and does not lead: the serving node proposes every commit, and
+// a commit to a group led elsewhere takes a forwarding hop (and, with a
+// bulk load, waits on the other node's pace). A request the group does
+// not follow within a moment is tried again next round.
+func (c *Cluster) leadGroups(ctx context.Context, rep *Replicator) {
+	h := c.Node.Host()
+	for g := range rep.Groups() {
+		if g == FirstGroup {
+			continue // serving follows its leadership, not the reverse
+		}
+		c.regenMu.Lock()
+		me := c.children[g]
+		c.regenMu.Unlock()
+		l, _, ok, err := h.Leader(g)
+		if me == 0 || err != nil || !ok || l == me {
+			continue
+		}
+		m, err := h.Membership(ctx, g)
+		if _, voter := m.Voters[me]; err != nil || !voter {
+			continue
+		}
+		tctx, cancel := context.WithTimeout(ctx, time.Second)
+		if err := h.TransferLeadership(tctx, g, me); err == nil {
+			c.cfg.Logf("node %d: leads shard group %d", c.id, g)
+		}
+		cancel()
+	}
 }
 
 // splitGroup proposes the split of p.parent at p.key into a new group on
