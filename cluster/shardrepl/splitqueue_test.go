@@ -86,6 +86,42 @@ func groupsMatchShards(rep *Replicator, boundaries [][]byte, minGroups int, exac
 	return slices.Compact(groups), ""
 }
 
+// execServing runs an idempotent statement on whichever node serves SQL,
+// again after an error: under load (-race on a busy machine) the serving
+// node's read lease may lapse and end the connection (57P01), and
+// serving may move.
+func execServing(ctx context.Context, t *testing.T, nodes []*clusterNode, stmt string, args ...any) {
+	t.Helper()
+	for {
+		var url string
+		for _, n := range nodes {
+			if n == nil || n.c == nil {
+				continue
+			}
+			n.mu.Lock()
+			if n.sql != nil {
+				url = n.url
+			}
+			n.mu.Unlock()
+		}
+		var err error
+		if url != "" {
+			var c *pgx.Conn
+			if c, err = pgx.Connect(ctx, url); err == nil {
+				_, err = c.Exec(ctx, stmt, args...)
+				c.Close(context.Background())
+			}
+			if err == nil {
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // bank is the accounts of table acct: 8 accounts of 1000, two in each of
 // its four uniform shards, and transfers between random pairs of them.
 type bank struct {
@@ -123,20 +159,31 @@ func (b *bank) transfer(ctx context.Context, c *pgx.Conn, rng *rand.Rand) error 
 	return tx.Commit(ctx)
 }
 
-// check reads every balance through url: their sum never changes.
-func (b *bank) check(ctx context.Context, t *testing.T, url string) {
+// check reads every balance through the serving node (again after an
+// error: see execServing): their sum never changes.
+func (b *bank) check(ctx context.Context, t *testing.T, nodes []*clusterNode) {
 	t.Helper()
-	c, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	var sum, n int64
-	if err := c.QueryRow(ctx, "SELECT sum(balance), count(*) FROM acct WHERE pad = ''").Scan(&sum, &n); err != nil {
-		t.Fatal(err)
-	}
-	if sum != b.total || n != int64(len(b.ids)) {
-		t.Fatalf("%d accounts hold %d, want %d holding %d", n, sum, len(b.ids), b.total)
+	for {
+		n, _ := sqlServing(ctx, t, nodes, 1, false)
+		n.mu.Lock()
+		url := n.url
+		n.mu.Unlock()
+		c, err := pgx.Connect(ctx, url)
+		var sum, count int64
+		if err == nil {
+			err = c.QueryRow(ctx, "SELECT sum(balance), count(*) FROM acct WHERE pad = ''").Scan(&sum, &count)
+			c.Close(context.Background())
+		}
+		if err == nil {
+			if sum != b.total || count != int64(len(b.ids)) {
+				t.Fatalf("%d accounts hold %d, want %d holding %d", count, sum, len(b.ids), b.total)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -190,21 +237,12 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 	waitVoters(ctx, t, s.host(), FirstGroup, 3)
 	s, _ = sqlServing(ctx, t, nodes, 1, true)
 
-	conn, err := pgx.Connect(ctx, s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE acct (id Int64, balance Int64, pad Utf8, PRIMARY KEY (id))
-		WITH (UNIFORM_PARTITIONS = 4, AUTO_PARTITIONING_PARTITION_SIZE_MB = 1, AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 4)`); err != nil {
-		t.Fatal(err)
-	}
+	execServing(ctx, t, nodes, `CREATE TABLE IF NOT EXISTS acct (id Int64, balance Int64, pad Utf8, PRIMARY KEY (id))
+		WITH (UNIFORM_PARTITIONS = 4, AUTO_PARTITIONING_PARTITION_SIZE_MB = 1, AUTO_PARTITIONING_MIN_PARTITIONS_COUNT = 4)`)
 	b := newBank()
 	for _, id := range b.ids {
-		if _, err := conn.Exec(ctx, "INSERT INTO acct VALUES ($1, 1000, '')", id); err != nil {
-			t.Fatal(err)
-		}
+		execServing(ctx, t, nodes, "UPSERT INTO acct VALUES ($1, 1000, '')", id)
 	}
-	conn.Close(ctx)
 	s, groups := sqlServing(ctx, t, nodes, 5, true)
 	t.Logf("groups after CREATE TABLE: %v", groups)
 
@@ -214,28 +252,21 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 
 	// An automatic split: shard 2 ([0, 2^62)) outgrows 1 MB. (The
 	// balancer may then merge two small shards: their groups stay.)
-	conn, err = pgx.Connect(ctx, s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pad := strings.Repeat("p", 1000)
 	for i := 0; i < 15; i++ {
 		var vals []string
 		for j := 0; j < 100; j++ {
 			vals = append(vals, fmt.Sprintf("(%d, NULL, '%s')", 1+i*100+j, pad))
 		}
-		if _, err := conn.Exec(ctx, "INSERT INTO acct VALUES "+strings.Join(vals, ", ")); err != nil {
-			t.Fatal(err)
-		}
+		execServing(ctx, t, nodes, "UPSERT INTO acct VALUES "+strings.Join(vals, ", "))
 	}
-	conn.Close(ctx)
 	s, grown := sqlServing(ctx, t, nodes, len(groups)+1, false)
 	t.Logf("groups after the automatic split: %v", grown)
 	close(stop)
 	if n := wait(); n == 0 {
 		t.Fatal("no transfer committed")
 	}
-	b.check(ctx, t, s.url)
+	b.check(ctx, t, nodes)
 	convergedGroups(t, nodes, grown)
 
 	// A node that does not serve restarts; then it takes over serving.
@@ -267,21 +298,14 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 	stop = make(chan struct{})
 	wait = b.transfers(ctx, t, next.url, 4, stop)
 	// The new serving node splits too: a new table.
-	conn, err = pgx.Connect(ctx, next.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE other (k Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = (10, 20))`); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
+	execServing(ctx, t, []*clusterNode{next}, `CREATE TABLE IF NOT EXISTS other (k Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = (10, 20))`)
 	_, final := sqlServing(ctx, t, []*clusterNode{next}, len(grown)+3, false)
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	if n := wait(); n == 0 {
 		t.Fatal("no transfer committed after the takeover")
 	}
-	b.check(ctx, t, next.url)
+	b.check(ctx, t, []*clusterNode{next})
 	// The old groups stay; the new ones have new ids.
 	for _, g := range grown {
 		if !slices.Contains(final, g) {
