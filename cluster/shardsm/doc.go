@@ -29,7 +29,9 @@
 // kept by counting the touched keys' change: in local-lock mode (a
 // cluster node) one read of their versions before the writes, with the
 // writes laid over them in memory (mvcc.VersionStatsDelta: the commit path
-// of every replica); else, or for a range deletion or a merge into a
+// of every replica; one prefix seek per written row key, down to its
+// newest version left after the writes, through one iterator per run of
+// Writes, applyrun.go); else, or for a range deletion or a merge into a
 // version, a recount before and after (one pass over them all,
 // mvcc.ComputeStatsOfSpans: a bulk load's write touches thousands; GC's
 // deletions and bulk loads are Writes too); Split cuts the shard in two; Serve

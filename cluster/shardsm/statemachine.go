@@ -137,7 +137,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			newStats.Add(delta)
 		case *Write:
 			var delta mvcc.Stats
-			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, desc, initialized, serving, maxTS, closedTS)
+			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, desc, initialized, serving, maxTS, closedTS, nil)
 			newStats.Add(delta)
 		case *Init:
 			if initialized {
@@ -238,18 +238,19 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 // applyWriteCmd applies a Write command into b under the replica's state
 // before it: refused unless its epoch is the serving one (another node
 // took over: this writer is fenced) and above the closed timestamp
-// (closedts.go), else applyWrite. It returns the stats
-// delta and the newest commit timestamp after it. Both Apply paths use it
-// (applyOne, and applyRun for several Writes in one batch).
+// (closedts.go), else applyWrite (reading through deltas: see
+// applyWriteWith). It returns the stats delta and the newest commit
+// timestamp after it. Both Apply paths use it (applyOne, and applyRun for
+// several Writes in one batch).
 func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, desc Descriptor, initialized bool,
-	serving Serving, maxTS, closed hlc.Timestamp) (outcome, mvcc.Stats, hlc.Timestamp, error) {
+	serving Serving, maxTS, closed hlc.Timestamp, deltas *mvcc.StatsDeltaReader) (outcome, mvcc.Stats, hlc.Timestamp, error) {
 	if c.Epoch != serving.Epoch {
 		return outcome{res: rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})}, mvcc.Stats{}, maxTS, nil
 	}
 	if out, ok := closedFence(c, closed); !ok {
 		return out, mvcc.Stats{}, maxTS, nil
 	}
-	out, delta, err := m.applyWrite(b, c, desc, initialized)
+	out, delta, err := m.applyWriteWith(b, c, desc, initialized, deltas)
 	if out.keep && maxTS.Less(c.Timestamp) {
 		maxTS = c.Timestamp
 	}

@@ -152,7 +152,13 @@ func decodeWrite(r *reader, total int, withEpoch bool) (*Write, error) {
 // mvcc.VersionStatsDelta in local-lock mode (b need not be indexed then),
 // else their recount after the writes minus before.
 func (m *stateMachine) applyWrite(b *pebble.Batch, c *Write, desc Descriptor, initialized bool) (outcome, mvcc.Stats, error) {
-	var delta mvcc.Stats
+	return m.applyWriteWith(b, c, desc, initialized, nil)
+}
+
+// applyWriteWith is applyWrite reading the versions in local-lock mode
+// through deltas, a reader of the store opened before b's writes and
+// shared by the Writes of one run (applyrun.go); nil: a reader of its own.
+func (m *stateMachine) applyWriteWith(b *pebble.Batch, c *Write, desc Descriptor, initialized bool, deltas *mvcc.StatsDeltaReader) (_ outcome, delta mvcc.Stats, err error) {
 	if !initialized || (c.Generation != 0 && c.Generation != desc.Generation) {
 		return outcome{res: stale(desc, initialized)}, delta, nil
 	}
@@ -179,8 +185,17 @@ func (m *stateMachine) applyWrite(b *pebble.Batch, c *Write, desc Descriptor, in
 	spans = mergeSpans(spans)
 	if m.store.localLocks.Load() {
 		// The lock records' share would be dropped below anyway: count the
-		// versions' change in one pass over the store, before the writes.
-		d, ok, err := mvcc.VersionStatsDelta(m.store.db, countedSpans(spans), c.Mutations)
+		// versions' change with one prefix seek per row key, before the
+		// writes.
+		if deltas == nil {
+			deltas = mvcc.NewStatsDeltaReader(m.store.db)
+			defer func() {
+				if cerr := deltas.Close(); err == nil {
+					err = cerr
+				}
+			}()
+		}
+		d, ok, err := deltas.Delta(countedSpans(spans), c.Mutations)
 		if err != nil {
 			return outcome{}, delta, err
 		}
