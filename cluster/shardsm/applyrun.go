@@ -108,10 +108,11 @@ func (m *stateMachine) applyRuns(entries []raft.Entry) error {
 		if r.b == nil {
 			r.open()
 		}
-		out, delta, maxTS, err := m.applyWriteCmd(r.b, w, r.desc, r.initialized, r.serving, r.maxTS, r.closedTS, r.deltas)
+		out, delta, maxTS, err := m.applyWriteCmd(r.b, w, e.Index, r.desc, r.initialized, r.serving, r.maxTS, r.closedTS, r.deltas)
 		if err != nil {
 			return fmt.Errorf("shardsm: group %d: applying entry %d: %w", m.group, e.Index, err)
 		}
+		m.recent.note(e.Index, w)
 		if out.keep {
 			r.stats.Add(delta)
 			r.maxTS = maxTS
