@@ -13,7 +13,9 @@
 //	Replicator ── cuts the writes by its shard map (shardsm.RouteKey: a row
 //	  │            or system key by itself, a local key 0x03 <kind> by the
 //	  │            row key it addresses), proposes one shardsm.Write per
-//	  │            group, waits until this node's replica applied it
+//	  │            group (carrying its stats change as this node's replica
+//	  │            reads it, shardsm.AddStatsHint, so followers need not),
+//	  │            waits until this node's replica applied it
 //	  ▼
 //	raft.Host ── dragonboat: the Raft log's fsync is the commit's only one
 //	  ▼

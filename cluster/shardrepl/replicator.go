@@ -399,7 +399,13 @@ func (r *Replicator) propose(ts hlc.Timestamp, parts []part) (stale *shardsm.Sta
 }
 
 func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, error) {
-	cmd, err := shardsm.EncodeWrite(shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Epoch: r.epoch, Mutations: p.ops})
+	w := shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Epoch: r.epoch, Mutations: p.ops}
+	// The stats change, read here once, so that the replicas need not
+	// read the keys (shardsm/statshint.go).
+	if err := shardsm.AddStatsHint(r.db, p.rt.group, &w); err != nil {
+		return nil, err
+	}
+	cmd, err := shardsm.EncodeWrite(w)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,9 @@ import (
 //
 // A Write reads the store before it writes (VersionStatsDelta, or the
 // recount of a range deletion): the versions of the row keys it touches.
+// The Writes of a run read through one iterator opened before the run's
+// first read (mvcc.StatsDeltaReader): what it shows is the store before
+// the run, which is what each of them would read alone.
 // The run's batch is not committed yet, so a Write whose spans overlap a
 // span an earlier Write of the run touched closes the run first (it is
 // committed, and the Write starts the next one): a Write never reads past
@@ -64,6 +67,10 @@ type run struct {
 	last        uint64 // the index of the run's last entry
 	spans       []storage.Span
 	entries     int
+	// deltas reads the versions the run's Writes touch (their stats
+	// change) through one iterator of the store as it was before the
+	// run: no Write of a run reads a key another of it wrote.
+	deltas *mvcc.StatsDeltaReader
 }
 
 // applyRuns is Apply of a store in local-lock mode: runs of Writes share
@@ -73,6 +80,7 @@ func (m *stateMachine) applyRuns(entries []raft.Entry) error {
 	defer func() {
 		if r.b != nil {
 			r.b.Close()
+			r.deltas.Close() // the run failed: its error is the one to report
 		}
 	}()
 	for i := range entries {
@@ -100,10 +108,11 @@ func (m *stateMachine) applyRuns(entries []raft.Entry) error {
 		if r.b == nil {
 			r.open()
 		}
-		out, delta, maxTS, err := m.applyWriteCmd(r.b, w, r.desc, r.initialized, r.serving, r.maxTS, r.closedTS)
+		out, delta, maxTS, err := m.applyWriteCmd(r.b, w, e.Index, r.desc, r.initialized, r.serving, r.maxTS, r.closedTS, r.deltas)
 		if err != nil {
 			return fmt.Errorf("shardsm: group %d: applying entry %d: %w", m.group, e.Index, err)
 		}
+		m.recent.note(e.Index, w)
 		if out.keep {
 			r.stats.Add(delta)
 			r.maxTS = maxTS
@@ -127,6 +136,7 @@ func (r *run) open() {
 	m.mu.RUnlock()
 	r.stats0, r.maxTS0 = r.stats, r.maxTS
 	r.b = m.store.db.NewBatch()
+	r.deltas = mvcc.NewStatsDeltaReader(m.store.db)
 	r.spans = r.spans[:0]
 	r.entries = 0
 }
@@ -153,6 +163,9 @@ func (r *run) flush() error {
 	b, m := r.b, r.m
 	r.b = nil
 	defer b.Close()
+	if err := r.deltas.Close(); err != nil {
+		return err
+	}
 	if r.maxTS != r.maxTS0 {
 		if err := b.Set(stateKey(m.group, stateMaxTimestamp), appendTimestamp(nil, r.maxTS), nil); err != nil {
 			return err

@@ -29,7 +29,12 @@
 // kept by counting the touched keys' change: in local-lock mode (a
 // cluster node) one read of their versions before the writes, with the
 // writes laid over them in memory (mvcc.VersionStatsDelta: the commit path
-// of every replica); else, or for a range deletion or a merge into a
+// of every replica; one prefix seek per written row key, down to its
+// newest version left after the writes, through one iterator per run of
+// Writes, applyrun.go) — or none: a Write may carry the change as its
+// proposer read it (StatsHint, statshint.go; cluster/shardrepl's
+// Replicator adds it), which a replica takes when it knows nothing it
+// applied since the hint's base index touched those row keys; else, or for a range deletion or a merge into a
 // version, a recount before and after (one pass over them all,
 // mvcc.ComputeStatsOfSpans: a bulk load's write touches thousands; GC's
 // deletions and bulk loads are Writes too); Split cuts the shard in two; Serve
@@ -105,7 +110,12 @@
 //     check against it is therefore deterministic.
 //   - Stats: the counter is the sum of the deltas the mvcc operations
 //     return; Check recounts (mvcc.ComputeStats) and the tests compare them
-//     on every replica. A split recounts the parent's remaining span (which
+//     on every replica. A Write's carried change (statshint.go) is taken
+//     only when the replica's record of the Writes since the change's base
+//     index shows none touched the Write's row keys, so it is the change
+//     the replica would read; a replica that cannot tell (restarted, a
+//     snapshot, a Batch or a range deletion since, more than 256 Writes
+//     ago) reads (TestStatsHint). A split recounts the parent's remaining span (which
 //     only the parent owns, so every replica gets the same) and gives the
 //     child the rest.
 //   - Snapshots stream from a Pebble snapshot taken between two Applies,
@@ -132,6 +142,9 @@
 //
 // # Not done here
 //
+//   - The stats change a Write carries is an optional trailer of the Write
+//     encoding (statshint.go): a node of an older build answers such a
+//     Write malformed, so a cluster must not mix builds across it.
 //   - Merge (the reverse of Split, after aligning replica sets): not
 //     implemented.
 //   - Transaction records have no command (h16i is settling their use in
@@ -157,7 +170,9 @@
 // Query State for a replica's descriptor, applied index and counter, and
 // Check for a recount and a fingerprint of everything the replica owns
 // (compare replicas at equal applied indexes). Store.Groups lists the
-// groups on a store; Store.Stats counts snapshots saved and installed.
+// groups on a store; Store.Stats counts snapshots saved and installed,
+// runs of Writes, and the Writes applied with their carried stats change
+// (HintedWrites: near all of a follower's under single-row commits).
 // mvcc.FormatKey renders the keys (Pebble's tools print them through the
 // comparer). The randomized test prints its seed on failure (go test
 // -run TestRandomizedAgainstOracle -seed N ./cluster/shardsm/).

@@ -123,6 +123,7 @@ func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{})
 // old copy of the child's span until the child's own snapshot replaces it:
 // clearing it here could delete a child that arrived first.
 func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) error {
+	m.recent.reset() // the Writes it recorded are not what the snapshot holds
 	br := bufio.NewReaderSize(r, 64<<10)
 	head := make([]byte, len(snapshotMagic)+2)
 	if _, err := io.ReadFull(br, head); err != nil {

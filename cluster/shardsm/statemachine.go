@@ -32,6 +32,11 @@ type stateMachine struct {
 	serving     Serving       // stateServing
 	closedTS    hlc.Timestamp // stateClosed (closedts.go)
 	closed      bool
+
+	// recent records the row keys of the Writes applied lately, for
+	// taking a Write's carried stats change (statshint.go). Apply,
+	// Open and RecoverFromSnapshot use it, one at a time.
+	recent recentWrites
 }
 
 var _ raft.StateMachine = (*stateMachine)(nil)
@@ -39,6 +44,7 @@ var _ raft.StateMachine = (*stateMachine)(nil)
 var errClosed = errors.New("shardsm: replica closed")
 
 func (m *stateMachine) Open(stop <-chan struct{}) (uint64, error) {
+	m.recent.reset()
 	if err := m.load(); err != nil {
 		return 0, err
 	}
@@ -137,7 +143,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			newStats.Add(delta)
 		case *Write:
 			var delta mvcc.Stats
-			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, desc, initialized, serving, maxTS, closedTS)
+			out, delta, newMaxTS, err = m.applyWriteCmd(b, c, e.Index, desc, initialized, serving, maxTS, closedTS, nil)
 			newStats.Add(delta)
 		case *Init:
 			if initialized {
@@ -222,6 +228,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 		}
 	}
 	e.Result = out.res
+	m.recent.note(e.Index, cmd)
 	if newServing != serving {
 		if f := m.store.onServing.Load(); f != nil {
 			(*f)(m.group, newServing)
@@ -238,18 +245,19 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 // applyWriteCmd applies a Write command into b under the replica's state
 // before it: refused unless its epoch is the serving one (another node
 // took over: this writer is fenced) and above the closed timestamp
-// (closedts.go), else applyWrite. It returns the stats
-// delta and the newest commit timestamp after it. Both Apply paths use it
-// (applyOne, and applyRun for several Writes in one batch).
-func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, desc Descriptor, initialized bool,
-	serving Serving, maxTS, closed hlc.Timestamp) (outcome, mvcc.Stats, hlc.Timestamp, error) {
+// (closedts.go), else applyWrite (reading through deltas: see
+// applyWriteWith). It returns the stats delta and the newest commit
+// timestamp after it. Both Apply paths use it (applyOne, and applyRun for
+// several Writes in one batch).
+func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, index uint64, desc Descriptor, initialized bool,
+	serving Serving, maxTS, closed hlc.Timestamp, deltas *mvcc.StatsDeltaReader) (outcome, mvcc.Stats, hlc.Timestamp, error) {
 	if c.Epoch != serving.Epoch {
 		return outcome{res: rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})}, mvcc.Stats{}, maxTS, nil
 	}
 	if out, ok := closedFence(c, closed); !ok {
 		return out, mvcc.Stats{}, maxTS, nil
 	}
-	out, delta, err := m.applyWrite(b, c, desc, initialized)
+	out, delta, err := m.applyWriteWith(b, c, index, desc, initialized, deltas)
 	if out.keep && maxTS.Less(c.Timestamp) {
 		maxTS = c.Timestamp
 	}

@@ -42,6 +42,7 @@ type Store struct {
 	snapshotsRecovered atomic.Int64
 	writeRuns          atomic.Int64
 	runWrites          atomic.Int64
+	hintedWrites       atomic.Int64
 }
 
 // SplitEvent tells the node that a replica applied a split: it must start
@@ -206,12 +207,15 @@ type Stats struct {
 	// WriteRuns counts the batches of Writes Apply committed together
 	// (applyrun.go), RunWrites the Writes in them.
 	WriteRuns, RunWrites int64
+	// HintedWrites counts the Writes applied with the stats change they
+	// carried (statshint.go), without reading their keys.
+	HintedWrites int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
 	return Stats{SnapshotsSaved: s.snapshotsSaved.Load(), SnapshotsRecovered: s.snapshotsRecovered.Load(),
-		WriteRuns: s.writeRuns.Load(), RunWrites: s.runWrites.Load()}
+		WriteRuns: s.writeRuns.Load(), RunWrites: s.runWrites.Load(), HintedWrites: s.hintedWrites.Load()}
 }
 
 func readApplied(r mvcc.Reader, g raft.GroupID) (uint64, error) {

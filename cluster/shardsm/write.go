@@ -30,11 +30,21 @@ import (
 //
 // Epoch is the serving epoch of the node that commits (serving.go): the
 // write applies only while it is the group's.
+//
+// Stats, when set, is the stats change the write makes as the proposing
+// node read it (AddStatsHint): a replica that can tell nothing else
+// touched those keys since takes it instead of reading them (statshint.go).
 type Write struct {
 	Generation uint64
 	Timestamp  hlc.Timestamp
 	Epoch      uint64
 	Mutations  []storage.Mutation
+	Stats      *StatsHint
+
+	// rowKeys caches rowKeyHashes.
+	rowKeys      []uint64
+	rowKeysPoint bool
+	rowKeysDone  bool
 }
 
 // cmdWrite is a Write of epoch 0 (the encoding before serving epochs);
@@ -121,6 +131,14 @@ func EncodeWrite(w Write) ([]byte, error) {
 		out = appendBytes(out, m.Key)
 		out = appendBytes(out, m.Value)
 	}
+	if w.Stats != nil {
+		// An optional trailer: 1, the base index, the delta's counters.
+		out = append(out, 1)
+		out = binary.AppendUvarint(out, w.Stats.Base)
+		for _, c := range w.Stats.Delta.Counters() {
+			out = binary.AppendVarint(out, c)
+		}
+	}
 	return out, nil
 }
 
@@ -144,6 +162,19 @@ func decodeWrite(r *reader, total int, withEpoch bool) (*Write, error) {
 			return nil, fmt.Errorf("%w: mutation kind %d", errBadCommand, m.Kind)
 		}
 	}
+	if r.err == nil && len(r.b) > 0 {
+		if flag := r.byte(); flag != 1 {
+			return nil, fmt.Errorf("%w: write trailer %d", errBadCommand, flag)
+		}
+		h := &StatsHint{Base: r.uvarint()}
+		var c [8]int64
+		for i := range c {
+			c[i] = r.varint()
+		}
+		h.Delta = mvcc.Stats{LiveBytes: c[0], LiveCount: c[1], OldBytes: c[2], OldCount: c[3],
+			IntentBytes: c[4], IntentCount: c[5], LockBytes: c[6], LockCount: c[7]}
+		w.Stats = h
+	}
 	return w, nil
 }
 
@@ -152,7 +183,16 @@ func decodeWrite(r *reader, total int, withEpoch bool) (*Write, error) {
 // mvcc.VersionStatsDelta in local-lock mode (b need not be indexed then),
 // else their recount after the writes minus before.
 func (m *stateMachine) applyWrite(b *pebble.Batch, c *Write, desc Descriptor, initialized bool) (outcome, mvcc.Stats, error) {
-	var delta mvcc.Stats
+	return m.applyWriteWith(b, c, 0, desc, initialized, nil)
+}
+
+// applyWriteWith is applyWrite of the entry at index (0: one carried in
+// another command) reading the versions in local-lock mode through deltas,
+// a reader of the store opened before b's writes and shared by the Writes
+// of one run (applyrun.go; nil: a reader of its own) — unless c carries
+// its stats change and nothing applied since it was read touched its keys
+// (statshint.go).
+func (m *stateMachine) applyWriteWith(b *pebble.Batch, c *Write, index uint64, desc Descriptor, initialized bool, deltas *mvcc.StatsDeltaReader) (_ outcome, delta mvcc.Stats, err error) {
 	if !initialized || (c.Generation != 0 && c.Generation != desc.Generation) {
 		return outcome{res: stale(desc, initialized)}, delta, nil
 	}
@@ -177,10 +217,26 @@ func (m *stateMachine) applyWrite(b *pebble.Batch, c *Write, desc Descriptor, in
 		spans = append(spans, sp)
 	}
 	spans = mergeSpans(spans)
+	if m.store.localLocks.Load() && index != 0 && m.hintHolds(c, index) {
+		if err := storage.ApplyMutations(b, c.Mutations); err != nil {
+			return outcome{}, delta, err
+		}
+		m.store.hintedWrites.Add(1)
+		return outcome{res: raft.Result{Value: ResultApplied}, keep: true}, c.Stats.Delta, nil
+	}
 	if m.store.localLocks.Load() {
 		// The lock records' share would be dropped below anyway: count the
-		// versions' change in one pass over the store, before the writes.
-		d, ok, err := mvcc.VersionStatsDelta(m.store.db, countedSpans(spans), c.Mutations)
+		// versions' change with one prefix seek per row key, before the
+		// writes.
+		if deltas == nil {
+			deltas = mvcc.NewStatsDeltaReader(m.store.db)
+			defer func() {
+				if cerr := deltas.Close(); err == nil {
+					err = cerr
+				}
+			}()
+		}
+		d, ok, err := deltas.Delta(countedSpans(spans), c.Mutations)
 		if err != nil {
 			return outcome{}, delta, err
 		}
@@ -255,4 +311,18 @@ func countedSpans(spans []storage.Span) []storage.Span {
 		counted = append(counted, sp)
 	}
 	return counted
+}
+
+// varint reads a signed varint (binary.AppendVarint) for reader r.
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("a number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
 }

@@ -100,6 +100,11 @@
 //   - Stats: every write returns the Stats delta it made (live bytes and
 //     count of newest non-deleted versions; old bytes of the rest; intents;
 //     locks) for the shard's counter key; ComputeStats recounts a span.
+//     VersionStatsDelta (statsdelta.go) gives the change engine-key writes
+//     decided elsewhere make (a replica applying a replicated commit): a
+//     version's share depends only on whether it is its key's newest, so
+//     it reads each written key with one prefix seek and walks its
+//     versions only down to the newest one left after the writes.
 //
 // # Invariants
 //

@@ -12,13 +12,15 @@ import (
 // TestVersionStatsDeltaMatchesRecount lays random point writes over random
 // versions and checks VersionStatsDelta against ComputeStatsOfSpans after
 // minus before (its lock records left out), and that it declines range
-// deletions and merges into versions.
+// deletions and merges into versions. Keys have up to nine versions, so
+// that Delta's walk stops above some of them; a StatsDeltaReader used for
+// other writes first must answer the same as a fresh one.
 func TestVersionStatsDeltaMatchesRecount(t *testing.T) {
 	r := newRand(t)
 	for round := 0; round < 300; round++ {
 		db := openTestDB(t)
 		uk := func(i int) []byte { return []byte(fmt.Sprintf("k%d", i)) }
-		ts := func() hlc.Timestamp { return hlc.Timestamp{WallTime: int64(1 + r.IntN(6))} }
+		ts := func() hlc.Timestamp { return hlc.Timestamp{WallTime: int64(1 + r.IntN(12))} }
 		value := func() []byte {
 			switch r.IntN(4) {
 			case 0:
@@ -31,7 +33,7 @@ func TestVersionStatsDeltaMatchesRecount(t *testing.T) {
 		var keys [][]byte // version keys written so far
 		setup := db.NewBatch()
 		for i := 0; i < 6; i++ {
-			for n := r.IntN(4); n > 0; n-- {
+			for n := r.IntN(10); n > 0; n-- {
 				k := AppendVersionKey(nil, uk(i), ts())
 				keys = append(keys, k)
 				setup.Set(k, value(), nil)
@@ -91,6 +93,19 @@ func TestVersionStatsDeltaMatchesRecount(t *testing.T) {
 		delta, ok, err := VersionStatsDelta(db, spans, ms)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The same through a reader that answered for other writes first.
+		reused := NewStatsDeltaReader(db)
+		if _, _, err := reused.Delta(spans, []storage.Mutation{{Kind: storage.MutationSet,
+			Key: AppendVersionKey(nil, uk(r.IntN(7)), ts()), Value: value()}}); err != nil {
+			t.Fatal(err)
+		}
+		delta2, ok2, err := reused.Delta(spans, ms)
+		if err := firstErr(err, reused.Close()); err != nil {
+			t.Fatal(err)
+		}
+		if delta2 != delta || ok2 != ok {
+			t.Fatalf("round %d: a reused reader answers %+v %v, a fresh one %+v %v", round, delta2, ok2, delta, ok)
 		}
 		if ok == declines {
 			t.Fatalf("round %d: ok = %v for writes %v", round, ok, ms)

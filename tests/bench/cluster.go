@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +31,15 @@ var clusterWorkloads = []string{"single-row UPSERT", "point SELECT"}
 type clusterRow struct {
 	workload, setup string
 	m, one          measurement // this setup's, and one node's
+	// cpu is the CPU time each process of the setup spent per operation
+	// (the median over the repetitions): one entry for one node, three
+	// for the cluster (in node order). The nodes share this machine's
+	// cores, so CPU per operation is the figure that a loaded machine
+	// disturbs least. marginal is the same less what each process spends
+	// idle (measured for 2 s before the run: Raft ticks, heartbeats,
+	// closed timestamps), which otherwise weighs more the fewer operations
+	// a run does.
+	cpu, marginal []time.Duration
 }
 
 // logTail keeps a child's log for finding the serving node and for
@@ -49,14 +62,15 @@ func (l *logTail) String() string {
 }
 
 type clusterNode struct {
-	sql string
-	cmd *exec.Cmd
-	log *logTail
+	sql   string
+	debug string // --debug-listen address, when profiles are wanted
+	cmd   *exec.Cmd
+	log   *logTail
 }
 
 // startBenchCluster starts three nodes with one join list on fresh
 // directories; stop stops them and removes the directories.
-func startBenchCluster(bin string) (nodes []*clusterNode, stop func(), err error) {
+func startBenchCluster(bin string, withDebug bool) (nodes []*clusterNode, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "pivotdb-bench-cluster")
 	if err != nil {
 		return nil, nil, err
@@ -76,10 +90,16 @@ func startBenchCluster(bin string) (nodes []*clusterNode, stop func(), err error
 		os.RemoveAll(dir)
 	}
 	for i, a := range as {
-		cmd := exec.Command(bin, "serve", "--data-dir", fmt.Sprintf("%s/n%d", dir, i+1), "--listen", a.sql,
+		args := []string{"serve", "--data-dir", fmt.Sprintf("%s/n%d", dir, i+1), "--listen", a.sql,
 			"--cluster-listen", a.rpc, "--raft-listen", a.raft, "--join", strings.Join(rpcs, ","),
-			"--balancer-interval", "10s")
-		n := &clusterNode{sql: a.sql, cmd: cmd, log: &logTail{}}
+			"--balancer-interval", "10s"}
+		n := &clusterNode{sql: a.sql, log: &logTail{}}
+		if withDebug {
+			n.debug = freeAddr()
+			args = append(args, "--debug-listen", n.debug)
+		}
+		cmd := exec.Command(bin, args...)
+		n.cmd = cmd
 		cmd.Stdout, cmd.Stderr = n.log, n.log
 		if err := cmd.Start(); err != nil {
 			stop()
@@ -162,15 +182,60 @@ func servingNode(ctx context.Context, nodes []*clusterNode) (*clusterNode, error
 	return nil, fmt.Errorf("the cluster did not settle on one serving node with three voters:\n%s", strings.Join(tails, "\n---\n"))
 }
 
-// runClusterSection measures one node against the three-node cluster.
-func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, rows int) ([]clusterRow, error) {
+// processCPU returns the CPU time (user and system) process pid has used,
+// from /proc/<pid>/stat (Linux; clock ticks of 10ms).
+func processCPU(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// count the fields after its closing one. utime and stime are fields
+	// 14 and 15.
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// cpuOf returns the CPU time each of cmds has used.
+func cpuOf(cmds []*exec.Cmd) ([]time.Duration, error) {
+	out := make([]time.Duration, len(cmds))
+	for i, c := range cmds {
+		t, err := processCPU(c.Process.Pid)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// runClusterSection measures one node against the three-node cluster. With
+// profileDir set, it then takes a 10 s CPU profile of each node while
+// single-row UPSERTs at 16 clients go through the serving node, into
+// profileDir/{serving,follower-1,follower-2}.pprof.
+func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, rows int, profileDir string) ([]clusterRow, error) {
 	one, err := startPivot(bin, "", nil)
 	if err != nil {
 		return nil, err
 	}
 	defer one.stop()
 	one.name = "one node"
-	nodes, stop, err := startBenchCluster(bin)
+	nodes, stop, err := startBenchCluster(bin, profileDir != "")
 	if err != nil {
 		return nil, err
 	}
@@ -210,18 +275,173 @@ func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, r
 			}
 		}
 		setups := []*instance{one, serving, forwarding}
+		var clusterCmds []*exec.Cmd
+		for _, n := range nodes {
+			clusterCmds = append(clusterCmds, n.cmd)
+		}
+		// CPU per operation of each process, per setup and repetition.
+		cpu := map[*instance][][]time.Duration{}
+		marginal := map[*instance][][]time.Duration{}
 		ms, err := measure(reps, setups, func(in *instance, rep int) (measurement, error) {
-			return runPgx(ctx, in, w, clusterClients, rows, d, uint64(rep*1000+clusterClients))
+			cmds := clusterCmds
+			if in == one {
+				cmds = []*exec.Cmd{one.cmd}
+			}
+			const idleFor = 2 * time.Second
+			idle0, err := cpuOf(cmds)
+			if err != nil {
+				return measurement{}, err
+			}
+			time.Sleep(idleFor)
+			before, err := cpuOf(cmds)
+			if err != nil {
+				return measurement{}, err
+			}
+			started := time.Now()
+			m, err := runPgx(ctx, in, w, clusterClients, rows, d, uint64(rep*1000+clusterClients))
+			if err != nil {
+				return m, err
+			}
+			after, err := cpuOf(cmds)
+			if err != nil {
+				return m, err
+			}
+			elapsed := time.Since(started)
+			perOp := make([]time.Duration, len(cmds))
+			marginalPerOp := make([]time.Duration, len(cmds))
+			for i := range cmds {
+				if ops := m.ops * d.Seconds(); ops > 0 {
+					used := after[i] - before[i]
+					perOp[i] = time.Duration(float64(used) / ops)
+					idle := float64(before[i]-idle0[i]) * elapsed.Seconds() / idleFor.Seconds()
+					marginalPerOp[i] = time.Duration((float64(used) - idle) / ops)
+				}
+			}
+			cpu[in] = append(cpu[in], perOp)
+			marginal[in] = append(marginal[in], marginalPerOp)
+			return m, nil
 		})
 		if err != nil {
 			return nil, err
 		}
 		for i, in := range setups {
-			out = append(out, clusterRow{workload: name, setup: in.name, m: ms[i], one: ms[0]})
-			progress("cluster: %-18s %-36s %10.0f/s  %.2f× one node", name, in.name, ms[i].ops, ms[i].ops/ms[0].ops)
+			r := clusterRow{workload: name, setup: in.name, m: ms[i], one: ms[0], cpu: medianCPU(cpu[in]), marginal: medianCPU(marginal[in])}
+			out = append(out, r)
+			progress("cluster: %-18s %-36s %10.0f/s  %.2f× one node  CPU per op %s, less idle %s", name, in.name, ms[i].ops, ms[i].ops/ms[0].ops,
+				fmtCPU(r.cpu), fmtCPU(r.marginal))
+		}
+	}
+	if profileDir != "" {
+		if err := profileCluster(ctx, s, nodes, serving, rows, profileDir); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// medianCPU returns, for each process, the median of its CPU per operation
+// over the repetitions.
+func medianCPU(reps [][]time.Duration) []time.Duration {
+	if len(reps) == 0 {
+		return nil
+	}
+	out := make([]time.Duration, len(reps[0]))
+	for i := range out {
+		v := make([]time.Duration, len(reps))
+		for j, r := range reps {
+			v[j] = r[i]
+		}
+		sort.Slice(v, func(a, b int) bool { return v[a] < v[b] })
+		out[i] = v[len(v)/2]
+	}
+	return out
+}
+
+// fmtCPU renders CPU per operation: the sum over the processes, and each
+// one's share when there are several.
+func fmtCPU(cpu []time.Duration) string {
+	var total time.Duration
+	parts := make([]string, len(cpu))
+	for i, c := range cpu {
+		total += c
+		parts[i] = fmt.Sprintf("%.0f", float64(c)/float64(time.Microsecond))
+	}
+	s := fmt.Sprintf("%.0f µs", float64(total)/float64(time.Microsecond))
+	if len(cpu) > 1 {
+		s += " (" + strings.Join(parts, " + ") + ")"
+	}
+	return s
+}
+
+// profileCluster takes a CPU profile of every node at once while
+// single-row UPSERTs at 16 clients go through the serving node s.
+func profileCluster(ctx context.Context, s *clusterNode, nodes []*clusterNode, serving *instance, rows int, dir string) error {
+	var w workload
+	for _, x := range workloads {
+		if x.name == "single-row UPSERT" {
+			w = x
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	const seconds = 10
+	done := make(chan error, 1)
+	go func() {
+		m, err := runPgx(ctx, serving, w, clusterClients, rows, (seconds+2)*time.Second, 7)
+		if err == nil {
+			progress("cluster: single-row UPSERT while profiled: %.0f/s", m.ops)
+		}
+		done <- err
+	}()
+	time.Sleep(time.Second)
+	var wg sync.WaitGroup
+	errs := make([]error, len(nodes))
+	follower := 0
+	for i, n := range nodes {
+		name := "serving"
+		if n != s {
+			follower++
+			name = fmt.Sprintf("follower-%d", follower)
+		}
+		out := filepath.Join(dir, name+".pprof")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fetchProfile(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", n.debug, seconds), out)
+		}()
+	}
+	wg.Wait()
+	if err := <-done; err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	progress("cluster: wrote the nodes' CPU profiles to %s (go tool pprof -top bin/pivotdb %s/serving.pprof)", dir, dir)
+	return nil
+}
+
+func fetchProfile(url, out string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // renderCluster renders the cluster section of the report.
@@ -234,14 +454,17 @@ func renderCluster(rows []clusterRow, d time.Duration, reps int) string {
 	fmt.Fprintf(&sb, "figure is the median of %d × %v, alternating which setup goes first. The three processes\n", reps, d)
 	sb.WriteString("share this machine's cores and disk: every commit is fsynced by three Raft logs on one disk.\n")
 	sb.WriteString("Targets (issue 17): writes at least 0.5× and reads at least 0.7× of one node.\n\n")
-	sb.WriteString("| workload | setup | ops/s | p50 | p99 | × one node |\n|---|---|---:|---:|---:|---:|\n")
+	sb.WriteString("CPU per operation is the CPU time the setup's processes used during the run divided by the\n")
+	sb.WriteString("operations (for the cluster: the sum of the three nodes, then each node's in node order); less\n")
+	sb.WriteString("idle, what each process spends idle (measured for 2 s before the run) is taken out first.\n\n")
+	sb.WriteString("| workload | setup | ops/s | p50 | p99 | × one node | CPU per op | less idle |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		ratio := 0.0
 		if r.one.ops > 0 {
 			ratio = r.m.ops / r.one.ops
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %.2f× |\n", r.workload, r.setup, fmtOps(r.m.ops),
-			fmtLat(r.m.p50), fmtLat(r.m.p99), ratio)
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %.2f× | %s | %s |\n", r.workload, r.setup, fmtOps(r.m.ops),
+			fmtLat(r.m.p50), fmtLat(r.m.p99), ratio, fmtCPU(r.cpu), fmtCPU(r.marginal))
 	}
 	return sb.String()
 }

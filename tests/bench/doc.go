@@ -30,4 +30,8 @@
 //	make bench BENCH_FLAGS=--growth       # the full bench and those rows
 //	go run ./tests/bench --bin bin/pivotdb --growth-only --only point --pivot-flags "--cache-size 536870912"
 //	                                      # extra serve flags for PivotDB, named in the report
+//	go run ./tests/bench --bin bin/pivotdb --cluster-only --duration 5s [--cluster-profile DIR]
+//	                                      # only the cluster section (cluster.go), with each setup's CPU time
+//	                                      # per operation (per node); with --cluster-profile, then a CPU
+//	                                      # profile of each node under single-row UPSERTs
 package main

@@ -45,10 +45,12 @@ func main() {
 	pivotFlags := flag.String("pivot-flags", "", "extra `FLAGS` for pivotdb serve, space-separated (e.g. \"--cache-size 536870912\"); the report names them")
 	withCluster := flag.Bool("cluster", true, "also run the cluster section (cluster.go): three nodes against one node")
 	clusterOnly := flag.Bool("cluster-only", false, "run only the cluster section (no PostgreSQL) and print it")
+	clusterProfile := flag.String("cluster-profile", "", "after the cluster section, write a 10 s CPU profile of each node under single-row UPSERTs "+
+		"at 16 clients to `DIR`/{serving,follower-1,follower-2}.pprof")
 	flag.Parse()
 	if *clusterOnly {
 		defer runCleanups()
-		rs, err := runClusterSection(context.Background(), *bin, *duration, *reps, *rows)
+		rs, err := runClusterSection(context.Background(), *bin, *duration, *reps, *rows, *clusterProfile)
 		if err != nil {
 			fatalf("%v", err)
 		}
@@ -221,7 +223,7 @@ func main() {
 	}
 	var clusterReport string
 	if *withCluster {
-		rs, err := runClusterSection(ctx, *bin, *duration, *reps, *rows)
+		rs, err := runClusterSection(ctx, *bin, *duration, *reps, *rows, *clusterProfile)
 		if err != nil {
 			fatalf("%v", err)
 		}
