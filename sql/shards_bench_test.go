@@ -110,17 +110,34 @@ func BenchmarkPointSelect(b *testing.B) {
 			for i := range keys {
 				keys[i] = types.NewUtf8(fmt.Sprintf("key-%d", i*7%10000))
 			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				res, err := s.Execute(ctx, p, []types.Value{keys[i%len(keys)]})
-				if err != nil {
-					b.Fatal(err)
+			run := func(b *testing.B, stmtCtx func() (context.Context, context.CancelCauseFunc)) {
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := processCPU()
+				for i := 0; i < b.N; i++ {
+					ctx, cancel := stmtCtx()
+					res, err := s.Execute(ctx, p, []types.Value{keys[i%len(keys)]})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if row, err := res.Next(ctx); err != nil || row == nil {
+						b.Fatalf("no row: %v", err)
+					}
+					res.Close()
+					cancel(nil)
 				}
-				if row, err := res.Next(ctx); err != nil || row == nil {
-					b.Fatalf("no row: %v", err)
-				}
-				res.Close()
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			}
+			b.Run("background", func(b *testing.B) {
+				run(b, func() (context.Context, context.CancelCauseFunc) { return ctx, func(error) {} })
+			})
+			// As the server runs a statement: under a cancellable context
+			// of its own (the portal's), derived from the connection's.
+			connCtx, stopConn := context.WithCancelCause(ctx)
+			defer stopConn(nil)
+			b.Run("portal-context", func(b *testing.B) {
+				run(b, func() (context.Context, context.CancelCauseFunc) { return context.WithCancelCause(connCtx) })
+			})
 		})
 	}
 }
