@@ -37,8 +37,11 @@
 // not serve is served by this node from its own replica (follower.go: a
 // server over shared read-only sql.Engines, replaced once a second,
 // closed while the node serves); --closed-timestamp-target is follower.go's.
-// Before anything starts, serve sets the Go runtime's soft memory limit
-// from --max-memory and raises GOGC to 400 under it (memory.go), unless the
-// operator set GOMEMLIMIT or GOGC.
+// Before anything starts, serve divides --max-memory between the storage
+// engine's block cache (--cache-size, by default a quarter of it) and the
+// statements' budget (the rest), sets the Go runtime's soft memory limit
+// from the statements' share (the cache is not Go heap) and raises GOGC to
+// 400 under it (memory.go, splitMemory), unless the operator set
+// GOMEMLIMIT or GOGC.
 // logictest runs sqllogictest files over the wire (tests/logictest).
 package main

@@ -112,9 +112,10 @@ func serve(args []string, stderr io.Writer) int {
 	diskReserve := fs.Int64("disk-reserve", 0,
 		"free disk space writes must leave in the data directory's filesystem; below it they fail with 53100 until space is freed "+
 			"(0: 1/16 of the disk, at least 8 MiB and at most 1 GiB)")
-	cacheSize := fs.Int64("cache-size", storage.DefaultCacheSizeBytes,
-		"bytes of the storage engine's block cache of uncompressed table blocks (beside it, room for two memtables); "+
-			"reads of data that does not fit decompress its blocks from the files again")
+	cacheSize := fs.Int64("cache-size", 0,
+		"bytes of the storage engine's block cache of uncompressed table blocks (beside it, room for two memtables), taken out of --max-memory; "+
+			"reads of data that does not fit decompress its blocks from the files again "+
+			"(default: a quarter of --max-memory, or 64 MiB when --max-memory is 0)")
 	gcTTL := fs.Duration("gc-ttl", storage.DefaultGCTTL,
 		"how long row versions replaced or deleted by later commits are kept before garbage collection removes them")
 	debugListen := fs.String("debug-listen", "", "serve Go's pprof profiles at http://HOST:PORT/debug/pprof/ (loopback only; off when empty)")
@@ -164,10 +165,15 @@ func serve(args []string, stderr io.Writer) int {
 	if *maxConns < 0 || *stmtTimeout < 0 || *idleTxTimeout < 0 || *maxQueryMem < 0 || *maxMem < 0 || *diskReserve < 0 {
 		return badServeFlag(stderr, "--max-connections, --max-memory, --max-query-memory, --disk-reserve and the timeouts must not be negative")
 	}
-	if *cacheSize <= 0 {
-		return badServeFlag(stderr, "--cache-size must be positive")
+	if *cacheSize < 0 {
+		return badServeFlag(stderr, "--cache-size must not be negative")
 	}
-	setMemoryLimit(*maxMem)
+	// The block cache is part of --max-memory; statements get the rest.
+	blockCache, statementMem, err := splitMemory(*maxMem, *cacheSize)
+	if err != nil {
+		return badServeFlag(stderr, "%v", err)
+	}
+	setMemoryLimit(statementMem)
 	setGCPercent()
 	authMethod, err := server.ParseAuthMethod(*authName)
 	if err != nil {
@@ -210,7 +216,7 @@ func serve(args []string, stderr io.Writer) int {
 			LoadMergeQuiet: *loadMergeQuiet, Logger: log},
 		TTLInterval: *ttlInterval, InitialPassword: *initialPassword,
 		StatementTimeout: *stmtTimeout, IdleInTransactionTimeout: *idleTxTimeout, MaxQueryMemory: *maxQueryMem,
-		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, CacheSizeBytes: *cacheSize}
+		DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, CacheSizeBytes: blockCache}
 	// SIGINT and SIGTERM are caught from here on, before the data
 	// directory opens: one that arrives while the server starts is handled
 	// once it serves (a clean shutdown), instead of killing the process
@@ -248,7 +254,8 @@ func serve(args []string, stderr io.Writer) int {
 				"may be left inconsistent; for tests and benchmarks only")
 		}
 		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
-			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, NoSync: *noSync}, level <= slog.LevelDebug, log)
+			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, NoSync: *noSync,
+				CacheSizeBytes: blockCache}, level <= slog.LevelDebug, log)
 		cancelStart()
 		<-watching
 		if interrupted.Load() {
@@ -264,7 +271,7 @@ func serve(args []string, stderr io.Writer) int {
 			log.Error("cannot start the cluster node", "dir", *dataDir, "err", err)
 			return 1
 		}
-		mem := memory.NewMonitor("--max-memory", *maxMem)
+		mem := memory.NewMonitor("--max-memory less the block cache", statementMem)
 		sessions := activity.NewRegistry()
 		return serveCluster(cl, sqlLn, sigs, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 			TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
@@ -284,7 +291,7 @@ func serve(args []string, stderr io.Writer) int {
 		closeEngine(cl, eng)
 		return 1
 	}
-	mem := memory.NewMonitor("--max-memory", *maxMem)
+	mem := memory.NewMonitor("--max-memory less the block cache", statementMem)
 	sessions := activity.NewRegistry()
 	mets := metrics.New(metrics.Sources{Engine: eng, Memory: mem, Log: log})
 	srv := server.New(server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
