@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +17,16 @@ type Sources struct {
 	Engine *sql.Engine     // shards, splits, merges, TTL erasures
 	Memory *memory.Monitor // the --max-memory budget
 	Log    *slog.Logger    // where a failed read is reported
+	// Clock, on a cluster node, reports the clock offset bound and the
+	// largest offset to another node measured since start
+	// (cluster/node's ClockMonitor); nil: no clock figures.
+	Clock func() ClockFigures
+}
+
+// ClockFigures are a cluster node's clock offset figures.
+type ClockFigures struct {
+	MaxOffset, MaxSeen time.Duration
+	Off                bool // the node's clock is off by more than the bound
 }
 
 // collector reads the figures of Sources when Prometheus scrapes, so they
@@ -31,6 +42,7 @@ type collector struct {
 	memUsed, memLimit, memPeak                          *prometheus.Desc
 	compactions, l0Files, l0Sublevels, cacheHits        *prometheus.Desc
 	cacheMisses, cacheSize, diskUsage, walBytes         *prometheus.Desc
+	clockMaxOffset, clockMaxSeen, clockOff              *prometheus.Desc
 }
 
 func newCollector(src Sources) *collector {
@@ -38,30 +50,35 @@ func newCollector(src Sources) *collector {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &collector{src: src,
-		tables:       d("pivotdb_tables", "Tables and indexes that have shards."),
-		shards:       d("pivotdb_shards", "Shards of all tables and indexes."),
-		splits:       d("pivotdb_shard_splits_total", "Shards added by splits (over the tables that exist)."),
-		merges:       d("pivotdb_shard_merges_total", "Shards removed by merges (over the tables that exist)."),
-		reshards:     d("pivotdb_shard_reshards_total", "Other replacements of several shards by several."),
-		ttlErased:    d("pivotdb_ttl_rows_erased_total", "Rows the TTL runner erased since the server started."),
-		rowsRead:     d("pivotdb_rows_read_total", "Rows statements read from storage since the server started (scans' rows visited, point lookups' rows found, index entries)."),
-		panics:       d("pivotdb_panics_recovered_total", "Panics recovered (a session or background task failed, the server carried on)."),
-		diskAvail:    d("pivotdb_disk_available_bytes", "Free space of the data directory's filesystem."),
-		diskTotal:    d("pivotdb_disk_total_bytes", "Size of the data directory's filesystem."),
-		diskReserve:  d("pivotdb_disk_reserve_bytes", "Free space writes must leave (--disk-reserve)."),
-		diskRefusing: d("pivotdb_disk_refusing_writes", "1 while writes are refused for lack of disk space (53100), else 0."),
-		diskRefused:  d("pivotdb_disk_refused_writes_total", "Writes refused for lack of disk space."),
-		memUsed:      d("pivotdb_memory_budget_used_bytes", "Bytes statements hold reserved of --max-memory."),
-		memLimit:     d("pivotdb_memory_budget_limit_bytes", "The --max-memory budget (0: unlimited)."),
-		memPeak:      d("pivotdb_memory_budget_peak_bytes", "Most bytes reserved at once since the server started."),
-		compactions:  d("pivotdb_pebble_compactions_total", "Pebble compactions."),
-		l0Files:      d("pivotdb_pebble_l0_files", "Files in Pebble's level 0 (a growing count means compactions lag writes)."),
-		l0Sublevels:  d("pivotdb_pebble_l0_sublevels", "Sublevels of Pebble's level 0."),
-		cacheHits:    d("pivotdb_pebble_block_cache_hits_total", "Block cache hits."),
-		cacheMisses:  d("pivotdb_pebble_block_cache_misses_total", "Block cache misses (hit rate: hits / (hits + misses))."),
-		cacheSize:    d("pivotdb_pebble_block_cache_bytes", "Bytes in the block cache."),
-		diskUsage:    d("pivotdb_pebble_disk_usage_bytes", "Bytes Pebble's files take on disk."),
-		walBytes:     d("pivotdb_pebble_wal_bytes_written_total", "Bytes written to the write-ahead log."),
+		tables:         d("pivotdb_tables", "Tables and indexes that have shards."),
+		shards:         d("pivotdb_shards", "Shards of all tables and indexes."),
+		splits:         d("pivotdb_shard_splits_total", "Shards added by splits (over the tables that exist)."),
+		merges:         d("pivotdb_shard_merges_total", "Shards removed by merges (over the tables that exist)."),
+		reshards:       d("pivotdb_shard_reshards_total", "Other replacements of several shards by several."),
+		ttlErased:      d("pivotdb_ttl_rows_erased_total", "Rows the TTL runner erased since the server started."),
+		rowsRead:       d("pivotdb_rows_read_total", "Rows statements read from storage since the server started (scans' rows visited, point lookups' rows found, index entries)."),
+		panics:         d("pivotdb_panics_recovered_total", "Panics recovered (a session or background task failed, the server carried on)."),
+		diskAvail:      d("pivotdb_disk_available_bytes", "Free space of the data directory's filesystem."),
+		diskTotal:      d("pivotdb_disk_total_bytes", "Size of the data directory's filesystem."),
+		diskReserve:    d("pivotdb_disk_reserve_bytes", "Free space writes must leave (--disk-reserve)."),
+		diskRefusing:   d("pivotdb_disk_refusing_writes", "1 while writes are refused for lack of disk space (53100), else 0."),
+		diskRefused:    d("pivotdb_disk_refused_writes_total", "Writes refused for lack of disk space."),
+		memUsed:        d("pivotdb_memory_budget_used_bytes", "Bytes statements hold reserved of --max-memory."),
+		memLimit:       d("pivotdb_memory_budget_limit_bytes", "The --max-memory budget (0: unlimited)."),
+		memPeak:        d("pivotdb_memory_budget_peak_bytes", "Most bytes reserved at once since the server started."),
+		compactions:    d("pivotdb_pebble_compactions_total", "Pebble compactions."),
+		l0Files:        d("pivotdb_pebble_l0_files", "Files in Pebble's level 0 (a growing count means compactions lag writes)."),
+		l0Sublevels:    d("pivotdb_pebble_l0_sublevels", "Sublevels of Pebble's level 0."),
+		cacheHits:      d("pivotdb_pebble_block_cache_hits_total", "Block cache hits."),
+		cacheMisses:    d("pivotdb_pebble_block_cache_misses_total", "Block cache misses (hit rate: hits / (hits + misses))."),
+		cacheSize:      d("pivotdb_pebble_block_cache_bytes", "Bytes in the block cache."),
+		diskUsage:      d("pivotdb_pebble_disk_usage_bytes", "Bytes Pebble's files take on disk."),
+		walBytes:       d("pivotdb_pebble_wal_bytes_written_total", "Bytes written to the write-ahead log."),
+		clockMaxOffset: d("pivotdb_clock_max_offset_seconds", "The clock offset bound between nodes (--max-offset)."),
+		clockMaxSeen: d("pivotdb_clock_offset_max_seen_seconds",
+			"The largest clock offset to another node this node's pings estimated since it started (absolute)."),
+		clockOff: d("pivotdb_clock_offset_exceeded",
+			"1 while this node's clock is off from a majority of the nodes by more than 80% of --max-offset (it does not serve SQL), else 0."),
 	}
 }
 
@@ -73,6 +90,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
 	}
 	counter(c.panics, float64(panics.Count()))
+	if f := c.src.Clock; f != nil {
+		cf := f()
+		gauge(c.clockMaxOffset, cf.MaxOffset.Seconds())
+		gauge(c.clockMaxSeen, cf.MaxSeen.Seconds())
+		gauge(c.clockOff, b2f(cf.Off))
+	}
 	if m := c.src.Memory; m != nil {
 		gauge(c.memUsed, float64(m.Used()))
 		gauge(c.memLimit, float64(m.Limit()))

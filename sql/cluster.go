@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"time"
 
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/sql/bind"
@@ -40,6 +41,11 @@ type ClusterNode struct {
 	Replicas, Voters, Leaders int
 	Bytes                     int64
 	Locality                  string // --locality ("az=a,rack=1"); "": none (NULL)
+	// ClockKnown: ClockOffset and ClockUncertainty hold this node's
+	// estimate of the node's clock (the node's minus this one's); else
+	// both are NULL.
+	ClockKnown                    bool
+	ClockOffset, ClockUncertainty time.Duration
 }
 
 // KindDecommission is the job_type of ALTER CLUSTER DECOMMISSION NODE.
@@ -54,7 +60,8 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	c := s.e.opts.Cluster
 	if c == nil {
 		return [][]types.Value{{types.NewInt64(1), types.NullValue, types.NullValue, types.NewBool(true),
-			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NullValue}}, nil
+			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NullValue,
+			types.NewDouble(0), types.NewDouble(0)}}, nil
 	}
 	nodes, err := c.Nodes(context.Background())
 	if err != nil {
@@ -66,11 +73,18 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 		}
 		return types.NewUtf8(s)
 	}
+	ms := func(known bool, d time.Duration) types.Value {
+		if !known {
+			return types.NullValue
+		}
+		return types.NewDouble(float64(d) / float64(time.Millisecond))
+	}
 	out := make([][]types.Value, 0, len(nodes))
 	for _, n := range nodes {
 		out = append(out, []types.Value{types.NewInt64(int64(n.ID)), text(n.Address), text(n.SQLAddress),
 			types.NewBool(n.Live), types.NewBool(n.Membership == "decommissioned"), types.NewUtf8(n.Membership),
-			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders)), types.NewInt64(n.Bytes), text(n.Locality)})
+			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders)), types.NewInt64(n.Bytes), text(n.Locality),
+			ms(n.ClockKnown, n.ClockOffset), ms(n.ClockKnown, n.ClockUncertainty)})
 	}
 	return out, nil
 }

@@ -80,6 +80,10 @@ type Options struct {
 	// stopped receiving writes, to flush them (idleflush.go); 0 means
 	// every second, negative never.
 	IdleFlushTick time.Duration
+	// Physical is the wall clock the HLC reads (ns since the Unix epoch);
+	// nil means the system's. A cluster node passes its own (cluster/node's
+	// clock-shift testing knob moves it).
+	Physical func() int64
 }
 
 // FS is the filesystem interface Pebble runs on. It is an alias so that tests
@@ -199,7 +203,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	// The clock's high-water mark must outlive every timestamp written, so
 	// it is loaded (and, if need be, moved) before any commit.
-	clock, err := hlc.NewClock(hlc.Config{Store: vfsHighWater{fs: po.FS, dir: dir, name: highWaterFile}})
+	clock, err := hlc.NewClock(hlc.Config{Physical: opts.Physical, Store: vfsHighWater{fs: po.FS, dir: dir, name: highWaterFile}})
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}

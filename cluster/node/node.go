@@ -53,6 +53,16 @@ type Config struct {
 	// PollInterval is how often a forming node asks its peers again: 200ms
 	// by default.
 	PollInterval time.Duration
+	// MaxOffset bounds the clock offset between nodes (clockoffset.go):
+	// a node whose clock is off by more than 80% of it from a majority of
+	// the nodes it hears from is unhealthy (ClockMonitor.Check). 0:
+	// DefaultMaxOffset; negative: no check.
+	MaxOffset time.Duration
+	// Physical is the wall clock, in nanoseconds since the Unix epoch,
+	// that the node's pings report and measure with; nil: the system's.
+	// The storage engine's HLC must read the same one (the testing knob,
+	// clocksource.go, shifts both).
+	Physical func() int64
 }
 
 // Node is one member of a cluster: its identity, its Raft host with the
@@ -72,6 +82,10 @@ type Node struct {
 	ready bool      // the metadata replica runs
 
 	changeMu sync.Mutex // serialises the joins this node runs
+
+	// clocks keeps the peers' clock offsets its pings measure
+	// (clockoffset.go).
+	clocks *ClockMonitor
 
 	// bg runs background work (a restarted non-voter's promotion) until
 	// Close cancels it.
@@ -110,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: %s belongs to node %d, whose Raft address is %s, not %s: the address may not change",
 			cfg.DataDir, id.NodeID, id.RaftAddr, cfg.RaftAddr)
 	}
-	n := &Node{cfg: cfg, id: id}
+	n := &Node{cfg: cfg, id: id, clocks: NewClockMonitor(max(cfg.MaxOffset, 0), DefaultOffsetTTL, nil)}
 	n.bgCtx, n.bgCancel = context.WithCancel(context.Background())
 	if err := n.open(); err != nil {
 		n.Close()
@@ -166,6 +180,12 @@ func (c *Config) validate() error {
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = 200 * time.Millisecond
+	}
+	if c.MaxOffset == 0 {
+		c.MaxOffset = DefaultMaxOffset
+	}
+	if c.Physical == nil {
+		c.Physical = func() int64 { return time.Now().UnixNano() }
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -228,6 +248,13 @@ func (n *Node) Identity() Identity {
 	defer n.mu.Unlock()
 	return *n.id
 }
+
+// Clocks returns the monitor of the peers' clock offsets, which the
+// node's pings (Peer.Ping) feed.
+func (n *Node) Clocks() *ClockMonitor { return n.clocks }
+
+// WallNanos reads the node's wall clock (Config.Physical).
+func (n *Node) WallNanos() int64 { return n.cfg.Physical() }
 
 // Host returns the node's Raft host.
 func (n *Node) Host() raft.Host { return n.host }

@@ -45,13 +45,20 @@ func (n *Node) DialPeer(addr string) (*Peer, error) {
 }
 
 // Ping asks the peer for its status and reports whether it answered as
-// node id of this node's cluster, ready, within timeout.
+// node id of this node's cluster, ready, within timeout. An answer from
+// that node also measures its clock's offset (clockoffset.go) into the
+// node's ClockMonitor.
 func (p *Peer) Ping(ctx context.Context, id uint64, timeout time.Duration) error {
+	sent := p.n.cfg.Physical()
 	st, err := call[StatusResponse](ctx, &peerClient{addr: p.addr, conn: p.conn}, "Status", &StatusRequest{}, timeout)
+	received := p.n.cfg.Physical()
 	if err != nil {
 		return err
 	}
 	self := p.n.Identity()
+	if !st.Empty && st.ClusterID == self.ClusterID && st.NodeID == id && st.WallNanos != 0 {
+		p.n.clocks.Record(id, MeasureOffset(sent, st.WallNanos, received, time.Now()))
+	}
 	switch {
 	case st.Empty || st.ClusterID != self.ClusterID:
 		return fmt.Errorf("node: %s is not a member of cluster %s", p.addr, self.ClusterID)

@@ -39,6 +39,10 @@ type StatusResponse struct {
 	NodeID    uint64   `json:"node_id,omitempty"`
 	// Ready: the node runs its metadata replica and takes joins.
 	Ready bool `json:"ready"`
+	// WallNanos is the answering node's wall clock when it answered (ns
+	// since the Unix epoch): the caller estimates its offset from it
+	// (Peer.Ping, clockoffset.go). 0 from a node of an older version.
+	WallNanos int64 `json:"wall_ns,omitempty"`
 	// Removed: the request's NodeID was removed from the metadata group
 	// (decommissioned, or replaced after it was dead: cluster/placement).
 	Removed bool `json:"removed,omitempty"`

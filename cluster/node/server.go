@@ -34,6 +34,9 @@ func (s *rpcServer) Status(ctx context.Context, req *StatusRequest) (*StatusResp
 		cancel()
 		resp.Removed = err == nil && m.Removed[raft.ReplicaID(req.NodeID)]
 	}
+	// Read last, just before the answer leaves: the caller's estimate
+	// assumes it was taken inside the round trip.
+	resp.WallNanos = n.cfg.Physical()
 	return resp, nil
 }
 

@@ -59,6 +59,9 @@ type ClusterConfig struct {
 	SQLAddr string
 	// Logf reports progress (nil: quiet).
 	Logf func(format string, args ...any)
+	// Alarmf reports what an operator must act on, such as a clock off by
+	// more than the maximum offset (clockgate.go); nil: Logf.
+	Alarmf func(format string, args ...any)
 	// DeadNodeTimeout: a node not heard from for longer is dead and its
 	// replicas are replaced (cluster/placement; 0: its default).
 	DeadNodeTimeout time.Duration
@@ -106,6 +109,13 @@ type Cluster struct {
 	// splitKeys gives the keys where shard groups must begin while the
 	// node serves (splitqueue.go; nil: none).
 	splitKeys atomic.Pointer[func() [][]byte]
+	// clockOff and clockLogged: the clock gate's last judgement and when
+	// it last said so (clockgate.go); under clockMu.
+	// clockWaitLogged: when knowsEnoughClocks last said it waits.
+	clockMu         sync.Mutex
+	clockOff        bool
+	clockLogged     time.Time
+	clockWaitLogged time.Time
 }
 
 // StartCluster joins or forms the cluster (node.Start), opens the engine
@@ -116,8 +126,16 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if cfg.Alarmf == nil {
+		cfg.Alarmf = cfg.Logf
+	}
 	if cfg.Node.Logf == nil {
 		cfg.Node.Logf = cfg.Logf
+	}
+	if cfg.Node.Physical != nil && cfg.Storage.Physical == nil {
+		// The HLC and the pings read one clock: the offsets the pings
+		// measure are the HLC's.
+		cfg.Storage.Physical = cfg.Node.Physical
 	}
 	n, err := node.Start(ctx, cfg.Node)
 	if err != nil {

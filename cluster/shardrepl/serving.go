@@ -10,7 +10,6 @@ import (
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
-	"github.com/pivotdb/pivotdb/sql/sqlerr"
 )
 
 // Which node serves SQL (issue 17, takeover with fencing).
@@ -87,6 +86,9 @@ type servingState struct {
 	// rep is the Replicator while the node serves (Serve; nil once it
 	// stops): a split child is added to it (groups.go).
 	rep *Replicator
+	// clockStop is why the node stopped serving when its clock was off
+	// (clockgate.go): its reads' error names it. Cleared by Serve.
+	clockStop error
 }
 
 func (c *Cluster) initServing() {
@@ -138,6 +140,7 @@ func (c *Cluster) watchServing(ctx context.Context) {
 
 func (c *Cluster) checkServing(ctx context.Context) error {
 	h := c.Node.Host()
+	clockErr := c.checkClock() // clockgate.go
 	c.srv.mu.Lock()
 	state, epoch := c.srv.state, c.srv.epoch
 	c.srv.mu.Unlock()
@@ -156,11 +159,22 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 			c.srv.state = roleStopping
 			c.srv.mu.Unlock()
 			c.publish(Role{Serve: false})
+			return nil
+		}
+		if clockErr != nil {
+			c.stopForClock(epoch, clockErr)
 		}
 		return nil
 	}
 	leader, _, ok, err := h.Leader(FirstGroup)
 	if err != nil || !ok || leader != c.replicaID() {
+		return nil
+	}
+	if clockErr != nil {
+		c.handOverForClock(ctx, clockErr)
+		return nil
+	}
+	if !c.knowsEnoughClocks(ctx) {
 		return nil
 	}
 	if !c.Placement.Eligible(c.id) {
@@ -217,6 +231,9 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	if err := c.ensureForwardKey(ctx); err != nil {
 		return nil, err
 	}
+	c.srv.mu.Lock()
+	c.srv.clockStop = nil
+	c.srv.mu.Unlock()
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
 	// Commits across groups it left staged are settled before the
@@ -259,9 +276,7 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 				return nil
 			}
 			if lctx.Err() != nil || time.Now().After(deadline) {
-				return &sqlerr.Error{Code: sqlerr.AdminShutdown, Fatal: true,
-					Message: "terminating connection: this node may no longer serve SQL (its read lease lapsed)",
-					Hint:    "Connect again (through any node) and retry."}
+				return c.readGateError() // clockgate.go
 			}
 			time.Sleep(2 * time.Millisecond)
 		}

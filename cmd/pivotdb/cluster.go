@@ -29,6 +29,7 @@ type clusterFlags struct {
 	rebalance                *bool          // placement.go
 	locality                 *string        // placement.go
 	closedTarget             *time.Duration // follower.go
+	maxOffset                *time.Duration // clockoffset.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -44,6 +45,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 		rebalance:       addRebalanceFlag(fs),
 		locality:        addLocalityFlag(fs),
 		closedTarget:    addClosedTargetFlag(fs),
+		maxOffset:       addMaxOffsetFlag(fs),
 	}
 }
 
@@ -68,7 +70,10 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		if flagSet(fs, "closed-timestamp-target") {
 			return errors.New("--closed-timestamp-target needs --join")
 		}
-		return nil
+		if flagSet(fs, "max-offset") {
+			return errors.New("--max-offset needs --join: a node without it has no other clock to be off from")
+		}
+		return checkNoClockKnob()
 	}
 	if *c.listen == "" || *c.raftListen == "" {
 		return errors.New("--join needs --cluster-listen and --raft-listen")
@@ -82,7 +87,7 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 	if *c.closedTarget < minClosedTarget {
 		return fmt.Errorf("--closed-timestamp-target %s: it must be at least %s", *c.closedTarget, minClosedTarget)
 	}
-	return nil
+	return c.checkMaxOffset()
 }
 
 // startCluster starts the node's cluster part with its engine in dataDir
@@ -115,11 +120,16 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 	if err != nil {
 		return nil, err
 	}
+	physical, err := clockSource(log) // clockoffset.go
+	if err != nil {
+		return nil, err
+	}
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
 		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join,
-			Raft: raft.HostConfig{NoSync: st.NoSync}},
+			Raft: raft.HostConfig{NoSync: st.NoSync}, MaxOffset: *c.maxOffset, Physical: physical},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:            func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
+		Alarmf:          func(format string, args ...any) { log.Error(fmt.Sprintf(format, args...)) },
 		DeadNodeTimeout: *c.deadNodeTimeout,
 		NoRebalance:     !*c.rebalance,
 		Locality:        locality,

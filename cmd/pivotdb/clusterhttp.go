@@ -98,6 +98,13 @@ func (h *clusterHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"# TYPE pivotdb_cluster_serving gauge\npivotdb_cluster_serving 0\n")
 		fmt.Fprintf(w, "# HELP pivotdb_cluster_serving_node_id The node that serves SQL (0: none now).\n"+
 			"# TYPE pivotdb_cluster_serving_node_id gauge\npivotdb_cluster_serving_node_id %d\n", node)
+		cf := clockFigures(h.cl) // as metrics.Sources.Clock gives them on the serving node
+		fmt.Fprintf(w, "# HELP pivotdb_clock_max_offset_seconds The clock offset bound between nodes (--max-offset).\n"+
+			"# TYPE pivotdb_clock_max_offset_seconds gauge\npivotdb_clock_max_offset_seconds %g\n", cf.MaxOffset.Seconds())
+		fmt.Fprintf(w, "# HELP pivotdb_clock_offset_max_seen_seconds The largest clock offset to another node this node's pings estimated since it started (absolute).\n"+
+			"# TYPE pivotdb_clock_offset_max_seen_seconds gauge\npivotdb_clock_offset_max_seen_seconds %g\n", cf.MaxSeen.Seconds())
+		fmt.Fprintf(w, "# HELP pivotdb_clock_offset_exceeded 1 while this node's clock is off from a majority of the nodes by more than 80%% of --max-offset (it does not serve SQL), else 0.\n"+
+			"# TYPE pivotdb_clock_offset_exceeded gauge\npivotdb_clock_offset_exceeded %d\n", b2i(cf.Off))
 	case "/":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<!doctype html><html><head><meta charset=\"utf-8\"><title>PivotDB node %d</title></head>"+

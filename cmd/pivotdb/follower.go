@@ -59,6 +59,7 @@ type followerReads struct {
 
 	mu      sync.Mutex
 	off     bool // the node serves (or is changing roles)
+	closed  bool // close was called
 	cur     *followerEngine
 	engines map[*followerEngine]struct{}
 }
@@ -81,7 +82,39 @@ func startFollowerReads(cl *shardrepl.Cluster, cfg server.Config, opts sql.Optio
 		return nil, err
 	}
 	go f.srv.Serve(context.Background())
+	go f.watchClock()
 	return f, nil
+}
+
+// clockWatch is how often the follower reads look at the node's clock.
+const clockWatch = 250 * time.Millisecond
+
+// watchClock ends the follower-read sessions once the node's clock is off
+// by more than --max-offset (cluster/shardrepl's ClockError): a node that
+// may not serve SQL does not serve follower reads either; new ones are
+// refused (acquire) until the clock is back within bounds.
+func (f *followerReads) watchClock() {
+	for {
+		time.Sleep(clockWatch)
+		f.mu.Lock()
+		closed := f.closed
+		f.mu.Unlock()
+		if closed {
+			return
+		}
+		if err := f.cl.ClockError(); err != nil {
+			f.mu.Lock()
+			all := f.engines
+			f.engines, f.cur = map[*followerEngine]struct{}{}, nil
+			f.mu.Unlock()
+			if len(all) > 0 {
+				f.log.Error("ending the follower-read sessions: this node's clock is off", "err", err)
+			}
+			for fe := range all {
+				fe.e.Close()
+			}
+		}
+	}
 }
 
 // wants reports whether a connection whose first message is first asks
@@ -140,6 +173,9 @@ func (f *followerReads) resume() {
 }
 
 func (f *followerReads) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
 	f.suspend()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -156,6 +192,9 @@ func (f *followerReads) acquire() (*followerEngine, error) {
 	defer f.mu.Unlock()
 	if f.off {
 		return nil, errFollowerOff
+	}
+	if err := f.cl.ClockError(); err != nil {
+		return nil, shardrepl.ClockSQLError("this node does not serve follower reads", err)
 	}
 	if f.cur == nil || time.Since(f.cur.opened) > followerRefresh {
 		o := f.opts

@@ -331,7 +331,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		}
 		o := opts
 		o.DataDir, o.Storage = "", cl.Engine
-		o.Cluster = clusterAdmin{m: cl.Placement, cl: cl}
+		o.Cluster = clusterAdmin{m: cl.Placement, cl: cl, clocks: cl.Node.Clocks()}
 		o.FollowerReads = &sql.FollowerReads{Target: cl.ClosedTarget()}
 		e, err := sql.Open(o)
 		if err != nil {
@@ -349,7 +349,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		scfg.Listener = l
 		var mets *metrics.Metrics
 		if web != nil {
-			mets = metrics.New(metrics.Sources{Engine: e, Memory: hc.mem, Log: log})
+			mets = metrics.New(metrics.Sources{Engine: e, Memory: hc.mem, Log: log, Clock: func() metrics.ClockFigures { return clockFigures(cl) }})
 			scfg.Observer = mets
 		}
 		s := server.New(scfg, server.FromSQL(e))

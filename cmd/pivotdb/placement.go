@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/jobs"
@@ -49,10 +50,13 @@ func (c clusterFlags) checkDeadNodeTimeout() error {
 	return nil
 }
 
-// clusterAdmin is sql.ClusterAdmin over the placement manager.
+// clusterAdmin is sql.ClusterAdmin over the placement manager, with the
+// node's clock offset estimates (cluster/node's ClockMonitor) for
+// sys.nodes.
 type clusterAdmin struct {
-	m  *placement.Manager
-	cl *shardrepl.Cluster
+	m      *placement.Manager
+	cl     *shardrepl.Cluster
+	clocks *node.ClockMonitor
 }
 
 // ShardGroups implements sql.ShardGroupLister: sys.partitions' group
@@ -80,10 +84,18 @@ func (a clusterAdmin) Nodes(ctx context.Context) ([]sql.ClusterNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	offsets := map[uint64]node.RemoteOffset{a.m.Self(): {}} // its own clock: 0
+	if a.clocks != nil {
+		for _, p := range a.clocks.Offsets() {
+			offsets[p.Node] = p.RemoteOffset
+		}
+	}
 	out := make([]sql.ClusterNode, len(nodes))
 	for i, n := range nodes {
+		o, known := offsets[n.ID]
 		out[i] = sql.ClusterNode{ID: n.ID, Address: n.Addr, SQLAddress: n.SQLAddr, Live: n.Live, Membership: n.Membership,
-			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders, Bytes: n.Bytes, Locality: n.Locality}
+			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders, Bytes: n.Bytes, Locality: n.Locality,
+			ClockKnown: known, ClockOffset: o.Offset, ClockUncertainty: o.Uncertainty}
 	}
 	return out, nil
 }

@@ -18,7 +18,11 @@ func (*ClusterStatement) Columns() []planner.Column { return nil }
 // (voters and non-voters), voters the voting ones, leaders the groups it
 // leads as the answering node knows, bytes the data of the groups it holds
 // a replica of (as the answering node's replicas count it; the metadata
-// group counts as 0).
+// group counts as 0). clock_offset_ms is the node's clock minus the
+// answering node's, as the answering node's pings last estimated it, and
+// clock_uncertainty_ms how far the true offset may be from it (half the
+// ping's round trip); NULL when it has no fresh estimate (cluster/node's
+// clockoffset.go), 0 for the answering node itself.
 var NodeColumns = []planner.Column{
 	{Name: "node_id", Type: types.TypeInt64},
 	{Name: "address", Type: types.TypeUtf8},
@@ -31,4 +35,6 @@ var NodeColumns = []planner.Column{
 	{Name: "leaders", Type: types.TypeInt64},
 	{Name: "bytes", Type: types.TypeInt64},
 	{Name: "locality", Type: types.TypeUtf8},
+	{Name: "clock_offset_ms", Type: types.TypeDouble},
+	{Name: "clock_uncertainty_ms", Type: types.TypeDouble},
 }
