@@ -29,6 +29,7 @@ type clusterFlags struct {
 	rebalance                *bool          // placement.go
 	locality                 *string        // placement.go
 	closedTarget             *time.Duration // follower.go
+	snapshotRate             *int64         // placement.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -44,6 +45,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 		rebalance:       addRebalanceFlag(fs),
 		locality:        addLocalityFlag(fs),
 		closedTarget:    addClosedTargetFlag(fs),
+		snapshotRate:    addSnapshotRateFlag(fs),
 	}
 }
 
@@ -68,6 +70,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		if flagSet(fs, "closed-timestamp-target") {
 			return errors.New("--closed-timestamp-target needs --join")
 		}
+		if flagSet(fs, "snapshot-rate") {
+			return errors.New("--snapshot-rate needs --join")
+		}
 		return nil
 	}
 	if *c.listen == "" || *c.raftListen == "" {
@@ -78,6 +83,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 	}
 	if _, err := placement.ParseLocality(*c.locality); err != nil {
 		return fmt.Errorf("--locality: %w", err)
+	}
+	if *c.snapshotRate < 0 {
+		return fmt.Errorf("--snapshot-rate %d: want megabytes per second, or 0 for no bound", *c.snapshotRate)
 	}
 	if *c.closedTarget < minClosedTarget {
 		return fmt.Errorf("--closed-timestamp-target %s: it must be at least %s", *c.closedTarget, minClosedTarget)
@@ -124,6 +132,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		NoRebalance:     !*c.rebalance,
 		Locality:        locality,
 		ClosedTarget:    *c.closedTarget,
+		SnapshotRate:    snapshotRateBytes(*c.snapshotRate),
 	})
 }
 
