@@ -232,6 +232,18 @@ func moveReplicaOnce(b *testing.B, mb int) {
 		}
 	}
 	w.finish(b, conn)
+	// The move is a job (issue 18: moves show in sys.jobs with their
+	// progress): the shard group's replica from the leaving node to the
+	// new one, its three steps done.
+	var jobStatus string
+	var jobFraction float64
+	if err := conn.QueryRow(ctx, `SELECT status, fraction_completed FROM sys.jobs
+		WHERE job_type = 'REPLICA MOVE' AND description = $1`,
+		fmt.Sprintf("move the replica of the shard group from node %d to node %d", leavingID, nodeID(b, procs[3]))).Scan(&jobStatus, &jobFraction); err != nil {
+		b.Errorf("the move's job in sys.jobs: %v", err)
+	} else if jobStatus != "succeeded" || jobFraction != 1 {
+		b.Errorf("the move's job in sys.jobs: %s, %.2f done", jobStatus, jobFraction)
+	}
 
 	// The new node's engine (the group's data) apart from its cluster
 	// directory (the Raft log, snapshots received, the metadata group);
