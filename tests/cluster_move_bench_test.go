@@ -134,21 +134,44 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	leavingID := nodeID(b, leaving)
 	b.StartTimer()
 	m0, start := acked(), time.Now()
-	// The write rate every half second of the move, for the log.
+	// The writes acknowledged in every 100 ms of the move, for the log (to
+	// read against the nodes' logged steps), and the slowest second.
 	stopTrace := make(chan struct{})
-	traced := make(chan string, 1)
+	type traceOut struct {
+		trace      string
+		slowestSec int
+		slowestAt  float64
+	}
+	traced := make(chan traceOut, 1)
 	go func() {
 		var sb strings.Builder
+		var window []int // the last ten tenths
+		out := traceOut{slowestSec: -1}
 		last := m0
-		for tick := time.NewTicker(500 * time.Millisecond); ; {
+		for tick := time.NewTicker(100 * time.Millisecond); ; {
 			select {
 			case <-stopTrace:
 				tick.Stop()
-				traced <- sb.String()
+				out.trace = sb.String()
+				traced <- out
 				return
 			case <-tick.C:
 				n := acked()
-				fmt.Fprintf(&sb, " %.1fs:%d", time.Since(start).Seconds(), (n-last)*2)
+				at := time.Since(start).Seconds()
+				if len(window)%10 == 0 && len(window) > 0 || len(sb.String()) == 0 {
+					fmt.Fprintf(&sb, "\n  %5.1fs:", at)
+				}
+				fmt.Fprintf(&sb, " %d", n-last)
+				window = append(window, n-last)
+				if len(window) >= 10 {
+					sum := 0
+					for _, x := range window[len(window)-10:] {
+						sum += x
+					}
+					if out.slowestSec < 0 || sum < out.slowestSec {
+						out.slowestSec, out.slowestAt = sum, at
+					}
+				}
 				last = n
 			}
 		}
@@ -184,7 +207,24 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	during := float64(acked()-m0) / moved.Seconds()
 	b.StopTimer()
 	close(stopTrace)
-	b.Logf("writes/s every half second of the move (from %s):%s", start.UTC().Format("15:04:05.000"), <-traced)
+	tr := <-traced
+	b.Logf("writes acknowledged in each 100 ms of the move (from %s UTC; a line a second):%s", start.UTC().Format("15:04:05.000"), tr.trace)
+	b.Logf("the slowest second of the move: %d writes, ending %.1fs after the start (%.0f quiet)", tr.slowestSec, tr.slowestAt, quiet)
+	// The bytes streamed: the snapshots' streams the nodes sent during the
+	// move (cluster/shardsm logs each), not counting the Raft transport's
+	// framing.
+	var sentMB float64
+	for _, p := range procs {
+		for _, line := range strings.Split(p.log.String(), "\n") {
+			if i := strings.Index(line, "streamed a snapshot of "); i >= 0 {
+				var keys int64
+				var mbSent float64
+				if _, err := fmt.Sscanf(line[i:], "streamed a snapshot of %d keys, %f MB", &keys, &mbSent); err == nil {
+					sentMB += mbSent
+				}
+			}
+		}
+	}
 	if dir := os.Getenv("PIVOTDB_MOVE_BENCH_LOGS"); dir != "" {
 		// The nodes' logs, to read the move's steps against the rates.
 		for i, p := range procs {
@@ -192,6 +232,18 @@ func moveReplicaOnce(b *testing.B, mb int) {
 		}
 	}
 	w.finish(b, conn)
+	// The move is a job (issue 18: moves show in sys.jobs with their
+	// progress): the shard group's replica from the leaving node to the
+	// new one, its three steps done.
+	var jobStatus string
+	var jobFraction float64
+	if err := conn.QueryRow(ctx, `SELECT status, fraction_completed FROM sys.jobs
+		WHERE job_type = 'REPLICA MOVE' AND description = $1`,
+		fmt.Sprintf("move the replica of the shard group from node %d to node %d", leavingID, nodeID(b, procs[3]))).Scan(&jobStatus, &jobFraction); err != nil {
+		b.Errorf("the move's job in sys.jobs: %v", err)
+	} else if jobStatus != "succeeded" || jobFraction != 1 {
+		b.Errorf("the move's job in sys.jobs: %s, %.2f done", jobStatus, jobFraction)
+	}
 
 	// The new node's engine (the group's data) apart from its cluster
 	// directory (the Raft log, snapshots received, the metadata group);
@@ -212,12 +264,14 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	})
 	b.ReportMetric(caughtUp.Seconds(), "s-caught-up")
 	b.ReportMetric(moved.Seconds(), "s-moved")
+	b.ReportMetric(sentMB, "MB-sent")
 	b.ReportMetric(float64(engine)/(1<<20), "MB-engine")
 	b.ReportMetric(float64(raftDir)/(1<<20), "MB-raft")
 	b.ReportMetric(quiet, "writes/s-quiet")
 	b.ReportMetric(during, "writes/s-moving")
+	b.ReportMetric(during/quiet, "x-moving/quiet")
 	b.Logf("%d MB table: the new replica caught up after %s, the move (decommission of node %d) ended after %s; "+
-		"the new node's engine holds %.1f MB, its Raft directory %.1f MB; writes %.0f/s quiet, %.0f/s during the move (%.2fx)",
-		mb, caughtUp.Round(time.Millisecond), leavingID, moved.Round(time.Millisecond), float64(engine)/(1<<20), float64(raftDir)/(1<<20),
+		"snapshots streamed %.1f MB; the new node's engine holds %.1f MB, its Raft directory %.1f MB; writes %.0f/s quiet, %.0f/s during the move (%.2fx)",
+		mb, caughtUp.Round(time.Millisecond), leavingID, moved.Round(time.Millisecond), sentMB, float64(engine)/(1<<20), float64(raftDir)/(1<<20),
 		quiet, during, during/quiet)
 }

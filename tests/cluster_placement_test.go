@@ -393,8 +393,9 @@ func TestClusterHealDeadNode(t *testing.T) {
 }
 
 // TestClusterPlacementFlags: --dead-node-timeout out of range or without
-// --join, --rebalance without --join or with a bad value, and --locality
-// without --join or malformed, are refused
+// --join, --rebalance without --join or with a bad value, --locality
+// without --join or malformed, and --snapshot-rate without --join or
+// negative, are refused
 // before anything starts; so are bad `pivotdb node` arguments.
 func TestClusterPlacementFlags(t *testing.T) {
 	join := []string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:1", "--raft-listen", "127.0.0.1:2"}
@@ -413,6 +414,9 @@ func TestClusterPlacementFlags(t *testing.T) {
 		{append(join, "--locality", "az=a,az=b"), `key "az" is given twice`},
 		{append(join, "--locality", "az=,rack=1"), "has an empty key or value"},
 		{append(join, "--locality", "az=eu 1"), "keys and values are letters, digits"},
+		{[]string{"--snapshot-rate", "8"}, "--snapshot-rate needs --join"},
+		{append(join, "--snapshot-rate", "-1"), "--snapshot-rate -1: want megabytes per second, or 0 for no bound"},
+		{append(join, "--snapshot-rate", "fast"), "invalid value \"fast\" for flag -snapshot-rate"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
 		var ee *exec.ExitError

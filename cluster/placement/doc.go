@@ -180,9 +180,17 @@
 // copies the group through a Raft snapshot (the leader's log is compacted
 // first, CompactBeforeAdd, so that a bulk load's entries do not go
 // through the new replica's in-memory log and trip dragonboat's rate
-// limiter, which stopped the group's writes); on one loaded machine the
-// writes still slow down while the snapshot streams and installs
-// (BenchmarkClusterReplicaMove in tests/).
+// limiter, which stopped the group's writes). The snapshot streams and
+// installs at the nodes' snapshot rate (serve --snapshot-rate, 32 MiB/s by
+// default; cluster/shardsm paces it), which spreads its CPU over time and
+// keeps the receiver up with the sender (unpaced, dragonboat gave up
+// waiting for a receiver that fell behind and streamed the snapshot a
+// second time). On one loaded machine the writes still slow down while it
+// streams and installs (BenchmarkClusterReplicaMove in tests/). Only the
+// promotion and removal are a job: the snapshot's copy (shardrepl's
+// manager loop adds the non-voter) shows in the nodes' logs ("streamed a
+// snapshot of N keys, M MB", "installed a snapshot ...") but not in
+// sys.jobs.
 //
 // Split children of the shard group (cluster/shardrepl's groups.go) are
 // not placement's groups (Config.Groups is fixed at start): the serving

@@ -67,6 +67,11 @@ type ClusterConfig struct {
 	DeadNodeTimeout time.Duration
 	// NoRebalance turns placement's allocator off (serve --rebalance=false).
 	NoRebalance bool
+	// SnapshotRate bounds the bytes per second of the node's snapshot work,
+	// streaming and installing together (serve --snapshot-rate;
+	// shardsm.Store.SetSnapshotRate): 0 is shardsm.DefaultSnapshotRate,
+	// a negative rate leaves it unbounded.
+	SnapshotRate int64
 	// Locality is the node's --locality (placement.ParseLocality's form).
 	Locality string
 	// ClosedTarget is how far the closed timestamps the node publishes

@@ -101,6 +101,15 @@ func (c *Cluster) initServing() {
 // watchStore makes the store's replicas wake the watcher on a Serve.
 func (c *Cluster) watchStore() {
 	c.watchSplits(c.Store)
+	switch {
+	case c.cfg.SnapshotRate > 0:
+		c.Store.SetSnapshotRate(c.cfg.SnapshotRate)
+	case c.cfg.SnapshotRate < 0:
+		c.Store.SetSnapshotRate(0)
+	}
+	c.Store.SetSnapshotLogger(func(format string, args ...any) {
+		c.cfg.Logf("node %d: "+format, append([]any{c.id}, args...)...)
+	})
 	c.Store.SetServingHandler(func(g raft.GroupID, _ shardsm.Serving) {
 		if g != FirstGroup {
 			return

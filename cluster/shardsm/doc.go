@@ -123,7 +123,13 @@
 //     sstable holding a range deletion over each of the five spans and the
 //     snapshot's keys: atomic and durable (the keys of an ingested table
 //     share one sequence number, so its range deletions clear only what was
-//     there before).
+//     there before). A store paces its snapshot work, streams and installs
+//     together, to its snapshot rate (Store.SetSnapshotRate,
+//     DefaultSnapshotRate 32 MiB/s; serve --snapshot-rate): unpaced, a
+//     64 MB snapshot took a second of CPU on each side that the group's
+//     writes needed, and a receiver that fell behind its sender got the
+//     snapshot streamed twice. The staging sstable is written out as it
+//     grows (512 KB at a time), not by one fsync at the end.
 //   - A split writes no rows: the child's rows are the parent's, in place
 //     on each replica. At the split's index the parent's span shrinks to
 //     [Start, Key) under the next generation, and the child's descriptor,
@@ -167,7 +173,11 @@
 //
 // # Debugging
 //
-// Query State for a replica's descriptor, applied index and counter, and
+// Each snapshot streamed or installed is logged with its keys, bytes and
+// timings when the node set a logger (Store.SetSnapshotLogger: "group 2:
+// streamed a snapshot of 67436 keys, 65.1 MB, in 1.352s", "group 2:
+// installed a snapshot of ...: read and staged in ..., ingested in ...");
+// Store.Stats counts their bytes. Query State for a replica's descriptor, applied index and counter, and
 // Check for a recount and a fingerprint of everything the replica owns
 // (compare replicas at equal applied indexes). Store.Groups lists the
 // groups on a store; Store.Stats counts snapshots saved and installed,

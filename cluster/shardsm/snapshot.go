@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -36,6 +37,11 @@ const (
 // maxValueLen bounds a value in a snapshot read from the network.
 const maxValueLen = 1 << 30
 
+// stagingBytesPerSync is how much of a received snapshot's staging
+// sstable may be written before it is handed to the disk (Pebble's
+// default for its own tables).
+const stagingBytesPerSync = 512 << 10
+
 func (m *stateMachine) PrepareSnapshot() (any, error) {
 	return m.store.db.NewSnapshot(), nil
 }
@@ -43,6 +49,9 @@ func (m *stateMachine) PrepareSnapshot() (any, error) {
 func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) error {
 	snap := view.(*pebble.Snapshot)
 	defer snap.Close()
+	start := time.Now()
+	cw := &countingWriter{w: w, pace: m.store.paceSnapshot, stop: stop}
+	w = cw
 	desc, ok, err := readDescriptor(snap, m.group)
 	if err != nil {
 		return err
@@ -105,7 +114,49 @@ func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{})
 		return err
 	}
 	m.store.snapshotsSaved.Add(1)
+	m.store.snapshotBytesSaved.Add(cw.n)
+	m.store.logSnapshot("group %d: streamed a snapshot of %d keys, %.1f MB, in %s",
+		m.group, count, float64(cw.n)/(1<<20), time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// countingWriter counts the bytes written through it, and has pace hold
+// each write back to the store's snapshot rate.
+type countingWriter struct {
+	w    io.Writer
+	n    int64
+	pace func(n int, stop <-chan struct{}) error
+	stop <-chan struct{}
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if err := c.pace(len(p), c.stop); err != nil {
+		return 0, err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// countingReader counts the bytes read through it, and has pace hold
+// each read back to the store's snapshot rate: installing a snapshot
+// (checksums, parsing, building the staging sstable) costs about as much
+// CPU per byte as streaming it, and a node installing one at full speed
+// takes that CPU from the replicas beside it.
+type countingReader struct {
+	r    io.Reader
+	n    int64
+	pace func(n int, stop <-chan struct{}) error
+	stop <-chan struct{}
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if perr := c.pace(n, c.stop); perr != nil && err == nil {
+		err = perr
+	}
+	return n, err
 }
 
 // RecoverFromSnapshot replaces what the replica owns with the snapshot's
@@ -124,7 +175,9 @@ func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{})
 // clearing it here could delete a child that arrived first.
 func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) error {
 	m.recent.reset() // the Writes it recorded are not what the snapshot holds
-	br := bufio.NewReaderSize(r, 64<<10)
+	start := time.Now()
+	cr := &countingReader{r: r, pace: m.store.paceSnapshot, stop: stop}
+	br := bufio.NewReaderSize(cr, 64<<10)
 	head := make([]byte, len(snapshotMagic)+2)
 	if _, err := io.ReadFull(br, head); err != nil {
 		return fmt.Errorf("shardsm: group %d: snapshot header: %w", m.group, err)
@@ -164,6 +217,13 @@ func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) er
 	if err != nil {
 		return fmt.Errorf("shardsm: group %d: %w", m.group, err)
 	}
+	// Written out as it goes (sync_file_range every stagingBytesPerSync,
+	// as Pebble does with its own tables) rather than all at Close: the
+	// page cache here lets gigabytes stay dirty, and one fsync of them all
+	// fills the disk's queue for seconds, in front of the Raft log's
+	// fsyncs on every node of this machine, which the group's writes wait
+	// for.
+	f = vfs.NewSyncingFile(f, vfs.SyncingFileOptions{BytesPerSync: stagingBytesPerSync})
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), m.store.writerOpts)
 	err = nil
 	for _, sp := range spans {
@@ -171,8 +231,9 @@ func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) er
 			break
 		}
 	}
+	var count uint64
 	if err == nil {
-		err = copySnapshot(br, w, spans, stop)
+		count, err = copySnapshot(br, w, spans, stop)
 	}
 	if cerr := w.Close(); err == nil {
 		err = cerr
@@ -180,6 +241,7 @@ func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) er
 	if err != nil {
 		return fmt.Errorf("shardsm: group %d: receiving snapshot: %w", m.group, err)
 	}
+	staged := time.Now()
 	if err := m.store.db.Ingest(context.Background(), []string{path}); err != nil {
 		return fmt.Errorf("shardsm: group %d: installing snapshot: %w", m.group, err)
 	}
@@ -187,13 +249,16 @@ func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) er
 		return err
 	}
 	m.store.snapshotsRecovered.Add(1)
+	m.store.snapshotBytesRecv.Add(cr.n)
+	m.store.logSnapshot("group %d: installed a snapshot of %d keys, %.1f MB: read and staged in %s, ingested in %s",
+		m.group, count, float64(cr.n)/(1<<20), staged.Sub(start).Round(time.Millisecond), time.Since(staged).Round(time.Millisecond))
 	return nil
 }
 
 // copySnapshot reads records from r into w, checking that the keys ascend
 // and each lies in one of spans (ascending, disjoint), and checks the
-// trailer.
-func copySnapshot(r *bufio.Reader, w *sstable.Writer, spans [][2][]byte, stop <-chan struct{}) error {
+// trailer. It returns the number of records.
+func copySnapshot(r *bufio.Reader, w *sstable.Writer, spans [][2][]byte, stop <-chan struct{}) (uint64, error) {
 	var key, val []byte
 	var count uint64
 	span := 0
@@ -211,48 +276,48 @@ func copySnapshot(r *bufio.Reader, w *sstable.Writer, spans [][2][]byte, stop <-
 		if count%1024 == 0 {
 			select {
 			case <-stop:
-				return raft.ErrStopped
+				return count, raft.ErrStopped
 			default:
 			}
 		}
 		kl, err := readLen(maxKeyLen + 64)
 		if err != nil {
-			return err
+			return count, err
 		}
 		if kl == 0 {
 			break
 		}
 		key = append(key[:0], make([]byte, kl)...)
 		if _, err := io.ReadFull(r, key); err != nil {
-			return unexpectedEOF(err)
+			return count, unexpectedEOF(err)
 		}
 		vl, err := readLen(maxValueLen)
 		if err != nil {
-			return err
+			return count, err
 		}
 		val = append(val[:0], make([]byte, vl)...)
 		if _, err := io.ReadFull(r, val); err != nil {
-			return unexpectedEOF(err)
+			return count, unexpectedEOF(err)
 		}
 		for span < len(spans) && !lessEngine(key, spans[span][1]) {
 			span++
 		}
 		if span == len(spans) || lessEngine(key, spans[span][0]) {
-			return fmt.Errorf("key %x outside the shard's spans", key)
+			return count, fmt.Errorf("key %x outside the shard's spans", key)
 		}
 		if err := w.Set(key, val); err != nil {
-			return err // keys out of order: a corrupt stream
+			return count, err // keys out of order: a corrupt stream
 		}
 		count++
 	}
 	var c [8]byte
 	if _, err := io.ReadFull(r, c[:]); err != nil {
-		return unexpectedEOF(err)
+		return count, unexpectedEOF(err)
 	}
 	if got := binary.BigEndian.Uint64(c[:]); got != count {
-		return fmt.Errorf("trailer counts %d records, stream had %d", got, count)
+		return count, fmt.Errorf("trailer counts %d records, stream had %d", got, count)
 	}
-	return nil
+	return count, nil
 }
 
 func unexpectedEOF(err error) error {

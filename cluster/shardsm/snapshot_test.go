@@ -2,8 +2,11 @@ package shardsm
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage"
@@ -215,5 +218,62 @@ func TestSplit(t *testing.T) {
 	}
 	if a, b := checkReplica(t, c.m), checkReplica(t, oc); a.Fingerprint != b.Fingerprint || a.Applied != b.Applied {
 		t.Fatalf("a late split changed the child: %+v vs %+v", a, b)
+	}
+}
+
+// A store's snapshots stream and install at its snapshot rate (both ways,
+// so about twice the stream's size over the rate for a round trip), the
+// installed replica is the source's, and a stream stopped while it waits
+// for its turn ends at once with raft.ErrStopped.
+func TestSnapshotRate(t *testing.T) {
+	src, dst := openTestStore(t), openTestStore(t)
+	span := storage.Span{Start: rk("a"), End: rk("m")}
+	from := &applier{t: t, m: src.NewStateMachine(5, 1)}
+	initShard(t, from, span)
+	for i := 0; i < 400; i++ {
+		from.mustOps(putOp(fmt.Sprintf("b%05d", i), fmt.Sprintf("%01000d", i), 5))
+	}
+	const rate = 1 << 20
+	src.SetSnapshotRate(rate)
+	dst.SetSnapshotRate(rate)
+	start := time.Now()
+	snap := takeSnapshot(t, from.m)
+	saved := time.Since(start)
+	to := &applier{t: t, m: dst.NewStateMachine(5, 2)}
+	start = time.Now()
+	if err := to.m.RecoverFromSnapshot(bytes.NewReader(snap), nil); err != nil {
+		t.Fatal(err)
+	}
+	recovered := time.Since(start)
+	// The first write or read of each is due at once; the rest wait.
+	least := time.Duration(float64(len(snap)-64<<10) / rate * float64(time.Second))
+	if saved < least || recovered < least {
+		t.Fatalf("a %d-byte snapshot at %d bytes/s was saved in %s and installed in %s, want each at least %s",
+			len(snap), rate, saved, recovered, least)
+	}
+	if got, want := checkReplica(t, to.m), checkReplica(t, from.m); got != want {
+		t.Fatalf("installed replica %+v, source %+v", got, want)
+	}
+	if st := src.Stats(); st.SnapshotBytesSaved != int64(len(snap)) {
+		t.Fatalf("SnapshotBytesSaved %d, the stream had %d", st.SnapshotBytesSaved, len(snap))
+	}
+	if st := dst.Stats(); st.SnapshotBytesRecovered != int64(len(snap)) {
+		t.Fatalf("SnapshotBytesRecovered %d, the stream had %d", st.SnapshotBytesRecovered, len(snap))
+	}
+
+	// Stopped while waiting: at 1 KB/s the second write waits minutes.
+	src.SetSnapshotRate(1 << 10)
+	view, err := from.m.PrepareSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	time.AfterFunc(100*time.Millisecond, func() { close(stop) })
+	start = time.Now()
+	if err := from.m.SaveSnapshot(view, io.Discard, stop); !errors.Is(err, raft.ErrStopped) {
+		t.Fatalf("stopped stream: %v, want raft.ErrStopped", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the stopped stream ended after %s", d)
 	}
 }

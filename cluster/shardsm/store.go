@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -38,8 +40,21 @@ type Store struct {
 	// (SetClock); nil: nobody.
 	clock atomic.Pointer[func(hlc.Timestamp) error]
 
+	// snapshotRate bounds the bytes per second the store's snapshots
+	// stream, all together (SetSnapshotRate; 0: unbounded); paceNext is
+	// when the bytes streamed so far are due at that rate.
+	snapshotRate atomic.Int64
+	paceMu       sync.Mutex
+	paceNext     time.Time
+
+	// logf reports each snapshot streamed or installed, with its size and
+	// how long its steps took (SetSnapshotLogger); nil: quiet.
+	logf atomic.Pointer[func(string, ...any)]
+
 	snapshotsSaved     atomic.Int64
 	snapshotsRecovered atomic.Int64
+	snapshotBytesSaved atomic.Int64
+	snapshotBytesRecv  atomic.Int64
 	writeRuns          atomic.Int64
 	runWrites          atomic.Int64
 	hintedWrites       atomic.Int64
@@ -102,7 +117,9 @@ func NewStore(db *pebble.DB, opts *pebble.Options, stagingDir string) (*Store, e
 	if err := o.FS.MkdirAll(stagingDir, 0o755); err != nil {
 		return nil, fmt.Errorf("shardsm: %w", err)
 	}
-	return &Store{db: db, fs: o.FS, staging: stagingDir, writerOpts: o.MakeWriterOptions(0, db.TableFormat())}, nil
+	s := &Store{db: db, fs: o.FS, staging: stagingDir, writerOpts: o.MakeWriterOptions(0, db.TableFormat())}
+	s.snapshotRate.Store(DefaultSnapshotRate)
+	return s, nil
 }
 
 // DB returns the Pebble instance.
@@ -200,10 +217,74 @@ func (s *Store) DropGroup(g raft.GroupID) error {
 	return b.Commit(pebble.Sync)
 }
 
+// DefaultSnapshotRate is the bytes per second a store streams snapshots
+// at unless SetSnapshotRate says otherwise (CockroachDB's default for
+// rebalancing snapshots, kv.snapshot_rebalance.max_rate, is 32 MiB/s).
+// Streaming a snapshot costs the sender and the receiver CPU (reading the
+// shard, framing, checksums, writing the received file, building the
+// staging sstable) that the group's writes need too; unpaced, a 64 MB
+// snapshot took both for about a second each on a loaded two-core
+// machine, and the receiver fell so far behind the sender that the leader
+// gave up waiting for it and streamed the snapshot a second time
+// (BenchmarkClusterReplicaMove in tests/).
+const DefaultSnapshotRate = 32 << 20
+
+// SetSnapshotRate bounds the bytes per second all of the store's
+// snapshots stream at together; 0 leaves them unbounded.
+func (s *Store) SetSnapshotRate(bytesPerSecond int64) { s.snapshotRate.Store(bytesPerSecond) }
+
+// paceSnapshot waits until n more bytes of a snapshot stream are due under
+// the store's snapshot rate, or stop closes (raft.ErrStopped). Streams
+// share the rate: each write reserves its time after those of the others.
+func (s *Store) paceSnapshot(n int, stop <-chan struct{}) error {
+	rate := s.snapshotRate.Load()
+	if rate <= 0 {
+		return nil
+	}
+	s.paceMu.Lock()
+	now := time.Now()
+	if s.paceNext.Before(now) {
+		s.paceNext = now
+	}
+	due := s.paceNext
+	s.paceNext = s.paceNext.Add(time.Duration(float64(n) / float64(rate) * float64(time.Second)))
+	s.paceMu.Unlock()
+	wait := due.Sub(now)
+	if wait < paceSlack {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-stop:
+		return raft.ErrStopped
+	}
+}
+
+// paceSlack: a write due this soon goes at once (a timer per 64 KB write
+// would cost more than the pacing saves).
+const paceSlack = 5 * time.Millisecond
+
+// SetSnapshotLogger makes the store report each snapshot it streams or
+// installs (its group, keys, bytes and the time its steps took) to logf:
+// the steps of a replica move, for the logs.
+func (s *Store) SetSnapshotLogger(logf func(format string, args ...any)) { s.logf.Store(&logf) }
+
+func (s *Store) logSnapshot(format string, args ...any) {
+	if f := s.logf.Load(); f != nil {
+		(*f)(format, args...)
+	}
+}
+
 // Stats counts snapshot work since the store was opened.
 type Stats struct {
 	SnapshotsSaved     int64
 	SnapshotsRecovered int64
+	// SnapshotBytesSaved and SnapshotBytesRecovered count the bytes of the
+	// snapshots' streams (keys, values and framing) streamed and installed.
+	SnapshotBytesSaved, SnapshotBytesRecovered int64
 	// WriteRuns counts the batches of Writes Apply committed together
 	// (applyrun.go), RunWrites the Writes in them.
 	WriteRuns, RunWrites int64
@@ -215,6 +296,7 @@ type Stats struct {
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
 	return Stats{SnapshotsSaved: s.snapshotsSaved.Load(), SnapshotsRecovered: s.snapshotsRecovered.Load(),
+		SnapshotBytesSaved: s.snapshotBytesSaved.Load(), SnapshotBytesRecovered: s.snapshotBytesRecv.Load(),
 		WriteRuns: s.writeRuns.Load(), RunWrites: s.runWrites.Load(), HintedWrites: s.hintedWrites.Load()}
 }
 

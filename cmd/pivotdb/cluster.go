@@ -30,6 +30,7 @@ type clusterFlags struct {
 	locality                 *string        // placement.go
 	closedTarget             *time.Duration // follower.go
 	maxOffset                *time.Duration // clockoffset.go
+	snapshotRate             *int64         // placement.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -46,6 +47,7 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 		locality:        addLocalityFlag(fs),
 		closedTarget:    addClosedTargetFlag(fs),
 		maxOffset:       addMaxOffsetFlag(fs),
+		snapshotRate:    addSnapshotRateFlag(fs),
 	}
 }
 
@@ -73,6 +75,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		if flagSet(fs, "max-offset") {
 			return errors.New("--max-offset needs --join: a node without it has no other clock to be off from")
 		}
+		if flagSet(fs, "snapshot-rate") {
+			return errors.New("--snapshot-rate needs --join")
+		}
 		return checkNoClockKnob()
 	}
 	if *c.listen == "" || *c.raftListen == "" {
@@ -83,6 +88,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 	}
 	if _, err := placement.ParseLocality(*c.locality); err != nil {
 		return fmt.Errorf("--locality: %w", err)
+	}
+	if *c.snapshotRate < 0 {
+		return fmt.Errorf("--snapshot-rate %d: want megabytes per second, or 0 for no bound", *c.snapshotRate)
 	}
 	if *c.closedTarget < minClosedTarget {
 		return fmt.Errorf("--closed-timestamp-target %s: it must be at least %s", *c.closedTarget, minClosedTarget)
@@ -134,6 +142,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		NoRebalance:     !*c.rebalance,
 		Locality:        locality,
 		ClosedTarget:    *c.closedTarget,
+		SnapshotRate:    snapshotRateBytes(*c.snapshotRate),
 	})
 }
 

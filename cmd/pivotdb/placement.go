@@ -16,6 +16,7 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
+	"github.com/pivotdb/pivotdb/cluster/shardsm"
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
@@ -35,6 +36,22 @@ func addDeadNodeTimeoutFlag(fs *flag.FlagSet) *time.Duration {
 }
 
 func deadNodeTimeoutSet(fs *flag.FlagSet) bool { return flagSet(fs, "dead-node-timeout") }
+
+func addSnapshotRateFlag(fs *flag.FlagSet) *int64 {
+	return fs.Int64("snapshot-rate", shardsm.DefaultSnapshotRate>>20,
+		"megabytes per second this node streams and installs replica snapshots at, all together (0: no bound); a move's snapshot "+
+			"takes CPU and disk the shard's writes need too; with --join")
+}
+
+// snapshotRateBytes is shardrepl.ClusterConfig's SnapshotRate for
+// --snapshot-rate's megabytes per second (0: unbounded, which the config
+// spells negative).
+func snapshotRateBytes(mbPerSecond int64) int64 {
+	if mbPerSecond == 0 {
+		return -1
+	}
+	return mbPerSecond << 20
+}
 
 // flagSet reports whether the command line gave flag name.
 func flagSet(fs *flag.FlagSet, name string) bool {
