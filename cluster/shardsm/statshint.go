@@ -1,6 +1,8 @@
 package shardsm
 
 import (
+	"bytes"
+	"fmt"
 	"hash/maphash"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -45,19 +47,41 @@ type StatsHint struct {
 // g), holds g now. It leaves w.Stats nil when the store holds nothing of g
 // or the change cannot be read beforehand (a range deletion, a merge into
 // a version); the replicas then read it themselves.
-func AddStatsHint(db *pebble.DB, g raft.GroupID, w *Write) error {
+func AddStatsHint(db *pebble.DB, g raft.GroupID, w *Write) (err error) {
 	w.Stats = nil
 	spans, err := writeSpans(w)
 	if err != nil {
 		return nil // a bad key: the replicas refuse the Write
 	}
-	snap := db.NewSnapshot()
-	defer snap.Close()
-	base, err := readApplied(snap, g)
-	if err != nil || base == 0 {
+	// One iterator reads the applied index and the versions: it shows one
+	// state of the store, and the index is written in the batch of the
+	// entry that moved it, so the versions are those at Base.
+	it, err := db.NewIter(nil)
+	if err != nil {
 		return err
 	}
-	delta, ok, err := mvcc.VersionStatsDelta(snap, countedSpans(spans), w.Mutations)
+	deltas := mvcc.NewStatsDeltaReaderOn(it)
+	defer func() {
+		if cerr := deltas.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	key := stateKey(g, stateApplied)
+	if !it.SeekPrefixGE(key) || !bytes.Equal(it.Key(), key) {
+		return it.Error() // nothing of g here
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return err
+	}
+	if len(v) != 8 {
+		return fmt.Errorf("shardsm: group %d: applied index of %d bytes", g, len(v))
+	}
+	base := beUint64(v)
+	if base == 0 {
+		return nil
+	}
+	delta, ok, err := deltas.Delta(countedSpans(spans), w.Mutations)
 	if err != nil || !ok {
 		return err
 	}

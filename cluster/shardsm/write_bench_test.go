@@ -220,3 +220,43 @@ func BenchmarkApplyWriteHinted(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAddStatsHint is the proposing node's read of a single-row
+// Write's stats change (statshint.go) on a store of 10,000 rows.
+func BenchmarkAddStatsHint(b *testing.B) {
+	const rows = 10000
+	s := openTestStore(b)
+	s.SetLocalLocks()
+	a := &applier{t: b, m: s.NewStateMachine(1, 1)}
+	if _, err := a.m.Open(nil); err != nil {
+		b.Fatal(err)
+	}
+	if err := a.apply(mustEncode(b, Init{Descriptor: Descriptor{Span: tableSpan, Generation: 1}})); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < rows; i += 100 {
+		ms := make([]storage.Mutation, 0, 100)
+		for j := i; j < i+100; j++ {
+			ms = append(ms, version(fmt.Sprintf("r%05d", j), 1, "initial"))
+		}
+		if err := a.apply(encodeWrite(b, 1, ms...)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ws := make([]Write, 1000)
+	for i := range ws {
+		ws[i] = Write{Generation: 1, Timestamp: ts(2),
+			Mutations: []storage.Mutation{version(fmt.Sprintf("r%05d", i*7919%rows), 2, "upserted")}}
+	}
+	var cpu cpuTimer
+	b.ResetTimer()
+	cpu.start(b)
+	for i := 0; i < b.N; i++ {
+		w := &ws[i%len(ws)]
+		if err := AddStatsHint(s.DB(), 1, w); err != nil || w.Stats == nil {
+			b.Fatal(err, w.Stats)
+		}
+	}
+	cpu.stop(b)
+	cpu.report(b)
+}

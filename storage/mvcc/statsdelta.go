@@ -63,6 +63,11 @@ type versionWrite struct {
 // NewStatsDeltaReader returns a StatsDeltaReader over r; Close it.
 func NewStatsDeltaReader(r Reader) *StatsDeltaReader { return &StatsDeltaReader{r: r} }
 
+// NewStatsDeltaReaderOn returns a StatsDeltaReader reading through it, an
+// iterator without bounds the caller may have read other keys with first
+// (they see one state of the store); Close closes it.
+func NewStatsDeltaReaderOn(it *pebble.Iterator) *StatsDeltaReader { return &StatsDeltaReader{it: it} }
+
 // Close closes the iterator, if one was opened.
 func (d *StatsDeltaReader) Close() error {
 	if d.it == nil {
