@@ -64,7 +64,7 @@ func usage(w io.Writer) {
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--cache-size BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
-                 [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]]
+                 [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...] [--max-offset DURATION]]
   pivotdb node decommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node recommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node status [--host HOST:PORT] [--user NAME]
