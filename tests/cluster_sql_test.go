@@ -28,6 +28,7 @@ type clusterProc struct {
 	dir, sql, rpc, raftAddr string
 	join                    string
 	extra                   []string // more serve flags
+	env                     []string // more environment (KEY=VALUE)
 	cmd                     *exec.Cmd
 	log                     *serverLog
 	exited                  chan error
@@ -39,6 +40,9 @@ func (p *clusterProc) start() {
 		"--cluster-listen", p.rpc, "--raft-listen", p.raftAddr, "--join", p.join, "--balancer-interval", "0")
 	p.cmd.Args = append(p.cmd.Args, p.extra...)
 	p.cmd.Args = append(p.cmd.Args, strings.Fields(os.Getenv("PIVOTDB_TEST_NODE_FLAGS"))...)
+	if len(p.env) > 0 {
+		p.cmd.Env = append(os.Environ(), p.env...)
+	}
 	p.log = &serverLog{}
 	var out io.Writer = p.log
 	var logFile *os.File

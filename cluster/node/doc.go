@@ -31,7 +31,10 @@
 // itself in its Status requests; a peer answers whether the metadata group
 // removed it (decommissioned, or replaced while dead: cluster/placement),
 // and such a node refuses to start, since its replica ids are spent.
-// Peer (ping.go) is the liveness ping cluster/placement sends every node. A node whose data directory was
+// Peer (ping.go) is the liveness ping cluster/placement sends every node;
+// each answer also carries the answering node's wall clock, from which the
+// pinging node estimates that node's clock offset (clockoffset.go, below).
+// A node whose data directory was
 // wiped has no identity and joins again under a new id; the member it asks
 // removes the old id (same address) from the metadata group first. Nodes of
 // two clusters in one join list, founders with different lists, duplicate
@@ -50,6 +53,31 @@
 //   - Node ids come from one counter in the metadata group and are never
 //     reused; a node's metadata replica id is its node id.
 //   - The Raft address of a data directory never changes.
+//
+// # Clock offsets (clockoffset.go, clocksource.go)
+//
+// ClockMonitor keeps, per peer, the estimate of its clock minus this
+// node's from the pings (CockroachDB's pkg/rpc/clock_offset.go): the
+// answer's wall clock against the midpoint of the round trip, half the
+// round trip as the uncertainty; the more certain estimate is kept until
+// it is half a TTL (DefaultOffsetTTL, 3 s) old, and a peer not heard
+// within the TTL is forgotten. Check fails (ClockOffsetError) when the
+// clocks within 80% of Config.MaxOffset of this node's, its own included,
+// are not more than half of the clocks it knows: of three nodes the one
+// that is off fails, the two that agree pass; of two that disagree both
+// fail. cluster/shardrepl's clock gate acts on it; sys.nodes shows the
+// estimates. Config.Physical is the wall clock the pings read and report;
+// cmd/pivotdb gives the storage engine's HLC the same one.
+//
+// TESTING KNOB, never for production: PIVOTDB_TESTING_CLOCK_SHIFT (a
+// fixed duration) or PIVOTDB_TESTING_CLOCK_SHIFT_FILE (a file holding
+// one, read again every 100 ms) shift that wall clock, not the operating
+// system's (TestingClockFromEnv); the server warns at start when either
+// is set and refuses them without --join.
+//
+// Invariants: an estimate's interval (Offset ± Uncertainty) contains the
+// true offset when the answer's clock was read inside the round trip;
+// a peer heard within half a TTL is known (TestClockMonitorRandomized).
 //
 // # Debugging
 //

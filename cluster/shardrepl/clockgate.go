@@ -111,8 +111,14 @@ func (c *Cluster) handOverForClock(ctx context.Context, clockErr error) {
 	cancel()
 	switch {
 	case err != nil:
-		c.cfg.Alarmf("node %d: leads the shard group but does not serve SQL (its clock is off: %v), and cannot hand the leadership over: %v",
-			c.id, clockErr, err)
+		c.clockMu.Lock()
+		defer c.clockMu.Unlock()
+		if time.Since(c.clockHandOverLogged) < clockRelog {
+			return
+		}
+		c.clockHandOverLogged = time.Now()
+		c.cfg.Alarmf("node %d: leads the shard group but does not serve SQL (its clock is off), and cannot hand the leadership over: %v",
+			c.id, err)
 	case to != 0:
 		c.cfg.Logf("node %d: handed the shard group's leadership to node %d: this node's clock is off", c.id, to)
 	}
@@ -120,8 +126,34 @@ func (c *Cluster) handOverForClock(ctx context.Context, clockErr error) {
 
 // stopForClock stops serving under epoch at once because the clock is
 // off (as abandon does for a bulk load): reads fail from now on with
-// 57P01 naming the clock, the caller closes SQL and steps down.
-func (c *Cluster) stopForClock(epoch uint64, clockErr error) {
+// 57P01 naming the clock, the caller closes SQL and steps down. While the
+// group has no other voter it keeps serving (saying so): nobody else
+// could serve, and the joining nodes become voters only through the
+// serving node's manager loop (a founder whose clock is off serves until
+// they vote, then stops).
+func (c *Cluster) stopForClock(ctx context.Context, epoch uint64, clockErr error) {
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	mem, err := c.Node.Host().Membership(mctx, FirstGroup)
+	cancel()
+	if err != nil {
+		return // the next round sees
+	}
+	others := 0
+	for r := range mem.Voters {
+		if placement.NodeOf(r) != c.id {
+			others++
+		}
+	}
+	if others == 0 {
+		c.clockMu.Lock()
+		defer c.clockMu.Unlock()
+		if time.Since(c.clockHandOverLogged) >= clockRelog {
+			c.clockHandOverLogged = time.Now()
+			c.cfg.Alarmf("node %d: its clock is off, but it keeps serving SQL: no other node votes in the shard group yet "+
+				"(it adds the joining nodes first)", c.id)
+		}
+		return
+	}
 	c.cfg.Alarmf("node %d: STOPS SERVING SQL (epoch %d): its clock is off: %v", c.id, epoch, clockErr)
 	c.srv.mu.Lock()
 	c.srv.clockStop = clockErr

@@ -121,6 +121,8 @@ type Cluster struct {
 	clockOff        bool
 	clockLogged     time.Time
 	clockWaitLogged time.Time
+	// clockHandOverLogged: when handOverForClock last said it failed.
+	clockHandOverLogged time.Time
 }
 
 // StartCluster joins or forms the cluster (node.Start), opens the engine

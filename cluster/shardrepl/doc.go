@@ -52,6 +52,19 @@
 // address (Cluster.ServingSQLAddr; cmd/pivotdb/gateway.go), so clients
 // may connect to any node (tests/cluster_sql_test.go).
 //
+// The clock gate (clockgate.go, issue 17 item 6): a node whose clock is
+// off by more than 80% of --max-offset from a majority of the clocks it
+// knows (cluster/node's ClockMonitor, fed by the liveness pings) does not
+// claim serving: it hands the first group's leadership to another voter
+// (placement's HandOver). Nor does a leader that knows the clocks of fewer
+// than a majority of the group's voters, its own included (just started,
+// it would pass the majority rule alone). A serving node whose clock is
+// found off stops serving (stopForClock: the read lease ends, reads fail
+// with 57P01 naming the clock offset, the caller steps down), unless no
+// other node votes in the group yet (a founder whose clock is off keeps
+// serving until the joining nodes it adds vote). Follower reads
+// (cmd/pivotdb/follower.go) end and are refused the same way.
+//
 // A node opens its engine with OpenEngine (GC off, the shard store over the
 // engine's Pebble), starts its replicas (StartReplica), and the first group
 // gets the whole key space (InitGroup with WholeSpan). The other nodes'
@@ -239,6 +252,15 @@
 //     reads this node's). Replicas refuse Writes at or below it and move
 //     their clock past it, so the next serving node commits above it; a
 //     Close of an old epoch is refused and stops that node's closer.
+//   - Clocks: the replicas' HLCs take every timestamp they apply
+//     unchecked (hlc.Config.MaxOffset 0: a replica must apply what its
+//     group committed), so a node that takes over serving commits above
+//     the previous node's commits whatever its own clock says. The bound
+//     is enforced before a node serves (clockgate.go). A follower reads
+//     only at or below its replica's closed timestamp, which the serving
+//     node's clock sets: a follower whose clock is behind reads older
+//     data, one ahead waits (55000 after the wait); neither reads past
+//     what is closed.
 //   - A proposal that times out makes the commit fail with
 //     ErrOutcomeUnknown: it may still apply later. It is never retried
 //     (a Write holds counter merges, which are not idempotent); a stale
@@ -356,7 +378,10 @@
 // Query a replica with raft.Host.StaleRead(group, shardsm.State{}) or
 // shardsm.Check{} (applied index, stats, fingerprint); compare replicas at
 // equal applied indexes. Replicator.Groups shows the map a node routes by.
-// PIVOTDB_RAFT_LOG=info shows dragonboat's log in the tests. A node logs
+// PIVOTDB_RAFT_LOG=info shows dragonboat's log in the tests. A node whose
+// clock is off logs "CLOCK OFFSET" (ERROR, every 10 s while it lasts) with
+// each node's offset, and "STOPS SERVING SQL" if it served; sys.nodes'
+// clock_offset_ms shows the answering node's estimates. A node logs
 // "leads the shard group; serves SQL under epoch N", "serving SQL",
 // "node M took over serving SQL" and "stopped serving SQL", and a joining
 // node "the shard replica caught up" (it may then be promoted); the group's

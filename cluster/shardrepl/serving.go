@@ -171,7 +171,7 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 			return nil
 		}
 		if clockErr != nil {
-			c.stopForClock(epoch, clockErr)
+			c.stopForClock(ctx, epoch, clockErr)
 		}
 		return nil
 	}

@@ -37,6 +37,10 @@
 // not serve is served by this node from its own replica (follower.go: a
 // server over shared read-only sql.Engines, replaced once a second,
 // closed while the node serves); --closed-timestamp-target is follower.go's.
+// --max-offset, the clock-shift testing knob's wiring (the node's wall
+// clock for its pings and its HLC) and the clock figures of /metrics are
+// clockoffset.go's; follower.go ends and refuses follower-read sessions
+// while the node's clock is off.
 // Before anything starts, serve divides --max-memory between the storage
 // engine's block cache (--cache-size, by default a quarter of it) and the
 // statements' budget (the rest), sets the Go runtime's soft memory limit
