@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,5 +218,28 @@ func TestMemoryBudget(t *testing.T) {
 	var pe *pgconn.PgError
 	if _, err := setup.Exec(ctx, big); !errors.As(err, &pe) || pe.Code != "53200" {
 		t.Errorf("a 320 MB sort: %v, want 53200", err)
+	}
+}
+
+// TestCacheSizeFlag: the block cache is part of --max-memory, so a
+// --cache-size that leaves statements nothing is refused before anything
+// starts (exit status 2), and a negative one too.
+func TestCacheSizeFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-memory", "100000000", "--cache-size", "100000000"}, "must be below --max-memory"},
+		{[]string{"--max-memory", "100000000", "--cache-size", "200000000"}, "must be below --max-memory"},
+		{[]string{"--cache-size", "-1"}, "--cache-size must not be negative"},
+	} {
+		// A server that accepted the flags would serve: the timeout ends it.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, serverBin, append([]string{"serve", "--data-dir", t.TempDir(), "--listen", freePort(t)}, c.args...)...).CombinedOutput()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("serve %v: %v\n%s", c.args, err, out)
+		}
 	}
 }
