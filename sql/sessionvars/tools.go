@@ -242,16 +242,10 @@ func (v *Vars) WorkMem() int64 { return memoryBytes(v.values["work_mem"]) }
 func (v *Vars) Enabled(name string) bool { return v.values[name] == "on" }
 
 // LockTimeout is lock_timeout (0: wait forever).
-func (v *Vars) LockTimeout() time.Duration {
-	ms, _ := strconv.ParseInt(v.values["lock_timeout"], 10, 64)
-	return time.Duration(ms) * time.Millisecond
-}
+func (v *Vars) LockTimeout() time.Duration { return v.timeouts.lock }
 
 // IdleSessionTimeout is idle_session_timeout (0: forever).
-func (v *Vars) IdleSessionTimeout() time.Duration {
-	ms, _ := strconv.ParseInt(v.values["idle_session_timeout"], 10, 64)
-	return time.Duration(ms) * time.Millisecond
-}
+func (v *Vars) IdleSessionTimeout() time.Duration { return v.timeouts.idleSession }
 
 // severityRank orders client_min_messages levels and notice severities.
 var severityRank = map[string]int{

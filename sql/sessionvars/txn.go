@@ -46,7 +46,7 @@ func NotADefault(name string) error {
 func (v *Vars) BeginTxn() {
 	v.inTxn = true
 	for name, def := range txnSettings {
-		v.values[name] = v.values[def]
+		v.store(name, v.values[def])
 	}
 }
 

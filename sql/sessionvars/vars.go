@@ -21,6 +21,16 @@ type Vars struct {
 	defaults map[string]string
 	// inTxn is set while a transaction block is open (txn.go).
 	inTxn bool
+	// timeouts holds the four timeout settings parsed, kept current by
+	// every write of values (store): the server reads them around every
+	// statement and message, and a look-up by name plus ParseInt each
+	// time cost more than the rest of those reads.
+	timeouts timeouts
+}
+
+// timeouts are the parsed timeout settings (0: none).
+type timeouts struct {
+	statement, lock, idleSession, idleInTxn time.Duration
 }
 
 // New returns settings at their defaults, with defaults overriding the
@@ -28,9 +38,29 @@ type Vars struct {
 func New(defaults map[string]string) *Vars {
 	v := &Vars{values: map[string]string{}, changed: map[string]bool{}, defaults: defaults}
 	for name := range specs {
-		v.values[name] = v.def(name)
+		v.store(name, v.def(name))
 	}
 	return v
+}
+
+// store sets a value; every write of values goes through it.
+func (v *Vars) store(name, value string) {
+	v.values[name] = value
+	var d *time.Duration
+	switch name {
+	case "statement_timeout":
+		d = &v.timeouts.statement
+	case "lock_timeout":
+		d = &v.timeouts.lock
+	case "idle_session_timeout":
+		d = &v.timeouts.idleSession
+	case "idle_in_transaction_session_timeout":
+		d = &v.timeouts.idleInTxn
+	default:
+		return
+	}
+	ms, _ := strconv.ParseInt(value, 10, 64)
+	*d = time.Duration(ms) * time.Millisecond
 }
 
 // def is the default of a known setting.
@@ -105,7 +135,7 @@ func (v *Vars) put(name, value string) {
 	if v.values[name] != value && specs[name].report {
 		v.changed[name] = true
 	}
-	v.values[name] = value
+	v.store(name, value)
 }
 
 // Reset returns a setting to its default (RESET name, SET name TO DEFAULT).
@@ -130,7 +160,7 @@ func (v *Vars) ResetAll() {
 
 // Init sets a read-only setting whose value the server decides
 // (session_authorization), without reporting it as a change.
-func (v *Vars) Init(name, value string) { v.values[name] = value }
+func (v *Vars) Init(name, value string) { v.store(name, value) }
 
 // Param is one setting as ParameterStatus reports it.
 type Param struct{ Name, Value string }
@@ -165,17 +195,11 @@ func (v *Vars) TakeChanged() []Param {
 }
 
 // StatementTimeout returns the statement_timeout setting (0 = none).
-func (v *Vars) StatementTimeout() time.Duration {
-	ms, _ := strconv.ParseInt(v.values["statement_timeout"], 10, 64)
-	return time.Duration(ms) * time.Millisecond
-}
+func (v *Vars) StatementTimeout() time.Duration { return v.timeouts.statement }
 
 // IdleInTransactionTimeout returns the idle_in_transaction_session_timeout
 // setting (0 = none).
-func (v *Vars) IdleInTransactionTimeout() time.Duration {
-	ms, _ := strconv.ParseInt(v.values["idle_in_transaction_session_timeout"], 10, 64)
-	return time.Duration(ms) * time.Millisecond
-}
+func (v *Vars) IdleInTransactionTimeout() time.Duration { return v.timeouts.idleInTxn }
 
 // RangeExpansionLimit returns the range_expansion_limit setting.
 func (v *Vars) RangeExpansionLimit() int {

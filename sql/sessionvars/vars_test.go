@@ -2,6 +2,7 @@ package sessionvars
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -129,5 +130,71 @@ func TestDateStyle(t *testing.T) {
 	err := v.Set("DateStyle", "ISO, SQL")
 	if e := sqlerr.As(err); e == nil || e.Message != `invalid value for parameter "DateStyle": "ISO, SQL"` || e.Detail != `Conflicting "datestyle" specifications.` {
 		t.Errorf("conflict: %#v", e)
+	}
+}
+
+// TestTimeoutsFollowValues checks the parsed timeouts against the values
+// they come from, through every way a value changes.
+func TestTimeoutsFollowValues(t *testing.T) {
+	v := New(map[string]string{"statement_timeout": "5000", "idle_in_transaction_session_timeout": "700"})
+	check := func(when string) {
+		t.Helper()
+		for name, got := range map[string]time.Duration{
+			"statement_timeout":                   v.StatementTimeout(),
+			"lock_timeout":                        v.LockTimeout(),
+			"idle_session_timeout":                v.IdleSessionTimeout(),
+			"idle_in_transaction_session_timeout": v.IdleInTransactionTimeout(),
+		} {
+			ms, _ := strconv.ParseInt(v.values[name], 10, 64)
+			if want := time.Duration(ms) * time.Millisecond; got != want {
+				t.Errorf("%s: %s = %v, its value %q", when, name, got, v.values[name])
+			}
+		}
+	}
+	check("new")
+	if v.StatementTimeout() != 5*time.Second || v.IdleInTransactionTimeout() != 700*time.Millisecond {
+		t.Fatalf("server defaults: %v, %v", v.StatementTimeout(), v.IdleInTransactionTimeout())
+	}
+	for _, set := range [][2]string{
+		{"statement_timeout", "2s"}, {"lock_timeout", "150"}, {"idle_session_timeout", "1min"},
+		{"idle_in_transaction_session_timeout", "3s"}, {"STATEMENT_TIMEOUT", "0"},
+	} {
+		if err := v.Set(set[0], set[1]); err != nil {
+			t.Fatal(err)
+		}
+		check("SET " + set[0])
+	}
+	if v.LockTimeout() != 150*time.Millisecond || v.IdleSessionTimeout() != time.Minute || v.StatementTimeout() != 0 {
+		t.Fatalf("after SET: lock %v, idle session %v, statement %v", v.LockTimeout(), v.IdleSessionTimeout(), v.StatementTimeout())
+	}
+	_ = v.Set("lock_timeout", "-1") // refused or taken, the value and its parse agree
+	check("SET lock_timeout = -1")
+	v.BeginTxn()
+	check("BEGIN")
+	v.EndTxn()
+	if err := v.Reset("statement_timeout"); err != nil {
+		t.Fatal(err)
+	}
+	check("RESET")
+	v.ResetAll()
+	check("RESET ALL")
+	if v.StatementTimeout() != 5*time.Second || v.LockTimeout() != 0 {
+		t.Fatalf("after RESET ALL: statement %v, lock %v", v.StatementTimeout(), v.LockTimeout())
+	}
+}
+
+// BenchmarkStatementTimeouts is what the session and the server read of
+// the settings around every statement: statement_timeout and lock_timeout
+// (sql's statementContext), idle_session_timeout (the server's
+// armIdleTimeout).
+func BenchmarkStatementTimeouts(b *testing.B) {
+	v := New(nil)
+	b.ReportAllocs()
+	var sum time.Duration
+	for b.Loop() {
+		sum += v.StatementTimeout() + v.LockTimeout() + v.IdleSessionTimeout()
+	}
+	if sum != 0 {
+		b.Fatal(sum)
 	}
 }
