@@ -263,6 +263,21 @@
 //   - Serving still follows FirstGroup's leader, and the serving node
 //     reads its own engine, so every node keeps a replica of every group
 //     until reads go to other nodes' replicas.
+//   - Each group costs every node a Raft group whether or not it is
+//     written: heartbeats every HeartbeatTicks (20 ms by default), the
+//     closer's Close proposal every 200 ms (closedts.go), the manager
+//     loop's membership read every 500 ms (groupplace.go). Quiesce is not
+//     used (the closer keeps every group busy, so dragonboat would never
+//     quiesce one): a three-node cluster splitting toward 200 groups on a
+//     loaded 2-core machine (load average about 35 from other work) timed
+//     out reads and proposals past about 145 groups, moved serving, and
+//     its nodes then failed to serve (Serve reads every group), so the
+//     reconciler stops at maxShardGroups (64) groups and leaves the
+//     remaining boundaries inside their groups.
+//     tests/cluster_idle_test.go measures an idle cluster's CPU with
+//     PIVOTDB_IDLE_GROUPS=N groups. Closing idle groups less often (a
+//     side channel, as CockroachDB's) and quiescing them is the next
+//     step, then a higher limit.
 //   - Between a DDL statement (or a partition split) and the reconciler's
 //     next round (reconcileInterval, 200 ms, plus one Raft round per
 //     split and the child's election) the new shards live in the group
