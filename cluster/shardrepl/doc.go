@@ -256,10 +256,14 @@
 //     FirstGroup's voters through the manager loop (groupplace.go), one
 //     loop round behind, so a child may briefly keep a dead or drained
 //     node's voter; its allocator weighs FirstGroup's size and writes
-//     alone, and leaves the children's leadership alone (the serving node
-//     takes it only when it adds a replica), so the leaders are not
-//     spread; the children's caught-up records and generations are their
-//     own keys, not placement's.
+//     alone, and leaves the children's leadership alone: the serving node
+//     takes every child's leadership (splitqueue.go's leadGroups: it
+//     proposes every commit), so the leaders are not spread; the
+//     children's caught-up records and generations are their own keys,
+//     not placement's. A node whose data directory was wiped and that
+//     joined again under a new id is not yet seen replacing the old
+//     node's replica in the children (TestClusterWipedNodeReplaced
+//     fails: kv's group stays on nodes 1,2,3).
 //   - Serving still follows FirstGroup's leader, and the serving node
 //     reads its own engine, so every node keeps a replica of every group
 //     until reads go to other nodes' replicas.
