@@ -279,7 +279,9 @@
 //     reconciler stops at maxShardGroups (64) groups and leaves the
 //     remaining boundaries inside their groups.
 //     tests/cluster_idle_test.go measures an idle cluster's CPU with
-//     PIVOTDB_IDLE_GROUPS=N groups. Closing idle groups less often (a
+//     PIVOTDB_IDLE_GROUPS=N groups: three nodes idle at about 1.1 s of
+//     CPU per second in all with a 60-shard table (60 groups more), 0.41
+//     s with a one-shard table (two runs each, load average 4 to 10). Closing idle groups less often (a
 //     side channel, as CockroachDB's) and quiescing them is the next
 //     step, then a higher limit.
 //   - Between a DDL statement (or a partition split) and the reconciler's
