@@ -37,7 +37,7 @@ func shardGroupRows(ctx context.Context, conn *pgx.Conn, table string) ([][3]str
 // own, led by a node and replicated on three.
 func waitDistinctGroups(ctx context.Context, t *testing.T, url, table string, shards int) [][3]string {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(60*time.Second + time.Duration(shards)*time.Second)
 	var last [][3]string
 	var lastErr error
 	for time.Now().Before(deadline) {

@@ -508,7 +508,21 @@ func TestClusterWipedNodeReplaced(t *testing.T) {
 	if jobs != 1 {
 		t.Fatalf("%d re-replication jobs removed replica 3 of the shard group, want 1", jobs)
 	}
-	// Nodes 1 and 4 are a quorum of both groups.
+	// Nodes 1 and 4 are a quorum of both groups, and of kv's shard group
+	// (cluster/shardrepl splits it off FirstGroup) once node 4 votes in
+	// it: node 3's replica is removed from it only then.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var replicas string
+		err := conn.QueryRow(ctx, "SELECT replica_node_ids FROM sys.partitions WHERE table_name = 'kv'").Scan(&replicas)
+		if err == nil && replicas == "1,2,4" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kv's shard group is on nodes %q (%v), want 1,2,4", replicas, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	p2.kill(syscall.SIGKILL)
 	time.Sleep(time.Second)
 	w.finish(t, conn)

@@ -42,9 +42,18 @@ import (
 // group outliving its shard still holds its span (writes route by key: a
 // dropped table's GC goes through its groups), and a table created later
 // splits off where its prefix begins.
+//
+// At most maxShardGroups groups are made: every group is a Raft group on
+// every node, busy whether written or not (heartbeats, the closer's Close
+// every 200 ms), and a three-node cluster with about 150 of them on a
+// loaded 2-core machine timed out its reads and proposals, lost and moved
+// serving, and its nodes then failed to serve (Serve reads every group).
+// Past the limit the remaining boundaries are left inside their groups
+// (several shards share one, as all did before); the reconciler logs it.
 const (
 	keyGroupIDCounter = "group-id-counter"
 	reconcileInterval = 200 * time.Millisecond
+	maxShardGroups    = 64
 )
 
 // SetSplitKeys gives the serving node the keys where shard groups must
@@ -117,6 +126,13 @@ func (c *Cluster) reconcileOnce(ctx context.Context, rep *Replicator) error {
 		if err != nil || !ready {
 			return err
 		}
+	}
+	if room := maxShardGroups - len(rep.Groups()); len(missing) > room {
+		if room <= 0 {
+			c.leadGroups(ctx, rep)
+			return fmt.Errorf("%d shard boundaries stay inside groups: the node runs the most groups it may (%d)", len(missing), maxShardGroups)
+		}
+		missing = missing[len(missing)-room:]
 	}
 	for i := len(missing) - 1; i >= 0 && ctx.Err() == nil; i-- {
 		if err := c.splitGroup(ctx, rep, missing[i]); err != nil {

@@ -246,10 +246,6 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 	s, groups := sqlServing(ctx, t, nodes, 5, true)
 	t.Logf("groups after CREATE TABLE: %v", groups)
 
-	stop := make(chan struct{})
-	wait := b.transfers(ctx, t, s.url, 4, stop)
-	time.Sleep(time.Second)
-
 	// An automatic split: shard 2 ([0, 2^62)) outgrows 1 MB. (The
 	// balancer may then merge two small shards: their groups stay.)
 	pad := strings.Repeat("p", 1000)
@@ -262,11 +258,19 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 	}
 	s, grown := sqlServing(ctx, t, nodes, len(groups)+1, false)
 	t.Logf("groups after the automatic split: %v", grown)
+	// Transfers between accounts in different groups (one after the
+	// other with the bulk rows above: -race on a busy machine is slow).
+	stop := make(chan struct{})
+	wait := b.transfers(ctx, t, s.url, 4, stop)
+	time.Sleep(2 * time.Second)
 	close(stop)
 	if n := wait(); n == 0 {
 		t.Fatal("no transfer committed")
 	}
 	b.check(ctx, t, nodes)
+	for _, g := range grown {
+		waitGroupOn(ctx, t, nodes, g)
+	}
 	convergedGroups(t, nodes, grown)
 
 	// A node that does not serve restarts; then it takes over serving.
@@ -311,6 +315,11 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 		if !slices.Contains(final, g) {
 			t.Fatalf("groups %v after %v: group %d is gone", final, grown, g)
 		}
+	}
+	// A node that was no founder of a new group (it was stepping down)
+	// gets it from the manager loop (groupplace.go), a moment later.
+	for _, g := range final {
+		waitGroupOn(ctx, t, nodes, g)
 	}
 	convergedGroups(t, nodes, final)
 }

@@ -1,0 +1,72 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// procCPU returns the CPU time (user + system) process pid used so far.
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command name (in parentheses): utime is the 14th
+	// field of the line, stime the 15th, in clock ticks (100 a second).
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// TestClusterIdleCost measures what an idle three-node cluster costs with
+// $PIVOTDB_IDLE_GROUPS shard groups (a table with that many uniform
+// partitions, one group each): CPU per second of each process over 20 s
+// of no client activity. A measurement, not a check: it runs only with
+// the variable set.
+func TestClusterIdleCost(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("PIVOTDB_IDLE_GROUPS"))
+	if n <= 0 {
+		t.Skip("set PIVOTDB_IDLE_GROUPS to the number of shard groups to measure")
+	}
+	if n > 60 {
+		// FirstGroup and the catalog's tables take a few of the serving
+		// node's 64 (cluster/shardrepl's maxShardGroups).
+		t.Fatalf("PIVOTDB_IDLE_GROUPS=%d: the serving node makes at most 60 or so groups for one table", n)
+	}
+	procs := startSQLCluster(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, procs[0].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE idle (id Int64, PRIMARY KEY (id)) WITH (UNIFORM_PARTITIONS = "+strconv.Itoa(n)+")"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitDistinctGroups(ctx, t, procs[1].url(), "idle", n)
+	t.Logf("%d groups after %s", n, time.Since(start).Round(time.Second))
+	time.Sleep(5 * time.Second) // the children's additions settle
+	const window = 20 * time.Second
+	before := make([]time.Duration, len(procs))
+	for i, p := range procs {
+		before[i] = procCPU(t, p.cmd.Process.Pid)
+	}
+	time.Sleep(window)
+	var total time.Duration
+	for i, p := range procs {
+		used := procCPU(t, p.cmd.Process.Pid) - before[i]
+		total += used
+		t.Logf("node %d: %.0f ms CPU per second idle", i+1, float64(used.Milliseconds())/window.Seconds())
+	}
+	t.Logf("three nodes, %d groups: %.0f ms CPU per second idle in all", n, float64(total.Milliseconds())/window.Seconds())
+}
