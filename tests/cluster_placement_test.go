@@ -510,16 +510,26 @@ func TestClusterWipedNodeReplaced(t *testing.T) {
 	}
 	// Nodes 1 and 4 are a quorum of both groups, and of kv's shard group
 	// (cluster/shardrepl splits it off FirstGroup) once node 4 votes in
-	// it: node 3's replica is removed from it only then.
+	// it. Node 3's replica may leave that group before (it left
+	// FirstGroup), so the replica list alone does not say node 4 votes:
+	// the serving node's log does.
 	deadline := time.Now().Add(60 * time.Second)
+	var group int64
 	for {
 		var replicas string
-		err := conn.QueryRow(ctx, "SELECT replica_node_ids FROM sys.partitions WHERE table_name = 'kv'").Scan(&replicas)
+		err := conn.QueryRow(ctx, "SELECT replica_node_ids, group_id FROM sys.partitions WHERE table_name = 'kv'").Scan(&replicas, &group)
 		if err == nil && replicas == "1,2,4" {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("kv's shard group is on nodes %q (%v), want 1,2,4", replicas, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	votes := fmt.Sprintf("node 4 votes in shard group %d", group)
+	for !strings.Contains(p1.log.String(), votes) && !strings.Contains(p2.log.String(), votes) && !strings.Contains(p3.log.String(), votes) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no node logged %q", votes)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
