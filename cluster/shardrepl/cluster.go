@@ -108,6 +108,9 @@ type Cluster struct {
 	// joined are the child replicas this node joined as non-voters
 	// (groupplace.go), which every later start names so; under regenMu.
 	joined map[raft.GroupID]raft.ReplicaID
+	// missedFailed are the groups startMissedChildren could not start
+	// (logged once each); under regenMu.
+	missedFailed map[raft.GroupID]bool
 	// known lists every child group started here, ascending (read
 	// without a lock: closedts.go).
 	known atomic.Pointer[[]raft.GroupID]

@@ -64,8 +64,10 @@ func (c *Cluster) watchGeneration(ctx context.Context) {
 	defer c.wg.Done()
 	for ctx.Err() == nil {
 		sleep(ctx, pollGeneration)
-		// The split children the serving node added this node to
+		// The split children this node founded but does not run
+		// (groups.go), then those the serving node added it to
 		// (groupplace.go).
+		c.startMissedChildren()
 		if err := c.joinChildren(ctx); err != nil && ctx.Err() == nil {
 			c.cfg.Logf("node %d: joining shard groups (retrying): %v", c.id, err)
 		}

@@ -150,6 +150,53 @@ func (c *Cluster) startChildren(joined map[raft.GroupID]raft.ReplicaID) error {
 	return nil
 }
 
+// startMissedChildren starts this node's founding replica of every group
+// the store holds that does not run here. A split can land between the
+// two places that start children: its parent's replica may apply it while
+// StepDown swaps the store (startChild then sees the old store and leaves
+// it to startChildren, which listed the store's groups before the split
+// arrived). The child's membership names this node, so the serving
+// node's manager loop would never add it, and the group would run on
+// fewer replicas than it counts (TestClusterGroupsFollowShards saw a node
+// without a group a takeover created). The watcher calls it every poll.
+func (c *Cluster) startMissedChildren() {
+	c.regenMu.Lock()
+	defer c.regenMu.Unlock()
+	if c.Store == nil {
+		return
+	}
+	gs, err := c.Store.Groups()
+	if err != nil {
+		return
+	}
+	for _, g := range gs {
+		if g == FirstGroup || c.children[g] != 0 || c.joined[g] != 0 || c.missedFailed[g] {
+			continue
+		}
+		r, members, err := c.childReplica(g)
+		if err != nil || r == 0 {
+			continue // not a founder here: the manager loop adds the node
+		}
+		if err := StartReplica(c.Node.Host(), c.Store, g, r, members); err != nil {
+			if errors.Is(err, raft.ErrGroupExists) {
+				c.runs(g, r)
+				continue
+			}
+			if !errors.Is(err, raft.ErrClosed) {
+				if c.missedFailed == nil {
+					c.missedFailed = map[raft.GroupID]bool{}
+				}
+				c.missedFailed[g] = true
+				c.cfg.Logf("node %d: starting its replica %#x of shard group %d, which a split left stopped: %v", c.id, r, g, err)
+			}
+			continue
+		}
+		c.runs(g, r)
+		c.cfg.Logf("node %d: started its replica %#x of shard group %d, which a split left stopped", c.id, r, g)
+		c.addToReplicator(g)
+	}
+}
+
 // childReplica returns this node's founding replica of child group g
 // and, when the log store does not hold it yet (seeded, never started),
 // g's founding members; 0 when the node was no founder.
