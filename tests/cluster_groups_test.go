@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,7 @@ func waitDistinctGroups(ctx context.Context, t *testing.T, url, table string, sh
 // lost or half applied: the balances add up, every acknowledged transfer
 // is in the ledger, and each balance is what the ledger says.
 func TestClusterShardGroups(t *testing.T) {
+	withShardGroupPerShard(t)
 	procs := startSQLCluster(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, procs[0].url())
@@ -244,4 +246,10 @@ func transferWithLedger(ctx context.Context, c *pgx.Conn, id, src, dst, amount i
 		}
 	}
 	return tx.Commit(ctx)
+}
+
+// withShardGroupPerShard starts the test's cluster nodes with
+// --shard-group-per-shard (off by default: cluster/shardrepl's doc.go).
+func withShardGroupPerShard(t *testing.T) {
+	t.Setenv("PIVOTDB_TEST_NODE_FLAGS", strings.TrimSpace(os.Getenv("PIVOTDB_TEST_NODE_FLAGS")+" --shard-group-per-shard"))
 }

@@ -37,6 +37,7 @@ func TestClusterIdleCost(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set PIVOTDB_IDLE_GROUPS to the number of shard groups to measure")
 	}
+	withShardGroupPerShard(t)
 	if n > 60 {
 		// FirstGroup and the catalog's tables take a few of the serving
 		// node's 64 (cluster/shardrepl's maxShardGroups).

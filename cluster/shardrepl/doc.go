@@ -72,8 +72,10 @@
 //
 // # Split children (groups.go, splitqueue.go)
 //
-// While it serves, the node's split reconciler (splitqueue.go) splits
-// the groups where partition's shards begin: every pivot of every table's
+// With ClusterConfig.SplitShardGroups (serve --shard-group-per-shard; off
+// by default, for the failures "Not done yet" lists), while it serves, the
+// node's split reconciler (splitqueue.go) splits the groups where
+// partition's shards begin: every pivot of every table's
 // and index's shard map (sql.Engine.ShardBoundaries, set through
 // SetSplitKeys by cmd/pivotdb once SQL is open), pivot 0 being the
 // table's prefix, so no table shares a group with the table before it.
@@ -89,7 +91,9 @@
 // table's prefix and stay in FirstGroup; lock records are local state.
 // TestClusterGroupsFollowShards: UNIFORM_PARTITIONS = 4 makes four
 // groups, an automatic split a fifth, transfers commit across them, and a
-// restart and a takeover keep them.
+// restart and a takeover keep them (make test-cluster only: it fails
+// about one run in four, see below); tests/TestClusterShardGroups runs
+// bank transfers over four groups with a kill -9, in make test.
 //
 // A shardsm.Split of a group makes a child group on the parent's voters.
 // Each replica that applies it tells its node (the store's split
@@ -268,6 +272,18 @@
 //
 // # Not done yet
 //
+//   - The split reconciler is off by default (serve
+//     --shard-group-per-shard turns it on). With it on for every cluster
+//     test, the lead's merged runs saw: TestClusterCopy's bulk write into
+//     a new child group time out (08007, "shard group 3 did not apply it
+//     within 10s") on a loaded machine; TestClusterGroupsFollowShards find
+//     a node without a group the new serving node created right after a
+//     takeover (about one run in four; the watcher's
+//     startMissedChildren did not cure it, so the cause is elsewhere:
+//     the node may have been no founder while the manager loop counts
+//     it as a member); TestClusterWipedNodeReplaced and
+//     TestClusterDecommissionServing fail now and then (h17s's runs). The
+//     idle cost below is the other reason.
 //   - Groups follow partition's shards only by splitting (splitqueue.go):
 //     there is no shardsm Merge, so partition's merges
 //     (AUTO_PARTITIONING_BY_SIZE, MAX_PARTITIONS_COUNT) and DROP TABLE

@@ -56,6 +56,10 @@ const (
 	maxShardGroups    = 64
 )
 
+// SplitsShardGroups tells whether this node was configured to give each
+// partition shard a shard group of its own (ClusterConfig.SplitShardGroups).
+func (c *Cluster) SplitsShardGroups() bool { return c.cfg.SplitShardGroups }
+
 // SetSplitKeys gives the serving node the keys where shard groups must
 // begin: f is called every reconcileInterval while the node serves
 // (cmd/pivotdb passes sql.Engine.ShardBoundaries after it opened SQL);

@@ -370,9 +370,11 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		eng, srv, srvDone = e, s, make(chan error, 1)
 		go func() { srvDone <- s.Serve(context.Background()) }()
 		g.local.Store(l)
-		// Each partition shard becomes a shard group of its own
-		// (cluster/shardrepl's split reconciler).
-		cl.SetSplitKeys(e.ShardBoundaries)
+		// With --shard-group-per-shard each partition shard becomes a
+		// shard group of its own (cluster/shardrepl's split reconciler).
+		if cl.SplitsShardGroups() {
+			cl.SetSplitKeys(e.ShardBoundaries)
+		}
 		log.Info("serving SQL", "epoch", epoch)
 		return nil
 	}
