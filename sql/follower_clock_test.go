@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
-	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -32,20 +31,9 @@ func TestFollowerClockAhead(t *testing.T) {
 	e.Close()
 
 	ahead := func() int64 { return time.Now().Add(time.Minute).UnixNano() }
-	st, err := storage.Open(dir, storage.Options{NoSync: true, Logger: testEngineLogger(), GCTTL: -1, Physical: ahead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var closed atomic.Pointer[hlc.Timestamp]
 	closed.Store(&closedAt)
-	fe, err := OpenFollower(Options{Storage: st, Logger: testEngineLogger(), FollowerReads: &FollowerReads{
-		Target: 50 * time.Millisecond, Wait: 100 * time.Millisecond,
-		Closed: func() (hlc.Timestamp, bool) { return *closed.Load(), true },
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fe := openTestFollower(t, dir, ahead, &closed)
 	defer fe.Close()
 	s := testSession(t, fe)
 	defer s.Close()

@@ -107,20 +107,9 @@ func TestFollowerEngine(t *testing.T) {
 	t2 := tsOf()
 	e.Close()
 
-	st, err := storage.Open(dir, storage.Options{NoSync: true, Logger: testEngineLogger(), GCTTL: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var closed atomic.Pointer[hlc.Timestamp]
 	closed.Store(&t1)
-	fe, err := OpenFollower(Options{Storage: st, Logger: testEngineLogger(), FollowerReads: &FollowerReads{
-		Target: 50 * time.Millisecond, Wait: 100 * time.Millisecond,
-		Closed: func() (hlc.Timestamp, bool) { return *closed.Load(), true },
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, fe := openTestFollower(t, dir, nil, &closed)
 	s := testSession(t, fe)
 	// The closed timestamp is t1, long before follower_read_timestamp().
 	if _, err := tryQuery(s, "SELECT count(*) FROM f"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ObjectNotInPrerequisiteState {
@@ -189,4 +178,25 @@ func TestFollowerReadTimestampFunction(t *testing.T) {
 	if got := formatRows(query(t, d, "SELECT CAST(now() - experimental_follower_read_timestamp() AS Utf8)")); got != `"00:00:04.8"` {
 		t.Fatalf("with the default target: %s, want 4.8 s", got)
 	}
+}
+
+// openTestFollower opens dir's storage engine (its wall clock physical,
+// nil: the system's) and a follower engine over it that reads at or below
+// *closed, with a 50 ms closed target and waits of up to 100 ms. The
+// storage engine closes with the test; the caller closes the follower.
+func openTestFollower(t *testing.T, dir string, physical func() int64, closed *atomic.Pointer[hlc.Timestamp]) (*storage.Engine, *Engine) {
+	t.Helper()
+	st, err := storage.Open(dir, storage.Options{NoSync: true, Logger: testEngineLogger(), GCTTL: -1, Physical: physical})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fe, err := OpenFollower(Options{Storage: st, Logger: testEngineLogger(), FollowerReads: &FollowerReads{
+		Target: 50 * time.Millisecond, Wait: 100 * time.Millisecond,
+		Closed: func() (hlc.Timestamp, bool) { return *closed.Load(), true },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, fe
 }
