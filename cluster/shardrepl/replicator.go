@@ -249,20 +249,25 @@ func (r *Replicator) Replicate(ts hlc.Timestamp, writes []storage.Mutation) erro
 	}
 	var waitUntil time.Time
 	for attempt := 0; len(replicated) > 0; attempt++ {
-		changed := r.mapChanged()
 		parts, err := r.cut(replicated)
 		var gap *noRouteError
 		if errors.As(err, &gap) {
 			// A split's child is not in the map yet (its replica is
-			// starting here: groups.go adds it): wait for the map.
-			if waitUntil.IsZero() {
-				waitUntil = time.Now().Add(r.timeout)
+			// starting here: groups.go adds it): wait for the map. The
+			// channel is taken only here, off the commit path's common
+			// case (it takes mu for writing), and the writes are cut
+			// again after it, so a change in between is not missed.
+			changed := r.mapChanged()
+			if parts, err = r.cut(replicated); errors.As(err, &gap) {
+				if waitUntil.IsZero() {
+					waitUntil = time.Now().Add(r.timeout)
+				}
+				if !r.waitMapChange(changed, waitUntil) {
+					return err
+				}
+				attempt--
+				continue
 			}
-			if !r.waitMapChange(changed, waitUntil) {
-				return err
-			}
-			attempt--
-			continue
 		}
 		if err != nil {
 			return err
