@@ -272,15 +272,6 @@ func (o Options) pebbleOptions(filters *keyFilterTables) *pebble.Options {
 	// the memtable holding it is flushed; without a delay that could wait
 	// for the memtable to fill, which on a full disk never happens.
 	p.FlushDelayDeleteRange = flushDelayDeleteRange
-	// No read sampling (read-triggered compactions): Pebble charges every
-	// step of every iterator for it (Iterator.maybeSampleRead, 3% of the
-	// server's CPU in a 1,000-row range scan, issue 23), to compact files
-	// that reads keep finding overlapped by another level. Compactions
-	// driven by writes, flushes of idle memtables (idleflush.go) and the
-	// manual compactions keep the LSM's shape; go-ethereum turns it off
-	// for the same cost (its PR 20130). BenchmarkEngineScanVersions and
-	// BenchmarkInList measure it.
-	p.Experimental.ReadSamplingMultiplier = -1
 	bg := &backgroundErrorLog{log: o.events(), interval: 10 * time.Second}
 	p.EventListener = &pebble.EventListener{
 		BackgroundError: bg.report,
