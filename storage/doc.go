@@ -87,8 +87,10 @@
 //     sys.partitions.
 //   - Point reads and key filters (point.go, keyfilter.go). PointReader
 //     looks up whole keys without an iterator per key (Get copies the
-//     value; GetNoCopy, for callers that decode it at once, does not); keys of tables with
-//     KEY_BLOOM_FILTER (SetKeyFilter) are read by prefix seeks that consult
+//     value; GetNoCopy, for callers that decode it at once, does not):
+//     versioned keys by prefix seeks on one iterator, in ascending order
+//     (an IN list's cost is Pebble's seeks; point.go, BenchmarkInList),
+//     which for tables with KEY_BLOOM_FILTER (SetKeyFilter) consult
 //     per-table bloom filters on every level. One filter policy serves all
 //     levels and filters only the keys of the tables in the engine's set;
 //     each sstable's filter block lists the tables it covers, so a lookup

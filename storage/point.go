@@ -15,12 +15,30 @@ import (
 // per key, and so that keys of tables with a key bloom filter (keyfilter.go)
 // go through the filters:
 //
-//   - A key of a table without a filter is read with Pebble's Get, the
-//     cheapest path for one key.
-//   - A key of a table with a filter is read with SeekPrefixGE on one
-//     iterator, created at the first such key and reused, that consults the
-//     filters of every level including the bottom one (Pebble's Get and
-//     default iterators skip bottom-level filters, where most data lives).
+//   - A bare (system) key is read with Pebble's Get, the cheapest path for
+//     one key whose exact engine key is known.
+//   - A versioned key (rows, index entries) is read with SeekPrefixGE on
+//     one iterator, created at the first such key and reused (the suffix of
+//     the version to read is not known, so Get cannot find it). The seek
+//     consults the filters of every level including the bottom one
+//     (Pebble's Get and default iterators skip bottom-level filters, where
+//     most data lives); for a table without KEY_BLOOM_FILTER the filter
+//     answers "may contain".
+//
+// Performance (issue 23's IN-list row). Keys arrive in ascending order, so
+// Pebble turns each SeekPrefixGE after another into a seek "using next"
+// (TrySeekUsingNext: up to four steps in the current data block before an
+// index seek); a lookup that steps over versions newer than the read
+// timestamp (Next) loses that for the following key. In the server's
+// profile of the bench's IN-list of 100 random keys of hkv at 4 clients
+// (8c1f5e9), get is 54% of the CPU and Pebble's SeekPrefixGE 49%: the
+// binary search inside the 32 KB data block and the key it materializes
+// 18%, getting the block from the cache 7%, the four steps 3%, the index
+// block 3%, the filter block 2%, the memtable's skiplist 6%; get's own
+// code under 5% (most of it decodeVersioned's first read of the value's
+// bytes). The keys are about 1,000 rows apart, mostly in different data
+// blocks, so the four steps rarely land and every lookup is a full seek.
+// BenchmarkInList is the storage part alone.
 //
 // The iterator's view of the data is fixed when it is created (the engine
 // may lend one it kept from an earlier reader when nothing was written since,
