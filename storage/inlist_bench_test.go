@@ -70,8 +70,12 @@ func BenchmarkInList(b *testing.B) {
 					b.Fatal(err)
 				}
 				for _, k := range lists[n%len(lists)] {
-					if v, ok, err := pr.GetNoCopy(k); !ok || err != nil || binary.BigEndian.Uint64(k[len(k)-8:]) != uint64(parseValue(v)) {
-						b.Fatal(ok, err)
+					v, ok, err := pr.GetNoCopy(k)
+					if !ok || err != nil {
+						b.Fatalf("GetNoCopy(%s) = %v, %v", FormatKey(k), ok, err)
+					}
+					if want := binary.BigEndian.Uint64(k[len(k)-8:]); uint64(parseValue(v)) != want {
+						b.Fatalf("GetNoCopy(%s) = %q, want row %d's value", FormatKey(k), v, want)
 					}
 				}
 				pr.Close()
