@@ -61,7 +61,7 @@ import (
 // and compare of the key 2%); opening the iterator and its first seek
 // 5.5%. Read sampling stays on: it buys Pebble's read-triggered
 // compactions, and turning it off showed nothing over the wire (server's
-// BenchmarkWire, commit b6b6482). BenchmarkEngineScanVersions'
+// BenchmarkWire, commit 2bc40a6). BenchmarkEngineScanVersions'
 // compacted/raw (Pebble's iterator alone) against compacted/versions=0 is
 // the same split. Decoding the key's suffix and the value's tag in one
 // pass (instead of enginekey.Split, DecodeVersion and decodeVersioned)
