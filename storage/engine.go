@@ -244,7 +244,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if opts.NoSync {
 		e.writeOpts = pebble.NoSync
 	}
-	e.gc = startGC(e, opts.GCTTL, opts.GCInterval, opts.events())
+	startGC(e, opts.GCTTL, opts.GCInterval, opts.events()) // sets e.gc
 	e.idle = startIdleFlusher(db, opts.Logger, opts.IdleFlushTick)
 	go points.sweep()
 	return e, nil

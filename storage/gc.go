@@ -215,19 +215,20 @@ type gcLoop struct {
 // (a table with a GC_TTL of a few seconds is collected every second).
 const gcMinPeriod = time.Second
 
-// startGC starts the loop of an engine; nil when GC is off (ttl < 0).
-func startGC(e *Engine, ttl, interval time.Duration, log *slog.Logger) *gcLoop {
+// startGC sets e.gc and starts its loop; with a negative ttl (no GC) e.gc
+// stays nil.
+func startGC(e *Engine, ttl, interval time.Duration, log *slog.Logger) {
 	if ttl < 0 {
-		return nil
+		return
 	}
 	if ttl == 0 {
 		ttl = DefaultGCTTL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &gcLoop{e: e, ttl: ttl, interval: interval, log: log, cancel: cancel, lastRun: map[string]time.Time{}}
+	e.gc = g // before the loop starts: its passes read e.gc (GCSpan)
 	g.done.Add(1)
 	go g.run(ctx)
-	return g
 }
 
 // period is how often a shard with retention window ttl is collected: a
