@@ -709,11 +709,7 @@ func (s *Session) takeSnapshot(fix bool) error {
 	if s.staleReadOnly() {
 		return s.staleSnapshot(fix) // follower.go
 	}
-	// Held before the timestamp is taken, so GC never passes it.
-	if err := s.holdReads(hlc.Timestamp{}); err != nil {
-		return err
-	}
-	ts, err := s.e.storage.ReadTimestamp()
+	ts, err := s.holdReadTimestamp()
 	if err != nil {
 		return err
 	}
