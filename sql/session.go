@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pivotdb/pivotdb/activity"
+	"strconv"
 	"time"
 
+	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
@@ -709,11 +710,7 @@ func (s *Session) takeSnapshot(fix bool) error {
 	if s.staleReadOnly() {
 		return s.staleSnapshot(fix) // follower.go
 	}
-	// Held before the timestamp is taken, so GC never passes it.
-	if err := s.holdReads(hlc.Timestamp{}); err != nil {
-		return err
-	}
-	ts, err := s.e.storage.ReadTimestamp()
+	ts, err := s.holdReadTimestamp()
 	if err != nil {
 		return err
 	}
@@ -890,10 +887,19 @@ func (r *rowsResult) Next(ctx context.Context) ([]types.Value, error) {
 
 func (r *rowsResult) Tag() string {
 	if r.verb == "" {
-		return fmt.Sprintf("SELECT %d", r.count)
+		// Not fmt.Sprintf: every SELECT ends here (2.3% of a point
+		// SELECT's server CPU at 4 clients went to formatting it), and
+		// the usual counts of a point SELECT are constants.
+		if r.count < len(smallSelectTags) {
+			return smallSelectTags[r.count]
+		}
+		return "SELECT " + strconv.Itoa(r.count)
 	}
 	return r.verb
 }
+
+// smallSelectTags are the tags of SELECTs that return no row or one.
+var smallSelectTags = [...]string{"SELECT 0", "SELECT 1"}
 
 func (r *rowsResult) Close() {
 	if r.close != nil {

@@ -218,8 +218,8 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 	return true, nil
 }
 
-// holdReads makes the session hold reads at ts (zero: the clock's now, to
-// be taken before the read timestamp). Inside a transaction the oldest
+// holdReads makes the session hold reads at ts (zero: a read timestamp
+// storage.HoldReads takes and holds; holdReadTimestamp uses it). Inside a transaction the oldest
 // hold is kept until it ends; outside one each statement replaces it.
 func (s *Session) holdReads(ts hlc.Timestamp) error {
 	if s.hold != nil {
@@ -235,6 +235,21 @@ func (s *Session) holdReads(ts hlc.Timestamp) error {
 	}
 	s.hold = h
 	return nil
+}
+
+// holdReadTimestamp takes a statement's read timestamp, held so that GC
+// never passes it: outside a transaction (or at its first hold) the hold
+// is taken with the timestamp, in one pick (storage.HoldReads of the zero
+// timestamp); a transaction that holds an older timestamp already keeps
+// that hold and takes a new read timestamp above it.
+func (s *Session) holdReadTimestamp() (hlc.Timestamp, error) {
+	if s.hold != nil && s.txn != nil {
+		return s.e.storage.ReadTimestamp()
+	}
+	if err := s.holdReads(hlc.Timestamp{}); err != nil {
+		return hlc.Timestamp{}, err
+	}
+	return s.hold.Timestamp(), nil
 }
 
 // releaseReads ends the session's hold (end of a statement outside a

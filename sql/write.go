@@ -554,7 +554,7 @@ func (s *Session) modify(ctx context.Context, p *bind.Modify, params []types.Val
 	} else {
 		s.e.tableActivity.countWrites(p.Scan.Table.ID, 0, 0, int64(count))
 	}
-	return writeResult(p.Returning, fmt.Sprintf("%s %d", verb, count), returned), nil
+	return writeResult(p.Returning, verb+" "+strconv.Itoa(count), returned), nil
 }
 
 // modifyContext is the execution context of UPDATE or DELETE: reads see

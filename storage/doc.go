@@ -75,7 +75,8 @@
 //     threshold is a bare key 0x03 0x03 <shard start> (storage/mvcc's
 //     layout), loaded at Open and kept in memory; reads below it fail with
 //     BelowGCThresholdError. Sessions hold their read timestamps
-//     (HoldReads), and no threshold passes the oldest hold. Schema times
+//     (HoldReads, whose zero timestamp takes and holds a read timestamp in
+//     one pick), and no threshold passes the oldest hold. Schema times
 //     (0x03 0x10 <table prefix>) let a historical View (AS OF SYSTEM TIME)
 //     refuse tables whose definition changed after it (SchemaChangedError)
 //     when the SQL layer's catalog does not know the schema of its time;

@@ -236,27 +236,54 @@ type ReadHold struct {
 	ts hlc.Timestamp
 }
 
-// HoldReads registers a hold at ts; a zero ts holds the oldest read
-// timestamp ReadTimestamp can return from now on, which is at or below any read timestamp taken after the call (take the
-// hold first, then the read timestamp). A hold below a span's threshold is
-// allowed: the reads of that span are refused when they open (checkGC).
+// HoldReads registers a hold at ts. A zero ts takes a read timestamp as
+// ReadTimestamp does and holds it: it passes the read gate, picks the
+// timestamp and registers the hold together (so no GC threshold passes it
+// in between), then waits until every commit at or below it is visible;
+// the hold's Timestamp is then the statement's read timestamp. That is one
+// acquisition of the commit tracker's lock per statement where a hold at
+// readFloor followed by ReadTimestamp took two (issue 23). A hold below a
+// span's threshold is allowed: the reads of that span are refused when
+// they open (checkGC).
 func (e *Engine) HoldReads(ts hlc.Timestamp) (*ReadHold, error) {
-	g := e.gcs
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if ts.IsEmpty() {
-		// Not the clock's now: a read timestamp may be below commits
-		// in flight (committracker.go).
-		now, err := e.commits.readFloor()
-		if err != nil {
-			return nil, err
-		}
-		ts = now
+	if !ts.IsEmpty() {
+		g := e.gcs
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return e.holdLocked(ts), nil
 	}
+	t := e.commits
+	if err := t.passGate(); err != nil {
+		return nil, err
+	}
+	// Lock order: the GC state's mutex, then the commit tracker's (as
+	// everywhere); the GC state is let go before the wait, which keeps
+	// only the tracker's.
+	e.gcs.mu.Lock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ts, err := t.pickLocked()
+	if err != nil {
+		e.gcs.mu.Unlock()
+		return nil, err
+	}
+	h := e.holdLocked(ts)
+	e.gcs.mu.Unlock()
+	// Commits that begin from here on take timestamps above the clock's
+	// now, so only those open already can be at or below ts.
+	for t.anyThroughLocked(ts) {
+		t.cond.Wait()
+	}
+	return h, nil
+}
+
+// holdLocked registers a hold at ts; the caller holds e.gcs.mu.
+func (e *Engine) holdLocked(ts hlc.Timestamp) *ReadHold {
+	g := e.gcs
 	id := g.nextID
 	g.nextID++
 	g.holds[id] = ts
-	return &ReadHold{e: e, id: id, ts: ts}, nil
+	return &ReadHold{e: e, id: id, ts: ts}
 }
 
 // Timestamp returns the held timestamp.

@@ -66,7 +66,10 @@
 // Invariants: a Statement refers to catalog objects as of the snapshot it
 // was bound against; the sql root binds again when the catalog changed
 // before running it. Parameters nothing constrains are typed text, as in
-// PostgreSQL.
+// PostgreSQL. The parse of the expression texts a write binds every time
+// (computed columns, column defaults) is cached by text and shared by all
+// sessions (ddl.go, storedExprs): those trees are read-only, so nothing
+// may walk them with an ast Visitor (Accept writes children back).
 //
 // Debugging: EXPLAIN prints what a query was bound to; errors carry the
 // position of the offending expression in the statement. testdata/bind

@@ -314,7 +314,7 @@ func (a *binder) columnDefault(c catalog.Column) (expr.Expr, error) {
 	if c.Default == "" {
 		return expr.NullOf(c.Type), nil
 	}
-	n, err := parseExpr(c.Default)
+	n, err := parseStoredExpr(c.Default)
 	if err != nil {
 		return nil, err
 	}
