@@ -298,6 +298,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		}
 	}
 	stopServing := func() error {
+		cl.SetReadReplicaSpans(nil)
 		if l := g.local.Swap(nil); l != nil {
 			l.Close()
 		}
@@ -375,6 +376,9 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		if cl.SplitsShardGroups() {
 			cl.SetSplitKeys(e.ShardBoundaries)
 		}
+		// Placement places the read replicas the tables ask for
+		// (READ_REPLICAS_SETTINGS; follower.go routes stale reads to them).
+		cl.SetReadReplicaSpans(readReplicaSpans(e))
 		log.Info("serving SQL", "epoch", epoch)
 		return nil
 	}

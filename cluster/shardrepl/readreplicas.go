@@ -1,0 +1,90 @@
+package shardrepl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/pivotdb/pivotdb/cluster/placement"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+)
+
+// Read replicas (READ_REPLICAS_SETTINGS, issue 18 item 6). The serving
+// node's placement (cluster/placement's readreplicas.go) chooses each
+// group's read replicas among its non-voters; this file tells it what
+// each group of the serving node's map asks for: the most that the tables
+// (and indexes) whose spans overlap the group's span ask, per zone and in
+// total. With one shard group (the default) that is the most any table
+// asks; with a group per shard (--shard-group-per-shard) each group gets
+// its own table's. cmd/pivotdb gives the spans (sql.Engine.
+// ReadReplicaSpans) once SQL is open.
+
+// ReadReplicaSpan is a span of row keys and the read replicas its table
+// asks for.
+type ReadReplicaSpan struct {
+	Start, End []byte
+	Want       placement.ReadReplicaWant
+}
+
+// SetReadReplicaSpans gives the serving node the spans that ask for read
+// replicas; nil while it does not serve SQL (placement then leaves the
+// read replicas as they are).
+func (c *Cluster) SetReadReplicaSpans(f func() []ReadReplicaSpan) {
+	if f == nil {
+		c.readReplicaSpans.Store(nil)
+		return
+	}
+	c.readReplicaSpans.Store(&f)
+}
+
+var errNoReadReplicaSpans = errors.New("SQL is not open on this node yet: the tables' READ_REPLICAS_SETTINGS are not known")
+
+// readReplicaGroups is placement's Config.ReadReplicaGroups: every group
+// of the serving node's map with what its tables ask for. A node whose
+// SQL is not open answers an error (not an empty list, which would remove
+// every read replica).
+func (c *Cluster) readReplicaGroups(context.Context) ([]placement.ReadReplicaGroup, error) {
+	f := c.readReplicaSpans.Load()
+	if f == nil {
+		return nil, errNoReadReplicaSpans
+	}
+	c.srv.mu.Lock()
+	rep := c.srv.rep
+	c.srv.mu.Unlock()
+	if rep == nil {
+		return nil, errNoReadReplicaSpans
+	}
+	rep.mu.RLock()
+	routes := slices.Clone(rep.routes)
+	rep.mu.RUnlock()
+	spans := (*f)()
+	wants := map[raft.GroupID]placement.ReadReplicaWant{}
+	var order []raft.GroupID
+	for _, rt := range routes {
+		if _, ok := wants[rt.group]; !ok {
+			order = append(order, rt.group)
+			wants[rt.group] = placement.ReadReplicaWant{}
+		}
+		for _, sp := range spans {
+			if bytes.Compare(sp.Start, rt.desc.Span.End) < 0 && bytes.Compare(rt.desc.Span.Start, sp.End) < 0 {
+				wants[rt.group] = wants[rt.group].Max(sp.Want)
+			}
+		}
+	}
+	slices.Sort(order)
+	out := make([]placement.ReadReplicaGroup, 0, len(order))
+	for _, g := range order {
+		name := "the shard group"
+		if g != FirstGroup {
+			name = fmt.Sprintf("shard group %d", g)
+		}
+		// A node's replicas of every group are on the same nodes as its
+		// FirstGroup replica (groupplace.go), so FirstGroup's caught-up
+		// record stands for all: a child replica still catching up is
+		// safe anyway, its reads wait for its closed timestamp.
+		out = append(out, placement.ReadReplicaGroup{ID: g, Name: name, Want: wants[g], CaughtUp: c.caughtUp})
+	}
+	return out, nil
+}
