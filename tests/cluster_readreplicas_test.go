@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,19 +12,20 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// TestClusterReadReplicas (issue 18 item 6): four nodes in zones a, a, b
-// and c, the allocator off so that the three founders (zones a, a, b)
-// keep the shard group's votes and node 4 (zone c) holds its only
-// non-voter. A table with READ_REPLICAS_SETTINGS = "PER_AZ:1" gets one read
-// replica in zone c (node 4) and none in zones a and b, whose nodes all
-// vote (sys.partitions' read_replica_node_ids, a READ REPLICAS job); no
-// NOTICE. A stale read-only connection to node 4 reads the table, and
-// keeps answering with the serving node stopped by SIGSTOP. RESET removes
-// the read replica.
+// TestClusterReadReplicas (issue 18 item 6): five nodes in zones a, a, b,
+// c and c, the allocator off so that the three founders (zones a, a, b)
+// keep the shard group's votes and the two nodes of zone c hold its
+// non-voters. A table with READ_REPLICAS_SETTINGS = "PER_AZ:1" gets one
+// read replica in zone c and none in zones a and b, whose nodes all vote
+// (sys.partitions' read_replica_node_ids, a READ REPLICAS job); no NOTICE.
+// A stale read-only connection to the read replica's node reads the table
+// there, and keeps answering with the serving node stopped by SIGSTOP; one
+// to the other node of zone c is forwarded to it (its nearest read
+// replica). RESET removes the read replica.
 func TestClusterReadReplicas(t *testing.T) {
-	procs := newClusterProcs(t, 4)
+	procs := newClusterProcs(t, 5)
 	founders := strings.Join([]string{procs[0].rpc, procs[1].rpc, procs[2].rpc}, ",")
-	zones := []string{"az=a", "az=a", "az=b", "az=c"}
+	zones := []string{"az=a", "az=a", "az=b", "az=c", "az=c"}
 	for i, p := range procs {
 		p.join = founders
 		if i < 3 {
@@ -50,11 +50,36 @@ func TestClusterReadReplicas(t *testing.T) {
 	waitSysNodes(t, conn, s, func(ns []nodeRow) bool {
 		return len(ns) == 3 && ns[0].voters == 2 && ns[1].voters == 2 && ns[2].voters == 2
 	})
-	startPlacementNode(procs[3], "--locality", zones[3], "--rebalance=false")
-	waitSysNodes(t, conn, s, func(ns []nodeRow) bool { return len(ns) == 4 && ns[3].replicas == 2 })
-	var zoneC int64
-	if err := conn.QueryRow(ctx, "SELECT node_id FROM sys.nodes WHERE locality = 'az=c'").Scan(&zoneC); err != nil {
-		t.Fatal(err)
+	for _, p := range procs[3:] {
+		startPlacementNode(p, "--locality", "az=c", "--rebalance=false", "--log-level", "debug")
+	}
+	waitSysNodes(t, conn, s, func(ns []nodeRow) bool {
+		return len(ns) == 5 && ns[3].replicas == 2 && ns[4].replicas == 2
+	})
+	bySQL := map[string]*clusterProc{}
+	for _, p := range procs {
+		bySQL[p.sql] = p
+	}
+	// node id -> its process, once both recorded their locality
+	zoneC := map[string]*clusterProc{}
+	for start := time.Now(); len(zoneC) < 2; time.Sleep(200 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("zone c's nodes in sys.nodes: %v", zoneC)
+		}
+		rows, err := conn.Query(ctx, "SELECT node_id::Utf8, sql_address FROM sys.nodes WHERE locality = 'az=c'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, addr string
+			if err := rows.Scan(&id, &addr); err != nil {
+				t.Fatal(err)
+			}
+			zoneC[id] = bySQL[addr]
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	if _, err := conn.Exec(ctx, `CREATE TABLE rr (k Int64, v Utf8, PRIMARY KEY (k)) WITH (READ_REPLICAS_SETTINGS = "PER_AZ:1")`); err != nil {
@@ -70,7 +95,14 @@ func TestClusterReadReplicas(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT cluster_logical_timestamp()::Utf8").Scan(&written); err != nil {
 		t.Fatal(err)
 	}
-	waitReadReplicas(t, conn, s, strconv.FormatInt(zoneC, 10))
+	rrID := waitReadReplicas(t, conn, s, func(ids string) bool { return zoneC[ids] != nil })
+	replica := zoneC[rrID]
+	var router *clusterProc
+	for id, p := range zoneC {
+		if id != rrID {
+			router = p
+		}
+	}
 	var jobs int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM sys.jobs WHERE job_type = 'READ REPLICAS' AND status = 'succeeded'").Scan(&jobs); err != nil || jobs == 0 {
 		t.Fatalf("READ REPLICAS jobs: %d, %v", jobs, err)
@@ -82,7 +114,7 @@ func TestClusterReadReplicas(t *testing.T) {
 	}
 
 	// Stale reads on the read replica's node, served there.
-	cfg, err := pgx.ParseConfig(procs[3].url())
+	cfg, err := pgx.ParseConfig(replica.url())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +135,26 @@ func TestClusterReadReplicas(t *testing.T) {
 			t.Fatalf("the read replica never answered the read: %d rows, %v", n, err)
 		}
 	}
+	// The other node of zone c forwards its stale reads to the read
+	// replica (its debug log says so).
+	rcfg, err := pgx.ParseConfig(router.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcfg.RuntimeParams["stale_read_only"] = "on"
+	rc, err := pgx.ConnectConfig(ctx, rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.QueryRow(ctx, asOf).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("a stale read through node %s: %d rows, %v", router.sql, n, err)
+	}
+	rc.Close(ctx)
+	if want := "forwarded a stale read-only connection to the nearest read replica"; !strings.Contains(router.log.String(), want) ||
+		!strings.Contains(router.log.String(), "node="+rrID) {
+		t.Fatalf("node %s's log does not say it forwarded a stale read to node %s:\n%s", router.sql, rrID, lastLines(router.log.String(), 40))
+	}
+
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +194,12 @@ func TestClusterReadReplicas(t *testing.T) {
 		}
 	}
 	defer func() { reset.Close(context.Background()) }()
-	waitReadReplicas(t, reset, servingProc(t, procs), "")
+	waitReadReplicas(t, reset, servingProc(t, procs), func(ids string) bool { return ids == "" })
 }
 
-// waitReadReplicas waits until sys.partitions shows want as table rr's
-// read replicas.
-func waitReadReplicas(t *testing.T, conn *pgx.Conn, serving *clusterProc, want string) {
+// waitReadReplicas waits until sys.partitions shows table rr's read
+// replicas as ok wants them, and returns them.
+func waitReadReplicas(t *testing.T, conn *pgx.Conn, serving *clusterProc, ok func(ids string) bool) string {
 	t.Helper()
 	var got string
 	var err error
@@ -155,9 +207,10 @@ func waitReadReplicas(t *testing.T, conn *pgx.Conn, serving *clusterProc, want s
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = conn.QueryRow(ctx, "SELECT read_replica_node_ids FROM sys.partitions WHERE table_name = 'rr'").Scan(&got)
 		cancel()
-		if err == nil && got == want {
-			return
+		if err == nil && ok(got) {
+			return got
 		}
 	}
-	t.Fatalf("read_replica_node_ids %q (%v), want %q\n%s", got, err, want, lastLines(serving.log.String(), 80))
+	t.Fatalf("read_replica_node_ids %q (%v)\n%s", got, err, lastLines(serving.log.String(), 80))
+	return ""
 }

@@ -2,6 +2,7 @@ package shardrepl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,4 +88,65 @@ func (c *Cluster) readReplicaGroups(context.Context) ([]placement.ReadReplicaGro
 		out = append(out, placement.ReadReplicaGroup{ID: g, Name: name, Want: wants[g], CaughtUp: c.caughtUp})
 	}
 	return out, nil
+}
+
+// SQLAddrOf returns node id's SQL address (cached, else from the metadata
+// group): where a stale read goes to reach that node's read replica.
+func (c *Cluster) SQLAddrOf(ctx context.Context, id uint64) (string, bool) {
+	return c.servingAddr(ctx, id)
+}
+
+// StaleReadTargets tells where this node's stale read-only connections
+// are served (cmd/pivotdb/follower.go). local is true when this node
+// serves them from its own replicas: no table asks for read replicas, or
+// this node holds a read replica or a voter of every group that has read
+// replicas. Otherwise targets lists the live nodes holding a read replica
+// of every such group, nearest first: this node's zone (the first tier of
+// --locality), then the others, each by id. Both empty: no node holds
+// them all (a choice in progress), and this node serves them, its
+// replicas being complete up to their closed timestamps all the same.
+//
+// It reads only this node's replicas (the metadata group's records, its
+// own replicas' roles), so it answers while a leader is stopped.
+func (c *Cluster) StaleReadTargets() (local bool, targets []uint64) {
+	records, err := c.Placement.ReadReplicas(context.Background(), true)
+	if err != nil || len(records) == 0 {
+		return true, nil
+	}
+	votes := map[raft.GroupID]bool{}
+	for _, r := range c.Node.Host().LocalReplicas() {
+		if !r.NonVoter {
+			votes[r.Group] = true
+		}
+	}
+	holdsAll := true
+	count := map[uint64]int{}
+	for g, ids := range records {
+		if !votes[g] && !slices.Contains(ids, c.id) {
+			holdsAll = false
+		}
+		for _, id := range ids {
+			count[id]++
+		}
+	}
+	if holdsAll {
+		return true, nil
+	}
+	zones := c.Placement.Zones()
+	mine := zones[c.id]
+	for id, n := range count {
+		if n == len(records) && id != c.id && c.Placement.Live(id) {
+			targets = append(targets, id)
+		}
+	}
+	slices.SortFunc(targets, func(a, b uint64) int {
+		if za, zb := zones[a] == mine, zones[b] == mine; za != zb {
+			if za {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	return false, targets
 }

@@ -129,8 +129,13 @@ func (g *gateway) handle(raw net.Conn) {
 		return
 	}
 	nc.pre = first // unread: a local server reads it again
-	if whole && g.followers != nil && wantsFollowerRead(first) && g.followers.deliver(nc) {
-		return // served here, from this node's replica (follower.go)
+	if whole && g.followers != nil && wantsFollowerRead(first) {
+		if g.forwardStaleRead(nc, first) {
+			return // served by the nearest read replica (follower.go)
+		}
+		if g.followers.deliver(nc) {
+			return // served here, from this node's replica (follower.go)
+		}
 	}
 	deadline := time.Now().Add(forwardWait)
 	for !g.stopped.Load() {
