@@ -1,10 +1,17 @@
 package placement
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/raft"
 )
 
 // TestChooseReadReplicas is the read-replica choice's table: PER_AZ and
@@ -175,4 +182,48 @@ func TestReadReplicaWant(t *testing.T) {
 	if !(ReadReplicaWant{}).None() || w.None() {
 		t.Fatal("None")
 	}
+}
+
+// TestPlaceReadReplicas runs Run's read-replica step on four nodes in
+// process, the metadata group standing for a shard group: its non-voter
+// becomes the read replica (no localities: one zone), RESET (no want)
+// removes it, ANY_AZ:1 puts it back, and its node's death removes it (no
+// other non-voter qualifies). Voters never become read replicas.
+func TestPlaceReadReplicas(t *testing.T) {
+	nodes := startNodes(t, 4)
+	h := nodes[0].Host()
+	_, _, spare := formed(t, h)
+	var want atomic.Pointer[ReadReplicaWant]
+	want.Store(&ReadReplicaWant{PerZone: 1})
+	m := New(Config{Node: nodes[0], Groups: []Group{{ID: node.MetaGroup, Name: "the metadata group"}},
+		DeadNodeTimeout: time.Second, Interval: 100 * time.Millisecond, Logf: t.Logf, NoRebalance: true,
+		ReadReplicaGroups: func(context.Context) ([]ReadReplicaGroup, error) {
+			return []ReadReplicaGroup{{ID: node.MetaGroup, Name: "the metadata group", Want: *want.Load()}}, nil
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	m.Start(ctx, &wg)
+	defer func() { cancel(); wg.Wait() }()
+	waitLive(t, m, 1, 2, 3, 4)
+	m.Run(ctx, &wg)
+
+	wait := func(what string, ids ...uint64) {
+		t.Helper()
+		var got map[raft.GroupID][]uint64
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			var err error
+			if got, err = m.ReadReplicas(context.Background(), false); err == nil && slices.Equal(got[node.MetaGroup], ids) {
+				return
+			}
+		}
+		t.Fatalf("%s: read replicas %v, want %v", what, got, ids)
+	}
+	wait("PER_AZ:1", spare)
+	want.Store(&ReadReplicaWant{})
+	wait("reset")
+	want.Store(&ReadReplicaWant{Total: 1})
+	wait("ANY_AZ:1", spare)
+	nodes[spare-1].Close()
+	nodes[spare-1] = nil
+	wait("after the read replica's node died")
 }
