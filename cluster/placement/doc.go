@@ -206,10 +206,11 @@
 // end. Read replicas are designated non-voters, not replicas of their own:
 // they add no Raft replica while every node holds every group, and they
 // count in no node's replica count of sys.nodes (which counts the Raft
-// replicas). A read replica's CaughtUp is FirstGroup's record for every
-// group (its children's replicas are on the same nodes); a child replica
-// still catching up only makes its stale reads wait for its closed
-// timestamp.
+// replicas). Whether a node's non-voter has caught up is asked once per
+// node (Config.ReadReplicaCaughtUp: shardrepl answers FirstGroup's record
+// for every group, its children's replicas being on the same nodes); a
+// child replica still catching up only makes its stale reads wait for its
+// closed timestamp.
 // While the serving node is down nothing heals until another node serves
 // (the loop runs there). Liveness is what the pinging node sees: a node
 // cut off from the serving node only is called dead. Moving a replica

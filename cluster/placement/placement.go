@@ -96,6 +96,12 @@ type Config struct {
 	// their tables ask for (READ_REPLICAS_SETTINGS; readreplicas.go); nil:
 	// Run places none. An error skips the round's read-replica step.
 	ReadReplicaGroups func(ctx context.Context) ([]ReadReplicaGroup, error)
+	// ReadReplicaCaughtUp reports whether node id's non-voters may serve
+	// reads (nil: always), asked once per node a round. Reads stay safe
+	// without it (a follower reads only below its replicas' closed
+	// timestamps); it keeps the choice off a node still receiving its
+	// snapshot.
+	ReadReplicaCaughtUp func(ctx context.Context, id uint64) (bool, error)
 }
 
 // Manager tracks the liveness of the cluster's nodes (on every node) and,

@@ -82,11 +82,6 @@ type ReadReplicaGroup struct {
 	ID   raft.GroupID
 	Name string // for the log and job descriptions
 	Want ReadReplicaWant
-	// CaughtUp reports whether node id's non-voter may serve reads (nil:
-	// always). Reads stay safe without it (a follower reads only below
-	// its replica's closed timestamp); it keeps the choice off a node that
-	// is still receiving its snapshot.
-	CaughtUp func(ctx context.Context, id uint64) (bool, error)
 }
 
 // rrNode is a node as the read-replica choice sees it.
@@ -270,6 +265,7 @@ func (m *Manager) placeReadReplicas(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	caughtUp := map[uint64]bool{} // Config.ReadReplicaCaughtUp, once a round
 	held := map[uint64]int{}
 	for _, ids := range records {
 		for _, id := range ids {
@@ -283,7 +279,7 @@ func (m *Manager) placeReadReplicas(ctx context.Context) error {
 		if g.Want.None() && len(records[g.ID]) == 0 {
 			continue
 		}
-		if err := m.placeGroupReadReplicas(ctx, g, records[g.ID], held); err != nil {
+		if err := m.placeGroupReadReplicas(ctx, g, records[g.ID], held, caughtUp); err != nil {
 			errs = append(errs, fmt.Errorf("read replicas of %s: %w", g.Name, err))
 		}
 	}
@@ -292,14 +288,15 @@ func (m *Manager) placeReadReplicas(ctx context.Context) error {
 			continue
 		}
 		g := ReadReplicaGroup{ID: gid, Name: fmt.Sprintf("shard group %d", gid)}
-		if err := m.placeGroupReadReplicas(ctx, g, ids, held); err != nil {
+		if err := m.placeGroupReadReplicas(ctx, g, ids, held, caughtUp); err != nil {
 			errs = append(errs, fmt.Errorf("read replicas of %s: %w", g.Name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (m *Manager) placeGroupReadReplicas(ctx context.Context, g ReadReplicaGroup, current []uint64, held map[uint64]int) error {
+func (m *Manager) placeGroupReadReplicas(ctx context.Context, g ReadReplicaGroup, current []uint64, held map[uint64]int,
+	caughtUp map[uint64]bool) error {
 	var mem raft.Membership
 	if !g.Want.None() {
 		var err error
@@ -329,12 +326,17 @@ func (m *Manager) placeGroupReadReplicas(ctx context.Context, g ReadReplicaGroup
 	}
 	m.mu.Unlock()
 	for i := range nodes {
-		if !nodes[i].usable || g.CaughtUp == nil {
+		id := nodes[i].id
+		if !nodes[i].usable || m.cfg.ReadReplicaCaughtUp == nil {
 			continue
 		}
-		ok, err := g.CaughtUp(ctx, nodes[i].id)
-		if err != nil {
-			return err
+		ok, known := caughtUp[id]
+		if !known {
+			var err error
+			if ok, err = m.cfg.ReadReplicaCaughtUp(ctx, id); err != nil {
+				return err
+			}
+			caughtUp[id] = ok
 		}
 		nodes[i].usable = ok
 	}

@@ -422,6 +422,11 @@ func (c *Cluster) newPlacement() *placement.Manager {
 		NoRebalance:       c.cfg.NoRebalance,
 		Locality:          c.cfg.Locality,
 		ReadReplicaGroups: c.readReplicaGroups,
+		// A node's replicas of every group are on the nodes of its
+		// FirstGroup replica (groupplace.go), so FirstGroup's caught-up
+		// record stands for all (a child replica still catching up is
+		// safe anyway: its reads wait for its closed timestamp).
+		ReadReplicaCaughtUp: c.caughtUp,
 		SQLAddr: func(ctx context.Context, id uint64) (string, error) {
 			addr, _, err := c.metaGet(ctx, idKey(keySQLAddr, id))
 			return addr, err

@@ -81,11 +81,7 @@ func (c *Cluster) readReplicaGroups(context.Context) ([]placement.ReadReplicaGro
 		if g != FirstGroup {
 			name = fmt.Sprintf("shard group %d", g)
 		}
-		// A node's replicas of every group are on the same nodes as its
-		// FirstGroup replica (groupplace.go), so FirstGroup's caught-up
-		// record stands for all: a child replica still catching up is
-		// safe anyway, its reads wait for its closed timestamp.
-		out = append(out, placement.ReadReplicaGroup{ID: g, Name: name, Want: wants[g], CaughtUp: c.caughtUp})
+		out = append(out, placement.ReadReplicaGroup{ID: g, Name: name, Want: wants[g]})
 	}
 	return out, nil
 }
