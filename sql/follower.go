@@ -37,10 +37,16 @@ import (
 //     explicit AS OF SYSTEM TIME, must be at or below the replica's closed
 //     timestamp: a later one waits up to FollowerReads.Wait for it, then
 //     fails with 55000. With the serving node gone the closed timestamp
-//     stops: reads keep answering at the last one (bounded staleness: a
-//     relative time such as follower_read_timestamp() moves past it and
-//     fails once the wait is over; an absolute time at or below it keeps
-//     answering). Open writes nothing (storage.Engine.SetCommitRefusal
+//     stops. A statement without an AS OF SYSTEM TIME of its own then
+//     reads at the replica's closed timestamp, the newest time it is
+//     complete at, while that is at most FollowerReads.MaxStaleness old
+//     (CockroachDB's bounded-staleness rule, with_max_staleness: read the
+//     nearest replica's newest closed time, error past the bound), and
+//     fails with 55000 past it; so stale reads keep answering through a
+//     takeover (a new serving node closes timestamps again) and stop once
+//     no node has served for the bound. An explicit AS OF SYSTEM TIME
+//     keeps its time: at or below the closed timestamp it answers, above
+//     it waits and fails as said. Open writes nothing (storage.Engine.SetCommitRefusal
 //     guards the store), runs no background work, and binds every
 //     statement against the catalog's history on disk at its read
 //     timestamp (the catalog in memory is the one at open: its users,
@@ -57,11 +63,19 @@ type FollowerReads struct {
 	// Wait bounds how long a read waits for the closed timestamp to
 	// reach its timestamp; 0: defaultFollowerWait.
 	Wait time.Duration
+	// MaxStaleness bounds how old the closed timestamp a follower engine's
+	// statement falls back to may be when follower_read_timestamp() is
+	// not closed yet (the serving node stopped); 0: defaultMaxStaleness.
+	MaxStaleness time.Duration
 }
 
 const (
 	defaultClosedTarget = 3 * time.Second
 	defaultFollowerWait = time.Second
+	// defaultMaxStaleness outlasts a takeover (an election timeout, the
+	// new serving node's read-lease wait and its first Close) with room
+	// to spare on a loaded machine.
+	defaultMaxStaleness = 15 * time.Second
 )
 
 // Offset is how far back follower_read_timestamp() reads: the target and
@@ -146,6 +160,18 @@ func (s *Session) staleReadTimestamp() (hlc.Timestamp, error) {
 		return hlc.Timestamp{}, err
 	}
 	ts := hlc.Timestamp{WallTime: now.WallTime - int64(s.e.opts.FollowerReads.Offset())}
+	if s.e.follower() {
+		// Bounded staleness: the closed timestamp stopped short of ts
+		// (no node serves now); read at it while it is recent enough.
+		f := s.e.opts.FollowerReads
+		bound := f.MaxStaleness
+		if bound <= 0 {
+			bound = defaultMaxStaleness
+		}
+		if closed, ok := f.Closed(); ok && closed.Less(ts) && now.WallTime-closed.WallTime <= int64(bound) {
+			return closed, nil
+		}
+	}
 	return ts, s.waitReadable(ts)
 }
 

@@ -82,7 +82,8 @@ func TestStaleReadOnly(t *testing.T) {
 
 // TestFollowerEngine: an engine opened with OpenFollower over a store
 // reads only at or below the closed timestamp it is given (a later time
-// waits, then fails with 55000), binds against the catalog's history,
+// waits, then fails with 55000; a statement without AS OF reads at the
+// closed timestamp while it is within the staleness bound), binds against the catalog's history,
 // refuses writes (25006) and leaving the stale mode, writes nothing to
 // the store, and leaves the storage engine open when it closes.
 func TestFollowerEngine(t *testing.T) {
@@ -108,12 +109,22 @@ func TestFollowerEngine(t *testing.T) {
 	e.Close()
 
 	var closed atomic.Pointer[hlc.Timestamp]
-	closed.Store(&t1)
+	stale := hlc.Timestamp{WallTime: t1.WallTime - int64(defaultMaxStaleness) - int64(time.Second)}
+	closed.Store(&stale)
 	st, fe := openTestFollower(t, dir, nil, &closed)
 	s := testSession(t, fe)
-	// The closed timestamp is t1, long before follower_read_timestamp().
+	// The closed timestamp is older than the staleness bound, and before
+	// follower_read_timestamp(): a statement without AS OF waits, then
+	// fails.
 	if _, err := tryQuery(s, "SELECT count(*) FROM f"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ObjectNotInPrerequisiteState {
 		t.Fatalf("a read past the closed timestamp: %s", errCode(err))
+	}
+	// The closed timestamp is t1, after follower_read_timestamp() would
+	// be (the test's target is 50 ms) but within the bound: such a
+	// statement reads at t1 (bounded staleness), before column x.
+	closed.Store(&t1)
+	if got := formatRows(query(t, s, "SELECT k, v FROM f")); got != `1,"a"` {
+		t.Fatalf("bounded staleness, at the closed timestamp t1: %q", got)
 	}
 	// At t1 the table has no column x yet.
 	if got := formatRows(query(t, s, "SELECT * FROM f AS OF SYSTEM TIME "+asOfLiteral(t1))); got != `1,"a"` {

@@ -36,6 +36,9 @@ type ShardGroup struct {
 	Start, End []byte
 	LeaderNode uint64   // 0: unknown
 	Nodes      []uint64 // ascending
+	// ReadReplicaNodes are the nodes placement chose to serve the group's
+	// stale reads (READ_REPLICAS_SETTINGS), ascending.
+	ReadReplicaNodes []uint64
 }
 
 // ShardGroupLister is implemented by an Options.Cluster that serves its
@@ -45,10 +48,10 @@ type ShardGroupLister interface {
 	ShardGroups(ctx context.Context) ([]ShardGroup, error)
 }
 
-// groupColumns are a shard's group_id, leader_node_id and
-// replica_node_ids: the group holding the shard's first key. On one node
-// (no cluster) there is no group: group_id is NULL, and node 1 leads and
-// holds everything.
+// groupColumns are a shard's group_id, leader_node_id, replica_node_ids
+// and read_replica_node_ids: the group holding the shard's first key. On
+// one node (no cluster) there is no group: group_id is NULL, node 1 leads
+// and holds everything, and there are no read replicas (”).
 type groupColumns struct {
 	groups []ShardGroup // ascending by Start; nil on one node
 }
@@ -67,20 +70,26 @@ func (s *Session) shardGroupColumns(ctx context.Context) (*groupColumns, error) 
 
 func (g *groupColumns) values(start []byte) []types.Value {
 	if g.groups == nil {
-		return []types.Value{types.NullValue, types.NewInt64(1), types.NewUtf8("1")}
+		return []types.Value{types.NullValue, types.NewInt64(1), types.NewUtf8("1"), types.NewUtf8("")}
 	}
 	i := sort.Search(len(g.groups), func(i int) bool { return bytes.Compare(g.groups[i].End, start) > 0 })
 	if i == len(g.groups) || bytes.Compare(g.groups[i].Start, start) > 0 {
-		return []types.Value{types.NullValue, types.NullValue, types.NullValue}
+		return []types.Value{types.NullValue, types.NullValue, types.NullValue, types.NullValue}
 	}
 	sg := g.groups[i]
 	leader := types.NullValue
 	if sg.LeaderNode != 0 {
 		leader = types.NewInt64(int64(sg.LeaderNode))
 	}
-	ids := make([]string, len(sg.Nodes))
-	for k, n := range sg.Nodes {
+	return []types.Value{types.NewInt64(int64(sg.ID)), leader, types.NewUtf8(nodeList(sg.Nodes)),
+		types.NewUtf8(nodeList(sg.ReadReplicaNodes))}
+}
+
+// nodeList renders node ids as sys.partitions shows them: "1,2,3".
+func nodeList(nodes []uint64) string {
+	ids := make([]string, len(nodes))
+	for k, n := range nodes {
 		ids[k] = strconv.FormatUint(n, 10)
 	}
-	return []types.Value{types.NewInt64(int64(sg.ID)), leader, types.NewUtf8(strings.Join(ids, ","))}
+	return strings.Join(ids, ",")
 }

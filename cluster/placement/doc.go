@@ -9,7 +9,8 @@
 // only lengthen the list. The files: placement.go (liveness, drains,
 // healing, decommissions), allocator.go (the rebalancing round), plan.go
 // (its pure decision function), generations.go (replica-id generations:
-// voters that move), locality.go (--locality).
+// voters that move), locality.go (--locality), readreplicas.go (read
+// replicas: READ_REPLICAS_SETTINGS).
 //
 // # Layers
 //
@@ -139,6 +140,35 @@
 //     the serving node through its shard replica): a voter that moves
 //     leaves a non-voter behind, so replica counts stay equal and only
 //     voters and leaders are balanced.
+//   - Read replicas (readreplicas.go; issue 18 item 6): each round of Run,
+//     after healing and before the allocator, takes the shard groups and
+//     what their tables ask for (Config.ReadReplicaGroups: cluster/
+//     shardrepl gives every group of the serving node's map the most that
+//     the tables and indexes whose spans it overlaps ask, PER_AZ:n per
+//     zone and ANY_AZ:n in all; with one shard group that is the most any
+//     table asks) and chooses the nodes (chooseReadReplicas, a pure
+//     function; TestChooseReadReplicas is its table): PER_AZ:n puts n in
+//     every zone that has nodes (the first --locality tier; nodes without
+//     one are a zone of their own), ANY_AZ:n then adds more one at a time
+//     in the zone with fewest until n in all. Only a caught-up non-voter
+//     of the group on a live, active node qualifies (never a voter); the
+//     current ones stay first (no churn), then the nodes holding fewest
+//     read replicas, then the lowest id. A zone without enough such nodes
+//     gets fewer (logged once: "asks for read replicas PER_AZ:1; placed
+//     zone az=b: 0 of 1 ..."). A read replica that stops qualifying (its
+//     node died, is draining, or now votes: the allocator promoted it) is
+//     replaced, and one beyond a lowered or reset setting removed. The
+//     choice is recorded in the metadata group ("read-replica/" + group +
+//     node), one READ REPLICAS job per group that changes; records of a
+//     group no longer listed are deleted. Every node already holds a
+//     non-voter of every group where it does not vote (above), so placing
+//     a read replica designates one: it adds no Raft replica. What it
+//     changes is where stale reads go (cmd/pivotdb/follower.go:
+//     shardrepl.StaleReadTargets reads the records locally and sends a
+//     stale read-only connection to the nearest node holding one, same
+//     zone first) and sys.partitions' read_replica_node_ids. While the
+//     serving node's SQL is not open the round is skipped (an empty list
+//     would remove them all).
 //   - Healing: Run replaces the voters of every active dead node when a
 //     target exists; without one the dead voter stays (removing it would
 //     shrink the group and its quorum with it).
@@ -173,7 +203,14 @@
 // through Raft and are not counted, and there is no CPU measure. Voters of
 // the metadata group do not move (no generations there). Decommissioning
 // removes a node's voters rather than leaving it a non-voter until the
-// end. No read replicas (READ_REPLICAS_SETTINGS) or closed timestamps.
+// end. Read replicas are designated non-voters, not replicas of their own:
+// they add no Raft replica while every node holds every group, and they
+// count in no node's replica count of sys.nodes (which counts the Raft
+// replicas). Whether a node's non-voter has caught up is asked once per
+// node (Config.ReadReplicaCaughtUp: shardrepl answers FirstGroup's record
+// for every group, its children's replicas being on the same nodes); a
+// child replica still catching up only makes its stale reads wait for its
+// closed timestamp.
 // While the serving node is down nothing heals until another node serves
 // (the loop runs there). Liveness is what the pinging node sees: a node
 // cut off from the serving node only is called dead. Moving a replica
@@ -216,7 +253,12 @@
 // generation 1). The tests: go test -race ./cluster/placement (in
 // process: the metadata group, and a second kvsm group for the allocator
 // and for voter moves; TestPlan for the decisions), and over the wire after make build,
-// PIVOTDB_BIN=$PWD/bin/pivotdb go test ./tests -run 'TestClusterDecommission|TestClusterHeal|TestClusterRebalance|TestClusterWiped';
+// PIVOTDB_BIN=$PWD/bin/pivotdb go test ./tests -run 'TestClusterDecommission|TestClusterHeal|TestClusterRebalance|TestClusterWiped|TestClusterReadReplicas';
+// read replicas: the records ("read-replica/" in the metadata group),
+// sys.partitions' read_replica_node_ids, the serving node's log ("read
+// replicas of the shard group (PER_AZ:1): add node 4; read replicas now on
+// [4]"), a forwarding node's debug log ("forwarded a stale read-only
+// connection to the nearest read replica");
 // the move benchmark: go test ./tests -run '^$' -bench ClusterReplicaMove
 // -benchtime 1x (PIVOTDB_MOVE_BENCH_MB=1024 for a 1 GB shard).
 package placement

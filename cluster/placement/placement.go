@@ -92,6 +92,16 @@ type Config struct {
 	// Locality is this node's --locality (ParseLocality's canonical form;
 	// "": none), recorded in the metadata group by Start.
 	Locality string
+	// ReadReplicaGroups lists the shard groups and the read replicas
+	// their tables ask for (READ_REPLICAS_SETTINGS; readreplicas.go); nil:
+	// Run places none. An error skips the round's read-replica step.
+	ReadReplicaGroups func(ctx context.Context) ([]ReadReplicaGroup, error)
+	// ReadReplicaCaughtUp reports whether node id's non-voters may serve
+	// reads (nil: always), asked once per node a round. Reads stay safe
+	// without it (a follower reads only below its replicas' closed
+	// timestamps); it keeps the choice off a node still receiving its
+	// snapshot.
+	ReadReplicaCaughtUp func(ctx context.Context, id uint64) (bool, error)
 }
 
 // Manager tracks the liveness of the cluster's nodes (on every node) and,
@@ -991,6 +1001,11 @@ func (m *Manager) step(ctx context.Context) error {
 		if err := m.heal(ctx, id); err != nil {
 			return err
 		}
+	}
+	if err := m.placeReadReplicas(ctx); err != nil && ctx.Err() == nil {
+		// Logged, not returned: a group that cannot be read now must
+		// not hold up the allocator.
+		m.logOnce("read replicas "+err.Error(), "node %d: placement: %v", m.self, err)
 	}
 	_, err := m.rebalance(ctx)
 	return err

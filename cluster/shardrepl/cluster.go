@@ -123,6 +123,9 @@ type Cluster struct {
 	// splitKeys gives the keys where shard groups must begin while the
 	// node serves (splitqueue.go; nil: none).
 	splitKeys atomic.Pointer[func() [][]byte]
+	// readReplicaSpans gives the spans whose tables ask for read replicas
+	// while the node serves (readreplicas.go; nil: not known yet).
+	readReplicaSpans atomic.Pointer[func() []ReadReplicaSpan]
 	// clockOff and clockLogged: the clock gate's last judgement and when
 	// it last said so (clockgate.go); under clockMu.
 	// clockWaitLogged: when knowsEnoughClocks last said it waits.
@@ -415,9 +418,15 @@ func (c *Cluster) newPlacement() *placement.Manager {
 			{ID: FirstGroup, Name: "the shard group", Serving: true, CaughtUp: c.caughtUp, Size: c.groupSize,
 				Applied: c.groupApplied, Generations: true},
 		},
-		DeadNodeTimeout: c.cfg.DeadNodeTimeout,
-		NoRebalance:     c.cfg.NoRebalance,
-		Locality:        c.cfg.Locality,
+		DeadNodeTimeout:   c.cfg.DeadNodeTimeout,
+		NoRebalance:       c.cfg.NoRebalance,
+		Locality:          c.cfg.Locality,
+		ReadReplicaGroups: c.readReplicaGroups,
+		// A node's replicas of every group are on the nodes of its
+		// FirstGroup replica (groupplace.go), so FirstGroup's caught-up
+		// record stands for all (a child replica still catching up is
+		// safe anyway: its reads wait for its closed timestamp).
+		ReadReplicaCaughtUp: c.caughtUp,
 		SQLAddr: func(ctx context.Context, id uint64) (string, error) {
 			addr, _, err := c.metaGet(ctx, idKey(keySQLAddr, id))
 			return addr, err

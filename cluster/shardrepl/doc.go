@@ -313,7 +313,13 @@
 //     diagnosed.
 //   - Serving still follows FirstGroup's leader, and the serving node
 //     reads its own engine, so every node keeps a replica of every group
-//     until reads go to other nodes' replicas.
+//     until reads go to other nodes' replicas. Read replicas
+//     (READ_REPLICAS_SETTINGS, readreplicas.go) are therefore designated
+//     non-voters: the serving node tells placement what each group of its
+//     map asks for (the most of the tables whose spans it overlaps,
+//     SetReadReplicaSpans), placement records its choice, and
+//     StaleReadTargets (local reads only) tells cmd/pivotdb where a
+//     stale read-only connection goes.
 //   - Each group costs every node a Raft group whether or not it is
 //     written: heartbeats every HeartbeatTicks (20 ms by default), the
 //     closer's Close proposal every 200 ms (closedts.go), the manager

@@ -37,6 +37,11 @@
 // not serve is served by this node from its own replica (follower.go: a
 // server over shared read-only sql.Engines, replaced once a second,
 // closed while the node serves); --closed-timestamp-target is follower.go's.
+// Once a table asks for read replicas (READ_REPLICAS_SETTINGS), a node that
+// holds none forwards such a connection to the nearest node that does
+// (follower.go's forwardStaleRead, shardrepl.StaleReadTargets); the
+// serving node gives placement the tables' wants (placement.go's
+// readReplicaSpans) while it serves.
 // --max-offset, the clock-shift testing knob's wiring (the node's wall
 // clock for its pings and its HLC) and the clock figures of /metrics are
 // clockoffset.go's; follower.go ends and refuses follower-read sessions

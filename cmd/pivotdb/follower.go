@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"flag"
@@ -270,4 +271,83 @@ type followerSession struct {
 func (s *followerSession) Close() {
 	s.Session.Close()
 	s.once.Do(s.release)
+}
+
+// Read replicas (READ_REPLICAS_SETTINGS; cluster/placement's
+// readreplicas.go). Once a table asks for read replicas, a stale read-only
+// connection is served where they are: a node that holds a read replica
+// or a voter of every group that has them serves it from its own
+// replicas; another node forwards it, byte for byte after a signed PROXY
+// header, to the nearest live node that does (its zone first:
+// shardrepl.StaleReadTargets), which serves it without routing it again
+// (the header says another node routed it). A target that does not answer
+// within handshakeWait (stopped) is skipped for the next; with none left,
+// or without the forwarding key (a forwarded connection without the header
+// would be routed again), this node serves it: every node holds a replica
+// of every group, complete up to its closed timestamp, so the answer is
+// the same, only not from the replica placement chose. While no table
+// asks for read replicas every node serves its own stale reads.
+
+// staleTargetLookup bounds the lookup of a read replica's SQL address.
+const staleTargetLookup = 2 * time.Second
+
+// forwardStaleRead sends a stale read-only connection (first: its startup
+// message, already read) to the nearest node holding the read replicas;
+// false: this node serves it (nc untouched, its first message still
+// buffered).
+func (g *gateway) forwardStaleRead(nc *bufConn, first []byte) bool {
+	if nc.remote != nil {
+		return false // another node's router sent it here
+	}
+	local, targets := g.cl.StaleReadTargets()
+	if local || len(targets) == 0 {
+		return false
+	}
+	if _, ok := g.cl.ForwardKey(context.Background()); !ok {
+		return false
+	}
+	for _, id := range targets {
+		ctx, cancel := context.WithTimeout(context.Background(), staleTargetLookup)
+		addr, ok := g.cl.SQLAddrOf(ctx, id)
+		cancel()
+		if !ok {
+			continue
+		}
+		if g.forwardTo(nc, first, id, addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardTo sends nc to node id at addr after a signed PROXY header and
+// proxies it once the node answered its first message, until it ends.
+// false: no answer within handshakeWait (nc untouched).
+func (g *gateway) forwardTo(nc *bufConn, first []byte, id uint64, addr string) bool {
+	key, ok := g.cl.ForwardKey(context.Background())
+	src, sok := nc.RemoteAddr().(*net.TCPAddr)
+	dst, dok := nc.LocalAddr().(*net.TCPAddr)
+	if !ok || !sok || !dok {
+		return false
+	}
+	rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	out := append(appendProxyHeader(nil, src, dst, key), first...)
+	rc.SetDeadline(time.Now().Add(handshakeWait))
+	if _, err := rc.Write(out); err != nil {
+		rc.Close()
+		return false
+	}
+	rr := bufio.NewReader(rc)
+	if _, err := rr.Peek(1); err != nil {
+		rc.Close()
+		return false
+	}
+	rc.SetDeadline(time.Time{})
+	nc.pre = nil // sent
+	g.log.Debug("forwarded a stale read-only connection to the nearest read replica", "node", id, "addr", addr)
+	proxy(nc, &bufConn{Conn: rc, br: rr})
+	return true
 }

@@ -129,8 +129,13 @@ func (g *gateway) handle(raw net.Conn) {
 		return
 	}
 	nc.pre = first // unread: a local server reads it again
-	if whole && g.followers != nil && wantsFollowerRead(first) && g.followers.deliver(nc) {
-		return // served here, from this node's replica (follower.go)
+	if whole && g.followers != nil && wantsFollowerRead(first) {
+		if g.forwardStaleRead(nc, first) {
+			return // served by the nearest read replica (follower.go)
+		}
+		if g.followers.deliver(nc) {
+			return // served here, from this node's replica (follower.go)
+		}
 	}
 	deadline := time.Now().Add(forwardWait)
 	for !g.stopped.Load() {
@@ -298,6 +303,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		}
 	}
 	stopServing := func() error {
+		cl.SetReadReplicaSpans(nil)
 		if l := g.local.Swap(nil); l != nil {
 			l.Close()
 		}
@@ -375,6 +381,9 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		if cl.SplitsShardGroups() {
 			cl.SetSplitKeys(e.ShardBoundaries)
 		}
+		// Placement places the read replicas the tables ask for
+		// (READ_REPLICAS_SETTINGS; follower.go routes stale reads to them).
+		cl.SetReadReplicaSpans(readReplicaSpans(e))
 		log.Info("serving SQL", "epoch", epoch)
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/server"
 	"github.com/pivotdb/pivotdb/sql"
+	"github.com/pivotdb/pivotdb/sql/tablesettings"
 )
 
 // Placement on a cluster (issue 18, cluster/placement): serve's
@@ -86,7 +87,8 @@ type clusterAdmin struct {
 }
 
 // ShardGroups implements sql.ShardGroupLister: sys.partitions' group
-// columns, from the serving node's shard map.
+// columns, from the serving node's shard map, and each group's read
+// replicas as placement recorded them.
 func (a clusterAdmin) ShardGroups(ctx context.Context) ([]sql.ShardGroup, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -94,9 +96,14 @@ func (a clusterAdmin) ShardGroups(ctx context.Context) ([]sql.ShardGroup, error)
 	if err != nil {
 		return nil, err
 	}
+	reads, err := a.m.ReadReplicas(ctx, false)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]sql.ShardGroup, len(gs))
 	for i, g := range gs {
-		out[i] = sql.ShardGroup{ID: uint64(g.Group), Start: g.Span.Start, End: g.Span.End, LeaderNode: g.LeaderNode, Nodes: g.Nodes}
+		out[i] = sql.ShardGroup{ID: uint64(g.Group), Start: g.Span.Start, End: g.Span.End, LeaderNode: g.LeaderNode, Nodes: g.Nodes,
+			ReadReplicaNodes: reads[g.Group]}
 	}
 	return out, nil
 }
@@ -351,4 +358,24 @@ func nodeError(stderr io.Writer, sub string, err error) int {
 		fmt.Fprintf(stderr, "pivotdb node %s: %v\n", sub, err)
 	}
 	return 1
+}
+
+// readReplicaSpans adapts sql.Engine.ReadReplicaSpans to shardrepl's
+// (cluster/placement's want per zone or in total).
+func readReplicaSpans(e *sql.Engine) func() []shardrepl.ReadReplicaSpan {
+	return func() []shardrepl.ReadReplicaSpan {
+		spans := e.ReadReplicaSpans()
+		out := make([]shardrepl.ReadReplicaSpan, 0, len(spans))
+		for _, sp := range spans {
+			var w placement.ReadReplicaWant
+			switch sp.Setting.Mode {
+			case tablesettings.ReplicasPerAZ:
+				w.PerZone = sp.Setting.Count
+			case tablesettings.ReplicasAnyAZ:
+				w.Total = sp.Setting.Count
+			}
+			out = append(out, shardrepl.ReadReplicaSpan{Start: sp.Start, End: sp.End, Want: w})
+		}
+		return out
+	}
 }

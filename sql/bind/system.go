@@ -64,10 +64,15 @@ var partitionColumns = []planner.Column{
 	// shard shows the group it is being split from), leader_node_id the
 	// node whose replica leads it, as the serving node knows (NULL while
 	// none does), and replica_node_ids the nodes holding a replica,
-	// ascending, comma-separated. On one node: NULL, 1 and '1'.
+	// ascending, comma-separated. read_replica_node_ids are the nodes
+	// among them that placement chose to serve the group's stale reads
+	// (READ_REPLICAS_SETTINGS; cluster/placement's readreplicas.go),
+	// ascending, comma-separated, '' for none. On one node: NULL, 1, '1'
+	// and ''.
 	{Name: "group_id", Type: types.TypeInt64},
 	{Name: "leader_node_id", Type: types.TypeInt64},
 	{Name: "replica_node_ids", Type: types.TypeUtf8},
+	{Name: "read_replica_node_ids", Type: types.TypeUtf8},
 }
 
 // JobColumns are the columns of sys.jobs and SHOW JOBS: CockroachDB's, plus

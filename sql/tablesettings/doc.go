@@ -56,9 +56,8 @@
 // pgbench -i and PostgreSQL-made dumps run unmodified.
 //
 // Notices are for the client (severity NOTICE, SQLSTATE 00000): a
-// READ_REPLICAS_SETTINGS with replicas (kept, shown, but without effect:
-// see parse.go's notice; follower reads are sql/follower.go's), and a UNIFORM_PARTITIONS larger than the first key type has
-// values (the count is lowered to one shard per value).
+// UNIFORM_PARTITIONS larger than the first key type has values (the count
+// is lowered to one shard per value).
 //
 // # Decisions
 //
@@ -94,7 +93,8 @@
 //     Uint64, Int64 (PivotDB adds Int64 to YDB's list) with AS SECONDS |
 //     MILLISECONDS | MICROSECONDS | NANOSECONDS; hidden columns cannot be
 //     named. The interval is kept in microseconds and must not be
-//     negative. Only TTL and GC_TTL can be RESET; RESET of an unset one does nothing.
+//     negative. Only TTL, GC_TTL and READ_REPLICAS_SETTINGS can be RESET; RESET of an
+//     unset one does nothing.
 //   - GC_TTL = Interval("PT1H") is how long versions a newer one replaced
 //     are kept (AS OF SYSTEM TIME reads inside it; storage/gcthreshold.go);
 //     it must be positive; RESET returns to the server's --gc-ttl.
@@ -102,7 +102,17 @@
 //     the sql engine's (sql/ttl_runner.go).
 //   - READ_REPLICAS_SETTINGS is parsed as YDB parses it ("PER_AZ:n" or
 //     "ANY_AZ:n", case-insensitive, n up to MaxReadReplicas); per-AZ lists
-//     are refused as in YDB.
+//     are refused as in YDB. On a cluster it places read replicas: the
+//     shard groups holding the table's (and its indexes') rows get n
+//     non-voting read replicas in every zone of the nodes' --locality
+//     (PER_AZ), or n in all spread over the zones (ANY_AZ); a group
+//     holding several tables' shards gets the most any of them asks for
+//     (cluster/placement's readreplicas.go, sql.Engine.ReadReplicaSpans).
+//     They serve stale reads (stale_read_only,
+//     follower_read_timestamp(): sql/follower.go, cmd/pivotdb/follower.go)
+//     and show in sys.partitions' read_replica_node_ids. RESET (or a lower
+//     count) removes them. On one node there is nothing to place: the
+//     setting is kept and shown only.
 //   - NULLABLE_KEY_COLUMNS = ("a", "c") is PivotDB's, for pg_dump
 //     (nullablekey.go): on a table created without a primary key it names
 //     the columns that a later ADD PRIMARY KEY leaves nullable; it is not

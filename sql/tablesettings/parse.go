@@ -96,7 +96,8 @@ func ForCreate(settings []parser.Setting, t TableInfo) (Settings, []Notice, erro
 // table's current settings and returns the new settings; cur is not
 // modified, and on error nothing is applied. UNIFORM_PARTITIONS and
 // PARTITION_AT_KEYS cannot be altered (the shard map is changed by
-// resharding instead), and only TTL can be reset (design.md §3.2).
+// resharding instead), and only TTL, GC_TTL and READ_REPLICAS_SETTINGS
+// can be reset (design.md §3.2).
 func ApplyAlter(cur Settings, stmt *parser.AlterSettings, t TableInfo) (Settings, []Notice, error) {
 	if stmt == nil {
 		return Settings{}, nil, errorf(sqlerr.InternalError, 0, "tablesettings: ApplyAlter without a statement")
@@ -134,6 +135,9 @@ func ApplyAlter(cur Settings, stmt *parser.AlterSettings, t TableInfo) (Settings
 			s.TTL = nil
 		case kGCTTL:
 			s.GCTTL = nil
+		case kReadReplicas:
+			// The cluster's placement removes the read replicas.
+			s.ReadReplicas = nil
 		default:
 			return Settings{}, nil, withHint(errorf(codeUnsupported, r.Pos, "%s reset is not supported", k),
 				"Set it to the value you want with ALTER TABLE ... SET (%s = ...).", k)
@@ -260,13 +264,9 @@ func set(s *Settings, k kind, st parser.Setting, t TableInfo) ([]Notice, error) 
 		if err != nil {
 			return nil, err
 		}
+		// The replicas are placed by cluster/placement (readreplicas.go)
+		// and serve stale reads; on one node there is nothing to place.
 		s.ReadReplicas = rr
-		if rr.Count > 0 {
-			return []Notice{{Code: sqlerr.SuccessfulCompletion, Message: fmt.Sprintf(
-				"READ_REPLICAS_SETTINGS = %s is stored but has no effect: tables have no replicas of their own to place "+
-					"(a cluster keeps every table in one shard group, of which every node holds a replica), and every node "+
-					"of a cluster serves follower reads (stale_read_only) from its own replica", quoteString(rr.String()))}}, nil
-		}
 	}
 	return nil, nil
 }
