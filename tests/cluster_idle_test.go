@@ -2,7 +2,11 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +47,23 @@ func TestClusterIdleCost(t *testing.T) {
 		// node's 64 (cluster/shardrepl's maxShardGroups).
 		t.Fatalf("PIVOTDB_IDLE_GROUPS=%d: the serving node makes at most 60 or so groups for one table", n)
 	}
-	procs := startSQLCluster(t)
+	procs := newClusterProcs(t, 3)
+	// PIVOTDB_IDLE_PROFILE=DIR also saves each node's CPU profile of the
+	// idle window there (DIR/nodeN.pprof, from --debug-listen).
+	profileDir := os.Getenv("PIVOTDB_IDLE_PROFILE")
+	debug := make([]string, len(procs))
+	for i, p := range procs {
+		if profileDir != "" {
+			debug[i] = freePort(t)
+			p.extra = append(p.extra, "--debug-listen", debug[i])
+		}
+	}
+	for i := len(procs) - 1; i >= 0; i-- {
+		procs[i].start()
+	}
+	for _, p := range procs {
+		waitSQL(t, p)
+	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, procs[0].url())
 	if err != nil {
@@ -62,7 +82,22 @@ func TestClusterIdleCost(t *testing.T) {
 	for i, p := range procs {
 		before[i] = procCPU(t, p.cmd.Process.Pid)
 	}
+	profiles := make(chan error, len(procs))
+	if profileDir != "" {
+		for i := range procs {
+			go func(i int) {
+				profiles <- saveProfile(debug[i], window, filepath.Join(profileDir, fmt.Sprintf("node%d.pprof", i+1)))
+			}(i)
+		}
+	}
 	time.Sleep(window)
+	if profileDir != "" {
+		for range procs {
+			if err := <-profiles; err != nil {
+				t.Error(err)
+			}
+		}
+	}
 	var total time.Duration
 	for i, p := range procs {
 		used := procCPU(t, p.cmd.Process.Pid) - before[i]
@@ -70,4 +105,26 @@ func TestClusterIdleCost(t *testing.T) {
 		t.Logf("node %d: %.0f ms CPU per second idle", i+1, float64(used.Milliseconds())/window.Seconds())
 	}
 	t.Logf("three nodes, %d groups: %.0f ms CPU per second idle in all", n, float64(total.Milliseconds())/window.Seconds())
+}
+
+// saveProfile saves the CPU profile of the next window from the pprof
+// server at addr into file.
+func saveProfile(addr string, window time.Duration, file string) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(window.Seconds())))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile of %s: %s", addr, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

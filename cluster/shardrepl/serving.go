@@ -290,7 +290,10 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 			time.Sleep(2 * time.Millisecond)
 		}
 	})
-	rep := New(c.Node.Host(), c.Engine)
+	// The closer tells idle groups from written ones by what rep
+	// proposes (closedside.go).
+	tracker := newProposalTracker(c.Node.Host(), c.Engine.Clock())
+	rep := New(tracker, c.Engine)
 	rep.SetEpoch(epoch)
 	rep.onAbandon = func(reason error) { c.abandon(epoch, reason) }
 	for _, g := range groups {
@@ -313,7 +316,7 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	if n > 0 {
 		c.cfg.Logf("node %d: rolled back %d unfinished bulk load(s) of the node that served before", c.id, n)
 	}
-	c.startCloser(lctx, epoch, rep) // closedts.go
+	c.startCloser(lctx, epoch, rep, tracker, func() bool { return time.Since(base) < time.Duration(until.Load()) }) // closedts.go
 	c.wg.Add(1)
 	go c.reconcileSplits(lctx, rep) // splitqueue.go
 	return rep, nil
