@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,4 +128,81 @@ func saveProfile(addr string, window time.Duration, file string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// TestClusterQuietGroupsWake: shard groups left idle long enough to
+// quiesce (2 s without a proposal or read: cluster/raft's
+// HostConfig.Quiesce) still serve once the serving node, which led them
+// all, is killed (kill -9): the next serving node's reads and proposals
+// wake each group, which elects a leader, and a write to every shard
+// commits through another node. Nothing tells the test from outside that
+// the groups did quiesce; it makes them idle past the threshold.
+func TestClusterQuietGroupsWake(t *testing.T) {
+	withShardGroupPerShard(t)
+	procs := startSQLCluster(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, procs[0].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE acct (id Int64, balance Int64, PRIMARY KEY (id)) WITH (UNIFORM_PARTITIONS = 4)`); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := int64(0); i < 8; i++ {
+		ids = append(ids, (2*i-7)<<60) // two in each quarter of Int64
+		if _, err := conn.Exec(ctx, "INSERT INTO acct VALUES ($1, 1000)", ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close(ctx)
+	waitDistinctGroups(ctx, t, procs[1].url(), "acct", 4)
+	time.Sleep(6 * time.Second) // idle past the quiesce threshold
+	victim := servingProc(t, procs)
+	victim.kill(syscall.SIGKILL)
+	next := servingProc(t, procs)
+	var other *clusterProc
+	for _, p := range procs {
+		if p != victim && p != next {
+			other = p
+		}
+	}
+	// Every shard's group takes a write, through the node that does not
+	// serve (forwarded), within a deadline; the write sets a value, so an
+	// attempt whose outcome was unknown may be repeated.
+	deadline := time.Now().Add(60 * time.Second)
+	for _, id := range ids {
+		for {
+			err := func() error {
+				cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+				defer cancel()
+				c, err := pgx.Connect(cctx, other.url())
+				if err != nil {
+					return err
+				}
+				defer c.Close(context.Background())
+				_, err = c.Exec(cctx, "UPDATE acct SET balance = 1001 WHERE id = $1", id)
+				return err
+			}()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no write to row %d's shard committed within 60 s of the kill: %v", id, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	c, err := pgx.Connect(ctx, next.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var sum, n int64
+	if err := c.QueryRow(ctx, "SELECT sum(balance)::Int64, count(*) FROM acct").Scan(&sum, &n); err != nil {
+		t.Fatal(err)
+	}
+	if sum != 8008 || n != 8 {
+		t.Fatalf("%d accounts holding %d, want 8 holding 8008", n, sum)
+	}
 }

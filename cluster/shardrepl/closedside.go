@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/node"
+	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
@@ -281,3 +282,60 @@ func (s *sideSender) send(ctx context.Context, req *node.ClosedTimestampsRequest
 		}()
 	}
 }
+
+// The manager loop (groupplace.go) read every child's membership, a
+// ReadIndex, every round: that kept every group awake, so none could
+// quiesce (cluster/raft's HostConfig.Quiesce). A child whose membership
+// matched FirstGroup's (a replica on each of its nodes, voting as there,
+// and none elsewhere) is not read again while FirstGroup's membership
+// stays as it was (ConfigChangeID), up to childRecheck: any change of
+// FirstGroup's (a node added, promoted, moved, replaced, removed) and a
+// child's own trouble (an unread round, an error) read it again at once.
+
+// childRecheck bounds how long a child in order goes unread.
+const childRecheck = 30 * time.Second
+
+type childOrder struct {
+	firstChange uint64    // FirstGroup's ConfigChangeID it matched
+	at          time.Time // when
+}
+
+// childInOrder reports whether g matched first's membership when last
+// read, first has not changed since, and that was within childRecheck.
+func (c *Cluster) childInOrder(g raft.GroupID, first raft.Membership) bool {
+	c.orderMu.Lock()
+	defer c.orderMu.Unlock()
+	o, ok := c.inOrder[g]
+	return ok && o.firstChange == first.ConfigChangeID && time.Since(o.at) < childRecheck
+}
+
+// noteChildOrder records whether m, g's membership as just read, matches
+// first's (members: first's replicas, voters and non-voters).
+func (c *Cluster) noteChildOrder(g raft.GroupID, first, m raft.Membership, members map[raft.ReplicaID]string) {
+	match := len(m.Voters)+len(m.NonVoters) == len(members)
+	for r1 := range members {
+		_, votesFirst := first.Voters[r1]
+		_, voter, ok := replicaOnNode(m, placement.NodeOf(r1))
+		if !ok || voter != votesFirst {
+			match = false
+			break
+		}
+	}
+	c.orderMu.Lock()
+	defer c.orderMu.Unlock()
+	if c.inOrder == nil {
+		c.inOrder = map[raft.GroupID]childOrder{}
+	}
+	if match {
+		c.inOrder[g] = childOrder{firstChange: first.ConfigChangeID, at: time.Now()}
+	} else {
+		delete(c.inOrder, g)
+	}
+}
+
+// QuiescesGroup picks the groups whose replicas may quiesce
+// (raft.HostConfig.Quiesce): the split children, which the side channel
+// leaves without entries while nothing is written to them. FirstGroup
+// (the serving lease's reads every renewLease keep it awake anyway, and
+// serving follows its leader) and the metadata group do not.
+func QuiescesGroup(g raft.GroupID) bool { return g > FirstGroup }

@@ -106,6 +106,10 @@ type Cluster struct {
 	// side holds the closed timestamps the serving node's side channel
 	// brought (closedside.go).
 	side *sideClosed
+	// inOrder: the split children whose membership matched FirstGroup's
+	// when the manager loop last read it (closedside.go); under orderMu.
+	orderMu sync.Mutex
+	inOrder map[raft.GroupID]childOrder
 	// nonVoter: the replica joined the group as a non-voter.
 	nonVoter bool
 	// replica is this node's replica id in FirstGroup (generation.go);

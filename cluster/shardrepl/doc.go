@@ -247,15 +247,30 @@
 //     snapshot (shardsm.Store.SetClock), and AddGroup moves it past the
 //     group's newest one again. A node that takes over serving therefore
 //     commits above every version it holds.
-//   - Closed timestamps (closedts.go): while it serves, the node proposes
-//     shardsm.Close every 200 ms to each group of its map, at
-//     storage.Engine.ClosableTimestamp(target): below every commit in
-//     flight, so every commit at or below it is in the log before it. A
-//     replica that applied it holds every commit at or below it (follower
-//     reads: cmd/pivotdb/follower.go, sql/follower.go; ClosedTimestamp
-//     reads this node's). Replicas refuse Writes at or below it and move
-//     their clock past it, so the next serving node commits above it; a
-//     Close of an old epoch is refused and stops that node's closer.
+//   - Closed timestamps (closedts.go): while it serves, the node picks,
+//     every 200 ms, T = storage.Engine.ClosableTimestamp(target): below
+//     every commit in flight, and no later commit takes one at or below
+//     it. To each group of its map it proposed something to since the
+//     previous round it proposes shardsm.Close(T): every commit at or
+//     below T is in the log before it, replicas refuse Writes at or below
+//     it and move their clock past it, so the next serving node commits
+//     above it; a Close of an old epoch is refused and stops that node's
+//     closer. Every other (idle) group gets no Raft entry: one message
+//     per node and round (closedside.go, over cluster/node's RPC) lists
+//     (group, T, N), N being the serving node's applied index of the
+//     group read after T was picked. Invariant: every commit of the group
+//     at or below T that will ever apply is at or below N, or is refused
+//     by every replica (a proposal that ended unanswered keeps its group
+//     on the Raft path until a Raft Close at or above it applied here). A
+//     replica takes (T, N) only once it applied N under the message's
+//     epoch, never lowers its closed timestamp, and moves its clock past
+//     it; ClosedTimestamp (follower reads: cmd/pivotdb/follower.go,
+//     sql/follower.go) is the higher of the Raft and side-channel closed
+//     timestamps of each group. The side channel is used only with a
+//     closed target of at least twice --max-offset, and sent only under
+//     the serving node's read lease: a replica behind a takeover may
+//     still take the old node's entry, and the clocks then bound it below
+//     the next node's commits (closedts.go says why).
 //   - Clocks: the replicas' HLCs take every timestamp they apply
 //     unchecked (hlc.Config.MaxOffset 0: a replica must apply what its
 //     group committed), so a node that takes over serving commits above
@@ -315,22 +330,26 @@
 //     reads its own engine, so every node keeps a replica of every group
 //     until reads go to other nodes' replicas.
 //   - Each group costs every node a Raft group whether or not it is
-//     written: heartbeats every HeartbeatTicks (20 ms by default), the
-//     closer's Close proposal every 200 ms (closedts.go), the manager
-//     loop's membership read every 500 ms (groupplace.go). Quiesce is not
-//     used (the closer keeps every group busy, so dragonboat would never
-//     quiesce one): a three-node cluster splitting toward 200 groups on a
-//     loaded 2-core machine (load average about 35 from other work) timed
-//     out reads and proposals past about 145 groups, moved serving, and
-//     its nodes then failed to serve (Serve reads every group), so the
-//     reconciler stops at maxShardGroups (64) groups and leaves the
-//     remaining boundaries inside their groups.
-//     tests/cluster_idle_test.go measures an idle cluster's CPU with
-//     PIVOTDB_IDLE_GROUPS=N groups: three nodes idle at about 1.1 s of
-//     CPU per second in all with a 60-shard table (60 groups more), 0.41
-//     s with a one-shard table (two runs each, load average 4 to 10).
-//     Closing idle groups less often (a side channel, as CockroachDB's) and quiescing them is the next
-//     step, then a higher limit.
+//     written. Idle groups get no Raft proposal from the closer (the side
+//     channel above), the manager loop reads a child's membership only
+//     when FirstGroup's changed, when the child did not match it, or
+//     every 30 s (closedside.go's childInOrder; it read every child every
+//     500 ms, which kept them awake), and the split children quiesce
+//     (raft.HostConfig.Quiesce, QuiescesGroup): after 2 s without a
+//     proposal or read they stop heartbeating. What is left is
+//     dragonboat's per-replica tick every RTT (10 ms), quiet or not, and
+//     FirstGroup's and the metadata group's traffic. Figures
+//     (tests/cluster_idle_test.go, PIVOTDB_IDLE_GROUPS=N, three nodes'
+//     CPU per second idle in all, old and new binaries alternated, load
+//     average 13 to 20 from other work): see IDLEFIGURES below.
+//     maxShardGroups stays 64: a cluster toward 200 groups was not tried
+//     again (the limit was set for timeouts under load past about 145
+//     groups, which came from proposals and reads, now gone for idle
+//     groups, but Serve still reads every group and the per-tick cost
+//     grows with the count).
+//     Quiesce's cost: a quiet child whose leader died elects a new one
+//     only once something wakes it; the next serving node's Serve reads
+//     every group (ReadIndex wakes it) and then proposes to it.
 //   - Between a DDL statement (or a partition split) and the reconciler's
 //     next round (reconcileInterval, 200 ms, plus one Raft round per
 //     split and the child's election) the new shards live in the group
