@@ -145,21 +145,22 @@ func TestClusterQuietGroupsWake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE acct (id Int64, balance Int64, PRIMARY KEY (id)) WITH (UNIFORM_PARTITIONS = 4)`); err != nil {
+	if _, err := conn.Exec(ctx, `CREATE TABLE acct (id Int64, balance Int64, PRIMARY KEY (id)) WITH (UNIFORM_PARTITIONS = 16)`); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
-	for i := int64(0); i < 8; i++ {
-		ids = append(ids, (2*i-7)<<60) // two in each quarter of Int64
+	for i := int64(0); i < 16; i++ {
+		ids = append(ids, (2*i-15)<<59) // one in each sixteenth of Int64
 		if _, err := conn.Exec(ctx, "INSERT INTO acct VALUES ($1, 1000)", ids[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	conn.Close(ctx)
-	waitDistinctGroups(ctx, t, procs[1].url(), "acct", 4)
+	waitDistinctGroups(ctx, t, procs[1].url(), "acct", 16)
 	time.Sleep(6 * time.Second) // idle past the quiesce threshold
 	victim := servingProc(t, procs)
 	victim.kill(syscall.SIGKILL)
+	killed := time.Now()
 	next := servingProc(t, procs)
 	var other *clusterProc
 	for _, p := range procs {
@@ -193,6 +194,7 @@ func TestClusterQuietGroupsWake(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	t.Logf("every shard written %s after the kill", time.Since(killed).Round(time.Millisecond))
 	c, err := pgx.Connect(ctx, next.url())
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func TestClusterQuietGroupsWake(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT sum(balance)::Int64, count(*) FROM acct").Scan(&sum, &n); err != nil {
 		t.Fatal(err)
 	}
-	if sum != 8008 || n != 8 {
-		t.Fatalf("%d accounts holding %d, want 8 holding 8008", n, sum)
+	if sum != 16016 || n != 16 {
+		t.Fatalf("%d accounts holding %d, want 16 holding 16016", n, sum)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/cluster/shardsm"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -339,3 +340,31 @@ func (c *Cluster) noteChildOrder(g raft.GroupID, first, m raft.Membership, membe
 // (the serving lease's reads every renewLease keep it awake anyway, and
 // serving follows its leader) and the metadata group do not.
 func QuiescesGroup(g raft.GroupID) bool { return g > FirstGroup }
+
+// wakeChildren reads every child this node runs, in parallel (a ReadIndex
+// wakes a quiet replica, and its group elects a leader if its leader
+// died), and waits up to wakeTimeout: a node about to serve would
+// otherwise wake them one by one (ShardGroups, RecoverCommits), an
+// election timeout each when the old serving node, which led them all,
+// died. Errors are left to the reads that follow.
+func (c *Cluster) wakeChildren(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, wakeTimeout)
+	defer cancel()
+	sem := make(chan struct{}, wakeParallel)
+	var wg sync.WaitGroup
+	for _, g := range c.knownChildren() {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, _ = c.Node.Host().Read(ctx, g, shardsm.State{})
+		}()
+	}
+	wg.Wait()
+}
+
+const (
+	wakeTimeout  = 5 * time.Second
+	wakeParallel = 32
+)

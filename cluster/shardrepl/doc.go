@@ -339,17 +339,26 @@
 //     proposal or read they stop heartbeating. What is left is
 //     dragonboat's per-replica tick every RTT (10 ms), quiet or not, and
 //     FirstGroup's and the metadata group's traffic. Figures
-//     (tests/cluster_idle_test.go, PIVOTDB_IDLE_GROUPS=N, three nodes'
-//     CPU per second idle in all, old and new binaries alternated, load
-//     average 13 to 20 from other work): see IDLEFIGURES below.
-//     maxShardGroups stays 64: a cluster toward 200 groups was not tried
-//     again (the limit was set for timeouts under load past about 145
-//     groups, which came from proposals and reads, now gone for idle
-//     groups, but Serve still reads every group and the per-tick cost
-//     grows with the count).
-//     Quiesce's cost: a quiet child whose leader died elects a new one
-//     only once something wakes it; the next serving node's Serve reads
-//     every group (ReadIndex wakes it) and then proposes to it.
+//     (tests/cluster_idle_test.go, PIVOTDB_IDLE_GROUPS=N: three nodes'
+//     CPU per second idle in all, before (8c1f5e9) and after, runs
+//     alternated on a 2-core machine at load average 14 to 23 from other
+//     work, so noisy): 60 groups 570, 781, 996 ms before, 388, 500, 560,
+//     675 ms after; one group 381 before, 331 after; 120 groups (after,
+//     with the limit raised in a scratch build) 519 ms. In profiles the
+//     serving node's raft tick and heartbeat work fell by half and the
+//     followers' nearly to nothing, the Raft log's fsyncs by half or more;
+//     dragonboat's step engine, which visits every replica every tick,
+//     is most of what is left. A quiet child elects a new leader only
+//     once woken, so a node about to serve wakes every child at once
+//     (wakeChildren) before it reads them one by one: with 16 quiet
+//     groups, writes to all of them committed 1.8 and 2.4 s after the
+//     serving node's kill -9 (2.2 s before this change; 17.8 s without
+//     the wake; tests/TestClusterQuietGroupsWake). maxShardGroups stays
+//     64: a scratch build splitting toward 200 groups (load average 20)
+//     lost serving during the splits, and the next node's Serve timed
+//     out in a group (taking the serving epoch, reading it), as before.
+//     Serve's per-group work (ShardGroups, RecoverCommits) is the limit
+//     now, not the idle cost.
 //   - Between a DDL statement (or a partition split) and the reconciler's
 //     next round (reconcileInterval, 200 ms, plus one Raft round per
 //     split and the child's election) the new shards live in the group

@@ -243,6 +243,9 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	c.srv.mu.Lock()
 	c.srv.clockStop = nil
 	c.srv.mu.Unlock()
+	// Quiet children (closedside.go) elect a leader only once woken: all
+	// at once here, rather than one by one as ShardGroups reads them.
+	c.wakeChildren(ctx)
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
 	// Commits across groups it left staged are settled before the
