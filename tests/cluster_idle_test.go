@@ -131,7 +131,7 @@ func saveProfile(addr string, window time.Duration, file string) error {
 }
 
 // TestClusterQuietGroupsWake: shard groups left idle long enough to
-// quiesce (2 s without a proposal or read: cluster/raft's
+// quiesce (ten election timeouts, 5 s, without a proposal or read: cluster/raft's
 // HostConfig.Quiesce) still serve once the serving node, which led them
 // all, is killed (kill -9): the next serving node's reads and proposals
 // wake each group, which elects a leader, and a write to every shard
@@ -157,7 +157,7 @@ func TestClusterQuietGroupsWake(t *testing.T) {
 	}
 	conn.Close(ctx)
 	waitDistinctGroups(ctx, t, procs[1].url(), "acct", 16)
-	time.Sleep(6 * time.Second) // idle past the quiesce threshold
+	time.Sleep(8 * time.Second) // idle past the quiesce threshold
 	victim := servingProc(t, procs)
 	victim.kill(syscall.SIGKILL)
 	killed := time.Now()

@@ -57,7 +57,7 @@
 //     that). Reads retry freely.
 //   - HostConfig.Quiesce picks the groups that may quiesce (dragonboat's
 //     Config.Quiesce, "experimental" there): a replica that saw only
-//     heartbeats for ten election timeouts (2 s by default) stops
+//     heartbeats for ten election timeouts (5 s by default) stops
 //     heartbeating and leaves its election timer alone until a proposal, a
 //     read (ReadIndex) or a message other than a heartbeat wakes it; the
 //     leader tells the followers to quiesce with it. A quiet group does not

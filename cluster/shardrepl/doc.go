@@ -335,7 +335,7 @@
 //     when FirstGroup's changed, when the child did not match it, or
 //     every 30 s (closedside.go's childInOrder; it read every child every
 //     500 ms, which kept them awake), and the split children quiesce
-//     (raft.HostConfig.Quiesce, QuiescesGroup): after 2 s without a
+//     (raft.HostConfig.Quiesce, QuiescesGroup): after ten election timeouts (5 s) without a
 //     proposal or read they stop heartbeating. What is left is
 //     dragonboat's per-replica tick every RTT (10 ms), quiet or not, and
 //     FirstGroup's and the metadata group's traffic. Figures
