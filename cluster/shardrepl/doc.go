@@ -344,7 +344,10 @@
 //     alternated on a 2-core machine at load average 14 to 23 from other
 //     work, so noisy): 60 groups 570, 781, 996 ms before, 388, 500, 560,
 //     675 ms after; one group 381 before, 331 after; 120 groups (after,
-//     with the limit raised in a scratch build) 519 ms. In profiles the
+//     with the limit raised in a scratch build) 519 ms. Again after main's
+//     50-tick election timeout (main at e67f270 against this branch,
+//     alternated, load average 11 to 16): 60 groups 946 and 1192 ms
+//     before, 626 and 625 after; one group 393 before, 294 after. In profiles the
 //     serving node's raft tick and heartbeat work fell by half and the
 //     followers' nearly to nothing, the Raft log's fsyncs by half or more;
 //     dragonboat's step engine, which visits every replica every tick,
