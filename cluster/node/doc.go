@@ -8,7 +8,10 @@
 //	Start ── identity (identity.go) ── form or restart (node.go)
 //	  │
 //	  ├─ cluster RPC (rpc.go, server.go): gRPC with a JSON codec; Status
-//	  │  ("empty? which cluster?"), Join, Promote
+//	  │  ("empty? which cluster?"), Join, Promote, and ClosedTimestamps,
+//	  │  the serving node's closed-timestamp side channel, which the node
+//	  │  hands to cluster/shardrepl (SetClosedTimestampHandler; Peer.
+//	  │  SendClosedTimestamps sends one)
 //	  ├─ raft.Host with the metadata replica
 //	  └─ kvsm.Store holding the replicas' state
 //

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -86,6 +87,10 @@ type Node struct {
 	// clocks keeps the peers' clock offsets its pings measure
 	// (clockoffset.go).
 	clocks *ClockMonitor
+
+	// closedHandler takes the closed-timestamp side channel's messages
+	// (server.go's ClosedTimestamps; nil until set).
+	closedHandler atomic.Pointer[func(*ClosedTimestampsRequest)]
 
 	// bg runs background work (a restarted non-voter's promotion) until
 	// Close cancels it.

@@ -70,5 +70,12 @@ func (p *Peer) Ping(ctx context.Context, id uint64, timeout time.Duration) error
 	return nil
 }
 
+// SendClosedTimestamps sends req to the peer (the closed-timestamp side
+// channel, rpc.go) and waits up to timeout for it to be taken.
+func (p *Peer) SendClosedTimestamps(ctx context.Context, req *ClosedTimestampsRequest, timeout time.Duration) error {
+	_, err := call[ClosedTimestampsResponse](ctx, &peerClient{addr: p.addr, conn: p.conn}, "ClosedTimestamps", req, timeout)
+	return err
+}
+
 // Close closes the connection.
 func (p *Peer) Close() error { return p.conn.Close() }

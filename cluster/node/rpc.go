@@ -75,10 +75,38 @@ type PromoteResponse struct {
 	Voter bool `json:"voter"`
 }
 
+// ClosedTimestampsRequest is the closed-timestamp side channel
+// (cluster/shardrepl/closedts.go, CockroachDB's side transport): the
+// serving node tells a node, once per interval, the closed timestamps of
+// the shard groups it proposed nothing to, each valid once the replica
+// applied the group's log up to Index.
+type ClosedTimestampsRequest struct {
+	ClusterID string `json:"cluster_id"`
+	// From is the serving node, Epoch its serving epoch: a replica takes
+	// an entry only under that epoch.
+	From   uint64        `json:"from"`
+	Epoch  uint64        `json:"epoch"`
+	Groups []ClosedGroup `json:"groups"`
+}
+
+// ClosedGroup is one group's entry of a ClosedTimestampsRequest: every
+// commit of Group at or below Closed is at or below Index of its log.
+type ClosedGroup struct {
+	Group   uint64 `json:"g"`
+	Wall    int64  `json:"w"`
+	Logical int32  `json:"l,omitempty"`
+	Index   uint64 `json:"i"`
+}
+
+// ClosedTimestampsResponse is empty: the side channel is one-way, and a
+// lost message only delays follower reads.
+type ClosedTimestampsResponse struct{}
+
 type membershipService interface {
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	Join(context.Context, *JoinRequest) (*JoinResponse, error)
 	Promote(context.Context, *PromoteRequest) (*PromoteResponse, error)
+	ClosedTimestamps(context.Context, *ClosedTimestampsRequest) (*ClosedTimestampsResponse, error)
 }
 
 func unary[Req, Resp any](call func(membershipService, context.Context, *Req) (*Resp, error)) grpc.MethodHandler {
@@ -98,6 +126,7 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Status", Handler: unary(membershipService.Status)},
 		{MethodName: "Join", Handler: unary(membershipService.Join)},
 		{MethodName: "Promote", Handler: unary(membershipService.Promote)},
+		{MethodName: "ClosedTimestamps", Handler: unary(membershipService.ClosedTimestamps)},
 	},
 }
 

@@ -141,6 +141,28 @@ func (s *rpcServer) Promote(ctx context.Context, req *PromoteRequest) (*PromoteR
 	return &PromoteResponse{Voter: voter}, nil
 }
 
+// ClosedTimestamps hands the serving node's side-channel message to the
+// handler SetClosedTimestampHandler set (cluster/shardrepl); without one
+// the node cannot take it yet (Unavailable: the sender tries next
+// interval).
+func (s *rpcServer) ClosedTimestamps(ctx context.Context, req *ClosedTimestampsRequest) (*ClosedTimestampsResponse, error) {
+	if _, err := s.member(req.ClusterID); err != nil {
+		return nil, err
+	}
+	h := s.node().closedHandler.Load()
+	if h == nil {
+		return nil, status.Error(codes.Unavailable, "node: this node takes no closed timestamps yet")
+	}
+	(*h)(req)
+	return &ClosedTimestampsResponse{}, nil
+}
+
+// SetClosedTimestampHandler sets what takes the side channel's closed
+// timestamps (ClosedTimestampsRequest) sent to this node.
+func (n *Node) SetClosedTimestampHandler(f func(*ClosedTimestampsRequest)) {
+	n.closedHandler.Store(&f)
+}
+
 func toStatus(err error) error {
 	switch {
 	case errors.Is(err, raft.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

@@ -50,6 +50,14 @@ type HostConfig struct {
 	// it, and the log may forget entries and votes Raft relies on. For
 	// tests and benchmarks only (`pivotdb serve --unsafe-no-sync`).
 	NoSync bool
+	// Quiesce, when set, picks the groups whose replicas may quiesce
+	// (dragonboat's Config.Quiesce): a replica that saw nothing but
+	// heartbeats for ten election timeouts stops ticking and heartbeating
+	// until a proposal, read or message wakes it. Every replica of a group
+	// must decide alike (a replica that does not quiesce would campaign
+	// against a quiet leader), so it goes by group id. A quiet group
+	// notices a dead leader only once something wakes it. Nil: none.
+	Quiesce func(GroupID) bool
 	// TLS, when set, makes Raft traffic mutual TLS: hosts present CertFile
 	// and accept peers whose certificates CAFile signed. Nil: plain TCP.
 	TLS *TLSFiles

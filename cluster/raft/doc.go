@@ -55,6 +55,18 @@
 //     so callers give attempts short deadlines and repeat commands that are
 //     safe to repeat (the shard commands will need transaction ids for
 //     that). Reads retry freely.
+//   - HostConfig.Quiesce picks the groups that may quiesce (dragonboat's
+//     Config.Quiesce, "experimental" there): a replica that saw only
+//     heartbeats for ten election timeouts (5 s by default) stops
+//     heartbeating and leaves its election timer alone until a proposal, a
+//     read (ReadIndex) or a message other than a heartbeat wakes it; the
+//     leader tells the followers to quiesce with it. A quiet group does not
+//     notice that its leader died until something wakes it (the next
+//     serving node's reads and proposals do), so only groups whose
+//     leader's death something else detects may quiesce (cluster/shardrepl
+//     QuiescesGroup: the split children). The engine still ticks a quiet
+//     replica every RTT (QuiescedTick), which is most of what a quiet group
+//     costs.
 //   - A group starts at log index 0: dragonboat refuses anything else. A split
 //     child therefore starts as a new, empty group (design §12), its
 //     founding replicas seeded from their copy of the parent; CompactLog

@@ -85,6 +85,7 @@ func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachin
 		CompactionOverhead: h.cfg.CompactionOverhead,
 		MaxInMemLogSize:    h.cfg.MaxInMemLogBytes,
 		IsNonVoting:        spec.NonVoter,
+		Quiesce:            h.cfg.Quiesce != nil && h.cfg.Quiesce(spec.Group),
 		// Every membership change names the membership it was decided
 		// on (changeMembership), so two concurrent changes cannot both
 		// apply against the same state.

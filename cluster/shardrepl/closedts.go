@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
@@ -34,6 +35,47 @@ import (
 // entries a second), rather than a field of every Write: a Write's
 // encoding stays as it is, and a follower's staleness is bounded by the
 // target plus closeInterval either way.
+//
+// The side channel (closedside.go; CockroachDB's side transport). A group
+// that nothing was proposed to since the closer's previous round gets no
+// Close: once per round the serving node sends every node (itself
+// included) one message over the node RPC (cluster/node's
+// ClosedTimestamps) listing, for each such idle group, (group, T, N), N
+// being its own replica's applied index read after T was picked. An idle
+// group thus costs no Raft entry, and dragonboat may quiesce it. The
+// invariant, for every group g and side-channel entry (T, N) of epoch E:
+//
+//	every commit of g at or below T that will ever apply is at or below
+//	index N of g's log, or is refused by every replica (closedFence).
+//
+// Why it holds: ClosableTimestamp returns T only once every commit at or
+// below it has ended and makes every later commit take a timestamp above
+// it; a commit that succeeded applied on the serving node before its
+// Replicate returned, so at or below N. A proposal that ended without the
+// state machine's answer (proposalTracker: a timeout, a host closing) may
+// still reach the log later, past N: its group stays on the Raft path
+// until this replica applied a Raft Close at or above the clock reading
+// taken when it ended (Cluster.settled), so every replica refuses it
+// should it come. A replica takes (T, N) only once it applied index N
+// under epoch E (sideClosed.closed; entries of another epoch are dropped),
+// never lowers its closed timestamp, counts it only while it applied at
+// least N (a dropped and rejoined replica starts behind), and moves its
+// clock past it. ClosedTimestamp is then the higher of the Raft-applied
+// and the side-channel closed timestamp of each group.
+//
+// Takeover: a Raft Close orders itself before the next serving node's
+// commits in the log (which apply after its ServeAt, above the clock the
+// Close moved), but a side-channel entry does not, and a replica behind
+// the takeover may take the old node's entry. The old node sends only
+// while its read lease holds, checked after T was picked, and no other
+// node serves before that lease ends (serving.go), so T is at most the
+// old node's clock at that time minus the target, and the next node
+// commits later by its own clock. That is above T when the clocks are
+// within the target's half of each other: the side channel is used only
+// with a closed target of at least twice --max-offset (sideChannelOK; 3 s
+// against 500 ms by default), which the clock gate (clockgate.go)
+// enforces as it enforces the offset for every other purpose. With a
+// shorter target every group gets a Raft Close as before.
 
 // DefaultClosedTarget is how far the closed timestamp trails the serving
 // node's clock: CockroachDB's kv.closed_timestamp.target_duration.
@@ -55,17 +97,33 @@ func (c *Cluster) closedTarget() time.Duration {
 // when it serves: follower_read_timestamp() reads a margin further back.
 func (c *Cluster) ClosedTarget() time.Duration { return c.closedTarget() }
 
+// sideChannelOK reports whether the node may close idle groups over the
+// side channel: only when the closed target is at least twice the
+// cluster's clock-offset bound (see "takeover" above). Below it (or with
+// no bound, --max-offset negative) every group gets a Raft Close.
+func (c *Cluster) sideChannelOK() bool {
+	mo := c.Node.Clocks().MaxOffset()
+	return mo > 0 && c.closedTarget() >= 2*mo
+}
+
 // startCloser runs the closer under epoch until ctx ends (the serving
-// lease's context: StepDown and abandon cancel it).
-func (c *Cluster) startCloser(ctx context.Context, epoch uint64, rep *Replicator) {
+// lease's context: StepDown and abandon cancel it). tracker is the host
+// rep proposes through; leaseValid reports whether the serving node's
+// read lease holds now (serving.go).
+func (c *Cluster) startCloser(ctx context.Context, epoch uint64, rep *Replicator, tracker *proposalTracker, leaseValid func() bool) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.runCloser(ctx, epoch, rep)
+		c.runCloser(ctx, epoch, rep, tracker, leaseValid)
 	}()
 }
 
-func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator) {
+func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator, tracker *proposalTracker, leaseValid func() bool) {
+	useSide := c.sideChannelOK()
+	sender := &sideSender{c: c}
+	defer sender.close()
+	// started: each group's proposal count as the previous round saw it.
+	started := map[raft.GroupID]uint64{}
 	var last hlc.Timestamp
 	var failingSince time.Time
 	for ctx.Err() == nil {
@@ -81,7 +139,38 @@ func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator) 
 		if !last.Less(ts) {
 			continue // a commit in flight holds it back
 		}
-		fenced, err := closeGroups(ctx, c.Node.Host(), rep, shardsm.Close{Epoch: epoch, Timestamp: ts})
+		// Every commit at or below ts has ended (ClosableTimestamp): the
+		// ones that succeeded applied here, so the indexes read from now
+		// on cover them.
+		var written []raft.GroupID
+		var idle []node.ClosedGroup
+		for g := range rep.Groups() {
+			st := tracker.state(g)
+			prev, seen := started[g]
+			started[g] = st.started
+			if !useSide || !seen || st.started != prev || st.inFlight > 0 || !c.settled(g, st.unsettled) {
+				written = append(written, g)
+				continue
+			}
+			applied, err := c.Store.AppliedIndex(g)
+			if err != nil {
+				written = append(written, g)
+				continue
+			}
+			idle = append(idle, node.ClosedGroup{Group: uint64(g), Wall: ts.WallTime, Logical: ts.Logical, Index: applied})
+		}
+		if len(idle) > 0 {
+			if leaseValid() {
+				sender.send(ctx, &node.ClosedTimestampsRequest{ClusterID: c.Node.Identity().ClusterID, From: c.id, Epoch: epoch, Groups: idle})
+			} else {
+				// No other node serves before the lease ends, which
+				// bounds ts by the clocks; without it, the log.
+				for _, e := range idle {
+					written = append(written, raft.GroupID(e.Group))
+				}
+			}
+		}
+		fenced, err := closeGroups(ctx, c.Node.Host(), written, shardsm.Close{Epoch: epoch, Timestamp: ts})
 		if fenced {
 			return // another node serves: its closer publishes
 		}
@@ -102,14 +191,29 @@ func (c *Cluster) runCloser(ctx context.Context, epoch uint64, rep *Replicator) 
 	}
 }
 
-// closeGroups proposes cl to every group of rep's map; fenced reports a
+// settled reports whether no proposal of g that ended without an answer
+// (unsettled: its commit timestamp at or below it) can still apply in a
+// way a side-channel close would miss: this replica applied a Raft Close
+// at or above it, so every replica refuses it if it comes (closedFence).
+func (c *Cluster) settled(g raft.GroupID, unsettled hlc.Timestamp) bool {
+	if unsettled.IsEmpty() {
+		return true
+	}
+	closed, err := c.Store.ClosedTimestamp(g)
+	return err == nil && unsettled.LessEq(closed)
+}
+
+// closeGroups proposes cl to every group of groups; fenced reports a
 // group that another serving epoch owns.
-func closeGroups(ctx context.Context, h raft.Host, rep *Replicator, cl shardsm.Close) (fenced bool, err error) {
+func closeGroups(ctx context.Context, h raft.Host, groups []raft.GroupID, cl shardsm.Close) (fenced bool, err error) {
+	if len(groups) == 0 {
+		return false, nil
+	}
 	cmd, err := shardsm.EncodeClose(cl)
 	if err != nil {
 		return false, err
 	}
-	for g := range rep.Groups() {
+	for _, g := range groups {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		res, perr := h.Propose(pctx, g, cmd)
 		cancel()
@@ -156,7 +260,8 @@ func (c *Cluster) ClosedTimestamp() (hlc.Timestamp, bool) {
 		if err != nil {
 			return hlc.Timestamp{}, false
 		}
-		ts := v.(shardsm.StateResult).Closed
+		st := v.(shardsm.StateResult)
+		ts := st.Closed.Forward(c.side.closed(g, st.Applied, st.Serving.Epoch))
 		if ts.IsEmpty() {
 			return hlc.Timestamp{}, false
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/cluster/shardsm"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // A node's part in a cluster serving SQL through the first shard group
@@ -102,6 +103,13 @@ type Cluster struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	srv    servingState // serving.go
+	// side holds the closed timestamps the serving node's side channel
+	// brought (closedside.go).
+	side *sideClosed
+	// inOrder: the split children whose membership matched FirstGroup's
+	// when the manager loop last read it (closedside.go); under orderMu.
+	orderMu sync.Mutex
+	inOrder map[raft.GroupID]childOrder
 	// nonVoter: the replica joined the group as a non-voter.
 	nonVoter bool
 	// replica is this node's replica id in FirstGroup (generation.go);
@@ -168,6 +176,8 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID,
 		children: map[raft.GroupID]raft.ReplicaID{}, joined: map[raft.GroupID]raft.ReplicaID{}}
 	c.initServing()
+	c.side = newSideClosed(func(ts hlc.Timestamp) error { return c.Engine.Clock().Update(ts) })
+	n.SetClosedTimestampHandler(c.side.take) // closedside.go
 	bg, cancel := context.WithCancel(context.Background())
 	c.bg, c.cancel = bg, cancel
 	c.Placement = c.newPlacement()

@@ -247,15 +247,30 @@
 //     snapshot (shardsm.Store.SetClock), and AddGroup moves it past the
 //     group's newest one again. A node that takes over serving therefore
 //     commits above every version it holds.
-//   - Closed timestamps (closedts.go): while it serves, the node proposes
-//     shardsm.Close every 200 ms to each group of its map, at
-//     storage.Engine.ClosableTimestamp(target): below every commit in
-//     flight, so every commit at or below it is in the log before it. A
-//     replica that applied it holds every commit at or below it (follower
-//     reads: cmd/pivotdb/follower.go, sql/follower.go; ClosedTimestamp
-//     reads this node's). Replicas refuse Writes at or below it and move
-//     their clock past it, so the next serving node commits above it; a
-//     Close of an old epoch is refused and stops that node's closer.
+//   - Closed timestamps (closedts.go): while it serves, the node picks,
+//     every 200 ms, T = storage.Engine.ClosableTimestamp(target): below
+//     every commit in flight, and no later commit takes one at or below
+//     it. To each group of its map it proposed something to since the
+//     previous round it proposes shardsm.Close(T): every commit at or
+//     below T is in the log before it, replicas refuse Writes at or below
+//     it and move their clock past it, so the next serving node commits
+//     above it; a Close of an old epoch is refused and stops that node's
+//     closer. Every other (idle) group gets no Raft entry: one message
+//     per node and round (closedside.go, over cluster/node's RPC) lists
+//     (group, T, N), N being the serving node's applied index of the
+//     group read after T was picked. Invariant: every commit of the group
+//     at or below T that will ever apply is at or below N, or is refused
+//     by every replica (a proposal that ended unanswered keeps its group
+//     on the Raft path until a Raft Close at or above it applied here). A
+//     replica takes (T, N) only once it applied N under the message's
+//     epoch, never lowers its closed timestamp, and moves its clock past
+//     it; ClosedTimestamp (follower reads: cmd/pivotdb/follower.go,
+//     sql/follower.go) is the higher of the Raft and side-channel closed
+//     timestamps of each group. The side channel is used only with a
+//     closed target of at least twice --max-offset, and sent only under
+//     the serving node's read lease: a replica behind a takeover may
+//     still take the old node's entry, and the clocks then bound it below
+//     the next node's commits (closedts.go says why).
 //   - Clocks: the replicas' HLCs take every timestamp they apply
 //     unchecked (hlc.Config.MaxOffset 0: a replica must apply what its
 //     group committed), so a node that takes over serving commits above
@@ -321,22 +336,38 @@
 //     StaleReadTargets (local reads only) tells cmd/pivotdb where a
 //     stale read-only connection goes.
 //   - Each group costs every node a Raft group whether or not it is
-//     written: heartbeats every HeartbeatTicks (20 ms by default), the
-//     closer's Close proposal every 200 ms (closedts.go), the manager
-//     loop's membership read every 500 ms (groupplace.go). Quiesce is not
-//     used (the closer keeps every group busy, so dragonboat would never
-//     quiesce one): a three-node cluster splitting toward 200 groups on a
-//     loaded 2-core machine (load average about 35 from other work) timed
-//     out reads and proposals past about 145 groups, moved serving, and
-//     its nodes then failed to serve (Serve reads every group), so the
-//     reconciler stops at maxShardGroups (64) groups and leaves the
-//     remaining boundaries inside their groups.
-//     tests/cluster_idle_test.go measures an idle cluster's CPU with
-//     PIVOTDB_IDLE_GROUPS=N groups: three nodes idle at about 1.1 s of
-//     CPU per second in all with a 60-shard table (60 groups more), 0.41
-//     s with a one-shard table (two runs each, load average 4 to 10).
-//     Closing idle groups less often (a side channel, as CockroachDB's) and quiescing them is the next
-//     step, then a higher limit.
+//     written. Idle groups get no Raft proposal from the closer (the side
+//     channel above), the manager loop reads a child's membership only
+//     when FirstGroup's changed, when the child did not match it, or
+//     every 30 s (closedside.go's childInOrder; it read every child every
+//     500 ms, which kept them awake), and the split children quiesce
+//     (raft.HostConfig.Quiesce, QuiescesGroup): after ten election timeouts (5 s) without a
+//     proposal or read they stop heartbeating. What is left is
+//     dragonboat's per-replica tick every RTT (10 ms), quiet or not, and
+//     FirstGroup's and the metadata group's traffic. Figures
+//     (tests/cluster_idle_test.go, PIVOTDB_IDLE_GROUPS=N: three nodes'
+//     CPU per second idle in all, before (8c1f5e9) and after, runs
+//     alternated on a 2-core machine at load average 14 to 23 from other
+//     work, so noisy): 60 groups 570, 781, 996 ms before, 388, 500, 560,
+//     675 ms after; one group 381 before, 331 after; 120 groups (after,
+//     with the limit raised in a scratch build) 519 ms. Again after main's
+//     50-tick election timeout (main at e67f270 against this branch,
+//     alternated, load average 11 to 16): 60 groups 946 and 1192 ms
+//     before, 626 and 625 after; one group 393 before, 294 after. In profiles the
+//     serving node's raft tick and heartbeat work fell by half and the
+//     followers' nearly to nothing, the Raft log's fsyncs by half or more;
+//     dragonboat's step engine, which visits every replica every tick,
+//     is most of what is left. A quiet child elects a new leader only
+//     once woken, so a node about to serve wakes every child at once
+//     (wakeChildren) before it reads them one by one: with 16 quiet
+//     groups, writes to all of them committed 1.8 and 2.4 s after the
+//     serving node's kill -9 (2.2 s before this change; 17.8 s without
+//     the wake; tests/TestClusterQuietGroupsWake). maxShardGroups stays
+//     64: a scratch build splitting toward 200 groups (load average 20)
+//     lost serving during the splits, and the next node's Serve timed
+//     out in a group (taking the serving epoch, reading it), as before.
+//     Serve's per-group work (ShardGroups, RecoverCommits) is the limit
+//     now, not the idle cost.
 //   - Between a DDL statement (or a partition split) and the reconciler's
 //     next round (reconcileInterval, 200 ms, plus one Raft round per
 //     split and the child's election) the new shards live in the group

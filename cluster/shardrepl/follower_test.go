@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +56,7 @@ func TestFollowerReadsMatchTheServingNode(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if _, err := closeGroups(ctx, nodes[0].host, rep, shardsm.Close{Timestamp: ts}); err != nil {
+			if _, err := closeGroups(ctx, nodes[0].host, slices.Collect(maps.Keys(rep.Groups())), shardsm.Close{Timestamp: ts}); err != nil {
 				t.Error(err)
 				return
 			}

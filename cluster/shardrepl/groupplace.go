@@ -63,10 +63,14 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 		members[r] = a
 	}
 	for _, g := range c.knownChildren() {
+		if c.childInOrder(g, first) {
+			continue // closedts.go's quiesce note: no read wakes it
+		}
 		m, err := h.Membership(ctx, g)
 		if err != nil {
 			return fmt.Errorf("group %d: %w", g, err)
 		}
+		c.noteChildOrder(g, first, m, members)
 		for r1, addr := range members {
 			id := placement.NodeOf(r1)
 			_, votesFirst := first.Voters[r1]

@@ -57,7 +57,7 @@ func clusterConfigs(t *testing.T, count int) []ClusterConfig {
 		cfgs[i] = ClusterConfig{
 			Node: node.Config{DataDir: filepath.Join(d, "cluster"), Addr: clustertest.FreeAddr(t), RaftAddr: clustertest.FreeAddr(t),
 				PollInterval: 50 * time.Millisecond, Store: &pebble.Options{Logger: storagetest.QuietLogger{}},
-				Raft: raft.HostConfig{RTT: 10 * time.Millisecond, SnapshotEntries: 50, CompactionOverhead: 10, NoSync: true}},
+				Raft: raft.HostConfig{RTT: 10 * time.Millisecond, SnapshotEntries: 50, CompactionOverhead: 10, NoSync: true, Quiesce: QuiescesGroup}},
 			EngineDir: filepath.Join(d, "engine"),
 			Storage:   storage.Options{NoSync: true, Logger: storagetest.QuietLogger{}, DiskBallastBytes: 1 << 20},
 			SQLAddr:   clustertest.FreeAddr(t),

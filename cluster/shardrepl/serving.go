@@ -243,6 +243,9 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	c.srv.mu.Lock()
 	c.srv.clockStop = nil
 	c.srv.mu.Unlock()
+	// Quiet children (closedside.go) elect a leader only once woken: all
+	// at once here, rather than one by one as ShardGroups reads them.
+	c.wakeChildren(ctx)
 	// Whoever served before may read until its lease ends.
 	sleep(ctx, readLease)
 	// Commits across groups it left staged are settled before the
@@ -290,7 +293,10 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 			time.Sleep(2 * time.Millisecond)
 		}
 	})
-	rep := New(c.Node.Host(), c.Engine)
+	// The closer tells idle groups from written ones by what rep
+	// proposes (closedside.go).
+	tracker := newProposalTracker(c.Node.Host(), c.Engine.Clock())
+	rep := New(tracker, c.Engine)
 	rep.SetEpoch(epoch)
 	rep.onAbandon = func(reason error) { c.abandon(epoch, reason) }
 	for _, g := range groups {
@@ -313,7 +319,7 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 	if n > 0 {
 		c.cfg.Logf("node %d: rolled back %d unfinished bulk load(s) of the node that served before", c.id, n)
 	}
-	c.startCloser(lctx, epoch, rep) // closedts.go
+	c.startCloser(lctx, epoch, rep, tracker, func() bool { return time.Since(base) < time.Duration(until.Load()) }) // closedts.go
 	c.wg.Add(1)
 	go c.reconcileSplits(lctx, rep) // splitqueue.go
 	return rep, nil

@@ -139,7 +139,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 	}
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
 		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join,
-			Raft: raft.HostConfig{NoSync: st.NoSync}, MaxOffset: *c.maxOffset, Physical: physical},
+			Raft: raft.HostConfig{NoSync: st.NoSync, Quiesce: shardrepl.QuiescesGroup}, MaxOffset: *c.maxOffset, Physical: physical},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:             func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		Alarmf:           func(format string, args ...any) { log.Error(fmt.Sprintf(format, args...)) },
