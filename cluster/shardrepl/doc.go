@@ -137,6 +137,22 @@
 // FirstGroup id rejoins the child under it (placement.Rejoin)
 // (TestClusterChildFollowsFirstGroup).
 //
+// A founder can miss its child's split: its node was down or stepping
+// down while the parent split, and its replica of the parent then caught
+// up by a snapshot taken after the split, so its store never saw the
+// child, while the child's membership names it (the manager loop adds
+// only nodes the membership lacks). Every node therefore records
+// "group-caught-up/" for every child replica it runs, founders included
+// (recordRunningChildren); the serving node's manager loop asks a live
+// node whose founding voter has no such record 5 s after it first looked
+// (reseedFounders) to start it: it compacts the child's log on its own
+// replica, the leader, then records "group-replica/" with a founder flag,
+// and the node's watcher starts the replica as a joining voter (what of
+// the group its store held dropped), which the leader sends a snapshot
+// (TestClusterFounderThatMissedSplitGetsChild). This was the group
+// TestClusterGroupsFollowShards found missing after a takeover: the old
+// serving node steps down (its replicas stop) while the new one splits.
+//
 // # Commits across groups (crossgroup.go)
 //
 // Only the serving node commits, so a commit across groups needs no locks
