@@ -109,7 +109,12 @@
 // for the map to change, up to the proposal timeout. Start and StepDown start every
 // group the store holds (shardsm.Store.Groups): a restart when the log
 // store has the replica, else with the founding members the split
-// recorded; StepDown stops them all before the engine closes and starts
+// recorded; StepDown stops them all, waits until dragonboat has closed their state
+// machines (shardsm.Store.WaitReplicasClosed: an Apply or a snapshot
+// stream may outlive StopReplica and hold an iterator of the engine it
+// closes: the likely cause of a TestClusterGroupsFollowShards run's
+// "leaked iterators" at StepDown, then a panic), closes the engine and
+// starts
 // them again from what it knows (no metadata read: a node that steps
 // down may be cut off).
 // Cluster.ShardGroups lists every group by reading each one it holds
