@@ -94,7 +94,9 @@
 // ends itself on its way back to idle (becomeIdle checks the draining flag
 // under the same lock that endIfIdle takes, so no connection slips between
 // the two). When Shutdown's context ends first, every connection's context
-// is cancelled with errShutdown and its socket closed. Cancelling Serve's
+// is cancelled with errShutdown: a running statement fails and its
+// connection ends with FATAL 57P01; the sockets of connections still
+// running after forceCloseGrace are closed. Cancelling Serve's
 // context is that hard stop directly.
 //
 // # Errors

@@ -157,6 +157,11 @@ func TestShutdownDeadline(t *testing.T) {
 	if slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "DataRow") }) {
 		t.Fatalf("statement finished: %q", got)
 	}
+	// The cancelled statement ends its connection with a reason, not a
+	// bare close.
+	if fatal := "ErrorResponse FATAL 57P01 terminating connection due to administrator command"; !slices.Contains(got, fatal) {
+		t.Fatalf("busy connection got %q, want %q", got, fatal)
+	}
 }
 
 func TestServeContextIsHardStop(t *testing.T) {

@@ -425,9 +425,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
+	// Past the deadline: cancel what still runs, so that each statement
+	// fails and its connection ends itself with FATAL 57P01 (a client
+	// told why, not a bare EOF: a cluster node that stops serving in the
+	// middle of a COPY), and close the sockets of those that did not end
+	// within forceCloseGrace.
+	s.cancelAll()
+	select {
+	case <-done:
+		return ctx.Err()
+	case <-time.After(forceCloseGrace):
+	}
 	s.forceCloseAll()
 	<-done
 	return ctx.Err()
+}
+
+// forceCloseGrace is how long Shutdown, past its deadline, lets cancelled
+// statements end their connections themselves before it closes the
+// sockets.
+const forceCloseGrace = time.Second
+
+// cancelAll cancels every connection's context (errShutdown): a running
+// statement fails, and its connection reports FATAL 57P01 and ends.
+func (s *Server) cancelAll() {
+	for _, c := range s.snapshot() {
+		c.cancel(errShutdown)
+	}
 }
 
 // forceCloseAll cancels every running statement and closes every socket.

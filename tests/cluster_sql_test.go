@@ -110,6 +110,25 @@ func startSQLCluster(t *testing.T) []*clusterProc {
 	return procs
 }
 
+// dumpNode, for debugging a failed cluster test: it makes p's process
+// print its goroutines into its log (SIGQUIT, which also ends it) and
+// writes the whole log to dir/<node dir name>.log. Set
+// PIVOTDB_TEST_NODE_DUMPS=DIR to get them; a failed test otherwise prints
+// only the end of each log.
+func dumpNode(t testing.TB, p *clusterProc, dir string) {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	time.Sleep(2 * time.Second) // the runtime writes the dump, then exits
+	name := filepath.Join(dir, filepath.Base(p.dir)+".log")
+	if err := os.WriteFile(name, []byte(p.log.String()), 0o644); err != nil {
+		t.Logf("PIVOTDB_TEST_NODE_DUMPS: %v", err)
+		return
+	}
+	t.Logf("node %s: goroutines and whole log in %s", p.sql, name)
+}
+
 // newClusterProcs makes n cluster processes, not started yet, with free
 // loopback ports and one join list; the test's cleanup continues and
 // stops them (printing the end of each log when the test failed).
@@ -130,6 +149,9 @@ func newClusterProcs(t testing.TB, n int) []*clusterProc {
 		for _, p := range procs {
 			if p.cmd != nil {
 				_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			}
+			if dir := os.Getenv("PIVOTDB_TEST_NODE_DUMPS"); t.Failed() && p.log != nil && dir != "" {
+				dumpNode(t, p, dir)
 			}
 			if t.Failed() && p.log != nil {
 				t.Logf("node %s, the end of its log:\n%s", p.sql, lastLines(p.log.String(), 60))

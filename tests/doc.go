@@ -33,7 +33,9 @@
 // a failed one prints the end of each node's log. For a failure seen once,
 // run it with PIVOTDB_TEST_LOGDIR=DIR (every node's whole log, restarts
 // appended, kept as DIR/<test>-n<i>.log) and PIVOTDB_TEST_NODE_FLAGS="--log-level
-// debug" (dragonboat's elections and terms too). Which node serves SQL the
+// debug" (dragonboat's elections and terms too). For a stall,
+// PIVOTDB_TEST_NODE_DUMPS=DIR makes each node of a failed test print its
+// goroutines (SIGQUIT) and keeps its whole log as DIR/n<i>.log. Which node serves SQL the
 // tests read from the nodes' logs (servingState, servingProc: the claim of
 // the newest serving epoch, then "serving SQL" under it).
 package tests

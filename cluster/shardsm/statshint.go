@@ -81,6 +81,9 @@ func AddStatsHint(db *pebble.DB, g raft.GroupID, w *Write) (err error) {
 	if base == 0 {
 		return nil
 	}
+	if len(w.Mutations) > maxHintedKeys {
+		return nil // see maxHintedKeys
+	}
 	delta, ok, err := deltas.Delta(countedSpans(spans), w.Mutations)
 	if err != nil || !ok {
 		return err
@@ -108,6 +111,21 @@ type recentWrite struct {
 // Writes, far more than the entries a proposal waits behind.
 const recentWritesKept = 256
 
+// maxHintedKeys bounds the mutations of a Write that carries a stats
+// change, and the row keys a replica remembers of one Write: a bulk
+// load's Writes (thousands of keys each, storage/replbulk.go) are
+// counted by every replica itself, and a replica that applies one
+// forgets the Writes before it. Without the bound the record held
+// megabytes per group, and checking a bulk Write's keys against those of
+// the Writes in flight before it took seconds per entry on every replica
+// (a 1M-row COPY on three nodes stalled its group until the serving node
+// gave up: TestClusterCopy with PIVOTDB_CLUSTER_COPY_ROWS=1000000).
+const maxHintedKeys = 256
+
+// nestedCheckMax is the most key pairs untouched compares one by one;
+// above it, it looks the recent keys up in a set of the Write's keys.
+const nestedCheckMax = 64
+
 var rowKeySeed = maphash.MakeSeed()
 
 // reset forgets everything: the replica's state came from elsewhere.
@@ -126,7 +144,7 @@ func (r *recentWrites) note(index uint64, cmd any) {
 		// Touches no versions.
 	case *Write:
 		keys, point := c.rowKeyHashes()
-		if !point {
+		if !point || len(keys) > maxHintedKeys {
 			r.forgetThrough(index)
 			return
 		}
@@ -153,16 +171,31 @@ func (r *recentWrites) untouched(base, index uint64, keys []uint64) bool {
 	if r.floor == 0 || base+1 < r.floor || base >= index {
 		return false
 	}
+	var set map[uint64]struct{} // keys, once a pair check would be long
 	for i := len(r.writes) - 1; i >= 0 && r.writes[i].index > base; i-- {
 		w := &r.writes[i]
 		if w.index >= index {
 			continue
 		}
-		for _, a := range w.keys {
-			for _, b := range keys {
-				if a == b {
-					return false
+		if len(w.keys)*len(keys) <= nestedCheckMax {
+			for _, a := range w.keys {
+				for _, b := range keys {
+					if a == b {
+						return false
+					}
 				}
+			}
+			continue
+		}
+		if set == nil {
+			set = make(map[uint64]struct{}, len(keys))
+			for _, b := range keys {
+				set[b] = struct{}{}
+			}
+		}
+		for _, a := range w.keys {
+			if _, ok := set[a]; ok {
+				return false
 			}
 		}
 	}
@@ -176,7 +209,7 @@ func (m *stateMachine) hintHolds(c *Write, index uint64) bool {
 		return false
 	}
 	keys, point := c.rowKeyHashes()
-	return point && m.recent.untouched(c.Stats.Base, index, keys)
+	return point && len(keys) <= maxHintedKeys && m.recent.untouched(c.Stats.Base, index, keys)
 }
 
 // rowKeyHashes returns the hashes of the row keys c's mutations route to;

@@ -1,6 +1,7 @@
 package shardsm
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
@@ -110,5 +111,58 @@ func TestStatsHint(t *testing.T) {
 		if err := a.apply(bad); err == nil {
 			t.Fatal("a write with a bad trailer applied")
 		}
+	}
+}
+
+// TestRecentWritesLargeWrites: the record finds a shared key whichever
+// way untouched compares (pairs one by one, or through a set once the
+// Writes are large), forgets everything at a Write of more than
+// maxHintedKeys keys instead of holding its keys, and such a Write
+// carries no change. Before the bound, a bulk load's Writes (thousands of
+// keys) were compared pair by pair against each other on every replica.
+func TestRecentWritesLargeWrites(t *testing.T) {
+	keys := func(from, n int) []uint64 {
+		ks := make([]uint64, n)
+		for i := range ks {
+			ks[i] = uint64(from + i)
+		}
+		return ks
+	}
+	for _, n := range []int{1, 4, 100, maxHintedKeys} {
+		var r recentWrites
+		r.floor = 10
+		r.writes = []recentWrite{{index: 11, keys: keys(0, n)}, {index: 12, keys: keys(1000, n)}}
+		if r.untouched(10, 13, keys(5000, n)) != true {
+			t.Errorf("n=%d: disjoint keys reported touched", n)
+		}
+		if r.untouched(10, 13, append(keys(5000, n), uint64(n-1))) {
+			t.Errorf("n=%d: a key of the Write at 11 not found", n)
+		}
+		if r.untouched(10, 13, append(keys(5000, n), 1000)) {
+			t.Errorf("n=%d: a key of the Write at 12 not found", n)
+		}
+		if !r.untouched(11, 13, append(keys(5000, n), uint64(n-1))) {
+			t.Errorf("n=%d: a key of the Write at base 11 itself counted", n)
+		}
+	}
+
+	var r recentWrites
+	r.note(20, &Write{Mutations: []storage.Mutation{version("a", 1, "a1")}})
+	big := &Write{}
+	for i := range maxHintedKeys + 1 {
+		big.Mutations = append(big.Mutations, version(fmt.Sprintf("k%04d", i), 1, "v"))
+	}
+	r.note(21, big)
+	if len(r.writes) != 0 || r.floor != 22 {
+		t.Fatalf("after a Write of %d keys the record holds %d Writes from %d; want none, from 22", len(big.Mutations), len(r.writes), r.floor)
+	}
+	s := openTestStore(t)
+	s.SetLocalLocks()
+	m := s.NewStateMachine(1, 1)
+	if _, err := m.Open(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddStatsHint(s.DB(), 1, big); err != nil || big.Stats != nil {
+		t.Fatalf("a Write of %d keys got the change %+v, %v; want none", len(big.Mutations), big.Stats, err)
 	}
 }
