@@ -115,11 +115,13 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 	for r, a := range first.Voters {
 		members[r] = a
 	}
+	memberships := map[raft.GroupID]raft.Membership{}
 	for _, g := range c.knownChildren() {
 		m, err := h.Membership(ctx, g)
 		if err != nil {
 			return fmt.Errorf("group %d: %w", g, err)
 		}
+		memberships[g] = m
 		for r1, addr := range members {
 			id := placement.NodeOf(r1)
 			_, votesFirst := first.Voters[r1]
@@ -167,22 +169,19 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 			return err
 		}
 	}
-	return c.reseedFounders(ctx)
+	return c.reseedFounders(ctx, memberships)
 }
 
 // reseedFounders asks every live node whose founding replica of a child
 // has not recorded that it runs, reseedAfter after the serving node first
 // saw it missing, to start it from a snapshot (see the top of the file).
-// The records are read only while some founder is unaccounted for.
-func (c *Cluster) reseedFounders(ctx context.Context) error {
+// memberships are the children's, as manageChildren just read them. The
+// records are read only while some founder is unaccounted for.
+func (c *Cluster) reseedFounders(ctx context.Context, memberships map[raft.GroupID]raft.Membership) error {
 	h := c.Node.Host()
 	w := &c.founders
 	var unknown []groupReplica
-	for _, g := range c.knownChildren() {
-		m, err := h.Membership(ctx, g)
-		if err != nil {
-			return fmt.Errorf("group %d: %w", g, err)
-		}
+	for g, m := range memberships {
 		for r := range m.Voters {
 			gr := groupReplica{g, r}
 			w.mu.Lock()

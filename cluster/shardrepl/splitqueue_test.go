@@ -237,7 +237,11 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 		// found. make test-cluster runs it.
 		t.Skip("set PIVOTDB_SHARD_GROUP_TESTS=1 (make test-cluster) to run it")
 	}
-	ctx := testCtx(t)
+	// Longer than testCtx's: with -race at a load average of about 20 its
+	// steps (three nodes forming, 15 bulk UPSERTs, a restart, a takeover)
+	// took 86-125 s in all.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
 	cfgs := clusterConfigs(t, 3)
 	sqlOpts := &sql.Options{Balancer: partition.BalancerOptions{Interval: 200 * time.Millisecond, EstimateAbove: -1}}
 	nodes := startClusterNodesWith(ctx, t, cfgs, sqlOpts)
@@ -303,21 +307,32 @@ func TestClusterGroupsFollowShards(t *testing.T) {
 	if err := s.host().TransferLeadership(ctx, FirstGroup, restarted.c.replicaID()); err != nil {
 		t.Fatal(err)
 	}
-	next, after := sqlServing(ctx, t, []*clusterNode{restarted}, len(grown), false)
+	// Under load (-race on a busy machine) an election may move serving
+	// again at any time: from here on, whichever node serves counts.
+	next, after := sqlServing(ctx, t, nodes, len(grown), false)
 	if !slices.Equal(after, grown) {
 		t.Fatalf("groups after the takeover %v, want %v", after, grown)
 	}
+	if next != restarted {
+		t.Logf("node %d serves after the takeover (an election moved it on)", next.c.id)
+	}
+	next.mu.Lock()
+	url := next.url
+	next.mu.Unlock()
 	stop = make(chan struct{})
-	wait = b.transfers(ctx, t, next.url, 4, stop)
+	wait = b.transfers(ctx, t, url, 4, stop)
 	// The new serving node splits too: a new table.
-	execServing(ctx, t, []*clusterNode{next}, `CREATE TABLE IF NOT EXISTS other (k Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = (10, 20))`)
-	_, final := sqlServing(ctx, t, []*clusterNode{next}, len(grown)+3, false)
+	execServing(ctx, t, nodes, `CREATE TABLE IF NOT EXISTS other (k Int64, PRIMARY KEY (k)) WITH (PARTITION_AT_KEYS = (10, 20))`)
+	_, final := sqlServing(ctx, t, nodes, len(grown)+3, false)
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	if n := wait(); n == 0 {
-		t.Fatal("no transfer committed after the takeover")
+		if next.serving() != nil {
+			t.Fatal("no transfer committed after the takeover")
+		}
+		t.Logf("no transfer committed after the takeover: serving moved on under them")
 	}
-	b.check(ctx, t, []*clusterNode{next})
+	b.check(ctx, t, nodes)
 	// The old groups stay; the new ones have new ids.
 	for _, g := range grown {
 		if !slices.Contains(final, g) {
