@@ -148,6 +148,9 @@ func (n *clusterNode) roles(ctx context.Context) {
 				var rep *Replicator
 				rep, err = n.c.Serve(sctx, r.Epoch)
 				cancel()
+				if errors.Is(err, ErrSuperseded) {
+					continue // as cmd/pivotdb: the next role steps down
+				}
 				if err == nil && n.withSQL != nil {
 					err = n.openSQL()
 				}

@@ -391,6 +391,11 @@ loop:
 			switch {
 			case r.Serve && eng == nil:
 				err = startServing(r.Epoch)
+				if errors.Is(err, shardrepl.ErrSuperseded) {
+					// Nothing served: the next role is to step down.
+					log.Info("another node took over serving SQL before this node served", "epoch", r.Epoch, "err", err)
+					err = nil
+				}
 			case !r.Serve:
 				err = stopServing()
 				log.Info("stopped serving SQL; forwarding SQL connections to the serving node")
