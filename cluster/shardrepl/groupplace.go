@@ -115,6 +115,10 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 	for r, a := range first.Voters {
 		members[r] = a
 	}
+	firstNodes := map[uint64]bool{}
+	for r := range members {
+		firstNodes[placement.NodeOf(r)] = true
+	}
 	memberships := map[raft.GroupID]raft.Membership{}
 	for _, g := range c.knownChildren() {
 		m, err := h.Membership(ctx, g)
@@ -130,6 +134,12 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 			case !ok:
 				if !c.Placement.Eligible(id) || m.Removed[r1] {
 					continue
+				}
+				if reused, err := c.freeAddress(ctx, g, m, id, addr, firstNodes); err != nil || reused {
+					if err != nil {
+						return err
+					}
+					continue // a member of the first group holds it: leave it
 				}
 				// The record first: the node starts a joining replica,
 				// which waits until the group adds it.
@@ -283,6 +293,34 @@ func (c *Cluster) scanGroupRecords(ctx context.Context, prefix string) (map[node
 		out[nodeGroup{id, g}] = string(kv.Value)
 	}
 	return out, nil
+}
+
+// freeAddress removes from g (membership m) the replica of another node
+// that has addr, the Raft address node id is to be added at, when that
+// node left FirstGroup: a node whose data directory was wiped joins again
+// under a new id at the same address, and dragonboat refuses to add a
+// replica at an address a member has ("rej add exist"), while trimChild
+// removes the old node's voter only once every voter of FirstGroup votes
+// in g, which the new node cannot until it is added
+// (TestClusterWipedNodeReplaced with groups on). reused: a member of
+// FirstGroup holds addr, and id is not added.
+func (c *Cluster) freeAddress(ctx context.Context, g raft.GroupID, m raft.Membership, id uint64, addr string, firstNodes map[uint64]bool) (reused bool, err error) {
+	for _, set := range []map[raft.ReplicaID]string{m.Voters, m.NonVoters} {
+		for r, a := range set {
+			old := placement.NodeOf(r)
+			if a != addr || old == id {
+				continue
+			}
+			if firstNodes[old] {
+				return true, nil
+			}
+			if err := c.Node.Host().RemoveReplica(ctx, g, r); err != nil {
+				return false, fmt.Errorf("removing replica %#x from group %d: %w", r, g, err)
+			}
+			c.cfg.Logf("node %d: removed node %d's replica %#x from shard group %d (it left the first group, and node %d joins at its address)", c.id, old, r, g, id)
+		}
+	}
+	return false, nil
 }
 
 // trimChild removes g's replicas on nodes that left FirstGroup, and g's
