@@ -394,8 +394,8 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	}
 	// The replicas' apply and snapshot workers may still hold the store
 	// (dragonboat stops a replica before they let go of it).
-	if n := c.Store.WaitReplicasClosed(30 * time.Second); n > 0 {
-		c.cfg.Logf("node %d: %d stopped shard replicas still hold the engine after 30s; closing it anyway", c.id, n)
+	if n := c.Store.WaitReplicasClosed(10 * time.Second); n > 0 {
+		c.cfg.Logf("node %d: %d stopped shard replicas still hold the engine after 10s; closing it anyway", c.id, n)
 	}
 	if closeEngine == nil {
 		closeEngine = c.Engine.Close
