@@ -72,8 +72,8 @@
 //
 // # Split children (groups.go, splitqueue.go)
 //
-// With ClusterConfig.SplitShardGroups (serve --shard-group-per-shard; off
-// by default, for the failures "Not done yet" lists), while it serves, the
+// With ClusterConfig.SplitShardGroups (serve --shard-group-per-shard, on
+// by default; =false keeps one group for every table), while it serves, the
 // node's split reconciler (splitqueue.go) splits the groups where
 // partition's shards begin: every pivot of every table's
 // and index's shard map (sql.Engine.ShardBoundaries, set through
@@ -91,8 +91,8 @@
 // table's prefix and stay in FirstGroup; lock records are local state.
 // TestClusterGroupsFollowShards: UNIFORM_PARTITIONS = 4 makes four
 // groups, an automatic split a fifth, transfers commit across them, and a
-// restart and a takeover keep them (make test-cluster only: with -race
-// under load it takes 40-125 s); tests/TestClusterShardGroups runs
+// restart and a takeover keep them (25-75 s with -race under load;
+// skipped with -short); tests/TestClusterShardGroups runs
 // bank transfers over four groups with a kill -9, in make test.
 //
 // A shardsm.Split of a group makes a child group on the parent's voters.
@@ -293,10 +293,11 @@
 //
 // # Not done yet
 //
-//   - The split reconciler is off by default (serve
-//     --shard-group-per-shard turns it on). The failures that kept it off
-//     were, with their causes: a node missing a group made just after a
-//     takeover (a founder that missed the split: reseedFounders above);
+//   - The split reconciler is on by default (serve
+//     --shard-group-per-shard=false turns it off). The failures that
+//     kept it off before were, with their causes: a node missing a group
+//     made just after a takeover (a founder that missed the split:
+//     reseedFounders above);
 //     StepDown closing the engine under a replica's Apply or snapshot
 //     ("leaked iterators", then a panic: WaitReplicasClosed); a node whose
 //     Serve found a later epoch in a group exiting (ErrSuperseded);

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -198,9 +197,12 @@ func (b *bank) transfers(ctx context.Context, t *testing.T, url string, workers 
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			// The node may stop serving under load before a worker
+			// connects (its SQL server closes): the caller counts the
+			// commits, and knows whether serving moved.
 			c, err := pgx.Connect(ctx, url)
 			if err != nil {
-				t.Errorf("worker %d: %v", w, err)
+				t.Logf("worker %d: %v", w, err)
 				return
 			}
 			defer c.Close(context.Background())
@@ -230,12 +232,12 @@ func (b *bank) transfers(ctx context.Context, t *testing.T, url string, workers 
 // automatic split by size makes a new group; a restarted node and a
 // takeover keep the groups, and the new serving node splits too.
 func TestClusterGroupsFollowShards(t *testing.T) {
-	if os.Getenv("PIVOTDB_SHARD_GROUP_TESTS") == "" {
-		// Long (40-125 s with -race under load): make test-cluster runs
-		// it. It used to miss a group made right after the takeover
+	if testing.Short() {
+		// 25-75 s with -race at a load average of about 20 (up to 125 s
+		// seen). It used to miss a group made right after the takeover
 		// about one run in four (a founder that missed the split:
 		// TestClusterFounderThatMissedSplitGetsChild).
-		t.Skip("set PIVOTDB_SHARD_GROUP_TESTS=1 (make test-cluster) to run it")
+		t.Skip("long: a three-node cluster, bulk writes, a restart and a takeover")
 	}
 	// Longer than testCtx's: with -race at a load average of about 20 its
 	// steps (three nodes forming, 15 bulk UPSERTs, a restart, a takeover)
