@@ -159,7 +159,8 @@ func Open(opts Options) (*Engine, error) {
 	if st == nil {
 		var err error
 		st, err = storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
-			DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL, CacheSizeBytes: opts.CacheSizeBytes})
+			DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL, CacheSizeBytes: opts.CacheSizeBytes,
+			GCWaitsForPolicy: true})
 		if err != nil {
 			return nil, err
 		}

@@ -76,6 +76,15 @@ type Options struct {
 	// OpenEngine): its GC loop runs passes only while a replicator is
 	// set (the node serves), and they go through it (replication.go).
 	Replica bool
+	// GCWaitsForPolicy: no GC pass runs before SetGCPolicy. The SQL
+	// layer's engines set it (sql.Open, a cluster node's engine): without
+	// the policy a pass collects the whole table area, the catalog's
+	// history included, with GCTTL, not each table's GC_TTL. A cluster
+	// node that took over serving ran such a pass before its SQL layer
+	// opened and lost the catalog's history of a table kept for an hour
+	// (TestClusterGC: "AS OF SYSTEM TIME ... before the last change of
+	// the columns", after a takeover, under load).
+	GCWaitsForPolicy bool
 	// IdleFlushTick is how often the engine looks whether its memtables
 	// stopped receiving writes, to flush them (idleflush.go); 0 means
 	// every second, negative never.
@@ -138,7 +147,9 @@ type Engine struct {
 	// replica is Options.Replica; replOn is set once repl is (read by
 	// the GC loop, which runs before SetReplicator).
 	replica bool
-	replOn  atomic.Bool
+	// gcWaitsForPolicy: Options.GCWaitsForPolicy.
+	gcWaitsForPolicy bool
+	replOn           atomic.Bool
 	// refuse, when set, is the error of every commit while no replicator
 	// is set (SetCommitRefusal: a follower's read-only SQL engine).
 	refuse atomic.Pointer[error]
@@ -220,7 +231,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	removeBulkDirs(fs, dir) // under Pebble's lock of dir
 	e := &Engine{db: db, writeOpts: pebble.Sync, filters: filters, space: space, clock: clock,
 		commits: newCommitTracker(clock), popts: po, dir: dir, fs: po.FS, gcs: newGCState(), schema: &schemaTimes{},
-		replica: opts.Replica, points: points}
+		replica: opts.Replica, gcWaitsForPolicy: opts.GCWaitsForPolicy, points: points}
 	if err := errors.Join(e.gcs.load(db), e.schema.load(db)); err != nil {
 		db.Close()
 		clock.Close()

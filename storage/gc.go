@@ -158,7 +158,8 @@ type GCPolicy struct {
 }
 
 // SetGCPolicy sets the SQL layer's policy. Without one a pass collects the
-// whole table area with the engine's TTL as one span.
+// whole table area with the engine's TTL as one span, or nothing at all
+// when the engine was opened with Options.GCWaitsForPolicy.
 func (e *Engine) SetGCPolicy(p GCPolicy) {
 	if e.gc != nil {
 		e.gc.policy.Store(&p)
@@ -283,6 +284,9 @@ func (g *gcLoop) pass(ctx context.Context, due bool) (sum GCStats, next time.Dur
 	next = g.period(g.ttl)
 	if !g.e.gcAllowed() {
 		return sum, next, nil // a replica's engine while its node does not serve
+	}
+	if g.e.gcWaitsForPolicy && g.policy.Load() == nil {
+		return sum, next, nil // the SQL layer has not said what to keep yet
 	}
 	seen := map[string]bool{}
 	for _, t := range g.targets() {

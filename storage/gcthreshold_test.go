@@ -199,3 +199,44 @@ func TestGCPolicyPass(t *testing.T) {
 		t.Fatal("a due pass collected a shard whose period had not passed")
 	}
 }
+
+// TestGCWaitsForPolicy: an engine opened with GCWaitsForPolicy runs no GC
+// pass before the SQL layer sets its policy (a pass without one would
+// collect every table, and the catalog's history, with the engine's
+// window); one opened without it collects the table area at once; once
+// the policy is set, passes run.
+func TestGCWaitsForPolicy(t *testing.T) {
+	k := append(TablePrefix(1), 'a')
+	setup := func(wait bool) (*Engine, hlc.Timestamp) {
+		e := openMem(t, NewMemFS(), Options{NoSync: true, GCTTL: time.Millisecond, GCInterval: 5 * time.Millisecond,
+			GCWaitsForPolicy: wait})
+		mustCommit(t, e, func(b *Batch) { must(t, b.Set(k, []byte("old"))) })
+		before, err := e.ReadTimestamp()
+		must(t, err)
+		time.Sleep(2 * time.Millisecond)
+		mustCommit(t, e, func(b *Batch) { must(t, b.Set(k, []byte("new"))) })
+		return e, before
+	}
+	collected := func(e *Engine, before hlc.Timestamp, within time.Duration) bool {
+		for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if before.Less(e.GCThresholdOf(TableSpan(1))) {
+				return true
+			}
+		}
+		return false
+	}
+	if e, before := setup(false); !collected(e, before, 5*time.Second) {
+		t.Fatal("without GCWaitsForPolicy no pass ran")
+	}
+	e, before := setup(true)
+	if collected(e, before, 300*time.Millisecond) {
+		t.Fatal("a pass ran before the policy was set")
+	}
+	if v, _, err := e.At(before).Get(k); err != nil || string(v) != "old" {
+		t.Fatalf("the old version before the policy: %q, %v", v, err)
+	}
+	e.SetGCPolicy(GCPolicy{Targets: func() []GCTarget { return []GCTarget{{Span: TableSpan(1), TTL: time.Millisecond}} }})
+	if !collected(e, before, 5*time.Second) {
+		t.Fatal("no pass ran after the policy was set")
+	}
+}

@@ -21,8 +21,12 @@ type HostConfig struct {
 	// RTT is the tick of the Raft clock: a round trip between hosts. 10ms by
 	// default (loopback and one data centre).
 	RTT time.Duration
-	// ElectionTicks and HeartbeatTicks count RTTs: 20 and 2 by default, so
-	// a leader that stops is replaced after about 200-400ms.
+	// ElectionTicks and HeartbeatTicks count RTTs: 50 and 2 by default, so
+	// a leader that stops is replaced after about 0.5-1s. With 20 ticks
+	// (200ms), a leader whose Raft goroutines waited 150-200ms for a CPU
+	// (a 1M-row COPY on three nodes of a loaded 2-core machine: "had 15
+	// LocalTick msgs in one batch") lost its leadership, and the COPY with
+	// it; etcd's default is 1s, CockroachDB's about 2s.
 	ElectionTicks  uint64
 	HeartbeatTicks uint64
 	// SnapshotEntries: every this many applied entries a replica records a
@@ -65,7 +69,7 @@ func (t *TLSFiles) validate() error {
 
 const (
 	defaultRTT                = 10 * time.Millisecond
-	defaultElectionTicks      = 20
+	defaultElectionTicks      = 50
 	defaultHeartbeatTicks     = 2
 	defaultSnapshotEntries    = 10000
 	defaultCompactionOverhead = 5000

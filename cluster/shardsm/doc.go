@@ -115,7 +115,10 @@
 //     index shows none touched the Write's row keys, so it is the change
 //     the replica would read; a replica that cannot tell (restarted, a
 //     snapshot, a Batch or a range deletion since, more than 256 Writes
-//     ago) reads (TestStatsHint). A split recounts the parent's remaining span (which
+//     ago) reads (TestStatsHint). A Write of more than maxHintedKeys (256)
+//     keys, a bulk load's, carries no change and makes the record forget
+//     what came before it, which bounds the record's memory and the cost of
+//     its check (TestRecentWritesLargeWrites). A split recounts the parent's remaining span (which
 //     only the parent owns, so every replica gets the same) and gives the
 //     child the rest.
 //   - Snapshots stream from a Pebble snapshot taken between two Applies,

@@ -257,7 +257,7 @@ func serve(args []string, stderr io.Writer) int {
 		}
 		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
 			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, NoSync: *noSync,
-				CacheSizeBytes: blockCache}, level <= slog.LevelDebug, log)
+				CacheSizeBytes: blockCache, GCWaitsForPolicy: true}, level <= slog.LevelDebug, log)
 		cancelStart()
 		<-watching
 		if interrupted.Load() {
