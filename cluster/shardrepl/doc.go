@@ -331,12 +331,17 @@
 //     children: the manager loop adds it as a non-voter, promotes it once
 //     it caught up and votes in FirstGroup, and only then removes the old
 //     node's voter (trimChild). TestClusterWipedNodeReplaced failed in
-//     h17s's runs and once in the lead's: after it killed a second node,
-//     kv's group did not answer on the serving node ("the shard is not
-//     ready") about when the new node's replica joined it; the test now
-//     also waits for the log line saying the new node votes in kv's group
-//     before the second kill. Why the group stopped in those runs is not
-//     diagnosed.
+//     h17s's runs and the lead's: after it killed a second node, kv's
+//     group did not answer ("the shard is not ready"). The likely cause,
+//     seen in h17g's run: the new node joins at the wiped node's Raft
+//     address, dragonboat refused to add it to the child while the old
+//     node's voter there held that address ("rej add exist"), and
+//     trimChild would not remove that voter before every voter of
+//     FirstGroup (the new node included) voted in the child, so the
+//     child kept the dead node's voter and lost its quorum with the
+//     second kill. manageChildren now frees the address first
+//     (freeAddress); the test also waits for the log line saying the new
+//     node votes in kv's group before the second kill.
 //   - Serving still follows FirstGroup's leader, and the serving node
 //     reads its own engine, so every node keeps a replica of every group
 //     until reads go to other nodes' replicas.
