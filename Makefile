@@ -52,7 +52,6 @@ test: deps build vet
 NEMESIS_DURATION ?= 10m
 test-cluster:
 	PIVOTDB_NEMESIS_DURATION=$(NEMESIS_DURATION) $(GO) test -race -count=1 -timeout 40m -run '^TestNemesis$$' -v ./cluster/node/
-	PIVOTDB_SHARD_GROUP_TESTS=1 $(GO) test -race -count=1 -timeout 20m -run '^TestClusterGroupsFollowShards$$' -v ./cluster/shardrepl/
 
 test-short: build
 	PIVOTDB_BIN=$(CURDIR)/$(BIN) $(GO) test -short $(PKGS)

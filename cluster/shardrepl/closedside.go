@@ -297,17 +297,23 @@ func (s *sideSender) send(ctx context.Context, req *node.ClosedTimestampsRequest
 const childRecheck = 30 * time.Second
 
 type childOrder struct {
-	firstChange uint64    // FirstGroup's ConfigChangeID it matched
-	at          time.Time // when
+	firstChange uint64          // FirstGroup's ConfigChangeID it matched
+	at          time.Time       // when
+	membership  raft.Membership // g's, as read then
 }
 
 // childInOrder reports whether g matched first's membership when last
-// read, first has not changed since, and that was within childRecheck.
-func (c *Cluster) childInOrder(g raft.GroupID, first raft.Membership) bool {
+// read, first has not changed since, and that was within childRecheck;
+// if so, it returns g's membership as read then (reseedFounders still
+// needs it to find founders that do not run their replica).
+func (c *Cluster) childInOrder(g raft.GroupID, first raft.Membership) (raft.Membership, bool) {
 	c.orderMu.Lock()
 	defer c.orderMu.Unlock()
 	o, ok := c.inOrder[g]
-	return ok && o.firstChange == first.ConfigChangeID && time.Since(o.at) < childRecheck
+	if !ok || o.firstChange != first.ConfigChangeID || time.Since(o.at) >= childRecheck {
+		return raft.Membership{}, false
+	}
+	return o.membership, true
 }
 
 // noteChildOrder records whether m, g's membership as just read, matches
@@ -328,7 +334,7 @@ func (c *Cluster) noteChildOrder(g raft.GroupID, first, m raft.Membership, membe
 		c.inOrder = map[raft.GroupID]childOrder{}
 	}
 	if match {
-		c.inOrder[g] = childOrder{firstChange: first.ConfigChangeID, at: time.Now()}
+		c.inOrder[g] = childOrder{firstChange: first.ConfigChangeID, at: time.Now(), membership: m}
 	} else {
 		delete(c.inOrder, g)
 	}

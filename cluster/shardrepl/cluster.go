@@ -125,6 +125,12 @@ type Cluster struct {
 	// missedFailed are the groups startMissedChildren could not start
 	// (logged once each); under regenMu.
 	missedFailed map[raft.GroupID]bool
+	// recorded are the child replicas whose "group-caught-up/" record
+	// this node wrote or found (groupplace.go); under regenMu.
+	recorded map[raft.GroupID]raft.ReplicaID
+	// founders is the serving node's watch over the children's founders
+	// (groupplace.go's reseedFounders).
+	founders founderWatch
 	// known lists every child group started here, ascending (read
 	// without a lock: closedts.go).
 	known atomic.Pointer[[]raft.GroupID]
@@ -174,7 +180,8 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID,
-		children: map[raft.GroupID]raft.ReplicaID{}, joined: map[raft.GroupID]raft.ReplicaID{}}
+		children: map[raft.GroupID]raft.ReplicaID{}, joined: map[raft.GroupID]raft.ReplicaID{},
+		recorded: map[raft.GroupID]raft.ReplicaID{}}
 	c.initServing()
 	c.side = newSideClosed(func(ts hlc.Timestamp) error { return c.Engine.Clock().Update(ts) })
 	n.SetClosedTimestampHandler(c.side.take) // closedside.go
@@ -297,9 +304,11 @@ func (c *Cluster) start(ctx, bg context.Context) error {
 	if gs, err := c.Store.Groups(); err != nil {
 		return err
 	} else if len(gs) > 1 || (len(gs) == 1 && gs[0] != FirstGroup) {
-		if joined, err = c.joinedChildren(ctx); err != nil { // groupplace.go
+		recs, err := c.joinedChildren(ctx) // groupplace.go
+		if err != nil {
 			return err
 		}
+		joined = nonVoterJoins(recs)
 	}
 	c.regenMu.Lock()
 	err = c.startChildren(joined)

@@ -71,6 +71,11 @@ func (c *Cluster) watchGeneration(ctx context.Context) {
 		if err := c.joinChildren(ctx); err != nil && ctx.Err() == nil {
 			c.cfg.Logf("node %d: joining shard groups (retrying): %v", c.id, err)
 		}
+		// The serving node finds founders that run nothing by these
+		// records (groupplace.go's reseedFounders).
+		if err := c.recordRunningChildren(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logf("node %d: recording its shard group replicas (retrying): %v", c.id, err)
+		}
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		cur, err := c.currentReplica(rctx)
 		cancel()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/kvsm"
@@ -28,8 +29,25 @@ import (
 // records it in the metadata group first:
 //
 //	"group-replica/" + node (8 BE) + group (8 BE)   the replica id added
+//	                                                (8 BE), then 0x01 when
+//	                                                it is a founder to start
+//	                                                from a snapshot
 //	"group-caught-up/" + node (8 BE) + group (8 BE) that replica applied
-//	                                                the group's log (the id)
+//	                                                the group's log (the id,
+//	                                                in decimal)
+//
+// Every node records "group-caught-up/" for each child replica it runs,
+// founders included (recordRunningChildren). A founder that missed the
+// split (its node was down or stepping down while the parent split, and
+// its replica of the parent caught up by a snapshot taken after the
+// split, so its store never saw the child) is named by the child's
+// membership but runs nothing: the serving node finds it by its missing
+// record (reseedFounders: reseedAfter after it first looked, while the
+// node is live), compacts the child's log on its own replica, the leader,
+// so that the founder's replica is sent a snapshot rather than the log
+// from index 1, and records "group-replica/" with the founder flag; the
+// node's watcher then starts the replica as a joining voter
+// (TestClusterFounderThatMissedSplitGetsChild).
 //
 // The node's watcher (joinChildren, with watchGeneration's poll) starts
 // each recorded replica it does not run (Join, NonVoter: a snapshot brings
@@ -44,7 +62,42 @@ import (
 const (
 	keyGroupReplica  = "group-replica/"
 	keyGroupCaughtUp = "group-caught-up/"
+	// founderFlag ends a "group-replica/" value that names a founding
+	// voter to start from a snapshot, not a non-voter added to the group.
+	founderFlag byte = 0x01
 )
+
+// reseedAfter is how long a founder of a child may go without recording
+// that its replica runs before the serving node asks its node to start it
+// from a snapshot. Founders record within a watcher poll or two; a late
+// request is harmless (the node ignores it while the replica runs, and
+// the compaction only makes slow replicas catch up by snapshot).
+const reseedAfter = 5 * time.Second
+
+// groupReplica names one replica of a child group.
+type groupReplica struct {
+	group   raft.GroupID
+	replica raft.ReplicaID
+}
+
+// founderWatch is the serving node's view of the children's founders
+// (reseedFounders): which ones recorded that they run, since when the
+// others have been missing while their node was live, and when each was
+// last asked to start.
+type founderWatch struct {
+	mu      sync.Mutex
+	running map[groupReplica]bool
+	missing map[groupReplica]time.Time
+	asked   map[groupReplica]time.Time
+}
+
+// childRecord is a "group-replica/" record: the replica the node must run,
+// and whether it is a founder that starts from a snapshot (a voter) or a
+// non-voter the serving node added.
+type childRecord struct {
+	replica raft.ReplicaID
+	founder bool
+}
 
 func groupNodeKey(prefix string, id uint64, g raft.GroupID) []byte {
 	return binary.BigEndian.AppendUint64(idKey(prefix, id), uint64(g))
@@ -62,15 +115,22 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 	for r, a := range first.Voters {
 		members[r] = a
 	}
+	firstNodes := map[uint64]bool{}
+	for r := range members {
+		firstNodes[placement.NodeOf(r)] = true
+	}
+	memberships := map[raft.GroupID]raft.Membership{}
 	for _, g := range c.knownChildren() {
-		if c.childInOrder(g, first) {
-			continue // closedts.go's quiesce note: no read wakes it
+		if m, ok := c.childInOrder(g, first); ok {
+			memberships[g] = m // for reseedFounders, which reads no membership
+			continue           // closedts.go's quiesce note: no read wakes it
 		}
 		m, err := h.Membership(ctx, g)
 		if err != nil {
 			return fmt.Errorf("group %d: %w", g, err)
 		}
 		c.noteChildOrder(g, first, m, members)
+		memberships[g] = m
 		for r1, addr := range members {
 			id := placement.NodeOf(r1)
 			_, votesFirst := first.Voters[r1]
@@ -79,6 +139,12 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 			case !ok:
 				if !c.Placement.Eligible(id) || m.Removed[r1] {
 					continue
+				}
+				if reused, err := c.freeAddress(ctx, g, m, id, addr, firstNodes); err != nil || reused {
+					if err != nil {
+						return err
+					}
+					continue // a member of the first group holds it: leave it
 				}
 				// The record first: the node starts a joining replica,
 				// which waits until the group adds it.
@@ -118,7 +184,148 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 			return err
 		}
 	}
+	return c.reseedFounders(ctx, memberships)
+}
+
+// reseedFounders asks every live node whose founding replica of a child
+// has not recorded that it runs, reseedAfter after the serving node first
+// saw it missing, to start it from a snapshot (see the top of the file).
+// memberships are the children's, as manageChildren just read them. The
+// records are read only while some founder is unaccounted for.
+func (c *Cluster) reseedFounders(ctx context.Context, memberships map[raft.GroupID]raft.Membership) error {
+	h := c.Node.Host()
+	w := &c.founders
+	var unknown []groupReplica
+	for g, m := range memberships {
+		for r := range m.Voters {
+			gr := groupReplica{g, r}
+			w.mu.Lock()
+			known := w.running[gr]
+			w.mu.Unlock()
+			if !known && placement.NodeOf(r) != c.id {
+				unknown = append(unknown, gr)
+			}
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	caughtUp, err := c.scanGroupRecords(ctx, keyGroupCaughtUp)
+	if err != nil {
+		return err
+	}
+	added, err := c.scanGroupRecords(ctx, keyGroupReplica)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	w.mu.Lock()
+	if w.running == nil {
+		w.running, w.missing, w.asked = map[groupReplica]bool{}, map[groupReplica]time.Time{}, map[groupReplica]time.Time{}
+	}
+	var ask []groupReplica
+	for _, gr := range unknown {
+		id := placement.NodeOf(gr.replica)
+		key := nodeGroup{id, gr.group}
+		if v, ok := caughtUp[key]; ok && v == strconv.FormatUint(uint64(gr.replica), 10) {
+			w.running[gr] = true
+			delete(w.missing, gr)
+			continue
+		}
+		if v, ok := added[key]; ok && len(v) == 8 && raft.ReplicaID(binary.BigEndian.Uint64([]byte(v))) == gr.replica {
+			// Added as a non-voter and promoted: joinChildren starts it.
+			continue
+		}
+		if !c.Placement.Live(id) || !c.Placement.Eligible(id) {
+			delete(w.missing, gr) // a node that is down is not missing a split
+			continue
+		}
+		since, ok := w.missing[gr]
+		if !ok {
+			w.missing[gr] = now
+			continue
+		}
+		if now.Sub(since) >= reseedAfter && now.Sub(w.asked[gr]) >= 6*reseedAfter {
+			ask = append(ask, gr)
+		}
+	}
+	w.mu.Unlock()
+	for _, gr := range ask {
+		id := placement.NodeOf(gr.replica)
+		// The compaction first: once the record is there, the node's
+		// replica starts empty and must be sent a snapshot.
+		if err := c.leadChild(ctx, gr.group); err != nil {
+			return err
+		}
+		if _, err := h.CompactLog(ctx, gr.group); err != nil {
+			return fmt.Errorf("compacting group %d's log before node %d starts its replica: %w", gr.group, id, err)
+		}
+		v := append(binary.BigEndian.AppendUint64(nil, uint64(gr.replica)), founderFlag)
+		if err := c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: groupNodeKey(keyGroupReplica, id, gr.group), Value: v}); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.asked[gr] = time.Now()
+		w.mu.Unlock()
+		c.cfg.Logf("node %d: node %d's founding replica %#x of shard group %d has not recorded that it runs for %s (it may have missed the split): asked it to start it from a snapshot",
+			c.id, id, gr.replica, gr.group, reseedAfter)
+	}
 	return nil
+}
+
+// nodeGroup keys the metadata group's per-node, per-group records.
+type nodeGroup struct {
+	node  uint64
+	group raft.GroupID
+}
+
+// scanGroupRecords reads every record under prefix ("group-replica/",
+// "group-caught-up/"), by node and group.
+func (c *Cluster) scanGroupRecords(ctx context.Context, prefix string) (map[nodeGroup]string, error) {
+	start := []byte(prefix)
+	end := append([]byte(prefix[:len(prefix)-1]), prefix[len(prefix)-1]+1)
+	v, err := c.Node.Host().Read(ctx, node.MetaGroup, kvsm.Scan{Start: start, End: end})
+	if err != nil {
+		return nil, err
+	}
+	out := map[nodeGroup]string{}
+	for _, kv := range v.([]kvsm.KV) {
+		if len(kv.Key) != len(start)+16 {
+			continue
+		}
+		id := binary.BigEndian.Uint64(kv.Key[len(start):])
+		g := raft.GroupID(binary.BigEndian.Uint64(kv.Key[len(start)+8:]))
+		out[nodeGroup{id, g}] = string(kv.Value)
+	}
+	return out, nil
+}
+
+// freeAddress removes from g (membership m) the replica of another node
+// that has addr, the Raft address node id is to be added at, when that
+// node left FirstGroup: a node whose data directory was wiped joins again
+// under a new id at the same address, and dragonboat refuses to add a
+// replica at an address a member has ("rej add exist"), while trimChild
+// removes the old node's voter only once every voter of FirstGroup votes
+// in g, which the new node cannot until it is added
+// (TestClusterWipedNodeReplaced with groups on). reused: a member of
+// FirstGroup holds addr, and id is not added.
+func (c *Cluster) freeAddress(ctx context.Context, g raft.GroupID, m raft.Membership, id uint64, addr string, firstNodes map[uint64]bool) (reused bool, err error) {
+	for _, set := range []map[raft.ReplicaID]string{m.Voters, m.NonVoters} {
+		for r, a := range set {
+			old := placement.NodeOf(r)
+			if a != addr || old == id {
+				continue
+			}
+			if firstNodes[old] {
+				return true, nil
+			}
+			if err := c.Node.Host().RemoveReplica(ctx, g, r); err != nil {
+				return false, fmt.Errorf("removing replica %#x from group %d: %w", r, g, err)
+			}
+			c.cfg.Logf("node %d: removed node %d's replica %#x from shard group %d (it left the first group, and node %d joins at its address)", c.id, old, r, g, id)
+		}
+	}
+	return false, nil
 }
 
 // trimChild removes g's replicas on nodes that left FirstGroup, and g's
@@ -206,22 +413,36 @@ func replicaOnNode(m raft.Membership, id uint64) (r raft.ReplicaID, voter, ok bo
 }
 
 // joinedChildren reads the child replicas recorded for this node
-// (manageChildren): group → replica id.
-func (c *Cluster) joinedChildren(ctx context.Context) (map[raft.GroupID]raft.ReplicaID, error) {
+// (manageChildren, reseedFounders): group → record.
+func (c *Cluster) joinedChildren(ctx context.Context) (map[raft.GroupID]childRecord, error) {
 	start := idKey(keyGroupReplica, c.id)
 	end := idKey(keyGroupReplica, c.id+1)
 	v, err := c.Node.Host().Read(ctx, node.MetaGroup, kvsm.Scan{Start: start, End: end})
 	if err != nil {
 		return nil, err
 	}
-	out := map[raft.GroupID]raft.ReplicaID{}
+	out := map[raft.GroupID]childRecord{}
 	for _, kv := range v.([]kvsm.KV) {
-		if len(kv.Key) != len(start)+8 || len(kv.Value) != 8 {
+		if len(kv.Key) != len(start)+8 || len(kv.Value) < 8 || len(kv.Value) > 9 {
 			continue
 		}
-		out[raft.GroupID(binary.BigEndian.Uint64(kv.Key[len(start):]))] = raft.ReplicaID(binary.BigEndian.Uint64(kv.Value))
+		rec := childRecord{replica: raft.ReplicaID(binary.BigEndian.Uint64(kv.Value)),
+			founder: len(kv.Value) == 9 && kv.Value[8] == founderFlag}
+		out[raft.GroupID(binary.BigEndian.Uint64(kv.Key[len(start):]))] = rec
 	}
 	return out, nil
+}
+
+// nonVoterJoins keeps the records of replicas added as non-voters: those
+// a start must name so (startChildren).
+func nonVoterJoins(recs map[raft.GroupID]childRecord) map[raft.GroupID]raft.ReplicaID {
+	out := map[raft.GroupID]raft.ReplicaID{}
+	for g, rec := range recs {
+		if !rec.founder {
+			out[g] = rec.replica
+		}
+	}
+	return out
 }
 
 // joinChildren starts every child replica recorded for this node that does
@@ -236,7 +457,14 @@ func (c *Cluster) joinChildren(ctx context.Context) error {
 	c.regenMu.Lock()
 	defer c.regenMu.Unlock()
 	h := c.Node.Host()
-	for g, r := range joined {
+	for g, rec := range joined {
+		r := rec.replica
+		if rec.founder {
+			if err := c.startFounder(ctx, g, r); err != nil {
+				return err
+			}
+			continue
+		}
 		if cur := c.children[g]; cur != 0 {
 			if cur == r || placement.NodeOf(cur) != placement.NodeOf(r) || placement.GenOf(r) <= placement.GenOf(cur) {
 				continue
@@ -272,6 +500,95 @@ func (c *Cluster) joinChildren(ctx context.Context) error {
 		c.wg.Add(1)
 		go c.catchUpChild(ctx, g, r)
 	}
+	return nil
+}
+
+// startFounder starts this node's founding replica r of g, which the
+// serving node found running nowhere here (reseedFounders). Hold regenMu.
+// A replica that ran here before restarts; one whose split the store
+// holds is startMissedChildren's; else the node missed the split: the
+// replica joins as the voter it is, with whatever of the group the store
+// held dropped, and the leader (whose log of the group the serving node
+// compacted before it asked) sends it a snapshot.
+func (c *Cluster) startFounder(ctx context.Context, g raft.GroupID, r raft.ReplicaID) error {
+	if c.children[g] != 0 {
+		return nil
+	}
+	h := c.Node.Host()
+	spec := raft.ReplicaSpec{Group: g, Replica: r}
+	if !h.HasReplicaData(g, r) {
+		if _, seeded, err := c.Store.Descriptor(g); err != nil || seeded {
+			return err
+		}
+		if err := c.Store.DropGroup(g); err != nil {
+			return err
+		}
+		spec.Join = true
+	}
+	if err := h.StartReplica(spec, c.Store.NewStateMachine); err != nil && !errors.Is(err, raft.ErrGroupExists) {
+		return fmt.Errorf("starting founding replica %#x of group %d: %w", r, g, err)
+	}
+	c.runs(g, r)
+	c.cfg.Logf("node %d: started its founding replica %#x of shard group %d, whose split it missed, from a snapshot", c.id, r, g)
+	return nil
+}
+
+// recordRunningChildren records "group-caught-up/" for every child
+// replica running here that has not recorded it yet, once a linearizable
+// read of it returns: the serving node looks for founders without one
+// (reseedFounders). The watcher calls it every poll; it reads the
+// metadata group only while some replica is not known to be recorded.
+func (c *Cluster) recordRunningChildren(ctx context.Context) error {
+	c.regenMu.Lock()
+	var todo []groupReplica
+	for g, r := range c.children {
+		if c.recorded[g] != r {
+			todo = append(todo, groupReplica{g, r})
+		}
+	}
+	c.regenMu.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	have, err := c.scanGroupRecords(rctx, keyGroupCaughtUp)
+	if err != nil {
+		return err
+	}
+	var ops []kvsm.Op
+	var done []groupReplica
+	for _, gr := range todo {
+		v := strconv.FormatUint(uint64(gr.replica), 10)
+		if have[nodeGroup{c.id, gr.group}] == v {
+			done = append(done, gr)
+			continue
+		}
+		if rctx.Err() != nil {
+			break // the rest next poll
+		}
+		gctx, gcancel := context.WithTimeout(rctx, 2*time.Second)
+		_, err := c.Node.Host().Read(gctx, gr.group, shardsm.State{})
+		gcancel()
+		if err != nil {
+			continue // not caught up yet: next poll
+		}
+		ops = append(ops, kvsm.Op{Kind: kvsm.OpPut, Key: groupNodeKey(keyGroupCaughtUp, c.id, gr.group), Value: []byte(v)})
+		done = append(done, gr)
+	}
+	if len(ops) > 0 {
+		pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+		err := c.metaPut(pctx, ops...)
+		pcancel()
+		if err != nil {
+			return err
+		}
+	}
+	c.regenMu.Lock()
+	for _, gr := range done {
+		c.recorded[gr.group] = gr.replica
+	}
+	c.regenMu.Unlock()
 	return nil
 }
 

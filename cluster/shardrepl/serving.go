@@ -2,6 +2,7 @@ package shardrepl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -220,6 +221,12 @@ func (c *Cluster) checkServing(ctx context.Context) error {
 	return nil
 }
 
+// ErrSuperseded: Serve found that another node took serving under a later
+// epoch before this one served (a group refused its epoch while it
+// settled the commits across groups). Nothing was served; the watcher
+// publishes Role{Serve: false} next, and the caller steps down as usual.
+var ErrSuperseded = errors.New("shardrepl: another node took over serving SQL before this node served")
+
 // Serve prepares Engine for SQL under epoch (from Roles): it reloads the
 // engine's in-memory state from the store its replica wrote, and sets a
 // Replicator whose commits carry the epoch (its AddGroup moves the clock
@@ -255,6 +262,10 @@ func (c *Cluster) Serve(ctx context.Context, epoch uint64) (*Replicator, error) 
 		return nil, err
 	}
 	if err := c.recoverCommits(ctx, groups, epoch); err != nil {
+		var fe *shardsm.FencedError
+		if errors.As(err, &fe) {
+			return nil, fmt.Errorf("%w: %w", ErrSuperseded, err)
+		}
 		return nil, err
 	}
 	if err := c.Engine.ReloadState(); err != nil {
@@ -386,6 +397,11 @@ func (c *Cluster) StepDown(closeEngine func() error) error {
 	}
 	if err := h.StopReplica(FirstGroup); err != nil {
 		return err
+	}
+	// The replicas' apply and snapshot workers may still hold the store
+	// (dragonboat stops a replica before they let go of it).
+	if n := c.Store.WaitReplicasClosed(10 * time.Second); n > 0 {
+		c.cfg.Logf("node %d: %d stopped shard replicas still hold the engine after 10s; closing it anyway", c.id, n)
 	}
 	if closeEngine == nil {
 		closeEngine = c.Engine.Close

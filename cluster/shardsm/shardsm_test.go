@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage"
@@ -212,5 +213,28 @@ func TestApply(t *testing.T) {
 	}
 	if got, err := rows(t, other.m, storage.Span{Start: rk("m"), End: rk("z")}, 100); err != nil || fmt.Sprint(got) != "[q=other]" {
 		t.Fatalf("dropping group 5 touched group 6: %v %v", got, err)
+	}
+}
+
+// WaitReplicasClosed waits for every state machine the store made to be
+// closed (the barrier StepDown keeps before it closes the engine).
+func TestWaitReplicasClosed(t *testing.T) {
+	st := openTestStore(t)
+	a := st.NewStateMachine(5, 1)
+	b := st.NewStateMachine(6, 1)
+	if n := st.WaitReplicasClosed(10 * time.Millisecond); n != 2 {
+		t.Fatalf("%d open, want 2", n)
+	}
+	a.Close()
+	a.Close() // a second Close counts once
+	if n := st.WaitReplicasClosed(10 * time.Millisecond); n != 1 {
+		t.Fatalf("%d open, want 1", n)
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		b.Close()
+	}()
+	if n := st.WaitReplicasClosed(10 * time.Second); n != 0 {
+		t.Fatalf("%d open, want 0", n)
 	}
 }

@@ -461,8 +461,12 @@ func (m *stateMachine) Sync() error {
 
 func (m *stateMachine) Close() error {
 	m.mu.Lock()
+	wasClosed := m.closed
 	m.closed = true
 	m.mu.Unlock()
+	if !wasClosed {
+		m.store.open.Add(-1)
+	}
 	return nil
 }
 

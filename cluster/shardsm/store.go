@@ -51,6 +51,10 @@ type Store struct {
 	// how long its steps took (SetSnapshotLogger); nil: quiet.
 	logf atomic.Pointer[func(string, ...any)]
 
+	// open counts the state machines NewStateMachine made that are not
+	// closed yet (WaitReplicasClosed).
+	open atomic.Int64
+
 	snapshotsSaved     atomic.Int64
 	snapshotsRecovered atomic.Int64
 	snapshotBytesSaved atomic.Int64
@@ -170,7 +174,27 @@ func (s *Store) SetSplitHandler(f func(SplitEvent)) { s.onSplit.Store(&f) }
 
 // NewStateMachine is a raft.CreateStateMachine for this store.
 func (s *Store) NewStateMachine(g raft.GroupID, r raft.ReplicaID) raft.StateMachine {
+	s.open.Add(1)
 	return &stateMachine{store: s, group: g, replica: r}
+}
+
+// WaitReplicasClosed waits until every state machine made by
+// NewStateMachine has been closed, up to timeout; it reports how many are
+// still open. raft.Host.StopReplica returns before the replica's apply
+// and snapshot workers let go of it (dragonboat closes the state machine
+// once they have), so whoever closes the store's Pebble after stopping
+// its replicas waits here first: an Apply or a snapshot still streaming
+// would otherwise hold an iterator of a closed database (Pebble panics,
+// or its Close reports leaked iterators).
+func (s *Store) WaitReplicasClosed(timeout time.Duration) int64 {
+	deadline := time.Now().Add(timeout)
+	for {
+		n := s.open.Load()
+		if n <= 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // Descriptor reads g's descriptor as the store holds it; ok is false if the

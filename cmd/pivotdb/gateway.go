@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
@@ -328,8 +330,14 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		g.followers.resume() // over the reopened engine
 		return nil
 	}
+	// A signal ends a takeover still under way (Serve reads every shard
+	// group, and waits up to a minute for a quorum the nodes stopping
+	// with this one may have taken away): the node then stops as asked,
+	// not a minute later with an error.
+	sigCtx, stopSigCtx := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stopSigCtx()
 	startServing := func(epoch uint64) error {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(sigCtx, time.Minute)
 		defer cancel()
 		g.followers.suspend() // their sessions end: the local server takes every connection
 		if _, err := cl.Serve(ctx, epoch); err != nil {
@@ -400,9 +408,18 @@ loop:
 			switch {
 			case r.Serve && eng == nil:
 				err = startServing(r.Epoch)
+				if errors.Is(err, shardrepl.ErrSuperseded) {
+					// Nothing served: the next role is to step down.
+					log.Info("another node took over serving SQL before this node served", "epoch", r.Epoch, "err", err)
+					err = nil
+				}
 			case !r.Serve:
 				err = stopServing()
 				log.Info("stopped serving SQL; forwarding SQL connections to the serving node")
+			}
+			if err != nil && sigCtx.Err() != nil {
+				log.Info("shutting down while changing the SQL role", "serve", r.Serve, "err", err)
+				break loop
 			}
 			if err != nil {
 				// The engine is in an unknown state: a restart is the
