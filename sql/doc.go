@@ -131,7 +131,8 @@
 // commits) and makes every read wait for the replica's closed timestamp
 // (waitReadable, 55000 past FollowerReads.Wait). Debug a follower read by
 // comparing the read's timestamp in the 55000 error with the replica's
-// closed timestamp (shardsm.StateResult.Closed).
+// closed timestamp (the higher of shardsm.StateResult.Closed and the
+// side channel's, cluster/shardrepl's closedside.go).
 // A schema change that drops a table or index (DROP, TRUNCATE, rewrites)
 // drops its shard map but keeps its rows for reads AS OF SYSTEM TIME
 // before it, under a SCHEMA CHANGE GC job written in the change's batch

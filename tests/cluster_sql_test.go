@@ -49,6 +49,9 @@ func (p *clusterProc) start() {
 	if dir := os.Getenv("PIVOTDB_TEST_LOGDIR"); dir != "" {
 		// Every life of the node, whole, for a failure seen once.
 		name := strings.NewReplacer("/", "_", ":", "_").Replace(p.t.Name() + "-" + filepath.Base(p.dir) + ".log")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			p.t.Fatal(err)
+		}
 		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
 			p.t.Fatal(err)
@@ -75,7 +78,7 @@ func (p *clusterProc) start() {
 // exit).
 func (p *clusterProc) kill(sig syscall.Signal) {
 	p.t.Helper()
-	if p.cmd == nil {
+	if p.cmd == nil || p.cmd.Process == nil { // never started
 		return
 	}
 	_ = p.cmd.Process.Signal(sig)
@@ -147,7 +150,7 @@ func newClusterProcs(t testing.TB, n int) []*clusterProc {
 	}
 	t.Cleanup(func() {
 		for _, p := range procs {
-			if p.cmd != nil {
+			if p.cmd != nil && p.cmd.Process != nil { // nil: it never started
 				_ = p.cmd.Process.Signal(syscall.SIGCONT)
 			}
 			if dir := os.Getenv("PIVOTDB_TEST_NODE_DUMPS"); t.Failed() && p.log != nil && dir != "" {

@@ -44,10 +44,12 @@ import (
 // splits off where its prefix begins.
 //
 // At most maxShardGroups groups are made: every group is a Raft group on
-// every node, busy whether written or not (heartbeats, the closer's Close
-// every 200 ms), and a three-node cluster with about 150 of them on a
-// loaded 2-core machine timed out its reads and proposals, lost and moved
-// serving, and its nodes then failed to serve (Serve reads every group).
+// every node. Idle children cost little since they quiesce and get their
+// closed timestamps over the side channel (closedside.go), but a
+// three-node cluster splitting toward 200 groups on a loaded 2-core
+// machine still lost and moved serving during the splits, and the next
+// node's start timed out (Serve takes the epoch in, and reads, every
+// group): the work per group when a node starts serving is the limit.
 // Past the limit the remaining boundaries are left inside their groups
 // (several shards share one, as all did before); the reconciler logs it.
 const (
