@@ -129,7 +129,12 @@
 // makes the session read-only; OpenFollower opens a read-only engine over
 // a cluster node's replica that writes nothing (the storage engine refuses
 // commits) and makes every read wait for the replica's closed timestamp
-// (waitReadable, 55000 past FollowerReads.Wait). Debug a follower read by
+// (waitReadable, 55000 past FollowerReads.Wait); a statement without AS OF
+// falls back to the closed timestamp while it is within the session's
+// follower_read_max_staleness (its default FollowerReads.MaxStaleness,
+// serve's --follower-read-max-staleness); SET, SHOW and RESET take their
+// snapshot at the closed timestamp, so a session past its bound can change
+// it (Session.settingOnly). Debug a follower read by
 // comparing the read's timestamp in the 55000 error with the replica's
 // closed timestamp (the higher of shardsm.StateResult.Closed and the
 // side channel's, cluster/shardrepl's closedside.go).

@@ -182,6 +182,10 @@ func Open(opts Options) (*Engine, error) {
 	if d := opts.IdleInTransactionTimeout; d > 0 {
 		e.settingDefaults["idle_in_transaction_session_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
+	if d := opts.FollowerReads.maxStalenessDefault(); d != "" {
+		// Shown here too; only a follower engine's reads fall back.
+		e.settingDefaults["follower_read_max_staleness"] = d
+	}
 	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms})
 	if err != nil {
 		st.Close()

@@ -39,10 +39,12 @@ import (
 //     fails with 55000. With the serving node gone the closed timestamp
 //     stops. A statement without an AS OF SYSTEM TIME of its own then
 //     reads at the replica's closed timestamp, the newest time it is
-//     complete at, while that is at most FollowerReads.MaxStaleness old
-//     (CockroachDB's bounded-staleness rule, with_max_staleness: read the
-//     nearest replica's newest closed time, error past the bound), and
-//     fails with 55000 past it; so stale reads keep answering through a
+//     complete at, while that is at most the session's
+//     follower_read_max_staleness old (15 s unless serve
+//     --follower-read-max-staleness, FollowerReads.MaxStaleness, says
+//     otherwise; 0: no fallback) (CockroachDB's bounded-staleness rule,
+//     with_max_staleness: read the nearest replica's newest closed time,
+//     error past the bound), and fails with 55000 past it; so stale reads keep answering through a
 //     takeover (a new serving node closes timestamps again) and stop once
 //     no node has served for the bound. An explicit AS OF SYSTEM TIME
 //     keeps its time: at or below the closed timestamp it answers, above
@@ -63,20 +65,32 @@ type FollowerReads struct {
 	// Wait bounds how long a read waits for the closed timestamp to
 	// reach its timestamp; 0: defaultFollowerWait.
 	Wait time.Duration
-	// MaxStaleness bounds how old the closed timestamp a follower engine's
-	// statement falls back to may be when follower_read_timestamp() is
-	// not closed yet (the serving node stopped); 0: defaultMaxStaleness.
+	// MaxStaleness is the default of the session setting
+	// follower_read_max_staleness (serve --follower-read-max-staleness):
+	// how old the closed timestamp a follower engine's statement falls
+	// back to may be when follower_read_timestamp() is not closed yet (the
+	// serving node stopped). 0: sessionvars.DefaultFollowerReadMaxStaleness
+	// (15 s); negative: no fallback (the setting's 0).
 	MaxStaleness time.Duration
 }
 
 const (
 	defaultClosedTarget = 3 * time.Second
 	defaultFollowerWait = time.Second
-	// defaultMaxStaleness outlasts a takeover (an election timeout, the
-	// new serving node's read-lease wait and its first Close) with room
-	// to spare on a loaded machine.
-	defaultMaxStaleness = 15 * time.Second
 )
+
+// maxStalenessDefault is the engine's default of
+// follower_read_max_staleness, in the setting's milliseconds, or "" for
+// the built-in one.
+func (f *FollowerReads) maxStalenessDefault() string {
+	switch {
+	case f == nil || f.MaxStaleness == 0:
+		return ""
+	case f.MaxStaleness < 0:
+		return "0"
+	}
+	return fmt.Sprint(f.MaxStaleness.Milliseconds())
+}
 
 // Offset is how far back follower_read_timestamp() reads: the target and
 // three fifths of it (CockroachDB's 4.8 s for its 3 s default), so that
@@ -116,6 +130,9 @@ func OpenFollower(opts Options) (*Engine, error) {
 		sessions: map[*Session]struct{}{}, settingDefaults: map[string]string{"stale_read_only": "on"}}
 	if d := opts.StatementTimeout; d > 0 {
 		e.settingDefaults["statement_timeout"] = fmt.Sprint(d.Milliseconds())
+	}
+	if d := opts.FollowerReads.maxStalenessDefault(); d != "" {
+		e.settingDefaults["follower_read_max_staleness"] = d
 	}
 	if e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms}); err != nil {
 		return nil, err
@@ -162,13 +179,10 @@ func (s *Session) staleReadTimestamp() (hlc.Timestamp, error) {
 	ts := hlc.Timestamp{WallTime: now.WallTime - int64(s.e.opts.FollowerReads.Offset())}
 	if s.e.follower() {
 		// Bounded staleness: the closed timestamp stopped short of ts
-		// (no node serves now); read at it while it is recent enough.
-		f := s.e.opts.FollowerReads
-		bound := f.MaxStaleness
-		if bound <= 0 {
-			bound = defaultMaxStaleness
-		}
-		if closed, ok := f.Closed(); ok && closed.Less(ts) && now.WallTime-closed.WallTime <= int64(bound) {
+		// (no node serves now); read at it while it is recent enough
+		// (follower_read_max_staleness; 0: never).
+		bound := s.vars.FollowerReadMaxStaleness()
+		if closed, ok := s.e.opts.FollowerReads.Closed(); ok && bound > 0 && closed.Less(ts) && now.WallTime-closed.WallTime <= int64(bound) {
 			return closed, nil
 		}
 	}
@@ -216,9 +230,11 @@ func (s *Session) waitReadable(ts hlc.Timestamp) error {
 func (s *Session) staleSnapshot(fix bool) error {
 	var ts hlc.Timestamp
 	var err error
-	if s.ownAsOf && s.txn == nil && s.e.follower() {
+	if (s.ownAsOf || s.settingOnly) && s.txn == nil && s.e.follower() {
 		// The statement's own time replaces this one (asOfSnapshot, which
-		// waits for it): bind at the closed timestamp, readable now.
+		// waits for it), or it reads no table (SET, SHOW, RESET: a
+		// session past its staleness bound can still change the bound):
+		// bind at the closed timestamp, readable now.
 		if closed, ok := s.e.opts.FollowerReads.Closed(); ok {
 			ts = closed
 		}

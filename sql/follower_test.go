@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/hlc"
@@ -109,7 +110,7 @@ func TestFollowerEngine(t *testing.T) {
 	e.Close()
 
 	var closed atomic.Pointer[hlc.Timestamp]
-	stale := hlc.Timestamp{WallTime: t1.WallTime - int64(defaultMaxStaleness) - int64(time.Second)}
+	stale := hlc.Timestamp{WallTime: t1.WallTime - int64(sessionvars.DefaultFollowerReadMaxStaleness) - int64(time.Second)}
 	closed.Store(&stale)
 	st, fe := openTestFollower(t, dir, nil, &closed)
 	s := testSession(t, fe)
@@ -210,4 +211,100 @@ func openTestFollower(t *testing.T, dir string, physical func() int64, closed *a
 		t.Fatal(err)
 	}
 	return st, fe
+}
+
+// TestFollowerReadMaxStaleness: the staleness bound of a follower
+// engine's fallback is the session setting follower_read_max_staleness,
+// whose default is the engine's (FollowerReads.MaxStaleness, serve
+// --follower-read-max-staleness) or 15 s; 0 turns the fallback off, and a
+// bad value is refused with 22023. The replica's closed timestamp here is
+// 10 s old (the clock runs 10 s ahead of the writes), behind
+// follower_read_timestamp().
+func TestFollowerReadMaxStaleness(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: testEngineLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := testSession(t, e)
+	query(t, w, "CREATE TABLE f (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, w, "INSERT INTO f VALUES (1, 'a')")
+	now, err := e.storage.Clock().Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	var closed atomic.Pointer[hlc.Timestamp]
+	closed.Store(&now)
+	ahead := func() int64 { return time.Now().Add(10 * time.Second).UnixNano() }
+	answers := func(s *Session, what string) {
+		t.Helper()
+		if got := formatRows(query(t, s, "SELECT k, v FROM f")); got != `1,"a"` {
+			t.Fatalf("%s: %q", what, got)
+		}
+	}
+	fails := func(s *Session, what string) {
+		t.Helper()
+		if _, err := tryQuery(s, "SELECT k, v FROM f"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.ObjectNotInPrerequisiteState {
+			t.Fatalf("%s: %s, want 55000", what, errCode(err))
+		}
+	}
+	// SET, SHOW and RESET answer past the bound too: they read no table.
+	shows := func(s *Session, want string) {
+		t.Helper()
+		if got := formatRows(query(t, s, "SHOW follower_read_max_staleness")); got != `"`+want+`"` {
+			t.Fatalf("SHOW follower_read_max_staleness: %s, want %s", got, want)
+		}
+	}
+
+	st, fe := openTestFollower(t, dir, ahead, &closed)
+	reopen := func(maxStaleness time.Duration) *Engine {
+		t.Helper()
+		fe, err := OpenFollower(Options{Storage: st, Logger: testEngineLogger(), FollowerReads: &FollowerReads{
+			Target: 50 * time.Millisecond, Wait: 100 * time.Millisecond, MaxStaleness: maxStaleness,
+			Closed: func() (hlc.Timestamp, bool) { return *closed.Load(), true },
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fe
+	}
+	s := testSession(t, fe)
+	shows(s, "15000")
+	answers(s, "10 s old, within the default 15 s")
+	query(t, s, "SET follower_read_max_staleness = '5s'")
+	shows(s, "5000")
+	fails(s, "10 s old, past a bound of 5 s")
+	query(t, s, "SET follower_read_max_staleness = 0")
+	fails(s, "no fallback")
+	query(t, s, "SET follower_read_max_staleness = '1min'")
+	answers(s, "within a bound of a minute")
+	for _, bad := range []string{"'-1'", "'soon'", "'5 parsecs'"} {
+		if _, err := tryQuery(s, "SET follower_read_max_staleness = "+bad); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.InvalidParameterValue {
+			t.Fatalf("SET follower_read_max_staleness = %s: %s, want 22023", bad, errCode(err))
+		}
+	}
+	shows(s, "60000")
+	query(t, s, "RESET follower_read_max_staleness")
+	shows(s, "15000")
+	s.Close()
+	fe.Close()
+
+	// The engine's default (the serve flag): 5 s, and negative for none.
+	fe = reopen(5 * time.Second)
+	s = testSession(t, fe)
+	shows(s, "5000")
+	fails(s, "past the server's bound of 5 s")
+	query(t, s, "SET follower_read_max_staleness = '20s'")
+	answers(s, "within the session's 20 s")
+	query(t, s, "RESET follower_read_max_staleness")
+	fails(s, "RESET: the server's 5 s again")
+	s.Close()
+	fe.Close()
+	fe = reopen(-1)
+	s = testSession(t, fe)
+	shows(s, "0")
+	fails(s, "the server turned the fallback off")
+	s.Close()
+	fe.Close()
 }

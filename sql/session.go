@@ -56,6 +56,10 @@ type Session struct {
 	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause
 	// (follower.go's staleSnapshot does not wait for a time it replaces).
 	ownAsOf bool
+	// settingOnly: the running statement is a SET, SHOW or RESET, which
+	// reads no table (follower.go: a follower session takes it at the
+	// closed timestamp, whatever its staleness bound).
+	settingOnly bool
 
 	// txn is the open explicit transaction (BEGIN ... COMMIT), nil outside
 	// one. failed marks a block in which a statement failed: everything but
@@ -453,6 +457,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	// come before it.
 	s.stmtAsOf = nil
 	s.ownAsOf = st.AsOf != nil // follower.go
+	s.settingOnly = st.Set != nil || st.Show != nil || st.Reset != nil
 	if err := s.takeSnapshot(st.Txn == nil); err != nil {
 		s.statementDone()
 		s.onError()

@@ -125,20 +125,124 @@ func TestClusterFollowerReads(t *testing.T) {
 }
 
 // TestClusterClosedTargetFlag: --closed-timestamp-target needs --join and
-// refuses a target below the 200 ms publication interval.
+// refuses a target below the 200 ms publication interval;
+// --follower-read-max-staleness needs --join and refuses a negative bound.
 func TestClusterClosedTargetFlag(t *testing.T) {
+	join := []string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:2", "--raft-listen", "127.0.0.1:3"}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--closed-timestamp-target", "5s"}, "--closed-timestamp-target needs --join"},
-		{[]string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:2", "--raft-listen", "127.0.0.1:3",
-			"--closed-timestamp-target", "10ms"}, "--closed-timestamp-target 10ms: it must be at least 200ms"},
+		{append(join, "--closed-timestamp-target", "10ms"), "--closed-timestamp-target 10ms: it must be at least 200ms"},
+		{[]string{"--follower-read-max-staleness", "5s"}, "--follower-read-max-staleness needs --join"},
+		{append(join, "--follower-read-max-staleness", "-1s"), "--follower-read-max-staleness -1s: want a duration of 0 (no fallback) or more"},
+		{append(join, "--follower-read-max-staleness", "soon"), `invalid value "soon" for flag -follower-read-max-staleness`},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
 			t.Errorf("serve %v: %v\n%s", c.args, err, out)
 		}
+	}
+}
+
+// TestClusterFollowerMaxStaleness: serve --follower-read-max-staleness is
+// the default of a follower session's follower_read_max_staleness. With
+// the two other nodes stopped by SIGSTOP (no quorum: no node serves), the
+// follower's closed timestamp stops; once follower_read_timestamp() passed it, a read without AS OF
+// falls back to it only within the bound: with the nodes' 1 s it fails
+// (55000), and after SET follower_read_max_staleness = '1min' in the
+// session it answers.
+func TestClusterFollowerMaxStaleness(t *testing.T) {
+	procs := newClusterProcs(t, 3)
+	for i := len(procs) - 1; i >= 0; i-- {
+		startPlacementNode(procs[i], "--follower-read-max-staleness", "1s")
+	}
+	for _, p := range procs {
+		waitSQL(t, p)
+	}
+	serving := servingProc(t, procs)
+	var fol *clusterProc
+	for _, p := range procs {
+		if p != serving {
+			fol = p
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	w, err := pgx.Connect(ctx, serving.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	if _, err := w.Exec(ctx, "CREATE TABLE ms (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(ctx, "UPSERT INTO ms (k, v) VALUES (1, 'a')"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(fol.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["stale_read_only"] = "on"
+	fc, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close(ctx)
+	var bound string
+	if err := fc.QueryRow(ctx, "SHOW follower_read_max_staleness").Scan(&bound); err != nil || bound != "1000" {
+		t.Fatalf("SHOW follower_read_max_staleness on a follower: %q, %v; want 1000 (the flag's 1 s)", bound, err)
+	}
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		var n int64
+		err := fc.QueryRow(ctx, "SELECT count(*) FROM ms").Scan(&n)
+		if err == nil && n == 1 {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the follower read never saw the write: %d rows, %v", n, err)
+		}
+	}
+
+	// Both other nodes stop (SIGSTOP), so that no node can serve (a
+	// single stopped serving node is replaced within about a second, and
+	// the new one closes timestamps again). fol must not serve now
+	// (serving may have moved since the start: an election on a loaded
+	// machine).
+	if servingProc(t, procs) == fol {
+		t.Fatalf("the follower node %s serves SQL now", fol.sql)
+	}
+	for _, p := range procs {
+		if p != fol {
+			if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.cmd.Process.Signal(syscall.SIGCONT) })
+		}
+	}
+	stopped := time.Now()
+	// follower_read_timestamp() (4.8 s back) passes the last closed
+	// timestamp (3 s back) 1.8 s after the stop; then the closed timestamp
+	// is 4.8 s old, past the 1 s bound.
+	time.Sleep(2500 * time.Millisecond)
+	var pe *pgconn.PgError
+	var n int64
+	err = fc.QueryRow(ctx, "SELECT count(*) FROM ms").Scan(&n)
+	if !errors.As(err, &pe) || pe.Code != "55000" {
+		t.Fatalf("a stale read past the 1 s bound, %s after the serving node stopped: %d rows, %v; want 55000", time.Since(stopped).Round(time.Millisecond), n, err)
+	}
+	if _, err := fc.Exec(ctx, "SET follower_read_max_staleness = '1min'"); err != nil {
+		t.Fatalf("SET follower_read_max_staleness past the bound: %v", err)
+	}
+	if err := fc.QueryRow(ctx, "SELECT count(*) FROM ms").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("a stale read within the session's 1 min bound, %s after the serving node stopped: %d rows, %v",
+			time.Since(stopped).Round(time.Millisecond), n, err)
+	}
+	if _, err := fc.Exec(ctx, "SET follower_read_max_staleness = 'soon'"); !errors.As(err, &pe) || pe.Code != "22023" {
+		t.Fatalf("SET follower_read_max_staleness = 'soon': %v; want 22023", err)
 	}
 }

@@ -32,6 +32,8 @@ type clusterFlags struct {
 	maxOffset                *time.Duration // clockoffset.go
 	snapshotRate             *int64         // placement.go
 	shardGroupPerShard       *bool          // placement.go
+
+	followerMaxStaleness *time.Duration // follower.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
@@ -50,6 +52,8 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 		maxOffset:          addMaxOffsetFlag(fs),
 		snapshotRate:       addSnapshotRateFlag(fs),
 		shardGroupPerShard: addShardGroupPerShardFlag(fs),
+
+		followerMaxStaleness: addFollowerMaxStalenessFlag(fs),
 	}
 }
 
@@ -73,6 +77,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		}
 		if flagSet(fs, "closed-timestamp-target") {
 			return errors.New("--closed-timestamp-target needs --join")
+		}
+		if flagSet(fs, "follower-read-max-staleness") {
+			return errors.New("--follower-read-max-staleness needs --join")
 		}
 		if flagSet(fs, "max-offset") {
 			return errors.New("--max-offset needs --join: a node without it has no other clock to be off from")
@@ -99,6 +106,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 	}
 	if *c.closedTarget < minClosedTarget {
 		return fmt.Errorf("--closed-timestamp-target %s: it must be at least %s", *c.closedTarget, minClosedTarget)
+	}
+	if *c.followerMaxStaleness < 0 {
+		return fmt.Errorf("--follower-read-max-staleness %s: want a duration of 0 (no fallback) or more", *c.followerMaxStaleness)
 	}
 	return c.checkMaxOffset()
 }

@@ -36,7 +36,10 @@
 // packet (stale_read_only=on, directly or in options) while the node does
 // not serve is served by this node from its own replica (follower.go: a
 // server over shared read-only sql.Engines, replaced once a second,
-// closed while the node serves); --closed-timestamp-target is follower.go's.
+// closed while the node serves); --closed-timestamp-target and
+// --follower-read-max-staleness (the default of the session setting
+// follower_read_max_staleness, given to both engines by followerReadsOf)
+// are follower.go's.
 // Once a table asks for read replicas (READ_REPLICAS_SETTINGS), a node that
 // holds none forwards such a connection to the nearest node that does
 // (follower.go's forwardStaleRead, shardrepl.StaleReadTargets); the

@@ -16,6 +16,7 @@ import (
 	"github.com/pivotdb/pivotdb/sql"
 	"github.com/pivotdb/pivotdb/sql/sessionvars"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // minClosedTarget bounds --closed-timestamp-target from below: a closed
@@ -27,6 +28,33 @@ func addClosedTargetFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("closed-timestamp-target", shardrepl.DefaultClosedTarget,
 		"how far the closed timestamps the serving node publishes trail its clock; follower reads "+
 			"(follower_read_timestamp(), stale read-only sessions) read this much plus a margin in the past; with --join")
+}
+
+func addFollowerMaxStalenessFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("follower-read-max-staleness", sessionvars.DefaultFollowerReadMaxStaleness,
+		"the default of the session setting follower_read_max_staleness: how old the data a follower read without AS OF SYSTEM TIME "+
+			"may fall back to while no node publishes closed timestamps (0: no fallback, such reads fail at once with 55000); with --join")
+}
+
+// followerReadsOf is o's FollowerReads (serve's
+// --follower-read-max-staleness) with the node's closed-timestamp target
+// and, for a follower engine, its replica's closed timestamp.
+func followerReadsOf(o sql.Options, target time.Duration, closed func() (hlc.Timestamp, bool)) *sql.FollowerReads {
+	var f sql.FollowerReads
+	if o.FollowerReads != nil {
+		f = *o.FollowerReads
+	}
+	f.Target, f.Closed = target, closed
+	return &f
+}
+
+// followerMaxStalenessOption is sql.FollowerReads.MaxStaleness for
+// --follower-read-max-staleness (0, no fallback, it spells negative).
+func followerMaxStalenessOption(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // Follower reads (issue 18 item 6). A connection to a node that does not
@@ -200,7 +228,7 @@ func (f *followerReads) acquire() (*followerEngine, error) {
 	if f.cur == nil || time.Since(f.cur.opened) > followerRefresh {
 		o := f.opts
 		o.DataDir, o.Storage, o.Cluster = "", f.cl.Engine, nil
-		o.FollowerReads = &sql.FollowerReads{Target: f.cl.ClosedTarget(), Closed: f.cl.ClosedTimestamp}
+		o.FollowerReads = followerReadsOf(o, f.cl.ClosedTarget(), f.cl.ClosedTimestamp)
 		e, err := sql.OpenFollower(o)
 		if err != nil {
 			f.log.Warn("cannot open a follower-read engine", "err", err)

@@ -66,6 +66,7 @@ func usage(w io.Writer) {
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
                  [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]
                  [--snapshot-rate MB_PER_SECOND] [--max-offset DURATION] [--closed-timestamp-target DURATION]
+                 [--follower-read-max-staleness DURATION]
                  [--shard-group-per-shard]]
   pivotdb node decommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node recommission NODE_ID [--host HOST:PORT] [--user NAME]
@@ -255,6 +256,7 @@ func serve(args []string, stderr io.Writer) int {
 				"if a machine (not only the process) stops, acknowledged commits may be lost and the cluster's Raft groups " +
 				"may be left inconsistent; for tests and benchmarks only")
 		}
+		opts.FollowerReads = &sql.FollowerReads{MaxStaleness: followerMaxStalenessOption(*cluster.followerMaxStaleness)}
 		cl, err = startCluster(startCtx, cluster, *dataDir, *listen,
 			storage.Options{Logger: opts.Logger, DiskReserveBytes: *diskReserve, GCTTL: *gcTTL, NoSync: *noSync,
 				CacheSizeBytes: blockCache, GCWaitsForPolicy: true}, level <= slog.LevelDebug, log)

@@ -3,6 +3,7 @@ package sessionvars
 import (
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/pivotdb/pivotdb/planner"
 )
@@ -17,6 +18,13 @@ type spec struct {
 	// normalize validates a new value and returns its canonical form.
 	normalize func(string) (string, error)
 }
+
+// DefaultFollowerReadMaxStaleness is follower_read_max_staleness's
+// built-in default (sql/follower.go; serve --follower-read-max-staleness
+// replaces it): it outlasts a takeover (an election timeout, the new
+// serving node's read-lease wait and its first closed timestamp) with room
+// to spare on a loaded machine.
+const DefaultFollowerReadMaxStaleness = 15 * time.Second
 
 // ServerVersion is what clients see as server_version; clients compare the
 // major version, and PivotDB answers as PostgreSQL 15 does.
@@ -43,7 +51,12 @@ var specs = map[string]*spec{
 	// stale_read_only: YDB's stale read-only mode (sql/follower.go):
 	// read-only, every read at follower_read_timestamp(); a connection to
 	// a node that does not serve asking for it is served there.
-	"stale_read_only":                {def: "off", report: true, normalize: normalizeBool},
+	"stale_read_only": {def: "off", report: true, normalize: normalizeBool},
+	// follower_read_max_staleness: how old the closed timestamp a
+	// follower-read statement without AS OF SYSTEM TIME falls back to may
+	// be when follower_read_timestamp() is not closed yet (no node serves);
+	// past it, 55000. 0: no fallback. In milliseconds, as statement_timeout.
+	"follower_read_max_staleness":    {def: strconv.FormatInt(DefaultFollowerReadMaxStaleness.Milliseconds(), 10), normalize: normalizeDuration},
 	"default_transaction_deferrable": {def: "off", normalize: normalizeBool},
 	"in_hot_standby":                 {def: "off", report: true, readOnly: true},
 	// The transaction_* settings are the open transaction's

@@ -201,6 +201,14 @@ func (v *Vars) StatementTimeout() time.Duration { return v.timeouts.statement }
 // setting (0 = none).
 func (v *Vars) IdleInTransactionTimeout() time.Duration { return v.timeouts.idleInTxn }
 
+// FollowerReadMaxStaleness returns the follower_read_max_staleness
+// setting (0: a follower read never falls back to an older closed
+// timestamp).
+func (v *Vars) FollowerReadMaxStaleness() time.Duration {
+	ms, _ := strconv.ParseInt(v.values["follower_read_max_staleness"], 10, 64)
+	return time.Duration(ms) * time.Millisecond
+}
+
 // RangeExpansionLimit returns the range_expansion_limit setting.
 func (v *Vars) RangeExpansionLimit() int {
 	n, _ := strconv.Atoi(v.values["range_expansion_limit"])
