@@ -7,7 +7,8 @@
 // FirstGroup) and another the metadata (cluster/node's MetaGroup); the
 // policy works on a list of groups (Config.Groups), so per-shard groups
 // only lengthen the list. The files: placement.go (liveness, drains,
-// healing, decommissions), allocator.go (the rebalancing round), plan.go
+// healing, decommissions), snapshotjobs.go (snapshot streams as jobs),
+// allocator.go (the rebalancing round), plan.go
 // (its pure decision function), generations.go (replica-id generations:
 // voters that move), locality.go (--locality), readreplicas.go (read
 // replicas: READ_REPLICAS_SETTINGS).
@@ -223,11 +224,18 @@
 // keeps the receiver up with the sender (unpaced, dragonboat gave up
 // waiting for a receiver that fell behind and streamed the snapshot a
 // second time). On one loaded machine the writes still slow down while it
-// streams and installs (BenchmarkClusterReplicaMove in tests/). Only the
-// promotion and removal are a job: the snapshot's copy (shardrepl's
-// manager loop adds the non-voter) shows in the nodes' logs ("streamed a
-// snapshot of N keys, M MB", "installed a snapshot ...") but not in
-// sys.jobs.
+// streams and installs (BenchmarkClusterReplicaMove in tests/). The
+// promotion and removal are a REPLICA MOVE job; the snapshot's copy
+// (shardrepl's manager loop adds the non-voter) is a REPLICA SNAPSHOT job
+// (snapshotjobs.go: shardsm.Store.SetSnapshotTracker calls
+// StartSnapshotJob as each stream begins; rows_done and rows_total are
+// the bytes sent and the stream's, estimated from the replica's stats
+// counter until it ends; TestClusterSnapshotJob in tests/). Only the
+// serving node has a job registry, so a snapshot another node streams (a
+// group led elsewhere, with a group per shard) shows in its log only
+// ("streamed a snapshot of N keys, M MB"). The job does not name the
+// receiving node: dragonboat does not tell the state machine where a
+// stream goes.
 //
 // Split children of the shard group (cluster/shardrepl's groups.go) are
 // not placement's groups (Config.Groups is fixed at start): the serving

@@ -188,6 +188,14 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	bg, cancel := context.WithCancel(context.Background())
 	c.bg, c.cancel = bg, cancel
 	c.Placement = c.newPlacement()
+	// Each snapshot this node streams is a sys.jobs row while it serves
+	// (cluster/placement's snapshotjobs.go).
+	c.Store.SetSnapshotTracker(func(g raft.GroupID, estimate int64) shardsm.SnapshotProgress {
+		if j := c.Placement.StartSnapshotJob(g, estimate); j != nil {
+			return j
+		}
+		return nil
+	})
 	c.Placement.Start(bg, &c.wg)
 	if err := c.start(ctx, bg); err != nil {
 		c.Close()

@@ -180,7 +180,9 @@
 // timings when the node set a logger (Store.SetSnapshotLogger: "group 2:
 // streamed a snapshot of 67436 keys, 65.1 MB, in 1.352s", "group 2:
 // installed a snapshot of ...: read and staged in ..., ingested in ...");
-// Store.Stats counts their bytes. Query State for a replica's descriptor, applied index and counter, and
+// Store.Stats counts their bytes; Store.SetSnapshotTracker is told of
+// each stream as it goes (cluster/placement makes it a sys.jobs row).
+// Query State for a replica's descriptor, applied index and counter, and
 // Check for a recount and a fingerprint of everything the replica owns
 // (compare replicas at equal applied indexes). Store.Groups lists the
 // groups on a store; Store.Stats counts snapshots saved and installed,

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pivotdb/pivotdb/cluster/raft"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // A snapshot is what a replica owns (dataSpans: the shard's rows, its three
@@ -46,7 +47,22 @@ func (m *stateMachine) PrepareSnapshot() (any, error) {
 	return m.store.db.NewSnapshot(), nil
 }
 
-func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) error {
+// snapshotProgressEvery is how many bytes of a stream go between two
+// reports to its SnapshotProgress.
+const snapshotProgressEvery = 1 << 20
+
+// streamEstimate is about how many bytes a snapshot of a replica whose
+// counter says st streams: its versions' keys and values, with two length
+// prefixes each (the replica's own state and local keys are a few more).
+func streamEstimate(st mvcc.Stats, localLocks bool) int64 {
+	n := st.LiveBytes + st.OldBytes + st.IntentBytes + 4*(st.LiveCount+st.OldCount+st.IntentCount)
+	if !localLocks {
+		n += st.LockBytes + 4*st.LockCount
+	}
+	return n
+}
+
+func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) (err error) {
 	snap := view.(*pebble.Snapshot)
 	defer snap.Close()
 	start := time.Now()
@@ -55,6 +71,19 @@ func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{})
 	desc, ok, err := readDescriptor(snap, m.group)
 	if err != nil {
 		return err
+	}
+	st, err := readStats(snap, m.group)
+	if err != nil {
+		return err
+	}
+	cw.estimate = streamEstimate(st, m.store.localLocks.Load())
+	if cw.track = m.store.trackSnapshot(m.group, cw.estimate); cw.track != nil {
+		defer func() {
+			if err == nil {
+				cw.track.Progress(cw.n, cw.n)
+			}
+			cw.track.Finish(err)
+		}()
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(snapshotMagic)
@@ -120,13 +149,18 @@ func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{})
 	return nil
 }
 
-// countingWriter counts the bytes written through it, and has pace hold
-// each write back to the store's snapshot rate.
+// countingWriter counts the bytes written through it, has pace hold
+// each write back to the store's snapshot rate, and tells track (if any)
+// how far the stream got.
 type countingWriter struct {
 	w    io.Writer
 	n    int64
 	pace func(n int, stop <-chan struct{}) error
 	stop <-chan struct{}
+
+	track    SnapshotProgress
+	estimate int64 // the stream's estimated bytes
+	reported int64 // n when track last heard
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
@@ -135,6 +169,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if c.track != nil && c.n-c.reported >= snapshotProgressEvery {
+		c.reported = c.n
+		// The estimate may fall short (keys written since the
+		// counter, framing): the total is never below what was sent.
+		c.track.Progress(c.n, max(c.estimate, c.n+1))
+	}
 	return n, err
 }
 

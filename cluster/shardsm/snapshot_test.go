@@ -277,3 +277,76 @@ func TestSnapshotRate(t *testing.T) {
 		t.Fatalf("the stopped stream ended after %s", d)
 	}
 }
+
+// progressRecord is a SnapshotProgress that records what it is told.
+type progressRecord struct {
+	group    raft.GroupID
+	estimate int64
+	reports  [][2]int64 // sent, total
+	finished bool
+	err      error
+}
+
+func (p *progressRecord) Progress(sent, total int64) {
+	p.reports = append(p.reports, [2]int64{sent, total})
+}
+func (p *progressRecord) Finish(err error) { p.finished, p.err = true, err }
+
+// A store tells its snapshot tracker about each stream: the group and an
+// estimate of the stream's bytes from the replica's stats counter at the
+// start (close to the real size), the bytes sent as it goes (ascending,
+// never above the total), and at the end all of them sent of exactly
+// that many, or the error of a stream that stopped.
+func TestSnapshotTracker(t *testing.T) {
+	src := openTestStore(t)
+	span := storage.Span{Start: rk("a"), End: rk("m")}
+	from := &applier{t: t, m: src.NewStateMachine(5, 1)}
+	initShard(t, from, span)
+	for i := 0; i < 4000; i++ {
+		from.mustOps(putOp(fmt.Sprintf("b%05d", i), fmt.Sprintf("%01000d", i), 5))
+	}
+	var streams []*progressRecord
+	src.SetSnapshotTracker(func(g raft.GroupID, estimate int64) SnapshotProgress {
+		p := &progressRecord{group: g, estimate: estimate}
+		streams = append(streams, p)
+		return p
+	})
+	snap := takeSnapshot(t, from.m)
+	if len(streams) != 1 {
+		t.Fatalf("%d streams tracked, want 1", len(streams))
+	}
+	p := streams[0]
+	n := int64(len(snap))
+	if p.group != 5 || p.estimate < n*9/10 || p.estimate > n*11/10 {
+		t.Fatalf("tracked group %d with an estimate of %d bytes; want group 5, about %d", p.group, p.estimate, n)
+	}
+	if !p.finished || p.err != nil {
+		t.Fatalf("the stream's end: finished %v, %v", p.finished, p.err)
+	}
+	if len(p.reports) < 3 {
+		t.Fatalf("%d progress reports of a %d-byte stream, want one a megabyte and the end", len(p.reports), n)
+	}
+	for i, r := range p.reports {
+		if r[0] > r[1] || i > 0 && r[0] < p.reports[i-1][0] {
+			t.Fatalf("report %d: %d of %d (reports %v)", i, r[0], r[1], p.reports)
+		}
+	}
+	if last := p.reports[len(p.reports)-1]; last != [2]int64{n, n} {
+		t.Fatalf("the last report %v, want all %d bytes of %d", last, n, n)
+	}
+
+	// A stream that stops ends its tracking with the error.
+	src.SetSnapshotRate(1 << 10)
+	view, err := from.m.PrepareSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if err := from.m.SaveSnapshot(view, io.Discard, stop); !errors.Is(err, raft.ErrStopped) {
+		t.Fatalf("stopped stream: %v, want raft.ErrStopped", err)
+	}
+	if p := streams[len(streams)-1]; len(streams) != 2 || !p.finished || !errors.Is(p.err, raft.ErrStopped) {
+		t.Fatalf("the stopped stream's tracking: %d streams, finished %v, %v", len(streams), p.finished, p.err)
+	}
+}

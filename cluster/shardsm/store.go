@@ -50,6 +50,9 @@ type Store struct {
 	// logf reports each snapshot streamed or installed, with its size and
 	// how long its steps took (SetSnapshotLogger); nil: quiet.
 	logf atomic.Pointer[func(string, ...any)]
+	// tracker follows each snapshot the store streams, as it goes
+	// (SetSnapshotTracker); nil: nobody.
+	tracker atomic.Pointer[func(raft.GroupID, int64) SnapshotProgress]
 
 	// open counts the state machines NewStateMachine made that are not
 	// closed yet (WaitReplicasClosed).
@@ -290,6 +293,33 @@ func (s *Store) paceSnapshot(n int, stop <-chan struct{}) error {
 // paceSlack: a write due this soon goes at once (a timer per 64 KB write
 // would cost more than the pacing saves).
 const paceSlack = 5 * time.Millisecond
+
+// SnapshotProgress follows one snapshot stream (SetSnapshotTracker): a
+// replica move's copy, as a job of sys.jobs (cluster/placement).
+type SnapshotProgress interface {
+	// Progress reports the bytes streamed so far of about total (an
+	// estimate from the replica's stats counter; never below sent).
+	Progress(sent, total int64)
+	// Finish ends the stream: err nil when all of it was sent.
+	Finish(err error)
+}
+
+// SetSnapshotTracker makes the store call start when it begins streaming
+// a snapshot of group g, with the stream's estimated bytes; the
+// SnapshotProgress it returns (nil: none) is told how the stream goes,
+// about every snapshotProgressEvery bytes and at its end.
+func (s *Store) SetSnapshotTracker(start func(g raft.GroupID, estimate int64) SnapshotProgress) {
+	s.tracker.Store(&start)
+}
+
+// trackSnapshot is the tracker's SnapshotProgress for a new stream of g,
+// or nil.
+func (s *Store) trackSnapshot(g raft.GroupID, estimate int64) SnapshotProgress {
+	if f := s.tracker.Load(); f != nil {
+		return (*f)(g, estimate)
+	}
+	return nil
+}
 
 // SetSnapshotLogger makes the store report each snapshot it streams or
 // installs (its group, keys, bytes and the time its steps took) to logf:
