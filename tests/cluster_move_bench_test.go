@@ -3,8 +3,10 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,7 +26,13 @@ import (
 // decommissioned, which promotes the new replica and removes the old one.
 // It reports the time until the new replica caught up and until the move
 // ended, the bytes the new node holds, and the write rate during the move
-// against the quiet rate before it. Run it alone:
+// against the quiet rate before it, and the CPU time each node process
+// spent per acknowledged write in the quiet window and during the move
+// (from /proc; what a move costs, less noisy on a loaded machine than
+// the rates). With PIVOTDB_MOVE_BENCH_PROFILE=DIR the nodes serve pprof
+// (--debug-listen) and the serving node's and the new node's CPU
+// profiles of the move's first PIVOTDB_MOVE_BENCH_PROFILE_SECONDS (5 by
+// default) are written there. Run it alone:
 //
 //	make build && PIVOTDB_BIN=$PWD/bin/pivotdb go test ./tests -run '^$' -bench ClusterReplicaMove -benchtime 1x
 func BenchmarkClusterReplicaMove(b *testing.B) {
@@ -50,8 +58,18 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	}
 	// The allocator would move a voter to the new node by itself (2 s
 	// after it caught up): the move measured is the decommission's.
+	profileDir := os.Getenv("PIVOTDB_MOVE_BENCH_PROFILE")
+	debugAddrs := map[*clusterProc]string{}
+	nodeFlags := func(p *clusterProc) []string {
+		flags := []string{"--rebalance=false"}
+		if profileDir != "" {
+			debugAddrs[p] = freePort(b)
+			flags = append(flags, "--debug-listen", debugAddrs[p])
+		}
+		return flags
+	}
 	for _, p := range procs[:3] {
-		startPlacementNode(p, "--rebalance=false")
+		startPlacementNode(p, nodeFlags(p)...)
 	}
 	waitSQL(b, procs[0])
 	s := servingProc(b, procs[:3])
@@ -121,8 +139,11 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	}
 	time.Sleep(time.Second)
 	q0, t0 := acked(), time.Now()
+	cpu0 := nodesCPU(procs[:3])
 	time.Sleep(5 * time.Second)
-	quiet := float64(acked()-q0) / time.Since(t0).Seconds()
+	quietWrites := acked() - q0
+	quiet := float64(quietWrites) / time.Since(t0).Seconds()
+	quietCPU := nodesCPU(procs[:3]) - cpu0
 
 	// The voter that leaves: one that does not serve SQL.
 	var leaving *clusterProc
@@ -134,6 +155,7 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	leavingID := nodeID(b, leaving)
 	b.StartTimer()
 	m0, start := acked(), time.Now()
+	moveCPU0 := nodesCPU(procs[:3])
 	// The writes acknowledged in every 100 ms of the move, for the log (to
 	// read against the nodes' logged steps), and the slowest second.
 	stopTrace := make(chan struct{})
@@ -176,7 +198,33 @@ func moveReplicaOnce(b *testing.B, mb int) {
 			}
 		}
 	}()
-	startPlacementNode(procs[3], "--rebalance=false")
+	startPlacementNode(procs[3], nodeFlags(procs[3])...)
+	if profileDir != "" {
+		secs := os.Getenv("PIVOTDB_MOVE_BENCH_PROFILE_SECONDS")
+		if secs == "" {
+			secs = "5"
+		}
+		for i, p := range []*clusterProc{s, procs[3]} {
+			go func(name, addr string) {
+				// The new node's debug listener comes up with its
+				// process: try for a second.
+				for range 20 {
+					resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + secs)
+					if err != nil {
+						time.Sleep(50 * time.Millisecond)
+						continue
+					}
+					defer resp.Body.Close()
+					f, err := os.Create(filepath.Join(profileDir, name))
+					if err == nil {
+						io.Copy(f, resp.Body)
+						f.Close()
+					}
+					return
+				}
+			}([]string{"move-serving.pprof", "move-new.pprof"}[i], debugAddrs[p])
+		}
+	}
 	var caughtUp time.Duration
 	for deadline := time.Now().Add(30 * time.Minute); caughtUp == 0; time.Sleep(20 * time.Millisecond) {
 		if strings.Contains(procs[3].log.String(), "the shard replica caught up") {
@@ -204,7 +252,10 @@ func moveReplicaOnce(b *testing.B, mb int) {
 		}
 	}
 	moved := time.Since(start)
-	during := float64(acked()-m0) / moved.Seconds()
+	movedWrites := acked() - m0
+	during := float64(movedWrites) / moved.Seconds()
+	moveCPU := nodesCPU(procs[:3]) - moveCPU0
+	newNodeCPU := nodesCPU(procs[3:])
 	b.StopTimer()
 	close(stopTrace)
 	tr := <-traced
@@ -270,8 +321,42 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	b.ReportMetric(quiet, "writes/s-quiet")
 	b.ReportMetric(during, "writes/s-moving")
 	b.ReportMetric(during/quiet, "x-moving/quiet")
+	perWrite := func(cpu time.Duration, writes int) float64 {
+		return float64(cpu.Microseconds()) / float64(max(writes, 1))
+	}
+	b.ReportMetric(perWrite(quietCPU, quietWrites), "cpu-us/write-quiet")
+	b.ReportMetric(perWrite(moveCPU, movedWrites), "cpu-us/write-moving")
+	b.ReportMetric(newNodeCPU.Seconds(), "cpu-s-new-node")
+	b.Logf("CPU of the three founding nodes: %s for %d writes quiet (%.0f µs a write), %s for %d writes during the move (%.0f µs a write); the new node %s",
+		quietCPU.Round(time.Millisecond), quietWrites, perWrite(quietCPU, quietWrites),
+		moveCPU.Round(time.Millisecond), movedWrites, perWrite(moveCPU, movedWrites), newNodeCPU.Round(time.Millisecond))
 	b.Logf("%d MB table: the new replica caught up after %s, the move (decommission of node %d) ended after %s; "+
 		"snapshots streamed %.1f MB; the new node's engine holds %.1f MB, its Raft directory %.1f MB; writes %.0f/s quiet, %.0f/s during the move (%.2fx)",
 		mb, caughtUp.Round(time.Millisecond), leavingID, moved.Round(time.Millisecond), sentMB, float64(engine)/(1<<20), float64(raftDir)/(1<<20),
 		quiet, during, during/quiet)
+}
+
+// nodesCPU is the CPU time (user and system) the processes of procs used
+// so far, from /proc/PID/stat (clock ticks of 10 ms).
+func nodesCPU(procs []*clusterProc) time.Duration {
+	var total time.Duration
+	for _, p := range procs {
+		if p.cmd == nil || p.cmd.Process == nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		if err != nil {
+			continue
+		}
+		// The fields after the command's name, which ends with ")":
+		// utime and stime are the 14th and 15th of the line.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(u+s) * 10 * time.Millisecond
+	}
+	return total
 }
