@@ -295,6 +295,16 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	} else if jobStatus != "succeeded" || jobFraction != 1 {
 		b.Errorf("the move's job in sys.jobs: %s, %.2f done", jobStatus, jobFraction)
 	}
+	// Its copy is a REPLICA SNAPSHOT job with the bytes streamed (the
+	// biggest: the nodes' join snapshots at the start are jobs too).
+	var snapStatus string
+	var snapBytes int64
+	if err := conn.QueryRow(ctx, `SELECT status, rows_total FROM sys.jobs WHERE job_type = 'REPLICA SNAPSHOT'
+		ORDER BY rows_total DESC LIMIT 1`).Scan(&snapStatus, &snapBytes); err != nil {
+		b.Errorf("the copy's job in sys.jobs: %v", err)
+	} else if mb := float64(snapBytes) / (1 << 20); snapStatus != "succeeded" || mb < sentMB-0.1 || mb > sentMB+0.1 {
+		b.Errorf("the copy's job in sys.jobs: %s, %.1f MB (the logs: %.1f MB streamed)", snapStatus, mb, sentMB)
+	}
 
 	// The new node's engine (the group's data) apart from its cluster
 	// directory (the Raft log, snapshots received, the metadata group);
