@@ -75,7 +75,15 @@
 // cancel function is registered on the connection (conn.running). A portal's
 // context lives as long as the portal, because the engine may tie a Result
 // to the context it was executed with and a suspended portal is resumed by a
-// later Execute.
+// later Execute. Deriving a context per statement and per Bind, and
+// cancelling it after, cost about 3% of a point SELECT's server CPU, so a
+// context that was never cancelled is kept when its statement or portal
+// ends (conn.spareCtx, giveBackContext: after the portal's Result is
+// closed and its cancel function unregistered) and taken by the next
+// (takeContext). Two open portals never share one, and a cancelled one is
+// never handed out again, so a CancelRequest still cancels only the
+// statement it hit (TestContextReuse, TestCancelRequest;
+// BenchmarkStatementContext).
 //
 // A CancelRequest arrives on a new connection. startup.go reads it before
 // any pgproto3 state exists, looks the target up by process id, compares

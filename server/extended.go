@@ -55,8 +55,11 @@ type portal struct {
 	formats []int16 // result format per column
 	// ctx lives as long as the portal, because the engine may tie the
 	// Result to the context it was executed with; CancelRequest cancels it
-	// while an Execute on this portal runs.
+	// while an Execute on this portal runs. It is base (from
+	// conn.takeContext, given back when the portal closes) with the
+	// portal's memory account.
 	ctx    context.Context
+	base   context.Context
 	cancel context.CancelCauseFunc
 	// acct is the portal's memory account (its Bind message's, which it
 	// took over): parameters, execution, rows sent. Closed with it.
@@ -70,9 +73,12 @@ type portal struct {
 	tag       string
 }
 
-func (p *portal) close() {
+// close closes the portal's Result and account; its context goes back to
+// c only after the Result is closed, so nothing of this portal runs under
+// it when the next statement takes it.
+func (p *portal) close(c *conn) {
 	p.closeResult()
-	p.cancel(nil)
+	c.giveBackContext(p.base, p.cancel)
 	p.acct.Close()
 }
 
@@ -121,7 +127,7 @@ func (c *conn) closeAllPortals() {
 // runs one, so clearing p here cannot pull it from under a running
 // statement.
 func (c *conn) dropPortal(name string, p *portal) {
-	p.close()
+	p.close(c)
 	if name == "" {
 		*p = portal{}
 		c.sparePortal = p
@@ -197,10 +203,11 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	if err != nil {
 		return c.extendedError(nil, err)
 	}
-	ctx, cancel := context.WithCancelCause(memory.WithAccount(c.ctx, acct))
+	base, cancel := c.takeContext()
 	c.msgAcct = nil // the portal owns it now
 	p := c.newPortal()
-	*p = portal{prep: st.prep, st: st, params: params, formats: formats, ctx: ctx, cancel: cancel, acct: acct}
+	*p = portal{prep: st.prep, st: st, params: params, formats: formats,
+		ctx: memory.WithAccount(base, acct), base: base, cancel: cancel, acct: acct}
 	c.portals[m.DestinationPortal] = p
 	c.send(&pgproto3.BindComplete{})
 	return nil
