@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/pivotdb/pivotdb/panics"
@@ -525,8 +526,24 @@ func (c *conn) readyForQuery() error {
 		c.closeAllPortals()
 	}
 	c.backend.Idle(status)
-	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
+	if c.encodeErr == nil {
+		c.wbuf = append(c.wbuf, 'Z', 0, 0, 0, 5, status) // ReadyForQuery
+	}
 	return c.flush()
+}
+
+// sendCommandComplete queues CommandComplete with tag. It encodes straight
+// into wbuf, as pgproto3's CommandComplete would: building that message
+// (the struct, which escapes through the BackendMessage interface, and the
+// tag copied into a []byte) cost two allocations per statement.
+func (c *conn) sendCommandComplete(tag string) {
+	if c.encodeErr != nil {
+		return
+	}
+	c.wbuf = append(c.wbuf, 'C')
+	c.wbuf = binary.BigEndian.AppendUint32(c.wbuf, uint32(4+len(tag)+1))
+	c.wbuf = append(c.wbuf, tag...)
+	c.wbuf = append(c.wbuf, 0)
 }
 
 // dispatch handles one message. A non-nil error ends the connection.

@@ -154,8 +154,13 @@
 // ReadyForQuery, Flush, the copy sub-protocol's turns, and whenever 64 KiB
 // of rows are queued. sendRow appends each value's text or binary form
 // straight into the message (types.Value.AppendText, pgbinary.Append) and
-// fills in the length prefixes after, so a row costs no allocation. The
-// buffer is kept across flushes up to 128 KiB (pgproto3's Backend.Flush
+// fills in the length prefixes after, so a row costs no allocation.
+// CommandComplete and ReadyForQuery, sent for every statement, are
+// appended to the buffer directly (sendCommandComplete, readyForQuery),
+// and a statement's RowDescription is kept encoded (describeCache) for
+// libpq's Describe of every portal, so a prepared point SELECT builds no
+// message structs (TestDirectEncodingMatchesPgproto3 checks the bytes).
+// The buffer is kept across flushes up to 128 KiB (pgproto3's Backend.Flush
 // reallocated its buffer after every flush over 1 KiB, which a result of a
 // few hundred rows paid for on every statement).
 //
