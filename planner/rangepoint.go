@@ -364,7 +364,11 @@ func (pp *pointProgram) evaluateIn(p *RangeProgram, ctx, hctx *expr.Context, row
 	if !pp.inOrder() {
 		sortPoints(rs)
 	}
-	return RangeResult{Ranges: mergeRanges(rs), Filter: p.residual, Exact: true}, true
+	// No mergeRanges: the points are distinct (sortedUnique) prefixes of
+	// one width, so in key order no range is empty and none overlaps or
+	// touches the next ((p1, <Max>) sorts before any longer p2 > p1).
+	// It was 1.4% of the IN-list bench's server CPU.
+	return RangeResult{Ranges: Ranges(rs), Filter: p.residual, Exact: true}, true
 }
 
 // inOrder reports whether evaluateIn's points, built from the IN list's

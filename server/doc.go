@@ -75,7 +75,15 @@
 // cancel function is registered on the connection (conn.running). A portal's
 // context lives as long as the portal, because the engine may tie a Result
 // to the context it was executed with and a suspended portal is resumed by a
-// later Execute.
+// later Execute. Deriving a context per statement and per Bind, and
+// cancelling it after, cost about 3% of a point SELECT's server CPU, so a
+// context that was never cancelled is kept when its statement or portal
+// ends (conn.spareCtx, giveBackContext: after the portal's Result is
+// closed and its cancel function unregistered) and taken by the next
+// (takeContext). Two open portals never share one, and a cancelled one is
+// never handed out again, so a CancelRequest still cancels only the
+// statement it hit (TestContextReuse, TestCancelRequest;
+// BenchmarkStatementContext).
 //
 // A CancelRequest arrives on a new connection. startup.go reads it before
 // any pgproto3 state exists, looks the target up by process id, compares
@@ -146,8 +154,13 @@
 // ReadyForQuery, Flush, the copy sub-protocol's turns, and whenever 64 KiB
 // of rows are queued. sendRow appends each value's text or binary form
 // straight into the message (types.Value.AppendText, pgbinary.Append) and
-// fills in the length prefixes after, so a row costs no allocation. The
-// buffer is kept across flushes up to 128 KiB (pgproto3's Backend.Flush
+// fills in the length prefixes after, so a row costs no allocation.
+// CommandComplete and ReadyForQuery, sent for every statement, are
+// appended to the buffer directly (sendCommandComplete, readyForQuery),
+// and a statement's RowDescription is kept encoded (describeCache) for
+// libpq's Describe of every portal, so a prepared point SELECT builds no
+// message structs (TestDirectEncodingMatchesPgproto3 checks the bytes).
+// The buffer is kept across flushes up to 128 KiB (pgproto3's Backend.Flush
 // reallocated its buffer after every flush over 1 KiB, which a result of a
 // few hundred rows paid for on every statement).
 //

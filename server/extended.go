@@ -32,6 +32,9 @@ type statement struct {
 	// it or before the first. Reusing it saves the encoder's set-up
 	// allocations on every execution of a prepared point SELECT.
 	wire *sql.WireRows
+	// desc is the last RowDescription sent for the statement, encoded
+	// (see describeColumns).
+	desc describeCache
 }
 
 // paramOID is the type of parameter i on the wire: what ParameterDescription
@@ -55,8 +58,11 @@ type portal struct {
 	formats []int16 // result format per column
 	// ctx lives as long as the portal, because the engine may tie the
 	// Result to the context it was executed with; CancelRequest cancels it
-	// while an Execute on this portal runs.
+	// while an Execute on this portal runs. It is base (from
+	// conn.takeContext, given back when the portal closes) with the
+	// portal's memory account.
 	ctx    context.Context
+	base   context.Context
 	cancel context.CancelCauseFunc
 	// acct is the portal's memory account (its Bind message's, which it
 	// took over): parameters, execution, rows sent. Closed with it.
@@ -70,9 +76,12 @@ type portal struct {
 	tag       string
 }
 
-func (p *portal) close() {
+// close closes the portal's Result and account; its context goes back to
+// c only after the Result is closed, so nothing of this portal runs under
+// it when the next statement takes it.
+func (p *portal) close(c *conn) {
 	p.closeResult()
-	p.cancel(nil)
+	c.giveBackContext(p.base, p.cancel)
 	p.acct.Close()
 }
 
@@ -121,7 +130,7 @@ func (c *conn) closeAllPortals() {
 // runs one, so clearing p here cannot pull it from under a running
 // statement.
 func (c *conn) dropPortal(name string, p *portal) {
-	p.close()
+	p.close(c)
 	if name == "" {
 		*p = portal{}
 		c.sparePortal = p
@@ -197,10 +206,11 @@ func (c *conn) handleBind(m *pgproto3.Bind) error {
 	if err != nil {
 		return c.extendedError(nil, err)
 	}
-	ctx, cancel := context.WithCancelCause(memory.WithAccount(c.ctx, acct))
+	base, cancel := c.takeContext()
 	c.msgAcct = nil // the portal owns it now
 	p := c.newPortal()
-	*p = portal{prep: st.prep, st: st, params: params, formats: formats, ctx: ctx, cancel: cancel, acct: acct}
+	*p = portal{prep: st.prep, st: st, params: params, formats: formats,
+		ctx: memory.WithAccount(base, acct), base: base, cancel: cancel, acct: acct}
 	c.portals[m.DestinationPortal] = p
 	c.send(&pgproto3.BindComplete{})
 	return nil
@@ -295,25 +305,56 @@ func (c *conn) handleDescribe(m *pgproto3.Describe) error {
 			oids[i] = st.paramOID(i)
 		}
 		c.send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
-		c.describeColumns(st.prep.Columns, nil)
+		c.describeColumns(&st.desc, st.prep.Columns, nil)
 	case 'P':
 		p, ok := c.portals[m.Name]
 		if !ok {
 			return c.extendedError(nil, sqlerr.New(codeInvalidCursorName, "portal \"%s\" does not exist", m.Name))
 		}
-		c.describeColumns(p.prep.Columns, p.formats)
+		c.describeColumns(&p.st.desc, p.prep.Columns, p.formats)
 	default:
 		return c.extendedError(nil, sqlerr.New(sqlerr.ProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType))
 	}
 	return nil
 }
 
-func (c *conn) describeColumns(cols []sql.ResultColumn, formats []int16) {
+// describeColumns sends the RowDescription of cols in formats (NoData when
+// cols is nil). libpq's prepared execution (pgbench -M prepared) sends a
+// Describe of the portal with every Bind, and building the message costs
+// an allocation per column and per message, so the encoded message is kept
+// in cache (the statement's) and sent again while the columns and formats
+// are the same.
+func (c *conn) describeColumns(cache *describeCache, cols []sql.ResultColumn, formats []int16) {
 	if cols == nil {
 		c.send(&pgproto3.NoData{})
 		return
 	}
-	c.send(rowDescription(cols, formats))
+	if !cache.holds(cols, formats) {
+		msg, err := rowDescription(cols, formats).Encode(nil)
+		if err != nil {
+			c.send(rowDescription(cols, formats)) // flush reports the error
+			return
+		}
+		*cache = describeCache{cols: cols, formats: slices.Clone(formats), msg: msg}
+	}
+	if c.encodeErr == nil {
+		c.wbuf = append(c.wbuf, cache.msg...)
+	}
+}
+
+// describeCache is an encoded RowDescription and what it was made from.
+// The columns are compared by identity: the engine replaces a prepared
+// statement's column slice when it binds it again, never changes one in
+// place.
+type describeCache struct {
+	cols    []sql.ResultColumn
+	formats []int16
+	msg     []byte
+}
+
+func (d *describeCache) holds(cols []sql.ResultColumn, formats []int16) bool {
+	sameCols := len(cols) == len(d.cols) && (len(cols) == 0 || &cols[0] == &d.cols[0])
+	return d.msg != nil && sameCols && (formats == nil) == (d.formats == nil) && slices.Equal(formats, d.formats)
 }
 
 func (c *conn) handleExecute(m *pgproto3.Execute) error {
@@ -329,7 +370,7 @@ func (c *conn) handleExecute(m *pgproto3.Execute) error {
 		return c.extendedError(nil, sqlerr.New(codeObjectNotInPrereqs, "portal \"%s\" cannot be run", m.Portal))
 	case p.done:
 		// Running a finished portal again fetches nothing more.
-		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tagWithRows(p.tag, 0))})
+		c.sendCommandComplete(tagWithRows(p.tag, 0))
 		return nil
 	}
 
@@ -375,7 +416,7 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 		p.closeResult()
 		p.done = true
 		p.release()
-		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		c.sendCommandComplete(tag)
 		return nil
 	}
 	for n := 0; ; n++ {
@@ -398,7 +439,7 @@ func (c *conn) executePortal(p *portal, maxRows int) error {
 				// PostgreSQL counts the rows of this Execute only.
 				tag = tagWithRows(tag, n)
 			}
-			c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+			c.sendCommandComplete(tag)
 			return nil
 		}
 	}

@@ -186,3 +186,36 @@ func TestServeContextIsHardStop(t *testing.T) {
 		t.Fatalf("%d sessions open after Serve returned", n)
 	}
 }
+
+// A statement's or portal's context is reused by the next one only when
+// it was never cancelled: a CancelRequest's cause must not reach a later
+// statement, and a connection being shut down hands out cancelled ones.
+func TestContextReuse(t *testing.T) {
+	c := &conn{}
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+
+	a, cancelA := c.takeContext()
+	c.giveBackContext(a, cancelA)
+	b, cancelB := c.takeContext()
+	if b != a {
+		t.Fatal("an uncancelled context was not reused")
+	}
+	cancelB(errCancelRequest)
+	c.giveBackContext(b, cancelB)
+	d, cancelD := c.takeContext()
+	if d == b || d.Err() != nil {
+		t.Fatalf("a cancelled context was handed out again (err %v)", d.Err())
+	}
+	// A second context given back while one is spare is ended, not kept.
+	e, cancelE := c.takeContext()
+	c.giveBackContext(d, cancelD)
+	c.giveBackContext(e, cancelE)
+	if e.Err() == nil {
+		t.Fatal("a context given back beside the spare one was not cancelled")
+	}
+	c.cancel(errShutdown)
+	f, _ := c.takeContext()
+	if f.Err() == nil || context.Cause(f) != errShutdown {
+		t.Fatalf("after the connection's end: err %v, cause %v", f.Err(), context.Cause(f))
+	}
+}

@@ -104,7 +104,7 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) (string,
 		if err != nil {
 			return "", err
 		}
-		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		c.sendCommandComplete(tag)
 		return tag, nil
 	}
 	cols := res.Columns()
@@ -126,7 +126,7 @@ func (c *conn) runSimpleStatement(ctx context.Context, p *sql.Prepared) (string,
 		}
 	}
 	tag := res.Tag()
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	c.sendCommandComplete(tag)
 	return tag, nil
 }
 

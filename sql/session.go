@@ -443,11 +443,14 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	if p.Empty {
 		return &emptyResult{}, nil
 	}
-	st := p.plan.stmt
+	// st points at the plan's statement, which nothing here changes:
+	// copying it (it escapes through asOfCatalog) cost an allocation of
+	// its whole struct per execution.
+	st := &p.plan.stmt
 	// described: the client was told the result's columns at Prepare (a
 	// simple query's statements are bound here first).
 	described := !p.deferred
-	if s.failed && !endsTransaction(st) {
+	if s.failed && !endsTransaction(*st) {
 		return nil, sqlerr.New(sqlerr.InFailedSQLTransaction,
 			"current transaction is aborted, commands ignored until end of transaction block")
 	}
@@ -465,16 +468,17 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	}
 	redialect := p.plan.dialect != s.dialect()
 	if redialect {
-		var err error
-		if st, err = s.reparse(p); err != nil {
+		reparsed, err := s.reparse(p)
+		if err != nil {
 			s.onError()
 			return nil, err
 		}
+		st = &reparsed
 	}
 	// A historical SELECT binds against the catalog of its time.
-	s.asOfCatalog(&st)
+	s.asOfCatalog(st)
 	if redialect || p.deferred || p.plan.snap != s.catalogSnap() {
-		fresh, err := s.bind(ctx, st, p.ParamTypes)
+		fresh, err := s.bind(ctx, *st, p.ParamTypes)
 		if err != nil {
 			s.statementDone()
 			s.onError()
@@ -771,13 +775,25 @@ func (s *Session) writeTxn(ctx context.Context, fn func(t *txn.Txn) error) error
 }
 
 func (s *Session) evalContext(ctx context.Context, params []types.Value) *expr.Context {
-	ec := &expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: sessionSeqs{s, ctx}, Zone: s.vars.Zone(), Style: s.vars.Style()}
+	c := &struct {
+		ec   expr.Context
+		seqs sessionSeqs
+	}{}
+	s.fillEvalContext(&c.ec, &c.seqs, ctx, params)
+	return &c.ec
+}
+
+// fillEvalContext sets up ec, whose sequence functions are seqs, for a
+// statement running under ctx with params. Callers allocate both with
+// whatever else the statement needs, in one piece.
+func (s *Session) fillEvalContext(ec *expr.Context, seqs *sessionSeqs, ctx context.Context, params []types.Value) {
+	*seqs = sessionSeqs{s, ctx}
+	*ec = expr.Context{Ctx: ctx, Params: params, Now: s.statementTime(), ReadTime: s.snapTime, Sequences: seqs, Zone: s.vars.Zone(), Style: s.vars.Style()}
 	if s.snap != nil {
 		ts := s.snap.Timestamp()
 		ec.ReadWall, ec.ReadLogical = ts.WallTime, ts.Logical
 	}
 	ec.FollowerReadOffset = s.e.opts.FollowerReads.Offset() // follower.go
-	return ec
 }
 
 // sessionResult maps errors raised while rows stream (cancel, timeout) and
@@ -870,11 +886,15 @@ func (r *tagResult) Close()                                      {}
 
 // rowsResult streams rows from a function.
 type rowsResult struct {
-	cols  []ResultColumn
-	next  func() ([]types.Value, error)
-	close func()
-	count int
-	verb  string
+	cols []ResultColumn
+	// The rows come from next, or from selectIt when next is nil: a
+	// query's iterator, whose rows are cut to the len(cols) visible
+	// columns (hidden ones come last), and which Close closes.
+	next     func() ([]types.Value, error)
+	close    func()
+	selectIt exec.Iter
+	count    int
+	verb     string
 	// wireIt, when set, is the iterator next reads, which may give the
 	// same rows' stored encodings (wirerows.go).
 	wireIt exec.Iter
@@ -883,7 +903,17 @@ type rowsResult struct {
 func (r *rowsResult) Columns() []ResultColumn { return r.cols }
 
 func (r *rowsResult) Next(ctx context.Context) ([]types.Value, error) {
-	row, err := r.next()
+	var row []types.Value
+	var err error
+	if r.next != nil {
+		row, err = r.next()
+	} else if r.selectIt == nil {
+		return nil, nil // closed
+	} else if row, err = r.selectIt.Next(); err != nil {
+		row = nil
+	} else if row != nil {
+		row = row[:len(r.cols)]
+	}
 	if row != nil {
 		r.count++
 	}
@@ -910,6 +940,10 @@ func (r *rowsResult) Close() {
 	if r.close != nil {
 		r.close()
 		r.close = nil
+	}
+	if r.selectIt != nil {
+		r.selectIt.Close()
+		r.selectIt = nil
 	}
 }
 

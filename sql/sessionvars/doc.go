@@ -22,5 +22,10 @@
 // TRANSACTION's rules). Isolation levels are validated with package
 // txnmode, which also says which levels run (0A000 for the others).
 //
+// What every statement reads is kept parsed beside the values: the four
+// timeouts and TxnMode's answers in and outside a block. Every write of a
+// value goes through Vars.store, which updates the timeouts and clears
+// the modes, so neither can go stale.
+//
 // Debugging: SHOW ALL and pg_settings list every value of a session.
 package sessionvars

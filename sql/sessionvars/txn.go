@@ -75,6 +75,18 @@ func (v *Vars) txnValue(name string) (string, bool) {
 // would resolve the names (a block's own settings, else the defaults),
 // without Get's case folding and look-ups (2.3% of a point SELECT's CPU).
 func (v *Vars) TxnMode() txnmode.Mode {
+	i := 0
+	if v.inTxn {
+		i = 1
+	}
+	if !v.txnModesOK[i] {
+		v.txnModes[i], v.txnModesOK[i] = v.txnMode(), true
+	}
+	return v.txnModes[i]
+}
+
+// txnMode computes TxnMode from the values.
+func (v *Vars) txnMode() txnmode.Mode {
 	iso, ro, def := "transaction_isolation", "transaction_read_only", "transaction_deferrable"
 	if !v.inTxn {
 		iso, ro, def = txnSettings[iso], txnSettings[ro], txnSettings[def]

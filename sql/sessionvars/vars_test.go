@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
+	"github.com/pivotdb/pivotdb/sql/txnmode"
 )
 
 func code(err error) string {
@@ -197,4 +198,58 @@ func BenchmarkStatementTimeouts(b *testing.B) {
 	if sum != 0 {
 		b.Fatal(sum)
 	}
+}
+
+// TxnMode's cached answers follow every change: SET of a default or of
+// the block's own settings, RESET, and the start and end of a block.
+func TestTxnModeFollowsChanges(t *testing.T) {
+	v := New(nil)
+	check := func(what string, wantIso txnmode.Isolation, wantRO bool) {
+		t.Helper()
+		m := v.TxnMode()
+		if m != v.txnMode() || m.Isolation != wantIso || m.ReadOnly != wantRO {
+			t.Fatalf("%s: %+v (computed %+v), want isolation %v read-only %v", what, m, v.txnMode(), wantIso, wantRO)
+		}
+	}
+	base := v.TxnMode().Isolation
+	check("defaults", base, false)
+	if err := v.Set("default_transaction_read_only", "on"); err != nil {
+		t.Fatal(err)
+	}
+	check("default read-only", base, true)
+	v.BeginTxn()
+	check("block from the defaults", base, true)
+	if err := v.Set("transaction_read_only", "off"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Set("transaction_isolation", "serializable"); err != nil {
+		t.Fatal(err)
+	}
+	check("block's own settings", txnmode.Serializable, false)
+	v.EndTxn()
+	check("after the block", base, true)
+	if err := v.Reset("default_transaction_read_only"); err != nil {
+		t.Fatal(err)
+	}
+	check("reset", base, false)
+	if err := v.Set("stale_read_only", "on"); err != nil {
+		t.Fatal(err)
+	}
+	check("stale read-only", base, true)
+}
+
+// BenchmarkTxnMode: "computed" is what every call cost before (the
+// look-ups of txnMode), "cached" what TxnMode costs between changes.
+func BenchmarkTxnMode(b *testing.B) {
+	v := New(nil)
+	b.Run("computed", func(b *testing.B) {
+		for range b.N {
+			v.txnMode()
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		for range b.N {
+			v.TxnMode()
+		}
+	})
 }
