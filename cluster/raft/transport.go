@@ -65,11 +65,12 @@ const (
 	// readBufferSize is each connection's read buffer: a frame of a small
 	// batch arrives whole in one read.
 	readBufferSize = 64 << 10
-	// sendBufferStep is the least size of a connection's send buffer.
-	sendBufferStep = 64 << 10
-	// keptBufferSize: a connection keeps a send or payload buffer up to
-	// this size between frames (dragonboat keeps 2 MiB on each side from
-	// the start); a bigger frame gets one of its own.
+	// bufferStep is the least size of a kept send or payload buffer.
+	bufferStep = 64 << 10
+	// keptBufferSize: a connection keeps a send or payload buffer, grown
+	// as frames need, up to this size between frames (dragonboat's
+	// allocates 2 MiB on each side at the start); a bigger frame gets one
+	// of its own.
 	keptBufferSize = 2 << 20
 	// maxPayloadSize refuses a corrupt header's size before allocating
 	// it: dragonboat's largest frame is a 2 MiB snapshot chunk or a batch
@@ -275,7 +276,7 @@ func readFrame(conn net.Conn, r *bufio.Reader, kept *[]byte, encrypted bool) (ui
 	case size <= uint64(cap(*kept)):
 		payload = (*kept)[:size]
 	case size <= keptBufferSize:
-		*kept = make([]byte, keptBufferSize)
+		*kept = make([]byte, grownSize(cap(*kept), int(size)))
 		payload = (*kept)[:size]
 	default:
 		payload = make([]byte, size)
@@ -294,6 +295,13 @@ func readFrame(conn net.Conn, r *bufio.Reader, kept *[]byte, encrypted bool) (ui
 		return 0, nil, errBadFrame
 	}
 	return method, payload, nil
+}
+
+// grownSize is the new size of a kept buffer of size have that must hold
+// need bytes (need <= keptBufferSize): at least bufferStep, doubling, so
+// that frames of slowly growing sizes do not each allocate one.
+func grownSize(have, need int) int {
+	return min(max(need, 2*have, bufferStep), keptBufferSize)
 }
 
 // encodeFrameHeader writes the magic number and the header of a frame of
@@ -402,11 +410,11 @@ func (c *frameConn) send(method uint16, size int, marshal func([]byte) []byte) e
 	need := frameSize + size
 	buf := c.buf
 	if cap(buf) < need {
-		// Grown to at least sendBufferStep, so that batches of slowly
-		// growing sizes do not each allocate one.
-		buf = make([]byte, max(need, sendBufferStep))
 		if need <= keptBufferSize {
-			c.buf = buf
+			c.buf = make([]byte, grownSize(cap(buf), need))
+			buf = c.buf
+		} else {
+			buf = make([]byte, need)
 		}
 	}
 	buf = buf[:need]
