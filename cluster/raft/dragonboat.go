@@ -46,6 +46,10 @@ func Start(cfg HostConfig) (Host, error) {
 			Engine: engineConfig(),
 		},
 	}
+	if !useDragonboatTransport {
+		// dragonboat's wire format in fewer system calls (transport.go).
+		nhc.Expert.TransportFactory = transportFactory{}
+	}
 	if cfg.NoSync {
 		nhc.Expert.FS = noSyncHostFS()
 	}

@@ -425,6 +425,32 @@
 //     resolution unknown): it may still apply.
 //   - Lock records of the old serving node's open transactions do not
 //     travel: its transactions die with it, as on a one-node restart.
+//   - The cluster's write rate and forwarded reads (issue 17's targets:
+//     single-row UPSERT at 16 clients at least 0.5× one node, point
+//     SELECT through a forwarding node at least 0.7×) are not met on the
+//     bench machine (three nodes sharing 2 cores and one disk with other
+//     work; see tests/bench's load average line). A commit is one Raft
+//     entry: no ReadIndex before it, no second proposal (lock records are
+//     local); dragonboat puts the proposals that reach its step engine
+//     together in one log write and one message per follower (strace at
+//     16 clients: about 9 commits per fdatasync on the serving node). What
+//     a write costs beyond one node's work (tests/bench --cluster-profile):
+//     the Raft transport (a fifth of the serving node's CPU with
+//     dragonboat's wire code; cluster/raft/transport.go writes a frame in
+//     one call), each follower's log fsync, step and apply, the serving
+//     node's stats read (shardsm.AddStatsHint) and apply. Replicas no
+//     longer re-read the versions of concurrent Writes (the statistics
+//     counter every commit merges into made each look touched:
+//     shardsm/statshint.go; BenchmarkUpsert's %hinted went from 3% to
+//     100%). The rest is latency: a commit waits for the leader's and a
+//     follower's fsync and for a dozen hand-offs between dragonboat's
+//     goroutines, each a wait for a CPU on a loaded machine. A forwarded
+//     point SELECT costs the forwarding node 30-45 µs, three quarters of
+//     it the kernel's loopback TCP: six system calls per query (splice
+//     in, out and its EAGAIN; read, its EAGAIN, write), the least a proxy
+//     in user space makes, so more needs the reads served where the
+//     client connects (follower reads) or clients that connect to the
+//     serving node.
 //   - A forwarded connection is passed on byte for byte once the serving
 //     node answered its first message (cmd/pivotdb/gateway.go: a node that
 //     does not answer within 5 s, such as a SIGSTOPped one, is skipped for

@@ -112,8 +112,10 @@
 //     return; Check recounts (mvcc.ComputeStats) and the tests compare them
 //     on every replica. A Write's carried change (statshint.go) is taken
 //     only when the replica's record of the Writes since the change's base
-//     index shows none touched the Write's row keys, so it is the change
-//     the replica would read; a replica that cannot tell (restarted, a
+//     index shows none touched the versions of the Write's row keys (keys
+//     that are not versions, such as the statistics counter every commit
+//     merges into, are no part of a change and are left out), so it is
+//     the change the replica would read; a replica that cannot tell (restarted, a
 //     snapshot, a Batch or a range deletion since, more than 256 Writes
 //     ago) reads (TestStatsHint). A Write of more than maxHintedKeys (256)
 //     keys, a bulk load's, carries no change and makes the record forget
@@ -195,7 +197,9 @@
 // (compare replicas at equal applied indexes). Store.Groups lists the
 // groups on a store; Store.Stats counts snapshots saved and installed,
 // runs of Writes, and the Writes applied with their carried stats change
-// (HintedWrites: near all of a follower's under single-row commits).
+// (HintedWrites: near all of a follower's under single-row commits; until
+// the statistics counter's merges were left out of the comparison, none
+// when several commits were in flight at once).
 // mvcc.FormatKey renders the keys (Pebble's tools print them through the
 // comparer). The randomized test prints its seed on failure (go test
 // -run TestRandomizedAgainstOracle -seed N ./cluster/shardsm/).

@@ -212,9 +212,17 @@ func (m *stateMachine) hintHolds(c *Write, index uint64) bool {
 	return point && len(keys) <= maxHintedKeys && m.recent.untouched(c.Stats.Base, index, keys)
 }
 
-// rowKeyHashes returns the hashes of the row keys c's mutations route to;
+// rowKeyHashes returns the hashes of the row keys c's versions route to;
 // point is false when c holds a range deletion or a key that routes to no
-// row key.
+// row key or does not decode.
+//
+// Writes of keys that are not versions are left out: a stats change
+// neither reads nor counts them (mvcc.StatsDeltaReader skips them, as the
+// recount does), so they cannot make a carried change wrong. Every commit
+// of a partitioned table merges into its shard's statistics counter (a
+// system key), so with them in, any two Writes in flight at once shared a
+// key and under concurrent commits (16 clients) no replica took a carried
+// change: each read the versions itself.
 func (c *Write) rowKeyHashes() (keys []uint64, point bool) {
 	if c.rowKeysDone {
 		return c.rowKeys, c.rowKeysPoint
@@ -224,6 +232,11 @@ func (c *Write) rowKeyHashes() (keys []uint64, point bool) {
 	for _, mu := range c.Mutations {
 		if mu.Kind == storage.MutationDeleteRange {
 			return nil, false
+		}
+		if _, _, versioned, err := mvcc.DecodeKey(mu.Key); err != nil {
+			return nil, false
+		} else if !versioned {
+			continue
 		}
 		k, err := RouteKey(mu.Key)
 		if err != nil {

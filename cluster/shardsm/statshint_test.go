@@ -1,11 +1,13 @@
 package shardsm
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/storage"
+	"github.com/pivotdb/pivotdb/storage/mvcc"
 )
 
 // TestStatsHint proposes Writes carrying their stats change, read from one
@@ -104,6 +106,20 @@ func TestStatsHint(t *testing.T) {
 	// The next one it takes again: it applied everything since the base.
 	applyAll(hinted(version("a", 6, "a6"), version("new", 6, "n")))
 	wantHinted("after the restart", 3, 2)
+
+	// Two Writes in flight at once, of different rows, that both merge
+	// into one counter that is not a version (every commit merges into
+	// its shard's statistics counter): the second's carried change holds,
+	// as the counter is no part of any stats change.
+	counter := func() storage.Mutation {
+		return storage.Mutation{Kind: storage.MutationMerge, Key: mvcc.AppendBareKey(nil, rk("counter")),
+			Value: binary.BigEndian.AppendUint64(nil, 1)}
+	}
+	first := hinted(version("a", 8, "a8"), counter())
+	second := hinted(version("b", 8, "b8"), counter())
+	applyAll(first)
+	applyAll(second)
+	wantHinted("after a Write that merged into the same counter", 5, 4)
 
 	// A trailer that is not a hint is malformed, on every replica.
 	bad := append(encodeWrite(t, 1, version("a", 7, "a7")), 2)

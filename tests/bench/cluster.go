@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +41,24 @@ type clusterRow struct {
 	// closed timestamps), which otherwise weighs more the fewer operations
 	// a run does.
 	cpu, marginal []time.Duration
+	// loadMin and loadMax are the machine's 1-minute load average, the
+	// least and the most read before the row's runs: other work on the
+	// machine moves these figures more than anything measured.
+	loadMin, loadMax float64
+}
+
+// loadAverage returns the 1-minute load average (Linux; 0 elsewhere).
+func loadAverage() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // logTail keeps a child's log for finding the serving node and for
@@ -282,7 +301,9 @@ func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, r
 		// CPU per operation of each process, per setup and repetition.
 		cpu := map[*instance][][]time.Duration{}
 		marginal := map[*instance][][]time.Duration{}
+		loads := map[*instance][]float64{}
 		ms, err := measure(reps, setups, func(in *instance, rep int) (measurement, error) {
+			loads[in] = append(loads[in], loadAverage())
 			cmds := clusterCmds
 			if in == one {
 				cmds = []*exec.Cmd{one.cmd}
@@ -326,6 +347,9 @@ func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, r
 		}
 		for i, in := range setups {
 			r := clusterRow{workload: name, setup: in.name, m: ms[i], one: ms[0], cpu: medianCPU(cpu[in]), marginal: medianCPU(marginal[in])}
+			if l := loads[in]; len(l) > 0 {
+				r.loadMin, r.loadMax = slices.Min(l), slices.Max(l)
+			}
 			out = append(out, r)
 			progress("cluster: %-18s %-36s %10.0f/s  %.2f× one node  CPU per op %s, less idle %s", name, in.name, ms[i].ops, ms[i].ops/ms[0].ops,
 				fmtCPU(r.cpu), fmtCPU(r.marginal))
@@ -458,13 +482,21 @@ func renderCluster(rows []clusterRow, d time.Duration, reps int) string {
 	sb.WriteString("operations (for the cluster: the sum of the three nodes, then each node's in node order); less\n")
 	sb.WriteString("idle, what each process spends idle (measured for 2 s before the run) is taken out first.\n\n")
 	sb.WriteString("| workload | setup | ops/s | p50 | p99 | × one node | CPU per op | less idle |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rows {
+	loadMin, loadMax := 0.0, 0.0
+	for i, r := range rows {
 		ratio := 0.0
 		if r.one.ops > 0 {
 			ratio = r.m.ops / r.one.ops
 		}
 		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %.2f× | %s | %s |\n", r.workload, r.setup, fmtOps(r.m.ops),
 			fmtLat(r.m.p50), fmtLat(r.m.p99), ratio, fmtCPU(r.cpu), fmtCPU(r.marginal))
+		if i == 0 || r.loadMin < loadMin {
+			loadMin = r.loadMin
+		}
+		loadMax = max(loadMax, r.loadMax)
+	}
+	if loadMax > 0 {
+		fmt.Fprintf(&sb, "\nThe machine's load average (1 minute) before the runs: %.1f to %.1f.\n", loadMin, loadMax)
 	}
 	return sb.String()
 }
