@@ -63,16 +63,11 @@ func placementCluster(t *testing.T, extra ...string) ([]*clusterProc, *pgx.Conn)
 // startPlacementNode starts p with extra serve flags.
 func startPlacementNode(p *clusterProc, extra ...string) {
 	p.t.Helper()
-	args := append([]string{"serve", "--data-dir", p.dir, "--listen", p.sql, "--cluster-listen", p.rpc,
-		"--raft-listen", p.raftAddr, "--join", p.join, "--balancer-interval", "0"}, extra...)
-	p.cmd = exec.Command(serverBin, args...)
-	p.log = &serverLog{}
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	p.exited = make(chan error, 1)
-	go func(c *exec.Cmd, ch chan error) { ch <- c.Wait() }(p.cmd, p.exited)
+	// clusterProc.start, so that $PIVOTDB_TEST_NODE_FLAGS and
+	// $PIVOTDB_TEST_LOGDIR reach these nodes too (they did not: runs "with
+	// groups on" of the tests started here ran without them).
+	p.extra = extra
+	p.start()
 }
 
 type nodeRow struct {
