@@ -66,7 +66,7 @@ func usage(w io.Writer) {
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
                  [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]
                  [--snapshot-rate MB_PER_SECOND] [--max-offset DURATION] [--closed-timestamp-target DURATION]
-                 [--shard-group-per-shard]]
+                 [--shard-group-per-shard=false]]
   pivotdb node decommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node recommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node status [--host HOST:PORT] [--user NAME]
