@@ -63,9 +63,6 @@ func placementCluster(t *testing.T, extra ...string) ([]*clusterProc, *pgx.Conn)
 // startPlacementNode starts p with extra serve flags.
 func startPlacementNode(p *clusterProc, extra ...string) {
 	p.t.Helper()
-	// clusterProc.start, so that $PIVOTDB_TEST_NODE_FLAGS and
-	// $PIVOTDB_TEST_LOGDIR reach these nodes too (they did not: runs "with
-	// groups on" of the tests started here ran without them).
 	p.extra = extra
 	p.start()
 }

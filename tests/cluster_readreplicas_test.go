@@ -72,11 +72,14 @@ func TestClusterReadReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		for rows.Next() {
-			var id, addr string
+			var id string
+			var addr *string // NULL until the node recorded its SQL address
 			if err := rows.Scan(&id, &addr); err != nil {
 				t.Fatal(err)
 			}
-			zoneC[id] = bySQL[addr]
+			if addr != nil {
+				zoneC[id] = bySQL[*addr]
+			}
 		}
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)

@@ -149,7 +149,10 @@
 //     table asks) and chooses the nodes (chooseReadReplicas, a pure
 //     function; TestChooseReadReplicas is its table): PER_AZ:n puts n in
 //     every zone that has nodes (the first --locality tier; nodes without
-//     one are a zone of their own), ANY_AZ:n then adds more one at a time
+//     one are a zone of their own; a node that has not recorded its
+//     locality yet, just joined, is left out of the round, so that it does
+//     not get a read replica of its own as a zone of none that moves once
+//     its record is read), ANY_AZ:n then adds more one at a time
 //     in the zone with fewest until n in all. Only a caught-up non-voter
 //     of the group on a live, active node qualifies (never a voter); the
 //     current ones stay first (no churn), then the nodes holding fewest

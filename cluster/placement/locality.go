@@ -72,21 +72,19 @@ func firstTier(locality string) string {
 	return t
 }
 
-// recordLocality writes this node's locality, if it has one or had one.
+// recordLocality writes this node's locality, an empty one included: a
+// node without a record has not recorded it yet (localityKnownLocked), so
+// the read-replica round does not take it for a zone of its own.
 func (m *Manager) recordLocality(ctx context.Context) error {
 	h := m.cfg.Node.Host()
 	v, err := h.Read(ctx, node.MetaGroup, kvsm.Get{Key: localityKey(m.self)})
 	if err != nil {
 		return err
 	}
-	if r := v.(kvsm.GetResult); string(r.Value) == m.cfg.Locality && (r.Found || m.cfg.Locality == "") {
+	if r := v.(kvsm.GetResult); r.Found && string(r.Value) == m.cfg.Locality {
 		return nil
 	}
-	op := kvsm.Op{Kind: kvsm.OpPut, Key: localityKey(m.self), Value: []byte(m.cfg.Locality)}
-	if m.cfg.Locality == "" {
-		op = kvsm.Op{Kind: kvsm.OpDelete, Key: localityKey(m.self)}
-	}
-	return m.metaPut(ctx, op)
+	return m.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: localityKey(m.self), Value: []byte(m.cfg.Locality)})
 }
 
 func (m *Manager) readLocalities(ctx context.Context) (map[uint64]string, error) {
@@ -101,6 +99,13 @@ func (m *Manager) readLocalities(ctx context.Context) (map[uint64]string, error)
 		}
 	}
 	return out, nil
+}
+
+// localityKnownLocked reports whether node id's locality was read (m.mu
+// held): a node records it when it starts, shortly after it joined.
+func (m *Manager) localityKnownLocked(id uint64) bool {
+	_, ok := m.localities[id]
+	return ok || id == m.self
 }
 
 // zoneLocked is node id's zone as last read (m.mu held).

@@ -313,9 +313,20 @@ func (m *Manager) placeGroupReadReplicas(ctx context.Context, g ReadReplicaGroup
 	}
 	m.mu.Lock()
 	var nodes []rrNode
+	// Nodes whose locality is not known yet (just joined) sit this round
+	// out: taken for a zone of their own they would get a read replica
+	// of their own, moved to their real zone's one a round later. A
+	// current read replica on such a node stays (pending).
+	var known, pending []uint64
 	for _, nd := range m.nodes {
 		if m.stateLocked(nd.ID) == stateDecommissoned {
 			continue // gone for good: its zone has no nodes
+		}
+		if !m.localityKnownLocked(nd.ID) {
+			if slices.Contains(current, nd.ID) {
+				pending = append(pending, nd.ID)
+			}
+			continue
 		}
 		mine := 0
 		if slices.Contains(current, nd.ID) {
@@ -340,7 +351,14 @@ func (m *Manager) placeGroupReadReplicas(ctx context.Context, g ReadReplicaGroup
 		}
 		nodes[i].usable = ok
 	}
-	ch := chooseReadReplicas(g.Want, nodes, current)
+	for _, id := range current {
+		if !slices.Contains(pending, id) {
+			known = append(known, id)
+		}
+	}
+	ch := chooseReadReplicas(g.Want, nodes, known)
+	ch.chosen = append(ch.chosen, pending...)
+	slices.Sort(ch.chosen)
 	for _, s := range ch.short {
 		m.logOnce(fmt.Sprintf("read replicas %d %s %s", g.ID, g.Want, s),
 			"node %d: placement: %s asks for read replicas %s; placed %s", m.self, g.Name, g.Want, s)

@@ -218,11 +218,36 @@ func TestPlaceReadReplicas(t *testing.T) {
 		}
 		t.Fatalf("%s: read replicas %v, want %v", what, got, ids)
 	}
+	// The other nodes have not recorded their localities (their managers
+	// have not started): none is chosen, not even for a zone of "no
+	// locality" of its own, which a round would move once it knows.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got, err := m.ReadReplicas(context.Background(), false); err == nil && len(got) > 0 {
+			t.Fatalf("read replicas %v on nodes whose localities are not known yet", got)
+		}
+	}
+	// Every node's manager records its locality (none here) when it
+	// starts.
+	stopOthers := map[uint64]func(){}
+	for _, nd := range nodes[1:] {
+		octx, ocancel := context.WithCancel(ctx)
+		other := New(Config{Node: nd, DeadNodeTimeout: time.Second, Interval: 100 * time.Millisecond, Logf: t.Logf, NoRebalance: true})
+		var owg sync.WaitGroup
+		other.Start(octx, &owg)
+		stopOthers[other.Self()] = func() { ocancel(); owg.Wait() }
+	}
+	defer func() {
+		for _, stop := range stopOthers {
+			stop()
+		}
+	}()
 	wait("PER_AZ:1", spare)
 	want.Store(&ReadReplicaWant{})
 	wait("reset")
 	want.Store(&ReadReplicaWant{Total: 1})
 	wait("ANY_AZ:1", spare)
+	stopOthers[spare]()
+	delete(stopOthers, spare)
 	nodes[spare-1].Close()
 	nodes[spare-1] = nil
 	wait("after the read replica's node died")

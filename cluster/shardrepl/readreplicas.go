@@ -92,22 +92,38 @@ func (c *Cluster) SQLAddrOf(ctx context.Context, id uint64) (string, bool) {
 	return c.servingAddr(ctx, id)
 }
 
+// StaleReadRoute is where a stale read-only connection to this node is
+// served (StaleReadTargets).
+type StaleReadRoute struct {
+	// Local: this node serves it from its own replicas.
+	Local bool
+	// Targets lists, when Local is false, the live nodes holding a read
+	// replica of every group that has them, nearest first.
+	Targets []uint64
+	// Why says, for the debug log, how the route was chosen.
+	Why string
+}
+
 // StaleReadTargets tells where this node's stale read-only connections
-// are served (cmd/pivotdb/follower.go). local is true when this node
+// are served (cmd/pivotdb/follower.go). Local is true when this node
 // serves them from its own replicas: no table asks for read replicas, or
 // this node holds a read replica or a voter of every group that has read
-// replicas. Otherwise targets lists the live nodes holding a read replica
+// replicas. Otherwise Targets lists the live nodes holding a read replica
 // of every such group, nearest first: this node's zone (the first tier of
 // --locality), then the others, each by id. Both empty: no node holds
 // them all (a choice in progress), and this node serves them, its
 // replicas being complete up to their closed timestamps all the same.
 //
 // It reads only this node's replicas (the metadata group's records, its
-// own replicas' roles), so it answers while a leader is stopped.
-func (c *Cluster) StaleReadTargets() (local bool, targets []uint64) {
+// own replicas' roles) and its own pings, so it answers while a leader is
+// stopped, and it may lag the serving node's placement by a refresh.
+func (c *Cluster) StaleReadTargets() StaleReadRoute {
 	records, err := c.Placement.ReadReplicas(context.Background(), true)
-	if err != nil || len(records) == 0 {
-		return true, nil
+	if err != nil {
+		return StaleReadRoute{Local: true, Why: "the read-replica records cannot be read here: " + err.Error()}
+	}
+	if len(records) == 0 {
+		return StaleReadRoute{Local: true, Why: "no group has read replicas"}
 	}
 	votes := map[raft.GroupID]bool{}
 	for _, r := range c.Node.Host().LocalReplicas() {
@@ -126,13 +142,20 @@ func (c *Cluster) StaleReadTargets() (local bool, targets []uint64) {
 		}
 	}
 	if holdsAll {
-		return true, nil
+		return StaleReadRoute{Local: true, Why: fmt.Sprintf(
+			"this node votes in or holds a read replica of every group that has read replicas (read replicas: %v; this node votes in: %v)", records, votes)}
 	}
 	zones := c.Placement.Zones()
 	mine := zones[c.id]
+	var targets, notLive []uint64
 	for id, n := range count {
-		if n == len(records) && id != c.id && c.Placement.Live(id) {
+		if n != len(records) || id == c.id {
+			continue
+		}
+		if c.Placement.Live(id) {
 			targets = append(targets, id)
+		} else {
+			notLive = append(notLive, id)
 		}
 	}
 	slices.SortFunc(targets, func(a, b uint64) int {
@@ -144,5 +167,7 @@ func (c *Cluster) StaleReadTargets() (local bool, targets []uint64) {
 		}
 		return cmp.Compare(a, b)
 	})
-	return false, targets
+	why := fmt.Sprintf("read replicas of %d groups: %v; holding them all and live: %v; not heard from recently: %v",
+		len(records), records, targets, notLive)
+	return StaleReadRoute{Targets: targets, Why: why}
 }

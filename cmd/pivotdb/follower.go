@@ -299,24 +299,29 @@ func (g *gateway) forwardStaleRead(nc *bufConn, first []byte) bool {
 	if nc.remote != nil {
 		return false // another node's router sent it here
 	}
-	local, targets := g.cl.StaleReadTargets()
-	if local || len(targets) == 0 {
+	route := g.cl.StaleReadTargets()
+	if route.Local || len(route.Targets) == 0 {
+		g.log.Debug("serving a stale read-only connection here", "why", route.Why)
 		return false
 	}
 	if _, ok := g.cl.ForwardKey(context.Background()); !ok {
+		g.log.Debug("serving a stale read-only connection here: the forwarding key cannot be read", "why", route.Why)
 		return false
 	}
-	for _, id := range targets {
+	for _, id := range route.Targets {
 		ctx, cancel := context.WithTimeout(context.Background(), staleTargetLookup)
 		addr, ok := g.cl.SQLAddrOf(ctx, id)
 		cancel()
 		if !ok {
+			g.log.Debug("a read replica's SQL address cannot be read; trying the next", "node", id)
 			continue
 		}
 		if g.forwardTo(nc, first, id, addr) {
 			return true
 		}
+		g.log.Debug("a read replica did not answer a forwarded connection; trying the next", "node", id, "addr", addr)
 	}
+	g.log.Debug("serving a stale read-only connection here: no read replica answered", "why", route.Why)
 	return false
 }
 
