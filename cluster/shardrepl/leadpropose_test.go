@@ -122,3 +122,37 @@ func TestCommitWithoutLeaderFailsDefinitely(t *testing.T) {
 		t.Fatalf("the node gave up serving: %v", r)
 	}
 }
+
+// leaderHost is a raft.Host whose groups all have leader as their leader,
+// and which runs replica self of each (awaitLead's view of a host).
+type leaderHost struct {
+	raft.Host
+	leader, self raft.ReplicaID
+}
+
+func (h leaderHost) Leader(raft.GroupID) (raft.ReplicaID, uint64, bool, error) {
+	return h.leader, 1, true, nil
+}
+
+func (h leaderHost) LocalReplicas() []raft.ReplicaInfo {
+	return []raft.ReplicaInfo{{Group: midGroup, Replica: h.self, Leader: h.leader}}
+}
+
+// BenchmarkAwaitLead is what awaitLead adds to a commit to a child this
+// node leads (the common case): a leader lookup and a cache load.
+//
+//	go test ./cluster/shardrepl -run '^$' -bench AwaitLead -benchmem
+func BenchmarkAwaitLead(b *testing.B) {
+	r := &Replicator{host: leaderHost{leader: 1, self: 1}, timeout: DefaultProposeTimeout}
+	if err := r.awaitLead(midGroup, r.leadWait()); err != nil { // fills the cache
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := r.awaitLead(midGroup, r.leadWait()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
