@@ -130,10 +130,32 @@ func (h *dragonboatHost) Propose(ctx context.Context, g GroupID, cmd []byte) (Re
 		res, err = h.nh.SyncPropose(ctx, session, cmd)
 		return err
 	})
+	if notProposed(err) {
+		// retryDropped returns the first error that is no drop, so every
+		// try before this one was dropped too: nothing reached the log.
+		return Result{}, fmt.Errorf("%w: %w: group %d: %v", ErrTimeout, ErrNotProposed, g, err)
+	}
 	if err != nil {
 		return Result{}, mapError(g, err)
 	}
 	return Result{Value: res.Value, Data: res.Data}, nil
+}
+
+// notProposed reports whether a SyncPropose failed before its command was
+// handed to Raft: dropped (no leader known, not ready, the proposal queue
+// full or paused) or refused for its deadline (less than a tick left, or
+// none).
+func notProposed(err error) bool {
+	return isDropped(err) ||
+		errors.Is(err, dragonboat.ErrInvalidDeadline) || errors.Is(err, dragonboat.ErrTimeoutTooSmall)
+}
+
+// isDropped reports whether dragonboat dropped a request before
+// replicating it (retryDropped repeats those).
+func isDropped(err error) bool {
+	return errors.Is(err, dragonboat.ErrShardNotReady) ||
+		errors.Is(err, dragonboat.ErrSystemBusy) ||
+		errors.Is(err, dragonboat.ErrShardNotInitialized)
 }
 
 func (h *dragonboatHost) Read(ctx context.Context, g GroupID, query any) (any, error) {
@@ -409,9 +431,7 @@ func retryDropped(ctx context.Context, f func() error) error {
 	backoff := time.Millisecond
 	for {
 		err := f()
-		if !errors.Is(err, dragonboat.ErrShardNotReady) &&
-			!errors.Is(err, dragonboat.ErrSystemBusy) &&
-			!errors.Is(err, dragonboat.ErrShardNotInitialized) {
+		if !isDropped(err) {
 			return err
 		}
 		select {

@@ -127,3 +127,28 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A proposal to a group with no leader is dropped at every try until ctx
+// ends: nothing reached the log, and the error says so (ErrNotProposed)
+// besides being a timeout. A proposal that reached the log and went
+// unanswered stays a plain timeout: it may still apply.
+func TestProposeNeverReplicatedIsNotProposed(t *testing.T) {
+	// One host of a three-replica group: it never elects a leader.
+	dir := t.TempDir()
+	n := clustertest.StartNode(t, filepath.Join(dir, "n1"), clustertest.FreeAddr(t), nil)
+	spec := raft.ReplicaSpec{Group: group, Replica: 1, InitialMembers: map[raft.ReplicaID]string{
+		1: n.Addr, 2: clustertest.FreeAddr(t), 3: clustertest.FreeAddr(t)}}
+	if err := n.Host.StartReplica(spec, n.Store.NewStateMachine); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := kvsm.Command{Ops: []kvsm.Op{{Kind: kvsm.OpPut, Key: []byte("k"), Value: []byte("v")}}}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = n.Host.Propose(ctx, group, cmd)
+	if !errors.Is(err, raft.ErrNotProposed) || !errors.Is(err, raft.ErrTimeout) {
+		t.Fatalf("a proposal to a group without a leader: %v, want ErrNotProposed and ErrTimeout", err)
+	}
+}

@@ -44,10 +44,14 @@ type Host interface {
 	// committed and applied by this host's replica, with the state machine's
 	// result. A proposal the engine dropped before replicating it (no leader
 	// yet, busy) is retried until ctx ends; ErrTimeout means the outcome is
-	// unknown: the command may still be applied. A proposal forwarded to a
-	// leader that then died is neither applied nor dropped: only ctx ends
-	// it, so give each attempt a short deadline and make commands safe to
-	// repeat (or able to tell a repeat) before retrying them.
+	// unknown: the command may still be applied, unless the error is also
+	// ErrNotProposed (every try was refused before replication). A
+	// proposal forwarded to a leader that then died, or that was handing
+	// its leadership over (a leader drops what followers send it then,
+	// and does not tell them), is neither applied nor dropped here: only
+	// ctx ends it, so give each attempt a short deadline and make commands
+	// safe to repeat (or able to tell a repeat) before retrying them, or
+	// propose through the leader's own host.
 	Propose(ctx context.Context, g GroupID, cmd []byte) (Result, error)
 	// Read runs query against the local replica once it has applied
 	// everything committed when Read was called (ReadIndex): a linearizable
@@ -206,8 +210,14 @@ var (
 	// ErrGroupExists: StartReplica for a group that already runs here.
 	ErrGroupExists = errors.New("raft: group already started on this host")
 	// ErrTimeout: ctx ended before the request completed; a proposal may
-	// still be applied later.
+	// still be applied later, unless the error is also ErrNotProposed.
 	ErrTimeout = errors.New("raft: request timed out")
+	// ErrNotProposed: Propose's ctx ended while the engine refused every
+	// try before replicating it (no leader known, the replica loading or
+	// busy, too little time left to start one): the command was never
+	// proposed and will never apply. Such an error is ErrTimeout too, for
+	// the callers that only ask whether they ran out of time.
+	ErrNotProposed = errors.New("raft: the command was not proposed")
 	// ErrRejected: the engine refused the request (for example re-adding a
 	// removed replica id, or a membership change that conflicts).
 	ErrRejected = errors.New("raft: request rejected")

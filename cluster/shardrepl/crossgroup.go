@@ -242,6 +242,10 @@ func (r *Replicator) abortStaged(id shardsm.CommitID, others []part, staged []bo
 // not end serving.
 func (r *Replicator) proposeCross(g raft.GroupID, cmd []byte) (raft.Result, *shardsm.StaleError, error) {
 	timeout := r.timeout / crossAttempts
+	// Each command is repeatable, and an unanswered one is proposed
+	// again, so taking the leadership first (leadpropose.go) only saves
+	// an attempt lost to a transfer: its failure is no reason to stop.
+	_ = r.awaitLead(g, timeout)
 	var res raft.Result
 	var err error
 	for i := 0; i < crossAttempts; i++ {

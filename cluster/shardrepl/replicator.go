@@ -57,6 +57,7 @@ type Replicator struct {
 	changed chan struct{}
 
 	cross crossState // commits across groups (crossgroup.go)
+	lead  leadState  // this node's replicas as leaders (leadpropose.go)
 }
 
 var (
@@ -414,10 +415,21 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 	if err != nil {
 		return nil, err
 	}
+	// A Write is not repeatable: it must not be forwarded to a leader
+	// that may drop it unanswered (leadpropose.go).
+	if err := r.awaitLead(p.rt.group, r.leadWait()); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	res, err := r.host.Propose(ctx, p.rt.group, cmd)
 	if err != nil {
+		if errors.Is(err, raft.ErrNotProposed) {
+			// Nothing reached the log: definite, and nothing to settle.
+			return nil, &sqlerr.Error{Code: sqlerr.SerializationFailure,
+				Message: fmt.Sprintf("could not commit: shard group %d took no proposal within %s (no leader, or too busy); nothing was written", p.rt.group, r.timeout),
+				Detail:  err.Error(), Hint: "Retry the transaction."}
+		}
 		if errors.Is(err, raft.ErrTimeout) {
 			return nil, fmt.Errorf("%w: shard group %d did not apply it within %s: %w", ErrOutcomeUnknown, p.rt.group, r.timeout, err)
 		}
