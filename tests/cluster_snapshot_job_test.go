@@ -99,8 +99,10 @@ func TestClusterSnapshotJob(t *testing.T) {
 		t.Errorf("the snapshot's job was never seen part way (running, 0 < fraction < 1): %+v", running)
 	}
 	if finished.status != "succeeded" || finished.done != finished.total || finished.fraction != 1 ||
-		!strings.Contains(finished.description, "the shard group") {
-		t.Errorf("the snapshot's job at its end: %+v; want succeeded, all bytes of the shard group's snapshot sent", *finished)
+		!strings.Contains(finished.description, "snapshot of") || !strings.Contains(finished.description, "group") {
+		// "the shard group" with one group, "group N" (the table's) with a
+		// group per shard
+		t.Errorf("the snapshot's job at its end: %+v; want succeeded, all bytes of a shard group's snapshot sent", *finished)
 	}
 	// The job's bytes are the stream's, as the serving node logs it.
 	var streamedMB float64

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"flag"
@@ -357,30 +356,11 @@ func (g *gateway) forwardStaleRead(nc *bufConn, first []byte) bool {
 // proxies it once the node answered its first message, until it ends.
 // false: no answer within handshakeWait (nc untouched).
 func (g *gateway) forwardTo(nc *bufConn, first []byte, id uint64, addr string) bool {
-	key, ok := g.cl.ForwardKey(context.Background())
-	src, sok := nc.RemoteAddr().(*net.TCPAddr)
-	dst, dok := nc.LocalAddr().(*net.TCPAddr)
-	if !ok || !sok || !dok {
+	rc, ok := g.dialForwarded(nc, first, addr, true, true)
+	if !ok {
 		return false
 	}
-	rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return false
-	}
-	out := append(appendProxyHeader(nil, src, dst, key), first...)
-	rc.SetDeadline(time.Now().Add(handshakeWait))
-	if _, err := rc.Write(out); err != nil {
-		rc.Close()
-		return false
-	}
-	rr := bufio.NewReader(rc)
-	if _, err := rr.Peek(1); err != nil {
-		rc.Close()
-		return false
-	}
-	rc.SetDeadline(time.Time{})
-	nc.pre = nil // sent
 	g.log.Debug("forwarded a stale read-only connection to the nearest read replica", "node", id, "addr", addr)
-	proxy(nc, &bufConn{Conn: rc, br: rr})
+	proxy(nc, rc)
 	return true
 }

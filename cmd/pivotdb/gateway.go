@@ -171,43 +171,62 @@ const handshakeWait = 5 * time.Second
 // another node serves (gatewayend.go). false: it did not answer (nc is
 // untouched and its first message still buffered).
 func (g *gateway) forward(nc *bufConn, first []byte, whole bool, addr string, node, epoch uint64) bool {
-	rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
+	// Nothing to wait for unless it starts a session: the server answers
+	// a cancel request with nothing, and a malformed start with its own
+	// error.
+	await := whole && !isCancelRequest(first)
+	rc, ok := g.dialForwarded(nc, first, addr, false, await)
+	if !ok {
 		return false
 	}
-	var out []byte
-	src, sok := nc.RemoteAddr().(*net.TCPAddr)
-	dst, dok := nc.LocalAddr().(*net.TCPAddr)
-	if key, ok := g.cl.ForwardKey(context.Background()); ok && sok && dok {
-		out = appendProxyHeader(out, src, dst, key)
-	}
-	out = append(out, first...)
-	rc.SetWriteDeadline(time.Now().Add(handshakeWait))
-	if _, err := rc.Write(out); err != nil {
-		rc.Close()
-		return false
-	}
-	rc.SetWriteDeadline(time.Time{})
-	nc.pre = nil // sent
-	if !whole || isCancelRequest(first) {
-		// Nothing to wait for: the server answers a cancel request with
-		// nothing, and a malformed start with its own error.
+	if !await {
 		proxy(nc, rc)
 		return true
 	}
-	rr := bufio.NewReader(rc)
-	rc.SetReadDeadline(time.Now().Add(handshakeWait))
-	if _, err := rr.Peek(1); err != nil {
-		rc.Close()
-		nc.pre = first // for the next try
-		return false
-	}
-	rc.SetReadDeadline(time.Time{})
-	f := &forwardedConn{client: nc, server: &bufConn{Conn: rc, br: rr}, node: node, epoch: epoch, frames: newFrameTracker(first)}
+	f := &forwardedConn{client: nc, server: rc, node: node, epoch: epoch, frames: newFrameTracker(first)}
 	g.fwd.add(f)
 	defer g.fwd.remove(f)
 	f.run()
 	return true
+}
+
+// dialForwarded connects to the node at addr and sends it nc's first
+// message (first), after a signed PROXY header with the client's address
+// when this node knows the forwarding key (keyRequired: without the key
+// nothing is sent). With await it waits up to handshakeWait for the
+// answer's first byte. false: no connection, or no answer (nc is
+// untouched, its first message still buffered for another try).
+func (g *gateway) dialForwarded(nc *bufConn, first []byte, addr string, keyRequired, await bool) (*bufConn, bool) {
+	var out []byte
+	key, ok := g.cl.ForwardKey(context.Background())
+	src, sok := nc.RemoteAddr().(*net.TCPAddr)
+	dst, dok := nc.LocalAddr().(*net.TCPAddr)
+	switch {
+	case ok && sok && dok:
+		out = appendProxyHeader(out, src, dst, key)
+	case keyRequired:
+		return nil, false
+	}
+	rc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return nil, false
+	}
+	out = append(out, first...)
+	rc.SetDeadline(time.Now().Add(handshakeWait))
+	if _, err := rc.Write(out); err != nil {
+		rc.Close()
+		return nil, false
+	}
+	rr := bufio.NewReader(rc)
+	if await {
+		if _, err := rr.Peek(1); err != nil {
+			rc.Close()
+			return nil, false
+		}
+	}
+	rc.SetDeadline(time.Time{})
+	nc.pre = nil // sent
+	return &bufConn{Conn: rc, br: rr}, true
 }
 
 // proxy copies bytes both ways until either side ends, then closes both.
