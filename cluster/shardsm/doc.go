@@ -134,15 +134,7 @@
 //     64 MB snapshot took a second of CPU on each side that the group's
 //     writes needed, and a receiver that fell behind its sender got the
 //     snapshot streamed twice. The staging sstable is written out as it
-//     grows (512 KB at a time), not by one fsync at the end. A snapshot's
-//     own work (reading and framing the stream; parsing it and building
-//     the staging sstable) runs on a thread of its own at nice 10
-//     (priority.go; Linux): where the cores are busy, the group's writes
-//     (at nice 0) get about ten times its share, and it uses what they
-//     leave. The thread ends with the work, so no other goroutine runs at
-//     that priority; the ingestion, which takes the store's locks, runs
-//     at 0, and so does dragonboat's transport (sending, receiving and
-//     writing the chunks to its file).
+//     grows (512 KB at a time), not by one fsync at the end.
 //   - A split writes no rows: the child's rows are the parent's, in place
 //     on each replica. At the split's index the parent's span shrinks to
 //     [Start, Key) under the next generation, and the child's descriptor,

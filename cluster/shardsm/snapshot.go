@@ -62,13 +62,7 @@ func streamEstimate(st mvcc.Stats, localLocks bool) int64 {
 	return n
 }
 
-// SaveSnapshot streams the view at the snapshot priority (priority.go):
-// the group's writes on this node go first.
-func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) error {
-	return atSnapshotPriority(func() error { return m.saveSnapshot(view, w, stop) })
-}
-
-func (m *stateMachine) saveSnapshot(view any, w io.Writer, stop <-chan struct{}) (err error) {
+func (m *stateMachine) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) (err error) {
 	snap := view.(*pebble.Snapshot)
 	defer snap.Close()
 	start := time.Now()
@@ -259,37 +253,9 @@ func (m *stateMachine) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) er
 	fs := m.store.fs
 	path := fs.PathJoin(m.store.staging, fmt.Sprintf("group-%d-replica-%d.sst", m.group, m.replica))
 	defer fs.Remove(path)
-	// Reading the stream and building the staging table run at the
-	// snapshot priority (priority.go); the ingestion does not: it takes
-	// the store's locks, which the replicas beside it need.
-	var count uint64
-	if err := atSnapshotPriority(func() error {
-		var err error
-		count, err = m.stageSnapshot(br, path, spans, stop)
-		return err
-	}); err != nil {
-		return err
-	}
-	staged := time.Now()
-	if err := m.store.db.Ingest(context.Background(), []string{path}); err != nil {
-		return fmt.Errorf("shardsm: group %d: installing snapshot: %w", m.group, err)
-	}
-	if err := m.load(); err != nil {
-		return err
-	}
-	m.store.snapshotsRecovered.Add(1)
-	m.store.snapshotBytesRecv.Add(cr.n)
-	m.store.logSnapshot("group %d: installed a snapshot of %d keys, %.1f MB: read and staged in %s, ingested in %s",
-		m.group, count, float64(cr.n)/(1<<20), staged.Sub(start).Round(time.Millisecond), time.Since(staged).Round(time.Millisecond))
-	return nil
-}
-
-// stageSnapshot writes the records of br, in spans, into a new sstable
-// at path that first deletes each of spans, and returns their number.
-func (m *stateMachine) stageSnapshot(br *bufio.Reader, path string, spans [][2][]byte, stop <-chan struct{}) (uint64, error) {
-	f, err := m.store.fs.Create(path, vfs.WriteCategoryUnspecified)
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return 0, fmt.Errorf("shardsm: group %d: %w", m.group, err)
+		return fmt.Errorf("shardsm: group %d: %w", m.group, err)
 	}
 	// Written out as it goes (sync_file_range every stagingBytesPerSync,
 	// as Pebble does with its own tables) rather than all at Close: the
@@ -313,9 +279,20 @@ func (m *stateMachine) stageSnapshot(br *bufio.Reader, path string, spans [][2][
 		err = cerr
 	}
 	if err != nil {
-		return count, fmt.Errorf("shardsm: group %d: receiving snapshot: %w", m.group, err)
+		return fmt.Errorf("shardsm: group %d: receiving snapshot: %w", m.group, err)
 	}
-	return count, nil
+	staged := time.Now()
+	if err := m.store.db.Ingest(context.Background(), []string{path}); err != nil {
+		return fmt.Errorf("shardsm: group %d: installing snapshot: %w", m.group, err)
+	}
+	if err := m.load(); err != nil {
+		return err
+	}
+	m.store.snapshotsRecovered.Add(1)
+	m.store.snapshotBytesRecv.Add(cr.n)
+	m.store.logSnapshot("group %d: installed a snapshot of %d keys, %.1f MB: read and staged in %s, ingested in %s",
+		m.group, count, float64(cr.n)/(1<<20), staged.Sub(start).Round(time.Millisecond), time.Since(staged).Round(time.Millisecond))
+	return nil
 }
 
 // copySnapshot reads records from r into w, checking that the keys ascend

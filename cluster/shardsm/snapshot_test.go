@@ -350,37 +350,3 @@ func TestSnapshotTracker(t *testing.T) {
 		t.Fatalf("the stopped stream's tracking: %d streams, finished %v, %v", len(streams), p.finished, p.err)
 	}
 }
-
-// A snapshot's stream is read and framed on a thread at snapshotNice
-// (the tracker is called from it), and that thread never comes back to
-// other goroutines: the caller's threads stay at their niceness.
-func TestSnapshotPriority(t *testing.T) {
-	if _, err := threadNice(); err != nil {
-		t.Skip(err)
-	}
-	src := openTestStore(t)
-	from := &applier{t: t, m: src.NewStateMachine(5, 1)}
-	initShard(t, from, storage.Span{Start: rk("a"), End: rk("m")})
-	from.mustOps(putOp("b", "x", 5))
-	before, _ := threadNice()
-	var during []int
-	src.SetSnapshotTracker(func(raft.GroupID, int64) SnapshotProgress {
-		n, err := threadNice()
-		if err != nil {
-			t.Error(err)
-		}
-		during = append(during, n)
-		return nil
-	})
-	for range 20 {
-		takeSnapshot(t, from.m)
-		if n, _ := threadNice(); n != before {
-			t.Fatalf("the caller's thread is at nice %d after a snapshot, was %d", n, before)
-		}
-	}
-	for _, n := range during {
-		if n != max(snapshotNice, before) {
-			t.Fatalf("a snapshot streamed at nice %d, want %d (the caller's was %d)", n, snapshotNice, before)
-		}
-	}
-}
