@@ -226,9 +226,7 @@
 // default; cluster/shardsm paces it), which spreads its CPU over time and
 // keeps the receiver up with the sender (unpaced, dragonboat gave up
 // waiting for a receiver that fell behind and streamed the snapshot a
-// second time). The snapshot's own work runs at a lower CPU priority
-// than the writes (nice 10, cluster/shardsm's priority.go). On one loaded
-// machine the writes still slow down while a node joins and the snapshot
+// second time). On one loaded machine the writes slow down while a node joins and the snapshot
 // streams and installs (BenchmarkClusterReplicaMove in tests/ reports the
 // rates and the nodes' CPU per write, quiet and during the move). The
 // promotion and removal are a REPLICA MOVE job; the snapshot's copy
