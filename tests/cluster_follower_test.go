@@ -25,13 +25,7 @@ import (
 func TestClusterFollowerReads(t *testing.T) {
 	procs := startSQLCluster(t)
 	serving := servingProc(t, procs)
-	var fol *clusterProc
-	for _, p := range procs {
-		if p != serving {
-			fol = p
-			break
-		}
-	}
+	fol := otherThan(procs, serving)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	w, err := pgx.Connect(ctx, serving.url())
@@ -50,16 +44,7 @@ func TestClusterFollowerReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg, err := pgx.ParseConfig(fol.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["stale_read_only"] = "on"
-	fc, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fc.Close(ctx)
+	fc := connectStale(ctx, t, fol)
 	// The write shows once the closed timestamp passed it: the target (3 s)
 	// and follower_read_timestamp()'s margin.
 	start := time.Now()
@@ -111,6 +96,7 @@ func TestClusterFollowerReads(t *testing.T) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+	cfg := staleConfig(t, fol)
 	cfg.ConnectTimeout = 10 * time.Second
 	fc2, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -163,13 +149,7 @@ func TestClusterFollowerMaxStaleness(t *testing.T) {
 		waitSQL(t, p)
 	}
 	serving := servingProc(t, procs)
-	var fol *clusterProc
-	for _, p := range procs {
-		if p != serving {
-			fol = p
-			break
-		}
-	}
+	fol := otherThan(procs, serving)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	w, err := pgx.Connect(ctx, serving.url())
@@ -183,16 +163,7 @@ func TestClusterFollowerMaxStaleness(t *testing.T) {
 	if _, err := w.Exec(ctx, "UPSERT INTO ms (k, v) VALUES (1, 'a')"); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgx.ParseConfig(fol.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["stale_read_only"] = "on"
-	fc, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fc.Close(ctx)
+	fc := connectStale(ctx, t, fol)
 	var bound string
 	if err := fc.QueryRow(ctx, "SHOW follower_read_max_staleness").Scan(&bound); err != nil || bound != "1000" {
 		t.Fatalf("SHOW follower_read_max_staleness on a follower: %q, %v; want 1000 (the flag's 1 s)", bound, err)
@@ -245,4 +216,37 @@ func TestClusterFollowerMaxStaleness(t *testing.T) {
 	if _, err := fc.Exec(ctx, "SET follower_read_max_staleness = 'soon'"); !errors.As(err, &pe) || pe.Code != "22023" {
 		t.Fatalf("SET follower_read_max_staleness = 'soon': %v; want 22023", err)
 	}
+}
+
+// otherThan is the first of procs that is not p.
+func otherThan(procs []*clusterProc, p *clusterProc) *clusterProc {
+	for _, q := range procs {
+		if q != p {
+			return q
+		}
+	}
+	return nil
+}
+
+// staleConfig is p's connection config in the stale read-only mode.
+func staleConfig(t testing.TB, p *clusterProc) *pgx.ConnConfig {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(p.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["stale_read_only"] = "on"
+	return cfg
+}
+
+// connectStale opens a stale read-only session on p, closed when the test
+// ends.
+func connectStale(ctx context.Context, t testing.TB, p *clusterProc) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.ConnectConfig(ctx, staleConfig(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
 }

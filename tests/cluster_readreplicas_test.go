@@ -118,16 +118,7 @@ func TestClusterReadReplicas(t *testing.T) {
 	}
 
 	// Stale reads on the read replica's node, served there.
-	cfg, err := pgx.ParseConfig(replica.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["stale_read_only"] = "on"
-	fc, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { fc.Close(context.Background()) }()
+	fc := connectStale(ctx, t, replica)
 	asOf := "SELECT count(*) FROM rr AS OF SYSTEM TIME " + written
 	var n int64
 	// Without AS OF it reads at follower_read_timestamp(), 4.8 s back:
@@ -146,11 +137,7 @@ func TestClusterReadReplicas(t *testing.T) {
 	// and sees its node live: it decides from its own replica of the
 	// metadata group and its own pings, which may lag the serving node's
 	// placement a little (until then it serves the connection itself).
-	rcfg, err := pgx.ParseConfig(router.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rcfg.RuntimeParams["stale_read_only"] = "on"
+	rcfg := staleConfig(t, router)
 	forwarded := func() bool {
 		l := router.log.String()
 		return strings.Contains(l, "forwarded a stale read-only connection to the nearest read replica") && strings.Contains(l, "node="+rrID)
