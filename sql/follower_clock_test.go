@@ -16,14 +16,7 @@ import (
 // clock is past it, so the read waits and fails with 55000; a read at the
 // closed timestamp answers.
 func TestFollowerClockAhead(t *testing.T) {
-	dir := t.TempDir()
-	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: testEngineLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := testSession(t, e)
-	query(t, w, "CREATE TABLE f (k Int64, v Utf8, PRIMARY KEY (k))")
-	query(t, w, "INSERT INTO f VALUES (1, 'a')")
+	dir, e, _ := followerSource(t)
 	closedAt, err := e.storage.Clock().Now() // the serving node's clock
 	if err != nil {
 		t.Fatal(err)

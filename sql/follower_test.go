@@ -88,14 +88,7 @@ func TestStaleReadOnly(t *testing.T) {
 // refuses writes (25006) and leaving the stale mode, writes nothing to
 // the store, and leaves the storage engine open when it closes.
 func TestFollowerEngine(t *testing.T) {
-	dir := t.TempDir()
-	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: testEngineLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := testSession(t, e)
-	query(t, w, "CREATE TABLE f (k Int64, v Utf8, PRIMARY KEY (k))")
-	query(t, w, "INSERT INTO f VALUES (1, 'a')")
+	dir, e, w := followerSource(t)
 	tsOf := func() hlc.Timestamp {
 		ts, err := e.storage.Clock().Now()
 		if err != nil {
@@ -221,14 +214,7 @@ func openTestFollower(t *testing.T, dir string, physical func() int64, closed *a
 // 10 s old (the clock runs 10 s ahead of the writes), behind
 // follower_read_timestamp().
 func TestFollowerReadMaxStaleness(t *testing.T) {
-	dir := t.TempDir()
-	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: testEngineLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := testSession(t, e)
-	query(t, w, "CREATE TABLE f (k Int64, v Utf8, PRIMARY KEY (k))")
-	query(t, w, "INSERT INTO f VALUES (1, 'a')")
+	dir, e, _ := followerSource(t)
 	now, err := e.storage.Clock().Now()
 	if err != nil {
 		t.Fatal(err)
@@ -307,4 +293,19 @@ func TestFollowerReadMaxStaleness(t *testing.T) {
 	fails(s, "the server turned the fallback off")
 	s.Close()
 	fe.Close()
+}
+
+// followerSource opens an engine on a new directory whose table f holds
+// (1, 'a'): the store the follower tests open a follower engine on.
+func followerSource(t *testing.T) (dir string, e *Engine, w *Session) {
+	t.Helper()
+	dir = t.TempDir()
+	e, err := Open(Options{DataDir: dir, NoSync: true, Logger: testEngineLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = testSession(t, e)
+	query(t, w, "CREATE TABLE f (k Int64, v Utf8, PRIMARY KEY (k))")
+	query(t, w, "INSERT INTO f VALUES (1, 'a')")
+	return dir, e, w
 }
