@@ -134,7 +134,14 @@
 // follower_read_max_staleness (its default FollowerReads.MaxStaleness,
 // serve's --follower-read-max-staleness); SET, SHOW and RESET take their
 // snapshot at the closed timestamp, so a session past its bound can change
-// it (Session.settingOnly). Debug a follower read by
+// it (Session.settingOnly). On an engine that serves, FollowerReads.LocalClosed
+// (the node's replicas' closed timestamp) lets a read AS OF SYSTEM TIME at
+// or below it skip the read gate (a cluster node's read lease): such a
+// statement, or BEGIN ... AS OF SYSTEM TIME, outside a transaction binds
+// at the closed timestamp (closedBindSnapshot) and waits only for the
+// commits in flight (storage.Engine.WaitClosed), so follower_read_timestamp()
+// reads answer while the serving node has lost its quorum; every other
+// read still waits for the lease (57P01). Debug a follower read by
 // comparing the read's timestamp in the 55000 error with the replica's
 // closed timestamp (the higher of shardsm.StateResult.Closed and the
 // side channel's, cluster/shardrepl's closedside.go).

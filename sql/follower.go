@@ -30,6 +30,13 @@ import (
 //     3 s target, CockroachDB's figure). TTL is judged at that time;
 //     now() stays the clock's. The schema is the catalog's of that time
 //     (its history on disk).
+//   - An engine that serves, given the node's closed timestamp
+//     (FollowerReads.LocalClosed): a statement or block AS OF SYSTEM
+//     TIME at or below it (follower_read_timestamp(), normally) reads
+//     without the read lease (closedBindSnapshot, waitReadable), so it
+//     answers while the serving node cannot reach a quorum; it is still
+//     the serving node's own replica, in the session's own connection
+//     (an ordinary session is forwarded to the serving node as a whole).
 //   - A follower engine (FollowerReads.Closed set, OpenFollower): a
 //     read-only engine over a node's replica that does not serve. Every
 //     session is in the stale read-only mode (SET stale_read_only = off is
@@ -65,6 +72,13 @@ type FollowerReads struct {
 	// Wait bounds how long a read waits for the closed timestamp to
 	// reach its timestamp; 0: defaultFollowerWait.
 	Wait time.Duration
+	// LocalClosed, on an engine that serves (Closed nil), returns the
+	// closed timestamp this node's replicas applied (ok false: none
+	// yet): a read AS OF SYSTEM TIME at or below it is complete in the
+	// local engine and does not wait for the serving node's read lease
+	// (waitReadable), so follower_read_timestamp() and older reads answer
+	// while the node cannot reach a quorum.
+	LocalClosed func() (hlc.Timestamp, bool)
 	// MaxStaleness is the default of the session setting
 	// follower_read_max_staleness (serve --follower-read-max-staleness):
 	// how old the closed timestamp a follower engine's statement falls
@@ -192,12 +206,21 @@ func (s *Session) staleReadTimestamp() (hlc.Timestamp, error) {
 // waitReadable waits until a read at ts sees every commit at or below
 // it: on a follower engine until the replica's closed timestamp reaches
 // ts (55000 after FollowerReads.Wait), else until the commits in flight
-// at or below it landed.
+// at or below it landed: at or below the node's closed timestamp
+// (FollowerReads.LocalClosed) without the read gate, else through it (a
+// cluster node's read lease: the read waits for it, 57P01 when the node
+// cannot renew it).
 func (s *Session) waitReadable(ts hlc.Timestamp) error {
+	f := s.e.opts.FollowerReads
 	if !s.e.follower() {
+		if f != nil && f.LocalClosed != nil {
+			if closed, ok := f.LocalClosed(); ok && ts.LessEq(closed) {
+				s.e.storage.WaitClosed(ts)
+				return nil
+			}
+		}
 		return s.e.storage.WaitCommitted(ts)
 	}
-	f := s.e.opts.FollowerReads
 	wait := f.Wait
 	if wait <= 0 {
 		wait = defaultFollowerWait
@@ -284,4 +307,35 @@ func (s *Session) noShardMapError(ts hlc.Timestamp) *sqlerr.Error {
 		e.Hint = "Connect again to read a table created since."
 	}
 	return e
+}
+
+// closedBindSnapshot is takeSnapshot's case for a statement with an AS OF
+// SYSTEM TIME of its own (a SELECT's, BEGIN's or SET TRANSACTION's)
+// outside a transaction on an engine that serves, while the node's closed
+// timestamp is known (FollowerReads.LocalClosed): the snapshot the
+// statement binds against is taken at the closed timestamp, which is
+// complete without the read lease, instead of at a fresh read timestamp,
+// which waits for it. Its own time replaces it before it reads
+// (asOfCatalog, asOfSnapshot), so a serving node that cannot reach a
+// quorum still answers SELECT ... AS OF SYSTEM TIME
+// follower_read_timestamp() and BEGIN READ ONLY AS OF SYSTEM TIME ... at
+// or below the closed timestamp. ok is false when the case does not
+// apply.
+func (s *Session) closedBindSnapshot() (ok bool, err error) {
+	f := s.e.opts.FollowerReads
+	if !s.ownAsOf || s.txn != nil || s.e.follower() || f == nil || f.LocalClosed == nil {
+		return false, nil
+	}
+	closed, known := f.LocalClosed()
+	if !known {
+		return false, nil
+	}
+	if err := s.holdReads(closed); err != nil {
+		return true, err
+	}
+	s.snap = s.e.storage.At(closed)
+	s.snapTime = time.Unix(0, closed.WallTime)
+	s.txnSnapTime = s.snapTime
+	s.stmtCatalog, _ = s.e.catalog.At(closed)
+	return true, nil
 }

@@ -459,7 +459,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	// REPEATABLE READ transaction's snapshot: BEGIN and SET TRANSACTION
 	// come before it.
 	s.stmtAsOf = nil
-	s.ownAsOf = st.AsOf != nil // follower.go
+	s.ownAsOf = st.AsOf != nil || (st.Txn != nil && st.Txn.AsOf != nil) // follower.go
 	s.settingOnly = st.Set != nil || st.Show != nil || st.Reset != nil
 	if err := s.takeSnapshot(st.Txn == nil); err != nil {
 		s.statementDone()
@@ -718,6 +718,9 @@ func (s *Session) takeSnapshot(fix bool) error {
 	}
 	if s.staleReadOnly() {
 		return s.staleSnapshot(fix) // follower.go
+	}
+	if ok, err := s.closedBindSnapshot(); ok {
+		return err // follower.go
 	}
 	ts, err := s.holdReadTimestamp()
 	if err != nil {

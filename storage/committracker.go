@@ -159,12 +159,18 @@ func (t *commitTracker) waitThrough(ts hlc.Timestamp) error {
 	if err := t.passGate(); err != nil {
 		return err
 	}
+	t.waitThroughUngated(ts)
+	return nil
+}
+
+// waitThroughUngated waits for the open commits at or below ts, whatever
+// the read gate says.
+func (t *commitTracker) waitThroughUngated(ts hlc.Timestamp) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for t.anyThroughLocked(ts) {
 		t.cond.Wait()
 	}
-	return nil
 }
 
 func (t *commitTracker) passGate() error {
@@ -201,6 +207,17 @@ func (e *Engine) ReadTimestamp() (hlc.Timestamp, error) {
 // (AS OF SYSTEM TIME, at most the clock's now) calls it before reading.
 func (e *Engine) WaitCommitted(ts hlc.Timestamp) error {
 	return e.commits.waitThrough(ts)
+}
+
+// WaitClosed is WaitCommitted for a read at or below a closed timestamp
+// the caller knows this engine's replicas applied (cluster/shardrepl's
+// ClosedTimestamp): no commit will ever land at or below it, and every one
+// that did is in this engine once the commits in flight are, so the read
+// is complete without the read gate's lease (a serving node that lost its
+// quorum still answers it). It waits for the commits in flight at or
+// below ts and never fails.
+func (e *Engine) WaitClosed(ts hlc.Timestamp) {
+	e.commits.waitThroughUngated(ts)
 }
 
 // SetReadGate makes ReadTimestamp and WaitCommitted call f first and fail

@@ -39,7 +39,10 @@
 // closed while the node serves); --closed-timestamp-target and
 // --follower-read-max-staleness (the default of the session setting
 // follower_read_max_staleness, given to both engines by followerReadsOf)
-// are follower.go's.
+// are follower.go's. The serving engine gets the node's closed timestamp
+// too (servingFollowerReads): its reads AS OF SYSTEM TIME at or below it
+// do not wait for the read lease, so they answer while the serving node
+// cannot reach a quorum.
 // Once a table asks for read replicas (READ_REPLICAS_SETTINGS), a node that
 // holds none forwards such a connection to the nearest node that does
 // (follower.go's forwardStaleRead, shardrepl.StaleReadTargets); the

@@ -47,6 +47,17 @@ func followerReadsOf(o sql.Options, target time.Duration, closed func() (hlc.Tim
 	return &f
 }
 
+// servingFollowerReads is the serving engine's FollowerReads: the node's
+// closed-timestamp target, and its replicas' closed timestamp as
+// LocalClosed, so that its reads AS OF SYSTEM TIME at or below it
+// (follower_read_timestamp()) do not wait for the read lease: they answer
+// while the node cannot reach a quorum (sql/follower.go's waitReadable).
+func servingFollowerReads(o sql.Options, cl *shardrepl.Cluster) *sql.FollowerReads {
+	f := followerReadsOf(o, cl.ClosedTarget(), nil)
+	f.LocalClosed = cl.ClosedTimestamp
+	return f
+}
+
 // followerMaxStalenessOption is sql.FollowerReads.MaxStaleness for
 // --follower-read-max-staleness (0, no fallback, it spells negative).
 func followerMaxStalenessOption(d time.Duration) time.Duration {

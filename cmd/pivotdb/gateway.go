@@ -365,7 +365,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		o := opts
 		o.DataDir, o.Storage = "", cl.Engine
 		o.Cluster = clusterAdmin{m: cl.Placement, cl: cl, clocks: cl.Node.Clocks()}
-		o.FollowerReads = followerReadsOf(o, cl.ClosedTarget(), nil)
+		o.FollowerReads = servingFollowerReads(o, cl) // follower.go
 		e, err := sql.Open(o)
 		if err != nil {
 			return err
