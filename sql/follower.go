@@ -8,6 +8,7 @@ import (
 	"github.com/pivotdb/pivotdb/jobs"
 	"github.com/pivotdb/pivotdb/meta"
 	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/sql/txn"
@@ -310,25 +311,37 @@ func (s *Session) noShardMapError(ts hlc.Timestamp) *sqlerr.Error {
 }
 
 // closedBindSnapshot is takeSnapshot's case for a statement with an AS OF
-// SYSTEM TIME of its own (a SELECT's, BEGIN's or SET TRANSACTION's)
-// outside a transaction on an engine that serves, while the node's closed
-// timestamp is known (FollowerReads.LocalClosed): the snapshot the
-// statement binds against is taken at the closed timestamp, which is
-// complete without the read lease, instead of at a fresh read timestamp,
-// which waits for it. Its own time replaces it before it reads
-// (asOfCatalog, asOfSnapshot), so a serving node that cannot reach a
-// quorum still answers SELECT ... AS OF SYSTEM TIME
-// follower_read_timestamp() and BEGIN READ ONLY AS OF SYSTEM TIME ... at
-// or below the closed timestamp. ok is false when the case does not
-// apply.
+// SYSTEM TIME of its own outside a transaction on an engine that serves,
+// while the node's closed timestamp is known (FollowerReads.LocalClosed):
+// a SELECT whose time resolves at or below the closed timestamp, or BEGIN
+// or SET TRANSACTION ... AS OF SYSTEM TIME (which read nothing). The
+// snapshot the statement binds against is taken at the closed timestamp,
+// which is complete without the read lease, instead of at a fresh read
+// timestamp, which waits for it; the statement's own time replaces it
+// before it reads (asOfCatalog, asOfSnapshot). So a serving node that
+// cannot reach a quorum still answers SELECT ... AS OF SYSTEM TIME
+// follower_read_timestamp() and BEGIN READ ONLY AS OF SYSTEM TIME ...
+// A SELECT at a later time, or one whose time does not resolve (its error
+// comes from binding, against the newest catalog as before), takes the
+// usual snapshot. ok is false when the case does not apply.
 func (s *Session) closedBindSnapshot() (ok bool, err error) {
-	f := s.e.opts.FollowerReads
-	if !s.ownAsOf || s.txn != nil || s.e.follower() || f == nil || f.LocalClosed == nil {
+	f, st := s.e.opts.FollowerReads, s.runningStmt
+	if !s.ownAsOf || st == nil || s.txn != nil || s.e.follower() || f == nil || f.LocalClosed == nil {
 		return false, nil
 	}
 	closed, known := f.LocalClosed()
 	if !known {
 		return false, nil
+	}
+	if st.Txn == nil {
+		a := bind.StatementAsOf(st, s.bindEnv())
+		if a == nil {
+			return false, nil
+		}
+		ts, err := s.asOfTimestamp(a)
+		if err != nil || closed.Less(ts) {
+			return false, nil
+		}
 	}
 	if err := s.holdReads(closed); err != nil {
 		return true, err

@@ -53,9 +53,12 @@ type Session struct {
 	// at which reads judge TTL; txnSnapTime that of the snapshot a
 	// REPEATABLE READ transaction keeps.
 	snapTime, txnSnapTime time.Time
-	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause
-	// (follower.go's staleSnapshot does not wait for a time it replaces).
-	ownAsOf bool
+	// ownAsOf: the running statement has an AS OF SYSTEM TIME clause, a
+	// SELECT's or BEGIN's (follower.go's staleSnapshot does not wait for
+	// a time it replaces); runningStmt is the statement (follower.go's
+	// closedBindSnapshot resolves its time).
+	ownAsOf     bool
+	runningStmt *parser.Statement
 	// settingOnly: the running statement is a SET, SHOW or RESET, which
 	// reads no table (follower.go: a follower session takes it at the
 	// closed timestamp, whatever its staleness bound).
@@ -460,6 +463,7 @@ func (s *Session) executeOnce(ctx context.Context, p *Prepared, params []types.V
 	// come before it.
 	s.stmtAsOf = nil
 	s.ownAsOf = st.AsOf != nil || (st.Txn != nil && st.Txn.AsOf != nil) // follower.go
+	s.runningStmt = st
 	s.settingOnly = st.Set != nil || st.Show != nil || st.Reset != nil
 	if err := s.takeSnapshot(st.Txn == nil); err != nil {
 		s.statementDone()
