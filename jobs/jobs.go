@@ -437,6 +437,20 @@ func (j *Job) Progress(done, total int64) {
 	}
 }
 
+// Describe replaces the description of a running job with what it
+// learned since it started (a snapshot stream's target); a finished job
+// keeps its own.
+func (j *Job) Describe(description string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.rec.Status != Running {
+		return
+	}
+	j.rec.Description = description
+	j.rec.Modified = j.r.now().UTC()
+	j.saveLocked(false)
+}
+
 // Finish ends the job: succeeded when err is nil, canceled when CANCEL JOB
 // stopped it, failed with err's message otherwise. Later calls do nothing.
 func (j *Job) Finish(err error) {

@@ -104,6 +104,17 @@ func TestClusterSnapshotJob(t *testing.T) {
 		// group per shard
 		t.Errorf("the snapshot's job at its end: %+v; want succeeded, all bytes of a shard group's snapshot sent", *finished)
 	}
+	// It names the node the stream went to: the fourth, by the id it
+	// joined under (its log).
+	var joinedAs int
+	for _, line := range strings.Split(procs[3].log.String(), "\n") {
+		if i := strings.Index(line, " as node "); i >= 0 && strings.Contains(line, "joined cluster") {
+			fmt.Sscanf(line[i:], " as node %d", &joinedAs)
+		}
+	}
+	if want := fmt.Sprintf("to node %d ", joinedAs); joinedAs == 0 || !strings.Contains(finished.description, want) {
+		t.Errorf("the snapshot's job %q does not name the receiving node (%q; the fourth node joined as node %d)", finished.description, want, joinedAs)
+	}
 	// The job's bytes are the stream's, as the serving node logs it.
 	var streamedMB float64
 	for _, line := range strings.Split(s.log.String(), "\n") {

@@ -237,9 +237,14 @@
 // counter until it ends; TestClusterSnapshotJob in tests/). Only the
 // serving node has a job registry, so a snapshot another node streams (a
 // group led elsewhere, with a group per shard) shows in its log only
-// ("streamed a snapshot of N keys, M MB"). The job does not name the
-// receiving node: dragonboat does not tell the state machine where a
-// stream goes.
+// ("streamed a snapshot of N keys, M MB"). The job names the receiving
+// node ("to node N"): dragonboat does not tell the state machine where a
+// stream goes, but its node host publishes SendSnapshotStarted with the
+// group and target replica (cluster/raft's OnSnapshotSend), on a goroutine
+// of its own, so the event and the job's start pair in order per group
+// whichever comes first (Manager.SnapshotSent; NodeOf maps the replica to
+// its node). A target no job took within 10 s is dropped; a job that
+// finished before its event keeps "to a replica catching up".
 //
 // Split children of the shard group (cluster/shardrepl's groups.go) are
 // not placement's groups (Config.Groups is fixed at start): the serving

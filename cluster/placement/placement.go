@@ -129,6 +129,12 @@ type Manager struct {
 	// moveMu serialises membership changes made by policy: a statement's
 	// drain and the loop's steps.
 	moveMu sync.Mutex
+
+	// snapMu guards snapSends, the snapshot streams' targets and jobs
+	// not matched yet (snapshotjobs.go); held across their jobs' writes,
+	// so not under mu.
+	snapMu    sync.Mutex
+	snapSends snapshotSends
 }
 
 // New returns a manager for cfg; Start begins pinging.

@@ -15,8 +15,9 @@ import (
 
 // dragonboatHost is Host over one dragonboat NodeHost.
 type dragonboatHost struct {
-	nh  *dragonboat.NodeHost
-	cfg HostConfig
+	nh     *dragonboat.NodeHost
+	cfg    HostConfig
+	events *snapshotSendEvents // snapshotsend.go
 }
 
 var _ Host = (*dragonboatHost)(nil)
@@ -57,11 +58,13 @@ func Start(cfg HostConfig) (Host, error) {
 		nhc.MutualTLS = true
 		nhc.CAFile, nhc.CertFile, nhc.KeyFile = cfg.TLS.CAFile, cfg.TLS.CertFile, cfg.TLS.KeyFile
 	}
+	events := &snapshotSendEvents{}
+	nhc.SystemEventListener = events
 	nh, err := dragonboat.NewNodeHost(nhc)
 	if err != nil {
 		return nil, fmt.Errorf("raft: starting the node host at %s: %w", cfg.RaftAddress, err)
 	}
-	return &dragonboatHost{nh: nh, cfg: cfg}, nil
+	return &dragonboatHost{nh: nh, cfg: cfg, events: events}, nil
 }
 
 func (h *dragonboatHost) RaftAddress() string { return h.nh.RaftAddress() }

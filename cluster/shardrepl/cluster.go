@@ -199,6 +199,9 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		}
 		return nil
 	})
+	// ... naming the node it goes to (dragonboat tells the host, not the
+	// state machine).
+	n.Host().OnSnapshotSend(c.Placement.SnapshotSent)
 	c.Placement.Start(bg, &c.wg)
 	if err := c.start(ctx, bg); err != nil {
 		c.Close()
