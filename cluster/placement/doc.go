@@ -239,12 +239,15 @@
 // group led elsewhere, with a group per shard) shows in its log only
 // ("streamed a snapshot of N keys, M MB"). The job names the receiving
 // node ("to node N"): dragonboat does not tell the state machine where a
-// stream goes, but its node host publishes SendSnapshotStarted with the
-// group and target replica (cluster/raft's OnSnapshotSend), on a goroutine
-// of its own, so the event and the job's start pair in order per group
-// whichever comes first (Manager.SnapshotSent; NodeOf maps the replica to
-// its node). A target no job took within 10 s is dropped; a job that
-// finished before its event keeps "to a replica catching up".
+// stream goes, but the stream's first chunk names the group and target
+// replica, and cluster/raft's transport passes them on (Host.OnSnapshotSend
+// → Manager.SnapshotSent; NodeOf maps the replica to its node). That comes
+// after the state machine began the stream (the job started; the chunk
+// goes once its 2 MB are written, so a running job may not name its node
+// yet), and names the oldest running job of the group without a target; a
+// target without one is dropped. A job that ended before its first chunk went keeps "to a
+// replica catching up", as does every job with dragonboat's own transport
+// (tests only).
 //
 // Split children of the shard group (cluster/shardrepl's groups.go) are
 // not placement's groups (Config.Groups is fixed at start): the serving

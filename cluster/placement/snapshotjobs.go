@@ -2,7 +2,6 @@ package placement
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
 	"github.com/pivotdb/pivotdb/jobs"
@@ -44,19 +43,18 @@ func (m *Manager) StartSnapshotJob(g raft.GroupID, estimate int64) *SnapshotJob 
 		}
 	}
 	sj := &SnapshotJob{what: fmt.Sprintf("send a snapshot of %s, about %.1f MB,", name, float64(estimate)/(1<<20))}
-	to, known := m.snapSends.takeTarget(g, time.Now())
-	if !known {
-		m.snapSends.waitTarget(g, sj)
-	}
-	sj.j = r.Start(KindReplicaSnapshot, sj.description(to, known), jobUser)
+	sj.j = r.Start(KindReplicaSnapshot, sj.description(0, false), jobUser)
+	m.snapSends.waitTarget(g, sj)
 	sj.j.Progress(0, max(estimate, 1))
 	return sj
 }
 
 // SnapshotSent is told that this node started sending a snapshot of group
-// g to replica to (cluster/raft's OnSnapshotSend, dragonboat's
-// SendSnapshotStarted event): the oldest job of g still without a target
-// names to's node, or the next one started does.
+// g to replica to (cluster/raft's OnSnapshotSend: the stream's first
+// chunk, which comes after the state machine began the stream, and so
+// after its job started): the oldest running job of g without a target
+// names to's node. A target without a job (a stream begun while this node
+// kept no jobs) is dropped: it must not name a later stream's job.
 func (m *Manager) SnapshotSent(g raft.GroupID, to raft.ReplicaID) {
 	m.mu.Lock()
 	r := m.jobs
@@ -68,55 +66,13 @@ func (m *Manager) SnapshotSent(g raft.GroupID, to raft.ReplicaID) {
 	defer m.snapMu.Unlock()
 	if sj := m.snapSends.takeWaiting(g); sj != nil {
 		sj.j.Describe(sj.description(NodeOf(to), true))
-		return
 	}
-	m.snapSends.addTarget(g, NodeOf(to), time.Now())
 }
 
-// snapshotTargetTTL is how long a target nobody took waits for its job
-// (the stream's state machine part begins within milliseconds normally;
-// one that never begins must not name a later stream's job).
-const snapshotTargetTTL = 10 * time.Second
-
-// snapshotSends matches dragonboat's events (targets) with jobs, per
-// group, in order; under Manager.snapMu.
+// snapshotSends pairs stream targets with the jobs of their group, in
+// order; under Manager.snapMu.
 type snapshotSends struct {
-	targets map[raft.GroupID][]sentTarget
 	waiting map[raft.GroupID][]*SnapshotJob
-}
-
-type sentTarget struct {
-	node uint64
-	at   time.Time
-}
-
-func (s *snapshotSends) takeTarget(g raft.GroupID, now time.Time) (uint64, bool) {
-	ts := s.targets[g]
-	for len(ts) > 0 && now.Sub(ts[0].at) > snapshotTargetTTL {
-		ts = ts[1:]
-	}
-	if len(ts) == 0 {
-		delete(s.targets, g)
-		return 0, false
-	}
-	t := ts[0]
-	if ts = ts[1:]; len(ts) == 0 {
-		delete(s.targets, g)
-	} else {
-		s.targets[g] = ts
-	}
-	return t.node, true
-}
-
-func (s *snapshotSends) addTarget(g raft.GroupID, nodeID uint64, now time.Time) {
-	if s.targets == nil {
-		s.targets = map[raft.GroupID][]sentTarget{}
-	}
-	ts := append(s.targets[g], sentTarget{node: nodeID, at: now})
-	if len(ts) > 8 {
-		ts = ts[len(ts)-8:] // streams of one group at once: a few
-	}
-	s.targets[g] = ts
 }
 
 func (s *snapshotSends) waitTarget(g raft.GroupID, sj *SnapshotJob) {

@@ -15,9 +15,9 @@ import (
 
 // dragonboatHost is Host over one dragonboat NodeHost.
 type dragonboatHost struct {
-	nh     *dragonboat.NodeHost
-	cfg    HostConfig
-	events *snapshotSendEvents // snapshotsend.go
+	nh       *dragonboat.NodeHost
+	cfg      HostConfig
+	snapSend *snapshotSendHook // snapshotsend.go
 }
 
 var _ Host = (*dragonboatHost)(nil)
@@ -47,9 +47,10 @@ func Start(cfg HostConfig) (Host, error) {
 			Engine: engineConfig(),
 		},
 	}
+	snapSend := &snapshotSendHook{}
 	if !useDragonboatTransport {
 		// dragonboat's wire format in fewer system calls (transport.go).
-		nhc.Expert.TransportFactory = transportFactory{}
+		nhc.Expert.TransportFactory = transportFactory{snapSend: snapSend}
 	}
 	if cfg.NoSync {
 		nhc.Expert.FS = noSyncHostFS()
@@ -58,13 +59,11 @@ func Start(cfg HostConfig) (Host, error) {
 		nhc.MutualTLS = true
 		nhc.CAFile, nhc.CertFile, nhc.KeyFile = cfg.TLS.CAFile, cfg.TLS.CertFile, cfg.TLS.KeyFile
 	}
-	events := &snapshotSendEvents{}
-	nhc.SystemEventListener = events
 	nh, err := dragonboat.NewNodeHost(nhc)
 	if err != nil {
 		return nil, fmt.Errorf("raft: starting the node host at %s: %w", cfg.RaftAddress, err)
 	}
-	return &dragonboatHost{nh: nh, cfg: cfg, events: events}, nil
+	return &dragonboatHost{nh: nh, cfg: cfg, snapSend: snapSend}, nil
 }
 
 func (h *dragonboatHost) RaftAddress() string { return h.nh.RaftAddress() }

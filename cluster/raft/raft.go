@@ -28,9 +28,8 @@ type Host interface {
 	// the three ways to start one (bootstrap, join, restart).
 	StartReplica(spec ReplicaSpec, create CreateStateMachine) error
 	// OnSnapshotSend makes the host call f whenever it starts sending a
-	// snapshot of group g to replica to (nil: stop). It runs on the
-	// host's event goroutine, before or after the state machine begins
-	// saving the stream (snapshotsend.go); f must not block.
+	// snapshot of group g to replica to (nil: stop): with the stream's
+	// first chunk, on the goroutine sending it (snapshotsend.go).
 	OnSnapshotSend(f func(g GroupID, to ReplicaID))
 	// StopReplica stops the local replica of g; its data stays and a later
 	// StartReplica restarts it. It is not a membership change. A replica

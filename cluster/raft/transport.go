@@ -86,11 +86,13 @@ var (
 
 // transportFactory makes the Raft transport of a host (ExpertConfig's
 // TransportFactory).
-type transportFactory struct{}
+type transportFactory struct {
+	snapSend *snapshotSendHook // snapshotsend.go; nil: none
+}
 
-func (transportFactory) Create(nhc config.NodeHostConfig, batches raftio.MessageHandler, chunks raftio.ChunkHandler) raftio.ITransport {
+func (f transportFactory) Create(nhc config.NodeHostConfig, batches raftio.MessageHandler, chunks raftio.ChunkHandler) raftio.ITransport {
 	return &tcpTransport{nhc: nhc, batches: batches, chunks: chunks, encrypted: nhc.MutualTLS,
-		conns: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+		conns: map[net.Conn]struct{}{}, stop: make(chan struct{}), snapSend: f.snapSend}
 }
 
 // Validate accepts the addresses dragonboat's TCP transport accepts
@@ -104,6 +106,7 @@ type tcpTransport struct {
 	batches   raftio.MessageHandler
 	chunks    raftio.ChunkHandler
 	encrypted bool
+	snapSend  *snapshotSendHook // told of each stream's first chunk
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -385,7 +388,7 @@ func (t *tcpTransport) GetSnapshotConnection(ctx context.Context, target string)
 	if err != nil {
 		return nil, err
 	}
-	return &snapshotConn{frameConn{conn: conn, encrypted: t.encrypted}}, nil
+	return &snapshotConn{frameConn: frameConn{conn: conn, encrypted: t.encrypted}, snapSend: t.snapSend}, nil
 }
 
 // frameConn sends frames on one connection, each in one write. dragonboat
@@ -429,11 +432,15 @@ func (c *frameConn) send(method uint16, size int, marshal func([]byte) []byte) e
 
 // snapshotConn sends a snapshot's chunks, and the poison that ends the
 // stream when closed.
-type snapshotConn struct{ frameConn }
+type snapshotConn struct {
+	frameConn
+	snapSend *snapshotSendHook
+}
 
 var _ raftio.ISnapshotConnection = (*snapshotConn)(nil)
 
 func (c *snapshotConn) SendChunk(chunk pb.Chunk) error {
+	c.snapSend.sending(&chunk)
 	return c.send(methodChunk, chunk.Size(), func(b []byte) []byte { return pb.MustMarshalTo(&chunk, b) })
 }
 
