@@ -128,6 +128,9 @@ type Cluster struct {
 	// recorded are the child replicas whose "group-caught-up/" record
 	// this node wrote or found (groupplace.go); under regenMu.
 	recorded map[raft.GroupID]raft.ReplicaID
+	// noRows are the child replicas found caught up without a shard
+	// (compactCaughtUp), each logged once; under regenMu.
+	noRows map[groupReplica]bool
 	// founders is the serving node's watch over the children's founders
 	// (groupplace.go's reseedFounders).
 	founders founderWatch
@@ -181,7 +184,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	}
 	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID,
 		children: map[raft.GroupID]raft.ReplicaID{}, joined: map[raft.GroupID]raft.ReplicaID{},
-		recorded: map[raft.GroupID]raft.ReplicaID{}}
+		recorded: map[raft.GroupID]raft.ReplicaID{}, noRows: map[groupReplica]bool{}}
 	c.initServing()
 	c.side = newSideClosed(func(ts hlc.Timestamp) error { return c.Engine.Clock().Update(ts) })
 	n.SetClosedTimestampHandler(c.side.take) // closedside.go
