@@ -247,7 +247,12 @@
 // yet), and names the oldest running job of the group without a target; a
 // target without one is dropped. A job that ended before its first chunk went keeps "to a
 // replica catching up", as does every job with dragonboat's own transport
-// (tests only).
+// (tests only). A node that takes over serving runs its rounds before its
+// SQL engine is open and attaches the registry (AttachJobs): the jobs it
+// starts meanwhile are kept pending, with their progress and outcome, and
+// enter the registry when it comes (jobHandle; a decommission the new
+// serving node finished in its first second was missing from sys.jobs:
+// TestClusterDecommissionServing, TestJobsStartedBeforeTheRegistry).
 //
 // Split children of the shard group (cluster/shardrepl's groups.go) are
 // not placement's groups (Config.Groups is fixed at start): the serving

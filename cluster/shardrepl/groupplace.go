@@ -37,7 +37,11 @@ import (
 //	                                                in decimal)
 //
 // Every node records "group-caught-up/" for each child replica it runs,
-// founders included (recordRunningChildren). A founder that missed the
+// founders included (recordRunningChildren), once it caught up and
+// compacted its own log of the child (compactCaughtUp): a founder's log
+// starts at index 1 without the rows it took from the parent, and any
+// voter may lead when a replica is added, so the serving node adds one
+// only once every voter on a live node has recorded. A founder that missed the
 // split (its node was down or stepping down while the parent split, and
 // its replica of the parent caught up by a snapshot taken after the
 // split, so its store never saw the child) is named by the child's
