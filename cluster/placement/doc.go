@@ -239,7 +239,12 @@
 // group led elsewhere, with a group per shard) shows in its log only
 // ("streamed a snapshot of N keys, M MB"). The job does not name the
 // receiving node: dragonboat does not tell the state machine where a
-// stream goes.
+// stream goes. A node that takes over serving runs its rounds before its
+// SQL engine is open and attaches the registry (AttachJobs): the jobs it
+// starts meanwhile are kept pending, with their progress and outcome, and
+// enter the registry when it comes (jobHandle; a decommission the new
+// serving node finished in its first second was missing from sys.jobs:
+// TestClusterDecommissionServing, TestJobsStartedBeforeTheRegistry).
 //
 // Split children of the shard group (cluster/shardrepl's groups.go) are
 // not placement's groups (Config.Groups is fixed at start): the serving

@@ -118,6 +118,7 @@ type Manager struct {
 	states   map[uint64]string    // memberships as last read or written
 	stateGen uint64               // setState's writes, so refresh keeps them
 	jobs     *jobs.Registry
+	pending  []*jobHandle          // jobs started while no registry was attached
 	peers    map[uint64]*node.Peer // pinged nodes' connections
 	draining map[uint64]bool       // nodes a DECOMMISSION statement drains now
 	reported map[string]bool       // "cannot replace" messages logged once
@@ -149,11 +150,20 @@ func New(cfg Config) *Manager {
 }
 
 // AttachJobs makes replica moves and decommissions rows of sys.jobs (the
-// serving node's registry).
+// serving node's registry), the jobs started while none was attached
+// included (jobHandle); nil (the node stops serving) detaches it and
+// drops those.
 func (m *Manager) AttachJobs(r *jobs.Registry) {
 	m.mu.Lock()
 	m.jobs = r
+	pending := m.pending
+	m.pending = nil
 	m.mu.Unlock()
+	if r != nil {
+		for _, h := range pending {
+			h.attach(r)
+		}
+	}
 }
 
 // DeadNodeTimeout is the configured timeout.
@@ -1142,29 +1152,74 @@ func (m *Manager) logOnce(key, format string, args ...any) {
 	}
 }
 
-// jobHandle is a job of the attached registry, or nothing when none is
-// attached (a node that does not serve SQL).
-type jobHandle struct{ j *jobs.Job }
+// jobHandle is a job of the attached registry. One started while none is
+// attached is pending: a node that just took over serving runs its rounds
+// before its SQL engine is open and attaches sys.jobs' registry, and a
+// drain or move it ran then must still show (a decommission finished so
+// was missing from sys.jobs: TestClusterDecommissionServing). Its progress
+// and outcome are kept until AttachJobs starts it in the registry; a node
+// that stops serving first drops it, as it would its registry.
+type jobHandle struct {
+	mu sync.Mutex
+	j  *jobs.Job // nil while pending
+
+	kind, description string
+	done, total       int64
+	finished          bool
+	err               error
+}
+
+// maxPendingJobs bounds the jobs kept for a registry that may never come
+// (a manager on a node that does not serve SQL): the oldest are dropped.
+const maxPendingJobs = 64
 
 func (m *Manager) startJob(kind, description string) *jobHandle {
 	m.mu.Lock()
-	r := m.jobs
-	m.mu.Unlock()
-	if r == nil {
-		return &jobHandle{}
+	defer m.mu.Unlock()
+	if m.jobs != nil {
+		return &jobHandle{j: m.jobs.Start(kind, description, jobUser)}
 	}
-	return &jobHandle{j: r.Start(kind, description, jobUser)}
+	h := &jobHandle{kind: kind, description: description}
+	if len(m.pending) == maxPendingJobs {
+		m.pending = m.pending[1:]
+	}
+	m.pending = append(m.pending, h)
+	return h
 }
 
 func (j *jobHandle) progress(done, total int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if j.j != nil {
 		j.j.Progress(done, total)
+		return
 	}
+	j.done, j.total = done, total
 }
 
 func (j *jobHandle) finish(err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if j.j != nil {
 		j.j.Finish(err)
+		return
+	}
+	j.finished, j.err = true, err
+}
+
+// attach starts a pending job in r with what it recorded so far.
+func (j *jobHandle) attach(r *jobs.Registry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.j != nil {
+		return
+	}
+	j.j = r.Start(j.kind, j.description, jobUser)
+	if j.total != 0 {
+		j.j.Progress(j.done, j.total)
+	}
+	if j.finished {
+		j.j.Finish(j.err)
 	}
 }
 

@@ -208,13 +208,36 @@ func (h *dragonboatHost) CompactLog(ctx context.Context, g GroupID) (uint64, err
 			CompactionOverhead:         0,
 		})
 		if errors.Is(err, dragonboat.ErrRejected) {
-			// Nothing applied since the last snapshot: that one's index
-			// already bounds the log, or nothing was applied at all.
-			return nil
+			// Nothing applied since the last snapshot: that one bounds
+			// the log (ours compact to their index, dragonboat's own keep
+			// CompactionOverhead entries below theirs, every one of
+			// which is past index 1). With no snapshot at all nothing
+			// was applied yet, and nothing bounds the log.
+			index, err = h.lastSnapshotIndex(g)
+			if err == nil && index == 0 {
+				return errNothingApplied
+			}
 		}
 		return err
 	})
+	if errors.Is(err, errNothingApplied) {
+		return 0, fmt.Errorf("%w: group %d: the replica applied nothing yet, so no snapshot can bound its log", ErrRejected, g)
+	}
 	return index, mapError(g, err)
+}
+
+// errNothingApplied ends CompactLog's retries of a replica that has
+// nothing to take a snapshot of.
+var errNothingApplied = errors.New("nothing applied")
+
+// lastSnapshotIndex is the index of the newest snapshot of this host's
+// replica of g (0 when it has none).
+func (h *dragonboatHost) lastSnapshotIndex(g GroupID) (uint64, error) {
+	lr, err := h.nh.GetLogReader(uint64(g))
+	if err != nil {
+		return 0, err
+	}
+	return lr.Snapshot().Index, nil
 }
 
 func (h *dragonboatHost) StaleRead(g GroupID, query any) (any, error) {

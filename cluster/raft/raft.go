@@ -84,7 +84,11 @@ type Host interface {
 	// needs it (design §12): its log starts at index 0 without the rows the
 	// founding replicas took from their copy of the parent, so a replica
 	// that did not apply the split must never be sent the child's log from
-	// its start.
+	// its start. Nothing applied since the last snapshot: that snapshot's
+	// index (it bounds the log already); no snapshot and nothing applied:
+	// ErrRejected. The snapshot is this replica's alone: a leader elected
+	// later sends from its own log, so every replica that may lead must
+	// compact its own (cluster/shardrepl's recordRunningChildren).
 	CompactLog(ctx context.Context, g GroupID) (uint64, error)
 	// TransferLeadership asks the leader of g to hand over to replica r and
 	// waits until this host sees r as the leader.

@@ -76,8 +76,7 @@ type ClusterConfig struct {
 	// SplitShardGroups makes the serving node split the shard group
 	// where each partition shard begins (splitqueue.go), when cmd/pivotdb
 	// gives it the boundaries; off, one shard group holds every table.
-	// Off by default until the problems doc.go's "Not done yet" lists
-	// are solved (serve --shard-group-per-shard).
+	// serve --shard-group-per-shard, on by default, sets it.
 	SplitShardGroups bool
 	// Locality is the node's --locality (placement.ParseLocality's form).
 	Locality string
@@ -128,6 +127,9 @@ type Cluster struct {
 	// recorded are the child replicas whose "group-caught-up/" record
 	// this node wrote or found (groupplace.go); under regenMu.
 	recorded map[raft.GroupID]raft.ReplicaID
+	// noRows are the child replicas found caught up without a shard
+	// (compactCaughtUp), each logged once; under regenMu.
+	noRows map[groupReplica]bool
 	// founders is the serving node's watch over the children's founders
 	// (groupplace.go's reseedFounders).
 	founders founderWatch
@@ -181,7 +183,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	}
 	c := &Cluster{Node: n, Engine: e, Store: st, cfg: cfg, id: n.Identity().NodeID,
 		children: map[raft.GroupID]raft.ReplicaID{}, joined: map[raft.GroupID]raft.ReplicaID{},
-		recorded: map[raft.GroupID]raft.ReplicaID{}}
+		recorded: map[raft.GroupID]raft.ReplicaID{}, noRows: map[groupReplica]bool{}}
 	c.initServing()
 	c.side = newSideClosed(func(ts hlc.Timestamp) error { return c.Engine.Clock().Update(ts) })
 	n.SetClosedTimestampHandler(c.side.take) // closedside.go

@@ -37,7 +37,11 @@ import (
 //	                                                in decimal)
 //
 // Every node records "group-caught-up/" for each child replica it runs,
-// founders included (recordRunningChildren). A founder that missed the
+// founders included (recordRunningChildren), once it caught up and
+// compacted its own log of the child (compactCaughtUp): a founder's log
+// starts at index 1 without the rows it took from the parent, and any
+// voter may lead when a replica is added, so the serving node adds one
+// only once every voter on a live node has recorded. A founder that missed the
 // split (its node was down or stepping down while the parent split, and
 // its replica of the parent caught up by a snapshot taken after the
 // split, so its store never saw the child) is named by the child's
@@ -66,6 +70,11 @@ const (
 	// voter to start from a snapshot, not a non-voter added to the group.
 	founderFlag byte = 0x01
 )
+
+// testAfterChildAdd, when a test sets it, runs on the serving node right
+// after it added a replica to child group g (membership m: the one before
+// the add), as if the leadership moved then (TestClusterChildFollowsFirstGroup).
+var testAfterChildAdd func(ctx context.Context, h raft.Host, g raft.GroupID, m raft.Membership)
 
 // reseedAfter is how long a founder of a child may go without recording
 // that its replica runs before the serving node asks its node to start it
@@ -120,6 +129,7 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 		firstNodes[placement.NodeOf(r)] = true
 	}
 	memberships := map[raft.GroupID]raft.Membership{}
+	var caughtUp map[nodeGroup]string // read once, when a replica is to be added
 	for _, g := range c.knownChildren() {
 		if m, ok := c.childInOrder(g, first); ok {
 			memberships[g] = m // for reseedFounders, which reads no membership
@@ -138,6 +148,17 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 			switch {
 			case !ok:
 				if !c.Placement.Eligible(id) || m.Removed[r1] {
+					continue
+				}
+				if caughtUp == nil {
+					if caughtUp, err = c.scanGroupRecords(ctx, keyGroupCaughtUp); err != nil {
+						return err
+					}
+				}
+				if !c.votersRecorded(g, m, caughtUp) {
+					// A voter that has not compacted its log of g yet
+					// could lead and send the new replica g's log from
+					// index 1 (compactCaughtUp): next round.
 					continue
 				}
 				if reused, err := c.freeAddress(ctx, g, m, id, addr, firstNodes); err != nil || reused {
@@ -166,6 +187,9 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 					return fmt.Errorf("adding node %d to group %d: %w", id, g, err)
 				}
 				c.cfg.Logf("node %d: added node %d to shard group %d as a non-voter", c.id, id, g)
+				if testAfterChildAdd != nil {
+					testAfterChildAdd(ctx, h, g, m)
+				}
 			case !voter && votesFirst:
 				v, found, err := c.metaGet(ctx, groupNodeKey(keyGroupCaughtUp, id, g))
 				if err != nil {
@@ -568,7 +592,7 @@ func (c *Cluster) recordRunningChildren(ctx context.Context) error {
 			break // the rest next poll
 		}
 		gctx, gcancel := context.WithTimeout(rctx, 2*time.Second)
-		_, err := c.Node.Host().Read(gctx, gr.group, shardsm.State{})
+		err := c.compactCaughtUp(gctx, gr)
 		gcancel()
 		if err != nil {
 			continue // not caught up yet: next poll
@@ -598,7 +622,7 @@ func (c *Cluster) catchUpChild(ctx context.Context, g raft.GroupID, r raft.Repli
 	defer c.wg.Done()
 	for ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := c.Node.Host().Read(rctx, g, shardsm.State{})
+		err := c.compactCaughtUp(rctx, groupReplica{g, r})
 		cancel()
 		if err == nil {
 			err = c.metaPut(ctx, kvsm.Op{Kind: kvsm.OpPut, Key: groupNodeKey(keyGroupCaughtUp, c.id, g),
@@ -610,4 +634,60 @@ func (c *Cluster) catchUpChild(ctx context.Context, g raft.GroupID, r raft.Repli
 		}
 		sleep(ctx, time.Second)
 	}
+}
+
+// errNoRows is a replica that applied its group's log but holds no shard:
+// it was sent a child's log from index 1, which lacks the rows the
+// founders took from the parent (see compactCaughtUp).
+var errNoRows = errors.New("the replica applied the group's log but holds no shard: it was sent the log from its start instead of a snapshot")
+
+// compactCaughtUp checks, by a linearizable read, that this node's replica
+// gr caught up with its group and holds the shard, then compacts its log
+// of the group, before the caller records "group-caught-up/".
+//
+// Why the compaction: a child's log starts at index 1 without the rows its
+// founders took from their copy of the parent, so a replica added later
+// must be sent a snapshot, never the log from its start. The leader sends
+// from its own log, and any voter may lead (an election under load, a
+// leadership transfer), so every replica compacts its own once before it
+// records, and manageChildren adds a replica to a group only when every
+// voter of it has recorded (votersRecorded). Compacting a replica that
+// came by snapshot, or one compacted before, changes nothing.
+func (c *Cluster) compactCaughtUp(ctx context.Context, gr groupReplica) error {
+	h := c.Node.Host()
+	v, err := h.Read(ctx, gr.group, shardsm.State{})
+	if err != nil {
+		return err
+	}
+	if !v.(shardsm.StateResult).Initialized {
+		c.regenMu.Lock()
+		first := !c.noRows[gr]
+		c.noRows[gr] = true
+		c.regenMu.Unlock()
+		if first {
+			c.cfg.Logf("node %d: replica %#x of shard group %d: %v", c.id, gr.replica, gr.group, errNoRows)
+		}
+		return errNoRows
+	}
+	_, err = h.CompactLog(ctx, gr.group)
+	return err
+}
+
+// votersRecorded reports whether every voter of g (membership m) on a live
+// node recorded that it caught up (caughtUp: the "group-caught-up/"
+// records), which it does only after it compacted its log of g
+// (compactCaughtUp). A voter on a node that is down cannot lead, and
+// waiting for it would keep healing from adding the replicas that replace
+// it.
+func (c *Cluster) votersRecorded(g raft.GroupID, m raft.Membership, caughtUp map[nodeGroup]string) bool {
+	for r := range m.Voters {
+		id := placement.NodeOf(r)
+		if id != c.id && !c.Placement.Live(id) {
+			continue
+		}
+		if caughtUp[nodeGroup{id, g}] != strconv.FormatUint(uint64(r), 10) {
+			return false
+		}
+	}
+	return true
 }
