@@ -52,7 +52,11 @@
 //     names the membership it was decided on and is refused if another
 //     change came first; the host then reads again and retries, and
 //     PromoteIf re-checks its condition, so a check and its change are one
-//     step.
+//     step. Each attempt waits at most changeAttemptTimeout (3 s): a change
+//     a follower forwarded is never answered if the leader drops it (while
+//     another change is committed but not applied) or loses it in an
+//     election, and asking again under the same config change id cannot
+//     apply it twice.
 //   - Propose retries only what the engine dropped before replicating it; a
 //     timeout is ambiguous (the command may still apply). A proposal a
 //     follower forwarded to a leader that then died waits for its deadline,
