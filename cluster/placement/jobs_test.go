@@ -2,6 +2,8 @@ package placement
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/pivotdb/pivotdb/jobs"
@@ -14,15 +16,7 @@ import (
 // registry show once it does, with their progress and outcome; detaching
 // drops the ones still pending.
 func TestJobsStartedBeforeTheRegistry(t *testing.T) {
-	eng, err := storage.Open(t.TempDir(), storage.Options{NoSync: true, Logger: storagetest.QuietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	r, err := jobs.Open(meta.Open(eng), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openJobRegistry(t)
 	m := &Manager{}
 	drained := m.startJob(KindDecommission, "finish decommissioning node 1")
 	drained.progress(2, 2)
@@ -63,4 +57,20 @@ func TestJobsStartedBeforeTheRegistry(t *testing.T) {
 			t.Errorf("a job pending when the registry was detached shows: %+v", rec)
 		}
 	}
+}
+
+// openJobRegistry opens a job registry over a fresh engine, closed when t
+// ends.
+func openJobRegistry(t *testing.T) *jobs.Registry {
+	t.Helper()
+	eng, err := storage.Open(t.TempDir(), storage.Options{NoSync: true, Logger: storagetest.QuietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	r, err := jobs.Open(meta.Open(eng), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

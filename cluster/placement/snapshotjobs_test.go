@@ -1,16 +1,10 @@
 package placement
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/pivotdb/pivotdb/cluster/raft"
-	"github.com/pivotdb/pivotdb/jobs"
-	"github.com/pivotdb/pivotdb/meta"
-	"github.com/pivotdb/pivotdb/storage"
-	"github.com/pivotdb/pivotdb/storage/storagetest"
 )
 
 // TestSnapshotJobNamesTarget: a REPLICA SNAPSHOT job names the node its
@@ -20,15 +14,7 @@ import (
 // (it names no later job), and a job that finished first keeps its
 // description.
 func TestSnapshotJobNamesTarget(t *testing.T) {
-	eng, err := storage.Open(t.TempDir(), storage.Options{NoSync: true, Logger: storagetest.QuietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	r, err := jobs.Open(meta.Open(eng), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openJobRegistry(t)
 	m := &Manager{}
 	if j := m.StartSnapshotJob(7, 1<<20); j != nil {
 		t.Fatal("a job without a registry")
