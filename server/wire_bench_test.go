@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -133,6 +134,40 @@ func BenchmarkWire(b *testing.B) {
 		}
 		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	}
+	// runClients runs b.N operations spread over clients connections, one
+	// goroutine each, as tests/bench's pgx clients run them.
+	runClients := func(b *testing.B, clients int, op func(c *pgx.Conn, r *rand.Rand) error) {
+		conns := make([]*pgx.Conn, clients)
+		for i := range conns {
+			conns[i] = conn(b)
+			if err := op(conns[i], rand.New(rand.NewPCG(0, uint64(i)))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := processCPU()
+		var next atomic.Int64
+		errs := make(chan error, clients)
+		for i, c := range conns {
+			go func() {
+				r := rand.New(rand.NewPCG(1, uint64(i)))
+				for next.Add(1) <= int64(b.N) {
+					if err := op(c, r); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range conns {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	}
 	countRows := func(rs pgx.Rows, want int) error {
 		n := 0
 		var k int64
@@ -156,6 +191,42 @@ func BenchmarkWire(b *testing.B) {
 	b.Run("point", func(b *testing.B) {
 		run(b, func(c *pgx.Conn, r *rand.Rand) error {
 			k := r.IntN(wireBenchRows)
+			var v string
+			if err := c.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", int64(k)).Scan(&v); err != nil {
+				return err
+			}
+			if v != wireValue(k) {
+				return fmt.Errorf("k=%d: %q", k, v)
+			}
+			return nil
+		})
+	})
+	// The same point SELECT from 4 clients at once, tests/bench's row that
+	// fell furthest behind PostgreSQL (issue 23): cost that appears only
+	// with concurrency (a contended lock or counter, scheduler hand-offs)
+	// shows here as cpu-ns/op above the one-client figure.
+	b.Run("point4", func(b *testing.B) {
+		runClients(b, 4, func(c *pgx.Conn, r *rand.Rand) error {
+			k := r.IntN(wireBenchRows)
+			var v string
+			if err := c.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", int64(k)).Scan(&v); err != nil {
+				return err
+			}
+			if v != wireValue(k) {
+				return fmt.Errorf("k=%d: %q", k, v)
+			}
+			return nil
+		})
+	})
+	// tests/bench's mixed 80/20 at 4 clients: a point SELECT, or one time
+	// in five an UPSERT of the same key space (no fsync here: NoSync).
+	b.Run("mixed4", func(b *testing.B) {
+		runClients(b, 4, func(c *pgx.Conn, r *rand.Rand) error {
+			k := r.IntN(wireBenchRows)
+			if r.IntN(5) == 0 {
+				_, err := c.Exec(ctx, "UPSERT INTO kv (k, v) VALUES ($1, $2)", int64(k), wireValue(k))
+				return err
+			}
 			var v string
 			if err := c.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", int64(k)).Scan(&v); err != nil {
 				return err
