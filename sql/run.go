@@ -155,6 +155,17 @@ func (s *Session) iterate(ctx context.Context, node planner.Node, params []types
 }
 
 // resultColumns describes the visible columns of a result.
+// visibleResultColumns counts the columns resultColumns returns.
+func visibleResultColumns(cols []planner.Column) int {
+	n := 0
+	for _, c := range cols {
+		if !c.Hidden {
+			n++
+		}
+	}
+	return n
+}
+
 func resultColumns(cols []planner.Column) []ResultColumn {
 	var out []ResultColumn
 	for _, c := range cols {
@@ -190,7 +201,8 @@ func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.
 	}
 	// No closures for next and close: they were two of a point SELECT's
 	// allocations. rowsResult reads it directly (selectIt).
-	return &rowsResult{cols: resultColumns(p.Columns()), selectIt: it, wireIt: it}, nil
+	cols := p.Columns()
+	return &rowsResult{query: cols, visible: visibleResultColumns(cols), selectIt: it, wireIt: it}, nil
 }
 
 // showRows returns the rows of a SHOW statement.

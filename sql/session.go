@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pivotdb/pivotdb/planner"
 	"strconv"
 	"time"
 
@@ -30,6 +31,8 @@ type Session struct {
 	e    *Engine
 	db   *catalog.Database
 	user string
+	// lockList is statementLocks' buffer (tablelocks.go).
+	lockList []relLock
 
 	vars    *sessionvars.Vars
 	notices []Notice
@@ -900,6 +903,13 @@ func (r *tagResult) Close()                                      {}
 // rowsResult streams rows from a function.
 type rowsResult struct {
 	cols []ResultColumn
+	// query, when set, are the columns of a query's plan, whose first
+	// visible of them (hidden ones come last) are the result's; cols is
+	// built from them the first time Columns is asked for, which the
+	// extended protocol's Execute never does (the statement was described
+	// at Parse), so a prepared point SELECT does not allocate it.
+	query   []planner.Column
+	visible int
 	// The rows come from next, or from selectIt when next is nil: a
 	// query's iterator, whose rows are cut to the len(cols) visible
 	// columns (hidden ones come last), and which Close closes.
@@ -913,7 +923,20 @@ type rowsResult struct {
 	wireIt exec.Iter
 }
 
-func (r *rowsResult) Columns() []ResultColumn { return r.cols }
+func (r *rowsResult) Columns() []ResultColumn {
+	if r.cols == nil && r.query != nil {
+		r.cols = resultColumns(r.query)
+	}
+	return r.cols
+}
+
+// width is the number of the result's columns.
+func (r *rowsResult) width() int {
+	if r.query != nil {
+		return r.visible
+	}
+	return len(r.cols)
+}
 
 func (r *rowsResult) Next(ctx context.Context) ([]types.Value, error) {
 	var row []types.Value
@@ -925,7 +948,7 @@ func (r *rowsResult) Next(ctx context.Context) ([]types.Value, error) {
 	} else if row, err = r.selectIt.Next(); err != nil {
 		row = nil
 	} else if row != nil {
-		row = row[:len(r.cols)]
+		row = row[:r.width()]
 	}
 	if row != nil {
 		r.count++

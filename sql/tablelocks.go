@@ -238,8 +238,14 @@ type relMark struct {
 // binder recorded, and the tables DDL changes, resolved by name in the
 // current catalog (a name that resolves to nothing is left to the
 // statement's own error).
+//
+// The list is built in the session's lockList, which the next call
+// overwrites: a statement locks and checks its list before it asks for
+// another (lockForStatement), and every statement asks, so a fresh slice
+// was one of a point SELECT's allocations.
 func (s *Session) statementLocks(p *preparedPlan) []relLock {
-	locks := make([]relLock, 0, len(p.uses))
+	locks := s.lockList[:0]
+	defer func() { s.lockList = locks[:0] }()
 	for _, u := range p.uses {
 		locks = append(locks, relLock{table: u.table, mode: useModes[u.use], implicit: true})
 	}
@@ -517,6 +523,9 @@ var lockModeByName = map[string]txn.LockMode{
 // again if the catalog it sees changed meanwhile (what it bound may be
 // gone); the new plan's locks are taken too.
 func (s *Session) lockForStatement(ctx context.Context, p *Prepared, fix bool) error {
+	// The list's tables are not kept past the statement's locking (an
+	// idle session holds no catalog it no longer uses).
+	defer func() { clear(s.lockList[:cap(s.lockList)]) }()
 	for tries := 0; ; tries++ {
 		locks := s.statementLocks(&p.plan)
 		if len(locks) == 0 {

@@ -47,7 +47,7 @@ func WireOf(r Result, formats []int16, reuse *WireRows) *WireRows {
 	if w == nil {
 		w = new(WireRows)
 	}
-	if !w.src.Reset(rr.wireIt) || len(w.src.Cols) < len(rr.cols) {
+	if !w.src.Reset(rr.wireIt) || len(w.src.Cols) < rr.width() {
 		w.Release()
 		return nil
 	}
@@ -55,7 +55,7 @@ func WireOf(r Result, formats []int16, reuse *WireRows) *WireRows {
 	// Init rebuilds the column plan in the memory of the last one; it is
 	// cheap next to the allocations it avoids, and redoing it keeps a
 	// reused WireRows right after a schema change or with other formats.
-	w.enc.Init(w.src.Table, w.src.Cols[:len(rr.cols)], formats, rr.colOID)
+	w.enc.Init(w.src.Table, w.src.Cols[:rr.width()], formats, rr.colOID)
 	w.enc.Present = w
 	return w
 }
@@ -69,7 +69,12 @@ func (w *WireRows) Release() {
 }
 
 // colOID is the wire type of output column i.
-func (rr *rowsResult) colOID(i int) uint32 { return rr.cols[i].Type.OID() }
+func (rr *rowsResult) colOID(i int) uint32 {
+	if rr.query != nil {
+		return rr.query[i].Type.OID() // the first columns are the visible ones
+	}
+	return rr.cols[i].Type.OID()
+}
 
 // Present readies a value of a style- or zone-dependent type for output,
 // as sessionResult.Next does a row.

@@ -157,9 +157,11 @@
 // (RelFromKey), not as key waits.
 // Every statement locks its tables and releases them at its end, so the
 // state of a table nobody locks any more and an owner's emptied list of
-// grants are kept for reuse (spareRels, spareHeld), and the channel is
-// replaced only when someone waits on it: a statement's ACCESS SHARE
-// allocates one grant (BenchmarkTableLockStatement; it was eight).
+// grants are kept for reuse (spareRels, spareHeld), as are released
+// owners' grants on a table (spareGrants), and the channel is replaced
+// only when someone waits on it: a statement's ACCESS SHARE allocates
+// nothing once a grant was released (BenchmarkTableLockStatement; it was
+// eight, then one).
 //
 // Commit writes the batch with one synced Pebble commit: all of a
 // transaction's writes, across every table and shard, become visible and

@@ -84,6 +84,10 @@ type TableLocks struct {
 	// would allocate a table's state (its map and channel) and a list.
 	spareRels []*relLocks
 	spareHeld [][]heldLock
+	// spareGrants are owners' grants on a table that were released, for
+	// the next (a statement's implicit lock is one grant, taken and given
+	// back once per statement). Every use is under mu.
+	spareGrants []*grant
 }
 
 // spareMax bounds each spare list.
@@ -193,10 +197,18 @@ func (r *relLocks) blocker(rq LockRequest, w *tableWaiter) uint64 {
 	return 0
 }
 
-func (r *relLocks) grant(rq LockRequest) {
+// grant gives rq's owner rq.Mode on r. Called with tl.mu held.
+func (tl *TableLocks) grant(r *relLocks, rq LockRequest) {
 	g := r.granted[rq.Owner]
 	if g == nil {
-		g = &grant{pid: rq.PID}
+		if n := len(tl.spareGrants); n > 0 {
+			g = tl.spareGrants[n-1]
+			tl.spareGrants[n-1] = nil
+			tl.spareGrants = tl.spareGrants[:n-1]
+			*g = grant{pid: rq.PID}
+		} else {
+			g = &grant{pid: rq.PID}
+		}
 		r.granted[rq.Owner] = g
 	}
 	g.modes |= bit(rq.Mode)
@@ -243,7 +255,7 @@ func (tl *TableLocks) LockWaited(ctx context.Context, rq LockRequest) (waited bo
 	for {
 		b := r.blocker(rq, w)
 		if b == 0 {
-			r.grant(rq)
+			tl.grant(r, rq)
 			hs := tl.held[rq.Owner]
 			if hs == nil {
 				if n := len(tl.spareHeld); n > 0 {
@@ -448,6 +460,9 @@ func (tl *TableLocks) ReleaseTo(owner uint64, mark int) {
 			}
 			if g.modes == 0 {
 				delete(r.granted, owner)
+				if len(tl.spareGrants) < spareMax {
+					tl.spareGrants = append(tl.spareGrants, g)
+				}
 			}
 		}
 		r.wake()
