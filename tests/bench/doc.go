@@ -16,6 +16,8 @@
 //
 //	go run ./tests/bench --bin bin/pivotdb [--duration 2s] [--reps 3] [--clients 1,4,16] [--out FILE]
 //	go run ./tests/bench --bin bin/pivotdb --profile "point SELECT@16"   # CPU profile of PivotDB
+//	                                      # (pivotdb.cpu.pprof), with its mutex and block profiles
+//	                                      # over the same seconds (pivotdb.mutex.pprof, .block.pprof)
 //	go run ./tests/bench --bin bin/pivotdb --profile "correlated EXISTS, 10k x 10k rows@1" --profile-after-workloads
 //	                                      # the same, after the workloads the full bench runs before it
 //	go run ./tests/bench --bin bin/pivotdb --pgo cmd/pivotdb/default.pgo
