@@ -154,7 +154,6 @@ func (s *Session) iterate(ctx context.Context, node planner.Node, params []types
 	return exec.Build(&c.ec, node)
 }
 
-// resultColumns describes the visible columns of a result.
 // visibleResultColumns counts the columns resultColumns returns.
 func visibleResultColumns(cols []planner.Column) int {
 	n := 0
@@ -166,6 +165,7 @@ func visibleResultColumns(cols []planner.Column) int {
 	return n
 }
 
+// resultColumns describes the visible columns of a result.
 func resultColumns(cols []planner.Column) []ResultColumn {
 	var out []ResultColumn
 	for _, c := range cols {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pivotdb/pivotdb/planner"
 	"strconv"
 	"time"
 
 	"github.com/pivotdb/pivotdb/activity"
 	"github.com/pivotdb/pivotdb/partition"
+	"github.com/pivotdb/pivotdb/planner"
 	"github.com/pivotdb/pivotdb/sql/bind"
 	"github.com/pivotdb/pivotdb/sql/catalog"
 	"github.com/pivotdb/pivotdb/sql/exec"
