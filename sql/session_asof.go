@@ -198,10 +198,10 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		// truncated, rewritten) since: their rows are kept until their
 		// GC job removes them (dropgc.go).
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
+			if s.e.follower() {
+				return s.followerTableCheck(id, ts) // follower.go
+			}
 			if s.e.shards.Map(id) == nil {
-				if s.e.follower() {
-					return s.noShardMapError(ts) // follower.go
-				}
 				return s.e.dropgc.check(id, ts)
 			}
 			return nil
