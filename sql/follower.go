@@ -339,6 +339,20 @@ func (s *Session) followerTableCheck(id uint64, ts hlc.Timestamp) error {
 	return nil
 }
 
+// asOfCatalogAt is catalog.At for asOfCatalog's AS OF SYSTEM TIME ts. A
+// follower engine first waits for its replica's closed timestamp to reach
+// ts (waitReadable, as asOfSnapshot does before it reads): the history
+// read above it could miss a schema change the replica has not applied
+// yet, and the catalog keeps what it read by timestamp (a statement
+// repeated with the same literal time would bind against it for good).
+// Past the wait, not exact: asOfSnapshot fails with the wait's 55000.
+func (s *Session) asOfCatalogAt(ts hlc.Timestamp) (*catalog.Snapshot, bool) {
+	if s.e.follower() && s.waitReadable(ts) != nil {
+		return nil, false
+	}
+	return s.e.catalog.At(ts)
+}
+
 // followerPrepareCatalog is the catalog a follower engine's session
 // prepares a statement against (prepareCatalog): the catalog's history at
 // the time the statement will likely read at, follower_read_timestamp()

@@ -128,7 +128,7 @@ func (s *Session) asOfCatalog(st *parser.Statement) {
 		// catalog of the block's time (a SELECT naming another time
 		// is refused by prepareAsOf). Read-only, so it has no pending
 		// schema change.
-		if cat, exact := s.e.catalog.At(*s.txnAsOf); exact {
+		if cat, exact := s.asOfCatalogAt(*s.txnAsOf); exact {
 			ts := *s.txnAsOf
 			s.stmtCatalog = cat
 			s.asOfBound = &ts
@@ -148,7 +148,7 @@ func (s *Session) asOfCatalog(st *parser.Statement) {
 	if err != nil {
 		return // prepareAsOf reports it
 	}
-	cat, exact := s.e.catalog.At(ts)
+	cat, exact := s.asOfCatalogAt(ts)
 	if !exact {
 		return
 	}
