@@ -384,3 +384,24 @@ func TestFollowerEngineTableCreatedAfterOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenLeavesCallersStorageOpen: an Open that fails leaves a storage
+// engine the caller passed (Options.Storage, a cluster node's) open: a
+// node whose Open was fenced by a takeover (its commits refused) closed
+// its engine under its replicas and panicked ("pebble: closed") instead
+// of stepping down. Here the store refuses every commit, so Open's first
+// write (the default database of a new directory) fails.
+func TestOpenLeavesCallersStorageOpen(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{NoSync: true, Logger: testEngineLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.SetCommitRefusal(sqlerr.New(sqlerr.AdminShutdown, "test: fenced"))
+	if _, err := Open(Options{Storage: st, NoSync: true, Logger: testEngineLogger()}); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.AdminShutdown {
+		t.Fatalf("Open over a store that refuses commits: %v", err)
+	}
+	if _, _, err := st.Get([]byte("k")); err != nil {
+		t.Fatalf("the caller's store after the failed Open: %v", err)
+	}
+}
