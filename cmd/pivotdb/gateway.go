@@ -404,7 +404,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		eng, srv, srvDone = e, s, make(chan error, 1)
 		go func() { srvDone <- s.Serve(context.Background()) }()
 		g.local.Store(l)
-		// With --shard-group-per-shard each partition shard becomes a
+		// With --shard-group-per-shard (the default) each partition shard becomes a
 		// shard group of its own (cluster/shardrepl's split reconciler).
 		if cl.SplitsShardGroups() {
 			cl.SetSplitKeys(e.ShardBoundaries)
