@@ -206,6 +206,54 @@ func (m *Manager) Map(tableID uint64) *ShardMap {
 	return nil
 }
 
+// ReadMap is Map for a manager that only reads (a follower engine's,
+// sql.OpenFollower) over a store another writer changes (the node's
+// replicas apply the serving node's commits under it): a table the
+// manager has no map of is looked up in the store, whose records may be
+// newer than Load's, and its map kept from then on. nil: the store has no
+// shard map of the table either (never created, or dropped). Maps already
+// in memory are not read again (their later splits stay unseen, as
+// before). A manager that writes must not use it: its maps are the ones
+// its own changes install.
+func (m *Manager) ReadMap(tableID uint64) (*ShardMap, error) {
+	if sm := m.Map(tableID); sm != nil {
+		return sm, nil
+	}
+	m.meta.Lock()
+	defer m.meta.Unlock()
+	if sm := m.Map(tableID); sm != nil {
+		return sm, nil
+	}
+	var pivots [][]byte
+	var ids []ShardID
+	if err := m.store.Scan(storage.PrefixSpan(tableKeyPrefix(shardNS, tableID)), func(k, v []byte) error {
+		id, pivot, shard, err := decodeShardRecord(k, v)
+		if err != nil {
+			return err
+		}
+		if id != tableID {
+			return fmt.Errorf("%w: shard record %s in the span of table %d", ErrCorruptRecord, storage.FormatKey(k), tableID)
+		}
+		pivots, ids = append(pivots, clone(pivot)), append(ids, shard)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	sm := newShardMap(tableID, 1, pivots, ids, nil)
+	if err := sm.CheckInvariants(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorruptRecord, err)
+	}
+	t := &tableState{id: tableID}
+	t.cur.Store(sm)
+	tables := maps.Clone(*m.tables.Load())
+	tables[tableID] = t
+	m.tables.Store(&tables)
+	return sm, nil
+}
+
 // Tables returns the ids of the tables that have a shard map, ascending.
 func (m *Manager) Tables() []uint64 {
 	return slices.Sorted(maps.Keys(*m.tables.Load()))

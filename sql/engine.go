@@ -156,7 +156,14 @@ func Open(opts Options) (*Engine, error) {
 		opts.Now = time.Now
 	}
 	st := opts.Storage
+	// closeOwn closes st when an open fails, if Open opened it: a storage
+	// engine the caller passed (a cluster node's, which its replicas
+	// write) stays the caller's. Closing it under the replicas made a
+	// node whose sql.Open was fenced by a takeover panic ("pebble:
+	// closed") instead of stepping down.
+	closeOwn := func() {}
 	if st == nil {
+		closeOwn = func() { st.Close() }
 		var err error
 		st, err = storage.Open(opts.DataDir, storage.Options{NoSync: opts.NoSync, Logger: opts.Logger,
 			DiskReserveBytes: opts.DiskReserveBytes, GCTTL: opts.GCTTL, CacheSizeBytes: opts.CacheSizeBytes,
@@ -168,7 +175,7 @@ func Open(opts Options) (*Engine, error) {
 	ms := meta.Open(st)
 	cat, err := catalog.Load(ms)
 	if err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	e := &Engine{opts: opts, storage: st, meta: ms, catalog: cat, seqs: newSequenceStore(ms),
@@ -188,12 +195,12 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms})
 	if err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	// Jobs that were running when the server stopped are marked failed.
 	if e.jobs, err = jobs.Open(ms, opts.Now, opts.Events); err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	if opts.Cluster != nil {
@@ -203,35 +210,35 @@ func Open(opts Options) (*Engine, error) {
 	// their rows to them).
 	e.dropgc = newDropGC(e)
 	if err := e.dropgc.resume(); err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	// Tables created before shard maps existed get a one-shard map.
 	for _, db := range cat.Snapshot().Databases() {
 		for _, t := range cat.Snapshot().Tables(db.ID) {
 			if err := e.shards.EnsureTable(t.ID); err != nil {
-				st.Close()
+				closeOwn()
 				return nil, err
 			}
 		}
 	}
 	if err := e.setInitialPassword(opts.InitialPassword); err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	if err := e.dropLeftoverTempTables(); err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	if err := e.dropOrphans(); err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	// The disk holds the catalog's newest version only: its generations
 	// are history from now on (AS OF SYSTEM TIME binds against them).
 	now, err := st.Clock().Now()
 	if err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	cat.SetHistoryStart(now)
@@ -241,7 +248,7 @@ func Open(opts Options) (*Engine, error) {
 	// ended are garbage now (issue 16 item 9: locks live in the data).
 	locks, records, err := e.txns.Recover()
 	if err != nil {
-		st.Close()
+		closeOwn()
 		return nil, err
 	}
 	if (locks > 0 || records > 0) && opts.Events != nil {

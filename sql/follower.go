@@ -59,8 +59,15 @@ import (
 //     it waits and fails as said. Open writes nothing (storage.Engine.SetCommitRefusal
 //     guards the store), runs no background work, and binds every
 //     statement against the catalog's history on disk at its read
-//     timestamp (the catalog in memory is the one at open: its users,
-//     databases and settings decide the session's start).
+//     timestamp, prepares it (the extended protocol's Parse) against the
+//     history at the time it will likely read at
+//     (followerPrepareCatalog), and reads the shard map of a table it
+//     has none of from the store (followerTableCheck): the replica keeps
+//     applying the serving node's commits under the engine, so a session
+//     reads the tables created after its engine opened, or created before
+//     but applied by the replica only after. The catalog in memory is the
+//     one at open: its users, databases and settings decide the
+//     session's start.
 
 // FollowerReads configures follower reads (Options.FollowerReads).
 type FollowerReads struct {
@@ -275,6 +282,9 @@ func (s *Session) staleSnapshot(fix bool) error {
 	cat, exact := s.e.catalog.At(ts)
 	if exact {
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
+			if s.e.follower() {
+				return s.followerTableCheck(id, ts)
+			}
 			if s.e.shards.Map(id) == nil {
 				return s.noShardMapError(ts)
 			}
@@ -297,17 +307,80 @@ func (s *Session) staleSnapshot(fix bool) error {
 }
 
 // noShardMapError is the error of a read of a table the catalog of its
-// time names but the engine has no shard map of: dropped since (its rows
-// went with the drop), or, on a follower engine, possibly created after
-// the engine opened (the shard maps are those of then).
+// time names but the engine has no shard map of: dropped (truncated,
+// rewritten) since, its rows gone with it.
 func (s *Session) noShardMapError(ts hlc.Timestamp) *sqlerr.Error {
 	e := droppedSinceError(ts)
 	if s.e.follower() {
-		e.Detail = "This follower-read connection knows the tables of when it opened: the table was created " +
-			"since, or dropped, truncated or rewritten since the read's time."
-		e.Hint = "Connect again to read a table created since."
+		e.Detail = "The table was dropped, truncated or rewritten since the read's time; a follower-read connection " +
+			"does not read the rows of such a table."
 	}
 	return e
+}
+
+// followerTableCheck is a follower engine's check of a table its
+// statement at ts reads (storage.View.CheckingTables): the table needs a
+// shard map. The engine loaded the maps of when it opened, and its
+// replica may have applied the table's creation only since (the replica
+// lags the serving node, and a new connection may get an engine opened
+// up to followerRefresh before: cmd/pivotdb/follower.go), so a map it
+// lacks is read from the store (partition's ReadMap): a read at ts is at
+// or below the replica's closed timestamp, so the creation of a table the
+// catalog of ts names is applied there. A table with no map in the store
+// either was dropped since.
+func (s *Session) followerTableCheck(id uint64, ts hlc.Timestamp) error {
+	sm, err := s.e.shards.ReadMap(id)
+	if err != nil {
+		return err
+	}
+	if sm == nil {
+		return s.noShardMapError(ts)
+	}
+	return nil
+}
+
+// asOfCatalogAt is catalog.At for asOfCatalog's AS OF SYSTEM TIME ts. A
+// follower engine first waits for its replica's closed timestamp to reach
+// ts (waitReadable, as asOfSnapshot does before it reads): the history
+// read above it could miss a schema change the replica has not applied
+// yet, and the catalog keeps what it read by timestamp (a statement
+// repeated with the same literal time would bind against it for good).
+// Past the wait, not exact: asOfSnapshot fails with the wait's 55000.
+func (s *Session) asOfCatalogAt(ts hlc.Timestamp) (*catalog.Snapshot, bool) {
+	if s.e.follower() && s.waitReadable(ts) != nil {
+		return nil, false
+	}
+	return s.e.catalog.At(ts)
+}
+
+// followerPrepareCatalog is the catalog a follower engine's session
+// prepares a statement against (prepareCatalog): the catalog's history at
+// the time the statement will likely read at, follower_read_timestamp()
+// or, when that is not closed yet, the replica's closed timestamp (what
+// staleReadTimestamp picks without waiting); nil (the catalog in memory,
+// of when the engine opened) while the replica has no closed timestamp
+// or the history does not know the time. Not the catalog in memory: a
+// table created after the engine opened (or before, but applied by the
+// replica only after: it lags the serving node) would be unknown to every
+// statement the session prepares (the extended protocol's Parse: 42P01),
+// for as long as the session lasts, although Execute reads at a time
+// whose catalog names it. Execute binds again against the catalog of its
+// read time when that is another.
+func (s *Session) followerPrepareCatalog() *catalog.Snapshot {
+	f := s.e.opts.FollowerReads
+	ts, ok := f.Closed()
+	if !ok {
+		return nil
+	}
+	if now, err := s.e.storage.Clock().Now(); err == nil {
+		if stale := (hlc.Timestamp{WallTime: now.WallTime - int64(f.Offset())}); stale.Less(ts) {
+			ts = stale
+		}
+	}
+	if cat, exact := s.e.catalog.At(ts); exact {
+		return cat
+	}
+	return nil
 }
 
 // closedBindSnapshot is takeSnapshot's case for a statement with an AS OF

@@ -309,3 +309,99 @@ func followerSource(t *testing.T) (dir string, e *Engine, w *Session) {
 	query(t, w, "INSERT INTO f VALUES (1, 'a')")
 	return dir, e, w
 }
+
+// TestFollowerEngineTableCreatedAfterOpen: a follower engine opened before
+// its replica applied a CREATE TABLE (the replica lags the serving node,
+// or the node's cached follower engine opened a moment before) reads the
+// table once the read's time passes the creation: a statement prepared
+// with the extended protocol binds against the replica's catalog (not the
+// one in memory since the engine opened), and the table's shard map is
+// read from the store then. The order is forced: the follower engine
+// opens, then a writer engine over the same store (as the replica's state
+// machine would) creates the table and writes a row.
+func TestFollowerEngineTableCreatedAfterOpen(t *testing.T) {
+	dir, e, _ := followerSource(t)
+	e.Close()
+	// The replica's closed timestamp: the time of the open until it has
+	// applied the writes below, then an hour ahead (nothing is written
+	// after them).
+	// The store's clock runs 10 s ahead of the wall clock: past the
+	// bound a reopened store starts its clock at, so that it moves.
+	ahead := func() int64 { return time.Now().Add(10 * time.Second).UnixNano() }
+	var closed atomic.Pointer[hlc.Timestamp]
+	atOpen := hlc.Timestamp{WallTime: ahead()}
+	closed.Store(&atOpen)
+	st, fe := openTestFollower(t, dir, ahead, &closed)
+	defer fe.Close()
+	s := testSession(t, fe)
+	if got := formatRows(query(t, s, "SELECT k, v FROM f")); got != `1,"a"` {
+		t.Fatalf("the table of before the open: %q", got)
+	}
+
+	// The replica applies a CREATE TABLE and a write: the follower engine's
+	// commit refusal is lifted for the writer, then put back.
+	st.SetCommitRefusal(nil)
+	w, err := Open(Options{Storage: st, NoSync: true, Logger: testEngineLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := testSession(t, w)
+	query(t, ws, "CREATE TABLE g (k Int64, v Utf8, PRIMARY KEY (k)) WITH (UNIFORM_PARTITIONS = 2)")
+	query(t, ws, "INSERT INTO g VALUES (1, 'x'), (2, 'y')")
+	ws.Close()
+	t.Cleanup(func() { w.Close() }) // closes st, after fe (deferred)
+	st.SetCommitRefusal(sqlerr.New(sqlerr.ReadOnlySQLTransaction, "test: the follower's store"))
+	far := hlc.Timestamp{WallTime: time.Now().Add(time.Hour).UnixNano()}
+	closed.Store(&far)
+
+	// Just created: not there at follower_read_timestamp() (80 ms back).
+	if _, err := tryQuery(s, "SELECT count(*) FROM g"); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.UndefinedTable {
+		t.Fatalf("a table created just now, read on the follower: %s; want 42P01", errCode(err))
+	}
+	// Wait until follower_read_timestamp() (80 ms behind the store's
+	// clock) passes the writes.
+	written, err := st.Clock().Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		now, err := st.Clock().Now()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.WallTime-int64(fe.opts.FollowerReads.Offset()) > written.WallTime {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the store's clock did not pass %s", written)
+		}
+	}
+	// The session open since before the table, and a new one on the same
+	// engine, read it.
+	for _, ss := range []*Session{s, testSession(t, fe)} {
+		if got := formatRows(query(t, ss, "SELECT k, v FROM g ORDER BY k")); got != `1,"x"|2,"y"` {
+			t.Fatalf("a table created after the follower engine opened: %q", got)
+		}
+	}
+}
+
+// TestOpenLeavesCallersStorageOpen: an Open that fails leaves a storage
+// engine the caller passed (Options.Storage, a cluster node's) open: a
+// node whose Open was fenced by a takeover (its commits refused) closed
+// its engine under its replicas and panicked ("pebble: closed") instead
+// of stepping down. Here the store refuses every commit, so Open's first
+// write (the default database of a new directory) fails.
+func TestOpenLeavesCallersStorageOpen(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{NoSync: true, Logger: testEngineLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.SetCommitRefusal(sqlerr.New(sqlerr.AdminShutdown, "test: fenced"))
+	if _, err := Open(Options{Storage: st, NoSync: true, Logger: testEngineLogger()}); sqlerr.As(err) == nil || sqlerr.As(err).Code != sqlerr.AdminShutdown {
+		t.Fatalf("Open over a store that refuses commits: %v", err)
+	}
+	if _, _, err := st.Get([]byte("k")); err != nil {
+		t.Fatalf("the caller's store after the failed Open: %v", err)
+	}
+}

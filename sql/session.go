@@ -705,12 +705,15 @@ func (s *Session) reader() (r storage.Reader, concurrent bool) {
 }
 
 // prepareCatalog sets the catalog a statement is prepared against: the
-// one of a REPEATABLE READ transaction's snapshot, else the newest
-// (Execute binds again if its snapshot's differs).
+// one of a REPEATABLE READ transaction's snapshot, else the newest (on a
+// follower engine the newest its replica is complete at: follower.go's
+// followerPrepareCatalog). Execute binds again if its snapshot's differs.
 func (s *Session) prepareCatalog() {
 	s.stmtCatalog = nil
 	if s.txn != nil && s.txn.SnapshotFixed() {
 		s.stmtCatalog, _ = s.e.catalog.At(s.txn.ReadTimestamp())
+	} else if s.e.follower() {
+		s.stmtCatalog = s.followerPrepareCatalog()
 	}
 }
 

@@ -128,7 +128,7 @@ func (s *Session) asOfCatalog(st *parser.Statement) {
 		// catalog of the block's time (a SELECT naming another time
 		// is refused by prepareAsOf). Read-only, so it has no pending
 		// schema change.
-		if cat, exact := s.e.catalog.At(*s.txnAsOf); exact {
+		if cat, exact := s.asOfCatalogAt(*s.txnAsOf); exact {
 			ts := *s.txnAsOf
 			s.stmtCatalog = cat
 			s.asOfBound = &ts
@@ -148,7 +148,7 @@ func (s *Session) asOfCatalog(st *parser.Statement) {
 	if err != nil {
 		return // prepareAsOf reports it
 	}
-	cat, exact := s.e.catalog.At(ts)
+	cat, exact := s.asOfCatalogAt(ts)
 	if !exact {
 		return
 	}
@@ -198,10 +198,10 @@ func (s *Session) asOfSnapshot(fix bool) (ok bool, err error) {
 		// truncated, rewritten) since: their rows are kept until their
 		// GC job removes them (dropgc.go).
 		s.snap = s.snap.CheckingTables(func(id uint64) error {
+			if s.e.follower() {
+				return s.followerTableCheck(id, ts) // follower.go
+			}
 			if s.e.shards.Map(id) == nil {
-				if s.e.follower() {
-					return s.noShardMapError(ts) // follower.go
-				}
 				return s.e.dropgc.check(id, ts)
 			}
 			return nil

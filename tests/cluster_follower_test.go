@@ -21,7 +21,14 @@ import (
 // closed timestamp (55000: only a follower does; the serving node would
 // answer it). With the serving node stopped by SIGSTOP, reads at or below
 // the last closed timestamp keep answering at once, on a connection open
-// before and on a new one.
+// before and on a new one. The follower session opens before the table
+// is created, so its node's follower engine (and the catalog it loaded)
+// predates the table: the session still reads it once the read's time
+// passes the creation (statements prepared against the replica's catalog
+// of their time, the table's shard map read from the store then), as it
+// must for a table its replica applied only after the engine opened (the
+// 42P01 that a follower session answered for 30 s with shard groups per
+// shard on).
 func TestClusterFollowerReads(t *testing.T) {
 	procs := startSQLCluster(t)
 	serving := servingProc(t, procs)
@@ -33,6 +40,7 @@ func TestClusterFollowerReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close(ctx)
+	fc := connectStale(ctx, t, fol)
 	if _, err := w.Exec(ctx, "CREATE TABLE fr (k Int64, v Utf8, PRIMARY KEY (k))"); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +52,6 @@ func TestClusterFollowerReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fc := connectStale(ctx, t, fol)
 	// The write shows once the closed timestamp passed it: the target (3 s)
 	// and follower_read_timestamp()'s margin.
 	start := time.Now()

@@ -249,7 +249,9 @@ func transferWithLedger(ctx context.Context, c *pgx.Conn, id, src, dst, amount i
 }
 
 // withShardGroupPerShard starts the test's cluster nodes with
-// --shard-group-per-shard (off by default: cluster/shardrepl's doc.go).
+// --shard-group-per-shard (the default; said explicitly so that these
+// tests keep their groups whatever the default, and whatever
+// $PIVOTDB_TEST_NODE_FLAGS says before it).
 func withShardGroupPerShard(t *testing.T) {
 	t.Setenv("PIVOTDB_TEST_NODE_FLAGS", strings.TrimSpace(os.Getenv("PIVOTDB_TEST_NODE_FLAGS")+" --shard-group-per-shard"))
 }

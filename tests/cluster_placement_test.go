@@ -167,6 +167,29 @@ func startKVWriters(t testing.TB, url string, n int) *placementWriter {
 	return w
 }
 
+// waitAcked waits until at least n writes were acknowledged (finish wants
+// 20), so that what the test does next happens under writes: a fixed
+// sleep is not enough when the first writes wait for the table's new
+// shard group (--shard-group-per-shard: TestClusterDecommission's writers
+// got only 6 writes in before it ended).
+func (w *placementWriter) waitAcked(t testing.TB, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		w.mu.Lock()
+		acked, err := len(w.acked), w.err
+		w.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if acked >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d writes acknowledged after 60 s", acked, n)
+		}
+	}
+}
+
 func (w *placementWriter) fail(err error) {
 	w.mu.Lock()
 	if w.err == nil {
@@ -247,7 +270,7 @@ func TestClusterDecommission(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := startKVWriters(t, procs[0].url(), 3)
-	time.Sleep(300 * time.Millisecond)
+	w.waitAcked(t, 20)
 
 	// Bad input first: none of it changes anything.
 	wantClusterSQLState(t, conn, "ALTER CLUSTER DECOMMISSION NODE 9", "42704")
@@ -340,7 +363,7 @@ func TestClusterHealDeadNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := startKVWriters(t, procs[0].url(), 3)
-	time.Sleep(300 * time.Millisecond)
+	w.waitAcked(t, 20)
 	var victim *clusterProc
 	for _, p := range procs {
 		if strings.Contains(p.log.String(), "as node 2") {

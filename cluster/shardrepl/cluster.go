@@ -76,8 +76,7 @@ type ClusterConfig struct {
 	// SplitShardGroups makes the serving node split the shard group
 	// where each partition shard begins (splitqueue.go), when cmd/pivotdb
 	// gives it the boundaries; off, one shard group holds every table.
-	// Off by default until the problems doc.go's "Not done yet" lists
-	// are solved (serve --shard-group-per-shard).
+	// serve --shard-group-per-shard, on by default, sets it.
 	SplitShardGroups bool
 	// Locality is the node's --locality (placement.ParseLocality's form).
 	Locality string

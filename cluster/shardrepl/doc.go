@@ -72,8 +72,8 @@
 //
 // # Split children (groups.go, splitqueue.go)
 //
-// With ClusterConfig.SplitShardGroups (serve --shard-group-per-shard; off
-// by default, for the failures "Not done yet" lists), while it serves, the
+// With ClusterConfig.SplitShardGroups (serve --shard-group-per-shard, on
+// by default; =false keeps every table in FirstGroup), while it serves, the
 // node's split reconciler (splitqueue.go) splits the groups where
 // partition's shards begin: every pivot of every table's
 // and index's shard map (sql.Engine.ShardBoundaries, set through
@@ -141,6 +141,21 @@
 // FirstGroup; a node added again under a later generation of its
 // FirstGroup id rejoins the child under it (placement.Rejoin)
 // (TestClusterChildFollowsFirstGroup).
+//
+// The serving node proposes a commit's Write to a child only through its
+// own replica as the child's leader (leadpropose.go, Replicator.awaitLead):
+// when another replica leads, it first takes the leadership (one transfer
+// per group at a time, the group's commits waiting for it) and fails the
+// commit with 40001 if it cannot within half the proposal timeout. A
+// proposal made on a follower is forwarded, and a leader handing its
+// leadership over drops forwarded proposals without an answer, so a Write
+// forwarded while the node's own leadGroups moved a new child's leadership
+// to it timed out with 08007 although nothing was written
+// (TestClusterCopy with groups on, 4 of 10 runs;
+// TestCommitTakesTheChildsLeadership). FirstGroup's proposals are
+// forwarded as before (serving follows its leadership), and so are those
+// to a group the node does not vote in. The commands of a commit across
+// groups try the same first; they are repeated when unanswered anyway.
 //
 // A founder can miss its child's split: its node was down or stepping
 // down while the parent split, and its replica of the parent then caught
@@ -304,39 +319,50 @@
 //   - A proposal that times out makes the commit fail with
 //     ErrOutcomeUnknown: it may still apply later. It is never retried
 //     (a Write holds counter merges, which are not idempotent); a stale
-//     answer (nothing applied) is retried after the map refreshes.
+//     answer (nothing applied) is retried after the map refreshes. A
+//     proposal the engine refused at every try until the timeout (no
+//     leader known, the replica busy: raft.ErrNotProposed) never reached
+//     the log: the commit fails with 40001 and the node goes on serving
+//     (TestCommitWithoutLeaderFailsDefinitely).
 //
 // # Not done yet
 //
-//   - The split reconciler is off by default (serve
-//     --shard-group-per-shard turns it on). h17d's session found and fixed
-//     the cause of TestClusterCopy's 08007 with it on ("shard group 3 did
-//     not apply it within 10s"): the serving node's own transfer of the
-//     child's leadership (leadGroups) dropped its forwarded Writes (above,
-//     leadpropose.go; 4 of 10 runs failed so before, 0 of 12 after), and
-//     turned it on; the lead turned it off again after a clean-clone CI
-//     run with it on failed TestClusterReadReplicas: the read replica, a
-//     non-voter of the table's child group, answered 55000 "this node's
-//     replica has no closed timestamp yet" for 30 s. A later CI run
-//     (groups off) failed TestClusterChildFollowsFirstGroup with a
-//     child's replica that never initialized, and that cause was found
-//     and fixed: the child's leadership moved to a founder whose log of
-//     the child starts at index 1 without the rows, which sent the new
-//     replica that log instead of a snapshot (compactCaughtUp in
-//     groupplace.go). The read replica's 55000 is likely the same (the
-//     same add path, the same symptom), not shown. It was on again for
-//     part of a session and is off again because of the failure still
-//     open: a follower-read (stale read-only) session answers 42P01 for
-//     a table created just before it connected, for the whole 30 s a test
-//     waits (TestClusterFollowerReads once in h17d's runs,
+//   - The split reconciler is on by default (serve
+//     --shard-group-per-shard=false turns it off). The failure that kept
+//     it off last, with its cause (fixed, hgrp's session): a
+//     follower-read (stale read-only) session answered 42P01 for a table
+//     created just before it connected, for the whole 30 s a test waits
+//     (TestClusterFollowerReads once in h17d's runs,
 //     TestClusterFollowerMaxStaleness once in 6 of hflake's runs of the
-//     TestCluster set with groups on; 0 in 12 with groups off; cause not
-//     found). A way it could happen, not confirmed: the read's catalog
-//     comes from the catalog's history on disk at the read's time
-//     (sql/follower.go, catalog.At); when that history cannot be read,
-//     At falls back to the generation loaded when the follower engine
-//     opened, which lacks the table, and the session keeps its engine.
-//     Still open too: once, with groups off, FirstGroup refused
+//     TestCluster set with groups on, 0 in 12 off). A follower engine
+//     (cmd/pivotdb/follower.go) loads the catalog and shard maps once, at
+//     open, and a new connection gets one opened up to a second before;
+//     its sessions prepared every statement (the extended protocol's
+//     Parse, which pgx uses) against that catalog, so a table whose
+//     CREATE TABLE the node's replica applied after the engine opened
+//     never existed for the session, and the read found no shard map of
+//     it either. catalog.At was not at fault. sql/follower.go now
+//     prepares against the history at the statement's likely read time
+//     and reads a missing shard map from the store
+//     (TestFollowerEngineTableCreatedAfterOpen; TestClusterFollowerReads
+//     opens its session before the CREATE TABLE, and fails so with the
+//     old code). Why groups made it likelier is not shown (the follower's
+//     replica has more to apply right after a CREATE TABLE: the split).
+//     hgrp's runs with groups on then found two more: TestClusterSQL's
+//     node whose sql.Open a takeover fenced stopped instead of stepping
+//     down, and Open closed the node's engine under its replicas (fixed:
+//     cmd/pivotdb's supersededOr, sql.Open), and TestClusterDecommission
+//     ended before its writers got 20 writes in (the test waits for them
+//     now). Earlier (fixed): TestClusterCopy's 08007 with groups on (the
+//     serving node's own transfer of a child's leadership dropped its
+//     forwarded Writes: leadpropose.go above; 4 of 10 runs before, 0 of
+//     12 after), and a child's replica that never initialized (a founder
+//     whose log of the child starts without the rows sent the new
+//     replica that log instead of a snapshot: compactCaughtUp in
+//     groupplace.go), which is likely the cause of the clean-clone CI
+//     run's TestClusterReadReplicas failure with groups on (its read
+//     replica answered 55000 "no closed timestamp yet" for 30 s), not
+//     shown. Still open: once, with groups off, FirstGroup refused
 //     every proposal as "system is too busy" for more than 10 s during
 //     that COPY (dragonboat pauses proposals while its rate limiter or
 //     its log store reports busy; which of them, not known); such a

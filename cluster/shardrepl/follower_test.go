@@ -74,8 +74,8 @@ func TestFollowerReadsMatchTheServingNode(t *testing.T) {
 		c := v.(shardsm.StateResult).Closed
 		return c, !c.IsEmpty()
 	}
-	// The follower engine knows the tables its replica held when it
-	// opened: wait until the replica closed past the CREATE TABLE.
+	// Wait until the replica closed past the CREATE TABLE, so that the
+	// follower's first reads find the table.
 	created, err := nodes[0].engine.Clock().Now()
 	if err != nil {
 		t.Fatal(err)

@@ -78,10 +78,11 @@ func followerMaxStalenessOption(d time.Duration) time.Duration {
 // forwarded as before (its parameters are not readable here).
 //
 // The engines are shared by the follower sessions and replaced once a
-// second (a new connection gets a fresh one, which knows the tables,
-// users and shard maps created since; an open session keeps its engine,
-// whose statements still bind against the catalog's history at their
-// read time). While the node serves, every connection goes to the local
+// second (a new connection gets a fresh one, which knows the users and
+// databases created since; an open session keeps its engine, whose
+// statements bind against the catalog's history at their read time and
+// read the shard maps of tables created since from the store:
+// sql/follower.go). While the node serves, every connection goes to the local
 // server (it reads the stale mode like any session does), and the
 // follower engines are closed: their sessions end with 57P01.
 

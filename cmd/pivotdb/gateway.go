@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -368,7 +369,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		o.FollowerReads = servingFollowerReads(o, cl) // follower.go
 		e, err := sql.Open(o)
 		if err != nil {
-			return err
+			return supersededOr(cl, epoch, err)
 		}
 		if cfg.Auth.NeedsPasswords() && !e.HasPasswords() {
 			// As one node refuses to start (main.go); the forwarded
@@ -403,7 +404,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 		eng, srv, srvDone = e, s, make(chan error, 1)
 		go func() { srvDone <- s.Serve(context.Background()) }()
 		g.local.Store(l)
-		// With --shard-group-per-shard each partition shard becomes a
+		// With --shard-group-per-shard (the default) each partition shard becomes a
 		// shard group of its own (cluster/shardrepl's split reconciler).
 		if cl.SplitsShardGroups() {
 			cl.SetSplitKeys(e.ShardBoundaries)
@@ -428,7 +429,8 @@ loop:
 			case r.Serve && eng == nil:
 				err = startServing(r.Epoch)
 				if errors.Is(err, shardrepl.ErrSuperseded) {
-					// Nothing served: the next role is to step down.
+					// Nothing served (SQL never opened): the next role
+					// is to step down.
 					log.Info("another node took over serving SQL before this node served", "epoch", r.Epoch, "err", err)
 					err = nil
 				}
@@ -471,4 +473,20 @@ loop:
 		log.Info("stopped cleanly")
 	}
 	return code
+}
+
+// supersededOr is err, a failure of the serving node's SQL to open after
+// its Serve under epoch, marked shardrepl.ErrSuperseded when another node
+// took over serving meanwhile (this node's replica of the first group
+// applied a later epoch): sql.Open's own commits (running jobs marked
+// failed, shard maps repaired) are then fenced with 57P01, and the node
+// must step down as after any takeover, not stop. TestClusterSQL with
+// shard groups per shard lost two nodes so: the one whose SQL open was
+// fenced stopped ("cannot change the SQL role"), and the one that took
+// over then had no quorum for its own Serve and stopped too.
+func supersededOr(cl *shardrepl.Cluster, epoch uint64, err error) error {
+	if _, now, ok := cl.ServingNow(); ok && now > epoch {
+		return fmt.Errorf("%w (epoch %d; this node's was %d): %w", shardrepl.ErrSuperseded, now, epoch, err)
+	}
+	return err
 }

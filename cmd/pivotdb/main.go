@@ -67,7 +67,7 @@ func usage(w io.Writer) {
                  [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]
                  [--snapshot-rate MB_PER_SECOND] [--max-offset DURATION] [--closed-timestamp-target DURATION]
                  [--follower-read-max-staleness DURATION]
-                 [--shard-group-per-shard]]
+                 [--shard-group-per-shard=false]]
   pivotdb node decommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node recommission NODE_ID [--host HOST:PORT] [--user NAME]
   pivotdb node status [--host HOST:PORT] [--user NAME]

@@ -46,11 +46,11 @@ func addSnapshotRateFlag(fs *flag.FlagSet) *int64 {
 
 // addShardGroupPerShardFlag is serve's --shard-group-per-shard: the serving
 // node splits the shard group where each partition shard begins
-// (cluster/shardrepl's split reconciler). Off by default: see
-// cluster/shardrepl's doc.go ("Not done yet") for what still fails with it.
+// (cluster/shardrepl's split reconciler). On by default;
+// --shard-group-per-shard=false keeps every table in one shard group.
 func addShardGroupPerShardFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("shard-group-per-shard", false,
-		"give every partition shard a Raft group of its own, up to 64 groups (experimental: off by default, see README); give every node the same value; with --join")
+	return fs.Bool("shard-group-per-shard", true,
+		"give every partition shard a Raft group of its own, up to 64 groups (=false: one group holds every table); give every node the same value; with --join")
 }
 
 // snapshotRateBytes is shardrepl.ClusterConfig's SnapshotRate for
