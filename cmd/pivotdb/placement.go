@@ -44,6 +44,12 @@ func addSnapshotRateFlag(fs *flag.FlagSet) *int64 {
 			"takes CPU and disk the shard's writes need too; with --join")
 }
 
+func addSnapshotRateElasticFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("snapshot-rate-elastic", true,
+		"scale the snapshot rate down, to an eighth at least, while this node's CPU is short (Go's scheduling latency over 1 ms at the "+
+			"99th percentile), so that a move's snapshot yields to the writes; false: always the whole --snapshot-rate; with --join")
+}
+
 // addShardGroupPerShardFlag is serve's --shard-group-per-shard: the serving
 // node splits the shard group where each partition shard begins
 // (cluster/shardrepl's split reconciler). Off by default: see
