@@ -411,7 +411,7 @@ func TestClusterPlacementFlags(t *testing.T) {
 		{[]string{"--shard-group-per-shard"}, "--shard-group-per-shard needs --join"},
 		{append(join, "--snapshot-rate", "-1"), "--snapshot-rate -1: want megabytes per second, or 0 for no bound"},
 		{append(join, "--snapshot-rate", "fast"), "invalid value \"fast\" for flag -snapshot-rate"},
-		{[]string{"--snapshot-rate-elastic=false"}, "--snapshot-rate-elastic needs --join"},
+		{[]string{"--snapshot-rate-elastic"}, "--snapshot-rate-elastic needs --join"},
 		{append(join, "--snapshot-rate-elastic=sometimes"), "invalid boolean value \"sometimes\" for -snapshot-rate-elastic"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()

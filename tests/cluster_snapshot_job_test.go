@@ -25,9 +25,7 @@ func TestClusterSnapshotJob(t *testing.T) {
 		p.join = founders
 	}
 	for _, p := range procs[:3] {
-		// The whole rate: the job's progress is what is tested, not how
-		// the rate yields to a busy CPU.
-		startPlacementNode(p, "--rebalance=false", "--snapshot-rate", "2", "--snapshot-rate-elastic=false")
+		startPlacementNode(p, "--rebalance=false", "--snapshot-rate", "2")
 	}
 	waitSQL(t, procs[0])
 	s := servingProc(t, procs[:3])

@@ -133,8 +133,9 @@
 //     DefaultSnapshotRate 32 MiB/s; serve --snapshot-rate): unpaced, a
 //     64 MB snapshot took a second of CPU on each side that the group's
 //     writes needed, and a receiver that fell behind its sender got the
-//     snapshot streamed twice. The rate is elastic (snapshotpace.go,
-//     Store.SetSnapshotRateElastic, serve --snapshot-rate-elastic): while
+//     snapshot streamed twice. The rate may be elastic (snapshotpace.go,
+//     Store.SetSnapshotRateElastic, serve --snapshot-rate-elastic, off by
+//     default: a slowed big copy can outlive the leader's log): while
 //     the process's scheduling latency is over 1 ms at the 99th
 //     percentile (its CPU is short, as CockroachDB's elastic CPU admission
 //     judges it) the share of the rate halves every 100 ms, down to an

@@ -28,8 +28,18 @@ import (
 //     whole rate.
 //
 // A node with idle CPU streams at its configured rate; a saturated one at
-// an eighth of it (4 MiB/s at the default 32), so that a snapshot always
-// ends. An unbounded rate (--snapshot-rate 0) is not scaled.
+// an eighth of it (4 MiB/s at the default 32). An unbounded rate
+// (--snapshot-rate 0) is not scaled.
+//
+// It is off unless turned on (serve --snapshot-rate-elastic): a copy slowed
+// to an eighth can outlive the leader's Raft log. dragonboat compacts a
+// group's log every 10000 entries down to 5000 behind, whether or not a
+// replica still needs them; a 1 GB copy at 4 MiB/s under 200 writes a
+// second took longer than that, and the new replica, its snapshot
+// installed, found the entries after it gone and got the whole shard
+// streamed again (BenchmarkClusterReplicaMove with PIVOTDB_MOVE_BENCH_MB=1024).
+// Keeping the log for a replica while its snapshot is on the way (as
+// CockroachDB's log truncation does) is the missing half.
 const (
 	elasticInterval      = 100 * time.Millisecond
 	elasticLatencyTarget = time.Millisecond
@@ -40,7 +50,7 @@ const (
 // elasticShare is the share of the snapshot rate the store's snapshots
 // get now.
 type elasticShare struct {
-	off     atomic.Bool // the whole rate always (SetSnapshotRateElastic)
+	on      atomic.Bool // scaled at all (SetSnapshotRateElastic); off: the whole rate
 	mu      sync.Mutex
 	share   float64
 	sampled time.Time // when prev was read
@@ -59,7 +69,7 @@ func newElasticShare() *elasticShare {
 
 // current returns the share at now, updating it once per elasticInterval.
 func (e *elasticShare) current(now time.Time) float64 {
-	if e.off.Load() {
+	if !e.on.Load() {
 		return 1
 	}
 	e.mu.Lock()

@@ -56,6 +56,7 @@ func metricsHistogramValue(h *metrics.Float64Histogram) metrics.Value {
 func TestElasticShare(t *testing.T) {
 	f := newFakeLatencies()
 	e := newElasticShare()
+	e.on.Store(true)
 	e.latency = f.read
 	now := time.Unix(1000, 0)
 	step := func(d time.Duration, slow uint64) float64 {
@@ -64,7 +65,15 @@ func TestElasticShare(t *testing.T) {
 		f.add(slow, 5*time.Millisecond)
 		return e.current(now)
 	}
-	if got := step(0, 0); got != 1 {
+	// Off (the default), the share is whole whatever the latency.
+	e.on.Store(false)
+	for range 3 {
+		if got := step(elasticInterval, 500); got != 1 {
+			t.Fatalf("off: share %v, want 1", got)
+		}
+	}
+	e.on.Store(true)
+	if got := step(time.Minute, 0); got != 1 {
 		t.Fatalf("first sample: share %v, want 1", got)
 	}
 	// Five slow goroutines in a thousand: above the 99th percentile? No,

@@ -264,8 +264,8 @@ const DefaultSnapshotRate = 32 << 20
 func (s *Store) SetSnapshotRate(bytesPerSecond int64) { s.snapshotRate.Store(bytesPerSecond) }
 
 // SetSnapshotRateElastic turns the scaling of the snapshot rate by the
-// process's scheduling latency on (the default) or off (snapshotpace.go).
-func (s *Store) SetSnapshotRateElastic(on bool) { s.elastic.off.Store(!on) }
+// process's scheduling latency on or off (the default; snapshotpace.go).
+func (s *Store) SetSnapshotRateElastic(on bool) { s.elastic.on.Store(on) }
 
 // paceSnapshot waits until n more bytes of a snapshot stream are due under
 // the store's snapshot rate, scaled by its elastic share (snapshotpace.go),

@@ -45,9 +45,10 @@ func addSnapshotRateFlag(fs *flag.FlagSet) *int64 {
 }
 
 func addSnapshotRateElasticFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("snapshot-rate-elastic", true,
+	return fs.Bool("snapshot-rate-elastic", false,
 		"scale the snapshot rate down, to an eighth at least, while this node's CPU is short (Go's scheduling latency over 1 ms at the "+
-			"99th percentile), so that a move's snapshot yields to the writes; false: always the whole --snapshot-rate; with --join")
+			"99th percentile), so that a move's snapshot yields to the writes (experimental: a slowed copy of a big shard under "+
+			"steady writes can outlive the leader's Raft log and be streamed again); with --join")
 }
 
 // addShardGroupPerShardFlag is serve's --shard-group-per-shard: the serving
