@@ -29,10 +29,15 @@ import (
 // against the quiet rate before it, and the CPU time each node process
 // spent per acknowledged write in the quiet window and during the move
 // (from /proc; what a move costs, less noisy on a loaded machine than
-// the rates). With PIVOTDB_MOVE_BENCH_PROFILE=DIR the nodes serve pprof
+// the rates). The quiet rate is measured again for 10 s after the move
+// (x-moving/quiet-around: the rate during the move against the mean of
+// the two quiet ones, which a drifting load disturbs less). With
+// PIVOTDB_MOVE_BENCH_PROFILE=DIR the nodes serve pprof
 // (--debug-listen) and the serving node's and the new node's CPU
 // profiles of the move's first PIVOTDB_MOVE_BENCH_PROFILE_SECONDS (5 by
-// default) are written there. Run it alone:
+// default) are written there; PIVOTDB_MOVE_BENCH_LOGS=DIR keeps the
+// nodes' logs there; PIVOTDB_MOVE_BENCH_FLAGS adds serve flags to every
+// node. Run it alone:
 //
 //	make build && PIVOTDB_BIN=$PWD/bin/pivotdb go test ./tests -run '^$' -bench ClusterReplicaMove -benchtime 1x
 func BenchmarkClusterReplicaMove(b *testing.B) {
@@ -59,9 +64,13 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	// The allocator would move a voter to the new node by itself (2 s
 	// after it caught up): the move measured is the decommission's.
 	profileDir := os.Getenv("PIVOTDB_MOVE_BENCH_PROFILE")
+	// PIVOTDB_MOVE_BENCH_FLAGS: more serve flags for every node (e.g.
+	// "--snapshot-rate 16", or "--log-level debug" for dragonboat's
+	// snapshot decisions in PIVOTDB_MOVE_BENCH_LOGS).
+	extraFlags := strings.Fields(os.Getenv("PIVOTDB_MOVE_BENCH_FLAGS"))
 	debugAddrs := map[*clusterProc]string{}
 	nodeFlags := func(p *clusterProc) []string {
-		flags := []string{"--rebalance=false"}
+		flags := append([]string{"--rebalance=false"}, extraFlags...)
 		if profileDir != "" {
 			debugAddrs[p] = freePort(b)
 			flags = append(flags, "--debug-listen", debugAddrs[p])
@@ -140,7 +149,7 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	time.Sleep(time.Second)
 	q0, t0 := acked(), time.Now()
 	cpu0 := nodesCPU(procs[:3])
-	time.Sleep(5 * time.Second)
+	time.Sleep(quietWindow)
 	quietWrites := acked() - q0
 	quiet := float64(quietWrites) / time.Since(t0).Seconds()
 	quietCPU := nodesCPU(procs[:3]) - cpu0
@@ -282,6 +291,12 @@ func moveReplicaOnce(b *testing.B, mb int) {
 			os.WriteFile(filepath.Join(dir, fmt.Sprintf("move-node%d.log", i+1)), []byte(p.log.String()), 0o644)
 		}
 	}
+	// The quiet rate again after the move: on a shared machine the load
+	// from other work drifts over the tens of seconds of a run, and the
+	// rate during the move is compared with both sides of it as well.
+	a0, ta := acked(), time.Now()
+	time.Sleep(quietWindow)
+	quietAfter := float64(acked()-a0) / time.Since(ta).Seconds()
 	w.finish(b, conn)
 	// The move is a job (issue 18: moves show in sys.jobs with their
 	// progress): the shard group's replica from the leaving node to the
@@ -331,6 +346,8 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	b.ReportMetric(quiet, "writes/s-quiet")
 	b.ReportMetric(during, "writes/s-moving")
 	b.ReportMetric(during/quiet, "x-moving/quiet")
+	b.ReportMetric(quietAfter, "writes/s-quiet-after")
+	b.ReportMetric(during/((quiet+quietAfter)/2), "x-moving/quiet-around")
 	perWrite := func(cpu time.Duration, writes int) float64 {
 		return float64(cpu.Microseconds()) / float64(max(writes, 1))
 	}
@@ -345,6 +362,11 @@ func moveReplicaOnce(b *testing.B, mb int) {
 		mb, caughtUp.Round(time.Millisecond), leavingID, moved.Round(time.Millisecond), sentMB, float64(engine)/(1<<20), float64(raftDir)/(1<<20),
 		quiet, during, during/quiet)
 }
+
+// quietWindow is how long the quiet rate is measured before and after the
+// move: ten seconds, as the load of other work on a shared machine swings
+// the rate of a five-second window by half.
+const quietWindow = 10 * time.Second
 
 // nodesCPU is the CPU time (user and system) the processes of procs used
 // so far, from /proc/PID/stat (clock ticks of 10 ms).

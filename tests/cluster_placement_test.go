@@ -409,8 +409,9 @@ func TestClusterHealDeadNode(t *testing.T) {
 
 // TestClusterPlacementFlags: --dead-node-timeout out of range or without
 // --join, --rebalance without --join or with a bad value, --locality
-// without --join or malformed, and --snapshot-rate without --join or
-// negative, are refused
+// without --join or malformed, --snapshot-rate without --join or
+// negative, and --snapshot-rate-elastic without --join or not a boolean,
+// are refused
 // before anything starts; so are bad `pivotdb node` arguments.
 func TestClusterPlacementFlags(t *testing.T) {
 	join := []string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:1", "--raft-listen", "127.0.0.1:2"}
@@ -433,6 +434,8 @@ func TestClusterPlacementFlags(t *testing.T) {
 		{[]string{"--shard-group-per-shard"}, "--shard-group-per-shard needs --join"},
 		{append(join, "--snapshot-rate", "-1"), "--snapshot-rate -1: want megabytes per second, or 0 for no bound"},
 		{append(join, "--snapshot-rate", "fast"), "invalid value \"fast\" for flag -snapshot-rate"},
+		{[]string{"--snapshot-rate-elastic"}, "--snapshot-rate-elastic needs --join"},
+		{append(join, "--snapshot-rate-elastic=sometimes"), "invalid boolean value \"sometimes\" for -snapshot-rate-elastic"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
 		var ee *exec.ExitError

@@ -226,7 +226,12 @@
 // default; cluster/shardsm paces it), which spreads its CPU over time and
 // keeps the receiver up with the sender (unpaced, dragonboat gave up
 // waiting for a receiver that fell behind and streamed the snapshot a
-// second time). On one loaded machine the writes slow down while a node joins and the snapshot
+// second time), and with --snapshot-rate-elastic scaled down to an eighth
+// while the node's CPU is short (cluster/shardsm's snapshotpace.go: the
+// snapshot yields to the writes; off by default, as a slowed copy of a
+// big shard can outlive the leader's log and be streamed again). A stream's end waits for the receiver
+// to queue it (cluster/raft's transport), else the leader could stream it
+// twice. On one loaded machine the writes slow down while a node joins and the snapshot
 // streams and installs (BenchmarkClusterReplicaMove in tests/ reports the
 // rates and the nodes' CPU per write, quiet and during the move). The
 // promotion and removal are a REPLICA MOVE job; the snapshot's copy

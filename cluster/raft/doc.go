@@ -107,7 +107,14 @@
 // fifth of the serving node's CPU. Its frames are dragonboat's byte for
 // byte, so nodes of either kind talk to each other
 // (TestTransportTalksToDragonboats: messages and a streamed snapshot,
-// both ways); BenchmarkProposeTransport compares the two.
+// both ways); BenchmarkProposeTransport compares the two. The only
+// difference is timing: a snapshot stream's last SendChunk sends the
+// poison at once and returns when the receiver acknowledges it, that is
+// when the receiver has saved the stream and queued it for its Raft
+// (dragonboat tells the leader the snapshot arrived when that SendChunk
+// returns; earlier, the leader's next entries could reach the new replica
+// before the snapshot did, be refused, and make the leader stream the
+// whole snapshot again; TestSnapshotLastChunkWaitsForReceiver).
 //
 // # Debugging
 //

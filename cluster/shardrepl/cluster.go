@@ -73,6 +73,10 @@ type ClusterConfig struct {
 	// shardsm.Store.SetSnapshotRate): 0 is shardsm.DefaultSnapshotRate,
 	// a negative rate leaves it unbounded.
 	SnapshotRate int64
+	// SnapshotRateElastic scales the snapshot rate down while the node's
+	// CPU is short (serve --snapshot-rate-elastic;
+	// shardsm.Store.SetSnapshotRateElastic).
+	SnapshotRateElastic bool
 	// SplitShardGroups makes the serving node split the shard group
 	// where each partition shard begins (splitqueue.go), when cmd/pivotdb
 	// gives it the boundaries; off, one shard group holds every table.

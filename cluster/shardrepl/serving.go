@@ -108,6 +108,7 @@ func (c *Cluster) watchStore() {
 	case c.cfg.SnapshotRate < 0:
 		c.Store.SetSnapshotRate(0)
 	}
+	c.Store.SetSnapshotRateElastic(c.cfg.SnapshotRateElastic)
 	c.Store.SetSnapshotLogger(func(format string, args ...any) {
 		c.cfg.Logf("node %d: "+format, append([]any{c.id}, args...)...)
 	})

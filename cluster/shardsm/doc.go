@@ -133,7 +133,14 @@
 //     DefaultSnapshotRate 32 MiB/s; serve --snapshot-rate): unpaced, a
 //     64 MB snapshot took a second of CPU on each side that the group's
 //     writes needed, and a receiver that fell behind its sender got the
-//     snapshot streamed twice. The staging sstable is written out as it
+//     snapshot streamed twice. The rate may be elastic (snapshotpace.go,
+//     Store.SetSnapshotRateElastic, serve --snapshot-rate-elastic, off by
+//     default: a slowed big copy can outlive the leader's log): while
+//     the process's scheduling latency is over 1 ms at the 99th
+//     percentile (its CPU is short, as CockroachDB's elastic CPU admission
+//     judges it) the share of the rate halves every 100 ms, down to an
+//     eighth, and grows back by a sixteenth an interval when it is not, so
+//     a snapshot yields to the writes and still ends. The staging sstable is written out as it
 //     grows (512 KB at a time), not by one fsync at the end.
 //   - A split writes no rows: the child's rows are the parent's, in place
 //     on each replica. At the split's index the parent's span shrinks to

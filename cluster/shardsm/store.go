@@ -46,6 +46,9 @@ type Store struct {
 	snapshotRate atomic.Int64
 	paceMu       sync.Mutex
 	paceNext     time.Time
+	// elastic scales snapshotRate down while the process's scheduling
+	// latency says its CPU is short (snapshotpace.go).
+	elastic *elasticShare
 
 	// logf reports each snapshot streamed or installed, with its size and
 	// how long its steps took (SetSnapshotLogger); nil: quiet.
@@ -124,7 +127,7 @@ func NewStore(db *pebble.DB, opts *pebble.Options, stagingDir string) (*Store, e
 	if err := o.FS.MkdirAll(stagingDir, 0o755); err != nil {
 		return nil, fmt.Errorf("shardsm: %w", err)
 	}
-	s := &Store{db: db, fs: o.FS, staging: stagingDir, writerOpts: o.MakeWriterOptions(0, db.TableFormat())}
+	s := &Store{db: db, fs: o.FS, staging: stagingDir, writerOpts: o.MakeWriterOptions(0, db.TableFormat()), elastic: newElasticShare()}
 	s.snapshotRate.Store(DefaultSnapshotRate)
 	return s, nil
 }
@@ -260,21 +263,27 @@ const DefaultSnapshotRate = 32 << 20
 // snapshots stream at together; 0 leaves them unbounded.
 func (s *Store) SetSnapshotRate(bytesPerSecond int64) { s.snapshotRate.Store(bytesPerSecond) }
 
+// SetSnapshotRateElastic turns the scaling of the snapshot rate by the
+// process's scheduling latency on or off (the default; snapshotpace.go).
+func (s *Store) SetSnapshotRateElastic(on bool) { s.elastic.on.Store(on) }
+
 // paceSnapshot waits until n more bytes of a snapshot stream are due under
-// the store's snapshot rate, or stop closes (raft.ErrStopped). Streams
-// share the rate: each write reserves its time after those of the others.
+// the store's snapshot rate, scaled by its elastic share (snapshotpace.go),
+// or stop closes (raft.ErrStopped). Streams share the rate: each write
+// reserves its time after those of the others.
 func (s *Store) paceSnapshot(n int, stop <-chan struct{}) error {
-	rate := s.snapshotRate.Load()
-	if rate <= 0 {
+	configured := s.snapshotRate.Load()
+	if configured <= 0 {
 		return nil
 	}
-	s.paceMu.Lock()
 	now := time.Now()
+	rate := float64(configured) * s.elastic.current(now)
+	s.paceMu.Lock()
 	if s.paceNext.Before(now) {
 		s.paceNext = now
 	}
 	due := s.paceNext
-	s.paceNext = s.paceNext.Add(time.Duration(float64(n) / float64(rate) * float64(time.Second)))
+	s.paceNext = s.paceNext.Add(time.Duration(float64(n) / rate * float64(time.Second)))
 	s.paceMu.Unlock()
 	wait := due.Sub(now)
 	if wait < paceSlack {

@@ -31,6 +31,7 @@ type clusterFlags struct {
 	closedTarget             *time.Duration // follower.go
 	maxOffset                *time.Duration // clockoffset.go
 	snapshotRate             *int64         // placement.go
+	snapshotRateElastic      *bool          // placement.go
 	shardGroupPerShard       *bool          // placement.go
 
 	followerMaxStaleness *time.Duration // follower.go
@@ -45,13 +46,14 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 			"comma-separated cluster addresses of the founding nodes (the same list on each) or of any live member: run as a cluster node"),
 		startTimeout: fs.Duration("cluster-start-timeout", 5*time.Minute,
 			"how long a cluster node waits for a quorum of the join list or a live member"),
-		deadNodeTimeout:    addDeadNodeTimeoutFlag(fs),
-		rebalance:          addRebalanceFlag(fs),
-		locality:           addLocalityFlag(fs),
-		closedTarget:       addClosedTargetFlag(fs),
-		maxOffset:          addMaxOffsetFlag(fs),
-		snapshotRate:       addSnapshotRateFlag(fs),
-		shardGroupPerShard: addShardGroupPerShardFlag(fs),
+		deadNodeTimeout:     addDeadNodeTimeoutFlag(fs),
+		rebalance:           addRebalanceFlag(fs),
+		locality:            addLocalityFlag(fs),
+		closedTarget:        addClosedTargetFlag(fs),
+		maxOffset:           addMaxOffsetFlag(fs),
+		snapshotRate:        addSnapshotRateFlag(fs),
+		snapshotRateElastic: addSnapshotRateElasticFlag(fs),
+		shardGroupPerShard:  addShardGroupPerShardFlag(fs),
 
 		followerMaxStaleness: addFollowerMaxStalenessFlag(fs),
 	}
@@ -86,6 +88,9 @@ func (c clusterFlags) check(fs *flag.FlagSet) error {
 		}
 		if flagSet(fs, "snapshot-rate") {
 			return errors.New("--snapshot-rate needs --join")
+		}
+		if flagSet(fs, "snapshot-rate-elastic") {
+			return errors.New("--snapshot-rate-elastic needs --join")
 		}
 		if flagSet(fs, "shard-group-per-shard") {
 			return errors.New("--shard-group-per-shard needs --join")
@@ -151,14 +156,15 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join,
 			Raft: raft.HostConfig{NoSync: st.NoSync, Quiesce: shardrepl.QuiescesGroup}, MaxOffset: *c.maxOffset, Physical: physical},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
-		Logf:             func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
-		Alarmf:           func(format string, args ...any) { log.Error(fmt.Sprintf(format, args...)) },
-		DeadNodeTimeout:  *c.deadNodeTimeout,
-		NoRebalance:      !*c.rebalance,
-		Locality:         locality,
-		ClosedTarget:     *c.closedTarget,
-		SnapshotRate:     snapshotRateBytes(*c.snapshotRate),
-		SplitShardGroups: *c.shardGroupPerShard,
+		Logf:                func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
+		Alarmf:              func(format string, args ...any) { log.Error(fmt.Sprintf(format, args...)) },
+		DeadNodeTimeout:     *c.deadNodeTimeout,
+		NoRebalance:         !*c.rebalance,
+		Locality:            locality,
+		ClosedTarget:        *c.closedTarget,
+		SnapshotRate:        snapshotRateBytes(*c.snapshotRate),
+		SnapshotRateElastic: *c.snapshotRateElastic,
+		SplitShardGroups:    *c.shardGroupPerShard,
 	})
 }
 

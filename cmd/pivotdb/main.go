@@ -65,7 +65,7 @@ func usage(w io.Writer) {
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
                  [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]
-                 [--snapshot-rate MB_PER_SECOND] [--max-offset DURATION] [--closed-timestamp-target DURATION]
+                 [--snapshot-rate MB_PER_SECOND] [--snapshot-rate-elastic] [--max-offset DURATION] [--closed-timestamp-target DURATION]
                  [--follower-read-max-staleness DURATION]
                  [--shard-group-per-shard=false]]
   pivotdb node decommission NODE_ID [--host HOST:PORT] [--user NAME]

@@ -44,6 +44,13 @@ func addSnapshotRateFlag(fs *flag.FlagSet) *int64 {
 			"takes CPU and disk the shard's writes need too; with --join")
 }
 
+func addSnapshotRateElasticFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("snapshot-rate-elastic", false,
+		"scale the snapshot rate down, to an eighth at least, while this node's CPU is short (Go's scheduling latency over 1 ms at the "+
+			"99th percentile), so that a move's snapshot yields to the writes (experimental: a slowed copy of a big shard under "+
+			"steady writes can outlive the leader's Raft log and be streamed again); with --join")
+}
+
 // addShardGroupPerShardFlag is serve's --shard-group-per-shard: the serving
 // node splits the shard group where each partition shard begins
 // (cluster/shardrepl's split reconciler). On by default;
