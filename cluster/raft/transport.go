@@ -455,9 +455,10 @@ var _ raftio.ISnapshotConnection = (*snapshotConn)(nil)
 // empty), the leader goes back to index 1, finds it compacted and streams
 // the whole snapshot again (BenchmarkClusterReplicaMove on a loaded
 // machine: 130 MB streamed for a 65 MB shard in one run of nine, the new
-// replica refusing the second stream as older than its log). The receiver reads the poison only after its chunk handler
-// returned for the last chunk, so its acknowledgement says that the
-// snapshot is queued (TestSnapshotLastChunkWaitsForReceiver).
+// replica refusing the second stream as older than its log). The
+// receiver reads the poison only after its chunk handler returned for the
+// last chunk, so its acknowledgement says that the snapshot is queued
+// (TestSnapshotLastChunkWaitsForReceiver).
 func (c *snapshotConn) SendChunk(chunk pb.Chunk) error {
 	c.snapSend.sending(&chunk)
 	if err := c.send(methodChunk, chunk.Size(), func(b []byte) []byte { return pb.MustMarshalTo(&chunk, b) }); err != nil {
