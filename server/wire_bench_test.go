@@ -188,53 +188,34 @@ func BenchmarkWire(b *testing.B) {
 		return nil
 	}
 
-	b.Run("point", func(b *testing.B) {
-		run(b, func(c *pgx.Conn, r *rand.Rand) error {
-			k := r.IntN(wireBenchRows)
-			var v string
-			if err := c.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", int64(k)).Scan(&v); err != nil {
-				return err
-			}
-			if v != wireValue(k) {
-				return fmt.Errorf("k=%d: %q", k, v)
-			}
-			return nil
-		})
-	})
+	// pointSelect reads one random row and checks its value.
+	pointSelect := func(c *pgx.Conn, r *rand.Rand) error {
+		k := r.IntN(wireBenchRows)
+		var v string
+		if err := c.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", int64(k)).Scan(&v); err != nil {
+			return err
+		}
+		if v != wireValue(k) {
+			return fmt.Errorf("k=%d: %q", k, v)
+		}
+		return nil
+	}
+	b.Run("point", func(b *testing.B) { run(b, pointSelect) })
 	// The same point SELECT from 4 clients at once, tests/bench's row that
 	// fell furthest behind PostgreSQL (issue 23): cost that appears only
 	// with concurrency (a contended lock or counter, scheduler hand-offs)
 	// shows here as cpu-ns/op above the one-client figure.
-	b.Run("point4", func(b *testing.B) {
-		runClients(b, 4, func(c *pgx.Conn, r *rand.Rand) error {
-			k := r.IntN(wireBenchRows)
-			var v string
-			if err := c.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", int64(k)).Scan(&v); err != nil {
-				return err
-			}
-			if v != wireValue(k) {
-				return fmt.Errorf("k=%d: %q", k, v)
-			}
-			return nil
-		})
-	})
+	b.Run("point4", func(b *testing.B) { runClients(b, 4, pointSelect) })
 	// tests/bench's mixed 80/20 at 4 clients: a point SELECT, or one time
 	// in five an UPSERT of the same key space (no fsync here: NoSync).
 	b.Run("mixed4", func(b *testing.B) {
 		runClients(b, 4, func(c *pgx.Conn, r *rand.Rand) error {
+			if r.IntN(5) != 0 {
+				return pointSelect(c, r)
+			}
 			k := r.IntN(wireBenchRows)
-			if r.IntN(5) == 0 {
-				_, err := c.Exec(ctx, "UPSERT INTO kv (k, v) VALUES ($1, $2)", int64(k), wireValue(k))
-				return err
-			}
-			var v string
-			if err := c.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", int64(k)).Scan(&v); err != nil {
-				return err
-			}
-			if v != wireValue(k) {
-				return fmt.Errorf("k=%d: %q", k, v)
-			}
-			return nil
+			_, err := c.Exec(ctx, "UPSERT INTO kv (k, v) VALUES ($1, $2)", int64(k), wireValue(k))
+			return err
 		})
 	})
 	b.Run("range", func(b *testing.B) {
