@@ -21,6 +21,17 @@ type Column struct {
 	Hidden bool
 }
 
+// VisibleCount counts the columns a client sees (hidden ones come last).
+func VisibleCount(cols []Column) int {
+	n := 0
+	for _, c := range cols {
+		if !c.Hidden {
+			n++
+		}
+	}
+	return n
+}
+
 // Node is a logical plan node.
 type Node interface {
 	// Columns describes the rows the node produces.

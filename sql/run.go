@@ -154,17 +154,6 @@ func (s *Session) iterate(ctx context.Context, node planner.Node, params []types
 	return exec.Build(&c.ec, node)
 }
 
-// visibleResultColumns counts the columns resultColumns returns.
-func visibleResultColumns(cols []planner.Column) int {
-	n := 0
-	for _, c := range cols {
-		if !c.Hidden {
-			n++
-		}
-	}
-	return n
-}
-
 // resultColumns describes the visible columns of a result.
 func resultColumns(cols []planner.Column) []ResultColumn {
 	var out []ResultColumn
@@ -202,7 +191,7 @@ func (s *Session) runSelect(ctx context.Context, p *bind.Select, params []types.
 	// No closures for next and close: they were two of a point SELECT's
 	// allocations. rowsResult reads it directly (selectIt).
 	cols := p.Columns()
-	return &rowsResult{query: cols, visible: visibleResultColumns(cols), selectIt: it, wireIt: it}, nil
+	return &rowsResult{query: cols, visible: planner.VisibleCount(cols), selectIt: it, wireIt: it}, nil
 }
 
 // showRows returns the rows of a SHOW statement.

@@ -168,7 +168,7 @@ func (a *binder) insertSource(n *ast.InsertStmt, t *catalog.Table, target []int)
 	if !ok {
 		return nil, nil, sqlerr.NotSupported("this INSERT source")
 	}
-	got := visibleCount(node.Columns())
+	got := planner.VisibleCount(node.Columns())
 	if implicit && got < len(target) {
 		target = target[:got]
 	}
@@ -327,17 +327,6 @@ func computedWriteError(col string) error {
 	return &sqlerr.Error{Code: sqlerr.GeneratedAlways,
 		Message: fmt.Sprintf("cannot write a value into computed column %q", col),
 		Detail:  "Computed columns are computed from the other columns on every write."}
-}
-
-// visibleCount counts the columns a client sees.
-func visibleCount(cols []planner.Column) int {
-	n := 0
-	for _, c := range cols {
-		if !c.Hidden {
-			n++
-		}
-	}
-	return n
 }
 
 // identityAlwaysWrites refuses values for GENERATED ALWAYS identity
