@@ -387,6 +387,50 @@ func countSpan(r storage.Reader, span storage.Span, cancel *atomic.Bool) (rows, 
 	return rows, size, errors.Join(it.Error(), it.Close())
 }
 
+// migrateLegacyStats moves, at Load, the counters of a data directory
+// written before they were shard-local (keys.go: legacyStatsNS, by shard
+// id) to their shard's key (by pivot), in one batch, so that a crash
+// leaves either layout whole. Nothing writes yet, so the new keys hold
+// nothing that the Set would overwrite; the old counters were exact (or
+// their shard is pending, which repairPending then recounts). A counter
+// of a shard that no longer exists is dropped.
+func (m *Manager) migrateLegacyStats() error {
+	b := m.store.NewBatch()
+	defer b.Close()
+	moved, seen := 0, 0
+	if err := m.store.Scan(storage.PrefixSpan(legacyStatsNS), func(k, v []byte) error {
+		table, id, err := decodeShardIDKey(legacyStatsNS, k)
+		if err != nil {
+			return err
+		}
+		seen++
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		sm := m.Map(table)
+		kk := -1
+		if sm != nil {
+			kk = sm.IndexOf(id)
+		}
+		if kk < 0 {
+			m.log.Warn("partition: dropping statistics of an unknown shard", "table", table, "shard", id)
+			return nil
+		}
+		moved++
+		return b.Set(sm.shards[kk].statsKey, v)
+	}); err != nil {
+		return err
+	}
+	if seen == 0 {
+		return nil
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	m.log.Info("partition: moved shard statistics to shard-local keys", "shards", moved)
+	return nil
+}
+
 // repairPending recounts, at Load, every shard left pending by a crash
 // between a reshape's swap and its landing. Nothing writes yet, so the count
 // of the engine's current state is exact and replaces the counters.
