@@ -372,6 +372,14 @@ func TestLoadMovesLegacyStats(t *testing.T) {
 		t.Fatalf("before Load, shard 0 counts %v (%v): want 0, the counter is in the old layout", st, err)
 	}
 
+	// A read-only manager (a follower's) leaves them for the writer.
+	if _, err := Load(e.eng, Options{KeyColumns: keyColumns, ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.m.store.Get(legacyStatsKey(8, e.m.Map(8).shards[0].ID)); err != nil || !ok {
+		t.Fatalf("a read-only Load moved the old counters: %v %v", ok, err)
+	}
+
 	e.reopen()
 	e.check() // also: no counter left in the old layout
 	e.checkStats(7)

@@ -44,6 +44,11 @@ type Options struct {
 	// records; nil means the one kept in the engine Load is given (tests of
 	// this package).
 	Meta *meta.Store
+	// ReadOnly is for a manager over a store another node writes (a
+	// follower's, whose commits are refused): Load then leaves counters of
+	// the old layout (keys.go) where they are, for the writer's Load to
+	// move; until that move reaches the store, such shards read as empty.
+	ReadOnly bool
 }
 
 // Manager owns the shard maps of every table of one storage engine.
@@ -185,8 +190,10 @@ func Load(eng *storage.Engine, opts Options) (*Manager, error) {
 	}
 	m.tables.Store(&tables)
 
-	if err := m.migrateLegacyStats(); err != nil {
-		return nil, err
+	if !opts.ReadOnly {
+		if err := m.migrateLegacyStats(); err != nil {
+			return nil, err
+		}
 	}
 	if err := m.repairPending(); err != nil {
 		return nil, err
