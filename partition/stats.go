@@ -15,7 +15,8 @@ import (
 // data_size_bytes. The data size is logical, as YTsaurus counts a tablet's
 // data: for every row, len(key) + len(value), the full key with its table
 // prefix, before compression. Both are kept in one storage counter vector per
-// shard (the "stats" records of keys.go) that only ever changes by deltas:
+// shard (its counter key of keys.go, 03 11 <pivot>) that only ever
+// changes by deltas:
 //
 //   - Writers record a delta per written row in Writes (RecordPut,
 //     RecordDelete) against their transaction's own view of the row, so the

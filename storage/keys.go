@@ -14,7 +14,8 @@ import (
 //	| 0x00       |                               | reserved, never written        |
 //	| 0x01       | system key                    | catalog, shard maps, settings  |
 //	| 0x02       | table id (8 bytes BE) | pk    | rows of every table            |
-//	| 0x03..0xFF |                               | reserved                       |
+//	| 0x03       | kind | row key ...            | shard-local keys (below)       |
+//	| 0x04..0xFF |                               | reserved                       |
 //	+------------+-------------------------------+--------------------------------+
 //
 // A row of table 42 whose primary key is (k Int64 = 20, l Utf8 = NULL):
