@@ -5,9 +5,37 @@
 //	pivotdb node decommission NODE_ID [--host HOST:PORT]
 //	pivotdb node status [--host HOST:PORT]
 //
+// serve is always a node of a cluster (cluster.go): every commit goes
+// through a Raft group's log. Without --join it is a one-node cluster
+// (issue 17 item 1, CockroachDB's start-single-node), through the same
+// code as with --join:
+//
+//   - Addresses: --cluster-listen and --raft-listen when given (loopback
+//     only: serve has no flags for the cluster's mutual TLS yet), else the
+//     ones the node's identity (DIR/cluster/cluster-identity.json) recorded
+//     at its first start, else free loopback ports picked then
+//     (oneNodeAddrs). Picked ports lie below Linux's ephemeral range, so
+//     no outgoing connection sits on them while the node is down; a port
+//     another process took meanwhile stops the start with a message naming
+//     it, since dragonboat refuses a changed Raft address. Real ports
+//     rather than an in-process transport: a second node can join at any
+//     time without a restart.
+//   - A data directory written by serve before this (no DIR/cluster): the
+//     node founds its cluster over the engine's files as they are; the
+//     first group spans the whole key space, so every row stays and is
+//     in the snapshot a joining node gets (tests/oneNode_test.go).
+//   - A second node joins with `--join CLUSTER_ADDR` (the address the
+//     first node logs at start, sys.nodes' address column) and its own
+//     --cluster-listen and --raft-listen; the first node, restarted
+//     without --join, restarts as the member its identity says it is.
+//
+// --plain-engine (hidden, not in usage) serves the engine without Raft as
+// before issue 17, for benchmarks that compare the two paths; it refuses a
+// data directory a cluster node used and every cluster flag.
+//
 // serve opens the data directory (sql.Open), listens with the wire server
 // (server.New) and on SIGINT/SIGTERM drains connections, then closes Pebble.
-// With --join (cluster.go) serve is a node of a cluster: cluster/shardrepl
+// As a node of a cluster (cluster.go), cluster/shardrepl
 // forms or joins it (cluster/node), opens the engine with its commits going
 // through a Raft group of three replicas; the group leader's node serves
 // SQL and the others forward their SQL connections to it (gateway.go); a

@@ -11,11 +11,13 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/pivotdb/pivotdb/activity"
+	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/console"
 	"github.com/pivotdb/pivotdb/metrics"
@@ -280,9 +282,18 @@ func serve(args []string, stderr io.Writer) int {
 		return serveCluster(cl, sqlLn, sigs, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 			TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
 			StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
-			Memory: mem, MaxStatementMemory: *maxQueryMem, Activity: sessions, SlowQueryThreshold: *slowQuery}, opts,
+			Memory: mem, MaxStatementMemory: *maxQueryMem, Activity: sessions, SlowQueryThreshold: *slowQuery}, opts, *shutdownGrace,
 			clusterHTTPConfig{addr: *httpListen, sample: *consoleSample, mem: mem, sessions: sessions}, log)
 	} else {
+		// --plain-engine: a data directory a cluster node used holds
+		// commits in its Raft logs that the engine alone would never
+		// apply, and writes made without Raft that its replicas would
+		// never see.
+		if used, err := node.HasIdentity(filepath.Join(*dataDir, "cluster")); err != nil || used {
+			log.Error("refusing to start: --"+plainEngineFlag+" (the engine without Raft) on a data directory a cluster node used; "+
+				"start it without --"+plainEngineFlag, "dir", *dataDir, "err", err)
+			return 1
+		}
 		eng, err = sql.Open(opts)
 	}
 	if err != nil {
