@@ -561,14 +561,17 @@ func TestClusterSQL(t *testing.T) {
 	check(procs[1])
 }
 
-// TestClusterFlags: cluster flags without --join, and settings a cluster
+// TestClusterFlags: cluster flags with --plain-engine, a one-node
+// cluster address off loopback, and settings a cluster
 // node does not support yet, are refused before anything starts.
 func TestClusterFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--cluster-listen", "127.0.0.1:1"}, "need --join"},
+		{[]string{"--plain-engine", "--cluster-listen", "127.0.0.1:1"}, "--cluster-listen makes no sense with --plain-engine"},
+		{[]string{"--plain-engine", "--join", "127.0.0.1:1"}, "--join and --plain-engine exclude each other"},
+		{[]string{"--cluster-listen", "10.1.2.3:7000"}, "a one-node cluster listens on loopback addresses only"},
 		{[]string{"--join", "127.0.0.1:1"}, "--join needs --cluster-listen and --raft-listen"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()

@@ -311,7 +311,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 	go g.run()
 	go g.watchServing()
 	log.Info("PivotDB cluster node is ready; it serves SQL while it leads the shard group and forwards SQL connections otherwise",
-		"addr", ln.Addr().String())
+		"addr", ln.Addr().String(), "auth", cfg.Auth.String(), "tls", cfg.TLS != nil)
 
 	var eng *sql.Engine
 	var srv *server.Server
