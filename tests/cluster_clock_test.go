@@ -258,7 +258,7 @@ func waitLog(t testing.TB, p *clusterProc, what string, wait time.Duration) {
 	}
 }
 
-// TestClusterMaxOffsetFlag: --max-offset is refused with --plain-engine and needs a sane value;
+// TestClusterMaxOffsetFlag: --max-offset needs --join and a sane value;
 // the testing knob is refused without --join.
 func TestClusterMaxOffsetFlag(t *testing.T) {
 	join := []string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:2", "--raft-listen", "127.0.0.1:3"}
@@ -267,7 +267,7 @@ func TestClusterMaxOffsetFlag(t *testing.T) {
 		env  string
 		want string
 	}{
-		{[]string{"--plain-engine", "--max-offset", "250ms"}, "", "--max-offset makes no sense with --plain-engine"},
+		{[]string{"--max-offset", "250ms"}, "", "--max-offset needs --join"},
 		{append(join, "--max-offset", "0s"), "", "--max-offset 0s: it must be positive"},
 		{append(join, "--max-offset", "-1s"), "", "--max-offset -1s: it must be positive"},
 		{append(join, "--max-offset", "10us"), "", "--max-offset 10µs: it must be at least 1ms"},

@@ -117,18 +117,18 @@ func TestClusterFollowerReads(t *testing.T) {
 	}
 }
 
-// TestClusterClosedTargetFlag: --closed-timestamp-target is refused with --plain-engine and
+// TestClusterClosedTargetFlag: --closed-timestamp-target needs --join and
 // refuses a target below the 200 ms publication interval;
-// --follower-read-max-staleness is refused with --plain-engine and refuses a negative bound.
+// --follower-read-max-staleness needs --join and refuses a negative bound.
 func TestClusterClosedTargetFlag(t *testing.T) {
 	join := []string{"--join", "127.0.0.1:1", "--cluster-listen", "127.0.0.1:2", "--raft-listen", "127.0.0.1:3"}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--plain-engine", "--closed-timestamp-target", "5s"}, "--closed-timestamp-target makes no sense with --plain-engine"},
+		{[]string{"--closed-timestamp-target", "5s"}, "--closed-timestamp-target needs --join"},
 		{append(join, "--closed-timestamp-target", "10ms"), "--closed-timestamp-target 10ms: it must be at least 200ms"},
-		{[]string{"--plain-engine", "--follower-read-max-staleness", "5s"}, "--follower-read-max-staleness makes no sense with --plain-engine"},
+		{[]string{"--follower-read-max-staleness", "5s"}, "--follower-read-max-staleness needs --join"},
 		{append(join, "--follower-read-max-staleness", "-1s"), "--follower-read-max-staleness -1s: want a duration of 0 (no fallback) or more"},
 		{append(join, "--follower-read-max-staleness", "soon"), `invalid value "soon" for flag -follower-read-max-staleness`},
 	} {

@@ -407,10 +407,10 @@ func TestClusterHealDeadNode(t *testing.T) {
 	w.finish(t, conn)
 }
 
-// TestClusterPlacementFlags: --dead-node-timeout out of range or with
-// --plain-engine, --rebalance with --plain-engine or with a bad value, --locality
-// with --plain-engine or malformed, --snapshot-rate with --plain-engine or
-// negative, and --snapshot-rate-elastic with --plain-engine or not a boolean,
+// TestClusterPlacementFlags: --dead-node-timeout out of range or without
+// --join, --rebalance without --join or with a bad value, --locality
+// without --join or malformed, --snapshot-rate without --join or
+// negative, and --snapshot-rate-elastic without --join or not a boolean,
 // are refused
 // before anything starts; so are bad `pivotdb node` arguments.
 func TestClusterPlacementFlags(t *testing.T) {
@@ -419,22 +419,22 @@ func TestClusterPlacementFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--plain-engine", "--dead-node-timeout", "1m"}, "--dead-node-timeout makes no sense with --plain-engine"},
-		{[]string{"--plain-engine", "--rebalance=false"}, "--rebalance makes no sense with --plain-engine"},
+		{[]string{"--dead-node-timeout", "1m"}, "--dead-node-timeout needs --join"},
+		{[]string{"--rebalance=false"}, "--rebalance needs --join"},
 		{append(join, "--rebalance=maybe"), "invalid boolean value \"maybe\" for -rebalance"},
 		{append(join, "--dead-node-timeout", "0s"), "--dead-node-timeout 0s: must be at least 1s"},
 		{append(join, "--dead-node-timeout", "-5m"), "must be at least 1s"},
 		{append(join, "--dead-node-timeout", "soon"), "invalid value \"soon\" for flag -dead-node-timeout"},
-		{[]string{"--plain-engine", "--locality", "az=a"}, "--locality makes no sense with --plain-engine"},
+		{[]string{"--locality", "az=a"}, "--locality needs --join"},
 		{append(join, "--locality", "az"), `--locality: locality "az": tier "az" is not key=value`},
 		{append(join, "--locality", "az=a,az=b"), `key "az" is given twice`},
 		{append(join, "--locality", "az=,rack=1"), "has an empty key or value"},
 		{append(join, "--locality", "az=eu 1"), "keys and values are letters, digits"},
-		{[]string{"--plain-engine", "--snapshot-rate", "8"}, "--snapshot-rate makes no sense with --plain-engine"},
-		{[]string{"--plain-engine", "--shard-group-per-shard"}, "--shard-group-per-shard makes no sense with --plain-engine"},
+		{[]string{"--snapshot-rate", "8"}, "--snapshot-rate needs --join"},
+		{[]string{"--shard-group-per-shard"}, "--shard-group-per-shard needs --join"},
 		{append(join, "--snapshot-rate", "-1"), "--snapshot-rate -1: want megabytes per second, or 0 for no bound"},
 		{append(join, "--snapshot-rate", "fast"), "invalid value \"fast\" for flag -snapshot-rate"},
-		{[]string{"--plain-engine", "--snapshot-rate-elastic"}, "--snapshot-rate-elastic makes no sense with --plain-engine"},
+		{[]string{"--snapshot-rate-elastic"}, "--snapshot-rate-elastic needs --join"},
 		{append(join, "--snapshot-rate-elastic=sometimes"), "invalid boolean value \"sometimes\" for -snapshot-rate-elastic"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()

@@ -49,9 +49,9 @@ type testServer struct {
 	cmd     *exec.Cmd
 	log     *serverLog
 	exited  chan error
-	// clusterAddrs are the one-node cluster's --cluster-listen and
-	// --raft-listen, chosen at the first start and given again at each
-	// restart: FreeAddr's ports are never handed out twice in this
+	// clusterAddrs are a one-node cluster's (--one-node-cluster)
+	// --cluster-listen and --raft-listen, chosen at the first start and
+	// given again at each restart: FreeAddr's ports are never handed out twice in this
 	// process, where ports the server picked itself could be taken by
 	// another test's server while this one is down.
 	clusterAddrs []string
@@ -100,14 +100,23 @@ func (s *testServer) start(extra ...string) {
 func (s *testServer) startAt(addr string, extra ...string) {
 	s.t.Helper()
 	s.addr = addr
+	if os.Getenv("PIVOTDB_TEST_ONE_NODE_CLUSTER") != "" && !slices.ContainsFunc(extra, func(a string) bool {
+		return strings.HasPrefix(a, "--join") || strings.HasPrefix(a, "--one-node-cluster")
+	}) {
+		// Every one-node server through Raft: what still fails there
+		// keeps --one-node-cluster from being serve's default.
+		extra = append(extra, "--one-node-cluster")
+	}
 	args := append([]string{"serve", "--data-dir", s.dataDir, "--listen", s.addr}, extra...)
-	if !slices.ContainsFunc(extra, func(a string) bool {
-		return strings.HasPrefix(a, "--join") || strings.HasPrefix(a, "--plain-engine") || strings.HasPrefix(a, "--cluster-listen")
+	if slices.Contains(extra, "--one-node-cluster") && !slices.ContainsFunc(extra, func(a string) bool {
+		return strings.HasPrefix(a, "--cluster-listen")
 	}) {
 		if s.clusterAddrs == nil {
 			s.clusterAddrs = []string{freePort(s.t), freePort(s.t)}
 		}
-		args = append(args, "--cluster-listen", s.clusterAddrs[0], "--raft-listen", s.clusterAddrs[1])
+		if len(s.clusterAddrs) == 2 { // empty: the server picks them (TestOneNodeCluster)
+			args = append(args, "--cluster-listen", s.clusterAddrs[0], "--raft-listen", s.clusterAddrs[1])
+		}
 	}
 	s.cmd = exec.Command(serverBin, args...)
 	s.log = &serverLog{}

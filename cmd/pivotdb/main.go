@@ -65,6 +65,7 @@ func usage(w io.Writer) {
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--cache-size BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
+                [--one-node-cluster [--cluster-listen HOST:PORT] [--raft-listen HOST:PORT]]
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
                  [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]
                  [--snapshot-rate MB_PER_SECOND] [--snapshot-rate-elastic] [--max-offset DURATION] [--closed-timestamp-target DURATION]
@@ -285,13 +286,12 @@ func serve(args []string, stderr io.Writer) int {
 			Memory: mem, MaxStatementMemory: *maxQueryMem, Activity: sessions, SlowQueryThreshold: *slowQuery}, opts, *shutdownGrace,
 			clusterHTTPConfig{addr: *httpListen, sample: *consoleSample, mem: mem, sessions: sessions}, log)
 	} else {
-		// --plain-engine: a data directory a cluster node used holds
-		// commits in its Raft logs that the engine alone would never
-		// apply, and writes made without Raft that its replicas would
-		// never see.
+		// The engine without Raft on a data directory a cluster node used
+		// would miss the commits its Raft logs hold and make writes its
+		// replicas never see.
 		if used, err := node.HasIdentity(filepath.Join(*dataDir, "cluster")); err != nil || used {
-			log.Error("refusing to start: --"+plainEngineFlag+" (the engine without Raft) on a data directory a cluster node used; "+
-				"start it without --"+plainEngineFlag, "dir", *dataDir, "err", err)
+			log.Error("refusing to start: the engine without Raft on a data directory a cluster node used; "+
+				"start it with --"+oneNodeClusterFlag+" (or --join)", "dir", *dataDir, "err", err)
 			return 1
 		}
 		eng, err = sql.Open(opts)
