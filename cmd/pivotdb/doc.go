@@ -15,7 +15,11 @@
 // TestPsycopg2NamedCursor: RSS +412 MB while a cursor streams 1M rows,
 // bound 240 MB; TestDiskFull: the small filesystem fills up; found with
 // PIVOTDB_TEST_ONE_NODE_CLUSTER=1, which runs the tests' servers with
-// the flag, over the first 61 tests), a single-row UPSERT costs about
+// the flag, over the first 61 tests; the first because a replicated
+// engine never moves a transaction's writes to intents,
+// storage.Batch.CanFlushIntents, so a block keeps every row's lock hold
+// and partition.Writes entry: a heap profile's txn.lockKey,
+// LockTable.tryWriteHold, partition.Writes.Record), a single-row UPSERT costs about
 // 1.4-1.6x the CPU (pgbench, 1 and 16 clients: the Raft log store's
 // writer and fsync, dragonboat's step and apply workers, shardsm's
 // Apply), and a server takes about 2 s to answer instead of 0.15 s (two
