@@ -334,28 +334,40 @@ func (k *logKeeper) pass() {
 	}
 }
 
-// look compacts rl's log when it is due, never past a hold.
+// look ends rl's holds that are over (leadership lost, the cap) and
+// compacts rl's log when it is due, never past a hold.
 func (k *logKeeper) look(rl *replicaLog) {
 	k.mu.Lock()
+	holds := len(rl.holds) > 0
+	k.mu.Unlock()
+	if holds {
+		leader, _, ok, err := k.nh.GetLeaderID(uint64(rl.group))
+		lost := err == nil && ok && ReplicaID(leader) != rl.replica
+		k.mu.Lock()
+		for _, h := range append([]*logHold(nil), rl.holds...) {
+			if lost {
+				k.releaseLocked(rl, h, "this replica no longer leads")
+			} else if held := rl.appliedBytes.Load() - h.bytesAt; held >= k.maxHeldBytes {
+				keeperLog.Warningf("group %d: stopped holding the log from index %d for a snapshot (%s): "+
+					"%d bytes of commands applied since, the cap is %d (HostConfig.MaxHeldLogBytes); "+
+					"its replica will need another snapshot", rl.group, h.index, h.target(), held, k.maxHeldBytes)
+				k.releaseLocked(rl, h, "the cap")
+			}
+		}
+		k.mu.Unlock()
+	}
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if rl.pending != nil {
+		// One snapshot request at a time (dragonboat refuses a second);
+		// one asked for during a stream waits for the stream's end.
 		select {
 		case <-rl.pending.ResultC():
 			rl.pending.Release()
 			rl.pending = nil
 		default:
-			k.mu.Unlock()
 			return
-		}
-	}
-	holds := len(rl.holds) > 0
-	k.mu.Unlock()
-	if holds {
-		if leader, _, ok, err := k.nh.GetLeaderID(uint64(rl.group)); err == nil && ok && ReplicaID(leader) != rl.replica {
-			k.mu.Lock()
-			for _, h := range append([]*logHold(nil), rl.holds...) {
-				k.releaseLocked(rl, h, "this replica no longer leads")
-			}
-			k.mu.Unlock()
 		}
 	}
 	lr, err := k.nh.GetLogReader(uint64(rl.group))
@@ -371,19 +383,10 @@ func (k *logKeeper) look(rl *replicaLog) {
 		return
 	}
 	target := applied - k.overhead
-	k.mu.Lock()
-	for _, h := range append([]*logHold(nil), rl.holds...) {
-		if held := rl.appliedBytes.Load() - h.bytesAt; held >= k.maxHeldBytes {
-			keeperLog.Warningf("group %d: stopped holding the log from index %d for a snapshot (%s): "+
-				"%d bytes of commands applied since, the cap is %d (HostConfig.MaxHeldLogBytes); "+
-				"its replica will need another snapshot", rl.group, h.index, h.target(), held, k.maxHeldBytes)
-			k.releaseLocked(rl, h, "the cap")
-			continue
-		}
+	for _, h := range rl.holds {
 		target = min(target, h.index)
 	}
 	if target <= compacted {
-		k.mu.Unlock()
 		return
 	}
 	rs, err := k.nh.RequestSnapshot(uint64(rl.group), dragonboat.SnapshotOption{
@@ -395,7 +398,6 @@ func (k *logKeeper) look(rl *replicaLog) {
 	}
 	// Otherwise another snapshot is being taken (CompactLog's), or the
 	// replica is not ready: the next pass asks again.
-	k.mu.Unlock()
 }
 
 // keeperSnapshotTimeout bounds a snapshot the keeper asked for: an on-disk

@@ -46,13 +46,13 @@ func (s gatedStreams) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) 
 // index as soon as the stream ended: the new replica, its snapshot
 // installed, found the entries after it gone and the leader streamed the
 // whole snapshot again (a 1 GB move under writes never ended that way).
-// The stream is held at its start (the gate) while 300 writes apply, and
-// the receiver handles the stream's last chunk only once the leader
-// compacted its log after the stream (a snapshot point is due), so the
-// writes always outrun the stream: without the hold the new replica's
-// snapshot is always too old for the leader's log.
+// The stream is held at its start (the gate) while 300 writes apply, 100
+// more follow, and the receiver handles the stream's last chunk only once
+// the leader compacted its log after the stream (a snapshot point is
+// due), so the writes always outrun the stream: without the hold the new
+// replica's snapshot is always too old for the leader's log.
 func TestSnapshotStreamKeepsTheLogAfterIt(t *testing.T) {
-	if n := streamUnderWrites(t, nil); n != 1 {
+	if n := streamUnderWrites(t, nil, 0); n != 1 {
 		t.Fatalf("the leader streamed the snapshot to the new replica %d times, want once", n)
 	}
 }
@@ -62,7 +62,9 @@ func TestSnapshotStreamKeepsTheLogAfterIt(t *testing.T) {
 // new replica needs a second stream, which it gets.
 func TestSnapshotHoldCapped(t *testing.T) {
 	capped := func(c *raft.HostConfig) { c.MaxHeldLogBytes = 1 << 10 } // 300 writes are ~10 KB of commands
-	if n := streamUnderWrites(t, capped); n != 2 {
+	// The receiver handles the stream once the leader compacted past it
+	// (the stream is at about index 100, the writes end near 400).
+	if n := streamUnderWrites(t, capped, 200); n != 2 {
 		t.Fatalf("the leader streamed the snapshot to the new replica %d times, want twice (the hold was capped)", n)
 	}
 }
@@ -71,8 +73,10 @@ func TestSnapshotHoldCapped(t *testing.T) {
 // leader streams it a snapshot while 300 writes apply (see
 // TestSnapshotStreamKeepsTheLogAfterIt), and returns how many streams the
 // new replica was sent before it caught up. tune adjusts the hosts'
-// configuration (nil: clustertest's).
-func streamUnderWrites(t *testing.T, tune func(*raft.HostConfig)) int32 {
+// configuration (nil: clustertest's). The receiver handles the stream's
+// last chunk only once the leader's log starts more than past entries
+// after where it started when the stream did.
+func streamUnderWrites(t *testing.T, tune func(*raft.HostConfig), past uint64) int32 {
 	dir := t.TempDir()
 	// Set before any host starts, reset after they stopped (cleanups run
 	// last first).
@@ -86,7 +90,7 @@ func streamUnderWrites(t *testing.T, tune func(*raft.HostConfig)) int32 {
 		deadline := time.Now().Add(20 * time.Second)
 		for time.Now().Before(deadline) {
 			if h := leaderHost.Load(); h != nil {
-				if first, _, err := raft.LogRange(*h, group); err == nil && first > firstAtStream.Load() {
+				if first, _, err := raft.LogRange(*h, group); err == nil && first > firstAtStream.Load()+past {
 					return
 				}
 			}
@@ -161,9 +165,14 @@ func streamUnderWrites(t *testing.T, tune func(*raft.HostConfig)) int32 {
 		mustPut(t, ctx, leader.Host, clustertest.Key(100+i), "during")
 	}
 	close(gate.open)
+	// Writes go on while the stream ends (a compaction needs a new
+	// snapshot, which needs something applied since the last one).
+	for i := 0; i < 100; i++ {
+		mustPut(t, ctx, leader.Host, clustertest.Key(100+writes+i), "after the stream")
+	}
 	waitFor(t, func() bool {
-		v, err := nodes[3].Host.StaleRead(group, kvsm.Get{Key: []byte(clustertest.Key(100 + writes - 1))})
-		return err == nil && string(v.(kvsm.GetResult).Value) == "during"
+		v, err := nodes[3].Host.StaleRead(group, kvsm.Get{Key: []byte(clustertest.Key(100 + writes + 99))})
+		return err == nil && string(v.(kvsm.GetResult).Value) == "after the stream"
 	})
 	mustGet(t, ctx, nodes[3].Host, clustertest.Key(0), "before")
 	streamed := streams.Load()
