@@ -108,9 +108,8 @@ type replicaLog struct {
 	// after it.
 	applyingFrom atomic.Uint64
 
-	// Guarded by logKeeper.mu.
-	holds   []*logHold
-	pending *dragonboat.RequestState // a snapshot the keeper asked for
+	holds   []*logHold               // guarded by logKeeper.mu
+	pending *dragonboat.RequestState // a snapshot the keeper asked for; the keeper goroutine's
 }
 
 // logHold keeps a replica's log after index for a snapshot on the way.
@@ -336,6 +335,11 @@ func (k *logKeeper) pass() {
 
 // look ends rl's holds that are over (leadership lost, the cap) and
 // compacts rl's log when it is due, never past a hold.
+//
+// It never calls the node host while holding k.mu: the node host starts
+// a replica under its own lock and, under it, makes the replica's state
+// machine, which registers here (k.mu); GetLogReader takes the node host's
+// lock too.
 func (k *logKeeper) look(rl *replicaLog) {
 	k.mu.Lock()
 	holds := len(rl.holds) > 0
@@ -357,11 +361,10 @@ func (k *logKeeper) look(rl *replicaLog) {
 		k.mu.Unlock()
 	}
 
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	// rl.pending is the keeper goroutine's alone. One snapshot request at
+	// a time (dragonboat refuses a second); one asked for during a stream
+	// waits for the stream's end.
 	if rl.pending != nil {
-		// One snapshot request at a time (dragonboat refuses a second);
-		// one asked for during a stream waits for the stream's end.
 		select {
 		case <-rl.pending.ResultC():
 			rl.pending.Release()
@@ -383,12 +386,17 @@ func (k *logKeeper) look(rl *replicaLog) {
 		return
 	}
 	target := applied - k.overhead
+	k.mu.Lock()
 	for _, h := range rl.holds {
 		target = min(target, h.index)
 	}
+	k.mu.Unlock()
 	if target <= compacted {
 		return
 	}
+	// A hold that begins now is at the index before the batch being
+	// applied, past target unless the group applied CompactionOverhead
+	// entries in between: a stream prepared now is safe.
 	rs, err := k.nh.RequestSnapshot(uint64(rl.group), dragonboat.SnapshotOption{
 		OverrideCompactionOverhead: true,
 		CompactionIndex:            target,

@@ -59,13 +59,15 @@ func TestSnapshotStreamKeepsTheLogAfterIt(t *testing.T) {
 
 // The log a snapshot holds is capped (HostConfig.MaxHeldLogBytes): past
 // the cap the leader compacts as if no snapshot were on its way, and the
-// new replica needs a second stream, which it gets.
+// new replica needs another stream, which it gets.
 func TestSnapshotHoldCapped(t *testing.T) {
 	capped := func(c *raft.HostConfig) { c.MaxHeldLogBytes = 1 << 10 } // 300 writes are ~10 KB of commands
 	// The receiver handles the stream once the leader compacted past it
 	// (the stream is at about index 100, the writes end near 400).
-	if n := streamUnderWrites(t, capped, 200); n != 2 {
-		t.Fatalf("the leader streamed the snapshot to the new replica %d times, want twice (the hold was capped)", n)
+	// The later streams' holds reach the tiny cap too while writes go on:
+	// two streams at least.
+	if n := streamUnderWrites(t, capped, 200); n < 2 {
+		t.Fatalf("the leader streamed the snapshot to the new replica %d times, want more than once (the hold was capped)", n)
 	}
 }
 
