@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lni/dragonboat/v4/config"
@@ -101,8 +102,36 @@ func (f transportFactory) Create(nhc config.NodeHostConfig, batches raftio.Messa
 }
 
 // Validate accepts the addresses dragonboat's TCP transport accepts
-// (host:port, the host a name or an IPv4 address).
-func (transportFactory) Validate(addr string) bool { return stringutil.IsValidAddress(addr) }
+// (host:port, the host a name or an IPv4 address). Dragonboat calls it for
+// every message a host receives (its registry records the sender's
+// address each time), and stringutil's check runs two regular expressions:
+// 2% of a three-node cluster's CPU under single-row UPSERTs. A cluster has
+// few addresses, so the ones found valid are remembered.
+func (transportFactory) Validate(addr string) bool {
+	if _, ok := validAddrs.m.Load(addr); ok {
+		return true
+	}
+	if !stringutil.IsValidAddress(addr) {
+		return false
+	}
+	// Bounded: a peer that sent ever new addresses could otherwise grow
+	// the set; past the bound the check simply runs every time.
+	if validAddrs.n.Load() < maxValidAddrs {
+		if _, loaded := validAddrs.m.LoadOrStore(addr, struct{}{}); !loaded {
+			validAddrs.n.Add(1)
+		}
+	}
+	return true
+}
+
+// maxValidAddrs bounds validAddrs: far more than a cluster's nodes.
+const maxValidAddrs = 1024
+
+// validAddrs holds the addresses Validate found valid.
+var validAddrs struct {
+	m sync.Map // string → struct{}
+	n atomic.Int64
+}
 
 // tcpTransport is a raftio.ITransport over TCP (TLS when the host's
 // MutualTLS is set).

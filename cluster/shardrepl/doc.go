@@ -502,6 +502,22 @@
 //     in user space makes, so more needs the reads served where the
 //     client connects (follower reads) or clients that connect to the
 //     serving node.
+//   - A write that changes a shard's row count or size (an INSERT, an
+//     UPSERT of a new row, a DELETE, an UPDATE that changes a row's
+//     size) is a commit across groups even when its rows lie in one:
+//     partition merges its per-shard statistics counter (a system key,
+//     which stays in FirstGroup) in the same commit as the rows, so with
+//     a group per shard it takes three Raft rounds (stage, decide, apply)
+//     instead of one. tests/bench's "single-row UPSERT of a new row"
+//     (cluster section) shows it: 0.10-0.15× of one node at 16 clients,
+//     1.0-1.2 ms of CPU per commit over the three nodes against 0.3 ms for
+//     the rewrite of a row in place (the bench's "single-row UPSERT",
+//     which writes no counter); the serving node then fsyncs its Raft log
+//     about once per commit, against once per 3-4 commits for the one-group
+//     commit (perf stat of fdatasync at ~1,000 commits/s). Making it one
+//     round needs the counter to live in the rows' group, or a decision
+//     that carries FirstGroup's merges and applies them after (two rounds,
+//     with recovery re-applying them): not done.
 //   - A forwarded connection is passed on byte for byte once the serving
 //     node answered its first message (cmd/pivotdb/gateway.go: a node that
 //     does not answer within 5 s, such as a SIGSTOPped one, is skipped for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,7 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The cluster section (issue 17, "Performance"): three `pivotdb serve
@@ -26,7 +30,32 @@ import (
 
 const clusterClients = 16
 
-var clusterWorkloads = []string{"single-row UPSERT", "point SELECT"}
+var clusterWorkloads = []string{"single-row UPSERT", "single-row UPSERT of a new row", "point SELECT"}
+
+// newRowKeys hands out the keys of "single-row UPSERT of a new row": above
+// every loaded row and never twice, so each UPSERT adds a row.
+var newRowKeys atomic.Int64
+
+// clusterOnlyWorkloads are measured only in the cluster section.
+//
+// "single-row UPSERT" rewrites a loaded row with the value it has, so its
+// commit changes no shard's row count or size and writes no statistics
+// counter. A new row does: partition's per-shard counter (a system key,
+// kept in the first shard group) is merged in the same commit as the row
+// (in its table's group), so on a cluster with a group per shard the
+// commit spans two groups and takes cluster/shardrepl's three rounds
+// (stage, decide, apply; crossgroup.go) instead of one. This row shows
+// what INSERTs of new rows pay for that.
+var clusterOnlyWorkloads = []workload{
+	{
+		name: "single-row UPSERT of a new row",
+		op: func(ctx context.Context, in *instance, c *pgxpool.Conn, r *rand.Rand, rows int) error {
+			k := int64(1_000_000_000) + newRowKeys.Add(1)
+			_, err := c.Exec(ctx, in.dialect.upsert, k, value(int(k%int64(rows))))
+			return err
+		},
+	},
+}
 
 // clusterRow is one measured line: a workload through one setup.
 type clusterRow struct {
@@ -247,7 +276,7 @@ func cpuOf(cmds []*exec.Cmd) ([]time.Duration, error) {
 // profileDir set, it then takes a 10 s CPU profile of each node while
 // single-row UPSERTs at 16 clients go through the serving node, into
 // profileDir/{serving,follower-1,follower-2}.pprof.
-func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, rows int, profileDir string) ([]clusterRow, error) {
+func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, rows int, profileDir, only string) ([]clusterRow, error) {
 	one, err := startPivot(bin, "", nil)
 	if err != nil {
 		return nil, err
@@ -287,8 +316,11 @@ func runClusterSection(ctx context.Context, bin string, d time.Duration, reps, r
 	progress("cluster section: loaded %d rows into one node and the three-node cluster", rows)
 	var out []clusterRow
 	for _, name := range clusterWorkloads {
+		if only != "" && !strings.Contains(strings.ToLower(name), strings.ToLower(only)) {
+			continue
+		}
 		var w workload
-		for _, x := range workloads {
+		for _, x := range append(slices.Clip(workloads), clusterOnlyWorkloads...) {
 			if x.name == name {
 				w = x
 			}

@@ -36,4 +36,9 @@
 //	                                      # only the cluster section (cluster.go), with each setup's CPU time
 //	                                      # per operation (per node); with --cluster-profile, then a CPU
 //	                                      # profile of each node under single-row UPSERTs
+//	go run ./tests/bench --bin bin/pivotdb --cluster-only --only UPSERT --reps 1
+//	                                      # only the cluster workloads whose name has UPSERT: the
+//	                                      # rewrite of a loaded row (one shard group) and the UPSERT
+//	                                      # of a new row (two groups: the row's and the first, which
+//	                                      # holds partition's per-shard statistics counter)
 package main

@@ -25,7 +25,8 @@ func main() {
 	copyRows := flag.Int("copy-rows", 1000000, "rows of the COPY FROM load")
 	copyOnly := flag.Bool("copy-only", false, "run only the COPY FROM load (after loading the tables)")
 	only := flag.String("only", "", "run only the workloads whose name contains `TEXT` (case-insensitive; e.g. \"correlated EXISTS\"), "+
-		"without the COPY and raw Pebble rows; the bulk load's row when TEXT is part of \"bulk load\" (e.g. \"bulk\")")
+		"without the COPY and raw Pebble rows; the bulk load's row when TEXT is part of \"bulk load\" (e.g. \"bulk\"); "+
+		"with --cluster-only, the cluster section's workloads whose name contains TEXT (e.g. \"UPSERT\")")
 	withPgbench := flag.Bool("pgbench", true, "also run each workload through pgbench -M prepared")
 	out := flag.String("out", "", "also write the results as Markdown to this file (e.g. docs/benchmarks.md)")
 	profile := flag.String("profile", "", "WORKLOAD@CLIENTS: take a 10 s CPU profile of PivotDB running it (pgx) and write it to pivotdb.cpu.pprof "+
@@ -48,7 +49,7 @@ func main() {
 	flag.Parse()
 	if *clusterOnly {
 		defer runCleanups()
-		rs, err := runClusterSection(context.Background(), *bin, *duration, *reps, *rows, *clusterProfile)
+		rs, err := runClusterSection(context.Background(), *bin, *duration, *reps, *rows, *clusterProfile, *only)
 		if err != nil {
 			fatalf("%v", err)
 		}
@@ -221,7 +222,7 @@ func main() {
 	}
 	var clusterReport string
 	if *withCluster {
-		rs, err := runClusterSection(ctx, *bin, *duration, *reps, *rows, *clusterProfile)
+		rs, err := runClusterSection(ctx, *bin, *duration, *reps, *rows, *clusterProfile, "")
 		if err != nil {
 			fatalf("%v", err)
 		}
