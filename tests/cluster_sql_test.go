@@ -561,8 +561,9 @@ func TestClusterSQL(t *testing.T) {
 	check(procs[1])
 }
 
-// TestClusterFlags: cluster flags without --join, and settings a cluster
-// node does not support yet, are refused before anything starts.
+// TestClusterFlags: cluster flags without --join (or --one-node-cluster),
+// bad one-node cluster addresses, and settings a cluster node does not
+// support yet, are refused before anything starts.
 func TestClusterFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -570,6 +571,10 @@ func TestClusterFlags(t *testing.T) {
 	}{
 		{[]string{"--cluster-listen", "127.0.0.1:1"}, "need --join"},
 		{[]string{"--join", "127.0.0.1:1"}, "--join needs --cluster-listen and --raft-listen"},
+		{[]string{"--join", "127.0.0.1:1", "--one-node-cluster"}, "--join and --one-node-cluster exclude each other"},
+		{[]string{"--one-node-cluster", "--cluster-listen", "10.1.2.3:7000"}, "a one-node cluster listens on loopback addresses only"},
+		{[]string{"--one-node-cluster", "--cluster-listen", "127.0.0.1:7000", "--raft-listen", "127.0.0.1:7000"},
+			"--cluster-listen and --raft-listen are both 127.0.0.1:7000"},
 	} {
 		out, err := exec.Command(serverBin, append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)...).CombinedOutput()
 		var ee *exec.ExitError

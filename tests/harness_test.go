@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,6 +49,12 @@ type testServer struct {
 	cmd     *exec.Cmd
 	log     *serverLog
 	exited  chan error
+	// clusterAddrs are a one-node cluster's (--one-node-cluster)
+	// --cluster-listen and --raft-listen, chosen at the first start and
+	// given again at each restart: FreeAddr's ports are never handed out twice in this
+	// process, where ports the server picked itself could be taken by
+	// another test's server while this one is down.
+	clusterAddrs []string
 }
 
 // freePort returns a loopback address whose port was free just now, below
@@ -93,7 +100,24 @@ func (s *testServer) start(extra ...string) {
 func (s *testServer) startAt(addr string, extra ...string) {
 	s.t.Helper()
 	s.addr = addr
+	if os.Getenv("PIVOTDB_TEST_ONE_NODE_CLUSTER") != "" && !slices.ContainsFunc(extra, func(a string) bool {
+		return strings.HasPrefix(a, "--join") || strings.HasPrefix(a, "--one-node-cluster")
+	}) {
+		// Every one-node server through Raft: what still fails there
+		// keeps --one-node-cluster from being serve's default.
+		extra = append(extra, "--one-node-cluster")
+	}
 	args := append([]string{"serve", "--data-dir", s.dataDir, "--listen", s.addr}, extra...)
+	if slices.Contains(extra, "--one-node-cluster") && !slices.ContainsFunc(extra, func(a string) bool {
+		return strings.HasPrefix(a, "--cluster-listen")
+	}) {
+		if s.clusterAddrs == nil {
+			s.clusterAddrs = []string{freePort(s.t), freePort(s.t)}
+		}
+		if len(s.clusterAddrs) == 2 { // empty: the server picks them (TestOneNodeCluster)
+			args = append(args, "--cluster-listen", s.clusterAddrs[0], "--raft-listen", s.clusterAddrs[1])
+		}
+	}
 	s.cmd = exec.Command(serverBin, args...)
 	s.log = &serverLog{}
 	s.cmd.Stdout = s.log

@@ -102,3 +102,18 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// LoadIdentity reads the identity a node keeps in dir (Config.DataDir):
+// nil, nil when dir holds none. cmd/pivotdb reads it to start a one-node
+// cluster again at the addresses its first start chose.
+func LoadIdentity(dir string) (*Identity, error) { return loadIdentity(dir) }
+
+// HasIdentity reports whether dir (Config.DataDir) holds a node's
+// identity, damaged or not: the directory belongs to a cluster node.
+func HasIdentity(dir string) (bool, error) {
+	_, err := os.Stat(filepath.Join(dir, identityFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,24 +27,28 @@ import (
 // forward their SQL connections to it (gateway.go).
 type clusterFlags struct {
 	listen, raftListen, join *string
-	startTimeout             *time.Duration
-	deadNodeTimeout          *time.Duration // placement.go
-	rebalance                *bool          // placement.go
-	locality                 *string        // placement.go
-	closedTarget             *time.Duration // follower.go
-	maxOffset                *time.Duration // clockoffset.go
-	snapshotRate             *int64         // placement.go
-	snapshotRateElastic      *bool          // placement.go
-	shardGroupPerShard       *bool          // placement.go
+	// oneNodeCluster: without --join, a one-node cluster through Raft
+	// (doc.go) rather than the engine alone.
+	oneNodeCluster      *bool
+	startTimeout        *time.Duration
+	deadNodeTimeout     *time.Duration // placement.go
+	rebalance           *bool          // placement.go
+	locality            *string        // placement.go
+	closedTarget        *time.Duration // follower.go
+	maxOffset           *time.Duration // clockoffset.go
+	snapshotRate        *int64         // placement.go
+	snapshotRateElastic *bool          // placement.go
+	shardGroupPerShard  *bool          // placement.go
 
 	followerMaxStaleness *time.Duration // follower.go
 }
 
 func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 	return clusterFlags{
-		listen: fs.String("cluster-listen", "", "cluster RPC address (HOST:PORT) other nodes' --join lists name; with --join"),
+		listen: fs.String("cluster-listen", "",
+			"cluster RPC address (HOST:PORT) other nodes' --join lists name (required with --join; with --one-node-cluster, by default a free loopback port picked at the first start and kept in the data directory)"),
 		raftListen: fs.String("raft-listen", "",
-			"Raft transport address (HOST:PORT); may not change across restarts of the data directory; with --join"),
+			"Raft transport address (HOST:PORT); may not change across restarts of the data directory (required with --join; with --one-node-cluster, as --cluster-listen)"),
 		join: fs.String("join", "",
 			"comma-separated cluster addresses of the founding nodes (the same list on each) or of any live member: run as a cluster node"),
 		startTimeout: fs.Duration("cluster-start-timeout", 5*time.Minute,
@@ -56,50 +63,96 @@ func addClusterFlags(fs *flag.FlagSet) clusterFlags {
 		shardGroupPerShard:  addShardGroupPerShardFlag(fs),
 
 		followerMaxStaleness: addFollowerMaxStalenessFlag(fs),
+		oneNodeCluster: fs.Bool(oneNodeClusterFlag, oneNodeClusterDefault,
+			"without --join, serve as a one-node cluster: every commit through a Raft group's log, so that other nodes can join it later; "+
+				"false: the storage engine alone, without Raft (refused on a data directory a cluster node used)"),
 	}
 }
 
-func (c clusterFlags) enabled() bool { return *c.join != "" }
+// oneNodeClusterFlag names the flag that makes serve without --join a
+// one-node cluster.
+const oneNodeClusterFlag = "one-node-cluster"
 
-// check reports a cluster flag given without --join, --join without the
-// addresses it needs, and flags a cluster node does not support yet.
+// oneNodeClusterDefault is false until `make test` passes with it true
+// (doc.go: what still fails through Raft).
+const oneNodeClusterDefault = false
+
+// enabled: the node runs through the cluster code (with --join, or a
+// one-node cluster).
+func (c clusterFlags) enabled() bool { return *c.join != "" || *c.oneNodeCluster }
+
+// oneNode: no --join, so the node founds (or restarts) a cluster of its
+// own (oneNodeAddrs).
+func (c clusterFlags) oneNode() bool { return *c.join == "" }
+
+// check reports a cluster flag given to the engine without Raft, --join
+// without the addresses it needs, and flags a cluster node does not
+// support yet.
 func (c clusterFlags) check(fs *flag.FlagSet) error {
+	if *c.join != "" && flagSet(fs, oneNodeClusterFlag) {
+		return errors.New("--join and --" + oneNodeClusterFlag + " exclude each other: --join makes a node of the cluster it names")
+	}
 	if !c.enabled() {
-		if *c.listen != "" || *c.raftListen != "" {
-			return errors.New("--cluster-listen and --raft-listen need --join")
-		}
-		if deadNodeTimeoutSet(fs) {
-			return errors.New("--dead-node-timeout needs --join")
-		}
-		if flagSet(fs, "rebalance") {
-			return errors.New("--rebalance needs --join")
-		}
-		if flagSet(fs, "locality") {
-			return errors.New("--locality needs --join")
-		}
-		if flagSet(fs, "closed-timestamp-target") {
-			return errors.New("--closed-timestamp-target needs --join")
-		}
-		if flagSet(fs, "follower-read-max-staleness") {
-			return errors.New("--follower-read-max-staleness needs --join")
-		}
-		if flagSet(fs, "max-offset") {
-			return errors.New("--max-offset needs --join: a node without it has no other clock to be off from")
-		}
-		if flagSet(fs, "snapshot-rate") {
-			return errors.New("--snapshot-rate needs --join")
-		}
-		if flagSet(fs, "snapshot-rate-elastic") {
-			return errors.New("--snapshot-rate-elastic needs --join")
-		}
-		if flagSet(fs, "shard-group-per-shard") {
-			return errors.New("--shard-group-per-shard needs --join")
+		if err := c.checkPlainEngine(fs); err != nil {
+			return fmt.Errorf("%w or --%s", err, oneNodeClusterFlag)
 		}
 		return checkNoClockKnob()
 	}
-	if *c.listen == "" || *c.raftListen == "" {
+	if c.oneNode() {
+		if err := checkOptionalLoopback("--cluster-listen", *c.listen); err != nil {
+			return err
+		}
+		if err := checkOptionalLoopback("--raft-listen", *c.raftListen); err != nil {
+			return err
+		}
+		if *c.listen != "" && *c.listen == *c.raftListen {
+			return fmt.Errorf("--cluster-listen and --raft-listen are both %s", *c.listen)
+		}
+		if err := checkNoClockKnob(); err != nil {
+			return err
+		}
+	} else if *c.listen == "" || *c.raftListen == "" {
 		return errors.New("--join needs --cluster-listen and --raft-listen")
 	}
+	return c.checkClusterValues()
+}
+
+// checkPlainEngine refuses the cluster flags, which do nothing without
+// Raft.
+func (c clusterFlags) checkPlainEngine(fs *flag.FlagSet) error {
+	if *c.listen != "" || *c.raftListen != "" {
+		return errors.New("--cluster-listen and --raft-listen need --join")
+	}
+	for _, name := range []string{"dead-node-timeout", "cluster-start-timeout", "rebalance", "locality",
+		"closed-timestamp-target", "follower-read-max-staleness", "max-offset", "snapshot-rate",
+		"snapshot-rate-elastic", "shard-group-per-shard"} {
+		if flagSet(fs, name) {
+			return fmt.Errorf("--%s needs --join", name)
+		}
+	}
+	return nil
+}
+
+// checkOptionalLoopback checks a one-node cluster's --cluster-listen or
+// --raft-listen: empty (chosen at the first start) or a loopback
+// HOST:PORT, since serve has no flags for the cluster's mutual TLS yet
+// and cluster/node refuses other addresses without it.
+func checkOptionalLoopback(flagName, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", flagName, addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s %s: a one-node cluster listens on loopback addresses only (cluster traffic off this machine needs mutual TLS)", flagName, addr)
+	}
+	return nil
+}
+
+// checkClusterValues checks the values of the cluster flags.
+func (c clusterFlags) checkClusterValues() error {
 	if err := c.checkDeadNodeTimeout(); err != nil {
 		return err
 	}
@@ -144,6 +197,15 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 			join = append(join, a)
 		}
 	}
+	addr, raftAddr := *c.listen, *c.raftListen
+	if c.oneNode() {
+		var err error
+		if addr, raftAddr, err = oneNodeAddrs(filepath.Join(dataDir, "cluster"), addr, raftAddr); err != nil {
+			return nil, err
+		}
+		log.Info("one-node cluster (serve without --join): other nodes join it with --join naming its cluster address",
+			"cluster_addr", addr, "raft_addr", raftAddr)
+	}
 	locality, err := placement.ParseLocality(*c.locality) // checked by check
 	if err != nil {
 		return nil, err
@@ -153,7 +215,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		return nil, err
 	}
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
-		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: *c.listen, RaftAddr: *c.raftListen, Join: join,
+		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: addr, RaftAddr: raftAddr, Join: join,
 			Raft: raft.HostConfig{NoSync: st.NoSync, Quiesce: shardrepl.QuiescesGroup}, MaxOffset: *c.maxOffset, Physical: physical},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:                func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
@@ -184,4 +246,65 @@ func closeEngine(cl *shardrepl.Cluster, eng *sql.Engine) error {
 		return closeCluster(cl, eng)
 	}
 	return eng.Close()
+}
+
+// oneNodeAddrs gives the cluster RPC and Raft addresses of a node started
+// without --join (a one-node cluster, doc.go): those of the flags, else
+// the ones its identity in nodeDir records (a restart: dragonboat refuses
+// a changed Raft address), else free loopback ports (pickLoopbackPort).
+// Each address is tried with a listener first, so that a port another
+// process took while the node was down is named in the error.
+func oneNodeAddrs(nodeDir, addr, raftAddr string) (string, string, error) {
+	id, err := node.LoadIdentity(nodeDir)
+	if err != nil {
+		return "", "", err
+	}
+	if id != nil {
+		if addr == "" {
+			addr = id.Addr
+		}
+		if raftAddr == "" {
+			raftAddr = id.RaftAddr
+		}
+	}
+	for _, a := range []*string{&addr, &raftAddr} {
+		if *a == "" {
+			if *a, err = pickLoopbackPort(addr, raftAddr); err != nil {
+				return "", "", err
+			}
+			continue
+		}
+		ln, err := net.Listen("tcp", *a)
+		if err != nil {
+			where := "the flag's"
+			if id != nil {
+				where = fmt.Sprintf("kept in %s since the first start; the Raft address may not change", nodeDir)
+			}
+			return "", "", fmt.Errorf("the node's cluster address %s (%s) is not free: %w", *a, where, err)
+		}
+		ln.Close()
+	}
+	return addr, raftAddr, nil
+}
+
+// pickLoopbackPort finds a free loopback port for a new one-node cluster,
+// other than taken's. It picks below Linux's ephemeral range (32768 and
+// up), where the kernel never puts the local end of an outgoing
+// connection: the node keeps the port across restarts, and an outgoing
+// connection made while it is down must not be sitting on it when it
+// starts again.
+func pickLoopbackPort(taken ...string) (string, error) {
+	for range 1000 {
+		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if slices.Contains(taken, a) {
+			continue
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return a, nil
+	}
+	return "", errors.New("no free loopback port between 20000 and 32000 for the one-node cluster; give --cluster-listen and --raft-listen")
 }

@@ -272,7 +272,8 @@ func (refusingEngine) NewSession(database, user string) (server.Session, error) 
 // the gateway on ln (cfg.Listen's, listened on before the node started:
 // its port is held from the start), and SQL over the node's engine whenever it
 // serves (opts opens it), then closes everything.
-func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal, cfg server.Config, opts sql.Options, hc clusterHTTPConfig, log *slog.Logger) int {
+func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal, cfg server.Config, opts sql.Options,
+	shutdownGrace time.Duration, hc clusterHTTPConfig, log *slog.Logger) int {
 	var err error
 	var web *clusterHTTP // --http-listen (clusterhttp.go)
 	if hc.addr != "" {
@@ -310,7 +311,7 @@ func serveCluster(cl *shardrepl.Cluster, ln net.Listener, sigs <-chan os.Signal,
 	go g.run()
 	go g.watchServing()
 	log.Info("PivotDB cluster node is ready; it serves SQL while it leads the shard group and forwards SQL connections otherwise",
-		"addr", ln.Addr().String())
+		"addr", ln.Addr().String(), "auth", cfg.Auth.String(), "tls", cfg.TLS != nil)
 
 	var eng *sql.Engine
 	var srv *server.Server
@@ -456,9 +457,20 @@ loop:
 	if l := g.local.Swap(nil); l != nil {
 		l.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// --shutdown-timeout bounds the wait for running statements, as on
+	// the plain engine; a second signal stops waiting.
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	if srv != nil {
-		srv.Shutdown(ctx)
+		if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("shutdown", "err", err)
+		}
 		<-srvDone
 	}
 	stopConsole()

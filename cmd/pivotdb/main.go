@@ -11,11 +11,13 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/pivotdb/pivotdb/activity"
+	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/shardrepl"
 	"github.com/pivotdb/pivotdb/console"
 	"github.com/pivotdb/pivotdb/metrics"
@@ -63,6 +65,7 @@ func usage(w io.Writer) {
                 [--max-connections N] [--statement-timeout DURATION] [--idle-in-transaction-timeout DURATION]
                 [--max-memory BYTES] [--max-query-memory BYTES] [--disk-reserve BYTES] [--cache-size BYTES] [--gc-ttl DURATION]
                 [--http-listen HOST:PORT [--console-sample-interval DURATION]] [--slow-query-threshold DURATION] [--log-level debug|info|warn|error]
+                [--one-node-cluster [--cluster-listen HOST:PORT] [--raft-listen HOST:PORT]]
                 [--join HOST:PORT,... --cluster-listen HOST:PORT --raft-listen HOST:PORT [--cluster-start-timeout DURATION]
                  [--dead-node-timeout DURATION] [--rebalance=false] [--locality KEY=VALUE,...]
                  [--snapshot-rate MB_PER_SECOND] [--snapshot-rate-elastic] [--max-offset DURATION] [--closed-timestamp-target DURATION]
@@ -280,9 +283,17 @@ func serve(args []string, stderr io.Writer) int {
 		return serveCluster(cl, sqlLn, sigs, server.Config{Listen: *listen, MaxMessageSize: *maxMsg, Logger: log,
 			TLS: tlsConfig, TLSRequired: *tlsRequired, Auth: authMethod, MaxConnections: *maxConns,
 			StartupTimeout: *startupTimeout, AuthFailureDelay: *authDelay, AuthFailureMaxDelay: *authMaxDelay,
-			Memory: mem, MaxStatementMemory: *maxQueryMem, Activity: sessions, SlowQueryThreshold: *slowQuery}, opts,
+			Memory: mem, MaxStatementMemory: *maxQueryMem, Activity: sessions, SlowQueryThreshold: *slowQuery}, opts, *shutdownGrace,
 			clusterHTTPConfig{addr: *httpListen, sample: *consoleSample, mem: mem, sessions: sessions}, log)
 	} else {
+		// The engine without Raft on a data directory a cluster node used
+		// would miss the commits its Raft logs hold and make writes its
+		// replicas never see.
+		if used, err := node.HasIdentity(filepath.Join(*dataDir, "cluster")); err != nil || used {
+			log.Error("refusing to start: the engine without Raft on a data directory a cluster node used; "+
+				"start it with --"+oneNodeClusterFlag+" (or --join)", "dir", *dataDir, "err", err)
+			return 1
+		}
 		eng, err = sql.Open(opts)
 	}
 	if err != nil {

@@ -1,0 +1,188 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestOneNodeCluster: `pivotdb serve --one-node-cluster` (without --join)
+// is a one-node cluster (issue 17 item 1). A data directory written by the
+// engine without Raft (serve without the flag) keeps its rows when it
+// becomes one; sys.nodes shows the node; a restart finds the same cluster address
+// (kept in the data directory) and every row; a second node that joins
+// and a third that join with --join naming that address get every row:
+// they serve them once the first node stopped.
+func TestOneNodeCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	// clusterAddrs empty: the server picks its cluster addresses itself.
+	s := &testServer{t: t, dataDir: t.TempDir(), clusterAddrs: []string{}}
+	s.start()
+	t.Cleanup(func() { s.stop() })
+	c := s.connect(t, pgx.QueryExecModeDescribeExec)
+	mustExec(t, c, "CREATE TABLE one (k Int64, v Utf8, PRIMARY KEY (k))")
+	mustExec(t, c, "INSERT INTO one (k, v) SELECT x, 'plain' FROM generate_series(1, 100) AS x")
+	c.Close(ctx)
+	s.stop()
+
+	// One shard group for every table (no split children): a node that
+	// joins soon after a split may get a child's log without its rows
+	// instead of a snapshot and stay a non-voter ("holds no shard"), a
+	// bug of the children's placement this test is not about.
+	const oneGroup = "--shard-group-per-shard=false"
+	s.start("--one-node-cluster", oneGroup)
+	if !strings.Contains(s.log.String(), "one-node cluster") {
+		t.Fatalf("serve without --join did not start a one-node cluster:\n%s", s.log)
+	}
+	c = s.connect(t, pgx.QueryExecModeDescribeExec)
+	if n := countRows(t, c, "SELECT count(*) FROM one WHERE v = 'plain'"); n != 100 {
+		t.Fatalf("the plain engine's rows after becoming a one-node cluster: %d of 100", n)
+	}
+	mustExec(t, c, "INSERT INTO one (k, v) SELECT x, 'raft' FROM generate_series(101, 200) AS x")
+	addr := onlyNode(t, c)
+	c.Close(ctx)
+
+	s.stop()
+	s.start("--one-node-cluster", oneGroup)
+	c = s.connect(t, pgx.QueryExecModeDescribeExec)
+	if got := onlyNode(t, c); got != addr {
+		t.Fatalf("the restarted node's cluster address is %s, was %s", got, addr)
+	}
+	if n := countRows(t, c, "SELECT count(*) FROM one"); n != 200 {
+		t.Fatalf("rows after a restart: %d of 200", n)
+	}
+	c.Close(ctx)
+
+	// Two more nodes join by naming the first one's cluster address; once
+	// the table's shard has a replica on each, the first node stops and
+	// the other two serve every row from their own replicas.
+	var procs []*clusterProc
+	dir := t.TempDir()
+	for i := 2; i <= 3; i++ {
+		p := &clusterProc{t: t, dir: filepath.Join(dir, fmt.Sprintf("n%d", i)), sql: freePort(t), rpc: freePort(t),
+			raftAddr: freePort(t), join: addr, extra: []string{oneGroup}}
+		p.start()
+		procs = append(procs, p)
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			if t.Failed() {
+				t.Logf("node %s, the end of its log:\n%s", p.sql, lastLines(p.log.String(), 60))
+			}
+			p.kill(syscall.SIGTERM)
+		}
+	})
+	for _, p := range procs {
+		waitSQL(t, p) // forwarded to the first node
+	}
+	c, err := pgx.Connect(ctx, procs[0].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every node votes in every group (the metadata group and the shard
+	// group): the first node may stop then.
+	deadline := time.Now().Add(2 * time.Minute) // two joins and their snapshots, under load
+	for {
+		votes, err := votersPerNode(ctx, c)
+		if err == nil && len(votes) == 3 && votes[0] >= 2 && votes[0] == votes[1] && votes[1] == votes[2] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the nodes never all voted in every group: %v, %v; the first node's log:\n%s", votes, err, s.log)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	var replicas string
+	if err := c.QueryRow(ctx, "SELECT replica_node_ids FROM sys.partitions WHERE table_name = 'one'").Scan(&replicas); err != nil || replicas != "1,2,3" {
+		t.Fatalf("the table's shard's replicas: %q, %v", replicas, err)
+	}
+	c.Close(ctx)
+	s.stop()
+	deadline = time.Now().Add(90 * time.Second) // an election and a takeover
+	for {
+		n, err := countOn(ctx, procs[0], "SELECT count(*) FROM one")
+		if err == nil && n == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("without the first node: %d rows, %v", n, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// votersPerNode reads sys.nodes' live nodes' groups they vote in (only
+// where that is all the groups they hold a replica of; -1 otherwise).
+func votersPerNode(ctx context.Context, c *pgx.Conn) ([]int64, error) {
+	rows, err := c.Query(ctx, "SELECT replicas, voters FROM sys.nodes WHERE is_live ORDER BY node_id")
+	if err != nil {
+		return nil, err
+	}
+	var votes []int64
+	for rows.Next() {
+		var replicas, voters int64
+		if err := rows.Scan(&replicas, &voters); err != nil {
+			return nil, err
+		}
+		if voters != replicas {
+			voters = -1
+		}
+		votes = append(votes, voters)
+	}
+	return votes, rows.Err()
+}
+
+// countOn runs a count query on a new connection to p.
+func countOn(ctx context.Context, p *clusterProc, query string) (int64, error) {
+	c, err := pgx.Connect(ctx, p.url())
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close(ctx)
+	var n int64
+	err = c.QueryRow(ctx, query).Scan(&n)
+	return n, err
+}
+
+// onlyNode checks that sys.nodes shows one live node, node 1, and returns
+// its cluster address.
+func onlyNode(t *testing.T, c *pgx.Conn) string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), "SELECT node_id, address, is_live FROM sys.nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var addr string
+	for rows.Next() {
+		var id int64
+		var live bool
+		if err := rows.Scan(&id, &addr, &live); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d %s %v", id, addr, live))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "1 127.0.0.1:") || !strings.HasSuffix(got[0], " true") {
+		t.Fatalf("sys.nodes of a one-node cluster: %q", got)
+	}
+	return addr
+}
+
+func countRows(t *testing.T, c *pgx.Conn, query string) int64 {
+	t.Helper()
+	var n int64
+	if err := c.QueryRow(context.Background(), query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
