@@ -33,9 +33,16 @@ type HostConfig struct {
 	// snapshot point and compacts its log below it, keeping
 	// CompactionOverhead entries for followers that lag a little. 10000 and
 	// 5000 by default. A replica further behind than the kept log catches up
-	// from a streamed snapshot.
+	// from a streamed snapshot. The log is never compacted past a snapshot
+	// this host is streaming, until its target has been sent the entries
+	// after it (logkeeper.go), up to MaxHeldLogBytes.
 	SnapshotEntries    uint64
 	CompactionOverhead uint64
+	// MaxHeldLogBytes caps the log kept for one snapshot on its way: once
+	// the commands applied since the snapshot's index reach it, the log is
+	// compacted as if the snapshot were not on its way, and its target
+	// will need another one. 512 MiB by default.
+	MaxHeldLogBytes uint64
 	// MaxInMemLogBytes bounds the not-yet-applied log a replica keeps in
 	// memory; proposals past it are refused as busy and retried. 64 MiB by
 	// default.
@@ -82,6 +89,7 @@ const (
 	defaultSnapshotEntries    = 10000
 	defaultCompactionOverhead = 5000
 	defaultMaxInMemLogBytes   = 64 << 20
+	defaultMaxHeldLogBytes    = 512 << 20
 )
 
 func (c HostConfig) withDefaults() (HostConfig, error) {
@@ -119,6 +127,9 @@ func (c HostConfig) withDefaults() (HostConfig, error) {
 	}
 	if c.MaxInMemLogBytes == 0 {
 		c.MaxInMemLogBytes = defaultMaxInMemLogBytes
+	}
+	if c.MaxHeldLogBytes == 0 {
+		c.MaxHeldLogBytes = defaultMaxHeldLogBytes
 	}
 	return c, nil
 }

@@ -14,9 +14,11 @@
 //	  │                (Pebble v0, fsynced unless HostConfig.NoSync:
 //	  │                nosync.go), snapshot streaming, message queues
 //	  │                and batching per peer host
-//	  │   └─ tcpTransport (transport.go): the wire under dragonboat's
-//	  │      transport layer, dragonboat's frame format in one write
-//	  │      per frame and buffered reads
+//	  │   ├─ tcpTransport (transport.go): the wire under dragonboat's
+//	  │   │  transport layer, dragonboat's frame format in one write
+//	  │   │  per frame and buffered reads
+//	  │   └─ logKeeper (logkeeper.go): takes the snapshots that compact
+//	  │      each replica's log, never past a snapshot on its way
 //	  ▼
 //	onDiskAdapter ── dragonboat's IOnDiskStateMachine over StateMachine
 //	  ▼
@@ -75,6 +77,19 @@
 //     QuiescesGroup: the split children). The engine still ticks a quiet
 //     replica every RTT (QuiescedTick), which is most of what a quiet group
 //     costs.
+//   - A replica's log is compacted by the host's logKeeper, not by
+//     dragonboat's automatic snapshots (Config.SnapshotEntries is 0): every
+//     HostConfig.SnapshotEntries applied entries it keeps CompactionOverhead
+//     entries, and never compacts past the index of a snapshot this host
+//     streams until the stream's target has been sent the entries after it
+//     (a hold), up to HostConfig.MaxHeldLogBytes of commands applied since
+//     (512 MiB; past it the log is compacted and the target needs another
+//     snapshot). Without holds a big snapshot streamed under writes outlived
+//     the log after it and was streamed again and again
+//     (TestSnapshotStreamKeepsTheLogAfterIt, TestSnapshotHoldCapped).
+//     Holds need this package's transport, which sees the streams' chunks
+//     and the Replicate messages; with dragonboat's (tests only) there are
+//     none.
 //   - A group starts at log index 0: dragonboat refuses anything else. A split
 //     child therefore starts as a new, empty group (design §12), its
 //     founding replicas seeded from their copy of the parent; CompactLog
@@ -120,7 +135,11 @@
 //
 // dragonboat logs through global loggers; SetEngineLogLevel("info") shows
 // elections, snapshots and membership changes (the tests honour
-// PIVOTDB_RAFT_LOG=info). A read that hangs on a replica that just caught
+// PIVOTDB_RAFT_LOG=info), and the log keeper's holds ("raftlog: group 2:
+// holding the log from index ...", "released the log ... : the replica is
+// sent the entries after the snapshot"); a hold that reached its cap is a
+// warning. A move that streams the same snapshot twice with no cap warning
+// is a bug in the holds. A read that hangs on a replica that just caught
 // up from a snapshot is a known dragonboat behaviour: the read completes on
 // the next apply, so Read bounds each attempt to a second and asks again.
 // LocalReplicas shows what runs on a host and who leads each group.

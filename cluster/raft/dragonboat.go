@@ -10,6 +10,7 @@ import (
 
 	"github.com/lni/dragonboat/v4"
 	"github.com/lni/dragonboat/v4/config"
+	pb "github.com/lni/dragonboat/v4/raftpb"
 	sm "github.com/lni/dragonboat/v4/statemachine"
 )
 
@@ -18,6 +19,7 @@ type dragonboatHost struct {
 	nh       *dragonboat.NodeHost
 	cfg      HostConfig
 	snapSend *snapshotSendHook // snapshotsend.go
+	keeper   *logKeeper        // logkeeper.go
 }
 
 var _ Host = (*dragonboatHost)(nil)
@@ -47,7 +49,8 @@ func Start(cfg HostConfig) (Host, error) {
 			Engine: engineConfig(),
 		},
 	}
-	snapSend := &snapshotSendHook{}
+	keeper := newLogKeeper(cfg)
+	snapSend := &snapshotSendHook{keeper: keeper}
 	if !useDragonboatTransport {
 		// dragonboat's wire format in fewer system calls (transport.go).
 		nhc.Expert.TransportFactory = transportFactory{snapSend: snapSend}
@@ -63,12 +66,14 @@ func Start(cfg HostConfig) (Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raft: starting the node host at %s: %w", cfg.RaftAddress, err)
 	}
-	return &dragonboatHost{nh: nh, cfg: cfg, snapSend: snapSend}, nil
+	keeper.start(nh)
+	return &dragonboatHost{nh: nh, cfg: cfg, snapSend: snapSend, keeper: keeper}, nil
 }
 
 func (h *dragonboatHost) RaftAddress() string { return h.nh.RaftAddress() }
 
 func (h *dragonboatHost) Close() error {
+	h.keeper.close()
 	h.nh.Close()
 	return nil
 }
@@ -81,13 +86,16 @@ func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachin
 		return errors.New("raft: a joining replica takes no initial members")
 	}
 	rc := config.Config{
-		ShardID:            uint64(spec.Group),
-		ReplicaID:          uint64(spec.Replica),
-		CheckQuorum:        true,
-		PreVote:            true,
-		ElectionRTT:        h.cfg.ElectionTicks,
-		HeartbeatRTT:       h.cfg.HeartbeatTicks,
-		SnapshotEntries:    h.cfg.SnapshotEntries,
+		ShardID:      uint64(spec.Group),
+		ReplicaID:    uint64(spec.Replica),
+		CheckQuorum:  true,
+		PreVote:      true,
+		ElectionRTT:  h.cfg.ElectionTicks,
+		HeartbeatRTT: h.cfg.HeartbeatTicks,
+		// The host's log keeper takes the snapshots that bound the log
+		// (logkeeper.go): dragonboat's own would compact the log after a
+		// snapshot still on its way.
+		SnapshotEntries:    0,
 		CompactionOverhead: h.cfg.CompactionOverhead,
 		MaxInMemLogSize:    h.cfg.MaxInMemLogBytes,
 		IsNonVoting:        spec.NonVoter,
@@ -103,12 +111,17 @@ func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachin
 	}
 	err := h.nh.StartOnDiskReplica(members, spec.Join,
 		func(shardID, replicaID uint64) sm.IOnDiskStateMachine {
-			return &onDiskAdapter{sm: create(GroupID(shardID), ReplicaID(replicaID))}
+			return &onDiskAdapter{
+				sm:     create(GroupID(shardID), ReplicaID(replicaID)),
+				keeper: h.keeper,
+				log:    h.keeper.register(GroupID(shardID), ReplicaID(replicaID)),
+			}
 		}, rc)
 	return mapError(spec.Group, err)
 }
 
 func (h *dragonboatHost) StopReplica(g GroupID) error {
+	h.keeper.forget(g, nil)
 	return mapError(g, h.nh.StopShard(uint64(g)))
 }
 
@@ -119,6 +132,7 @@ func (h *dragonboatHost) HasReplicaData(g GroupID, r ReplicaID) bool {
 func (h *dragonboatHost) RemoveReplicaData(ctx context.Context, g GroupID, r ReplicaID) error {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
+	h.keeper.forget(g, nil)
 	return mapError(g, h.nh.SyncRemoveData(ctx, uint64(g), uint64(r)))
 }
 
@@ -239,7 +253,13 @@ func (h *dragonboatHost) lastSnapshotIndex(g GroupID) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return lr.Snapshot().Index, nil
+	ss := lr.Snapshot()
+	if pb.IsEmptySnapshot(ss) {
+		return 0, nil
+	}
+	// Snapshot counts a reference that keeps the snapshot's files until
+	// it is dropped.
+	return ss.Index, ss.Unref()
 }
 
 func (h *dragonboatHost) StaleRead(g GroupID, query any) (any, error) {
@@ -533,6 +553,10 @@ func mapError(g GroupID, err error) error {
 type onDiskAdapter struct {
 	sm      StateMachine
 	entries []Entry // reused by Update
+	// keeper and log: the host's log keeper and what it knows of this
+	// replica (the applied index and bytes, the holds of its streams).
+	keeper *logKeeper
+	log    *replicaLog
 }
 
 func (a *onDiskAdapter) Open(stop <-chan struct{}) (uint64, error) {
@@ -540,16 +564,29 @@ func (a *onDiskAdapter) Open(stop <-chan struct{}) (uint64, error) {
 	if errors.Is(err, ErrStopped) {
 		return 0, sm.ErrOpenStopped
 	}
+	if err == nil {
+		a.log.applied.Store(index)
+		a.log.applyingFrom.Store(index)
+	}
 	return index, err
 }
 
 func (a *onDiskAdapter) Update(in []sm.Entry) ([]sm.Entry, error) {
 	a.entries = a.entries[:0]
+	var size uint64
 	for _, e := range in {
 		a.entries = append(a.entries, Entry{Index: e.Index, Cmd: e.Cmd})
+		size += uint64(len(e.Cmd))
+	}
+	if len(in) > 0 {
+		a.log.applyingFrom.Store(in[0].Index - 1)
 	}
 	if err := a.sm.Apply(a.entries); err != nil {
 		return nil, err
+	}
+	if len(in) > 0 {
+		a.log.applied.Store(in[len(in)-1].Index)
+		a.log.appliedBytes.Add(size)
 	}
 	for i := range in {
 		in[i].Result = sm.Result{Value: a.entries[i].Result.Value, Data: a.entries[i].Result.Data}
@@ -561,10 +598,32 @@ func (a *onDiskAdapter) Update(in []sm.Entry) ([]sm.Entry, error) {
 func (a *onDiskAdapter) Lookup(q any) (any, error) { return a.sm.Lookup(q) }
 func (a *onDiskAdapter) Sync() error               { return a.sm.Sync() }
 
-func (a *onDiskAdapter) PrepareSnapshot() (any, error) { return a.sm.PrepareSnapshot() }
+// PrepareSnapshot prepares a stream: dragonboat's own snapshots of a
+// replica on disk are metadata only and never call it. The log keeper
+// holds the log from the stream's index until its target has been sent
+// the entries after it (logkeeper.go).
+func (a *onDiskAdapter) PrepareSnapshot() (any, error) {
+	view, err := a.sm.PrepareSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	return streamView{view: view, hold: a.keeper.streamPrepared(a.log)}, nil
+}
+
+// streamView is a prepared stream: the state machine's view and the
+// stream's hold on the log (nil when holds are off).
+type streamView struct {
+	view any
+	hold *logHold
+}
 
 func (a *onDiskAdapter) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) error {
-	err := a.sm.SaveSnapshot(view, w, stop)
+	sv, ok := view.(streamView)
+	if !ok {
+		panic(fmt.Sprintf("raft: SaveSnapshot of a view PrepareSnapshot did not make (%T)", view))
+	}
+	err := a.sm.SaveSnapshot(sv.view, w, stop)
+	a.keeper.streamWritten(a.log, sv.hold, err != nil)
 	switch {
 	case errors.Is(err, ErrStopped):
 		return sm.ErrSnapshotStopped

@@ -1,6 +1,10 @@
 package raft
 
-import "context"
+import (
+	"context"
+
+	pb "github.com/lni/dragonboat/v4/raftpb"
+)
 
 // UseDragonboatTransport makes the hosts started after it use dragonboat's
 // own TCP transport (true) or PivotDB's (transport.go).
@@ -23,3 +27,24 @@ func RequestAddNonVoter(h Host, g GroupID, r ReplicaID, addr string) func(ctx co
 
 // ChangeAttemptTimeout is how long one attempt of a membership change waits.
 const ChangeAttemptTimeout = changeAttemptTimeout
+
+// LogRange is the first and last index of the Raft log h keeps for g.
+func LogRange(h Host, g GroupID) (first, last uint64, err error) {
+	lr, err := h.(*dragonboatHost).nh.GetLogReader(uint64(g))
+	if err != nil {
+		return 0, 0, err
+	}
+	first, last = lr.GetRange()
+	return first, last, nil
+}
+
+// SetChunkReceivedHook makes every host's transport call f with each
+// snapshot chunk it receives, before the host handles it (nil: none). Set
+// it while no host runs.
+func SetChunkReceivedHook(f func(g GroupID, to ReplicaID, last bool)) {
+	if f == nil {
+		chunkReceivedHook = nil
+		return
+	}
+	chunkReceivedHook = func(c *pb.Chunk) { f(GroupID(c.ShardID), ReplicaID(c.ReplicaID), c.IsLastChunk()) }
+}

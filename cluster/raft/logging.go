@@ -9,7 +9,7 @@ import (
 // engineLoggers are dragonboat's package loggers.
 var engineLoggers = []string{
 	"config", "dragonboat", "gossip", "logdb", "LogDB", "pebblekv", "raft",
-	"raftpb", "registry", "rsm", "server", "settings", "tan", "tools", "transport",
+	"raftpb", "raftlog", "registry", "rsm", "server", "settings", "tan", "tools", "transport",
 }
 
 // SetEngineLogLevel sets how much dragonboat logs, for every host of the

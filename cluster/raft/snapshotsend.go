@@ -17,9 +17,16 @@ import (
 // for the event goroutine whenever it compacts a log.) With dragonboat's
 // own transport (useDragonboatTransport, tests only) nothing is called.
 
-// snapshotSendHook holds the function OnSnapshotSend set.
+//
+// The same chunks, and the message batches the transport sends, tell the
+// host's logKeeper (logkeeper.go) where a stream goes, when it failed, and
+// when its target is sent the entries after it.
+
+// snapshotSendHook holds the function OnSnapshotSend set, and the host's
+// log keeper.
 type snapshotSendHook struct {
-	f atomic.Pointer[func(g GroupID, to ReplicaID)]
+	f      atomic.Pointer[func(g GroupID, to ReplicaID)]
+	keeper *logKeeper // nil: none (a test's transport)
 }
 
 // sending is told of every chunk a snapshot connection sends.
@@ -27,8 +34,26 @@ func (h *snapshotSendHook) sending(chunk *pb.Chunk) {
 	if h == nil || chunk.ChunkId != 0 {
 		return
 	}
+	if h.keeper != nil {
+		h.keeper.streamStarted(GroupID(chunk.ShardID), ReplicaID(chunk.ReplicaID), chunk.Index)
+	}
 	if f := h.f.Load(); f != nil {
 		(*f)(GroupID(chunk.ShardID), ReplicaID(chunk.ReplicaID))
+	}
+}
+
+// streamFailed: a chunk of a stream of g to replica to could not be sent,
+// or the stream's connection closed before its last chunk.
+func (h *snapshotSendHook) streamFailed(g GroupID, to ReplicaID) {
+	if h != nil && h.keeper != nil {
+		h.keeper.streamFailed(g, to)
+	}
+}
+
+// sentBatch is told of every message batch the transport sent.
+func (h *snapshotSendHook) sentBatch(batch *pb.MessageBatch) {
+	if h != nil && h.keeper != nil {
+		h.keeper.sending(batch)
 	}
 }
 

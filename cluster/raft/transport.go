@@ -285,6 +285,9 @@ func (t *tcpTransport) serve(conn net.Conn) {
 		if err := chunk.Unmarshal(payload); err != nil {
 			return
 		}
+		if chunkReceivedHook != nil {
+			chunkReceivedHook(&chunk)
+		}
 		if !t.chunks(chunk) {
 			return
 		}
@@ -414,7 +417,7 @@ func (t *tcpTransport) GetConnection(ctx context.Context, target string) (raftio
 	if err != nil {
 		return nil, err
 	}
-	return &frameConn{conn: conn, encrypted: t.encrypted}, nil
+	return &batchConn{frameConn: frameConn{conn: conn, encrypted: t.encrypted}, snapSend: t.snapSend}, nil
 }
 
 func (t *tcpTransport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
@@ -439,6 +442,21 @@ func (c *frameConn) Close() { c.conn.Close() }
 
 func (c *frameConn) SendMessageBatch(batch pb.MessageBatch) error {
 	return c.send(methodBatch, batch.SizeUpperLimit(), func(b []byte) []byte { return pb.MustMarshalTo(&batch, b) })
+}
+
+// batchConn is a message connection: it tells the host's log keeper of
+// the batches it sent (a Replicate message ends a hold, logkeeper.go).
+type batchConn struct {
+	frameConn
+	snapSend *snapshotSendHook
+}
+
+func (c *batchConn) SendMessageBatch(batch pb.MessageBatch) error {
+	if err := c.frameConn.SendMessageBatch(batch); err != nil {
+		return err
+	}
+	c.snapSend.sentBatch(&batch)
+	return nil
 }
 
 // send marshals a payload of at most size bytes after the frame's header
@@ -470,6 +488,11 @@ type snapshotConn struct {
 	frameConn
 	snapSend *snapshotSendHook
 	ended    bool // the poison was sent
+	// group and to name the stream once its first chunk was sent;
+	// lastSent: its last chunk was.
+	group    GroupID
+	to       ReplicaID
+	lastSent bool
 }
 
 var _ raftio.ISnapshotConnection = (*snapshotConn)(nil)
@@ -489,11 +512,14 @@ var _ raftio.ISnapshotConnection = (*snapshotConn)(nil)
 // last chunk, so its acknowledgement says that the snapshot is queued
 // (TestSnapshotLastChunkWaitsForReceiver).
 func (c *snapshotConn) SendChunk(chunk pb.Chunk) error {
+	c.group, c.to = GroupID(chunk.ShardID), ReplicaID(chunk.ReplicaID)
 	c.snapSend.sending(&chunk)
 	if err := c.send(methodChunk, chunk.Size(), func(b []byte) []byte { return pb.MustMarshalTo(&chunk, b) }); err != nil {
+		c.snapSend.streamFailed(c.group, c.to)
 		return err
 	}
 	if chunk.IsLastChunk() {
+		c.lastSent = true
 		// A receiver that refused the chunk closes the connection
 		// without an acknowledgement: the stream was sent all the same,
 		// as with dragonboat's transport, and what the receiver did with
@@ -529,8 +555,17 @@ func (c *snapshotConn) end(limit time.Duration) {
 // connection goes.
 func (c *snapshotConn) Close() {
 	defer c.conn.Close()
+	if c.group != 0 && !c.lastSent {
+		// Closed early: the stream is lost.
+		c.snapSend.streamFailed(c.group, c.to)
+	}
 	c.end(poisonAckLimit)
 }
+
+// chunkReceivedHook, when set, is called with every snapshot chunk a
+// transport receives before its host handles it (tests only, set while no
+// host runs: export_test.go).
+var chunkReceivedHook func(*pb.Chunk)
 
 // useDragonboatTransport makes new hosts use dragonboat's own TCP
 // transport instead (the benchmark's and the wire-compatibility test's

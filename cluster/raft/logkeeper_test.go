@@ -1,0 +1,195 @@
+package raft_test
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pivotdb/pivotdb/cluster/clustertest"
+	"github.com/pivotdb/pivotdb/cluster/kvsm"
+	"github.com/pivotdb/pivotdb/cluster/raft"
+)
+
+// gatedStreams is a state machine whose snapshot streams wait at their
+// start until the test opens the gate.
+type gatedStreams struct {
+	raft.StateMachine
+	g *streamGate
+}
+
+type streamGate struct {
+	once    sync.Once
+	entered chan struct{} // closed when a stream first waits
+	open    chan struct{} // closed by the test
+}
+
+func (s gatedStreams) SaveSnapshot(view any, w io.Writer, stop <-chan struct{}) error {
+	s.g.once.Do(func() { close(s.g.entered) })
+	select {
+	case <-s.g.open:
+	case <-stop:
+		return raft.ErrStopped
+	}
+	return s.StateMachine.SaveSnapshot(view, w, stop)
+}
+
+// A snapshot streamed to a new replica while the group takes writes is
+// streamed once: the leader keeps its log from the snapshot's index until
+// the new replica has been sent the entries after it (logkeeper.go), even
+// though the writes during the stream pass several snapshot points
+// (SnapshotEntries 50, CompactionOverhead 10 here). dragonboat's own
+// automatic snapshots compacted the log to 10 entries behind the applied
+// index as soon as the stream ended: the new replica, its snapshot
+// installed, found the entries after it gone and the leader streamed the
+// whole snapshot again (a 1 GB move under writes never ended that way).
+// The stream is held at its start (the gate) while 300 writes apply, 100
+// more follow, and the receiver handles the stream's last chunk only once
+// the leader compacted its log after the stream (a snapshot point is
+// due), so the writes always outrun the stream: without the hold the new
+// replica's snapshot is always too old for the leader's log.
+func TestSnapshotStreamKeepsTheLogAfterIt(t *testing.T) {
+	if n := streamUnderWrites(t, nil, 0); n != 1 {
+		t.Fatalf("the leader streamed the snapshot to the new replica %d times, want once", n)
+	}
+}
+
+// The log a snapshot holds is capped (HostConfig.MaxHeldLogBytes): past
+// the cap the leader compacts as if no snapshot were on its way, and the
+// new replica needs another stream, which it gets.
+func TestSnapshotHoldCapped(t *testing.T) {
+	capped := func(c *raft.HostConfig) { c.MaxHeldLogBytes = 1 << 10 } // 300 writes are ~10 KB of commands
+	// The receiver handles the stream once the leader compacted past it
+	// (the stream is at about index 100, the writes end near 400).
+	// The later streams' holds reach the tiny cap too while writes go on:
+	// two streams at least.
+	if n := streamUnderWrites(t, capped, 200); n < 2 {
+		t.Fatalf("the leader streamed the snapshot to the new replica %d times, want more than once (the hold was capped)", n)
+	}
+}
+
+// streamUnderWrites adds a fourth replica to a group of three, whose
+// leader streams it a snapshot while 300 writes apply (see
+// TestSnapshotStreamKeepsTheLogAfterIt), and returns how many streams the
+// new replica was sent before it caught up. tune adjusts the hosts'
+// configuration (nil: clustertest's). The receiver handles the stream's
+// last chunk only once the leader's log starts more than past entries
+// after where it started when the stream did.
+func streamUnderWrites(t *testing.T, tune func(*raft.HostConfig), past uint64) int32 {
+	dir := t.TempDir()
+	// Set before any host starts, reset after they stopped (cleanups run
+	// last first).
+	var leaderHost atomic.Pointer[raft.Host]
+	var firstAtStream atomic.Uint64
+	raft.SetChunkReceivedHook(func(g raft.GroupID, to raft.ReplicaID, last bool) {
+		if g != group || to != 4 || !last {
+			return
+		}
+		// Bounded: a leader that never compacts fails the test below.
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if h := leaderHost.Load(); h != nil {
+				if first, _, err := raft.LogRange(*h, group); err == nil && first > firstAtStream.Load()+past {
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	t.Cleanup(func() { raft.SetChunkReceivedHook(nil) })
+	gate := &streamGate{entered: make(chan struct{}), open: make(chan struct{})}
+	defer func() {
+		select {
+		case <-gate.open:
+		default:
+			close(gate.open)
+		}
+	}()
+	nodes := make([]*clustertest.Node, 4)
+	initial := map[raft.ReplicaID]string{}
+	for i := range nodes {
+		nodes[i] = clustertest.StartNodeWith(t, filepath.Join(dir, fmt.Sprintf("n%d", i+1)), clustertest.FreeAddr(t), nil, tune)
+		if i < 3 {
+			initial[raft.ReplicaID(i+1)] = nodes[i].Addr
+		}
+	}
+	for i, n := range nodes[:3] {
+		store := n.Store
+		create := func(g raft.GroupID, r raft.ReplicaID) raft.StateMachine {
+			return gatedStreams{StateMachine: store.NewStateMachine(g, r), g: gate}
+		}
+		spec := raft.ReplicaSpec{Group: group, Replica: raft.ReplicaID(i + 1), InitialMembers: initial}
+		if err := n.Host.StartReplica(spec, create); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := testCtx(t)
+	leader := nodes[clustertest.WaitLeader(t, nodes[0].Host, group)-1]
+	for i := 0; i < 100; i++ {
+		mustPut(t, ctx, leader.Host, clustertest.Key(i), "before")
+	}
+	// The leader compacted its log: the new replica needs a snapshot.
+	waitFor(t, func() bool {
+		first, _, err := raft.LogRange(leader.Host, group)
+		return err == nil && first > 1
+	})
+	var streams atomic.Int32
+	for _, n := range nodes {
+		n.Host.OnSnapshotSend(func(g raft.GroupID, to raft.ReplicaID) {
+			if g == group && to == 4 {
+				streams.Add(1)
+			}
+		})
+	}
+	if err := leader.Host.AddNonVoter(ctx, group, 4, nodes[3].Addr); err != nil {
+		t.Fatal(err)
+	}
+	spec := raft.ReplicaSpec{Group: group, Replica: 4, Join: true, NonVoter: true}
+	if err := nodes[3].Host.StartReplica(spec, nodes[3].Store.NewStateMachine); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gate.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the leader did not start streaming a snapshot to the new replica in 20s")
+	}
+	first, _, err := raft.LogRange(leader.Host, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstAtStream.Store(first)
+	leaderHost.Store(&leader.Host)
+	const writes = 300
+	for i := 0; i < writes; i++ {
+		mustPut(t, ctx, leader.Host, clustertest.Key(100+i), "during")
+	}
+	close(gate.open)
+	// Writes go on while the stream ends (a compaction needs a new
+	// snapshot, which needs something applied since the last one).
+	for i := 0; i < 100; i++ {
+		mustPut(t, ctx, leader.Host, clustertest.Key(100+writes+i), "after the stream")
+	}
+	waitFor(t, func() bool {
+		v, err := nodes[3].Host.StaleRead(group, kvsm.Get{Key: []byte(clustertest.Key(100 + writes + 99))})
+		return err == nil && string(v.(kvsm.GetResult).Value) == "after the stream"
+	})
+	mustGet(t, ctx, nodes[3].Host, clustertest.Key(0), "before")
+	streamed := streams.Load()
+	// The hold ended with the catch-up: the log is compacted past the
+	// stream's index again once more snapshot points pass.
+	_, lastAtCatchUp, err := raft.LogRange(leader.Host, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		mustPut(t, ctx, leader.Host, clustertest.Key(i), "after")
+	}
+	waitFor(t, func() bool {
+		first, _, err := raft.LogRange(leader.Host, group)
+		return err == nil && first > lastAtCatchUp
+	})
+	return streamed
+}
