@@ -359,7 +359,11 @@
 //     12 after), and a child's replica that never initialized (a founder
 //     whose log of the child starts without the rows sent the new
 //     replica that log instead of a snapshot: compactCaughtUp in
-//     groupplace.go), which is likely the cause of the clean-clone CI
+//     groupplace.go; and a child that applied no command since the split,
+//     whose snapshots dragonboat stamped with on-disk index 0, so that
+//     a new replica skipped recovering them and "held no shard": a
+//     shardsm.Mark first, markApplied, TestOneNodeCluster with groups
+//     on), which is likely the cause of the clean-clone CI
 //     run's TestClusterReadReplicas failure with groups on (its read
 //     replica answered 55000 "no closed timestamp yet" for 30 s), not
 //     shown. Still open: once, with groups off, FirstGroup refused
