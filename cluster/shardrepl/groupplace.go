@@ -644,8 +644,9 @@ func (c *Cluster) catchUpChild(ctx context.Context, g raft.GroupID, r raft.Repli
 
 // errNoRows is a replica that applied its group's log but holds no shard:
 // it was sent a child's log from index 1, which lacks the rows the
-// founders took from the parent (see compactCaughtUp).
-var errNoRows = errors.New("the replica applied the group's log but holds no shard: it was sent the log from its start instead of a snapshot")
+// founders took from the parent (see compactCaughtUp), or a snapshot
+// stamped with on-disk index 0, which dragonboat skips (markApplied).
+var errNoRows = errors.New("the replica applied the group's log but holds no shard: it was sent the log from its start, or a snapshot of a child that applied no command (skipped), instead of the rows")
 
 // compactCaughtUp checks, by a linearizable read, that this node's replica
 // gr caught up with its group and holds the shard, then compacts its log
