@@ -26,11 +26,17 @@ var (
 	// JSON (package jobs). Written when a job starts, at most once a second
 	// while it runs, and when it ends.
 	Jobs = append([]byte{storage.SystemPrefix}, "job/"...)
+	// PartitionStats holds the shard manager's per-shard statistics
+	// counters: 0x03 0x11 <shard pivot> (partition/keys.go). Unlike the
+	// others it is not in the system area but shard-local, addressed by
+	// the shard's first row key, so that on a cluster a write's counter
+	// delta commits in the same shard group as its rows.
+	PartitionStats = []byte{0x03, storage.LocalPartitionStats}
 )
 
 // namespaces lists every registered namespace; a new kind of metadata
 // adds its prefix here.
-var namespaces = [][]byte{Catalog, Partition, Sequence, Jobs}
+var namespaces = [][]byte{Catalog, Partition, Sequence, Jobs, PartitionStats}
 
 // Check returns an error unless key belongs to a registered namespace.
 func Check(key []byte) error {

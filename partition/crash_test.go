@@ -331,3 +331,60 @@ func TestSplitInBackground(t *testing.T) {
 	e.check()
 	e.checkStats(table)
 }
+
+// TestLoadMovesLegacyStats opens a data directory whose shard counters are
+// in the layout before they were shard-local (system keys by shard id):
+// Load must move each to its shard's key, drop the counter of a shard that
+// no longer exists, and leave every count exact.
+func TestLoadMovesLegacyStats(t *testing.T) {
+	e := newEnv(t)
+	e.create(7, key(7, 300), key(7, 600))
+	e.create(8)
+	fill(e, 7, 0, 1000)
+	fill(e, 8, 0, 100)
+	e.checkStats(7)
+	e.checkStats(8)
+
+	// Rewrite the counters into the old layout, as a binary before the
+	// change left them, plus one of an unknown shard.
+	b := e.m.store.NewBatch()
+	for _, table := range []uint64{7, 8} {
+		for _, s := range e.m.Map(table).shards {
+			v, ok, err := e.m.store.Get(s.statsKey)
+			if err != nil || !ok {
+				t.Fatalf("counter of shard %d: %v %v", s.ID, ok, err)
+			}
+			if err := b.Delete(s.statsKey); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Set(legacyStatsKey(table, s.ID), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := b.Set(legacyStatsKey(7, 999), storage.AppendCounters(nil, 5, 50)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.m.Stats(e.m.Map(7)); err != nil || st[0].Rows != 0 {
+		t.Fatalf("before Load, shard 0 counts %v (%v): want 0, the counter is in the old layout", st, err)
+	}
+
+	// A read-only manager (a follower's) leaves them for the writer.
+	if _, err := Load(e.eng, Options{KeyColumns: keyColumns, ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.m.store.Get(legacyStatsKey(8, e.m.Map(8).shards[0].ID)); err != nil || !ok {
+		t.Fatalf("a read-only Load moved the old counters: %v %v", ok, err)
+	}
+
+	e.reopen()
+	e.check() // also: no counter left in the old layout
+	e.checkStats(7)
+	e.checkStats(8)
+	// And they keep counting.
+	deleteRows(e, 7, 250, 350)
+	e.checkStats(7)
+}

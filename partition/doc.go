@@ -7,12 +7,16 @@
 //
 // Bottom up:
 //
-//   - Layout (keys.go). Shard records, statistics counters, stats-pending
-//     markers, per-table counters and the shard id sequence are metadata,
-//     namespace meta.Partition of the metadata store (package meta), which
-//     keeps them in the same Pebble instance as the rows, so that a split
-//     (a metadata change) is one atomic batch, and CREATE TABLE commits its
-//     catalog record and its shard map together. They are read and written
+//   - Layout (keys.go). Shard records, stats-pending markers, per-table
+//     counters and the shard id sequence are metadata, namespace
+//     meta.Partition of the metadata store (package meta), which keeps
+//     them in the same Pebble instance as the rows, so that a split (a
+//     metadata change) is one atomic batch, and CREATE TABLE commits its
+//     catalog record and its shard map together. Each shard's statistics
+//     counter is a shard-local key addressed by the shard's pivot
+//     (namespace meta.PartitionStats, 0x03 0x11 <pivot>), so that on a
+//     cluster it lives in the Raft group of the shard's rows and a write
+//     that changes a row count commits in that one group. They are read and written
 //     through meta.Store and meta.Batch, except where statistics must be
 //     consistent with the rows they count in one storage batch or
 //     snapshot: the deltas of a write commit, and the shard sizes cuts.go
@@ -53,6 +57,9 @@
 //   - The persisted shard records are exactly the maps in memory once a
 //     batch that changed them has committed; statistics and pending markers
 //     exist only for live shards (Manager.CheckInvariants).
+//   - Every shard has at most one counter, at its pivot's key; no counter
+//     is at a key that is not a live shard's pivot, and none is left in
+//     the old layout after Load (Manager.CheckInvariants).
 //   - A shard's row_count and data_size_bytes equal the rows in its span
 //     and the sum of len(key)+len(value) over them, at every committed
 //     state, unless the shard is marked pending (and then only until the
@@ -138,6 +145,9 @@
 // the diff). Stats shows Pending for shards whose base count
 // has not landed. The Logger option receives repairs at Load (Info) and
 // every reshape (Debug). In a data directory, the records are under
-// /System/ with the keys of keys.go: "db scan" of Pebble's tool on the
-// system span lists them; counters decode with storage.DecodeCounters.
+// /System/ with the keys of keys.go, the shard counters under 0x03 0x11
+// followed by the shard's pivot: "db scan" of Pebble's tool on those spans
+// lists them; counters decode with storage.DecodeCounters. A data
+// directory of the layout before (counters as system keys by shard id) is
+// moved to the new keys by Load, logged at Info.
 package partition

@@ -44,6 +44,11 @@ type Options struct {
 	// records; nil means the one kept in the engine Load is given (tests of
 	// this package).
 	Meta *meta.Store
+	// ReadOnly is for a manager over a store another node writes (a
+	// follower's, whose commits are refused): Load then leaves counters of
+	// the old layout (keys.go) where they are, for the writer's Load to
+	// move; until that move reaches the store, such shards read as empty.
+	ReadOnly bool
 }
 
 // Manager owns the shard maps of every table of one storage engine.
@@ -185,6 +190,11 @@ func Load(eng *storage.Engine, opts Options) (*Manager, error) {
 	}
 	m.tables.Store(&tables)
 
+	if !opts.ReadOnly {
+		if err := m.migrateLegacyStats(); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.repairPending(); err != nil {
 		return nil, err
 	}
@@ -521,25 +531,43 @@ func (m *Manager) CheckInvariants() error {
 		return fmt.Errorf("%w: persisted shard records %v differ from the maps %v", ErrInvariant, got, want)
 	}
 	pending := map[uint64]map[ShardID]bool{}
-	for _, ns := range [][]byte{statsNS, pendingNS} {
-		if err := snap.Scan(storage.PrefixSpan(ns), func(k, _ []byte) error {
-			table, id, err := decodeShardIDKey(ns, k)
-			if err != nil {
-				return err
-			}
-			if !live[table][id] {
-				return fmt.Errorf("%w: record %s of shard %d of table %d, which does not exist", ErrInvariant, storage.FormatKey(k), id, table)
-			}
-			if bytes.Equal(ns, pendingNS) {
-				if pending[table] == nil {
-					pending[table] = map[ShardID]bool{}
-				}
-				pending[table][id] = true
-			}
-			return nil
-		}); err != nil {
+	if err := snap.Scan(storage.PrefixSpan(pendingNS), func(k, _ []byte) error {
+		table, id, err := decodeShardIDKey(pendingNS, k)
+		if err != nil {
 			return err
 		}
+		if !live[table][id] {
+			return fmt.Errorf("%w: record %s of shard %d of table %d, which does not exist", ErrInvariant, storage.FormatKey(k), id, table)
+		}
+		if pending[table] == nil {
+			pending[table] = map[ShardID]bool{}
+		}
+		pending[table][id] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Counters only at the pivots of live shards, none in the old layout.
+	if err := snap.Scan(storage.PrefixSpan(meta.PartitionStats), func(k, _ []byte) error {
+		table, pivot, err := decodeStatsKey(k)
+		if err != nil {
+			return err
+		}
+		t := tables[table]
+		if t == nil {
+			return fmt.Errorf("%w: counter %s of a table without a map", ErrInvariant, storage.FormatKey(k))
+		}
+		if sm := t.cur.Load(); sm.Find(pivot) < 0 || !bytes.Equal(sm.shards[sm.Find(pivot)].Span.Start, pivot) {
+			return fmt.Errorf("%w: counter %s of no shard of table %d", ErrInvariant, storage.FormatKey(k), table)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := snap.Scan(storage.PrefixSpan(legacyStatsNS), func(k, _ []byte) error {
+		return fmt.Errorf("%w: counter %s of the old layout left after Load", ErrInvariant, storage.FormatKey(k))
+	}); err != nil {
+		return err
 	}
 	for id, t := range tables {
 		if !maps.Equal(t.pending, pending[id]) {

@@ -288,7 +288,10 @@ func TestRecordLayout(t *testing.T) {
 		{shardRecordKey(7, key(7)), "/System/01706172740001017368617264000101000000000000000701000 1"},
 		// The pivot suffix 01 8000000000000000a is escaped: each 00 becomes 00 ff.
 		{shardRecordKey(7, key(7, 10)), "/System/0170617274000101736861726400010100000000000000070101 8000ff00ff00ff00ff00ff00ff0a 0001"},
-		{statsKey(7, 5), "/System/0170617274000101737461747300010100000000000000070100000000000000 05"},
+		{legacyStatsKey(7, 5), "/System/0170617274000101737461747300010100000000000000070100000000000000 05"},
+		// Shard-local: 03 11 and the full pivot, unescaped.
+		{statsKey(key(7)), "0x 0311 02 0000000000000007"},
+		{statsKey(key(7, 10)), "0x 0311 02 0000000000000007 01 800000000000000a"},
 		{pendingKey(7, 5), "/System/017061727400010170656e64696e6700010100000000000000070100000000000000 05"},
 		{tableStatsKey(7), "/System/0170617274000101746162 6c6500010100000000000000 07"},
 	} {
@@ -296,6 +299,12 @@ func TestRecordLayout(t *testing.T) {
 		if got := storage.FormatKey(tc.key); got != want {
 			t.Errorf("key %s, want %s", got, want)
 		}
+	}
+	if tableID, pivot, err := decodeStatsKey(statsKey(key(7, 10))); err != nil || tableID != 7 || !bytes.Equal(pivot, key(7, 10)) {
+		t.Fatalf("decode stats key: %d %s %v", tableID, fmtKey(7, pivot), err)
+	}
+	if !tableStatsSpan(7).Contains(statsKey(key(7))) || !tableStatsSpan(7).Contains(statsKey(key(7, 10))) || tableStatsSpan(7).Contains(statsKey(key(8))) {
+		t.Fatalf("table 7's counter span %s", tableStatsSpan(7))
 	}
 	tableID, pivot, id, err := decodeShardRecord(shardRecordKey(7, key(7, 10)), encodeShardID(5))
 	if err != nil || tableID != 7 || !bytes.Equal(pivot, key(7, 10)) || id != 5 {

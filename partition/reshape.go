@@ -438,7 +438,9 @@ func (m *Manager) swap(t *tableState, cur *ShardMap, pivots [][]byte, recountAll
 		nNew := g.newHi - g.newLo
 		switch {
 		case nNew == 1 && exact:
-			if err := b.Set(statsKey(tableID, ids[g.newLo]), storage.AppendCounters(nil, total[0], total[1])); err != nil {
+			// The key is the first old shard's (same pivot), deleted above:
+			// the Set, later in the batch, replaces it.
+			if err := b.Set(statsKey(pivots[g.newLo]), storage.AppendCounters(nil, total[0], total[1])); err != nil {
 				return nil, nil, err
 			}
 		default:

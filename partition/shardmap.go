@@ -26,8 +26,9 @@ type Shard struct {
 	// in which the shard appears, so counters survive the splits and merges
 	// of its neighbours.
 	rt *shardRuntime
-	// statsKey is the persisted counters' key, built once per shard so that
-	// the commit path does not allocate it.
+	// statsKey is the persisted counters' key (keys.go: addressed by the
+	// pivot), built once per shard so that the commit path does not
+	// allocate it.
 	statsKey []byte
 }
 
@@ -100,7 +101,7 @@ func newShardMap(tableID, version uint64, pivots [][]byte, ids []ShardID, keep [
 		if keep != nil && keep[k].rt != nil {
 			s.rt, s.statsKey = keep[k].rt, keep[k].statsKey
 		} else {
-			s.rt, s.statsKey = &shardRuntime{}, statsKey(tableID, s.ID)
+			s.rt, s.statsKey = &shardRuntime{}, statsKey(s.Span.Start)
 		}
 	}
 	return m
@@ -241,7 +242,7 @@ func (m *ShardMap) CheckInvariants() error {
 			return fmt.Errorf("%w: table %d: shard %d has id %d, zero or repeated", ErrInvariant, m.tableID, k, s.ID)
 		}
 		ids[s.ID] = true
-		if s.rt == nil || !bytes.Equal(s.statsKey, statsKey(m.tableID, s.ID)) {
+		if s.rt == nil || !bytes.Equal(s.statsKey, statsKey(s.Span.Start)) {
 			return fmt.Errorf("%w: table %d: shard %d is not initialised", ErrInvariant, m.tableID, k)
 		}
 	}

@@ -15,7 +15,8 @@ import (
 // data_size_bytes. The data size is logical, as YTsaurus counts a tablet's
 // data: for every row, len(key) + len(value), the full key with its table
 // prefix, before compression. Both are kept in one storage counter vector per
-// shard (the "stats" records of keys.go) that only ever changes by deltas:
+// shard (its counter key of keys.go, 03 11 <pivot>) that only ever
+// changes by deltas:
 //
 //   - Writers record a delta per written row in Writes (RecordPut,
 //     RecordDelete) against their transaction's own view of the row, so the
@@ -385,6 +386,50 @@ func countSpan(r storage.Reader, span storage.Span, cancel *atomic.Bool) (rows, 
 		}
 	}
 	return rows, size, errors.Join(it.Error(), it.Close())
+}
+
+// migrateLegacyStats moves, at Load, the counters of a data directory
+// written before they were shard-local (keys.go: legacyStatsNS, by shard
+// id) to their shard's key (by pivot), in one batch, so that a crash
+// leaves either layout whole. Nothing writes yet, so the new keys hold
+// nothing that the Set would overwrite; the old counters were exact (or
+// their shard is pending, which repairPending then recounts). A counter
+// of a shard that no longer exists is dropped.
+func (m *Manager) migrateLegacyStats() error {
+	b := m.store.NewBatch()
+	defer b.Close()
+	moved, seen := 0, 0
+	if err := m.store.Scan(storage.PrefixSpan(legacyStatsNS), func(k, v []byte) error {
+		table, id, err := decodeShardIDKey(legacyStatsNS, k)
+		if err != nil {
+			return err
+		}
+		seen++
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		sm := m.Map(table)
+		kk := -1
+		if sm != nil {
+			kk = sm.IndexOf(id)
+		}
+		if kk < 0 {
+			m.log.Warn("partition: dropping statistics of an unknown shard", "table", table, "shard", id)
+			return nil
+		}
+		moved++
+		return b.Set(sm.shards[kk].statsKey, v)
+	}); err != nil {
+		return err
+	}
+	if seen == 0 {
+		return nil
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	m.log.Info("partition: moved shard statistics to shard-local keys", "shards", moved)
+	return nil
 }
 
 // repairPending recounts, at Load, every shard left pending by a crash

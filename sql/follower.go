@@ -156,7 +156,7 @@ func OpenFollower(opts Options) (*Engine, error) {
 	if d := opts.FollowerReads.maxStalenessDefault(); d != "" {
 		e.settingDefaults["follower_read_max_staleness"] = d
 	}
-	if e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms}); err != nil {
+	if e.shards, err = partition.Load(st, partition.Options{KeyColumns: e.keyColumns, Logger: opts.Events, Meta: ms, ReadOnly: true}); err != nil {
 		return nil, err
 	}
 	if e.jobs, err = jobs.Load(ms, opts.Now, opts.Events); err != nil {

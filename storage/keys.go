@@ -14,7 +14,8 @@ import (
 //	| 0x00       |                               | reserved, never written        |
 //	| 0x01       | system key                    | catalog, shard maps, settings  |
 //	| 0x02       | table id (8 bytes BE) | pk    | rows of every table            |
-//	| 0x03..0xFF |                               | reserved                       |
+//	| 0x03       | kind | row key ...            | shard-local keys (below)       |
+//	| 0x04..0xFF |                               | reserved                       |
 //	+------------+-------------------------------+--------------------------------+
 //
 // A row of table 42 whose primary key is (k Int64 = 20, l Utf8 = NULL):
@@ -41,6 +42,23 @@ const (
 	// TableDataPrefix starts every key of a table row; it is followed by the
 	// table id (see TablePrefix).
 	TableDataPrefix byte = 0x02
+)
+
+// Shard-local keys (0x03 <kind> <row key ...>) are routed, on a cluster,
+// to the shard group that owns the row key after the kind byte
+// (cluster/shardsm.RouteKey), so that they commit in the rows' own group
+// and follow its snapshots and splits. storage/mvcc owns kinds 0x01-0x04;
+// the others are:
+//
+//	0x03 0x10 <table prefix>   schema times (schematime.go)
+//	0x03 0x11 <shard pivot>    a shard's [rows, bytes] statistics counter
+//	                           (package partition, keys.go)
+const (
+	// LocalSchemaTime is the local kind of schema times.
+	LocalSchemaTime byte = 0x10
+	// LocalPartitionStats is the local kind of partition's per-shard
+	// statistics counters, addressed by the shard's pivot (its first key).
+	LocalPartitionStats byte = 0x11
 )
 
 // tablePrefixLen is the length of TablePrefix(id): the area byte and the id.

@@ -31,7 +31,7 @@ import (
 
 // schemaTimePrefix starts every schema time key: the shard-local area
 // (0x03) with a kind storage/mvcc does not use.
-var schemaTimePrefix = []byte{0x03, 0x10}
+var schemaTimePrefix = []byte{0x03, LocalSchemaTime}
 
 // SchemaChange kinds.
 const (

@@ -512,21 +512,21 @@
 //     client connects (follower reads) or clients that connect to the
 //     serving node.
 //   - A write that changes a shard's row count or size (an INSERT, an
-//     UPSERT of a new row, a DELETE, an UPDATE that changes a row's
-//     size) is a commit across groups even when its rows lie in one:
-//     partition merges its per-shard statistics counter (a system key,
-//     which stays in FirstGroup) in the same commit as the rows, so with
-//     a group per shard it takes three Raft rounds (stage, decide, apply)
-//     instead of one. tests/bench's "single-row UPSERT of a new row"
-//     (cluster section) shows it: 0.10-0.15× of one node at 16 clients,
-//     1.0-1.2 ms of CPU per commit over the three nodes against 0.3 ms for
-//     the rewrite of a row in place (the bench's "single-row UPSERT",
-//     which writes no counter); the serving node then fsyncs its Raft log
-//     about once per commit, against once per 3-4 commits for the one-group
-//     commit (perf stat of fdatasync at ~1,000 commits/s). Making it one
-//     round needs the counter to live in the rows' group, or a decision
-//     that carries FirstGroup's merges and applies them after (two rounds,
-//     with recovery re-applying them): not done.
+//     UPSERT of a new row, a DELETE, an UPDATE that changes a row's size)
+//     was a commit across groups even when its rows lay in one: partition
+//     merged its per-shard statistics counter, then a system key in
+//     FirstGroup, in the same commit (three Raft rounds: stage, decide,
+//     apply). The counter is now a shard-local key addressed by the
+//     shard's pivot (0x03 0x11 <pivot>, partition/keys.go), routed to the
+//     rows' group, so such a write is one proposal
+//     (TestSingleShardWriteCommitsInOneGroup: 0 commits across groups for
+//     six single-shard statements, 6 before). tests/bench's "single-row
+//     UPSERT of a new row" (cluster section, 16 clients, load average
+//     6-10, two pairs of old and new builds): 981-1,081 ops/s and
+//     1.4-1.6 ms of CPU per commit over the three nodes before, 2,193-2,494
+//     ops/s and 0.50-0.58 ms after (0.33-0.66× of one node through the
+//     serving node). A statement whose rows lie in several shards still
+//     commits across their groups.
 //   - A forwarded connection is passed on byte for byte once the serving
 //     node answered its first message (cmd/pivotdb/gateway.go: a node that
 //     does not answer within 5 s, such as a SIGSTOPped one, is skipped for

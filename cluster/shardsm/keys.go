@@ -18,7 +18,8 @@ import (
 //   - the shard's data, addressed by row keys: rows (versions and intents)
 //     in [Start, End), and the same span of the local kinds 0x03 0x01 (lock
 //     records), 0x03 0x02 (transaction records) and 0x03 0x03 (GC
-//     threshold) — mvcc.ShardSpans;
+//     threshold) — mvcc.ShardSpans — and of 0x03 0x10 (schema times) and
+//     0x03 0x11 (partition's per-shard statistics counters);
 //
 //   - the group's own state, addressed by its group id, as bare keys:
 //
@@ -142,7 +143,8 @@ func decodeDescriptor(b []byte) (Descriptor, error) {
 // dataSpans returns the engine-key bounds of the spans a replica of the
 // shard d owns in group g, ascending: the data spans (mvcc.ShardSpans),
 // the group's own state, then the schema times the storage engine keeps
-// under the shard's table prefixes (0x03 0x10, write.go).
+// under the shard's table prefixes (0x03 0x10, write.go) and partition's
+// statistics counters of the shards starting in its span (0x03 0x11).
 //
 // With localLocks (Store.SetLocalLocks) the lock records are left out: they
 // are then the state of the node that holds the locks, not the shard's.
@@ -158,10 +160,12 @@ func dataSpans(g raft.GroupID, d *Descriptor, localLocks bool) [][2][]byte {
 	}
 	spans = append(spans, groupStateSpan(g))
 	if d != nil {
-		spans = append(spans, storage.Span{
-			Start: append([]byte{mvcc.LocalPrefix, schemaTimeKind}, d.Span.Start...),
-			End:   append([]byte{mvcc.LocalPrefix, schemaTimeKind}, d.Span.End...),
-		})
+		for _, kind := range []byte{schemaTimeKind, partitionStatsKind} {
+			spans = append(spans, storage.Span{
+				Start: append([]byte{mvcc.LocalPrefix, kind}, d.Span.Start...),
+				End:   append([]byte{mvcc.LocalPrefix, kind}, d.Span.End...),
+			})
+		}
 	}
 	out := make([][2][]byte, len(spans))
 	for i, s := range spans {

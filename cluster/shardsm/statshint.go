@@ -220,7 +220,7 @@ func (m *stateMachine) hintHolds(c *Write, index uint64) bool {
 // neither reads nor counts them (mvcc.StatsDeltaReader skips them, as the
 // recount does), so they cannot make a carried change wrong. Every commit
 // of a partitioned table merges into its shard's statistics counter (a
-// system key), so with them in, any two Writes in flight at once shared a
+// bare key, partition/keys.go), so with them in, any two Writes in flight at once shared a
 // key and under concurrent commits (16 clients) no replica took a carried
 // change: each read the versions itself.
 func (c *Write) rowKeyHashes() (keys []uint64, point bool) {

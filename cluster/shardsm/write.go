@@ -58,12 +58,18 @@ const (
 // keeps a table's schema time, addressed by the table prefix
 // (storage/schematime.go): shard data like the lock records, which
 // snapshots and writes route by the row key after the kind byte.
-const schemaTimeKind byte = 0x10
+const schemaTimeKind = storage.LocalSchemaTime
+
+// partitionStatsKind is the local kind 0x03 0x11 of partition's per-shard
+// [rows, bytes] counters, addressed by the shard's pivot (partition/keys.go):
+// shard data too, so that a write's counter delta commits in the group of
+// its rows, and a split leaves each counter with the half holding its pivot.
+const partitionStatsKind = storage.LocalPartitionStats
 
 // RouteKey returns the row key that says which shard owns engine key k: its
 // user key for a row or system key, and the row key a local key (0x03
 // <kind> <row key ...>: lock records, transaction records, GC and schema
-// state) is addressed by. A group's own state (0x03 0x04) is never routed.
+// state, partition's shard counters) is addressed by. A group's own state (0x03 0x04) is never routed.
 func RouteKey(k []byte) ([]byte, error) {
 	n := enginekey.Split(k)
 	if n == 0 || k[n-1] != 0 {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/pivotdb/pivotdb/partition"
 	"github.com/pivotdb/pivotdb/storage"
 	"github.com/pivotdb/pivotdb/storage/enginekey"
 	"github.com/pivotdb/pivotdb/storage/hlc"
@@ -168,5 +169,59 @@ func testApplyWrite(t *testing.T, localLocks bool) {
 	}
 	if clock != ts(6) {
 		t.Fatalf("clock after reopening: %v", clock)
+	}
+}
+
+// TestPartitionStatsKeyInItsShard: partition's per-shard statistics
+// counter (a shard-local key addressed by the shard's pivot) routes to the
+// shard that starts at that pivot, is in that shard's data spans (so its
+// snapshots carry it) and not in its neighbour's, and a write of a row with
+// its shard's counter delta applies in that one group.
+func TestPartitionStatsKeyInItsShard(t *testing.T) {
+	left := Descriptor{Span: storage.Span{Start: rk(""), End: rk("m")}, Generation: 1}
+	right := Descriptor{Span: storage.Span{Start: rk("m"), End: tableSpan.End}, Generation: 1}
+	counter := func(pivot []byte) []byte { return mvcc.AppendBareKey(nil, partition.ShardStatsKey(pivot)) }
+	inSpans := func(d *Descriptor, k []byte) bool {
+		for _, sp := range dataSpans(1, d, false) {
+			if enginekey.Compare(sp[0], k) <= 0 && enginekey.Compare(k, sp[1]) < 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		pivot      []byte
+		own, other *Descriptor
+	}{{rk(""), &left, &right}, {rk("m"), &right, &left}} {
+		k := counter(c.pivot)
+		got, err := RouteKey(k)
+		if err != nil || string(got) != string(c.pivot) {
+			t.Fatalf("RouteKey(%x) = %x, %v; want the pivot %x", k, got, err, c.pivot)
+		}
+		if !c.own.Contains(got) || c.other.Contains(got) {
+			t.Fatalf("counter of pivot %x routes to %x: in %s %v, in %s %v", c.pivot, got, c.own, c.own.Contains(got), c.other, c.other.Contains(got))
+		}
+		if !inSpans(c.own, k) || inSpans(c.other, k) {
+			t.Fatalf("counter of pivot %x: in %s's data spans %v, in %s's %v", c.pivot, c.own, inSpans(c.own, k), c.other, inSpans(c.other, k))
+		}
+	}
+
+	s := openTestStore(t)
+	a := &applier{t: t, m: s.NewStateMachine(1, 1)}
+	if _, err := a.m.Open(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.apply(mustEncode(t, Init{Descriptor: left})); err != nil {
+		t.Fatal(err)
+	}
+	merge := func(pivot []byte) storage.Mutation {
+		return storage.Mutation{Kind: storage.MutationMerge, Key: counter(pivot), Value: storage.AppendCounters(nil, 1, 10)}
+	}
+	if err := a.apply(encodeWrite(t, 1, version("a", 5, "x"), merge(rk("")))); err != nil {
+		t.Fatalf("a row with its own shard's counter: %v", err)
+	}
+	checkReplica(t, a.m)
+	if err := a.apply(encodeWrite(t, 1, version("b", 6, "y"), merge(rk("m")))); !isStale(err) {
+		t.Fatalf("a row with the next shard's counter: %v, want stale", err)
 	}
 }

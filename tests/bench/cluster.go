@@ -40,12 +40,13 @@ var newRowKeys atomic.Int64
 //
 // "single-row UPSERT" rewrites a loaded row with the value it has, so its
 // commit changes no shard's row count or size and writes no statistics
-// counter. A new row does: partition's per-shard counter (a system key,
-// kept in the first shard group) is merged in the same commit as the row
-// (in its table's group), so on a cluster with a group per shard the
-// commit spans two groups and takes cluster/shardrepl's three rounds
-// (stage, decide, apply; crossgroup.go) instead of one. This row shows
-// what INSERTs of new rows pay for that.
+// counter. A new row does: partition's per-shard counter is merged in the
+// same commit as the row. The counter is a shard-local key at the shard's
+// pivot (partition/keys.go), in the row's own shard group, so the commit
+// is one proposal; while it was a system key in the first group, the
+// commit spanned two groups and took cluster/shardrepl's three rounds
+// (stage, decide, apply; crossgroup.go). This row shows what INSERTs of
+// new rows pay.
 var clusterOnlyWorkloads = []workload{
 	{
 		name: "single-row UPSERT of a new row",

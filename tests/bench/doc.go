@@ -38,7 +38,7 @@
 //	                                      # profile of each node under single-row UPSERTs
 //	go run ./tests/bench --bin bin/pivotdb --cluster-only --only UPSERT --reps 1
 //	                                      # only the cluster workloads whose name has UPSERT: the
-//	                                      # rewrite of a loaded row (one shard group) and the UPSERT
-//	                                      # of a new row (two groups: the row's and the first, which
-//	                                      # holds partition's per-shard statistics counter)
+//	                                      # rewrite of a loaded row and the UPSERT of a new row (which
+//	                                      # also merges into partition's per-shard statistics counter,
+//	                                      # in the row's shard group)
 package main
