@@ -180,6 +180,9 @@ func (c *Cluster) manageChildren(ctx context.Context, first raft.Membership) err
 				if err := c.leadChild(ctx, g); err != nil {
 					return err
 				}
+				if err := c.markLeaderApplied(ctx, g); err != nil {
+					return err
+				}
 				if _, err := h.CompactLog(ctx, g); err != nil {
 					return fmt.Errorf("compacting group %d's log before adding node %d: %w", g, id, err)
 				}
@@ -279,6 +282,9 @@ func (c *Cluster) reseedFounders(ctx context.Context, memberships map[raft.Group
 		// The compaction first: once the record is there, the node's
 		// replica starts empty and must be sent a snapshot.
 		if err := c.leadChild(ctx, gr.group); err != nil {
+			return err
+		}
+		if err := c.markLeaderApplied(ctx, gr.group); err != nil {
 			return err
 		}
 		if _, err := h.CompactLog(ctx, gr.group); err != nil {
@@ -638,8 +644,9 @@ func (c *Cluster) catchUpChild(ctx context.Context, g raft.GroupID, r raft.Repli
 
 // errNoRows is a replica that applied its group's log but holds no shard:
 // it was sent a child's log from index 1, which lacks the rows the
-// founders took from the parent (see compactCaughtUp).
-var errNoRows = errors.New("the replica applied the group's log but holds no shard: it was sent the log from its start instead of a snapshot")
+// founders took from the parent (see compactCaughtUp), or a snapshot
+// stamped with on-disk index 0, which dragonboat skips (markApplied).
+var errNoRows = errors.New("the replica applied the group's log but holds no shard: it was sent the log from its start, or a snapshot of a child that applied no command (skipped), instead of the rows")
 
 // compactCaughtUp checks, by a linearizable read, that this node's replica
 // gr caught up with its group and holds the shard, then compacts its log
@@ -652,14 +659,17 @@ var errNoRows = errors.New("the replica applied the group's log but holds no sha
 // leadership transfer), so every replica compacts its own once before it
 // records, and manageChildren adds a replica to a group only when every
 // voter of it has recorded (votersRecorded). Compacting a replica that
-// came by snapshot, or one compacted before, changes nothing.
+// came by snapshot, or one compacted before, changes nothing. A snapshot
+// only carries the rows once the replica applied a command (markApplied):
+// a compacted log alone is not enough.
 func (c *Cluster) compactCaughtUp(ctx context.Context, gr groupReplica) error {
 	h := c.Node.Host()
 	v, err := h.Read(ctx, gr.group, shardsm.State{})
 	if err != nil {
 		return err
 	}
-	if !v.(shardsm.StateResult).Initialized {
+	st := v.(shardsm.StateResult)
+	if !st.Initialized {
 		c.regenMu.Lock()
 		first := !c.noRows[gr]
 		c.noRows[gr] = true
@@ -669,8 +679,61 @@ func (c *Cluster) compactCaughtUp(ctx context.Context, gr groupReplica) error {
 		}
 		return errNoRows
 	}
+	if err := c.markApplied(ctx, gr.group, st.Applied); err != nil {
+		return err
+	}
 	_, err = h.CompactLog(ctx, gr.group)
 	return err
+}
+
+// markApplied makes sure this node's replica of child g applied a command
+// (applied: its applied index as last read; 0 is none), by proposing a
+// shardsm.Mark when it did not, before its log is compacted for a replica
+// to be added. A founder's state machine opens at applied index 0 (its
+// rows came from the parent), and dragonboat stamps the snapshot it
+// streams with the last index its state machine applied a command at; a
+// child that nothing was proposed to since the split (a table loaded
+// before the split and not written since, and the closer's closes going
+// by the side channel) streams snapshots stamped 0, which a new replica,
+// itself at 0, takes as state it already holds: it skips the recovery and
+// holds no shard (TestOneNodeCluster's joining nodes with groups on). The
+// Mark applies on every replica of g, so any voter that may lead next
+// stamps its snapshots past 0 once it applied it; compactCaughtUp runs
+// this on each before it records.
+func (c *Cluster) markApplied(ctx context.Context, g raft.GroupID, applied uint64) error {
+	if applied > 0 {
+		return nil
+	}
+	h := c.Node.Host()
+	res, err := h.Propose(ctx, g, shardsm.EncodeMark())
+	if err == nil {
+		err = shardsm.DecodeResult(res)
+	}
+	if err != nil {
+		return fmt.Errorf("marking group %d's applied index: %w", g, err)
+	}
+	// Read back through this replica: the leader applied the Mark, and a
+	// linearizable read here waits until this replica did too.
+	v, err := h.Read(ctx, g, shardsm.State{})
+	if err != nil {
+		return err
+	}
+	if v.(shardsm.StateResult).Applied == 0 {
+		return fmt.Errorf("group %d: this replica applied no command after a Mark", g)
+	}
+	c.cfg.Logf("node %d: shard group %d had applied no command since its split: proposed a mark so that its snapshots carry its rows", c.id, g)
+	return nil
+}
+
+// markLeaderApplied reads this node's replica of g (its leader) and marks
+// it (markApplied) if it applied no command yet, before the log is
+// compacted for a replica to be added or reseeded.
+func (c *Cluster) markLeaderApplied(ctx context.Context, g raft.GroupID) error {
+	v, err := c.Node.Host().Read(ctx, g, shardsm.State{})
+	if err != nil {
+		return fmt.Errorf("group %d: %w", g, err)
+	}
+	return c.markApplied(ctx, g, v.(shardsm.StateResult).Applied)
 }
 
 // votersRecorded reports whether every voter of g (membership m) on a live

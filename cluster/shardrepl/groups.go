@@ -63,29 +63,44 @@ func (c *Cluster) watchSplits(st *shardsm.Store) {
 // the node's store (StepDown reopened the engine and starts every group it
 // holds) or the replica already runs.
 func (c *Cluster) startChild(st *shardsm.Store, e shardsm.SplitEvent) {
+	if !c.startChildReplica(st, e) {
+		return
+	}
+	// Outside regenMu: AddGroup reads the child, which waits for its
+	// first election (about a second on one node). Under the lock the
+	// children of a table's partitions started one election after
+	// another, and a commit to the last of 16 waited longer than the
+	// Replicator's bound for a split child to reach the map (XX000 "no
+	// shard group of the map holds key" loading a UNIFORM_PARTITIONS = 16
+	// table on --one-node-cluster). Either order is right
+	// (Replicator.setLocked keeps the newer generation where entries
+	// overlap); the parent's refresh saves a commit a stale answer.
+	c.addToReplicator(e.Parent, e.Child)
+}
+
+// startChildReplica is startChild's part under regenMu; it reports whether
+// it started the replica.
+func (c *Cluster) startChildReplica(st *shardsm.Store, e shardsm.SplitEvent) bool {
 	c.regenMu.Lock()
 	defer c.regenMu.Unlock()
 	if st != c.Store || c.children[e.Child] != 0 {
-		return
+		return false
 	}
 	if _, ok := e.Members[e.Replica]; !ok {
 		// A non-voter of the parent is no founding member of the child:
 		// the serving node's manager loop adds it.
 		c.cfg.Logf("node %d: group %d split into group %d; replica %#x is not among its founders", c.id, e.Parent, e.Child, e.Replica)
-		return
+		return false
 	}
 	if err := StartReplica(c.Node.Host(), st, e.Child, e.Replica, e.Members); err != nil {
 		if !errors.Is(err, raft.ErrClosed) {
 			c.cfg.Logf("node %d: starting its replica of shard group %d: %v", c.id, e.Child, err)
 		}
-		return
+		return false
 	}
 	c.runs(e.Child, e.Replica)
 	c.cfg.Logf("node %d: shard group %d split at index %d; started its replica %#x of group %d", c.id, e.Parent, e.Index, e.Replica, e.Child)
-	// Either order is right (Replicator.setLocked keeps the newer
-	// generation where entries overlap); the parent's refresh saves a
-	// commit a stale answer.
-	c.addToReplicator(e.Parent, e.Child)
+	return true
 }
 
 // addToReplicator adds groups, in order, to the serving node's shard map

@@ -291,3 +291,69 @@ func waitRecovered(t *testing.T, n *shardNode, want int64) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A child that applied no command since the split (its founder's rows came
+// from the parent) and a replica added to it afterwards: the founder's
+// state machine opened at applied index 0 and applied nothing, so
+// dragonboat would stamp the snapshot it streams with on-disk index 0, and
+// the new replica, at 0 as well, would take it as state it already holds,
+// skip RecoverFromSnapshot and hold no shard (cluster/shardrepl's
+// TestOneNodeCluster with groups on). A Mark applied first moves the
+// founder's index past 0: the new replica recovers the rows. Without the
+// Mark this test fails (the new replica never holds the shard).
+func TestClusterSplitChildMarkedReachesNewReplica(t *testing.T) {
+	nodes := startCluster(t, 2, 1, shardGroup, tableSpan)
+	ctx := testCtx(t)
+	for i := 0; i < 10; i++ {
+		mustPropose(t, nodes[0].host, shardGroup, putOp(fmt.Sprintf("%c%02d", 'a'+i*2, i), fmt.Sprint(i), int64(10+i)))
+	}
+	m, err := nodes[0].host.Membership(ctx, shardGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := propose(ctx, nodes[0].host, shardGroup, mustEncode(t, Split{Key: rk("m"), Child: childGroup, Members: m.Voters})); err != nil {
+		t.Fatal(err)
+	}
+	h := nodes[0].host
+	for {
+		v, err := h.Read(ctx, childGroup, State{})
+		if err == nil {
+			if st := v.(StateResult); !st.Initialized || st.Applied != 0 {
+				t.Fatalf("the child after the split: initialized %v, applied %d; want initialized at 0", st.Initialized, st.Applied)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the child never ran: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := propose(ctx, h, childGroup, EncodeMark()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.CompactLog(ctx, childGroup); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddNonVoter(ctx, childGroup, 2, nodes[1].addr); err != nil {
+		t.Fatal(err)
+	}
+	spec := raft.ReplicaSpec{Group: childGroup, Replica: 2, NonVoter: true, Join: true}
+	if err := nodes[1].host.StartReplica(spec, nodes[1].store.NewStateMachine); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second) // one small snapshot
+	for {
+		v, err := nodes[1].host.StaleRead(childGroup, State{})
+		if err == nil && v.(StateResult).Initialized {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new replica never held the child's shard: %+v, %v (snapshots recovered: %d)", v, err, nodes[1].store.Stats().SnapshotsRecovered)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c := waitConverged(t, nodes, childGroup)
+	if c.Stored.LiveCount != 4 { // m, o, q, s
+		t.Fatalf("the child holds %d rows, want 4", c.Stored.LiveCount)
+	}
+}

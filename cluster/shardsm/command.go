@@ -105,7 +105,24 @@ const (
 	cmdBatch byte = 1
 	cmdInit  byte = 2
 	cmdSplit byte = 3
+	// cmdMark (20: hjoin's reserved number) is Mark.
+	cmdMark byte = 20
 )
+
+// Mark is a command that changes nothing but the replica's applied index.
+// A split child's founders open their state machines at applied index 0
+// (their rows came from the parent, not from the child's log), and
+// dragonboat stamps the snapshots a replica streams with the last index
+// its state machine applied a command at (entries without a command, a
+// leader's empty entry or a membership change, do not count). A snapshot
+// stamped 0 looks to a new replica, also at 0, like state it already
+// holds: it skips RecoverFromSnapshot and holds no shard. A Mark applied
+// on every founder before a replica is added makes the stamp non-zero
+// (cluster/shardrepl's compactCaughtUp).
+type Mark struct{}
+
+// EncodeMark encodes a Mark for raft.Host.Propose.
+func EncodeMark() []byte { return []byte{commandVersion, cmdMark} }
 
 // maxKeyLen bounds keys read from a command or a snapshot.
 const maxKeyLen = 1 << 20
@@ -171,7 +188,7 @@ func EncodeSplit(c Split) ([]byte, error) {
 	return append(out, encodeMembers(c.Members)...), nil
 }
 
-// decodeCommand returns a *Batch, *Write, *Init, *Split, *Serve, *Close
+// decodeCommand returns a *Batch, *Write, *Init, *Split, *Serve, *Mark, *Close
 // (closedts.go), or one of crossgroup.go's *Stage, *Decide, *Resolve,
 // *ServeAt.
 func decodeCommand(b []byte) (any, error) {
@@ -217,6 +234,8 @@ func decodeCommand(b []byte) (any, error) {
 		return &Init{Descriptor: d}, nil
 	case cmdServe:
 		out = &Serve{Node: r.u64()}
+	case cmdMark:
+		out = &Mark{}
 	case cmdClose:
 		out = decodeClose(&r)
 	case cmdWrite, cmdWriteEpoch:

@@ -42,7 +42,12 @@
 // epoch, and a Write applies only under the current epoch (else
 // FencedError: a node that served before a takeover cannot write); Close
 // (closedts.go) raises the group's closed timestamp under the current
-// epoch, and a Write at or below it is refused (ClosedError).
+// epoch, and a Write at or below it is refused (ClosedError); Mark
+// changes nothing but the applied index (a split child's founders open at
+// applied index 0 and dragonboat stamps a streamed snapshot with the last
+// index a command applied at: a snapshot stamped 0 is skipped by a new
+// replica, also at 0, which then holds no shard; cluster/shardrepl marks a
+// child that applied nothing before a replica is added to it).
 // Commits across groups (crossgroup.go; the protocol is in
 // cluster/shardrepl's doc.go): Stage keeps a group's part of such a
 // commit in the group's own state without applying it (fenced and

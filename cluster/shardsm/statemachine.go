@@ -168,6 +168,9 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			newStats.Add(x.delta)
 		case *Close:
 			out, newClosed = applyClose(c, serving, closedTS)
+		case *Mark:
+			// Only the applied index moves (written below).
+			out = outcome{res: raft.Result{Value: ResultApplied}}
 		case *Serve:
 			newServing = Serving{Epoch: serving.Epoch + 1, Node: c.Node}
 			out = outcome{res: raft.Result{Value: ResultApplied, Data: binary.BigEndian.AppendUint64(nil, newServing.Epoch)}, keep: true}
