@@ -98,6 +98,10 @@ func TestClusterGC(t *testing.T) {
 
 	check := func(p *clusterProc, waitGC bool) {
 		t.Helper()
+		// A minute for each node's checks, not one for the whole test:
+		// the takeovers before it (up to 12, each a stop, an election and
+		// a restart) took 68 s of a clean-clone CI run.
+		ctx := ctxT(t)
 		c, err := pgx.Connect(ctx, p.url())
 		if err != nil {
 			t.Fatal(err)

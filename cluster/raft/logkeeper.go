@@ -260,17 +260,7 @@ func (k *logKeeper) streamStarted(g GroupID, to ReplicaID, index uint64) {
 // streamFailed: the transport could not send a chunk of a stream of g to
 // to, or the stream's connection closed before its last chunk.
 func (k *logKeeper) streamFailed(g GroupID, to ReplicaID) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	rl := k.replicas[g]
-	if rl == nil {
-		return
-	}
-	for _, h := range append([]*logHold(nil), rl.holds...) {
-		if h.to == to {
-			k.releaseLocked(rl, h, "the stream could not be sent")
-		}
-	}
+	k.releaseWhere(g, "the stream could not be sent", func(h *logHold) bool { return h.to == to })
 }
 
 // sending is told of every message batch the transport sends while a hold
@@ -291,15 +281,22 @@ func (k *logKeeper) sending(batch *pb.MessageBatch) {
 
 // replicating: the leader sends replica to of g the entries after index.
 func (k *logKeeper) replicating(g GroupID, to ReplicaID, index uint64) {
+	k.releaseWhere(g, "the replica is sent the entries after the snapshot",
+		func(h *logHold) bool { return h.to == to && index >= h.index })
+}
+
+// releaseWhere ends the holds of g that match.
+func (k *logKeeper) releaseWhere(g GroupID, why string, match func(*logHold) bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	rl := k.replicas[g]
 	if rl == nil {
 		return
 	}
+	// A copy: releaseLocked removes from rl.holds.
 	for _, h := range append([]*logHold(nil), rl.holds...) {
-		if h.to == to && index >= h.index {
-			k.releaseLocked(rl, h, "the replica is sent the entries after the snapshot")
+		if match(h) {
+			k.releaseLocked(rl, h, why)
 		}
 	}
 }
