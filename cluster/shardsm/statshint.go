@@ -219,10 +219,11 @@ func (m *stateMachine) hintHolds(c *Write, index uint64) bool {
 // Writes of keys that are not versions are left out: a stats change
 // neither reads nor counts them (mvcc.StatsDeltaReader skips them, as the
 // recount does), so they cannot make a carried change wrong. Every commit
-// of a partitioned table merges into its shard's statistics counter (a
-// bare key, partition/keys.go), so with them in, any two Writes in flight at once shared a
-// key and under concurrent commits (16 clients) no replica took a carried
-// change: each read the versions itself.
+// of a partitioned table merges into its shard's statistics counter
+// (partition/keys.go: a shard-local key, 0x03 0x11 <pivot>), so with them
+// in, any two Writes to one shard in flight at once shared a key and under
+// concurrent commits (16 clients) no replica took a carried change: each
+// read the versions itself.
 func (c *Write) rowKeyHashes() (keys []uint64, point bool) {
 	if c.rowKeysDone {
 		return c.rowKeys, c.rowKeysPoint
