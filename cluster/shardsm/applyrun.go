@@ -71,6 +71,9 @@ type run struct {
 	// change) through one iterator of the store as it was before the
 	// run: no Write of a run reads a key another of it wrote.
 	deltas *mvcc.StatsDeltaReader
+	// ids are the IDs of the run's Writes applied once (writeonce.go):
+	// a repeat of one closes the run first, so that it finds the record.
+	ids map[CommitID]struct{}
 }
 
 // applyRuns is Apply of a store in local-lock mode: runs of Writes share
@@ -100,7 +103,8 @@ func (m *stateMachine) applyRuns(entries []raft.Entry) error {
 			}
 			continue
 		}
-		if r.b != nil && (r.overlaps(spans) || len(r.spans)+len(spans) > runMaxSpans || r.b.Len() > runMaxBytes) {
+		_, repeated := r.ids[w.ID]
+		if r.b != nil && (repeated || r.overlaps(spans) || len(r.spans)+len(spans) > runMaxSpans || r.b.Len() > runMaxBytes) {
 			if err := r.flush(); err != nil {
 				return fmt.Errorf("shardsm: group %d: applying entries up to %d: %w", m.group, r.last, err)
 			}
@@ -113,6 +117,12 @@ func (m *stateMachine) applyRuns(entries []raft.Entry) error {
 			return fmt.Errorf("shardsm: group %d: applying entry %d: %w", m.group, e.Index, err)
 		}
 		m.recent.note(e.Index, w)
+		if out.keep && !w.ID.IsZero() {
+			if r.ids == nil {
+				r.ids = map[CommitID]struct{}{}
+			}
+			r.ids[w.ID] = struct{}{}
+		}
 		if out.keep {
 			r.stats.Add(delta)
 			r.maxTS = maxTS
@@ -139,6 +149,7 @@ func (r *run) open() {
 	r.deltas = mvcc.NewStatsDeltaReader(m.store.db)
 	r.spans = r.spans[:0]
 	r.entries = 0
+	clear(r.ids)
 }
 
 // overlaps reports whether any of spans meets a span the run touched.

@@ -238,8 +238,8 @@ func decodeCommand(b []byte) (any, error) {
 		out = &Mark{}
 	case cmdClose:
 		out = decodeClose(&r)
-	case cmdWrite, cmdWriteEpoch:
-		w, err := decodeWrite(&r, len(b), b[1] == cmdWriteEpoch)
+	case cmdWrite, cmdWriteEpoch, cmdWriteOnce:
+		w, err := decodeWrite(&r, len(b), b[1] != cmdWrite, b[1] == cmdWriteOnce)
 		if err != nil {
 			return nil, err
 		}

@@ -37,6 +37,12 @@ type stateMachine struct {
 	// taking a Write's carried stats change (statshint.go). Apply,
 	// Open and RecoverFromSnapshot use it, one at a time.
 	recent recentWrites
+
+	// onceFrom is where the records of Writes applied once start after
+	// the last Close deleted the older ones (writeonce.go; nil: from the
+	// first), nextOnceFrom where they will once the Close being applied
+	// is committed. Apply's alone.
+	onceFrom, nextOnceFrom []byte
 }
 
 var _ raft.StateMachine = (*stateMachine)(nil)
@@ -76,6 +82,7 @@ func (m *stateMachine) load() error {
 	m.mu.Lock()
 	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = d, ok, st, maxTS, serving, closedTS
 	m.mu.Unlock()
+	m.onceFrom, m.nextOnceFrom = nil, nil
 	if err := m.store.observe(closedTS); err != nil {
 		return err
 	}
@@ -189,6 +196,11 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 			if err := b.Set(stateKey(m.group, stateClosed), appendTimestamp(nil, newClosed), nil); err != nil {
 				return err
 			}
+			// The Writes at or below it can no longer apply: their
+			// records of having applied are not needed (writeonce.go).
+			if err := m.forgetOnce(b, newClosed); err != nil {
+				return err
+			}
 		}
 		if newServing != serving {
 			if err := b.Set(stateKey(m.group, stateServing), encodeServing(newServing), nil); err != nil {
@@ -221,6 +233,7 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 	m.desc, m.initialized, m.stats, m.maxTS, m.serving, m.closedTS = newDesc, newInit, newStats, newMaxTS, newServing, newClosed
 	m.mu.Unlock()
 	if newClosed != closedTS {
+		m.onceFrom = m.nextOnceFrom
 		if err := m.store.observe(newClosed); err != nil {
 			return err
 		}
@@ -254,6 +267,18 @@ func (m *stateMachine) applyOne(e *raft.Entry) error {
 // several Writes in one batch).
 func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, index uint64, desc Descriptor, initialized bool,
 	serving Serving, maxTS, closed hlc.Timestamp, deltas *mvcc.StatsDeltaReader) (outcome, mvcc.Stats, hlc.Timestamp, error) {
+	if !c.ID.IsZero() {
+		// Before the fences: a repeat must learn that its first copy
+		// applied, whatever changed since (writeonce.go).
+		done, err := m.appliedBefore(c)
+		if err != nil {
+			return outcome{}, mvcc.Stats{}, maxTS, err
+		}
+		if done {
+			m.store.duplicateWrites.Add(1)
+			return duplicateWrite(), mvcc.Stats{}, maxTS, nil
+		}
+	}
 	if c.Epoch != serving.Epoch {
 		return outcome{res: rejected(&FencedError{WriteEpoch: c.Epoch, Serving: serving})}, mvcc.Stats{}, maxTS, nil
 	}
@@ -261,10 +286,18 @@ func (m *stateMachine) applyWriteCmd(b *pebble.Batch, c *Write, index uint64, de
 		return out, mvcc.Stats{}, maxTS, nil
 	}
 	out, delta, err := m.applyWriteWith(b, c, index, desc, initialized, deltas)
+	if err != nil {
+		return out, delta, maxTS, err
+	}
+	if out.keep && !c.ID.IsZero() {
+		if err := m.recordOnce(b, c); err != nil {
+			return out, delta, maxTS, err
+		}
+	}
 	if out.keep && maxTS.Less(c.Timestamp) {
 		maxTS = c.Timestamp
 	}
-	return out, delta, maxTS, err
+	return out, delta, maxTS, nil
 }
 
 // Descriptors compare by value (spans as bytes).

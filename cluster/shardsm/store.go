@@ -68,6 +68,7 @@ type Store struct {
 	writeRuns          atomic.Int64
 	runWrites          atomic.Int64
 	hintedWrites       atomic.Int64
+	duplicateWrites    atomic.Int64
 }
 
 // SplitEvent tells the node that a replica applied a split: it must start
@@ -354,13 +355,17 @@ type Stats struct {
 	// HintedWrites counts the Writes applied with the stats change they
 	// carried (statshint.go), without reading their keys.
 	HintedWrites int64
+	// DuplicateWrites counts the repeated Writes answered as applied
+	// without applying them again (writeonce.go).
+	DuplicateWrites int64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
 	return Stats{SnapshotsSaved: s.snapshotsSaved.Load(), SnapshotsRecovered: s.snapshotsRecovered.Load(),
 		SnapshotBytesSaved: s.snapshotBytesSaved.Load(), SnapshotBytesRecovered: s.snapshotBytesRecv.Load(),
-		WriteRuns: s.writeRuns.Load(), RunWrites: s.runWrites.Load(), HintedWrites: s.hintedWrites.Load()}
+		WriteRuns: s.writeRuns.Load(), RunWrites: s.runWrites.Load(), HintedWrites: s.hintedWrites.Load(),
+		DuplicateWrites: s.duplicateWrites.Load()}
 }
 
 func readApplied(r mvcc.Reader, g raft.GroupID) (uint64, error) {

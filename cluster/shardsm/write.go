@@ -40,6 +40,10 @@ type Write struct {
 	Epoch      uint64
 	Mutations  []storage.Mutation
 	Stats      *StatsHint
+	// ID, when not zero, makes the Write one a replica applies at most
+	// once (writeonce.go): the proposer may repeat a proposal whose
+	// answer it lost. Only a Write with a commit timestamp carries one.
+	ID CommitID
 
 	// rowKeys caches rowKeyHashes.
 	rowKeys      []uint64
@@ -119,7 +123,15 @@ func EncodeWrite(w Write) ([]byte, error) {
 		size += len(m.Key) + len(m.Value) + 11
 	}
 	out := make([]byte, 0, size)
-	if w.Epoch == 0 {
+	if !w.ID.IsZero() {
+		if w.Timestamp.IsEmpty() {
+			return nil, fmt.Errorf("shardsm: a write applied once needs a commit timestamp")
+		}
+		out = append(out, commandVersion, cmdWriteOnce)
+		out = append(out, w.ID[:]...)
+		out = binary.AppendUvarint(out, w.Generation)
+		out = binary.AppendUvarint(out, w.Epoch)
+	} else if w.Epoch == 0 {
 		out = append(out, commandVersion, cmdWrite)
 		out = binary.AppendUvarint(out, w.Generation)
 	} else {
@@ -148,8 +160,15 @@ func EncodeWrite(w Write) ([]byte, error) {
 	return out, nil
 }
 
-func decodeWrite(r *reader, total int, withEpoch bool) (*Write, error) {
-	w := &Write{Generation: r.uvarint()}
+func decodeWrite(r *reader, total int, withEpoch, withID bool) (*Write, error) {
+	w := &Write{}
+	if withID {
+		copy(w.ID[:], r.fixed(len(w.ID)))
+		if r.err == nil && w.ID.IsZero() {
+			return nil, fmt.Errorf("%w: a write applied once with a zero id", errBadCommand)
+		}
+	}
+	w.Generation = r.uvarint()
 	if withEpoch {
 		w.Epoch = r.uvarint()
 	}
@@ -167,6 +186,9 @@ func decodeWrite(r *reader, total int, withEpoch bool) (*Write, error) {
 		if r.err == nil && (m.Kind < storage.MutationSet || m.Kind > storage.MutationMerge || len(m.Key) == 0) {
 			return nil, fmt.Errorf("%w: mutation kind %d", errBadCommand, m.Kind)
 		}
+	}
+	if r.err == nil && withID && w.Timestamp.IsEmpty() {
+		return nil, fmt.Errorf("%w: a write applied once without a commit timestamp", errBadCommand)
 	}
 	if r.err == nil && len(r.b) > 0 {
 		if flag := r.byte(); flag != 1 {
