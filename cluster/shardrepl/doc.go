@@ -321,13 +321,34 @@
 //     node's clock sets: a follower whose clock is behind reads older
 //     data, one ahead waits (55000 after the wait); neither reads past
 //     what is closed.
-//   - A proposal that times out makes the commit fail with
-//     ErrOutcomeUnknown: it may still apply later. It is never retried
-//     (a Write holds counter merges, which are not idempotent); a stale
-//     answer (nothing applied) is retried after the map refreshes. A
-//     proposal the engine refused at every try until the timeout (no
-//     leader known, the replica busy: raft.ErrNotProposed) never reached
-//     the log: the commit fails with 40001 and the node goes on serving
+//   - A commit's Write carries a commit id (serving epoch, sequence) when
+//     it has a commit timestamp, and every replica applies a Write with
+//     an id at most once (shardsm's writeonce.go: a record per Write,
+//     checked before the epoch, closed-timestamp and generation checks,
+//     deleted by the Raft Close that closes its timestamp). So an attempt
+//     whose answer does not come (a proposal forwarded to a leader that
+//     dropped it while handing over, or lost with a leader's log tail in
+//     an election) is proposed again (Replicator.proposeOne): each
+//     attempt gets a third of the proposal timeout and ends early when
+//     the group's leader or term changes (leaderWatch), and the commit
+//     is answered by whichever copy the state machine answers first; the
+//     others are answered "applied" from the record without writing
+//     (TestUnansweredCommitAppliesOnce, where the first answer is lost
+//     after the copy applied and before it reached the log;
+//     TestForwardedCommitLostInTransferIsRepeated, a FirstGroup leader
+//     handing over to a stopped replica). Only after the whole timeout
+//     with no answer does the commit fail with ErrOutcomeUnknown (08007).
+//     After a lost copy, an answer "fenced" or "closed" is 08007 too (the
+//     lost copy may have applied before a takeover and its record been
+//     deleted by the next node's Close); "stale" stays definite (the
+//     generation only grows, so the lost copy can never apply either).
+//     A Write without a commit timestamp (system keys only) passes the
+//     closed fence, so its record could never be deleted safely: it has
+//     no id and is proposed once, as before. A stale answer (nothing
+//     applied) is retried after the map refreshes. A proposal the engine
+//     refused at every try until the timeout (no leader known, the
+//     replica busy: raft.ErrNotProposed) never reached the log: the
+//     commit fails with 40001 and the node goes on serving
 //     (TestCommitWithoutLeaderFailsDefinitely).
 //
 // # Not done yet
@@ -377,7 +398,8 @@
 //     its log store reports busy; which of them, not known); such a
 //     commit now fails with 40001 instead of 08007. A proposal forwarded
 //     just before the serving node's replica lost a child's leadership to
-//     an election can still be lost (08007). The failures that kept it off
+//     an election was lost (08007): such a commit is now proposed again
+//     and applies once (Invariants above). The failures that kept it off
 //     before, with their causes (fixed): a node missing a group made just
 //     after a takeover (a founder that missed the split: reseedFounders
 //     above); StepDown closing the engine under a replica's Apply or
@@ -481,8 +503,11 @@
 //     a non-voter until it caught up): losing a voter then stops commits
 //     until it returns. The serving node logs "node N votes in the shard
 //     group" for each promotion.
-//   - A commit whose proposal timed out fails with 08007 (transaction
-//     resolution unknown): it may still apply.
+//   - A commit none of whose copies was answered within the proposal
+//     timeout fails with 08007 (transaction resolution unknown): it may
+//     still apply. A Write without a commit timestamp is proposed once.
+//   - A Write with an id costs every replica a read of its record and a
+//     write of it, and each Raft Close a deletion per record it closes.
 //   - Lock records of the old serving node's open transactions do not
 //     travel: its transactions die with it, as on a one-node restart.
 //   - The cluster's write rate and forwarded reads (issue 17's targets:

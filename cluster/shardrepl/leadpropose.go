@@ -33,8 +33,10 @@ import (
 // alone (serving follows its leadership, not the reverse), and so is a
 // group where this node's replica does not vote (it cannot lead it, and
 // the serving node asks for no transfer to it either): their proposals
-// are forwarded as before. What is left is a leader lost to an election
-// while a proposal was in flight: that outcome is unknown (08007).
+// are forwarded as before. A proposal lost anyway (to an election while
+// it was in flight, or forwarded to a FirstGroup leader handing over) is
+// proposed again: Writes apply at most once (replicator.go's proposeOne,
+// shardsm's writeonce.go).
 
 // leadWait bounds how long a commit waits for its node to take a child's
 // leadership: a fraction of the proposal timeout, so that the proposal

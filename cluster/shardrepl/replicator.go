@@ -404,8 +404,22 @@ func (r *Replicator) propose(ts hlc.Timestamp, parts []part) (stale *shardsm.Sta
 	return r.commitAcross(ts, parts)
 }
 
+// proposeOne proposes one group's part as one Write. A Write with a
+// commit timestamp carries a commit id (shardsm's Writes applied once), so
+// an attempt whose answer did not come (a proposal forwarded to a leader
+// that dropped it while handing over, or lost with a leader's log tail in
+// an election) is proposed again until the state machine answers or the
+// proposal timeout ends: the group applies it once however many copies
+// reach its log. Only what the state machine answered is definite; after
+// an unanswered attempt a refusal that a takeover could explain (fenced,
+// closed) no longer proves that nothing applied (writeonce.go), and
+// neither does an attempt the engine refused.
 func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, error) {
 	w := shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Epoch: r.epoch, Mutations: p.ops}
+	repeatable := !ts.IsEmpty()
+	if repeatable {
+		w.ID = shardsm.NewCommitID(r.epoch, r.cross.seq.Add(1))
+	}
 	// The stats change, read here once, so that the replicas need not
 	// read the keys (shardsm/statshint.go).
 	if err := shardsm.AddStatsHint(r.db, p.rt.group, &w); err != nil {
@@ -415,38 +429,76 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 	if err != nil {
 		return nil, err
 	}
-	// A Write is not repeatable: it must not be forwarded to a leader
-	// that may drop it unanswered (leadpropose.go).
-	if err := r.awaitLead(p.rt.group, r.leadWait()); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	res, err := r.host.Propose(ctx, p.rt.group, cmd)
-	if err != nil {
-		if errors.Is(err, raft.ErrNotProposed) {
-			// Nothing reached the log: definite, and nothing to settle.
-			return nil, &sqlerr.Error{Code: sqlerr.SerializationFailure,
-				Message: fmt.Sprintf("could not commit: shard group %d took no proposal within %s (no leader, or too busy); nothing was written", p.rt.group, r.timeout),
-				Detail:  err.Error(), Hint: "Retry the transaction."}
+	g := p.rt.group
+	deadline := time.Now().Add(r.timeout)
+	var lost error // the last attempt that went unanswered (nil: none)
+	var res raft.Result
+	for {
+		left := time.Until(deadline)
+		// Not forwarded to a leader that may drop it unanswered
+		// (leadpropose.go), when this node can lead g.
+		if leadErr := r.awaitLead(g, min(r.leadWait(), left)); leadErr != nil {
+			if lost == nil {
+				return nil, leadErr
+			}
+			// An earlier copy may still apply; go on while time is
+			// left, without spinning on a transfer that fails at once.
+			time.Sleep(min(leaderWatchEvery, max(time.Until(deadline), 0)))
+		} else {
+			attempt := left
+			if repeatable {
+				attempt = min(left, r.timeout/proposeAttempts)
+			}
+			res, err = r.proposeAttempt(g, cmd, attempt)
+			if err == nil {
+				break
+			}
+			switch {
+			case errors.Is(err, raft.ErrNotProposed):
+				// This copy never reached the log.
+			case errors.Is(err, raft.ErrTimeout) && repeatable:
+				lost = err
+			case errors.Is(err, raft.ErrTimeout):
+				return nil, fmt.Errorf("%w: shard group %d did not apply it within %s: %w", ErrOutcomeUnknown, g, r.timeout, err)
+			case lost != nil:
+				return nil, fmt.Errorf("%w: shard group %d: an earlier copy went unanswered (%v), then: %w", ErrOutcomeUnknown, g, lost, err)
+			default:
+				return nil, fmt.Errorf("shardrepl: proposing to shard group %d: %w", g, err)
+			}
 		}
-		if errors.Is(err, raft.ErrTimeout) {
-			return nil, fmt.Errorf("%w: shard group %d did not apply it within %s: %w", ErrOutcomeUnknown, p.rt.group, r.timeout, err)
+		if time.Until(deadline) > 0 {
+			continue
 		}
-		return nil, fmt.Errorf("shardrepl: proposing to shard group %d: %w", p.rt.group, err)
+		if lost != nil {
+			return nil, fmt.Errorf("%w: shard group %d did not apply it within %s: %w", ErrOutcomeUnknown, g, r.timeout, lost)
+		}
+		// Nothing reached the log: definite, and nothing to settle.
+		return nil, &sqlerr.Error{Code: sqlerr.SerializationFailure,
+			Message: fmt.Sprintf("could not commit: shard group %d took no proposal within %s (no leader, or too busy); nothing was written", g, r.timeout),
+			Detail:  err.Error(), Hint: "Retry the transaction."}
 	}
 	err = shardsm.DecodeResult(res)
 	var se *shardsm.StaleError
 	if errors.As(err, &se) {
+		// Definite even after a lost copy: the group's generation moved
+		// past the Write's, so that copy can never apply either, and the
+		// repeat found no record of it (no takeover in between: that is
+		// checked first, as fenced).
 		if se.Initialized {
 			r.mu.Lock()
-			r.setLocked(p.rt.group, se.Descriptor)
+			r.setLocked(g, se.Descriptor)
 			r.mu.Unlock()
 		}
-		return se, fmt.Errorf("shardrepl: shard group %d: %w", p.rt.group, err)
+		return se, fmt.Errorf("shardrepl: shard group %d: %w", g, err)
 	}
 	var fe *shardsm.FencedError
 	if errors.As(err, &fe) {
+		if lost != nil {
+			// The lost copy may have applied before the takeover, and
+			// the next node's Close may have deleted its record since.
+			return nil, fmt.Errorf("%w: shard group %d: node %d took over serving SQL after a copy of the commit went unanswered (%v): %w",
+				ErrOutcomeUnknown, g, fe.Serving.Node, lost, err)
+		}
 		// Nothing was written: definite, and the node is about to stop
 		// serving (its replica applied the takeover before this).
 		return nil, &sqlerr.Error{Code: sqlerr.AdminShutdown,
@@ -454,10 +506,88 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 			Detail:  err.Error(), Hint: "Connect again (through any node) and retry.", Fatal: true}
 	}
 	if cerr, ok := closedCommitError(err); ok {
+		if lost != nil {
+			return nil, fmt.Errorf("%w: shard group %d: a copy of the commit went unanswered (%v): %w", ErrOutcomeUnknown, g, lost, err)
+		}
 		return nil, cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("shardrepl: shard group %d refused a commit: %w", p.rt.group, err)
+		return nil, fmt.Errorf("shardrepl: shard group %d refused a commit: %w", g, err)
 	}
 	return nil, nil
+}
+
+// proposeAttempts is how many attempts of at most a proposal timeout's
+// share a repeatable Write gets when each goes unanswered.
+const proposeAttempts = 3
+
+// proposeAttempt proposes cmd to g once, for at most d. It gives up
+// early when g's leader or term changes while it waits: a proposal in
+// the old leader's log tail may be lost with it, and the dragonboat
+// request of a lost one is only ended by its deadline.
+func (r *Replicator) proposeAttempt(g raft.GroupID, cmd []byte, d time.Duration) (raft.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	w := &leaderWatch{host: r.host, g: g, cancel: cancel}
+	w.leader, w.term, w.known, _ = r.host.Leader(g)
+	w.arm()
+	defer w.stop()
+	return r.host.Propose(ctx, g, cmd)
+}
+
+// leaderWatchEvery is how often an attempt that has not been answered
+// looks at its group's leader: a commit is usually answered in a few
+// milliseconds, before the first look.
+const leaderWatchEvery = 50 * time.Millisecond
+
+// leaderWatch cancels an attempt once its group's leader or term is no
+// longer the one it started under.
+type leaderWatch struct {
+	host   raft.Host
+	g      raft.GroupID
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+	leader  raft.ReplicaID
+	term    uint64
+	known   bool
+}
+
+func (w *leaderWatch) arm() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.t = time.AfterFunc(leaderWatchEvery, w.look)
+	}
+}
+
+func (w *leaderWatch) look() {
+	leader, term, known, err := w.host.Leader(w.g)
+	if err != nil {
+		return // the proposal reports it
+	}
+	w.mu.Lock()
+	changed := w.known && (!known || leader != w.leader || term != w.term)
+	if !w.known && known {
+		// No leader when the attempt started: its proposal waited for
+		// this one, so this is the leader to watch.
+		w.leader, w.term, w.known = leader, term, true
+	}
+	w.mu.Unlock()
+	if changed {
+		w.cancel()
+		return
+	}
+	w.arm()
+}
+
+func (w *leaderWatch) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.t != nil {
+		w.t.Stop()
+	}
 }

@@ -42,7 +42,12 @@
 // epoch, and a Write applies only under the current epoch (else
 // FencedError: a node that served before a takeover cannot write); Close
 // (closedts.go) raises the group's closed timestamp under the current
-// epoch, and a Write at or below it is refused (ClosedError); Mark
+// epoch, and a Write at or below it is refused (ClosedError); a Write
+// with an ID (command 22, writeonce.go) applies at most once: its record
+// (group state kind 0x14, keyed by commit timestamp and id) answers a
+// repeat as applied before any other check, and the Close that closes
+// its timestamp deletes it (a later copy is refused as closed), so the
+// proposer may repeat a Write whose answer it lost; Mark
 // changes nothing but the applied index (a split child's founders open at
 // applied index 0 and dragonboat stamps a streamed snapshot with the last
 // index a command applied at: a snapshot stamped 0 is skipped by a new
@@ -74,8 +79,8 @@
 // stats counter, a split child's founding members, and the newest commit
 // timestamp a Write carried (told to the store's clock, Store.SetClock, so
 // that a replica's node never commits below a version it holds), the
-// serving epoch and node, and the closed timestamp (told to the clock
-// too). The storage
+// serving epoch and node, the closed timestamp (told to the clock
+// too), and the records of Writes applied once. The storage
 // engine's schema times (0x03 0x10 <table prefix>) in the shard's span are
 // the shard's too. A snapshot is these six spans. The group's own state
 // also holds the staged parts (03 04 | group | 07 | commit id) and the

@@ -32,6 +32,7 @@ import (
 //     03 04 | group id (8 BE) | 07 | commit id   a staged part (crossgroup.go)
 //     03 04 | group id (8 BE) | 08 | commit id   a decision record
 //     03 04 | group id (8 BE) | 09    closed timestamp (closedts.go)
+//     03 04 | group id (8 BE) | 14 | commit ts | id   a Write applied once (writeonce.go)
 //
 // The founding members are kept so that a node that crashed between
 // applying a split and starting the child can still start it (its parent
