@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/lni/dragonboat/v4"
@@ -20,6 +21,9 @@ type dragonboatHost struct {
 	cfg      HostConfig
 	snapSend *snapshotSendHook // snapshotsend.go
 	keeper   *logKeeper        // logkeeper.go
+	// busyRefusals counts the proposal tries dragonboat refused as
+	// ErrSystemBusy (BusyRefusals).
+	busyRefusals atomic.Int64
 }
 
 var _ Host = (*dragonboatHost)(nil)
@@ -144,6 +148,9 @@ func (h *dragonboatHost) Propose(ctx context.Context, g GroupID, cmd []byte) (Re
 	err := retryDropped(ctx, func() error {
 		var err error
 		res, err = h.nh.SyncPropose(ctx, session, cmd)
+		if errors.Is(err, dragonboat.ErrSystemBusy) {
+			h.busyRefusals.Add(1)
+		}
 		return err
 	})
 	if notProposed(err) {

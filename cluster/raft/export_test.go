@@ -48,3 +48,6 @@ func SetChunkReceivedHook(f func(g GroupID, to ReplicaID, last bool)) {
 	}
 	chunkReceivedHook = func(c *pb.Chunk) { f(GroupID(c.ShardID), ReplicaID(c.ReplicaID), c.IsLastChunk()) }
 }
+
+// BusyRefusals is how many proposal tries h's engine refused as busy.
+func BusyRefusals(h Host) int64 { return h.(*dragonboatHost).busyRefusals.Load() }
