@@ -34,13 +34,16 @@ type ClusterAdmin interface {
 
 // ClusterNode is one row of sys.nodes (bind.NodeColumns).
 type ClusterNode struct {
-	ID                        uint64
-	Address, SQLAddress       string
-	Live                      bool
-	Membership                string // active, decommissioning, decommissioned
-	Replicas, Voters, Leaders int
-	Bytes                     int64
-	Locality                  string // --locality ("az=a,rack=1"); "": none (NULL)
+	ID                  uint64
+	Address, SQLAddress string
+	Live                bool
+	Membership          string // active, decommissioning, decommissioned
+	// Replicas, Voters and Leaders count every group; the Placed ones the
+	// groups placement moves (bind.NodeColumns).
+	Replicas, Voters, Leaders                   int
+	PlacedReplicas, PlacedVoters, PlacedLeaders int
+	Bytes                                       int64
+	Locality                                    string // --locality ("az=a,rack=1"); "": none (NULL)
 	// ClockKnown: ClockOffset and ClockUncertainty hold this node's
 	// estimate of the node's clock (the node's minus this one's); else
 	// both are NULL.
@@ -61,7 +64,7 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 	if c == nil {
 		return [][]types.Value{{types.NewInt64(1), types.NullValue, types.NullValue, types.NewBool(true),
 			types.NewBool(false), types.NewUtf8("active"), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0), types.NullValue,
-			types.NewDouble(0), types.NewDouble(0)}}, nil
+			types.NewDouble(0), types.NewDouble(0), types.NewInt64(0), types.NewInt64(0), types.NewInt64(0)}}, nil
 	}
 	nodes, err := c.Nodes(context.Background())
 	if err != nil {
@@ -84,7 +87,8 @@ func (s *Session) nodeRows() ([][]types.Value, error) {
 		out = append(out, []types.Value{types.NewInt64(int64(n.ID)), text(n.Address), text(n.SQLAddress),
 			types.NewBool(n.Live), types.NewBool(n.Membership == "decommissioned"), types.NewUtf8(n.Membership),
 			types.NewInt64(int64(n.Replicas)), types.NewInt64(int64(n.Voters)), types.NewInt64(int64(n.Leaders)), types.NewInt64(n.Bytes), text(n.Locality),
-			ms(n.ClockKnown, n.ClockOffset), ms(n.ClockKnown, n.ClockUncertainty)})
+			ms(n.ClockKnown, n.ClockOffset), ms(n.ClockKnown, n.ClockUncertainty),
+			types.NewInt64(int64(n.PlacedReplicas)), types.NewInt64(int64(n.PlacedVoters)), types.NewInt64(int64(n.PlacedLeaders))})
 	}
 	return out, nil
 }

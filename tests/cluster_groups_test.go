@@ -255,3 +255,65 @@ func transferWithLedger(ctx context.Context, c *pgx.Conn, id, src, dst, amount i
 func withShardGroupPerShard(t *testing.T) {
 	t.Setenv("PIVOTDB_TEST_NODE_FLAGS", strings.TrimSpace(os.Getenv("PIVOTDB_TEST_NODE_FLAGS")+" --shard-group-per-shard"))
 }
+
+// TestClusterNodesCountEveryGroup: sys.nodes' replicas, voters and
+// leaders count every shard group a node holds, the split children
+// included (a table with UNIFORM_PARTITIONS = 4 on three nodes), not the
+// metadata group and the first shard group only (which it counted
+// before: 2 replicas per node however many groups).
+func TestClusterNodesCountEveryGroup(t *testing.T) {
+	withShardGroupPerShard(t)
+	procs := startSQLCluster(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, procs[0].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	mustExec(t, conn, `CREATE TABLE quad (id Int64, v Utf8, PRIMARY KEY (id)) WITH (UNIFORM_PARTITIONS = 4)`)
+	for i := int64(0); i < 8; i++ {
+		mustExec(t, conn, fmt.Sprintf("INSERT INTO quad VALUES (%d, 'row')", (2*i-7)<<60))
+	}
+	waitDistinctGroups(ctx, t, procs[1].url(), "quad", 4)
+	// The groups: the metadata group (1), the first shard group (2) and
+	// every split child a table's shard lies in.
+	var children int
+	if err := conn.QueryRow(ctx, "SELECT count(DISTINCT group_id) FROM sys.partitions WHERE group_id > 2").Scan(&children); err != nil {
+		t.Fatal(err)
+	}
+	if children < 4 {
+		t.Fatalf("quad's four shards lie in %d split children", children)
+	}
+	groups := 2 + children
+	var last string
+	// A joining replica of a child is promoted one manager round after it
+	// caught up, and a child's leader is known once it elected one.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		rows, err := conn.Query(ctx, "SELECT node_id, replicas, voters, leaders, bytes FROM sys.nodes WHERE is_live ORDER BY node_id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, nodes, leaders := true, 0, 0
+		last = ""
+		for rows.Next() {
+			var id, replicas, voters, led, bytes int64
+			if err := rows.Scan(&id, &replicas, &voters, &led, &bytes); err != nil {
+				t.Fatal(err)
+			}
+			last += fmt.Sprintf(" node %d: %d replicas, %d voters, %d leaders, %d bytes;", id, replicas, voters, led, bytes)
+			ok = ok && replicas == int64(groups) && voters == int64(groups) && bytes > 0
+			nodes++
+			leaders += int(led)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if ok && nodes == 3 && leaders == groups {
+			t.Logf("%d groups:%s", groups, last)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sys.nodes after 60 s, with %d groups (each node holding a voter of each, each group led):%s", groups, last)
+		}
+	}
+}

@@ -86,11 +86,11 @@ func TestOneNodeCluster(t *testing.T) {
 	}
 	// Every node votes in every group (the metadata group, the first
 	// shard group and the table's child) and holds a replica of the
-	// table's shard: the first node may stop then. sys.nodes counts the
-	// metadata group and the first shard group only (placement's), so the
-	// child's voters are read from the first node's log: its manager loop
-	// promotes each joining node's replica of the child once that replica
-	// caught up, i.e. held the shard (cluster/shardrepl's groupplace.go).
+	// table's shard: the first node may stop then. sys.nodes counts every
+	// group (the child too), and the first node's log says when its
+	// manager loop promoted each joining node's replica of the child,
+	// i.e. once that replica caught up and held the shard
+	// (cluster/shardrepl's groupplace.go).
 	deadline := time.Now().Add(2 * time.Minute) // two joins and their snapshots, under load
 	for {
 		votes, err := votersPerNode(ctx, c)

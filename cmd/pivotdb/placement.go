@@ -124,6 +124,14 @@ func (a clusterAdmin) Nodes(ctx context.Context) ([]sql.ClusterNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Placement counts the metadata group and FirstGroup; the split
+	// children are the Cluster's. Their bytes are in FirstGroup's size
+	// already (Cluster.groupSize sums every group, and every member of
+	// FirstGroup holds every child).
+	children, err := a.cl.ChildCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	offsets := map[uint64]node.RemoteOffset{a.m.Self(): {}} // its own clock: 0
 	if a.clocks != nil {
 		for _, p := range a.clocks.Offsets() {
@@ -133,8 +141,10 @@ func (a clusterAdmin) Nodes(ctx context.Context) ([]sql.ClusterNode, error) {
 	out := make([]sql.ClusterNode, len(nodes))
 	for i, n := range nodes {
 		o, known := offsets[n.ID]
+		ch := children[n.ID]
 		out[i] = sql.ClusterNode{ID: n.ID, Address: n.Addr, SQLAddress: n.SQLAddr, Live: n.Live, Membership: n.Membership,
-			Replicas: n.Replicas, Voters: n.Voters, Leaders: n.Leaders, Bytes: n.Bytes, Locality: n.Locality,
+			Replicas: n.Replicas + ch.Replicas, Voters: n.Voters + ch.Voters, Leaders: n.Leaders + ch.Leaders,
+			PlacedReplicas: n.Replicas, PlacedVoters: n.Voters, PlacedLeaders: n.Leaders, Bytes: n.Bytes, Locality: n.Locality,
 			ClockKnown: known, ClockOffset: o.Offset, ClockUncertainty: o.Uncertainty}
 	}
 	return out, nil

@@ -214,9 +214,9 @@ func servingNode(ctx context.Context, nodes []*clusterNode) (*clusterNode, error
 			in := &instance{name: "serving node", dialect: pivotDialect, addr: serving[0].sql, user: "pivotdb", db: "pivotdb"}
 			if err := in.connect(ctx, 1); err == nil {
 				var voters int64
-				err := in.pool.QueryRow(ctx, "SELECT sum(voters)::Int64 FROM sys.nodes").Scan(&voters)
+				err := in.pool.QueryRow(ctx, "SELECT sum(placed_voters)::Int64 FROM sys.nodes").Scan(&voters)
 				in.pool.Close()
-				if err == nil && voters == 6 { // three voters in each of the two groups
+				if err == nil && voters == 6 { // three voters in each of the two groups placement moves
 					return serving[0], nil
 				}
 			}
