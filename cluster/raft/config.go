@@ -138,34 +138,38 @@ func (c HostConfig) withDefaults() (HostConfig, error) {
 // (GetDefaultLogDBConfig) gives its log store 16 Pebble shards of 4×128 MiB
 // memtables, up to 8 GiB, and even its "tiny" preset allows 256 MiB. PivotDB
 // runs many groups on one log store and keeps the data in its own engine, so
-// the log store gets 2 Pebble shards, each with up to 4×2 MiB memtables and a
-// 1 MiB block cache: at most 16 MiB of memtables (config.LogDBConfig.MemorySizeMB)
-// and 2 MiB of cache. Log writes are small and fsynced per batch; bigger
-// memtables only delay flushes.
+// the log store gets 2 Pebble shards, each with up to 4×4 MiB memtables and
+// a 1 MiB block cache: at most 32 MiB of memtables
+// (config.LogDBConfig.MemorySizeMB), of which a shard holds one (4 MiB) but
+// while a flush lags, and 2 MiB of cache. Log writes are small and fsynced
+// per batch; bigger memtables only delay flushes.
 //
 // Four memtables, not two: dragonboat pauses every proposal of the groups
 // on a log store shard while that shard is "busy", which it decides at each
-// memtable switch, flush end and compaction end as "the memtables' arenas
-// reach 95% of KVWriteBufferSize × KVMaxWriteBufferNumber" (its pebble
-// kv_pebble.go). With two memtables, the one being flushed and the new one
-// make the whole budget at every switch, so every 4 MiB of log writes
-// paused the groups' proposals until the flush ended ("new LogDB busy state
-// is true" per replica, ErrSystemBusy to the proposer: 133 to 229 refused
-// tries in 64 MiB of 128 KiB proposals on three hosts, none with four,
-// BenchmarkBulkProposals). And the state is set by goroutines that race
-// (the switch's notice computed before a flush ended can land after the
-// flush's), so a "busy" could stick until the shard's next switch, which
-// the paused groups no longer bring: the likely cause of FirstGroup
-// refusing every proposal as busy for over 10 s during a COPY with groups
-// off. With four, busy means three full memtables wait for a flush: real
-// back-pressure, which the proposer waits out (retryDropped) up to its
-// deadline. TestLogStoreFlushIsNotBusy holds the rule.
+// memtable switch, flush end and compaction end as "the memtables' arenas,
+// and batches too big for a memtable (over half of one: a bulk load's
+// Raft entries), reach 95% of KVWriteBufferSize × KVMaxWriteBufferNumber"
+// (its pebble kv_pebble.go). With two memtables, the one being flushed and
+// the new one make the whole budget at every switch, so every 4 MiB of log
+// writes paused the groups' proposals until the flush ended ("new LogDB busy
+// state is true" per replica, ErrSystemBusy to the proposer). And the state
+// is set by goroutines that race (a switch's notice computed before a flush
+// ended can land after the flush's), so a "busy" could stick until the
+// shard's next switch, which the paused groups no longer bring: the likely
+// cause of FirstGroup refusing every proposal as busy for over 10 s during
+// a COPY with groups off. With four, busy means three full memtables wait
+// for a flush: real back-pressure, which the proposer waits out
+// (retryDropped) up to its deadline. Measured (three nodes, load 10-14):
+// TestClusterCopy of 400k rows with groups off, busy transitions in the
+// three nodes' logs: 22 and 27 with 2×4 MiB, 9 and 11 with 4×2 MiB (the
+// COPY's batches over 1 MiB count whole), 0 and 0 with 4×4 MiB;
+// BenchmarkBulkProposals. TestLogStoreFlushIsNotBusy holds the rule.
 //
 // Shards may not change once a directory has been written.
 func logStoreConfig() config.LogDBConfig {
 	c := config.GetTinyMemLogDBConfig()
 	c.Shards = 2
-	c.KVWriteBufferSize = 2 << 20
+	c.KVWriteBufferSize = 4 << 20
 	c.KVMaxWriteBufferNumber = 4
 	c.KVTargetFileSizeBase = 4 << 20
 	c.KVMaxBytesForLevelBase = 64 << 20

@@ -98,8 +98,10 @@
 // # Memory
 //
 // dragonboat's default log store config takes up to 8 GiB (16 shards of
-// 4×128 MiB memtables). logStoreConfig cuts it to 2 shards of 2×4 MiB
-// memtables and 1 MiB block caches; MaxInMemLogBytes bounds each replica's
+// 4×128 MiB memtables). logStoreConfig cuts it to 2 shards of up to 4×4 MiB
+// memtables (one each while flushes keep up; four, not two, so that a flush
+// does not make dragonboat call the store busy and pause every proposal:
+// config.go) and 1 MiB block caches; MaxInMemLogBytes bounds each replica's
 // unapplied log; the send and receive queues are bounded at 64 MiB.
 // BenchmarkHostMemory measures three hosts in one process after 200 writes
 // per group: 9 MiB of live heap per host with one group, 53 MiB with ten,

@@ -73,7 +73,7 @@ func benchHostMemory(b *testing.B, groups int) {
 // a three-host group's leader (a bulk load's pace) and reports how many
 // tries the engine refused as busy per proposal (busy-refusals/op): with a
 // log store whose every memtable switch counted as busy (two memtables)
-// it was 133 to 229 in 64 MiB (512 proposals), 0 with four.
+// it was 133 to 229 in 64 MiB (512 proposals), 0 with four (of 2 MiB).
 //
 //	go test ./cluster/raft -run '^$' -bench BulkProposals -benchtime 512x
 func BenchmarkBulkProposals(b *testing.B) {

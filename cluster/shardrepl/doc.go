@@ -392,11 +392,18 @@
 //     on), which is likely the cause of the clean-clone CI
 //     run's TestClusterReadReplicas failure with groups on (its read
 //     replica answered 55000 "no closed timestamp yet" for 30 s), not
-//     shown. Still open: once, with groups off, FirstGroup refused
-//     every proposal as "system is too busy" for more than 10 s during
-//     that COPY (dragonboat pauses proposals while its rate limiter or
-//     its log store reports busy; which of them, not known); such a
-//     commit now fails with 40001 instead of 08007. A proposal forwarded
+//     shown. Once, with groups off, FirstGroup refused every proposal
+//     as "system is too busy" for more than 10 s during that COPY (such a
+//     commit fails with 40001, not 08007). Dragonboat pauses proposals
+//     while its rate limiter (MaxInMemLogBytes) or its log store reports
+//     busy. The log store's busy state, as cluster/raft configured it
+//     (two memtables), turned on at every memtable switch of a COPY (22
+//     and 27 times in two 400k-row COPYs' logs, each pausing proposals
+//     until the flush ended) and is set by racing goroutines, so it could
+//     stick: the likely cause, not reproduced; with four memtables it
+//     turned on 0 times in two such COPYs (cluster/raft's config.go). A
+//     proposal refused as busy is tried again until the proposal timeout
+//     (back-pressure), then fails with 40001. A proposal forwarded
 //     just before the serving node's replica lost a child's leadership to
 //     an election was lost (08007): such a commit is now proposed again
 //     and applies once (Invariants above). The failures that kept it off
