@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -57,7 +58,10 @@ type Replicator struct {
 	changed chan struct{}
 
 	cross crossState // commits across groups (crossgroup.go)
-	lead  leadState  // this node's replicas as leaders (leadpropose.go)
+	// writeSeq numbers the one-group Writes' commit ids (proposeOne);
+	// commits across groups number theirs in cross, which counts them.
+	writeSeq atomic.Uint64
+	lead     leadState // this node's replicas as leaders (leadpropose.go)
 }
 
 var (
@@ -418,7 +422,7 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 	w := shardsm.Write{Generation: p.rt.desc.Generation, Timestamp: ts, Epoch: r.epoch, Mutations: p.ops}
 	repeatable := !ts.IsEmpty()
 	if repeatable {
-		w.ID = shardsm.NewCommitID(r.epoch, r.cross.seq.Add(1))
+		w.ID = shardsm.NewCommitID(r.epoch, r.writeSeq.Add(1))
 	}
 	// The stats change, read here once, so that the replicas need not
 	// read the keys (shardsm/statshint.go).
