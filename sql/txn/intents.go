@@ -36,8 +36,16 @@ import (
 // key first, so a writing block does): their record exists and their id
 // is known to the lock table, so that another transaction meeting one of
 // their intents waits for them. One-phase transactions never flush (they
-// commit in one batch by definition), nor does a replicated engine's
-// transaction (intents would not be replicated).
+// commit in one batch by definition).
+//
+// On a replicated engine (a cluster) the same code runs: storage sends the
+// flushes, resolutions and removals through the replicator
+// (storage/intents.go, "On a replicated engine"), the record rewritten by
+// each flush goes with its intents to the anchor's shard group, and the
+// lock table's removals of a dead transaction's intent or record go
+// through it too (LocalBatch.CommitShared). A node that takes over
+// serving runs Recover before SQL serves; it settles every record it
+// finds, then ends storage's recovery hold on closed timestamps.
 
 // IntentFlushBytes is the size of a block's batch past which its writes
 // move to the store as intents. A variable for tests, which set it low to

@@ -331,7 +331,8 @@ func (lt *LockTable) abortIntent(c *mvcc.LockConflictError) error {
 	if _, err := mvcc.ResolveIntent(b, c.Key, mvcc.Resolution{ID: c.Txn.ID, Epoch: c.Txn.Epoch, Status: mvcc.Aborted}); err != nil {
 		return err
 	}
-	return b.CommitNoSync()
+	// The intent is on every replica of its shard: so is its removal.
+	return b.CommitShared()
 }
 
 // giveBack removes records their owner wrote, by their engine keys, in one
@@ -366,7 +367,11 @@ func (lt *LockTable) deleteRecords(keys ...[]byte) error {
 			return err
 		}
 	}
-	return b.CommitNoSync()
+	// A transaction record that a flush of intents rewrote is on every
+	// replica of its anchor's shard (intents.go): its deletion goes there
+	// too. Lock records stay local (the replicator's rule), so a batch of
+	// those alone costs no proposal.
+	return b.CommitShared()
 }
 
 // clearOrphans removes every lock record whose transaction is not
