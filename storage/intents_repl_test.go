@@ -296,3 +296,67 @@ func TestRecoveryHold(t *testing.T) {
 		t.Fatalf("closable after the recovery: %v %v", ts, err)
 	}
 }
+
+// TestIntentsReplicatedResolveAfterTakeover: a commit whose record is
+// COMMITTED but whose resolution failed (its only chunk never landed: the
+// caller's last hook failed) fails with IntentResolveError and stops the
+// node serving; the replica,
+// serving next with a replicator of its own, resolves the intents at the
+// commit timestamp from what it holds (what Manager.Recover does with a
+// COMMITTED record), and both stores then hold the same versions.
+func TestIntentsReplicatedResolveAfterTakeover(t *testing.T) {
+	e := openMem(t, NewMemFS(), Options{NoSync: true, GCTTL: -1})
+	defer e.Close()
+	replica := openMem(t, NewMemFS(), Options{NoSync: true, GCTTL: -1})
+	defer replica.Close()
+	r := &replayReplicator{e: e, replica: replica}
+	if err := e.SetReplicator(r); err != nil {
+		t.Fatal(err)
+	}
+	k := func(s string) []byte { return append(TablePrefix(7), s...) }
+	noop := func(*LocalBatch, []Span, [][]byte) error { return nil }
+	owner := IntentOwner{ID: [TxnIDLen]byte{5}, Anchor: k("a")}
+	b := e.NewBatch()
+	defer b.Close()
+	b.Set(k("a"), []byte("a1"))
+	b.Set(k("b"), []byte("b1"))
+	if err := b.FlushIntents(owner, noop); err != nil {
+		t.Fatal(err)
+	}
+	var commitTS hlc.Timestamp
+	var spans []Span
+	b.SetIntentCommit(IntentCommit{
+		Flush: noop,
+		Committed: func(w *LocalBatch, ts hlc.Timestamp, sp []Span) error {
+			commitTS, spans = ts, sp
+			return nil
+		},
+		Last: func(*LocalBatch) error {
+			return errors.New("the first resolution chunk did not apply")
+		},
+	})
+	var re *IntentResolveError
+	if err := b.Commit(); !errors.As(err, &re) {
+		t.Fatalf("commit: %v, want an IntentResolveError", err)
+	}
+	if r.abandonReason == nil {
+		t.Fatal("the replicator was not told to stop serving")
+	}
+	if got := rawTable7(t, replica); got != "a@intent0 b@intent0" {
+		t.Fatalf("the replica holds %q, want the intents", got)
+	}
+	// The replica serves next.
+	r2 := &replayReplicator{e: replica, replica: e}
+	if err := replica.SetReplicator(r2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replica.ResolveIntents(owner.ID, spans, commitTS, true, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rawTable7(t, replica), "a@v b@v"; got != want || rawTable7(t, e) != want {
+		t.Fatalf("after the recovery: the replica %q, the old serving node %q, want %q", got, rawTable7(t, e), want)
+	}
+	if got, want := intentRows(t, replica.At(commitTS)), "a=a1 b=b1"; got != want {
+		t.Fatalf("at the commit timestamp: %q, want %q", got, want)
+	}
+}

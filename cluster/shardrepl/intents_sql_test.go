@@ -163,6 +163,12 @@ func TestSQLIntentsThroughShardGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes[1].serveSQL(ctx)
+	// Its store held the dead block's record, so SetReplicator held its
+	// closed timestamps; the recovery that removed the intents ended the
+	// hold.
+	if ts, err := nodes[1].engine.ClosableTimestamp(0); err != nil || ts.IsEmpty() {
+		t.Fatalf("node 2 closes nothing after its recovery: %v %v", ts, err)
+	}
 	after, err := pgx.Connect(ctx, nodes[1].url)
 	if err != nil {
 		t.Fatal(err)
