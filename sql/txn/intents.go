@@ -43,9 +43,11 @@ import (
 // (storage/intents.go, "On a replicated engine"), the record rewritten by
 // each flush goes with its intents to the anchor's shard group, and the
 // lock table's removals of a dead transaction's intent or record go
-// through it too (LocalBatch.CommitShared). A node that takes over
-// serving runs Recover before SQL serves; it settles every record it
-// finds, then ends storage's recovery hold on closed timestamps.
+// through it too (LocalBatch.CommitShared; deleteSharedRecords for
+// records that list intents, the only ones a flush replicated). A node
+// that takes over serving runs Recover before SQL serves; it settles
+// every record it finds, then ends storage's recovery hold on closed
+// timestamps.
 
 // IntentFlushBytes is the size of a block's batch past which its writes
 // move to the store as intents. A variable for tests, which set it low to
@@ -334,5 +336,5 @@ func (lt *LockTable) finishCommitted(c *mvcc.LockConflictError) (done bool, err 
 	if err := lt.recoverIntents(c.Txn.ID, rec); err != nil {
 		return false, err
 	}
-	return true, lt.deleteRecords(mvcc.TxnRecordKey(c.Txn.Anchor, c.Txn.ID))
+	return true, lt.deleteSharedRecords(mvcc.TxnRecordKey(c.Txn.Anchor, c.Txn.ID))
 }

@@ -367,10 +367,25 @@ func (lt *LockTable) deleteRecords(keys ...[]byte) error {
 			return err
 		}
 	}
-	// A transaction record that a flush of intents rewrote is on every
-	// replica of its anchor's shard (intents.go): its deletion goes there
-	// too. Lock records stay local (the replicator's rule), so a batch of
-	// those alone costs no proposal.
+	return b.CommitNoSync()
+}
+
+// deleteSharedRecords deletes transaction records that list intents
+// (LockSpans): a flush of intents wrote them, and on a replicated engine
+// through the replicator, so their deletion goes to every replica of the
+// anchor's shard too (LocalBatch.CommitShared). Records without intents
+// are the serving node's alone (deleteRecords).
+func (lt *LockTable) deleteSharedRecords(keys ...[]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := lt.eng.NewLocalBatch()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
 	return b.CommitShared()
 }
 
