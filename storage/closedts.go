@@ -27,8 +27,9 @@ import (
 // whatever they propose next. It never decreases across calls with the
 // same lag, unless the clock is wound back (it is not: hlc).
 //
-// While the recovery hold is on (HoldClosingForRecovery) it returns the
-// zero timestamp: nothing may be closed yet.
+// While the recovery hold is on (see below: SetReplicator,
+// EndRecoveryHold) it returns the zero timestamp: nothing may be closed
+// yet.
 func (e *Engine) ClosableTimestamp(lag time.Duration) (hlc.Timestamp, error) {
 	if e.recoveryHold.Load() {
 		return hlc.Timestamp{}, nil
