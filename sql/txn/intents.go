@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
@@ -287,9 +288,25 @@ func (lt *LockTable) recoverIntents(id mvcc.TxnID, rec mvcc.TxnRecord) error {
 	if lt.intentStats != nil {
 		stats = lt.intentStats()
 	}
-	_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, stats, nil)
-	return err
+	// On a replicated engine a chunk's proposal can be refused with
+	// nothing written (40001: no leader yet, or the group too busy, as
+	// at a takeover, while its groups elect): the resolution is
+	// idempotent, so it runs again, for a bounded time, rather than fail
+	// the node's recovery (and with it its SQL) at once. Only a definite
+	// refusal is retried: a chunk whose outcome is unknown may still
+	// apply, and running it again could count its statistics twice.
+	deadline := time.Now().Add(recoverRetryFor)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, stats, nil)
+		if err == nil || !lt.eng.Replicated() || sqlerr.Code(err) != sqlerr.SerializationFailure || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
 }
+
+// recoverRetryFor bounds recoverIntents's retries of a refused proposal.
+const recoverRetryFor = 30 * time.Second
 
 // intentList adds to pg_locks' rows the keys that live transactions hold
 // by their intents (dropIntentLocks gave up their lock records), FOR
