@@ -276,8 +276,9 @@
 // rejoins "rejoined the shard group as a non-voter (replica 0x100000003)";
 // sys.nodes' locality column shows --locality; each death ("node 2 has not answered for 5m0s: it is
 // dead"), recommissions, and once each what it cannot do ("cannot replace
-// dead node 2's replica of the shard group yet"). sys.nodes (leaders per
-// node) and sys.jobs (REPLICA MOVE, LEASE TRANSFER, DECOMMISSION,
+// dead node 2's replica of the shard group yet"). sys.nodes (placed_leaders
+// per node: this package's groups; leaders counts the split children too)
+// and sys.jobs (REPLICA MOVE, LEASE TRANSFER, DECOMMISSION,
 // RE-REPLICATION) show the state; raft.Host.Membership shows a group's
 // voters and non-voters (replica ids in hex: 0x1_0000_0003 is node 3's
 // generation 1). The tests: go test -race ./cluster/placement (in

@@ -404,7 +404,9 @@ type NodeStatus struct {
 	Bytes            int64  // the sizes (Group.Size) of the groups it holds a replica of
 }
 
-// Nodes returns sys.nodes' rows, in node id order.
+// Nodes returns sys.nodes' rows, in node id order, counting the groups of
+// Config.Groups (sys.nodes' placed_* columns; cmd/pivotdb adds the split
+// children for its replicas, voters and leaders).
 func (m *Manager) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	nodes, err := m.cfg.Node.Nodes(ctx)
 	if err != nil {
