@@ -358,7 +358,10 @@
 //     (TestUnansweredCommitAppliesOnce, where the first answer is lost
 //     after the copy applied and before it reached the log;
 //     TestForwardedCommitLostInTransferIsRepeated, a FirstGroup leader
-//     handing over to a stopped replica). Only after the whole timeout
+//     handing over to a stopped replica, repeated after the attempt's
+//     2 s; TestCommitLostInElectionAppliesOnce, a FirstGroup leader
+//     stopped as the commit is forwarded to it, repeated once the others
+//     elected one, 0.6-0.8 s). Only after the whole timeout
 //     with no answer does the commit fail with ErrOutcomeUnknown (08007).
 //     After a lost copy, an answer "fenced" or "closed" is 08007 too (the
 //     lost copy may have applied before a takeover and its record been

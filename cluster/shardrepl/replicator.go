@@ -453,7 +453,7 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 			if repeatable {
 				attempt = min(left, r.timeout/proposeAttempts)
 			}
-			res, err = r.proposeAttempt(g, cmd, attempt)
+			res, err = r.proposeAttempt(g, cmd, attempt, repeatable)
 			if err == nil {
 				break
 			}
@@ -525,13 +525,18 @@ func (r *Replicator) proposeOne(ts hlc.Timestamp, p part) (*shardsm.StaleError, 
 // share a repeatable Write gets when each goes unanswered.
 const proposeAttempts = 3
 
-// proposeAttempt proposes cmd to g once, for at most d. It gives up
-// early when g's leader or term changes while it waits: a proposal in
-// the old leader's log tail may be lost with it, and the dragonboat
-// request of a lost one is only ended by its deadline.
-func (r *Replicator) proposeAttempt(g raft.GroupID, cmd []byte, d time.Duration) (raft.Result, error) {
+// proposeAttempt proposes cmd to g once, for at most d. With watch (a
+// repeatable command) it gives up early when g's leader or term changes
+// while it waits: a proposal in the old leader's log tail may be lost
+// with it, and the dragonboat request of a lost one is only ended by its
+// deadline. A command that cannot be repeated waits its whole time: the
+// new leader may still apply it.
+func (r *Replicator) proposeAttempt(g raft.GroupID, cmd []byte, d time.Duration, watch bool) (raft.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	if !watch {
+		return r.host.Propose(ctx, g, cmd)
+	}
 	w := &leaderWatch{host: r.host, g: g, cancel: cancel}
 	w.leader, w.term, w.known, _ = r.host.Leader(g)
 	w.arm()

@@ -190,3 +190,50 @@ func (h *countingHost) Propose(ctx context.Context, g raft.GroupID, cmd []byte) 
 	h.n.Add(1)
 	return h.Host.Propose(ctx, g, cmd)
 }
+
+// stopLeaderHost stops the FirstGroup replica of the node in stop just
+// before the first proposal to FirstGroup: the proposal is forwarded to a
+// leader that is gone, and the group elects another.
+type stopLeaderHost struct {
+	raft.Host
+	stop raft.Host
+	once sync.Once
+}
+
+func (h *stopLeaderHost) Propose(ctx context.Context, g raft.GroupID, cmd []byte) (raft.Result, error) {
+	if g == FirstGroup {
+		h.once.Do(func() { _ = h.stop.StopReplica(FirstGroup) })
+	}
+	return h.Host.Propose(ctx, g, cmd)
+}
+
+// A commit forwarded to a FirstGroup leader that stops before it arrives
+// is lost with it; once the other two replicas elect a leader (the term
+// changes, which ends the attempt early: leaderWatch) it is proposed
+// again and applies exactly once. Before, it failed with 08007 after the
+// proposal timeout.
+func TestCommitLostInElectionAppliesOnce(t *testing.T) {
+	c := startCrossCluster(t)
+	c.rep.SetProposeTimeout(6 * time.Second)
+	var abandoned atomic.Value
+	c.rep.onAbandon = func(reason error) { abandoned.Store(reason) }
+	if err := c.nodes[1].host.TransferLeadership(c.ctx, FirstGroup, 2); err != nil {
+		t.Fatal(err)
+	}
+	waitLeaderIs(t, c.ctx, c.nodes[0].host, FirstGroup, 2)
+	c.rep.host = &stopLeaderHost{Host: c.rep.host, stop: c.nodes[1].host}
+	counter := counterIn(key9("b"))
+	start := time.Now()
+	if err := commitCounted(t, c.nodes[0], c.rep, "b000001", counter); err != nil {
+		t.Fatalf("a commit forwarded to a leader that stopped: %v", err)
+	}
+	t.Logf("committed in %s", time.Since(start).Round(time.Millisecond))
+	for _, n := range []*replicaNode{c.nodes[0], c.nodes[2]} {
+		if got := counterOn(t, c.ctx, n, FirstGroup, counter); got != 1 {
+			t.Fatalf("%s: counter %d after one commit, want 1", n.addr, got)
+		}
+	}
+	if r := abandoned.Load(); r != nil {
+		t.Fatalf("the node gave up serving: %v", r)
+	}
+}
