@@ -49,8 +49,9 @@ import (
 // PIVOTDB_MOVE_BENCH_PROFILE=DIR the nodes serve pprof
 // (--debug-listen) and the serving node's and the new node's CPU
 // profiles of the move's first PIVOTDB_MOVE_BENCH_PROFILE_SECONDS (5 by
-// default) are written there; PIVOTDB_MOVE_BENCH_LOGS=DIR keeps the
-// nodes' logs there; PIVOTDB_MOVE_BENCH_FLAGS adds serve flags to every
+// default) are written there, and the serving node's of as long a quiet
+// time before the move (quiet-serving.pprof, for pprof -diff_base);
+// PIVOTDB_MOVE_BENCH_LOGS=DIR keeps the nodes' logs there; PIVOTDB_MOVE_BENCH_FLAGS adds serve flags to every
 // node. Run it alone:
 //
 //	make build && PIVOTDB_BIN=$PWD/bin/pivotdb go test ./tests -run '^$' -bench ClusterReplicaMove -benchtime 1x
@@ -78,6 +79,10 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	// The allocator would move a voter to the new node by itself (2 s
 	// after it caught up): the move measured is the decommission's.
 	profileDir := os.Getenv("PIVOTDB_MOVE_BENCH_PROFILE")
+	profileSeconds := os.Getenv("PIVOTDB_MOVE_BENCH_PROFILE_SECONDS")
+	if profileSeconds == "" {
+		profileSeconds = "5"
+	}
 	// PIVOTDB_MOVE_BENCH_FLAGS: more serve flags for every node (e.g.
 	// "--snapshot-rate 16", or "--log-level debug" for dragonboat's
 	// snapshot decisions in PIVOTDB_MOVE_BENCH_LOGS).
@@ -173,6 +178,11 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	time.Sleep(time.Second)
 	t0 := time.Now()
 	cpu0 := nodesCPU(procs[:3])
+	if profileDir != "" {
+		// The serving node's profile of as long a quiet time, to
+		// compare with the move's (go tool pprof -diff_base).
+		go profileNode(profileDir, "quiet-serving.pprof", debugAddrs[s], profileSeconds)
+	}
 	time.Sleep(quietWindow)
 	t1 := time.Now()
 	quietCPU := nodesCPU(procs[:3]) - cpu0
@@ -273,30 +283,8 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	}()
 	startPlacementNode(procs[3], nodeFlags(procs[3])...)
 	if profileDir != "" {
-		secs := os.Getenv("PIVOTDB_MOVE_BENCH_PROFILE_SECONDS")
-		if secs == "" {
-			secs = "5"
-		}
-		for i, p := range []*clusterProc{s, procs[3]} {
-			go func(name, addr string) {
-				// The new node's debug listener comes up with its
-				// process: try for a second.
-				for range 20 {
-					resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + secs)
-					if err != nil {
-						time.Sleep(50 * time.Millisecond)
-						continue
-					}
-					defer resp.Body.Close()
-					f, err := os.Create(filepath.Join(profileDir, name))
-					if err == nil {
-						io.Copy(f, resp.Body)
-						f.Close()
-					}
-					return
-				}
-			}([]string{"move-serving.pprof", "move-new.pprof"}[i], debugAddrs[p])
-		}
+		go profileNode(profileDir, "move-serving.pprof", debugAddrs[s], profileSeconds)
+		go profileNode(profileDir, "move-new.pprof", debugAddrs[procs[3]], profileSeconds)
 	}
 	// Caught up: the new node's replicas of all the bulk table's groups.
 	var caughtUp time.Duration
@@ -377,6 +365,12 @@ func moveReplicaOnce(b *testing.B, mb int) {
 	if _, _, otherMissed := other.finish(b); missed+otherMissed > 0 {
 		b.Logf("writes due that found every connection busy and a second's backlog waiting, not sent: %d into bulk, %d into kv", missed, otherMissed)
 	}
+	var perSecond strings.Builder
+	for at := start; at.Before(end); at = at.Add(time.Second) {
+		sec := w.window(at, at.Add(time.Second))
+		fmt.Fprintf(&perSecond, "\n  %4.0fs: %3d writes, p50 %s, p99 %s", at.Sub(start).Seconds(), sec.writes, sec.p50.Round(100*time.Microsecond), sec.p99.Round(100*time.Microsecond))
+	}
+	b.Logf("the moving group's writes in each second of the move:%s", perSecond.String())
 	b.Logf("writes into bulk's group %d (offered %.0f/s): quiet before %s; during the move %s; quiet after %s", writtenGroup, rate, quietW, movingW, afterW)
 	b.Logf("writes into kv, another group (offered %.0f/s): quiet before %s; during the move %s; quiet after %s", rate/4, quietOther, movingOther, afterOther)
 	checkNewReplicaHas(b, conn, procs[3], int64(rows), acked, maybe)
@@ -446,6 +440,26 @@ func moveReplicaOnce(b *testing.B, mb int) {
 		"snapshots streamed %.1f MB; the new node's engine holds %.1f MB, its Raft directory %.1f MB; writes %.0f/s quiet, %.0f/s during the move (%.2fx)",
 		mb, caughtUp.Round(time.Millisecond), leavingID, moved.Round(time.Millisecond), sentMB, float64(engine)/(1<<20), float64(raftDir)/(1<<20),
 		quiet, during, during/quiet)
+}
+
+// profileNode writes the CPU profile of the node whose debug listener is
+// addr, over the next secs seconds, to dir/name. A node's debug listener
+// comes up with its process: it tries for a second.
+func profileNode(dir, name, addr, secs string) {
+	for range 20 {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + secs)
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(dir, name))
+		if err == nil {
+			io.Copy(f, resp.Body)
+			f.Close()
+		}
+		return
+	}
 }
 
 // quietWindow is how long the quiet rate is measured before and after the
