@@ -48,3 +48,8 @@ func SetChunkReceivedHook(f func(g GroupID, to ReplicaID, last bool)) {
 	}
 	chunkReceivedHook = func(c *pb.Chunk) { f(GroupID(c.ShardID), ReplicaID(c.ReplicaID), c.IsLastChunk()) }
 }
+
+// LogHolds is how many snapshot holds h's log keeper has.
+func LogHolds(h Host) int {
+	return int(h.(*dragonboatHost).keeper.heldGroups.Load())
+}

@@ -288,6 +288,8 @@ func (t *tcpTransport) serve(conn net.Conn) {
 			if err := batch.Unmarshal(payload); err != nil {
 				return
 			}
+			// A replica's answer may end a log hold (logkeeper.go).
+			t.snapSend.receivedBatch(&batch)
 			t.batches(batch)
 			continue
 		}
@@ -437,7 +439,7 @@ func (t *tcpTransport) GetConnection(ctx context.Context, target string) (raftio
 	if err != nil {
 		return nil, err
 	}
-	return &batchConn{frameConn: frameConn{conn: conn, encrypted: t.encrypted}, snapSend: t.snapSend}, nil
+	return &frameConn{conn: conn, encrypted: t.encrypted}, nil
 }
 
 func (t *tcpTransport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
@@ -462,21 +464,6 @@ func (c *frameConn) Close() { c.conn.Close() }
 
 func (c *frameConn) SendMessageBatch(batch pb.MessageBatch) error {
 	return c.send(methodBatch, batch.SizeUpperLimit(), func(b []byte) []byte { return pb.MustMarshalTo(&batch, b) })
-}
-
-// batchConn is a message connection: it tells the host's log keeper of
-// the batches it sent (a Replicate message ends a hold, logkeeper.go).
-type batchConn struct {
-	frameConn
-	snapSend *snapshotSendHook
-}
-
-func (c *batchConn) SendMessageBatch(batch pb.MessageBatch) error {
-	if err := c.frameConn.SendMessageBatch(batch); err != nil {
-		return err
-	}
-	c.snapSend.sentBatch(&batch)
-	return nil
 }
 
 // send marshals a payload of at most size bytes after the frame's header
