@@ -3,6 +3,7 @@ package storage
 import (
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
@@ -25,7 +26,14 @@ import (
 // the call returns: the commits ended before it are in the log ahead of
 // whatever they propose next. It never decreases across calls with the
 // same lag, unless the clock is wound back (it is not: hlc).
+//
+// While the recovery hold is on (see below: SetReplicator,
+// EndRecoveryHold) it returns the zero timestamp: nothing may be closed
+// yet.
 func (e *Engine) ClosableTimestamp(lag time.Duration) (hlc.Timestamp, error) {
+	if e.recoveryHold.Load() {
+		return hlc.Timestamp{}, nil
+	}
 	t := e.commits
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -58,3 +66,39 @@ func (e *Engine) SetCommitRefusal(err error) {
 	}
 	e.refuse.Store(&err)
 }
+
+// The recovery hold. A node that takes over serving may find in the store
+// a transaction whose record is COMMITTED but whose intents the node that
+// served before did not all resolve (storage/intents.go): that node kept
+// the commit in flight, so it closed nothing at or above the commit's
+// timestamp, and the resolution that recovery (sql/txn's Manager.Recover)
+// runs writes versions at that timestamp. Were the new node to close a
+// later timestamp first, a follower read there would miss them and the
+// replicas would refuse the resolution (shardsm's closed-timestamp
+// fence). So SetReplicator puts the hold on when the store holds any
+// transaction record, and the recovery, once every record is settled,
+// takes it off (EndRecoveryHold); a store without records (every shard
+// test's) closes at once.
+
+// holdClosingIfRecords puts the recovery hold on if the store holds a
+// transaction record.
+func (e *Engine) holdClosingIfRecords() error {
+	// 0x03: the shard-local area (keys.go).
+	lower, upper := engineBounds(Span{Start: []byte{0x03, LocalTxnRecord}, End: []byte{0x03, LocalTxnRecord + 1}})
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	if it.First() {
+		e.recoveryHold.Store(true)
+	}
+	err = it.Error()
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// EndRecoveryHold lets ClosableTimestamp close timestamps again: the
+// transaction records found at SetReplicator are settled.
+func (e *Engine) EndRecoveryHold() { e.recoveryHold.Store(false) }

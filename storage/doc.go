@@ -51,7 +51,10 @@
 //     committed version below it), so they count exactly once, recovery
 //     included. RollbackIntents, Engine.RollbackTo (savepoints),
 //     ResolveIntents (recovery) and Intents (pg_locks) work from the
-//     intents' spans. Not on a replicated engine (CanFlushIntents).
+//     intents' spans. On a replicated engine the flushes, resolutions
+//     and removals go through the replicator (commitShared), so every
+//     replica holds the intents; a takeover's recovery settles them
+//     before any timestamp is closed (the recovery hold, closedts.go).
 //     A block property (intentblocks.go) marks the sstable blocks that
 //     hold intents: resolution seeks past the others once it has met
 //     intentSkipKeys keys in a row without one, and Intents reads only

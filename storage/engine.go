@@ -150,6 +150,10 @@ type Engine struct {
 	// gcWaitsForPolicy: Options.GCWaitsForPolicy.
 	gcWaitsForPolicy bool
 	replOn           atomic.Bool
+	// recoveryHold keeps ClosableTimestamp from closing anything while a
+	// replicated store holds transaction records its recovery has not
+	// settled yet (closedts.go).
+	recoveryHold atomic.Bool
 	// refuse, when set, is the error of every commit while no replicator
 	// is set (SetCommitRefusal: a follower's read-only SQL engine).
 	refuse atomic.Pointer[error]

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -46,6 +47,51 @@ import (
 // set, so every read at or above its timestamp waits for all of it. After
 // a crash, the record says what to do: COMMITTED, resolve again at its
 // timestamp (idempotent); PENDING, remove (sql/txn's Manager.Recover).
+//
+// On a replicated engine (issue 17; a cluster, or a one-node cluster)
+// every write above goes through the replicator instead of this store's
+// Pebble (commitShared), so that each shard's replicas hold their keys'
+// intents and a node that takes over serving finds them:
+//
+//   - A flush's batch (the intents, the caller's record rewritten PENDING
+//     with the spans) is one Replicate call without a commit timestamp
+//     (a replica's clock must not learn the intents' wall time). The
+//     replicator cuts it by shard group and commits it atomically across
+//     groups (cluster/shardrepl's stage, decide, apply), so no replica
+//     ever holds an intent that its record, in the anchor's group, does
+//     not cover. Its lock-record deletions stay local (the replicator's
+//     rule for 0x03 0x01): lock records are the serving node's state.
+//   - Readers: the serving node reads its own store, a replica of every
+//     group, where Replicate has applied the intents before it returns;
+//     its own reads see them as on one node, others skip them (above every
+//     read). A follower read skips them too.
+//   - Commit: the batch with the COMMITTED record is the commit's
+//     Replicate, as any commit (one Write, or the cross-group protocol
+//     when its writes span groups): the record, in its anchor's group, is
+//     the commit point, durable on a quorum. The resolution chunks follow,
+//     each one Replicate at the commit timestamp (shardsm's closed
+//     fence admits them: the commit stays in flight, so the serving node
+//     closed nothing at or above it) carrying its keys' shard counters
+//     (IntentStats), atomically per chunk. Reads at or above the
+//     timestamp wait for the last chunk (in flight); follower reads do
+//     too (nothing is closed at or above it until then).
+//   - A commit whose record write has an unknown outcome (ErrOutcomeUnknown)
+//     keeps its intents (RollbackIntents refuses) and makes the node stop
+//     serving (BulkAbandoner); so does a failed resolution after the commit
+//     point. The next serving node's recovery, under an epoch that fences
+//     this node's late writes, settles it from the record.
+//   - Rollback, ROLLBACK TO SAVEPOINT, recovery and the lock table's
+//     removal of a dead transaction's intent (LocalBatch.CommitShared)
+//     are replicated removals in chunks, as the resolution.
+//   - Takeover: SetReplicator puts a hold on closed timestamps while the
+//     store holds any transaction record (closedts.go), so the new serving
+//     node closes nothing before its recovery (sql/txn's Manager.Recover,
+//     before SQL serves) has resolved COMMITTED records at their timestamps
+//     and removed the intents of PENDING ones.
+//
+// Memory: each Replicate call holds one chunk (about resolveChunkBytes,
+// or the caller's flush size) and its encoding, so a block stays bounded
+// on a cluster as on one node.
 
 const (
 	intentWall        = math.MaxInt64
@@ -85,6 +131,10 @@ type intentState struct {
 	spans []Span
 	// count is the number of intents written (with repeats).
 	count int64
+	// outcomeUnknown: the commit's record went to the replicator and its
+	// answer did not say whether it applied; nothing may remove the
+	// intents here.
+	outcomeUnknown bool
 }
 
 // ownIntents is a reader's view of its transaction's intents: those of id
@@ -164,10 +214,11 @@ func (b *Batch) IntentSpans() []Span {
 }
 
 // CanFlushIntents reports whether FlushIntents may run: the batch holds
-// no range deletion (its order against later writes would be lost) and
-// the engine is not replicated (intents reach only the local store).
+// no range deletion (its order against later writes would be lost). On a
+// replicated engine the intents go through the replicator like a commit
+// (see "On a replicated engine" above).
 func (b *Batch) CanFlushIntents() bool {
-	return b.check() == nil && !b.rangeDels && b.e.repl == nil
+	return b.check() == nil && !b.rangeDels
 }
 
 // FlushIntents moves the batch's versioned writes into the store as
@@ -265,7 +316,9 @@ func (b *Batch) FlushIntents(owner IntentOwner, record func(w *LocalBatch, spans
 		nb.Close()
 		return err
 	}
-	if err := b.e.commitPebble(wb, pebble.NoSync); err != nil {
+	// No commit timestamp: intents are above every read, and a replica's
+	// clock must not learn their wall time (intentWall).
+	if err := b.e.commitShared(wb, hlc.Timestamp{}); err != nil {
 		nb.Close()
 		return err
 	}
@@ -357,11 +410,18 @@ func (e *Engine) resolveIntents(id [TxnIDLen]byte, spans []Span, commitTS hlc.Ti
 	}
 	wb := e.db.NewBatch()
 	defer func() { wb.Close() }()
+	// A chunk that writes versions carries the commit timestamp to the
+	// replicas (their clocks and closed-timestamp fence, as a commit's
+	// Write); a removal writes none.
+	var chunkTS hlc.Timestamp
+	if commit {
+		chunkTS = commitTS
+	}
 	commitChunk := func() error {
 		if stats == nil {
-			return e.commitPebble(wb, pebble.NoSync)
+			return e.commitShared(wb, chunkTS)
 		}
-		return stats.Commit(&LocalBatch{b: wb, e: e}, func() error { return e.commitPebble(wb, pebble.NoSync) })
+		return stats.Commit(&LocalBatch{b: wb, e: e}, func() error { return e.commitShared(wb, chunkTS) })
 	}
 	// seeker finds the blocks with intents of each span (intentblocks.go).
 	seeker := &intentSeeker{e: e}
@@ -590,10 +650,24 @@ func (b *Batch) commitIntents(opts *pebble.WriteOptions) error {
 		return err
 	}
 	if err := b.e.apply(nb, ts, opts); err != nil {
+		if b.e.repl != nil && errors.Is(err, ErrOutcomeUnknown) {
+			// The record may yet turn COMMITTED (a proposal that went
+			// unanswered): the intents must stay for whoever settles the
+			// commit from the record, so RollbackIntents leaves them, and
+			// the node stops serving; the next serving node's recovery,
+			// under an epoch that fences this node's late writes, finds
+			// the record one way or the other.
+			b.intents.outcomeUnknown = true
+			b.e.abandonServing(err)
+		}
 		return err
 	}
 	b.committed = true
 	if _, err := b.e.ResolveIntents(b.intents.owner.ID, spans, ts, true, c.Stats, c.Last); err != nil {
+		// COMMITTED, part of it resolved: on a cluster the node stops
+		// serving (its reads could see the part), and the next serving
+		// node resolves the rest before it serves (Manager.Recover).
+		b.e.abandonServing(err)
 		return &IntentResolveError{Err: err}
 	}
 	if b.onCommitted != nil {
@@ -609,6 +683,9 @@ func (b *Batch) commitIntents(opts *pebble.WriteOptions) error {
 func (b *Batch) RollbackIntents(last func(w *LocalBatch) error) error {
 	if b.intents == nil {
 		return nil
+	}
+	if b.intents.outcomeUnknown {
+		return fmt.Errorf("storage: the commit's outcome is unknown; its intents stay for the next serving node's recovery")
 	}
 	_, err := b.e.ResolveIntents(b.intents.owner.ID, b.intents.spans, hlc.Timestamp{}, false, nil, last)
 	return err

@@ -59,6 +59,10 @@ const (
 	// LocalPartitionStats is the local kind of partition's per-shard
 	// statistics counters, addressed by the shard's pivot (its first key).
 	LocalPartitionStats byte = 0x11
+	// LocalTxnRecord is storage/mvcc's kind of transaction records (0x03
+	// 0x02 <anchor><txn id>; mvcc checks the two agree), which storage
+	// does not read: only whether any exist (closedts.go's recovery hold).
+	LocalTxnRecord byte = 0x02
 )
 
 // tablePrefixLen is the length of TablePrefix(id): the area byte and the id.

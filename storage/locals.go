@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pivotdb/pivotdb/storage/hlc"
 )
 
 // Shard-local keys (issue 16 item 9): lock records and transaction records
@@ -87,6 +88,19 @@ func (b *LocalBatch) CommitNoSync() error {
 		return nil
 	}
 	return b.e.commitPebble(b.b, pebble.NoSync)
+}
+
+// CommitShared applies the batch without fsync as shard data: on a
+// replicated engine through the replicator, so that every replica holds
+// the change (an intent removed, a replicated transaction record
+// deleted), its lock records staying local; else as CommitNoSync. The
+// lock table's cleanups of another transaction's intents and records use
+// it: those keys reached every replica (intents.go).
+func (b *LocalBatch) CommitShared() error {
+	if b.b.Empty() {
+		return nil
+	}
+	return b.e.commitShared(b.b, hlc.Timestamp{})
 }
 
 // Close releases the batch, discarding what was not committed.

@@ -41,6 +41,13 @@ import (
 //     a pending record that a node taking over uses to roll back a load its
 //     predecessor did not finish (RollBackBulkLoads).
 //
+//   - Intents (intents.go): a transaction block's flushes, their
+//     resolution at its commit and their removal go through the
+//     replicator as writes without (flush, removal) or with (resolution)
+//     the commit timestamp (commitShared); so do the lock table's removals
+//     of another transaction's intents and records (LocalBatch.
+//     CommitShared).
+//
 // Lock records (LocalBatch) stay local to the node that holds the locks:
 // they are the leader's in-memory state kept in the store, not shard data.
 
@@ -133,6 +140,9 @@ func (e *Engine) SetReplicator(r Replicator) error {
 	}
 	if e.repl != nil {
 		return errors.New("storage: the engine has a replicator already")
+	}
+	if err := e.holdClosingIfRecords(); err != nil {
+		return err
 	}
 	e.repl = r
 	e.replOn.Store(true)
@@ -251,4 +261,26 @@ func ApplyMutations(w *pebble.Batch, ms []Mutation) error {
 		}
 	}
 	return nil
+}
+
+// commitShared writes a batch of shard data that is not a commit's (a
+// flush of intents, a chunk of their resolution or removal, a lock-table
+// cleanup of an intent) without fsync: through the replicator when there
+// is one, so that every replica of the keys' shards holds it, at ts (zero:
+// no commit timestamp), else to Pebble. Lock records in it stay local
+// (the Replicator's rule).
+func (e *Engine) commitShared(b *pebble.Batch, ts hlc.Timestamp) error {
+	if e.repl != nil {
+		return e.replicate(b, ts)
+	}
+	return e.commitPebble(b, pebble.NoSync)
+}
+
+// abandonServing tells a replicator that can stop its node serving
+// (BulkAbandoner) that the store may hold a commit this node cannot
+// finish: the next serving node settles it.
+func (e *Engine) abandonServing(reason error) {
+	if a, ok := e.repl.(BulkAbandoner); ok {
+		a.AbandonServing(reason)
+	}
 }

@@ -258,6 +258,28 @@
 // round (apply) is the price of keeping staged parts out of the rows; it
 // only applies to commits that span groups.
 //
+// # Transaction blocks as intents (storage/intents.go)
+//
+// A block whose batch passes sql/txn's IntentFlushBytes moves its row
+// writes into the store as intents, as on one node, but through Replicate:
+// each flush (intents plus the record rewritten PENDING with their spans)
+// is one commit without a timestamp, cut by the map and, when it spans
+// groups, applied all or none by the protocol above, so no replica holds
+// an intent its record (in the anchor's group) does not cover. The
+// commit's batch, with the record COMMITTED, is the commit point (one
+// Write, or across groups: Decide in the coordinator); the resolution
+// follows in chunks, each a commit at the commit timestamp (the commit
+// is in flight meanwhile, so the closer closes nothing at or above it),
+// and removals (ROLLBACK, ROLLBACK TO SAVEPOINT) are chunks without one.
+// Lock records stay local. A record write whose outcome is unknown, or a
+// resolution that fails after the commit point, stops the node serving
+// (AbandonServing). A node that takes over holds its closed timestamps
+// while its store holds transaction records (storage's recovery hold)
+// until sql/txn's Recover, which runs before SQL serves, has resolved the
+// COMMITTED ones at their timestamps and removed the PENDING ones'
+// intents, through this node's Replicator (TestSQLIntentsThroughShardGroup;
+// tests/TestClusterIntents over four groups with kill -9).
+//
 // # Invariants
 //
 //   - A commit is acknowledged only after its group committed it on a

@@ -10,16 +10,14 @@
 // through a Raft group's log, through the same code as with --join
 // (cluster.go), so that other nodes can join it later. It is not the
 // default yet (oneNodeClusterDefault): through Raft, tests of make test
-// still fail (TestCopyMemory/blockGrowth: the server's Go heap grows by
-// about 53 MB over a 150k-row COPY in a transaction block, bound 3 MB;
-// TestPsycopg2NamedCursor: RSS +412 MB while a cursor streams 1M rows,
-// bound 240 MB; TestDiskFull: the small filesystem fills up; found with
+// still fail (TestPsycopg2NamedCursor: RSS +405 MB while a cursor streams
+// 1M rows, bound 240 MB — a read-only block, so not the intents below;
+// TestDiskFull: the small filesystem fills up; found with
 // PIVOTDB_TEST_ONE_NODE_CLUSTER=1, which runs the tests' servers with
-// the flag, over the first 61 tests; the first because a replicated
-// engine never moves a transaction's writes to intents,
-// storage.Batch.CanFlushIntents, so a block keeps every row's lock hold
-// and partition.Writes entry: a heap profile's txn.lockKey,
-// LockTable.tryWriteHold, partition.Writes.Record), a single-row UPSERT costs about
+// the flag, over the first 61 tests. TestCopyMemory/blockGrowth, whose
+// heap grew by 53 MB over a 150k-row COPY in a block while a replicated
+// engine kept every row's write and lock in memory, passes since its
+// intents go through Raft: storage/intents.go), a single-row UPSERT costs about
 // 1.4-1.6x the CPU (pgbench, 1 and 16 clients: the Raft log store's
 // writer and fsync, dragonboat's step and apply workers, shardsm's
 // Apply), and a server takes about 2 s to answer instead of 0.15 s (two

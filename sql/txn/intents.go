@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/pivotdb/pivotdb/sql/sqlerr"
 	"github.com/pivotdb/pivotdb/storage"
@@ -36,8 +37,18 @@ import (
 // key first, so a writing block does): their record exists and their id
 // is known to the lock table, so that another transaction meeting one of
 // their intents waits for them. One-phase transactions never flush (they
-// commit in one batch by definition), nor does a replicated engine's
-// transaction (intents would not be replicated).
+// commit in one batch by definition).
+//
+// On a replicated engine (a cluster) the same code runs: storage sends the
+// flushes, resolutions and removals through the replicator
+// (storage/intents.go, "On a replicated engine"), the record rewritten by
+// each flush goes with its intents to the anchor's shard group, and the
+// lock table's removals of a dead transaction's intent or record go
+// through it too (LocalBatch.CommitShared; deleteSharedRecords for
+// records that list intents, the only ones a flush replicated). A node
+// that takes over serving runs Recover before SQL serves; it settles
+// every record it finds, then ends storage's recovery hold on closed
+// timestamps.
 
 // IntentFlushBytes is the size of a block's batch past which its writes
 // move to the store as intents. A variable for tests, which set it low to
@@ -277,9 +288,25 @@ func (lt *LockTable) recoverIntents(id mvcc.TxnID, rec mvcc.TxnRecord) error {
 	if lt.intentStats != nil {
 		stats = lt.intentStats()
 	}
-	_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, stats, nil)
-	return err
+	// On a replicated engine a chunk's proposal can be refused with
+	// nothing written (40001: no leader yet, or the group too busy, as
+	// at a takeover, while its groups elect): the resolution is
+	// idempotent, so it runs again, for a bounded time, rather than fail
+	// the node's recovery (and with it its SQL) at once. Only a definite
+	// refusal is retried: a chunk whose outcome is unknown may still
+	// apply, and running it again could count its statistics twice.
+	deadline := time.Now().Add(recoverRetryFor)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		_, err := lt.eng.ResolveIntents(id, rec.LockSpans, rec.WriteTimestamp, rec.Status == mvcc.Committed, stats, nil)
+		if err == nil || !lt.eng.Replicated() || sqlerr.Code(err) != sqlerr.SerializationFailure || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
 }
+
+// recoverRetryFor bounds recoverIntents's retries of a refused proposal.
+const recoverRetryFor = 30 * time.Second
 
 // intentList adds to pg_locks' rows the keys that live transactions hold
 // by their intents (dropIntentLocks gave up their lock records), FOR
@@ -326,5 +353,5 @@ func (lt *LockTable) finishCommitted(c *mvcc.LockConflictError) (done bool, err 
 	if err := lt.recoverIntents(c.Txn.ID, rec); err != nil {
 		return false, err
 	}
-	return true, lt.deleteRecords(mvcc.TxnRecordKey(c.Txn.Anchor, c.Txn.ID))
+	return true, lt.deleteSharedRecords(mvcc.TxnRecordKey(c.Txn.Anchor, c.Txn.ID))
 }

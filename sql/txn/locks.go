@@ -331,7 +331,8 @@ func (lt *LockTable) abortIntent(c *mvcc.LockConflictError) error {
 	if _, err := mvcc.ResolveIntent(b, c.Key, mvcc.Resolution{ID: c.Txn.ID, Epoch: c.Txn.Epoch, Status: mvcc.Aborted}); err != nil {
 		return err
 	}
-	return b.CommitNoSync()
+	// The intent is on every replica of its shard: so is its removal.
+	return b.CommitShared()
 }
 
 // giveBack removes records their owner wrote, by their engine keys, in one
@@ -367,6 +368,25 @@ func (lt *LockTable) deleteRecords(keys ...[]byte) error {
 		}
 	}
 	return b.CommitNoSync()
+}
+
+// deleteSharedRecords deletes transaction records that list intents
+// (LockSpans): a flush of intents wrote them, and on a replicated engine
+// through the replicator, so their deletion goes to every replica of the
+// anchor's shard too (LocalBatch.CommitShared). Records without intents
+// are the serving node's alone (deleteRecords).
+func (lt *LockTable) deleteSharedRecords(keys ...[]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := lt.eng.NewLocalBatch()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
+	return b.CommitShared()
 }
 
 // clearOrphans removes every lock record whose transaction is not

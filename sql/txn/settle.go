@@ -130,7 +130,7 @@ func (t *Txn) pendingRecord() (*mvcc.TxnRecord, error) {
 // process does not run (at startup: all of them; on one node none
 // outlives its process).
 func (lt *LockTable) clearDeadRecords() (int, error) {
-	var dead [][]byte
+	var dead, shared [][]byte
 	err := mvcc.ScanTxnRecords(lt.eng.LocalReader(), func(anchor []byte, id mvcc.TxnID, rec mvcc.TxnRecord) error {
 		if lt.owner(id) == nil {
 			// Its intents first (intents.go): the record is what says
@@ -138,12 +138,19 @@ func (lt *LockTable) clearDeadRecords() (int, error) {
 			if err := lt.recoverIntents(id, rec); err != nil {
 				return err
 			}
-			dead = append(dead, mvcc.TxnRecordKey(anchor, id))
+			if len(rec.LockSpans) > 0 {
+				shared = append(shared, mvcc.TxnRecordKey(anchor, id))
+			} else {
+				dead = append(dead, mvcc.TxnRecordKey(anchor, id))
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return len(dead), lt.deleteRecords(dead...)
+	if err := lt.deleteSharedRecords(shared...); err != nil {
+		return 0, err
+	}
+	return len(dead) + len(shared), lt.deleteRecords(dead...)
 }

@@ -284,8 +284,13 @@ func (m *Manager) Recover() (locks, records int, err error) {
 	if locks, err = m.locks.clearOrphans(); err != nil {
 		return locks, 0, err
 	}
-	records, err = m.locks.clearDeadRecords()
-	return locks, records, err
+	if records, err = m.locks.clearDeadRecords(); err != nil {
+		return locks, records, err
+	}
+	// Every record found is settled: a cluster node that took over
+	// serving may close timestamps again (storage's recovery hold).
+	m.eng.EndRecoveryHold()
+	return locks, records, nil
 }
 
 // Lock takes the exclusive lock of key (FOR UPDATE strength) for the rest

@@ -48,6 +48,10 @@ const (
 	localGCState   byte = 0x03
 )
 
+// storage names the transaction records' kind too (storage.LocalTxnRecord):
+// this fails to compile if the two differ.
+var _ = [1]struct{}{}[localTxnRecord^storage.LocalTxnRecord]
+
 // Sentinel errors of the package; classify them with errors.Is.
 var (
 	// ErrCorruptKey reports an engine key that does not follow the layout.
