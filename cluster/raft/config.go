@@ -34,8 +34,8 @@ type HostConfig struct {
 	// CompactionOverhead entries for followers that lag a little. 10000 and
 	// 5000 by default. A replica further behind than the kept log catches up
 	// from a streamed snapshot. The log is never compacted past a snapshot
-	// this host is streaming, until its target has been sent the entries
-	// after it (logkeeper.go), up to MaxHeldLogBytes.
+	// this host is streaming, nor past what its target acknowledged since,
+	// until the target caught up (logkeeper.go), up to MaxHeldLogBytes.
 	SnapshotEntries    uint64
 	CompactionOverhead uint64
 	// MaxHeldLogBytes caps the log kept for one snapshot on its way: once

@@ -51,3 +51,8 @@ func SetChunkReceivedHook(f func(g GroupID, to ReplicaID, last bool)) {
 
 // BusyRefusals is how many proposal tries h's engine refused as busy.
 func BusyRefusals(h Host) int64 { return h.(*dragonboatHost).busyRefusals.Load() }
+
+// LogHolds is how many snapshot holds h's log keeper has.
+func LogHolds(h Host) int {
+	return int(h.(*dragonboatHost).keeper.heldGroups.Load())
+}

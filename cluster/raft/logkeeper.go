@@ -29,8 +29,8 @@ import (
 // CompactionOverhead entries, asks for a snapshot that compacts the log to
 // CompactionOverhead entries behind the applied index, as dragonboat did,
 // but never past a hold: the index of a snapshot this host is streaming or
-// has streamed to a replica that has not been sent the entries after it
-// yet. CockroachDB's raft log queue does the same with its "pending
+// has streamed to a replica that has not caught up yet (or, once it
+// acknowledged entries after the snapshot, the last one it did). CockroachDB's raft log queue does the same with its "pending
 // snapshot index" (it truncates, but not past the snapshot's index).
 //
 // A hold starts when the state machine prepares a stream (PrepareSnapshot:
@@ -42,9 +42,22 @@ import (
 // stream may have been written whole by then: the transport sends from
 // a queue). It ends when
 //
-//   - the transport sends the target a Replicate message that continues
-//     at or after the hold's index: the replica installed the snapshot,
-//     answered, and the leader is sending it the entries after it;
+//   - the target caught up: the transport receives its acknowledgement
+//     (an accepted ReplicateResp) of an index past the snapshot's and
+//     within CompactionOverhead entries of what the leader applied. An acknowledgement of less, at
+//     or after the hold's index, moves the hold up to it: the target's
+//     Raft takes the snapshot and acknowledges its index at once, and
+//     appends the entries after it, but its state machine installs the
+//     snapshot meanwhile, for as long as the stream took, and applies
+//     nothing, so the target stops taking entries once its unapplied log
+//     is full (MaxInMemLogBytes) and needs the log from there when the
+//     install ends. The hold ended earlier when the leader sent the
+//     target the entries after the snapshot, which it does as soon as the
+//     stream's last chunk is handed over: at 1 GB under 200 writes a
+//     second the log was compacted during the install and the whole shard
+//     streamed twice (BenchmarkClusterReplicaMove writing into the moving
+//     group; TestSnapshotInstallKeepsTheLog). The cap still counts the
+//     commands applied since the hold began;
 //   - the stream fails (SaveSnapshot returns an error, a chunk cannot be
 //     sent, the stream's connection closes before its last chunk);
 //   - another stream to the same replica starts (that one holds instead);
@@ -114,11 +127,36 @@ type replicaLog struct {
 
 // logHold keeps a replica's log after index for a snapshot on the way.
 type logHold struct {
-	index     uint64
+	index     uint64    // the log is kept after it: the snapshot's, then what the target acknowledged
+	snapshot  uint64    // the stream's index, once its first chunk named it
 	bytesAt   uint64    // replicaLog.appliedBytes when the hold began
 	to        ReplicaID // 0 until the stream's first chunk names it
 	streaming bool      // the state machine is still writing the stream
+	// startedAt is when the stream's first chunk was sent, writtenAt when
+	// the state machine finished writing it (about when its last chunk
+	// went: the transport sends from a short queue).
+	startedAt, writtenAt time.Time
 }
+
+// installedBy says whether the target has had the time to install the
+// snapshot by now: the receiver reads and stages a stream at the same
+// paced rate the sender streamed it (shardsm's snapshot rate), so about as
+// long as the stream took (1 GB: 36-42 s streamed, 34-45 s installed);
+// twice that and installGrace more. Nothing tells the leader when a
+// follower's state machine installed a snapshot: its Raft acknowledges the
+// snapshot's index when it takes the snapshot, before the install.
+func (h *logHold) installedBy(now time.Time) bool {
+	if h.streaming || h.writtenAt.IsZero() || h.startedAt.IsZero() {
+		return false
+	}
+	took := max(h.writtenAt.Sub(h.startedAt), 0)
+	return now.Sub(h.writtenAt) >= 2*took+installGrace
+}
+
+// installGrace is the least time a hold lasts after its stream was
+// written: a small snapshot is installed in milliseconds, but a loaded
+// receiver may take a while to start.
+const installGrace = 5 * time.Second
 
 // target names the hold's replica for the log.
 func (h *logHold) target() string {
@@ -218,6 +256,7 @@ func (k *logKeeper) streamWritten(rl *replicaLog, h *logHold, failed bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	h.streaming = false
+	h.writtenAt = time.Now()
 	if failed {
 		k.releaseLocked(rl, h, "the stream failed")
 	}
@@ -254,7 +293,8 @@ func (k *logKeeper) streamStarted(g GroupID, to ReplicaID, index uint64) {
 		// transport): nothing to hold.
 		return
 	}
-	started.index, started.to = index, to
+	started.index, started.snapshot, started.to = index, index, to
+	started.startedAt = time.Now()
 }
 
 // streamFailed: the transport could not send a chunk of a stream of g to
@@ -263,26 +303,51 @@ func (k *logKeeper) streamFailed(g GroupID, to ReplicaID) {
 	k.releaseWhere(g, "the stream could not be sent", func(h *logHold) bool { return h.to == to })
 }
 
-// sending is told of every message batch the transport sends while a hold
-// exists: a Replicate message to a held target at or after the hold's
-// index ends the hold.
-func (k *logKeeper) sending(batch *pb.MessageBatch) {
+// received is told of every message batch the transport receives while a
+// hold exists: an accepted ReplicateResp from a held target at or after
+// the hold's index ends the hold.
+func (k *logKeeper) received(batch *pb.MessageBatch) {
 	if k.heldGroups.Load() == 0 {
 		return
 	}
 	for i := range batch.Requests {
 		m := &batch.Requests[i]
-		if m.Type != pb.Replicate {
+		if m.Type != pb.ReplicateResp || m.Reject {
 			continue
 		}
-		k.replicating(GroupID(m.ShardID), ReplicaID(m.To), m.LogIndex)
+		k.acknowledged(GroupID(m.ShardID), ReplicaID(m.From), m.LogIndex)
 	}
 }
 
-// replicating: the leader sends replica to of g the entries after index.
-func (k *logKeeper) replicating(g GroupID, to ReplicaID, index uint64) {
-	k.releaseWhere(g, "the replica is sent the entries after the snapshot",
-		func(h *logHold) bool { return h.to == to && index >= h.index })
+// acknowledged: replica from of g holds the log up to index (a follower
+// answers a snapshot with its index as soon as its Raft takes it, before
+// its state machine installed it, and each append with its last index).
+// A hold on from moves up to index, and ends once from took entries after
+// the snapshot and is within CompactionOverhead entries of what this
+// replica applied (the log the keeper keeps anyway feeds it from there),
+// and has had the time to install the snapshot (installedBy): while it
+// installs, it still takes entries after the snapshot, and is as near as
+// any follower while the group takes few writes, but applies none, and
+// stops taking them after a while (TestSnapshotInstallKeepsTheLog: 33
+// entries).
+func (k *logKeeper) acknowledged(g GroupID, from ReplicaID, index uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	rl := k.replicas[g]
+	if rl == nil {
+		return
+	}
+	near := index+k.overhead >= rl.applied.Load()
+	now := time.Now()
+	for _, h := range append([]*logHold(nil), rl.holds...) {
+		switch {
+		case h.to != from || index < h.index:
+		case near && index > h.snapshot && h.installedBy(now):
+			k.releaseLocked(rl, h, fmt.Sprintf("the replica acknowledged index %d, caught up", index))
+		default:
+			h.index = index
+		}
+	}
 }
 
 // releaseWhere ends the holds of g that match.

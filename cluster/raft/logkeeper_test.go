@@ -193,3 +193,125 @@ func streamUnderWrites(t *testing.T, tune func(*raft.HostConfig), past uint64) i
 	})
 	return streamed
 }
+
+// gatedInstall is a state machine whose snapshot installs wait at their
+// start until the test opens the gate.
+type gatedInstall struct {
+	raft.StateMachine
+	g *streamGate
+}
+
+func (s gatedInstall) RecoverFromSnapshot(r io.Reader, stop <-chan struct{}) error {
+	s.g.once.Do(func() { close(s.g.entered) })
+	select {
+	case <-s.g.open:
+	case <-stop:
+		return raft.ErrStopped
+	}
+	return s.StateMachine.RecoverFromSnapshot(r, stop)
+}
+
+// A snapshot the new replica takes long to install is streamed once: the
+// leader keeps its log from the snapshot's index until the new replica
+// acknowledged it. The leader sends the new replica the entries after the
+// snapshot as soon as the stream's last chunk is handed over, while the
+// receiver may install it for as long as the stream took; the hold used
+// to end there, the log was compacted during the install, and the new
+// replica, its snapshot installed, found the entries after it gone and
+// was streamed the whole snapshot again (a 1 GB move under 200 writes a
+// second streamed 2.1 GB). Here the install waits (the gate) while 300
+// writes apply, past several snapshot points (SnapshotEntries 50); the
+// hold ends once the new replica caught up (the log is compacted past the
+// snapshot again), after installGrace at least.
+func TestSnapshotInstallKeepsTheLog(t *testing.T) {
+	dir := t.TempDir()
+	gate := &streamGate{entered: make(chan struct{}), open: make(chan struct{})}
+	defer func() {
+		select {
+		case <-gate.open:
+		default:
+			close(gate.open)
+		}
+	}()
+	nodes := make([]*clustertest.Node, 4)
+	initial := map[raft.ReplicaID]string{}
+	for i := range nodes {
+		nodes[i] = clustertest.StartNode(t, filepath.Join(dir, fmt.Sprintf("n%d", i+1)), clustertest.FreeAddr(t), nil)
+		if i < 3 {
+			initial[raft.ReplicaID(i+1)] = nodes[i].Addr
+		}
+	}
+	for i, n := range nodes[:3] {
+		spec := raft.ReplicaSpec{Group: group, Replica: raft.ReplicaID(i + 1), InitialMembers: initial}
+		if err := n.Host.StartReplica(spec, n.Store.NewStateMachine); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := testCtx(t)
+	leader := nodes[clustertest.WaitLeader(t, nodes[0].Host, group)-1]
+	for i := 0; i < 100; i++ {
+		mustPut(t, ctx, leader.Host, clustertest.Key(i), "before")
+	}
+	// The leader compacted its log: the new replica needs a snapshot.
+	waitFor(t, func() bool {
+		first, _, err := raft.LogRange(leader.Host, group)
+		return err == nil && first > 1
+	})
+	var streams atomic.Int32
+	for _, n := range nodes {
+		n.Host.OnSnapshotSend(func(g raft.GroupID, to raft.ReplicaID) {
+			if g == group && to == 4 {
+				streams.Add(1)
+			}
+		})
+	}
+	if err := leader.Host.AddNonVoter(ctx, group, 4, nodes[3].Addr); err != nil {
+		t.Fatal(err)
+	}
+	store := nodes[3].Store
+	create := func(g raft.GroupID, r raft.ReplicaID) raft.StateMachine {
+		return gatedInstall{StateMachine: store.NewStateMachine(g, r), g: gate}
+	}
+	spec := raft.ReplicaSpec{Group: group, Replica: 4, Join: true, NonVoter: true}
+	if err := nodes[3].Host.StartReplica(spec, create); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gate.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the new replica did not start installing a snapshot in 20s")
+	}
+	_, lastAtInstall, err := raft.LogRange(leader.Host, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writes = 300
+	for i := 0; i < writes; i++ {
+		mustPut(t, ctx, leader.Host, clustertest.Key(100+i), "during the install")
+	}
+	// The leader compacts every 50 entries, but not past what the new
+	// replica acknowledged: it took a few entries after the snapshot
+	// while installing it, then no more.
+	if first, _, err := raft.LogRange(leader.Host, group); err == nil {
+		t.Logf("the leader's log starts at %d while the new replica installs a snapshot at or before index %d", first, lastAtInstall)
+	}
+	close(gate.open)
+	waitFor(t, func() bool {
+		v, err := nodes[3].Host.StaleRead(group, kvsm.Get{Key: []byte(clustertest.Key(100 + writes - 1))})
+		return err == nil && string(v.(kvsm.GetResult).Value) == "during the install"
+	})
+	mustGet(t, ctx, nodes[3].Host, clustertest.Key(0), "before")
+	if n := streams.Load(); n != 1 {
+		t.Fatalf("the leader streamed the snapshot to the new replica %d times, want once", n)
+	}
+	// The hold ends once the new replica acknowledges writes near the
+	// leader's, installGrace (5 s) after the stream at least.
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; raft.LogHolds(leader.Host) > 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader still holds its log for the new replica 30 s after it caught up")
+		}
+		mustPut(t, ctx, leader.Host, clustertest.Key(i%100), "after")
+		time.Sleep(10 * time.Millisecond)
+	}
+}

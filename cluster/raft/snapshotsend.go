@@ -18,9 +18,10 @@ import (
 // own transport (useDragonboatTransport, tests only) nothing is called.
 
 //
-// The same chunks, and the message batches the transport sends, tell the
-// host's logKeeper (logkeeper.go) where a stream goes, when it failed, and
-// when its target is sent the entries after it.
+// The same chunks, and the message batches the transport receives, tell
+// the host's logKeeper (logkeeper.go) where a stream goes, when it failed,
+// and when its target acknowledged the entries up to the snapshot's index
+// (it installed the snapshot).
 
 // snapshotSendHook holds the function OnSnapshotSend set, and the host's
 // log keeper.
@@ -50,10 +51,10 @@ func (h *snapshotSendHook) streamFailed(g GroupID, to ReplicaID) {
 	}
 }
 
-// sentBatch is told of every message batch the transport sent.
-func (h *snapshotSendHook) sentBatch(batch *pb.MessageBatch) {
+// receivedBatch is told of every message batch the transport received.
+func (h *snapshotSendHook) receivedBatch(batch *pb.MessageBatch) {
 	if h != nil && h.keeper != nil {
-		h.keeper.sending(batch)
+		h.keeper.received(batch)
 	}
 }
 
