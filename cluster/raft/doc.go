@@ -99,7 +99,9 @@
 //
 // dragonboat's default log store config takes up to 8 GiB (16 shards of
 // 4×128 MiB memtables). logStoreConfig cuts it to 2 shards of 2×4 MiB
-// memtables and 1 MiB block caches; MaxInMemLogBytes bounds each replica's
+// memtables (less on a small disk: HostConfig.LogStoreMemTableBytes, whose
+// WAL files take disk space: up to 4 per shard of 110% of a memtable) and
+// 1 MiB block caches; MaxInMemLogBytes bounds each replica's
 // unapplied log; the send and receive queues are bounded at 64 MiB.
 // BenchmarkHostMemory measures three hosts in one process after 200 writes
 // per group: 9 MiB of live heap per host with one group, 53 MiB with ten,

@@ -45,7 +45,7 @@ func Start(cfg HostConfig) (Host, error) {
 		MaxSendQueueSize:    64 << 20,
 		MaxReceiveQueueSize: 64 << 20,
 		Expert: config.ExpertConfig{
-			LogDB:  logStoreConfig(),
+			LogDB:  logStoreConfig(cfg.LogStoreMemTableBytes),
 			Engine: engineConfig(),
 		},
 	}

@@ -12,12 +12,17 @@
 // default yet (oneNodeClusterDefault): through Raft, tests of make test
 // still fail (TestPsycopg2NamedCursor: RSS +405 MB while a cursor streams
 // 1M rows, bound 240 MB — a read-only block, so not the intents below;
-// TestDiskFull: the small filesystem fills up; found with
-// PIVOTDB_TEST_ONE_NODE_CLUSTER=1, which runs the tests' servers with
+// found with PIVOTDB_TEST_ONE_NODE_CLUSTER=1, which runs the tests' servers with
 // the flag, over the first 61 tests. TestCopyMemory/blockGrowth, whose
 // heap grew by 53 MB over a 150k-row COPY in a block while a replicated
 // engine kept every row's write and lock in memory, passes since its
-// intents go through Raft: storage/intents.go), a single-row UPSERT costs about
+// intents go through Raft: storage/intents.go; TestDiskFull passes since
+// the Raft log store's memtables, whose WAL files it preallocates and keeps
+// for reuse, are sized by the disk: raft.LogStoreMemTableBytesFor, from
+// startCluster. On its 64 MB filesystem the one-node cluster still fills
+// up after about a third of the rows one node takes: every row is in the
+// Raft log too until the log keeper compacts it, every 10000 entries), a
+// single-row UPSERT costs about
 // 1.4-1.6x the CPU (pgbench, 1 and 16 clients: the Raft log store's
 // writer and fsync, dragonboat's step and apply workers, shardsm's
 // Apply), and a server takes about 2 s to answer instead of 0.15 s (two
