@@ -1,0 +1,33 @@
+package raft
+
+import "testing"
+
+// TestLogStoreMemTableBytesFor: the log store's memtables are 1/64 of a
+// small disk, never below 1 MiB nor above the 4 MiB default, and the
+// default when the disk's size is unknown.
+func TestLogStoreMemTableBytesFor(t *testing.T) {
+	for _, c := range []struct{ total, want uint64 }{
+		{0, 4 << 20},
+		{16 << 20, 1 << 20},
+		{64 << 20, 1 << 20},
+		{128 << 20, 2 << 20},
+		{1 << 30, 4 << 20},
+		{1 << 40, 4 << 20},
+	} {
+		if got := LogStoreMemTableBytesFor(c.total); got != c.want {
+			t.Errorf("LogStoreMemTableBytesFor(%d) = %d, want %d", c.total, got, c.want)
+		}
+	}
+	cfg := HostConfig{Dir: "d", RaftAddress: "127.0.0.1:1"}
+	got, err := cfg.withDefaults()
+	if err != nil || got.LogStoreMemTableBytes != 4<<20 {
+		t.Fatalf("withDefaults: %d, %v; want the 4 MiB default", got.LogStoreMemTableBytes, err)
+	}
+	if got := logStoreConfig(1 << 20).KVWriteBufferSize; got != 1<<20 {
+		t.Errorf("logStoreConfig(1 MiB) writes buffers of %d", got)
+	}
+	cfg.LogStoreMemTableBytes = 64 << 10
+	if _, err := cfg.withDefaults(); err == nil {
+		t.Error("a 64 KiB log store memtable was accepted")
+	}
+}
