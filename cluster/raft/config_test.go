@@ -31,3 +31,24 @@ func TestLogStoreMemTableBytesFor(t *testing.T) {
 		t.Error("a 64 KiB log store memtable was accepted")
 	}
 }
+
+// TestIsSoleFoundingVoter: only a founding replica that is its group's
+// only initial member, as a voter, campaigns early.
+func TestIsSoleFoundingVoter(t *testing.T) {
+	one := map[ReplicaID]string{1: "a:1"}
+	for _, c := range []struct {
+		spec ReplicaSpec
+		want bool
+	}{
+		{ReplicaSpec{Group: 1, Replica: 1, InitialMembers: one}, true},
+		{ReplicaSpec{Group: 1, Replica: 2, InitialMembers: one}, false},
+		{ReplicaSpec{Group: 1, Replica: 1, InitialMembers: map[ReplicaID]string{1: "a:1", 2: "b:1"}}, false},
+		{ReplicaSpec{Group: 1, Replica: 1, InitialMembers: one, NonVoter: true}, false},
+		{ReplicaSpec{Group: 1, Replica: 1, Join: true}, false},
+		{ReplicaSpec{Group: 1, Replica: 1}, false}, // a restart
+	} {
+		if got := isSoleFoundingVoter(c.spec); got != c.want {
+			t.Errorf("isSoleFoundingVoter(%+v) = %v, want %v", c.spec, got, c.want)
+		}
+	}
+}
