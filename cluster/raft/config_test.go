@@ -32,9 +32,11 @@ func TestLogStoreMemTableBytesFor(t *testing.T) {
 	}
 }
 
-// TestIsSoleFoundingVoter: only a founding replica that is its group's
-// only initial member, as a voter, campaigns early.
-func TestIsSoleFoundingVoter(t *testing.T) {
+// TestMayCampaignAlone: a founding replica that is its group's only
+// initial member, as a voter, and a restarted voter are watched for an
+// early campaign (campaign.go); joining replicas, non-voters and founders
+// of groups of several are not.
+func TestMayCampaignAlone(t *testing.T) {
 	one := map[ReplicaID]string{1: "a:1"}
 	for _, c := range []struct {
 		spec ReplicaSpec
@@ -45,10 +47,11 @@ func TestIsSoleFoundingVoter(t *testing.T) {
 		{ReplicaSpec{Group: 1, Replica: 1, InitialMembers: map[ReplicaID]string{1: "a:1", 2: "b:1"}}, false},
 		{ReplicaSpec{Group: 1, Replica: 1, InitialMembers: one, NonVoter: true}, false},
 		{ReplicaSpec{Group: 1, Replica: 1, Join: true}, false},
-		{ReplicaSpec{Group: 1, Replica: 1}, false}, // a restart
+		{ReplicaSpec{Group: 1, Replica: 1}, true}, // a restart: its membership decides
+		{ReplicaSpec{Group: 1, Replica: 1, NonVoter: true}, false},
 	} {
-		if got := isSoleFoundingVoter(c.spec); got != c.want {
-			t.Errorf("isSoleFoundingVoter(%+v) = %v, want %v", c.spec, got, c.want)
+		if got := mayCampaignAlone(c.spec); got != c.want {
+			t.Errorf("mayCampaignAlone(%+v) = %v, want %v", c.spec, got, c.want)
 		}
 	}
 }

@@ -90,12 +90,12 @@
 //     Holds need this package's transport, which sees the streams' chunks
 //     and the Replicate messages; with dragonboat's (tests only) there are
 //     none.
-//   - A group founded with this host's replica as its only voter (a
-//     one-node cluster's groups) campaigns at once rather than after its
-//     election timeout (campaign.go: a TimeoutNow handed to it through the
-//     transport's receive path every RTT until it leads; TestSoleFounding-
-//     VoterCampaignsAtOnce). Restarted replicas and groups of several voters
-//     wait for the timeout as before.
+//   - A replica whose applied membership lists it as its group's only
+//     voter (a one-node cluster's groups, founded or restarted) campaigns
+//     at once rather than after its election timeout (campaign.go: a
+//     TimeoutNow handed to it through the transport's receive path every
+//     RTT until it leads; TestSoleFoundingVoterCampaignsAtOnce). Groups of
+//     several voters wait for the timeout as before.
 //   - A group starts at log index 0: dragonboat refuses anything else. A split
 //     child therefore starts as a new, empty group (design §12), its
 //     founding replicas seeded from their copy of the parent; CompactLog

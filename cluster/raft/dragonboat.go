@@ -125,7 +125,7 @@ func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachin
 				log:    h.keeper.register(GroupID(shardID), ReplicaID(replicaID)),
 			}
 		}, rc)
-	if err == nil && isSoleFoundingVoter(spec) {
+	if err == nil && mayCampaignAlone(spec) {
 		h.campaignAlone(spec.Group, spec.Replica) // campaign.go
 	}
 	return mapError(spec.Group, err)

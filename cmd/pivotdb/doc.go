@@ -25,10 +25,11 @@
 // single-row UPSERT costs about
 // 1.4-1.6x the CPU (pgbench, 1 and 16 clients: the Raft log store's
 // writer and fsync, dragonboat's step and apply workers, shardsm's
-// Apply), and a restarted server takes about 1.5-2 s to answer instead of
-// 0.3 s (two elections of one voter, 0.5-1 s each, one after the other,
-// and the read lease's wait; a new one-node cluster's groups campaign at
-// once, cluster/raft's campaign.go, and it answers after about 0.4 s).
+// Apply), and a server takes about 0.4 s to answer instead of 0.1 s
+// (it took 2 s while each of its two groups, one after the other, waited
+// for an election timeout of 0.5-1 s; their only voter now campaigns at
+// once, cluster/raft's campaign.go; most of what is left is the wait
+// between leading the first group and serving SQL, about 0.15 s).
 // Point SELECTs cost the same. Once under tests/bench's load (16
 // connections of multi-row INSERTs right after CREATE TABLE), a table of
 // UNIFORM_PARTITIONS = 16 failed with XX000 "no shard group of the map
