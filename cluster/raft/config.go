@@ -2,6 +2,7 @@ package raft
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/lni/dragonboat/v4/config"
@@ -47,6 +48,12 @@ type HostConfig struct {
 	// memory; proposals past it are refused as busy and retried. 64 MiB by
 	// default.
 	MaxInMemLogBytes uint64
+	// LogStoreMemTableBytes is the size of each memtable of the Raft log
+	// store (logStoreConfig), 4 MiB by default. Each memtable's WAL is
+	// preallocated at 110% of it and the store keeps up to three used WAL
+	// files per shard for reuse, so a small disk needs smaller ones
+	// (LogStoreMemTableBytesFor).
+	LogStoreMemTableBytes uint64
 	// DeploymentID tags this host's Raft messages; hosts with different ids
 	// drop each other's. PivotDB derives it from the cluster id. It may not
 	// change across restarts of Dir. 0: dragonboat's shared default.
@@ -90,6 +97,9 @@ const (
 	defaultCompactionOverhead = 5000
 	defaultMaxInMemLogBytes   = 64 << 20
 	defaultMaxHeldLogBytes    = 512 << 20
+
+	defaultLogStoreMemTableBytes = 4 << 20
+	minLogStoreMemTableBytes     = 1 << 20
 )
 
 func (c HostConfig) withDefaults() (HostConfig, error) {
@@ -131,6 +141,12 @@ func (c HostConfig) withDefaults() (HostConfig, error) {
 	if c.MaxHeldLogBytes == 0 {
 		c.MaxHeldLogBytes = defaultMaxHeldLogBytes
 	}
+	if c.LogStoreMemTableBytes == 0 {
+		c.LogStoreMemTableBytes = defaultLogStoreMemTableBytes
+	}
+	if c.LogStoreMemTableBytes < minLogStoreMemTableBytes {
+		return c, fmt.Errorf("raft: HostConfig.LogStoreMemTableBytes %d is below %d", c.LogStoreMemTableBytes, minLogStoreMemTableBytes)
+	}
 	return c, nil
 }
 
@@ -165,11 +181,20 @@ func (c HostConfig) withDefaults() (HostConfig, error) {
 // COPY's batches over 1 MiB count whole), 0 and 0 with 4×4 MiB;
 // BenchmarkBulkProposals. TestLogStoreFlushIsNotBusy holds the rule.
 //
-// Shards may not change once a directory has been written.
-func logStoreConfig() config.LogDBConfig {
+// Shards may not change once a directory has been written; the memtable
+// size (HostConfig.LogStoreMemTableBytes) may.
+//
+// On disk the store takes, besides its sstables, up to five WAL files of
+// 110% of a memtable per shard (the live one and those its Pebble keeps for
+// reuse: MemTableStopWritesThreshold+1, the four memtables): 44 MiB with
+// 4 MiB memtables.
+// On a 64 MB filesystem that was most of the room (TestDiskFull with
+// PIVOTDB_TEST_ONE_NODE_CLUSTER=1 refused the test's first 10 MB), hence
+// LogStoreMemTableBytesFor.
+func logStoreConfig(memTableBytes uint64) config.LogDBConfig {
 	c := config.GetTinyMemLogDBConfig()
 	c.Shards = 2
-	c.KVWriteBufferSize = 4 << 20
+	c.KVWriteBufferSize = memTableBytes
 	c.KVMaxWriteBufferNumber = 4
 	c.KVTargetFileSizeBase = 4 << 20
 	c.KVMaxBytesForLevelBase = 64 << 20
@@ -190,4 +215,17 @@ func engineConfig() config.EngineConfig {
 		SnapshotShards: 8,
 		CloseShards:    4,
 	}
+}
+
+// LogStoreMemTableBytesFor is HostConfig.LogStoreMemTableBytes for a log
+// store on a filesystem of totalBytes (0: unknown): 1/128 of the disk, at
+// least 1 MiB and at most the 4 MiB default, so that the store's WAL files
+// (see logStoreConfig: ten of 110% of a memtable) take at most about a
+// twelfth of a small disk, as
+// storage's defaultMemTableSize does for the engine.
+func LogStoreMemTableBytesFor(totalBytes uint64) uint64 {
+	if totalBytes == 0 {
+		return defaultLogStoreMemTableBytes
+	}
+	return min(defaultLogStoreMemTableBytes, max(totalBytes/128, minLogStoreMemTableBytes))
 }

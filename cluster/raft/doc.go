@@ -96,6 +96,12 @@
 //     TestSnapshotHoldCapped). Holds need this package's transport, which
 //     sees the streams' chunks and the replicas' answers; with
 //     dragonboat's (tests only) there are none.
+//   - A replica whose applied membership lists it as its group's only
+//     voter (a one-node cluster's groups, founded or restarted) campaigns
+//     at once rather than after its election timeout (campaign.go: a
+//     TimeoutNow handed to it through the transport's receive path every
+//     RTT until it leads; TestSoleFoundingVoterCampaignsAtOnce). Groups of
+//     several voters wait for the timeout as before.
 //   - A group starts at log index 0: dragonboat refuses anything else. A split
 //     child therefore starts as a new, empty group (design §12), its
 //     founding replicas seeded from their copy of the parent; CompactLog
@@ -107,7 +113,9 @@
 // 4×128 MiB memtables). logStoreConfig cuts it to 2 shards of up to 4×4 MiB
 // memtables (one each while flushes keep up; four, not two, so that a flush
 // does not make dragonboat call the store busy and pause every proposal:
-// config.go) and 1 MiB block caches; MaxInMemLogBytes bounds each replica's
+// config.go; smaller on a small disk: HostConfig.LogStoreMemTableBytes,
+// whose WAL files take disk space: up to 5 per shard of 110% of a memtable)
+// and 1 MiB block caches; MaxInMemLogBytes bounds each replica's
 // unapplied log; the send and receive queues are bounded at 64 MiB.
 // BenchmarkHostMemory measures three hosts in one process after 200 writes
 // per group: 9 MiB of live heap per host with one group, 53 MiB with ten,

@@ -24,6 +24,11 @@ type dragonboatHost struct {
 	// busyRefusals counts the proposal tries dragonboat refused as
 	// ErrSystemBusy (BusyRefusals).
 	busyRefusals atomic.Int64
+	// local is the transport's receive path and campaigns the founding
+	// single voters' early campaigns (campaign.go); local is nil with
+	// dragonboat's transport.
+	local     *localDelivery
+	campaigns *campaigns
 }
 
 var _ Host = (*dragonboatHost)(nil)
@@ -49,15 +54,17 @@ func Start(cfg HostConfig) (Host, error) {
 		MaxSendQueueSize:    64 << 20,
 		MaxReceiveQueueSize: 64 << 20,
 		Expert: config.ExpertConfig{
-			LogDB:  logStoreConfig(),
+			LogDB:  logStoreConfig(cfg.LogStoreMemTableBytes),
 			Engine: engineConfig(),
 		},
 	}
 	keeper := newLogKeeper(cfg)
 	snapSend := &snapshotSendHook{keeper: keeper}
+	var local *localDelivery
 	if !useDragonboatTransport {
 		// dragonboat's wire format in fewer system calls (transport.go).
-		nhc.Expert.TransportFactory = transportFactory{snapSend: snapSend}
+		local = &localDelivery{}
+		nhc.Expert.TransportFactory = transportFactory{snapSend: snapSend, local: local}
 	}
 	if cfg.NoSync {
 		nhc.Expert.FS = noSyncHostFS()
@@ -71,12 +78,13 @@ func Start(cfg HostConfig) (Host, error) {
 		return nil, fmt.Errorf("raft: starting the node host at %s: %w", cfg.RaftAddress, err)
 	}
 	keeper.start(nh)
-	return &dragonboatHost{nh: nh, cfg: cfg, snapSend: snapSend, keeper: keeper}, nil
+	return &dragonboatHost{nh: nh, cfg: cfg, snapSend: snapSend, keeper: keeper, local: local, campaigns: newCampaigns()}, nil
 }
 
 func (h *dragonboatHost) RaftAddress() string { return h.nh.RaftAddress() }
 
 func (h *dragonboatHost) Close() error {
+	h.campaigns.close()
 	h.keeper.close()
 	h.nh.Close()
 	return nil
@@ -121,6 +129,9 @@ func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachin
 				log:    h.keeper.register(GroupID(shardID), ReplicaID(replicaID)),
 			}
 		}, rc)
+	if err == nil && mayCampaignAlone(spec) {
+		h.campaignAlone(spec.Group, spec.Replica) // campaign.go
+	}
 	return mapError(spec.Group, err)
 }
 

@@ -10,7 +10,7 @@ import "testing"
 // logStoreConfig says what two memtables did). And its memtables stay
 // within the 32 MiB the store was sized for.
 func TestLogStoreFlushIsNotBusy(t *testing.T) {
-	c := logStoreConfig()
+	c := logStoreConfig(defaultLogStoreMemTableBytes)
 	busyAt := c.KVWriteBufferSize * c.KVMaxWriteBufferNumber * 19 / 20
 	if flushing := 2 * c.KVWriteBufferSize; flushing >= busyAt {
 		t.Fatalf("a memtable being flushed and the next one (%d bytes) make the log store busy (at %d bytes)", flushing, busyAt)

@@ -103,9 +103,11 @@ var (
 // TransportFactory).
 type transportFactory struct {
 	snapSend *snapshotSendHook // snapshotsend.go; nil: none
+	local    *localDelivery    // given the receive path (campaign.go); nil: none
 }
 
 func (f transportFactory) Create(nhc config.NodeHostConfig, batches raftio.MessageHandler, chunks raftio.ChunkHandler) raftio.ITransport {
+	f.local.set(batches)
 	return &tcpTransport{nhc: nhc, batches: batches, chunks: chunks, encrypted: nhc.MutualTLS,
 		conns: map[net.Conn]struct{}{}, stop: make(chan struct{}), snapSend: f.snapSend}
 }

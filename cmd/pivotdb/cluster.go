@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pivotdb/pivotdb/cluster/node"
 	"github.com/pivotdb/pivotdb/cluster/placement"
 	"github.com/pivotdb/pivotdb/cluster/raft"
@@ -216,7 +217,8 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 	}
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
 		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: addr, RaftAddr: raftAddr, Join: join,
-			Raft: raft.HostConfig{NoSync: st.NoSync, Quiesce: shardrepl.QuiescesGroup}, MaxOffset: *c.maxOffset, Physical: physical},
+			Raft: raft.HostConfig{NoSync: st.NoSync, Quiesce: shardrepl.QuiescesGroup,
+				LogStoreMemTableBytes: raft.LogStoreMemTableBytesFor(diskTotalBytes(dataDir))}, MaxOffset: *c.maxOffset, Physical: physical},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:                func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		Alarmf:              func(format string, args ...any) { log.Error(fmt.Sprintf(format, args...)) },
@@ -228,6 +230,25 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 		SnapshotRateElastic: *c.snapshotRateElastic,
 		SplitShardGroups:    *c.shardGroupPerShard,
 	})
+}
+
+// diskTotalBytes is the size of the filesystem that holds dir (or, while
+// dir does not exist yet, its nearest existing parent); 0 when the
+// filesystem cannot tell. The Raft log store's memtables are sized by it
+// (raft.LogStoreMemTableBytesFor), as the engine's are (storage's
+// defaultMemTableSize), so that both fit a small disk.
+func diskTotalBytes(dir string) uint64 {
+	for {
+		usage, err := vfs.Default.GetDiskUsage(dir)
+		if err == nil {
+			return usage.TotalBytes
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return 0
+		}
+		dir = parent
+	}
 }
 
 // closeCluster stops the node (its Raft host first: the replicas write into
