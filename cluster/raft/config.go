@@ -44,6 +44,15 @@ type HostConfig struct {
 	// compacted as if the snapshot were not on its way, and its target
 	// will need another one. 512 MiB by default.
 	MaxHeldLogBytes uint64
+	// SnapshotLogBytes bounds a replica's log by size as SnapshotEntries
+	// does by count: once the commands applied since the keeper's last
+	// snapshot reach it, the keeper takes one, keeping at most half of it
+	// (in entries of the average size since) behind the applied index, or
+	// CompactionOverhead entries if that is fewer. 64 MiB by default. A
+	// bulk load's entries are large: counted in entries alone, its log
+	// grew to gigabytes on disk before a snapshot, and a restart read all
+	// of it back to apply (logkeeper.go).
+	SnapshotLogBytes uint64
 	// MaxInMemLogBytes bounds the not-yet-applied log a replica keeps in
 	// memory; proposals past it are refused as busy and retried. 64 MiB by
 	// default.
@@ -97,6 +106,7 @@ const (
 	defaultCompactionOverhead = 5000
 	defaultMaxInMemLogBytes   = 64 << 20
 	defaultMaxHeldLogBytes    = 512 << 20
+	defaultSnapshotLogBytes   = 64 << 20
 
 	defaultLogStoreMemTableBytes = 4 << 20
 	minLogStoreMemTableBytes     = 1 << 20
@@ -140,6 +150,9 @@ func (c HostConfig) withDefaults() (HostConfig, error) {
 	}
 	if c.MaxHeldLogBytes == 0 {
 		c.MaxHeldLogBytes = defaultMaxHeldLogBytes
+	}
+	if c.SnapshotLogBytes == 0 {
+		c.SnapshotLogBytes = defaultSnapshotLogBytes
 	}
 	if c.LogStoreMemTableBytes == 0 {
 		c.LogStoreMemTableBytes = defaultLogStoreMemTableBytes

@@ -80,7 +80,8 @@
 //   - A replica's log is compacted by the host's logKeeper, not by
 //     dragonboat's automatic snapshots (Config.SnapshotEntries is 0): every
 //     HostConfig.SnapshotEntries applied entries it keeps CompactionOverhead
-//     entries, and never compacts past the index of a snapshot this host
+//     entries (and every SnapshotLogBytes of applied commands, 64 MiB,
+//     at most half of that: a bulk load's large entries; TestLogCompactedBySize), and never compacts past the index of a snapshot this host
 //     streams, nor past what its target acknowledged since, until the
 //     target caught up (a hold: it acknowledged entries after the snapshot
 //     within CompactionOverhead of the leader's, and had the time to

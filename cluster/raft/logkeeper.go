@@ -27,8 +27,9 @@ import (
 // the host's logKeeper takes them: every keeperInterval it looks at each
 // local replica and, when its log holds more than SnapshotEntries +
 // CompactionOverhead entries, asks for a snapshot that compacts the log to
-// CompactionOverhead entries behind the applied index, as dragonboat did,
-// but never past a hold: the index of a snapshot this host is streaming or
+// CompactionOverhead entries behind the applied index, as dragonboat did
+// (and, by size, when SnapshotLogBytes of commands were applied since its
+// last snapshot: toKeep), but never past a hold: the index of a snapshot this host is streaming or
 // has streamed to a replica that has not caught up yet (or, once it
 // acknowledged entries after the snapshot, the last one it did). CockroachDB's raft log queue does the same with its "pending
 // snapshot index" (it truncates, but not past the snapshot's index).
@@ -87,6 +88,7 @@ var keeperLog = logger.GetLogger("raftlog")
 // the log after every hold.
 type logKeeper struct {
 	snapshotEntries uint64
+	snapshotBytes   uint64
 	overhead        uint64
 	maxHeldBytes    uint64
 	// holds is off with dragonboat's own transport (tests only), which
@@ -123,6 +125,10 @@ type replicaLog struct {
 
 	holds   []*logHold               // guarded by logKeeper.mu
 	pending *dragonboat.RequestState // a snapshot the keeper asked for; the keeper goroutine's
+	// askedAt and askedAtBytes are applied and appliedBytes when the
+	// keeper last asked for a snapshot (0: not yet since the replica
+	// started here); the keeper goroutine's.
+	askedAt, askedAtBytes uint64
 }
 
 // logHold keeps a replica's log after index for a snapshot on the way.
@@ -169,6 +175,7 @@ func (h *logHold) target() string {
 func newLogKeeper(cfg HostConfig) *logKeeper {
 	return &logKeeper{
 		snapshotEntries: cfg.SnapshotEntries,
+		snapshotBytes:   cfg.SnapshotLogBytes,
 		overhead:        cfg.CompactionOverhead,
 		maxHeldBytes:    cfg.MaxHeldLogBytes,
 		holds:           !useDragonboatTransport,
@@ -443,11 +450,12 @@ func (k *logKeeper) look(rl *replicaLog) {
 	}
 	first, _ := lr.GetRange()
 	compacted := first - 1 // the log's marker: entries up to it are gone
-	applied := rl.applied.Load()
-	if applied <= compacted+k.snapshotEntries+k.overhead {
+	applied, appliedBytes := rl.applied.Load(), rl.appliedBytes.Load()
+	keep, due := k.toKeep(rl, compacted, applied, appliedBytes)
+	if !due {
 		return
 	}
-	target := applied - k.overhead
+	target := applied - keep
 	k.mu.Lock()
 	for _, h := range rl.holds {
 		target = min(target, h.index)
@@ -465,9 +473,33 @@ func (k *logKeeper) look(rl *replicaLog) {
 	}, keeperSnapshotTimeout)
 	if err == nil {
 		rl.pending = rs
+		rl.askedAt, rl.askedAtBytes = applied, appliedBytes
 	}
 	// Otherwise another snapshot is being taken (CompactLog's), or the
 	// replica is not ready: the next pass asks again.
+}
+
+// toKeep decides whether rl's log is due for a snapshot and how many
+// entries behind applied the compaction keeps: by count, once the log
+// holds SnapshotEntries + CompactionOverhead entries (keeping
+// CompactionOverhead); by size, once the commands applied since the
+// keeper's last snapshot reach SnapshotLogBytes (keeping at most half of
+// that, in entries of their average size, so a big bulk load's kept log
+// stays tens of MiB, not thousands of entries of a MiB each).
+func (k *logKeeper) toKeep(rl *replicaLog, compacted, applied, appliedBytes uint64) (keep uint64, due bool) {
+	keep = min(k.overhead, applied)
+	if applied > compacted+k.snapshotEntries+k.overhead {
+		due = true
+	}
+	if k.snapshotBytes == 0 || applied <= rl.askedAt || appliedBytes < rl.askedAtBytes {
+		return keep, due
+	}
+	since := appliedBytes - rl.askedAtBytes
+	if since < k.snapshotBytes {
+		return keep, due
+	}
+	avg := max(since/(applied-rl.askedAt), 1)
+	return min(keep, k.snapshotBytes/2/avg), true
 }
 
 // keeperSnapshotTimeout bounds a snapshot the keeper asked for: an on-disk

@@ -315,3 +315,40 @@ func TestSnapshotInstallKeepsTheLog(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A log of large commands is compacted by size (HostConfig.SnapshotLogBytes)
+// long before its entry count reaches SnapshotEntries, and keeps at most
+// half of SnapshotLogBytes behind the applied index: a bulk load's entries
+// (a MiB each) kept thousands of them, gigabytes on disk, which a restart
+// read back to apply.
+func TestLogCompactedBySize(t *testing.T) {
+	const (
+		valueBytes = 4 << 10
+		limit      = 64 << 10
+	)
+	bySize := func(c *raft.HostConfig) {
+		c.SnapshotEntries = 100000 // the count never triggers here
+		c.CompactionOverhead = 1000
+		c.SnapshotLogBytes = limit
+	}
+	n := clustertest.StartNodeWith(t, t.TempDir(), clustertest.FreeAddr(t), nil, bySize)
+	spec := raft.ReplicaSpec{Group: group, Replica: 1, InitialMembers: map[raft.ReplicaID]string{1: n.Addr}}
+	if err := n.Host.StartReplica(spec, n.Store.NewStateMachine); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.WaitLeader(t, n.Host, group)
+	ctx := testCtx(t)
+	value := string(make([]byte, valueBytes))
+	for i := 0; i < 200; i++ { // 800 KiB: past the limit twelve times
+		mustPut(t, ctx, n.Host, clustertest.Key(i), value)
+	}
+	waitFor(t, func() bool {
+		first, last, err := raft.LogRange(n.Host, group)
+		// Kept: at most limit/2 of 4 KiB commands (8 entries) behind
+		// the applied index at the last snapshot, plus what applied after
+		// it (under limit), so under 8 + 16 + a few entries of
+		// membership and leader changes.
+		return err == nil && first > 100 && last-first < 40
+	})
+	mustGet(t, ctx, n.Host, clustertest.Key(0), value)
+}
