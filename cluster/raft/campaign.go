@@ -23,6 +23,11 @@ import (
 // transport's receive path every RTT until the group has a leader, for no
 // longer than the election timeout would have taken anyway.
 //
+// Only with HostConfig.CampaignAlone (a one-node cluster): in a cluster of
+// several nodes a split child's leader elected at once got ahead of the
+// other founders' seeding and streamed them the whole shard
+// (TestClusterSnapshotJob, 2 runs of 3).
+//
 // Whether the replica is its group's only voter is read from the
 // membership its state machine applied (dragonboat's ShardInfo): it is
 // looked at for every replica started as a voter (founded or restarted,

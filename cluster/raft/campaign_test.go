@@ -16,7 +16,7 @@ import (
 // can only come from the early campaign; it takes milliseconds unloaded.
 func TestSoleFoundingVoterCampaignsAtOnce(t *testing.T) {
 	dir, addr := filepath.Join(t.TempDir(), "n1"), clustertest.FreeAddr(t)
-	slowElection := func(c *raft.HostConfig) { c.ElectionTicks = 3000 }
+	slowElection := func(c *raft.HostConfig) { c.ElectionTicks = 3000; c.CampaignAlone = true }
 	n := clustertest.StartNodeWith(t, dir, addr, nil, slowElection)
 	spec := raft.ReplicaSpec{Group: group, Replica: 1, InitialMembers: map[raft.ReplicaID]string{1: n.Addr}}
 	if err := n.Host.StartReplica(spec, n.Store.NewStateMachine); err != nil {

@@ -98,7 +98,8 @@
 //     sees the streams' chunks and the replicas' answers; with
 //     dragonboat's (tests only) there are none.
 //   - A replica whose applied membership lists it as its group's only
-//     voter (a one-node cluster's groups, founded or restarted) campaigns
+//     voter (a one-node cluster's groups, founded or restarted; only with
+//     HostConfig.CampaignAlone, which a one-node cluster sets) campaigns
 //     at once rather than after its election timeout (campaign.go: a
 //     TimeoutNow handed to it through the transport's receive path every
 //     RTT until it leads; TestSoleFoundingVoterCampaignsAtOnce). Groups of

@@ -129,7 +129,7 @@ func (h *dragonboatHost) StartReplica(spec ReplicaSpec, create CreateStateMachin
 				log:    h.keeper.register(GroupID(shardID), ReplicaID(replicaID)),
 			}
 		}, rc)
-	if err == nil && mayCampaignAlone(spec) {
+	if err == nil && h.cfg.CampaignAlone && mayCampaignAlone(spec) {
 		h.campaignAlone(spec.Group, spec.Replica) // campaign.go
 	}
 	return mapError(spec.Group, err)

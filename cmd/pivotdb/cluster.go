@@ -218,7 +218,7 @@ func startCluster(ctx context.Context, c clusterFlags, dataDir, sqlAddr string, 
 	return shardrepl.StartCluster(ctx, shardrepl.ClusterConfig{
 		Node: node.Config{DataDir: filepath.Join(dataDir, "cluster"), Addr: addr, RaftAddr: raftAddr, Join: join,
 			Raft: raft.HostConfig{NoSync: st.NoSync, Quiesce: shardrepl.QuiescesGroup,
-				LogStoreMemTableBytes: raft.LogStoreMemTableBytesFor(diskTotalBytes(dataDir))}, MaxOffset: *c.maxOffset, Physical: physical},
+				LogStoreMemTableBytes: raft.LogStoreMemTableBytesFor(diskTotalBytes(dataDir)), CampaignAlone: c.oneNode()}, MaxOffset: *c.maxOffset, Physical: physical},
 		EngineDir: dataDir, Storage: st, SQLAddr: sqlAddr,
 		Logf:                func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) },
 		Alarmf:              func(format string, args ...any) { log.Error(fmt.Sprintf(format, args...)) },
