@@ -357,17 +357,7 @@ func (lt *LockTable) giveBack(keys ...[]byte) error {
 // (orphans) by their engine keys, in one unsynced batch: a plain Delete,
 // since nothing says how they were written.
 func (lt *LockTable) deleteRecords(keys ...[]byte) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	b := lt.eng.NewLocalBatch()
-	defer b.Close()
-	for _, k := range keys {
-		if err := b.Delete(k, nil); err != nil {
-			return err
-		}
-	}
-	return b.CommitNoSync()
+	return lt.deleteKeys((*storage.LocalBatch).CommitNoSync, keys)
 }
 
 // deleteSharedRecords deletes transaction records that list intents
@@ -376,6 +366,11 @@ func (lt *LockTable) deleteRecords(keys ...[]byte) error {
 // anchor's shard too (LocalBatch.CommitShared). Records without intents
 // are the serving node's alone (deleteRecords).
 func (lt *LockTable) deleteSharedRecords(keys ...[]byte) error {
+	return lt.deleteKeys((*storage.LocalBatch).CommitShared, keys)
+}
+
+// deleteKeys deletes keys in one batch that commit lands.
+func (lt *LockTable) deleteKeys(commit func(*storage.LocalBatch) error, keys [][]byte) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -386,7 +381,7 @@ func (lt *LockTable) deleteSharedRecords(keys ...[]byte) error {
 			return err
 		}
 	}
-	return b.CommitShared()
+	return commit(b)
 }
 
 // clearOrphans removes every lock record whose transaction is not
